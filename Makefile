@@ -1,0 +1,144 @@
+# reflease — leases stored as git refs.
+# `make demo` runs the main job on a local store; `make check` runs every test.
+
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+CC       ?= cc
+PKGS     := libgit2 jansson libcurl
+VERSION  := 0.1.0
+
+WARN := -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -Wpedantic -Wshadow \
+        -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla
+OPT  ?= -O2 -g
+
+BUILD := build
+ifeq ($(SANITIZE),1)
+  BUILD := build-san
+  OPT   := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+  SANLD := -fsanitize=address,undefined
+endif
+ifeq ($(COVERAGE),1)
+  BUILD := build-cov
+  OPT   := -O0 -g --coverage
+  SANLD := --coverage
+endif
+
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
+CHECK_CFLAGS = $(shell pkg-config --cflags check)
+CHECK_LIBS   = $(shell pkg-config --libs check)
+CPPFLAGS += -Ilib/include -Ilib -DREFLEASE_VERSION=\"$(VERSION)\"
+ALL_CFLAGS = $(WARN) $(OPT) -fPIC $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS)
+
+LIB_SRC  := $(sort $(wildcard lib/*/*.c) $(wildcard migrations/*.c))
+CMD_SRC  := $(sort $(wildcard cmd/reflease/*.c))
+TEST_SRC := $(sort $(wildcard tests/test_*.c))
+SUPP_SRC := $(sort $(wildcard tests/support/*.c))
+TOOL_SRC := $(sort $(wildcard tests/tools/*.c))
+
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CMD_OBJ  := $(CMD_SRC:%.c=$(BUILD)/%.o)
+TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o) $(SUPP_SRC:%.c=$(BUILD)/%.o) $(BUILD)/tests/runner.o
+TOOLS    := $(TOOL_SRC:tests/tools/%.c=$(BUILD)/tools/%)
+
+LIBA   := $(BUILD)/libreflease.a
+LIBSO  := $(BUILD)/libreflease.so.0
+BIN    := $(BUILD)/reflease
+RUNNER := $(BUILD)/test_runner
+
+.PHONY: all deps demo check check-run unit shell-tests coverage lint install clean
+.DEFAULT_GOAL := all
+
+all: $(BIN) $(LIBA) $(LIBSO) $(TOOLS)
+
+deps:
+	@sh scripts/install-deps.sh
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIBA): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(LIBSO): $(LIB_OBJ)
+	$(CC) -shared -Wl,-soname,libreflease.so.0 -o $@ $^ $(SANLD) $(PKG_LIBS)
+
+$(BIN): $(CMD_OBJ) $(LIBA)
+	$(CC) -o $@ $(CMD_OBJ) $(LIBA) $(SANLD) $(PKG_LIBS)
+
+$(BUILD)/tools/%: tests/tools/%.c $(LIBA)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIBA) $(SANLD) $(PKG_LIBS)
+
+# The Check runner adds every tests/test_<module>.c's <module>_suite().
+$(BUILD)/tests/suites.inc: $(TEST_SRC) Makefile
+	@mkdir -p $(dir $@)
+	@for f in $(TEST_SRC); do n=$${f#tests/test_}; echo "SUITE($${n%.c})"; done > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/tests/runner.o: tests/runner.c $(BUILD)/tests/suites.inc
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -I$(BUILD)/tests -c $< -o $@
+
+$(BUILD)/tests/%.o: tests/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -Itests -MMD -MP -c $< -o $@
+
+$(RUNNER): $(TEST_OBJ) $(LIBA)
+	$(CC) -o $@ $(TEST_OBJ) $(LIBA) $(SANLD) $(CHECK_LIBS) $(PKG_LIBS)
+
+# The README's commands: each first installs missing Debian packages.
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@sh scripts/demo.sh $(BIN)
+
+check: deps
+	@$(MAKE) --no-print-directory check-run
+
+check-run: all $(RUNNER)
+	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory shell-tests
+
+unit: $(RUNNER) $(BIN)
+	REFLEASE_BIN=$(abspath $(BIN)) REFLEASE_BUILD=$(abspath $(BUILD)) $(RUNNER)
+
+shell-tests: $(BIN)
+	@sh tests/shell/run.sh $(abspath $(BIN)) $(abspath $(BUILD))
+
+COVERAGE_MIN ?= 90
+coverage: deps
+	@$(MAKE) --no-print-directory COVERAGE=1 check-run
+	gcovr --root . --object-directory build-cov --filter 'lib/lease/primitives.c' --filter 'lib/lease/rotation.c' \
+	      --filter 'lib/lease/runtime.c' --print-summary --fail-under-line $(COVERAGE_MIN) build-cov
+
+LINT_SRC = $(LIB_SRC) $(CMD_SRC) $(TEST_SRC) $(SUPP_SRC) $(TOOL_SRC) tests/runner.c \
+           $(wildcard lib/include/reflease/*.h lib/*/*.h cmd/reflease/*.h tests/*.h tests/support/*.h)
+lint:
+	clang-format --dry-run --Werror $(LINT_SRC)
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
+	         --suppress=missingIncludeSystem -Ilib/include -Ilib lib cmd migrations
+	@if grep -nE '\b(sprintf|strcpy|strcat|strtok|atoi|gets)\(' $(LINT_SRC); then \
+	  echo "lint: banned function (sprintf strcpy strcat strtok atoi gets)"; exit 1; fi
+	@sh scripts/lint-extra.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/reflease \
+	           $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/reflease
+	install -m 644 $(LIBA) $(DESTDIR)$(PREFIX)/lib/libreflease.a
+	install -m 755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/libreflease.so.0
+	ln -sf libreflease.so.0 $(DESTDIR)$(PREFIX)/lib/libreflease.so
+	install -m 644 lib/include/reflease.h $(DESTDIR)$(PREFIX)/include/reflease.h
+	install -m 644 lib/include/reflease/*.h $(DESTDIR)$(PREFIX)/include/reflease/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' reflease.pc.in \
+	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/reflease.pc
+	install -m 644 docs/reflease.1 $(DESTDIR)$(PREFIX)/share/man/man1/reflease.1
+
+clean:
+	rm -rf build build-san build-cov build-fuzz
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# Feature fragments (model checking, fuzzing, benchmarks, lint extras) live in mk/.
+-include $(sort $(wildcard mk/*.mk))

@@ -1,0 +1,14 @@
+/**
+ * @file reflease.h
+ * The umbrella header of the reflease library: leases stored as git refs.
+ * See docs/protocol.md for the protocol and the module headers for the API.
+ */
+#ifndef REFLEASE_H
+#define REFLEASE_H
+
+#include "reflease/common.h"
+#include "reflease/schema.h"
+#include "reflease/store.h"
+#include "reflease/primitives.h"
+
+#endif

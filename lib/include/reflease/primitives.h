@@ -1,0 +1,134 @@
+/**
+ * @file primitives.h
+ * The five post-state-validated primitives (protocol.md §3): every transport
+ * call is followed by a re-read; a transport's success report alone is never
+ * trusted. Failures set lease_store_last_cas_error() and
+ * lease_store_last_error().
+ */
+#ifndef REFLEASE_PRIMITIVES_H
+#define REFLEASE_PRIMITIVES_H
+
+#include "common.h"
+#include "schema.h"
+#include "store.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A commit object as read from the store. */
+typedef struct lease_commit {
+	lease_oid oid;
+	int is_commit;      /**< 0: the object exists but is not a commit (blob, tree, tag) */
+	int has_parent;
+	lease_oid parent;   /**< first parent, when has_parent */
+	int64_t time;       /**< committer time, seconds since the epoch */
+	char *message;      /**< full message, owned (lease_commit_clear()) */
+} lease_commit;
+
+/** Free what @p c owns and zero it. Accepts NULL. */
+void lease_commit_clear(lease_commit *c);
+/** Deep copy @p src into @p dst (dst's old contents are not freed). 0 or LEASE_ENOMEM. */
+int lease_commit_copy(lease_commit *dst, const lease_commit *src);
+
+/** One read of a lease ref, with its payload parsed (never fatal). */
+typedef struct lease_ref_state {
+	char name[LEASE_NAME_MAX + 1]; /**< lease name */
+	int present;                   /**< 0: the ref is absent */
+	lease_oid oid;                 /**< ref target when present */
+	lease_commit commit;           /**< the target's commit, when present */
+	int payload_rc;                /**< 0, LEASE_EPAYLOAD or LEASE_EVERSION */
+	char payload_error[256];       /**< reason when payload_rc != 0 */
+	lease_payload payload;         /**< valid when payload_rc == 0 */
+	lease_op op;                   /**< summary op of the commit */
+	int has_parent_commit;         /**< parent prefetched (fetch_namespace only) */
+	lease_commit parent_commit;
+} lease_ref_state;
+
+/** Free what @p s owns and zero it. Accepts NULL. */
+void lease_ref_state_clear(lease_ref_state *s);
+
+/**
+ * Write a payload commit object (empty tree, @p parent or none, author =
+ * committer = reflease <reflease@localhost>, dated now by the store clock).
+ * This changes no ref.
+ * @param out      receives the new commit's oid
+ * @param parent   the previous tip, or NULL for a root commit
+ * @return 0, LEASE_ENET, LEASE_EAUTH, LEASE_EINTERNAL
+ */
+int lease_write_commit(lease_oid *out, lease_store *st, const lease_oid *parent,
+		       const char *message);
+
+/**
+ * Create refs/<ns>/<name> at @p new_oid only if absent, then re-read: the ref
+ * must equal @p new_oid (protocol.md §3). A transport that reports the ref
+ * already present fails with noop set, even if it already equals @p new_oid.
+ * @return 0, LEASE_EINVALID (name), LEASE_ECAS (exists; outcome known),
+ *         LEASE_EUNVERIFIED (reported success but not observed; outcome unknown),
+ *         LEASE_ENET (outcome unknown)
+ */
+int lease_cas_create(lease_store *st, const char *name, const lease_oid *new_oid);
+
+/**
+ * As lease_cas_create() for a full ref name under refs/<ns>/ or
+ * refs/<ns>-archive/ (used for archive refs, protocol.md §1).
+ */
+int lease_cas_create_ref(lease_store *st, const char *refname, const lease_oid *new_oid);
+
+/**
+ * Replace refs/<ns>/<name> from @p old_oid to @p new_oid, then re-read: the ref
+ * must equal @p new_oid. old == new fails with noop and no I/O.
+ * @return 0, LEASE_EINVALID, LEASE_ECAS (ref still old: a no-op, or a third
+ *         oid: lost race), LEASE_EUNVERIFIED, LEASE_ENET
+ */
+int lease_cas_replace(lease_store *st, const char *name, const lease_oid *old_oid,
+		      const lease_oid *new_oid);
+
+/**
+ * Delete refs/<ns>/<name> if it equals @p old_oid, then re-read: the ref must
+ * be absent.
+ * @return 0, LEASE_EINVALID, LEASE_ECAS, LEASE_EUNVERIFIED, LEASE_ENET
+ */
+int lease_cas_delete(lease_store *st, const char *name, const lease_oid *old_oid);
+
+/**
+ * Read refs/<ns>/<name> and its commit consistently: the payload belongs to
+ * the oid the ref held at one instant; its name must match (else payload_rc
+ * is LEASE_EPAYLOAD, "name mismatch"). An absent ref is success with
+ * present = 0.
+ * @param out  filled; the caller clears it with lease_ref_state_clear()
+ * @return 0, LEASE_EINVALID (name), LEASE_EUNVERIFIED (inconsistent or
+ *         incomplete read), LEASE_ENET
+ */
+int lease_fetch_ref(lease_ref_state *out, lease_store *st, const char *name);
+
+/** A ref under refs/<ns>/ whose name breaks protocol.md §1. */
+typedef struct lease_invalid_ref {
+	char *refname; /**< owned */
+	lease_oid oid;
+} lease_invalid_ref;
+
+/** The result of lease_fetch_namespace(). Free with lease_namespace_clear(). */
+typedef struct lease_namespace {
+	lease_ref_state *leases;      /**< sorted by name, no duplicates */
+	size_t count;
+	lease_invalid_ref *invalid;   /**< reported as invalid-name, never fatal */
+	size_t invalid_count;
+} lease_namespace;
+
+/** Free what @p ns owns and zero it. Accepts NULL. */
+void lease_namespace_clear(lease_namespace *ns);
+
+/**
+ * List every lease of the store's namespace, each with its commit and (when
+ * it has one) its parent commit. Look-alike refs outside refs/<ns>/ are
+ * filtered, invalid names reported, duplicates rejected, entries whose oid
+ * changed between listing and reading read again (bounded).
+ * @return 0, LEASE_EUNVERIFIED (inconsistent listing), LEASE_ENET, LEASE_ENOMEM
+ */
+int lease_fetch_namespace(lease_namespace *out, lease_store *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

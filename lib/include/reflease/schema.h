@@ -1,0 +1,177 @@
+/**
+ * @file schema.h
+ * Lease names, namespaces, the payload (schema 1.1.0) and its commit message:
+ * validation, parsing and canonical emission (protocol.md §1, §2).
+ */
+#ifndef REFLEASE_SCHEMA_H
+#define REFLEASE_SCHEMA_H
+
+#include "common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Longest lease name, bytes (protocol.md §1). */
+#define LEASE_NAME_MAX 100
+/** Longest namespace, bytes (protocol.md §1). */
+#define LEASE_NS_MAX 32
+/** Longest owner or host, bytes (protocol.md §2). */
+#define LEASE_IDENT_MAX 200
+/** Largest commit message, bytes; a longer one is malformed (protocol.md §2). */
+#define LEASE_MESSAGE_MAX 16384
+/** Deepest JSON nesting accepted in a payload. */
+#define LEASE_JSON_DEPTH_MAX 8
+/** Token length, hex characters (128 bits). */
+#define LEASE_TOKEN_HEXSZ 32
+/** Nonce length, hex characters (64 bits). */
+#define LEASE_NONCE_HEXSZ 16
+/** Length of a `YYYY-MM-DDTHH:MM:SSZ` timestamp, characters. */
+#define LEASE_TIME_STRSZ 20
+/** Lowest and highest ttl_seconds a reader accepts for a live phase (protocol.md §2). */
+#define LEASE_TTL_READ_MIN 1
+#define LEASE_TTL_READ_MAX 86400
+/** Default TTL, seconds (protocol.md §6). */
+#define LEASE_TTL_DEFAULT 300
+
+/** Lifecycle phase (protocol.md §2). */
+typedef enum lease_phase {
+	LEASE_PHASE_NONE = 0, /**< not a phase: "unset" in options */
+	LEASE_PHASE_CLAIMED,
+	LEASE_PHASE_WORKING,
+	LEASE_PHASE_REVIEW,
+	LEASE_PHASE_RELEASED
+} lease_phase;
+
+/** The phase's wire name ("claimed", ...); "none" for LEASE_PHASE_NONE. */
+const char *lease_phase_name(lease_phase phase);
+/** Parse a phase name; 0, or LEASE_EINVALID naming the allowed values in @p err. */
+int lease_phase_parse(lease_phase *out, const char *s);
+
+/**
+ * One lease state, as carried by a payload commit. Fixed-size fields: the
+ * struct owns no heap memory and may be copied by value.
+ */
+typedef struct lease_payload {
+	char sdlc_version[32];   /**< as read, e.g. "1.0.0"; writers set SDLC_VERSION */
+	int version_major;       /**< parsed from sdlc_version */
+	int version_minor;
+	int version_patch;
+	char name[LEASE_NAME_MAX + 1];
+	char owner[LEASE_IDENT_MAX + 1];
+	char host[LEASE_IDENT_MAX + 1];
+	lease_phase phase;
+	char lease_token[LEASE_TOKEN_HEXSZ + 1];
+	int64_t transitions;     /**< >= 0 */
+	int64_t acquired_at;     /**< seconds since the epoch */
+	int64_t expires_at;      /**< seconds since the epoch */
+	char nonce[LEASE_NONCE_HEXSZ + 1];
+	int has_ttl;             /**< 0 for a pre-bump (1.0.x) payload without ttl_seconds */
+	int64_t ttl_seconds;     /**< valid when has_ttl */
+} lease_payload;
+
+/** Summary-line operation that wrote a commit (protocol.md §2). */
+typedef enum lease_op {
+	LEASE_OP_UNKNOWN = 0,
+	LEASE_OP_ACQUIRE,
+	LEASE_OP_HEARTBEAT,
+	LEASE_OP_TRANSITION,
+	LEASE_OP_REACQUIRE,
+	LEASE_OP_RELEASE,
+	LEASE_OP_BREAK,
+	LEASE_OP_REAP,
+	LEASE_OP_MIGRATE
+} lease_op;
+
+/** The op's wire name ("acquire", ...); "unknown" for LEASE_OP_UNKNOWN. */
+const char *lease_op_name(lease_op op);
+
+/**
+ * Validate a lease name (protocol.md §1): 1–100 bytes of [A-Za-z0-9._-],
+ * first byte alphanumeric, no "..", not ending in "." or ".lock", no "/".
+ * No I/O.
+ * @param err  receives a message naming the broken rule (may be NULL)
+ * @return 0, or LEASE_EINVALID
+ */
+int lease_name_validate(const char *name, char *err, size_t errlen);
+
+/**
+ * Validate a namespace (protocol.md §1): [a-z][a-z0-9-]{0,31}, not ending in
+ * "-archive", not a reserved word (heads, tags, ...). No I/O.
+ * @return 0, or LEASE_EINVALID with the rule in @p err
+ */
+int lease_namespace_validate(const char *ns, char *err, size_t errlen);
+
+/**
+ * Build "refs/<ns>/<name>" into @p out after validating both parts.
+ * @return 0, LEASE_EINVALID (bad name/namespace), or LEASE_ENOMEM (@p outlen too small)
+ */
+int lease_refname(char *out, size_t outlen, const char *ns, const char *name, char *err,
+		  size_t errlen);
+
+/**
+ * Format @p t (seconds since the epoch, UTC) as YYYY-MM-DDTHH:MM:SSZ into
+ * @p out (LEASE_TIME_STRSZ + 1 bytes).
+ */
+void lease_time_format(char out[LEASE_TIME_STRSZ + 1], int64_t t);
+/**
+ * Parse a strict YYYY-MM-DDTHH:MM:SSZ timestamp (calendar-checked).
+ * @return 0, or LEASE_EINVALID
+ */
+int lease_time_parse(int64_t *out, const char *s);
+
+/**
+ * Parse and validate a payload JSON document (protocol.md §2): every field of
+ * its version present and well-formed, duplicated keys rejected, nesting
+ * bounded, unknown fields ignored. A 1.0.x payload without ttl_seconds is
+ * valid (has_ttl = 0). A newer minor parses (check lease_payload_writable());
+ * a major other than 1 is LEASE_EVERSION.
+ * @param err  receives a message naming the field and the rule (may be NULL)
+ * @return 0, LEASE_EPAYLOAD (malformed), or LEASE_EVERSION (major != 1)
+ */
+int lease_payload_parse(lease_payload *out, const char *json, size_t len, char *err,
+			size_t errlen);
+
+/**
+ * Check a payload before it is written (F20: every payload is validated by the
+ * project's own schema before it is written). A writer emits only 1.1.0.
+ * @return 0, or LEASE_EPAYLOAD with the reason in @p err
+ */
+int lease_payload_validate(const lease_payload *p, char *err, size_t errlen);
+
+/**
+ * Whether a writer of SDLC_VERSION may replace @p p (protocol.md §2): major 1
+ * and minor not newer than ours.
+ * @return 0, or LEASE_EVERSION ("payload written by a newer schema")
+ */
+int lease_payload_writable(const lease_payload *p, char *err, size_t errlen);
+
+/**
+ * Emit the canonical JSON of @p p: compact, sorted keys, every 1.1.0 field.
+ * @param out  receives a NUL-terminated string, the caller's to free()
+ * @return 0, LEASE_EPAYLOAD (p invalid), or LEASE_ENOMEM
+ */
+int lease_payload_emit(char **out, const lease_payload *p);
+
+/**
+ * Build a full commit message: "<name>: <op> <phase> by <owner> on <host>",
+ * a blank line, the canonical payload JSON, newline (protocol.md §2).
+ * @param out  receives the message, the caller's to free()
+ * @return 0, LEASE_EPAYLOAD, or LEASE_ENOMEM
+ */
+int lease_message_build(char **out, const lease_payload *p, lease_op op);
+
+/**
+ * Parse a commit message: size bound (16 KiB), valid UTF-8, summary, blank
+ * line, payload. When @p expected_name is non-NULL the payload name must equal
+ * it (else LEASE_EPAYLOAD "name mismatch").
+ * @param op_out  receives the summary's op (LEASE_OP_UNKNOWN for foreign commits); may be NULL
+ * @return 0, LEASE_EPAYLOAD, or LEASE_EVERSION
+ */
+int lease_message_parse(lease_payload *out, lease_op *op_out, const char *message,
+			size_t len, const char *expected_name, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

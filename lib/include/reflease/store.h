@@ -1,0 +1,109 @@
+/**
+ * @file store.h
+ * The store handle: one opened lease store (local:, github:, remote:, or a
+ * test transport), its namespace, clock, time bounds and last error
+ * (protocol.md §3, §4, §9).
+ */
+#ifndef REFLEASE_STORE_H
+#define REFLEASE_STORE_H
+
+#include "common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** An opened store. Opaque; free with lease_store_free(). */
+typedef struct lease_store lease_store;
+/** A raw transport (lib/store/store.h defines the vtable). */
+typedef struct lease_transport lease_transport;
+
+#define LEASE_STORE_OPTIONS_VERSION 1
+
+/** Options for lease_store_open(). Initialise with LEASE_STORE_OPTIONS_INIT. */
+typedef struct lease_store_options {
+	unsigned int version;
+	const char *ns;          /**< namespace; NULL = "leases" */
+	lease_clock clock;       /**< injected clock; now == NULL = the store's time (§4) */
+	lease_random random;     /**< injected randomness; fill == NULL = getrandom(2) */
+	int verify_timeout_ms;   /**< post-state verify window, ms; -1 = backend default */
+	int timeout_s;           /**< bound on each store operation's retries, s; 0 = 120 */
+	lease_log_fn log;        /**< NULL = silent */
+	void *log_payload;
+	int log_level;           /**< highest level passed to log; default LEASE_LOG_WARN */
+	const char *github_token; /**< github: credential (borrowed for the call; copied); NULL = env */
+} lease_store_options;
+
+#define LEASE_STORE_OPTIONS_INIT                                                          \
+	{                                                                                 \
+		LEASE_STORE_OPTIONS_VERSION, NULL, {NULL, NULL}, {NULL, NULL}, -1, 0, NULL, \
+			NULL, LEASE_LOG_WARN, NULL                                        \
+	}
+
+/**
+ * Open the store named by @p spec: "local:PATH", "github:OWNER/REPO",
+ * "remote:URL". The namespace in @p opts is validated before any I/O.
+ * @param out   receives the handle, the caller's (lease_store_free())
+ * @param err   receives a message on failure (may be NULL)
+ * @return 0, LEASE_EINVALID (bad spec or namespace), LEASE_ECONFIG (no such
+ *         repository, backend unavailable, no token), LEASE_ENOMEM
+ */
+int lease_store_open(lease_store **out, const char *spec, const lease_store_options *opts,
+		     char *err, size_t errlen);
+
+/**
+ * Open a store over an already-built transport (tests, benchmarks). Takes
+ * ownership of @p transport (freed by lease_store_free(), also on failure).
+ * @return 0, LEASE_EINVALID, LEASE_ENOMEM
+ */
+int lease_store_open_transport(lease_store **out, lease_transport *transport,
+			       const lease_store_options *opts, char *err, size_t errlen);
+
+/** Close the store and free everything it owns. Accepts NULL. */
+void lease_store_free(lease_store *st);
+
+/** The store's namespace (borrowed). */
+const char *lease_store_namespace(const lease_store *st);
+/** The backend kind: "local", "github", "remote", or a test transport's name (borrowed). */
+const char *lease_store_kind(const lease_store *st);
+/** The store's current time, seconds since the epoch (protocol.md §4). */
+int64_t lease_store_now(lease_store *st);
+/** Skew margin for takeover, seconds: 0 local, 5 github, 30 remote (protocol.md §4). */
+int lease_store_skew_margin(const lease_store *st);
+/** Lowest TTL a writer may grant on this store, seconds (5 local, 60 github/remote). */
+int lease_store_ttl_min(const lease_store *st);
+/** Highest TTL a writer may grant, seconds (86400). */
+int lease_store_ttl_max(const lease_store *st);
+/** Operation timeout, seconds (--timeout). */
+int lease_store_timeout(const lease_store *st);
+/** The store's injected randomness (borrowed). */
+const lease_random *lease_store_random(const lease_store *st);
+
+/** Message of the last failure on this handle (borrowed; "" when none). */
+const char *lease_store_last_error(const lease_store *st);
+
+/** Whether a failed write may have applied (protocol.md §3). */
+typedef enum lease_outcome {
+	LEASE_OUTCOME_KNOWN = 0,  /**< definitely not applied */
+	LEASE_OUTCOME_UNKNOWN = 1 /**< may have applied: settle by re-reading (§5) */
+} lease_outcome;
+
+/** Detail of the last failed primitive (protocol.md §3). */
+typedef struct lease_cas_error {
+	char primitive[24];        /**< "cas_create", "cas_replace", ... */
+	char ref[320];             /**< full ref name */
+	int has_expected;          /**< expected oid meaningful */
+	lease_oid expected;
+	int observed_present;      /**< 0 = the ref was absent when re-read */
+	lease_oid observed;
+	lease_outcome outcome;
+	int noop;                  /**< the transport reported success (or presence) without acting */
+} lease_cas_error;
+
+/** The last primitive failure on this handle (borrowed; zeroed when none). */
+const lease_cas_error *lease_store_last_cas_error(const lease_store *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,210 @@
+/* The store handle: spec parsing, backend dispatch, accessors, errors. */
+#include "store.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* A backend constructor: build a transport from the text after "kind:". */
+typedef int (*transport_ctor)(lease_transport **out, const char *arg, const lease_store_options *opts,
+			      char *err, size_t errlen);
+
+static int local_ctor(lease_transport **out, const char *arg, const lease_store_options *opts,
+		      char *err, size_t errlen)
+{
+	(void)opts;
+	return lease_local_transport_new(out, *arg ? arg : ".", err, errlen);
+}
+
+static const struct {
+	const char *prefix;
+	transport_ctor ctor;
+} backends[] = {
+	{"local:", local_ctor},
+};
+
+static void set_err(char *err, size_t errlen, const char *fmt, const char *arg)
+{
+	if (err && errlen)
+		snprintf(err, errlen, fmt, arg);
+}
+
+int lease_store_open(lease_store **out, const char *spec, const lease_store_options *opts,
+		     char *err, size_t errlen)
+{
+	lease_transport *t = NULL;
+	size_t i;
+	int rc;
+
+	*out = NULL;
+	if (!spec || !*spec) {
+		set_err(err, errlen, "%s", "no store given (use --store local:PATH, github:OWNER/REPO or remote:URL)");
+		return LEASE_ECONFIG;
+	}
+	if (opts && opts->ns) {
+		if ((rc = lease_namespace_validate(opts->ns, err, errlen)) < 0)
+			return rc;
+	}
+	for (i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
+		size_t n = strlen(backends[i].prefix);
+		if (strncmp(spec, backends[i].prefix, n) == 0) {
+			if ((rc = backends[i].ctor(&t, spec + n, opts, err, errlen)) < 0)
+				return rc;
+			rc = lease_store_open_transport(out, t, opts, err, errlen);
+			if (rc == 0)
+				snprintf((*out)->spec, sizeof((*out)->spec), "%s", spec);
+			return rc;
+		}
+	}
+	set_err(err, errlen,
+		"invalid store '%s': expected local:PATH, github:OWNER/REPO or remote:URL", spec);
+	return LEASE_EINVALID;
+}
+
+int lease_store_open_transport(lease_store **out, lease_transport *transport,
+			       const lease_store_options *opts, char *err, size_t errlen)
+{
+	lease_store_options defaults = LEASE_STORE_OPTIONS_INIT;
+	lease_store *st;
+	int rc;
+
+	*out = NULL;
+	if (!opts)
+		opts = &defaults;
+	if (!transport || transport->version != LEASE_TRANSPORT_VERSION) {
+		set_err(err, errlen, "%s", "transport of an unsupported vtable version");
+		if (transport && transport->free)
+			transport->free(transport);
+		return LEASE_EINVALID;
+	}
+	if (opts->ns && (rc = lease_namespace_validate(opts->ns, err, errlen)) < 0) {
+		transport->free(transport);
+		return rc;
+	}
+	if (!(st = calloc(1, sizeof(*st)))) {
+		transport->free(transport);
+		return LEASE_ENOMEM;
+	}
+	st->t = transport;
+	snprintf(st->ns, sizeof(st->ns), "%s", opts->ns ? opts->ns : "leases");
+	st->clock = opts->clock;
+	st->random = opts->random;
+	st->verify_timeout_ms =
+		opts->verify_timeout_ms >= 0 ? opts->verify_timeout_ms : transport->verify_window_ms;
+	st->timeout_s = opts->timeout_s > 0 ? opts->timeout_s : 120;
+	st->log = opts->log;
+	st->log_payload = opts->log_payload;
+	st->log_level = opts->log_level;
+	snprintf(st->spec, sizeof(st->spec), "%s:", transport->kind);
+	*out = st;
+	return 0;
+}
+
+void lease_store_free(lease_store *st)
+{
+	if (!st)
+		return;
+	if (st->t && st->t->free)
+		st->t->free(st->t);
+	free(st);
+}
+
+const char *lease_store_namespace(const lease_store *st) { return st->ns; }
+const char *lease_store_kind(const lease_store *st) { return st->t->kind; }
+int lease_store_skew_margin(const lease_store *st) { return st->t->skew_margin_s; }
+int lease_store_ttl_min(const lease_store *st) { return st->t->ttl_min_s; }
+int lease_store_ttl_max(const lease_store *st) { (void)st; return 86400; }
+int lease_store_timeout(const lease_store *st) { return st->timeout_s; }
+const lease_random *lease_store_random(const lease_store *st) { return &st->random; }
+const char *lease_store_last_error(const lease_store *st) { return st->errmsg; }
+const lease_cas_error *lease_store_last_cas_error(const lease_store *st) { return &st->cas_err; }
+
+int64_t lease_store_now(lease_store *st)
+{
+	int64_t now;
+
+	if (st->clock.now)
+		return st->clock.now(st->clock.payload);
+	if (st->t->now && st->t->now(st->t, &now) == 0)
+		return now;
+	return (int64_t)time(NULL);
+}
+
+int lease_store_set_error(lease_store *st, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(st->errmsg, sizeof(st->errmsg), fmt, ap);
+	va_end(ap);
+	lease_store_log(st, LEASE_LOG_DEBUG, "%s", st->errmsg);
+	return code;
+}
+
+void lease_store_log(lease_store *st, int level, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	if (!st->log || level > st->log_level)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	st->log(level, buf, st->log_payload);
+}
+
+void lease_ref_list_clear(lease_ref_list *l)
+{
+	size_t i;
+
+	if (!l)
+		return;
+	for (i = 0; i < l->count; i++) {
+		free(l->items[i].refname);
+		lease_commit_clear(&l->items[i].commit);
+		lease_commit_clear(&l->items[i].parent_commit);
+	}
+	free(l->items);
+	l->items = NULL;
+	l->count = l->cap = 0;
+}
+
+int lease_ref_list_push(lease_ref_list *l, const char *refname, const lease_oid *oid)
+{
+	lease_ref_entry *items, *e;
+
+	if (l->count == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 16;
+		if (!(items = realloc(l->items, cap * sizeof(*items))))
+			return LEASE_ENOMEM;
+		l->items = items;
+		l->cap = cap;
+	}
+	e = &l->items[l->count];
+	memset(e, 0, sizeof(*e));
+	if (!(e->refname = strdup(refname)))
+		return LEASE_ENOMEM;
+	e->oid = *oid;
+	l->count++;
+	return 0;
+}
+
+void lease_commit_clear(lease_commit *c)
+{
+	if (!c)
+		return;
+	free(c->message);
+	memset(c, 0, sizeof(*c));
+}
+
+int lease_commit_copy(lease_commit *dst, const lease_commit *src)
+{
+	*dst = *src;
+	dst->message = NULL;
+	if (src->message && !(dst->message = strdup(src->message)))
+		return LEASE_ENOMEM;
+	return 0;
+}

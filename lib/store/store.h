@@ -1,0 +1,131 @@
+/**
+ * @file store.h (internal)
+ * The versioned vtable of raw transport calls every backend supplies
+ * (style.md §8). Transports know refs, oids and commit objects only — never
+ * phases or tokens. They may lie (report success without acting, serve a
+ * stale read): lib/lease/primitives.c validates every post-state.
+ */
+#ifndef REFLEASE_STORE_INTERNAL_H
+#define REFLEASE_STORE_INTERNAL_H
+
+#include "reflease/primitives.h"
+#include "reflease/store.h"
+
+/** Current transport vtable version. */
+#define LEASE_TRANSPORT_VERSION 1
+
+/** One entry of a ref listing. */
+typedef struct lease_ref_entry {
+	char *refname;            /**< full ref name, owned */
+	lease_oid oid;
+	int has_commit;           /**< commit prefetched by the transport (optional) */
+	lease_commit commit;
+	int has_parent_commit;    /**< parent commit prefetched (optional) */
+	lease_commit parent_commit;
+} lease_ref_entry;
+
+/** A ref listing; free with lease_ref_list_clear(). */
+typedef struct lease_ref_list {
+	lease_ref_entry *items;
+	size_t count;
+	size_t cap; /**< allocated entries */
+} lease_ref_list;
+
+/** Free what @p l owns and zero it. Accepts NULL. */
+void lease_ref_list_clear(lease_ref_list *l);
+/** Append an entry (refname copied). 0 or LEASE_ENOMEM. */
+int lease_ref_list_push(lease_ref_list *l, const char *refname, const lease_oid *oid);
+
+/**
+ * A raw transport. Backends embed it as their first member and set the
+ * calls. Every call returns 0 or a negative LEASE_E* code and may set a
+ * message retrievable with last_error.
+ */
+struct lease_transport {
+	unsigned int version; /**< LEASE_TRANSPORT_VERSION */
+	const char *kind;     /**< "local", "github", "remote", "mem" */
+	int skew_margin_s;    /**< protocol.md §4 */
+	int ttl_min_s;        /**< protocol.md §4 */
+	int verify_window_ms; /**< default verify window (0 local, 10000 github/remote) */
+
+	/** Write a commit (empty tree, optional parent, given message and time). */
+	int (*write_commit)(lease_transport *t, lease_oid *out, const lease_oid *parent,
+			    const char *message, int64_t when);
+	/**
+	 * Create @p refname at @p new_oid if absent.
+	 * @return 0 (reported created), LEASE_EEXISTS (reported present), or an
+	 *         error (LEASE_ENET: outcome unknown)
+	 */
+	int (*create_ref)(lease_transport *t, const char *refname, const lease_oid *new_oid);
+	/**
+	 * Replace @p refname from @p old_oid to @p new_oid.
+	 * @return 0 (reported replaced), LEASE_ECAS (reported mismatch), or an error
+	 */
+	int (*replace_ref)(lease_transport *t, const char *refname, const lease_oid *old_oid,
+			   const lease_oid *new_oid);
+	/**
+	 * Delete @p refname if it equals @p old_oid.
+	 * @return 0 (reported deleted), LEASE_ECAS (reported mismatch), or an error
+	 */
+	int (*delete_ref)(lease_transport *t, const char *refname, const lease_oid *old_oid);
+	/**
+	 * Read @p refname. When the backend can, it also returns the target's
+	 * commit in the same atomic answer (@p commit_out filled, *has_commit = 1).
+	 * @return 0 (with *present 0 or 1), or an error
+	 */
+	int (*read_ref)(lease_transport *t, const char *refname, int *present, lease_oid *oid,
+			int *has_commit, lease_commit *commit_out);
+	/**
+	 * Read the object @p oid. A non-commit object gives is_commit = 0.
+	 * @return 0, LEASE_ENOTFOUND, or an error
+	 */
+	int (*read_commit)(lease_transport *t, lease_commit *out, const lease_oid *oid);
+	/**
+	 * List refs whose name starts with @p prefix (e.g. "refs/leases/"). May
+	 * return look-alikes and duplicates (primitives filter); may prefetch
+	 * commits and parents.
+	 */
+	int (*list_refs)(lease_transport *t, lease_ref_list *out, const char *prefix);
+	/** The store's time, seconds since the epoch; NULL = time(2). */
+	int (*now)(lease_transport *t, int64_t *out);
+	/** Message for the last failure (borrowed), or NULL. */
+	const char *(*last_error)(lease_transport *t);
+	/** Free the transport. */
+	void (*free)(lease_transport *t);
+};
+
+/** The store handle (opaque to users of reflease/store.h). */
+struct lease_store {
+	lease_transport *t;
+	char ns[LEASE_NS_MAX + 1];
+	lease_clock clock;
+	lease_random random;
+	int verify_timeout_ms;
+	int timeout_s;
+	lease_log_fn log;
+	void *log_payload;
+	int log_level;
+	char spec[1024];
+	char errmsg[1024];
+	lease_cas_error cas_err;
+};
+
+/** Set the handle's error message (printf-style) and return @p code. */
+int lease_store_set_error(lease_store *st, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/** Log through the handle's callback when @p level is enabled. */
+void lease_store_log(lease_store *st, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/**
+ * Local backend (lib/store/local.c) over libgit2: @p path is a repository
+ * (bare or not) or a directory inside one.
+ * @return 0, LEASE_ECONFIG (no repository), LEASE_ENOMEM
+ */
+int lease_local_transport_new(lease_transport **out, const char *path, char *err,
+			      size_t errlen);
+
+/** Create a bare repository at @p path with reflease's recommended settings. */
+int lease_local_init(const char *path, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,115 @@
+/* Error ids, object ids and injected randomness (reflease/common.h). */
+#include "reflease/common.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/random.h>
+
+const char *lease_error_id(int code)
+{
+	switch (code) {
+	case LEASE_OK: return "ok";
+	case LEASE_EHELD: return "held";
+	case LEASE_ENOTHOLDER: return "not_holder";
+	case LEASE_EEXPIRED: return "expired";
+	case LEASE_ECAS: return "cas_failed";
+	case LEASE_EUNVERIFIED: return "unverified";
+	case LEASE_EPAYLOAD: return "malformed_payload";
+	case LEASE_EVERSION: return "unsupported_version";
+	case LEASE_EINVALID: return "invalid_argument";
+	case LEASE_ENET: return "unreachable";
+	case LEASE_EAUTH: return "permission_denied";
+	case LEASE_ERATELIMIT: return "rate_limited";
+	case LEASE_ECONFIG: return "configuration";
+	case LEASE_ENOTFOUND: return "not_found";
+	case LEASE_EEXISTS: return "exists";
+	case LEASE_ENOMEM: return "out_of_memory";
+	default: return "internal";
+	}
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int lease_oid_fromhex(lease_oid *out, const char *hex)
+{
+	size_t i;
+
+	if (!hex || strlen(hex) != LEASE_OID_HEXSZ)
+		return LEASE_EINVALID;
+	for (i = 0; i < LEASE_OID_RAWSZ; i++) {
+		int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
+		if (hi < 0 || lo < 0)
+			return LEASE_EINVALID;
+		out->id[i] = (unsigned char)(hi << 4 | lo);
+	}
+	return 0;
+}
+
+void lease_oid_tohex(char out[LEASE_OID_HEXSZ + 1], const lease_oid *oid)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < LEASE_OID_RAWSZ; i++) {
+		out[2 * i] = digits[oid->id[i] >> 4];
+		out[2 * i + 1] = digits[oid->id[i] & 0xf];
+	}
+	out[LEASE_OID_HEXSZ] = '\0';
+}
+
+int lease_oid_equal(const lease_oid *a, const lease_oid *b)
+{
+	return memcmp(a->id, b->id, LEASE_OID_RAWSZ) == 0;
+}
+
+int lease_oid_is_zero(const lease_oid *oid)
+{
+	static const lease_oid zero;
+	return lease_oid_equal(oid, &zero);
+}
+
+int lease_random_bytes(const lease_random *rnd, unsigned char *buf, size_t len)
+{
+	size_t done = 0;
+
+	if (rnd && rnd->fill)
+		return rnd->fill(buf, len, rnd->payload);
+	while (done < len) {
+		ssize_t n = getrandom(buf + done, len - done, 0);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return LEASE_EINTERNAL;
+		}
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+int lease_random_hex(char *out, size_t nbytes, const lease_random *rnd)
+{
+	static const char digits[] = "0123456789abcdef";
+	unsigned char buf[64];
+	size_t i;
+	int rc;
+
+	if (nbytes > sizeof(buf))
+		return LEASE_EINVALID;
+	if ((rc = lease_random_bytes(rnd, buf, nbytes)) < 0)
+		return rc;
+	for (i = 0; i < nbytes; i++) {
+		out[2 * i] = digits[buf[i] >> 4];
+		out[2 * i + 1] = digits[buf[i] & 0xf];
+	}
+	out[2 * nbytes] = '\0';
+	return 0;
+}

@@ -1,0 +1,25 @@
+#!/bin/sh
+# Install the Debian 12 packages reflease builds and tests with, when missing.
+# Idempotent and quick when everything is present (one dpkg-query).
+set -eu
+PKGS="build-essential pkg-config git libgit2-dev libjansson-dev libcurl4-openssl-dev check
+      faketime libmicrohttpd-dev gcovr clang-format cppcheck shellcheck groff-base man-db
+      spin"
+missing=""
+for p in $PKGS; do
+  st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  case "$st" in *"install ok installed"*) ;; *) missing="$missing $p" ;; esac
+done
+[ -z "$missing" ] && exit 0
+echo "install-deps: installing:$missing" >&2
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then SUDO=sudo; else
+    echo "install-deps: not root and no sudo; install these Debian packages:$missing" >&2
+    exit 1
+  fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -1,0 +1,22 @@
+#!/bin/sh
+# Run every tests/shell/t_*.sh against the built binary; print one closing
+# line "shell: N passed, N failed" and fail when any failed or none ran.
+# Each script gets REFLEASE (the binary), BUILD and a private TMPDIR.
+set -u
+BIN=$1
+BUILD=$2
+here=$(cd "$(dirname "$0")" && pwd)
+pass=0
+fail=0
+for t in "$here"/t_*.sh; do
+  [ -e "$t" ] || continue
+  tmp=$(mktemp -d)
+  if REFLEASE="$BIN" BUILD="$BUILD" TMPDIR="$tmp" sh "$t" >"$tmp/.out" 2>&1; then
+    pass=$((pass + 1)); echo "PASS $(basename "$t")"
+  else
+    fail=$((fail + 1)); echo "FAIL $(basename "$t")"; sed 's/^/    /' "$tmp/.out" | tail -40
+  fi
+  rm -rf "$tmp"
+done
+echo "shell: $pass passed, $fail failed"
+[ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]
