@@ -426,8 +426,8 @@ static const struct bad_case bad_cases[] = {
         {"empty payload", RAW_PAYLOAD, NULL, "", 0, LEASE_EPAYLOAD, "payload: not valid JSON"},
         {"top-level array", RAW_PAYLOAD, NULL, "[1,2]", 0, LEASE_EPAYLOAD,
          "payload: must be a JSON object"},
-        {"top-level string", RAW_PAYLOAD, NULL, "\"x\"", 0, LEASE_EPAYLOAD,
-         "payload: must be a JSON object"},
+        {"top-level string", RAW_PAYLOAD, NULL, "\"x\"", 0, LEASE_EPAYLOAD, /* jansson */
+         "payload: not valid JSON"},
         {"deep nesting", RAW_PAYLOAD, NULL, deep, 0, LEASE_EPAYLOAD,
          "payload: JSON nesting deeper than 8"},
         {"unbalanced deep nesting", RAW_PAYLOAD, NULL, "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[", 0,
