@@ -566,6 +566,57 @@ START_TEST(null_and_small_buffers)
 }
 END_TEST
 
+/* Deterministic mutations of a valid message: every prefix, and random byte
+ * flips/insertions (8000). Never a crash (ASan/UBSan under SANITIZE=1); the only
+ * answers are success, malformed or unsupported version. */
+START_TEST(mutations_never_crash)
+{
+	char msg[1024], buf[1100], err[256];
+	uint32_t seed = 12345;
+	size_t n, i, k;
+	lease_payload p;
+	lease_op op;
+	int rc, ok = 0;
+
+	snprintf(msg, sizeof(msg), "deploy-prod: heartbeat working by alice on runner-1\n\n%s\n",
+	         canonical);
+	n = strlen(msg);
+	for (i = 0; i <= n; i++) {
+		rc = lease_message_parse(&p, &op, msg, i, "deploy-prod", err, sizeof(err));
+		ck_assert(rc == 0 || rc == LEASE_EPAYLOAD);
+		ok += rc == 0;
+	}
+	ck_assert_int_ge(ok, 1); /* the full message (and the one without its newline) */
+	for (i = 0; i < 8000; i++) {
+		size_t len = n;
+		memcpy(buf, msg, n);
+		for (k = 0; k < 1 + i % 4; k++) {
+			seed = seed * 1103515245u + 12345u;
+			size_t at = (seed >> 8) % len;
+			seed = seed * 1103515245u + 12345u;
+			unsigned char v = (unsigned char)(seed >> 16);
+			static const char pick[] = "{}[]\":,\\\n0a.-";
+			if (seed & 0x100)
+				v = (unsigned char)pick[v % (sizeof(pick) - 1)];
+			if ((seed & 0x200) && len < sizeof(buf) - 1) {
+				memmove(buf + at + 1, buf + at, len - at);
+				len++;
+			}
+			buf[at] = (char)v;
+		}
+		rc = lease_message_parse(&p, &op, buf, len, "deploy-prod", err, sizeof(err));
+		ck_assert_msg(rc == 0 || rc == LEASE_EPAYLOAD || rc == LEASE_EVERSION, "rc %d", rc);
+		if (rc < 0)
+			ck_assert_uint_gt(strlen(err), 0);
+		else
+			ck_assert_int_eq(lease_payload_validate(&p, NULL, 0) == 0 ||
+			                         p.phase == LEASE_PHASE_RELEASED ||
+			                         p.version_minor != 1,
+			                 1);
+	}
+}
+END_TEST
+
 /* ------------------------------------------------------------ time */
 
 START_TEST(time_format_parse)
@@ -805,6 +856,8 @@ Suite *schemas_suite(void)
 	Suite *s = suite_create("schemas");
 	TCase *tc = tcase_create("payload");
 
+	tcase_set_timeout(tc, 20); /* the mutation loop under ASan on a loaded machine */
+
 	tcase_add_test(tc, prebump_payload_validates);
 	tcase_add_test(tc, emit_is_canonical_and_round_trips);
 	tcase_add_test(tc, message_summary_ops);
@@ -814,6 +867,7 @@ Suite *schemas_suite(void)
 	tcase_add_loop_test(tc, malformed_table, 0, (int)NBAD);
 	tcase_add_test(tc, oversized_message);
 	tcase_add_test(tc, null_and_small_buffers);
+	tcase_add_test(tc, mutations_never_crash);
 	tcase_add_test(tc, time_format_parse);
 	suite_add_tcase(s, tc);
 
