@@ -237,7 +237,7 @@ START_TEST(packed_refs_and_gc)
 	ck_assert_int_eq(testrepo_make(dir, sizeof(dir), TESTREPO_BARE), 0);
 	st = open_store(dir);
 	for (i = 0; i < 4; i++) {
-		char name[8];
+		char name[16];
 		snprintf(name, sizeof(name), "p%d", i);
 		a[i] = write_msg(st, name, "acquire", NULL);
 		ck_assert_int_eq(lease_cas_create(st, name, &a[i]), 0);
