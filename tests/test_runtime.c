@@ -688,6 +688,7 @@ END_TEST
 START_TEST(test_settle_exists_and_fail_before)
 {
 	fx f;
+	char tok[LEASE_TOKEN_HEXSZ + 1];
 	lease_op_options o = opt(ALICE, NULL, 60);
 	lease_result r;
 
@@ -695,7 +696,8 @@ START_TEST(test_settle_exists_and_fail_before)
 	memstore_faults_get(f.m)->exists_on_create = 1;
 	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), 0);
 	ck_assert_str_eq(r.status, "acquired");
-	o.lease_token = r.payload.lease_token;
+	memcpy(tok, r.payload.lease_token, sizeof(tok));
+	o.lease_token = tok;
 	memstore_faults_get(f.m)->fail_before = 1;
 	memstore_counts_reset(f.m);
 	ck_assert_int_eq(lease_release(&r, f.st, "l", &o), 0);
@@ -1698,6 +1700,8 @@ START_TEST(test_F23_one_waiter_wins_local_processes)
 			if (lease_store_open(&cst, spec, NULL, err, sizeof(err)) < 0)
 				_exit(10);
 			rc = lease_acquire(&cr, cst, "slot", &co);
+			if (rc != 0 && rc != LEASE_EHELD)
+				fprintf(stderr, "waiter %d: %s %s\n", i, cr.status, cr.message);
 			lease_store_free(cst);
 			_exit(rc == 0 ? 0 : rc == LEASE_EHELD ? 3 : 11);
 		}
@@ -1805,6 +1809,7 @@ START_TEST(test_contend_16_processes_no_overlap)
 }
 END_TEST
 
+Suite *runtime_suite(void);
 Suite *runtime_suite(void)
 {
 	Suite *s = suite_create("runtime");
