@@ -36,6 +36,9 @@
 /* Longest wait between a forwarded signal and SIGKILL, seconds, so that the
  * release happens within 5 s of the signal (cli.md). */
 #define RUN_SIGNAL_KILL_MAX 3.0
+/* Store time has whole seconds: a reading of `now` may be up to 1 s behind,
+ * so the watchdog's deadline is taken that much earlier (never later). */
+#define STORE_TIME_SLACK 1.0
 
 static const struct option run_longopts[] = {{"ttl", required_argument, NULL, OPT_TTL},
                                              {"every", required_argument, NULL, OPT_EVERY},
@@ -84,7 +87,8 @@ static void keeper_report(const lease_keep_report *rep, void *payload)
 	sh->has_last = 1;
 	switch (rep->event) {
 	case LEASE_KEEP_WRITE:
-		sh->deadline_mono = mono_now() + (rep->lost_at - (double)rep->now);
+		sh->deadline_mono =
+		        mono_now() + (rep->lost_at - (double)rep->now) - STORE_TIME_SLACK;
 		break;
 	case LEASE_KEEP_RETRY:
 		if (sh->verbosity >= LEASE_LOG_WARN)
@@ -439,7 +443,8 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	sh.stop_r = stp[0];
 	sh.verbosity = ctx->verbosity;
 	sh.name = name;
-	sh.deadline_mono = mono_now() + (lease_lost_at(&r.payload, ttl) - (double)r.now);
+	sh.deadline_mono =
+	        mono_now() + (lease_lost_at(&r.payload, ttl) - (double)r.now) - STORE_TIME_SLACK;
 	{
 		lease_keep_options k = LEASE_KEEP_OPTIONS_INIT;
 		k.owner = ctx->owner;
