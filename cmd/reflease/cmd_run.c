@@ -4,6 +4,10 @@
  * heartbeat thread keeps the lease, release when CMD ends and exit with its
  * status. Like flock(1), for leases.
  *
+ * When reflease runs in the terminal's foreground, CMD's group is given the
+ * terminal (and reflease takes it back when CMD ends), so an interactive CMD
+ * reads the terminal and gets the keyboard's signals as it would under a shell.
+ *
  * Threads: the main thread owns CMD and every signal (all blocked, read
  * through a signalfd together with SIGCHLD, so nothing races); a second thread
  * runs the heartbeat service (lib/lease/heartbeat.c) on the store handle, which
@@ -255,18 +259,34 @@ typedef struct wait_state {
 
 /* ---- the child ---- */
 
-static void child_exec(char **cmd, pid_t parent)
+/* Block SIGTTOU (a process group that is not in the foreground may then
+ * still call tcsetpgrp). */
+static void block_ttou(void)
+{
+	sigset_t t;
+
+	sigemptyset(&t);
+	sigaddset(&t, SIGTTOU);
+	sigprocmask(SIG_BLOCK, &t, NULL);
+}
+
+static void child_exec(char **cmd, pid_t parent, int fg)
 {
 	sigset_t none;
 	int e;
 
 	sigemptyset(&none);
 	setpgid(0, 0);
+	if (fg) {
+		/* reflease owned the terminal: CMD's group gets it (keyboard
+		 * signals and terminal reads go to CMD, as under a shell) */
+		block_ttou();
+		tcsetpgrp(STDIN_FILENO, getpid());
+	}
 	/* Dies with reflease (it cannot outlive the lease's keeper); then make
 	 * sure reflease did not die before the request took effect. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
 		_exit(EXIT_SOFTWARE);
-	signal(SIGPIPE, SIG_DFL);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	execvp(cmd[0], cmd);
 	e = errno;
@@ -320,7 +340,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	char token[LEASE_TOKEN_HEXSZ + 1];
 	const char *name;
 	int i, j, rc, status = EXIT_SOFTWARE, sfd = -1, evp[2] = {-1, -1}, stp[2] = {-1, -1};
-	int thread_started = 0, thread_stuck = 0, child_done = 0, cmd_status = 0, lost = 0,
+	int fg = 0, thread_started = 0, thread_stuck = 0, child_done = 0, cmd_status = 0, lost = 0,
 	    interrupted = 0;
 	int64_t ttl, every;
 	double kill_grace;
@@ -426,6 +446,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	setenv("REFLEASE_LEASE_NAME", name, 1);
 	fflush(stdout);
 	fflush(stderr);
+	fg = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
 	if ((pid = fork()) < 0) {
 		fprintf(stderr, "reflease run: fork: %s\n", strerror(errno));
 		rc = release_now(ctx, st, name, token, &rel); /* F08 */
@@ -434,8 +455,12 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		goto cleanup;
 	}
 	if (pid == 0)
-		child_exec(cmd, parent);
+		child_exec(cmd, parent, fg);
 	setpgid(pid, pid); /* also in the parent: no window where the group is wrong */
+	if (fg) {
+		block_ttou();
+		tcsetpgrp(STDIN_FILENO, pid);
+	}
 
 	/* The heartbeat thread. */
 	pthread_mutex_init(&sh.mu, NULL);
@@ -535,6 +560,8 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		}
 	}
 
+	if (fg)
+		tcsetpgrp(STDIN_FILENO, getpgrp()); /* take the terminal back */
 	/* CMD has ended: stop the heartbeat thread before using the store. */
 	if (thread_started) {
 		char b = 's';

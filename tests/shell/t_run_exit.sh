@@ -58,4 +58,15 @@ grep -q RAN "$TMPDIR/out" || fail "CMD did not run after --wait"
 # options after NAME, CMD's own options untouched, `--` optional
 expect_rc 0 "$R" run job --ttl 20 sh -c 'echo "$0 $1"' --ttl x
 [ "$(cat "$TMPDIR/out")" = "--ttl x" ] || fail "CMD args: $(cat "$TMPDIR/out")"
+# on a terminal, CMD's process group gets the terminal (reads work, and the
+# keyboard's signals reach CMD), and reflease takes it back afterwards
+if command -v script >/dev/null 2>&1; then
+  echo hello | script -qec "'$R' run tty -- sh -c 'read x; echo \"got \$x\"; ps -o pgid=,tpgid= -p \$\$; exit 5'" \
+    /dev/null >"$TMPDIR/tty.out" 2>&1 && rc=0 || rc=$?
+  [ "$rc" -eq 5 ] || { cat "$TMPDIR/tty.out"; fail "tty: exit $rc"; }
+  grep -q 'got hello' "$TMPDIR/tty.out" || { cat "$TMPDIR/tty.out"; fail "tty: CMD could not read the terminal"; }
+  # shellcheck disable=SC2046
+  set -- $(grep -E '^ *[0-9]+ +[0-9]+ *.?$' "$TMPDIR/tty.out" | tr -d '\r')
+  [ "$1" = "$2" ] || fail "tty: CMD's group ($1) is not the terminal's foreground ($2)"
+fi
 echo ok
