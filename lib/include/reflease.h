@@ -10,5 +10,6 @@
 #include "reflease/schema.h"
 #include "reflease/store.h"
 #include "reflease/primitives.h"
+#include "reflease/runtime.h"
 
 #endif

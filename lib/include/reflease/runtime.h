@@ -1,0 +1,136 @@
+/**
+ * @file runtime.h
+ * Lease operations (protocol.md §5, §6): acquire, heartbeat, transition,
+ * reacquire, release, break and status, each a read-decide-CAS loop over the
+ * primitives that settles failed or unanswered writes, with the fencing token
+ * changed by the owner-keyed rotation matrix.
+ */
+#ifndef REFLEASE_RUNTIME_H
+#define REFLEASE_RUNTIME_H
+
+#include "common.h"
+#include "primitives.h"
+#include "schema.h"
+#include "store.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * Outcome of one lease operation: what the caller sees, for human or JSON
+ * output (cli.md "JSON output"). Owns no heap memory.
+ */
+typedef struct lease_result {
+	/** cli.md status: "acquired", "already_held", "reacquired", "renewed",
+	 *  "not_due", "transitioned", "released", "already_released", "not_owner",
+	 *  "broken", "held", "not_holder", "expired", "live", "absent", "error".
+	 *  A static string, never NULL after an operation. */
+	const char *status;
+	int code;                          /**< the operation's return code */
+	char name[LEASE_NAME_MAX + 1];
+	char ref[LEASE_NAME_MAX + LEASE_NS_MAX + 8];
+	int present;                       /**< the ref exists (after the operation) */
+	lease_oid oid;                     /**< the ref's oid (after the operation) */
+	int has_payload;                   /**< payload below is valid */
+	lease_payload payload;             /**< the lease state reported */
+	int holds_token;                   /**< the caller holds payload.lease_token (show it) */
+	int token_rotated;                 /**< this operation minted or rotated the token */
+	int approximate_ttl;               /**< a pre-bump payload's TTL was assumed (§6) */
+	int64_t now;                       /**< store time when the result was decided, s */
+	char message[512];                 /**< human detail for errors and non-success */
+} lease_result;
+
+#define LEASE_OP_OPTIONS_VERSION 1
+
+/**
+ * Options shared by the lease operations. Initialise with
+ * LEASE_OP_OPTIONS_INIT; unused fields are ignored by an operation.
+ */
+typedef struct lease_op_options {
+	unsigned int version;
+	const char *owner;        /**< identity (§5); required for writes */
+	const char *host;         /**< identity (§5); required for writes */
+	int64_t ttl_seconds;      /**< 0 = default (§6: stored ttl when preserving, else 300) */
+	lease_phase phase;        /**< acquire: initial phase (NONE = claimed) */
+	lease_phase to;           /**< transition: target phase */
+	const char *lease_token;  /**< the token presented (heartbeat, transition, reacquire, release) */
+	int64_t wait_seconds;     /**< acquire: wait up to this long on held/already_held */
+	int force;                /**< break: also over a live lease */
+	/** acquire --wait: called before each sleep with the seconds it will wait;
+	 *  return non-zero to stop waiting (interrupted). May be NULL. */
+	int (*wait_cb)(double sleep_seconds, void *payload);
+	void *wait_payload;
+} lease_op_options;
+
+#define LEASE_OP_OPTIONS_INIT                                                                \
+	{                                                                                    \
+		LEASE_OP_OPTIONS_VERSION, NULL, NULL, 0, LEASE_PHASE_NONE, LEASE_PHASE_NONE, \
+			NULL, 0, 0, NULL, NULL                                               \
+	}
+
+/**
+ * Take a free or expired lease (protocol.md §5 "acquire"): mint on fresh,
+ * rotate on takeover; never admits a caller to a live lease, not even its own
+ * identity. With wait_seconds, retries held/already_held with jittered backoff.
+ * @return 0 ("acquired"), LEASE_EHELD ("held" / "already_held"),
+ *         LEASE_EINVALID, LEASE_EVERSION, transport errors
+ */
+int lease_acquire(lease_result *out, lease_store *st, const char *name,
+		  const lease_op_options *opts);
+
+/**
+ * Extend the lease held with opts->lease_token (§5, §6). Preserves the token
+ * for the same identity, rotates on a cross-host or other-owner handoff;
+ * "not_due" (success, no write) when the floor says the heartbeat is early.
+ * @return 0 ("renewed", "not_due"), LEASE_ENOTHOLDER, LEASE_EEXPIRED,
+ *         LEASE_EINVALID, transport errors
+ */
+int lease_heartbeat(lease_result *out, lease_store *st, const char *name,
+		    const lease_op_options *opts);
+
+/**
+ * Move the held lease to opts->to (§5). Token rule: the owner-keyed matrix —
+ * same identity preserves, moved/other rotates; phase never decides.
+ * @return 0 ("transitioned"), LEASE_ENOTHOLDER, LEASE_EEXPIRED, LEASE_EINVALID,
+ *         transport errors
+ */
+int lease_transition(lease_result *out, lease_store *st, const char *name,
+		     const lease_op_options *opts);
+
+/**
+ * Take back a lease this token still holds, even expired (§5): same identity
+ * preserves the token; moved/other rotates.
+ * @return 0 ("reacquired"), LEASE_ENOTHOLDER, LEASE_EINVALID, transport errors
+ */
+int lease_reacquire(lease_result *out, lease_store *st, const char *name,
+		    const lease_op_options *opts);
+
+/**
+ * Give the lease up (§5): writes `released` only with the current token.
+ * @return 0 ("released", "already_released", "not_owner" — see out->status),
+ *         transport errors
+ */
+int lease_release(lease_result *out, lease_store *st, const char *name,
+		  const lease_op_options *opts);
+
+/**
+ * Administrators: write `released` whatever the token or payload version
+ * (§5 "break"); over a live lease only with opts->force.
+ * @return 0 ("broken", "already_released"), LEASE_EHELD, transport errors
+ */
+int lease_break(lease_result *out, lease_store *st, const char *name,
+		const lease_op_options *opts);
+
+/**
+ * Read the lease: status "live", "expired" (now > expires_at + skew margin),
+ * "released" or "absent" (cli.md "status NAME"). The token is never shown.
+ * @return 0, LEASE_EPAYLOAD / LEASE_EVERSION (unreadable payload; out->message
+ *         says why), LEASE_EINVALID, transport errors
+ */
+int lease_status(lease_result *out, lease_store *st, const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
