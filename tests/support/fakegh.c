@@ -76,18 +76,18 @@ struct req {
 /* One answer. */
 struct answer {
 	unsigned status;
-	char *body;         /* owned */
-	int drop;           /* close without answering */
-	long retry_after;   /* -1 none */
-	int rl_zero;        /* x-ratelimit-remaining: 0 */
-	long rl_reset_in;   /* seconds from now for x-ratelimit-reset when rl_zero */
-	int no_rl_headers;  /* omit x-ratelimit-* */
+	char *body;        /* owned */
+	int drop;          /* close without answering */
+	long retry_after;  /* -1 none */
+	int rl_zero;       /* x-ratelimit-remaining: 0 */
+	long rl_reset_in;  /* seconds from now for x-ratelimit-reset when rl_zero */
+	int no_rl_headers; /* omit x-ratelimit-* */
 	const char *resource;
 };
 
 static const char *const ep_names[FAKEGH_N_ENDPOINTS] = {
-	"any",	   "commit-post", "commit-get", "ref-get",    "create", "patch",
-	"delete",  "matching",	  "graphql",	"updateRefs", "other",
+        "any",    "commit-post", "commit-get", "ref-get",    "create", "patch",
+        "delete", "matching",    "graphql",    "updateRefs", "other",
 };
 
 const char *fakegh_endpoint_name(fakegh_endpoint ep)
@@ -111,20 +111,20 @@ int fakegh_fault_parse(const char *name)
 		const char *n;
 		fakegh_fault_kind k;
 	} t[] = {
-		{"5xx", FAKEGH_FAULT_5XX},
-		{"drop", FAKEGH_FAULT_DROP},
-		{"403-retry", FAKEGH_FAULT_403_RETRY},
-		{"403-reset", FAKEGH_FAULT_403_RESET},
-		{"403-nohdr", FAKEGH_FAULT_403_NOHDR},
-		{"429-retry", FAKEGH_FAULT_429_RETRY},
-		{"429-nohdr", FAKEGH_FAULT_429_NOHDR},
-		{"gql-rate-limited", FAKEGH_FAULT_GQL_RATE_LIMITED},
-		{"422-rules", FAKEGH_FAULT_422_RULES},
-		{"401", FAKEGH_FAULT_401},
-		{"403-forbidden", FAKEGH_FAULT_403_FORBIDDEN},
-		{"409-empty", FAKEGH_FAULT_409_EMPTY},
-		{"no-updaterefs", FAKEGH_FAULT_NO_UPDATEREFS},
-		{"stall", FAKEGH_FAULT_STALL},
+	        {"5xx", FAKEGH_FAULT_5XX},
+	        {"drop", FAKEGH_FAULT_DROP},
+	        {"403-retry", FAKEGH_FAULT_403_RETRY},
+	        {"403-reset", FAKEGH_FAULT_403_RESET},
+	        {"403-nohdr", FAKEGH_FAULT_403_NOHDR},
+	        {"429-retry", FAKEGH_FAULT_429_RETRY},
+	        {"429-nohdr", FAKEGH_FAULT_429_NOHDR},
+	        {"gql-rate-limited", FAKEGH_FAULT_GQL_RATE_LIMITED},
+	        {"422-rules", FAKEGH_FAULT_422_RULES},
+	        {"401", FAKEGH_FAULT_401},
+	        {"403-forbidden", FAKEGH_FAULT_403_FORBIDDEN},
+	        {"409-empty", FAKEGH_FAULT_409_EMPTY},
+	        {"no-updaterefs", FAKEGH_FAULT_NO_UPDATEREFS},
+	        {"stall", FAKEGH_FAULT_STALL},
 	};
 	size_t i;
 
@@ -190,18 +190,19 @@ static void answer_json(struct answer *a, unsigned status, json_t *j)
 static void answer_msg(struct answer *a, unsigned status, const char *message)
 {
 	answer_json(a, status,
-		    json_pack("{s:s, s:s, s:s}", "message", message, "documentation_url", DOCS,
-			      "status", status == 401	? "401"
-				      : status == 403	? "403"
-				      : status == 404	? "404"
-				      : status == 409	? "409"
-				      : status == 422	? "422"
-				      : status == 429	? "429"
-							: "500"));
+	            json_pack("{s:s, s:s, s:s}", "message", message, "documentation_url", DOCS,
+	                      "status",
+	                      status == 401   ? "401"
+	                      : status == 403 ? "403"
+	                      : status == 404 ? "404"
+	                      : status == 409 ? "409"
+	                      : status == 422 ? "422"
+	                      : status == 429 ? "429"
+	                                      : "500"));
 }
 
 static void answer_gql_error(struct answer *a, const char *type, const char *path,
-			     const char *message)
+                             const char *message)
 {
 	json_t *err = json_pack("{s:s, s:s}", "type", type, "message", message);
 
@@ -210,7 +211,7 @@ static void answer_gql_error(struct answer *a, const char *type, const char *pat
 	json_object_set_new(err, "locations", json_pack("[{s:i, s:i}]", "line", 1, "column", 1));
 	if (path && strcmp(path, "updateRefs") == 0)
 		answer_json(a, 200,
-			    json_pack("{s:{s:n}, s:[o]}", "data", "updateRefs", "errors", err));
+		            json_pack("{s:{s:n}, s:[o]}", "data", "updateRefs", "errors", err));
 	else
 		answer_json(a, 200, json_pack("{s:[o]}", "errors", err));
 }
@@ -310,16 +311,16 @@ static json_t *rest_commit_json(fakegh *f, git_commit *c)
 		char p[41];
 		hex_of(p, git_commit_parent_id(c, i));
 		snprintf(url, sizeof(url), "%s/repos/%s/%s/git/commits/%s", f->url, f->owner,
-			 f->name, p);
+		         f->name, p);
 		json_array_append_new(parents, json_pack("{s:s, s:s}", "sha", p, "url", url));
 	}
 	snprintf(url, sizeof(url), "%s/repos/%s/%s/git/commits/%s", f->url, f->owner, f->name, hex);
 	j = json_pack("{s:s, s:s, s:s, s:o, s:o, s:{s:s}, s:s, s:o, s:{s:b, s:s, s:n, s:n}}", "sha",
-		      hex, "node_id", "C_fake", "url", url, "author",
-		      user_json(git_commit_author(c)), "committer",
-		      user_json(git_commit_committer(c)), "tree", "sha", tree, "message",
-		      git_commit_message_raw(c), "parents", parents, "verification", "verified",
-		      0, "reason", "unsigned", "signature", "payload");
+	              hex, "node_id", "C_fake", "url", url, "author",
+	              user_json(git_commit_author(c)), "committer",
+	              user_json(git_commit_committer(c)), "tree", "sha", tree, "message",
+	              git_commit_message_raw(c), "parents", parents, "verification", "verified", 0,
+	              "reason", "unsigned", "signature", "payload");
 	return j;
 }
 
@@ -347,7 +348,7 @@ static json_t *rest_ref_json(fakegh *f, const char *refname, const git_oid *oid)
 	git_object_free(o);
 	snprintf(url, sizeof(url), "%s/repos/%s/%s/git/%s", f->url, f->owner, f->name, refname);
 	j = json_pack("{s:s, s:s, s:s, s:{s:s, s:s, s:s}}", "ref", refname, "node_id", "REF_fake",
-		      "url", url, "object", "sha", hex, "type", ty, "url", url);
+	              "url", url, "object", "sha", hex, "type", ty, "url", url);
 	return j;
 }
 
@@ -364,9 +365,9 @@ static json_t *gql_object(fakegh *f, const git_oid *oid, int depth)
 		return json_null();
 	hex_of(hex, oid);
 	if (git_object_type(o) != GIT_OBJECT_COMMIT) {
-		const char *tn = git_object_type(o) == GIT_OBJECT_BLOB	 ? "Blob"
-				 : git_object_type(o) == GIT_OBJECT_TREE ? "Tree"
-									 : "Tag";
+		const char *tn = git_object_type(o) == GIT_OBJECT_BLOB   ? "Blob"
+		                 : git_object_type(o) == GIT_OBJECT_TREE ? "Tree"
+		                                                         : "Tag";
 		git_object_free(o);
 		return json_pack("{s:s, s:s}", "__typename", tn, "oid", hex);
 	}
@@ -375,8 +376,8 @@ static json_t *gql_object(fakegh *f, const git_oid *oid, int depth)
 	nodes = json_array();
 	for (i = 0; i < git_commit_parentcount(c) && i < 1; i++) {
 		if (depth > 0) {
-			json_array_append_new(nodes, gql_object(f, git_commit_parent_id(c, i),
-								 depth - 1));
+			json_array_append_new(nodes,
+			                      gql_object(f, git_commit_parent_id(c, i), depth - 1));
 		} else {
 			char p[41];
 			hex_of(p, git_commit_parent_id(c, i));
@@ -384,8 +385,8 @@ static json_t *gql_object(fakegh *f, const git_oid *oid, int depth)
 		}
 	}
 	j = json_pack("{s:s, s:s, s:s, s:s, s:{s:o}}", "__typename", "Commit", "oid", hex,
-		      "message", git_commit_message_raw(c), "committedDate", date, "parents",
-		      "nodes", nodes);
+	              "message", git_commit_message_raw(c), "committedDate", date, "parents",
+	              "nodes", nodes);
 	git_object_free(o);
 	return j;
 }
@@ -406,7 +407,8 @@ static void h_commit_post(fakegh *f, struct answer *a, json_t *body)
 	int64_t at, ct;
 
 	if (!msg || !tree_hex || np > 8 || git_oid_fromstr(&toid, tree_hex) < 0) {
-		answer_msg(a, 422, "Invalid request.\n\nFor 'properties/tree', nil is not a string.");
+		answer_msg(a, 422,
+		           "Invalid request.\n\nFor 'properties/tree', nil is not a string.");
 		return;
 	}
 	if (git_tree_lookup(&tree, f->repo, &toid) < 0) {
@@ -416,7 +418,8 @@ static void h_commit_post(fakegh *f, struct answer *a, json_t *body)
 	for (i = 0; i < np; i++) {
 		git_oid p;
 		const char *ph = json_string_value(json_array_get(parents, i));
-		if (!ph || git_oid_fromstr(&p, ph) < 0 || git_commit_lookup(&pc[i], f->repo, &p) < 0) {
+		if (!ph || git_oid_fromstr(&p, ph) < 0 ||
+		    git_commit_lookup(&pc[i], f->repo, &p) < 0) {
 			answer_msg(a, 422, "Parent SHA does not exist or is not a commit object");
 			goto out;
 		}
@@ -430,23 +433,23 @@ static void h_commit_post(fakegh *f, struct answer *a, json_t *body)
 	if (ct < 0)
 		ct = at;
 	if (git_signature_new(&author,
-			      json_string_value(json_object_get(au, "name"))
-				      ? json_string_value(json_object_get(au, "name"))
-				      : "fake",
-			      json_string_value(json_object_get(au, "email"))
-				      ? json_string_value(json_object_get(au, "email"))
-				      : "fake@localhost",
-			      (git_time_t)at, 0) < 0 ||
+	                      json_string_value(json_object_get(au, "name"))
+	                              ? json_string_value(json_object_get(au, "name"))
+	                              : "fake",
+	                      json_string_value(json_object_get(au, "email"))
+	                              ? json_string_value(json_object_get(au, "email"))
+	                              : "fake@localhost",
+	                      (git_time_t)at, 0) < 0 ||
 	    git_signature_new(&committer,
-			      json_string_value(json_object_get(co, "name"))
-				      ? json_string_value(json_object_get(co, "name"))
-				      : "fake",
-			      json_string_value(json_object_get(co, "email"))
-				      ? json_string_value(json_object_get(co, "email"))
-				      : "fake@localhost",
-			      (git_time_t)ct, 0) < 0 ||
+	                      json_string_value(json_object_get(co, "name"))
+	                              ? json_string_value(json_object_get(co, "name"))
+	                              : "fake",
+	                      json_string_value(json_object_get(co, "email"))
+	                              ? json_string_value(json_object_get(co, "email"))
+	                              : "fake@localhost",
+	                      (git_time_t)ct, 0) < 0 ||
 	    git_commit_create(&oid, f->repo, NULL, author, committer, NULL, msg, tree, np,
-			      (const git_commit **)pc) < 0 ||
+	                      (const git_commit **)pc) < 0 ||
 	    git_commit_lookup(&c, f->repo, &oid) < 0) {
 		answer_msg(a, 500, "Server Error");
 		goto out;
@@ -476,8 +479,7 @@ static void h_commit_get(fakegh *f, struct answer *a, const char *sha)
 
 static int valid_refname(const char *r)
 {
-	return strncmp(r, "refs/", 5) == 0 && strchr(r + 5, '/') &&
-	       git_reference_is_valid_name(r);
+	return strncmp(r, "refs/", 5) == 0 && strchr(r + 5, '/') && git_reference_is_valid_name(r);
 }
 
 static void h_ref_create(fakegh *f, struct answer *a, json_t *body)
@@ -494,8 +496,9 @@ static void h_ref_create(fakegh *f, struct answer *a, json_t *body)
 		return;
 	}
 	if (!valid_refname(ref)) {
-		answer_msg(a, 422, "Reference name must contain at least three slash-separated "
-				   "components.");
+		answer_msg(a, 422,
+		           "Reference name must contain at least three slash-separated "
+		           "components.");
 		return;
 	}
 	if (git_object_lookup(&o, f->repo, &oid, GIT_OBJECT_ANY) < 0) {
@@ -540,8 +543,8 @@ static void h_ref_patch(fakegh *f, struct answer *a, const char *refname, json_t
 		answer_json(a, 200, rest_ref_json(f, refname, &oid));
 		return;
 	}
-	if (!force && (git_merge_base(&base, f->repo, &cur, &oid) < 0 ||
-		       !git_oid_equal(&base, &cur))) {
+	if (!force &&
+	    (git_merge_base(&base, f->repo, &cur, &oid) < 0 || !git_oid_equal(&base, &cur))) {
 		answer_msg(a, 422, "Update is not a fast forward");
 		return;
 	}
@@ -645,7 +648,7 @@ static void gql_objects(fakegh *f, const char *q, json_t *vars, json_t *repo)
 		git_oid oid;
 
 		while (s > q && (s[-1] == '_' || (s[-1] >= '0' && s[-1] <= '9') ||
-				 (s[-1] >= 'a' && s[-1] <= 'z') || (s[-1] >= 'A' && s[-1] <= 'Z')))
+		                 (s[-1] >= 'a' && s[-1] <= 'z') || (s[-1] >= 'A' && s[-1] <= 'Z')))
 			s--;
 		n = (size_t)(p - s);
 		p = v;
@@ -654,17 +657,18 @@ static void gql_objects(fakegh *f, const char *q, json_t *vars, json_t *repo)
 		memcpy(alias, s, n);
 		alias[n] = '\0';
 		if (*v == '$') {
-			size_t m = strspn(v + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0"
-						 "123456789_");
+			size_t m = strspn(v + 1,
+			                  "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0"
+			                  "123456789_");
 			char var[64];
 			if (m >= sizeof(var))
 				continue;
 			memcpy(var, v + 1, m);
 			var[m] = '\0';
 			snprintf(hex, sizeof(hex), "%s",
-				 json_string_value(json_object_get(vars, var))
-					 ? json_string_value(json_object_get(vars, var))
-					 : "");
+			         json_string_value(json_object_get(vars, var))
+			                 ? json_string_value(json_object_get(vars, var))
+			                 : "");
 		} else if (*v == '"') {
 			size_t m = strcspn(v + 1, "\"");
 			if (m >= sizeof(hex))
@@ -693,25 +697,27 @@ static void gql_query(fakegh *f, struct answer *a, const char *q, json_t *vars)
 		return;
 	}
 	if (!owner || !name || strcmp(owner, f->owner) != 0 || strcmp(name, f->name) != 0) {
-		snprintf(msg, sizeof(msg), "Could not resolve to a Repository with the name '%s/%s'.",
-			 owner ? owner : "", name ? name : "");
+		snprintf(msg, sizeof(msg),
+		         "Could not resolve to a Repository with the name '%s/%s'.",
+		         owner ? owner : "", name ? name : "");
 		answer_json(a, 200,
-			    json_pack("{s:{s:n}, s:[{s:s, s:[s], s:s}]}", "data", "repository",
-				      "errors", "type", "NOT_FOUND", "path", "repository", "message",
-				      msg));
+		            json_pack("{s:{s:n}, s:[{s:s, s:[s], s:s}]}", "data", "repository",
+		                      "errors", "type", "NOT_FOUND", "path", "repository",
+		                      "message", msg));
 		return;
 	}
 	repo = json_pack("{s:s}", "id", REPO_ID);
 	if (strstr(q, "ref(qualifiedName:")) {
 		const char *ref = json_string_value(json_object_get(vars, "ref"));
 		git_oid oid;
-		if (ref && (!f->gql_blind || strncmp(ref, "refs/heads/", 11) == 0 ||
-			    strncmp(ref, "refs/tags/", 10) == 0) &&
+		if (ref &&
+		    (!f->gql_blind || strncmp(ref, "refs/heads/", 11) == 0 ||
+		     strncmp(ref, "refs/tags/", 10) == 0) &&
 		    read_ref_lagged(f, ref, &oid)) {
 			const char *short_name = strrchr(ref, '/') ? strrchr(ref, '/') + 1 : ref;
 			json_object_set_new(repo, "ref",
-					    json_pack("{s:s, s:o}", "name", short_name, "target",
-						      gql_object(f, &oid, 0)));
+			                    json_pack("{s:s, s:o}", "name", short_name, "target",
+			                              gql_object(f, &oid, 0)));
 		} else {
 			json_object_set_new(repo, "ref", json_null());
 		}
@@ -730,7 +736,7 @@ static void gql_update_refs(fakegh *f, struct answer *a, json_t *vars)
 
 	if (!rid || strcmp(rid, REPO_ID) != 0) {
 		answer_gql_error(a, "NOT_FOUND", "updateRefs",
-				 "Could not resolve to a node with the global id of '?'");
+		                 "Could not resolve to a node with the global id of '?'");
 		return;
 	}
 	if (!json_array_size(ups)) {
@@ -751,14 +757,13 @@ static void gql_update_refs(fakegh *f, struct answer *a, json_t *vars)
 			return;
 		}
 		present = lookup_ref(f, nm, &cur);
-		if ((present && !git_oid_equal(&cur, &b)) ||
-		    (!present && !git_oid_is_zero(&b))) {
+		if ((present && !git_oid_equal(&cur, &b)) || (!present && !git_oid_is_zero(&b))) {
 			char ch[41] = ZERO_HEX;
 			if (present)
 				hex_of(ch, &cur);
 			snprintf(msg, sizeof(msg),
-				 "Expected %s to point to \"%s\" but it points to \"%s\".", nm,
-				 before, ch);
+			         "Expected %s to point to \"%s\" but it points to \"%s\".", nm,
+			         before, ch);
 			answer_gql_error(a, "STALE_DATA", "updateRefs", msg);
 			return;
 		}
@@ -766,7 +771,7 @@ static void gql_update_refs(fakegh *f, struct answer *a, json_t *vars)
 			git_object *o = NULL;
 			if (git_object_lookup(&o, f->repo, &af, GIT_OBJECT_ANY) < 0) {
 				answer_gql_error(a, "UNPROCESSABLE", "updateRefs",
-						 "Object does not exist");
+				                 "Object does not exist");
 				return;
 			}
 			git_object_free(o);
@@ -784,19 +789,18 @@ static void gql_update_refs(fakegh *f, struct answer *a, json_t *vars)
 		} else if (git_oid_is_zero(&b)) {
 			if (git_reference_create(&r, f->repo, nm, &af, 0, "fakegh") < 0) {
 				answer_gql_error(a, "UNPROCESSABLE", "updateRefs",
-						 "Reference update failed");
+				                 "Reference update failed");
 				return;
 			}
 		} else if (git_reference_create_matching(&r, f->repo, nm, &af, 1, &b, "fakegh") <
-			   0) {
+		           0) {
 			answer_gql_error(a, "STALE_DATA", "updateRefs", "Reference update failed");
 			return;
 		}
 		git_reference_free(r);
 		note_write(f, nm, !git_oid_is_zero(&b), &b);
 	}
-	answer_json(a, 200,
-		    json_pack("{s:{s:{s:n}}}", "data", "updateRefs", "clientMutationId"));
+	answer_json(a, 200, json_pack("{s:{s:{s:n}}}", "data", "updateRefs", "clientMutationId"));
 }
 
 /* ---- dispatch ------------------------------------------------------------------- */
@@ -877,11 +881,12 @@ static int apply_fault(fakegh *f, struct answer *a, const struct fault *ft, fake
 	switch (ft->kind) {
 	case FAKEGH_FAULT_5XX:
 		answer_msg(a, ft->arg >= 500 && ft->arg < 600 ? (unsigned)ft->arg : 502,
-			   "Server Error");
+		           "Server Error");
 		return 1;
 	case FAKEGH_FAULT_403_RETRY:
-		answer_msg(a, 403, "You have exceeded a secondary rate limit. Please wait a few "
-				   "minutes before you try again.");
+		answer_msg(a, 403,
+		           "You have exceeded a secondary rate limit. Please wait a few "
+		           "minutes before you try again.");
 		a->retry_after = ft->arg;
 		return 1;
 	case FAKEGH_FAULT_403_RESET:
@@ -890,8 +895,9 @@ static int apply_fault(fakegh *f, struct answer *a, const struct fault *ft, fake
 		a->rl_reset_in = ft->arg;
 		return 1;
 	case FAKEGH_FAULT_403_NOHDR:
-		answer_msg(a, 403, "You have exceeded a secondary rate limit. Please wait a few "
-				   "minutes before you try again.");
+		answer_msg(a, 403,
+		           "You have exceeded a secondary rate limit. Please wait a few "
+		           "minutes before you try again.");
 		a->no_rl_headers = 1;
 		return 1;
 	case FAKEGH_FAULT_429_RETRY:
@@ -906,7 +912,7 @@ static int apply_fault(fakegh *f, struct answer *a, const struct fault *ft, fake
 		if (!gql)
 			return 0;
 		answer_gql_error(a, "RATE_LIMITED", NULL,
-				 "API rate limit already exceeded for user ID 1.");
+		                 "API rate limit already exceeded for user ID 1.");
 		if (ft->arg > 0) {
 			a->rl_zero = 1;
 			a->rl_reset_in = ft->arg;
@@ -917,34 +923,32 @@ static int apply_fault(fakegh *f, struct answer *a, const struct fault *ft, fake
 	case FAKEGH_FAULT_422_RULES:
 		if (gql)
 			answer_gql_error(a, "UNPROCESSABLE", "updateRefs",
-					 "Repository rule violations found\n\nCannot update this "
-					 "protected ref.\n\n");
+			                 "Repository rule violations found\n\nCannot update this "
+			                 "protected ref.\n\n");
 		else
-			answer_msg(a, 422, "Repository rule violations found\n\nCannot create ref "
-					   "due to creations being restricted.\n\n");
+			answer_msg(a, 422,
+			           "Repository rule violations found\n\nCannot create ref "
+			           "due to creations being restricted.\n\n");
 		return 1;
-	case FAKEGH_FAULT_401:
-		answer_msg(a, 401, "Bad credentials");
-		return 1;
+	case FAKEGH_FAULT_401: answer_msg(a, 401, "Bad credentials"); return 1;
 	case FAKEGH_FAULT_403_FORBIDDEN:
 		if (gql)
-			answer_gql_error(a, "FORBIDDEN", ep == FAKEGH_GQL_MUTATION ? "updateRefs" : NULL,
-					 "Resource not accessible by integration");
+			answer_gql_error(a, "FORBIDDEN",
+			                 ep == FAKEGH_GQL_MUTATION ? "updateRefs" : NULL,
+			                 "Resource not accessible by integration");
 		else
 			answer_msg(a, 403, "Resource not accessible by integration");
 		return 1;
-	case FAKEGH_FAULT_409_EMPTY:
-		answer_msg(a, 409, "Git Repository is empty.");
-		return 1;
+	case FAKEGH_FAULT_409_EMPTY: answer_msg(a, 409, "Git Repository is empty."); return 1;
 	case FAKEGH_FAULT_NO_UPDATEREFS:
 		if (ep != FAKEGH_GQL_MUTATION)
 			return 0;
 		answer_json(a, 200,
-			    json_pack("{s:[{s:[s,s], s:{s:s, s:s, s:s}, s:[{s:i, s:i}], s:s}]}",
-				      "errors", "path", "mutation", "updateRefs", "extensions",
-				      "code", "undefinedField", "typeName", "Mutation", "fieldName",
-				      "updateRefs", "locations", "line", 1, "column", 40, "message",
-				      "Field 'updateRefs' doesn't exist on type 'Mutation'"));
+		            json_pack("{s:[{s:[s,s], s:{s:s, s:s, s:s}, s:[{s:i, s:i}], s:s}]}",
+		                      "errors", "path", "mutation", "updateRefs", "extensions",
+		                      "code", "undefinedField", "typeName", "Mutation", "fieldName",
+		                      "updateRefs", "locations", "line", 1, "column", 40, "message",
+		                      "Field 'updateRefs' doesn't exist on type 'Mutation'"));
 		return 1;
 	case FAKEGH_FAULT_STALL: {
 		struct timespec ts = {ft->arg / 1000, (long)(ft->arg % 1000) * 1000000L};
@@ -958,8 +962,7 @@ static int apply_fault(fakegh *f, struct answer *a, const struct fault *ft, fake
 	return 0;
 }
 
-static void handle(fakegh *f, struct answer *a, fakegh_endpoint ep, const char *rest,
-		   json_t *body)
+static void handle(fakegh *f, struct answer *a, fakegh_endpoint ep, const char *rest, json_t *body)
 {
 	int empty = repo_is_empty(f);
 
@@ -1018,14 +1021,15 @@ static void handle(fakegh *f, struct answer *a, fakegh_endpoint ep, const char *
 		json_t *vars = json_object_get(body, "variables");
 		if (!q) {
 			answer_json(a, 200,
-				    json_pack("{s:[{s:s}]}", "errors", "message",
-					      "A query attribute must be specified and must be a "
-					      "string."));
+			            json_pack("{s:[{s:s}]}", "errors", "message",
+			                      "A query attribute must be specified and must be a "
+			                      "string."));
 		} else if (ep == FAKEGH_GQL_MUTATION) {
 			if (strstr(q, "updateRefs"))
 				gql_update_refs(f, a, vars);
 			else
-				answer_gql_error(a, "INTERNAL", NULL, "fakegh: unsupported mutation");
+				answer_gql_error(a, "INTERNAL", NULL,
+				                 "fakegh: unsupported mutation");
 		} else {
 			gql_query(f, a, q, vars);
 		}
@@ -1061,16 +1065,17 @@ static void control(fakegh *f, struct answer *a, const char *what, json_t *body)
 	} else if (strcmp(what, "fault") == 0) {
 		const char *ep = json_string_value(json_object_get(body, "endpoint"));
 		const char *kind = json_string_value(json_object_get(body, "kind"));
-		int e = ep ? fakegh_endpoint_parse(ep) : 0, k = kind ? fakegh_fault_parse(kind) : -1;
+		int e = ep ? fakegh_endpoint_parse(ep) : 0,
+		    k = kind ? fakegh_fault_parse(kind) : -1;
 		json_t *c = json_object_get(body, "count");
 		if (e < 0 || k < 0 || f->nfaults == MAX_FAULTS) {
 			answer_msg(a, 422, "unknown endpoint or fault");
 			return;
 		}
-		f->faults[f->nfaults++] = (struct fault){(fakegh_endpoint)e, (fakegh_fault_kind)k,
-							 c ? (int)json_integer_value(c) : 1,
-							 (int)json_integer_value(
-								 json_object_get(body, "arg"))};
+		f->faults[f->nfaults++] =
+		        (struct fault){(fakegh_endpoint)e, (fakegh_fault_kind)k,
+		                       c ? (int)json_integer_value(c) : 1,
+		                       (int)json_integer_value(json_object_get(body, "arg"))};
 		answer_json(a, 200, json_pack("{s:b}", "ok", 1));
 	} else {
 		answer_msg(a, 404, "Not Found");
@@ -1078,7 +1083,7 @@ static void control(fakegh *f, struct answer *a, const char *what, json_t *body)
 }
 
 static void log_line(fakegh *f, const char *method, const char *url, fakegh_endpoint ep,
-		     unsigned status, int drop)
+                     unsigned status, int drop)
 {
 	char line[600];
 	char **nl;
@@ -1091,14 +1096,13 @@ static void log_line(fakegh *f, const char *method, const char *url, fakegh_endp
 		f->log = nl;
 	}
 	snprintf(line, sizeof(line), "%s %s %s %s", method, url, fakegh_endpoint_name(ep),
-		 drop ? "dropped" : "");
+	         drop ? "dropped" : "");
 	if (!drop)
 		snprintf(line + strlen(line), sizeof(line) - strlen(line), "%u", status);
 	f->log[f->nlog++] = strdup(line);
 }
 
-static enum MHD_Result add_headers(fakegh *f, struct MHD_Response *resp,
-				   const struct answer *a)
+static enum MHD_Result add_headers(fakegh *f, struct MHD_Response *resp, const struct answer *a)
 {
 	char buf[64];
 	time_t now = (time_t)server_time(f);
@@ -1116,12 +1120,12 @@ static enum MHD_Result add_headers(fakegh *f, struct MHD_Response *resp,
 		snprintf(buf, sizeof(buf), "%ld", a->rl_zero ? 0L : 5000L - f->rl_used % 5000);
 		MHD_add_response_header(resp, "x-ratelimit-remaining", buf);
 		snprintf(buf, sizeof(buf), "%lld",
-			 (long long)(server_time(f) + (a->rl_zero ? a->rl_reset_in : 3600)));
+		         (long long)(server_time(f) + (a->rl_zero ? a->rl_reset_in : 3600)));
 		MHD_add_response_header(resp, "x-ratelimit-reset", buf);
 		snprintf(buf, sizeof(buf), "%ld", f->rl_used % 5000);
 		MHD_add_response_header(resp, "x-ratelimit-used", buf);
 		MHD_add_response_header(resp, "x-ratelimit-resource",
-					a->resource ? a->resource : "core");
+		                        a->resource ? a->resource : "core");
 	}
 	if (a->retry_after >= 0) {
 		snprintf(buf, sizeof(buf), "%ld", a->retry_after);
@@ -1131,8 +1135,8 @@ static enum MHD_Result add_headers(fakegh *f, struct MHD_Response *resp,
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-				  const char *method, const char *version,
-				  const char *upload_data, size_t *upload_data_size, void **con_cls)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
 {
 	fakegh *f = cls;
 	struct req *rq = *con_cls;
@@ -1183,10 +1187,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
 	ua = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "User-Agent");
 	if (!ua || !*ua) {
-		answer_msg(&a, 403, "Request forbidden by administrative rules. Please make sure "
-				    "your request has a User-Agent header.");
+		answer_msg(&a, 403,
+		           "Request forbidden by administrative rules. Please make sure "
+		           "your request has a User-Agent header.");
 	} else if (!auth || strncmp(auth, "Bearer ", 7) != 0 || !auth[7] ||
-		   (f->token && strcmp(auth + 7, f->token) != 0)) {
+	           (f->token && strcmp(auth + 7, f->token) != 0)) {
 		answer_msg(&a, 401, "Bad credentials");
 	} else if (rq->too_big) {
 		answer_msg(&a, 413, "Payload too large");
@@ -1210,7 +1215,7 @@ respond:
 	}
 	if (a.body)
 		resp = MHD_create_response_from_buffer(strlen(a.body), a.body,
-						       MHD_RESPMEM_MUST_FREE);
+		                                       MHD_RESPMEM_MUST_FREE);
 	else
 		resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
 	if (!resp)
@@ -1224,7 +1229,7 @@ respond:
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
-			 enum MHD_RequestTerminationCode toe)
+                         enum MHD_RequestTerminationCode toe)
 {
 	struct req *rq = *con_cls;
 
@@ -1281,9 +1286,9 @@ static int init_repo(fakegh *f, int empty)
 	if (!empty && repo_is_empty(f)) {
 		if (git_tree_lookup(&tree, f->repo, &f->empty_tree) < 0 ||
 		    git_signature_new(&sig, "fakegh", "fakegh@localhost",
-				      (git_time_t)server_time(f), 0) < 0 ||
+		                      (git_time_t)server_time(f), 0) < 0 ||
 		    git_commit_create(&oid, f->repo, "refs/heads/main", sig, sig, NULL,
-				      "Initial commit", tree, 0, NULL) < 0 ||
+		                      "Initial commit", tree, 0, NULL) < 0 ||
 		    git_repository_set_head(f->repo, "refs/heads/main") < 0)
 			goto out;
 	}
@@ -1291,7 +1296,7 @@ static int init_repo(fakegh *f, int empty)
 out:
 	if (rc < 0)
 		fprintf(stderr, "fakegh: repository setup failed: %s\n",
-			git_error_last() ? git_error_last()->message : "?");
+		        git_error_last() ? git_error_last()->message : "?");
 	git_signature_free(sig);
 	git_tree_free(tree);
 	git_treebuilder_free(tb);
@@ -1338,9 +1343,9 @@ int fakegh_start(fakegh **out, const fakegh_options *opts)
 	sa.sin_port = htons(opts->port);
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	f->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_SUPPRESS_DATE_NO_CLOCK,
-				opts->port, NULL, NULL, on_request, f, MHD_OPTION_SOCK_ADDR, &sa,
-				MHD_OPTION_NOTIFY_COMPLETED, on_completed, f,
-				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60, MHD_OPTION_END);
+	                        opts->port, NULL, NULL, on_request, f, MHD_OPTION_SOCK_ADDR, &sa,
+	                        MHD_OPTION_NOTIFY_COMPLETED, on_completed, f,
+	                        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60, MHD_OPTION_END);
 	if (!f->d) {
 		fprintf(stderr, "fakegh: cannot start the HTTP daemon\n");
 		goto fail;

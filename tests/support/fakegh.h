@@ -36,20 +36,21 @@ typedef enum fakegh_endpoint {
 
 /** Injectable faults. */
 typedef enum fakegh_fault_kind {
-	FAKEGH_FAULT_5XX = 1,        /**< answer 502 (arg: another 5xx) before applying */
-	FAKEGH_FAULT_DROP,           /**< apply, then close the connection without an answer */
-	FAKEGH_FAULT_403_RETRY,      /**< 403 secondary rate limit, retry-after: arg s */
-	FAKEGH_FAULT_403_RESET,      /**< 403 primary rate limit: remaining 0, reset in arg s */
-	FAKEGH_FAULT_403_NOHDR,      /**< 403 secondary rate limit, no header at all */
-	FAKEGH_FAULT_429_RETRY,      /**< 429, retry-after: arg s */
-	FAKEGH_FAULT_429_NOHDR,      /**< 429 without any rate-limit header */
-	FAKEGH_FAULT_GQL_RATE_LIMITED, /**< 200 with errors[].type RATE_LIMITED (arg > 0: reset in arg s) */
-	FAKEGH_FAULT_422_RULES,      /**< 422 "Repository rule violations found" (GraphQL: errors[]) */
-	FAKEGH_FAULT_401,            /**< 401 "Bad credentials" */
-	FAKEGH_FAULT_403_FORBIDDEN,  /**< 403 "Resource not accessible by integration" */
-	FAKEGH_FAULT_409_EMPTY,      /**< 409 "Git Repository is empty." */
-	FAKEGH_FAULT_NO_UPDATEREFS,  /**< GraphQL schema without updateRefs (undefinedField) */
-	FAKEGH_FAULT_STALL           /**< wait arg ms, then answer normally */
+	FAKEGH_FAULT_5XX = 1,          /**< answer 502 (arg: another 5xx) before applying */
+	FAKEGH_FAULT_DROP,             /**< apply, then close the connection without an answer */
+	FAKEGH_FAULT_403_RETRY,        /**< 403 secondary rate limit, retry-after: arg s */
+	FAKEGH_FAULT_403_RESET,        /**< 403 primary rate limit: remaining 0, reset in arg s */
+	FAKEGH_FAULT_403_NOHDR,        /**< 403 secondary rate limit, no header at all */
+	FAKEGH_FAULT_429_RETRY,        /**< 429, retry-after: arg s */
+	FAKEGH_FAULT_429_NOHDR,        /**< 429 without any rate-limit header */
+	FAKEGH_FAULT_GQL_RATE_LIMITED, /**< 200 with errors[].type RATE_LIMITED (arg > 0: reset in
+	                                  arg s) */
+	FAKEGH_FAULT_422_RULES, /**< 422 "Repository rule violations found" (GraphQL: errors[]) */
+	FAKEGH_FAULT_401,       /**< 401 "Bad credentials" */
+	FAKEGH_FAULT_403_FORBIDDEN, /**< 403 "Resource not accessible by integration" */
+	FAKEGH_FAULT_409_EMPTY,     /**< 409 "Git Repository is empty." */
+	FAKEGH_FAULT_NO_UPDATEREFS, /**< GraphQL schema without updateRefs (undefinedField) */
+	FAKEGH_FAULT_STALL          /**< wait arg ms, then answer normally */
 } fakegh_fault_kind;
 
 /** Options for fakegh_start(). Zero-initialise, then set what you need. */

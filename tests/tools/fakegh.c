@@ -25,7 +25,7 @@ static void on_signal(int sig)
 static void usage(void)
 {
 	fprintf(stderr, "usage: fakegh [--repo PATH] [--empty] [--token T] [--owner O] "
-			"[--name R] [--port N] [--port-file FILE] [--lag MS] [--graphql-blind]\n");
+	                "[--name R] [--port N] [--port-file FILE] [--lag MS] [--graphql-blind]\n");
 	exit(64);
 }
 
