@@ -36,7 +36,9 @@ typedef struct gh_transport {
 	int64_t date;    /* latest Date header, s */
 	int64_t date_ms; /* monotonic ms when it arrived */
 	int timeout_s;
-	int nohdr_waits; /* consecutive rate-limit waits without a header */
+	int nohdr_waits;          /* consecutive rate-limit waits without a header */
+	int64_t limited_until_ms; /* monotonic: known rate limited until then */
+	char limited_why[300];    /* the answer that said so */
 	lease_random random;
 	lease_log_fn log;
 	void *log_payload;
@@ -306,6 +308,18 @@ static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const 
 		now = lease_http_mono_ms();
 		if (now >= deadline_ms && attempt > 0)
 			break;
+		/* Known to be rate limited: never send before the limit resets. */
+		if (g->limited_until_ms > now) {
+			if (g->limited_until_ms > deadline_ms)
+				return gh_err(g, LEASE_ERATELIMIT,
+				              "%s: limited for another %lld s, past the operation "
+				              "timeout (%d s)",
+				              g->limited_why,
+				              (long long)((g->limited_until_ms - now + 999) / 1000),
+				              g->timeout_s);
+			sleep_ms(g->limited_until_ms - now);
+			now = lease_http_mono_ms();
+		}
 		attempt++;
 		reply_clear(rp);
 		rc = lease_http_request(
@@ -332,6 +346,9 @@ static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const 
 				         rp->r.status,
 				         rp->r.status == 200 ? ", GraphQL RATE_LIMITED" : "");
 				if (lease_http_mono_ms() + wait > deadline_ms) {
+					g->limited_until_ms = lease_http_mono_ms() + wait;
+					snprintf(g->limited_why, sizeof(g->limited_why), "%s",
+					         last);
 					rc = gh_err(
 					        g, LEASE_ERATELIMIT,
 					        "%s; the next attempt would be in %lld s, past the "
@@ -459,13 +476,16 @@ static int gql_post(gh_transport *g, gh_reply *rp, const char *query, json_t *va
 	if (rc < 0)
 		return rc;
 	if (rp->r.status != 200) {
-		if ((rc = common_status(g, rp, what)) < 0)
-			return rc;
-		return unexpected_status(g, rp, what);
+		if ((rc = common_status(g, rp, what)) == 0)
+			rc = unexpected_status(g, rp, what);
+		reply_clear(rp);
+		return rc;
 	}
-	if (!json_is_object(rp->json))
+	if (!json_is_object(rp->json)) {
+		reply_clear(rp);
 		return gh_err(g, LEASE_EINTERNAL, "GitHub's GraphQL answer is not JSON while %s",
 		              what);
+	}
 	return 0;
 }
 
