@@ -1150,6 +1150,12 @@ static void gh_free(lease_transport *t)
 	free(g);
 }
 
+void lease_github_set_rest_only(lease_transport *t)
+{
+	if (t && t->free == gh_free)
+		((gh_transport *)t)->sight = GQL_BLIND;
+}
+
 /* ---- construction ------------------------------------------------------------- */
 
 static char *strip_slash(const char *s)
