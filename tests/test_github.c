@@ -615,6 +615,13 @@ START_TEST(time_base_is_date_header)
 	start(&o);
 	ck_assert_int_eq(lease_store_skew_margin(st), 5);
 	ck_assert_int_eq(lease_store_ttl_min(st), 60);
+	/* before any answer: the local clock, no request spent on it */
+	now = lease_store_now(st);
+	ck_assert_int_le(now, (int64_t)time(NULL) + 1);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_ANY), 0);
+	memset(&s, 0, sizeof(s));
+	ck_assert_int_eq(lease_fetch_ref(&s, st, "t"), 0);
+	lease_ref_state_clear(&s);
 	now = lease_store_now(st);
 	ck_assert_int_ge(now, (int64_t)time(NULL) + 4990);
 	ck_assert_int_le(now, (int64_t)time(NULL) + 5010);

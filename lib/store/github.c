@@ -1123,10 +1123,8 @@ static int gh_now(lease_transport *t, int64_t *out)
 {
 	gh_transport *g = (gh_transport *)t;
 
-	/* Before any answer there is no Date header yet: ask for the repository
-	 * id (needed anyway) to get one. */
-	if (g->date_ms <= 0)
-		(void)ensure_repo_id(g);
+	/* Before the first answer there is no Date header: the local clock (no
+	 * request is spent on it; every operation reads before it decides). */
 	*out = server_now(g);
 	return 0;
 }
