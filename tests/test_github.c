@@ -551,7 +551,7 @@ START_TEST(F10_path_collision_422_reread)
 		lease_oid_tohex(hex, &a);
 		ck_assert_int_eq(fakegh_set_ref(fk, "refs/leases/a/b", hex), 0);
 	}
-	ck_assert_int_eq(lease_cas_create(st, "a", &a), LEASE_EINVALID);
+	ck_assert_int_eq(lease_cas_create(st, "a", &a), LEASE_ECONFIG);
 	ck_assert_ptr_nonnull(strstr(lease_store_last_error(st), "422"));
 	ck_assert_int_eq(lease_store_last_cas_error(st)->outcome, LEASE_OUTCOME_KNOWN);
 	/* and a '/' in a name is refused before any I/O */

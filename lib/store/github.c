@@ -802,10 +802,11 @@ static int gh_create_ref(lease_transport *t, const char *refname, const lease_oi
 			return rc;
 		if (present)
 			return gh_err(g, LEASE_EEXISTS, "%s exists (422 %s)", refname, msg);
-		return gh_err(g, LEASE_EINVALID,
-		              "GitHub refused to create %s (422 %s); the ref is absent: a ref "
-		              "named like a path prefix of it may exist",
-		              refname, msg);
+		return gh_err(g, LEASE_ECONFIG,
+		              "GitHub refused to create %s (422 %s) and it does not exist: "
+		              "another ref of the repository collides with it as a path (for "
+		              "example %s/...); remove that ref",
+		              refname, msg, refname);
 	} else if ((rc = common_status(g, &rp, "creating a ref")) == 0) {
 		rc = unexpected_status(g, &rp, "creating a ref");
 	}
