@@ -230,6 +230,27 @@ START_TEST(request_counts_per_primitive)
 }
 END_TEST
 
+/* A fresh process whose namespace already holds a lease: GraphQL proves in
+ * the same answer that it sees refs/<ns>/, so an absence costs one request. */
+START_TEST(absent_read_in_seen_namespace_one_request)
+{
+	lease_store *s2 = NULL;
+	lease_ref_state s;
+	lease_oid a;
+
+	memset(&s, 0, sizeof(s));
+	commit(&a, "other", NULL);
+	ck_assert_int_eq(lease_cas_create(st, "other", &a), 0);
+	ck_assert_int_eq(open_store(&s2, CANARY, 5, 2000), 0);
+	fakegh_reset_counts(fk);
+	ck_assert_int_eq(lease_fetch_ref(&s, s2, "newname"), 0);
+	ck_assert_int_eq(s.present, 0);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_ANY), 1);
+	lease_ref_state_clear(&s);
+	lease_store_free(s2);
+}
+END_TEST
+
 /* fetch_namespace: one matching-refs + ceil(N/100) GraphQL batches, with
  * each lease's commit and parent; invalid names and blobs reported. */
 START_TEST(namespace_listing_batches)
@@ -843,6 +864,7 @@ Suite *github_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, cycle_create_read_replace_delete);
 	tcase_add_test(tc, request_counts_per_primitive);
+	tcase_add_test(tc, absent_read_in_seen_namespace_one_request);
 	tcase_add_test(tc, namespace_listing_batches);
 	tcase_add_test(tc, cas_mismatches);
 	tcase_add_test(tc, read_lag_polled_within_window);

@@ -877,23 +877,65 @@ static int gh_delete_ref(lease_transport *t, const char *refname, const lease_oi
 }
 
 /* GraphQL read: repository id + ref target with its message in one answer. */
+/* Drop GraphQL errors about the optional @p alias field (its answer is a
+ * hint only); 1 when any was dropped. */
+static int drop_alias_errors(json_t *json, const char *alias)
+{
+	json_t *errs = json_object_get(json, "errors"), *e, *p;
+	size_t i, k;
+	int dropped = 0;
+
+	for (i = json_array_size(errs); i-- > 0;) {
+		e = json_array_get(errs, i);
+		json_array_foreach(json_object_get(e, "path"), k, p)
+		{
+			if (json_is_string(p) && strcmp(json_string_value(p), alias) == 0) {
+				json_array_remove(errs, i);
+				dropped = 1;
+				break;
+			}
+		}
+	}
+	if (dropped && json_array_size(errs) == 0)
+		json_object_del(json, "errors");
+	return dropped;
+}
+
+/* GraphQL read: repository id + ref target with its message in one answer.
+ * While GraphQL has not yet shown that it sees refs/<ns>/, the same query
+ * also counts the namespace's refs (@p ns_seen: 1 when it has any). */
 static int gql_read_ref(gh_transport *g, const char *refname, int *present, lease_oid *oid,
-                        int *has_commit, lease_commit *commit_out)
+                        int *has_commit, lease_commit *commit_out, int *ns_seen)
 {
 	static const char q[] =
 	        "query($owner:String!,$name:String!,$ref:String!){repository(owner:$owner,"
 	        "name:$name){id ref(qualifiedName:$ref){name target{__typename oid ...on "
 	        "Commit{message committedDate parents(first:1){nodes{oid}}}}}}}";
+	static const char q_ns[] =
+	        "query($owner:String!,$name:String!,$ref:String!,$ns:String!){repository("
+	        "owner:$owner,name:$name){id nsrefs:refs(refPrefix:$ns,first:1){totalCount} "
+	        "ref(qualifiedName:$ref){name target{__typename oid ...on Commit{message "
+	        "committedDate parents(first:1){nodes{oid}}}}}}}";
+	char ns[320];
+	const char *slash = strrchr(refname, '/');
 	gh_reply rp;
-	json_t *vars, *repo, *ref, *target;
-	int rc;
+	json_t *vars, *repo, *ref, *target, *count;
+	int rc, probe = g->sight == GQL_UNKNOWN;
 
-	if (!(vars = json_pack("{ssssss}", "owner", g->owner, "name", g->repo, "ref", refname)))
+	*ns_seen = 0;
+	snprintf(ns, sizeof(ns), "%.*s", (int)(slash - refname + 1), refname);
+	vars = probe ? json_pack("{s:s, s:s, s:s, s:s}", "owner", g->owner, "name", g->repo, "ref",
+	                         refname, "ns", ns)
+	             : json_pack("{s:s, s:s, s:s}", "owner", g->owner, "name", g->repo, "ref",
+	                         refname);
+	if (!vars)
 		return LEASE_ENOMEM;
-	rc = gql_post(g, &rp, q, vars, 1, "reading a ref");
+	rc = gql_post(g, &rp, probe ? q_ns : q, vars, 1, "reading a ref");
 	json_decref(vars);
 	if (rc < 0)
 		return rc;
+	if (probe)
+		drop_alias_errors(rp.json, "nsrefs");
 	if ((rc = gql_common_errors(g, rp.json, "reading a ref")) < 0)
 		goto out;
 	repo = json_object_get(json_object_get(rp.json, "data"), "repository");
@@ -903,6 +945,8 @@ static int gql_read_ref(gh_transport *g, const char *refname, int *present, leas
 		goto out;
 	}
 	remember_repo_id(g, repo);
+	count = json_object_get(json_object_get(repo, "nsrefs"), "totalCount");
+	*ns_seen = json_is_integer(count) && json_integer_value(count) > 0;
 	ref = json_object_get(repo, "ref");
 	if (json_is_null(ref) || !ref) {
 		*present = 0;
@@ -927,7 +971,7 @@ static int gh_read_ref(lease_transport *t, const char *refname, int *present, le
 {
 	gh_transport *g = (gh_transport *)t;
 	lease_oid rest_oid;
-	int rc, rest_present = 0;
+	int rc, rest_present = 0, ns_seen = 0;
 
 	*present = 0;
 	*has_commit = 0;
@@ -937,16 +981,16 @@ static int gh_read_ref(lease_transport *t, const char *refname, int *present, le
 		return rc;
 	if (g->sight == GQL_BLIND)
 		return rest_read_ref(g, refname, present, oid);
-	if ((rc = gql_read_ref(g, refname, present, oid, has_commit, commit_out)) < 0)
+	if ((rc = gql_read_ref(g, refname, present, oid, has_commit, commit_out, &ns_seen)) < 0)
 		return rc;
-	if (*present) {
+	if (*present || ns_seen) {
 		g->sight = GQL_SEES;
 		return 0;
 	}
 	if (g->sight == GQL_SEES)
 		return 0;
-	/* Until GraphQL has shown one ref of the namespace, confirm an absence
-	 * by REST: GraphQL may not see refs outside heads/ and tags/. */
+	/* Until GraphQL has shown a ref of the namespace, confirm an absence by
+	 * REST: GraphQL may not see refs outside heads/ and tags/ (§9). */
 	if ((rc = rest_read_ref(g, refname, &rest_present, &rest_oid)) < 0)
 		return rc;
 	if (rest_present) {

@@ -722,6 +722,24 @@ static void gql_query(fakegh *f, struct answer *a, const char *q, json_t *vars)
 			json_object_set_new(repo, "ref", json_null());
 		}
 	}
+	if (strstr(q, "refs(refPrefix:")) {
+		/* nsrefs:refs(refPrefix:$ns,first:1){totalCount} */
+		const char *ns = json_string_value(json_object_get(vars, "ns"));
+		git_reference_iterator *it = NULL;
+		git_reference *r = NULL;
+		json_int_t n = 0;
+		if (ns &&
+		    (!f->gql_blind || strncmp(ns, "refs/heads/", 11) == 0 ||
+		     strncmp(ns, "refs/tags/", 10) == 0) &&
+		    git_reference_iterator_new(&it, f->repo) == 0) {
+			while (git_reference_next(&r, it) == 0) {
+				n += strncmp(git_reference_name(r), ns, strlen(ns)) == 0;
+				git_reference_free(r);
+			}
+			git_reference_iterator_free(it);
+		}
+		json_object_set_new(repo, "nsrefs", json_pack("{s:I}", "totalCount", n));
+	}
 	gql_objects(f, q, vars, repo);
 	answer_json(a, 200, json_pack("{s:{s:o}}", "data", "repository", repo));
 }
