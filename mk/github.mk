@@ -1,0 +1,10 @@
+# GitHub backend: the fake GitHub server (tests/support/fakegh.c) needs
+# libmicrohttpd, in the Check runner and in the standalone build/tools/fakegh.
+MHD_CFLAGS = $(shell pkg-config --cflags libmicrohttpd)
+MHD_LIBS   = $(shell pkg-config --libs libmicrohttpd) -lpthread
+CHECK_LIBS += $(MHD_LIBS)
+
+$(BUILD)/tools/fakegh: tests/tools/fakegh.c tests/support/fakegh.c tests/support/fakegh.h $(LIBA)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(MHD_CFLAGS) -Itests -o $@ tests/tools/fakegh.c tests/support/fakegh.c \
+	      $(LIBA) $(SANLD) $(PKG_LIBS) $(MHD_LIBS)
