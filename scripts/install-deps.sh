@@ -1,15 +1,24 @@
 #!/bin/sh
 # Install the Debian 12 packages reflease builds and tests with, when missing.
 # Idempotent and quick when everything is present (one dpkg-query).
+#   install-deps.sh          everything the build, tests and lint use
+#   install-deps.sh --build  only what building the binary needs (the GitHub Action)
 set -eu
 PKGS="build-essential pkg-config git libgit2-dev libjansson-dev libcurl4-openssl-dev check
       faketime libmicrohttpd-dev gcovr clang-format cppcheck shellcheck groff-base man-db
       spin jq python3 clang libclang-rt-14-dev"
+BUILD_PKGS="build-essential pkg-config libgit2-dev libjansson-dev libcurl4-openssl-dev"
+[ "${1:-}" = --build ] && PKGS=$BUILD_PKGS
 missing=""
 for p in $PKGS; do
   st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
   case "$st" in *"install ok installed"*) ;; *) missing="$missing $p" ;; esac
 done
+# make lint-action and the action tests run npm: Debian's nodejs + npm when there is no npm
+# (a Node.js install that bundles npm, e.g. NodeSource's, conflicts with Debian's npm package)
+if [ "${1:-}" != --build ] && ! command -v npm >/dev/null 2>&1; then
+  missing="$missing nodejs npm"
+fi
 [ -z "$missing" ] && exit 0
 echo "install-deps: installing:$missing" >&2
 SUDO=""

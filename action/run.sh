@@ -1,0 +1,306 @@
+#!/usr/bin/env bash
+# The reflease action's command step (action.yml): runs one reflease command
+# from the INPUT_* variables that action.yml maps from the action's inputs.
+#
+# Safety: inputs arrive only as environment variables and are passed to the
+# binary as separate argv words; nothing here evaluates them. INPUT_ARGS is
+# split on blanks (spaces, tabs, newlines) by `read -ra`: no quotes, no
+# globbing, no expansion. The lease token travels in REFLEASE_LEASE_TOKEN and
+# the GitHub token in REFLEASE_GITHUB_TOKEN, never on a command line.
+#
+# Outputs (cli.md, GitHub Actions): the binary itself appends lease-token,
+# status, oid and expires-at to $GITHUB_OUTPUT for the lease commands; for
+# run they are read from its --json-file; for reconcile and migrate status is
+# ok (exit 0), found (exit 1: something at or above --fail-on) or error.
+# A failure is also an ::error annotation; each lease command adds one line to
+# the job summary (reconcile and migrate write their own summary).
+#
+# acquire with heartbeat true starts `reflease heartbeat --every ttl/3`
+# detached (setsid, nohup) with its pid, exit status and log under
+# $RUNNER_TEMP/reflease-heartbeat.<namespace>.<name>.*; release stops it first.
+set -uo pipefail
+
+root=${GITHUB_ACTION_PATH:-$(cd "$(dirname "$0")/.." && pwd)}
+bin="$root/build/reflease"
+tmp=${RUNNER_TEMP:-${TMPDIR:-/tmp}}
+
+cmd=${INPUT_COMMAND:-}
+name=${INPUT_NAME:-}
+ttl=${INPUT_TTL:-}
+phase=${INPUT_PHASE:-}
+wait_s=${INPUT_WAIT:-}
+ns=${INPUT_NAMESPACE:-}
+heartbeat=${INPUT_HEARTBEAT:-false}
+extra=()
+# -d '': read every line (a multi-line `args:` too); read's status is 1 at end of input.
+read -ra extra -d '' <<<"${INPUT_ARGS:-}" || true
+
+# ---- workflow commands --------------------------------------------------------------
+
+# Escape text for a workflow command's message (%, CR, LF), so no text can end
+# the command early or start another one.
+esc() {
+  local v=$1
+  v=${v//'%'/%25}
+  v=${v//$'\r'/%0D}
+  v=${v//$'\n'/%0A}
+  printf '%s' "$v"
+}
+# ... and for a property value (title=...), where ':' and ',' are separators too.
+esc_prop() {
+  local v
+  v=$(esc "$1")
+  v=${v//:/%3A}
+  v=${v//,/%2C}
+  printf '%s' "$v"
+}
+annotate() { # LEVEL TITLE MESSAGE
+  printf '::%s title=%s::%s\n' "$1" "$(esc_prop "$2")" "$(esc "$3")"
+}
+output() { # KEY VALUE (one line; values are ids, hex and timestamps)
+  [ -n "${GITHUB_OUTPUT:-}" ] || return 0
+  printf '%s=%s\n' "$1" "${2//$'\n'/ }" >>"$GITHUB_OUTPUT"
+}
+summary() { # LINE
+  [ -n "${GITHUB_STEP_SUMMARY:-}" ] || return 0
+  printf '%s\n' "$1" >>"$GITHUB_STEP_SUMMARY"
+}
+usage_error() {
+  annotate error "reflease $cmd" "$1"
+  echo "reflease action: $1" >&2
+  output status error
+  exit 64
+}
+
+# The meaning of an exit status (cli.md, Exit status).
+meaning() {
+  case $1 in
+  1) echo "found something at or above --fail-on" ;;
+  3) echo "the lease is held" ;;
+  4) echo "not the holder, or the lease expired or was lost" ;;
+  64) echo "usage error" ;;
+  65) echo "malformed payload" ;;
+  69) echo "store unreachable" ;;
+  70) echo "internal error" ;;
+  75) echo "temporary failure (CAS conflict, not verified, rate limited)" ;;
+  77) echo "permission denied (does the job have contents: write?)" ;;
+  78) echo "configuration error" ;;
+  129 | 130 | 143) echo "interrupted" ;;
+  *) echo "exit status $1" ;;
+  esac
+}
+
+# ---- inputs ---------------------------------------------------------------------------
+
+case $cmd in
+acquire | heartbeat | transition | release | run | status)
+  [ -n "$name" ] || usage_error "command $cmd needs the name input"
+  ;;
+reconcile | migrate) ;;
+'') usage_error "the command input is required" ;;
+*) usage_error "unknown command '$cmd' (acquire, heartbeat, transition, release, run, status, reconcile, migrate)" ;;
+esac
+case ${heartbeat,,} in
+true) heartbeat=true ;;
+false | '') heartbeat=false ;;
+*) usage_error "heartbeat must be true or false, not '$heartbeat'" ;;
+esac
+if [ "$heartbeat" = true ] && [ "$cmd" != acquire ]; then
+  annotate warning "reflease $cmd" "heartbeat: true applies to command acquire only; ignored"
+fi
+seconds() { # INPUT VALUE: empty, or whole seconds (the binary checks the range)
+  case $2 in
+  *[!0-9]*) usage_error "$1 must be whole seconds, not '$2'" ;;
+  esac
+}
+seconds ttl "$ttl"
+seconds wait "$wait_s"
+[ -x "$bin" ] || usage_error "reflease is not built at $bin"
+
+# A matrix job's legs share repository, run, attempt and job: the matrix index
+# tells them apart (protocol.md §5: the Action passes it in REFLEASE_OWNER).
+if [ -z "${REFLEASE_OWNER:-}" ] && [ "${GITHUB_ACTIONS:-}" = true ] &&
+  [ "${REFLEASE_JOB_TOTAL:-1}" -gt 1 ] 2>/dev/null; then
+  export REFLEASE_OWNER="${GITHUB_REPOSITORY:-?}/${GITHUB_RUN_ID:-?}/${GITHUB_RUN_ATTEMPT:-1}/${GITHUB_JOB:-?}/${REFLEASE_JOB_INDEX:-0}"
+fi
+if [ -n "${INPUT_LEASE_TOKEN:-}" ]; then
+  export REFLEASE_LEASE_TOKEN="$INPUT_LEASE_TOKEN"
+fi
+
+argv=("$bin")
+[ -z "$ns" ] || argv+=(--namespace "$ns")
+ttlopt=()
+[ -z "$ttl" ] || ttlopt=(--ttl "$ttl")
+opts=("${ttlopt[@]}")
+
+# ---- the background heartbeat ---------------------------------------------------------
+
+hb="$tmp/reflease-heartbeat.${ns:-${REFLEASE_NAMESPACE:-leases}}.$name"
+
+# Is PID our heartbeat process for this lease (not a recycled pid)?
+is_heartbeat() {
+  local c
+  [ -r "/proc/$1/cmdline" ] || return 1
+  c=$(tr '\0' ' ' <"/proc/$1/cmdline")
+  case $c in *" heartbeat "*" -- $name ") return 0 ;; esac
+  return 1
+}
+
+# Stop the background heartbeat of this lease, if one was started; report how it
+# ended. Exit 143 is our own SIGTERM; anything else means it had stopped by itself.
+stop_heartbeat() {
+  local pid rc i
+  [ -f "$hb.pid" ] || return 0
+  pid=$(cat "$hb.pid")
+  if [ ! -f "$hb.rc" ] && is_heartbeat "$pid"; then
+    kill -TERM "$pid" 2>/dev/null || true
+    for ((i = 0; i < 300; i++)); do
+      [ -f "$hb.rc" ] && break
+      sleep 0.1
+    done
+    if [ ! -f "$hb.rc" ] && is_heartbeat "$pid"; then
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+  fi
+  rc=$(cat "$hb.rc" 2>/dev/null || echo unknown)
+  echo "reflease: background heartbeat of $name stopped (exit $rc); its log:"
+  tail -n 20 "$hb.log" 2>/dev/null | sed 's/^/  | /'
+  case $rc in
+  143 | 130 | 129) ;;
+  *)
+    annotate warning "reflease heartbeat $name" \
+      "the background heartbeat had already stopped: $(meaning "$rc") (exit $rc)"
+    ;;
+  esac
+  rm -f "$hb.pid" "$hb.rc" "$hb.log"
+}
+
+start_heartbeat() {
+  local token every i t=${ttl:-300}
+  token=$(sed -n 's/^lease-token=//p' "${GITHUB_OUTPUT:-/dev/null}" | tail -n 1)
+  if [ -z "$token" ]; then
+    annotate error "reflease acquire $name" "heartbeat: no lease token to heartbeat with"
+    return 70
+  fi
+  every=$((t / 3))
+  stop_heartbeat
+  rm -f "$hb.pid" "$hb.rc"
+  # Not a step any more once detached: no step outputs or summary from it.
+  # shellcheck disable=SC2016 # the inner script expands its own arguments
+  REFLEASE_LEASE_TOKEN=$token GITHUB_OUTPUT='' GITHUB_STEP_SUMMARY='' \
+    setsid nohup bash -c '
+      f=$1; shift
+      "$@" &
+      echo $! >"$f.pid.tmp" && mv "$f.pid.tmp" "$f.pid"
+      wait $!
+      echo $? >"$f.rc.tmp" && mv "$f.rc.tmp" "$f.rc"' \
+    reflease-heartbeat "$hb" "${argv[@]}" heartbeat "${ttlopt[@]}" --every "$every" -- "$name" \
+    </dev/null >"$hb.log" 2>&1 &
+  for ((i = 0; i < 50; i++)); do
+    [ -f "$hb.pid" ] && break
+    sleep 0.1
+  done
+  sleep 0.5
+  if [ ! -f "$hb.pid" ] || [ -f "$hb.rc" ]; then
+    cat "$hb.log" >&2 2>/dev/null
+    annotate error "reflease acquire $name" "the background heartbeat did not start"
+    return 70
+  fi
+  echo "reflease: heartbeat of $name every ${every}s in the background (pid $(cat "$hb.pid"), log $hb.log); command: release stops it"
+  summary "  - heartbeat every ${every}s in the background until \`release\`"
+}
+
+# ---- the command ----------------------------------------------------------------------
+
+case $cmd in
+acquire)
+  [ -z "$phase" ] || opts+=(--phase "$phase")
+  [ -z "$wait_s" ] || opts+=(--wait "$wait_s")
+  argv+=(acquire "${opts[@]}" "${extra[@]}" -- "$name")
+  ;;
+heartbeat | release | status)
+  [ "$cmd" != release ] || stop_heartbeat
+  [ "$cmd" = heartbeat ] || opts=()
+  argv+=("$cmd" "${opts[@]}" "${extra[@]}" -- "$name")
+  ;;
+transition)
+  [ -n "$phase" ] || usage_error "command transition needs the phase input"
+  argv+=(transition --to "$phase" "${extra[@]}" -- "$name")
+  ;;
+run)
+  [ ${#extra[@]} -gt 0 ] || usage_error "command run needs the command to run in the args input"
+  [ -z "$wait_s" ] || opts+=(--wait "$wait_s")
+  jf="$tmp/reflease-run.$$.json"
+  rm -f "$jf"
+  argv+=(run "${opts[@]}" --json-file "$jf" -- "$name" -- "${extra[@]}")
+  ;;
+reconcile | migrate)
+  argv+=("$cmd" "${extra[@]}")
+  ;;
+esac
+
+outbefore=0
+[ -z "${GITHUB_OUTPUT:-}" ] || outbefore=$(grep -c '^status=' "$GITHUB_OUTPUT" 2>/dev/null)
+errf="$tmp/reflease-stderr.$$"
+if [ "$cmd" = run ]; then
+  # the guarded command's output stays live; the result comes from --json-file
+  "${argv[@]}"
+  rc=$?
+  field() { sed -n "s/.*\"$1\":\"\\([^\"]*\\)\".*/\\1/p" "$jf" 2>/dev/null | head -n 1; }
+  st=$(field status)
+  output status "${st:-error}"
+  output oid "$(field oid)"
+  output expires-at "$(field expires_at)"
+  rm -f "$jf"
+else
+  "${argv[@]}" 2>"$errf"
+  rc=$?
+  cat "$errf" >&2
+fi
+
+# ---- status, annotations, summary -----------------------------------------------------
+
+case $cmd in
+reconcile | migrate)
+  case $rc in 0) st=ok ;; 1) st=found ;; *) st=error ;; esac
+  output status "$st"
+  ;;
+run) ;;
+*)
+  st=error
+  if [ -n "${GITHUB_OUTPUT:-}" ]; then
+    outafter=$(grep -c '^status=' "$GITHUB_OUTPUT" 2>/dev/null)
+    if [ "${outafter:-0}" -gt "${outbefore:-0}" ]; then
+      st=$(sed -n 's/^status=//p' "$GITHUB_OUTPUT" | tail -n 1)
+    else
+      output status error
+    fi
+  fi
+  ;;
+esac
+
+failed=$((rc != 0))
+case $cmd in
+reconcile | migrate) [ "$rc" -ne 1 ] || failed=0 ;; # the binary annotated what it found
+esac
+if [ "$failed" -eq 1 ]; then
+  why=""
+  [ ! -f "$errf" ] || why=$(grep -v '^::' "$errf" | sed '/^[[:space:]]*$/d' | tail -n 1)
+  annotate error "reflease $cmd${name:+ $name}" \
+    "reflease $cmd${name:+ $name}: $(meaning "$rc") (exit $rc)${why:+: $why}"
+fi
+rm -f "$errf"
+
+case $cmd in
+reconcile | migrate) ;;
+*)
+  exp=""
+  [ -z "${GITHUB_OUTPUT:-}" ] || exp=$(sed -n 's/^expires-at=//p' "$GITHUB_OUTPUT" | tail -n 1)
+  summary "- **reflease $cmd** \`$name\`: $st${exp:+, expires $exp} (exit $rc)"
+  ;;
+esac
+
+if [ "$cmd" = acquire ] && [ "$heartbeat" = true ] && [ "$rc" -eq 0 ]; then
+  start_heartbeat || rc=$?
+fi
+exit "$rc"
