@@ -127,8 +127,9 @@ if [ -n "${INPUT_LEASE_TOKEN:-}" ]; then
   export REFLEASE_LEASE_TOKEN="$INPUT_LEASE_TOKEN"
 fi
 
-argv=("$bin")
-[ -z "$ns" ] || argv+=(--namespace "$ns")
+base=("$bin")
+[ -z "$ns" ] || base+=(--namespace "$ns")
+argv=("${base[@]}")
 ttlopt=()
 [ -z "$ttl" ] || ttlopt=(--ttl "$ttl")
 opts=("${ttlopt[@]}")
@@ -194,7 +195,7 @@ start_heartbeat() {
       echo $! >"$f.pid.tmp" && mv "$f.pid.tmp" "$f.pid"
       wait $!
       echo $? >"$f.rc.tmp" && mv "$f.rc.tmp" "$f.rc"' \
-    reflease-heartbeat "$hb" "${argv[@]}" heartbeat "${ttlopt[@]}" --every "$every" -- "$name" \
+    reflease-heartbeat "$hb" "${base[@]}" heartbeat "${ttlopt[@]}" --every "$every" -- "$name" \
     </dev/null >"$hb.log" 2>&1 &
   for ((i = 0; i < 50; i++)); do
     [ -f "$hb.pid" ] && break
@@ -301,6 +302,12 @@ reconcile | migrate) ;;
 esac
 
 if [ "$cmd" = acquire ] && [ "$heartbeat" = true ] && [ "$rc" -eq 0 ]; then
-  start_heartbeat || rc=$?
+  if ! start_heartbeat; then
+    # a lease this job cannot keep alive is given back at once
+    REFLEASE_LEASE_TOKEN=$(sed -n 's/^lease-token=//p' "${GITHUB_OUTPUT:-/dev/null}" | tail -n 1) \
+      "${base[@]}" release -- "$name" >&2 || true
+    output status error
+    rc=70
+  fi
 fi
 exit "$rc"

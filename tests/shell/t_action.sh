@@ -1,0 +1,249 @@
+#!/bin/sh
+# The composite action (action.yml + action/run.sh) run step by step by
+# tests/action/harness.mjs in a simulated Actions environment (GITHUB_ACTIONS,
+# GITHUB_OUTPUT, GITHUB_STEP_SUMMARY, GITHUB_REPOSITORY, RUNNER_TEMP, the
+# inputs mapped as action.yml maps them) against the fake GitHub server
+# (build/tools/fakegh): acquire with heartbeat true -> a background heartbeat
+# lands -> heartbeat -> transition -> release (stops it), run, status, a held
+# lease, the matrix owner, input injection, and reconcile (summary and
+# annotations). Every output, the job summary and the annotations are checked.
+set -eu
+root=$(cd "$(dirname "$0")/../.." && pwd)
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  echo "t_action: SKIP: node/npm are not installed (scripts/install-deps.sh installs them)"
+  exit 0
+fi
+if [ ! -d "$root/node_modules/yaml" ]; then
+  (cd "$root" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+fi
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+
+# The action's directory as the runner lays it out, with the binary under test
+# where the (skipped, cache-hit) build step would have put it.
+ap="$TMPDIR/action-path"
+mkdir -p "$ap/build" "$TMPDIR/runner-temp"
+for f in action.yml action scripts Makefile mk lib cmd; do ln -s "$root/$f" "$ap/$f"; done
+ln -s "$REFLEASE" "$ap/build/reflease"
+
+CANARY="ghs_ACTIONcanary0123456789abcdefCANARY"
+"$BUILD/tools/fakegh" --token "$CANARY" --repo "$TMPDIR/gh.git" --port-file "$TMPDIR/port" \
+  >/dev/null 2>"$TMPDIR/fake.err" &
+fpid=$!
+cleanup() {
+  for p in "$TMPDIR"/runner-temp/reflease-heartbeat.*.pid; do
+    [ -f "$p" ] && kill "$(cat "$p")" 2>/dev/null
+  done
+  kill "$fpid" 2>/dev/null || true
+}
+trap cleanup EXIT INT TERM
+i=0
+while [ ! -s "$TMPDIR/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+port=$(cat "$TMPDIR/port")
+export GITHUB_API_URL="http://127.0.0.1:$port" GITHUB_GRAPHQL_URL="http://127.0.0.1:$port/graphql"
+export GITHUB_ACTIONS=true GITHUB_REPOSITORY=octo/leases GITHUB_RUN_ID=42 GITHUB_RUN_ATTEMPT=1
+export GITHUB_JOB=deploy RUNNER_NAME=runner-1 RUNNER_TEMP="$TMPDIR/runner-temp"
+export HARNESS_JOB_SUMMARY="$TMPDIR/job-summary.md"
+# the GitHub token reaches the binary only through the action's token input
+unset GITHUB_TOKEN REFLEASE_GITHUB_TOKEN REFLEASE_STORE REFLEASE_OWNER REFLEASE_HOST \
+  REFLEASE_NAMESPACE REFLEASE_LEASE_TOKEN 2>/dev/null || true
+log="$TMPDIR/all.log"
+: >"$log"
+
+fail() { echo "FAIL: $*" >&2; echo "--- harness log (tail)" >&2; tail -n 30 "$TMPDIR/h.log" >&2; exit 1; }
+# act WITH_JSON [harness options]: run the action; result in $TMPDIR/r.json, status in $st
+act() {
+  w=$1; shift
+  st=0
+  node "$root/tests/action/harness.mjs" --action-path "$ap" --with "$w" \
+    --result "$TMPDIR/r.json" --github-token "$CANARY" "$@" >"$TMPDIR/h.log" 2>&1 || st=$?
+  cat "$TMPDIR/h.log" "$TMPDIR/r.json" >>"$log" 2>/dev/null || true
+}
+# q PATH: a field of the last result ("" when absent; objects as JSON)
+q() {
+  node -e 'const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+let v = r; for (const p of process.argv[2].split(".")) v = v == null ? v : v[p];
+console.log(v == null ? "" : typeof v === "object" ? JSON.stringify(v) : String(v));' \
+    "$TMPDIR/r.json" "$1"
+}
+expect() { [ "$st" -eq "$1" ] || fail "expected exit $1, got $st: $2"; }
+is() { v=$(q "$1"); [ "$v" = "$2" ] || fail "$1 = '$v', expected '$2' ($3)"; }
+like() { v=$(q "$1"); printf '%s' "$v" | grep -Eq -- "$2" || fail "$1 = '$v' does not match /$2/ ($3)"; }
+unlike() { v=$(q "$1"); ! printf '%s' "$v" | grep -Eq -- "$2" || fail "$1 = '$v' matches /$2/ ($3)"; }
+hex() { like "$1" "^[0-9a-f]{$2}\$" "$3"; }
+stamp='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$'
+status_json() { # the lease as reflease sees it (outside the action)
+  REFLEASE_GITHUB_TOKEN=$CANARY "$REFLEASE" --json status "$1" 2>>"$log"
+}
+field() { sed -n "s/.*\"$1\":\"\\([^\"]*\\)\".*/\\1/p" | head -n 1; }
+
+# 1. acquire with heartbeat: every output, the summary line, the default owner
+act '{"command":"acquire","name":"deploy","ttl":"60","heartbeat":"true"}'
+expect 0 "acquire"
+is outputs.status acquired "acquire status"
+hex outputs.lease-token 32 "acquire token"
+hex outputs.oid 40 "acquire oid"
+like outputs.expires-at "$stamp" "acquire expires-at"
+is steps.1.cache-hit true "cache hit: the build step is skipped"
+is steps.2.outcome skipped "build step"
+like steps.1.key '^reflease-[a-z]+-[0-9.]+-[a-z0-9_]+-[0-9a-f]{32}$' "cache key"
+like summary 'reflease acquire\*\* `deploy`: acquired, expires ' "summary line"
+like summary 'heartbeat every 20s in the background' "summary: heartbeat"
+is annotations '[]' "no annotation on success"
+tok=$(q outputs.lease-token)
+oid1=$(q outputs.oid)
+pidf="$RUNNER_TEMP/reflease-heartbeat.leases.deploy.pid"
+[ -f "$pidf" ] || fail "no heartbeat pid file under RUNNER_TEMP"
+hbpid=$(cat "$pidf")
+kill -0 "$hbpid" 2>/dev/null || fail "background heartbeat not running"
+tr '\0' ' ' <"/proc/$hbpid/cmdline" | grep -q -- "heartbeat --ttl 60 --every 20 -- deploy" ||
+  fail "heartbeat command line: $(tr '\0' ' ' <"/proc/$hbpid/cmdline")"
+tr '\0' ' ' <"/proc/$hbpid/cmdline" | grep -q "$tok" && fail "lease token on a command line"
+s=$(status_json deploy)
+[ "$(printf '%s' "$s" | field owner)" = "octo/leases/42/1/deploy" ] || fail "owner: $s"
+[ "$(printf '%s' "$s" | field host)" = "runner-1" ] || fail "host: $s"
+
+# 1b. a lease that will be lost: broken and taken by another job while its
+# background heartbeat runs (the heartbeat notices at its next beat, within 20 s)
+act '{"command":"acquire","name":"lost","ttl":"60","heartbeat":"true"}'
+expect 0 "acquire lost"
+REFLEASE_GITHUB_TOKEN=$CANARY "$REFLEASE" break lost --force >>"$log" 2>&1 || fail "break"
+GITHUB_RUN_ID=44 act '{"command":"acquire","name":"lost","ttl":"60"}'
+expect 0 "another job takes the broken lease"
+
+# 2. another job (another run) cannot take it: exit 3, status held, an error annotation
+GITHUB_RUN_ID=43 act '{"command":"acquire","name":"deploy","ttl":"60"}'
+expect 3 "acquire of a held lease"
+is outputs.status held "held status"
+is outputs.lease-token "" "no token for a non-holder"
+like outputs.expires-at "$stamp" "held: expires-at of the holder"
+is annotations.0.level error "held: annotation level"
+is annotations.0.title "reflease acquire deploy" "held: annotation title"
+like annotations.0.message 'the lease is held \(exit 3\)' "held: annotation message"
+like summary 'acquire\*\* `deploy`: held' "held: summary"
+
+# 3. status through the action
+act '{"command":"status","name":"deploy"}'
+expect 0 "status"
+is outputs.status live "status live"
+is outputs.lease-token "" "status never shows the token"
+is outputs.oid "$oid1" "status oid"
+
+# 4. the background heartbeat lands (every 20 s) and keeps the token
+i=0
+while [ $i -lt 70 ]; do
+  oid=$(status_json deploy | field oid)
+  [ -n "$oid" ] && [ "$oid" != "$oid1" ] && break
+  sleep 0.5; i=$((i + 1))
+done
+[ "$oid" != "$oid1" ] || fail "no background heartbeat landed within 35 s"
+git --git-dir="$TMPDIR/gh.git" log -1 --format=%s "$oid" | grep -q heartbeat ||
+  fail "the new commit is not a heartbeat: $(git --git-dir="$TMPDIR/gh.git" log -1 --format=%s "$oid")"
+
+# 5. heartbeat and transition with the token output
+act "{\"command\":\"heartbeat\",\"name\":\"deploy\",\"lease-token\":\"$tok\"}"
+expect 0 "heartbeat"
+like outputs.status '^(renewed|not_due)$' "heartbeat status"
+is outputs.lease-token "$tok" "heartbeat keeps the token"
+hex outputs.oid 40 "heartbeat oid"
+act "{\"command\":\"transition\",\"name\":\"deploy\",\"lease-token\":\"$tok\",\"phase\":\"working\"}"
+expect 0 "transition"
+is outputs.status transitioned "transition status"
+is outputs.lease-token "$tok" "same owner, same host: token preserved"
+act "{\"command\":\"transition\",\"name\":\"deploy\",\"lease-token\":\"$tok\"}"
+expect 64 "transition without phase"
+is outputs.status error "usage error status"
+like annotations.0.message 'needs the phase input' "usage error annotation"
+
+# 6. release stops the background heartbeat first
+act "{\"command\":\"release\",\"name\":\"deploy\",\"lease-token\":\"$tok\"}"
+expect 0 "release"
+is outputs.status released "release status"
+is outputs.lease-token "" "no token after release"
+hex outputs.oid 40 "release oid"
+like steps.3.stdout 'background heartbeat of deploy stopped \(exit 143\)' "heartbeat stopped by release"
+is annotations '[]' "release: no annotation"
+[ ! -f "$pidf" ] || fail "pid file left after release"
+i=0
+while kill -0 "$hbpid" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+kill -0 "$hbpid" 2>/dev/null && fail "background heartbeat still running after release"
+[ "$(status_json deploy | field phase)" = released ] || fail "not released"
+act "{\"command\":\"release\",\"name\":\"deploy\",\"lease-token\":\"$tok\"}"
+expect 0 "second release"
+is outputs.status already_released "second release status"
+
+# 7. a lost lease (set up in 1b): its background heartbeat stopped by itself; release says so
+i=0
+while [ ! -f "$RUNNER_TEMP/reflease-heartbeat.leases.lost.rc" ] && [ $i -lt 70 ]; do
+  sleep 0.5; i=$((i + 1))
+done
+act '{"command":"release","name":"lost"}'
+expect 0 "release of a lost lease (no token: not_owner, nothing written)"
+is annotations.0.level warning "lost: warning annotation"
+like annotations.0.message 'background heartbeat had already stopped: not the holder.*\(exit 4\)' "lost"
+
+# 8. run around guarded work: the command's argv, environment, exit status
+cat >"$TMPDIR/guarded.sh" <<'EOF'
+printf '%s\n' "$REFLEASE_LEASE_NAME" "$REFLEASE_TRANSITIONS" "$@" >"$GUARD_OUT"
+exit "${GUARD_EXIT:-0}"
+EOF
+export GUARD_OUT="$TMPDIR/guarded.out"
+act "{\"command\":\"run\",\"name\":\"job\",\"ttl\":\"60\",\"args\":\"sh $TMPDIR/guarded.sh one \$(touch $TMPDIR/pwned) ;x\"}"
+expect 0 "run"
+is outputs.status released "run: released at the end"
+hex outputs.oid 40 "run oid"
+like outputs.expires-at "$stamp" "run expires-at"
+is outputs.lease-token "" "run: no token output"
+[ "$(sed -n 1p "$GUARD_OUT")" = job ] || fail "run: REFLEASE_LEASE_NAME: $(cat "$GUARD_OUT")"
+[ "$(sed -n 3p "$GUARD_OUT")" = one ] || fail "run: argv"
+[ "$(sed -n 4p "$GUARD_OUT")" = "\$(touch" ] || fail "run: args not split literally: $(cat "$GUARD_OUT")"
+[ "$(sed -n 6p "$GUARD_OUT")" = ";x" ] || fail "run: args not literal: $(cat "$GUARD_OUT")"
+[ ! -e "$TMPDIR/pwned" ] || fail "args were evaluated by a shell"
+like summary 'reflease run\*\* `job`: released' "run summary"
+GUARD_EXIT=7 act "{\"command\":\"run\",\"name\":\"job\",\"ttl\":\"60\",\"args\":\"sh $TMPDIR/guarded.sh\"}"
+expect 7 "run exits with the command's status"
+is outputs.status released "run (exit 7): still released"
+like annotations.0.message 'reflease run job: exit status 7' "run failure annotation"
+
+# 9. inputs are data, never code: a crafted name is a usage error
+act "{\"command\":\"acquire\",\"name\":\"x\$(touch $TMPDIR/pwned2)\\\"; touch $TMPDIR/pwned3\"}"
+expect 64 "crafted name"
+[ ! -e "$TMPDIR/pwned2" ] && [ ! -e "$TMPDIR/pwned3" ] || fail "name input was evaluated"
+act '{"command":"acquire","name":"x","nope":"1"}'
+expect 2 "an input action.yml does not declare"
+act '{"command":"bogus","name":"x"}'
+expect 64 "unknown command"
+like annotations.0.message "unknown command 'bogus'" "unknown command annotation"
+
+# 10. a matrix leg's owner carries the matrix index (protocol.md §5)
+act '{"command":"acquire","name":"matrix","ttl":"60"}' --job-index 1 --job-total 3
+expect 0 "matrix acquire"
+[ "$(status_json matrix | field owner)" = "octo/leases/42/1/deploy/1" ] ||
+  fail "matrix owner: $(status_json matrix)"
+act '{"command":"acquire","name":"matrix","ttl":"60"}' --job-index 2 --job-total 3
+expect 3 "another matrix leg of the same job is another owner"
+
+# 11. reconcile through the action: its summary and annotations
+if "$REFLEASE" reconcile --help >/dev/null 2>&1; then
+  act '{"command":"reconcile","args":"--fail-on warning"}'
+  expect 0 "reconcile, clean"
+  is outputs.status ok "reconcile ok"
+  like summary 'reflease reconcile' "reconcile summary"
+  unlike summary 'reflease reconcile\*\*' "no lease-command line for reconcile"
+  # a ref whose payload names another lease: name-mismatch (error)
+  git --git-dir="$TMPDIR/gh.git" update-ref refs/leases/impostor "$(status_json matrix | field oid)"
+  act '{"command":"reconcile"}'
+  expect 1 "reconcile finds an error"
+  is outputs.status found "reconcile found"
+  like summary 'impostor' "reconcile summary names the lease"
+  like annotations "\"level\":\"error\"" "reconcile error annotation"
+  like annotations "name-mismatch" "reconcile annotation id"
+  like annotations 'refs/leases/impostor' "reconcile annotation title"
+  unlike annotations 'reflease reconcile: exit' "no extra annotation for exit 1"
+else
+  echo "t_action: reconcile is not in this build; its part is not run"
+fi
+
+# the token canary: no step printed the GitHub token
+if grep -q "$CANARY" "$log"; then fail "the GitHub token was printed"; fi
+grep -q 'reflease acquire\*\* `deploy`: acquired' "$HARNESS_JOB_SUMMARY" || fail "job summary"
+echo "t_action: ok"
