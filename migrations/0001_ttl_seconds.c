@@ -18,7 +18,7 @@ static int64_t clamp(int64_t v, int64_t lo, int64_t hi)
 }
 
 static int apply_0001(lease_payload *p, lease_migrate_method *method,
-		      const lease_migration_input *in, char *err, size_t errlen)
+                      const lease_migration_input *in, char *err, size_t errlen)
 {
 	char nonce[LEASE_NONCE_HEXSZ + 1];
 	int rc;
@@ -27,7 +27,7 @@ static int apply_0001(lease_payload *p, lease_migrate_method *method,
 	if (p->version_major != 1 || p->version_minor != 0) {
 		if (err && errlen)
 			snprintf(err, errlen, "migration 0001 applies to 1.0.x, not %s",
-				 p->sdlc_version);
+			         p->sdlc_version);
 		return LEASE_EPAYLOAD;
 	}
 	if ((rc = lease_random_hex(nonce, LEASE_NONCE_HEXSZ / 2, in->random)) < 0)
@@ -55,13 +55,13 @@ static int apply_0001(lease_payload *p, lease_migrate_method *method,
 }
 
 const lease_migration lease_migration_0001 = {
-	"0001",
-	1,
-	0,
-	"1.1.0",
-	1,
-	1,
-	0,
-	"add ttl_seconds (commit-time, assumed or released), new nonce; expiry unchanged",
-	apply_0001,
+        "0001",
+        1,
+        0,
+        "1.1.0",
+        1,
+        1,
+        0,
+        "add ttl_seconds (commit-time, assumed or released), new nonce; expiry unchanged",
+        apply_0001,
 };

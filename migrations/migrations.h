@@ -31,15 +31,14 @@ typedef struct lease_migration_input {
  * @return 0, LEASE_EPAYLOAD (cannot be migrated), or LEASE_ENOMEM/randomness errors
  */
 typedef int (*lease_migration_apply_fn)(lease_payload *p, lease_migrate_method *method,
-					const lease_migration_input *in, char *err,
-					size_t errlen);
+                                        const lease_migration_input *in, char *err, size_t errlen);
 
 /** One registered step from schema version from_major.from_minor.x to "to". */
 typedef struct lease_migration {
-	const char *id;          /**< "0001": four digits, the file's prefix; orders the steps */
-	int from_major;          /**< applies to payloads of from_major.from_minor.* */
+	const char *id; /**< "0001": four digits, the file's prefix; orders the steps */
+	int from_major; /**< applies to payloads of from_major.from_minor.* */
 	int from_minor;
-	const char *to;          /**< resulting sdlc_version, "X.Y.Z" */
+	const char *to; /**< resulting sdlc_version, "X.Y.Z" */
 	int to_major;
 	int to_minor;
 	int to_patch;
@@ -73,7 +72,7 @@ int lease_migrations_check(char *err, size_t errlen);
  *         LEASE_EINVALID (no registered chain reaches the target)
  */
 int lease_migrations_chain(const lease_migration **steps, size_t max, size_t *n, int major,
-			   int minor, int to_major, int to_minor);
+                           int minor, int to_major, int to_minor);
 
 /** Parse "X.Y.Z" (non-negative integers, no leading '+'/'-'); 0 or LEASE_EINVALID. */
 int lease_migration_version_parse(const char *s, int *major, int *minor, int *patch);

@@ -12,7 +12,7 @@
 
 /* Every registered migration, in id order (lease_migrations_check verifies). */
 static const lease_migration *const registered[] = {
-	&lease_migration_0001,
+        &lease_migration_0001,
 };
 
 #define N_REGISTERED (sizeof(registered) / sizeof(registered[0]))
@@ -89,27 +89,28 @@ int lease_migrations_check(char *err, size_t errlen)
 				return set_err(err, errlen, m->id, "id must be four digits");
 		if (prev && strcmp(prev->id, m->id) >= 0)
 			return set_err(err, errlen, m->id,
-				       "ids must be strictly increasing in the registry");
+			               "ids must be strictly increasing in the registry");
 		if (!m->apply || !m->description || !*m->description ||
 		    strchr(m->description, '\n'))
 			return set_err(err, errlen, m->id,
-				       "needs an apply function and a one-line description");
-		if (lease_migration_version_parse(m->to, &ma, &mi, &pa) < 0 ||
-		    ma != m->to_major || mi != m->to_minor || pa != m->to_patch)
-			return set_err(err, errlen, m->id, "'to' disagrees with to_major/minor/patch");
+			               "needs an apply function and a one-line description");
+		if (lease_migration_version_parse(m->to, &ma, &mi, &pa) < 0 || ma != m->to_major ||
+		    mi != m->to_minor || pa != m->to_patch)
+			return set_err(err, errlen, m->id,
+			               "'to' disagrees with to_major/minor/patch");
 		if (m->to_major < m->from_major ||
 		    (m->to_major == m->from_major && m->to_minor <= m->from_minor))
 			return set_err(err, errlen, m->id, "a step must raise the version");
 		if (prev && (prev->to_major != m->from_major || prev->to_minor != m->from_minor))
 			return set_err(err, errlen, m->id,
-				       "must start at the version the previous step ends at");
+			               "must start at the version the previous step ends at");
 		prev = m;
 	}
 	return 0;
 }
 
 int lease_migrations_chain(const lease_migration **steps, size_t max, size_t *n, int major,
-			   int minor, int to_major, int to_minor)
+                           int minor, int to_major, int to_minor)
 {
 	size_t k = 0;
 

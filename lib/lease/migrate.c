@@ -24,7 +24,7 @@
 #define ATTEMPTS_MAX (1 + LEASE_MIGRATE_MAX_RETRIES)
 
 static const char *const status_names[LEASE_MIGRATE_STATUS_COUNT] = {
-	"would_migrate", "migrated", "current", "skipped_newer", "skipped_malformed", "conflict",
+        "would_migrate", "migrated", "current", "skipped_newer", "skipped_malformed", "conflict",
 };
 
 const char *lease_migrate_status_name(lease_migrate_status s)
@@ -51,7 +51,7 @@ void lease_migrate_report_clear(lease_migrate_report *r)
 }
 
 static void seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+        __attribute__((format(printf, 3, 4)));
 static void seterr(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
@@ -76,7 +76,7 @@ int lease_migrate_target_validate(const char *version, char *err, size_t errlen)
 			continue;
 		if (used < sizeof(valid))
 			used += (size_t)snprintf(valid + used, sizeof(valid) - used, "%s%s",
-						 used ? ", " : "", m->to);
+			                         used ? ", " : "", m->to);
 	}
 	if (!version || lease_migration_version_parse(version, &ma, &mi, &pa) < 0) {
 		seterr(err, errlen, "'%s' is not a version MAJOR.MINOR.PATCH (valid targets: %s)",
@@ -86,7 +86,8 @@ int lease_migrate_target_validate(const char *version, char *err, size_t errlen)
 	for (i = 0; i < lease_migrations_count(); i++) {
 		const lease_migration *m = lease_migration_at(i);
 		if (m->to_major == ma && m->to_minor == mi && m->to_patch == pa &&
-		    (ma < SDLC_VERSION_MAJOR || (ma == SDLC_VERSION_MAJOR && mi <= SDLC_VERSION_MINOR)))
+		    (ma < SDLC_VERSION_MAJOR ||
+		     (ma == SDLC_VERSION_MAJOR && mi <= SDLC_VERSION_MINOR)))
 			return 0;
 	}
 	seterr(err, errlen,
@@ -109,7 +110,7 @@ typedef struct migrate_run {
 } migrate_run;
 
 static void entry_message(lease_migrate_entry *e, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+        __attribute__((format(printf, 2, 3)));
 static void entry_message(lease_migrate_entry *e, const char *fmt, ...)
 {
 	va_list ap;
@@ -124,7 +125,7 @@ static void entry_message(lease_migrate_entry *e, const char *fmt, ...)
  * current, skipped_* or would_migrate (with the steps in @p steps).
  */
 static void classify(lease_migrate_entry *e, const migrate_run *run, const lease_ref_state *s,
-		     const lease_migration **steps, size_t *nsteps)
+                     const lease_migration **steps, size_t *nsteps)
 {
 	const lease_payload *p = &s->payload;
 	int rc;
@@ -146,28 +147,29 @@ static void classify(lease_migrate_entry *e, const migrate_run *run, const lease
 		if (p->sdlc_version[0])
 			snprintf(e->from, sizeof(e->from), "%s", p->sdlc_version);
 		e->status = p->sdlc_version[0] && p->version_major < SDLC_VERSION_MAJOR
-				    ? LEASE_MIGRATE_SKIPPED_MALFORMED
-				    : LEASE_MIGRATE_SKIPPED_NEWER;
+		                    ? LEASE_MIGRATE_SKIPPED_MALFORMED
+		                    : LEASE_MIGRATE_SKIPPED_NEWER;
 		entry_message(e, "%s", s->payload_error);
 		return;
 	}
 	if (s->payload_rc != 0) {
 		e->status = LEASE_MIGRATE_SKIPPED_MALFORMED;
-		entry_message(e, "%s", s->payload_error[0] ? s->payload_error : "malformed payload");
+		entry_message(e, "%s",
+		              s->payload_error[0] ? s->payload_error : "malformed payload");
 		return;
 	}
 	snprintf(e->from, sizeof(e->from), "%s", p->sdlc_version);
 	rc = lease_migrations_chain(steps, CHAIN_MAX, nsteps, p->version_major, p->version_minor,
-				    run->to_major, run->to_minor);
+	                            run->to_major, run->to_minor);
 	if (rc == LEASE_EVERSION) {
 		e->status = LEASE_MIGRATE_SKIPPED_NEWER;
 		snprintf(e->message, sizeof(e->message),
-			 "payload written by a newer schema (%s) than the target %s",
-			 p->sdlc_version, run->target);
+		         "payload written by a newer schema (%s) than the target %s",
+		         p->sdlc_version, run->target);
 	} else if (rc < 0) {
 		e->status = LEASE_MIGRATE_SKIPPED_MALFORMED;
 		snprintf(e->message, sizeof(e->message), "no registered migration from %s to %s",
-			 p->sdlc_version, run->target);
+		         p->sdlc_version, run->target);
 	} else if (*nsteps == 0) {
 		e->status = LEASE_MIGRATE_CURRENT;
 		snprintf(e->to, sizeof(e->to), "%s", p->sdlc_version);
@@ -179,7 +181,7 @@ static void classify(lease_migrate_entry *e, const migrate_run *run, const lease
 
 /* Run the chained steps over a copy of the read payload and validate it. */
 static int build(lease_payload *out, lease_migrate_entry *e, const migrate_run *run,
-		 const lease_ref_state *s, const lease_migration **steps, size_t nsteps)
+                 const lease_ref_state *s, const lease_migration **steps, size_t nsteps)
 {
 	lease_migration_input in;
 	char err[256] = "";
@@ -307,8 +309,8 @@ static int migrate_one(migrate_run *run, lease_migrate_entry *e, const lease_ref
 		if (e->attempts >= ATTEMPTS_MAX) {
 			e->status = LEASE_MIGRATE_CONFLICT;
 			snprintf(e->message, sizeof(e->message),
-				 "concurrent writers replaced the lease on each of %d attempts",
-				 e->attempts);
+			         "concurrent writers replaced the lease on each of %d attempts",
+			         e->attempts);
 			break;
 		}
 		e->attempts++;
@@ -322,7 +324,7 @@ static int migrate_one(migrate_run *run, lease_migrate_entry *e, const lease_ref
 		run->written[run->nwritten++] = new_oid;
 		if (run->o->before_write &&
 		    (rc = run->o->before_write(run->st, e->name, &s->oid, e->attempts,
-					       run->o->hook_payload)) != 0) {
+		                               run->o->hook_payload)) != 0) {
 			rc = rc < 0 ? rc : LEASE_EINTERNAL;
 			entry_message(e, "%s", "stopped by the before_write hook");
 			break;
@@ -337,7 +339,7 @@ static int migrate_one(migrate_run *run, lease_migrate_entry *e, const lease_ref
 		if (!is_settleable(rc))
 			break;
 		lease_store_log(run->st, LEASE_LOG_INFO, "migrate %s: attempt %d: %s; re-reading",
-				e->name, e->attempts, lease_store_last_error(run->st));
+		                e->name, e->attempts, lease_store_last_error(run->st));
 		/* settle: read again and decide from what is there now */
 		lease_ref_state_clear(&cur);
 		if ((rc = lease_fetch_ref(&cur, run->st, e->name)) < 0)
@@ -387,9 +389,10 @@ int lease_migrate(lease_migrate_report *out, lease_store *st, const lease_migrat
 	run.assumed_ttl = opts->assumed_ttl ? opts->assumed_ttl : LEASE_TTL_DEFAULT;
 	if (run.assumed_ttl < lease_store_ttl_min(st) || run.assumed_ttl > lease_store_ttl_max(st))
 		return lease_store_set_error(
-			st, LEASE_EINVALID,
-			"--assumed-ttl: %lld is outside this store's TTL bounds %d..%d",
-			(long long)run.assumed_ttl, lease_store_ttl_min(st), lease_store_ttl_max(st));
+		        st, LEASE_EINVALID,
+		        "--assumed-ttl: %lld is outside this store's TTL bounds %d..%d",
+		        (long long)run.assumed_ttl, lease_store_ttl_min(st),
+		        lease_store_ttl_max(st));
 
 	if ((rc = lease_fetch_namespace(&ns, st)) < 0)
 		return rc;

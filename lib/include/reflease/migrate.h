@@ -43,28 +43,28 @@ const char *lease_migrate_method_name(lease_migrate_method m);
 /** One lease of a migration run. Owns no heap memory. */
 typedef struct lease_migrate_entry {
 	char name[LEASE_NAME_MAX + 1]; /**< the ref's lease name */
-	char from[32];           /**< sdlc_version as read; "" when unreadable */
-	char to[32];             /**< version after the run (target when migrated or planned,
-				    @c from when current); "" when skipped */
-	lease_migrate_method method; /**< how ttl_seconds was (or would be) derived */
+	char from[32];                 /**< sdlc_version as read; "" when unreadable */
+	char to[32];                   /**< version after the run (target when migrated or planned,
+	                                  @c from when current); "" when skipped */
+	lease_migrate_method method;   /**< how ttl_seconds was (or would be) derived */
 	lease_migrate_status status;
-	int64_t ttl_seconds;     /**< the ttl_seconds written (or planned); -1 when none */
-	lease_oid old_oid;       /**< the oid read last (the CAS's expected oid) */
-	int has_new_oid;         /**< new_oid is valid (status migrated) */
-	lease_oid new_oid;       /**< the migration commit that landed */
-	int attempts;            /**< writes tried (0 in a plan) */
-	char message[256];       /**< detail: parse error, conflict reason; "" when none */
+	int64_t ttl_seconds; /**< the ttl_seconds written (or planned); -1 when none */
+	lease_oid old_oid;   /**< the oid read last (the CAS's expected oid) */
+	int has_new_oid;     /**< new_oid is valid (status migrated) */
+	lease_oid new_oid;   /**< the migration commit that landed */
+	int attempts;        /**< writes tried (0 in a plan) */
+	char message[256];   /**< detail: parse error, conflict reason; "" when none */
 } lease_migrate_entry;
 
 /** Result of lease_migrate(). Free with lease_migrate_report_clear(). */
 typedef struct lease_migrate_report {
-	char target[32];                            /**< target schema version, e.g. "1.1.0" */
-	int applied;                                /**< 1 when writes were requested (--apply) */
-	lease_migrate_entry *entries;               /**< sorted by name; owned */
+	char target[32];              /**< target schema version, e.g. "1.1.0" */
+	int applied;                  /**< 1 when writes were requested (--apply) */
+	lease_migrate_entry *entries; /**< sorted by name; owned */
 	size_t count;
-	size_t counts[LEASE_MIGRATE_STATUS_COUNT];  /**< entries per status */
-	size_t invalid_names;                       /**< refs under refs/<ns>/ with invalid
-						       names: never migrated, not in entries */
+	size_t counts[LEASE_MIGRATE_STATUS_COUNT]; /**< entries per status */
+	size_t invalid_names;                      /**< refs under refs/<ns>/ with invalid
+	                                              names: never migrated, not in entries */
 } lease_migrate_report;
 
 /** Free what @p r owns and zero it. Accepts NULL. */
@@ -81,21 +81,24 @@ void lease_migrate_report_clear(lease_migrate_report *r);
  */
 typedef struct lease_migrate_options {
 	unsigned int version;
-	int apply;             /**< 0 = plan only (no write), 1 = write (--apply) */
-	const char *to;        /**< target version ("1.1.0"); NULL = SDLC_VERSION */
-	int64_t assumed_ttl;   /**< seconds, used when a commit time is unknown; 0 = 300.
-				  Must lie within the store's TTL bounds (protocol.md §4). */
+	int apply;           /**< 0 = plan only (no write), 1 = write (--apply) */
+	const char *to;      /**< target version ("1.1.0"); NULL = SDLC_VERSION */
+	int64_t assumed_ttl; /**< seconds, used when a commit time is unknown; 0 = 300.
+	                        Must lie within the store's TTL bounds (protocol.md §4). */
 	/**
 	 * Test and tooling hook, may be NULL: called after each read and before
 	 * the CAS that would replace @p read_oid (attempt counts from 1). A
 	 * non-zero return aborts the run with that code.
 	 */
 	int (*before_write)(lease_store *st, const char *name, const lease_oid *read_oid,
-			    int attempt, void *payload);
+	                    int attempt, void *payload);
 	void *hook_payload;
 } lease_migrate_options;
 
-#define LEASE_MIGRATE_OPTIONS_INIT {LEASE_MIGRATE_OPTIONS_VERSION, 0, NULL, 0, NULL, NULL}
+#define LEASE_MIGRATE_OPTIONS_INIT                                                                 \
+	{                                                                                          \
+		LEASE_MIGRATE_OPTIONS_VERSION, 0, NULL, 0, NULL, NULL                              \
+	}
 
 /**
  * Check a `--to` version: "X.Y.Z", the target of a registered migration and
