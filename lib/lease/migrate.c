@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "../../migrations/migrations.h"
 #include "lease/version.h"
 #include "store/store.h"
@@ -121,6 +123,27 @@ static void entry_message(lease_migrate_entry *e, const char *fmt, ...)
 }
 
 /*
+ * The sdlc_version a payload claims, for reporting a payload this build
+ * cannot read (another major): "" unless it is a plain MAJOR.MINOR.PATCH.
+ */
+static void claimed_version(char *out, size_t outlen, const lease_commit *c)
+{
+	const char *body = c->message ? strstr(c->message, "\n\n") : NULL;
+	json_t *root = NULL, *v;
+	int ma, mi, pa;
+
+	out[0] = '\0';
+	if (!body)
+		return;
+	root = json_loads(body + 2, JSON_REJECT_DUPLICATES, NULL);
+	v = root ? json_object_get(root, "sdlc_version") : NULL;
+	if (json_is_string(v) && strlen(json_string_value(v)) < outlen &&
+	    lease_migration_version_parse(json_string_value(v), &ma, &mi, &pa) == 0)
+		snprintf(out, outlen, "%s", json_string_value(v));
+	json_decref(root);
+}
+
+/*
  * Decide what a read state calls for, without writing: sets e->status to
  * current, skipped_* or would_migrate (with the steps in @p steps).
  */
@@ -144,11 +167,13 @@ static void classify(lease_migrate_entry *e, const migrate_run *run, const lease
 	if (s->payload_rc == LEASE_EVERSION) {
 		/* another major: 0.x is no schema reflease ever wrote (malformed),
 		 * anything above 1 is a newer schema */
-		if (p->sdlc_version[0])
-			snprintf(e->from, sizeof(e->from), "%s", p->sdlc_version);
-		e->status = p->sdlc_version[0] && p->version_major < SDLC_VERSION_MAJOR
-		                    ? LEASE_MIGRATE_SKIPPED_MALFORMED
-		                    : LEASE_MIGRATE_SKIPPED_NEWER;
+		int ma = SDLC_VERSION_MAJOR + 1, mi, pa;
+
+		claimed_version(e->from, sizeof(e->from), &s->commit);
+		if (e->from[0])
+			lease_migration_version_parse(e->from, &ma, &mi, &pa);
+		e->status = ma < SDLC_VERSION_MAJOR ? LEASE_MIGRATE_SKIPPED_MALFORMED
+		                                    : LEASE_MIGRATE_SKIPPED_NEWER;
 		entry_message(e, "%s", s->payload_error);
 		return;
 	}
