@@ -16,8 +16,10 @@
 
 #include "../migrations/migrations.h"
 #include "lease/version.h"
-#include "reflease.h"
+#include "reflease/migrate.h"
+#include "reflease/runtime.h"
 #include "store/store.h"
+#include "support/memstore.h"
 
 #define T0      ((int64_t)1796000000) /* 2026-11-30T...Z */
 #define TOKEN_A "0123456789abcdef0123456789abcdef"
@@ -676,6 +678,103 @@ START_TEST(options_rejected_before_io)
 }
 END_TEST
 
+/* --- the lying in-memory transport: lost answers, no-op successes --- */
+
+static memstore *mem;
+
+static void mem_setup(void)
+{
+	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
+	char err[256] = "";
+
+	fx.now = T0;
+	o.clock.now = fx_clock;
+	o.clock.payload = &fx.now;
+	ck_assert_msg(
+	        lease_store_open_transport(&fx.st, memstore_new(&mem), &o, err, sizeof(err)) == 0,
+	        "%s", err);
+}
+
+static void mem_teardown(void)
+{
+	lease_store_free(fx.st);
+	fx.st = NULL;
+	mem = NULL;
+}
+
+static lease_migrate_report apply_all(void)
+{
+	lease_migrate_options o = LEASE_MIGRATE_OPTIONS_INIT;
+	lease_migrate_report r;
+
+	o.apply = 1;
+	ck_assert_int_eq(lease_migrate(&r, fx.st, &o), 0);
+	return r;
+}
+
+/* The write applied but its answer was lost: settled by re-reading as
+ * migrated, with exactly one migration commit (never written twice). */
+START_TEST(mem_lost_answer_settles_as_migrated)
+{
+	lease_migrate_report r;
+	lease_ref_state s;
+	lease_oid seeded = seed10("lost", "working", T0 + 120, T0);
+
+	memstore_faults_get(mem)->drop_after_apply = 1;
+	r = apply_all();
+	ck_assert_str_eq(lease_migrate_status_name(r.entries[0].status), "migrated");
+	ck_assert_int_eq(r.entries[0].attempts, 1);
+	read_state(&s, "lost");
+	ck_assert_int_eq(s.op, LEASE_OP_MIGRATE);
+	ck_assert(lease_oid_equal(&s.commit.parent, &seeded));
+	ck_assert(lease_oid_equal(&s.oid, &r.entries[0].new_oid));
+	lease_ref_state_clear(&s);
+	lease_migrate_report_clear(&r);
+}
+END_TEST
+
+/* The transport reports success without acting: the primitive catches it,
+ * the migration re-reads and writes again from the same oid. */
+START_TEST(mem_noop_success_is_retried)
+{
+	lease_migrate_report r;
+	lease_ref_state s;
+	lease_oid seeded = seed10("liar", "working", T0 + 120, T0);
+
+	memstore_faults_get(mem)->lie_replace = 1;
+	r = apply_all();
+	ck_assert_str_eq(lease_migrate_status_name(r.entries[0].status), "migrated");
+	ck_assert_int_eq(r.entries[0].attempts, 2);
+	read_state(&s, "liar");
+	ck_assert_int_eq(s.op, LEASE_OP_MIGRATE);
+	ck_assert(lease_oid_equal(&s.commit.parent, &seeded));
+	lease_ref_state_clear(&s);
+	lease_migrate_report_clear(&r);
+}
+END_TEST
+
+/* Every write fails before it is sent: 1 + 3 attempts, then conflict with
+ * the reason; the lease is untouched. A ref at a blob is skipped_malformed. */
+START_TEST(mem_failing_writes_conflict_and_blob_skipped)
+{
+	lease_migrate_report r;
+	lease_oid blob, t, seeded = seed10("down", "working", T0 + 120, T0);
+
+	ck_assert_int_eq(memstore_put_blob(mem, &blob, "not a commit"), 0);
+	ck_assert_int_eq(memstore_set_ref(mem, "refs/leases/blob", &blob), 0);
+	memstore_faults_get(mem)->fail_before = 100;
+	r = apply_all();
+	ck_assert_uint_eq(r.count, 2);
+	ck_assert_str_eq(lease_migrate_status_name(entry(&r, "blob")->status), "skipped_malformed");
+	ck_assert_str_eq(lease_migrate_status_name(entry(&r, "down")->status), "conflict");
+	ck_assert_int_eq(entry(&r, "down")->attempts, 1 + LEASE_MIGRATE_MAX_RETRIES);
+	ck_assert_ptr_nonnull(strstr(entry(&r, "down")->message, "4 attempts"));
+	t = tip("down");
+	ck_assert(lease_oid_equal(&t, &seeded));
+	lease_migrate_report_clear(&r);
+}
+END_TEST
+
 Suite *migrate_suite(void);
 Suite *migrate_suite(void)
 {
@@ -693,6 +792,13 @@ Suite *migrate_suite(void)
 	tcase_add_test(tc, registry_orders_and_chains);
 	tcase_add_test(tc, step_0001_keeps_fields);
 	tcase_add_test(tc, options_rejected_before_io);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("migrate-mem");
+	tcase_add_checked_fixture(tc, mem_setup, mem_teardown);
+	tcase_add_test(tc, mem_lost_answer_settles_as_migrated);
+	tcase_add_test(tc, mem_noop_success_is_retried);
+	tcase_add_test(tc, mem_failing_writes_conflict_and_blob_skipped);
 	suite_add_tcase(s, tc);
 	return s;
 }

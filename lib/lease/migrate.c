@@ -304,7 +304,7 @@ static int migrate_one(migrate_run *run, lease_migrate_entry *e, const lease_ref
 	const lease_ref_state *s = first;
 	lease_payload next;
 	size_t nsteps;
-	char *msg = NULL;
+	char *msg = NULL, last_err[192] = "";
 	lease_oid new_oid;
 	int rc = 0, which;
 
@@ -334,8 +334,8 @@ static int migrate_one(migrate_run *run, lease_migrate_entry *e, const lease_ref
 		if (e->attempts >= ATTEMPTS_MAX) {
 			e->status = LEASE_MIGRATE_CONFLICT;
 			snprintf(e->message, sizeof(e->message),
-			         "concurrent writers replaced the lease on each of %d attempts",
-			         e->attempts);
+			         "not migrated after %d attempts; last: %.180s", e->attempts,
+			         last_err);
 			break;
 		}
 		e->attempts++;
@@ -363,8 +363,9 @@ static int migrate_one(migrate_run *run, lease_migrate_entry *e, const lease_ref
 		}
 		if (!is_settleable(rc))
 			break;
+		snprintf(last_err, sizeof(last_err), "%s", lease_store_last_error(run->st));
 		lease_store_log(run->st, LEASE_LOG_INFO, "migrate %s: attempt %d: %s; re-reading",
-		                e->name, e->attempts, lease_store_last_error(run->st));
+		                e->name, e->attempts, last_err);
 		/* settle: read again and decide from what is there now */
 		lease_ref_state_clear(&cur);
 		if ((rc = lease_fetch_ref(&cur, run->st, e->name)) < 0)
