@@ -283,9 +283,9 @@ static void keep_report(const lease_keep_report *rep, void *payload)
 		if (k->ctx->verbosity >= LEASE_LOG_WARN)
 			fprintf(stderr,
 			        "reflease heartbeat: %s: attempt %d failed (%s: %s); retrying in "
-			        "%.0f s, lost at %+lld s\n",
+			        "%.0f s, lost in %.0f s\n",
 			        k->name, rep->attempt, lease_error_id(rep->code), r->message,
-			        rep->next_in, (long long)(rep->lost_at - rep->now));
+			        rep->next_in, rep->lost_at - (double)rep->now);
 		break;
 	case LEASE_KEEP_LOST:
 	case LEASE_KEEP_FAILED: {
@@ -326,7 +326,7 @@ static int heartbeat_every(cli_ctx *ctx, lease_store *st, const char *name, cons
 				ttl = lease_store_ttl_min(st);
 		}
 	}
-	if (a->every && ttl && lease_heartbeat_interval(&every, ttl, a->every) < 0)
+	if (a->every && ttl && lease_heartbeat_every(&every, ttl, a->every) < 0)
 		return cli_status_of(cli_usage(ctx, "--every: %ld s is above ttl/2 (ttl %lld s)",
 		                               a->every, (long long)ttl));
 	memset(&kc, 0, sizeof(kc));

@@ -84,15 +84,15 @@ static void keeper_report(const lease_keep_report *rep, void *payload)
 	sh->has_last = 1;
 	switch (rep->event) {
 	case LEASE_KEEP_WRITE:
-		sh->deadline_mono = mono_now() + (double)(rep->lost_at - rep->now);
+		sh->deadline_mono = mono_now() + (rep->lost_at - (double)rep->now);
 		break;
 	case LEASE_KEEP_RETRY:
 		if (sh->verbosity >= LEASE_LOG_WARN)
 			fprintf(stderr,
 			        "reflease run: %s: heartbeat failed (%s: %s); retrying in %.0f s, "
-			        "lost in %lld s\n",
+			        "lost in %.0f s\n",
 			        sh->name, lease_error_id(rep->code), rep->result->message,
-			        rep->next_in, (long long)(rep->lost_at - rep->now));
+			        rep->next_in, rep->lost_at - (double)rep->now);
 		break;
 	case LEASE_KEEP_LOST:
 	case LEASE_KEEP_FAILED:
@@ -306,7 +306,8 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	const char *name;
 	int i, j, rc, status = EXIT_SOFTWARE, sfd = -1, evp[2] = {-1, -1}, stp[2] = {-1, -1};
 	int thread_started = 0, child_done = 0, cmd_status = 0, lost = 0, interrupted = 0;
-	int64_t ttl, every, kill_grace;
+	int64_t ttl, every;
+	double kill_grace;
 	double kill_at = 0, deadline;
 	pid_t pid = -1, parent = getpid();
 
@@ -336,7 +337,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		        cli_usage(ctx, "missing CMD (run NAME [options] -- CMD [ARG...])"));
 	}
 	ttl = a.ttl ? a.ttl : LEASE_TTL_DEFAULT;
-	if (lease_heartbeat_interval(&every, ttl, a.every) < 0) {
+	if (lease_heartbeat_every(&every, ttl, a.every) < 0) {
 		free(argv2);
 		return cli_status_of(cli_usage(ctx, "--every: %ld s is above ttl/2 (%lld s)",
 		                               a.every, (long long)(ttl / 2)));
@@ -417,7 +418,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	sh.stop_r = stp[0];
 	sh.verbosity = ctx->verbosity;
 	sh.name = name;
-	sh.deadline_mono = mono_now() + (double)(lease_lost_at(r.payload.expires_at, ttl) - r.now);
+	sh.deadline_mono = mono_now() + (lease_lost_at(&r.payload, ttl) - (double)r.now);
 	{
 		lease_keep_options k = LEASE_KEEP_OPTIONS_INIT;
 		k.owner = ctx->owner;
@@ -444,7 +445,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		sh.lost_event = LEASE_KEEP_FAILED;
 		sh.lost_code = LEASE_EINTERNAL;
 		kill(-pid, SIGTERM);
-		kill_at = mono_now() + (double)kill_grace;
+		kill_at = mono_now() + kill_grace;
 	} else {
 		thread_started = 1;
 	}
@@ -460,16 +461,16 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		if (sh.lost && !lost) {
 			lost = 1;
 			kill(-pid, SIGTERM);
-			if (!kill_at || kill_at > now + (double)kill_grace)
-				kill_at = now + (double)kill_grace;
+			if (!kill_at || kill_at > now + kill_grace)
+				kill_at = now + kill_grace;
 		}
 		pthread_mutex_unlock(&sh.mu);
 		if (!lost && now >= deadline) {
 			/* Watchdog (§6): the service did not renew in time. */
 			lost = 1;
 			kill(-pid, SIGTERM);
-			if (!kill_at || kill_at > now + (double)kill_grace)
-				kill_at = now + (double)kill_grace;
+			if (!kill_at || kill_at > now + kill_grace)
+				kill_at = now + kill_grace;
 		}
 		if (kill_at && now >= kill_at) {
 			kill(-pid, SIGKILL);
@@ -493,8 +494,8 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 			if (!interrupted) {
 				interrupted = sig;
 				now = mono_now();
-				double k = (double)kill_grace < RUN_SIGNAL_KILL_MAX
-				                   ? (double)kill_grace
+				double k = kill_grace < RUN_SIGNAL_KILL_MAX
+				                   ? kill_grace
 				                   : RUN_SIGNAL_KILL_MAX;
 				if (!kill_at || kill_at > now + k)
 					kill_at = now + k;

@@ -13,26 +13,18 @@
  * honoured within this many milliseconds. */
 #define SLEEP_SLICE_MS 100
 
-int64_t lease_kill_grace(int64_t ttl_seconds)
+/* expires_at − (kill_grace + 2 s), protocol.md §6. */
+static double lost_deadline(int64_t expires_at, int64_t ttl)
 {
-	int64_t g = ttl_seconds / 6;
-
-	if (g > LEASE_KILL_GRACE_MAX)
-		g = LEASE_KILL_GRACE_MAX;
-	return g < 1 ? 1 : g;
+	return (double)expires_at - (lease_kill_grace(ttl) + 2.0);
 }
 
-int64_t lease_lost_at(int64_t expires_at, int64_t ttl_seconds)
-{
-	return expires_at - (lease_kill_grace(ttl_seconds) + LEASE_LOST_MARGIN);
-}
-
-int lease_heartbeat_interval(int64_t *out, int64_t ttl_seconds, int64_t every)
+int lease_heartbeat_every(int64_t *out, int64_t ttl_seconds, int64_t every)
 {
 	if (ttl_seconds < LEASE_TTL_READ_MIN || ttl_seconds > LEASE_TTL_READ_MAX || every < 0)
 		return LEASE_EINVALID;
 	if (every == 0)
-		every = ttl_seconds / 3;
+		every = lease_heartbeat_interval(ttl_seconds);
 	else if (every > ttl_seconds / 2)
 		return LEASE_EINVALID;
 	*out = every < 1 ? 1 : every;
@@ -102,8 +94,8 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 	lease_keep_report rep;
 	lease_result r;
 	char token[LEASE_TOKEN_HEXSZ + 1];
-	int64_t ttl, every, expires_at = 0, lost_at, next, now;
-	double backoff, backoff_max;
+	int64_t ttl, every, expires_at = 0, now;
+	double backoff, backoff_max, lost_at, next;
 	int attempt = 0, rc = 0;
 
 	memset(&r, 0, sizeof(r));
@@ -120,7 +112,7 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 	      : opts->known_ttl_seconds ? opts->known_ttl_seconds
 	                                : LEASE_TTL_DEFAULT;
 	if (opts->every_seconds && (opts->ttl_seconds || opts->known_ttl_seconds) &&
-	    lease_heartbeat_interval(&every, ttl, opts->every_seconds) < 0)
+	    lease_heartbeat_every(&every, ttl, opts->every_seconds) < 0)
 		return lease_store_set_error(st, LEASE_EINVALID,
 		                             "heartbeat interval %lld s is above ttl/2 (%lld s)",
 		                             (long long)opts->every_seconds, (long long)(ttl / 2));
@@ -132,19 +124,21 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 	if (opts->known_expires_at) {
 		int64_t since = opts->known_now ? opts->known_now : now;
 		expires_at = opts->known_expires_at;
-		lost_at = lease_lost_at(expires_at, ttl);
-		next = since + every < lost_at - 1 ? since + every : lost_at - 1;
+		lost_at = lost_deadline(expires_at, ttl);
+		next = (double)(since + every);
+		if (next > lost_at - 1)
+			next = lost_at - 1;
 	} else {
 		/* Expiry unknown until the first heartbeat lands. */
-		lost_at = now + every;
-		next = now;
+		lost_at = (double)(now + every);
+		next = (double)now;
 	}
 
 	for (;;) {
 		if (opts->stop && *opts->stop)
 			break;
 		now = lease_store_now(st);
-		if (now >= lost_at) {
+		if ((double)now >= lost_at) {
 			/* Lost deadline (§6): stop guarded work before anyone may take over. */
 			char prev[sizeof(r.message)];
 			memcpy(prev, r.message, sizeof(prev));
@@ -158,8 +152,7 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 			r.now = now;
 			snprintf(r.message, sizeof(r.message),
 			         "lease lost: no heartbeat landed before the lost deadline "
-			         "(expires_at - %lld s)%s%.400s",
-			         (long long)(lease_kill_grace(ttl) + LEASE_LOST_MARGIN),
+			         "(expires_at - %.1f s)%s%.400s", lease_kill_grace(ttl) + 2.0,
 			         prev[0] ? "; last error: " : "", prev);
 			rc = LEASE_EEXPIRED;
 			memset(&rep, 0, sizeof(rep));
@@ -174,9 +167,9 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 			emit(opts, &rep);
 			break;
 		}
-		if (now < next) {
-			int64_t until = next < lost_at ? next : lost_at;
-			if (keep_sleep(opts, (double)(until - now)))
+		if ((double)now < next) {
+			double until = next < lost_at ? next : lost_at;
+			if (keep_sleep(opts, until - (double)now))
 				break;
 			continue;
 		}
@@ -200,28 +193,28 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 					memcpy(token, r.payload.lease_token, sizeof(token));
 			}
 			every = interval_for(opts, ttl);
-			lost_at = expires_at ? lease_lost_at(expires_at, ttl) : now + every;
-			next = now + every;
+			lost_at = expires_at ? lost_deadline(expires_at, ttl) : (double)(now + every);
+			next = (double)(now + every);
 			if (next > lost_at - 1)
-				next = lost_at - 1 > now ? lost_at - 1 : now + 1;
+				next = lost_at - 1 > (double)now ? lost_at - 1 : (double)now + 1;
 			attempt = 0;
 			backoff = opts->backoff_initial_s > 0 ? opts->backoff_initial_s : 1.0;
 			rep.event = LEASE_KEEP_WRITE;
-			rep.next_in = (double)(next - now);
+			rep.next_in = next - (double)now;
 		} else if (rc == LEASE_ENOTHOLDER || rc == LEASE_EEXPIRED || rc == LEASE_EHELD) {
 			/* F21: a different token or a passed expires_at means lost at once. */
 			rc = rc == LEASE_EHELD ? LEASE_ENOTHOLDER : rc;
 			rep.code = rc;
 			rep.event = LEASE_KEEP_LOST;
 		} else if (is_transient(rc)) {
-			int64_t delay = (int64_t)(backoff + 0.999);
 			attempt++;
+			next = (double)now + backoff;
 			backoff = backoff * 2 > backoff_max ? backoff_max : backoff * 2;
-			next = now + (delay < 1 ? 1 : delay);
+			/* the last retry lands a second before the lost deadline */
 			if (next > lost_at - 1)
-				next = lost_at - 1 > now ? lost_at - 1 : lost_at;
+				next = lost_at - 1 > (double)now ? lost_at - 1 : lost_at;
 			rep.event = LEASE_KEEP_RETRY;
-			rep.next_in = (double)(next - now);
+			rep.next_in = next - (double)now;
 		} else {
 			rep.event = LEASE_KEEP_FAILED;
 		}

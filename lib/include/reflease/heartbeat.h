@@ -20,23 +20,8 @@
 extern "C" {
 #endif
 
-/** Longest kill grace, seconds (protocol.md §6: kill_grace = min(10 s, ttl/6)). */
-#define LEASE_KILL_GRACE_MAX 10
-/** Margin between the lost deadline and kill_grace, seconds (protocol.md §6). */
-#define LEASE_LOST_MARGIN 2
-
-/**
- * kill_grace for a lease of @p ttl_seconds: min(10 s, ttl/6), at least 1 s
- * (protocol.md §6). Seconds.
- */
-int64_t lease_kill_grace(int64_t ttl_seconds);
-
-/**
- * The moment a lease that expires at @p expires_at (seconds since the epoch,
- * store time) counts as lost for its holder: `expires_at − (kill_grace + 2 s)`
- * (protocol.md §6). Seconds since the epoch.
- */
-int64_t lease_lost_at(int64_t expires_at, int64_t ttl_seconds);
+/* kill_grace, the lost deadline and the default interval are runtime.h's
+ * lease_kill_grace(), lease_lost_at() and lease_heartbeat_interval(). */
 
 /**
  * Resolve and check a heartbeat interval (cli.md "--every S"): @p every 0
@@ -45,7 +30,7 @@ int64_t lease_lost_at(int64_t expires_at, int64_t ttl_seconds);
  * @param out  receives the interval, seconds
  * @return 0, or LEASE_EINVALID (ttl out of 1..86400, every < 0 or > ttl/2)
  */
-int lease_heartbeat_interval(int64_t *out, int64_t ttl_seconds, int64_t every);
+int lease_heartbeat_every(int64_t *out, int64_t ttl_seconds, int64_t every);
 
 /** What a report of the heartbeat service is about. */
 typedef enum lease_keep_event {
@@ -65,7 +50,7 @@ typedef struct lease_keep_report {
 	int attempt;                /**< consecutive failures so far (0 after a success) */
 	int64_t now;                /**< store time of the report, seconds since the epoch */
 	int64_t expires_at;         /**< the lease's expiry as last written, 0 = unknown */
-	int64_t lost_at;            /**< the lost deadline (§6), seconds since the epoch */
+	double lost_at;             /**< the lost deadline (§6), seconds since the epoch */
 	int64_t ttl_seconds;        /**< TTL of the last successful write, seconds */
 	double next_in;             /**< seconds until the next attempt (WRITE, RETRY) */
 } lease_keep_report;
