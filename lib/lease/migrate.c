@@ -304,7 +304,7 @@ static int migrate_one(migrate_run *run, lease_migrate_entry *e, const lease_ref
 	const lease_ref_state *s = first;
 	lease_payload next;
 	size_t nsteps;
-	char *msg = NULL, last_err[192] = "";
+	char *msg = NULL, last_err[512] = "";
 	lease_oid new_oid;
 	int rc = 0, which;
 
@@ -334,7 +334,7 @@ static int migrate_one(migrate_run *run, lease_migrate_entry *e, const lease_ref
 		if (e->attempts >= ATTEMPTS_MAX) {
 			e->status = LEASE_MIGRATE_CONFLICT;
 			snprintf(e->message, sizeof(e->message),
-			         "not migrated after %d attempts; last: %.180s", e->attempts,
+			         "not migrated after %d attempts; last: %.200s", e->attempts,
 			         last_err);
 			break;
 		}
