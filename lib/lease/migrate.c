@@ -232,7 +232,7 @@ static int build(lease_payload *out, lease_migrate_entry *e, const migrate_run *
 			e->method = m;
 	}
 	if ((rc = lease_payload_validate(out, err, sizeof(err))) < 0) {
-		snprintf(e->message, sizeof(e->message), "migrated payload invalid: %s", err);
+		snprintf(e->message, sizeof(e->message), "migrated payload invalid: %.200s", err);
 		return rc;
 	}
 	e->ttl_seconds = out->has_ttl ? out->ttl_seconds : -1;
