@@ -80,7 +80,7 @@ int lease_migrations_check(char *err, size_t errlen)
 
 	for (i = 0; i < N_REGISTERED; i++) {
 		const lease_migration *m = registered[i];
-		int ma, mi, pa;
+		int ma = 0, mi = 0, pa = 0;
 
 		if (!m->id || strlen(m->id) != 4)
 			return set_err(err, errlen, m->id, "id must be four digits");

@@ -69,7 +69,7 @@ int lease_migrate_target_validate(const char *version, char *err, size_t errlen)
 {
 	char valid[256] = "";
 	size_t i, used = 0;
-	int ma, mi, pa;
+	int ma = 0, mi = 0, pa = 0;
 
 	for (i = 0; i < lease_migrations_count(); i++) {
 		const lease_migration *m = lease_migration_at(i);
@@ -130,7 +130,7 @@ static void claimed_version(char *out, size_t outlen, const lease_commit *c)
 {
 	const char *body = c->message ? strstr(c->message, "\n\n") : NULL;
 	json_t *root = NULL, *v;
-	int ma, mi, pa;
+	int ma = 0, mi = 0, pa = 0;
 
 	out[0] = '\0';
 	if (!body)
@@ -167,7 +167,7 @@ static void classify(lease_migrate_entry *e, const migrate_run *run, const lease
 	if (s->payload_rc == LEASE_EVERSION) {
 		/* another major: 0.x is no schema reflease ever wrote (malformed),
 		 * anything above 1 is a newer schema */
-		int ma = SDLC_VERSION_MAJOR + 1, mi, pa;
+		int ma = SDLC_VERSION_MAJOR + 1, mi = 0, pa = 0;
 
 		claimed_version(e->from, sizeof(e->from), &s->commit);
 		if (e->from[0])
@@ -394,7 +394,7 @@ int lease_migrate(lease_migrate_report *out, lease_store *st, const lease_migrat
 	migrate_run run;
 	char err[256] = "";
 	size_t i;
-	int rc = 0, patch;
+	int rc = 0, patch = 0;
 
 	memset(out, 0, sizeof(*out));
 	memset(&ns, 0, sizeof(ns));
