@@ -287,6 +287,15 @@ static int landed(const migrate_run *run, const lease_ref_state *s, int *which)
 	return found;
 }
 
+/* Messages may quote payload text: keep them on one line, without control
+ * characters, so no output format can be broken by them (cli.md). */
+static void one_line(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s == 0x7f)
+			*s = ' ';
+}
+
 static int is_settleable(int rc)
 {
 	return rc == LEASE_ECAS || rc == LEASE_EUNVERIFIED || rc == LEASE_ENET;
@@ -383,6 +392,7 @@ static int migrate_one(migrate_run *run, lease_migrate_entry *e, const lease_ref
 		entry_message(e, "%s", lease_store_last_error(run->st));
 	if (rc < 0 && e->status == LEASE_MIGRATE_WOULD_MIGRATE)
 		e->status = LEASE_MIGRATE_CONFLICT;
+	one_line(e->message);
 	lease_ref_state_clear(&cur);
 	return rc;
 }

@@ -126,9 +126,19 @@ st=0; "$R" --store "$STORE" migrate --assumed-ttl 5m >/dev/null 2>&1 || st=$?
 st=0; "$R" --store "$STORE" migrate --fail-on info >/dev/null || st=$?
 [ "$st" -eq 1 ] || fail "--fail-on info with a pending migration: exit $st"
 
-# the markdown summary, also into $GITHUB_STEP_SUMMARY in Actions
+# a malformed payload whose text tries to start a workflow command
+bad='{"sdlc_version":"x\n::error::pwned|<b>"}'
+c=$(printf 'evil: acquire working by x on y\n\n%s\n' "$bad" | $GIT commit-tree "$EMPTY_TREE")
+$GIT update-ref refs/leases/evil "$c" ""
+
+# the markdown summary, also into $GITHUB_STEP_SUMMARY in Actions; annotations
 GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY="$TMPDIR/step.md" \
   "$R" --store "$STORE" migrate --apply --summary sum.md >human.txt 2>annot.txt
+! grep -q '^::error::pwned' human.txt annot.txt sum.md || fail "payload text became a workflow command"
+grep -q '^::warning title=reflease migrate::lease evil%3A skipped_malformed' annot.txt ||
+  fail "annotation: $(cat annot.txt)"
+# shellcheck disable=SC2016
+grep -q '^| `evil` | - | - | - | skipped_malformed | .*pwned\\|&lt;b&gt;' sum.md || fail "summary escaping: $(cat sum.md)"
 # shellcheck disable=SC2016
 grep -q '^| `plan-me` | 1.0.0 | 1.1.0 | commit-time | migrated |' sum.md || fail "summary: $(cat sum.md)"
 cmp -s sum.md step.md || fail "step summary differs from --summary"

@@ -53,7 +53,8 @@ typedef struct lease_migrate_entry {
 	int has_new_oid;     /**< new_oid is valid (status migrated) */
 	lease_oid new_oid;   /**< the migration commit that landed */
 	int attempts;        /**< writes tried (0 in a plan) */
-	char message[256];   /**< detail: parse error, conflict reason; "" when none */
+	char message[256];   /**< detail (parse error, conflict reason), one line without control
+	                        characters; "" when none */
 } lease_migrate_entry;
 
 /** Result of lease_migrate(). Free with lease_migrate_report_clear(). */
