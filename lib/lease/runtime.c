@@ -54,8 +54,15 @@ typedef struct op_ctx {
 	int approximate;
 	int refreshing; /* a landed write came too late: extend it as its holder */
 	int refreshes;
+	int has_late;
+	lease_oid late_oid; /* the late write being refreshed */
 	int token_changed;
 	char mytoken[LEASE_TOKEN_HEXSZ + 1];
+	lease_op_options opts; /* the caller's, with the strings below */
+	char name_buf[LEASE_NAME_MAX + 2];
+	char owner_buf[LEASE_IDENT_MAX + 2];
+	char host_buf[LEASE_IDENT_MAX + 2];
+	char token_buf[2 * LEASE_TOKEN_HEXSZ];
 } op_ctx;
 
 typedef struct decision {
@@ -760,8 +767,12 @@ static int settle_landed(op_ctx *c, const lease_ref_state *s, int idx, int64_t n
 		}
 		if (2 * (w->p.expires_at - now) < w->p.ttl_seconds) {
 			/* Success only with half the TTL left (F15). */
+			if (c->has_late && lease_oid_equal(&c->late_oid, &w->oid))
+				return 0; /* already refreshing this one */
 			if (c->refreshes < REFRESH_MAX) {
 				c->refreshes++;
+				c->has_late = 1;
+				c->late_oid = w->oid;
 				c->refreshing = 1;
 				memcpy(c->mytoken, w->p.lease_token, sizeof(c->mytoken));
 				return 0;
@@ -923,6 +934,16 @@ static int run_op(op_ctx *c)
 	return rc;
 }
 
+/* A copy of @p s in @p buf when it fits, else @p s itself (too long to be
+ * valid anyway: validation rejects it). */
+static const char *keep(char *buf, size_t len, const char *s)
+{
+	if (!s || strlen(s) >= len)
+		return s;
+	memcpy(buf, s, strlen(s) + 1);
+	return buf;
+}
+
 static op_ctx *ctx_new(op_kind kind, lease_result *out, lease_store *st, const char *name,
                        const lease_op_options *opts)
 {
@@ -932,8 +953,15 @@ static op_ctx *ctx_new(op_kind kind, lease_result *out, lease_store *st, const c
 		return NULL;
 	c->kind = kind;
 	c->st = st;
-	c->name = name;
+	c->name = keep(c->name_buf, sizeof(c->name_buf), name);
 	c->o = opts;
+	if (opts) {
+		c->opts = *opts;
+		c->opts.owner = keep(c->owner_buf, sizeof(c->owner_buf), opts->owner);
+		c->opts.host = keep(c->host_buf, sizeof(c->host_buf), opts->host);
+		c->opts.lease_token = keep(c->token_buf, sizeof(c->token_buf), opts->lease_token);
+		c->o = &c->opts;
+	}
 	c->out = out;
 	return c;
 }
@@ -944,9 +972,12 @@ static int run_kind(op_kind kind, lease_result *out, lease_store *st, const char
 	op_ctx *c;
 	int rc;
 
-	result_init(out, st, name);
-	if (!(c = ctx_new(kind, out, st, name, opts)))
+	/* Copied first: the caller may pass strings that live in @p out. */
+	if (!(c = ctx_new(kind, out, st, name, opts))) {
+		result_init(out, st, name);
 		return result_fail(out, st, LEASE_ENOMEM, "out of memory");
+	}
+	result_init(out, st, c->name);
 	rc = run_op(c);
 	free(c);
 	return rc;
