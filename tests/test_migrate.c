@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../migrations/migrations.h"
@@ -20,6 +21,7 @@
 #include "reflease/runtime.h"
 #include "store/store.h"
 #include "support/memstore.h"
+#include "support/testrepo.h"
 
 #define T0      ((int64_t)1796000000) /* 2026-11-30T...Z */
 #define TOKEN_A "0123456789abcdef0123456789abcdef"
@@ -678,6 +680,73 @@ START_TEST(options_rejected_before_io)
 }
 END_TEST
 
+/* Real processes: four migrators forked at once over the same leases. Each
+ * lease is migrated by exactly one of them (one migrate commit per chain);
+ * the others find it current; nobody reports a conflict. */
+#define RACE_LEASES 16
+#define RACE_PROCS  4
+
+START_TEST(forked_migrators_race)
+{
+	char spec[300], name[32], out[4096], args[128];
+	pid_t pids[RACE_PROCS];
+	int k, migrated = 0, status;
+
+	for (k = 0; k < RACE_LEASES; k++) {
+		snprintf(name, sizeof(name), "race-%02d", k);
+		seed10(name, "working", T0 + 120, T0);
+	}
+	snprintf(spec, sizeof(spec), "local:%s", fx.dir);
+	for (k = 0; k < RACE_PROCS; k++) {
+		pids[k] = fork();
+		ck_assert_int_ge(pids[k], 0);
+		if (pids[k] == 0) {
+			lease_migrate_options o = LEASE_MIGRATE_OPTIONS_INIT;
+			lease_migrate_report r;
+			lease_store *st = NULL;
+			int rc;
+
+			if (lease_store_open(&st, spec, NULL, NULL, 0) < 0)
+				_exit(200);
+			o.apply = 1;
+			rc = lease_migrate(&r, st, &o);
+			if (rc < 0 || r.counts[LEASE_MIGRATE_CONFLICT] || r.count != RACE_LEASES)
+				_exit(201);
+			rc = (int)r.counts[LEASE_MIGRATE_MIGRATED];
+			lease_migrate_report_clear(&r);
+			lease_store_free(st);
+			_exit(rc);
+		}
+	}
+	for (k = 0; k < RACE_PROCS; k++) {
+		ck_assert_int_eq(waitpid(pids[k], &status, 0), pids[k]);
+		ck_assert(WIFEXITED(status));
+		ck_assert_int_le(WEXITSTATUS(status), RACE_LEASES);
+		migrated += WEXITSTATUS(status);
+	}
+	ck_assert_int_eq(migrated, RACE_LEASES);
+	for (k = 0; k < RACE_LEASES; k++) {
+		lease_ref_state st;
+		char *p = out;
+		int n = 0;
+
+		snprintf(name, sizeof(name), "race-%02d", k);
+		snprintf(args, sizeof(args), "log --format=%%s refs/leases/%s", name);
+		ck_assert_int_eq(testrepo_git(out, sizeof(out), fx.dir, args), 0);
+		while ((p = strstr(p, ": migrate ")) != NULL) {
+			n++;
+			p++;
+		}
+		ck_assert_msg(n == 1, "%s: %d migrate commits", name, n);
+		read_state(&st, name);
+		ck_assert_str_eq(st.payload.sdlc_version, "1.1.0");
+		ck_assert_int_eq(st.payload.expires_at, T0 + 120);
+		ck_assert_int_eq(st.payload.ttl_seconds, 120);
+		lease_ref_state_clear(&st);
+	}
+}
+END_TEST
+
 /* --- the lying in-memory transport: lost answers, no-op successes --- */
 
 static memstore *mem;
@@ -792,6 +861,7 @@ Suite *migrate_suite(void)
 	tcase_add_test(tc, registry_orders_and_chains);
 	tcase_add_test(tc, step_0001_keeps_fields);
 	tcase_add_test(tc, options_rejected_before_io);
+	tcase_add_test(tc, forked_migrators_race);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("migrate-mem");
