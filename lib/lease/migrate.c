@@ -239,6 +239,76 @@ static int build(lease_payload *out, lease_migrate_entry *e, const migrate_run *
 	return 0;
 }
 
+/*
+ * The migration commit's message: summary op `migrate`, the canonical payload
+ * of @p next, plus every field of the read payload this build does not know,
+ * kept as read — a migration drops nothing (protocol.md §8). The result is
+ * parsed back before it is used.
+ */
+static int build_message(char **out, const lease_payload *next, const char *read_message, char *err,
+                         size_t errlen)
+{
+	const char *body = read_message ? strstr(read_message, "\n\n") : NULL;
+	const char *key, *sep;
+	char *msg = NULL, *json = NULL, *merged = NULL;
+	json_t *canon = NULL, *orig = NULL, *v;
+	lease_payload check;
+	lease_op op = LEASE_OP_UNKNOWN;
+	size_t cap, extra = 0;
+	int rc;
+
+	*out = NULL;
+	if ((rc = lease_message_build(&msg, next, LEASE_OP_MIGRATE)) < 0)
+		goto done;
+	sep = strstr(msg, "\n\n");
+	orig = body ? json_loads(body + 2, JSON_REJECT_DUPLICATES, NULL) : NULL;
+	canon = sep ? json_loads(sep + 2, 0, NULL) : NULL;
+	if (!canon) {
+		rc = LEASE_EINTERNAL;
+		goto done;
+	}
+	if (json_is_object(orig)) {
+		json_object_foreach(orig, key, v)
+		{
+			if (!json_object_get(canon, key)) {
+				json_object_set(canon, key, v);
+				extra++;
+			}
+		}
+	}
+	if (extra) {
+		if (!(json = json_dumps(canon, JSON_COMPACT | JSON_SORT_KEYS))) {
+			rc = LEASE_ENOMEM;
+			goto done;
+		}
+		cap = (size_t)(sep - msg) + strlen(json) + 4;
+		if (!(merged = malloc(cap))) {
+			rc = LEASE_ENOMEM;
+			goto done;
+		}
+		snprintf(merged, cap, "%.*s\n\n%s\n", (int)(sep - msg), msg, json);
+		free(msg);
+		msg = merged;
+		merged = NULL;
+	}
+	if ((rc = lease_message_parse(&check, &op, msg, strlen(msg), next->name, err, errlen)) <
+	            0 ||
+	    op != LEASE_OP_MIGRATE) {
+		rc = rc < 0 ? rc : LEASE_EINTERNAL;
+		goto done;
+	}
+	*out = msg;
+	msg = NULL;
+	rc = 0;
+done:
+	free(merged);
+	free(json);
+	free(msg);
+	json_decref(canon);
+	json_decref(orig);
+	return rc;
+}
+
 static int written_index(const migrate_run *run, const lease_oid *oid)
 {
 	int i;
@@ -313,7 +383,7 @@ static int migrate_one(migrate_run *run, lease_migrate_entry *e, const lease_ref
 	const lease_ref_state *s = first;
 	lease_payload next;
 	size_t nsteps;
-	char *msg = NULL, last_err[512] = "";
+	char *msg = NULL, last_err[512] = "", berr[256] = "";
 	lease_oid new_oid;
 	int rc = 0, which;
 
@@ -338,6 +408,17 @@ static int migrate_one(migrate_run *run, lease_migrate_entry *e, const lease_ref
 			e->method = LEASE_MIGRATE_METHOD_NONE;
 			break;
 		}
+		if ((rc = build_message(&msg, &next, s->commit.message, berr, sizeof(berr))) < 0) {
+			if (rc != LEASE_EPAYLOAD)
+				break;
+			/* e.g. unknown fields that no longer fit in 16 KiB */
+			e->status = LEASE_MIGRATE_SKIPPED_MALFORMED;
+			e->to[0] = '\0';
+			e->method = LEASE_MIGRATE_METHOD_NONE;
+			entry_message(e, "cannot migrate: %.200s", berr);
+			rc = 0;
+			break;
+		}
 		if (!run->o->apply)
 			break;
 		if (e->attempts >= ATTEMPTS_MAX) {
@@ -348,8 +429,6 @@ static int migrate_one(migrate_run *run, lease_migrate_entry *e, const lease_ref
 			break;
 		}
 		e->attempts++;
-		if ((rc = lease_message_build(&msg, &next, LEASE_OP_MIGRATE)) < 0)
-			break;
 		rc = lease_write_commit(&new_oid, run->st, &s->oid, msg);
 		free(msg);
 		msg = NULL;
@@ -393,6 +472,7 @@ static int migrate_one(migrate_run *run, lease_migrate_entry *e, const lease_ref
 	if (rc < 0 && e->status == LEASE_MIGRATE_WOULD_MIGRATE)
 		e->status = LEASE_MIGRATE_CONFLICT;
 	one_line(e->message);
+	free(msg);
 	lease_ref_state_clear(&cur);
 	return rc;
 }
