@@ -36,6 +36,9 @@
 /* Longest wait between a forwarded signal and SIGKILL, seconds, so that the
  * release happens within 5 s of the signal (cli.md). */
 #define RUN_SIGNAL_KILL_MAX 3.0
+/* Store time has whole seconds: a reading of `now` may be up to 1 s behind,
+ * so the watchdog's deadline is taken that much earlier (never later). */
+#define STORE_TIME_SLACK 1.0
 
 static const struct option run_longopts[] = {{"ttl", required_argument, NULL, OPT_TTL},
                                              {"every", required_argument, NULL, OPT_EVERY},
@@ -84,7 +87,8 @@ static void keeper_report(const lease_keep_report *rep, void *payload)
 	sh->has_last = 1;
 	switch (rep->event) {
 	case LEASE_KEEP_WRITE:
-		sh->deadline_mono = mono_now() + (rep->lost_at - (double)rep->now);
+		sh->deadline_mono =
+		        mono_now() + (rep->lost_at - (double)rep->now) - STORE_TIME_SLACK;
 		break;
 	case LEASE_KEEP_RETRY:
 		if (sh->verbosity >= LEASE_LOG_WARN)
@@ -246,21 +250,8 @@ static int drain_signals(int sfd, int *chld)
 }
 
 typedef struct wait_state {
-	int sfd;
 	int sig;
 } wait_state;
-
-/* acquire --wait: stop waiting on SIGINT/SIGTERM/SIGHUP. */
-static int run_wait_cb(double sleep_seconds, void *payload)
-{
-	wait_state *w = payload;
-	int chld = 0, s;
-
-	(void)sleep_seconds;
-	if ((s = drain_signals(w->sfd, &chld)) && !w->sig)
-		w->sig = s;
-	return w->sig != 0;
-}
 
 /* ---- the child ---- */
 
@@ -377,23 +368,32 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	out.json_file = a.json_file;
 	ctx->json = 0; /* stdout belongs to CMD */
 
-	if ((sfd = open_signalfd(&set)) < 0 || pipe2(evp, O_CLOEXEC | O_NONBLOCK) < 0 ||
-	    pipe2(stp, O_CLOEXEC | O_NONBLOCK) < 0) {
+	if (pipe2(evp, O_CLOEXEC | O_NONBLOCK) < 0 || pipe2(stp, O_CLOEXEC | O_NONBLOCK) < 0) {
 		fprintf(stderr, "reflease run: %s\n", strerror(errno));
 		goto cleanup;
 	}
 
-	/* Acquire (waiting on held, interruptible). */
-	ws.sfd = sfd;
-	ws.sig = 0;
+	/* Acquire (waiting on held). Signals are handled here: an interrupted
+	 * backoff sleep ends the process at once (nothing is held then). */
+	lease_wait_guard_arm(ctx, name, out.json && !out.json_file ? STDERR_FILENO : -1,
+	                     out.json_file);
+	lease_install_stop_handlers();
 	ao.owner = ctx->owner;
 	ao.host = ctx->host;
 	ao.ttl_seconds = ttl;
 	ao.wait_seconds = a.wait;
-	ao.wait_cb = run_wait_cb;
-	ao.wait_payload = &ws;
+	ao.wait_cb = lease_wait_guard_cb;
 	memset(&r, 0, sizeof(r));
 	rc = lease_acquire(&r, st, name, &ao);
+	lease_wait_guard_disarm();
+	/* From here on every signal is read from the signalfd (no races). */
+	if ((sfd = open_signalfd(&set)) < 0) {
+		fprintf(stderr, "reflease run: signalfd: %s\n", strerror(errno));
+		if (rc == 0)
+			release_now(ctx, st, name, r.payload.lease_token, &rel);
+		goto cleanup;
+	}
+	ws.sig = lease_stop_signal;
 	{
 		int chld = 0, s = drain_signals(sfd, &chld);
 		if (s && !ws.sig)
@@ -443,7 +443,8 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	sh.stop_r = stp[0];
 	sh.verbosity = ctx->verbosity;
 	sh.name = name;
-	sh.deadline_mono = mono_now() + (lease_lost_at(&r.payload, ttl) - (double)r.now);
+	sh.deadline_mono =
+	        mono_now() + (lease_lost_at(&r.payload, ttl) - (double)r.now) - STORE_TIME_SLACK;
 	{
 		lease_keep_options k = LEASE_KEEP_OPTIONS_INIT;
 		k.owner = ctx->owner;

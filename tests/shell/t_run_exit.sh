@@ -1,4 +1,5 @@
 #!/bin/sh
+# shellcheck disable=SC1091,SC2015,SC2016  # sourced helper; A && B || fail is intended; CMD scripts in single quotes
 # `run NAME -- CMD`: CMD's environment, its exit status propagated, the lease
 # released when it ends (F08), stdout left to CMD, the JSON object as the last
 # line of stderr or in --json-file, held → 3 without running CMD, --wait.
@@ -13,7 +14,8 @@ expect_rc 0 "$R" status job --json
 
 # the token CMD saw is the one released; generation grows with each tenure
 expect_rc 0 "$R" run job -- sh -c 'echo "$REFLEASE_LEASE_TOKEN $REFLEASE_TRANSITIONS"'
-set -- $(cat "$TMPDIR/out")
+read -r tok1 gen1 <"$TMPDIR/out"
+set -- "$tok1" "$gen1"
 [ "$2" = 1 ] || fail "second tenure generation $2"
 [ "$(git --git-dir="$S" log -1 --format=%b refs/leases/job | head -n 1 | jget lease_token)" = "$1" ] ||
   fail "released payload keeps another token"
