@@ -424,6 +424,9 @@ static const struct fault_case faults[] = {
          LEASE_OUTCOME_KNOWN, AFTER_OLD, "401"},
         {"replace-no-updateRefs", OP_REPLACE, FAKEGH_GQL_MUTATION, FAKEGH_FAULT_NO_UPDATEREFS, 1, 0,
          LEASE_ECONFIG, 0, LEASE_OUTCOME_KNOWN, AFTER_OLD, "updateRefs"},
+        {"replace-graphql-internal-error", OP_REPLACE, FAKEGH_GQL_MUTATION,
+         FAKEGH_FAULT_GQL_INTERNAL, 1, 0, LEASE_ENET, 0, LEASE_OUTCOME_UNKNOWN, AFTER_OLD,
+         "unknown"},
         /* delete: GraphQL updateRefs with a zero afterOid */
         {"delete-5xx", OP_DELETE, FAKEGH_GQL_MUTATION, FAKEGH_FAULT_5XX, 1, 503, LEASE_ENET, 0,
          LEASE_OUTCOME_UNKNOWN, AFTER_OLD, "503"},
@@ -449,6 +452,8 @@ static const struct fault_case faults[] = {
          NULL},
         {"read-drop-retried", OP_READ, FAKEGH_GQL_QUERY, FAKEGH_FAULT_DROP, 2, 0, 0, 0, -1,
          AFTER_ANY, NULL},
+        {"read-graphql-internal-error-retried", OP_READ, FAKEGH_GQL_QUERY,
+         FAKEGH_FAULT_GQL_INTERNAL, 1, 0, 0, 0, -1, AFTER_ANY, NULL},
         {"read-401", OP_READ, FAKEGH_GQL_QUERY, FAKEGH_FAULT_401, 1, 0, LEASE_EAUTH, 0, -1,
          AFTER_ANY, "401"},
         {"F24-read-graphql-rate-limited", OP_READ, FAKEGH_GQL_QUERY, FAKEGH_FAULT_GQL_RATE_LIMITED,
@@ -686,6 +691,34 @@ START_TEST(graphql_blind_falls_back_to_rest)
 }
 END_TEST
 
+/* A paginated listing (Link: rel="next") is followed to the end. */
+START_TEST(listing_follows_link_next)
+{
+	fakegh_options o;
+	lease_namespace ns;
+	lease_oid a;
+	char ref[64], hex[41];
+	int i;
+
+	teardown();
+	memset(&o, 0, sizeof(o));
+	o.page_size = 7;
+	start(&o);
+	commit(&a, "p00", NULL);
+	lease_oid_tohex(hex, &a);
+	for (i = 0; i < 20; i++) {
+		snprintf(ref, sizeof(ref), "refs/leases/p%02d", i);
+		ck_assert_int_eq(fakegh_set_ref(fk, ref, hex), 0);
+	}
+	memset(&ns, 0, sizeof(ns));
+	fakegh_reset_counts(fk);
+	ck_assert_int_eq(lease_fetch_namespace(&ns, st), 0);
+	ck_assert_uint_eq(ns.count, 20);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_MATCHING), 3);
+	lease_namespace_clear(&ns);
+}
+END_TEST
+
 /* GHES: base URLs with path prefixes (/api/v3, /api/graphql derived). */
 START_TEST(ghes_path_prefix)
 {
@@ -872,6 +905,7 @@ Suite *github_suite(void)
 	tcase_add_test(tc, time_base_is_date_header);
 	tcase_add_test(tc, graphql_blind_falls_back_to_rest);
 	tcase_add_test(tc, ghes_path_prefix);
+	tcase_add_test(tc, listing_follows_link_next);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("faults");
