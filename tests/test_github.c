@@ -4,11 +4,13 @@
  * lag, the fault matrix (each write path × each injected fault → the right
  * code and post-state), the time base, URL and credential rules, and the
  * token canary. Field cases: F10, F24, F25, F26 (transport level). */
+#define _DEFAULT_SOURCE
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "reflease/primitives.h"
 #include "reflease/schema.h"
@@ -562,6 +564,35 @@ START_TEST(F24_rate_limit_waited_inside_timeout)
 }
 END_TEST
 
+/* A server that answers too late: a read is unreachable (69) after the
+ * timeout; a write's outcome is unknown — it may land after we gave up. */
+START_TEST(timeouts_read_unreachable_write_unknown)
+{
+	lease_store *s2 = NULL;
+	lease_ref_state s;
+	lease_oid a, seen;
+	int i;
+
+	commit(&a, "slow", NULL);
+	ck_assert_int_eq(open_store(&s2, CANARY, 1, 200), 0);
+	memset(&s, 0, sizeof(s));
+	fakegh_fault(fk, FAKEGH_GQL_QUERY, FAKEGH_FAULT_STALL, 1, 2500);
+	ck_assert_int_eq(lease_fetch_ref(&s, s2, "slow"), LEASE_ENET);
+	ck_assert_ptr_nonnull(strstr(lease_store_last_error(s2), "unreachable"));
+	lease_ref_state_clear(&s);
+	lease_store_free(s2);
+	ck_assert_int_eq(open_store(&s2, CANARY, 1, 200), 0);
+	fakegh_fault(fk, FAKEGH_REF_CREATE, FAKEGH_FAULT_STALL, 1, 2500);
+	ck_assert_int_eq(lease_cas_create(s2, "slow", &a), LEASE_ENET);
+	ck_assert_int_eq(lease_store_last_cas_error(s2)->outcome, LEASE_OUTCOME_UNKNOWN);
+	lease_store_free(s2);
+	for (i = 0; i < 50 && ref_at("slow", &seen) != 1; i++)
+		usleep(100000);
+	ck_assert_int_eq(ref_at("slow", &seen), 1); /* it landed after all */
+	ck_assert(lease_oid_equal(&seen, &a));
+}
+END_TEST
+
 /* F10: a 422 other than "already exists" (a ref named like a path prefix) is
  * re-read and reported as what it is, never as a held lease. */
 START_TEST(F10_path_collision_422_reread)
@@ -913,6 +944,7 @@ Suite *github_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_loop_test(tc, fault_matrix, 0, (int)NFAULTS);
 	tcase_add_test(tc, F24_rate_limit_waited_inside_timeout);
+	tcase_add_test(tc, timeouts_read_unreachable_write_unknown);
 	tcase_add_test(tc, F10_path_collision_422_reread);
 	tcase_add_test(tc, F26_empty_repository);
 	tcase_add_test(tc, wrong_token_is_eauth);
