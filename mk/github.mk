@@ -8,3 +8,15 @@ $(BUILD)/tools/fakegh: tests/tools/fakegh.c tests/support/fakegh.c tests/support
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(MHD_CFLAGS) -Itests -o $@ tests/tools/fakegh.c tests/support/fakegh.c \
 	      $(LIBA) $(SANLD) $(PKG_LIBS) $(MHD_LIBS)
+
+# `make bench-github` (part of `make bench`): API requests per operation,
+# counted at the fake server, against the issue 6 budget.
+.PHONY: bench bench-github
+bench: bench-github
+bench-github: $(BUILD)/tools/ghbench
+	$(BUILD)/tools/ghbench
+
+$(BUILD)/tools/ghbench: tests/tools/ghbench.c tests/support/fakegh.c tests/support/fakegh.h $(LIBA)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(MHD_CFLAGS) -Itests -o $@ tests/tools/ghbench.c tests/support/fakegh.c \
+	      $(LIBA) $(SANLD) $(PKG_LIBS) $(MHD_LIBS)

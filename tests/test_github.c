@@ -4,11 +4,13 @@
  * lag, the fault matrix (each write path × each injected fault → the right
  * code and post-state), the time base, URL and credential rules, and the
  * token canary. Field cases: F10, F24, F25, F26 (transport level). */
+#define _DEFAULT_SOURCE
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "reflease/primitives.h"
 #include "reflease/schema.h"
@@ -424,6 +426,9 @@ static const struct fault_case faults[] = {
          LEASE_OUTCOME_KNOWN, AFTER_OLD, "401"},
         {"replace-no-updateRefs", OP_REPLACE, FAKEGH_GQL_MUTATION, FAKEGH_FAULT_NO_UPDATEREFS, 1, 0,
          LEASE_ECONFIG, 0, LEASE_OUTCOME_KNOWN, AFTER_OLD, "updateRefs"},
+        {"replace-graphql-internal-error", OP_REPLACE, FAKEGH_GQL_MUTATION,
+         FAKEGH_FAULT_GQL_INTERNAL, 1, 0, LEASE_ENET, 0, LEASE_OUTCOME_UNKNOWN, AFTER_OLD,
+         "unknown"},
         /* delete: GraphQL updateRefs with a zero afterOid */
         {"delete-5xx", OP_DELETE, FAKEGH_GQL_MUTATION, FAKEGH_FAULT_5XX, 1, 503, LEASE_ENET, 0,
          LEASE_OUTCOME_UNKNOWN, AFTER_OLD, "503"},
@@ -449,6 +454,8 @@ static const struct fault_case faults[] = {
          NULL},
         {"read-drop-retried", OP_READ, FAKEGH_GQL_QUERY, FAKEGH_FAULT_DROP, 2, 0, 0, 0, -1,
          AFTER_ANY, NULL},
+        {"read-graphql-internal-error-retried", OP_READ, FAKEGH_GQL_QUERY,
+         FAKEGH_FAULT_GQL_INTERNAL, 1, 0, 0, 0, -1, AFTER_ANY, NULL},
         {"read-401", OP_READ, FAKEGH_GQL_QUERY, FAKEGH_FAULT_401, 1, 0, LEASE_EAUTH, 0, -1,
          AFTER_ANY, "401"},
         {"F24-read-graphql-rate-limited", OP_READ, FAKEGH_GQL_QUERY, FAKEGH_FAULT_GQL_RATE_LIMITED,
@@ -554,6 +561,35 @@ START_TEST(F24_rate_limit_waited_inside_timeout)
 	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_REF_CREATE), 2);
 	/* progress is logged */
 	ck_assert_ptr_nonnull(strstr(logs, "retrying in 1 s"));
+}
+END_TEST
+
+/* A server that answers too late: a read is unreachable (69) after the
+ * timeout; a write's outcome is unknown — it may land after we gave up. */
+START_TEST(timeouts_read_unreachable_write_unknown)
+{
+	lease_store *s2 = NULL;
+	lease_ref_state s;
+	lease_oid a, seen;
+	int i;
+
+	commit(&a, "slow", NULL);
+	ck_assert_int_eq(open_store(&s2, CANARY, 1, 200), 0);
+	memset(&s, 0, sizeof(s));
+	fakegh_fault(fk, FAKEGH_GQL_QUERY, FAKEGH_FAULT_STALL, 1, 2500);
+	ck_assert_int_eq(lease_fetch_ref(&s, s2, "slow"), LEASE_ENET);
+	ck_assert_ptr_nonnull(strstr(lease_store_last_error(s2), "unreachable"));
+	lease_ref_state_clear(&s);
+	lease_store_free(s2);
+	ck_assert_int_eq(open_store(&s2, CANARY, 1, 200), 0);
+	fakegh_fault(fk, FAKEGH_REF_CREATE, FAKEGH_FAULT_STALL, 1, 2500);
+	ck_assert_int_eq(lease_cas_create(s2, "slow", &a), LEASE_ENET);
+	ck_assert_int_eq(lease_store_last_cas_error(s2)->outcome, LEASE_OUTCOME_UNKNOWN);
+	lease_store_free(s2);
+	for (i = 0; i < 50 && ref_at("slow", &seen) != 1; i++)
+		usleep(100000);
+	ck_assert_int_eq(ref_at("slow", &seen), 1); /* it landed after all */
+	ck_assert(lease_oid_equal(&seen, &a));
 }
 END_TEST
 
@@ -682,6 +718,34 @@ START_TEST(graphql_blind_falls_back_to_rest)
 	ck_assert_int_eq(lease_fetch_namespace(&ns, st), 0);
 	ck_assert_uint_eq(ns.count, 1);
 	ck_assert_int_eq(ns.leases[0].payload_rc, 0);
+	lease_namespace_clear(&ns);
+}
+END_TEST
+
+/* A paginated listing (Link: rel="next") is followed to the end. */
+START_TEST(listing_follows_link_next)
+{
+	fakegh_options o;
+	lease_namespace ns;
+	lease_oid a;
+	char ref[64], hex[41];
+	int i;
+
+	teardown();
+	memset(&o, 0, sizeof(o));
+	o.page_size = 7;
+	start(&o);
+	commit(&a, "p00", NULL);
+	lease_oid_tohex(hex, &a);
+	for (i = 0; i < 20; i++) {
+		snprintf(ref, sizeof(ref), "refs/leases/p%02d", i);
+		ck_assert_int_eq(fakegh_set_ref(fk, ref, hex), 0);
+	}
+	memset(&ns, 0, sizeof(ns));
+	fakegh_reset_counts(fk);
+	ck_assert_int_eq(lease_fetch_namespace(&ns, st), 0);
+	ck_assert_uint_eq(ns.count, 20);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_MATCHING), 3);
 	lease_namespace_clear(&ns);
 }
 END_TEST
@@ -872,6 +936,7 @@ Suite *github_suite(void)
 	tcase_add_test(tc, time_base_is_date_header);
 	tcase_add_test(tc, graphql_blind_falls_back_to_rest);
 	tcase_add_test(tc, ghes_path_prefix);
+	tcase_add_test(tc, listing_follows_link_next);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("faults");
@@ -879,6 +944,7 @@ Suite *github_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_loop_test(tc, fault_matrix, 0, (int)NFAULTS);
 	tcase_add_test(tc, F24_rate_limit_waited_inside_timeout);
+	tcase_add_test(tc, timeouts_read_unreachable_write_unknown);
 	tcase_add_test(tc, F10_path_collision_422_reread);
 	tcase_add_test(tc, F26_empty_repository);
 	tcase_add_test(tc, wrong_token_is_eauth);

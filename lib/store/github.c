@@ -259,6 +259,29 @@ static int is_rate_limited(const gh_reply *rp, int graphql)
 	return 0;
 }
 
+/* 1 when a GraphQL 200 carries an error GitHub produces for a transient
+ * server-side failure ("Something went wrong while executing your query.
+ * This may be the result of a timeout", type INTERNAL): worth a retry for a
+ * read, an unknown outcome for a mutation. */
+static int gql_transient(json_t *json)
+{
+	json_t *errs = json ? json_object_get(json, "errors") : NULL, *e;
+	size_t i;
+
+	json_array_foreach(errs, i, e)
+	{
+		json_t *ty = json_object_get(e, "type"), *m = json_object_get(e, "message");
+		const char *msg = json_is_string(m) ? json_string_value(m) : "";
+		if ((json_is_string(ty) &&
+		     (strcmp(json_string_value(ty), "INTERNAL") == 0 ||
+		      strcmp(json_string_value(ty), "SERVICE_UNAVAILABLE") == 0)) ||
+		    contains_ci(msg, "went wrong") || contains_ci(msg, "timeout") ||
+		    contains_ci(msg, "timed out"))
+			return 1;
+	}
+	return 0;
+}
+
 /* How long to wait before retrying a rate-limited request, ms (F24:
  * retry-after, else x-ratelimit-reset, else 60 s then exponential backoff). */
 static int64_t rate_limit_wait_ms(gh_transport *g, const gh_reply *rp)
@@ -363,6 +386,12 @@ static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const 
 				sleep_ms(wait);
 				continue;
 			}
+			if (graphql && idempotent && rp->r.status == 200 &&
+			    gql_transient(rp->json)) {
+				snprintf(last, sizeof(last), "GraphQL: %.200s",
+				         gql_first_message(rp->json));
+				goto retry;
+			}
 			if (rp->r.status >= 500 && !idempotent) {
 				rc = gh_err(g, LEASE_ENET,
 				            "GitHub answered %s %s with HTTP %ld: the outcome is "
@@ -389,6 +418,7 @@ static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const 
 			}
 			snprintf(last, sizeof(last), "%s", rp->r.error);
 		}
+	retry:
 		limited = 0;
 		wait = jitter(g, backoff, 0.5);
 		if (lease_http_mono_ms() + wait >= deadline_ms)
@@ -848,7 +878,10 @@ static int gh_update_ref(gh_transport *g, const char *refname, const lease_oid *
 	}
 	excerpt(msg, sizeof(msg), gql_first_message(rp.json));
 	ref_ns(ns, refname);
-	if (contains_ci(msg, "rule violation") || contains_ci(msg, "repository rule"))
+	if (gql_transient(rp.json))
+		rc = gh_err(g, LEASE_ENET, "GitHub failed %s of %s (%s): the outcome is unknown",
+		            what, refname, msg);
+	else if (contains_ci(msg, "rule violation") || contains_ci(msg, "repository rule"))
 		rc = gh_err(g, LEASE_EAUTH,
 		            "repository rules of %s/%s forbid writing refs/%s/ (%s): exempt the "
 		            "namespace or the token from the ruleset",
@@ -1124,41 +1157,55 @@ static int prefetch_commits(gh_transport *g, lease_ref_list *l)
 static int gh_list_refs(lease_transport *t, lease_ref_list *out, const char *prefix)
 {
 	gh_transport *g = (gh_transport *)t;
-	char suffix[400];
+	char suffix[400], *url = NULL;
 	gh_reply rp;
 	json_t *e;
 	size_t i;
-	int rc;
+	int rc, page;
 
 	if ((rc = check_refname(g, prefix)) < 0)
 		return rc;
 	snprintf(suffix, sizeof(suffix), "git/matching-refs/%s", prefix + 5);
-	if ((rc = rest_call(g, &rp, "GET", suffix, NULL, 1)) < 0)
-		return rc;
-	if (rp.r.status != 200) {
-		if ((rc = common_status(g, &rp, "listing refs")) == 0)
-			rc = unexpected_status(g, &rp, "listing refs");
-		reply_clear(&rp);
-		return rc;
-	}
-	if (!json_is_array(rp.json)) {
-		reply_clear(&rp);
-		return gh_err(g, LEASE_EINTERNAL, "malformed ref listing from GitHub");
-	}
-	json_array_foreach(rp.json, i, e)
-	{
-		json_t *ref = json_object_get(e, "ref");
-		json_t *sha = json_object_get(json_object_get(e, "object"), "sha");
-		lease_oid oid;
-		if (!json_is_string(ref) || !json_is_string(sha) ||
-		    lease_oid_fromhex(&oid, json_string_value(sha)) < 0) {
-			rc = gh_err(g, LEASE_EINTERNAL, "malformed ref listing from GitHub");
-			break;
+	if (!(url = rest_url(g, suffix)))
+		return LEASE_ENOMEM;
+	/* One answer today; a `Link: rel="next"` is followed (bounded). */
+	for (page = 0; url && page < 100; page++) {
+		rc = gh_exchange(g, &rp, "GET", url, NULL, 1, 0, deadline(g));
+		free(url);
+		url = NULL;
+		if (rc < 0)
+			return rc;
+		if (rp.r.status != 200) {
+			if ((rc = common_status(g, &rp, "listing refs")) == 0)
+				rc = unexpected_status(g, &rp, "listing refs");
+			reply_clear(&rp);
+			return rc;
 		}
-		if ((rc = lease_ref_list_push(out, json_string_value(ref), &oid)) < 0)
+		if (!json_is_array(rp.json)) {
+			reply_clear(&rp);
+			return gh_err(g, LEASE_EINTERNAL, "malformed ref listing from GitHub");
+		}
+		json_array_foreach(rp.json, i, e)
+		{
+			json_t *ref = json_object_get(e, "ref");
+			json_t *sha = json_object_get(json_object_get(e, "object"), "sha");
+			lease_oid oid;
+			if (!json_is_string(ref) || !json_is_string(sha) ||
+			    lease_oid_fromhex(&oid, json_string_value(sha)) < 0) {
+				rc = gh_err(g, LEASE_EINTERNAL,
+				            "malformed ref listing from GitHub");
+				break;
+			}
+			if ((rc = lease_ref_list_push(out, json_string_value(ref), &oid)) < 0)
+				break;
+		}
+		if (rc == 0 && rp.r.next_url[0] && !(url = strdup(rp.r.next_url)))
+			rc = LEASE_ENOMEM;
+		reply_clear(&rp);
+		if (rc < 0)
 			break;
 	}
-	reply_clear(&rp);
+	free(url);
 	if (rc == 0 && out->count > 0 && g->sight != GQL_BLIND)
 		rc = prefetch_commits(g, out);
 	return rc;

@@ -190,10 +190,40 @@ static long parse_long(const char *s)
 
 static void reset_headers(lease_http_response *r)
 {
+	r->next_url[0] = '\0';
 	r->date = -1;
 	r->retry_after = -1;
 	r->rl_remaining = -1;
 	r->rl_reset = -1;
+}
+
+/* From a Link header value, the URL whose rel is "next". */
+static void link_next(lease_http_response *r, const char *v, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		size_t start, end, k;
+		while (i < len && v[i] != '<')
+			i++;
+		if (i >= len)
+			return;
+		start = ++i;
+		while (i < len && v[i] != '>')
+			i++;
+		if (i >= len)
+			return;
+		end = i;
+		while (i < len && v[i] != ',')
+			i++;
+		for (k = end; k + 10 <= i && end - start < sizeof(r->next_url); k++) {
+			if (strncmp(v + k, "rel=\"next\"", 10) == 0) {
+				memcpy(r->next_url, v + start, end - start);
+				r->next_url[end - start] = '\0';
+				return;
+			}
+		}
+	}
 }
 
 static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
@@ -220,6 +250,8 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
 		r->rl_remaining = parse_long(v);
 	} else if ((v = header_value(data, n, "x-ratelimit-reset", buf, sizeof(buf)))) {
 		r->rl_reset = parse_long(v);
+	} else if (n > 5 && strncasecmp(data, "link:", 5) == 0) {
+		link_next(r, data + 5, n - 5);
 	}
 	return n;
 }

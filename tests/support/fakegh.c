@@ -55,6 +55,7 @@ struct fakegh {
 	char *token;
 	int64_t offset;
 	int gql_blind;
+	int page_size;
 	int lag_ms;
 	struct fault faults[MAX_FAULTS];
 	int nfaults;
@@ -82,6 +83,7 @@ struct answer {
 	int rl_zero;       /* x-ratelimit-remaining: 0 */
 	long rl_reset_in;  /* seconds from now for x-ratelimit-reset when rl_zero */
 	int no_rl_headers; /* omit x-ratelimit-* */
+	char link[600];    /* Link header, or "" */
 	const char *resource;
 };
 
@@ -125,6 +127,7 @@ int fakegh_fault_parse(const char *name)
 	        {"409-empty", FAKEGH_FAULT_409_EMPTY},
 	        {"no-updaterefs", FAKEGH_FAULT_NO_UPDATEREFS},
 	        {"stall", FAKEGH_FAULT_STALL},
+	        {"gql-internal", FAKEGH_FAULT_GQL_INTERNAL},
 	};
 	size_t i;
 
@@ -585,7 +588,7 @@ static int cmp_str(const void *x, const void *y)
 	return strcmp(*(char *const *)x, *(char *const *)y);
 }
 
-static void h_matching(fakegh *f, struct answer *a, const char *prefix)
+static void h_matching(fakegh *f, struct answer *a, const char *prefix, const char *rest, int page)
 {
 	git_reference_iterator *it = NULL;
 	git_reference *r = NULL;
@@ -626,10 +629,18 @@ static void h_matching(fakegh *f, struct answer *a, const char *prefix)
 		qsort(names, n, sizeof(*names), cmp_str);
 	for (i = 0; i < n; i++) {
 		git_oid oid;
-		if (read_ref_lagged(f, names[i], &oid))
+		size_t ps = f->page_size > 0 ? (size_t)f->page_size : 0;
+		int on_page = !ps || (i >= (size_t)(page - 1) * ps && i < (size_t)page * ps);
+		if (on_page && read_ref_lagged(f, names[i], &oid))
 			json_array_append_new(arr, rest_ref_json(f, names[i], &oid));
 		free(names[i]);
 	}
+	if (f->page_size > 0 && (size_t)page * (size_t)f->page_size < n)
+		snprintf(a->link, sizeof(a->link),
+		         "<%s/repos/%s/%s/%s?page=%d>; rel=\"next\", <%s/repos/%s/%s/%s?page=1>; "
+		         "rel=\"first\"",
+		         f->url, f->owner, f->name, rest, page + 1, f->url, f->owner, f->name,
+		         rest);
 	free(names);
 	answer_json(a, 200, arr);
 }
@@ -975,12 +986,23 @@ static int apply_fault(fakegh *f, struct answer *a, const struct fault *ft, fake
 		pthread_mutex_lock(&f->mu);
 		return 0;
 	}
+	case FAKEGH_FAULT_GQL_INTERNAL:
+		if (!gql)
+			return 0;
+		answer_json(
+		        a, 200,
+		        json_pack("{s:n, s:[{s:s}]}", "data", "errors", "message",
+		                  "Something went wrong while executing your query. This may be "
+		                  "the result of a timeout, or it could be a GitHub bug. Please "
+		                  "include `FAKE:0001` when reporting this issue."));
+		return 1;
 	case FAKEGH_FAULT_DROP: a->drop = 1; return 0;
 	}
 	return 0;
 }
 
-static void handle(fakegh *f, struct answer *a, fakegh_endpoint ep, const char *rest, json_t *body)
+static void handle(fakegh *f, struct answer *a, fakegh_endpoint ep, const char *rest, json_t *body,
+                   int page)
 {
 	int empty = repo_is_empty(f);
 
@@ -1030,7 +1052,7 @@ static void handle(fakegh *f, struct answer *a, fakegh_endpoint ep, const char *
 		if (empty)
 			answer_msg(a, 409, "Git Repository is empty.");
 		else
-			h_matching(f, a, prefix);
+			h_matching(f, a, prefix, rest, page);
 		break;
 	}
 	case FAKEGH_GQL_QUERY:
@@ -1145,6 +1167,8 @@ static enum MHD_Result add_headers(fakegh *f, struct MHD_Response *resp, const s
 		MHD_add_response_header(resp, "x-ratelimit-resource",
 		                        a->resource ? a->resource : "core");
 	}
+	if (a->link[0])
+		MHD_add_response_header(resp, "Link", a->link);
 	if (a->retry_after >= 0) {
 		snprintf(buf, sizeof(buf), "%ld", a->retry_after);
 		MHD_add_response_header(resp, "retry-after", buf);
@@ -1158,7 +1182,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 {
 	fakegh *f = cls;
 	struct req *rq = *con_cls;
-	struct answer a = {0, NULL, 0, -1, 0, 0, 0, NULL};
+	struct answer a = {0, NULL, 0, -1, 0, 0, 0, "", NULL};
 	struct MHD_Response *resp;
 	json_t *body = NULL;
 	fakegh_endpoint ep;
@@ -1220,8 +1244,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	} else {
 		if (take_fault(f, ep, &ft))
 			faulted = apply_fault(f, &a, &ft, ep);
-		if (!faulted)
-			handle(f, &a, ep, rest, body);
+		if (!faulted) {
+			const char *pg =
+			        MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "page");
+			handle(f, &a, ep, rest, body, pg ? (int)strtol(pg, NULL, 10) : 1);
+		}
 	}
 	log_line(f, method, url, ep, a.status, a.drop);
 respond:
@@ -1343,6 +1370,7 @@ int fakegh_start(fakegh **out, const fakegh_options *opts)
 	f->token = opts->token ? strdup(opts->token) : NULL;
 	f->offset = opts->time_offset_s;
 	f->gql_blind = opts->graphql_blind;
+	f->page_size = opts->page_size;
 	if (opts->repo_path) {
 		snprintf(f->path, sizeof(f->path), "%s", opts->repo_path);
 	} else {

@@ -50,7 +50,9 @@ typedef enum fakegh_fault_kind {
 	FAKEGH_FAULT_403_FORBIDDEN, /**< 403 "Resource not accessible by integration" */
 	FAKEGH_FAULT_409_EMPTY,     /**< 409 "Git Repository is empty." */
 	FAKEGH_FAULT_NO_UPDATEREFS, /**< GraphQL schema without updateRefs (undefinedField) */
-	FAKEGH_FAULT_STALL          /**< wait arg ms, then answer normally */
+	FAKEGH_FAULT_STALL,         /**< wait arg ms, then answer normally */
+	FAKEGH_FAULT_GQL_INTERNAL   /**< GraphQL 200 "Something went wrong ... timeout", not applied
+	                             */
 } fakegh_fault_kind;
 
 /** Options for fakegh_start(). Zero-initialise, then set what you need. */
@@ -63,6 +65,7 @@ typedef struct fakegh_options {
 	int64_t time_offset_s; /**< the server clock = time(2) + this, seconds */
 	int graphql_blind;     /**< GraphQL `ref()` sees only refs/heads/ and refs/tags/ */
 	unsigned short port;   /**< 0 = ephemeral */
+	int page_size; /**< matching-refs in pages of this many refs + Link (0 = one page) */
 } fakegh_options;
 
 /**
