@@ -7,6 +7,7 @@
 # lands -> heartbeat -> transition -> release (stops it), run, status, a held
 # lease, the matrix owner, input injection, and reconcile (summary and
 # annotations). Every output, the job summary and the annotations are checked.
+# shellcheck disable=SC2016 # backquotes in patterns are markdown, not expansions
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
@@ -207,7 +208,7 @@ like annotations.0.message 'reflease run job: exit status 7' "run failure annota
 # 9. inputs are data, never code: a crafted name is a usage error
 act "{\"command\":\"acquire\",\"name\":\"x\$(touch $TMPDIR/pwned2)\\\"; touch $TMPDIR/pwned3\"}"
 expect 64 "crafted name"
-[ ! -e "$TMPDIR/pwned2" ] && [ ! -e "$TMPDIR/pwned3" ] || fail "name input was evaluated"
+if [ -e "$TMPDIR/pwned2" ] || [ -e "$TMPDIR/pwned3" ]; then fail "name input was evaluated"; fi
 act '{"command":"acquire","name":"x","nope":"1"}'
 expect 2 "an input action.yml does not declare"
 act '{"command":"bogus","name":"x"}'
@@ -222,7 +223,27 @@ expect 0 "matrix acquire"
 act '{"command":"acquire","name":"matrix","ttl":"60"}' --job-index 2 --job-total 3
 expect 3 "another matrix leg of the same job is another owner"
 
-# 11. reconcile through the action: its summary and annotations
+# 11. migrate through the action: a plan by default, then --apply (protocol.md §8)
+GIT="git --git-dir=$TMPDIR/gh.git"
+now=$(date +%s)
+ts() { date -u -d "@$1" +%Y-%m-%dT%H:%M:%SZ; }
+json="{\"acquired_at\":\"$(ts $((now - 500)))\",\"expires_at\":\"$(ts $((now + 3000)))\",\"host\":\"h\",\"lease_token\":\"0123456789abcdef0123456789abcdef\",\"name\":\"old\",\"nonce\":\"0011223344556677\",\"owner\":\"alice\",\"phase\":\"working\",\"sdlc_version\":\"1.0.0\",\"transitions\":3}"
+c=$(printf 'old: heartbeat working by alice on h\n\n%s\n' "$json" |
+  GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@localhost GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@localhost \
+    $GIT commit-tree "$($GIT hash-object -t tree /dev/null)")
+$GIT update-ref refs/leases/old "$c" ""
+act '{"command":"migrate"}'
+expect 0 "migrate plan"
+is outputs.status ok "migrate plan status"
+like summary '\| `old` \| 1\.0\.0 \| 1\.1\.0 \| commit-time \| would_migrate' "migrate plan summary row"
+[ "$($GIT rev-parse refs/leases/old)" = "$c" ] || fail "a plan wrote"
+act '{"command":"migrate","args":"--apply"}'
+expect 0 "migrate --apply"
+is outputs.status ok "migrate apply status"
+like summary '\| `old` .* \| migrated \|' "migrate apply summary row"
+$GIT log -1 --format=%s refs/leases/old | grep -q migrate || fail "not migrated: $($GIT log -1 --format=%s refs/leases/old)"
+
+# 12. reconcile through the action: its summary and annotations
 if "$REFLEASE" reconcile --help >/dev/null 2>&1; then
   act '{"command":"reconcile","args":"--fail-on warning"}'
   expect 0 "reconcile, clean"

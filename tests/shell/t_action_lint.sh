@@ -3,8 +3,9 @@
 # and workflows, and fails on each deliberately broken copy: a misspelt key of
 # an action input, an undeclared input used in action.yml, an input run.sh
 # reads but action.yml does not map, an input pasted into a run: script, a
-# misspelt workflow key, an unknown expression context, an undeclared input passed to `uses: ./`, and a
-# shellcheck finding in action/run.sh.
+# misspelt workflow key, an unknown expression context, an undeclared input
+# passed to `uses: ./`, and a finding of shellcheck in action/run.sh.
+# shellcheck disable=SC2016 # the edits and patterns are literal ${{ }} and $VAR text
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 if ! command -v node >/dev/null 2>&1; then
