@@ -186,7 +186,8 @@ start_heartbeat() {
   every=$((t / 3))
   stop_heartbeat
   rm -f "$hb.pid" "$hb.rc"
-  # Not a step any more once detached: no step outputs or summary from it.
+  # Not a step any more once detached: no step outputs or summary from it, and no
+  # descriptor of the step's (the runner waits for the step's output pipes to close).
   # shellcheck disable=SC2016 # the inner script expands its own arguments
   REFLEASE_LEASE_TOKEN=$token GITHUB_OUTPUT='' GITHUB_STEP_SUMMARY='' \
     setsid nohup bash -c '
