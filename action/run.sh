@@ -16,8 +16,9 @@
 # the job summary (reconcile and migrate write their own summary).
 #
 # acquire with heartbeat true starts `reflease heartbeat --every ttl/3`
-# detached (setsid, nohup) with its pid, exit status and log under
-# $RUNNER_TEMP/reflease-heartbeat.<namespace>.<name>.*; release stops it first.
+# detached (setsid, nohup) with its pid, exit status, log and token (mode 600)
+# under $RUNNER_TEMP/reflease-heartbeat.<namespace>.<name>.*; release stops it
+# first, and uses that token when no lease-token input is given.
 set -uo pipefail
 
 root=${GITHUB_ACTION_PATH:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -173,7 +174,7 @@ stop_heartbeat() {
       "the background heartbeat had already stopped: $(meaning "$rc") (exit $rc)"
     ;;
   esac
-  rm -f "$hb.pid" "$hb.rc" "$hb.log"
+  rm -f "$hb.pid" "$hb.rc" "$hb.log" "$hb.token"
 }
 
 start_heartbeat() {
@@ -186,6 +187,8 @@ start_heartbeat() {
   every=$((t / 3))
   stop_heartbeat
   rm -f "$hb.pid" "$hb.rc"
+  # for a release step that does not pass lease-token (same job, same runner)
+  (umask 077 && printf '%s\n' "$token" >"$hb.token")
   # Not a step any more once detached: no step outputs or summary from it, and no
   # descriptor of the step's (the runner waits for the step's output pipes to close).
   # shellcheck disable=SC2016 # the inner script expands its own arguments
@@ -221,7 +224,13 @@ acquire)
   argv+=(acquire "${opts[@]}" "${extra[@]}" -- "$name")
   ;;
 heartbeat | release | status)
-  [ "$cmd" != release ] || stop_heartbeat
+  if [ "$cmd" = release ]; then
+    if [ -z "${INPUT_LEASE_TOKEN:-}" ] && [ -s "$hb.token" ]; then
+      REFLEASE_LEASE_TOKEN=$(cat "$hb.token")
+      export REFLEASE_LEASE_TOKEN
+    fi
+    stop_heartbeat
+  fi
   [ "$cmd" = heartbeat ] || opts=()
   argv+=("$cmd" "${opts[@]}" "${extra[@]}" -- "$name")
   ;;
@@ -281,6 +290,10 @@ run) ;;
   ;;
 esac
 
+if [ "$cmd" = release ] && [ "$st" = not_owner ]; then
+  annotate warning "reflease release $name" \
+    "nothing released: the lease token is not the current one (or none was given)"
+fi
 failed=$((rc != 0))
 case $cmd in
 reconcile | migrate) [ "$rc" -ne 1 ] || failed=0 ;; # the binary annotated what it found

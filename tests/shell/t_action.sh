@@ -178,9 +178,22 @@ while [ ! -f "$RUNNER_TEMP/reflease-heartbeat.leases.lost.rc" ] && [ $i -lt 70 ]
   sleep 0.5; i=$((i + 1))
 done
 act '{"command":"release","name":"lost"}'
-expect 0 "release of a lost lease (no token: not_owner, nothing written)"
+expect 0 "release of a lost lease (the kept token is not current: not_owner, nothing written)"
+is outputs.status not_owner "lost: release status"
 is annotations.0.level warning "lost: warning annotation"
 like annotations.0.message 'background heartbeat had already stopped: not the holder.*\(exit 4\)' "lost"
+is annotations.1.level warning "lost: not_owner annotation"
+like annotations.1.message 'nothing released' "lost: not_owner message"
+[ "$(status_json lost | field owner)" = "octo/leases/44/1/deploy" ] || fail "the new holder lost its lease"
+
+# 7b. release in the same job without the lease-token input: the kept token
+act '{"command":"acquire","name":"solo","ttl":"60","heartbeat":"true"}'
+expect 0 "acquire solo"
+[ "$(stat -c %a "$RUNNER_TEMP/reflease-heartbeat.leases.solo.token")" = 600 ] || fail "token file mode"
+act '{"command":"release","name":"solo"}'
+expect 0 "release solo without lease-token"
+is outputs.status released "release with the kept token"
+[ ! -e "$RUNNER_TEMP/reflease-heartbeat.leases.solo.token" ] || fail "token file left after release"
 
 # 8. run around guarded work: the command's argv, environment, exit status
 cat >"$TMPDIR/guarded.sh" <<'EOF'
