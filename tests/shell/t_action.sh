@@ -228,6 +228,20 @@ act '{"command":"bogus","name":"x"}'
 expect 64 "unknown command"
 like annotations.0.message "unknown command 'bogus'" "unknown command annotation"
 
+act '{"command":"acquire","name":"x","ttl":"5m"}'
+expect 64 "ttl not in whole seconds"
+like annotations.0.message "ttl must be whole seconds, not '5m'" "ttl annotation"
+act '{"command":"acquire","name":"x","ttl":"30"}'
+expect 64 "ttl below GitHub's minimum (the binary's check)"
+is outputs.status error "ttl 30: status error"
+like annotations.0.message 'usage error \(exit 64\)' "ttl 30 annotation"
+
+# 9b. the namespace input
+act '{"command":"acquire","name":"nsl","namespace":"deploys","ttl":"60"}'
+expect 0 "acquire in namespace deploys"
+git --git-dir="$TMPDIR/gh.git" rev-parse -q --verify refs/deploys/nsl >/dev/null || fail "no refs/deploys/nsl"
+is outputs.oid "$(git --git-dir="$TMPDIR/gh.git" rev-parse refs/deploys/nsl)" "namespace oid"
+
 # 10. a matrix leg's owner carries the matrix index (protocol.md §5)
 act '{"command":"acquire","name":"matrix","ttl":"60"}' --job-index 1 --job-total 3
 expect 0 "matrix acquire"
