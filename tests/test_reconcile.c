@@ -20,7 +20,7 @@
 #include "store/store.h"
 
 /* A fixed store time: 2027-01-15T08:00:00Z. */
-#define T0 1800000000LL
+#define T0    1800000000LL
 #define TOK_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 #define TOK_B "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
 
@@ -59,7 +59,8 @@ static void setup(void)
 {
 	char err[256];
 
-	snprintf(repo, sizeof(repo), "%s/reconcile-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	snprintf(repo, sizeof(repo), "%s/reconcile-XXXXXX",
+	         getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	ck_assert_ptr_nonnull(mkdtemp(repo));
 	ck_assert_msg(lease_local_init(repo, err, sizeof(err)) == 0, "%s", err);
 	clock_now = T0;
@@ -72,7 +73,8 @@ static void teardown(void)
 
 /* A payload as JSON (sorted keys). ttl < 0 omits ttl_seconds (pre-bump). */
 static void payload_json(char *out, size_t cap, const char *ver, const char *name,
-			 const char *phase, const char *token, int64_t acq, int64_t exp, int64_t ttl)
+                         const char *phase, const char *token, int64_t acq, int64_t exp,
+                         int64_t ttl)
 {
 	char a[LEASE_TIME_STRSZ + 1], e[LEASE_TIME_STRSZ + 1], ttls[48] = "";
 
@@ -81,16 +83,16 @@ static void payload_json(char *out, size_t cap, const char *ver, const char *nam
 	if (ttl >= 0)
 		snprintf(ttls, sizeof(ttls), ",\"ttl_seconds\":%lld", (long long)ttl);
 	snprintf(out, cap,
-		 "{\"acquired_at\":\"%s\",\"expires_at\":\"%s\",\"host\":\"h1\",\"lease_token\":"
-		 "\"%s\",\"name\":\"%s\",\"nonce\":\"%016x\",\"owner\":\"alice\",\"phase\":\"%s\","
-		 "\"sdlc_version\":\"%s\",\"transitions\":1%s}",
-		 a, e, token, name, ++nonce_ctr, phase, ver, ttls);
+	         "{\"acquired_at\":\"%s\",\"expires_at\":\"%s\",\"host\":\"h1\",\"lease_token\":"
+	         "\"%s\",\"name\":\"%s\",\"nonce\":\"%016x\",\"owner\":\"alice\",\"phase\":\"%s\","
+	         "\"sdlc_version\":\"%s\",\"transitions\":1%s}",
+	         a, e, token, name, ++nonce_ctr, phase, ver, ttls);
 }
 
 /* Write a commit with summary "<summary_name>: <op> ..." (op NULL = a foreign
  * summary) over @p parent, written at store time @p when, and move the ref. */
 static lease_oid put_raw(lease_store *st, const char *ref_name, const lease_oid *parent,
-			 const char *op, const char *json, int64_t when)
+                         const char *op, const char *json, int64_t when)
 {
 	char msg[4096];
 	lease_oid oid;
@@ -98,7 +100,7 @@ static lease_oid put_raw(lease_store *st, const char *ref_name, const lease_oid 
 
 	if (op)
 		snprintf(msg, sizeof(msg), "%s: %s working by alice on h1\n\n%s\n", ref_name, op,
-			 json);
+		         json);
 	else
 		snprintf(msg, sizeof(msg), "update lease %s (other tool)\n\n%s\n", ref_name, json);
 	clock_now = when;
@@ -106,16 +108,16 @@ static lease_oid put_raw(lease_store *st, const char *ref_name, const lease_oid 
 	clock_now = saved;
 	if (parent)
 		ck_assert_msg(lease_cas_replace(st, ref_name, parent, &oid) == 0, "%s",
-			      lease_store_last_error(st));
+		              lease_store_last_error(st));
 	else
 		ck_assert_msg(lease_cas_create(st, ref_name, &oid) == 0, "%s",
-			      lease_store_last_error(st));
+		              lease_store_last_error(st));
 	return oid;
 }
 
 /* One 1.1 payload written at hb time @p hb with @p ttl (expires = hb + ttl). */
 static lease_oid put11(lease_store *st, const char *name, const lease_oid *parent, const char *op,
-		       const char *token, int64_t acq, int64_t hb, int64_t ttl)
+                       const char *token, int64_t acq, int64_t hb, int64_t ttl)
 {
 	char js[1024];
 
@@ -143,7 +145,7 @@ static const char *ids(const lease_reconcile_entry *e)
 	buf[0] = '\0';
 	for (i = 0; i < e->anomaly_count; i++)
 		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? "," : "",
-				      lease_anomaly_name(e->anomalies[i].id));
+		                      lease_anomaly_name(e->anomalies[i].id));
 	return buf;
 }
 
@@ -193,7 +195,8 @@ static void raw_ref(const char *refname, int blob)
 	if (blob)
 		ck_assert_int_eq(git_blob_create_from_buffer(&id, r, "not a lease\n", 12), 0);
 	else
-		ck_assert_int_eq(git_oid_fromstr(&id, "4b825dc642cb6eb9a060e54bf8d69288fbee4904"), 0);
+		ck_assert_int_eq(git_oid_fromstr(&id, "4b825dc642cb6eb9a060e54bf8d69288fbee4904"),
+		                 0);
 	if (!blob) {
 		/* a commit for an invalid-named ref */
 		git_tree *tree = NULL;
@@ -202,7 +205,7 @@ static void raw_ref(const char *refname, int blob)
 		ck_assert_int_eq(git_tree_lookup(&tree, r, &t), 0);
 		ck_assert_int_eq(git_signature_new(&sig, "x", "x@y", T0, 0), 0);
 		ck_assert_int_eq(
-			git_commit_create(&id, r, NULL, sig, sig, NULL, "x\n", tree, 0, NULL), 0);
+		        git_commit_create(&id, r, NULL, sig, sig, NULL, "x\n", tree, 0, NULL), 0);
 		git_signature_free(sig);
 		git_tree_free(tree);
 	}
@@ -237,8 +240,8 @@ static void build_store(lease_store *st)
 	put11(st, "takeover", &o, "acquire", TOK_B, T0 - 5, T0 - 5, 600);
 	/* takeover2: the same by a foreign tool (unknown op) over a pre-bump
 	 * predecessor whose approximate heartbeat time would look 1 s away. */
-	payload_json(js, sizeof(js), "1.0.0", "takeover2", "working", TOK_A, T0 - 2000, T0 - 6 + 300,
-		     -1);
+	payload_json(js, sizeof(js), "1.0.0", "takeover2", "working", TOK_A, T0 - 2000,
+	             T0 - 6 + 300, -1);
 	o = put_raw(st, "takeover2", NULL, "acquire", js, T0 - 6);
 	put11(st, "takeover2", &o, NULL, TOK_B, T0 - 5, T0 - 5, 600);
 	/* transition 2 s after the acquire: not a heartbeat. */
@@ -258,9 +261,11 @@ static void build_store(lease_store *st)
 	payload_json(js, sizeof(js), "1.1.0", "other", "working", TOK_A, T0 - 5, T0 + 295, 300);
 	put_raw(st, "mismatch", NULL, "acquire", js, T0 - 5);
 	/* F17: timestamps from the future — clock-skew, not expired. */
-	payload_json(js, sizeof(js), "1.1.0", "future", "working", TOK_A, T0 + 1000, T0 + 1300, 300);
+	payload_json(js, sizeof(js), "1.1.0", "future", "working", TOK_A, T0 + 1000, T0 + 1300,
+	             300);
 	put_raw(st, "future", NULL, "acquire", js, T0);
-	payload_json(js, sizeof(js), "1.1.0", "future2", "working", TOK_A, T0 + 1000, T0 - 500, 300);
+	payload_json(js, sizeof(js), "1.1.0", "future2", "working", TOK_A, T0 + 1000, T0 - 500,
+	             300);
 	put_raw(st, "future2", NULL, "acquire", js, T0);
 	payload_json(js, sizeof(js), "1.1.0", "skewacq", "working", TOK_A, T0 - 10, T0 + 200, 300);
 	put_raw(st, "skewacq", NULL, "acquire", js, T0);
@@ -285,28 +290,28 @@ static const struct {
 	const char *ids;
 	lease_severity highest;
 } expected[] = {
-	{"-dash", "invalid-name", LEASE_SEV_WARNING},
-	{"blob", "not-a-commit", LEASE_SEV_ERROR},
-	{"clean", "", LEASE_SEV_OK},
-	{"expired", "expired", LEASE_SEV_WARNING},
-	{"fast", "heartbeat-rate-above-floor", LEASE_SEV_WARNING},
-	{"foreignhb", "heartbeat-rate-above-floor", LEASE_SEV_WARNING},
-	{"future", "clock-skew", LEASE_SEV_WARNING},
-	{"future2", "clock-skew", LEASE_SEV_WARNING},
-	{"lockonly", "stale-ref-lock", LEASE_SEV_WARNING},
-	{"major2", "unsupported-version", LEASE_SEV_ERROR},
-	{"malformed", "malformed-payload", LEASE_SEV_ERROR},
-	{"migrated", "", LEASE_SEV_OK},
-	{"mismatch", "name-mismatch", LEASE_SEV_ERROR},
-	{"newer", "unsupported-version", LEASE_SEV_WARNING},
-	{"prebump", "pre-bump-payload,heartbeat-rate-above-floor", LEASE_SEV_WARNING},
-	{"rel", "", LEASE_SEV_OK},
-	{"skewacq", "clock-skew", LEASE_SEV_WARNING},
-	{"takeover", "", LEASE_SEV_OK},
-	{"takeover2", "", LEASE_SEV_OK},
-	{"trans", "", LEASE_SEV_OK},
-	{"x", "stale-ref-lock", LEASE_SEV_WARNING},
-	{"y", "", LEASE_SEV_OK},
+        {"-dash", "invalid-name", LEASE_SEV_WARNING},
+        {"blob", "not-a-commit", LEASE_SEV_ERROR},
+        {"clean", "", LEASE_SEV_OK},
+        {"expired", "expired", LEASE_SEV_WARNING},
+        {"fast", "heartbeat-rate-above-floor", LEASE_SEV_WARNING},
+        {"foreignhb", "heartbeat-rate-above-floor", LEASE_SEV_WARNING},
+        {"future", "clock-skew", LEASE_SEV_WARNING},
+        {"future2", "clock-skew", LEASE_SEV_WARNING},
+        {"lockonly", "stale-ref-lock", LEASE_SEV_WARNING},
+        {"major2", "unsupported-version", LEASE_SEV_ERROR},
+        {"malformed", "malformed-payload", LEASE_SEV_ERROR},
+        {"migrated", "", LEASE_SEV_OK},
+        {"mismatch", "name-mismatch", LEASE_SEV_ERROR},
+        {"newer", "unsupported-version", LEASE_SEV_WARNING},
+        {"prebump", "pre-bump-payload,heartbeat-rate-above-floor", LEASE_SEV_WARNING},
+        {"rel", "", LEASE_SEV_OK},
+        {"skewacq", "clock-skew", LEASE_SEV_WARNING},
+        {"takeover", "", LEASE_SEV_OK},
+        {"takeover2", "", LEASE_SEV_OK},
+        {"trans", "", LEASE_SEV_OK},
+        {"x", "stale-ref-lock", LEASE_SEV_WARNING},
+        {"y", "", LEASE_SEV_OK},
 };
 #define NEXPECTED (sizeof(expected) / sizeof(expected[0]))
 
@@ -322,7 +327,7 @@ START_TEST(exact_anomaly_set_per_lease)
 	for (i = 0; i < NEXPECTED; i++) {
 		const lease_reconcile_entry *e = find(&r, expected[i].name);
 		ck_assert_msg(strcmp(ids(e), expected[i].ids) == 0, "%s: got [%s], want [%s]",
-			      expected[i].name, ids(e), expected[i].ids);
+		              expected[i].name, ids(e), expected[i].ids);
 		ck_assert_int_eq(e->highest, expected[i].highest);
 		counts[expected[i].highest]++;
 		ck_assert_str_eq(r.entries[i].name, expected[i].name); /* sorted by name */
@@ -363,7 +368,7 @@ START_TEST(floor_figures_and_method)
 	ck_assert_int_eq(a->interval_seconds, 4);
 	ck_assert(a->floor_seconds == 30.0);
 	ck_assert_int_eq(anomaly(find(&r, "prebump"), LEASE_ANOM_PRE_BUMP)->severity,
-			 LEASE_SEV_INFO);
+	                 LEASE_SEV_INFO);
 	ck_assert_int_eq(anomaly(find(&r, "expired"), LEASE_ANOM_EXPIRED)->seconds, 100);
 	lease_reconcile_report_free(&r);
 	lease_store_free(st);
@@ -466,7 +471,7 @@ typedef struct race_transport {
 } race_transport;
 
 static int rt_write_commit(lease_transport *t, lease_oid *out, const lease_oid *parent,
-			   const char *message, int64_t when)
+                           const char *message, int64_t when)
 {
 	race_transport *rt = (race_transport *)t;
 	return rt->inner->write_commit(rt->inner, out, parent, message, when);
@@ -478,7 +483,7 @@ static int rt_create(lease_transport *t, const char *refname, const lease_oid *n
 }
 /* Just before reconcile's CAS lands, the holder heartbeats. */
 static int rt_replace(lease_transport *t, const char *refname, const lease_oid *old_oid,
-		      const lease_oid *new_oid)
+                      const lease_oid *new_oid)
 {
 	race_transport *rt = (race_transport *)t;
 	char js[1024], msg[1200];
@@ -486,10 +491,12 @@ static int rt_replace(lease_transport *t, const char *refname, const lease_oid *
 	if (!rt->fired) {
 		rt->fired = 1;
 		payload_json(js, sizeof(js), "1.1.0", "expired", "working", TOK_A, T0 - 400,
-			     T0 + 300, 300);
+		             T0 + 300, 300);
 		snprintf(msg, sizeof(msg), "expired: heartbeat working by alice on h1\n\n%s\n", js);
-		ck_assert_int_eq(rt->inner->write_commit(rt->inner, &rt->hb_oid, old_oid, msg, T0), 0);
-		ck_assert_int_eq(rt->inner->replace_ref(rt->inner, refname, old_oid, &rt->hb_oid), 0);
+		ck_assert_int_eq(rt->inner->write_commit(rt->inner, &rt->hb_oid, old_oid, msg, T0),
+		                 0);
+		ck_assert_int_eq(rt->inner->replace_ref(rt->inner, refname, old_oid, &rt->hb_oid),
+		                 0);
 	}
 	return rt->inner->replace_ref(rt->inner, refname, old_oid, new_oid);
 }
@@ -499,7 +506,7 @@ static int rt_delete(lease_transport *t, const char *refname, const lease_oid *o
 	return rt->inner->delete_ref(rt->inner, refname, o);
 }
 static int rt_read_ref(lease_transport *t, const char *refname, int *present, lease_oid *oid,
-		       int *has_commit, lease_commit *c)
+                       int *has_commit, lease_commit *c)
 {
 	race_transport *rt = (race_transport *)t;
 	return rt->inner->read_ref(rt->inner, refname, present, oid, has_commit, c);
@@ -618,9 +625,9 @@ static void holder(int fd, int rounds)
 			_exit(3);
 		}
 		payload_json(js, sizeof(js), "1.1.0", "hot", "working", TOK_A, now - 1000, now + 5,
-			     5);
+		             5);
 		snprintf(msg, sizeof(msg), "hot: %s working by alice on h1\n\n%s\n",
-			 s.payload.phase == LEASE_PHASE_RELEASED ? "acquire" : "heartbeat", js);
+		         s.payload.phase == LEASE_PHASE_RELEASED ? "acquire" : "heartbeat", js);
 		if (lease_write_commit(&n, st, &s.oid, msg) == 0 &&
 		    lease_cas_replace(st, "hot", &s.oid, &n) == 0)
 			if (write(fd, n.id, sizeof(n.id)) != (ssize_t)sizeof(n.id))
@@ -637,24 +644,28 @@ START_TEST(reap_racing_real_heartbeating_process_never_clobbers)
 	lease_store *st = open_store();
 	lease_oid written[4096], reaped_oids[512], tip;
 	size_t nw = 0, nr = 0, i;
-	int fds[2], status, round;
+	int fds[2], status, round, exited = 0;
+	time_t deadline;
 	pid_t pid;
 	ssize_t got;
 	lease_ref_state s;
 
-	put11(st, "hot", NULL, "acquire", TOK_A, T0, T0, 5);
+	clock_now = (int64_t)time(NULL);
+	put11(st, "hot", NULL, "acquire", TOK_A, clock_now - 1000, clock_now, 5);
 	ck_assert_int_eq(pipe(fds), 0);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
 		close(fds[0]);
-		holder(fds[1], 400);
+		holder(fds[1], 120);
 	}
 	close(fds[1]);
 	/* The sweeper's clock is far ahead: every live payload looks expired. */
 	clock_now = (int64_t)time(NULL) + 100000;
 	o.reap = 1;
-	for (round = 0; round < 200 && nr < 512; round++) {
+	o.lock_age_seconds = 1000000000; /* the holder's own ref locks are not stale */
+	deadline = time(NULL) + 20;
+	for (round = 0; nr < 512 && time(NULL) < deadline; round++) {
 		lease_reconcile_report r;
 		const lease_reconcile_entry *e;
 
@@ -663,13 +674,16 @@ START_TEST(reap_racing_real_heartbeating_process_never_clobbers)
 		if (e->action == LEASE_ACTION_REAPED)
 			reaped_oids[nr++] = e->action_oid;
 		lease_reconcile_report_free(&r);
-		if (waitpid(pid, &status, WNOHANG) == pid)
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			exited = 1;
 			break;
+		}
 	}
-	while (nw < 4096 && (got = read(fds[0], written[nw].id, LEASE_OID_RAWSZ)) == LEASE_OID_RAWSZ)
+	while (nw < 4096 &&
+	       (got = read(fds[0], written[nw].id, LEASE_OID_RAWSZ)) == LEASE_OID_RAWSZ)
 		nw++;
 	close(fds[0]);
-	if (waitpid(pid, &status, 0) == pid)
+	if (exited || waitpid(pid, &status, 0) == pid)
 		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "holder failed");
 	ck_assert(read_tip(st, "hot", &s));
 	tip = s.oid;
@@ -677,6 +691,7 @@ START_TEST(reap_racing_real_heartbeating_process_never_clobbers)
 	if (getenv("RECONCILE_DEBUG"))
 		fprintf(stderr, "race: %zu heartbeats, %zu reaps, %d rounds\n", nw, nr, round);
 	ck_assert_uint_gt(nw, 0);
+	ck_assert_uint_gt(nr, 0); /* the race really happened both ways */
 	/* No successful write, the holder's or the sweeper's, was ever clobbered. */
 	for (i = 0; i < nw; i++)
 		ck_assert_msg(in_chain(st, &tip, &written[i]), "heartbeat %zu lost", i);
@@ -703,7 +718,7 @@ START_TEST(prune_archives_then_deletes_and_create_continues_transitions)
 
 	p = put11(st, "old", NULL, "acquire", TOK_A, T0 - 4 * 86400, T0 - 4 * 86400, 300);
 	payload_json(js, sizeof(js), "1.1.0", "old", "released", TOK_A, T0 - 4 * 86400,
-		     T0 - 3 * 86400, 0);
+	             T0 - 3 * 86400, 0);
 	relo = put_raw(st, "old", &p, "release", js, T0 - 3 * 86400);
 	p = put11(st, "young", NULL, "acquire", TOK_A, T0 - 600, T0 - 600, 300);
 	payload_json(js, sizeof(js), "1.1.0", "young", "released", TOK_A, T0 - 600, T0 - 60, 0);
@@ -744,7 +759,8 @@ START_TEST(f27_break_and_reconcile_of_malformed_leases)
 	lease_result res;
 	lease_oid bad;
 
-	bad = put_raw(st, "garbage", NULL, "acquire", "{\"name\":\"garbage\",\"phase\":7}", T0 - 999);
+	bad = put_raw(st, "garbage", NULL, "acquire", "{\"name\":\"garbage\",\"phase\":7}",
+	              T0 - 999);
 	put_raw(st, "garbage2", NULL, "acquire", "\x01not json at all", T0 - 999);
 	put11(st, "fine", NULL, "acquire", TOK_A, T0, T0, 300);
 	o.reap = 1;
@@ -840,7 +856,8 @@ START_TEST(severity_and_names)
 	ck_assert_int_eq(s, LEASE_SEV_NEVER);
 	ck_assert_int_eq(lease_severity_parse(&s, "ok"), LEASE_EINVALID);
 	ck_assert_int_eq(lease_severity_parse(&s, "fatal"), LEASE_EINVALID);
-	ck_assert_str_eq(lease_anomaly_name(LEASE_ANOM_HEARTBEAT_FLOOR), "heartbeat-rate-above-floor");
+	ck_assert_str_eq(lease_anomaly_name(LEASE_ANOM_HEARTBEAT_FLOOR),
+	                 "heartbeat-rate-above-floor");
 	ck_assert_str_eq(lease_anomaly_name(LEASE_ANOM_PRE_BUMP), "pre-bump-payload");
 	ck_assert_str_eq(lease_hb_method_name(LEASE_HB_APPROXIMATE), "approximate");
 }
