@@ -54,6 +54,8 @@ typedef struct op_ctx {
 	int approximate;
 	int refreshing; /* a landed write came too late: extend it as its holder */
 	int refreshes;
+	int has_late;
+	lease_oid late_oid; /* the late write being refreshed */
 	int token_changed;
 	char mytoken[LEASE_TOKEN_HEXSZ + 1];
 } op_ctx;
@@ -760,8 +762,12 @@ static int settle_landed(op_ctx *c, const lease_ref_state *s, int idx, int64_t n
 		}
 		if (2 * (w->p.expires_at - now) < w->p.ttl_seconds) {
 			/* Success only with half the TTL left (F15). */
+			if (c->has_late && lease_oid_equal(&c->late_oid, &w->oid))
+				return 0; /* already refreshing this one */
 			if (c->refreshes < REFRESH_MAX) {
 				c->refreshes++;
+				c->has_late = 1;
+				c->late_oid = w->oid;
 				c->refreshing = 1;
 				memcpy(c->mytoken, w->p.lease_token, sizeof(c->mytoken));
 				return 0;
