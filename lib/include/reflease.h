@@ -11,6 +11,7 @@
 #include "reflease/store.h"
 #include "reflease/primitives.h"
 #include "reflease/runtime.h"
+#include "reflease/heartbeat.h"
 #include "reflease/reconcile.h"
 
 #endif
