@@ -335,11 +335,11 @@ static void render_summary(mdbuf *b, const lease_reconcile_report *r, long limit
 		if (r->entries[i].anomaly_count || r->entries[i].action != LEASE_ACTION_NONE)
 			listed++;
 	if (!listed) {
-		md_put(b, "No anomalies.\n", 14);
+		md_printf(b, "%s", "No anomalies.\n");
 		return;
 	}
-	md_put(b, "| lease | phase | owner | expires_at | anomalies |\n|---|---|---|---|---|\n",
-	       72);
+	md_printf(b, "%s",
+	          "| lease | phase | owner | expires_at | anomalies |\n|---|---|---|---|---|\n");
 	for (i = 0; i < r->count; i++) {
 		const lease_reconcile_entry *e = &r->entries[i];
 
