@@ -165,7 +165,7 @@ static json_t *report_json(const lease_reconcile_report *r)
 			        skipped, json_pack("{s:s, s:o, s:s, s:s}", "name", e->name, "oid",
 			                           oid_json(e->present, &e->oid), "action",
 			                           e->action_kind ? e->action_kind : "?", "reason",
-			                           e->action_message));
+			                           e->action_message ? e->action_message : ""));
 		if (e->lock_removed)
 			json_array_append_new(locks, json_string(e->name));
 	}
@@ -213,7 +213,7 @@ static void print_human(const lease_reconcile_report *r)
 			printf("    pruned: archived as %s\n", e->archive_ref);
 		else if (e->action == LEASE_ACTION_SKIPPED)
 			printf("    skipped %s: %s\n", e->action_kind ? e->action_kind : "action",
-			       clean(msg, sizeof(msg), e->action_message));
+			       clean(msg, sizeof(msg), e->action_message ? e->action_message : ""));
 		if (e->lock_removed)
 			printf("    stale ref lock removed\n");
 	}
@@ -310,7 +310,7 @@ static void md_row(mdbuf *b, const lease_reconcile_entry *e)
 		md_put(b, "<br>pruned", 10);
 	else if (e->action == LEASE_ACTION_SKIPPED) {
 		md_printf(b, "<br>skipped %s: ", e->action_kind ? e->action_kind : "");
-		md_text(b, e->action_message);
+		md_text(b, e->action_message ? e->action_message : "");
 	}
 	md_put(b, " |\n", 3);
 }

@@ -263,6 +263,7 @@ void lease_reconcile_entry_clear(lease_reconcile_entry *e)
 	free(e->name);
 	free(e->anomalies);
 	free(e->archive_ref);
+	free(e->action_message);
 	memset(e, 0, sizeof(*e));
 }
 
@@ -354,13 +355,16 @@ static void skip(lease_reconcile_report *r, lease_reconcile_entry *e, const char
 static void skip(lease_reconcile_report *r, lease_reconcile_entry *e, const char *kind,
                  const char *fmt, ...)
 {
+	char buf[256];
 	va_list ap;
 
 	e->action = LEASE_ACTION_SKIPPED;
 	e->action_kind = kind;
 	va_start(ap, fmt);
-	vsnprintf(e->action_message, sizeof(e->action_message), fmt, ap);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	free(e->action_message);
+	e->action_message = strdup(buf); /* NULL on ENOMEM: reported without a reason */
 	r->skipped++;
 }
 
@@ -619,6 +623,12 @@ int lease_reconcile(lease_reconcile_report *out, lease_store *st,
 		return rc;
 	out->now = lease_store_now(st);
 	total = ns.count + ns.invalid_count;
+	/* One allocation of the right size (plus room for lock-only entries). */
+	cap = total + 16;
+	if (!(out->entries = malloc(cap * sizeof(*out->entries)))) {
+		rc = LEASE_ENOMEM;
+		goto done;
+	}
 	for (i = 0; i < ns.count; i++) {
 		lease_reconcile_entry *e;
 

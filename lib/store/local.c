@@ -46,8 +46,12 @@ static int libgit2_rc;
 static void libgit2_setup(void)
 {
 	libgit2_rc = git_libgit2_init();
-	if (libgit2_rc >= 0)
+	if (libgit2_rc >= 0) {
 		git_libgit2_opts(GIT_OPT_ENABLE_FSYNC_GITDIR, 1);
+		/* Each commit is read once per operation: caching commits only costs
+		 * memory (a 10,000-lease sweep held ~20 MiB of them). */
+		git_libgit2_opts(GIT_OPT_SET_CACHE_OBJECT_LIMIT, GIT_OBJECT_COMMIT, (size_t)0);
+	}
 }
 
 static int ensure_libgit2(void)
@@ -421,13 +425,13 @@ static int local_list_ref_locks(lease_transport *t, lease_ref_lock_list *out, co
 }
 
 static int local_remove_ref_lock(lease_transport *t, const lease_ref_lock *lk, int64_t min_age_s,
-				 int64_t now)
+                                 int64_t now)
 {
 	local_transport *lt = L(t);
 
 	lt->errbuf[0] = '\0';
 	return lease_fs_remove_ref_lock(git_repository_commondir(lt->repo), lt->lockpath, lk,
-					min_age_s, now, lt->errbuf, sizeof(lt->errbuf));
+	                                min_age_s, now, lt->errbuf, sizeof(lt->errbuf));
 }
 
 static const char *local_last_error(lease_transport *t)

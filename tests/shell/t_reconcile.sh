@@ -92,6 +92,7 @@ S="$TMPDIR/summary.md"
 GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY="$S" "$REFLEASE" reconcile --json >/dev/null 2>"$TMPDIR/err" || true
 grep -q '^## reflease reconcile' "$S" || fail "no step summary written"
 grep -q '^|---|---|---|---|---|$' "$S" || fail "summary table header: $(cat "$S")"
+# shellcheck disable=SC2016
 grep -q '^| bad | ? | ? | - | \*\*error\*\* `malformed-payload`' "$S" || fail "summary row: $(cat "$S")"
 grep -q 'heartbeat\\-rate\\-above\\-floor\|heartbeat-rate-above-floor' "$S" || fail "summary lacks the floor anomaly"
 grep -q '^::error title=reflease reconcile%3A refs/leases/bad::bad malformed-payload: ' "$TMPDIR/err" ||

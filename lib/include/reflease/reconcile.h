@@ -95,11 +95,11 @@ typedef struct lease_reconcile_entry {
 	size_t anomaly_count;
 	lease_severity highest; /**< LEASE_SEV_OK when clean */
 	lease_action_status action;
-	const char *action_kind;  /**< "reap", "prune", "remove-lock" (static) or NULL */
-	lease_oid action_oid;     /**< REAPED: the released commit */
-	char *archive_ref;        /**< PRUNED: the archive ref written (owned) */
-	char action_message[200]; /**< SKIPPED: why */
-	int lock_removed;         /**< a stale lock of this ref was removed (with --reap) */
+	const char *action_kind; /**< "reap", "prune", "remove-lock" (static) or NULL */
+	lease_oid action_oid;    /**< REAPED: the released commit */
+	char *archive_ref;       /**< PRUNED: the archive ref written (owned) */
+	char *action_message;    /**< SKIPPED: why (owned), else NULL */
+	int lock_removed;        /**< a stale lock of this ref was removed (with --reap) */
 } lease_reconcile_entry;
 
 /** The result of lease_reconcile(). Free with lease_reconcile_report_free(). */
