@@ -6,6 +6,7 @@
  * concurrency test forks 16 real processes (tests/tools/contend.c). */
 #include <check.h>
 #include <errno.h>
+#include <git2.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,6 +121,8 @@ static void fx_local(fx *f)
 	ck_assert_int_eq(testrepo_make(f->repo, sizeof(f->repo), TESTREPO_BARE), 0);
 	snprintf(spec, sizeof(spec), "local:%s", f->repo);
 	ck_assert_msg(lease_store_open(&f->st, spec, &o, err, sizeof(err)) == 0, "%s", err);
+	/* durability is not under test here: spare the disk (this process only) */
+	git_libgit2_opts(GIT_OPT_ENABLE_FSYNC_GITDIR, 0);
 }
 
 static void fx_free(fx *f)
@@ -688,6 +691,7 @@ END_TEST
 START_TEST(test_settle_exists_and_fail_before)
 {
 	fx f;
+	char tok[LEASE_TOKEN_HEXSZ + 1];
 	lease_op_options o = opt(ALICE, NULL, 60);
 	lease_result r;
 
@@ -695,7 +699,8 @@ START_TEST(test_settle_exists_and_fail_before)
 	memstore_faults_get(f.m)->exists_on_create = 1;
 	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), 0);
 	ck_assert_str_eq(r.status, "acquired");
-	o.lease_token = r.payload.lease_token;
+	memcpy(tok, r.payload.lease_token, sizeof(tok));
+	o.lease_token = tok;
 	memstore_faults_get(f.m)->fail_before = 1;
 	memstore_counts_reset(f.m);
 	ck_assert_int_eq(lease_release(&r, f.st, "l", &o), 0);
@@ -831,6 +836,199 @@ START_TEST(test_settle_landed_then_lost)
 	ck_assert(cur(&f, "l", &p, NULL));
 	ck_assert_str_eq(p.owner, "bob");
 	f.st->log = NULL;
+	fx_free(&f);
+}
+END_TEST
+
+/* Acquire landed, then lost before the answer came back (§5): the tip
+ * descends from our create but carries another token: held by the new
+ * holder; if the lease is merely free again, decide again. */
+static int acq_lost_mode;
+static void admin_breaks_then_maybe_bob(fx *f)
+{
+	lease_op_options o = opt((ident){"admin", "console"}, NULL, 0);
+	lease_result r;
+
+	o.force = 1;
+	ck_assert_int_eq(lease_break(&r, f->st, "l", &o), 0);
+	if (acq_lost_mode == 1)
+		bob_acquires(f);
+}
+
+static void acq_log(int level, const char *msg, void *payload)
+{
+	(void)level;
+	if (strstr(msg, "settling") && !log_fired) {
+		log_fired = 1;
+		admin_breaks_then_maybe_bob(payload);
+	}
+}
+
+START_TEST(test_settle_acquire_landed_then_lost)
+{
+	fx f;
+	lease_op_options o = opt(ALICE, NULL, 60);
+	lease_result r;
+	lease_payload p;
+
+	fx_mem(&f);
+	f.st->log = acq_log;
+	f.st->log_payload = &f;
+	f.st->log_level = LEASE_LOG_INFO;
+	/* broken, then taken by bob: held */
+	acq_lost_mode = 1;
+	log_fired = 0;
+	memstore_faults_get(f.m)->drop_after_apply = 1;
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_EHELD);
+	ck_assert_str_eq(r.status, "held");
+	ck_assert_int_eq(r.holds_token, 0);
+	ck_assert(cur(&f, "l", &p, NULL));
+	ck_assert_str_eq(p.lease_token, bob_token);
+	/* broken only: free again, so acquire decides again and wins */
+	o = opt(BOB, bob_token, 0);
+	ck_assert_int_eq(lease_release(&r, f.st, "l", &o), 0);
+	acq_lost_mode = 0;
+	log_fired = 0;
+	o = opt(ALICE, NULL, 60);
+	memstore_faults_get(f.m)->drop_after_apply = 1;
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "acquired");
+	ck_assert(cur(&f, "l", &p, NULL));
+	ck_assert_str_eq(p.lease_token, r.payload.lease_token);
+	ck_assert_str_eq(p.owner, "alice");
+	f.st->log = NULL;
+	fx_free(&f);
+}
+END_TEST
+
+/* A payload rebuilt after a delay may find the lease expired meanwhile. */
+START_TEST(test_F15_rebuild_finds_expired)
+{
+	fx f;
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+	lease_op_options o;
+	lease_result r;
+
+	fx_mem(&f);
+	must_acquire(&f, "l", ALICE, 60, tok);
+	f.clk.t = T0 + 20;
+	hook(&f, H_WRITE_COMMIT, 1, 50, NULL);
+	o = opt(ALICE, tok, 0);
+	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), LEASE_EEXPIRED);
+	ck_assert_str_eq(r.status, "expired");
+	ck_assert_int_eq(counts(&f)->replace_ref, 0);
+	fx_free(&f);
+}
+END_TEST
+
+/* A lease that changes under every attempt: bounded, then a CAS conflict. */
+static void someone_rewrites(fx *f)
+{
+	lease_payload p;
+	lease_oid parent, oid;
+	char *msg = NULL;
+
+	ck_assert(cur(f, "l", &p, &parent));
+	p.expires_at = f->clk.t - 100; /* still expired, but another commit */
+	ck_assert_int_eq(lease_random_hex(p.nonce, LEASE_NONCE_HEXSZ / 2, NULL), 0);
+	ck_assert_int_eq(lease_message_build(&msg, &p, LEASE_OP_HEARTBEAT), 0);
+	ck_assert_int_eq(lease_write_commit(&oid, f->st, &parent, msg), 0);
+	free(msg);
+	ck_assert_int_eq(memstore_set_ref(f->m, "refs/leases/l", &oid), 0);
+}
+
+START_TEST(test_settle_churn_is_bounded)
+{
+	fx f;
+	lease_op_options o = opt(BOB, NULL, 60);
+	lease_result r;
+
+	fx_mem(&f);
+	must_acquire(&f, "l", ALICE, 60, NULL);
+	f.clk.t = T0 + 500;
+	hook(&f, H_WRITE_COMMIT, 1, 0, someone_rewrites);
+	f.clk.repeat = 1;
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_ECAS);
+	ck_assert_str_eq(r.status, "error");
+	ck_assert_ptr_nonnull(strstr(r.message, "kept changing"));
+	ck_assert_int_le(counts(&f)->replace_ref, 12);
+	fx_free(&f);
+}
+END_TEST
+
+static int no_random(unsigned char *buf, size_t len, void *payload)
+{
+	(void)buf;
+	(void)len;
+	(void)payload;
+	return LEASE_EINTERNAL;
+}
+
+/* Without randomness nothing is written (no token, no nonce). */
+START_TEST(test_no_randomness_nothing_written)
+{
+	fx f;
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+	lease_op_options o;
+	lease_result r;
+
+	fx_mem(&f);
+	must_acquire(&f, "l", ALICE, 60, tok);
+	put_payload(&f, "g", "1.1.0", ALICE, TOK1, "claimed", 0, T0, T0 + 60, 60);
+	raw_put(&f, "g", "g: garbage\n\n{\n");
+	f.st->random.fill = no_random;
+	memstore_counts_reset(f.m);
+	o = opt(BOB, NULL, 60);
+	ck_assert_int_eq(lease_acquire(&r, f.st, "new", &o), LEASE_EINTERNAL);
+	o = opt(ALICE, tok, 0);
+	ck_assert_int_eq(lease_release(&r, f.st, "l", &o), LEASE_EINTERNAL);
+	ck_assert_int_eq(lease_break(&r, f.st, "g", &o), LEASE_EINTERNAL);
+	ck_assert_int_eq(counts(&f)->write_commit, 0);
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_EHELD); /* no write needed */
+	fx_free(&f);
+}
+END_TEST
+
+/* An inconsistent read is an error, never a decision. */
+START_TEST(test_inconsistent_read_is_error)
+{
+	fx f;
+	lease_op_options o = opt(ALICE, NULL, 60);
+	lease_result r;
+
+	fx_mem(&f);
+	must_acquire(&f, "l", ALICE, 60, NULL);
+	memstore_faults_get(f.m)->wrong_commit = 100;
+	ck_assert_int_eq(lease_status(&r, f.st, "l"), LEASE_EUNVERIFIED);
+	ck_assert_str_eq(r.status, "error");
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_EUNVERIFIED);
+	ck_assert_str_eq(r.status, "error");
+	fx_free(&f);
+}
+END_TEST
+
+/* --wait is bounded by store time too (a clock that jumps). */
+static int jump_cb(double sleep_s, void *payload)
+{
+	(void)sleep_s;
+	((fx *)payload)->clk.t += 200;
+	return 0;
+}
+
+START_TEST(test_wait_bounded_by_store_time)
+{
+	fx f;
+	lease_op_options o = opt(BOB, NULL, 60);
+	lease_result r;
+
+	fx_mem(&f);
+	must_acquire(&f, "l", ALICE, 86400, NULL);
+	o.wait_seconds = 100;
+	o.wait_cb = jump_cb;
+	o.wait_payload = &f;
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_EHELD);
+	ck_assert_str_eq(r.status, "held");
+	ck_assert_ptr_nonnull(strstr(r.message, "still held"));
 	fx_free(&f);
 }
 END_TEST
@@ -1210,6 +1408,13 @@ START_TEST(test_F08_inputs_validated_before_any_write)
 	ck_assert_int_eq(lease_acquire(&r, f.st, "ok", &o), LEASE_EINVALID);
 	o = opt((ident){"bad\x01owner", "h"}, NULL, 60);
 	ck_assert_int_eq(lease_acquire(&r, f.st, "ok", &o), LEASE_EINVALID);
+	{
+		char longid[LEASE_IDENT_MAX + 2];
+		memset(longid, 'o', sizeof(longid) - 1);
+		longid[sizeof(longid) - 1] = '\0';
+		o = opt((ident){longid, "h"}, NULL, 60);
+		ck_assert_int_eq(lease_acquire(&r, f.st, "ok", &o), LEASE_EINVALID);
+	}
 	o = opt(ALICE, TOK1, 0);
 	o.to = LEASE_PHASE_RELEASED;
 	ck_assert_int_eq(lease_transition(&r, f.st, "ok", &o), LEASE_EINVALID);
@@ -1525,6 +1730,19 @@ START_TEST(test_F27_break_unreadable)
 	ck_assert_int_eq(lease_break(&r, f.st, "l", &o), 0);
 	ck_assert(cur(&f, "l", &p, NULL));
 	ck_assert_int_eq(p.transitions, 3);
+	/* garbage that says released, or whose expires_at is past or unreadable,
+	 * is breakable without --force */
+	o.force = 0;
+	raw_put(&f, "l",
+	        "l: x\n\n{\"phase\":\"released\",\"expires_at\":\"2999-01-01T00:00:00Z\"}\n");
+	ck_assert_int_eq(lease_break(&r, f.st, "l", &o), 0);
+	raw_put(&f, "l", "l: x\n\n{\"expires_at\":\"2000-01-01T00:00:00Z\"}\n");
+	ck_assert_int_eq(lease_break(&r, f.st, "l", &o), 0);
+	raw_put(&f, "l", "l: x\n\n{\"expires_at\":\"soon\"}\n");
+	ck_assert_int_eq(lease_break(&r, f.st, "l", &o), 0);
+	raw_put(&f, "l", "l: x\n\n{\"expires_at\":\"2999-99-99T00:00:00Z\"}\n");
+	ck_assert_int_eq(lease_break(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "broken");
 	/* a ref at a non-commit object */
 	{
 		lease_oid blob, old;
@@ -1694,10 +1912,12 @@ START_TEST(test_F23_one_waiter_wins_local_processes)
 
 			snprintf(owner, sizeof(owner), "waiter-%d", i);
 			co = opt((ident){owner, "h"}, NULL, 60);
-			co.wait_seconds = 3;
+			co.wait_seconds = 2;
 			if (lease_store_open(&cst, spec, NULL, err, sizeof(err)) < 0)
 				_exit(10);
 			rc = lease_acquire(&cr, cst, "slot", &co);
+			if (rc != 0 && rc != LEASE_EHELD)
+				fprintf(stderr, "waiter %d: %s %s\n", i, cr.status, cr.message);
 			lease_store_free(cst);
 			_exit(rc == 0 ? 0 : rc == LEASE_EHELD ? 3 : 11);
 		}
@@ -1805,6 +2025,7 @@ START_TEST(test_contend_16_processes_no_overlap)
 }
 END_TEST
 
+Suite *runtime_suite(void);
 Suite *runtime_suite(void)
 {
 	Suite *s = suite_create("runtime");
@@ -1830,6 +2051,12 @@ Suite *runtime_suite(void)
 	tcase_add_test(settle, test_settle_concurrent_acquire_F23);
 	tcase_add_test(settle, test_F13_heartbeat_racing_release);
 	tcase_add_test(settle, test_settle_landed_then_lost);
+	tcase_add_test(settle, test_settle_acquire_landed_then_lost);
+	tcase_add_test(settle, test_F15_rebuild_finds_expired);
+	tcase_add_test(settle, test_settle_churn_is_bounded);
+	tcase_add_test(settle, test_no_randomness_nothing_written);
+	tcase_add_test(settle, test_inconsistent_read_is_error);
+	tcase_add_test(settle, test_wait_bounded_by_store_time);
 	suite_add_tcase(s, settle);
 
 	tcase_add_test(floor_tc, test_floor_not_due);

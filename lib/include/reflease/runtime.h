@@ -45,7 +45,10 @@ typedef struct lease_result {
 
 /**
  * Options shared by the lease operations. Initialise with
- * LEASE_OP_OPTIONS_INIT; unused fields are ignored by an operation.
+ * LEASE_OP_OPTIONS_INIT; unused fields are ignored by an operation. The
+ * strings are borrowed for the call; they may point into the lease_result
+ * the call writes (e.g. out->payload.lease_token of an earlier call): an
+ * operation copies them before it resets its result.
  */
 typedef struct lease_op_options {
 	unsigned int version;
