@@ -166,6 +166,8 @@ static void make_lock(const char *name, int64_t mtime)
 	struct timespec ts[2];
 	int fd;
 
+	snprintf(path, sizeof(path), "%s/refs/leases", repo);
+	(void)mkdir(path, 0755);
 	snprintf(path, sizeof(path), "%s/refs/leases/%s.lock", repo, name);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	ck_assert_int_ge(fd, 0);
@@ -786,6 +788,49 @@ START_TEST(f27_break_and_reconcile_of_malformed_leases)
 }
 END_TEST
 
+/* The removal re-checks identity and age under the store's lock file: a lock
+ * replaced (another inode) or refreshed since the listing is kept. */
+START_TEST(stale_lock_removal_rechecks_inode_and_age)
+{
+	lease_ref_lock_list l = {0};
+	char path[512], store_lock[512], err[256];
+	size_t i;
+
+	make_lock("a", T0 - 300);
+	make_lock("b", T0 - 300);
+	make_lock("c", T0 - 300);
+	ck_assert_int_eq(lease_fs_list_ref_locks(&l, repo, "refs/leases/"), 0);
+	ck_assert_uint_eq(l.count, 3);
+	/* b: replaced by a new file (another inode, renamed over it), old mtime kept */
+	make_lock("b-new", T0 - 300);
+	snprintf(path, sizeof(path), "%s/refs/leases/b-new.lock", repo);
+	snprintf(store_lock, sizeof(store_lock), "%s/refs/leases/b.lock", repo);
+	ck_assert_int_eq(rename(path, store_lock), 0);
+	/* c: refreshed (a live writer took it again) */
+	make_lock("c", T0 - 5);
+	snprintf(store_lock, sizeof(store_lock), "%s/reflease-delete.lock", repo);
+	for (i = 0; i < l.count; i++) {
+		const char *n = l.items[i].refname + strlen("refs/leases/");
+		int rc = lease_fs_remove_ref_lock(repo, store_lock, &l.items[i], 60, T0, err,
+		                                  sizeof(err));
+		if (strcmp(n, "a") == 0)
+			ck_assert_msg(rc == 0, "%s", err);
+		else
+			ck_assert_msg(rc == LEASE_ECAS, "%s: %d %s", n, rc, err);
+	}
+	ck_assert(!lock_exists("a"));
+	ck_assert(lock_exists("b"));
+	ck_assert(lock_exists("c"));
+	ck_assert_int_ne(access(store_lock, F_OK), 0); /* the store lock is released */
+	for (i = 0; i < l.count; i++)                  /* already gone: ENOTFOUND */
+		if (strcmp(l.items[i].refname, "refs/leases/a") == 0)
+			ck_assert_int_eq(lease_fs_remove_ref_lock(repo, store_lock, &l.items[i], 60,
+			                                          T0, err, sizeof(err)),
+			                 LEASE_ENOTFOUND);
+	lease_ref_lock_list_clear(&l);
+}
+END_TEST
+
 /* ---- history ---------------------------------------------------------------------------- */
 
 START_TEST(history_newest_first_with_intervals)
@@ -880,6 +925,7 @@ Suite *reconcile_suite(void)
 	tcase_add_test(tc, reap_racing_real_heartbeating_process_never_clobbers);
 	tcase_add_test(tc, prune_archives_then_deletes_and_create_continues_transitions);
 	tcase_add_test(tc, f27_break_and_reconcile_of_malformed_leases);
+	tcase_add_test(tc, stale_lock_removal_rechecks_inode_and_age);
 	tcase_add_test(tc, history_newest_first_with_intervals);
 	tcase_add_test(tc, annotation_escaping);
 	tcase_add_test(tc, severity_and_names);
