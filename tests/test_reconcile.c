@@ -831,6 +831,31 @@ START_TEST(stale_lock_removal_rechecks_inode_and_age)
 }
 END_TEST
 
+/* One unreadable lease (a ref at a missing object) never stops the sweep:
+ * the others are still classified, parents included. */
+START_TEST(unreadable_lease_never_stops_the_sweep)
+{
+	lease_store *st = open_store();
+	lease_reconcile_report r;
+	char path[512];
+	lease_oid o;
+	FILE *f;
+
+	o = put11(st, "fast", NULL, "acquire", TOK_A, T0 - 4, T0 - 2, 300);
+	put11(st, "fast", &o, "heartbeat", TOK_A, T0 - 4, T0, 300);
+	snprintf(path, sizeof(path), "%s/refs/leases/ghost", repo);
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	fputs("1234567890123456789012345678901234567890\n", f);
+	fclose(f);
+	ck_assert_int_eq(lease_reconcile(&r, st, NULL), 0);
+	ck_assert_uint_eq(r.count, 2);
+	ck_assert_str_eq(ids(find(&r, "ghost")), "malformed-payload");
+	ck_assert_str_eq(ids(find(&r, "fast")), "heartbeat-rate-above-floor");
+	lease_reconcile_report_free(&r);
+	lease_store_free(st);
+}
+END_TEST
+
 /* ---- history ---------------------------------------------------------------------------- */
 
 START_TEST(history_newest_first_with_intervals)
@@ -926,6 +951,7 @@ Suite *reconcile_suite(void)
 	tcase_add_test(tc, prune_archives_then_deletes_and_create_continues_transitions);
 	tcase_add_test(tc, f27_break_and_reconcile_of_malformed_leases);
 	tcase_add_test(tc, stale_lock_removal_rechecks_inode_and_age);
+	tcase_add_test(tc, unreadable_lease_never_stops_the_sweep);
 	tcase_add_test(tc, history_newest_first_with_intervals);
 	tcase_add_test(tc, annotation_escaping);
 	tcase_add_test(tc, severity_and_names);

@@ -599,6 +599,82 @@ static int sweep_locks(lease_reconcile_report *r, size_t *cap, lease_store *st,
 	return rc;
 }
 
+/* The slow path when lease_fetch_namespace() gives up on one entry (a ref at
+ * a missing object, say): list once more and read each lease on its own, so
+ * one unreadable lease never stops the sweep (protocol.md §7); it is reported
+ * as malformed-payload. */
+static int list_cmp(const void *a, const void *b)
+{
+	return strcmp(((const lease_ref_entry *)a)->refname, ((const lease_ref_entry *)b)->refname);
+}
+
+static int fetch_namespace_lenient(lease_namespace *out, lease_store *st)
+{
+	lease_ref_list list = {NULL, 0, 0};
+	char prefix[LEASE_NS_MAX + 8], err[256];
+	size_t i, plen;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	plen = (size_t)snprintf(prefix, sizeof(prefix), "refs/%s/", st->ns);
+	if ((rc = st->t->list_refs(st->t, &list, prefix)) < 0)
+		return lease_store_set_error(st, rc, "cannot list %s", prefix);
+	if (list.count) {
+		qsort(list.items, list.count, sizeof(*list.items), list_cmp);
+		if (!(out->leases = calloc(list.count, sizeof(*out->leases))) ||
+		    !(out->invalid = calloc(list.count, sizeof(*out->invalid)))) {
+			rc = LEASE_ENOMEM;
+			goto done;
+		}
+	}
+	for (i = 0; i < list.count; i++) {
+		const lease_ref_entry *le = &list.items[i];
+		const char *name = le->refname + plen;
+		lease_ref_state *s = &out->leases[out->count];
+		char why[200];
+
+		if (strncmp(le->refname, prefix, plen) != 0 ||
+		    (i > 0 && strcmp(le->refname, list.items[i - 1].refname) == 0))
+			continue; /* look-alike or duplicate */
+		if (lease_name_validate(name, err, sizeof(err)) < 0) {
+			if (!(out->invalid[out->invalid_count].refname = strdup(le->refname))) {
+				rc = LEASE_ENOMEM;
+				goto done;
+			}
+			out->invalid[out->invalid_count++].oid = le->oid;
+			continue;
+		}
+		rc = lease_fetch_ref(s, st, name);
+		if (rc == LEASE_ENOMEM || rc == LEASE_ENET)
+			goto done;
+		if (rc < 0) {
+			snprintf(why, sizeof(why), "%s", lease_store_last_error(st));
+			lease_ref_state_clear(s);
+			snprintf(s->name, sizeof(s->name), "%s", name);
+			s->present = 1;
+			s->oid = le->oid;
+			s->payload_rc = LEASE_EPAYLOAD;
+			snprintf(s->payload_error, sizeof(s->payload_error), "unreadable: %s", why);
+		} else if (!s->present) {
+			lease_ref_state_clear(s);
+			continue; /* deleted since the listing */
+		} else if (s->commit.is_commit && s->commit.has_parent &&
+		           st->t->read_commit(st->t, &s->parent_commit, &s->commit.parent) == 0 &&
+		           lease_oid_equal(&s->parent_commit.oid, &s->commit.parent)) {
+			s->has_parent_commit = 1;
+		} else {
+			lease_commit_clear(&s->parent_commit);
+		}
+		out->count++;
+	}
+	rc = 0;
+done:
+	lease_ref_list_clear(&list);
+	if (rc < 0)
+		lease_namespace_clear(out);
+	return rc;
+}
+
 int lease_reconcile(lease_reconcile_report *out, lease_store *st,
                     const lease_reconcile_options *opts)
 {
@@ -619,7 +695,13 @@ int lease_reconcile(lease_reconcile_report *out, lease_store *st,
 	default_ttl = opts->default_ttl > 0 ? opts->default_ttl : LEASE_TTL_DEFAULT;
 	min_age = opts->lock_age_seconds > 0 ? opts->lock_age_seconds : LOCK_STALE_S;
 	out->grace_seconds = margin;
-	if ((rc = lease_fetch_namespace(&ns, st)) < 0)
+	rc = lease_fetch_namespace(&ns, st);
+	if (rc == LEASE_EUNVERIFIED) {
+		lease_store_log(st, LEASE_LOG_INFO, "reconcile: %s; reading lease by lease",
+		                lease_store_last_error(st));
+		rc = fetch_namespace_lenient(&ns, st);
+	}
+	if (rc < 0)
 		return rc;
 	out->now = lease_store_now(st);
 	total = ns.count + ns.invalid_count;
