@@ -427,15 +427,27 @@ START_TEST(reap_releases_expired_and_removes_stale_locks)
 	lease_reconcile_report r;
 	const lease_reconcile_entry *e;
 	lease_ref_state s;
+	lease_oid newexp;
+	char js[1024];
 
 	build_store(st);
+	payload_json(js, sizeof(js), "1.4.0", "newexp", "working", TOK_A, T0 - 900, T0 - 600, 300);
+	newexp = put_raw(st, "newexp", NULL, "acquire", js, T0 - 900);
 	o.reap = 1;
 	o.owner = "janitor";
 	o.host = "ci";
 	ck_assert_int_eq(lease_reconcile(&r, st, &o), 0);
 	ck_assert_uint_eq(r.reaped, 1);
 	ck_assert_uint_eq(r.locks_removed, 2); /* x and lockonly; y is fresh */
-	ck_assert_uint_eq(r.skipped, 0);
+	ck_assert_uint_eq(r.skipped, 1);
+	/* a newer minor is never replaced by a writer: skipped, untouched */
+	e = find(&r, "newexp");
+	ck_assert_str_eq(ids(e), "unsupported-version,expired");
+	ck_assert_int_eq(e->action, LEASE_ACTION_SKIPPED);
+	ck_assert_ptr_nonnull(strstr(e->action_message, "newer"));
+	ck_assert(read_tip(st, "newexp", &s));
+	ck_assert(lease_oid_equal(&s.oid, &newexp));
+	lease_ref_state_clear(&s);
 	e = find(&r, "expired");
 	ck_assert_int_eq(e->action, LEASE_ACTION_REAPED);
 	ck_assert(!lock_exists("x"));

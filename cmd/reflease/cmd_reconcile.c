@@ -508,7 +508,8 @@ static int cmd_reconcile(cli_ctx *ctx, int argc, char **argv)
 	if (a.summary && (rc = write_summary(ctx, a.summary, &rep)) < 0)
 		status = cli_status_of(rc);
 	if (github_actions()) {
-		if ((gss = getenv("GITHUB_STEP_SUMMARY")) && *gss)
+		if ((gss = getenv("GITHUB_STEP_SUMMARY")) && *gss &&
+		    (!a.summary || strcmp(a.summary, gss) != 0))
 			write_summary(ctx, gss, &rep);
 		annotate(&rep);
 	}
