@@ -615,7 +615,8 @@ static int cmd_history(cli_ctx *ctx, int argc, char **argv)
 
 	memset(&a, 0, sizeof(a));
 	a.o = defaults;
-	if ((i = cli_parse(ctx, argc, argv, CLI_GLOBAL_SHORTOPTS, longopts, history_opt, &a)) < 0)
+	/* permuting, like the lease commands: options may follow NAME; "--" ends them */
+	if ((i = cli_parse(ctx, argc, argv, "vqh", longopts, history_opt, &a)) < 0)
 		return cli_status_of(i);
 	if ((rc = cli_take_name(ctx, argc, argv, i, &name)) < 0)
 		return cli_status_of(rc);
