@@ -237,15 +237,18 @@ static void build_store(lease_store *st)
 	o = put_raw(st, "prebump", NULL, "heartbeat", js, T0 - 5);
 	payload_json(js, sizeof(js), "1.0.0", "prebump", "working", TOK_A, T0 - 60, T0 + 299, -1);
 	put_raw(st, "prebump", &o, "heartbeat", js, T0 - 1);
-	/* takeover: expired predecessor (TTL 60) taken over with TTL 600. */
-	o = put11(st, "takeover", NULL, "acquire", TOK_A, T0 - 1000, T0 - 1000, 60);
-	put11(st, "takeover", &o, "acquire", TOK_B, T0 - 5, T0 - 5, 600);
-	/* takeover2: the same by a foreign tool (unknown op) over a pre-bump
-	 * predecessor whose approximate heartbeat time would look 1 s away. */
-	payload_json(js, sizeof(js), "1.0.0", "takeover2", "working", TOK_A, T0 - 2000,
-	             T0 - 6 + 300, -1);
-	o = put_raw(st, "takeover2", NULL, "acquire", js, T0 - 6);
-	put11(st, "takeover2", &o, NULL, TOK_B, T0 - 5, T0 - 5, 600);
+	/* takeover: a predecessor with TTL 5 (heartbeat T0-10, expired at T0-5) taken
+	 * over at T0-4 with TTL 600: heartbeat times 6 s apart, below a 60 s floor if
+	 * it were misread as a heartbeat — it is another tenure. */
+	o = put11(st, "takeover", NULL, "acquire", TOK_A, T0 - 10, T0 - 10, 5);
+	put11(st, "takeover", &o, "acquire", TOK_B, T0 - 4, T0 - 4, 600);
+	/* takeover2: the same written by a foreign tool (no known op): expires_at moved
+	 * forward, but the token changed. */
+	o = put11(st, "takeover2", NULL, NULL, TOK_A, T0 - 10, T0 - 10, 5);
+	put11(st, "takeover2", &o, NULL, TOK_B, T0 - 4, T0 - 4, 600);
+	/* handoff: a heartbeat that rotated the token (cross-host) 2 s later. */
+	o = put11(st, "handoff", NULL, "heartbeat", TOK_A, T0 - 50, T0 - 2, 300);
+	put11(st, "handoff", &o, "heartbeat", TOK_B, T0, T0, 300);
 	/* transition 2 s after the acquire: not a heartbeat. */
 	o = put11(st, "trans", NULL, "acquire", TOK_A, T0 - 2, T0 - 2, 300);
 	put11(st, "trans", &o, "transition", TOK_A, T0 - 2, T0, 300);
@@ -300,6 +303,7 @@ static const struct {
         {"foreignhb", "heartbeat-rate-above-floor", LEASE_SEV_WARNING},
         {"future", "clock-skew", LEASE_SEV_WARNING},
         {"future2", "clock-skew", LEASE_SEV_WARNING},
+        {"handoff", "", LEASE_SEV_OK},
         {"lockonly", "stale-ref-lock", LEASE_SEV_WARNING},
         {"major2", "unsupported-version", LEASE_SEV_ERROR},
         {"malformed", "malformed-payload", LEASE_SEV_ERROR},
