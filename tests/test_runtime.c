@@ -1033,6 +1033,204 @@ START_TEST(test_wait_bounded_by_store_time)
 }
 END_TEST
 
+/* ---- read faults: a wrapper over the mem transport ------------------------ */
+
+typedef struct wrap {
+	lease_transport base;
+	lease_transport *in;
+	int skip_read_ref; /* let this many read_ref calls through, then ... */
+	int fail_read_ref; /* ... fail this many with LEASE_ENET */
+	int strip_commit;  /* flag: read_ref never returns the commit */
+	int fail_read_commit;
+	int read_commit_rc;
+	int fail_list;
+} wrap;
+
+static int w_write_commit(lease_transport *t, lease_oid *out, const lease_oid *parent,
+                          const char *message, int64_t when)
+{
+	wrap *w = (wrap *)t;
+	return w->in->write_commit(w->in, out, parent, message, when);
+}
+static int w_create(lease_transport *t, const char *ref, const lease_oid *n)
+{
+	wrap *w = (wrap *)t;
+	return w->in->create_ref(w->in, ref, n);
+}
+static int w_replace(lease_transport *t, const char *ref, const lease_oid *o, const lease_oid *n)
+{
+	wrap *w = (wrap *)t;
+	return w->in->replace_ref(w->in, ref, o, n);
+}
+static int w_delete(lease_transport *t, const char *ref, const lease_oid *o)
+{
+	wrap *w = (wrap *)t;
+	return w->in->delete_ref(w->in, ref, o);
+}
+static int w_read_ref(lease_transport *t, const char *ref, int *present, lease_oid *oid,
+                      int *has_commit, lease_commit *c)
+{
+	wrap *w = (wrap *)t;
+	int rc;
+
+	if (w->skip_read_ref > 0) {
+		w->skip_read_ref--;
+	} else if (w->fail_read_ref > 0) {
+		w->fail_read_ref--;
+		return LEASE_ENET;
+	}
+	rc = w->in->read_ref(w->in, ref, present, oid, has_commit, c);
+	if (rc == 0 && w->strip_commit && *has_commit) {
+		lease_commit_clear(c);
+		*has_commit = 0;
+	}
+	return rc;
+}
+static int w_read_commit(lease_transport *t, lease_commit *out, const lease_oid *oid)
+{
+	wrap *w = (wrap *)t;
+
+	if (w->fail_read_commit > 0) {
+		w->fail_read_commit--;
+		return w->read_commit_rc;
+	}
+	return w->in->read_commit(w->in, out, oid);
+}
+static int w_list(lease_transport *t, lease_ref_list *out, const char *prefix)
+{
+	wrap *w = (wrap *)t;
+
+	if (w->fail_list > 0) {
+		w->fail_list--;
+		return LEASE_ENET;
+	}
+	return w->in->list_refs(w->in, out, prefix);
+}
+static const char *w_last_error(lease_transport *t)
+{
+	wrap *w = (wrap *)t;
+	return w->in->last_error ? w->in->last_error(w->in) : "injected";
+}
+static void w_free(lease_transport *t)
+{
+	wrap *w = (wrap *)t;
+	w->in->free(w->in);
+	free(w);
+}
+
+static wrap *fx_wrap(fx *f)
+{
+	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
+	wrap *w = calloc(1, sizeof(*w));
+
+	ck_assert_ptr_nonnull(w);
+	memset(f, 0, sizeof(*f));
+	f->clk.t = T0;
+	f->clk.f = f;
+	o.clock.now = tclock_now;
+	o.clock.payload = &f->clk;
+	w->in = memstore_new(&f->m);
+	ck_assert_ptr_nonnull(w->in);
+	w->base = *w->in;
+	w->base.kind = "wrap";
+	w->base.write_commit = w_write_commit;
+	w->base.create_ref = w_create;
+	w->base.replace_ref = w_replace;
+	w->base.delete_ref = w_delete;
+	w->base.read_ref = w_read_ref;
+	w->base.read_commit = w_read_commit;
+	w->base.list_refs = w_list;
+	w->base.now = NULL;
+	w->base.last_error = w_last_error;
+	w->base.free = w_free;
+	w->read_commit_rc = LEASE_ENET;
+	ck_assert_int_eq(lease_store_open_transport(&f->st, &w->base, &o, NULL, 0), 0);
+	f->clk.m = f->m;
+	return w;
+}
+
+/* A read that fails is an error (never a decision); a failed re-read after a
+ * write leaves the outcome unknown and the runtime settles it. */
+START_TEST(test_read_faults_settle)
+{
+	fx f;
+	wrap *w = fx_wrap(&f);
+	lease_op_options o = opt(ALICE, NULL, 60);
+	lease_result r;
+	lease_payload p;
+
+	w->fail_read_ref = 1;
+	ck_assert_int_eq(lease_status(&r, f.st, "l"), LEASE_ENET);
+	w->fail_read_ref = 1;
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_ENET);
+	ck_assert_str_eq(r.status, "error");
+	/* the post-write re-read fails, then the settling read too */
+	w->skip_read_ref = 1; /* the runtime's read passes */
+	w->fail_read_ref = 2;
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "acquired");
+	ck_assert(cur(&f, "l", &p, NULL));
+	ck_assert_str_eq(p.lease_token, r.payload.lease_token);
+	ck_assert_int_eq(counts(&f)->create_ref, 1);
+	/* reads without the commit: the commit is read by oid; its failures */
+	w->strip_commit = 1;
+	ck_assert_int_eq(lease_status(&r, f.st, "l"), 0);
+	ck_assert_str_eq(r.status, "live");
+	w->fail_read_commit = 1;
+	ck_assert_int_eq(lease_status(&r, f.st, "l"), LEASE_ENET);
+	w->fail_read_commit = 1;
+	w->read_commit_rc = LEASE_ENOTFOUND;
+	ck_assert_int_eq(lease_status(&r, f.st, "l"), LEASE_EUNVERIFIED);
+	/* archive listing failure: no create without knowing the base */
+	w->fail_list = 1;
+	ck_assert_int_eq(lease_acquire(&r, f.st, "new", &o), LEASE_ENET);
+	ck_assert_int_eq(lease_status(&r, f.st, "new"), 0);
+	ck_assert_str_eq(r.status, "absent");
+	fx_free(&f);
+}
+END_TEST
+
+/* The primitives refuse bad arguments before any I/O. */
+START_TEST(test_primitive_arguments)
+{
+	fx f;
+	lease_oid zero, one;
+
+	fx_mem(&f);
+	memset(&zero, 0, sizeof(zero));
+	memset(&one, 1, sizeof(one));
+	memstore_counts_reset(f.m);
+	ck_assert_int_eq(lease_write_commit(&one, f.st, NULL, NULL), LEASE_EINVALID);
+	ck_assert_int_eq(lease_cas_replace(f.st, "a/b", &one, &one), LEASE_EINVALID);
+	ck_assert_int_eq(lease_cas_replace(f.st, "l", &zero, &one), LEASE_EINVALID);
+	ck_assert_int_eq(lease_cas_replace(f.st, "l", NULL, &one), LEASE_EINVALID);
+	ck_assert_int_eq(lease_cas_delete(f.st, "l", &zero), LEASE_EINVALID);
+	ck_assert_int_eq(lease_cas_delete(f.st, "a/b", &one), LEASE_EINVALID);
+	ck_assert_int_eq(lease_cas_create_ref(f.st, "refs/leases-archive/noslash", &one),
+	                 LEASE_EINVALID);
+	ck_assert_int_eq(
+	        lease_cas_create_ref(f.st, "refs/leases-archive/bad..n/20231114T221320Z-01234567",
+	                             &one),
+	        LEASE_EINVALID);
+	ck_assert_int_eq(lease_cas_create_ref(f.st, "refs/leases-archive/l/2023", &one),
+	                 LEASE_EINVALID);
+	ck_assert_int_eq(
+	        lease_cas_create_ref(f.st, "refs/leases-archive/l/2023111xT221320Z-01234567", &one),
+	        LEASE_EINVALID);
+	ck_assert_int_eq(
+	        lease_cas_create_ref(f.st, "refs/leases-archive/l/20231114T221320Z-0123456g", &one),
+	        LEASE_EINVALID);
+	ck_assert_int_eq(lease_cas_create_ref(f.st, "refs/heads/main", &one), LEASE_EINVALID);
+	ck_assert_int_eq(lease_cas_create_ref(f.st, "refs/leases/a..b", &one), LEASE_EINVALID);
+	ck_assert_int_eq(counts(&f)->write_commit + counts(&f)->create_ref +
+	                         counts(&f)->replace_ref + counts(&f)->delete_ref,
+	                 0);
+	lease_ref_state_clear(NULL);
+	lease_namespace_clear(NULL);
+	fx_free(&f);
+}
+END_TEST
+
 /* ---- the heartbeat floor (§6) -------------------------------------------- */
 
 START_TEST(test_floor_not_due)
@@ -2057,6 +2255,8 @@ Suite *runtime_suite(void)
 	tcase_add_test(settle, test_no_randomness_nothing_written);
 	tcase_add_test(settle, test_inconsistent_read_is_error);
 	tcase_add_test(settle, test_wait_bounded_by_store_time);
+	tcase_add_test(settle, test_read_faults_settle);
+	tcase_add_test(settle, test_primitive_arguments);
 	suite_add_tcase(s, settle);
 
 	tcase_add_test(floor_tc, test_floor_not_due);
