@@ -472,6 +472,27 @@ END_TEST
 
 /* ---- field cases ----------------------------------------------------------------- */
 
+/* A server without updateRefs (an old GHES): the schema probe riding on the
+ * first read refuses every write before anything is written — no lease is
+ * taken that could never be heartbeated (78). */
+START_TEST(no_update_refs_refused_before_writing)
+{
+	fakegh_options fo;
+	lease_op_options o = who("alice", NULL);
+	lease_result r;
+
+	teardown();
+	memset(&fo, 0, sizeof(fo));
+	fo.no_update_refs = 1;
+	start_fake(&fo);
+	ck_assert_int_eq(open_gh(&st, 5, 1000), 0);
+	ck_assert_int_eq(lease_acquire(&r, st, "old-ghes", &o), LEASE_ECONFIG);
+	ck_assert_ptr_nonnull(strstr(r.message, "updateRefs"));
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_COMMIT_POST), 0);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_REF_CREATE), 0);
+}
+END_TEST
+
 /* F02: release during a network blip: retried inside the timeout; success
  * only once the post-state shows the lease released; a blip that outlasts
  * the timeout is an error (69), never a silent 0. */
@@ -627,6 +648,7 @@ Suite *github_runtime_suite(void)
 	tc = tcase_create("field_cases");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, no_update_refs_refused_before_writing);
 	tcase_add_test(tc, F02_release_during_network_blip);
 	tcase_add_test(tc, F09_release_already_gone);
 	tcase_add_test(tc, F10_path_collision);

@@ -33,8 +33,9 @@ typedef struct gh_transport {
 	char repo[128];
 	char repo_id[128]; /* node id, fetched once */
 	int sight;
-	int64_t date;    /* latest Date header, s */
-	int64_t date_ms; /* monotonic ms when it arrived */
+	int no_update_refs; /* the schema probe found no updateRefs */
+	int64_t date;       /* latest Date header, s */
+	int64_t date_ms;    /* monotonic ms when it arrived */
 	int timeout_s;
 	int nohdr_waits;          /* consecutive rate-limit waits without a header */
 	int64_t limited_until_ms; /* monotonic: known rate limited until then */
@@ -482,6 +483,13 @@ static int unexpected_status(gh_transport *g, const gh_reply *rp, const char *wh
 	              rp->r.status, msg, what);
 }
 
+static int refuse_without_update_refs(gh_transport *g)
+{
+	return gh_err(g, LEASE_ECONFIG,
+	              "this GitHub server has no GraphQL updateRefs mutation: reflease needs it "
+	              "for every compare-and-swap (GitHub.com or GHES 3.14+); nothing was written");
+}
+
 /* ---- GraphQL --------------------------------------------------------------- */
 
 /* POST a GraphQL document; on 0 the reply is HTTP 200 with a JSON object. */
@@ -759,6 +767,8 @@ static int gh_write_commit(lease_transport *t, lease_oid *out, const lease_oid *
 	json_t *sha;
 	int rc;
 
+	if (g->no_update_refs)
+		return refuse_without_update_refs(g);
 	format_iso8601(date, when);
 	if (!(parents = json_array()))
 		return LEASE_ENOMEM;
@@ -806,6 +816,8 @@ static int gh_create_ref(lease_transport *t, const char *refname, const lease_oi
 
 	if ((rc = check_refname(g, refname)) < 0)
 		return rc;
+	if (g->no_update_refs)
+		return refuse_without_update_refs(g);
 	lease_oid_tohex(hex, new_oid);
 	if (!(body = json_pack("{ssss}", "ref", refname, "sha", hex)))
 		return LEASE_ENOMEM;
@@ -857,6 +869,8 @@ static int gh_update_ref(gh_transport *g, const char *refname, const lease_oid *
 
 	if ((rc = check_refname(g, refname)) < 0)
 		return rc;
+	if (g->no_update_refs)
+		return refuse_without_update_refs(g);
 	if ((rc = ensure_repo_id(g)) < 0)
 		return rc;
 	lease_oid_tohex(before, old_oid);
@@ -910,6 +924,19 @@ static int gh_delete_ref(lease_transport *t, const char *refname, const lease_oi
 }
 
 /* GraphQL read: repository id + ref target with its message in one answer. */
+/* The schema probe riding on the first read: `ur:__type(name:"UpdateRefsInput")`
+ * is null on a server without the updateRefs mutation (an old GHES), which
+ * is then refused before anything is written (protocol.md §9). */
+static void check_schema(gh_transport *g, json_t *data)
+{
+	json_t *ur = json_object_get(data, "ur");
+
+	if (json_is_object(ur))
+		g->no_update_refs = 0;
+	else if (json_is_null(ur))
+		g->no_update_refs = 1;
+}
+
 /* Drop GraphQL errors about the optional @p alias field (its answer is a
  * hint only); 1 when any was dropped. */
 static int drop_alias_errors(json_t *json, const char *alias)
@@ -945,7 +972,8 @@ static int gql_read_ref(gh_transport *g, const char *refname, int *present, leas
 	        "name:$name){id ref(qualifiedName:$ref){name target{__typename oid ...on "
 	        "Commit{message committedDate parents(first:1){nodes{oid}}}}}}}";
 	static const char q_ns[] =
-	        "query($owner:String!,$name:String!,$ref:String!,$ns:String!){repository("
+	        "query($owner:String!,$name:String!,$ref:String!,$ns:String!){ur:__type(name:"
+	        "\"UpdateRefsInput\"){name} repository("
 	        "owner:$owner,name:$name){id nsrefs:refs(refPrefix:$ns,first:1){totalCount} "
 	        "ref(qualifiedName:$ref){name target{__typename oid ...on Commit{message "
 	        "committedDate parents(first:1){nodes{oid}}}}}}}";
@@ -967,8 +995,11 @@ static int gql_read_ref(gh_transport *g, const char *refname, int *present, leas
 	json_decref(vars);
 	if (rc < 0)
 		return rc;
-	if (probe)
+	if (probe) {
 		drop_alias_errors(rp.json, "nsrefs");
+		drop_alias_errors(rp.json, "ur");
+		check_schema(g, json_object_get(rp.json, "data"));
+	}
 	if ((rc = gql_common_errors(g, rp.json, "reading a ref")) < 0)
 		goto out;
 	repo = json_object_get(json_object_get(rp.json, "data"), "repository");
