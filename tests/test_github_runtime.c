@@ -472,6 +472,67 @@ END_TEST
 
 /* ---- field cases ----------------------------------------------------------------- */
 
+/* A server without updateRefs (an old GHES): the schema probe riding on the
+ * first read refuses every write before anything is written — no lease is
+ * taken that could never be heartbeated (78). */
+START_TEST(no_update_refs_refused_before_writing)
+{
+	fakegh_options fo;
+	lease_op_options o = who("alice", NULL);
+	lease_result r;
+
+	teardown();
+	memset(&fo, 0, sizeof(fo));
+	fo.no_update_refs = 1;
+	start_fake(&fo);
+	ck_assert_int_eq(open_gh(&st, 5, 1000), 0);
+	ck_assert_int_eq(lease_acquire(&r, st, "old-ghes", &o), LEASE_ECONFIG);
+	ck_assert_ptr_nonnull(strstr(r.message, "updateRefs"));
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_COMMIT_POST), 0);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_REF_CREATE), 0);
+}
+END_TEST
+
+/* transitions continue across a prune on github: the archive listing that
+ * comes with the first acquire of a pruned name sees the archive. */
+START_TEST(transitions_continue_after_prune)
+{
+	lease_op_options o = who("alice", NULL);
+	lease_payload p;
+	lease_result r;
+	lease_oid oid;
+	char *m = NULL, hex[41];
+
+	memset(&p, 0, sizeof(p));
+	snprintf(p.sdlc_version, sizeof(p.sdlc_version), "1.1.0");
+	p.version_major = 1;
+	p.version_minor = 1;
+	snprintf(p.name, sizeof(p.name), "pruned");
+	snprintf(p.owner, sizeof(p.owner), "bob");
+	snprintf(p.host, sizeof(p.host), "runner-1");
+	p.phase = LEASE_PHASE_RELEASED;
+	snprintf(p.lease_token, sizeof(p.lease_token), BOBTOK);
+	p.transitions = 7;
+	p.acquired_at = 1700000000;
+	p.expires_at = 1700000100;
+	snprintf(p.nonce, sizeof(p.nonce), "0123456789abcdef");
+	p.has_ttl = 1;
+	p.ttl_seconds = 0;
+	ck_assert_int_eq(lease_message_build(&m, &p, LEASE_OP_RELEASE), 0);
+	ck_assert_int_eq(lease_write_commit(&oid, st, NULL, m), 0);
+	free(m);
+	lease_oid_tohex(hex, &oid);
+	ck_assert_int_eq(
+	        fakegh_set_ref(fk, "refs/leases-archive/pruned/20231114T222820Z-bbbbbbbb", hex), 0);
+	lease_store_free(st);
+	ck_assert_int_eq(open_gh(&st, 5, 1000), 0); /* a new process */
+	fakegh_reset_counts(fk);
+	ck_assert_int_eq(lease_acquire(&r, st, "pruned", &o), 0);
+	ck_assert_int_eq(r.payload.transitions, 8);
+	ck_assert_uint_le(fakegh_count(fk, FAKEGH_ANY), 6); /* + the archive's payload read */
+}
+END_TEST
+
 /* F02: release during a network blip: retried inside the timeout; success
  * only once the post-state shows the lease released; a blip that outlasts
  * the timeout is an error (69), never a silent 0. */
@@ -627,6 +688,8 @@ Suite *github_runtime_suite(void)
 	tc = tcase_create("field_cases");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, no_update_refs_refused_before_writing);
+	tcase_add_test(tc, transitions_continue_after_prune);
 	tcase_add_test(tc, F02_release_during_network_blip);
 	tcase_add_test(tc, F09_release_already_gone);
 	tcase_add_test(tc, F10_path_collision);
