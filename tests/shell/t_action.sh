@@ -271,25 +271,36 @@ like summary '\| `old` .* \| migrated \|' "migrate apply summary row"
 $GIT log -1 --format=%s refs/leases/old | grep -q migrate || fail "not migrated: $($GIT log -1 --format=%s refs/leases/old)"
 
 # 12. reconcile through the action: its summary and annotations
-if "$REFLEASE" reconcile --help >/dev/null 2>&1; then
-  act '{"command":"reconcile","args":"--fail-on warning"}'
-  expect 0 "reconcile, clean"
-  is outputs.status ok "reconcile ok"
-  like summary 'reflease reconcile' "reconcile summary"
-  unlike summary 'reflease reconcile\*\*' "no lease-command line for reconcile"
-  # a ref whose payload names another lease: name-mismatch (error)
-  git --git-dir="$TMPDIR/gh.git" update-ref refs/leases/impostor "$(status_json matrix | field oid)"
-  act '{"command":"reconcile"}'
-  expect 1 "reconcile finds an error"
-  is outputs.status found "reconcile found"
-  like summary 'impostor' "reconcile summary names the lease"
-  like annotations "\"level\":\"error\"" "reconcile error annotation"
-  like annotations "name-mismatch" "reconcile annotation id"
-  like annotations 'refs/leases/impostor' "reconcile annotation title"
-  unlike annotations 'reflease reconcile: exit' "no extra annotation for exit 1"
-else
-  echo "t_action: reconcile is not in this build; its part is not run"
-fi
+act '{"command":"reconcile","args":"--fail-on warning"}'
+expect 0 "reconcile, clean"
+is outputs.status ok "reconcile ok"
+like summary 'reflease reconcile' "reconcile summary"
+unlike summary 'reflease reconcile\*\*' "no lease-command line for reconcile"
+# a holder that stopped heartbeating 10 minutes ago: expired (warning), reaped
+# as the scheduled workflow does (--reap --fail-on error)
+json="{\"acquired_at\":\"$(ts $((now - 900)))\",\"expires_at\":\"$(ts $((now - 600)))\",\"host\":\"h\",\"lease_token\":\"0123456789abcdef0123456789abcdef\",\"name\":\"stale\",\"nonce\":\"0011223344556677\",\"owner\":\"alice\",\"phase\":\"working\",\"sdlc_version\":\"1.1.0\",\"transitions\":1,\"ttl_seconds\":60}"
+c=$(printf 'stale: heartbeat working by alice on h\n\n%s\n' "$json" |
+  GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@localhost GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@localhost \
+    $GIT commit-tree "$($GIT hash-object -t tree /dev/null)")
+$GIT update-ref refs/leases/stale "$c" ""
+act '{"command":"reconcile","args":"--reap --fail-on error"}'
+expect 0 "reconcile --reap: a warning is below --fail-on error"
+is outputs.status ok "reap status"
+is annotations.0.level warning "expired: warning annotation"
+is annotations.0.title "reflease reconcile: refs/leases/stale" "expired: annotation title"
+like annotations.0.message 'expired' "expired: annotation message"
+like summary 'stale' "reap summary"
+[ "$(status_json stale | field phase)" = released ] || fail "stale lease not reaped: $(status_json stale)"
+# a ref whose payload names another lease: name-mismatch (error)
+git --git-dir="$TMPDIR/gh.git" update-ref refs/leases/impostor "$(status_json matrix | field oid)"
+act '{"command":"reconcile"}'
+expect 1 "reconcile finds an error"
+is outputs.status found "reconcile found"
+like summary 'impostor' "reconcile summary names the lease"
+like annotations "\"level\":\"error\"" "reconcile error annotation"
+like annotations "name-mismatch" "reconcile annotation id"
+like annotations 'refs/leases/impostor' "reconcile annotation title"
+unlike annotations 'reflease reconcile: exit' "no extra annotation for exit 1"
 
 # the token canary: no step printed the GitHub token
 if grep -q "$CANARY" "$log"; then fail "the GitHub token was printed"; fi
