@@ -114,6 +114,10 @@ seconds() { # INPUT VALUE: empty, or whole seconds (the binary checks the range)
   *[!0-9]*) usage_error "$1 must be whole seconds, not '$2'" ;;
   esac
 }
+# Names end up in file names under RUNNER_TEMP: check their alphabet here (the
+# binary checks every rule of protocol.md §1).
+case $name in *[!A-Za-z0-9._-]* | .*) usage_error "invalid lease name '$name' (protocol.md §1: [A-Za-z0-9._-])" ;; esac
+case $ns in *[!a-z0-9-]*) usage_error "invalid namespace '$ns' (protocol.md §1: [a-z][a-z0-9-]*)" ;; esac
 seconds ttl "$ttl"
 seconds wait "$wait_s"
 [ -x "$bin" ] || usage_error "reflease is not built at $bin"

@@ -222,6 +222,9 @@ like annotations.0.message 'reflease run job: exit status 7' "run failure annota
 act "{\"command\":\"acquire\",\"name\":\"x\$(touch $TMPDIR/pwned2)\\\"; touch $TMPDIR/pwned3\"}"
 expect 64 "crafted name"
 if [ -e "$TMPDIR/pwned2" ] || [ -e "$TMPDIR/pwned3" ]; then fail "name input was evaluated"; fi
+act '{"command":"release","name":"../../x"}'
+expect 64 "a name that would leave RUNNER_TEMP"
+like annotations.0.message "invalid lease name" "path name annotation"
 act '{"command":"acquire","name":"x","nope":"1"}'
 expect 2 "an input action.yml does not declare"
 act '{"command":"bogus","name":"x"}'
