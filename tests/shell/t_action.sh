@@ -45,6 +45,8 @@ export GITHUB_ACTIONS=true GITHUB_REPOSITORY=octo/leases GITHUB_RUN_ID=42 GITHUB
 export GITHUB_JOB=deploy RUNNER_NAME=runner-1 RUNNER_TEMP="$TMPDIR/runner-temp"
 export HARNESS_JOB_SUMMARY="$TMPDIR/job-summary.md"
 # the GitHub token reaches the binary only through the action's token input
+# a runner has no make of its own around the action (make check SANITIZE=1 would pass it on)
+unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES 2>/dev/null || true
 unset GITHUB_TOKEN REFLEASE_GITHUB_TOKEN REFLEASE_STORE REFLEASE_OWNER REFLEASE_HOST \
   REFLEASE_NAMESPACE REFLEASE_LEASE_TOKEN 2>/dev/null || true
 log="$TMPDIR/all.log"
@@ -76,6 +78,24 @@ status_json() { # the lease as reflease sees it (outside the action)
   REFLEASE_GITHUB_TOKEN=$CANARY "$REFLEASE" --json status "$1" 2>>"$log"
 }
 field() { sed -n "s/.*\"$1\":\"\\([^\"]*\\)\".*/\\1/p" | head -n 1; }
+
+# 0. the first run on a runner: a cache miss, so the build step builds
+# build/reflease from the action's own source (a copy, plain flags)
+cp_ap="$TMPDIR/action-copy"
+mkdir -p "$cp_ap"
+for f in action.yml action scripts Makefile mk lib cmd migrations; do
+  [ -e "$root/$f" ] && cp -R "$root/$f" "$cp_ap/"
+done
+ap_saved=$ap
+ap=$cp_ap
+act '{"command":"status","name":"deploy"}'
+ap=$ap_saved
+expect 0 "status on a fresh action copy"
+is steps.1.cache-hit false "fresh copy: cache miss"
+is steps.2.outcome success "fresh copy: the build step ran"
+is outputs.status absent "fresh copy: status absent"
+[ -x "$cp_ap/build/reflease" ] || fail "the build step did not build build/reflease"
+rm -rf "$cp_ap"
 
 # 1. acquire with heartbeat: every output, the summary line, the default owner
 act '{"command":"acquire","name":"deploy","ttl":"60","heartbeat":"true"}'
