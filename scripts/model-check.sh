@@ -43,7 +43,8 @@ run() {
   dir=$TMP/$name
   mkdir -p "$dir"
   t0=$(date +%s)
-  if ! (cd "$dir" && spin -a "$@" "$PML" >spin.out 2>&1); then
+  cp "$PML" "$dir/lease.pml"
+  if ! (cd "$dir" && spin -a "$@" lease.pml >spin.out 2>&1); then
     echo "model: $name: FAIL (spin -a failed)"
     sed 's/^/  /' "$dir/spin.out" | head -20
     fail=$((fail + 1))
@@ -81,7 +82,8 @@ run() {
       verdict=ok
       detail="counterexample as expected: $(sed -n 's/^pan:1: \(assertion violated.*\) (at depth.*/\1/p' "$out" | head -1)"
       # the shortest readable account of the counterexample, kept on request
-      (cd "$dir" && spin -t -g -l -p "$@" "$PML" >trail.txt 2>&1)
+      (cd "$dir" && spin -t "$@" lease.pml 2>&1 | sed -n 's/^ *MSC: //p' >trail.txt)
+      if [ -n "${MODEL_VERBOSE:-}" ]; then sed 's/^/    /' "$dir/trail.txt"; fi
     else
       detail="expected a counterexample, none found (errors: ${errors:-?})"
     fi

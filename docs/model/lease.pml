@@ -51,18 +51,20 @@
 #define WORKING 2
 
 /* operations */
-#define ACQUIRE 1
-#define HEARTBEAT 2
-#define TRANSITION 3
-#define REACQUIRE 4
-#define RELEASE 5
+mtype = { release, reacquire, transition, heartbeat, acquire };
+#define ACQUIRE acquire
+#define HEARTBEAT heartbeat
+#define TRANSITION transition
+#define REACQUIRE reacquire
+#define RELEASE release
 
 /* decisions of read-decide-write */
-#define D_NONE 0     /* answer without a write */
-#define D_MINT 1
-#define D_ROTATE 2
-#define D_PRESERVE 3
-#define D_RELEASE 4
+mtype = { write_released, preserve, rotate, mint, no_write };
+#define D_NONE no_write  /* answer without a write */
+#define D_MINT mint
+#define D_ROTATE rotate
+#define D_PRESERVE preserve
+#define D_RELEASE write_released
 
 typedef Commit {
 	byte owner;  /* identity of the writer (owner, host) */
@@ -124,6 +126,7 @@ end_clk:
 	:: now < MAXT ->
 		atomic {
 			now++;
+			printf("MSC: --- t=%d ---\n", now);
 #ifdef PROP_A
 			acted = 0;
 #endif
@@ -146,6 +149,7 @@ end_clk:
 inline RDW() {
 	attempt++;
 	READ(r);
+	printf("MSC: c%d %e: reads commit %d (tip %d)\n", me, op, r, tip);
 	dec = D_NONE;
 	if
 	:: op == ACQUIRE ->
@@ -196,7 +200,8 @@ inline RDW() {
 				fi
 			fi
 		fi
-	fi
+	fi;
+	printf("MSC: c%d %e: decides %e\n", me, op, dec)
 }
 
 /* the operation ends: clear the per-operation locals (keeps the state space small) */
@@ -219,11 +224,12 @@ inline SUCCESS() {
 		od;
 		assert(C[k].applied && res == 1);
 #endif
+		printf("MSC: c%d %e: success with commit %d\n", me, op, k);
 		if
 		:: op != RELEASE -> held = 1; mytok = C[k].tok; bexp = C[k].exp
 		:: else -> skip
 		fi
-	:: else -> skip /* too little of the TTL left: not a success; belief unchanged */
+	:: else -> printf("MSC: c%d %e: landed, too little TTL left\n", me, op) /* too little of the TTL left: not a success; belief unchanged */
 	fi
 }
 
@@ -259,12 +265,15 @@ inline APPLIED() {
 	:: C[n].tok > tokctr -> tokctr = C[n].tok /* a minted token is now in use */
 	:: else -> skip
 	fi;
-	C[n].applied = 1; settip(n)
+	C[n].applied = 1; settip(n);
+	printf("MSC: c%d %e: store applies commit %d over %d (owner %d tok %d trans %d phase %d exp %d)\n",
+	       me, op, n, C[n].parent, C[n].owner, C[n].tok, C[n].trans, C[n].phase, C[n].exp)
 }
 
 /* the CAS failed: the commit never existed; free its slot (a failed write's
  * token is never seen by anyone) */
 inline DISCARD() {
+	printf("MSC: c%d %e: CAS from %d fails (tip %d)\n", me, op, r, tip);
 #ifdef BROKEN_SETTLEMOVED
 	ncommit++ /* keep it: the broken settling may report it */
 #else
@@ -279,7 +288,8 @@ proctype client(byte me) {
 	byte bexp = 0;  /* believed expires_at of the held tenure */
 	bit held = 0;   /* believes it holds the lease (until bexp) */
 	byte ops = 0;
-	byte op, dec, attempt, r, s, n, k, j, tw, mine0, mine1, res;
+	mtype op, dec;
+	byte attempt, r, s, n, k, j, tw, mine0, mine1, res;
 	bit ok, landed;
 
 end_idle:
@@ -291,6 +301,7 @@ end_idle:
 		held && now <= bexp && (acted & (1 << me)) == 0 ->
 		if
 		:: tip != 0 && C[tip].tok == mytok && C[tip].phase != REL && now <= C[tip].exp ->
+			printf("MSC: c%d acts under token %d\n", me, mytok);
 			assert((acted & ~(1 << me)) == 0); /* (a) */
 			acted = acted | (1 << me)
 		:: else -> skip /* fenced: its token is no longer current */
@@ -329,7 +340,8 @@ write:	/* the write: a CAS from the oid read (the client may stall before it) */
 	:: op == ACQUIRE && dec == D_ROTATE ->
 		atomic { /* BROKEN: takeover by cas_delete(old) ... */
 			if
-			:: tip == r -> settip(0)
+			:: tip == r -> settip(0);
+				printf("MSC: c%d %e: store deletes the ref (was commit %d)\n", me, op, r)
 			:: else -> tw = now; goto settle
 			fi
 		};
@@ -363,7 +375,7 @@ write:	/* the write: a CAS from the oid read (the client may stall before it) */
 			APPLIED();
 			if
 			:: k = n; SUCCESS(); RESET(); goto end_idle /* answered */
-			:: skip /* the response is lost after the store applied the write */
+			:: printf("MSC: c%d %e: response lost\n", me, op) /* the response is lost after the store applied the write */
 			fi
 		:: else -> DISCARD() /* CAS failed (or a success the primitives' re-read did not confirm) */
 		fi
@@ -379,6 +391,7 @@ settle:	/* settling (section 5): re-read after the verify window */
 		fi;
 #endif
 		READ(s);
+		printf("MSC: c%d %e: settles: reads commit %d (tip %d)\n", me, op, s, tip);
 		/* landed: the tip is, or descends from, a commit of this operation */
 		k = s; landed = 0;
 		do
