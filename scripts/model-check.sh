@@ -109,6 +109,7 @@ run correct-a-fencing ok -DPROP_A
 run correct-b-release ok -DPROP_B
 run correct-c-transitions ok -DPROP_C
 run correct-d-outcomes ok -DPROP_D
+run correct-e-belief ok -DPROP_E
 # Broken variants: each must fail the property it targets.
 run broken-sameid-a cex -DPROP_A -DBROKEN_SAMEID
 run broken-relowner-a cex -DPROP_A -DBROKEN_RELOWNER
@@ -116,6 +117,11 @@ run broken-relowner-b cex -DPROP_B -DBROKEN_RELOWNER
 run broken-delcreate-c cex -DPROP_C -DBROKEN_DELCREATE
 run broken-nolag-d cex -DPROP_D -DBROKEN_NOLAG
 run broken-settlemoved-d cex -DPROP_D -DBROKEN_SETTLEMOVED
+# Finding (docs/model/README.md): when a holder shortens its TTL, a landed
+# write reported as no success (too little TTL left) leaves the holder's
+# deadline after the stored expires_at; the proposed fix closes it.
+run finding-shortttl-e cex -DPROP_E -DVARTTL
+run fixed-shortttl-e ok -DPROP_E -DVARTTL -DFIX_SHORTTTL
 
 end=$(date +%s)
 echo "model: $pass passed, $fail failed ($((end - start)) s)"

@@ -12,14 +12,25 @@
  *   and `other` behave identically in every cell of the section 5 table, so
  *   one foreign identity covers both.
  *
- * Exactly one property is checked per run: -DPROP_A, -DPROP_B, -DPROP_C or
- * -DPROP_D.  Broken variants (each must produce a counterexample):
+ * Exactly one property is checked per run (assertions, pan -DSAFETY):
+ *   -DPROP_A  (a) no two clients act under a current, unexpired token in the
+ *             same time step (fencing form of mutual exclusion)
+ *   -DPROP_B  (b) a release never frees a lease whose current token is not
+ *             the releaser's
+ *   -DPROP_C  (c) transitions never decreases along the ref's history
+ *   -DPROP_D  (d) every write reported as success is in the ref's history,
+ *             and every write reported as known-not-applied is not
+ *   -DPROP_E  (e) a client that believes it holds the lease (its deadline
+ *             not passed) holds the current, unexpired token (belief form)
+ * Broken variants (each must produce a counterexample):
  *   -DBROKEN_DELCREATE   takeover by delete-then-create
  *   -DBROKEN_NOLAG       settling by "ref equals old => not applied", no window
  *   -DBROKEN_SAMEID      acquire without a token admitted on a live lease of
  *                        the same identity (token preserved)
  *   -DBROKEN_RELOWNER    release admitted by identity instead of token
  *   -DBROKEN_SETTLEMOVED settling by "ref moved from old => landed"
+ * Finding: -DVARTTL lets client 0 grant TTL or TTL+1 per write; with PROP_E
+ * the protocol as written fails, -DFIX_SHORTTTL is the proposed fix.
  */
 
 /* ---- bounds (override with -D) ---- */
@@ -42,7 +53,16 @@
 #define TRIES 2   /* read-decide-write attempts per operation */
 #endif
 #define MAXC 16   /* commit slots; slot 0 = "ref absent" */
-#define HALF (TTL / 2) /* success needs expires_at - now >= ttl/2 (section 5) */
+#ifdef VARTTL
+/* client 0's writes of a live phase grant TTL or TTL+1 (the --ttl option,
+ * section 6); the others always TTL */
+#define WTTL wttl
+#define CTTL(c) C[c].ttl
+#else
+#define WTTL TTL
+#define CTTL(c) TTL
+#endif
+#define HALF (WTTL / 2) /* success needs expires_at - now >= ttl/2 (section 5) */
 #define FLOOR 1        /* heartbeat floor: max(1, ttl/10) (section 6) */
 
 /* phases */
@@ -74,6 +94,9 @@ typedef Commit {
 	byte exp;    /* expires_at */
 	byte parent; /* commit the ref pointed at before (0 = created) */
 	bit applied; /* the store applied this write (ghost) */
+#ifdef VARTTL
+	byte ttl;    /* ttl_seconds */
+#endif
 };
 
 Commit C[MAXC];
@@ -88,7 +111,11 @@ byte prev1, prev2, until1, until2;
 bit v1, v2;
 
 #ifdef PROP_A
+#define NOT_ACTED ((acted & (1 << me)) == 0)
 byte acted = 0; /* clients that acted under a current, unexpired token this time step */
+#endif
+#ifndef PROP_A
+#define NOT_ACTED true
 #endif
 #ifdef PROP_C
 byte lasttrans = 0;
@@ -193,7 +220,7 @@ inline RDW() {
 				:: C[r].owner != id -> dec = D_ROTATE /* live handoff */
 				:: else ->
 					if
-					:: op == HEARTBEAT && now + TTL < C[r].exp + FLOOR && C[r].exp - now >= HALF ->
+					:: op == HEARTBEAT && now + CTTL(r) < C[r].exp + FLOOR && C[r].exp - now >= HALF ->
 						held = 1; bexp = C[r].exp /* not_due: success without a write (section 6) */
 					:: else -> dec = D_PRESERVE
 					fi
@@ -208,6 +235,9 @@ inline RDW() {
 inline RESET() {
 	op = 0; dec = 0; attempt = 0; r = 0; s = 0; n = 0; k = 0; j = 0;
 	tw = 0; mine0 = 0; mine1 = 0; ok = 0; landed = 0; res = 0
+#ifdef VARTTL
+	; wttl = 0
+#endif
 }
 
 /* success reported with the payload of commit k */
@@ -229,7 +259,19 @@ inline SUCCESS() {
 		:: op != RELEASE -> held = 1; mytok = C[k].tok; bexp = C[k].exp
 		:: else -> skip
 		fi
-	:: else -> printf("MSC: c%d %e: landed, too little TTL left\n", me, op) /* too little of the TTL left: not a success; belief unchanged */
+	:: else ->
+		printf("MSC: c%d %e: landed, too little TTL left\n", me, op);
+#ifdef FIX_SHORTTTL
+		/* proposed fix: a landed write that is not a success still bounds
+		 * the holder's deadline: deadline = min(deadline, its expires_at) */
+		if
+		:: held && C[k].exp < bexp -> bexp = C[k].exp
+		:: else -> skip
+		fi
+#else
+		skip
+#endif
+		/* too little of the TTL left: not a success (section 5) */
 	fi
 }
 
@@ -242,15 +284,18 @@ inline BUILD() {
 		C[n].owner = id; C[n].tok = tokctr + 1;
 		C[n].trans = (r == 0 -> 0 : C[r].trans + 1);
 		C[n].phase = (op == ACQUIRE || r == 0 -> CLAIMED : C[r].phase);
-		C[n].exp = now + TTL
+		C[n].exp = now + WTTL
 	:: dec == D_PRESERVE ->
 		C[n].owner = C[r].owner; C[n].tok = C[r].tok; C[n].trans = C[r].trans;
 		C[n].phase = (op == TRANSITION -> 3 - C[r].phase : C[r].phase);
-		C[n].exp = now + TTL
+		C[n].exp = now + WTTL
 	:: dec == D_RELEASE ->
 		C[n].owner = id; C[n].tok = C[r].tok; C[n].trans = C[r].trans;
 		C[n].phase = REL; C[n].exp = now
 	fi;
+#ifdef VARTTL
+	C[n].ttl = WTTL;
+#endif
 	tw = now
 }
 
@@ -278,7 +323,11 @@ inline DISCARD() {
 	ncommit++ /* keep it: the broken settling may report it */
 #else
 	C[n].owner = 0; C[n].tok = 0; C[n].trans = 0; C[n].phase = 0; C[n].exp = 0;
-	C[n].parent = 0; n = 0
+	C[n].parent = 0;
+#ifdef VARTTL
+	C[n].ttl = 0;
+#endif
+	n = 0
 #endif
 }
 
@@ -291,20 +340,33 @@ proctype client(byte me) {
 	mtype op, dec;
 	byte attempt, r, s, n, k, j, tw, mine0, mine1, res;
 	bit ok, landed;
+#ifdef VARTTL
+	byte wttl;
+#endif
 
 end_idle:
 	do
-#ifdef PROP_A
+#if defined(PROP_A) || defined(PROP_E)
 	/* guarded work: a client acts only while it believes it holds the lease;
-	 * (a) is judged against the store's state at that instant */
+	 * (a) and (e) are judged against the store's state at that instant */
 	:: atomic {
-		held && now <= bexp && (acted & (1 << me)) == 0 ->
+		held && now <= bexp && NOT_ACTED ->
 		if
 		:: tip != 0 && C[tip].tok == mytok && C[tip].phase != REL && now <= C[tip].exp ->
 			printf("MSC: c%d acts under token %d\n", me, mytok);
+#ifdef PROP_A
 			assert((acted & ~(1 << me)) == 0); /* (a) */
 			acted = acted | (1 << me)
-		:: else -> skip /* fenced: its token is no longer current */
+#else
+			skip
+#endif
+		:: else ->
+			printf("MSC: c%d acts under token %d, not current and unexpired (fenced)\n", me, mytok);
+#ifdef PROP_E
+			assert(false) /* (e) a believing holder holds the current, unexpired token */
+#else
+			skip
+#endif
 		fi
 	   }
 #endif
@@ -318,6 +380,13 @@ end_idle:
 		:: mytok != 0 -> op = REACQUIRE
 		:: mytok != 0 -> op = RELEASE
 		fi;
+#ifdef VARTTL
+		if
+		:: op != RELEASE -> wttl = TTL
+		:: op != RELEASE && me == 0 -> wttl = TTL + 1 /* client 0 varies its TTL */
+		:: op == RELEASE -> wttl = 0
+		fi;
+#endif
 		if
 		:: op == RELEASE ->
 			held = 0; /* the guarded work stops before the release is sent (section 6) */
