@@ -33,6 +33,26 @@
  * the protocol as written fails, -DFIX_SHORTTTL is the proposed fix.
  */
 
+/* Reach checks (-DREACH_X): a deliberate "assert(!X)" that must FAIL, showing
+ * that the scenario X is reachable, so the properties are not vacuous:
+ *   REACH_TAKEOVER   an acquire succeeds by taking over an expired live lease
+ *   REACH_SETTLED    a lost response is settled into a success
+ *   REACH_LOSTSINCE  settling finds the write landed and the lease lost since
+ *   REACH_NOTDUE     a heartbeat answers not_due without a write */
+#ifndef REACH_TAKEOVER
+#define REACH_TAKEOVER 0
+#endif
+#ifndef REACH_SETTLED
+#define REACH_SETTLED 0
+#endif
+#ifndef REACH_LOSTSINCE
+#define REACH_LOSTSINCE 0
+#endif
+#ifndef REACH_NOTDUE
+#define REACH_NOTDUE 0
+#endif
+#define REACH(c) assert(!(c))
+
 /* ---- bounds (override with -D) ---- */
 #ifndef TTL
 #define TTL 2     /* lease TTL, time units */
@@ -221,7 +241,8 @@ inline RDW() {
 				:: else ->
 					if
 					:: op == HEARTBEAT && now + CTTL(r) < C[r].exp + FLOOR && C[r].exp - now >= HALF ->
-						held = 1; bexp = C[r].exp /* not_due: success without a write (section 6) */
+						held = 1; bexp = C[r].exp; /* not_due: success without a write (section 6) */
+						REACH(REACH_NOTDUE)
 					:: else -> dec = D_PRESERVE
 					fi
 				fi
@@ -234,7 +255,7 @@ inline RDW() {
 /* the operation ends: clear the per-operation locals (keeps the state space small) */
 inline RESET() {
 	op = 0; dec = 0; attempt = 0; r = 0; s = 0; n = 0; k = 0; j = 0;
-	tw = 0; mine0 = 0; mine1 = 0; ok = 0; landed = 0; res = 0
+	tw = 0; mine0 = 0; mine1 = 0; landed = 0; res = 0
 #ifdef VARTTL
 	; wttl = 0
 #endif
@@ -255,6 +276,9 @@ inline SUCCESS() {
 		assert(C[k].applied && res == 1);
 #endif
 		printf("MSC: c%d %e: success with commit %d\n", me, op, k);
+		/* the reach checks: interesting successes do happen */
+		REACH(REACH_TAKEOVER && op == ACQUIRE && C[k].parent != 0 &&
+		      C[C[k].parent].phase != REL && C[k].tok != C[C[k].parent].tok);
 		if
 		:: op != RELEASE -> held = 1; mytok = C[k].tok; bexp = C[k].exp
 		:: else -> skip
@@ -339,7 +363,7 @@ proctype client(byte me) {
 	byte ops = 0;
 	mtype op, dec;
 	byte attempt, r, s, n, k, j, tw, mine0, mine1, res;
-	bit ok, landed;
+	bit landed;
 #ifdef VARTTL
 	byte wttl;
 #endif
@@ -477,8 +501,10 @@ settle:	/* settling (section 5): re-read after the verify window */
 		if
 		:: landed && op == RELEASE -> SUCCESS(); RESET(); goto end_idle
 		:: landed && op != RELEASE && s != 0 && C[s].tok == C[k].tok && C[s].phase != REL ->
+			REACH(REACH_SETTLED && C[k].exp - now >= HALF);
 			SUCCESS(); RESET(); goto end_idle
 		:: landed && op != RELEASE && !(s != 0 && C[s].tok == C[k].tok && C[s].phase != REL) ->
+			REACH(REACH_LOSTSINCE);
 			held = 0; RESET(); goto end_idle /* landed, lease lost since: held / not holder */
 		:: !landed && s == r ->
 #ifdef BROKEN_NOLAG
