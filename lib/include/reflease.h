@@ -10,5 +10,9 @@
 #include "reflease/schema.h"
 #include "reflease/store.h"
 #include "reflease/primitives.h"
+#include "reflease/runtime.h"
+#include "reflease/heartbeat.h"
+#include "reflease/migrate.h"
+#include "reflease/reconcile.h"
 
 #endif

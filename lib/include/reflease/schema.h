@@ -45,7 +45,11 @@ typedef enum lease_phase {
 
 /** The phase's wire name ("claimed", ...); "none" for LEASE_PHASE_NONE. */
 const char *lease_phase_name(lease_phase phase);
-/** Parse a phase name; 0, or LEASE_EINVALID naming the allowed values in @p err. */
+/**
+ * Parse a phase name ("claimed", "working", "review", "released"; exact,
+ * lowercase). "none" is not a phase.
+ * @return 0, or LEASE_EINVALID (@p out untouched)
+ */
 int lease_phase_parse(lease_phase *out, const char *s);
 
 /**
@@ -103,19 +107,26 @@ int lease_name_validate(const char *name, char *err, size_t errlen);
 int lease_namespace_validate(const char *ns, char *err, size_t errlen);
 
 /**
- * Build "refs/<ns>/<name>" into @p out after validating both parts.
- * @return 0, LEASE_EINVALID (bad name/namespace), or LEASE_ENOMEM (@p outlen too small)
+ * Build "refs/<ns>/<name>" into @p out after validating both parts, so a
+ * crafted name can never address a ref outside refs/<ns>/ (protocol.md §1).
+ * @param ns  namespace; NULL means the default "leases"
+ * @return 0, LEASE_EINVALID (bad name/namespace; @p out untouched), or
+ *         LEASE_ENOMEM (@p outlen too small; @p out set to "")
  */
 int lease_refname(char *out, size_t outlen, const char *ns, const char *name, char *err,
 		  size_t errlen);
 
 /**
  * Format @p t (seconds since the epoch, UTC) as YYYY-MM-DDTHH:MM:SSZ into
- * @p out (LEASE_TIME_STRSZ + 1 bytes).
+ * @p out (LEASE_TIME_STRSZ + 1 bytes). Values outside years 0000-9999 are
+ * clamped to that range (lease_payload_validate() refuses them).
  */
 void lease_time_format(char out[LEASE_TIME_STRSZ + 1], int64_t t);
 /**
- * Parse a strict YYYY-MM-DDTHH:MM:SSZ timestamp (calendar-checked).
+ * Parse a strict YYYY-MM-DDTHH:MM:SSZ timestamp: exactly 20 characters, UTC
+ * ("Z" only), calendar-checked (leap years; no Feb 30, no hour 24, no leap
+ * second 60), no fractions or offsets (protocol.md §2).
+ * @param out  seconds since the epoch; may be NULL (check only)
  * @return 0, or LEASE_EINVALID
  */
 int lease_time_parse(int64_t *out, const char *s);
@@ -124,17 +135,29 @@ int lease_time_parse(int64_t *out, const char *s);
  * Parse and validate a payload JSON document (protocol.md §2): every field of
  * its version present and well-formed, duplicated keys rejected, nesting
  * bounded, unknown fields ignored. A 1.0.x payload without ttl_seconds is
- * valid (has_ttl = 0). A newer minor parses (check lease_payload_writable());
- * a major other than 1 is LEASE_EVERSION.
- * @param err  receives a message naming the field and the rule (may be NULL)
- * @return 0, LEASE_EPAYLOAD (malformed), or LEASE_EVERSION (major != 1)
+ * valid (has_ttl = 0; in 1.0.x, ttl_seconds is an unknown field and is
+ * ignored); a 1.1+ payload must carry it. A newer minor parses (check
+ * lease_payload_writable()); a major other than 1 is LEASE_EVERSION (checked
+ * first, before any other field). Chronology is never a schema error. Bounds:
+ * @p len <= LEASE_MESSAGE_MAX bytes, nesting <= LEASE_JSON_DEPTH_MAX (checked
+ * before the text reaches jansson). A released payload with ttl_seconds in
+ * 1-86400 is accepted by a reader (a writer emits 0).
+ * @param json  the document, @p len bytes, need not be NUL-terminated
+ * @param err   receives a message naming the field and the rule, e.g.
+ *              "lease_token: must be 32 lowercase hex characters" (may be NULL)
+ * @return 0, LEASE_EPAYLOAD (malformed), or LEASE_EVERSION (major != 1);
+ *         on failure @p out is untouched
  */
 int lease_payload_parse(lease_payload *out, const char *json, size_t len, char *err,
 			size_t errlen);
 
 /**
  * Check a payload before it is written (F20: every payload is validated by the
- * project's own schema before it is written). A writer emits only 1.1.0.
+ * project's own schema before it is written). A writer emits only 1.1.0: the
+ * sdlc_version/version_* members are not looked at (lease_payload_emit()
+ * always writes SDLC_VERSION; call lease_payload_writable() on the payload
+ * being replaced), has_ttl must be 1, ttl_seconds 1-86400 for a live phase
+ * and exactly 0 for released; timestamps within years 0000-9999.
  * @return 0, or LEASE_EPAYLOAD with the reason in @p err
  */
 int lease_payload_validate(const lease_payload *p, char *err, size_t errlen);
@@ -147,9 +170,11 @@ int lease_payload_validate(const lease_payload *p, char *err, size_t errlen);
 int lease_payload_writable(const lease_payload *p, char *err, size_t errlen);
 
 /**
- * Emit the canonical JSON of @p p: compact, sorted keys, every 1.1.0 field.
+ * Emit the canonical JSON of @p p: compact, sorted keys, every 1.1.0 field,
+ * "sdlc_version" always SDLC_VERSION. @p p is checked with
+ * lease_payload_validate() first (call it yourself for the reason text).
  * @param out  receives a NUL-terminated string, the caller's to free()
- * @return 0, LEASE_EPAYLOAD (p invalid), or LEASE_ENOMEM
+ * @return 0, LEASE_EPAYLOAD (p invalid), LEASE_EINVALID (@p out NULL), or LEASE_ENOMEM
  */
 int lease_payload_emit(char **out, const lease_payload *p);
 
@@ -157,16 +182,21 @@ int lease_payload_emit(char **out, const lease_payload *p);
  * Build a full commit message: "<name>: <op> <phase> by <owner> on <host>",
  * a blank line, the canonical payload JSON, newline (protocol.md §2).
  * @param out  receives the message, the caller's to free()
- * @return 0, LEASE_EPAYLOAD, or LEASE_ENOMEM
+ * @param op   the operation writing it; LEASE_OP_UNKNOWN is refused
+ * @return 0, LEASE_EPAYLOAD (p invalid), LEASE_EINVALID (unknown op), or LEASE_ENOMEM
  */
 int lease_message_build(char **out, const lease_payload *p, lease_op op);
 
 /**
- * Parse a commit message: size bound (16 KiB), valid UTF-8, summary, blank
- * line, payload. When @p expected_name is non-NULL the payload name must equal
- * it (else LEASE_EPAYLOAD "name mismatch").
- * @param op_out  receives the summary's op (LEASE_OP_UNKNOWN for foreign commits); may be NULL
- * @return 0, LEASE_EPAYLOAD, or LEASE_EVERSION
+ * Parse a commit message: size bound (16 KiB), valid UTF-8 (no NUL) throughout,
+ * a non-empty summary line, a blank line, then the payload = everything after
+ * the first blank line (trailing newlines are fine). When @p expected_name is
+ * non-NULL the payload name must equal it (else LEASE_EPAYLOAD, error text
+ * starting "name mismatch").
+ * @param op_out  receives the summary's op, read from "<name>: <op> ..."
+ *                (LEASE_OP_UNKNOWN for foreign or unknown summaries, never an
+ *                error); may be NULL
+ * @return 0, LEASE_EPAYLOAD, or LEASE_EVERSION; on failure @p out is untouched
  */
 int lease_message_parse(lease_payload *out, lease_op *op_out, const char *message,
 			size_t len, const char *expected_name, char *err, size_t errlen);

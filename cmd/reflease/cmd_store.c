@@ -1,0 +1,145 @@
+/* Store commands: init, status, list, version. */
+#include "cli.h"
+
+#include <git2.h>
+#include <curl/curl.h>
+#include <string.h>
+
+#include "lease/version.h"
+#include "store/store.h"
+
+static const struct option plain_longopts[] = {CLI_GLOBAL_LONGOPTS, {NULL, 0, NULL, 0}};
+
+static int cmd_init(cli_ctx *ctx, int argc, char **argv)
+{
+	char err[1024] = "";
+	int i, rc;
+
+	if ((i = cli_parse(ctx, argc, argv, "vqh", plain_longopts, NULL, NULL)) < 0)
+		return cli_status_of(i);
+	if (i >= argc)
+		return cli_status_of(cli_usage(ctx, "missing PATH (see --help)"));
+	if (argc - i > 1)
+		return cli_status_of(cli_usage(ctx, "unexpected argument '%s' after PATH", argv[i + 1]));
+	if ((rc = lease_local_init(argv[i], err, sizeof(err))) < 0)
+		return cli_status_of(cli_fail(ctx, rc, "%s", err));
+	if (ctx->json)
+		cli_emit_json(stdout, json_pack("{s:s, s:s, s:s}", "status", "initialized", "path",
+						argv[i], "store", "local"));
+	else
+		printf("initialized a bare lease store at %s (use --store local:%s)\n", argv[i],
+		       argv[i]);
+	return EXIT_OK;
+}
+
+static int cmd_status(cli_ctx *ctx, int argc, char **argv)
+{
+	lease_store *st;
+	lease_result r;
+	const char *name;
+	int i, rc;
+
+	if ((i = cli_parse(ctx, argc, argv, "vqh", plain_longopts, NULL, NULL)) < 0)
+		return cli_status_of(i);
+	if ((rc = cli_take_name(ctx, argc, argv, i, &name)) < 0)
+		return cli_status_of(rc);
+	if ((rc = cli_open_store(ctx, &st)) < 0)
+		return cli_status_of(rc);
+	rc = lease_status(&r, st, name);
+	if (rc < 0 && !r.present)
+		return cli_status_of(cli_fail(ctx, rc, "%s", r.message[0] ? r.message : lease_store_last_error(st)));
+	cli_print_result(ctx, &r);
+	return cli_exit_for(rc);
+}
+
+static const char *lease_list_status(const lease_ref_state *l, int64_t now, int margin)
+{
+	if (l->payload_rc != 0)
+		return l->payload_rc == LEASE_EVERSION ? "unsupported-version" : "malformed";
+	if (l->payload.phase == LEASE_PHASE_RELEASED)
+		return "released";
+	return now > l->payload.expires_at + margin ? "expired" : "live";
+}
+
+static int cmd_list(cli_ctx *ctx, int argc, char **argv)
+{
+	lease_namespace ns = {0};
+	lease_store *st;
+	json_t *arr = NULL;
+	int64_t now;
+	size_t k;
+	int i, rc;
+
+	if ((i = cli_parse(ctx, argc, argv, "vqh", plain_longopts, NULL, NULL)) < 0)
+		return cli_status_of(i);
+	if (i < argc)
+		return cli_status_of(cli_usage(ctx, "unexpected argument '%s'", argv[i]));
+	if ((rc = cli_open_store(ctx, &st)) < 0)
+		return cli_status_of(rc);
+	if ((rc = lease_fetch_namespace(&ns, st)) < 0)
+		return cli_status_of(cli_fail(ctx, rc, "%s", lease_store_last_error(st)));
+	now = lease_store_now(st);
+	if (ctx->json)
+		arr = json_array();
+	else if (ns.count == 0)
+		printf("no leases in refs/%s/\n", lease_store_namespace(st));
+	for (k = 0; k < ns.count; k++) {
+		const lease_ref_state *l = &ns.leases[k];
+		const char *status = lease_list_status(l, now, lease_store_skew_margin(st));
+		char hex[LEASE_OID_HEXSZ + 1], exp[LEASE_TIME_STRSZ + 1] = "";
+		int ok = l->payload_rc == 0;
+
+		lease_oid_tohex(hex, &l->oid);
+		if (ok)
+			lease_time_format(exp, l->payload.expires_at);
+		if (arr) {
+			json_array_append_new(
+				arr, json_pack("{s:s, s:s, s:s?, s:s?, s:s?, s:s?, s:s}", "name",
+					       l->name, "oid", hex, "phase",
+					       ok ? lease_phase_name(l->payload.phase) : NULL,
+					       "owner", ok ? l->payload.owner : NULL, "host",
+					       ok ? l->payload.host : NULL, "expires_at",
+					       ok ? exp : NULL, "status", status));
+		} else if (ok) {
+			printf("%-30s %-9s %-8s %-24s %s  %s\n", l->name, lease_phase_name(l->payload.phase),
+			       status, l->payload.owner, exp, l->payload.host);
+		} else {
+			printf("%-30s %-9s %-8s %s\n", l->name, "?", status, l->payload_error);
+		}
+	}
+	if (arr)
+		cli_emit_json(stdout, json_pack("{s:s, s:o}", "namespace", lease_store_namespace(st),
+						"leases", arr));
+	lease_namespace_clear(&ns);
+	return EXIT_OK;
+}
+
+static int cmd_version(cli_ctx *ctx, int argc, char **argv)
+{
+	int i, maj, min, rev;
+	char git2[32];
+
+	if ((i = cli_parse(ctx, argc, argv, "vqh", plain_longopts, NULL, NULL)) < 0)
+		return cli_status_of(i);
+	git_libgit2_version(&maj, &min, &rev);
+	snprintf(git2, sizeof(git2), "%d.%d.%d", maj, min, rev);
+	if (ctx->json)
+		cli_emit_json(stdout, json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "version",
+						REFLEASE_VERSION, "sdlc_version", SDLC_VERSION,
+						"libraries", "libgit2", git2, "jansson",
+						JANSSON_VERSION, "libcurl", curl_version_info(CURLVERSION_NOW)->version));
+	else
+		printf("reflease %s (payload schema %s; libgit2 %s, jansson %s, libcurl %s)\n",
+		       REFLEASE_VERSION, SDLC_VERSION, git2, JANSSON_VERSION,
+		       curl_version_info(CURLVERSION_NOW)->version);
+	return EXIT_OK;
+}
+
+const cli_command cli_store_commands[] = {
+	{"init", cmd_init, "init PATH",
+	 "Create a bare repository to serve as a lease store (any git repository also works).", ""},
+	{"status", cmd_status, "status NAME",
+	 "Show the lease: live, expired, released or absent; holder and time left (token omitted).", ""},
+	{"list", cmd_list, "list", "List every lease of the namespace, one line each.", ""},
+	{"version", cmd_version, "version", "Show the version, SDLC_VERSION and library versions.", ""},
+	{NULL, NULL, NULL, NULL, NULL}};

@@ -1,0 +1,389 @@
+/* reflease: global options, dispatch, the exit-status table (cli.md). */
+#define _DEFAULT_SOURCE /* gethostname, getlogin_r */
+#include "cli.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int cli_exit_for(int code)
+{
+	switch (code) {
+	case LEASE_OK: return EXIT_OK;
+	case LEASE_EHELD: return EXIT_HELD;
+	case LEASE_ENOTHOLDER:
+	case LEASE_EEXPIRED: return EXIT_NOTHOLDER;
+	case LEASE_EINVALID: return EXIT_USAGE;
+	case LEASE_EPAYLOAD:
+	case LEASE_EVERSION: return EXIT_DATAERR;
+	case LEASE_ENET: return EXIT_UNAVAILABLE;
+	case LEASE_ECAS:
+	case LEASE_EUNVERIFIED:
+	case LEASE_ERATELIMIT: return EXIT_TEMPFAIL;
+	case LEASE_EAUTH: return EXIT_NOPERM;
+	case LEASE_ECONFIG: return EXIT_CONFIG;
+	default: return EXIT_SOFTWARE;
+	}
+}
+
+static const cli_command *const command_tables[] = {cli_store_commands, cli_lease_commands,
+						     cli_migrate_commands, cli_reconcile_commands};
+
+const cli_command *cli_find_command(const char *name)
+{
+	size_t i;
+	const cli_command *c;
+
+	for (i = 0; i < sizeof(command_tables) / sizeof(command_tables[0]); i++)
+		for (c = command_tables[i]; c->name; c++)
+			if (strcmp(c->name, name) == 0)
+				return c;
+	return NULL;
+}
+
+static void print_main_help(void)
+{
+	size_t i;
+	const cli_command *c;
+
+	printf("usage: reflease [global options] <command> [options] [--] [args]\n\n"
+	       "Distributed leases stored as git refs (refs/leases/<name>).\n\n"
+	       "Commands:\n");
+	for (i = 0; i < sizeof(command_tables) / sizeof(command_tables[0]); i++)
+		for (c = command_tables[i]; c->name; c++)
+			printf("  %-12s %s\n", c->name, c->summary);
+	printf("\nGlobal options (also after the command):\n"
+	       "  --store SPEC           local:PATH, github:OWNER/REPO or remote:URL (REFLEASE_STORE)\n"
+	       "  --namespace NS         ref namespace, default leases (REFLEASE_NAMESPACE)\n"
+	       "  --owner ID             owner identity (REFLEASE_OWNER)\n"
+	       "  --host NAME            host identity (REFLEASE_HOST, RUNNER_NAME)\n"
+	       "  --json                 one JSON object on stdout\n"
+	       "  --timeout SECONDS      bound on each store operation, default 120 (REFLEASE_TIMEOUT)\n"
+	       "  --verify-timeout SECONDS  post-state verify window (REFLEASE_VERIFY_TIMEOUT)\n"
+	       "  --token-file FILE      GitHub token file (else GITHUB_TOKEN, REFLEASE_GITHUB_TOKEN)\n"
+	       "  -v, -q                 more / less logging on stderr (REFLEASE_LOG)\n"
+	       "\nRun 'reflease <command> --help' for a command's options; 'man reflease' for more.\n");
+}
+
+void cli_print_help(const cli_command *cmd)
+{
+	printf("usage: reflease %s\n\n%s\n", cmd->usage, cmd->summary);
+	if (cmd->help && *cmd->help)
+		printf("\nOptions:\n%s", cmd->help);
+	printf("\nGlobal options (--store, --namespace, --owner, --host, --json, --timeout,\n"
+	       "--verify-timeout, --token-file, -v, -q) are accepted too; see 'reflease --help'.\n");
+}
+
+static void vreport(cli_ctx *ctx, const char *id, const char *fmt, va_list ap)
+{
+	char msg[1024];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (ctx->json) {
+		json_t *o = json_pack("{s:s, s:{s:s, s:s}}", "status", "error", "error", "code", id,
+				      "message", msg);
+		cli_emit_json(stdout, o);
+	}
+	fprintf(stderr, "reflease%s%s: %s\n", ctx->command ? " " : "",
+		ctx->command ? ctx->command : "", msg);
+}
+
+int cli_usage(cli_ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(ctx, "usage", fmt, ap);
+	va_end(ap);
+	return -EXIT_USAGE;
+}
+
+int cli_fail(cli_ctx *ctx, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(ctx, lease_error_id(code), fmt, ap);
+	va_end(ap);
+	return -cli_exit_for(code);
+}
+
+void cli_log(int level, const char *msg, void *payload)
+{
+	static const char *const names[] = {"error", "warning", "info", "debug"};
+
+	(void)payload;
+	fprintf(stderr, "reflease: %s: %s\n", names[level < 0 ? 0 : level > 3 ? 3 : level], msg);
+}
+
+int cli_parse_seconds(cli_ctx *ctx, const char *what, const char *s, long lo, long hi, long *out)
+{
+	char *end = NULL;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	/* strtol also takes leading blanks and '+': whole decimal seconds only */
+	if (!*s || (*s != '-' && (*s < '0' || *s > '9')) || *end || errno || v < lo || v > hi)
+		return cli_usage(ctx, "%s: '%s' is not a whole number of seconds in %ld..%ld", what,
+				 s, lo, hi);
+	*out = v;
+	return 0;
+}
+
+static int read_token_file(cli_ctx *ctx, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return cli_fail(ctx, LEASE_ECONFIG, "--token-file %s: %s", path, strerror(errno));
+	n = fread(ctx->token_buf, 1, sizeof(ctx->token_buf) - 1, f);
+	fclose(f);
+	ctx->token_buf[n] = '\0';
+	while (n && (ctx->token_buf[n - 1] == '\n' || ctx->token_buf[n - 1] == '\r' ||
+		     ctx->token_buf[n - 1] == ' '))
+		ctx->token_buf[--n] = '\0';
+	if (!n)
+		return cli_fail(ctx, LEASE_ECONFIG, "--token-file %s is empty", path);
+	ctx->token_file = path;
+	return 0;
+}
+
+int cli_global_option(cli_ctx *ctx, int c, const char *arg)
+{
+	long v;
+	int rc;
+
+	switch (c) {
+	case OPT_STORE: ctx->store_spec = arg; return 1;
+	case OPT_NAMESPACE: ctx->ns = arg; return 1;
+	case OPT_OWNER: ctx->owner = arg; return 1;
+	case OPT_HOST: ctx->host = arg; return 1;
+	case OPT_JSON: ctx->json = 1; return 1;
+	case OPT_TIMEOUT:
+		if ((rc = cli_parse_seconds(ctx, "--timeout", arg, 1, 86400, &v)) < 0)
+			return rc;
+		ctx->timeout_s = (int)v;
+		return 1;
+	case OPT_VERIFY_TIMEOUT:
+		if ((rc = cli_parse_seconds(ctx, "--verify-timeout", arg, 0, 3600, &v)) < 0)
+			return rc;
+		ctx->verify_timeout_s = (int)v;
+		return 1;
+	case OPT_TOKEN_FILE:
+		if ((rc = read_token_file(ctx, arg)) < 0)
+			return rc;
+		return 1;
+	case 'v': ctx->verbosity = ctx->verbosity < LEASE_LOG_DEBUG ? ctx->verbosity + 1 : ctx->verbosity; return 1;
+	case 'q': ctx->verbosity = LEASE_LOG_ERROR; return 1;
+	case 'h':
+	case OPT_HELP: return 2;
+	default: return 0;
+	}
+}
+
+int cli_parse(cli_ctx *ctx, int argc, char **argv, const char *shortopts,
+	      const struct option *longopts, cli_opt_handler handle, void *payload)
+{
+	int c, rc;
+
+	optind = 0; /* re-initialise getopt: each command picks its own ordering ("+" or permute) */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		if (c == '?' || c == ':') {
+			if (optopt && optopt < 256)
+				return cli_usage(ctx, "unknown option '-%c' (see --help)", optopt);
+			return cli_usage(ctx, "unknown or incomplete option '%s' (see --help)",
+					 argv[optind - 1]);
+		}
+		rc = cli_global_option(ctx, c, optarg);
+		if (rc == 2) {
+			cli_print_help(cli_find_command(ctx->command));
+			return CLI_HELP_SHOWN;
+		}
+		if (rc < 0)
+			return rc;
+		if (rc == 1)
+			continue;
+		if (!handle || (rc = handle(ctx, c, optarg, payload)) < 0)
+			return handle ? rc : cli_usage(ctx, "unexpected option");
+	}
+	return optind;
+}
+
+int cli_take_name(cli_ctx *ctx, int argc, char **argv, int optind_, const char **name)
+{
+	char err[256];
+
+	if (optind_ >= argc)
+		return cli_usage(ctx, "missing NAME (see --help)");
+	if (argc - optind_ > 1)
+		return cli_usage(ctx, "unexpected argument '%s' after NAME", argv[optind_ + 1]);
+	if (lease_name_validate(argv[optind_], err, sizeof(err)) < 0)
+		return cli_usage(ctx, "invalid lease name: %s", err);
+	*name = argv[optind_];
+	return 0;
+}
+
+static const char *env_nonempty(const char *k)
+{
+	const char *v = getenv(k);
+	return v && *v ? v : NULL;
+}
+
+/* Identity defaults, protocol.md §5. */
+static void default_identity(cli_ctx *ctx)
+{
+	const char *v;
+
+	if (!ctx->owner && (v = env_nonempty("REFLEASE_OWNER")))
+		ctx->owner = v;
+	if (!ctx->owner && (v = getenv("GITHUB_ACTIONS")) && strcmp(v, "true") == 0) {
+		snprintf(ctx->owner_buf, sizeof(ctx->owner_buf), "%s/%s/%s/%s",
+			 env_nonempty("GITHUB_REPOSITORY") ? getenv("GITHUB_REPOSITORY") : "?",
+			 env_nonempty("GITHUB_RUN_ID") ? getenv("GITHUB_RUN_ID") : "?",
+			 env_nonempty("GITHUB_RUN_ATTEMPT") ? getenv("GITHUB_RUN_ATTEMPT") : "1",
+			 env_nonempty("GITHUB_JOB") ? getenv("GITHUB_JOB") : "?");
+		ctx->owner = ctx->owner_buf;
+	}
+	if (!ctx->owner) {
+		if (getlogin_r(ctx->owner_buf, sizeof(ctx->owner_buf)) != 0 || !ctx->owner_buf[0])
+			snprintf(ctx->owner_buf, sizeof(ctx->owner_buf), "%s",
+				 env_nonempty("USER") ? getenv("USER") : "uid-unknown");
+		ctx->owner = ctx->owner_buf;
+	}
+	if (!ctx->host && (v = env_nonempty("REFLEASE_HOST")))
+		ctx->host = v;
+	if (!ctx->host && (v = env_nonempty("RUNNER_NAME")))
+		ctx->host = v;
+	if (!ctx->host) {
+		if (gethostname(ctx->host_buf, sizeof(ctx->host_buf) - 1) != 0 || !ctx->host_buf[0])
+			snprintf(ctx->host_buf, sizeof(ctx->host_buf), "localhost");
+		ctx->host = ctx->host_buf;
+	}
+}
+
+int cli_open_store(cli_ctx *ctx, lease_store **out)
+{
+	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
+	const char *v;
+	char err[1024];
+	int rc;
+
+	if (ctx->st) {
+		*out = ctx->st;
+		return 0;
+	}
+	if (!ctx->store_spec) {
+		if ((v = getenv("GITHUB_ACTIONS")) && strcmp(v, "true") == 0) {
+			if (!env_nonempty("GITHUB_REPOSITORY"))
+				return cli_fail(ctx, LEASE_ECONFIG,
+						"GITHUB_ACTIONS=true but GITHUB_REPOSITORY is not set; pass --store");
+			snprintf(ctx->store_buf, sizeof(ctx->store_buf), "github:%s",
+				 getenv("GITHUB_REPOSITORY"));
+		} else {
+			snprintf(ctx->store_buf, sizeof(ctx->store_buf), "local:.");
+		}
+		ctx->store_spec = ctx->store_buf;
+	}
+	o.ns = ctx->ns;
+	o.timeout_s = ctx->timeout_s;
+	o.verify_timeout_ms = ctx->verify_timeout_s >= 0 ? ctx->verify_timeout_s * 1000 : -1;
+	o.log = cli_log;
+	o.log_level = ctx->verbosity;
+	o.github_token = ctx->token_buf[0] ? ctx->token_buf : NULL;
+	err[0] = '\0';
+	if ((rc = lease_store_open(&ctx->st, ctx->store_spec, &o, err, sizeof(err))) < 0)
+		return cli_fail(ctx, rc, "%s", err[0] ? err : lease_error_id(rc));
+	*out = ctx->st;
+	return 0;
+}
+
+static int parse_env_defaults(cli_ctx *ctx)
+{
+	const char *v;
+	long n;
+	int rc;
+
+	ctx->store_spec = env_nonempty("REFLEASE_STORE");
+	ctx->ns = env_nonempty("REFLEASE_NAMESPACE");
+	ctx->timeout_s = 120;
+	ctx->verify_timeout_s = -1;
+	ctx->verbosity = LEASE_LOG_WARN;
+	if ((v = env_nonempty("REFLEASE_TIMEOUT"))) {
+		if ((rc = cli_parse_seconds(ctx, "REFLEASE_TIMEOUT", v, 1, 86400, &n)) < 0)
+			return rc;
+		ctx->timeout_s = (int)n;
+	}
+	if ((v = env_nonempty("REFLEASE_VERIFY_TIMEOUT"))) {
+		if ((rc = cli_parse_seconds(ctx, "REFLEASE_VERIFY_TIMEOUT", v, 0, 3600, &n)) < 0)
+			return rc;
+		ctx->verify_timeout_s = (int)n;
+	}
+	if ((v = env_nonempty("REFLEASE_LOG"))) {
+		if (strcmp(v, "error") == 0 || strcmp(v, "quiet") == 0)
+			ctx->verbosity = LEASE_LOG_ERROR;
+		else if (strcmp(v, "warn") == 0 || strcmp(v, "warning") == 0)
+			ctx->verbosity = LEASE_LOG_WARN;
+		else if (strcmp(v, "info") == 0)
+			ctx->verbosity = LEASE_LOG_INFO;
+		else if (strcmp(v, "debug") == 0)
+			ctx->verbosity = LEASE_LOG_DEBUG;
+		else
+			return cli_usage(ctx, "REFLEASE_LOG: '%s' is not one of error, warn, info, debug", v);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {CLI_GLOBAL_LONGOPTS, {"version", no_argument, NULL, 'V'},
+						 {NULL, 0, NULL, 0}};
+	cli_ctx ctx;
+	const cli_command *cmd;
+	int c, rc;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.prog = "reflease";
+	if ((rc = parse_env_defaults(&ctx)) < 0)
+		return -rc;
+	/* Global options before the command ('+': stop at the first operand). */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, CLI_GLOBAL_SHORTOPTS, longopts, NULL)) != -1) {
+		if (c == 'V') {
+			cmd = cli_find_command("version");
+			return cmd->run(&ctx, 1, (char *[]){"version", NULL});
+		}
+		if (c == '?' || c == ':')
+			return -cli_usage(&ctx, "unknown or incomplete option '%s' (see --help)",
+					  argv[optind - 1]);
+		rc = cli_global_option(&ctx, c, optarg);
+		if (rc == 2) {
+			print_main_help();
+			return EXIT_OK;
+		}
+		if (rc < 0)
+			return -rc;
+	}
+	if (optind >= argc) {
+		print_main_help();
+		return EXIT_USAGE;
+	}
+	if (!(cmd = cli_find_command(argv[optind])))
+		return -cli_usage(&ctx, "unknown command '%s' (see 'reflease --help')", argv[optind]);
+	ctx.command = cmd->name;
+	if (ctx.ns) {
+		char err[256];
+		if (lease_namespace_validate(ctx.ns, err, sizeof(err)) < 0)
+			return -cli_usage(&ctx, "invalid namespace: %s", err);
+	}
+	default_identity(&ctx);
+	rc = cmd->run(&ctx, argc - optind, argv + optind);
+	lease_store_free(ctx.st);
+	explicit_bzero(ctx.token_buf, sizeof(ctx.token_buf));
+	return rc < 0 ? cli_status_of(rc) : rc;
+}

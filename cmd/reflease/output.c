@@ -1,0 +1,141 @@
+/* Rendering: human lines, JSON objects (cli.md "JSON output"), GitHub outputs. */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+json_t *cli_payload_json(const lease_payload *p, int with_token, int64_t now)
+{
+	char acq[LEASE_TIME_STRSZ + 1], exp[LEASE_TIME_STRSZ + 1];
+	json_t *o;
+
+	lease_time_format(acq, p->acquired_at);
+	lease_time_format(exp, p->expires_at);
+	o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:s, s:s, s:I}", "sdlc_version",
+		      p->sdlc_version, "name", p->name, "owner", p->owner, "host", p->host, "phase",
+		      lease_phase_name(p->phase), "transitions", (json_int_t)p->transitions,
+		      "acquired_at", acq, "expires_at", exp, "nonce", p->nonce, "expires_in",
+		      (json_int_t)(p->expires_at - now));
+	if (!o)
+		return NULL;
+	if (p->has_ttl)
+		json_object_set_new(o, "ttl_seconds", json_integer((json_int_t)p->ttl_seconds));
+	if (with_token)
+		json_object_set_new(o, "lease_token", json_string(p->lease_token));
+	return o;
+}
+
+json_t *cli_result_json(const lease_result *r)
+{
+	char hex[LEASE_OID_HEXSZ + 1];
+	json_t *o = json_object();
+
+	json_object_set_new(o, "status", json_string(r->status ? r->status : "error"));
+	json_object_set_new(o, "name", json_string(r->name));
+	json_object_set_new(o, "ref", json_string(r->ref));
+	if (r->present) {
+		lease_oid_tohex(hex, &r->oid);
+		json_object_set_new(o, "oid", json_string(hex));
+	} else {
+		json_object_set_new(o, "oid", json_null());
+	}
+	json_object_set_new(o, "token_rotated", json_boolean(r->token_rotated));
+	if (r->has_payload) {
+		json_object_set_new(o, "lease", cli_payload_json(&r->payload, r->holds_token, r->now));
+		if (r->payload.phase != LEASE_PHASE_RELEASED) {
+			char exp[LEASE_TIME_STRSZ + 1];
+			lease_time_format(exp, r->payload.expires_at);
+			json_object_set_new(o, "holder",
+					    json_pack("{s:s, s:s, s:s}", "owner", r->payload.owner,
+						      "host", r->payload.host, "expires_at", exp));
+		}
+	}
+	if (r->code < 0 && strcmp(r->status ? r->status : "error", "error") == 0)
+		json_object_set_new(o, "error",
+				    json_pack("{s:s, s:s}", "code", lease_error_id(r->code), "message",
+					      r->message));
+	else if (r->message[0])
+		json_object_set_new(o, "message", json_string(r->message));
+	return o;
+}
+
+void cli_emit_json(FILE *f, json_t *obj)
+{
+	char *s;
+
+	if (!obj)
+		return;
+	s = json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
+	if (s) {
+		fprintf(f, "%s\n", s);
+		free(s);
+	}
+	json_decref(obj);
+	fflush(f);
+}
+
+static void human_time_left(char *buf, size_t len, int64_t secs)
+{
+	const char *sign = secs < 0 ? "-" : "";
+	int64_t a = secs < 0 ? -secs : secs;
+
+	if (a >= 3600)
+		snprintf(buf, len, "%s%lldh%02lldm", sign, (long long)(a / 3600),
+			 (long long)(a % 3600 / 60));
+	else if (a >= 60)
+		snprintf(buf, len, "%s%lldm%02llds", sign, (long long)(a / 60), (long long)(a % 60));
+	else
+		snprintf(buf, len, "%s%llds", sign, (long long)a);
+}
+
+void cli_print_result_human(const lease_result *r)
+{
+	char exp[LEASE_TIME_STRSZ + 1], left[32];
+	const lease_payload *p = &r->payload;
+
+	if (!r->has_payload) {
+		printf("%s: %s%s%s\n", r->name, r->status, r->message[0] ? " — " : "", r->message);
+		return;
+	}
+	lease_time_format(exp, p->expires_at);
+	human_time_left(left, sizeof(left), p->expires_at - r->now);
+	printf("%s: %s — %s by %s on %s, expires %s (%s), generation %lld\n", r->name, r->status,
+	       lease_phase_name(p->phase), p->owner, p->host, exp, left, (long long)p->transitions);
+	if (r->holds_token)
+		printf("lease_token: %s\n", p->lease_token);
+	if (r->message[0])
+		printf("  %s\n", r->message);
+}
+
+void cli_github_output(const char *key, const char *value)
+{
+	const char *ga = getenv("GITHUB_ACTIONS"), *path = getenv("GITHUB_OUTPUT");
+	FILE *f;
+
+	if (!ga || strcmp(ga, "true") != 0 || !path || !*path)
+		return;
+	/* values are hex, timestamps and status ids: no newlines to escape */
+	if (strchr(value, '\n') || !(f = fopen(path, "a")))
+		return;
+	fprintf(f, "%s=%s\n", key, value);
+	fclose(f);
+}
+
+void cli_print_result(cli_ctx *ctx, const lease_result *r)
+{
+	char hex[LEASE_OID_HEXSZ + 1] = "", exp[LEASE_TIME_STRSZ + 1] = "";
+
+	if (ctx->json)
+		cli_emit_json(stdout, cli_result_json(r));
+	else
+		cli_print_result_human(r);
+	if (r->present)
+		lease_oid_tohex(hex, &r->oid);
+	if (r->has_payload)
+		lease_time_format(exp, r->payload.expires_at);
+	cli_github_output("status", r->status ? r->status : "error");
+	cli_github_output("oid", hex);
+	cli_github_output("expires-at", exp);
+	if (r->holds_token && r->has_payload)
+		cli_github_output("lease-token", r->payload.lease_token);
+}

@@ -1,0 +1,251 @@
+/**
+ * @file runtime.h
+ * Lease operations (protocol.md §5, §6): acquire, heartbeat, transition,
+ * reacquire, release, break and status, each a read-decide-CAS loop over the
+ * primitives that settles failed or unanswered writes, with the fencing token
+ * changed by the owner-keyed rotation matrix.
+ */
+#ifndef REFLEASE_RUNTIME_H
+#define REFLEASE_RUNTIME_H
+
+#include "common.h"
+#include "primitives.h"
+#include "schema.h"
+#include "store.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * Outcome of one lease operation: what the caller sees, for human or JSON
+ * output (cli.md "JSON output"). Owns no heap memory.
+ */
+typedef struct lease_result {
+	/** cli.md status: "acquired", "already_held", "reacquired", "renewed",
+	 *  "not_due", "transitioned", "released", "already_released", "not_owner",
+	 *  "broken", "held", "not_holder", "expired", "live", "absent", "error".
+	 *  A static string, never NULL after an operation. */
+	const char *status;
+	int code;                          /**< the operation's return code */
+	char name[LEASE_NAME_MAX + 1];
+	char ref[LEASE_NAME_MAX + LEASE_NS_MAX + 8];
+	int present;                       /**< the ref exists (after the operation) */
+	lease_oid oid;                     /**< the ref's oid (after the operation) */
+	int has_payload;                   /**< payload below is valid */
+	lease_payload payload;             /**< the lease state reported */
+	int holds_token;                   /**< the caller holds payload.lease_token (show it) */
+	int token_rotated;                 /**< this operation minted or rotated the token */
+	int approximate_ttl;               /**< a pre-bump payload's TTL was assumed (§6) */
+	int64_t now;                       /**< store time when the result was decided, s */
+	char message[512];                 /**< human detail for errors and non-success */
+} lease_result;
+
+#define LEASE_OP_OPTIONS_VERSION 1
+
+/**
+ * Options shared by the lease operations. Initialise with
+ * LEASE_OP_OPTIONS_INIT; unused fields are ignored by an operation. The
+ * strings are borrowed for the call; they may point into the lease_result
+ * the call writes (e.g. out->payload.lease_token of an earlier call): an
+ * operation copies them before it resets its result.
+ */
+typedef struct lease_op_options {
+	unsigned int version;
+	const char *owner;        /**< identity (§5); required for writes */
+	const char *host;         /**< identity (§5); required for writes */
+	int64_t ttl_seconds;      /**< 0 = default (§6: stored ttl when preserving, else 300) */
+	lease_phase phase;        /**< acquire: initial phase (NONE = claimed) */
+	lease_phase to;           /**< transition: target phase */
+	const char *lease_token;  /**< the token presented (heartbeat, transition, reacquire, release) */
+	int64_t wait_seconds;     /**< acquire: wait up to this long on held/already_held */
+	int force;                /**< break: also over a live lease */
+	/** acquire --wait: called before each sleep with the seconds it will wait;
+	 *  return non-zero to stop waiting (interrupted). May be NULL. */
+	int (*wait_cb)(double sleep_seconds, void *payload);
+	void *wait_payload;
+} lease_op_options;
+
+#define LEASE_OP_OPTIONS_INIT                                                                \
+	{                                                                                    \
+		LEASE_OP_OPTIONS_VERSION, NULL, NULL, 0, LEASE_PHASE_NONE, LEASE_PHASE_NONE, \
+			NULL, 0, 0, NULL, NULL                                               \
+	}
+
+/**
+ * Take a free or expired lease (protocol.md §5 "acquire"): mint on fresh
+ * (absent: transitions 0, or 1 + the highest archived value; released:
+ * transitions + 1), rotate on takeover of an expired lease (one CAS replace,
+ * never delete-then-create). Never admits a caller to a live lease, not even
+ * its own identity ("already_held"; re-entry is reacquire with the token).
+ * Starts in opts->phase (NONE = claimed). With wait_seconds > 0, retries
+ * held/already_held with jittered exponential backoff (floor ttl_min/20 s,
+ * cap 30 s, bounded by wait_seconds on both the store clock and the monotonic
+ * clock), calling wait_cb before each sleep; success only for a verified
+ * write made by this call with at least half the TTL left (F15, F22).
+ * @return 0 ("acquired"), LEASE_EHELD ("held" / "already_held", also when the
+ *         wait ran out or wait_cb stopped it), LEASE_EINVALID, LEASE_EVERSION,
+ *         LEASE_EPAYLOAD (unreadable payload), LEASE_EUNVERIFIED / LEASE_ENET
+ *         (outcome unknown after 3 retries), LEASE_ECAS (the lease kept
+ *         changing)
+ */
+int lease_acquire(lease_result *out, lease_store *st, const char *name,
+		  const lease_op_options *opts);
+
+/**
+ * Extend the lease held with opts->lease_token (protocol.md §5, §6):
+ * expires_at = now + ttl, ttl_seconds = ttl (opts->ttl_seconds, else the
+ * stored ttl_seconds; 300 for a pre-bump payload, raised to the store
+ * minimum). Preserves the token for the same identity; rotates on a
+ * cross-host or other-owner handoff (a live handoff: see §5 on overlap).
+ * The floor (§6), after the token checks and only for the same identity:
+ * when now − heartbeat time < max(1, ttl_seconds/10) and at least half the
+ * TTL is left, nothing is written and the answer is "not_due" (success,
+ * holds_token set); for a pre-bump payload the heartbeat time is
+ * approximated and out->approximate_ttl is set.
+ * @return 0 ("renewed", "not_due"), LEASE_ENOTHOLDER ("not_holder"),
+ *         LEASE_EEXPIRED ("expired": reacquire), LEASE_EINVALID,
+ *         LEASE_EVERSION, LEASE_EUNVERIFIED / LEASE_ENET, LEASE_ECAS
+ */
+int lease_heartbeat(lease_result *out, lease_store *st, const char *name,
+		    const lease_op_options *opts);
+
+/**
+ * Move the held lease to opts->to (protocol.md §5): claimed, working or
+ * review, any to any other (the current phase again is LEASE_EINVALID).
+ * Admitted only with the current token on a live lease; an expired one
+ * answers "expired" (reacquire first).
+ *
+ * Token rule — the owner-keyed rotation matrix (lib/lease/rotation.c), by the
+ * writer's relation to the current state, never by phase:
+ *
+ * | relation (writer vs payload)     | token      | transitions |
+ * |----------------------------------|------------|-------------|
+ * | same (owner and host equal)      | preserve   | kept        |
+ * | moved (same owner, other host)   | rotate     | + 1         |
+ * | other (another owner)            | rotate     | + 1         |
+ *
+ * A rotating write records the writer's owner/host and acquired_at = now.
+ * Divergence from the earlier phase-keyed rule ("rotate on entry into
+ * claimed/working; reacquire always rotates"): a same-identity transition
+ * into claimed or working used to rotate and now preserves; a cross-host or
+ * other-owner transition into review used to preserve and now rotates.
+ * expires_at = now + ttl (opts->ttl_seconds, else the stored ttl_seconds).
+ * @return 0 ("transitioned"), LEASE_ENOTHOLDER ("not_holder"), LEASE_EEXPIRED
+ *         ("expired"), LEASE_EINVALID, LEASE_EVERSION (newer payload),
+ *         LEASE_EUNVERIFIED / LEASE_ENET (outcome unknown after 3 retries),
+ *         LEASE_ECAS
+ */
+int lease_transition(lease_result *out, lease_store *st, const char *name,
+		     const lease_op_options *opts);
+
+/**
+ * Take back a lease this token still holds, live or expired (protocol.md §5),
+ * e.g. after `heartbeat` answered "expired" (F14). Nobody took over as long
+ * as the token is current, so nothing is undone; the phase is kept.
+ *
+ * Token rule — the owner-keyed rotation matrix (lib/lease/rotation.c):
+ * same identity (owner and host) preserves token, transitions and
+ * acquired_at; moved (same owner, other host) and other (another owner)
+ * rotate: new token, transitions + 1, acquired_at = now, the writer's
+ * identity. Divergence from the earlier phase-keyed rule, under which
+ * reacquire always rotated: a same-host reacquire now preserves the token
+ * (a guarded process holding it keeps working); a cross-host one still
+ * rotates. expires_at = now + ttl (opts->ttl_seconds, else the stored
+ * ttl_seconds when preserving, else 300).
+ * @return 0 ("reacquired"), LEASE_ENOTHOLDER ("not_holder": token not
+ *         current, lease released or absent), LEASE_EINVALID, LEASE_EVERSION,
+ *         LEASE_EUNVERIFIED / LEASE_ENET, LEASE_ECAS
+ */
+int lease_reacquire(lease_result *out, lease_store *st, const char *name,
+		    const lease_op_options *opts);
+
+/**
+ * Give the lease up (protocol.md §5): with the current token (live or
+ * expired) writes `released` keeping token and transitions, expires_at = now,
+ * ttl_seconds 0, owner/host = the releaser's. Absent or released:
+ * "already_released"; a token that is not current, empty or NULL:
+ * "not_owner" — nothing written in either case (F04, F05, F09).
+ * @return 0 ("released", "already_released", "not_owner" — see out->status),
+ *         LEASE_EINVALID, LEASE_EVERSION, transport errors
+ */
+int lease_release(lease_result *out, lease_store *st, const char *name,
+		  const lease_op_options *opts);
+
+/**
+ * Administrators: write `released` whatever the token or payload version
+ * (protocol.md §5 "break"), by CAS on the oid read; over a live lease only
+ * with opts->force ("held" otherwise). A readable payload keeps its token and
+ * transitions; over an unreadable one (F27) the payload is parsed leniently
+ * (a visible future expires_at counts as live), a token is minted and
+ * transitions = 1 + the highest readable in the last 64 commits of the chain
+ * (0 if none). owner/host are the breaker's (opts->owner/host required).
+ * @return 0 ("broken", "already_released"), LEASE_EHELD, LEASE_EINVALID,
+ *         transport errors
+ */
+int lease_break(lease_result *out, lease_store *st, const char *name,
+		const lease_op_options *opts);
+
+/**
+ * Read the lease: status "live", "expired" (now > expires_at + skew margin),
+ * "released" or "absent" (cli.md "status NAME"). The token is never shown.
+ * @return 0, LEASE_EPAYLOAD / LEASE_EVERSION (unreadable payload; out->message
+ *         says why), LEASE_EINVALID, transport errors
+ */
+int lease_status(lease_result *out, lease_store *st, const char *name);
+
+/* ---- Helpers shared with the heartbeat service and `run` (§4, §6) ---- */
+
+/**
+ * Check a TTL the caller asked for explicitly (a `--ttl S`): whole seconds in
+ * lease_store_ttl_min()..lease_store_ttl_max() (protocol.md §4). 0, negative
+ * and out-of-bounds values are rejected, never replaced by a default (F30).
+ * Note: in lease_op_options, ttl_seconds 0 means "default"; a CLI that parsed
+ * an explicit `--ttl 0` must reject it with this function first.
+ * @param err  receives a message naming the bounds (may be NULL)
+ * @return 0, or LEASE_EINVALID
+ */
+int lease_ttl_validate(const lease_store *st, int64_t ttl_seconds, char *err, size_t errlen);
+
+/**
+ * Whether @p p counts as expired for takeover at @p now: a live phase and
+ * now > expires_at + lease_store_skew_margin() (protocol.md §4). Released
+ * payloads are never "expired". Judged only from the stored expires_at.
+ */
+int lease_payload_expired(const lease_store *st, const lease_payload *p, int64_t now);
+
+/**
+ * The TTL, seconds, a payload was granted: ttl_seconds when present; for a
+ * pre-bump payload @p assumed_ttl (0 = LEASE_TTL_DEFAULT) and *approximate
+ * set to 1 (protocol.md §6). @p approximate may be NULL.
+ */
+int64_t lease_payload_ttl(const lease_payload *p, int64_t assumed_ttl, int *approximate);
+
+/**
+ * Heartbeat time of @p p, seconds since the epoch: expires_at − ttl_seconds
+ * (exact), or expires_at − @p assumed_ttl for a pre-bump payload (sets
+ * *approximate; protocol.md §6). @p approximate may be NULL.
+ */
+int64_t lease_payload_heartbeat_time(const lease_payload *p, int64_t assumed_ttl,
+				     int *approximate);
+
+/** The heartbeat floor for @p ttl_seconds: max(1, ttl/10) seconds (protocol.md §6). */
+int64_t lease_heartbeat_floor(int64_t ttl_seconds);
+
+/** Default heartbeat interval for @p ttl_seconds: ttl/3 seconds, at least 1 (§6). */
+int64_t lease_heartbeat_interval(int64_t ttl_seconds);
+
+/** kill_grace for @p ttl_seconds: min(10 s, ttl/6), seconds (protocol.md §6). */
+double lease_kill_grace(int64_t ttl_seconds);
+
+/**
+ * When a holder must consider @p p lost: expires_at − (kill_grace + 2 s),
+ * seconds since the epoch on the store clock (protocol.md §6). The TTL is
+ * the payload's (lease_payload_ttl() with @p assumed_ttl for pre-bump ones).
+ */
+double lease_lost_at(const lease_payload *p, int64_t assumed_ttl);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

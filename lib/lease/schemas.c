@@ -1,0 +1,931 @@
+/* Lease names, namespaces, timestamps, the payload (schema 1.1.0) and its
+ * commit message (reflease/schema.h; protocol.md §1, §2).
+ *
+ * Every error text names the field (or part) and the rule broken, e.g.
+ * "lease_token: must be 32 lowercase hex characters". */
+#include "reflease/schema.h"
+
+#include "lease/version.h"
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- errors */
+
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* ---------------------------------------------------------------- phases and ops */
+
+static const char *const phase_names[] = {"none", "claimed", "working", "review", "released"};
+
+const char *lease_phase_name(lease_phase phase)
+{
+	if ((int)phase < 0 || (size_t)phase >= sizeof(phase_names) / sizeof(phase_names[0]))
+		return "none";
+	return phase_names[phase];
+}
+
+int lease_phase_parse(lease_phase *out, const char *s)
+{
+	int i;
+
+	if (!s)
+		return LEASE_EINVALID;
+	for (i = LEASE_PHASE_CLAIMED; i <= LEASE_PHASE_RELEASED; i++) {
+		if (strcmp(s, phase_names[i]) == 0) {
+			if (out)
+				*out = (lease_phase)i;
+			return 0;
+		}
+	}
+	return LEASE_EINVALID;
+}
+
+static const char *const op_names[] = {"unknown", "acquire", "heartbeat", "transition", "reacquire",
+                                       "release", "break",   "reap",      "migrate"};
+
+const char *lease_op_name(lease_op op)
+{
+	if ((int)op < 0 || (size_t)op >= sizeof(op_names) / sizeof(op_names[0]))
+		return "unknown";
+	return op_names[op];
+}
+
+static lease_op op_from_word(const char *s, size_t n)
+{
+	int i;
+
+	for (i = LEASE_OP_ACQUIRE; i <= LEASE_OP_MIGRATE; i++)
+		if (strlen(op_names[i]) == n && memcmp(s, op_names[i], n) == 0)
+			return (lease_op)i;
+	return LEASE_OP_UNKNOWN;
+}
+
+/* ---------------------------------------------------------------- names (§1) */
+
+static int is_alnum(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+static int ends_with(const char *s, size_t n, const char *suffix)
+{
+	size_t k = strlen(suffix);
+	return n >= k && memcmp(s + n - k, suffix, k) == 0;
+}
+
+int lease_name_validate(const char *name, char *err, size_t errlen)
+{
+	size_t n, i;
+
+	if (!name || !*name) {
+		seterr(err, errlen, "name: must not be empty (1-%d bytes)", LEASE_NAME_MAX);
+		return LEASE_EINVALID;
+	}
+	n = strlen(name);
+	if (n > LEASE_NAME_MAX) {
+		seterr(err, errlen, "name: must be at most %d bytes (got %zu)", LEASE_NAME_MAX, n);
+		return LEASE_EINVALID;
+	}
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)name[i];
+		if (c == '/') {
+			seterr(err, errlen,
+			       "name: must not contain '/' (lease names are flat; allowed: "
+			       "A-Z a-z 0-9 . _ -)");
+			return LEASE_EINVALID;
+		}
+		if (!is_alnum(c) && c != '.' && c != '_' && c != '-') {
+			seterr(err, errlen,
+			       "name: byte 0x%02x at offset %zu is not allowed (allowed: "
+			       "A-Z a-z 0-9 . _ -)",
+			       c, i);
+			return LEASE_EINVALID;
+		}
+	}
+	if (!is_alnum((unsigned char)name[0])) {
+		seterr(err, errlen, "name: must start with a letter or digit");
+		return LEASE_EINVALID;
+	}
+	if (strstr(name, "..")) {
+		seterr(err, errlen, "name: must not contain '..'");
+		return LEASE_EINVALID;
+	}
+	if (name[n - 1] == '.') {
+		seterr(err, errlen, "name: must not end with '.'");
+		return LEASE_EINVALID;
+	}
+	if (ends_with(name, n, ".lock")) {
+		seterr(err, errlen, "name: must not end with '.lock'");
+		return LEASE_EINVALID;
+	}
+	return 0;
+}
+
+/* Names git, GitHub, GitLab or Gerrit treat specially (protocol.md §1). */
+static const char *const reserved_ns[] = {
+        "heads",       "tags",      "remotes",     "notes",    "pull",     "gh",
+        "stash",       "replace",   "bisect",      "original", "prefetch", "worktree",
+        "rewritten",   "for",       "changes",     "meta",     "users",    "merge-requests",
+        "keep-around", "pipelines", "environments"};
+
+int lease_namespace_validate(const char *ns, char *err, size_t errlen)
+{
+	size_t n, i;
+
+	if (!ns || !*ns) {
+		seterr(err, errlen, "namespace: must not be empty ([a-z][a-z0-9-]{0,31})");
+		return LEASE_EINVALID;
+	}
+	n = strlen(ns);
+	if (n > LEASE_NS_MAX) {
+		seterr(err, errlen, "namespace: must be at most %d bytes (got %zu)", LEASE_NS_MAX,
+		       n);
+		return LEASE_EINVALID;
+	}
+	if (!(ns[0] >= 'a' && ns[0] <= 'z')) {
+		seterr(err, errlen,
+		       "namespace: must start with a lowercase letter ([a-z][a-z0-9-]{0,31})");
+		return LEASE_EINVALID;
+	}
+	for (i = 1; i < n; i++) {
+		unsigned char c = (unsigned char)ns[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) {
+			seterr(err, errlen,
+			       "namespace: byte 0x%02x at offset %zu is not allowed "
+			       "([a-z][a-z0-9-]{0,31})",
+			       c, i);
+			return LEASE_EINVALID;
+		}
+	}
+	if (ends_with(ns, n, "-archive")) {
+		seterr(err, errlen,
+		       "namespace: must not end with '-archive' (reserved for archive refs)");
+		return LEASE_EINVALID;
+	}
+	for (i = 0; i < sizeof(reserved_ns) / sizeof(reserved_ns[0]); i++) {
+		if (strcmp(ns, reserved_ns[i]) == 0) {
+			seterr(err, errlen,
+			       "namespace: '%s' is reserved (git, GitHub, GitLab or Gerrit "
+			       "treat it specially)",
+			       ns);
+			return LEASE_EINVALID;
+		}
+	}
+	return 0;
+}
+
+int lease_refname(char *out, size_t outlen, const char *ns, const char *name, char *err,
+                  size_t errlen)
+{
+	int rc, n;
+
+	if (!ns)
+		ns = "leases";
+	if ((rc = lease_namespace_validate(ns, err, errlen)) < 0)
+		return rc;
+	if ((rc = lease_name_validate(name, err, errlen)) < 0)
+		return rc;
+	if (!out || outlen == 0) {
+		seterr(err, errlen, "refname: no output buffer");
+		return LEASE_ENOMEM;
+	}
+	n = snprintf(out, outlen, "refs/%s/%s", ns, name);
+	if (n < 0 || (size_t)n >= outlen) {
+		out[0] = '\0';
+		seterr(err, errlen, "refname: buffer of %zu bytes too small", outlen);
+		return LEASE_ENOMEM;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- time */
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm). */
+static int64_t days_from_civil(int64_t y, int m, int d)
+{
+	int64_t era, yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = y - era * 400;
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+static void civil_from_days(int64_t z, int64_t *y, int *m, int *d)
+{
+	int64_t era, doe, yoe, doy, mp;
+
+	z += 719468;
+	era = (z >= 0 ? z : z - 146096) / 146097;
+	doe = z - era * 146097;
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	*d = (int)(doy - (153 * mp + 2) / 5 + 1);
+	*m = (int)(mp < 10 ? mp + 3 : mp - 9);
+	*y = yoe + era * 400 + (*m <= 2);
+}
+
+/* Range representable as YYYY-MM-DDTHH:MM:SSZ: 0000-01-01 .. 9999-12-31T23:59:59. */
+#define TIME_MIN ((int64_t)-62167219200LL)
+#define TIME_MAX ((int64_t)253402300799LL)
+
+/* Write @p v (0 <= v < 10^n) as exactly @p n decimal digits. */
+static void put_digits(char *out, int v, int n)
+{
+	while (n-- > 0) {
+		out[n] = (char)('0' + v % 10);
+		v /= 10;
+	}
+}
+
+void lease_time_format(char out[LEASE_TIME_STRSZ + 1], int64_t t)
+{
+	int64_t days, secs, y;
+	int m, d;
+
+	if (t < TIME_MIN)
+		t = TIME_MIN;
+	if (t > TIME_MAX)
+		t = TIME_MAX;
+	days = t / 86400;
+	secs = t % 86400;
+	if (secs < 0) {
+		secs += 86400;
+		days--;
+	}
+	civil_from_days(days, &y, &m, &d);
+	put_digits(out, (int)y, 4);
+	out[4] = '-';
+	put_digits(out + 5, m, 2);
+	out[7] = '-';
+	put_digits(out + 8, d, 2);
+	out[10] = 'T';
+	put_digits(out + 11, (int)(secs / 3600), 2);
+	out[13] = ':';
+	put_digits(out + 14, (int)(secs / 60 % 60), 2);
+	out[16] = ':';
+	put_digits(out + 17, (int)(secs % 60), 2);
+	out[19] = 'Z';
+	out[20] = '\0';
+}
+
+static int digits(const char *s, int n, int *out)
+{
+	int v = 0, i;
+
+	for (i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+static int is_leap(int y)
+{
+	return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+}
+
+int lease_time_parse(int64_t *out, const char *s)
+{
+	static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	int Y, M, D, h, mi, sec, dim;
+
+	if (!s || strlen(s) != LEASE_TIME_STRSZ)
+		return LEASE_EINVALID;
+	if (s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' ||
+	    s[19] != 'Z')
+		return LEASE_EINVALID;
+	if (digits(s, 4, &Y) || digits(s + 5, 2, &M) || digits(s + 8, 2, &D) ||
+	    digits(s + 11, 2, &h) || digits(s + 14, 2, &mi) || digits(s + 17, 2, &sec))
+		return LEASE_EINVALID;
+	if (M < 1 || M > 12 || h > 23 || mi > 59 || sec > 59)
+		return LEASE_EINVALID;
+	dim = mdays[M - 1] + (M == 2 && is_leap(Y));
+	if (D < 1 || D > dim)
+		return LEASE_EINVALID;
+	if (out)
+		*out = days_from_civil(Y, M, D) * 86400 + h * 3600 + mi * 60 + sec;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- text checks */
+
+/* Strict UTF-8 (no overlongs, no surrogates, <= U+10FFFF, no NUL). Returns the
+ * offset of the first bad byte, or (size_t)-1 when valid. When @p no_controls,
+ * C0 (U+0000-001F), DEL (U+007F) and C1 (U+0080-009F) also count as bad. */
+static size_t utf8_check(const unsigned char *s, size_t n, int no_controls)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		unsigned char c = s[i];
+		uint32_t cp;
+		size_t k, len;
+
+		if (c < 0x80) {
+			if (c == 0 || (no_controls && (c < 0x20 || c == 0x7f)))
+				return i;
+			i++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf) {
+			len = 2;
+			cp = c & 0x1f;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			len = 3;
+			cp = c & 0x0f;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			len = 4;
+			cp = c & 0x07;
+		} else {
+			return i;
+		}
+		if (n - i < len)
+			return i;
+		for (k = 1; k < len; k++) {
+			if ((s[i + k] & 0xc0) != 0x80)
+				return i;
+			cp = cp << 6 | (s[i + k] & 0x3f);
+		}
+		if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+		    (cp >= 0xd800 && cp <= 0xdfff))
+			return i;
+		if (no_controls && cp >= 0x80 && cp <= 0x9f)
+			return i;
+		i += len;
+	}
+	return (size_t)-1;
+}
+
+static int is_lower_hex(const char *s, size_t want)
+{
+	size_t i;
+
+	if (strlen(s) != want)
+		return 0;
+	for (i = 0; i < want; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+static int check_ident(const char *field, const char *s, size_t n, char *err, size_t errlen)
+{
+	size_t bad;
+
+	if (n < 1 || n > LEASE_IDENT_MAX) {
+		seterr(err, errlen, "%s: must be 1-%d bytes (got %zu)", field, LEASE_IDENT_MAX, n);
+		return LEASE_EPAYLOAD;
+	}
+	bad = utf8_check((const unsigned char *)s, n, 1);
+	if (bad != (size_t)-1) {
+		seterr(err, errlen,
+		       "%s: must be valid UTF-8 without control characters (bad byte at "
+		       "offset %zu)",
+		       field, bad);
+		return LEASE_EPAYLOAD;
+	}
+	return 0;
+}
+
+/* Parse one semver numeric identifier (no leading zeros); saturates at INT_MAX-ish. */
+static const char *semver_num(const char *s, int *out)
+{
+	long v = 0;
+
+	if (*s < '0' || *s > '9')
+		return NULL;
+	if (*s == '0' && s[1] >= '0' && s[1] <= '9')
+		return NULL;
+	while (*s >= '0' && *s <= '9') {
+		if (v < 100000000L)
+			v = v * 10 + (*s - '0');
+		s++;
+	}
+	*out = (int)v;
+	return s;
+}
+
+/* Dot-separated non-empty identifiers of [0-9A-Za-z-]. */
+static const char *semver_idents(const char *s)
+{
+	for (;;) {
+		const char *start = s;
+		while (is_alnum((unsigned char)*s) || *s == '-')
+			s++;
+		if (s == start)
+			return NULL;
+		if (*s != '.')
+			return s;
+		s++;
+	}
+}
+
+/* Semantic Versioning 2.0.0: MAJOR.MINOR.PATCH[-pre][+build]. */
+static int semver_parse(const char *s, int *maj, int *min, int *pat)
+{
+	if (!(s = semver_num(s, maj)) || *s++ != '.')
+		return -1;
+	if (!(s = semver_num(s, min)) || *s++ != '.')
+		return -1;
+	if (!(s = semver_num(s, pat)))
+		return -1;
+	if (*s == '-' && !(s = semver_idents(s + 1)))
+		return -1;
+	if (*s == '+' && !(s = semver_idents(s + 1)))
+		return -1;
+	return *s == '\0' ? 0 : -1;
+}
+
+/* Deepest nesting of arrays/objects outside strings; stops counting past @p cap. */
+static int json_depth_exceeds(const char *s, size_t n, int cap)
+{
+	int depth = 0, in_str = 0, esc = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		char c = s[i];
+		if (in_str) {
+			if (esc)
+				esc = 0;
+			else if (c == '\\')
+				esc = 1;
+			else if (c == '"')
+				in_str = 0;
+			continue;
+		}
+		if (c == '"')
+			in_str = 1;
+		else if (c == '{' || c == '[') {
+			if (++depth > cap)
+				return 1;
+		} else if ((c == '}' || c == ']') && depth > 0)
+			depth--;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- payload parse */
+
+static int get_string(const char **out, size_t *lenout, json_t *root, const char *field, char *err,
+                      size_t errlen)
+{
+	json_t *v = json_object_get(root, field);
+
+	if (!v) {
+		seterr(err, errlen, "%s: required field is missing", field);
+		return LEASE_EPAYLOAD;
+	}
+	if (!json_is_string(v)) {
+		seterr(err, errlen, "%s: must be a string", field);
+		return LEASE_EPAYLOAD;
+	}
+	*out = json_string_value(v);
+	*lenout = json_string_length(v);
+	if (strlen(*out) != *lenout) {
+		seterr(err, errlen, "%s: must not contain NUL", field);
+		return LEASE_EPAYLOAD;
+	}
+	return 0;
+}
+
+static int get_integer(int64_t *out, json_t *root, const char *field, char *err, size_t errlen)
+{
+	json_t *v = json_object_get(root, field);
+
+	if (!v) {
+		seterr(err, errlen, "%s: required field is missing", field);
+		return LEASE_EPAYLOAD;
+	}
+	if (!json_is_integer(v)) {
+		seterr(err, errlen, "%s: must be an integer", field);
+		return LEASE_EPAYLOAD;
+	}
+	*out = (int64_t)json_integer_value(v);
+	return 0;
+}
+
+static int get_time(int64_t *out, json_t *root, const char *field, char *err, size_t errlen)
+{
+	const char *s;
+	size_t n;
+	int rc;
+
+	if ((rc = get_string(&s, &n, root, field, err, errlen)) < 0)
+		return rc;
+	if (lease_time_parse(out, s) < 0) {
+		seterr(err, errlen,
+		       "%s: must be a valid UTC timestamp YYYY-MM-DDTHH:MM:SSZ (got '%.40s')",
+		       field, s);
+		return LEASE_EPAYLOAD;
+	}
+	return 0;
+}
+
+static int check_ttl(int64_t ttl, lease_phase phase, int writer, char *err, size_t errlen)
+{
+	if (ttl == 0) {
+		if (phase == LEASE_PHASE_RELEASED)
+			return 0;
+		seterr(err, errlen,
+		       "ttl_seconds: 0 is allowed only when phase is released (got 0 with "
+		       "phase %s)",
+		       lease_phase_name(phase));
+		return LEASE_EPAYLOAD;
+	}
+	if (ttl < LEASE_TTL_READ_MIN || ttl > LEASE_TTL_READ_MAX) {
+		seterr(err, errlen, "ttl_seconds: must be %d-%d (got %lld)", LEASE_TTL_READ_MIN,
+		       LEASE_TTL_READ_MAX, (long long)ttl);
+		return LEASE_EPAYLOAD;
+	}
+	if (writer && phase == LEASE_PHASE_RELEASED) {
+		seterr(err, errlen, "ttl_seconds: must be 0 when phase is released (got %lld)",
+		       (long long)ttl);
+		return LEASE_EPAYLOAD;
+	}
+	return 0;
+}
+
+static int parse_object(lease_payload *p, json_t *root, char *err, size_t errlen)
+{
+	const char *s;
+	size_t n;
+	int rc;
+	json_t *ttl;
+
+	/* Version first: the shape of everything else depends on it. */
+	if ((rc = get_string(&s, &n, root, "sdlc_version", err, errlen)) < 0)
+		return rc;
+	if (n >= sizeof(p->sdlc_version) ||
+	    semver_parse(s, &p->version_major, &p->version_minor, &p->version_patch) < 0) {
+		seterr(err, errlen,
+		       "sdlc_version: must be a semantic version MAJOR.MINOR.PATCH "
+		       "(got '%.40s')",
+		       s);
+		return LEASE_EPAYLOAD;
+	}
+	memcpy(p->sdlc_version, s, n + 1);
+	if (p->version_major != SDLC_VERSION_MAJOR) {
+		seterr(err, errlen,
+		       "sdlc_version: major version %d is unsupported (this build reads %d.x)",
+		       p->version_major, SDLC_VERSION_MAJOR);
+		return LEASE_EVERSION;
+	}
+
+	if ((rc = get_string(&s, &n, root, "name", err, errlen)) < 0)
+		return rc;
+	if (lease_name_validate(s, err, errlen) < 0)
+		return LEASE_EPAYLOAD;
+	memcpy(p->name, s, n + 1);
+
+	if ((rc = get_string(&s, &n, root, "owner", err, errlen)) < 0 ||
+	    (rc = check_ident("owner", s, n, err, errlen)) < 0)
+		return rc;
+	memcpy(p->owner, s, n + 1);
+
+	if ((rc = get_string(&s, &n, root, "host", err, errlen)) < 0 ||
+	    (rc = check_ident("host", s, n, err, errlen)) < 0)
+		return rc;
+	memcpy(p->host, s, n + 1);
+
+	if ((rc = get_string(&s, &n, root, "phase", err, errlen)) < 0)
+		return rc;
+	if (lease_phase_parse(&p->phase, s) < 0) {
+		seterr(err, errlen,
+		       "phase: must be one of claimed, working, review, released (got '%.40s')", s);
+		return LEASE_EPAYLOAD;
+	}
+
+	if ((rc = get_string(&s, &n, root, "lease_token", err, errlen)) < 0)
+		return rc;
+	if (!is_lower_hex(s, LEASE_TOKEN_HEXSZ)) {
+		seterr(err, errlen, "lease_token: must be %d lowercase hex characters",
+		       LEASE_TOKEN_HEXSZ);
+		return LEASE_EPAYLOAD;
+	}
+	memcpy(p->lease_token, s, n + 1);
+
+	if ((rc = get_integer(&p->transitions, root, "transitions", err, errlen)) < 0)
+		return rc;
+	if (p->transitions < 0) {
+		seterr(err, errlen, "transitions: must be an integer >= 0 (got %lld)",
+		       (long long)p->transitions);
+		return LEASE_EPAYLOAD;
+	}
+
+	if ((rc = get_time(&p->acquired_at, root, "acquired_at", err, errlen)) < 0 ||
+	    (rc = get_time(&p->expires_at, root, "expires_at", err, errlen)) < 0)
+		return rc;
+
+	if ((rc = get_string(&s, &n, root, "nonce", err, errlen)) < 0)
+		return rc;
+	if (!is_lower_hex(s, LEASE_NONCE_HEXSZ)) {
+		seterr(err, errlen, "nonce: must be %d lowercase hex characters",
+		       LEASE_NONCE_HEXSZ);
+		return LEASE_EPAYLOAD;
+	}
+	memcpy(p->nonce, s, n + 1);
+
+	/* ttl_seconds exists since 1.1.0; in a 1.0.x payload it is an unknown field. */
+	ttl = json_object_get(root, "ttl_seconds");
+	if (p->version_minor == 0) {
+		p->has_ttl = 0;
+		p->ttl_seconds = 0;
+		return 0;
+	}
+	if (!ttl) {
+		seterr(err, errlen, "ttl_seconds: required field is missing (schema %s)",
+		       p->sdlc_version);
+		return LEASE_EPAYLOAD;
+	}
+	if ((rc = get_integer(&p->ttl_seconds, root, "ttl_seconds", err, errlen)) < 0)
+		return rc;
+	if ((rc = check_ttl(p->ttl_seconds, p->phase, 0, err, errlen)) < 0)
+		return rc;
+	p->has_ttl = 1;
+	return 0;
+}
+
+int lease_payload_parse(lease_payload *out, const char *json, size_t len, char *err, size_t errlen)
+{
+	lease_payload p;
+	json_error_t jerr;
+	json_t *root = NULL;
+	int rc;
+
+	if (err && errlen)
+		err[0] = '\0';
+	memset(&p, 0, sizeof(p));
+	if (!out || !json) {
+		seterr(err, errlen, "payload: no input");
+		return LEASE_EPAYLOAD;
+	}
+	if (len > LEASE_MESSAGE_MAX) {
+		seterr(err, errlen, "payload: larger than %d bytes (got %zu)", LEASE_MESSAGE_MAX,
+		       len);
+		return LEASE_EPAYLOAD;
+	}
+	if (json_depth_exceeds(json, len, LEASE_JSON_DEPTH_MAX)) {
+		seterr(err, errlen, "payload: JSON nesting deeper than %d levels",
+		       LEASE_JSON_DEPTH_MAX);
+		return LEASE_EPAYLOAD;
+	}
+	root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root) {
+		if (json_error_code(&jerr) == json_error_duplicate_key)
+			seterr(err, errlen, "payload: duplicate key (%s)", jerr.text);
+		else
+			seterr(err, errlen, "payload: not valid JSON: %s (line %d, column %d)",
+			       jerr.text, jerr.line, jerr.column);
+		return LEASE_EPAYLOAD;
+	}
+	if (!json_is_object(root)) {
+		seterr(err, errlen, "payload: must be a JSON object");
+		rc = LEASE_EPAYLOAD;
+		goto done;
+	}
+	if ((rc = parse_object(&p, root, err, errlen)) < 0)
+		goto done;
+	*out = p;
+done:
+	json_decref(root);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- validate, emit */
+
+static int field_string(const char *field, const char *s, size_t cap, char *err, size_t errlen)
+{
+	if (!memchr(s, '\0', cap)) {
+		seterr(err, errlen, "%s: not NUL-terminated", field);
+		return LEASE_EPAYLOAD;
+	}
+	return 0;
+}
+
+int lease_payload_validate(const lease_payload *p, char *err, size_t errlen)
+{
+	int rc;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!p) {
+		seterr(err, errlen, "payload: none");
+		return LEASE_EPAYLOAD;
+	}
+	if ((rc = field_string("name", p->name, sizeof(p->name), err, errlen)) < 0 ||
+	    (rc = field_string("owner", p->owner, sizeof(p->owner), err, errlen)) < 0 ||
+	    (rc = field_string("host", p->host, sizeof(p->host), err, errlen)) < 0 ||
+	    (rc = field_string("lease_token", p->lease_token, sizeof(p->lease_token), err,
+	                       errlen)) < 0 ||
+	    (rc = field_string("nonce", p->nonce, sizeof(p->nonce), err, errlen)) < 0)
+		return rc;
+	if (lease_name_validate(p->name, err, errlen) < 0)
+		return LEASE_EPAYLOAD;
+	if ((rc = check_ident("owner", p->owner, strlen(p->owner), err, errlen)) < 0 ||
+	    (rc = check_ident("host", p->host, strlen(p->host), err, errlen)) < 0)
+		return rc;
+	if (p->phase < LEASE_PHASE_CLAIMED || p->phase > LEASE_PHASE_RELEASED) {
+		seterr(err, errlen, "phase: must be one of claimed, working, review, released");
+		return LEASE_EPAYLOAD;
+	}
+	if (!is_lower_hex(p->lease_token, LEASE_TOKEN_HEXSZ)) {
+		seterr(err, errlen, "lease_token: must be %d lowercase hex characters",
+		       LEASE_TOKEN_HEXSZ);
+		return LEASE_EPAYLOAD;
+	}
+	if (p->transitions < 0) {
+		seterr(err, errlen, "transitions: must be an integer >= 0 (got %lld)",
+		       (long long)p->transitions);
+		return LEASE_EPAYLOAD;
+	}
+	if (p->acquired_at < TIME_MIN || p->acquired_at > TIME_MAX) {
+		seterr(err, errlen, "acquired_at: outside years 0000-9999");
+		return LEASE_EPAYLOAD;
+	}
+	if (p->expires_at < TIME_MIN || p->expires_at > TIME_MAX) {
+		seterr(err, errlen, "expires_at: outside years 0000-9999");
+		return LEASE_EPAYLOAD;
+	}
+	if (!is_lower_hex(p->nonce, LEASE_NONCE_HEXSZ)) {
+		seterr(err, errlen, "nonce: must be %d lowercase hex characters",
+		       LEASE_NONCE_HEXSZ);
+		return LEASE_EPAYLOAD;
+	}
+	if (!p->has_ttl) {
+		seterr(err, errlen, "ttl_seconds: a writer must set it (schema %s)", SDLC_VERSION);
+		return LEASE_EPAYLOAD;
+	}
+	return check_ttl(p->ttl_seconds, p->phase, 1, err, errlen);
+}
+
+int lease_payload_writable(const lease_payload *p, char *err, size_t errlen)
+{
+	if (!p)
+		return LEASE_EVERSION;
+	if (p->version_major != SDLC_VERSION_MAJOR || p->version_minor > SDLC_VERSION_MINOR) {
+		seterr(err, errlen,
+		       "payload written by a newer schema: sdlc_version %s, this build writes "
+		       "%s",
+		       p->sdlc_version[0] ? p->sdlc_version : "(unset)", SDLC_VERSION);
+		return LEASE_EVERSION;
+	}
+	return 0;
+}
+
+int lease_payload_emit(char **out, const lease_payload *p)
+{
+	char acq[LEASE_TIME_STRSZ + 1], exp[LEASE_TIME_STRSZ + 1];
+	json_t *root;
+	char *s;
+
+	if (!out)
+		return LEASE_EINVALID;
+	*out = NULL;
+	if (lease_payload_validate(p, NULL, 0) < 0)
+		return LEASE_EPAYLOAD;
+	lease_time_format(acq, p->acquired_at);
+	lease_time_format(exp, p->expires_at);
+	root = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:s, s:s, s:I}", "sdlc_version",
+	                 SDLC_VERSION, "name", p->name, "owner", p->owner, "host", p->host, "phase",
+	                 lease_phase_name(p->phase), "lease_token", p->lease_token, "transitions",
+	                 (json_int_t)p->transitions, "acquired_at", acq, "expires_at", exp, "nonce",
+	                 p->nonce, "ttl_seconds", (json_int_t)p->ttl_seconds);
+	if (!root)
+		return LEASE_ENOMEM;
+	s = json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(root);
+	if (!s)
+		return LEASE_ENOMEM;
+	*out = s;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- commit message */
+
+int lease_message_build(char **out, const lease_payload *p, lease_op op)
+{
+	char *json = NULL, *msg = NULL;
+	size_t cap;
+	int rc, n;
+
+	if (!out)
+		return LEASE_EINVALID;
+	*out = NULL;
+	if (op <= LEASE_OP_UNKNOWN || op > LEASE_OP_MIGRATE)
+		return LEASE_EINVALID;
+	if ((rc = lease_payload_emit(&json, p)) < 0)
+		return rc;
+	cap = strlen(p->name) + strlen(p->owner) + strlen(p->host) + strlen(json) + 64;
+	if (!(msg = malloc(cap))) {
+		rc = LEASE_ENOMEM;
+		goto done;
+	}
+	n = snprintf(msg, cap, "%s: %s %s by %s on %s\n\n%s\n", p->name, lease_op_name(op),
+	             lease_phase_name(p->phase), p->owner, p->host, json);
+	if (n < 0 || (size_t)n >= cap || n > LEASE_MESSAGE_MAX) {
+		rc = LEASE_EPAYLOAD;
+		goto done;
+	}
+	*out = msg;
+	msg = NULL;
+	rc = 0;
+done:
+	free(msg);
+	free(json);
+	return rc;
+}
+
+int lease_message_parse(lease_payload *out, lease_op *op_out, const char *message, size_t len,
+                        const char *expected_name, char *err, size_t errlen)
+{
+	const char *nl, *body, *sum_end, *p;
+	lease_payload pl;
+	size_t bad, nlen;
+	int rc;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (op_out)
+		*op_out = LEASE_OP_UNKNOWN;
+	if (!out || !message) {
+		seterr(err, errlen, "message: no input");
+		return LEASE_EPAYLOAD;
+	}
+	if (len > LEASE_MESSAGE_MAX) {
+		seterr(err, errlen, "message: larger than %d bytes (got %zu)", LEASE_MESSAGE_MAX,
+		       len);
+		return LEASE_EPAYLOAD;
+	}
+	bad = utf8_check((const unsigned char *)message, len, 0);
+	if (bad != (size_t)-1) {
+		seterr(err, errlen, "message: not valid UTF-8 (bad byte at offset %zu)", bad);
+		return LEASE_EPAYLOAD;
+	}
+	sum_end = memchr(message, '\n', len);
+	if (!sum_end) {
+		seterr(err, errlen, "message: no blank line after the summary line");
+		return LEASE_EPAYLOAD;
+	}
+	if (sum_end == message) {
+		seterr(err, errlen, "message: summary line is empty");
+		return LEASE_EPAYLOAD;
+	}
+	/* The payload is everything after the first blank line. */
+	body = NULL;
+	for (nl = sum_end; nl && nl + 1 < message + len;
+	     nl = memchr(nl + 1, '\n', (size_t)(message + len - nl - 1))) {
+		if (nl[1] == '\n') {
+			body = nl + 2;
+			break;
+		}
+	}
+	if (!body) {
+		seterr(err, errlen, "message: no blank line after the summary line");
+		return LEASE_EPAYLOAD;
+	}
+	rc = lease_payload_parse(&pl, body, (size_t)(message + len - body), err, errlen);
+	if (rc < 0)
+		return rc;
+	if (expected_name && strcmp(pl.name, expected_name) != 0) {
+		seterr(err, errlen,
+		       "name mismatch: payload name '%s' is not the ref's name '%.100s'", pl.name,
+		       expected_name);
+		return LEASE_EPAYLOAD;
+	}
+	/* Summary "<name>: <op> <phase> by <owner> on <host>"; a foreign one is no error. */
+	if (op_out) {
+		nlen = strlen(pl.name);
+		if ((size_t)(sum_end - message) > nlen + 2 && memcmp(message, pl.name, nlen) == 0 &&
+		    message[nlen] == ':' && message[nlen + 1] == ' ') {
+			const char *w = message + nlen + 2;
+			for (p = w; p < sum_end && *p != ' '; p++)
+				;
+			if (p < sum_end)
+				*op_out = op_from_word(w, (size_t)(p - w));
+		}
+	}
+	*out = pl;
+	return 0;
+}
