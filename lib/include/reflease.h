@@ -12,5 +12,7 @@
 #include "reflease/primitives.h"
 #include "reflease/runtime.h"
 #include "reflease/heartbeat.h"
+#include "reflease/migrate.h"
+#include "reflease/reconcile.h"
 
 #endif
