@@ -25,10 +25,17 @@ static const struct {
 	{"local:", local_ctor},
 };
 
-static void set_err(char *err, size_t errlen, const char *fmt, const char *arg)
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
 {
-	if (err && errlen)
-		snprintf(err, errlen, fmt, arg);
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
 }
 
 int lease_store_open(lease_store **out, const char *spec, const lease_store_options *opts,

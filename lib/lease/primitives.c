@@ -1,0 +1,638 @@
+/* The five post-state-validated primitives (protocol.md §3).
+ *
+ * Every transport call is followed by a re-read; a success report alone is
+ * never trusted. Outcomes of a failed write:
+ *
+ *   reported      re-read shows          result
+ *   success       the target             0
+ *   success       the old state          poll within the verify window; then
+ *                                        window 0 (authoritative reads, local):
+ *                                        LEASE_ECAS noop, outcome known;
+ *                                        else LEASE_EUNVERIFIED noop, unknown
+ *   success       a third state          LEASE_ECAS, outcome unknown (ours may
+ *                                        have landed and been replaced)
+ *   mismatch      the target             LEASE_ECAS, outcome unknown (may be
+ *                                        this very write re-sent, §5)
+ *   mismatch      anything else          LEASE_ECAS, outcome known
+ *   "exists"      absent                 poll within the window (never settled
+ *   (create)                             by an absent read); then
+ *                                        LEASE_EUNVERIFIED, unknown
+ *   error         (best-effort re-read)  the error; outcome unknown unless the
+ *                                        error says the request was refused
+ *
+ * A create answered "exists" is always flagged noop (§3 table). */
+#include "store/store.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Bound on re-reads of one namespace entry that changed under us. */
+#define ENTRY_REREADS 3
+/* First and largest pause between verify-window polls, ms. */
+#define POLL_FIRST_MS 25
+#define POLL_MAX_MS   1000
+
+enum prim_kind { K_CREATE, K_REPLACE, K_DELETE };
+
+static int64_t monotonic_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int64_t ms)
+{
+	struct timespec ts;
+
+	if (ms <= 0)
+		return;
+	ts.tv_sec = (time_t)(ms / 1000);
+	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}
+
+static const char *terr(lease_store *st)
+{
+	const char *m = st->t->last_error ? st->t->last_error(st->t) : NULL;
+
+	return m && *m ? m : "no detail";
+}
+
+static void cas_begin(lease_store *st, const char *primitive, const char *refname,
+                      const lease_oid *expected)
+{
+	memset(&st->cas_err, 0, sizeof(st->cas_err));
+	st->errmsg[0] = '\0';
+	snprintf(st->cas_err.primitive, sizeof(st->cas_err.primitive), "%s", primitive);
+	snprintf(st->cas_err.ref, sizeof(st->cas_err.ref), "%s", refname);
+	if (expected) {
+		st->cas_err.has_expected = 1;
+		st->cas_err.expected = *expected;
+	}
+}
+
+/* Set cas_err's outcome and the handle's message; return @p code. */
+static int cas_fail(lease_store *st, int code, lease_outcome outcome, int noop, const char *why)
+{
+	lease_cas_error *e = &st->cas_err;
+	char exp[LEASE_OID_HEXSZ + 1] = "-", obs[LEASE_OID_HEXSZ + 1] = "absent";
+
+	e->outcome = outcome;
+	e->noop = noop;
+	if (e->has_expected)
+		lease_oid_tohex(exp, &e->expected);
+	if (e->observed_present)
+		lease_oid_tohex(obs, &e->observed);
+	return lease_store_set_error(st, code, "%s %s: %s (expected %s, observed %s; outcome %s%s)",
+	                             e->primitive, e->ref, why, exp, obs,
+	                             outcome == LEASE_OUTCOME_KNOWN ? "known" : "unknown",
+	                             noop ? ", no-op" : "");
+}
+
+/* Read a ref's target (commit discarded). */
+static int reread(lease_store *st, const char *refname, int *present, lease_oid *oid)
+{
+	lease_commit c;
+	int has_commit = 0, rc;
+
+	memset(&c, 0, sizeof(c));
+	rc = st->t->read_ref(st->t, refname, present, oid, &has_commit, &c);
+	lease_commit_clear(&c);
+	if (rc < 0)
+		*present = 0;
+	return rc;
+}
+
+static void observe(lease_store *st, int present, const lease_oid *oid)
+{
+	st->cas_err.observed_present = present;
+	if (present)
+		st->cas_err.observed = *oid;
+	else
+		memset(&st->cas_err.observed, 0, sizeof(st->cas_err.observed));
+}
+
+static int is_target(enum prim_kind k, int present, const lease_oid *oid, const lease_oid *new_oid)
+{
+	if (k == K_DELETE)
+		return !present;
+	return present && lease_oid_equal(oid, new_oid);
+}
+
+static int is_old(enum prim_kind k, int present, const lease_oid *oid, const lease_oid *old)
+{
+	if (k == K_CREATE)
+		return !present;
+	return present && lease_oid_equal(oid, old);
+}
+
+/* Errors after which the request cannot have been applied. */
+static int refused(int rc)
+{
+	return rc == LEASE_EAUTH || rc == LEASE_EINVALID || rc == LEASE_ECONFIG ||
+	       rc == LEASE_ERATELIMIT || rc == LEASE_ENOMEM;
+}
+
+/* Validate the post-state after the transport answered @p trc. */
+static int verify(lease_store *st, enum prim_kind k, const char *refname, const lease_oid *old,
+                  const lease_oid *new_oid, int trc)
+{
+	int window = st->verify_timeout_ms > 0 ? st->verify_timeout_ms : 0;
+	int64_t deadline = monotonic_ms() + window, pause = POLL_FIRST_MS;
+	int reported_mismatch = (k == K_CREATE) ? trc == LEASE_EEXISTS : trc == LEASE_ECAS;
+	int present = 0, rc;
+	lease_oid oid;
+
+	memset(&oid, 0, sizeof(oid));
+	if (trc < 0 && !reported_mismatch) {
+		char why[600];
+
+		/* Best-effort re-read: the observed state helps the runtime settle. */
+		if (reread(st, refname, &present, &oid) == 0)
+			observe(st, present, &oid);
+		snprintf(why, sizeof(why), "transport error: %s", terr(st));
+		return cas_fail(st, trc,
+		                refused(trc) && !is_target(k, present, &oid, new_oid)
+		                        ? LEASE_OUTCOME_KNOWN
+		                        : LEASE_OUTCOME_UNKNOWN,
+		                0, why);
+	}
+	for (;;) {
+		int64_t left;
+
+		if ((rc = reread(st, refname, &present, &oid)) < 0) {
+			char why[600];
+
+			snprintf(why, sizeof(why), "cannot re-read the ref: %s", terr(st));
+			return cas_fail(st, rc, LEASE_OUTCOME_UNKNOWN, k == K_CREATE && trc != 0,
+			                why);
+		}
+		observe(st, present, &oid);
+		left = deadline - monotonic_ms();
+		if (trc == 0 && is_target(k, present, &oid, new_oid))
+			return 0;
+		if (k == K_CREATE && reported_mismatch) {
+			if (present)
+				return cas_fail(st, LEASE_ECAS,
+				                lease_oid_equal(&oid, new_oid)
+				                        ? LEASE_OUTCOME_UNKNOWN
+				                        : LEASE_OUTCOME_KNOWN,
+				                1, "the ref already exists");
+			if (left <= 0)
+				return cas_fail(st, LEASE_EUNVERIFIED, LEASE_OUTCOME_UNKNOWN, 1,
+				                "create answered \"already exists\" but the ref "
+				                "reads absent");
+		} else if (reported_mismatch) {
+			return cas_fail(st, LEASE_ECAS,
+			                is_target(k, present, &oid, new_oid) ? LEASE_OUTCOME_UNKNOWN
+			                                                     : LEASE_OUTCOME_KNOWN,
+			                0,
+			                "compare failed: the ref does not hold the expected oid");
+		} else if (is_old(k, present, &oid, old)) {
+			if (left <= 0) {
+				if (window == 0)
+					return cas_fail(st, LEASE_ECAS, LEASE_OUTCOME_KNOWN, 1,
+					                "the transport reported success but the "
+					                "ref is unchanged (a no-op)");
+				return cas_fail(st, LEASE_EUNVERIFIED, LEASE_OUTCOME_UNKNOWN, 1,
+				                "the transport reported success but the ref "
+				                "still shows the old state after the verify "
+				                "window");
+			}
+		} else {
+			return cas_fail(st, LEASE_ECAS, LEASE_OUTCOME_UNKNOWN, 0,
+			                "the ref holds another state (lost race)");
+		}
+		sleep_ms(pause < left ? pause : left);
+		pause = pause * 2 > POLL_MAX_MS ? POLL_MAX_MS : pause * 2;
+	}
+}
+
+/* refs/<ns>/<name> or refs/<ns>-archive/<name>/<YYYYMMDDTHHMMSSZ>-<8 hex>. */
+static int check_refname(lease_store *st, const char *refname)
+{
+	char pfx[LEASE_NS_MAX + 32], apfx[LEASE_NS_MAX + 32], err[256];
+	size_t n, an, i;
+	const char *rest, *slash;
+
+	n = (size_t)snprintf(pfx, sizeof(pfx), "refs/%s/", st->ns);
+	an = (size_t)snprintf(apfx, sizeof(apfx), "refs/%s-archive/", st->ns);
+	if (strncmp(refname, pfx, n) == 0) {
+		if (lease_name_validate(refname + n, err, sizeof(err)) < 0)
+			return lease_store_set_error(st, LEASE_EINVALID, "invalid ref '%s': %s",
+			                             refname, err);
+		return 0;
+	}
+	if (strncmp(refname, apfx, an) != 0)
+		return lease_store_set_error(st, LEASE_EINVALID,
+		                             "ref '%s' is outside refs/%s/ and refs/%s-archive/",
+		                             refname, st->ns, st->ns);
+	rest = refname + an;
+	if (!(slash = strchr(rest, '/')) || (size_t)(slash - rest) > LEASE_NAME_MAX)
+		goto bad;
+	{
+		char name[LEASE_NAME_MAX + 1];
+
+		memcpy(name, rest, (size_t)(slash - rest));
+		name[slash - rest] = '\0';
+		if (lease_name_validate(name, err, sizeof(err)) < 0)
+			return lease_store_set_error(st, LEASE_EINVALID, "invalid ref '%s': %s",
+			                             refname, err);
+	}
+	rest = slash + 1;
+	if (strlen(rest) != 25 || rest[8] != 'T' || rest[15] != 'Z' || rest[16] != '-')
+		goto bad;
+	for (i = 0; i < 25; i++) {
+		char c = rest[i];
+		if (i == 8 || i == 15 || i == 16)
+			continue;
+		if (i < 15 ? !(c >= '0' && c <= '9')
+		           : !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+			goto bad;
+	}
+	return 0;
+bad:
+	return lease_store_set_error(st, LEASE_EINVALID,
+	                             "invalid archive ref '%s': expected "
+	                             "refs/%s-archive/<name>/<YYYYMMDDTHHMMSSZ>-<8 hex>",
+	                             refname, st->ns);
+}
+
+static int name_to_ref(lease_store *st, char *out, size_t outlen, const char *name)
+{
+	char err[256];
+	int rc;
+
+	if (!name)
+		return lease_store_set_error(st, LEASE_EINVALID, "no lease name given");
+	if ((rc = lease_refname(out, outlen, st->ns, name, err, sizeof(err))) < 0)
+		return lease_store_set_error(st, rc, "%s", err);
+	return 0;
+}
+
+int lease_write_commit(lease_oid *out, lease_store *st, const lease_oid *parent,
+                       const char *message)
+{
+	int rc;
+
+	st->errmsg[0] = '\0';
+	if (!message)
+		return lease_store_set_error(st, LEASE_EINVALID, "no commit message");
+	if ((rc = st->t->write_commit(st->t, out, parent, message, lease_store_now(st))) < 0)
+		return lease_store_set_error(st, rc, "cannot write the commit: %s", terr(st));
+	return 0;
+}
+
+int lease_cas_create_ref(lease_store *st, const char *refname, const lease_oid *new_oid)
+{
+	int rc;
+
+	memset(&st->cas_err, 0, sizeof(st->cas_err));
+	if (!refname || (rc = check_refname(st, refname)) < 0)
+		return refname ? rc : lease_store_set_error(st, LEASE_EINVALID, "no ref given");
+	if (!new_oid || lease_oid_is_zero(new_oid))
+		return lease_store_set_error(st, LEASE_EINVALID, "cas_create %s: invalid new oid",
+		                             refname);
+	cas_begin(st, "cas_create", refname, new_oid);
+	rc = st->t->create_ref(st->t, refname, new_oid);
+	return verify(st, K_CREATE, refname, NULL, new_oid, rc);
+}
+
+int lease_cas_create(lease_store *st, const char *name, const lease_oid *new_oid)
+{
+	char ref[320];
+	int rc;
+
+	memset(&st->cas_err, 0, sizeof(st->cas_err));
+	if ((rc = name_to_ref(st, ref, sizeof(ref), name)) < 0)
+		return rc;
+	return lease_cas_create_ref(st, ref, new_oid);
+}
+
+int lease_cas_replace(lease_store *st, const char *name, const lease_oid *old_oid,
+                      const lease_oid *new_oid)
+{
+	char ref[320];
+	int rc;
+
+	memset(&st->cas_err, 0, sizeof(st->cas_err));
+	if ((rc = name_to_ref(st, ref, sizeof(ref), name)) < 0)
+		return rc;
+	if (!old_oid || !new_oid || lease_oid_is_zero(old_oid) || lease_oid_is_zero(new_oid))
+		return lease_store_set_error(st, LEASE_EINVALID, "cas_replace %s: invalid oid",
+		                             ref);
+	cas_begin(st, "cas_replace", ref, new_oid);
+	if (lease_oid_equal(old_oid, new_oid)) {
+		/* Same SHA: would be reported as success by some transports (§3). */
+		return cas_fail(st, LEASE_ECAS, LEASE_OUTCOME_KNOWN, 1,
+		                "old and new oid are equal: a replace would be a no-op");
+	}
+	rc = st->t->replace_ref(st->t, ref, old_oid, new_oid);
+	return verify(st, K_REPLACE, ref, old_oid, new_oid, rc);
+}
+
+int lease_cas_delete(lease_store *st, const char *name, const lease_oid *old_oid)
+{
+	char ref[320];
+	int rc;
+
+	memset(&st->cas_err, 0, sizeof(st->cas_err));
+	if ((rc = name_to_ref(st, ref, sizeof(ref), name)) < 0)
+		return rc;
+	if (!old_oid || lease_oid_is_zero(old_oid))
+		return lease_store_set_error(st, LEASE_EINVALID, "cas_delete %s: invalid oid", ref);
+	cas_begin(st, "cas_delete", ref, old_oid);
+	rc = st->t->delete_ref(st->t, ref, old_oid);
+	return verify(st, K_DELETE, ref, old_oid, NULL, rc);
+}
+
+/* Parse s->commit's payload into s (never fatal except for ENOMEM). */
+static int parse_payload(lease_ref_state *s)
+{
+	const char *msg;
+	int rc;
+
+	s->payload_rc = 0;
+	s->payload_error[0] = '\0';
+	s->op = LEASE_OP_UNKNOWN;
+	if (!s->commit.is_commit) {
+		s->payload_rc = LEASE_EPAYLOAD;
+		snprintf(s->payload_error, sizeof(s->payload_error),
+		         "the ref points at an object that is not a commit");
+		return 0;
+	}
+	msg = s->commit.message ? s->commit.message : "";
+	rc = lease_message_parse(&s->payload, &s->op, msg, strlen(msg), s->name, s->payload_error,
+	                         sizeof(s->payload_error));
+	if (rc == LEASE_ENOMEM)
+		return rc;
+	s->payload_rc = rc;
+	if (rc < 0 && !s->payload_error[0])
+		snprintf(s->payload_error, sizeof(s->payload_error), "%s", lease_error_id(rc));
+	return 0;
+}
+
+/* Read the commit @p oid into @p out; checks it is the object asked for.
+ * 0, LEASE_ENOTFOUND, LEASE_EUNVERIFIED (another object came back), or an error. */
+static int read_commit_checked(lease_store *st, lease_commit *out, const lease_oid *oid)
+{
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = st->t->read_commit(st->t, out, oid)) < 0) {
+		lease_commit_clear(out);
+		return rc;
+	}
+	if (!lease_oid_equal(&out->oid, oid))
+		return LEASE_EUNVERIFIED;
+	return 0;
+}
+
+int lease_fetch_ref(lease_ref_state *out, lease_store *st, const char *name)
+{
+	char ref[320];
+	int present = 0, has_commit = 0, rc;
+
+	memset(out, 0, sizeof(*out));
+	memset(&st->cas_err, 0, sizeof(st->cas_err));
+	st->errmsg[0] = '\0';
+	if ((rc = name_to_ref(st, ref, sizeof(ref), name)) < 0)
+		return rc;
+	snprintf(out->name, sizeof(out->name), "%s", name);
+	cas_begin(st, "fetch_ref", ref, NULL);
+	rc = st->t->read_ref(st->t, ref, &present, &out->oid, &has_commit, &out->commit);
+	if (rc < 0) {
+		lease_ref_state_clear(out);
+		snprintf(out->name, sizeof(out->name), "%s", name);
+		return cas_fail(st, rc, LEASE_OUTCOME_KNOWN, 0, terr(st));
+	}
+	if (!present) {
+		lease_commit_clear(&out->commit);
+		memset(&out->oid, 0, sizeof(out->oid));
+		return 0;
+	}
+	out->present = 1;
+	st->cas_err.has_expected = 1;
+	st->cas_err.expected = out->oid;
+	if (!has_commit) {
+		lease_commit_clear(&out->commit);
+		rc = read_commit_checked(st, &out->commit, &out->oid);
+		if (rc == LEASE_ENOTFOUND) {
+			rc = cas_fail(st, LEASE_EUNVERIFIED, LEASE_OUTCOME_KNOWN, 0,
+			              "incomplete read: the ref's object is missing");
+			goto fail;
+		}
+		if (rc < 0 && rc != LEASE_EUNVERIFIED) {
+			rc = cas_fail(st, rc, LEASE_OUTCOME_KNOWN, 0, terr(st));
+			goto fail;
+		}
+	}
+	if (!lease_oid_equal(&out->commit.oid, &out->oid)) {
+		observe(st, 1, &out->commit.oid);
+		rc = cas_fail(st, LEASE_EUNVERIFIED, LEASE_OUTCOME_KNOWN, 0,
+		              "inconsistent read: the object returned is not the oid the ref "
+		              "holds");
+		goto fail;
+	}
+	observe(st, 1, &out->oid);
+	if ((rc = parse_payload(out)) < 0)
+		goto fail;
+	memset(&st->cas_err, 0, sizeof(st->cas_err));
+	return 0;
+fail:
+	lease_ref_state_clear(out);
+	return rc;
+}
+
+void lease_ref_state_clear(lease_ref_state *s)
+{
+	if (!s)
+		return;
+	lease_commit_clear(&s->commit);
+	lease_commit_clear(&s->parent_commit);
+	memset(s, 0, sizeof(*s));
+}
+
+void lease_namespace_clear(lease_namespace *ns)
+{
+	size_t i;
+
+	if (!ns)
+		return;
+	for (i = 0; i < ns->count; i++)
+		lease_ref_state_clear(&ns->leases[i]);
+	for (i = 0; i < ns->invalid_count; i++)
+		free(ns->invalid[i].refname);
+	free(ns->leases);
+	free(ns->invalid);
+	memset(ns, 0, sizeof(*ns));
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+	const lease_ref_entry *const *x = a, *const *y = b;
+
+	return strcmp((*x)->refname, (*y)->refname);
+}
+
+/* Read one listed lease with its commit and parent. *gone = 1 when the ref
+ * vanished between listing and reading. */
+static int read_entry(lease_store *st, lease_ref_state *s, const lease_ref_entry *e, int *gone)
+{
+	lease_oid oid = e->oid;
+	int have = 0, attempt, rc, present, has_commit;
+
+	*gone = 0;
+	if (e->has_commit && lease_oid_equal(&e->commit.oid, &oid)) {
+		if ((rc = lease_commit_copy(&s->commit, &e->commit)) < 0)
+			return rc;
+		have = 1;
+	}
+	for (attempt = 0; !have; attempt++) {
+		rc = read_commit_checked(st, &s->commit, &oid);
+		if (rc == 0)
+			break;
+		lease_commit_clear(&s->commit);
+		if (rc != LEASE_ENOTFOUND && rc != LEASE_EUNVERIFIED)
+			return cas_fail(st, rc, LEASE_OUTCOME_KNOWN, 0, terr(st));
+		if (attempt >= ENTRY_REREADS) {
+			observe(st, 1, &oid);
+			return cas_fail(st, LEASE_EUNVERIFIED, LEASE_OUTCOME_KNOWN, 0,
+			                "inconsistent listing: the entry's object cannot be read "
+			                "consistently");
+		}
+		/* Changed (or lying) between listing and reading: read the ref again. */
+		present = has_commit = 0;
+		rc = st->t->read_ref(st->t, e->refname, &present, &oid, &has_commit, &s->commit);
+		if (rc < 0) {
+			lease_commit_clear(&s->commit);
+			return cas_fail(st, rc, LEASE_OUTCOME_KNOWN, 0, terr(st));
+		}
+		if (!present) {
+			lease_commit_clear(&s->commit);
+			*gone = 1;
+			return 0;
+		}
+		if (has_commit && lease_oid_equal(&s->commit.oid, &oid))
+			have = 1;
+		else
+			lease_commit_clear(&s->commit);
+	}
+	s->present = 1;
+	s->oid = oid;
+	if (s->commit.is_commit && s->commit.has_parent) {
+		if (e->has_parent_commit &&
+		    lease_oid_equal(&e->parent_commit.oid, &s->commit.parent) &&
+		    lease_oid_equal(&oid, &e->oid)) {
+			if ((rc = lease_commit_copy(&s->parent_commit, &e->parent_commit)) < 0)
+				return rc;
+			s->has_parent_commit = 1;
+		} else {
+			rc = read_commit_checked(st, &s->parent_commit, &s->commit.parent);
+			if (rc == 0) {
+				s->has_parent_commit = 1;
+			} else {
+				lease_commit_clear(&s->parent_commit);
+				if (rc == LEASE_EUNVERIFIED) {
+					observe(st, 1, &s->commit.parent);
+					return cas_fail(st, rc, LEASE_OUTCOME_KNOWN, 0,
+					                "inconsistent read of the parent commit");
+				}
+				if (rc != LEASE_ENOTFOUND)
+					return cas_fail(st, rc, LEASE_OUTCOME_KNOWN, 0, terr(st));
+			}
+		}
+	}
+	return parse_payload(s);
+}
+
+int lease_fetch_namespace(lease_namespace *out, lease_store *st)
+{
+	lease_ref_list list = {NULL, 0, 0};
+	lease_ref_entry **sorted = NULL;
+	char prefix[LEASE_NS_MAX + 8], err[256];
+	size_t plen, n = 0, i;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	memset(&st->cas_err, 0, sizeof(st->cas_err));
+	st->errmsg[0] = '\0';
+	plen = (size_t)snprintf(prefix, sizeof(prefix), "refs/%s/", st->ns);
+	cas_begin(st, "fetch_namespace", prefix, NULL);
+	if ((rc = st->t->list_refs(st->t, &list, prefix)) < 0) {
+		rc = cas_fail(st, rc, LEASE_OUTCOME_KNOWN, 0, terr(st));
+		goto done;
+	}
+	if (list.count && !(sorted = calloc(list.count, sizeof(*sorted)))) {
+		rc = LEASE_ENOMEM;
+		goto done;
+	}
+	/* Look-alikes outside refs/<ns>/ (refs/<ns>-x/..., refs/<ns>x) are filtered. */
+	for (i = 0; i < list.count; i++) {
+		if (strncmp(list.items[i].refname, prefix, plen) == 0)
+			sorted[n++] = &list.items[i];
+		else
+			lease_store_log(st, LEASE_LOG_DEBUG, "fetch_namespace: ignoring %s",
+			                list.items[i].refname);
+	}
+	if (n)
+		qsort(sorted, n, sizeof(*sorted), entry_cmp);
+	for (i = 1; i < n; i++) {
+		if (strcmp(sorted[i]->refname, sorted[i - 1]->refname) == 0) {
+			snprintf(st->cas_err.ref, sizeof(st->cas_err.ref), "%s",
+			         sorted[i]->refname);
+			rc = cas_fail(st, LEASE_EUNVERIFIED, LEASE_OUTCOME_KNOWN, 0,
+			              "inconsistent listing: the ref is listed twice");
+			goto done;
+		}
+	}
+	if (n && (!(out->leases = calloc(n, sizeof(*out->leases))) ||
+	          !(out->invalid = calloc(n, sizeof(*out->invalid))))) {
+		rc = LEASE_ENOMEM;
+		goto done;
+	}
+	for (i = 0; i < n; i++) {
+		const lease_ref_entry *e = sorted[i];
+		const char *name = e->refname + plen;
+		lease_ref_state *s = &out->leases[out->count];
+		int gone = 0;
+
+		if (lease_name_validate(name, err, sizeof(err)) < 0) {
+			lease_invalid_ref *iv = &out->invalid[out->invalid_count];
+
+			if (!(iv->refname = strdup(e->refname))) {
+				rc = LEASE_ENOMEM;
+				goto done;
+			}
+			iv->oid = e->oid;
+			out->invalid_count++;
+			continue;
+		}
+		memset(s, 0, sizeof(*s));
+		snprintf(s->name, sizeof(s->name), "%s", name);
+		snprintf(st->cas_err.ref, sizeof(st->cas_err.ref), "%s", e->refname);
+		st->cas_err.has_expected = 1;
+		st->cas_err.expected = e->oid;
+		rc = read_entry(st, s, e, &gone);
+		if (rc < 0 || gone) {
+			lease_ref_state_clear(s);
+			if (rc < 0)
+				goto done;
+			continue;
+		}
+		out->count++;
+	}
+	memset(&st->cas_err, 0, sizeof(st->cas_err));
+	rc = 0;
+done:
+	free(sorted);
+	lease_ref_list_clear(&list);
+	if (rc < 0)
+		lease_namespace_clear(out);
+	return rc;
+}

@@ -1,0 +1,493 @@
+/* Local backend (protocol.md §9): a git repository opened with libgit2 1.5.1.
+ *
+ * create  = git_reference_create_matching(force=1, current_id = all-zero oid):
+ *           the "must be absent" check runs under the ref lock. Never
+ *           git_reference_create(force=0), whose existence check in 1.5.1 runs
+ *           before the lock is taken.
+ * replace = git_reference_create_matching on the old oid.
+ * delete  = look up, compare, git_reference_delete (compared again under the
+ *           ref lock), serialised by <commondir>/reflease-delete.lock because
+ *           libgit2 1.5.1 rewrites packed-refs from a copy read before its lock.
+ * A loose-ref lock held by a concurrent writer (GIT_ELOCKED) is retried with
+ * jitter for up to LOCK_RETRY_MS, never reported as a lost CAS. */
+#define _DEFAULT_SOURCE
+#include "store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <git2.h>
+#include <git2/sys/commit.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* How long a writer waits for a concurrent writer's ref or delete lock, ms. */
+#define LOCK_RETRY_MS 3000
+/* The store's own lock file (serialises deletes; reconcile --reap uses it too). */
+#define DELETE_LOCK "reflease-delete.lock"
+/* The empty tree every payload commit points at (protocol.md §2). */
+#define EMPTY_TREE_HEX "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+typedef struct local_transport {
+	lease_transport base;
+	git_repository *repo;
+	char lockpath[4096];
+	unsigned int seed;
+	int have_empty_tree;
+	char errbuf[8192];
+} local_transport;
+
+static pthread_once_t libgit2_once = PTHREAD_ONCE_INIT;
+static int libgit2_rc;
+
+static void libgit2_setup(void)
+{
+	libgit2_rc = git_libgit2_init();
+	if (libgit2_rc >= 0)
+		git_libgit2_opts(GIT_OPT_ENABLE_FSYNC_GITDIR, 1);
+}
+
+static int ensure_libgit2(void)
+{
+	pthread_once(&libgit2_once, libgit2_setup);
+	return libgit2_rc < 0 ? LEASE_EINTERNAL : 0;
+}
+
+static local_transport *L(lease_transport *t)
+{
+	return (local_transport *)t;
+}
+
+/* Record libgit2's last message (or @p what) and return @p code. */
+static int fail(local_transport *lt, int code, const char *what)
+{
+	const git_error *e = git_error_last();
+
+	snprintf(lt->errbuf, sizeof(lt->errbuf), "%s%s%s", what, e && e->message ? ": " : "",
+	         e && e->message ? e->message : "");
+	return code;
+}
+
+/* Map a libgit2 error that is not a CAS outcome. */
+static int map_git_error(local_transport *lt, int gerr, const char *what)
+{
+	switch (gerr) {
+	case GIT_ENOTFOUND: return fail(lt, LEASE_ENOTFOUND, what);
+	case GIT_ELOCKED: return fail(lt, LEASE_ENET, what);
+	case GIT_EINVALIDSPEC: return fail(lt, LEASE_EINVALID, what);
+	default: break;
+	}
+	if (errno == EACCES || errno == EPERM || errno == EROFS)
+		return fail(lt, LEASE_EAUTH, what);
+	return fail(lt, LEASE_EINTERNAL, what);
+}
+
+static void to_git(git_oid *g, const lease_oid *o)
+{
+	git_oid_fromraw(g, o->id);
+}
+
+static void from_git(lease_oid *o, const git_oid *g)
+{
+	memcpy(o->id, g->id, LEASE_OID_RAWSZ);
+}
+
+static int64_t monotonic_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Sleep 1..(2^min(try,4)) ms, jittered. */
+static void backoff(local_transport *lt, int attempt)
+{
+	int cap = 1 << (attempt < 4 ? attempt : 4);
+	long ms = 1 + (long)(rand_r(&lt->seed) % (unsigned)(cap * 2));
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+static int ensure_empty_tree(local_transport *lt, git_oid *tree)
+{
+	git_treebuilder *tb = NULL;
+	int err;
+
+	if (git_oid_fromstr(tree, EMPTY_TREE_HEX) < 0)
+		return fail(lt, LEASE_EINTERNAL, "empty tree id");
+	if (lt->have_empty_tree)
+		return 0;
+	if ((err = git_treebuilder_new(&tb, lt->repo, NULL)) < 0 ||
+	    (err = git_treebuilder_write(tree, tb)) < 0) {
+		git_treebuilder_free(tb);
+		return map_git_error(lt, err, "cannot write the empty tree");
+	}
+	git_treebuilder_free(tb);
+	lt->have_empty_tree = 1;
+	return 0;
+}
+
+static int local_write_commit(lease_transport *t, lease_oid *out, const lease_oid *parent,
+                              const char *message, int64_t when)
+{
+	local_transport *lt = L(t);
+	git_signature *sig = NULL;
+	git_oid tree, pid, id;
+	const git_oid *parents[1];
+	int err, rc;
+
+	if ((rc = ensure_empty_tree(lt, &tree)) < 0)
+		return rc;
+	if ((err = git_signature_new(&sig, "reflease", "reflease@localhost", (git_time_t)when, 0)) <
+	    0)
+		return map_git_error(lt, err, "cannot build the commit signature");
+	if (parent) {
+		to_git(&pid, parent);
+		parents[0] = &pid;
+	}
+	err = git_commit_create_from_ids(&id, lt->repo, NULL, sig, sig, NULL, message, &tree,
+	                                 parent ? 1 : 0, parents);
+	git_signature_free(sig);
+	if (err < 0)
+		return map_git_error(lt, err, "cannot write the commit");
+	from_git(out, &id);
+	return 0;
+}
+
+/* git_reference_create_matching with lock-contention retries.
+ * 0, LEASE_ECAS (compare failed), or an error. */
+static int create_matching(local_transport *lt, const char *refname, const lease_oid *new_oid,
+                           const lease_oid *current)
+{
+	git_reference *ref = NULL;
+	git_oid nid, cid;
+	int64_t deadline = monotonic_ms() + LOCK_RETRY_MS;
+	int attempt = 0, err;
+
+	to_git(&nid, new_oid);
+	to_git(&cid, current);
+	for (;;) {
+		err = git_reference_create_matching(&ref, lt->repo, refname, &nid, 1, &cid, NULL);
+		git_reference_free(ref);
+		ref = NULL;
+		if (err == 0)
+			return 0;
+		if (err == GIT_EMODIFIED)
+			return fail(lt, LEASE_ECAS, "ref changed");
+		if (err != GIT_ELOCKED || monotonic_ms() >= deadline)
+			break;
+		backoff(lt, attempt++);
+	}
+	return map_git_error(lt, err,
+	                     err == GIT_ELOCKED ? "ref lock held by another writer"
+	                                        : "cannot update the ref");
+}
+
+static int local_create_ref(lease_transport *t, const char *refname, const lease_oid *new_oid)
+{
+	static const lease_oid zero;
+	int rc = create_matching(L(t), refname, new_oid, &zero);
+
+	return rc == LEASE_ECAS ? fail(L(t), LEASE_EEXISTS, "ref already exists") : rc;
+}
+
+static int local_replace_ref(lease_transport *t, const char *refname, const lease_oid *old_oid,
+                             const lease_oid *new_oid)
+{
+	if (lease_oid_is_zero(old_oid))
+		return fail(L(t), LEASE_EINVALID, "replace from the zero oid");
+	return create_matching(L(t), refname, new_oid, old_oid);
+}
+
+/* Take the store's delete lock (O_CREAT|O_EXCL), retried briefly. */
+static int delete_lock(local_transport *lt)
+{
+	int64_t deadline = monotonic_ms() + LOCK_RETRY_MS;
+	int attempt = 0, fd;
+
+	for (;;) {
+		fd = open(lt->lockpath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd >= 0) {
+			close(fd);
+			return 0;
+		}
+		if (errno != EEXIST) {
+			snprintf(lt->errbuf, sizeof(lt->errbuf), "cannot create %s: %s",
+			         lt->lockpath, strerror(errno));
+			return errno == EACCES || errno == EROFS ? LEASE_EAUTH : LEASE_EINTERNAL;
+		}
+		if (monotonic_ms() >= deadline) {
+			snprintf(lt->errbuf, sizeof(lt->errbuf),
+			         "delete lock %s held by another writer (stale? remove it if no "
+			         "reflease process runs)",
+			         lt->lockpath);
+			return LEASE_ENET;
+		}
+		backoff(lt, attempt++);
+	}
+}
+
+static int local_delete_ref(lease_transport *t, const char *refname, const lease_oid *old_oid)
+{
+	local_transport *lt = L(t);
+	git_reference *ref = NULL;
+	int64_t deadline;
+	int attempt = 0, err, rc;
+
+	if ((rc = delete_lock(lt)) < 0)
+		return rc;
+	deadline = monotonic_ms() + LOCK_RETRY_MS;
+	for (;;) {
+		err = git_reference_lookup(&ref, lt->repo, refname);
+		if (err == GIT_ENOTFOUND) {
+			rc = fail(lt, LEASE_ECAS, "ref absent");
+			break;
+		}
+		if (err < 0) {
+			rc = map_git_error(lt, err, "cannot read the ref");
+			break;
+		}
+		if (git_reference_type(ref) != GIT_REFERENCE_DIRECT ||
+		    memcmp(git_reference_target(ref)->id, old_oid->id, LEASE_OID_RAWSZ) != 0) {
+			rc = fail(lt, LEASE_ECAS, "ref changed");
+			break;
+		}
+		/* git_reference_delete compares with the looked-up oid under the lock. */
+		err = git_reference_delete(ref);
+		git_reference_free(ref);
+		ref = NULL;
+		if (err == 0) {
+			rc = 0;
+			break;
+		}
+		if (err == GIT_EMODIFIED) {
+			rc = fail(lt, LEASE_ECAS, "ref changed");
+			break;
+		}
+		if (err != GIT_ELOCKED || monotonic_ms() >= deadline) {
+			rc = map_git_error(lt, err,
+			                   err == GIT_ELOCKED ? "ref lock held by another writer"
+			                                      : "cannot delete the ref");
+			break;
+		}
+		backoff(lt, attempt++);
+	}
+	git_reference_free(ref);
+	if (unlink(lt->lockpath) < 0 && rc == 0) {
+		snprintf(lt->errbuf, sizeof(lt->errbuf), "cannot remove %s: %s", lt->lockpath,
+		         strerror(errno));
+		rc = LEASE_EINTERNAL;
+	}
+	return rc;
+}
+
+static int local_read_commit(lease_transport *t, lease_commit *out, const lease_oid *oid)
+{
+	local_transport *lt = L(t);
+	git_object *obj = NULL;
+	const git_commit *c;
+	const char *msg;
+	git_oid id;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	to_git(&id, oid);
+	if ((err = git_object_lookup(&obj, lt->repo, &id, GIT_OBJECT_ANY)) < 0)
+		return err == GIT_ENOTFOUND ? fail(lt, LEASE_ENOTFOUND, "object missing")
+		                            : map_git_error(lt, err, "cannot read the object");
+	from_git(&out->oid, git_object_id(obj));
+	if (git_object_type(obj) != GIT_OBJECT_COMMIT) {
+		git_object_free(obj);
+		return 0;
+	}
+	c = (const git_commit *)obj;
+	out->is_commit = 1;
+	if (git_commit_parentcount(c) > 0) {
+		out->has_parent = 1;
+		from_git(&out->parent, git_commit_parent_id(c, 0));
+	}
+	out->time = (int64_t)git_commit_time(c);
+	msg = git_commit_message_raw(c);
+	if (!(out->message = strdup(msg ? msg : ""))) {
+		git_object_free(obj);
+		return LEASE_ENOMEM;
+	}
+	git_object_free(obj);
+	return 0;
+}
+
+static int local_read_ref(lease_transport *t, const char *refname, int *present, lease_oid *oid,
+                          int *has_commit, lease_commit *commit_out)
+{
+	local_transport *lt = L(t);
+	git_oid id;
+	int err, rc;
+
+	*present = 0;
+	*has_commit = 0;
+	memset(oid, 0, sizeof(*oid));
+	err = git_reference_name_to_id(&id, lt->repo, refname);
+	if (err == GIT_ENOTFOUND)
+		return 0;
+	if (err < 0)
+		return map_git_error(lt, err, "cannot read the ref");
+	*present = 1;
+	from_git(oid, &id);
+	/* Objects are immutable: reading by the oid just read is consistent. */
+	rc = local_read_commit(t, commit_out, oid);
+	if (rc == 0)
+		*has_commit = 1;
+	else if (rc != LEASE_ENOTFOUND)
+		return rc;
+	return 0;
+}
+
+static int local_list_refs(lease_transport *t, lease_ref_list *out, const char *prefix)
+{
+	local_transport *lt = L(t);
+	git_reference_iterator *it = NULL;
+	git_reference *ref = NULL;
+	char glob[1024];
+	size_t plen = strlen(prefix);
+	int err, rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!strpbrk(prefix, "*?[\\") && plen + 2 < sizeof(glob)) {
+		snprintf(glob, sizeof(glob), "%s*", prefix);
+		err = git_reference_iterator_glob_new(&it, lt->repo, glob);
+	} else {
+		err = git_reference_iterator_new(&it, lt->repo);
+	}
+	if (err < 0)
+		return map_git_error(lt, err, "cannot list refs");
+	while ((err = git_reference_next(&ref, it)) == 0) {
+		const char *name = git_reference_name(ref);
+		git_reference *resolved = NULL;
+
+		if (strncmp(name, prefix, plen) == 0) {
+			if (git_reference_resolve(&resolved, ref) == 0) {
+				lease_oid oid;
+
+				from_git(&oid, git_reference_target(resolved));
+				rc = lease_ref_list_push(out, name, &oid);
+				git_reference_free(resolved);
+			}
+		}
+		git_reference_free(ref);
+		ref = NULL;
+		if (rc < 0)
+			break;
+	}
+	git_reference_iterator_free(it);
+	if (rc == 0 && err != GIT_ITEROVER)
+		rc = map_git_error(lt, err, "cannot list refs");
+	if (rc < 0)
+		lease_ref_list_clear(out);
+	return rc;
+}
+
+static const char *local_last_error(lease_transport *t)
+{
+	return L(t)->errbuf[0] ? L(t)->errbuf : NULL;
+}
+
+static void local_free(lease_transport *t)
+{
+	if (!t)
+		return;
+	git_repository_free(L(t)->repo);
+	free(t);
+}
+
+static void seterr(char *err, size_t errlen, const char *what, const char *path)
+{
+	const git_error *e = git_error_last();
+
+	if (err && errlen)
+		snprintf(err, errlen, "%s '%s'%s%s", what, path, e && e->message ? ": " : "",
+		         e && e->message ? e->message : "");
+}
+
+int lease_local_transport_new(lease_transport **out, const char *path, char *err, size_t errlen)
+{
+	local_transport *lt;
+	const char *common;
+	int gerr, n;
+
+	*out = NULL;
+	if (ensure_libgit2() < 0) {
+		seterr(err, errlen, "cannot initialise libgit2 for", path);
+		return LEASE_EINTERNAL;
+	}
+	if (!(lt = calloc(1, sizeof(*lt))))
+		return LEASE_ENOMEM;
+	if ((gerr = git_repository_open_ext(&lt->repo, path, 0, NULL)) < 0) {
+		seterr(err, errlen, "no git repository at", path);
+		free(lt);
+		(void)gerr;
+		return LEASE_ECONFIG;
+	}
+	common = git_repository_commondir(lt->repo);
+	n = snprintf(lt->lockpath, sizeof(lt->lockpath), "%s%s%s", common,
+	             common[0] && common[strlen(common) - 1] == '/' ? "" : "/", DELETE_LOCK);
+	if (n < 0 || (size_t)n >= sizeof(lt->lockpath)) {
+		seterr(err, errlen, "repository path too long:", path);
+		git_repository_free(lt->repo);
+		free(lt);
+		return LEASE_ECONFIG;
+	}
+	lt->seed = (unsigned int)getpid() ^ (unsigned int)monotonic_ms();
+	lt->base.version = LEASE_TRANSPORT_VERSION;
+	lt->base.kind = "local";
+	lt->base.skew_margin_s = 0;
+	lt->base.ttl_min_s = 5;
+	lt->base.verify_window_ms = 0;
+	lt->base.write_commit = local_write_commit;
+	lt->base.create_ref = local_create_ref;
+	lt->base.replace_ref = local_replace_ref;
+	lt->base.delete_ref = local_delete_ref;
+	lt->base.read_ref = local_read_ref;
+	lt->base.read_commit = local_read_commit;
+	lt->base.list_refs = local_list_refs;
+	lt->base.now = NULL;
+	lt->base.last_error = local_last_error;
+	lt->base.free = local_free;
+	*out = &lt->base;
+	return 0;
+}
+
+int lease_local_init(const char *path, char *err, size_t errlen)
+{
+	git_repository *repo = NULL;
+	git_config *cfg = NULL;
+	int gerr;
+
+	if (ensure_libgit2() < 0) {
+		seterr(err, errlen, "cannot initialise libgit2 for", path);
+		return LEASE_EINTERNAL;
+	}
+	if ((gerr = git_repository_init(&repo, path, 1)) < 0) {
+		seterr(err, errlen, "cannot create a bare repository at", path);
+		return LEASE_ECONFIG;
+	}
+	/* gc.auto=0: git gc / pack-refs must not run while reflease writes (§9).
+	 * core.logAllRefUpdates=true: reflogs for branches; lease history lives in
+	 * the commit chain. */
+	if ((gerr = git_repository_config(&cfg, repo)) < 0 ||
+	    (gerr = git_config_set_int32(cfg, "gc.auto", 0)) < 0 ||
+	    (gerr = git_config_set_int32(cfg, "gc.autoPackLimit", 0)) < 0 ||
+	    (gerr = git_config_set_bool(cfg, "core.logAllRefUpdates", 1)) < 0) {
+		seterr(err, errlen, "cannot configure the repository at", path);
+		git_config_free(cfg);
+		git_repository_free(repo);
+		return LEASE_EINTERNAL;
+	}
+	git_config_free(cfg);
+	git_repository_free(repo);
+	return 0;
+}
