@@ -15,7 +15,7 @@ static int cmd_init(cli_ctx *ctx, int argc, char **argv)
 	char err[1024] = "";
 	int i, rc;
 
-	if ((i = cli_parse(ctx, argc, argv, CLI_GLOBAL_SHORTOPTS, plain_longopts, NULL, NULL)) < 0)
+	if ((i = cli_parse(ctx, argc, argv, "vqh", plain_longopts, NULL, NULL)) < 0)
 		return cli_status_of(i);
 	if (i >= argc)
 		return cli_status_of(cli_usage(ctx, "missing PATH (see --help)"));
@@ -39,7 +39,7 @@ static int cmd_status(cli_ctx *ctx, int argc, char **argv)
 	const char *name;
 	int i, rc;
 
-	if ((i = cli_parse(ctx, argc, argv, CLI_GLOBAL_SHORTOPTS, plain_longopts, NULL, NULL)) < 0)
+	if ((i = cli_parse(ctx, argc, argv, "vqh", plain_longopts, NULL, NULL)) < 0)
 		return cli_status_of(i);
 	if ((rc = cli_take_name(ctx, argc, argv, i, &name)) < 0)
 		return cli_status_of(rc);
@@ -70,7 +70,7 @@ static int cmd_list(cli_ctx *ctx, int argc, char **argv)
 	size_t k;
 	int i, rc;
 
-	if ((i = cli_parse(ctx, argc, argv, CLI_GLOBAL_SHORTOPTS, plain_longopts, NULL, NULL)) < 0)
+	if ((i = cli_parse(ctx, argc, argv, "vqh", plain_longopts, NULL, NULL)) < 0)
 		return cli_status_of(i);
 	if (i < argc)
 		return cli_status_of(cli_usage(ctx, "unexpected argument '%s'", argv[i]));
@@ -119,7 +119,7 @@ static int cmd_version(cli_ctx *ctx, int argc, char **argv)
 	int i, maj, min, rev;
 	char git2[32];
 
-	if ((i = cli_parse(ctx, argc, argv, CLI_GLOBAL_SHORTOPTS, plain_longopts, NULL, NULL)) < 0)
+	if ((i = cli_parse(ctx, argc, argv, "vqh", plain_longopts, NULL, NULL)) < 0)
 		return cli_status_of(i);
 	git_libgit2_version(&maj, &min, &rev);
 	snprintf(git2, sizeof(git2), "%d.%d.%d", maj, min, rev);

@@ -189,7 +189,7 @@ int cli_parse(cli_ctx *ctx, int argc, char **argv, const char *shortopts,
 {
 	int c, rc;
 
-	optind = 1;
+	optind = 0; /* re-initialise getopt: each command picks its own ordering ("+" or permute) */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		if (c == '?' || c == ':') {

@@ -11,5 +11,6 @@
 #include "reflease/store.h"
 #include "reflease/primitives.h"
 #include "reflease/runtime.h"
+#include "reflease/heartbeat.h"
 
 #endif

@@ -485,7 +485,7 @@ static int entry_cmp(const void *a, const void *b)
 static int read_entry(lease_store *st, lease_ref_state *s, const lease_ref_entry *e, int *gone)
 {
 	lease_oid oid = e->oid;
-	int have = 0, attempt, rc, present, has_commit;
+	int have = 0, attempt, rc, rrc, present, has_commit;
 
 	*gone = 0;
 	if (e->has_commit && lease_oid_equal(&e->commit.oid, &oid)) {
@@ -493,13 +493,17 @@ static int read_entry(lease_store *st, lease_ref_state *s, const lease_ref_entry
 			return rc;
 		have = 1;
 	}
+	/* A prefetched commit of another oid: the ref changed after the listing. */
+	rc = e->has_commit && !have ? LEASE_EUNVERIFIED : 1;
 	for (attempt = 0; !have; attempt++) {
-		rc = read_commit_checked(st, &s->commit, &oid);
+		if (rc == 1)
+			rc = read_commit_checked(st, &s->commit, &oid);
 		if (rc == 0)
 			break;
 		lease_commit_clear(&s->commit);
 		if (rc != LEASE_ENOTFOUND && rc != LEASE_EUNVERIFIED)
 			return cas_fail(st, rc, LEASE_OUTCOME_KNOWN, 0, terr(st));
+		rc = 1;
 		if (attempt >= ENTRY_REREADS) {
 			observe(st, 1, &oid);
 			return cas_fail(st, LEASE_EUNVERIFIED, LEASE_OUTCOME_KNOWN, 0,
@@ -508,10 +512,10 @@ static int read_entry(lease_store *st, lease_ref_state *s, const lease_ref_entry
 		}
 		/* Changed (or lying) between listing and reading: read the ref again. */
 		present = has_commit = 0;
-		rc = st->t->read_ref(st->t, e->refname, &present, &oid, &has_commit, &s->commit);
-		if (rc < 0) {
+		rrc = st->t->read_ref(st->t, e->refname, &present, &oid, &has_commit, &s->commit);
+		if (rrc < 0) {
 			lease_commit_clear(&s->commit);
-			return cas_fail(st, rc, LEASE_OUTCOME_KNOWN, 0, terr(st));
+			return cas_fail(st, rrc, LEASE_OUTCOME_KNOWN, 0, terr(st));
 		}
 		if (!present) {
 			lease_commit_clear(&s->commit);

@@ -179,6 +179,10 @@ static int create_matching(local_transport *lt, const char *refname, const lease
 			return 0;
 		if (err == GIT_EMODIFIED)
 			return fail(lt, LEASE_ECAS, "ref changed");
+		/* libgit2 1.5.1 compares under the lock and answers ENOTFOUND when
+		 * the ref to replace is absent. */
+		if (err == GIT_ENOTFOUND && !lease_oid_is_zero(current))
+			return fail(lt, LEASE_ECAS, "ref absent");
 		if (err != GIT_ELOCKED || monotonic_ms() >= deadline)
 			break;
 		backoff(lt, attempt++);

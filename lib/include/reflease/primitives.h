@@ -128,6 +128,18 @@ void lease_namespace_clear(lease_namespace *ns);
  */
 int lease_fetch_namespace(lease_namespace *out, lease_store *st);
 
+/**
+ * Highest `transitions` among the archives of lease @p name (protocol.md §1,
+ * §5): the refs refs/<ns>-archive/<name>/<stamp>-<token8>, each read through
+ * its commit. Unreadable archives are skipped. Used by a first create after a
+ * prune, which starts at 1 + this value so `transitions` stays monotonic.
+ * @param out    receives the highest value (untouched when none)
+ * @param found  receives 1 when at least one readable archive exists, else 0
+ * @return 0, LEASE_EINVALID (name), LEASE_ENET, LEASE_ENOMEM
+ */
+int lease_fetch_archive_max_transitions(int64_t *out, int *found, lease_store *st,
+					const char *name);
+
 #ifdef __cplusplus
 }
 #endif

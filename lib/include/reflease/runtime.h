@@ -130,6 +130,57 @@ int lease_break(lease_result *out, lease_store *st, const char *name,
  */
 int lease_status(lease_result *out, lease_store *st, const char *name);
 
+/* ---- Helpers shared with the heartbeat service and `run` (§4, §6) ---- */
+
+/**
+ * Check a TTL the caller asked for explicitly (a `--ttl S`): whole seconds in
+ * lease_store_ttl_min()..lease_store_ttl_max() (protocol.md §4). 0, negative
+ * and out-of-bounds values are rejected, never replaced by a default (F30).
+ * Note: in lease_op_options, ttl_seconds 0 means "default"; a CLI that parsed
+ * an explicit `--ttl 0` must reject it with this function first.
+ * @param err  receives a message naming the bounds (may be NULL)
+ * @return 0, or LEASE_EINVALID
+ */
+int lease_ttl_validate(const lease_store *st, int64_t ttl_seconds, char *err, size_t errlen);
+
+/**
+ * Whether @p p counts as expired for takeover at @p now: a live phase and
+ * now > expires_at + lease_store_skew_margin() (protocol.md §4). Released
+ * payloads are never "expired". Judged only from the stored expires_at.
+ */
+int lease_payload_expired(const lease_store *st, const lease_payload *p, int64_t now);
+
+/**
+ * The TTL, seconds, a payload was granted: ttl_seconds when present; for a
+ * pre-bump payload @p assumed_ttl (0 = LEASE_TTL_DEFAULT) and *approximate
+ * set to 1 (protocol.md §6). @p approximate may be NULL.
+ */
+int64_t lease_payload_ttl(const lease_payload *p, int64_t assumed_ttl, int *approximate);
+
+/**
+ * Heartbeat time of @p p, seconds since the epoch: expires_at − ttl_seconds
+ * (exact), or expires_at − @p assumed_ttl for a pre-bump payload (sets
+ * *approximate; protocol.md §6). @p approximate may be NULL.
+ */
+int64_t lease_payload_heartbeat_time(const lease_payload *p, int64_t assumed_ttl,
+				     int *approximate);
+
+/** The heartbeat floor for @p ttl_seconds: max(1, ttl/10) seconds (protocol.md §6). */
+int64_t lease_heartbeat_floor(int64_t ttl_seconds);
+
+/** Default heartbeat interval for @p ttl_seconds: ttl/3 seconds, at least 1 (§6). */
+int64_t lease_heartbeat_interval(int64_t ttl_seconds);
+
+/** kill_grace for @p ttl_seconds: min(10 s, ttl/6), seconds (protocol.md §6). */
+double lease_kill_grace(int64_t ttl_seconds);
+
+/**
+ * When a holder must consider @p p lost: expires_at − (kill_grace + 2 s),
+ * seconds since the epoch on the store clock (protocol.md §6). The TTL is
+ * the payload's (lease_payload_ttl() with @p assumed_ttl for pre-bump ones).
+ */
+double lease_lost_at(const lease_payload *p, int64_t assumed_ttl);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,548 @@
+/* Lease commands (cli.md): acquire, heartbeat (once or --every), transition,
+ * reacquire, release, break; `run` lives in cmd_run.c. Every input is
+ * validated before the first write (F08). */
+#define _GNU_SOURCE
+#include "cmd_lease.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Permute mode: options may follow NAME (`acquire deploy --ttl 60`); `--`
+ * still ends them. */
+#define LEASE_SHORTOPTS "vqh"
+
+#define TTL_OPT                                                                                    \
+	{                                                                                          \
+		"ttl", required_argument, NULL, OPT_TTL                                            \
+	}
+#define TOKEN_OPT                                                                                  \
+	{                                                                                          \
+		"lease-token", required_argument, NULL, OPT_LEASE_TOKEN                            \
+	}
+
+static const struct option acquire_longopts[] = {TTL_OPT,
+                                                 {"phase", required_argument, NULL, OPT_PHASE},
+                                                 {"wait", required_argument, NULL, OPT_WAIT},
+                                                 CLI_GLOBAL_LONGOPTS,
+                                                 {NULL, 0, NULL, 0}};
+static const struct option heartbeat_longopts[] = {
+        TOKEN_OPT,
+        TTL_OPT,
+        {"every", required_argument, NULL, OPT_EVERY},
+        {"release-on-exit", no_argument, NULL, OPT_RELEASE_ON_EXIT},
+        CLI_GLOBAL_LONGOPTS,
+        {NULL, 0, NULL, 0}};
+static const struct option transition_longopts[] = {TOKEN_OPT,
+                                                    {"to", required_argument, NULL, OPT_TO},
+                                                    CLI_GLOBAL_LONGOPTS,
+                                                    {NULL, 0, NULL, 0}};
+static const struct option reacquire_longopts[] = {
+        TOKEN_OPT, TTL_OPT, CLI_GLOBAL_LONGOPTS, {NULL, 0, NULL, 0}};
+static const struct option release_longopts[] = {TOKEN_OPT,
+                                                 {"strict", no_argument, NULL, OPT_STRICT},
+                                                 CLI_GLOBAL_LONGOPTS,
+                                                 {NULL, 0, NULL, 0}};
+static const struct option break_longopts[] = {
+        {"force", no_argument, NULL, OPT_FORCE}, CLI_GLOBAL_LONGOPTS, {NULL, 0, NULL, 0}};
+
+/* ---- shared helpers (cmd_lease.h) ---- */
+
+static int parse_live_phase(cli_ctx *ctx, const char *opt, const char *arg, lease_phase *out)
+{
+	lease_phase p;
+
+	if (lease_phase_parse(&p, arg) < 0 || p == LEASE_PHASE_NONE || p == LEASE_PHASE_RELEASED)
+		return cli_usage(
+		        ctx, "%s: '%s' is not one of claimed, working, review%s", opt, arg,
+		        strcmp(arg, "released") == 0 ? " (use 'release' to give a lease up)" : "");
+	*out = p;
+	return 0;
+}
+
+int lease_args_option(cli_ctx *ctx, int c, const char *arg, void *payload)
+{
+	lease_args *a = payload;
+
+	switch (c) {
+	case OPT_TTL:
+		/* Syntax and the widest bounds now; the store's own bounds once it
+		 * is open (lease_check_ttl), still before any write. */
+		return cli_parse_seconds(ctx, "--ttl", arg, LEASE_TTL_READ_MIN, LEASE_TTL_READ_MAX,
+		                         &a->ttl);
+	case OPT_EVERY: return cli_parse_seconds(ctx, "--every", arg, 1, 43200, &a->every);
+	case OPT_WAIT:
+		a->has_wait = 1;
+		return cli_parse_seconds(ctx, "--wait", arg, 0, 86400, &a->wait);
+	case OPT_PHASE: return parse_live_phase(ctx, "--phase", arg, &a->phase);
+	case OPT_TO: return parse_live_phase(ctx, "--to", arg, &a->to);
+	case OPT_LEASE_TOKEN: a->token = arg; return 0;
+	case OPT_RELEASE_ON_EXIT: a->release_on_exit = 1; return 0;
+	case OPT_STRICT: a->strict = 1; return 0;
+	case OPT_FORCE: a->force = 1; return 0;
+	case OPT_JSON_FILE:
+		if (!*arg)
+			return cli_usage(ctx, "--json-file: empty file name");
+		a->json_file = arg;
+		return 0;
+	default: return cli_usage(ctx, "unexpected option");
+	}
+}
+
+int lease_check_ttl(cli_ctx *ctx, lease_store *st, long ttl)
+{
+	if (ttl && (ttl < lease_store_ttl_min(st) || ttl > lease_store_ttl_max(st)))
+		return cli_usage(ctx, "--ttl: %ld s is outside this %s store's bounds %d..%d s",
+		                 ttl, lease_store_kind(st), lease_store_ttl_min(st),
+		                 lease_store_ttl_max(st));
+	return 0;
+}
+
+void lease_result_fixup(lease_result *r, lease_store *st, const char *name, int rc)
+{
+	if (!r->name[0])
+		snprintf(r->name, sizeof(r->name), "%s", name);
+	if (!r->ref[0])
+		snprintf(r->ref, sizeof(r->ref), "refs/%s/%s", lease_store_namespace(st), name);
+	if (!r->status) {
+		r->status = "error";
+		r->code = rc;
+	}
+	if (rc < 0 && strcmp(r->status, "error") == 0 && !r->message[0])
+		snprintf(r->message, sizeof(r->message), "%s",
+		         lease_store_last_error(st)[0] ? lease_store_last_error(st)
+		                                       : lease_error_id(rc));
+	if (rc < 0 && strcmp(r->status, "error") == 0)
+		r->code = rc;
+}
+
+int lease_exit_for_signal(int sig)
+{
+	switch (sig) {
+	case SIGHUP: return EXIT_SIGHUP;
+	case SIGINT: return EXIT_SIGINT;
+	case SIGTERM: return EXIT_SIGTERM;
+	default: return 128 + sig;
+	}
+}
+
+/* ---- signals of the long-running forms (acquire --wait, heartbeat --every) ---- */
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static void install_stop_handlers(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = 0; /* no SA_RESTART: a sleep returns early */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+static int wait_interrupted(double sleep_seconds, void *payload)
+{
+	(void)sleep_seconds;
+	(void)payload;
+	return stop_signal != 0;
+}
+
+/* ---- common command flow ---- */
+
+/* Parse options, take NAME, resolve the token. Returns 0 or a negative
+ * helper result (-status or CLI_HELP_SHOWN). */
+static int lease_parse(cli_ctx *ctx, int argc, char **argv, const struct option *longopts,
+                       lease_args *a, const char **name)
+{
+	int i, rc;
+
+	memset(a, 0, sizeof(*a));
+	if ((i = cli_parse(ctx, argc, argv, LEASE_SHORTOPTS, longopts, lease_args_option, a)) < 0)
+		return i;
+	if ((rc = cli_take_name(ctx, argc, argv, i, name)) < 0)
+		return rc;
+	if (!a->token)
+		a->token = getenv("REFLEASE_LEASE_TOKEN");
+	return 0;
+}
+
+/* A token that can be current: 32 lowercase hex (protocol.md §2). */
+static int token_well_formed(const char *t)
+{
+	size_t i;
+
+	if (!t || strlen(t) != LEASE_TOKEN_HEXSZ)
+		return 0;
+	for (i = 0; i < LEASE_TOKEN_HEXSZ; i++)
+		if (!((t[i] >= '0' && t[i] <= '9') || (t[i] >= 'a' && t[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+/* heartbeat, transition, reacquire need a well-formed token. */
+static int require_token(cli_ctx *ctx, const lease_args *a)
+{
+	if (!a->token)
+		return cli_usage(ctx, "--lease-token T (or REFLEASE_LEASE_TOKEN) is required");
+	if (!token_well_formed(a->token))
+		return cli_usage(ctx, "--lease-token: not a lease token (32 lowercase hex digits)");
+	return 0;
+}
+
+/* Print the result of one operation and return the exit status. */
+static int finish(cli_ctx *ctx, lease_store *st, lease_result *r, const char *name, int rc)
+{
+	lease_result_fixup(r, st, name, rc);
+	if (strcmp(r->status, "error") == 0) {
+		if (ctx->json)
+			cli_emit_json(stdout, cli_result_json(r));
+		fprintf(stderr, "reflease %s: %s: %s\n", ctx->command, name, r->message);
+		return cli_exit_for(rc < 0 ? rc : LEASE_EINTERNAL);
+	}
+	cli_print_result(ctx, r);
+	return cli_exit_for(rc);
+}
+
+static void op_init(lease_op_options *o, const cli_ctx *ctx, const lease_args *a)
+{
+	lease_op_options init = LEASE_OP_OPTIONS_INIT;
+
+	*o = init;
+	o->owner = ctx->owner;
+	o->host = ctx->host;
+	o->ttl_seconds = a->ttl;
+	o->lease_token = a->token;
+}
+
+/* ---- commands ---- */
+
+static int cmd_acquire(cli_ctx *ctx, int argc, char **argv)
+{
+	lease_op_options o;
+	lease_result r;
+	lease_store *st;
+	lease_args a;
+	const char *name;
+	int rc;
+
+	if ((rc = lease_parse(ctx, argc, argv, acquire_longopts, &a, &name)) < 0)
+		return cli_status_of(rc);
+	if ((rc = cli_open_store(ctx, &st)) < 0 || (rc = lease_check_ttl(ctx, st, a.ttl)) < 0)
+		return cli_status_of(rc);
+	op_init(&o, ctx, &a);
+	o.lease_token = NULL;
+	o.phase = a.phase;
+	o.wait_seconds = a.wait;
+	if (a.wait > 0) {
+		install_stop_handlers();
+		o.wait_cb = wait_interrupted;
+	}
+	memset(&r, 0, sizeof(r));
+	rc = lease_acquire(&r, st, name, &o);
+	if (rc < 0 && stop_signal) {
+		lease_result_fixup(&r, st, name, rc);
+		if (ctx->json)
+			cli_emit_json(stdout, cli_result_json(&r));
+		fprintf(stderr, "reflease acquire: %s: interrupted while waiting\n", name);
+		return lease_exit_for_signal(stop_signal);
+	}
+	if (rc == LEASE_EHELD && a.wait > 0 && r.status && !r.message[0])
+		snprintf(r.message, sizeof(r.message), "--wait %ld s ran out", a.wait);
+	return finish(ctx, st, &r, name, rc);
+}
+
+/* heartbeat --every: one line per write (cli.md), then the end state. */
+typedef struct keep_ctx {
+	cli_ctx *ctx;
+	const char *name;
+	char token[LEASE_TOKEN_HEXSZ + 1];
+} keep_ctx;
+
+static void keep_report(const lease_keep_report *rep, void *payload)
+{
+	keep_ctx *k = payload;
+	const lease_result *r = rep->result;
+
+	switch (rep->event) {
+	case LEASE_KEEP_WRITE:
+		if (r->has_payload && r->payload.lease_token[0])
+			memcpy(k->token, r->payload.lease_token, sizeof(k->token));
+		cli_print_result(k->ctx, r);
+		fflush(stdout);
+		break;
+	case LEASE_KEEP_RETRY:
+		if (k->ctx->verbosity >= LEASE_LOG_WARN)
+			fprintf(stderr,
+			        "reflease heartbeat: %s: attempt %d failed (%s: %s); retrying in "
+			        "%.0f s, lost in %.0f s\n",
+			        k->name, rep->attempt, lease_error_id(rep->code), r->message,
+			        rep->next_in, rep->lost_at - (double)rep->now);
+		break;
+	case LEASE_KEEP_LOST:
+	case LEASE_KEEP_FAILED: {
+		lease_result copy = *r;
+		if (!copy.status || strcmp(copy.status, "error") == 0) {
+			copy.status = "error";
+			copy.code = rep->code;
+		}
+		if (k->ctx->json)
+			cli_emit_json(stdout, cli_result_json(&copy));
+		else if (strcmp(copy.status, "error") != 0)
+			cli_print_result_human(&copy);
+		fprintf(stderr, "reflease heartbeat: %s: %s%s%s\n", k->name,
+		        rep->event == LEASE_KEEP_LOST ? "lease lost" : "giving up",
+		        copy.message[0] ? ": " : "", copy.message);
+		break;
+	}
+	}
+}
+
+static int heartbeat_every(cli_ctx *ctx, lease_store *st, const char *name, const lease_args *a)
+{
+	lease_keep_options k = LEASE_KEEP_OPTIONS_INIT;
+	lease_result last, r;
+	keep_ctx kc;
+	int64_t ttl = a->ttl, every;
+	int rc;
+
+	if (!ttl) {
+		/* No --ttl: the stored ttl_seconds decides (§6); read it so that
+		 * --every is checked against ttl/2 before any write. */
+		memset(&r, 0, sizeof(r));
+		if (lease_status(&r, st, name) == 0 && r.has_payload &&
+		    r.payload.phase != LEASE_PHASE_RELEASED) {
+			ttl = r.payload.has_ttl && r.payload.ttl_seconds > 0 ? r.payload.ttl_seconds
+			                                                     : LEASE_TTL_DEFAULT;
+			if (ttl < lease_store_ttl_min(st))
+				ttl = lease_store_ttl_min(st);
+		}
+	}
+	if (a->every && ttl && lease_heartbeat_every(&every, ttl, a->every) < 0)
+		return cli_status_of(cli_usage(ctx, "--every: %ld s is above ttl/2 (ttl %lld s)",
+		                               a->every, (long long)ttl));
+	memset(&kc, 0, sizeof(kc));
+	kc.ctx = ctx;
+	kc.name = name;
+	memcpy(kc.token, a->token, sizeof(kc.token));
+	k.owner = ctx->owner;
+	k.host = ctx->host;
+	k.lease_token = a->token;
+	k.ttl_seconds = a->ttl;
+	k.every_seconds = a->every;
+	k.known_ttl_seconds = ttl;
+	k.stop = &stop_signal;
+	k.report = keep_report;
+	k.report_payload = &kc;
+	install_stop_handlers();
+	rc = lease_keep(&last, st, name, &k);
+	if (rc < 0)
+		return cli_exit_for(rc);
+	/* Stopped by a signal: a handoff stays possible unless --release-on-exit. */
+	if (a->release_on_exit) {
+		lease_op_options o;
+		int sig = stop_signal;
+
+		op_init(&o, ctx, a);
+		o.lease_token = kc.token;
+		memset(&r, 0, sizeof(r));
+		rc = lease_release(&r, st, name, &o);
+		finish(ctx, st, &r, name, rc);
+		stop_signal = sig;
+	}
+	return lease_exit_for_signal(stop_signal ? stop_signal : SIGTERM);
+}
+
+static int cmd_heartbeat(cli_ctx *ctx, int argc, char **argv)
+{
+	lease_op_options o;
+	lease_result r;
+	lease_store *st;
+	lease_args a;
+	const char *name;
+	int rc;
+
+	if ((rc = lease_parse(ctx, argc, argv, heartbeat_longopts, &a, &name)) < 0 ||
+	    (rc = require_token(ctx, &a)) < 0)
+		return cli_status_of(rc);
+	if (a.release_on_exit && !a.every)
+		return cli_status_of(cli_usage(ctx, "--release-on-exit needs --every S"));
+	if (a.every && a.ttl && a.every > a.ttl / 2)
+		return cli_status_of(cli_usage(ctx, "--every: %ld s is above ttl/2 (%ld s)",
+		                               a.every, a.ttl / 2));
+	if ((rc = cli_open_store(ctx, &st)) < 0 || (rc = lease_check_ttl(ctx, st, a.ttl)) < 0)
+		return cli_status_of(rc);
+	if (a.every)
+		return heartbeat_every(ctx, st, name, &a);
+	op_init(&o, ctx, &a);
+	memset(&r, 0, sizeof(r));
+	rc = lease_heartbeat(&r, st, name, &o);
+	return finish(ctx, st, &r, name, rc);
+}
+
+static int cmd_transition(cli_ctx *ctx, int argc, char **argv)
+{
+	lease_op_options o;
+	lease_result r;
+	lease_store *st;
+	lease_args a;
+	const char *name;
+	int rc;
+
+	if ((rc = lease_parse(ctx, argc, argv, transition_longopts, &a, &name)) < 0 ||
+	    (rc = require_token(ctx, &a)) < 0)
+		return cli_status_of(rc);
+	if (a.to == LEASE_PHASE_NONE)
+		return cli_status_of(
+		        cli_usage(ctx, "--to PHASE is required (claimed, working, review)"));
+	if ((rc = cli_open_store(ctx, &st)) < 0)
+		return cli_status_of(rc);
+	op_init(&o, ctx, &a);
+	o.to = a.to;
+	memset(&r, 0, sizeof(r));
+	rc = lease_transition(&r, st, name, &o);
+	if (rc == LEASE_EINVALID)
+		return cli_status_of(cli_usage(
+		        ctx, "%s", r.message[0] ? r.message : lease_store_last_error(st)));
+	return finish(ctx, st, &r, name, rc);
+}
+
+static int cmd_reacquire(cli_ctx *ctx, int argc, char **argv)
+{
+	lease_op_options o;
+	lease_result r;
+	lease_store *st;
+	lease_args a;
+	const char *name;
+	int rc;
+
+	if ((rc = lease_parse(ctx, argc, argv, reacquire_longopts, &a, &name)) < 0 ||
+	    (rc = require_token(ctx, &a)) < 0)
+		return cli_status_of(rc);
+	if ((rc = cli_open_store(ctx, &st)) < 0 || (rc = lease_check_ttl(ctx, st, a.ttl)) < 0)
+		return cli_status_of(rc);
+	op_init(&o, ctx, &a);
+	memset(&r, 0, sizeof(r));
+	rc = lease_reacquire(&r, st, name, &o);
+	return finish(ctx, st, &r, name, rc);
+}
+
+static int cmd_release(cli_ctx *ctx, int argc, char **argv)
+{
+	lease_op_options o;
+	lease_result r;
+	lease_store *st;
+	lease_args a;
+	const char *name;
+	int rc, status;
+
+	if ((rc = lease_parse(ctx, argc, argv, release_longopts, &a, &name)) < 0)
+		return cli_status_of(rc);
+	if ((rc = cli_open_store(ctx, &st)) < 0)
+		return cli_status_of(rc);
+	memset(&r, 0, sizeof(r));
+	if (token_well_formed(a.token)) {
+		op_init(&o, ctx, &a);
+		rc = lease_release(&r, st, name, &o);
+	} else {
+		/* No token, an empty one (a cleanup step of a job that never held,
+		 * F05) or one that can never be current: nothing is written; the
+		 * answer depends only on whether the lease is free. */
+		rc = lease_status(&r, st, name);
+		if (rc == 0 || r.present) {
+			int free_ = !r.present ||
+			            (r.has_payload && r.payload.phase == LEASE_PHASE_RELEASED);
+			r.status = free_ ? "already_released" : "not_owner";
+			r.holds_token = 0;
+			r.token_rotated = 0;
+			r.code = rc = 0;
+			if (!free_)
+				snprintf(r.message, sizeof(r.message), "%s; nothing written",
+				         a.token && *a.token
+				                 ? "the token given is not the current one"
+				                 : "no lease token given");
+		}
+	}
+	status = finish(ctx, st, &r, name, rc);
+	if (status == EXIT_OK && a.strict && r.status && strcmp(r.status, "not_owner") == 0)
+		return EXIT_NOTHOLDER;
+	return status;
+}
+
+static int cmd_break(cli_ctx *ctx, int argc, char **argv)
+{
+	lease_op_options o;
+	lease_result r;
+	lease_store *st;
+	lease_args a;
+	const char *name;
+	int rc;
+
+	if ((rc = lease_parse(ctx, argc, argv, break_longopts, &a, &name)) < 0)
+		return cli_status_of(rc);
+	if ((rc = cli_open_store(ctx, &st)) < 0)
+		return cli_status_of(rc);
+	op_init(&o, ctx, &a);
+	o.lease_token = NULL;
+	o.force = a.force;
+	memset(&r, 0, sizeof(r));
+	rc = lease_break(&r, st, name, &o);
+	if (rc == LEASE_EHELD && !r.message[0])
+		snprintf(r.message, sizeof(r.message),
+		         "the lease is live; use --force to break it anyway");
+	return finish(ctx, st, &r, name, rc);
+}
+
+const cli_command cli_lease_commands[] = {
+        {"acquire", cmd_acquire, "acquire NAME [--ttl S] [--phase P] [--wait S]",
+         "Take a free or expired lease, or wait up to S seconds for it.",
+         "  --ttl S          lease time in whole seconds (5-86400 local, 60-86400 github/remote;\n"
+         "                   default 300)\n"
+         "  --phase P        initial phase: claimed (default), working or review\n"
+         "  --wait S         wait up to S seconds while the lease is held (exit 3 when it runs "
+         "out)\n"},
+        {"heartbeat", cmd_heartbeat,
+         "heartbeat NAME --lease-token T [--ttl S] [--every S [--release-on-exit]]",
+         "Extend a held lease once, or keep extending it every S seconds until stopped or lost.",
+         "  --lease-token T  the token from acquire (or REFLEASE_LEASE_TOKEN)\n"
+         "  --ttl S          new lease time (default: the stored ttl_seconds)\n"
+         "  --every S        keep heartbeating every S seconds (at most ttl/2; default ttl/3);\n"
+         "                   stops on SIGINT/SIGTERM/SIGHUP (exit 130/143/129), exit 4 when lost\n"
+         "  --release-on-exit  release the lease when stopped by a signal\n"},
+        {"transition", cmd_transition, "transition NAME --lease-token T --to PHASE",
+         "Move a held lease to another phase (claimed, working, review).",
+         "  --lease-token T  the token held (or REFLEASE_LEASE_TOKEN)\n"
+         "  --to PHASE       claimed, working or review\n"},
+        {"reacquire", cmd_reacquire, "reacquire NAME --lease-token T [--ttl S]",
+         "Take back a lease this token still holds, even if it expired.",
+         "  --lease-token T  the token held (or REFLEASE_LEASE_TOKEN)\n"
+         "  --ttl S          lease time (default: the stored ttl_seconds)\n"},
+        {"release", cmd_release, "release NAME --lease-token T [--strict]",
+         "Give a lease up (safe to run in cleanup: never frees someone else's lease).",
+         "  --lease-token T  the token held (or REFLEASE_LEASE_TOKEN); empty or stale: not_owner\n"
+         "  --strict         exit 4 when the token is not the current one\n"},
+        {"break", cmd_break, "break NAME [--force]",
+         "Administrators: release a lease whatever its token (--force over a live lease).",
+         "  --force          also break a live lease\n"},
+        {"run", cmd_run,
+         "run NAME [--ttl S] [--every S] [--wait S] [--json-file F] -- CMD [ARG...]",
+         "Acquire, run CMD while heartbeating, release when it ends; stop CMD if the lease is "
+         "lost.",
+         "  --ttl S          lease time (default 300)\n"
+         "  --every S        heartbeat interval (default ttl/3, at most ttl/2)\n"
+         "  --wait S         wait up to S seconds for the lease\n"
+         "  --json-file F    write the JSON result object to F (else, with --json, the last\n"
+         "                   line of stderr)\n"
+         "CMD runs in its own process group with REFLEASE_LEASE_TOKEN, REFLEASE_TRANSITIONS and\n"
+         "REFLEASE_LEASE_NAME set; reflease exits with CMD's status, 4 when the lease was lost\n"
+         "(CMD is stopped first), 129/130/143 when interrupted (CMD gets the signal, the lease\n"
+         "is released).\n"},
+        {NULL, NULL, NULL, NULL, NULL}};

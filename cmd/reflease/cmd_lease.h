@@ -1,0 +1,58 @@
+/*
+ * Shared pieces of the lease commands (cmd_lease.c) and `run` (cmd_run.c):
+ * option values, input validation done before any write (F08), result
+ * reporting and signal-to-exit mapping.
+ */
+#ifndef REFLEASE_CMD_LEASE_H
+#define REFLEASE_CMD_LEASE_H
+
+#include "cli.h"
+
+#include <signal.h>
+
+/* Long-option codes of the lease commands. */
+enum {
+	OPT_TTL = OPT_COMMAND_BASE,
+	OPT_PHASE,
+	OPT_WAIT,
+	OPT_LEASE_TOKEN,
+	OPT_EVERY,
+	OPT_RELEASE_ON_EXIT,
+	OPT_TO,
+	OPT_STRICT,
+	OPT_FORCE,
+	OPT_JSON_FILE
+};
+
+/* The options of one lease command, as parsed (syntax checked). */
+typedef struct lease_args {
+	long ttl;   /* --ttl, 0 = not given */
+	long every; /* --every, 0 = not given */
+	long wait;  /* --wait, 0 = not given */
+	int has_wait;
+	lease_phase phase; /* --phase */
+	lease_phase to;    /* --to */
+	const char *token; /* --lease-token / REFLEASE_LEASE_TOKEN; NULL = neither */
+	int release_on_exit;
+	int strict;
+	int force;
+	const char *json_file;
+} lease_args;
+
+/* cli_parse handler for the options above. */
+int lease_args_option(cli_ctx *ctx, int c, const char *arg, void *payload);
+
+/* Check --ttl against the opened store's bounds (protocol.md §4): 64 when out
+ * of them, never replaced. Returns 0 or -EXIT_USAGE. */
+int lease_check_ttl(cli_ctx *ctx, lease_store *st, long ttl);
+
+/* Fill name/ref/status/message of @p r when the operation left them empty. */
+void lease_result_fixup(lease_result *r, lease_store *st, const char *name, int rc);
+
+/* Exit status for a signal number: 129, 130, 143 (cli.md), else 128 + sig. */
+int lease_exit_for_signal(int sig);
+
+/* `run NAME ... -- CMD` (cmd_run.c). */
+int cmd_run(cli_ctx *ctx, int argc, char **argv);
+
+#endif

@@ -1,0 +1,126 @@
+/**
+ * @file heartbeat.h
+ * The heartbeat service (protocol.md §6): keep a lease by heartbeating it
+ * every S seconds until the caller asks to stop or the lease is lost.
+ * Transient failures are retried with backoff until the lost deadline
+ * `expires_at − (kill_grace + 2 s)`, so that guarded work can be stopped
+ * before anyone else may take the lease over. The service never prints: it
+ * reports every attempt through a callback.
+ */
+#ifndef REFLEASE_HEARTBEAT_H
+#define REFLEASE_HEARTBEAT_H
+
+#include <signal.h>
+
+#include "common.h"
+#include "runtime.h"
+#include "store.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* kill_grace, the lost deadline and the default interval are runtime.h's
+ * lease_kill_grace(), lease_lost_at() and lease_heartbeat_interval(). */
+
+/**
+ * Resolve and check a heartbeat interval (cli.md "--every S"): @p every 0
+ * means the default ttl/3; an interval must be at least 1 s and at most
+ * ttl/2 (protocol.md §6 "Ceiling"); it is never silently replaced.
+ * @param out  receives the interval, seconds
+ * @return 0, or LEASE_EINVALID (ttl out of 1..86400, every < 0 or > ttl/2)
+ */
+int lease_heartbeat_every(int64_t *out, int64_t ttl_seconds, int64_t every);
+
+/** What a report of the heartbeat service is about. */
+typedef enum lease_keep_event {
+	LEASE_KEEP_WRITE = 0, /**< a heartbeat succeeded ("renewed" or "not_due") */
+	LEASE_KEEP_RETRY,     /**< a transient failure; the service will retry */
+	LEASE_KEEP_LOST,      /**< the lease is lost: not holder, expired, or the lost
+	                           deadline passed with failures; the service returns */
+	LEASE_KEEP_FAILED     /**< a permanent error (permission, payload, configuration);
+	                           the service returns */
+} lease_keep_event;
+
+/** One report of the heartbeat service; borrowed for the callback's duration. */
+typedef struct lease_keep_report {
+	lease_keep_event event;
+	int code;                   /**< the heartbeat's return code (0 for WRITE) */
+	const lease_result *result; /**< the heartbeat's result (status, payload, message) */
+	int attempt;                /**< consecutive failures so far (0 after a success) */
+	int64_t now;                /**< store time of the report, seconds since the epoch */
+	int64_t expires_at;         /**< the lease's expiry as last written, 0 = unknown */
+	double lost_at;             /**< the lost deadline (§6), seconds since the epoch */
+	int64_t ttl_seconds;        /**< TTL of the last successful write, seconds */
+	double next_in;             /**< seconds until the next attempt (WRITE, RETRY) */
+} lease_keep_report;
+
+#define LEASE_KEEP_OPTIONS_VERSION 1
+
+/**
+ * Options of lease_keep(). Initialise with LEASE_KEEP_OPTIONS_INIT.
+ * Strings are borrowed for the call.
+ */
+typedef struct lease_keep_options {
+	unsigned int version;
+	const char *owner;       /**< identity (§5), required */
+	const char *host;        /**< identity (§5), required */
+	const char *lease_token; /**< the token held, required; a handoff rotation is followed */
+	int64_t ttl_seconds;     /**< TTL each heartbeat grants; 0 = the stored ttl_seconds */
+	int64_t every_seconds;   /**< interval; 0 = ttl/3; never above ttl/2 */
+	/** Known expiry of the lease (e.g. from the acquire that just took it),
+	 *  seconds since the epoch. When set, the first heartbeat is due one
+	 *  interval after @p known_now; when 0 the first one is written at once. */
+	int64_t known_expires_at;
+	int64_t known_ttl_seconds; /**< the TTL behind known_expires_at, seconds */
+	int64_t known_now;         /**< store time known_expires_at was learnt at */
+	/** Stop request, typically set by the caller's signal handler; checked
+	 *  before every attempt and during every sleep. May be NULL. */
+	const volatile sig_atomic_t *stop;
+	/** Sleep @p seconds (> 0). Return non-zero when interrupted by a stop
+	 *  request. NULL = nanosleep(2) in slices of at most 100 ms, checking
+	 *  @p stop between slices. Injected by tests (with the store clock). */
+	int (*sleep)(double seconds, void *payload);
+	void *sleep_payload;
+	/** Called for every attempt's outcome. May be NULL. */
+	void (*report)(const lease_keep_report *rep, void *payload);
+	void *report_payload;
+	double backoff_initial_s; /**< first retry delay, seconds; 0 = 1 s */
+	double backoff_max_s;     /**< longest retry delay, seconds; 0 = 30 s */
+} lease_keep_options;
+
+#define LEASE_KEEP_OPTIONS_INIT                                                                    \
+	{                                                                                          \
+		LEASE_KEEP_OPTIONS_VERSION, NULL, NULL, NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL,     \
+		        NULL, NULL, 0, 0                                                           \
+	}
+
+/**
+ * Keep the lease @p name with heartbeats every interval until @p opts->stop
+ * is set or the lease is lost (protocol.md §6, cli.md `heartbeat --every`).
+ *
+ * Each attempt is one lease_heartbeat(). Success ("renewed", "not_due")
+ * schedules the next one an interval later. LEASE_ENOTHOLDER, LEASE_EEXPIRED
+ * and LEASE_EHELD mean the lease is lost at once (F21: a different token or a
+ * passed expires_at). Transient failures (LEASE_ENET, LEASE_ECAS,
+ * LEASE_EUNVERIFIED, LEASE_ERATELIMIT, LEASE_EINTERNAL, LEASE_ENOMEM) are
+ * retried with exponential backoff (1 s doubling to 30 s) but never past the
+ * lost deadline `expires_at − (kill_grace + 2 s)`; reaching it declares the
+ * lease lost. When the expiry is unknown (the first heartbeat failed), the
+ * deadline is one interval after the start. Any other error is permanent.
+ * A heartbeat that rotates the token (a cross-host handoff, §5) is followed:
+ * later heartbeats present the new token.
+ *
+ * @param last  receives the last heartbeat's result (may be NULL)
+ * @return 0 when stopped by the caller; LEASE_ENOTHOLDER or LEASE_EEXPIRED
+ *         when lost (LEASE_EEXPIRED also for the lost deadline);
+ *         LEASE_EINVALID for bad options; another negative code for a
+ *         permanent error
+ */
+int lease_keep(lease_result *last, lease_store *st, const char *name,
+               const lease_keep_options *opts);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

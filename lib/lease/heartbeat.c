@@ -1,0 +1,233 @@
+/* The heartbeat service (protocol.md §6): heartbeat every S seconds, retry
+ * transient failures until the lost deadline, report every attempt. */
+#include "reflease/heartbeat.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "store/store.h"
+
+/* Longest single nanosleep of the default sleep, so a stop request is
+ * honoured within this many milliseconds. */
+#define SLEEP_SLICE_MS 100
+
+/* expires_at − (kill_grace + 2 s), protocol.md §6. */
+static double lost_deadline(int64_t expires_at, int64_t ttl)
+{
+	return (double)expires_at - (lease_kill_grace(ttl) + 2.0);
+}
+
+int lease_heartbeat_every(int64_t *out, int64_t ttl_seconds, int64_t every)
+{
+	if (ttl_seconds < LEASE_TTL_READ_MIN || ttl_seconds > LEASE_TTL_READ_MAX || every < 0)
+		return LEASE_EINVALID;
+	if (every == 0)
+		every = lease_heartbeat_interval(ttl_seconds);
+	else if (every > ttl_seconds / 2)
+		return LEASE_EINVALID;
+	*out = every < 1 ? 1 : every;
+	return 0;
+}
+
+/* The default sleep: nanosleep in slices, checking the stop flag. */
+static int default_sleep(double seconds, const volatile sig_atomic_t *stop)
+{
+	while (seconds > 0) {
+		double slice =
+		        seconds < SLEEP_SLICE_MS / 1000.0 ? seconds : SLEEP_SLICE_MS / 1000.0;
+		struct timespec ts;
+
+		if (stop && *stop)
+			return 1;
+		ts.tv_sec = (time_t)slice;
+		ts.tv_nsec = (long)((slice - (double)ts.tv_sec) * 1e9);
+		if (nanosleep(&ts, NULL) != 0 && errno != EINTR)
+			return 0;
+		seconds -= slice;
+	}
+	return stop && *stop;
+}
+
+static int keep_sleep(const lease_keep_options *o, double seconds)
+{
+	if (o->sleep)
+		return o->sleep(seconds, o->sleep_payload) || (o->stop && *o->stop);
+	return default_sleep(seconds, o->stop);
+}
+
+/* Failures worth retrying until the lost deadline. */
+static int is_transient(int rc)
+{
+	switch (rc) {
+	case LEASE_ENET:
+	case LEASE_ECAS:
+	case LEASE_EUNVERIFIED:
+	case LEASE_ERATELIMIT:
+	case LEASE_EINTERNAL:
+	case LEASE_ENOMEM: return 1;
+	default: return 0;
+	}
+}
+
+/* The interval for @p ttl: the option given (never above ttl/2) or ttl/3. */
+static int64_t interval_for(const lease_keep_options *o, int64_t ttl)
+{
+	int64_t every = o->every_seconds;
+
+	if (every <= 0 || every > ttl / 2)
+		every = every <= 0 ? ttl / 3 : ttl / 2;
+	return every < 1 ? 1 : every;
+}
+
+static void emit(const lease_keep_options *o, lease_keep_report *rep)
+{
+	if (o->report)
+		o->report(rep, o->report_payload);
+}
+
+int lease_keep(lease_result *last, lease_store *st, const char *name,
+               const lease_keep_options *opts)
+{
+	lease_op_options op = LEASE_OP_OPTIONS_INIT;
+	lease_keep_report rep;
+	lease_result r;
+	char token[LEASE_TOKEN_HEXSZ + 1];
+	int64_t ttl, every, expires_at = 0, now;
+	double backoff, backoff_max, lost_at, next;
+	int attempt = 0, rc = 0;
+
+	memset(&r, 0, sizeof(r));
+	if (last)
+		memset(last, 0, sizeof(*last));
+	if (!opts || opts->version != LEASE_KEEP_OPTIONS_VERSION || !st || !name || !opts->owner ||
+	    !opts->host || !opts->lease_token || strlen(opts->lease_token) != LEASE_TOKEN_HEXSZ ||
+	    opts->ttl_seconds < 0 || opts->ttl_seconds > LEASE_TTL_READ_MAX ||
+	    opts->every_seconds < 0)
+		return st ? lease_store_set_error(st, LEASE_EINVALID,
+		                                  "heartbeat service: bad options")
+		          : LEASE_EINVALID;
+	ttl = opts->ttl_seconds         ? opts->ttl_seconds
+	      : opts->known_ttl_seconds ? opts->known_ttl_seconds
+	                                : LEASE_TTL_DEFAULT;
+	if (opts->every_seconds && (opts->ttl_seconds || opts->known_ttl_seconds) &&
+	    lease_heartbeat_every(&every, ttl, opts->every_seconds) < 0)
+		return lease_store_set_error(st, LEASE_EINVALID,
+		                             "heartbeat interval %lld s is above ttl/2 (%lld s)",
+		                             (long long)opts->every_seconds, (long long)(ttl / 2));
+	memcpy(token, opts->lease_token, sizeof(token));
+	backoff = opts->backoff_initial_s > 0 ? opts->backoff_initial_s : 1.0;
+	backoff_max = opts->backoff_max_s > 0 ? opts->backoff_max_s : 30.0;
+	every = interval_for(opts, ttl);
+	now = lease_store_now(st);
+	if (opts->known_expires_at) {
+		int64_t since = opts->known_now ? opts->known_now : now;
+		expires_at = opts->known_expires_at;
+		lost_at = lost_deadline(expires_at, ttl);
+		next = (double)(since + every);
+		if (next > lost_at - 1)
+			next = lost_at - 1;
+	} else {
+		/* Expiry unknown until the first heartbeat lands. */
+		lost_at = (double)(now + every);
+		next = (double)now;
+	}
+
+	for (;;) {
+		if (opts->stop && *opts->stop)
+			break;
+		now = lease_store_now(st);
+		if ((double)now >= lost_at) {
+			/* Lost deadline (§6): stop guarded work before anyone may take over. */
+			char prev[sizeof(r.message)];
+			memcpy(prev, r.message, sizeof(prev));
+			if (!r.status) {
+				snprintf(r.name, sizeof(r.name), "%s", name);
+				r.has_payload = 0;
+			}
+			r.code = LEASE_EEXPIRED;
+			r.status = "expired";
+			r.holds_token = 0;
+			r.now = now;
+			snprintf(r.message, sizeof(r.message),
+			         "lease lost: no heartbeat landed before the lost deadline "
+			         "(expires_at - %.1f s)%s%.400s", lease_kill_grace(ttl) + 2.0,
+			         prev[0] ? "; last error: " : "", prev);
+			rc = LEASE_EEXPIRED;
+			memset(&rep, 0, sizeof(rep));
+			rep.event = LEASE_KEEP_LOST;
+			rep.code = rc;
+			rep.result = &r;
+			rep.attempt = attempt;
+			rep.now = now;
+			rep.expires_at = expires_at;
+			rep.lost_at = lost_at;
+			rep.ttl_seconds = ttl;
+			emit(opts, &rep);
+			break;
+		}
+		if ((double)now < next) {
+			double until = next < lost_at ? next : lost_at;
+			if (keep_sleep(opts, until - (double)now))
+				break;
+			continue;
+		}
+		op.owner = opts->owner;
+		op.host = opts->host;
+		op.lease_token = token;
+		op.ttl_seconds = opts->ttl_seconds;
+		rc = lease_heartbeat(&r, st, name, &op);
+		now = lease_store_now(st);
+		memset(&rep, 0, sizeof(rep));
+		rep.result = &r;
+		rep.code = rc;
+		rep.now = now;
+		if (rc == 0) {
+			if (r.has_payload) {
+				expires_at = r.payload.expires_at;
+				if (r.payload.has_ttl && r.payload.ttl_seconds > 0)
+					ttl = r.payload.ttl_seconds;
+				if (r.payload.lease_token[0] &&
+				    strcmp(r.payload.lease_token, token))
+					memcpy(token, r.payload.lease_token, sizeof(token));
+			}
+			every = interval_for(opts, ttl);
+			lost_at = expires_at ? lost_deadline(expires_at, ttl) : (double)(now + every);
+			next = (double)(now + every);
+			if (next > lost_at - 1)
+				next = lost_at - 1 > (double)now ? lost_at - 1 : (double)now + 1;
+			attempt = 0;
+			backoff = opts->backoff_initial_s > 0 ? opts->backoff_initial_s : 1.0;
+			rep.event = LEASE_KEEP_WRITE;
+			rep.next_in = next - (double)now;
+		} else if (rc == LEASE_ENOTHOLDER || rc == LEASE_EEXPIRED || rc == LEASE_EHELD) {
+			/* F21: a different token or a passed expires_at means lost at once. */
+			rc = rc == LEASE_EHELD ? LEASE_ENOTHOLDER : rc;
+			rep.code = rc;
+			rep.event = LEASE_KEEP_LOST;
+		} else if (is_transient(rc)) {
+			attempt++;
+			next = (double)now + backoff;
+			backoff = backoff * 2 > backoff_max ? backoff_max : backoff * 2;
+			/* the last retry lands a second before the lost deadline */
+			if (next > lost_at - 1)
+				next = lost_at - 1 > (double)now ? lost_at - 1 : lost_at;
+			rep.event = LEASE_KEEP_RETRY;
+			rep.next_in = next - (double)now;
+		} else {
+			rep.event = LEASE_KEEP_FAILED;
+		}
+		rep.attempt = attempt;
+		rep.expires_at = expires_at;
+		rep.lost_at = lost_at;
+		rep.ttl_seconds = ttl;
+		emit(opts, &rep);
+		if (rep.event == LEASE_KEEP_LOST || rep.event == LEASE_KEEP_FAILED)
+			break;
+		rc = 0;
+	}
+	if (last)
+		*last = r;
+	return rc;
+}

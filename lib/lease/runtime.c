@@ -1,0 +1,1103 @@
+/* The lease runtime (protocol.md §4–§6): every operation is a
+ * read-decide-CAS loop over the primitives that settles failed, unverified
+ * or unanswered writes, with the token changed by the owner-keyed rotation
+ * matrix (rotation.c). */
+#include "reflease/runtime.h"
+#include "lease/rotation.h"
+#include "lease/version.h"
+#include "store/store.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define UNKNOWN_RETRIES 3  /* §5: an unknown outcome is retried at most 3 times */
+#define MAX_ROUNDS      12 /* bound on read-decide-write rounds under churn */
+#define MAX_WRITES      32 /* commits one operation may write (rounds × rebuilds) */
+#define ANCESTRY_STEPS  64 /* parents walked when settling / reading the chain */
+#define REBUILD_MAX     3  /* stale payloads rebuilt before one CAS */
+#define REFRESH_MAX     2  /* extra preserving writes after a late success (F15) */
+
+typedef enum op_kind {
+	OP_ACQUIRE = 0,
+	OP_HEARTBEAT,
+	OP_TRANSITION,
+	OP_REACQUIRE,
+	OP_RELEASE,
+	OP_BREAK
+} op_kind;
+
+static const lease_op kind_op[] = {LEASE_OP_ACQUIRE,   LEASE_OP_HEARTBEAT, LEASE_OP_TRANSITION,
+                                   LEASE_OP_REACQUIRE, LEASE_OP_RELEASE,   LEASE_OP_BREAK};
+static const char *const kind_success[] = {"acquired",   "renewed",  "transitioned",
+                                           "reacquired", "released", "broken"};
+
+/* A commit this operation wrote (in any attempt) and the oid it was based on. */
+typedef struct written {
+	lease_oid oid;
+	int has_base;
+	lease_oid base;
+	lease_payload p;
+	int token_changed;
+} written;
+
+typedef struct op_ctx {
+	op_kind kind;
+	lease_store *st;
+	const char *name;
+	const lease_op_options *o;
+	lease_result *out;
+	written w[MAX_WRITES];
+	size_t nw;
+	int approximate;
+	int refreshing; /* a landed write came too late: extend it as its holder */
+	int refreshes;
+	int token_changed;
+	char mytoken[LEASE_TOKEN_HEXSZ + 1];
+} op_ctx;
+
+typedef struct decision {
+	int write;
+	lease_payload next;
+	lease_op sop;
+	const char *status; /* when no write */
+	int code;
+	int holds_token;
+	int token_changed;
+	int live_write; /* sets expires_at = now + ttl */
+	int64_t ttl;
+	int64_t built_at;
+	char message[512];
+} decision;
+
+static int is_live_kind(op_kind k)
+{
+	return k == OP_ACQUIRE || k == OP_HEARTBEAT || k == OP_TRANSITION || k == OP_REACQUIRE;
+}
+
+/* ---- helpers (public) ---------------------------------------------------- */
+
+int lease_ttl_validate(const lease_store *st, int64_t ttl_seconds, char *err, size_t errlen)
+{
+	int lo = lease_store_ttl_min(st), hi = lease_store_ttl_max(st);
+
+	if (ttl_seconds < lo || ttl_seconds > hi) {
+		if (err && errlen)
+			snprintf(err, errlen,
+			         "invalid TTL %lld: must be whole seconds in %d..%d on a %s store",
+			         (long long)ttl_seconds, lo, hi, lease_store_kind(st));
+		return LEASE_EINVALID;
+	}
+	return 0;
+}
+
+int lease_payload_expired(const lease_store *st, const lease_payload *p, int64_t now)
+{
+	if (p->phase == LEASE_PHASE_RELEASED)
+		return 0;
+	return now > p->expires_at + lease_store_skew_margin(st);
+}
+
+int64_t lease_payload_ttl(const lease_payload *p, int64_t assumed_ttl, int *approximate)
+{
+	if (p->has_ttl) {
+		if (approximate)
+			*approximate = 0;
+		return p->ttl_seconds;
+	}
+	if (approximate)
+		*approximate = 1;
+	return assumed_ttl > 0 ? assumed_ttl : LEASE_TTL_DEFAULT;
+}
+
+int64_t lease_payload_heartbeat_time(const lease_payload *p, int64_t assumed_ttl, int *approximate)
+{
+	return p->expires_at - lease_payload_ttl(p, assumed_ttl, approximate);
+}
+
+int64_t lease_heartbeat_floor(int64_t ttl_seconds)
+{
+	return ttl_seconds / 10 > 1 ? ttl_seconds / 10 : 1;
+}
+
+int64_t lease_heartbeat_interval(int64_t ttl_seconds)
+{
+	return ttl_seconds / 3 > 1 ? ttl_seconds / 3 : 1;
+}
+
+double lease_kill_grace(int64_t ttl_seconds)
+{
+	double g = (double)ttl_seconds / 6.0;
+	return g < 10.0 ? (g > 0 ? g : 0) : 10.0;
+}
+
+double lease_lost_at(const lease_payload *p, int64_t assumed_ttl)
+{
+	int64_t ttl = lease_payload_ttl(p, assumed_ttl, NULL);
+	return (double)p->expires_at - (lease_kill_grace(ttl) + 2.0);
+}
+
+/* ---- results ------------------------------------------------------------- */
+
+static void result_init(lease_result *out, lease_store *st, const char *name)
+{
+	memset(out, 0, sizeof(*out));
+	out->status = "error";
+	snprintf(out->name, sizeof(out->name), "%.*s", LEASE_NAME_MAX, name ? name : "");
+	snprintf(out->ref, sizeof(out->ref), "refs/%.*s/%.*s", LEASE_NS_MAX,
+	         lease_store_namespace(st), LEASE_NAME_MAX, name ? name : "");
+}
+
+static void result_state(lease_result *out, const lease_ref_state *s)
+{
+	out->present = s->present;
+	out->oid = s->oid;
+	out->has_payload = s->present && s->payload_rc == 0;
+	if (out->has_payload)
+		out->payload = s->payload;
+	else
+		memset(&out->payload, 0, sizeof(out->payload));
+}
+
+static int result_fail(lease_result *out, lease_store *st, int code, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+
+static int result_fail(lease_result *out, lease_store *st, int code, const char *fmt, ...)
+{
+	out->status = "error";
+	out->code = code;
+	out->holds_token = 0;
+	if (fmt) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(out->message, sizeof(out->message), fmt, ap);
+		va_end(ap);
+		lease_store_set_error(st, code, "%s", out->message);
+	} else {
+		const char *m = lease_store_last_error(st);
+		snprintf(out->message, sizeof(out->message), "%s",
+		         m && *m ? m : lease_error_id(code));
+	}
+	return code;
+}
+
+static void fmt_time(char buf[LEASE_TIME_STRSZ + 1], int64_t t)
+{
+	lease_time_format(buf, t);
+}
+
+/* ---- input validation (before any I/O: F08) ------------------------------ */
+
+static int check_identity(op_ctx *c)
+{
+	lease_payload probe;
+	char err[256];
+	const lease_op_options *o = c->o;
+
+	if (!o->owner || !*o->owner || !o->host || !*o->host)
+		return result_fail(c->out, c->st, LEASE_EINVALID,
+		                   "an owner and a host are required for %s",
+		                   lease_op_name(kind_op[c->kind]));
+	memset(&probe, 0, sizeof(probe));
+	snprintf(probe.sdlc_version, sizeof(probe.sdlc_version), "%s", SDLC_VERSION);
+	probe.version_major = SDLC_VERSION_MAJOR;
+	probe.version_minor = SDLC_VERSION_MINOR;
+	probe.version_patch = SDLC_VERSION_PATCH;
+	snprintf(probe.name, sizeof(probe.name), "%s", c->name);
+	if (strlen(o->owner) > LEASE_IDENT_MAX || strlen(o->host) > LEASE_IDENT_MAX)
+		return result_fail(c->out, c->st, LEASE_EINVALID,
+		                   "owner and host are at most %d bytes", LEASE_IDENT_MAX);
+	snprintf(probe.owner, sizeof(probe.owner), "%s", o->owner);
+	snprintf(probe.host, sizeof(probe.host), "%s", o->host);
+	probe.phase = LEASE_PHASE_CLAIMED;
+	memset(probe.lease_token, '0', LEASE_TOKEN_HEXSZ);
+	memset(probe.nonce, '0', LEASE_NONCE_HEXSZ);
+	probe.acquired_at = 1700000000;
+	probe.expires_at = probe.acquired_at + LEASE_TTL_DEFAULT;
+	probe.has_ttl = 1;
+	probe.ttl_seconds = LEASE_TTL_DEFAULT;
+	if (lease_payload_validate(&probe, err, sizeof(err)) < 0)
+		return result_fail(c->out, c->st, LEASE_EINVALID, "invalid identity: %s", err);
+	return 0;
+}
+
+static int check_inputs(op_ctx *c)
+{
+	const lease_op_options *o = c->o;
+	char err[256];
+	int rc;
+
+	if (!c->name || lease_name_validate(c->name, err, sizeof(err)) < 0)
+		return result_fail(c->out, c->st, LEASE_EINVALID, "invalid lease name: %s",
+		                   c->name ? err : "none given");
+	if (!o || o->version != LEASE_OP_OPTIONS_VERSION)
+		return result_fail(c->out, c->st, LEASE_EINVALID,
+		                   "lease options missing or of an unsupported version");
+	if ((rc = check_identity(c)) < 0)
+		return rc;
+	if (is_live_kind(c->kind) && o->ttl_seconds != 0 &&
+	    lease_ttl_validate(c->st, o->ttl_seconds, err, sizeof(err)) < 0)
+		return result_fail(c->out, c->st, LEASE_EINVALID, "%s", err);
+	if (c->kind == OP_ACQUIRE && o->phase != LEASE_PHASE_NONE &&
+	    o->phase != LEASE_PHASE_CLAIMED && o->phase != LEASE_PHASE_WORKING &&
+	    o->phase != LEASE_PHASE_REVIEW)
+		return result_fail(c->out, c->st, LEASE_EINVALID,
+		                   "invalid phase: acquire starts in claimed, working or review");
+	if (c->kind == OP_TRANSITION && o->to != LEASE_PHASE_CLAIMED &&
+	    o->to != LEASE_PHASE_WORKING && o->to != LEASE_PHASE_REVIEW)
+		return result_fail(c->out, c->st, LEASE_EINVALID,
+		                   "invalid target phase: one of claimed, working, review");
+	return 0;
+}
+
+/* ---- reading the chain --------------------------------------------------- */
+
+static int find_written(const op_ctx *c, const lease_oid *oid)
+{
+	size_t i;
+
+	for (i = c->nw; i-- > 0;)
+		if (lease_oid_equal(&c->w[i].oid, oid))
+			return (int)i;
+	return -1;
+}
+
+static int is_base(const op_ctx *c, const lease_oid *oid)
+{
+	size_t i;
+
+	for (i = 0; i < c->nw; i++)
+		if (c->w[i].has_base && lease_oid_equal(&c->w[i].base, oid))
+			return 1;
+	return 0;
+}
+
+/* The newest commit this operation wrote that the tip is, or descends from
+ * (§5 "landed"), or -1. Stops at the oids the writes were based on: nothing
+ * below them can be ours. */
+static int landed_index(op_ctx *c, const lease_ref_state *s)
+{
+	lease_commit cm = {0};
+	lease_oid cur;
+	lease_oid parent;
+	int has_parent, step, idx = -1;
+
+	if (!s->present)
+		return -1;
+	cur = s->oid;
+	has_parent = s->commit.is_commit && s->commit.has_parent;
+	parent = s->commit.parent;
+	for (step = 0; step < ANCESTRY_STEPS; step++) {
+		if ((idx = find_written(c, &cur)) >= 0)
+			break;
+		if (!has_parent || is_base(c, &cur))
+			break;
+		cur = parent;
+		lease_commit_clear(&cm);
+		if (c->st->t->read_commit(c->st->t, &cm, &cur) < 0 || !cm.is_commit) {
+			/* cur itself may still be ours */
+			idx = find_written(c, &cur);
+			break;
+		}
+		has_parent = cm.has_parent;
+		parent = cm.parent;
+	}
+	lease_commit_clear(&cm);
+	return idx;
+}
+
+/* Highest transitions readable in the chain from the tip (break over an
+ * unreadable payload, §5); -1 when none is readable. */
+static int64_t chain_max_transitions(op_ctx *c, const lease_ref_state *s)
+{
+	lease_commit cm = {0};
+	lease_payload p;
+	lease_oid cur;
+	int64_t best = -1;
+	char err[128];
+	int step;
+
+	if (!s->present || !s->commit.is_commit)
+		return -1;
+	if (lease_commit_copy(&cm, &s->commit) < 0)
+		return -1;
+	for (step = 0; step < ANCESTRY_STEPS; step++) {
+		if (cm.message &&
+		    lease_message_parse(&p, NULL, cm.message, strlen(cm.message), c->name, err,
+		                        sizeof(err)) == 0 &&
+		    p.transitions > best)
+			best = p.transitions;
+		if (!cm.has_parent)
+			break;
+		cur = cm.parent;
+		lease_commit_clear(&cm);
+		if (c->st->t->read_commit(c->st->t, &cm, &cur) < 0 || !cm.is_commit)
+			break;
+	}
+	lease_commit_clear(&cm);
+	return best;
+}
+
+/* Lenient look at an unreadable payload for break (F27): 1 when it shows a
+ * live phase whose expires_at is still ahead, else 0. */
+static int lenient_live(op_ctx *c, const lease_ref_state *s, int64_t now)
+{
+	const char *m, *e;
+	char buf[LEASE_TIME_STRSZ + 1];
+	int64_t exp;
+
+	if (!s->commit.is_commit || !(m = s->commit.message))
+		return 0;
+	if (strstr(m, "\"phase\":\"released\""))
+		return 0;
+	if (!(e = strstr(m, "\"expires_at\":\"")))
+		return 0;
+	e += strlen("\"expires_at\":\"");
+	if (strlen(e) < LEASE_TIME_STRSZ)
+		return 0;
+	memcpy(buf, e, LEASE_TIME_STRSZ);
+	buf[LEASE_TIME_STRSZ] = '\0';
+	if (lease_time_parse(&exp, buf) < 0)
+		return 0;
+	return now <= exp + lease_store_skew_margin(c->st);
+}
+
+/* ---- deciding ------------------------------------------------------------ */
+
+static void payload_base(lease_payload *n, const char *name)
+{
+	memset(n, 0, sizeof(*n));
+	snprintf(n->sdlc_version, sizeof(n->sdlc_version), "%s", SDLC_VERSION);
+	n->version_major = SDLC_VERSION_MAJOR;
+	n->version_minor = SDLC_VERSION_MINOR;
+	n->version_patch = SDLC_VERSION_PATCH;
+	snprintf(n->name, sizeof(n->name), "%s", name);
+	n->has_ttl = 1;
+}
+
+static void no_write(decision *d, const char *status, int code, int holds, const char *fmt, ...)
+        __attribute__((format(printf, 5, 6)));
+
+static void no_write(decision *d, const char *status, int code, int holds, const char *fmt, ...)
+{
+	va_list ap;
+
+	d->write = 0;
+	d->status = status;
+	d->code = code;
+	d->holds_token = holds;
+	va_start(ap, fmt);
+	vsnprintf(d->message, sizeof(d->message), fmt, ap);
+	va_end(ap);
+}
+
+/* The TTL a live write grants (§6): the option; else the stored ttl_seconds
+ * when the token is preserved (300 for pre-bump, raised to the store
+ * minimum); else 300. */
+static int64_t effective_ttl(op_ctx *c, const lease_payload *cur, lease_token_change ch)
+{
+	int64_t ttl;
+	int approx = 0;
+
+	if (c->o->ttl_seconds > 0)
+		return c->o->ttl_seconds;
+	if (ch != LEASE_TOKEN_PRESERVE || !cur)
+		return LEASE_TTL_DEFAULT;
+	ttl = lease_payload_ttl(cur, LEASE_TTL_DEFAULT, &approx);
+	if (approx)
+		c->approximate = 1;
+	if (ttl < lease_store_ttl_min(c->st))
+		ttl = lease_store_ttl_min(c->st);
+	if (ttl > lease_store_ttl_max(c->st))
+		ttl = lease_store_ttl_max(c->st);
+	return ttl;
+}
+
+static int fill_nonce(op_ctx *c, lease_payload *n)
+{
+	int rc = lease_random_hex(n->nonce, LEASE_NONCE_HEXSZ / 2, lease_store_random(c->st));
+	if (rc < 0)
+		return result_fail(c->out, c->st, rc, "no randomness for the nonce");
+	return 0;
+}
+
+/* A live write (acquire, heartbeat, transition, reacquire). */
+static int plan_live(op_ctx *c, decision *d, const lease_payload *cur, lease_token_change ch,
+                     lease_phase phase, int64_t now)
+{
+	int64_t base = 0;
+	int rc;
+
+	if (!cur && ch == LEASE_TOKEN_MINT) {
+		int64_t max = 0;
+		int found = 0;
+		if ((rc = lease_fetch_archive_max_transitions(&max, &found, c->st, c->name)) < 0)
+			return result_fail(c->out, c->st, rc, NULL);
+		base = found ? max + 1 : 0;
+	}
+	payload_base(&d->next, c->name);
+	d->next.phase = phase;
+	if ((rc = lease_rotation_apply(&d->next, cur, ch, c->o->owner, c->o->host, now, base,
+	                               lease_store_random(c->st))) < 0)
+		return result_fail(c->out, c->st, rc, "could not change the token");
+	d->ttl = effective_ttl(c, cur, ch);
+	d->next.ttl_seconds = d->ttl;
+	d->next.expires_at = now + d->ttl;
+	d->write = 1;
+	d->live_write = 1;
+	d->holds_token = 1;
+	d->token_changed = ch != LEASE_TOKEN_PRESERVE;
+	d->built_at = now;
+	return fill_nonce(c, &d->next);
+}
+
+/* A `released` write (release, break): expires_at = now, ttl 0, the
+ * releaser's identity, the token kept (or minted over garbage). */
+static int plan_released(op_ctx *c, decision *d, const lease_payload *cur, int64_t now,
+                         int64_t chain_max)
+{
+	int rc;
+
+	payload_base(&d->next, c->name);
+	d->next.phase = LEASE_PHASE_RELEASED;
+	if (cur) {
+		lease_rotation_apply(&d->next, cur, LEASE_TOKEN_PRESERVE, NULL, NULL, now, 0, NULL);
+	} else {
+		if ((rc = lease_rotation_apply(&d->next, NULL, LEASE_TOKEN_MINT, NULL, NULL, now,
+		                               chain_max >= 0 ? chain_max + 1 : 0,
+		                               lease_store_random(c->st))) < 0)
+			return result_fail(c->out, c->st, rc, "could not mint a token");
+		d->token_changed = 1;
+	}
+	snprintf(d->next.owner, sizeof(d->next.owner), "%s", c->o->owner);
+	snprintf(d->next.host, sizeof(d->next.host), "%s", c->o->host);
+	d->next.expires_at = now;
+	d->next.ttl_seconds = 0;
+	d->ttl = 0;
+	d->write = 1;
+	d->built_at = now;
+	return fill_nonce(c, &d->next);
+}
+
+static int check_writable(op_ctx *c, const lease_payload *cur)
+{
+	char err[256];
+
+	if (cur && lease_payload_writable(cur, err, sizeof(err)) < 0)
+		return result_fail(c->out, c->st, LEASE_EVERSION, "%s", err);
+	return 0;
+}
+
+static void holder_msg(decision *d, const lease_payload *cur, const char *what)
+{
+	char t[LEASE_TIME_STRSZ + 1];
+
+	fmt_time(t, cur->expires_at);
+	snprintf(d->message, sizeof(d->message), "%s by %s on %s until %s", what, cur->owner,
+	         cur->host, t);
+}
+
+static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
+{
+	const lease_op_options *o = c->o;
+	const lease_payload *cur = NULL;
+	const char *tok;
+	lease_relation rel;
+	lease_token_change ch;
+	int expired, tok_cur, rc;
+	char t[LEASE_TIME_STRSZ + 1];
+
+	memset(d, 0, sizeof(*d));
+	d->sop = kind_op[c->kind];
+	if (s->present && s->payload_rc != 0 && c->kind != OP_BREAK)
+		return result_fail(c->out, c->st, s->payload_rc, "%s: unreadable payload: %s",
+		                   c->out->ref, s->payload_error);
+	if (s->present && s->payload_rc == 0)
+		cur = &s->payload;
+	rel = lease_relation_of(cur, o->owner, o->host);
+	expired = cur && lease_payload_expired(c->st, cur, now);
+	tok = c->refreshing ? c->mytoken : o->lease_token;
+	tok_cur = rel != LEASE_REL_FRESH && tok && *tok && strcmp(tok, cur->lease_token) == 0;
+
+	if (c->refreshing) {
+		/* Our own landed write came too late (F15): extend it once more. */
+		if (!tok_cur || expired) {
+			no_write(d, "not_holder", LEASE_ENOTHOLDER, 0,
+			         "the lease was granted too late and lost before it could be "
+			         "extended");
+			return 0;
+		}
+		if ((rc = plan_live(c, d, cur, LEASE_TOKEN_PRESERVE, cur->phase, now)) < 0)
+			return rc;
+		d->sop = LEASE_OP_HEARTBEAT;
+		return 0;
+	}
+
+	switch (c->kind) {
+	case OP_ACQUIRE:
+		if (cur && rel != LEASE_REL_FRESH && !expired) {
+			if (rel == LEASE_REL_SAME)
+				no_write(d, "already_held", LEASE_EHELD, 0, "x");
+			else
+				no_write(d, "held", LEASE_EHELD, 0, "x");
+			holder_msg(d, cur,
+			           rel == LEASE_REL_SAME ? "already held (re-entry is reacquire "
+			                                   "with the token)"
+			                                 : "held");
+			return 0;
+		}
+		if ((rc = check_writable(c, cur)) < 0)
+			return rc;
+		ch = lease_token_rule(rel, 0);
+		return plan_live(c, d, cur, ch,
+		                 o->phase == LEASE_PHASE_NONE ? LEASE_PHASE_CLAIMED : o->phase,
+		                 now);
+
+	case OP_HEARTBEAT:
+	case OP_TRANSITION:
+	case OP_REACQUIRE:
+		if (rel == LEASE_REL_FRESH) {
+			no_write(d, "not_holder", LEASE_ENOTHOLDER, 0, "%s",
+			         cur ? "the lease was released" : "the lease does not exist");
+			return 0;
+		}
+		if (!tok_cur) {
+			no_write(d, "not_holder", LEASE_ENOTHOLDER, 0,
+			         "the presented token is not the lease's current token");
+			return 0;
+		}
+		if (expired && c->kind != OP_REACQUIRE) {
+			fmt_time(t, cur->expires_at);
+			no_write(d, "expired", LEASE_EEXPIRED, 0,
+			         "the lease expired at %s; reacquire it with the token", t);
+			return 0;
+		}
+		if (c->kind == OP_TRANSITION && o->to == cur->phase)
+			return result_fail(c->out, c->st, LEASE_EINVALID,
+			                   "the lease is already in phase %s",
+			                   lease_phase_name(cur->phase));
+		ch = lease_token_rule(rel, 1);
+		if (c->kind == OP_HEARTBEAT && ch == LEASE_TOKEN_PRESERVE) {
+			/* The floor (§6), only after the token and relation checks. */
+			int64_t ttl_new = effective_ttl(c, cur, ch), stored, hb;
+			int approx = 0;
+
+			stored = lease_payload_ttl(cur, ttl_new, &approx);
+			if (approx)
+				c->approximate = 1;
+			hb = cur->expires_at - stored;
+			if (now - hb < lease_heartbeat_floor(stored) &&
+			    2 * (cur->expires_at - now) >= ttl_new) {
+				no_write(
+				        d, "not_due", 0, 1,
+				        "heartbeat not due: last one %lld s ago, floor %lld s (%s)",
+				        (long long)(now - hb),
+				        (long long)lease_heartbeat_floor(stored),
+				        approx ? "approximate" : "exact");
+				return 0;
+			}
+		}
+		if ((rc = check_writable(c, cur)) < 0)
+			return rc;
+		return plan_live(c, d, cur, ch, c->kind == OP_TRANSITION ? o->to : cur->phase, now);
+
+	case OP_RELEASE:
+		if (rel == LEASE_REL_FRESH) {
+			no_write(d, "already_released", 0, 0, "%s",
+			         cur ? "the lease is already released"
+			             : "the lease does not exist");
+			return 0;
+		}
+		if (!tok_cur) {
+			no_write(d, "not_owner", 0, 0,
+			         "the presented token is not current; nothing written");
+			return 0;
+		}
+		if ((rc = check_writable(c, cur)) < 0)
+			return rc;
+		return plan_released(c, d, cur, now, -1);
+
+	case OP_BREAK:
+		if (!s->present || (cur && cur->phase == LEASE_PHASE_RELEASED)) {
+			no_write(d, "already_released", 0, 0, "%s",
+			         cur ? "the lease is already released"
+			             : "the lease does not exist");
+			return 0;
+		}
+		if (!o->force && ((cur && !expired) || (!cur && lenient_live(c, s, now)))) {
+			no_write(d, "held", LEASE_EHELD, 0, "x");
+			if (cur)
+				holder_msg(d, cur, "live lease held (break --force to override)");
+			else
+				snprintf(d->message, sizeof(d->message),
+				         "unreadable payload that looks live (break --force to "
+				         "override)");
+			return 0;
+		}
+		return plan_released(c, d, cur, now, cur ? -1 : chain_max_transitions(c, s));
+	}
+	return result_fail(c->out, c->st, LEASE_EINTERNAL, "unknown operation");
+}
+
+/* ---- writing ------------------------------------------------------------- */
+
+static int is_settleable(int rc)
+{
+	return rc == LEASE_ECAS || rc == LEASE_EUNVERIFIED || rc == LEASE_ENET ||
+	       rc == LEASE_EEXISTS || rc == LEASE_ERATELIMIT || rc == LEASE_ENOTFOUND;
+}
+
+/* Build, validate (F20) and write the commit for @p d; rebuild when the
+ * payload went stale before the CAS (§5, F15); then CAS from the oid read.
+ * Returns 0 (CAS verified), 1 (a rebuild decided not to write: @p d final),
+ * or the CAS / write error. */
+static int write_and_cas(op_ctx *c, const lease_ref_state *s, decision *d)
+{
+	const lease_oid *parent = s->present && s->commit.is_commit ? &s->oid : NULL;
+	lease_oid oid;
+	char err[256];
+	char *msg = NULL;
+	int rebuild, rc;
+	int64_t now2;
+
+	for (rebuild = 0;; rebuild++) {
+		written *w;
+
+		if ((rc = lease_payload_validate(&d->next, err, sizeof(err))) < 0)
+			return result_fail(c->out, c->st, LEASE_EINTERNAL,
+			                   "refusing to write an invalid payload: %s", err);
+		if ((rc = lease_message_build(&msg, &d->next, d->sop)) < 0)
+			return result_fail(c->out, c->st, rc, "could not build the commit message");
+		rc = lease_write_commit(&oid, c->st, parent, msg);
+		free(msg);
+		msg = NULL;
+		if (rc < 0)
+			return result_fail(c->out, c->st, rc, NULL);
+		if (c->nw == MAX_WRITES) {
+			memmove(&c->w[0], &c->w[1], sizeof(c->w[0]) * (MAX_WRITES - 1));
+			c->nw--;
+		}
+		w = &c->w[c->nw++];
+		w->oid = oid;
+		w->has_base = s->present;
+		w->base = s->oid;
+		w->p = d->next;
+		w->token_changed = d->token_changed;
+		if (!d->live_write)
+			break;
+		now2 = lease_store_now(c->st);
+		if (10 * (now2 - d->built_at) <= d->ttl || rebuild >= REBUILD_MAX)
+			break;
+		lease_store_log(c->st, LEASE_LOG_INFO,
+		                "%s: payload built %lld s before its CAS (ttl %lld): rebuilding",
+		                c->name, (long long)(now2 - d->built_at), (long long)d->ttl);
+		if ((rc = decide(c, s, now2, d)) < 0)
+			return rc;
+		if (!d->write)
+			return 1;
+	}
+	if (s->present)
+		return lease_cas_replace(c->st, c->name, &s->oid, &oid);
+	return lease_cas_create(c->st, c->name, &oid);
+}
+
+/* ---- finishing ----------------------------------------------------------- */
+
+static int finish_no_write(op_ctx *c, const lease_ref_state *s, const decision *d)
+{
+	lease_result *out = c->out;
+
+	result_state(out, s);
+	out->status = d->status;
+	out->code = d->code;
+	out->holds_token = d->holds_token;
+	out->token_rotated = 0;
+	out->approximate_ttl = c->approximate;
+	snprintf(out->message, sizeof(out->message), "%s", d->message);
+	if (d->code < 0)
+		lease_store_set_error(c->st, d->code, "%s: %s", c->name, d->message);
+	return d->code;
+}
+
+/* Outcome of a landed write (§5). Returns 1 when the operation is finished
+ * (out filled, *rc set), 0 to go on (decide again, or refresh). */
+static int settle_landed(op_ctx *c, const lease_ref_state *s, int idx, int64_t now, int *rc)
+{
+	const written *w = &c->w[idx];
+	lease_result *out = c->out;
+
+	c->token_changed |= w->token_changed;
+	if (is_live_kind(c->kind)) {
+		const lease_payload *tip = s->payload_rc == 0 ? &s->payload : NULL;
+		if (!tip || tip->phase == LEASE_PHASE_RELEASED ||
+		    strcmp(tip->lease_token, w->p.lease_token) != 0) {
+			/* Landed, then lost since: answer for the current state. */
+			if (c->kind == OP_ACQUIRE) {
+				if (tip && tip->phase != LEASE_PHASE_RELEASED &&
+				    !lease_payload_expired(c->st, tip, now)) {
+					decision d;
+					memset(&d, 0, sizeof(d));
+					holder_msg(&d, tip,
+					           "acquired, then lost before it was "
+					           "verified; now held");
+					d.status = "held";
+					d.code = LEASE_EHELD;
+					*rc = finish_no_write(c, s, &d);
+					return 1;
+				}
+				c->refreshing = 0;
+				return 0; /* free or expired again: decide again */
+			}
+			result_state(out, s);
+			out->status = "not_holder";
+			out->code = *rc = LEASE_ENOTHOLDER;
+			snprintf(out->message, sizeof(out->message),
+			         "the write landed but the lease was lost since");
+			lease_store_set_error(c->st, *rc, "%s: %s", c->name, out->message);
+			return 1;
+		}
+		if (2 * (w->p.expires_at - now) < w->p.ttl_seconds) {
+			/* Success only with half the TTL left (F15). */
+			if (c->refreshes < REFRESH_MAX) {
+				c->refreshes++;
+				c->refreshing = 1;
+				memcpy(c->mytoken, w->p.lease_token, sizeof(c->mytoken));
+				return 0;
+			}
+			result_state(out, s);
+			out->payload = w->p;
+			out->has_payload = 1;
+			out->holds_token = 1;
+			out->approximate_ttl = c->approximate;
+			*rc = result_fail(out, c->st, LEASE_EUNVERIFIED,
+			                  "granted too late: %lld s of a %lld s TTL left",
+			                  (long long)(w->p.expires_at - now),
+			                  (long long)w->p.ttl_seconds);
+			out->holds_token = 1;
+			return 1;
+		}
+	}
+	result_state(out, s);
+	out->payload = w->p;
+	out->has_payload = 1;
+	out->status = kind_success[c->kind];
+	out->code = *rc = 0;
+	out->holds_token = is_live_kind(c->kind);
+	out->token_rotated = c->token_changed;
+	out->approximate_ttl = c->approximate;
+	out->now = now;
+	if (c->kind == OP_BREAK && c->token_changed)
+		snprintf(out->message, sizeof(out->message),
+		         "unreadable payload replaced; token minted");
+	else
+		out->message[0] = '\0';
+	return 1;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts;
+
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = (ms % 1000) * 1000000L;
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}
+
+/* The read-decide-CAS loop with settling (§5). */
+static int run_op(op_ctx *c)
+{
+	lease_store *st = c->st;
+	lease_ref_state s;
+	decision d;
+	int unknown = 0, rounds = 0, rc = 0, last_rc = 0;
+	int pending = 0, last_present = 0, last_create = 0;
+	lease_oid last_oid;
+	int64_t now;
+
+	memset(&s, 0, sizeof(s));
+	memset(&last_oid, 0, sizeof(last_oid));
+	if ((rc = check_inputs(c)) < 0)
+		return rc;
+	for (;;) {
+		lease_ref_state_clear(&s);
+		if (++rounds > MAX_ROUNDS) {
+			rc = result_fail(c->out, st, pending ? last_rc : LEASE_ECAS,
+			                 "gave up after %d rounds: the lease kept changing",
+			                 MAX_ROUNDS);
+			break;
+		}
+		rc = lease_fetch_ref(&s, st, c->name);
+		if (rc < 0) {
+			if (pending && is_settleable(rc) && unknown < UNKNOWN_RETRIES) {
+				unknown++;
+				continue;
+			}
+			rc = result_fail(c->out, st, rc, NULL);
+			break;
+		}
+		if (pending && last_create && (last_rc == LEASE_ECAS || last_rc == LEASE_EEXISTS) &&
+		    !s.present) {
+			/* A create answered "exists" is never settled by a read that
+			 * shows the ref absent: poll within the verify window (§5). */
+			long waited = 0;
+			while (!s.present && waited < st->verify_timeout_ms) {
+				sleep_ms(200);
+				waited += 200;
+				lease_ref_state_clear(&s);
+				if ((rc = lease_fetch_ref(&s, st, c->name)) < 0)
+					break;
+			}
+			if (rc < 0)
+				continue;
+		}
+		now = lease_store_now(st);
+		c->out->now = now;
+		if (c->nw > 0) {
+			int idx = landed_index(c, &s);
+			if (idx >= 0) {
+				if (settle_landed(c, &s, idx, now, &rc))
+					break;
+			} else if (pending && s.present == last_present &&
+			           (!s.present || lease_oid_equal(&s.oid, &last_oid))) {
+				/* Still the old state: outcome unknown, retry (§5). */
+				if (unknown >= UNKNOWN_RETRIES) {
+					rc = result_fail(
+					        c->out, st,
+					        last_rc == LEASE_ECAS ? LEASE_EUNVERIFIED : last_rc,
+					        "write outcome unknown after %d attempts: %s",
+					        UNKNOWN_RETRIES + 1, lease_store_last_error(st));
+					result_state(c->out, &s);
+					break;
+				}
+				unknown++;
+			}
+		}
+		pending = 0;
+		if ((rc = decide(c, &s, now, &d)) < 0) {
+			result_state(c->out, &s);
+			c->out->status = "error";
+			break;
+		}
+		if (!d.write) {
+			rc = finish_no_write(c, &s, &d);
+			break;
+		}
+		rc = write_and_cas(c, &s, &d);
+		if (rc == 1) {
+			rc = finish_no_write(c, &s, &d);
+			break;
+		}
+		if (rc == 0) {
+			/* Verified by the primitive: the tip is our commit. */
+			lease_ref_state tip;
+			const written *w = &c->w[c->nw - 1];
+
+			memset(&tip, 0, sizeof(tip));
+			tip.present = 1;
+			tip.oid = w->oid;
+			tip.payload = w->p;
+			snprintf(tip.name, sizeof(tip.name), "%s", c->name);
+			if (settle_landed(c, &tip, (int)(c->nw - 1), lease_store_now(st), &rc))
+				break;
+			continue;
+		}
+		if (!is_settleable(rc)) {
+			if (c->out->code != rc) /* not yet reported */
+				rc = result_fail(c->out, st, rc, NULL);
+			break;
+		}
+		pending = 1;
+		last_rc = rc;
+		last_present = s.present;
+		last_oid = s.oid;
+		last_create = !s.present;
+		lease_store_log(st, LEASE_LOG_INFO, "%s: %s failed (%s); settling by re-reading",
+		                c->name, s.present ? "cas_replace" : "cas_create",
+		                lease_error_id(rc));
+	}
+	lease_ref_state_clear(&s);
+	c->out->code = rc;
+	return rc;
+}
+
+static op_ctx *ctx_new(op_kind kind, lease_result *out, lease_store *st, const char *name,
+                       const lease_op_options *opts)
+{
+	op_ctx *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->kind = kind;
+	c->st = st;
+	c->name = name;
+	c->o = opts;
+	c->out = out;
+	return c;
+}
+
+static int run_kind(op_kind kind, lease_result *out, lease_store *st, const char *name,
+                    const lease_op_options *opts)
+{
+	op_ctx *c;
+	int rc;
+
+	result_init(out, st, name);
+	if (!(c = ctx_new(kind, out, st, name, opts)))
+		return result_fail(out, st, LEASE_ENOMEM, "out of memory");
+	rc = run_op(c);
+	free(c);
+	return rc;
+}
+
+/* ---- public operations --------------------------------------------------- */
+
+static double monotonic_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double jitter01(lease_store *st)
+{
+	unsigned char b[4];
+
+	if (lease_random_bytes(lease_store_random(st), b, sizeof(b)) < 0)
+		return 0.5;
+	return (double)((uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3]) /
+	       4294967296.0;
+}
+
+int lease_acquire(lease_result *out, lease_store *st, const char *name,
+                  const lease_op_options *opts)
+{
+	double floor_s, cap_s, backoff, start_mono;
+	int64_t start_store;
+	int rc;
+
+	rc = run_kind(OP_ACQUIRE, out, st, name, opts);
+	if (rc != LEASE_EHELD || !opts || opts->wait_seconds <= 0)
+		return rc;
+	/* --wait: jittered exponential backoff with a floor, bounded by the
+	 * wait (F22, F24); success only from a verified write of this call. */
+	floor_s = (double)lease_store_ttl_min(st) / 20.0;
+	if (floor_s < 0.1)
+		floor_s = 0.1;
+	cap_s = 30.0;
+	backoff = floor_s;
+	start_store = out->now;
+	start_mono = monotonic_now();
+	while (rc == LEASE_EHELD) {
+		double elapsed = monotonic_now() - start_mono, remaining, sleep_s;
+		int64_t store_elapsed = lease_store_now(st) - start_store;
+
+		if ((double)store_elapsed > elapsed)
+			elapsed = (double)store_elapsed;
+		remaining = (double)opts->wait_seconds - elapsed;
+		if (remaining <= 0)
+			break;
+		sleep_s = backoff * (0.5 + 0.5 * jitter01(st));
+		if (sleep_s < floor_s)
+			sleep_s = floor_s;
+		if (out->has_payload) {
+			/* No point sleeping far past the holder's expiry. */
+			double until = (double)(out->payload.expires_at +
+			                        lease_store_skew_margin(st) + 1 - out->now);
+			if (until > floor_s && until < sleep_s)
+				sleep_s = until;
+		}
+		if (sleep_s > remaining)
+			sleep_s = remaining;
+		if (opts->wait_cb && opts->wait_cb(sleep_s, opts->wait_payload)) {
+			snprintf(out->message, sizeof(out->message),
+			         "interrupted while waiting for the lease");
+			return rc;
+		}
+		sleep_ms((long)(sleep_s * 1000.0));
+		backoff = backoff * 2 > cap_s ? cap_s : backoff * 2;
+		rc = run_kind(OP_ACQUIRE, out, st, name, opts);
+	}
+	if (rc == LEASE_EHELD) {
+		char m[sizeof(out->message)];
+		snprintf(m, sizeof(m), "%s", out->message);
+		snprintf(out->message, sizeof(out->message),
+		         "still held after waiting %lld s: %.400s", (long long)opts->wait_seconds,
+		         m);
+	}
+	return rc;
+}
+
+int lease_heartbeat(lease_result *out, lease_store *st, const char *name,
+                    const lease_op_options *opts)
+{
+	return run_kind(OP_HEARTBEAT, out, st, name, opts);
+}
+
+int lease_transition(lease_result *out, lease_store *st, const char *name,
+                     const lease_op_options *opts)
+{
+	return run_kind(OP_TRANSITION, out, st, name, opts);
+}
+
+int lease_reacquire(lease_result *out, lease_store *st, const char *name,
+                    const lease_op_options *opts)
+{
+	return run_kind(OP_REACQUIRE, out, st, name, opts);
+}
+
+int lease_release(lease_result *out, lease_store *st, const char *name,
+                  const lease_op_options *opts)
+{
+	return run_kind(OP_RELEASE, out, st, name, opts);
+}
+
+int lease_break(lease_result *out, lease_store *st, const char *name, const lease_op_options *opts)
+{
+	return run_kind(OP_BREAK, out, st, name, opts);
+}
+
+int lease_status(lease_result *out, lease_store *st, const char *name)
+{
+	lease_ref_state s;
+	char err[256];
+	int64_t now;
+	int rc;
+
+	result_init(out, st, name);
+	if (!name || lease_name_validate(name, err, sizeof(err)) < 0)
+		return result_fail(out, st, LEASE_EINVALID, "invalid lease name: %s",
+		                   name ? err : "none given");
+	memset(&s, 0, sizeof(s));
+	if ((rc = lease_fetch_ref(&s, st, name)) < 0) {
+		lease_ref_state_clear(&s);
+		return result_fail(out, st, rc, NULL);
+	}
+	now = lease_store_now(st);
+	out->now = now;
+	result_state(out, &s);
+	if (!s.present) {
+		out->status = "absent";
+	} else if (s.payload_rc != 0) {
+		rc = result_fail(out, st, s.payload_rc, "%s: unreadable payload: %s", out->ref,
+		                 s.payload_error);
+	} else if (s.payload.phase == LEASE_PHASE_RELEASED) {
+		out->status = "released";
+	} else if (lease_payload_expired(st, &s.payload, now)) {
+		out->status = "expired";
+	} else {
+		out->status = "live";
+	}
+	if (out->has_payload) {
+		int approx = 0;
+		lease_payload_ttl(&out->payload, 0, &approx);
+		out->approximate_ttl = approx;
+		memset(out->payload.lease_token, 0, sizeof(out->payload.lease_token));
+	}
+	out->code = rc;
+	lease_ref_state_clear(&s);
+	return rc;
+}

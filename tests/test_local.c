@@ -1,0 +1,560 @@
+/* The local libgit2 backend (protocol.md §9): repository kinds, packed refs,
+ * git gc, racing forked writers, lock contention, and a cross-check of what
+ * it writes with the git CLI. */
+#define _DEFAULT_SOURCE
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "reflease/primitives.h"
+#include "store/store.h"
+#include "support/testrepo.h"
+
+#define EMPTY_TREE "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+static unsigned int counter;
+
+static lease_store *open_store(const char *path)
+{
+	lease_store *st = NULL;
+	char spec[1024], err[512] = "";
+	int rc;
+
+	snprintf(spec, sizeof(spec), "local:%s", path);
+	rc = lease_store_open(&st, spec, NULL, err, sizeof(err));
+	ck_assert_msg(rc == 0, "open %s: %s", spec, err);
+	ck_assert_str_eq(lease_store_kind(st), "local");
+	return st;
+}
+
+static lease_oid write_msg(lease_store *st, const char *name, const char *op,
+                           const lease_oid *parent)
+{
+	char msg[1024];
+	lease_oid oid;
+	int rc;
+
+	snprintf(
+	        msg, sizeof(msg),
+	        "%s: %s claimed by o on h\n\n"
+	        "{\"acquired_at\":\"2026-11-30T07:00:00Z\",\"expires_at\":\"2026-11-30T07:05:00Z\","
+	        "\"host\":\"h\",\"lease_token\":\"0123456789abcdef0123456789abcdef\",\"name\":\"%"
+	        "s\","
+	        "\"nonce\":\"%08x%08x\",\"owner\":\"o\",\"phase\":\"claimed\","
+	        "\"sdlc_version\":\"1.1.0\",\"transitions\":0,\"ttl_seconds\":300}\n",
+	        name, op, name, (unsigned)getpid(), ++counter);
+	rc = lease_write_commit(&oid, st, parent, msg);
+	ck_assert_msg(rc == 0, "write_commit: %s", lease_store_last_error(st));
+	return oid;
+}
+
+static void hex(char out[LEASE_OID_HEXSZ + 1], const lease_oid *oid)
+{
+	lease_oid_tohex(out, oid);
+}
+
+/* Create, replace, fetch, list and delete on one store. */
+static void cycle(const char *path)
+{
+	lease_store *st = open_store(path);
+	lease_ref_state s;
+	lease_namespace ns;
+	lease_oid a, b;
+
+	a = write_msg(st, "job", "acquire", NULL);
+	ck_assert_int_eq(lease_cas_create(st, "job", &a), 0);
+	b = write_msg(st, "job", "heartbeat", &a);
+	ck_assert_int_eq(lease_cas_replace(st, "job", &a, &b), 0);
+	ck_assert_int_eq(lease_fetch_ref(&s, st, "job"), 0);
+	ck_assert(lease_oid_equal(&s.oid, &b));
+	ck_assert(lease_oid_equal(&s.commit.parent, &a));
+	lease_ref_state_clear(&s);
+	ck_assert_int_eq(lease_fetch_namespace(&ns, st), 0);
+	ck_assert_uint_eq(ns.count, 1);
+	lease_namespace_clear(&ns);
+	ck_assert_int_eq(lease_cas_delete(st, "job", &b), 0);
+	ck_assert_int_eq(lease_fetch_ref(&s, st, "job"), 0);
+	ck_assert_int_eq(s.present, 0);
+	lease_store_free(st);
+}
+
+START_TEST(repo_kinds)
+{
+	char dir[512], sub[600];
+
+	/* Bare, no commits. */
+	ck_assert_int_eq(testrepo_make(dir, sizeof(dir), TESTREPO_BARE), 0);
+	cycle(dir);
+	testrepo_remove(dir);
+	/* Non-bare with a commit, opened from the work tree and a subdirectory. */
+	ck_assert_int_eq(testrepo_make(dir, sizeof(dir), TESTREPO_NONBARE), 0);
+	cycle(dir);
+	snprintf(sub, sizeof(sub), "%s/a", dir);
+	ck_assert_int_eq(mkdir(sub, 0755), 0);
+	snprintf(sub, sizeof(sub), "%s/a/b", dir);
+	ck_assert_int_eq(mkdir(sub, 0755), 0);
+	cycle(sub);
+	{
+		/* The work tree's branch is untouched. */
+		char out[256];
+		ck_assert_int_eq(testrepo_git(out, sizeof(out), dir, "log --format=%s HEAD"), 0);
+		ck_assert_str_eq(out, "init\n");
+	}
+	testrepo_remove(dir);
+	/* Non-bare without any commit. */
+	ck_assert_int_eq(testrepo_make(dir, sizeof(dir), TESTREPO_EMPTY_NONBARE), 0);
+	cycle(dir);
+	testrepo_remove(dir);
+}
+END_TEST
+
+START_TEST(open_errors)
+{
+	lease_store *st = NULL;
+	lease_transport *t = NULL;
+	char err[512] = "";
+
+	ck_assert_int_eq(
+	        lease_store_open(&st, "local:/nonexistent/reflease/x", NULL, err, sizeof(err)),
+	        LEASE_ECONFIG);
+	ck_assert(st == NULL);
+	ck_assert(strstr(err, "/nonexistent/reflease/x") != NULL);
+	ck_assert_int_eq(lease_local_transport_new(&t, "/nonexistent/y", err, sizeof(err)),
+	                 LEASE_ECONFIG);
+	ck_assert(t == NULL);
+}
+END_TEST
+
+/* `reflease init` makes a bare store; git for-each-ref and git log show what
+ * the primitives wrote (issue 2 acceptance). */
+START_TEST(init_and_git_cli_crosscheck)
+{
+	char dir[512], path[600], out[4096], args[1024], ha[41], hb[41];
+	lease_store *st;
+	lease_oid a, b;
+
+	ck_assert_int_eq(testrepo_make(dir, sizeof(dir), TESTREPO_BARE), 0);
+	snprintf(path, sizeof(path), "%s/store.git", dir);
+	ck_assert_int_eq(lease_local_init(path, out, sizeof(out)), 0);
+	ck_assert_int_eq(testrepo_git(out, sizeof(out), path, "rev-parse --is-bare-repository"), 0);
+	ck_assert_str_eq(out, "true\n");
+	ck_assert_int_eq(testrepo_git(out, sizeof(out), path, "config gc.auto"), 0);
+	ck_assert_str_eq(out, "0\n");
+
+	st = open_store(path);
+	a = write_msg(st, "deploy-1", "acquire", NULL);
+	ck_assert_int_eq(lease_cas_create(st, "deploy-1", &a), 0);
+	b = write_msg(st, "deploy-1", "heartbeat", &a);
+	ck_assert_int_eq(lease_cas_replace(st, "deploy-1", &a, &b), 0);
+	hex(ha, &a);
+	hex(hb, &b);
+
+	ck_assert_int_eq(
+	        testrepo_git(out, sizeof(out), path,
+	                     "for-each-ref --format='%(objectname) %(refname)' refs/leases"),
+	        0);
+	snprintf(args, sizeof(args), "%s refs/leases/deploy-1\n", hb);
+	ck_assert_str_eq(out, args);
+
+	ck_assert_int_eq(testrepo_git(out, sizeof(out), path,
+	                              "log --format='%H|%P|%T|%an <%ae>|%cn <%ce>|%s' "
+	                              "refs/leases/deploy-1"),
+	                 0);
+	snprintf(args, sizeof(args),
+	         "%s|%s|" EMPTY_TREE "|reflease <reflease@localhost>|reflease <reflease@localhost>"
+	         "|deploy-1: heartbeat claimed by o on h\n"
+	         "%s||" EMPTY_TREE "|reflease <reflease@localhost>|reflease <reflease@localhost>"
+	         "|deploy-1: acquire claimed by o on h\n",
+	         hb, ha, ha);
+	ck_assert_str_eq(out, args);
+
+	/* The payload is the body, one line of JSON. */
+	ck_assert_int_eq(
+	        testrepo_git(out, sizeof(out), path, "log -1 --format=%b refs/leases/deploy-1"), 0);
+	ck_assert(strncmp(out, "{\"acquired_at\":", 15) == 0);
+	ck_assert(strstr(out, "\"name\":\"deploy-1\"") != NULL);
+	ck_assert_int_eq(testrepo_git(out, sizeof(out), path, "fsck --no-dangling 2>&1"), 0);
+	lease_store_free(st);
+	testrepo_remove(dir);
+}
+END_TEST
+
+/* The commit is dated by the store clock (injected here). */
+static int64_t fixed_clock(void *payload)
+{
+	(void)payload;
+	return 1800000000;
+}
+
+START_TEST(commit_time_from_store_clock)
+{
+	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
+	char dir[512], spec[600], out[256];
+	lease_store *st;
+	lease_ref_state s;
+	lease_oid a, ghost;
+
+	ck_assert_int_eq(testrepo_make(dir, sizeof(dir), TESTREPO_BARE), 0);
+	o.clock.now = fixed_clock;
+	snprintf(spec, sizeof(spec), "local:%s", dir);
+	ck_assert_int_eq(lease_store_open(&st, spec, &o, NULL, 0), 0);
+	a = write_msg(st, "t", "acquire", NULL);
+	ck_assert_int_eq(lease_cas_create(st, "t", &a), 0);
+	ck_assert_int_eq(lease_fetch_ref(&s, st, "t"), 0);
+	ck_assert_int_eq(s.commit.time, 1800000000);
+	lease_ref_state_clear(&s);
+	ck_assert_int_eq(testrepo_git(out, sizeof(out), dir, "log -1 --format=%ct refs/leases/t"),
+	                 0);
+	ck_assert_str_eq(out, "1800000000\n");
+	/* A missing parent is an error, not a crash. */
+	ck_assert_int_eq(lease_oid_fromhex(&ghost, "1111111111111111111111111111111111111111"), 0);
+	ck_assert_int_lt(lease_write_commit(&a, st, &ghost, "x\n"), 0);
+	ck_assert(lease_store_last_error(st)[0] != '\0');
+	lease_store_free(st);
+	testrepo_remove(dir);
+}
+END_TEST
+
+/* Packed refs and git gc: replace and delete of packed refs, no resurrection. */
+START_TEST(packed_refs_and_gc)
+{
+	char dir[512], out[4096], hb[41];
+	lease_store *st;
+	lease_namespace ns;
+	lease_oid a[4], b;
+	struct stat sb;
+	char loose[700];
+	int i;
+
+	ck_assert_int_eq(testrepo_make(dir, sizeof(dir), TESTREPO_BARE), 0);
+	st = open_store(dir);
+	for (i = 0; i < 4; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "p%d", i);
+		a[i] = write_msg(st, name, "acquire", NULL);
+		ck_assert_int_eq(lease_cas_create(st, name, &a[i]), 0);
+	}
+	ck_assert_int_eq(testrepo_git(NULL, 0, dir, "pack-refs --all"), 0);
+	snprintf(loose, sizeof(loose), "%s/refs/leases/p0", dir);
+	ck_assert_int_eq(stat(loose, &sb), -1);
+
+	/* Replace a packed ref; delete a packed ref; CAS mismatch on a packed ref. */
+	b = write_msg(st, "p0", "heartbeat", &a[0]);
+	ck_assert_int_eq(lease_cas_replace(st, "p0", &a[0], &b), 0);
+	ck_assert_int_eq(lease_cas_delete(st, "p1", &a[1]), 0);
+	ck_assert_int_eq(lease_cas_delete(st, "p2", &a[3]), LEASE_ECAS);
+	ck_assert_int_eq(lease_cas_create(st, "p3", &a[3]), LEASE_ECAS);
+	ck_assert_int_eq(lease_fetch_namespace(&ns, st), 0);
+	ck_assert_uint_eq(ns.count, 3);
+	ck_assert_str_eq(ns.leases[0].name, "p0");
+	ck_assert(lease_oid_equal(&ns.leases[0].oid, &b));
+	ck_assert_str_eq(ns.leases[1].name, "p2");
+	lease_namespace_clear(&ns);
+	ck_assert_int_eq(testrepo_git(out, sizeof(out), dir,
+	                              "for-each-ref --format='%(refname)' refs/leases"),
+	                 0);
+	ck_assert_str_eq(out, "refs/leases/p0\nrefs/leases/p2\nrefs/leases/p3\n");
+
+	/* After git gc (objects packed, refs packed) everything still works. */
+	ck_assert_int_eq(testrepo_git(NULL, 0, dir, "gc -q --prune=now"), 0);
+	ck_assert_int_eq(lease_fetch_namespace(&ns, st), 0);
+	ck_assert_uint_eq(ns.count, 3);
+	ck_assert_int_eq(ns.leases[0].payload_rc, 0);
+	ck_assert(lease_oid_equal(&ns.leases[0].parent_commit.oid, &a[0]));
+	lease_namespace_clear(&ns);
+	ck_assert_int_eq(lease_cas_delete(st, "p0", &b), 0);
+	ck_assert_int_eq(lease_cas_delete(st, "p2", &a[2]), 0);
+	b = write_msg(st, "p3", "heartbeat", &a[3]);
+	ck_assert_int_eq(lease_cas_replace(st, "p3", &a[3], &b), 0);
+	a[1] = write_msg(st, "p1", "acquire", NULL);
+	ck_assert_int_eq(lease_cas_create(st, "p1", &a[1]), 0); /* re-create after delete */
+	ck_assert_int_eq(
+	        testrepo_git(out, sizeof(out), dir,
+	                     "for-each-ref --format='%(objectname) %(refname)' refs/leases"),
+	        0);
+	hex(hb, &b);
+	{
+		char want[256], h1[41];
+		hex(h1, &a[1]);
+		snprintf(want, sizeof(want), "%s refs/leases/p1\n%s refs/leases/p3\n", h1, hb);
+		ck_assert_str_eq(out, want);
+	}
+	lease_store_free(st);
+	testrepo_remove(dir);
+}
+END_TEST
+
+static int race_trials(void)
+{
+	const char *e = getenv("REFLEASE_RACE_TRIALS");
+	long n = e ? strtol(e, NULL, 10) : 0;
+
+	return n > 0 ? (int)n : 100;
+}
+
+/* The pipes as seen by children: fds are inherited; children find them via
+ * these globals, set before fork. */
+static int g_ready_w = -1, g_go_r = -1;
+
+static void child_wait_start(void)
+{
+	char c = 'r';
+
+	if (write(g_ready_w, &c, 1) != 1)
+		_exit(4);
+	(void)!read(g_go_r, &c, 1); /* EOF when the parent closes the go pipe */
+}
+
+typedef struct race_arg {
+	const char *name;
+	const lease_oid *olds; /* per-child old oid for deleters */
+	int per_child_names;
+} race_arg;
+
+/* Exit 0: won; 1: lost the CAS; 2: other error. */
+static int creator(const char *dir, int i, void *arg)
+{
+	const race_arg *ra = arg;
+	lease_store *st = NULL;
+	char spec[600];
+	lease_oid oid;
+	char msg[256];
+	int rc;
+
+	snprintf(spec, sizeof(spec), "local:%s", dir);
+	if (lease_store_open(&st, spec, NULL, NULL, 0) != 0)
+		_exit(2);
+	snprintf(msg, sizeof(msg), "%s: acquire claimed by c%d on h\n\n{}\n", ra->name, i);
+	if (lease_write_commit(&oid, st, NULL, msg) != 0)
+		_exit(2);
+	child_wait_start();
+	rc = lease_cas_create(st, ra->name, &oid);
+	lease_store_free(st);
+	_exit(rc == 0 ? 0 : rc == LEASE_ECAS ? 1 : 2);
+}
+
+static int deleter(const char *dir, int i, void *arg)
+{
+	const race_arg *ra = arg;
+	lease_store *st = NULL;
+	char spec[600], name[32];
+	int rc, k = ra->per_child_names ? i % ra->per_child_names : 0;
+
+	snprintf(spec, sizeof(spec), "local:%s", dir);
+	if (lease_store_open(&st, spec, NULL, NULL, 0) != 0)
+		_exit(2);
+	snprintf(name, sizeof(name), "d%d", k);
+	child_wait_start();
+	rc = lease_cas_delete(st, name, &ra->olds[k]);
+	lease_store_free(st);
+	_exit(rc == 0 ? 0 : rc == LEASE_ECAS ? 1 : 2);
+}
+
+static void run_race(int n, int (*fn)(const char *, int, void *), const char *dir, void *arg,
+                     int *codes)
+{
+	int ready[2], go[2], i;
+	pid_t pids[64];
+	char c;
+
+	ck_assert_int_le(n, 64);
+	ck_assert_int_eq(pipe(ready), 0);
+	ck_assert_int_eq(pipe(go), 0);
+	g_ready_w = ready[1];
+	g_go_r = go[0];
+	for (i = 0; i < n; i++) {
+		pid_t pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			close(ready[0]);
+			close(go[1]);
+			_exit(fn(dir, i, arg));
+		}
+		pids[i] = pid;
+	}
+	close(ready[1]);
+	close(go[0]);
+	for (i = 0; i < n; i++)
+		if (read(ready[0], &c, 1) != 1)
+			break;
+	close(go[1]);
+	close(ready[0]);
+	for (i = 0; i < n; i++) {
+		int status = 0;
+		ck_assert_int_eq(waitpid(pids[i], &status, 0), pids[i]);
+		codes[i] = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+	}
+}
+
+/* 16 forked creators on one absent ref, many trials: exactly one winner every
+ * time, and the ref holds the winner's commit (protocol.md §9; F03, F23). */
+START_TEST(race_16_creators_one_winner)
+{
+	char dir[512], name[32];
+	int trial, trials = race_trials(), codes[16], i;
+
+	ck_assert_int_eq(testrepo_make(dir, sizeof(dir), TESTREPO_BARE), 0);
+	for (trial = 0; trial < trials; trial++) {
+		race_arg ra = {name, NULL, 0};
+		int winners = 0, losers = 0, w = -1;
+		lease_store *st;
+		lease_ref_state s;
+
+		snprintf(name, sizeof(name), "race-%d", trial);
+		run_race(16, creator, dir, &ra, codes);
+		for (i = 0; i < 16; i++) {
+			if (codes[i] == 0) {
+				winners++;
+				w = i;
+			} else if (codes[i] == 1) {
+				losers++;
+			}
+		}
+		ck_assert_msg(winners == 1 && losers == 15,
+		              "trial %d: %d winners, %d losers (codes: %d %d %d ...)", trial,
+		              winners, losers, codes[0], codes[1], codes[2]);
+		st = open_store(dir);
+		ck_assert_int_eq(lease_fetch_ref(&s, st, name), 0);
+		ck_assert_int_eq(s.present, 1);
+		{
+			char want[64];
+			snprintf(want, sizeof(want), "acquire claimed by c%d on h", w);
+			ck_assert_msg(strstr(s.commit.message, want) != NULL,
+			              "trial %d: ref holds %s, winner was %d", trial,
+			              s.commit.message, w);
+		}
+		lease_ref_state_clear(&s);
+		lease_store_free(st);
+	}
+	testrepo_remove(dir);
+}
+END_TEST
+
+/* Concurrent deleters of packed refs: every delete that won stays deleted (no
+ * packed-refs resurrection), and a contested ref has exactly one winner. */
+START_TEST(concurrent_deleters_packed)
+{
+	enum { NREFS = 12, NCHILD = 16 };
+	char dir[512], out[4096];
+	lease_oid olds[NREFS];
+	int trial, i, codes[NCHILD];
+
+	ck_assert_int_eq(testrepo_make(dir, sizeof(dir), TESTREPO_BARE), 0);
+	for (trial = 0; trial < 5; trial++) {
+		lease_store *st = open_store(dir);
+		race_arg ra = {NULL, olds, NREFS};
+		int won[NREFS] = {0};
+
+		for (i = 0; i < NREFS; i++) {
+			char name[32];
+			snprintf(name, sizeof(name), "d%d", i);
+			olds[i] = write_msg(st, name, "acquire", NULL);
+			ck_assert_int_eq(lease_cas_create(st, name, &olds[i]), 0);
+		}
+		lease_store_free(st);
+		ck_assert_int_eq(testrepo_git(NULL, 0, dir, "pack-refs --all"), 0);
+		run_race(NCHILD, deleter, dir, &ra, codes);
+		for (i = 0; i < NCHILD; i++) {
+			ck_assert_msg(codes[i] == 0 || codes[i] == 1, "child %d exit %d", i,
+			              codes[i]);
+			if (codes[i] == 0)
+				won[i % NREFS]++;
+		}
+		for (i = 0; i < NREFS; i++)
+			ck_assert_msg(won[i] == 1, "trial %d: d%d deleted %d times", trial, i,
+			              won[i]);
+		ck_assert_int_eq(testrepo_git(out, sizeof(out), dir,
+		                              "for-each-ref --format='%(refname)' refs/leases"),
+		                 0);
+		ck_assert_msg(out[0] == '\0', "trial %d: resurrected: %s", trial, out);
+	}
+	testrepo_remove(dir);
+}
+END_TEST
+
+/* A loose-ref lock held briefly by another writer is waited out; one held
+ * for good is an error, never a lost CAS. */
+START_TEST(lock_contention)
+{
+	char dir[512], lock[700], dlock[700];
+	lease_store *st;
+	lease_oid a, b, c;
+	pid_t pid;
+	int fd, status, rc;
+
+	ck_assert_int_eq(testrepo_make(dir, sizeof(dir), TESTREPO_BARE), 0);
+	st = open_store(dir);
+	a = write_msg(st, "l", "acquire", NULL);
+	ck_assert_int_eq(lease_cas_create(st, "l", &a), 0);
+	b = write_msg(st, "l", "heartbeat", &a);
+	snprintf(lock, sizeof(lock), "%s/refs/leases/l.lock", dir);
+	fd = open(lock, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct timespec ts = {0, 150 * 1000000L};
+		nanosleep(&ts, NULL);
+		unlink(lock);
+		_exit(0);
+	}
+	ck_assert_int_eq(lease_cas_replace(st, "l", &a, &b), 0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+
+	/* Held for good: an error naming the lock, not LEASE_ECAS. */
+	c = write_msg(st, "l", "heartbeat", &b);
+	fd = open(lock, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	rc = lease_cas_replace(st, "l", &b, &c);
+	ck_assert_int_eq(rc, LEASE_ENET);
+	ck_assert(strstr(lease_store_last_error(st), "lock") != NULL);
+	ck_assert_int_eq(lease_store_last_cas_error(st)->outcome, LEASE_OUTCOME_UNKNOWN);
+	unlink(lock);
+
+	/* The store's delete lock held for good. */
+	snprintf(dlock, sizeof(dlock), "%s/reflease-delete.lock", dir);
+	fd = open(dlock, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(lease_cas_delete(st, "l", &b), LEASE_ENET);
+	ck_assert(strstr(lease_store_last_error(st), "reflease-delete.lock") != NULL);
+	unlink(dlock);
+	ck_assert_int_eq(lease_cas_delete(st, "l", &b), 0);
+	ck_assert_int_eq(access(dlock, F_OK), -1);
+	lease_store_free(st);
+	testrepo_remove(dir);
+}
+END_TEST
+
+Suite *local_suite(void);
+Suite *local_suite(void)
+{
+	Suite *s = suite_create("local");
+	TCase *tc = tcase_create("local");
+	TCase *race = tcase_create("race");
+
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, repo_kinds);
+	tcase_add_test(tc, open_errors);
+	tcase_add_test(tc, init_and_git_cli_crosscheck);
+	tcase_add_test(tc, commit_time_from_store_clock);
+	tcase_add_test(tc, packed_refs_and_gc);
+	tcase_add_test(tc, lock_contention);
+	suite_add_tcase(s, tc);
+
+	tcase_set_timeout(race, 120);
+	tcase_add_test(race, race_16_creators_one_winner);
+	tcase_add_test(race, concurrent_deleters_packed);
+	suite_add_tcase(s, race);
+	return s;
+}

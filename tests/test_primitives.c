@@ -1,0 +1,867 @@
+/* The five primitives (protocol.md §3), every row of the table, against both
+ * the local libgit2 backend and the lying in-memory transport; then the
+ * faults only the lying transport can produce, including the five no-op
+ * regressions (one per primitive). */
+#define _DEFAULT_SOURCE
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "reflease/primitives.h"
+#include "store/store.h"
+#include "support/memstore.h"
+#include "support/testrepo.h"
+
+enum { B_LOCAL = 0, B_MEM = 1 };
+
+typedef struct backend {
+	int which;
+	lease_store *st;
+	memstore *mem;
+	char dir[512];
+} backend;
+
+static unsigned int msg_counter;
+
+static void backend_open_ns(backend *b, int which, int verify_ms, const char *ns)
+{
+	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
+	char err[512] = "";
+	int rc;
+
+	memset(b, 0, sizeof(*b));
+	b->which = which;
+	o.verify_timeout_ms = verify_ms;
+	o.ns = ns;
+	if (which == B_LOCAL) {
+		char spec[600];
+
+		ck_assert_int_eq(testrepo_make(b->dir, sizeof(b->dir), TESTREPO_BARE), 0);
+		snprintf(spec, sizeof(spec), "local:%s", b->dir);
+		rc = lease_store_open(&b->st, spec, &o, err, sizeof(err));
+	} else {
+		rc = lease_store_open_transport(&b->st, memstore_new(&b->mem), &o, err,
+		                                sizeof(err));
+	}
+	ck_assert_msg(rc == 0, "open: %s", err);
+}
+
+static void backend_open(backend *b, int which)
+{
+	backend_open_ns(b, which, -1, NULL);
+}
+
+static void backend_close(backend *b)
+{
+	lease_store_free(b->st);
+	if (b->which == B_LOCAL)
+		testrepo_remove(b->dir);
+}
+
+/* Point @p refname at @p oid (NULL: delete) behind the primitives' back. */
+static void set_raw_ref(backend *b, const char *refname, const lease_oid *oid)
+{
+	char args[512], hex[LEASE_OID_HEXSZ + 1];
+
+	if (b->which == B_MEM) {
+		ck_assert_int_eq(memstore_set_ref(b->mem, refname, oid), 0);
+		return;
+	}
+	if (oid) {
+		lease_oid_tohex(hex, oid);
+		snprintf(args, sizeof(args), "update-ref '%s' %s", refname, hex);
+	} else {
+		snprintf(args, sizeof(args), "update-ref -d '%s'", refname);
+	}
+	ck_assert_int_eq(testrepo_git(NULL, 0, b->dir, args), 0);
+}
+
+/* A valid 1.1.0 payload message for @p name (unique nonce per call). */
+static void make_msg(char *out, size_t outlen, const char *name, const char *op,
+                     const char *payload_name)
+{
+	snprintf(
+	        out, outlen,
+	        "%s: %s claimed by o on h\n\n"
+	        "{\"acquired_at\":\"2026-11-30T07:00:00Z\",\"expires_at\":\"2026-11-30T07:05:00Z\","
+	        "\"host\":\"h\",\"lease_token\":\"0123456789abcdef0123456789abcdef\",\"name\":\"%"
+	        "s\","
+	        "\"nonce\":\"%016x\",\"owner\":\"o\",\"phase\":\"claimed\",\"sdlc_version\":\"1.1."
+	        "0\","
+	        "\"transitions\":0,\"ttl_seconds\":300}\n",
+	        name, op, payload_name, ++msg_counter);
+}
+
+static lease_oid commit_for(backend *b, const char *name, const lease_oid *parent)
+{
+	char msg[1024];
+	lease_oid oid;
+	int rc;
+
+	make_msg(msg, sizeof(msg), name, parent ? "heartbeat" : "acquire", name);
+	rc = lease_write_commit(&oid, b->st, parent, msg);
+	ck_assert_msg(rc == 0, "write_commit: %s", lease_store_last_error(b->st));
+	return oid;
+}
+
+static lease_oid created(backend *b, const char *name)
+{
+	lease_oid oid = commit_for(b, name, NULL);
+	int rc = lease_cas_create(b->st, name, &oid);
+
+	ck_assert_msg(rc == 0, "create %s: %s", name, lease_store_last_error(b->st));
+	return oid;
+}
+
+static void assert_cas(backend *b, const char *prim, int noop, lease_outcome outcome,
+                       const lease_oid *expected, const lease_oid *observed)
+{
+	const lease_cas_error *e = lease_store_last_cas_error(b->st);
+
+	ck_assert_str_eq(e->primitive, prim);
+	ck_assert_int_eq(e->noop, noop);
+	ck_assert_int_eq(e->outcome, outcome);
+	if (expected) {
+		ck_assert(e->has_expected);
+		ck_assert(lease_oid_equal(&e->expected, expected));
+	}
+	if (observed) {
+		ck_assert_int_eq(e->observed_present, 1);
+		ck_assert(lease_oid_equal(&e->observed, observed));
+	} else {
+		ck_assert_int_eq(e->observed_present, 0);
+	}
+	ck_assert(strstr(lease_store_last_error(b->st), e->ref) != NULL);
+}
+
+static void assert_ref(backend *b, const char *name, const lease_oid *oid)
+{
+	lease_ref_state s;
+
+	ck_assert_int_eq(lease_fetch_ref(&s, b->st, name), 0);
+	if (oid) {
+		ck_assert_int_eq(s.present, 1);
+		ck_assert(lease_oid_equal(&s.oid, oid));
+	} else {
+		ck_assert_int_eq(s.present, 0);
+	}
+	lease_ref_state_clear(&s);
+}
+
+/* ---- cas_create ---- */
+
+START_TEST(create_absent_ok)
+{
+	backend b;
+	lease_ref_state s;
+	lease_oid a;
+
+	backend_open(&b, _i);
+	a = created(&b, "job-1");
+	ck_assert_int_eq(lease_fetch_ref(&s, b.st, "job-1"), 0);
+	ck_assert_int_eq(s.present, 1);
+	ck_assert(lease_oid_equal(&s.oid, &a));
+	ck_assert(lease_oid_equal(&s.commit.oid, &a));
+	ck_assert_int_eq(s.commit.is_commit, 1);
+	ck_assert_int_eq(s.commit.has_parent, 0);
+	ck_assert_int_eq(s.payload_rc, 0);
+	ck_assert_str_eq(s.payload.name, "job-1");
+	ck_assert_int_eq(s.op, LEASE_OP_ACQUIRE);
+	ck_assert_str_eq(s.name, "job-1");
+	lease_ref_state_clear(&s);
+	backend_close(&b);
+}
+END_TEST
+
+START_TEST(create_exists_other_fails)
+{
+	backend b;
+	lease_oid a, x;
+
+	backend_open(&b, _i);
+	a = created(&b, "job");
+	x = commit_for(&b, "job", NULL);
+	ck_assert_int_eq(lease_cas_create(b.st, "job", &x), LEASE_ECAS);
+	assert_cas(&b, "cas_create", 1, LEASE_OUTCOME_KNOWN, &x, &a);
+	ck_assert_str_eq(lease_store_last_cas_error(b.st)->ref, "refs/leases/job");
+	assert_ref(&b, "job", &a);
+	backend_close(&b);
+}
+END_TEST
+
+/* No-op regression 1/5 (cas_create): the ref already holds the very oid the
+ * create asks for; "already present" must fail (noop), never pass as a win. */
+START_TEST(noop_create_same_sha)
+{
+	backend b;
+	lease_oid a;
+
+	backend_open(&b, _i);
+	a = created(&b, "same");
+	ck_assert_int_eq(lease_cas_create(b.st, "same", &a), LEASE_ECAS);
+	assert_cas(&b, "cas_create", 1, LEASE_OUTCOME_UNKNOWN, &a, &a);
+	backend_close(&b);
+}
+END_TEST
+
+START_TEST(create_invalid_before_io)
+{
+	static const char *bad[] = {"a/b", "../x", "", ".hidden", "x.lock", "a..b", "-x", "x."};
+	backend b;
+	lease_namespace ns;
+	lease_oid a, zero;
+	size_t i;
+
+	backend_open(&b, _i);
+	a = commit_for(&b, "x", NULL);
+	memset(&zero, 0, sizeof(zero));
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_int_eq(lease_cas_create(b.st, bad[i], &a), LEASE_EINVALID);
+	ck_assert_int_eq(lease_cas_create(b.st, NULL, &a), LEASE_EINVALID);
+	ck_assert_int_eq(lease_cas_create(b.st, "ok", &zero), LEASE_EINVALID);
+	ck_assert_int_eq(lease_cas_create_ref(b.st, "refs/heads/main", &a), LEASE_EINVALID);
+	ck_assert_int_eq(lease_cas_create_ref(b.st, "refs/leases/a/b", &a), LEASE_EINVALID);
+	ck_assert_int_eq(lease_cas_create_ref(b.st, "refs/leases-archive/x/2026", &a),
+	                 LEASE_EINVALID);
+	ck_assert_int_eq(lease_cas_create_ref(b.st, "refs/leasesx/a", &a), LEASE_EINVALID);
+	ck_assert_int_eq(lease_fetch_namespace(&ns, b.st), 0);
+	ck_assert_uint_eq(ns.count, 0);
+	ck_assert_uint_eq(ns.invalid_count, 0);
+	lease_namespace_clear(&ns);
+	/* A well-formed archive ref is accepted. */
+	ck_assert_int_eq(
+	        lease_cas_create_ref(b.st, "refs/leases-archive/x/20261130T070500Z-0123abcd", &a),
+	        0);
+	if (b.which == B_MEM)
+		ck_assert(memstore_get_ref(b.mem, "refs/leases-archive/x/20261130T070500Z-0123abcd",
+		                           NULL));
+	backend_close(&b);
+}
+END_TEST
+
+/* ---- cas_replace ---- */
+
+START_TEST(replace_ok)
+{
+	backend b;
+	lease_ref_state s;
+	lease_oid a, n;
+
+	backend_open(&b, _i);
+	a = created(&b, "r");
+	n = commit_for(&b, "r", &a);
+	ck_assert_int_eq(lease_cas_replace(b.st, "r", &a, &n), 0);
+	ck_assert_int_eq(lease_fetch_ref(&s, b.st, "r"), 0);
+	ck_assert(lease_oid_equal(&s.oid, &n));
+	ck_assert_int_eq(s.commit.has_parent, 1);
+	ck_assert(lease_oid_equal(&s.commit.parent, &a));
+	ck_assert_int_eq(s.op, LEASE_OP_HEARTBEAT);
+	lease_ref_state_clear(&s);
+	backend_close(&b);
+}
+END_TEST
+
+START_TEST(replace_lost_race)
+{
+	backend b;
+	lease_oid a, x, n;
+
+	backend_open(&b, _i);
+	a = created(&b, "r");
+	x = commit_for(&b, "r", &a);
+	n = commit_for(&b, "r", &a);
+	ck_assert_int_eq(lease_cas_replace(b.st, "r", &a, &x), 0); /* someone else */
+	ck_assert_int_eq(lease_cas_replace(b.st, "r", &a, &n), LEASE_ECAS);
+	assert_cas(&b, "cas_replace", 0, LEASE_OUTCOME_KNOWN, &n, &x);
+	assert_ref(&b, "r", &x);
+	backend_close(&b);
+}
+END_TEST
+
+START_TEST(replace_absent_fails)
+{
+	backend b;
+	lease_oid a, n;
+
+	backend_open(&b, _i);
+	a = commit_for(&b, "r", NULL);
+	n = commit_for(&b, "r", &a);
+	ck_assert_int_eq(lease_cas_replace(b.st, "r", &a, &n), LEASE_ECAS);
+	assert_cas(&b, "cas_replace", 0, LEASE_OUTCOME_KNOWN, &n, NULL);
+	assert_ref(&b, "r", NULL);
+	backend_close(&b);
+}
+END_TEST
+
+/* No-op regression 2/5 (cas_replace): old == new is a same-SHA update that a
+ * transport would report as success; it fails with noop and no I/O. */
+START_TEST(noop_replace_same_sha)
+{
+	backend b;
+	lease_oid a;
+
+	backend_open(&b, _i);
+	a = created(&b, "r");
+	if (b.mem)
+		memstore_counts_reset(b.mem);
+	ck_assert_int_eq(lease_cas_replace(b.st, "r", &a, &a), LEASE_ECAS);
+	assert_cas(&b, "cas_replace", 1, LEASE_OUTCOME_KNOWN, &a, NULL);
+	if (b.mem) {
+		const memstore_counts *c = memstore_counts_get(b.mem);
+		ck_assert_int_eq(c->replace_ref + c->read_ref + c->read_commit, 0);
+	}
+	backend_close(&b);
+}
+END_TEST
+
+/* ---- cas_delete ---- */
+
+START_TEST(delete_ok)
+{
+	backend b;
+	lease_oid a;
+
+	backend_open(&b, _i);
+	a = created(&b, "d");
+	ck_assert_int_eq(lease_cas_delete(b.st, "d", &a), 0);
+	assert_ref(&b, "d", NULL);
+	backend_close(&b);
+}
+END_TEST
+
+START_TEST(delete_replaced_meanwhile)
+{
+	backend b;
+	lease_oid a, x;
+
+	backend_open(&b, _i);
+	a = created(&b, "d");
+	x = commit_for(&b, "d", &a);
+	ck_assert_int_eq(lease_cas_replace(b.st, "d", &a, &x), 0);
+	ck_assert_int_eq(lease_cas_delete(b.st, "d", &a), LEASE_ECAS);
+	assert_cas(&b, "cas_delete", 0, LEASE_OUTCOME_KNOWN, &a, &x);
+	assert_ref(&b, "d", &x);
+	backend_close(&b);
+}
+END_TEST
+
+START_TEST(delete_absent_fails)
+{
+	backend b;
+	lease_oid a;
+
+	backend_open(&b, _i);
+	a = commit_for(&b, "d", NULL);
+	ck_assert_int_eq(lease_cas_delete(b.st, "d", &a), LEASE_ECAS);
+	/* Absent is the target state: the outcome is unknown (maybe our own resend). */
+	assert_cas(&b, "cas_delete", 0, LEASE_OUTCOME_UNKNOWN, &a, NULL);
+	ck_assert_int_eq(lease_cas_delete(b.st, "d..", &a), LEASE_EINVALID);
+	backend_close(&b);
+}
+END_TEST
+
+/* ---- fetch_ref ---- */
+
+START_TEST(fetch_absent)
+{
+	backend b;
+	lease_ref_state s;
+
+	backend_open(&b, _i);
+	ck_assert_int_eq(lease_fetch_ref(&s, b.st, "nothing"), 0);
+	ck_assert_int_eq(s.present, 0);
+	ck_assert_int_eq(lease_fetch_ref(&s, b.st, "bad/name"), LEASE_EINVALID);
+	backend_close(&b);
+}
+END_TEST
+
+START_TEST(fetch_name_mismatch_and_garbage)
+{
+	backend b;
+	lease_ref_state s;
+	char msg[1024];
+	lease_oid a, g;
+
+	backend_open(&b, _i);
+	make_msg(msg, sizeof(msg), "a", "acquire", "other");
+	ck_assert_int_eq(lease_write_commit(&a, b.st, NULL, msg), 0);
+	ck_assert_int_eq(lease_cas_create(b.st, "a", &a), 0);
+	ck_assert_int_eq(lease_fetch_ref(&s, b.st, "a"), 0);
+	ck_assert_int_eq(s.present, 1);
+	ck_assert_int_eq(s.payload_rc, LEASE_EPAYLOAD);
+	ck_assert(strstr(s.payload_error, "mismatch") != NULL);
+	lease_ref_state_clear(&s);
+
+	ck_assert_int_eq(lease_write_commit(&g, b.st, NULL, "not a lease\n"), 0);
+	ck_assert_int_eq(lease_cas_create(b.st, "g", &g), 0);
+	ck_assert_int_eq(lease_fetch_ref(&s, b.st, "g"), 0);
+	ck_assert_int_eq(s.payload_rc, LEASE_EPAYLOAD);
+	ck_assert(s.payload_error[0] != '\0');
+	ck_assert_int_eq(s.op, LEASE_OP_UNKNOWN);
+	ck_assert_str_eq(s.commit.message, "not a lease\n");
+	lease_ref_state_clear(&s);
+	backend_close(&b);
+}
+END_TEST
+
+START_TEST(fetch_not_a_commit)
+{
+	backend b;
+	lease_ref_state s;
+	lease_oid blob;
+
+	backend_open(&b, _i);
+	if (b.which == B_LOCAL) {
+		char out[128];
+		ck_assert_int_eq(
+		        testrepo_git(out, sizeof(out), b.dir, "hash-object -w --stdin </dev/null"),
+		        0);
+		out[LEASE_OID_HEXSZ] = '\0';
+		ck_assert_int_eq(lease_oid_fromhex(&blob, out), 0);
+	} else {
+		ck_assert_int_eq(memstore_put_blob(b.mem, &blob, ""), 0);
+	}
+	set_raw_ref(&b, "refs/leases/blob", &blob);
+	ck_assert_int_eq(lease_fetch_ref(&s, b.st, "blob"), 0);
+	ck_assert_int_eq(s.present, 1);
+	ck_assert_int_eq(s.commit.is_commit, 0);
+	ck_assert(lease_oid_equal(&s.oid, &blob));
+	ck_assert_int_eq(s.payload_rc, LEASE_EPAYLOAD);
+	lease_ref_state_clear(&s);
+	backend_close(&b);
+}
+END_TEST
+
+/* ---- fetch_namespace ---- */
+
+START_TEST(namespace_sorted_filtered)
+{
+	backend b;
+	lease_namespace ns;
+	lease_oid c, a, b1, b2, other;
+
+	backend_open(&b, _i);
+	c = created(&b, "c");
+	a = created(&b, "a");
+	b1 = created(&b, "b");
+	b2 = commit_for(&b, "b", &b1);
+	ck_assert_int_eq(lease_cas_replace(b.st, "b", &b1, &b2), 0);
+	other = commit_for(&b, "z", NULL);
+	set_raw_ref(&b, "refs/leases-x/a", &other);   /* look-alike namespace */
+	set_raw_ref(&b, "refs/leasesx", &other);      /* look-alike prefix */
+	set_raw_ref(&b, "refs/leases/dir/y", &other); /* nested: invalid name */
+	set_raw_ref(&b, "refs/leases/-x", &other);    /* invalid first byte */
+	set_raw_ref(&b, "refs/heads/main", &other);
+
+	ck_assert_int_eq(lease_fetch_namespace(&ns, b.st), 0);
+	ck_assert_uint_eq(ns.count, 3);
+	ck_assert_str_eq(ns.leases[0].name, "a");
+	ck_assert_str_eq(ns.leases[1].name, "b");
+	ck_assert_str_eq(ns.leases[2].name, "c");
+	ck_assert(lease_oid_equal(&ns.leases[0].oid, &a));
+	ck_assert(lease_oid_equal(&ns.leases[1].oid, &b2));
+	ck_assert(lease_oid_equal(&ns.leases[2].oid, &c));
+	ck_assert_int_eq(ns.leases[0].has_parent_commit, 0);
+	ck_assert_int_eq(ns.leases[1].has_parent_commit, 1);
+	ck_assert(lease_oid_equal(&ns.leases[1].parent_commit.oid, &b1));
+	ck_assert_int_eq(ns.leases[1].payload_rc, 0);
+	ck_assert_int_eq(ns.leases[1].op, LEASE_OP_HEARTBEAT);
+	ck_assert_uint_eq(ns.invalid_count, 2);
+	ck_assert_str_eq(ns.invalid[0].refname, "refs/leases/-x");
+	ck_assert_str_eq(ns.invalid[1].refname, "refs/leases/dir/y");
+	ck_assert(lease_oid_equal(&ns.invalid[0].oid, &other));
+	lease_namespace_clear(&ns);
+	backend_close(&b);
+}
+END_TEST
+
+START_TEST(namespace_other_ns)
+{
+	backend b;
+	lease_namespace ns;
+	lease_oid a;
+
+	backend_open_ns(&b, _i, -1, "deploys");
+	a = created(&b, "slot");
+	set_raw_ref(&b, "refs/leases/x", &a);
+	ck_assert_int_eq(lease_fetch_namespace(&ns, b.st), 0);
+	ck_assert_uint_eq(ns.count, 1);
+	ck_assert_str_eq(ns.leases[0].name, "slot");
+	lease_namespace_clear(&ns);
+	ck_assert_int_eq(lease_fetch_namespace(&ns, b.st), 0);
+	lease_namespace_clear(&ns);
+	if (b.which == B_MEM)
+		ck_assert(memstore_get_ref(b.mem, "refs/deploys/slot", NULL));
+	backend_close(&b);
+}
+END_TEST
+
+START_TEST(namespace_empty)
+{
+	backend b;
+	lease_namespace ns;
+
+	backend_open(&b, _i);
+	ck_assert_int_eq(lease_fetch_namespace(&ns, b.st), 0);
+	ck_assert_uint_eq(ns.count, 0);
+	lease_namespace_clear(&ns);
+	backend_close(&b);
+}
+END_TEST
+
+/* ---- the lying transport ---- */
+
+/* A transport that reports a create done without acting (window 0: the
+ * store's read is authoritative, decided at once). */
+START_TEST(lie_create_window0)
+{
+	backend b;
+	lease_oid a;
+
+	backend_open(&b, B_MEM);
+	a = commit_for(&b, "l", NULL);
+	memstore_faults_get(b.mem)->lie_create = 1;
+	ck_assert_int_eq(lease_cas_create(b.st, "l", &a), LEASE_ECAS);
+	assert_cas(&b, "cas_create", 1, LEASE_OUTCOME_KNOWN, &a, NULL);
+	backend_close(&b);
+}
+END_TEST
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* With a verify window, a success that never shows is unverified (unknown),
+ * decided only after polling the whole window. */
+START_TEST(lie_create_window)
+{
+	backend b;
+	lease_oid a;
+	int64_t t0;
+
+	backend_open_ns(&b, B_MEM, 150, NULL);
+	a = commit_for(&b, "l", NULL);
+	memstore_faults_get(b.mem)->lie_create = 1;
+	memstore_counts_reset(b.mem);
+	t0 = now_ms();
+	ck_assert_int_eq(lease_cas_create(b.st, "l", &a), LEASE_EUNVERIFIED);
+	ck_assert_int_ge(now_ms() - t0, 150);
+	ck_assert_int_ge(memstore_counts_get(b.mem)->read_ref, 3);
+	assert_cas(&b, "cas_create", 1, LEASE_OUTCOME_UNKNOWN, &a, NULL);
+	backend_close(&b);
+}
+END_TEST
+
+START_TEST(lie_replace)
+{
+	backend b;
+	lease_oid a, n;
+
+	backend_open(&b, B_MEM);
+	a = created(&b, "l");
+	n = commit_for(&b, "l", &a);
+	memstore_faults_get(b.mem)->lie_replace = 1;
+	ck_assert_int_eq(lease_cas_replace(b.st, "l", &a, &n), LEASE_ECAS);
+	assert_cas(&b, "cas_replace", 1, LEASE_OUTCOME_KNOWN, &n, &a);
+	ck_assert(strstr(lease_store_last_error(b.st), "no-op") != NULL);
+	backend_close(&b);
+}
+END_TEST
+
+/* No-op regression 3/5 (cas_delete): reported deleted, ref still old. */
+START_TEST(noop_delete_lie)
+{
+	backend b;
+	lease_oid a;
+
+	backend_open(&b, B_MEM);
+	a = created(&b, "l");
+	memstore_faults_get(b.mem)->lie_delete = 1;
+	ck_assert_int_eq(lease_cas_delete(b.st, "l", &a), LEASE_ECAS);
+	assert_cas(&b, "cas_delete", 1, LEASE_OUTCOME_KNOWN, &a, &a);
+	ck_assert(memstore_get_ref(b.mem, "refs/leases/l", NULL));
+	backend_close(&b);
+}
+END_TEST
+
+/* No-op regression 4/5 (fetch_ref): the commit returned is not the oid the
+ * ref holds: an inconsistent read, never a payload. */
+START_TEST(noop_fetch_wrong_object)
+{
+	backend b;
+	lease_ref_state s;
+	lease_oid a;
+	const lease_cas_error *e;
+
+	backend_open(&b, B_MEM);
+	a = created(&b, "w");
+	memstore_faults_get(b.mem)->wrong_commit = 1;
+	ck_assert_int_eq(lease_fetch_ref(&s, b.st, "w"), LEASE_EUNVERIFIED);
+	ck_assert_int_eq(s.present, 0);
+	e = lease_store_last_cas_error(b.st);
+	ck_assert_str_eq(e->primitive, "fetch_ref");
+	ck_assert_str_eq(e->ref, "refs/leases/w");
+	ck_assert(lease_oid_equal(&e->expected, &a));
+	ck_assert_int_eq(e->observed_present, 1);
+	ck_assert(!lease_oid_equal(&e->observed, &a));
+	ck_assert(strstr(lease_store_last_error(b.st), "inconsistent") != NULL);
+	/* Next read is honest. */
+	ck_assert_int_eq(lease_fetch_ref(&s, b.st, "w"), 0);
+	ck_assert_int_eq(s.payload_rc, 0);
+	lease_ref_state_clear(&s);
+	backend_close(&b);
+}
+END_TEST
+
+/* fetch_ref of a ref whose object is missing: incomplete read. */
+START_TEST(fetch_missing_object)
+{
+	backend b;
+	lease_ref_state s;
+	lease_oid ghost;
+
+	backend_open(&b, B_MEM);
+	ck_assert_int_eq(lease_oid_fromhex(&ghost, "1111111111111111111111111111111111111111"), 0);
+	set_raw_ref(&b, "refs/leases/ghost", &ghost);
+	ck_assert_int_eq(lease_fetch_ref(&s, b.st, "ghost"), LEASE_EUNVERIFIED);
+	ck_assert(strstr(lease_store_last_error(b.st), "incomplete") != NULL);
+	backend_close(&b);
+}
+END_TEST
+
+/* No-op regression 5/5 (fetch_namespace): a listing with duplicates is an
+ * inconsistent listing. */
+START_TEST(noop_namespace_duplicates)
+{
+	backend b;
+	lease_namespace ns;
+	const lease_cas_error *e;
+
+	backend_open(&b, B_MEM);
+	created(&b, "a");
+	created(&b, "b");
+	memstore_faults_get(b.mem)->duplicates = 1;
+	ck_assert_int_eq(lease_fetch_namespace(&ns, b.st), LEASE_EUNVERIFIED);
+	ck_assert_uint_eq(ns.count, 0);
+	e = lease_store_last_cas_error(b.st);
+	ck_assert_str_eq(e->primitive, "fetch_namespace");
+	ck_assert_str_eq(e->ref, "refs/leases/a");
+	ck_assert(strstr(lease_store_last_error(b.st), "inconsistent listing") != NULL);
+	backend_close(&b);
+}
+END_TEST
+
+START_TEST(namespace_lookalikes_filtered)
+{
+	backend b;
+	lease_namespace ns;
+
+	backend_open(&b, B_MEM);
+	created(&b, "a");
+	memstore_faults_get(b.mem)->lookalikes = 1;
+	ck_assert_int_eq(lease_fetch_namespace(&ns, b.st), 0);
+	ck_assert_uint_eq(ns.count, 1);
+	ck_assert_str_eq(ns.leases[0].name, "a");
+	ck_assert_uint_eq(ns.invalid_count, 1);
+	ck_assert_str_eq(ns.invalid[0].refname, "refs/leases/a/b");
+	lease_namespace_clear(&ns);
+	backend_close(&b);
+}
+END_TEST
+
+/* Listing says A, the prefetched commit is already B: the entry is re-read
+ * and reported consistently at B. */
+START_TEST(namespace_changed_between_list_and_read)
+{
+	backend b;
+	lease_namespace ns;
+	lease_oid a, n;
+
+	backend_open(&b, B_MEM);
+	a = created(&b, "a");
+	n = commit_for(&b, "a", &a);
+	ck_assert_int_eq(lease_cas_replace(b.st, "a", &a, &n), 0);
+	memstore_faults_get(b.mem)->stale_list = 1;
+	memstore_faults_get(b.mem)->prefetch = 1;
+	ck_assert_int_eq(lease_fetch_namespace(&ns, b.st), 0);
+	ck_assert_uint_eq(ns.count, 1);
+	ck_assert(lease_oid_equal(&ns.leases[0].oid, &n));
+	ck_assert(lease_oid_equal(&ns.leases[0].commit.oid, &n));
+	ck_assert_int_eq(ns.leases[0].has_parent_commit, 1);
+	ck_assert(lease_oid_equal(&ns.leases[0].parent_commit.oid, &a));
+	lease_namespace_clear(&ns);
+	/* Prefetched and consistent: no read_commit at all. */
+	memstore_counts_reset(b.mem);
+	ck_assert_int_eq(lease_fetch_namespace(&ns, b.st), 0);
+	ck_assert_int_eq(memstore_counts_get(b.mem)->read_commit, 0);
+	ck_assert_int_eq(ns.leases[0].has_parent_commit, 1);
+	lease_namespace_clear(&ns);
+	backend_close(&b);
+}
+END_TEST
+
+/* A lying object store: re-reads are bounded, then inconsistent listing;
+ * one lie is recovered by re-reading the ref. */
+START_TEST(namespace_wrong_object_bounded)
+{
+	backend b;
+	lease_namespace ns;
+	lease_oid a;
+
+	backend_open(&b, B_MEM);
+	a = created(&b, "a");
+	memstore_faults_get(b.mem)->wrong_commit = 1;
+	ck_assert_int_eq(lease_fetch_namespace(&ns, b.st), 0);
+	ck_assert_uint_eq(ns.count, 1);
+	ck_assert(lease_oid_equal(&ns.leases[0].commit.oid, &a));
+	lease_namespace_clear(&ns);
+	memstore_faults_get(b.mem)->wrong_commit = 100;
+	ck_assert_int_eq(lease_fetch_namespace(&ns, b.st), LEASE_EUNVERIFIED);
+	ck_assert_str_eq(lease_store_last_cas_error(b.st)->primitive, "fetch_namespace");
+	memstore_faults_get(b.mem)->wrong_commit = 0;
+	backend_close(&b);
+}
+END_TEST
+
+/* Replication lag: the re-read shows the old oid twice; within the window
+ * the primitive polls and then sees the write. */
+START_TEST(stale_read_polled_within_window)
+{
+	backend b;
+	lease_oid a, n;
+
+	backend_open_ns(&b, B_MEM, 2000, NULL);
+	a = created(&b, "s");
+	n = commit_for(&b, "s", &a);
+	memstore_faults_get(b.mem)->stale_reads = 2;
+	memstore_counts_reset(b.mem);
+	ck_assert_int_eq(lease_cas_replace(b.st, "s", &a, &n), 0);
+	ck_assert_int_eq(memstore_counts_get(b.mem)->read_ref, 3);
+	/* Delete under lag. */
+	memstore_faults_get(b.mem)->stale_reads = 1;
+	ck_assert_int_eq(lease_cas_delete(b.st, "s", &n), 0);
+	backend_close(&b);
+}
+END_TEST
+
+/* Without a window the same stale read is decided at once. */
+START_TEST(stale_read_window0)
+{
+	backend b;
+	lease_oid a, n;
+
+	backend_open(&b, B_MEM);
+	a = created(&b, "s");
+	n = commit_for(&b, "s", &a);
+	memstore_faults_get(b.mem)->stale_reads = 1;
+	ck_assert_int_eq(lease_cas_replace(b.st, "s", &a, &n), LEASE_ECAS);
+	assert_cas(&b, "cas_replace", 1, LEASE_OUTCOME_KNOWN, &n, &a);
+	backend_close(&b);
+}
+END_TEST
+
+/* "Already exists" is never settled by an absent read: poll the window,
+ * then unverified (outcome unknown). With the ref appearing, a CAS failure. */
+START_TEST(create_exists_but_absent)
+{
+	backend b;
+	lease_oid a;
+
+	backend_open_ns(&b, B_MEM, 100, NULL);
+	a = commit_for(&b, "e", NULL);
+	memstore_faults_get(b.mem)->exists_on_create = 1;
+	memstore_counts_reset(b.mem);
+	ck_assert_int_eq(lease_cas_create(b.st, "e", &a), LEASE_EUNVERIFIED);
+	ck_assert_int_ge(memstore_counts_get(b.mem)->read_ref, 2);
+	assert_cas(&b, "cas_create", 1, LEASE_OUTCOME_UNKNOWN, &a, NULL);
+	/* Our create re-sent by an HTTP client: "exists", and the ref is ours. */
+	ck_assert_int_eq(memstore_set_ref(b.mem, "refs/leases/e", &a), 0);
+	memstore_faults_get(b.mem)->exists_on_create = 1;
+	ck_assert_int_eq(lease_cas_create(b.st, "e", &a), LEASE_ECAS);
+	assert_cas(&b, "cas_create", 1, LEASE_OUTCOME_UNKNOWN, &a, &a);
+	backend_close(&b);
+}
+END_TEST
+
+/* Transport errors: before applying (known nothing) vs after applying (answer
+ * lost): both unknown; the observed state is reported. */
+START_TEST(transport_errors)
+{
+	backend b;
+	lease_oid a, n;
+
+	backend_open(&b, B_MEM);
+	a = commit_for(&b, "t", NULL);
+	memstore_faults_get(b.mem)->fail_before = 1;
+	ck_assert_int_eq(lease_cas_create(b.st, "t", &a), LEASE_ENET);
+	assert_cas(&b, "cas_create", 0, LEASE_OUTCOME_UNKNOWN, &a, NULL);
+	ck_assert(strstr(lease_store_last_error(b.st), "injected") != NULL);
+
+	memstore_faults_get(b.mem)->drop_after_apply = 1;
+	ck_assert_int_eq(lease_cas_create(b.st, "t", &a), LEASE_ENET);
+	assert_cas(&b, "cas_create", 0, LEASE_OUTCOME_UNKNOWN, &a, &a);
+
+	n = commit_for(&b, "t", &a);
+	memstore_faults_get(b.mem)->drop_after_apply = 1;
+	ck_assert_int_eq(lease_cas_replace(b.st, "t", &a, &n), LEASE_ENET);
+	assert_cas(&b, "cas_replace", 0, LEASE_OUTCOME_UNKNOWN, &n, &n);
+
+	memstore_faults_get(b.mem)->fail_before = 1;
+	ck_assert_int_eq(lease_cas_delete(b.st, "t", &n), LEASE_ENET);
+	assert_cas(&b, "cas_delete", 0, LEASE_OUTCOME_UNKNOWN, &n, &n);
+	ck_assert_int_eq(lease_cas_delete(b.st, "t", &n), 0);
+	backend_close(&b);
+}
+END_TEST
+
+Suite *primitives_suite(void);
+Suite *primitives_suite(void)
+{
+	Suite *s = suite_create("primitives");
+	TCase *both = tcase_create("both_backends");
+	TCase *mem = tcase_create("lying_transport");
+
+	tcase_set_timeout(both, 20);
+	tcase_add_loop_test(both, create_absent_ok, 0, 2);
+	tcase_add_loop_test(both, create_exists_other_fails, 0, 2);
+	tcase_add_loop_test(both, noop_create_same_sha, 0, 2);
+	tcase_add_loop_test(both, create_invalid_before_io, 0, 2);
+	tcase_add_loop_test(both, replace_ok, 0, 2);
+	tcase_add_loop_test(both, replace_lost_race, 0, 2);
+	tcase_add_loop_test(both, replace_absent_fails, 0, 2);
+	tcase_add_loop_test(both, noop_replace_same_sha, 0, 2);
+	tcase_add_loop_test(both, delete_ok, 0, 2);
+	tcase_add_loop_test(both, delete_replaced_meanwhile, 0, 2);
+	tcase_add_loop_test(both, delete_absent_fails, 0, 2);
+	tcase_add_loop_test(both, fetch_absent, 0, 2);
+	tcase_add_loop_test(both, fetch_name_mismatch_and_garbage, 0, 2);
+	tcase_add_loop_test(both, fetch_not_a_commit, 0, 2);
+	tcase_add_loop_test(both, namespace_sorted_filtered, 0, 2);
+	tcase_add_loop_test(both, namespace_other_ns, 0, 2);
+	tcase_add_loop_test(both, namespace_empty, 0, 2);
+	suite_add_tcase(s, both);
+
+	tcase_set_timeout(mem, 20);
+	tcase_add_test(mem, lie_create_window0);
+	tcase_add_test(mem, lie_create_window);
+	tcase_add_test(mem, lie_replace);
+	tcase_add_test(mem, noop_delete_lie);
+	tcase_add_test(mem, noop_fetch_wrong_object);
+	tcase_add_test(mem, fetch_missing_object);
+	tcase_add_test(mem, noop_namespace_duplicates);
+	tcase_add_test(mem, namespace_lookalikes_filtered);
+	tcase_add_test(mem, namespace_changed_between_list_and_read);
+	tcase_add_test(mem, namespace_wrong_object_bounded);
+	tcase_add_test(mem, stale_read_polled_within_window);
+	tcase_add_test(mem, stale_read_window0);
+	tcase_add_test(mem, create_exists_but_absent);
+	tcase_add_test(mem, transport_errors);
+	suite_add_tcase(s, mem);
+	return s;
+}
