@@ -271,8 +271,9 @@ static int cb_credentials(git_credential **out, const char *url, const char *use
 		if (strncmp(url, "https://", 8) == 0 ||
 		    (strncmp(url, "http://", 7) == 0 && host_is_loopback(host)))
 			return git_credential_userpass_plaintext_new(
-			        out, username_from_url && *username_from_url ? username_from_url
-			                                                      : "x-access-token",
+			        out,
+			        username_from_url && *username_from_url ? username_from_url
+			                                                : "x-access-token",
 			        rt->token);
 		ctx->auth_failed = 1;
 		git_error_set_str(GIT_ERROR_NET, "authentication required; REFLEASE_GIT_TOKEN "
@@ -300,7 +301,8 @@ static int cb_negotiation(const git_push_update **updates, size_t len, void *pay
 	}
 	if (!lease_oid_equal(&ctx->advertised, &ctx->expected)) {
 		ctx->neg_aborted = 1;
-		git_error_set_str(GIT_ERROR_CALLBACK, "the remote ref does not hold the expected oid");
+		git_error_set_str(GIT_ERROR_CALLBACK,
+		                  "the remote ref does not hold the expected oid");
 		return GIT_EUSER;
 	}
 	return 0;
@@ -610,8 +612,10 @@ static int remote_list_refs(lease_transport *t, lease_ref_list *out, const char 
 	}
 	/* One fetch of every ref under the prefix (a glob refspec; never *:*). */
 	if (need && plen > 5 && prefix[plen - 1] == '/' && !strpbrk(prefix, "*?[\\:^~ ")) {
-		int k = snprintf(spec, sizeof(spec), "+%s*:" CACHE_PREFIX "%s*", prefix, prefix + 5);
-		if (k > 0 && (size_t)k < sizeof(spec) && (rc = fetch_spec(rt, &ctx, remote, spec)) < 0)
+		int k = snprintf(spec, sizeof(spec), "+%s*:" CACHE_PREFIX "%s*", prefix,
+		                 prefix + 5);
+		if (k > 0 && (size_t)k < sizeof(spec) &&
+		    (rc = fetch_spec(rt, &ctx, remote, spec)) < 0)
 			goto done;
 	}
 	for (i = 0; i < out->count; i++) {
@@ -708,8 +712,9 @@ static int push_update(remote_transport *rt, const char *refname, const lease_oi
 		         "the remote sent no status for %s (outcome unknown)", refname);
 		rc = LEASE_ENET;
 	} else if (ctx.rejected) {
-		int rule = contains(ctx.status, "hook declined") || contains(ctx.status, "denied") ||
-		           contains(ctx.status, "protected") || contains(ctx.status, "not allowed") ||
+		int rule = contains(ctx.status, "hook declined") ||
+		           contains(ctx.status, "denied") || contains(ctx.status, "protected") ||
+		           contains(ctx.status, "not allowed") ||
 		           contains(ctx.status, "permission");
 		snprintf(rt->errbuf, sizeof(rt->errbuf), "the remote rejected %s: %s", refname,
 		         ctx.status);
@@ -793,8 +798,7 @@ static void seterr(char *err, size_t errlen, const char *what, const char *arg)
 	if (!err || !errlen)
 		return;
 	snprintf(err, errlen, "%s%s%s%s%s", what, arg ? " " : "", arg ? arg : "",
-	         e && e->message ? ": " : "",
-	         e && e->message ? e->message : "");
+	         e && e->message ? ": " : "", e && e->message ? e->message : "");
 }
 
 static int mkdir_p(char *path)
@@ -940,8 +944,9 @@ int lease_remote_transport_new(lease_transport **out, const char *url, char *err
 		return LEASE_EINVALID;
 	}
 	if (url_has_password(url)) {
-		snprintf(err, errlen, "remote: URL must not embed a password; use "
-		                      "REFLEASE_GIT_TOKEN (https) or ssh-agent (ssh)");
+		snprintf(err, errlen,
+		         "remote: URL must not embed a password; use "
+		         "REFLEASE_GIT_TOKEN (https) or ssh-agent (ssh)");
 		return LEASE_EINVALID;
 	}
 	if (strncmp(url, "file://", 7) == 0) {
@@ -959,8 +964,9 @@ int lease_remote_transport_new(lease_transport **out, const char *url, char *err
 	for (i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++)
 		known |= strncmp(url, schemes[i], strlen(schemes[i])) == 0;
 	if (!known || !url[strcspn(url, ":") + 3]) {
-		snprintf(err, errlen,
-		         "remote: unsupported URL (expected file://, git://, http(s):// or ssh://)");
+		snprintf(
+		        err, errlen,
+		        "remote: unsupported URL (expected file://, git://, http(s):// or ssh://)");
 		return LEASE_EINVALID;
 	}
 	if (!(rt = calloc(1, sizeof(*rt))) || !(rt->url = strdup(url))) {

@@ -1,0 +1,65 @@
+/**
+ * @file gitserver.h
+ * Real git servers on 127.0.0.1 for tests of the remote backend: `git daemon
+ * --enable=receive-pack` (git://) and `git http-backend` behind lighttpd's CGI
+ * (http://, with a second path /auth/ behind HTTP basic authentication), both
+ * serving the bare repositories of one temporary directory, which file:// URLs
+ * reach directly. Each server runs in its own process group, stopped by
+ * gitserver_stop().
+ */
+#ifndef REFLEASE_TEST_GITSERVER_H
+#define REFLEASE_TEST_GITSERVER_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/** How a test reaches a repository. */
+typedef enum gitserver_kind {
+	GITSERVER_GIT = 0,  /**< git://127.0.0.1:<port>/<name>.git (git daemon) */
+	GITSERVER_HTTP = 1, /**< http://127.0.0.1:<port>/git/<name>.git (lighttpd + http-backend) */
+	GITSERVER_FILE = 2, /**< file://<root>/<name>.git */
+	GITSERVER_HTTP_AUTH = 3 /**< http://127.0.0.1:<port>/auth/<name>.git (basic auth) */
+} gitserver_kind;
+
+/** User and password the /auth/ path accepts. */
+#define GITSERVER_AUTH_USER  "x-access-token"
+#define GITSERVER_AUTH_TOKEN "s3cret-token-for-tests"
+
+/** Running servers. */
+typedef struct gitserver {
+	char root[512]; /**< directory of the served bare repositories */
+	pid_t daemon_pid;
+	int daemon_port;
+	pid_t http_pid;
+	int http_port;
+} gitserver;
+
+/**
+ * Create a temporary root and start both servers on free loopback ports,
+ * waiting until each accepts connections.
+ * @return 0, or -1 (servers that did start are stopped)
+ */
+int gitserver_start(gitserver *gs);
+
+/** Stop both servers (SIGTERM to their process groups) and remove the root. */
+void gitserver_stop(gitserver *gs);
+
+/**
+ * Create (or recreate, empty) the bare repository <root>/<name>.git, with
+ * http.receivepack enabled; its path goes to @p path (may be NULL).
+ * @return 0 or -1
+ */
+int gitserver_repo(gitserver *gs, const char *name, char *path, size_t pathlen);
+
+/** The URL of repository @p name reached as @p kind. */
+void gitserver_url(const gitserver *gs, gitserver_kind kind, const char *name, char *out,
+                   size_t outlen);
+
+/**
+ * Install @p script (a POSIX sh body, without the #! line) as hook @p hook
+ * ("pre-receive", "post-receive", ...) of repository @p name.
+ * @return 0 or -1
+ */
+int gitserver_hook(gitserver *gs, const char *name, const char *hook, const char *script);
+
+#endif
