@@ -453,7 +453,7 @@ static void pause_ms(long ms)
 }
 
 #define CONTENDERS 16
-#define TENURES    2
+#define TENURES    1
 
 /* One contender: TENURES tenures of "contended", each logged as
  * "<start ms> <end ms>" (inside the tenure) to @p log. */
@@ -482,7 +482,7 @@ static int contender(int id, const char *url, const char *cache, const char *log
 		int tries;
 
 		if (lease_acquire(&res, st, "contended", &op) != 0) {
-			pause_ms(10 + (long)(rand_r(&seed) % 50));
+			pause_ms(30 + (long)(rand_r(&seed) % 100));
 			continue;
 		}
 		t0 = realtime_ms();
