@@ -439,6 +439,19 @@ static void proxy_auto(git_proxy_options *p)
 	p->type = GIT_PROXY_AUTO;
 }
 
+/* An anonymous remote for the URL exactly as given: url.<base>.insteadOf is
+ * not applied (the lease store is what the user named; libgit2 1.5.1 also
+ * leaks a pcre2 match block per config entry it tests for insteadOf). */
+static int anon_remote(remote_transport *rt, git_remote **out)
+{
+	git_remote_create_options o;
+
+	git_remote_create_options_init(&o, GIT_REMOTE_CREATE_OPTIONS_VERSION);
+	o.repository = rt->cache;
+	o.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF | GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC;
+	return git_remote_create_with_opts(out, rt->url, &o);
+}
+
 /* An anonymous remote connected for fetching (ls-remote). */
 static int connect_fetch(remote_transport *rt, net_ctx *ctx, git_remote **out)
 {
@@ -447,7 +460,7 @@ static int connect_fetch(remote_transport *rt, net_ctx *ctx, git_remote **out)
 	int err;
 
 	*out = NULL;
-	if ((err = git_remote_create_anonymous(out, rt->cache, rt->url)) < 0)
+	if ((err = anon_remote(rt, out)) < 0)
 		return map_error(rt, ctx, err, "invalid remote URL");
 	init_callbacks(&cbs, ctx);
 	proxy_auto(&proxy);
@@ -682,7 +695,7 @@ static int push_update(remote_transport *rt, const char *refname, const lease_oi
 		rc = fail(rt, LEASE_EINVALID, "ref name too long");
 		goto done;
 	}
-	if ((err = git_remote_create_anonymous(&remote, rt->cache, rt->url)) < 0) {
+	if ((err = anon_remote(rt, &remote)) < 0) {
 		rc = map_error(rt, &ctx, err, "invalid remote URL");
 		goto done;
 	}
