@@ -529,10 +529,12 @@ static int cache_spec(char *out, size_t outlen, const char *ref)
 	return n < 0 || (size_t)n >= outlen ? LEASE_EINVALID : 0;
 }
 
-/* One ls-remote of @p refname; when its object is not cached, fetch it on the
- * same connection. *fetched = 1 when objects were copied. */
-static int ls_and_fetch(remote_transport *rt, const char *refname, int *present, lease_oid *oid,
-                        int *fetched)
+/* One ls-remote of @p refname; with @p fetch, when its object is not cached,
+ * fetch it on the same connection: *fetched = 1 when objects were copied,
+ * *fetch_rc = the fetch's error (the ref may have moved meanwhile: the caller
+ * reads again). */
+static int ls_and_fetch(remote_transport *rt, const char *refname, int fetch, int *present,
+                        lease_oid *oid, int *fetched, int *fetch_rc)
 {
 	git_remote *remote = NULL;
 	net_ctx ctx;
@@ -540,14 +542,15 @@ static int ls_and_fetch(remote_transport *rt, const char *refname, int *present,
 	int rc;
 
 	*fetched = 0;
+	*fetch_rc = 0;
 	ctx_init(&ctx, rt);
 	if ((rc = connect_fetch(rt, &ctx, &remote)) < 0)
 		return rc;
 	rc = ls_find(rt, remote, refname, present, oid);
-	if (rc == 0 && *present && !object_cached(rt, oid)) {
+	if (rc == 0 && fetch && *present && !object_cached(rt, oid)) {
 		if ((rc = cache_spec(spec, sizeof(spec), refname)) < 0)
 			snprintf(rt->errbuf, sizeof(rt->errbuf), "ref name too long: %s", refname);
-		else if ((rc = fetch_spec(rt, &ctx, remote, spec)) == 0)
+		else if ((*fetch_rc = fetch_spec(rt, &ctx, remote, spec)) == 0)
 			*fetched = 1;
 	}
 	git_remote_disconnect(remote);
@@ -559,22 +562,25 @@ static int remote_read_ref(lease_transport *t, const char *refname, int *present
                            int *has_commit, lease_commit *commit_out)
 {
 	remote_transport *rt = R(t);
-	int round, fetched, rc;
+	int round, fetched, fetch_rc = 0, rc;
 
 	*present = 0;
 	*has_commit = 0;
 	memset(oid, 0, sizeof(*oid));
 	for (round = 0; round < READ_ROUNDS; round++) {
 		lease_oid again;
-		int still = 0;
+		int still = 0, unused, unused_rc;
 
-		if ((rc = ls_and_fetch(rt, refname, present, oid, &fetched)) < 0)
+		if ((rc = ls_and_fetch(rt, refname, 1, present, oid, &fetched, &fetch_rc)) < 0)
 			return rc;
 		if (!*present)
 			return 0;
+		if (fetch_rc < 0)
+			continue; /* moved (or vanished) between the listing and the fetch? */
 		if (fetched) {
 			/* A copy: the ref must still hold the oid whose objects came. */
-			if ((rc = ls_and_fetch(rt, refname, &still, &again, &fetched)) < 0)
+			if ((rc = ls_and_fetch(rt, refname, 0, &still, &again, &unused,
+			                       &unused_rc)) < 0)
 				return rc;
 			if (!still || !lease_oid_equal(&again, oid))
 				continue;
@@ -590,13 +596,31 @@ static int remote_read_ref(lease_transport *t, const char *refname, int *present
 		*has_commit = 1;
 		return 0;
 	}
+	if (fetch_rc < 0)
+		return fetch_rc; /* errbuf holds the fetch's error */
 	snprintf(rt->errbuf, sizeof(rt->errbuf), "%s kept changing while it was read", refname);
 	return LEASE_ENET;
 }
 
+static int list_once(remote_transport *rt, lease_ref_list *out, const char *prefix, int *fetch_rc);
+
+/* One listing; a failed fetch (a ref moved or vanished between the listing
+ * and the fetch: upload-pack refuses objects no ref reaches) lists again. */
 static int remote_list_refs(lease_transport *t, lease_ref_list *out, const char *prefix)
 {
-	remote_transport *rt = R(t);
+	int round, fetch_rc = 0, rc = 0;
+
+	for (round = 0; round < READ_ROUNDS; round++) {
+		if ((rc = list_once(R(t), out, prefix, &fetch_rc)) < 0 || fetch_rc == 0)
+			return rc;
+		lease_ref_list_clear(out);
+	}
+	return fetch_rc;
+}
+
+static int list_once(remote_transport *rt, lease_ref_list *out, const char *prefix, int *fetch_rc)
+{
+	lease_transport *t = &rt->base;
 	const git_remote_head **heads;
 	git_remote *remote = NULL;
 	net_ctx ctx;
@@ -605,6 +629,7 @@ static int remote_list_refs(lease_transport *t, lease_ref_list *out, const char 
 	int need = 0, rc = 0;
 
 	memset(out, 0, sizeof(*out));
+	*fetch_rc = 0;
 	ctx_init(&ctx, rt);
 	if ((rc = connect_fetch(rt, &ctx, &remote)) < 0)
 		return rc;
@@ -628,7 +653,7 @@ static int remote_list_refs(lease_transport *t, lease_ref_list *out, const char 
 		int k = snprintf(spec, sizeof(spec), "+%s*:" CACHE_PREFIX "%s*", prefix,
 		                 prefix + 5);
 		if (k > 0 && (size_t)k < sizeof(spec) &&
-		    (rc = fetch_spec(rt, &ctx, remote, spec)) < 0)
+		    (*fetch_rc = fetch_spec(rt, &ctx, remote, spec)) < 0)
 			goto done;
 	}
 	for (i = 0; i < out->count; i++) {
