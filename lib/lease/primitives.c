@@ -153,9 +153,9 @@ static int verify(lease_store *st, enum prim_kind k, const char *refname, const 
 		char why[600];
 
 		/* Best-effort re-read: the observed state helps the runtime settle. */
+		snprintf(why, sizeof(why), "transport error: %s", terr(st));
 		if (reread(st, refname, &present, &oid) == 0)
 			observe(st, present, &oid);
-		snprintf(why, sizeof(why), "transport error: %s", terr(st));
 		return cas_fail(st, trc,
 		                refused(trc) && !is_target(k, present, &oid, new_oid)
 		                        ? LEASE_OUTCOME_KNOWN

@@ -141,6 +141,9 @@ static int local_write_commit(lease_transport *t, lease_oid *out, const lease_oi
 	const git_oid *parents[1];
 	int err, rc;
 
+	git_error_clear();
+	lt->errbuf[0] = '\0';
+
 	if ((rc = ensure_empty_tree(lt, &tree)) < 0)
 		return rc;
 	if ((err = git_signature_new(&sig, "reflease", "reflease@localhost", (git_time_t)when, 0)) <
@@ -168,6 +171,9 @@ static int create_matching(local_transport *lt, const char *refname, const lease
 	git_oid nid, cid;
 	int64_t deadline = monotonic_ms() + LOCK_RETRY_MS;
 	int attempt = 0, err;
+
+	git_error_clear();
+	lt->errbuf[0] = '\0';
 
 	to_git(&nid, new_oid);
 	to_git(&cid, current);
@@ -243,6 +249,9 @@ static int local_delete_ref(lease_transport *t, const char *refname, const lease
 	int64_t deadline;
 	int attempt = 0, err, rc;
 
+	git_error_clear();
+	lt->errbuf[0] = '\0';
+
 	if ((rc = delete_lock(lt)) < 0)
 		return rc;
 	deadline = monotonic_ms() + LOCK_RETRY_MS;
@@ -299,6 +308,9 @@ static int local_read_commit(lease_transport *t, lease_commit *out, const lease_
 	git_oid id;
 	int err;
 
+	git_error_clear();
+	lt->errbuf[0] = '\0';
+
 	memset(out, 0, sizeof(*out));
 	to_git(&id, oid);
 	if ((err = git_object_lookup(&obj, lt->repo, &id, GIT_OBJECT_ANY)) < 0)
@@ -332,6 +344,9 @@ static int local_read_ref(lease_transport *t, const char *refname, int *present,
 	git_oid id;
 	int err, rc;
 
+	git_error_clear();
+	lt->errbuf[0] = '\0';
+
 	*present = 0;
 	*has_commit = 0;
 	memset(oid, 0, sizeof(*oid));
@@ -359,6 +374,9 @@ static int local_list_refs(lease_transport *t, lease_ref_list *out, const char *
 	char glob[1024];
 	size_t plen = strlen(prefix);
 	int err, rc = 0;
+
+	git_error_clear();
+	lt->errbuf[0] = '\0';
 
 	memset(out, 0, sizeof(*out));
 	if (!strpbrk(prefix, "*?[\\") && plen + 2 < sizeof(glob)) {
