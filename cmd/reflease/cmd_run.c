@@ -143,6 +143,29 @@ static void *keeper_main(void *arg)
 	return NULL;
 }
 
+/* Wait up to @p seconds for the heartbeat thread to finish; 1 when it has. */
+static int wait_done(run_shared *sh, int evfd, double seconds)
+{
+	double end = mono_now() + seconds;
+	int done;
+
+	for (;;) {
+		struct pollfd p = {evfd, POLLIN, 0};
+		double left;
+		char buf[64];
+
+		pthread_mutex_lock(&sh->mu);
+		done = sh->done;
+		pthread_mutex_unlock(&sh->mu);
+		left = end - mono_now();
+		if (done || left <= 0)
+			return done;
+		if (poll(&p, 1, (int)(left * 1000.0) + 1) > 0)
+			while (read(evfd, buf, sizeof(buf)) > 0)
+				;
+	}
+}
+
 /* ---- output ---- */
 
 typedef struct run_out {
@@ -158,7 +181,8 @@ static void run_emit(const run_out *o, lease_store *st, lease_result *r, const c
 {
 	json_t *obj;
 
-	lease_result_fixup(r, st, name, rc);
+	if (st)
+		lease_result_fixup(r, st, name, rc);
 	if (!o->json && !o->json_file)
 		return;
 	obj = cli_result_json(r);
@@ -305,7 +329,8 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	char token[LEASE_TOKEN_HEXSZ + 1];
 	const char *name;
 	int i, j, rc, status = EXIT_SOFTWARE, sfd = -1, evp[2] = {-1, -1}, stp[2] = {-1, -1};
-	int thread_started = 0, child_done = 0, cmd_status = 0, lost = 0, interrupted = 0;
+	int thread_started = 0, thread_stuck = 0, child_done = 0, cmd_status = 0, lost = 0,
+	    interrupted = 0;
 	int64_t ttl, every;
 	double kill_grace;
 	double kill_at = 0, deadline;
@@ -494,9 +519,8 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 			if (!interrupted) {
 				interrupted = sig;
 				now = mono_now();
-				double k = kill_grace < RUN_SIGNAL_KILL_MAX
-				                   ? kill_grace
-				                   : RUN_SIGNAL_KILL_MAX;
+				double k = kill_grace < RUN_SIGNAL_KILL_MAX ? kill_grace
+				                                            : RUN_SIGNAL_KILL_MAX;
 				if (!kill_at || kill_at > now + k)
 					kill_at = now + k;
 			}
@@ -515,7 +539,12 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		char b = 's';
 		ssize_t n = write(stp[1], &b, 1);
 		(void)n;
-		pthread_join(th, NULL);
+		/* When the lease is lost there is nothing left to write: do not
+		 * wait long for a heartbeat stuck inside the store. */
+		if (!lost || wait_done(&sh, evp[0], 1.0))
+			pthread_join(th, NULL);
+		else
+			thread_stuck = 1;
 	}
 	pthread_mutex_lock(&sh.mu);
 	if (sh.lost)
@@ -556,6 +585,20 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		fprintf(stderr, "reflease run: %s: lease lost (%s%s%s); %s stopped\n", name,
 		        lr.status ? lr.status : "error", lr.message[0] ? ": " : "", lr.message,
 		        cmd[0]);
+		if (thread_stuck) {
+			/* The store handle is still in use by the heartbeat thread:
+			 * report without touching it, and leave at once. */
+			if (!lr.message[0])
+				snprintf(lr.message, sizeof(lr.message), "lease lost");
+			if (!lr.status)
+				lr.status = "expired";
+			snprintf(lr.name, sizeof(lr.name), "%s", name);
+			snprintf(lr.ref, sizeof(lr.ref), "refs/%s/%s", ctx->ns ? ctx->ns : "leases",
+			         name);
+			run_emit(&out, NULL, &lr, name, code, "lost", status, 1, cmd_status);
+			fflush(NULL);
+			_exit(status);
+		}
 		run_emit(&out, st, &lr, name, code, "lost", status, 1, cmd_status);
 		goto cleanup;
 	}

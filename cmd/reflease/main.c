@@ -125,7 +125,8 @@ int cli_parse_seconds(cli_ctx *ctx, const char *what, const char *s, long lo, lo
 
 	errno = 0;
 	v = strtol(s, &end, 10);
-	if (!*s || *end || errno || v < lo || v > hi)
+	/* strtol also takes leading blanks and '+': whole decimal seconds only */
+	if (!*s || (*s != '-' && (*s < '0' || *s > '9')) || *end || errno || v < lo || v > hi)
 		return cli_usage(ctx, "%s: '%s' is not a whole number of seconds in %ld..%ld", what,
 				 s, lo, hi);
 	*out = v;

@@ -54,8 +54,15 @@ typedef struct op_ctx {
 	int approximate;
 	int refreshing; /* a landed write came too late: extend it as its holder */
 	int refreshes;
+	int has_late;
+	lease_oid late_oid; /* the late write being refreshed */
 	int token_changed;
 	char mytoken[LEASE_TOKEN_HEXSZ + 1];
+	lease_op_options opts; /* the caller's, with the strings below */
+	char name_buf[LEASE_NAME_MAX + 2];
+	char owner_buf[LEASE_IDENT_MAX + 2];
+	char host_buf[LEASE_IDENT_MAX + 2];
+	char token_buf[2 * LEASE_TOKEN_HEXSZ];
 } op_ctx;
 
 typedef struct decision {
@@ -410,9 +417,7 @@ static int64_t effective_ttl(op_ctx *c, const lease_payload *cur, lease_token_ch
 		c->approximate = 1;
 	if (ttl < lease_store_ttl_min(c->st))
 		ttl = lease_store_ttl_min(c->st);
-	if (ttl > lease_store_ttl_max(c->st))
-		ttl = lease_store_ttl_max(c->st);
-	return ttl;
+	return ttl; /* readers accept at most 86400 = the store maximum */
 }
 
 static int fill_nonce(op_ctx *c, lease_payload *n)
@@ -619,7 +624,7 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 			return rc;
 		return plan_released(c, d, cur, now, -1);
 
-	case OP_BREAK:
+	default: /* OP_BREAK */
 		if (!s->present || (cur && cur->phase == LEASE_PHASE_RELEASED)) {
 			no_write(d, "already_released", 0, 0, "%s",
 			         cur ? "the lease is already released"
@@ -638,7 +643,6 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 		}
 		return plan_released(c, d, cur, now, cur ? -1 : chain_max_transitions(c, s));
 	}
-	return result_fail(c->out, c->st, LEASE_EINTERNAL, "unknown operation");
 }
 
 /* ---- writing ------------------------------------------------------------- */
@@ -760,8 +764,12 @@ static int settle_landed(op_ctx *c, const lease_ref_state *s, int idx, int64_t n
 		}
 		if (2 * (w->p.expires_at - now) < w->p.ttl_seconds) {
 			/* Success only with half the TTL left (F15). */
+			if (c->has_late && lease_oid_equal(&c->late_oid, &w->oid))
+				return 0; /* already refreshing this one */
 			if (c->refreshes < REFRESH_MAX) {
 				c->refreshes++;
+				c->has_late = 1;
+				c->late_oid = w->oid;
 				c->refreshing = 1;
 				memcpy(c->mytoken, w->p.lease_token, sizeof(c->mytoken));
 				return 0;
@@ -813,7 +821,7 @@ static int run_op(op_ctx *c)
 	lease_ref_state s;
 	decision d;
 	int unknown = 0, rounds = 0, rc = 0, last_rc = 0;
-	int pending = 0, last_present = 0, last_create = 0;
+	int pending = 0, last_present = 0;
 	lease_oid last_oid;
 	int64_t now;
 
@@ -838,21 +846,8 @@ static int run_op(op_ctx *c)
 			rc = result_fail(c->out, st, rc, NULL);
 			break;
 		}
-		if (pending && last_create && (last_rc == LEASE_ECAS || last_rc == LEASE_EEXISTS) &&
-		    !s.present) {
-			/* A create answered "exists" is never settled by a read that
-			 * shows the ref absent: poll within the verify window (§5). */
-			long waited = 0;
-			while (!s.present && waited < st->verify_timeout_ms) {
-				sleep_ms(200);
-				waited += 200;
-				lease_ref_state_clear(&s);
-				if ((rc = lease_fetch_ref(&s, st, c->name)) < 0)
-					break;
-			}
-			if (rc < 0)
-				continue;
-		}
+		/* (A create answered "exists" over a ref that reads absent was
+		 * already polled within the verify window by the primitive, §3.) */
 		now = lease_store_now(st);
 		c->out->now = now;
 		if (c->nw > 0) {
@@ -913,7 +908,6 @@ static int run_op(op_ctx *c)
 		last_rc = rc;
 		last_present = s.present;
 		last_oid = s.oid;
-		last_create = !s.present;
 		lease_store_log(st, LEASE_LOG_INFO, "%s: %s failed (%s); settling by re-reading",
 		                c->name, s.present ? "cas_replace" : "cas_create",
 		                lease_error_id(rc));
@@ -921,6 +915,16 @@ static int run_op(op_ctx *c)
 	lease_ref_state_clear(&s);
 	c->out->code = rc;
 	return rc;
+}
+
+/* A copy of @p s in @p buf when it fits, else @p s itself (too long to be
+ * valid anyway: validation rejects it). */
+static const char *keep(char *buf, size_t len, const char *s)
+{
+	if (!s || strlen(s) >= len)
+		return s;
+	memcpy(buf, s, strlen(s) + 1);
+	return buf;
 }
 
 static op_ctx *ctx_new(op_kind kind, lease_result *out, lease_store *st, const char *name,
@@ -932,8 +936,15 @@ static op_ctx *ctx_new(op_kind kind, lease_result *out, lease_store *st, const c
 		return NULL;
 	c->kind = kind;
 	c->st = st;
-	c->name = name;
+	c->name = keep(c->name_buf, sizeof(c->name_buf), name);
 	c->o = opts;
+	if (opts) {
+		c->opts = *opts;
+		c->opts.owner = keep(c->owner_buf, sizeof(c->owner_buf), opts->owner);
+		c->opts.host = keep(c->host_buf, sizeof(c->host_buf), opts->host);
+		c->opts.lease_token = keep(c->token_buf, sizeof(c->token_buf), opts->lease_token);
+		c->o = &c->opts;
+	}
 	c->out = out;
 	return c;
 }
@@ -944,9 +955,12 @@ static int run_kind(op_kind kind, lease_result *out, lease_store *st, const char
 	op_ctx *c;
 	int rc;
 
-	result_init(out, st, name);
-	if (!(c = ctx_new(kind, out, st, name, opts)))
+	/* Copied first: the caller may pass strings that live in @p out. */
+	if (!(c = ctx_new(kind, out, st, name, opts))) {
+		result_init(out, st, name);
 		return result_fail(out, st, LEASE_ENOMEM, "out of memory");
+	}
+	result_init(out, st, c->name);
 	rc = run_op(c);
 	free(c);
 	return rc;
@@ -984,9 +998,7 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
 		return rc;
 	/* --wait: jittered exponential backoff with a floor, bounded by the
 	 * wait (F22, F24); success only from a verified write of this call. */
-	floor_s = (double)lease_store_ttl_min(st) / 20.0;
-	if (floor_s < 0.1)
-		floor_s = 0.1;
+	floor_s = (double)lease_store_ttl_min(st) / 20.0; /* 0.25 s local, 3 s github */
 	cap_s = 30.0;
 	backoff = floor_s;
 	start_store = out->now;

@@ -45,7 +45,10 @@ typedef struct lease_result {
 
 /**
  * Options shared by the lease operations. Initialise with
- * LEASE_OP_OPTIONS_INIT; unused fields are ignored by an operation.
+ * LEASE_OP_OPTIONS_INIT; unused fields are ignored by an operation. The
+ * strings are borrowed for the call; they may point into the lease_result
+ * the call writes (e.g. out->payload.lease_token of an earlier call): an
+ * operation copies them before it resets its result.
  */
 typedef struct lease_op_options {
 	unsigned int version;
@@ -70,54 +73,115 @@ typedef struct lease_op_options {
 	}
 
 /**
- * Take a free or expired lease (protocol.md §5 "acquire"): mint on fresh,
- * rotate on takeover; never admits a caller to a live lease, not even its own
- * identity. With wait_seconds, retries held/already_held with jittered backoff.
- * @return 0 ("acquired"), LEASE_EHELD ("held" / "already_held"),
- *         LEASE_EINVALID, LEASE_EVERSION, transport errors
+ * Take a free or expired lease (protocol.md §5 "acquire"): mint on fresh
+ * (absent: transitions 0, or 1 + the highest archived value; released:
+ * transitions + 1), rotate on takeover of an expired lease (one CAS replace,
+ * never delete-then-create). Never admits a caller to a live lease, not even
+ * its own identity ("already_held"; re-entry is reacquire with the token).
+ * Starts in opts->phase (NONE = claimed). With wait_seconds > 0, retries
+ * held/already_held with jittered exponential backoff (floor ttl_min/20 s,
+ * cap 30 s, bounded by wait_seconds on both the store clock and the monotonic
+ * clock), calling wait_cb before each sleep; success only for a verified
+ * write made by this call with at least half the TTL left (F15, F22).
+ * @return 0 ("acquired"), LEASE_EHELD ("held" / "already_held", also when the
+ *         wait ran out or wait_cb stopped it), LEASE_EINVALID, LEASE_EVERSION,
+ *         LEASE_EPAYLOAD (unreadable payload), LEASE_EUNVERIFIED / LEASE_ENET
+ *         (outcome unknown after 3 retries), LEASE_ECAS (the lease kept
+ *         changing)
  */
 int lease_acquire(lease_result *out, lease_store *st, const char *name,
 		  const lease_op_options *opts);
 
 /**
- * Extend the lease held with opts->lease_token (§5, §6). Preserves the token
- * for the same identity, rotates on a cross-host or other-owner handoff;
- * "not_due" (success, no write) when the floor says the heartbeat is early.
- * @return 0 ("renewed", "not_due"), LEASE_ENOTHOLDER, LEASE_EEXPIRED,
- *         LEASE_EINVALID, transport errors
+ * Extend the lease held with opts->lease_token (protocol.md §5, §6):
+ * expires_at = now + ttl, ttl_seconds = ttl (opts->ttl_seconds, else the
+ * stored ttl_seconds; 300 for a pre-bump payload, raised to the store
+ * minimum). Preserves the token for the same identity; rotates on a
+ * cross-host or other-owner handoff (a live handoff: see §5 on overlap).
+ * The floor (§6), after the token checks and only for the same identity:
+ * when now − heartbeat time < max(1, ttl_seconds/10) and at least half the
+ * TTL is left, nothing is written and the answer is "not_due" (success,
+ * holds_token set); for a pre-bump payload the heartbeat time is
+ * approximated and out->approximate_ttl is set.
+ * @return 0 ("renewed", "not_due"), LEASE_ENOTHOLDER ("not_holder"),
+ *         LEASE_EEXPIRED ("expired": reacquire), LEASE_EINVALID,
+ *         LEASE_EVERSION, LEASE_EUNVERIFIED / LEASE_ENET, LEASE_ECAS
  */
 int lease_heartbeat(lease_result *out, lease_store *st, const char *name,
 		    const lease_op_options *opts);
 
 /**
- * Move the held lease to opts->to (§5). Token rule: the owner-keyed matrix —
- * same identity preserves, moved/other rotates; phase never decides.
- * @return 0 ("transitioned"), LEASE_ENOTHOLDER, LEASE_EEXPIRED, LEASE_EINVALID,
- *         transport errors
+ * Move the held lease to opts->to (protocol.md §5): claimed, working or
+ * review, any to any other (the current phase again is LEASE_EINVALID).
+ * Admitted only with the current token on a live lease; an expired one
+ * answers "expired" (reacquire first).
+ *
+ * Token rule — the owner-keyed rotation matrix (lib/lease/rotation.c), by the
+ * writer's relation to the current state, never by phase:
+ *
+ * | relation (writer vs payload)     | token      | transitions |
+ * |----------------------------------|------------|-------------|
+ * | same (owner and host equal)      | preserve   | kept        |
+ * | moved (same owner, other host)   | rotate     | + 1         |
+ * | other (another owner)            | rotate     | + 1         |
+ *
+ * A rotating write records the writer's owner/host and acquired_at = now.
+ * Divergence from the earlier phase-keyed rule ("rotate on entry into
+ * claimed/working; reacquire always rotates"): a same-identity transition
+ * into claimed or working used to rotate and now preserves; a cross-host or
+ * other-owner transition into review used to preserve and now rotates.
+ * expires_at = now + ttl (opts->ttl_seconds, else the stored ttl_seconds).
+ * @return 0 ("transitioned"), LEASE_ENOTHOLDER ("not_holder"), LEASE_EEXPIRED
+ *         ("expired"), LEASE_EINVALID, LEASE_EVERSION (newer payload),
+ *         LEASE_EUNVERIFIED / LEASE_ENET (outcome unknown after 3 retries),
+ *         LEASE_ECAS
  */
 int lease_transition(lease_result *out, lease_store *st, const char *name,
 		     const lease_op_options *opts);
 
 /**
- * Take back a lease this token still holds, even expired (§5): same identity
- * preserves the token; moved/other rotates.
- * @return 0 ("reacquired"), LEASE_ENOTHOLDER, LEASE_EINVALID, transport errors
+ * Take back a lease this token still holds, live or expired (protocol.md §5),
+ * e.g. after `heartbeat` answered "expired" (F14). Nobody took over as long
+ * as the token is current, so nothing is undone; the phase is kept.
+ *
+ * Token rule — the owner-keyed rotation matrix (lib/lease/rotation.c):
+ * same identity (owner and host) preserves token, transitions and
+ * acquired_at; moved (same owner, other host) and other (another owner)
+ * rotate: new token, transitions + 1, acquired_at = now, the writer's
+ * identity. Divergence from the earlier phase-keyed rule, under which
+ * reacquire always rotated: a same-host reacquire now preserves the token
+ * (a guarded process holding it keeps working); a cross-host one still
+ * rotates. expires_at = now + ttl (opts->ttl_seconds, else the stored
+ * ttl_seconds when preserving, else 300).
+ * @return 0 ("reacquired"), LEASE_ENOTHOLDER ("not_holder": token not
+ *         current, lease released or absent), LEASE_EINVALID, LEASE_EVERSION,
+ *         LEASE_EUNVERIFIED / LEASE_ENET, LEASE_ECAS
  */
 int lease_reacquire(lease_result *out, lease_store *st, const char *name,
 		    const lease_op_options *opts);
 
 /**
- * Give the lease up (§5): writes `released` only with the current token.
+ * Give the lease up (protocol.md §5): with the current token (live or
+ * expired) writes `released` keeping token and transitions, expires_at = now,
+ * ttl_seconds 0, owner/host = the releaser's. Absent or released:
+ * "already_released"; a token that is not current, empty or NULL:
+ * "not_owner" — nothing written in either case (F04, F05, F09).
  * @return 0 ("released", "already_released", "not_owner" — see out->status),
- *         transport errors
+ *         LEASE_EINVALID, LEASE_EVERSION, transport errors
  */
 int lease_release(lease_result *out, lease_store *st, const char *name,
 		  const lease_op_options *opts);
 
 /**
  * Administrators: write `released` whatever the token or payload version
- * (§5 "break"); over a live lease only with opts->force.
- * @return 0 ("broken", "already_released"), LEASE_EHELD, transport errors
+ * (protocol.md §5 "break"), by CAS on the oid read; over a live lease only
+ * with opts->force ("held" otherwise). A readable payload keeps its token and
+ * transitions; over an unreadable one (F27) the payload is parsed leniently
+ * (a visible future expires_at counts as live), a token is minted and
+ * transitions = 1 + the highest readable in the last 64 commits of the chain
+ * (0 if none). owner/host are the breaker's (opts->owner/host required).
+ * @return 0 ("broken", "already_released"), LEASE_EHELD, LEASE_EINVALID,
+ *         transport errors
  */
 int lease_break(lease_result *out, lease_store *st, const char *name,
 		const lease_op_options *opts);

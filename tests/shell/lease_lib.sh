@@ -1,0 +1,63 @@
+# Helpers for the lease and run shell tests (sourced; not a test itself).
+# A fresh local store in $TMPDIR/s, identity alice@h1, and small assertions.
+set -eu
+S="$TMPDIR/s"
+"$REFLEASE" init "$S" >/dev/null
+export REFLEASE_STORE="local:$S" REFLEASE_OWNER=alice REFLEASE_HOST=h1
+unset REFLEASE_LEASE_TOKEN REFLEASE_NAMESPACE GITHUB_ACTIONS 2>/dev/null || true
+R=$REFLEASE
+# libfaketime is preloaded before the ASan runtime of a SANITIZE=1 build
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+
+fail() { echo "FAIL: $*" >&2; [ -f "$TMPDIR/out" ] && { echo "--- last stdout"; cat "$TMPDIR/out"; echo "--- last stderr"; cat "$TMPDIR/err"; } >&2; exit 1; }
+
+# expect_rc N cmd...: run cmd (stdout to $TMPDIR/out, stderr to $TMPDIR/err), check its status.
+expect_rc() {
+  want=$1; shift
+  rm -f "$TMPDIR/flat"
+  set +e
+  "$@" >"$TMPDIR/out" 2>"$TMPDIR/err"
+  got=$?
+  set -e
+  [ "$got" -eq "$want" ] || {
+    echo "--- stdout"; cat "$TMPDIR/out"; echo "--- stderr"; cat "$TMPDIR/err"
+    fail "expected exit $want, got $got: $*"
+  }
+}
+
+# Parse one JSON object (stdin or $TMPDIR/out) into $TMPDIR/flat: one
+# "path<TAB>value" line per field (python3 starts slowly: parse once, read
+# many). Fails on anything but exactly one JSON object.
+jparse() {
+  python3 -c '
+import json, sys
+doc = json.load(sys.stdin)
+assert isinstance(doc, dict), "not an object"
+def walk(p, v):
+    if isinstance(v, dict):
+        print(p + "\t<object>")
+        for k in v: walk((p + "." if p else "") + k, v[k])
+    else:
+        print(p + "\t" + ("null" if v is None else (str(v).lower() if isinstance(v, bool) else str(v))))
+walk("", doc)
+' >"$TMPDIR/flat" || fail "not exactly one JSON object"
+}
+# jv PATH: a field of the last jparse ("<absent>" when missing)
+jv() { awk -F '\t' -v k="$1" '$1 == k { print $2; f = 1 } END { if (!f) print "<absent>" }' "$TMPDIR/flat"; }
+# jget PATH: jparse stdin, then jv PATH
+jget() { rm -f "$TMPDIR/flat"; jparse; jv "$1"; rm -f "$TMPDIR/flat"; }
+# jout PATH: a field of $TMPDIR/out (parsed once per new output)
+jout() {
+  [ -f "$TMPDIR/flat" ] || jparse <"$TMPDIR/out"
+  jv "$1"
+}
+
+# refs of the store, one "oid ref" a line
+refs() { git --git-dir="$S" for-each-ref --format='%(objectname) %(refname)'; }
+
+# the token of a fresh acquire: tok NAME [args]
+tok() { n=$1; shift; "$R" --json acquire "$n" "$@" | jget lease.lease_token; }
+
+# a process's state letter from /proc ("" when gone); Z = zombie (dead)
+pstate() { sed -n 's/^[0-9]* ([^)]*) \([A-Z]\).*/\1/p' "/proc/$1/stat" 2>/dev/null || true; }
+alive() { s=$(pstate "$1"); [ -n "$s" ] && [ "$s" != Z ]; }

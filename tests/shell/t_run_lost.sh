@@ -1,0 +1,70 @@
+#!/bin/sh
+# `run` when the lease is lost while CMD runs (protocol.md §6, F21): CMD's
+# group gets SIGTERM, then SIGKILL after kill_grace, reflease exits 4 — and CMD
+# is dead before the lease's expires_at, i.e. before anyone else may take over.
+. "$(dirname "$0")/lease_lib.sh"
+
+wait_rc() { set +e; wait "$1"; rc=$?; set -e; }
+now_ms() { date +%s%3N; }
+# CMD that ignores SIGTERM and stamps the time (ms) every 50 ms
+STAMPER="trap '' TERM; while :; do date +%s%3N >'$TMPDIR/stamp'; sleep 0.05; done"
+
+# 1. Another party breaks the lease (break --force): the next heartbeat
+#    answers not_holder → lost at once; CMD (ignoring SIGTERM) is killed after
+#    kill_grace (1 s for ttl 6).
+"$R" --json run lost1 --ttl 6 -- sh -c "$STAMPER" >"$TMPDIR/l1.out" 2>"$TMPDIR/l1.err" &
+P=$!
+sleep 0.7
+expect_rc 0 env REFLEASE_OWNER=admin "$R" break lost1 --force
+t0=$(now_ms)
+wait_rc "$P"
+t1=$(now_ms)
+[ "$rc" -eq 4 ] || { cat "$TMPDIR/l1.err"; fail "break --force: run exit $rc, want 4"; }
+# next heartbeat within ttl/3 = 2 s, then kill_grace 1 s
+[ $((t1 - t0)) -le 4500 ] || fail "lost1: took $((t1 - t0)) ms"
+tail -n 1 "$TMPDIR/l1.err" >"$TMPDIR/last"
+jparse <"$TMPDIR/last"
+[ "$(jv reason)" = lost ] && [ "$(jv exit_status)" = 4 ] || fail "lost1: json"
+[ "$(jv status)" = not_holder ] || fail "lost1: status $(jv status)"
+[ "$(jv command.signal)" = 9 ] || fail "lost1: CMD not SIGKILLed ($(jv command.signal))"
+last=$(cat "$TMPDIR/stamp"); sleep 0.3
+[ "$(cat "$TMPDIR/stamp")" = "$last" ] || fail "lost1: CMD still running"
+expect_rc 0 "$R" status lost1 --json
+[ "$(jout status)" = released ] || fail "lost1: run recreated the lease"
+
+# 2. The store stops accepting writes (a stale ref lock): heartbeats fail and
+#    are retried until the lost deadline expires_at − (kill_grace + 2 s); CMD
+#    is dead before expires_at.
+"$R" --json run lost2 --ttl 6 -- sh -c "$STAMPER" >"$TMPDIR/l2.out" 2>"$TMPDIR/l2.err" &
+P=$!
+i=0
+while [ ! -s "$TMPDIR/stamp.2" ]; do
+  i=$((i + 1)); [ $i -lt 100 ] || fail "lost2 did not start"; sleep 0.05
+  "$R" status lost2 --json >"$TMPDIR/st.json" 2>/dev/null &&
+    [ "$(jget status <"$TMPDIR/st.json")" = live ] && cp "$TMPDIR/st.json" "$TMPDIR/stamp.2"
+done
+: >"$S/refs/leases/lost2.lock"
+wait_rc "$P"
+rm -f "$S/refs/leases/lost2.lock"
+[ "$rc" -eq 4 ] || { cat "$TMPDIR/l2.err"; fail "lock: run exit $rc, want 4"; }
+# the expiry of the last heartbeat that landed
+exp=$(git --git-dir="$S" log -1 --format=%b refs/leases/lost2 | head -n 1 | jget expires_at)
+exp_ms=$(( $(date -u -d "$exp" +%s) * 1000 ))
+last=$(cat "$TMPDIR/stamp")
+[ "$last" -lt "$exp_ms" ] || fail "lock: CMD ran until $last ms, lease expired at $exp_ms ms"
+echo "CMD stopped $((exp_ms - last)) ms before expires_at"
+tail -n 1 "$TMPDIR/l2.err" >"$TMPDIR/last"
+jparse <"$TMPDIR/last"
+[ "$(jv reason)" = lost ] && [ "$(jv status)" = expired ] || fail "lock: json $(cat "$TMPDIR/last")"
+# (each heartbeat here hangs in the lock wait: the main thread's watchdog stops CMD)
+
+# 3. A CMD that honours SIGTERM gets SIGTERM (not SIGKILL) when the lease is lost
+"$R" --json run lost3 --ttl 6 -- sh -c "trap 'exit 15' TERM; while :; do sleep 0.05; done" \
+  >"$TMPDIR/l3.out" 2>"$TMPDIR/l3.err" &
+P=$!
+sleep 0.7
+expect_rc 0 env REFLEASE_OWNER=admin "$R" break lost3 --force
+wait_rc "$P"
+[ "$rc" -eq 4 ] || fail "lost3: exit $rc"
+tail -n 1 "$TMPDIR/l3.err" | jget command.exit_code | grep -qx 15 || fail "lost3: CMD did not exit on SIGTERM"
+echo ok

@@ -1,0 +1,467 @@
+/* The heartbeat service (lib/lease/heartbeat.c, protocol.md §6) on the
+ * in-memory transport with an injected clock and an injected sleep: schedules,
+ * retries until the lost deadline, loss on a changed token (F21), a handoff
+ * rotation followed, and the stop flag. */
+#define _DEFAULT_SOURCE
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+
+#include "reflease.h"
+#include "support/memstore.h"
+
+/* A fake store clock advanced only by the injected sleep (and by hand). */
+typedef struct fake {
+	double t;
+	memstore *mem;
+	lease_store *st;
+	/* recorded reports */
+	int n, writes, retries, lost, failed;
+	lease_keep_event ev[64];
+	int64_t at[64];
+	int64_t exp[64];
+	double lost_at[64];
+	char status[64][24];
+	char token[LEASE_TOKEN_HEXSZ + 1];
+	/* actions */
+	int stop_after_writes;  /* set stop after this many writes (0 = never) */
+	int fail_after_first;   /* after the first write, make every write fail ENET */
+	int fail_n_after_first; /* ... or only the next N writes */
+	int break_after_first;  /* after the first write, another party breaks the lease */
+	volatile sig_atomic_t stop;
+	int sleeps;
+} fake;
+
+static int64_t fake_now(void *payload)
+{
+	return (int64_t)((fake *)payload)->t;
+}
+
+static int fake_sleep(double seconds, void *payload)
+{
+	fake *f = payload;
+
+	ck_assert(seconds > 0);
+	f->t += seconds;
+	f->sleeps++;
+	ck_assert_int_lt(f->sleeps, 10000); /* never spins */
+	return f->stop != 0;
+}
+
+static void on_report(const lease_keep_report *rep, void *payload)
+{
+	fake *f = payload;
+
+	ck_assert_int_lt(f->n, 64);
+	f->ev[f->n] = rep->event;
+	f->at[f->n] = rep->now;
+	f->exp[f->n] = rep->expires_at;
+	f->lost_at[f->n] = rep->lost_at;
+	snprintf(f->status[f->n], sizeof(f->status[0]), "%s",
+	         rep->result && rep->result->status ? rep->result->status : "");
+	f->n++;
+	switch (rep->event) {
+	case LEASE_KEEP_WRITE:
+		f->writes++;
+		if (f->stop_after_writes && f->writes >= f->stop_after_writes)
+			f->stop = 1;
+		if (f->writes == 1 && f->fail_after_first)
+			memstore_faults_get(f->mem)->fail_before = 1000000;
+		if (f->writes == 1 && f->fail_n_after_first)
+			memstore_faults_get(f->mem)->fail_before = f->fail_n_after_first;
+		if (f->writes == 1 && f->break_after_first) {
+			lease_op_options o = LEASE_OP_OPTIONS_INIT;
+			lease_result r;
+			o.owner = "admin";
+			o.host = "elsewhere";
+			o.force = 1;
+			ck_assert_int_eq(lease_break(&r, f->st, "job", &o), 0);
+		}
+		break;
+	case LEASE_KEEP_RETRY: f->retries++; break;
+	case LEASE_KEEP_LOST: f->lost++; break;
+	case LEASE_KEEP_FAILED: f->failed++; break;
+	}
+}
+
+static void fake_open(fake *f)
+{
+	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
+	char err[256];
+
+	memset(f, 0, sizeof(*f));
+	f->t = 1800000000.0;
+	o.clock.now = fake_now;
+	o.clock.payload = f;
+	ck_assert_int_eq(
+	        lease_store_open_transport(&f->st, memstore_new(&f->mem), &o, err, sizeof(err)), 0);
+}
+
+/* Acquire "job" as alice@h1 with @p ttl; the token goes to f->token. */
+static void fake_acquire(fake *f, int64_t ttl, lease_result *r)
+{
+	lease_op_options o = LEASE_OP_OPTIONS_INIT;
+
+	o.owner = "alice";
+	o.host = "h1";
+	o.ttl_seconds = ttl;
+	ck_assert_int_eq(lease_acquire(r, f->st, "job", &o), 0);
+	memcpy(f->token, r->payload.lease_token, sizeof(f->token));
+}
+
+static void keep_init(lease_keep_options *k, fake *f, int64_t ttl, const lease_result *acq)
+{
+	lease_keep_options init = LEASE_KEEP_OPTIONS_INIT;
+
+	*k = init;
+	k->owner = "alice";
+	k->host = "h1";
+	k->lease_token = f->token;
+	k->ttl_seconds = ttl;
+	k->stop = &f->stop;
+	k->sleep = fake_sleep;
+	k->sleep_payload = f;
+	k->report = on_report;
+	k->report_payload = f;
+	if (acq) {
+		k->known_expires_at = acq->payload.expires_at;
+		k->known_ttl_seconds = ttl;
+		k->known_now = acq->now;
+	}
+}
+
+/* Default schedule: every ttl/3 from the acquire, each write renews to now + ttl. */
+START_TEST(test_schedule_default_interval)
+{
+	fake f;
+	lease_keep_options k;
+	lease_result acq, last;
+	int64_t t0;
+	int i;
+
+	fake_open(&f);
+	fake_acquire(&f, 30, &acq);
+	t0 = acq.now;
+	keep_init(&k, &f, 30, &acq);
+	f.stop_after_writes = 4;
+	ck_assert_int_eq(lease_keep(&last, f.st, "job", &k), 0);
+	ck_assert_int_eq(f.writes, 4);
+	ck_assert_int_eq(f.retries + f.lost + f.failed, 0);
+	for (i = 0; i < 4; i++) {
+		ck_assert_int_eq(f.ev[i], LEASE_KEEP_WRITE);
+		ck_assert_str_eq(f.status[i], "renewed");
+		ck_assert_int_eq(f.at[i], t0 + 10 * (i + 1));
+		ck_assert_int_eq(f.exp[i], f.at[i] + 30);
+	}
+	ck_assert_str_eq(last.status, "renewed");
+	lease_store_free(f.st);
+}
+END_TEST
+
+/* --every S is honoured; the token is preserved for the same identity. */
+START_TEST(test_schedule_every)
+{
+	fake f;
+	lease_keep_options k;
+	lease_result acq, last;
+	int i;
+
+	fake_open(&f);
+	fake_acquire(&f, 60, &acq);
+	keep_init(&k, &f, 60, &acq);
+	k.every_seconds = 7;
+	f.stop_after_writes = 5;
+	ck_assert_int_eq(lease_keep(&last, f.st, "job", &k), 0);
+	ck_assert_int_eq(f.writes, 5);
+	for (i = 1; i < 5; i++)
+		ck_assert_int_eq(f.at[i] - f.at[i - 1], 7);
+	ck_assert_str_eq(last.payload.lease_token, f.token);
+	lease_store_free(f.st);
+}
+END_TEST
+
+/* Without a known expiry the first heartbeat is written at once. */
+START_TEST(test_first_write_at_once_when_unknown)
+{
+	fake f;
+	lease_keep_options k;
+	lease_result acq, last;
+	int64_t t0;
+
+	fake_open(&f);
+	fake_acquire(&f, 30, &acq);
+	f.t += 5; /* past the floor (3 s) */
+	t0 = (int64_t)f.t;
+	keep_init(&k, &f, 0, NULL);
+	f.stop_after_writes = 2;
+	ck_assert_int_eq(lease_keep(&last, f.st, "job", &k), 0);
+	ck_assert_int_eq(f.at[0], t0);
+	ck_assert_int_eq(f.at[1], t0 + 10); /* stored ttl 30 → ttl/3 */
+	lease_store_free(f.st);
+}
+END_TEST
+
+/* F21 / §6: transient failures are retried with backoff until the lost
+ * deadline expires_at − (kill_grace + 2 s), then the lease is declared lost —
+ * before expires_at, never after. */
+START_TEST(test_retry_until_lost_deadline)
+{
+	fake f;
+	lease_keep_options k;
+	lease_result acq, last;
+	int64_t expires;
+	double lost_at;
+	int i, rc;
+
+	fake_open(&f);
+	fake_acquire(&f, 60, &acq);
+	keep_init(&k, &f, 60, &acq);
+	f.fail_after_first = 1;
+	rc = lease_keep(&last, f.st, "job", &k);
+	ck_assert_int_eq(rc, LEASE_EEXPIRED);
+	ck_assert_int_eq(f.writes, 1);
+	ck_assert_int_ge(f.retries, 4);
+	ck_assert_int_eq(f.lost, 1);
+	expires = f.exp[0];
+	lost_at = (double)expires - (10.0 + 2.0); /* kill_grace = min(10, 60/6) */
+	ck_assert(f.lost_at[0] == lost_at);
+	/* backoff: delays grow (1, 2, 4, ...) */
+	ck_assert_int_eq(f.at[2] - f.at[1], 1);
+	ck_assert_int_eq(f.at[3] - f.at[2], 2);
+	ck_assert_int_eq(f.at[4] - f.at[3], 4);
+	for (i = 1; i < f.n - 1; i++) {
+		ck_assert_int_eq(f.ev[i], LEASE_KEEP_RETRY);
+		ck_assert((double)f.at[i] < lost_at); /* every retry before the deadline */
+	}
+	ck_assert_int_eq(f.ev[f.n - 1], LEASE_KEEP_LOST);
+	ck_assert((double)f.at[f.n - 1] >= lost_at);
+	ck_assert_int_lt(f.at[f.n - 1], expires); /* lost before anyone may take over */
+	ck_assert_str_eq(last.status, "expired");
+	ck_assert_int_eq(last.holds_token, 0);
+	/* the last retry was close to the deadline (no idle gap of a full backoff) */
+	ck_assert((double)f.at[f.n - 2] >= lost_at - 2);
+	lease_store_free(f.st);
+}
+END_TEST
+
+/* A transient failure that clears: the service recovers and keeps going. */
+START_TEST(test_retry_then_recover)
+{
+	fake f;
+	lease_keep_options k;
+	lease_result acq, last;
+
+	fake_open(&f);
+	fake_acquire(&f, 30, &acq);
+	keep_init(&k, &f, 30, &acq);
+	f.fail_n_after_first = 6; /* one whole heartbeat (1 + 3 unknown-outcome retries) fails */
+	f.stop_after_writes = 3;
+	ck_assert_int_eq(lease_keep(&last, f.st, "job", &k), 0);
+	ck_assert_int_eq(f.writes, 3);
+	ck_assert_int_ge(f.retries, 1);
+	ck_assert_int_eq(f.lost, 0);
+	ck_assert_int_eq(f.ev[f.n - 1], LEASE_KEEP_WRITE);
+	lease_store_free(f.st);
+}
+END_TEST
+
+/* F21 / F13: another party broke the lease — the next heartbeat answers
+ * not_holder and the service stops at once (no retries, nothing recreated). */
+START_TEST(test_lost_at_once_on_not_holder)
+{
+	fake f;
+	lease_keep_options k;
+	lease_result acq, last;
+	lease_result st;
+
+	fake_open(&f);
+	fake_acquire(&f, 30, &acq);
+	keep_init(&k, &f, 30, &acq);
+	f.break_after_first = 1;
+	ck_assert_int_eq(lease_keep(&last, f.st, "job", &k), LEASE_ENOTHOLDER);
+	ck_assert_int_eq(f.writes, 1);
+	ck_assert_int_eq(f.retries, 0);
+	ck_assert_int_eq(f.lost, 1);
+	ck_assert_int_eq(f.at[1], f.at[0] + 10); /* found at the next scheduled heartbeat */
+	ck_assert_int_eq(lease_status(&st, f.st, "job"), 0);
+	ck_assert_str_eq(st.status, "released");
+	lease_store_free(f.st);
+}
+END_TEST
+
+/* F14: a holder that stalled past expires_at gets "expired" — lost. */
+START_TEST(test_lost_when_expired)
+{
+	fake f;
+	lease_keep_options k;
+	lease_result acq, last;
+
+	fake_open(&f);
+	fake_acquire(&f, 30, &acq);
+	f.t += 31;
+	keep_init(&k, &f, 30, NULL);
+	ck_assert_int_eq(lease_keep(&last, f.st, "job", &k), LEASE_EEXPIRED);
+	ck_assert_int_eq(f.writes, 0);
+	ck_assert_int_eq(f.lost, 1);
+	ck_assert_str_eq(last.status, "expired");
+	lease_store_free(f.st);
+}
+END_TEST
+
+/* §5: a cross-host heartbeat with the current token rotates it (handoff);
+ * the service follows the new token, so later heartbeats still land. */
+START_TEST(test_handoff_rotation_followed)
+{
+	fake f;
+	lease_keep_options k;
+	lease_result acq, last;
+
+	fake_open(&f);
+	fake_acquire(&f, 30, &acq);
+	keep_init(&k, &f, 30, &acq);
+	k.host = "h2";
+	f.stop_after_writes = 3;
+	ck_assert_int_eq(lease_keep(&last, f.st, "job", &k), 0);
+	ck_assert_int_eq(f.writes, 3);
+	ck_assert_str_eq(f.status[1], "renewed");
+	ck_assert_str_ne(last.payload.lease_token, f.token);
+	ck_assert_str_eq(last.payload.host, "h2");
+	ck_assert_int_eq(last.payload.transitions, acq.payload.transitions + 1);
+	lease_store_free(f.st);
+}
+END_TEST
+
+/* The stop flag: set before the start, nothing is written; set during a sleep,
+ * the service returns 0 without another write. */
+START_TEST(test_stop_flag)
+{
+	fake f;
+	lease_keep_options k;
+	lease_result acq, last;
+	int commits;
+
+	fake_open(&f);
+	fake_acquire(&f, 30, &acq);
+	keep_init(&k, &f, 30, &acq);
+	commits = memstore_counts_get(f.mem)->write_commit;
+	f.stop = 1;
+	ck_assert_int_eq(lease_keep(&last, f.st, "job", &k), 0);
+	ck_assert_int_eq(f.n, 0);
+	ck_assert_int_eq(memstore_counts_get(f.mem)->write_commit, commits);
+	f.stop = 0;
+	f.stop_after_writes = 1;
+	ck_assert_int_eq(lease_keep(&last, f.st, "job", &k), 0);
+	ck_assert_int_eq(f.writes, 1);
+	lease_store_free(f.st);
+}
+END_TEST
+
+/* Bad options: an interval above ttl/2 is refused before any write (§6
+ * ceiling), and so is a malformed token. */
+START_TEST(test_invalid_options_write_nothing)
+{
+	fake f;
+	lease_keep_options k;
+	lease_result acq, last;
+	int64_t every;
+	int commits;
+
+	fake_open(&f);
+	fake_acquire(&f, 30, &acq);
+	commits = memstore_counts_get(f.mem)->write_commit;
+	keep_init(&k, &f, 30, &acq);
+	k.every_seconds = 16;
+	ck_assert_int_eq(lease_keep(&last, f.st, "job", &k), LEASE_EINVALID);
+	keep_init(&k, &f, 30, &acq);
+	k.lease_token = "short";
+	ck_assert_int_eq(lease_keep(&last, f.st, "job", &k), LEASE_EINVALID);
+	ck_assert_int_eq(memstore_counts_get(f.mem)->write_commit, commits);
+	ck_assert_int_eq(f.n, 0);
+	/* lease_heartbeat_every: default ttl/3, ceiling ttl/2, never replaced */
+	ck_assert_int_eq(lease_heartbeat_every(&every, 300, 0), 0);
+	ck_assert_int_eq(every, 100);
+	ck_assert_int_eq(lease_heartbeat_every(&every, 300, 150), 0);
+	ck_assert_int_eq(every, 150);
+	ck_assert_int_eq(lease_heartbeat_every(&every, 300, 151), LEASE_EINVALID);
+	ck_assert_int_eq(lease_heartbeat_every(&every, 0, 10), LEASE_EINVALID);
+	ck_assert_int_eq(lease_heartbeat_every(&every, 5, 0), 0);
+	ck_assert_int_eq(every, 1);
+	lease_store_free(f.st);
+}
+END_TEST
+
+/* The default sleep (nanosleep in slices) honours a stop request set by a
+ * signal handler promptly, although the next heartbeat is 100 s away. */
+static volatile sig_atomic_t alarm_stop;
+static void on_alarm(int sig)
+{
+	(void)sig;
+	alarm_stop = 1;
+}
+
+START_TEST(test_default_sleep_honours_stop_promptly)
+{
+	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
+	lease_keep_options k = LEASE_KEEP_OPTIONS_INIT;
+	lease_result acq, last;
+	lease_op_options ao = LEASE_OP_OPTIONS_INIT;
+	struct itimerval it;
+	struct sigaction sa;
+	struct timespec t0, t1;
+	lease_store *st;
+	memstore *mem;
+	char err[256];
+	double took;
+
+	ck_assert_int_eq(lease_store_open_transport(&st, memstore_new(&mem), &o, err, sizeof(err)),
+	                 0);
+	ao.owner = "alice";
+	ao.host = "h1";
+	ck_assert_int_eq(lease_acquire(&acq, st, "job", &ao), 0);
+	k.owner = "alice";
+	k.host = "h1";
+	k.lease_token = acq.payload.lease_token;
+	k.known_expires_at = acq.payload.expires_at;
+	k.known_ttl_seconds = 300;
+	k.known_now = acq.now;
+	k.stop = &alarm_stop;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sigaction(SIGALRM, &sa, NULL);
+	memset(&it, 0, sizeof(it));
+	it.it_value.tv_usec = 300000;
+	alarm_stop = 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	setitimer(ITIMER_REAL, &it, NULL);
+	ck_assert_int_eq(lease_keep(&last, st, "job", &k), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	ck_assert(took >= 0.25 && took < 0.8);
+	signal(SIGALRM, SIG_DFL);
+	lease_store_free(st);
+}
+END_TEST
+
+Suite *heartbeat_suite(void);
+Suite *heartbeat_suite(void)
+{
+	Suite *s = suite_create("heartbeat");
+	TCase *tc = tcase_create("service");
+
+	tcase_add_test(tc, test_schedule_default_interval);
+	tcase_add_test(tc, test_schedule_every);
+	tcase_add_test(tc, test_first_write_at_once_when_unknown);
+	tcase_add_test(tc, test_retry_until_lost_deadline);
+	tcase_add_test(tc, test_retry_then_recover);
+	tcase_add_test(tc, test_lost_at_once_on_not_holder);
+	tcase_add_test(tc, test_lost_when_expired);
+	tcase_add_test(tc, test_handoff_rotation_followed);
+	tcase_add_test(tc, test_stop_flag);
+	tcase_add_test(tc, test_invalid_options_write_nothing);
+	tcase_add_test(tc, test_default_sleep_honours_stop_promptly);
+	suite_add_tcase(s, tc);
+	return s;
+}

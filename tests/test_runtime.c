@@ -1,0 +1,2297 @@
+#define _DEFAULT_SOURCE
+/* The lease runtime (protocol.md §4–§6): every cell of the §5 operation table
+ * on the in-memory and the local store, settling with injected faults, the
+ * heartbeat floor, TTL validation, break, and the field cases F01 F03 F04 F05
+ * F06 F08 F13 F14 F15 F21 F22 F23 F29 F30. Time is an injected clock; the
+ * concurrency test forks 16 real processes (tests/tools/contend.c). */
+#include <check.h>
+#include <errno.h>
+#include <git2.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lease/rotation.h"
+#include "lease/version.h"
+#include "reflease.h"
+#include "store/store.h"
+#include "support/memstore.h"
+#include "support/testrepo.h"
+
+#define T0 1700000000
+
+/* ---- fixture: a store with an injected clock and an interleaving hook ---- */
+
+typedef struct fx fx;
+
+typedef enum hook_on { H_NONE = 0, H_WRITE_COMMIT, H_CAS } hook_on;
+
+typedef struct tclock {
+	int64_t t;
+	memstore *m;
+	hook_on on; /* fire when this memstore counter reaches `at` */
+	int at;
+	int repeat;   /* fire again at every further count */
+	int64_t jump; /* seconds added when firing */
+	void (*action)(fx *f);
+	int last; /* counter value at the last firing */
+	int fired;
+	int busy;
+	fx *f;
+} tclock;
+
+struct fx {
+	lease_store *st;
+	memstore *m;
+	tclock clk;
+	char repo[512];
+};
+
+static int hook_count(const tclock *c)
+{
+	const memstore_counts *k = memstore_counts_get(c->m);
+
+	if (c->on == H_WRITE_COMMIT)
+		return k->write_commit;
+	return k->create_ref + k->replace_ref + k->delete_ref;
+}
+
+static int64_t tclock_now(void *payload)
+{
+	tclock *c = payload;
+
+	if (c->on != H_NONE && c->m && !c->busy) {
+		int n = hook_count(c);
+		if (n >= c->at && n != c->last && (c->repeat || !c->fired)) {
+			c->last = n;
+			c->fired++;
+			c->t += c->jump;
+			if (c->action) {
+				c->busy = 1;
+				c->action(c->f);
+				c->busy = 0;
+			}
+		}
+	}
+	return c->t;
+}
+
+static void hook(fx *f, hook_on on, int at, int64_t jump, void (*action)(fx *))
+{
+	memstore_counts_reset(f->m);
+	f->clk.on = on;
+	f->clk.at = at;
+	f->clk.jump = jump;
+	f->clk.action = action;
+	f->clk.last = 0;
+	f->clk.fired = 0;
+	f->clk.repeat = 0;
+}
+
+static void fx_mem(fx *f)
+{
+	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
+	lease_transport *t;
+
+	memset(f, 0, sizeof(*f));
+	f->clk.t = T0;
+	f->clk.f = f;
+	o.clock.now = tclock_now;
+	o.clock.payload = &f->clk;
+	t = memstore_new(&f->m);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_int_eq(lease_store_open_transport(&f->st, t, &o, NULL, 0), 0);
+	f->clk.m = f->m;
+}
+
+static void fx_local(fx *f)
+{
+	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
+	char spec[600], err[256];
+
+	memset(f, 0, sizeof(*f));
+	f->clk.t = T0;
+	f->clk.f = f;
+	o.clock.now = tclock_now;
+	o.clock.payload = &f->clk;
+	ck_assert_int_eq(testrepo_make(f->repo, sizeof(f->repo), TESTREPO_BARE), 0);
+	snprintf(spec, sizeof(spec), "local:%s", f->repo);
+	ck_assert_msg(lease_store_open(&f->st, spec, &o, err, sizeof(err)) == 0, "%s", err);
+	/* durability is not under test here: spare the disk (this process only) */
+	git_libgit2_opts(GIT_OPT_ENABLE_FSYNC_GITDIR, 0);
+}
+
+static void fx_free(fx *f)
+{
+	lease_store_free(f->st);
+	if (f->repo[0])
+		testrepo_remove(f->repo);
+	memset(f, 0, sizeof(*f));
+}
+
+/* ---- identities and helpers ---------------------------------------------- */
+
+typedef struct ident {
+	const char *owner, *host;
+} ident;
+
+static const ident ALICE = {"alice", "h1"};
+static const ident ALICE2 = {"alice", "h2"}; /* moved */
+static const ident BOB = {"bob", "h1"};      /* other */
+
+static lease_op_options opt(ident id, const char *token, int64_t ttl)
+{
+	lease_op_options o = LEASE_OP_OPTIONS_INIT;
+
+	o.owner = id.owner;
+	o.host = id.host;
+	o.lease_token = token;
+	o.ttl_seconds = ttl;
+	return o;
+}
+
+/* Current state of a lease: 1 and the payload/oid when present. */
+static int cur(fx *f, const char *name, lease_payload *p, lease_oid *oid)
+{
+	lease_ref_state s;
+	int present;
+
+	memset(&s, 0, sizeof(s));
+	ck_assert_int_eq(lease_fetch_ref(&s, f->st, name), 0);
+	present = s.present;
+	if (present) {
+		ck_assert_msg(s.payload_rc == 0, "unreadable: %s", s.payload_error);
+		if (p)
+			*p = s.payload;
+		if (oid)
+			*oid = s.oid;
+	}
+	lease_ref_state_clear(&s);
+	return present;
+}
+
+/* Acquire as @p id at the current clock; returns the token in @p tok. */
+static void must_acquire(fx *f, const char *name, ident id, int64_t ttl, char *tok)
+{
+	lease_op_options o = opt(id, NULL, ttl);
+	lease_result r;
+	int rc = lease_acquire(&r, f->st, name, &o);
+
+	ck_assert_msg(rc == 0, "acquire %s: %s (%s)", name, r.status, r.message);
+	ck_assert_str_eq(r.status, "acquired");
+	ck_assert_int_eq(r.holds_token, 1);
+	if (tok)
+		memcpy(tok, r.payload.lease_token, LEASE_TOKEN_HEXSZ + 1);
+}
+
+static void must_release(fx *f, const char *name, ident id, const char *tok)
+{
+	lease_op_options o = opt(id, tok, 0);
+	lease_result r;
+
+	ck_assert_int_eq(lease_release(&r, f->st, name, &o), 0);
+	ck_assert_str_eq(r.status, "released");
+}
+
+/* The ref's oid whatever its payload: 1 when present. */
+static int ref_oid(fx *f, const char *name, lease_oid *oid)
+{
+	lease_ref_state s;
+	int present;
+
+	memset(&s, 0, sizeof(s));
+	ck_assert_int_eq(lease_fetch_ref(&s, f->st, name), 0);
+	present = s.present;
+	if (present && oid)
+		*oid = s.oid;
+	lease_ref_state_clear(&s);
+	return present;
+}
+
+/* Another tool's write: @p message verbatim on top of the lease, by CAS. */
+static void raw_put(fx *f, const char *name, const char *message)
+{
+	lease_oid parent, oid;
+	int present = ref_oid(f, name, &parent);
+
+	ck_assert_int_eq(lease_write_commit(&oid, f->st, present ? &parent : NULL, message), 0);
+	if (present)
+		ck_assert_int_eq(lease_cas_replace(f->st, name, &parent, &oid), 0);
+	else
+		ck_assert_int_eq(lease_cas_create(f->st, name, &oid), 0);
+}
+
+/* A payload message in the given schema version; ttl < 0 omits ttl_seconds
+ * (a pre-bump 1.0.0 payload). */
+static void put_payload(fx *f, const char *name, const char *version, ident id, const char *tok,
+                        const char *phase, int64_t transitions, int64_t acq, int64_t exp,
+                        int64_t ttl)
+{
+	char a[LEASE_TIME_STRSZ + 1], e[LEASE_TIME_STRSZ + 1], ttlbuf[64] = "";
+	char msg[2048];
+
+	lease_time_format(a, acq);
+	lease_time_format(e, exp);
+	if (ttl >= 0)
+		snprintf(ttlbuf, sizeof(ttlbuf), ",\"ttl_seconds\":%lld", (long long)ttl);
+	snprintf(msg, sizeof(msg),
+	         "%s: acquire %s by %s on %s\n\n{\"acquired_at\":\"%s\",\"expires_at\":\"%s\","
+	         "\"host\":\"%s\",\"lease_token\":\"%s\",\"name\":\"%s\",\"nonce\":"
+	         "\"0123456789abcdef\",\"owner\":\"%s\",\"phase\":\"%s\",\"sdlc_version\":\"%s\","
+	         "\"transitions\":%lld%s}\n",
+	         name, phase, id.owner, id.host, a, e, id.host, tok, name, id.owner, phase, version,
+	         (long long)transitions, ttlbuf);
+	raw_put(f, name, msg);
+}
+
+static const char TOK1[] = "0123456789abcdef0123456789abcdef";
+static const char STALE[] = "ffffffffffffffffffffffffffffffff";
+
+/* ---- every cell of the §5 operation table -------------------------------- */
+
+typedef enum top { T_ACQ, T_HB, T_TR, T_RQ, T_RL, T_BR } top;
+typedef enum rset { R_ABSENT, R_RELEASED, R_SAME, R_MOVED, R_OTHER } rset;
+typedef enum chg {
+	C_NONE,     /* nothing written */
+	C_MINT,     /* new token, transitions + 1 (0 on a first create), writer's identity */
+	C_PRESERVE, /* token, transitions, acquired_at, identity kept; expires_at = now + ttl */
+	C_ROTATE,   /* new token, transitions + 1, acquired_at = now, writer's identity */
+	C_KEEP      /* released: token and transitions kept, releaser's identity, ttl 0 */
+} chg;
+
+static const char *const top_name[] = {"acquire",   "heartbeat", "transition",
+                                       "reacquire", "release",   "break"};
+static const char *const rset_name[] = {"fresh-absent", "fresh-released", "same", "moved", "other"};
+
+typedef struct cell {
+	top op;
+	rset rel;
+	int expired;
+	const char *st_t; /* presenting the current token T */
+	int rc_t;
+	chg ch_t;
+	const char *st_n; /* presenting a token that is not current */
+	int rc_n;
+	chg ch_n;
+} cell;
+
+#define NH "not_holder", LEASE_ENOTHOLDER, C_NONE
+#define EX "expired", LEASE_EEXPIRED, C_NONE
+static const cell cells[] = {
+        /* op   relation    expired  with T current                  with a stale token */
+        {T_ACQ, R_ABSENT, 0, "acquired", 0, C_MINT, "acquired", 0, C_MINT},
+        {T_ACQ, R_ABSENT, 1, "acquired", 0, C_MINT, "acquired", 0, C_MINT},
+        {T_ACQ, R_RELEASED, 0, "acquired", 0, C_MINT, "acquired", 0, C_MINT},
+        {T_ACQ, R_RELEASED, 1, "acquired", 0, C_MINT, "acquired", 0, C_MINT},
+        {T_ACQ, R_SAME, 0, "already_held", LEASE_EHELD, C_NONE, "already_held", LEASE_EHELD,
+         C_NONE},
+        {T_ACQ, R_SAME, 1, "acquired", 0, C_ROTATE, "acquired", 0, C_ROTATE},
+        {T_ACQ, R_MOVED, 0, "held", LEASE_EHELD, C_NONE, "held", LEASE_EHELD, C_NONE},
+        {T_ACQ, R_MOVED, 1, "acquired", 0, C_ROTATE, "acquired", 0, C_ROTATE},
+        {T_ACQ, R_OTHER, 0, "held", LEASE_EHELD, C_NONE, "held", LEASE_EHELD, C_NONE},
+        {T_ACQ, R_OTHER, 1, "acquired", 0, C_ROTATE, "acquired", 0, C_ROTATE},
+
+        {T_HB, R_ABSENT, 0, NH, NH},
+        {T_HB, R_ABSENT, 1, NH, NH},
+        {T_HB, R_RELEASED, 0, NH, NH},
+        {T_HB, R_RELEASED, 1, NH, NH},
+        {T_HB, R_SAME, 0, "renewed", 0, C_PRESERVE, NH},
+        {T_HB, R_SAME, 1, EX, NH},
+        {T_HB, R_MOVED, 0, "renewed", 0, C_ROTATE, NH},
+        {T_HB, R_MOVED, 1, EX, NH},
+        {T_HB, R_OTHER, 0, "renewed", 0, C_ROTATE, NH},
+        {T_HB, R_OTHER, 1, EX, NH},
+
+        {T_TR, R_ABSENT, 0, NH, NH},
+        {T_TR, R_ABSENT, 1, NH, NH},
+        {T_TR, R_RELEASED, 0, NH, NH},
+        {T_TR, R_RELEASED, 1, NH, NH},
+        {T_TR, R_SAME, 0, "transitioned", 0, C_PRESERVE, NH},
+        {T_TR, R_SAME, 1, EX, NH},
+        {T_TR, R_MOVED, 0, "transitioned", 0, C_ROTATE, NH},
+        {T_TR, R_MOVED, 1, EX, NH},
+        {T_TR, R_OTHER, 0, "transitioned", 0, C_ROTATE, NH},
+        {T_TR, R_OTHER, 1, EX, NH},
+
+        {T_RQ, R_ABSENT, 0, NH, NH},
+        {T_RQ, R_ABSENT, 1, NH, NH},
+        {T_RQ, R_RELEASED, 0, NH, NH},
+        {T_RQ, R_RELEASED, 1, NH, NH},
+        {T_RQ, R_SAME, 0, "reacquired", 0, C_PRESERVE, NH},
+        {T_RQ, R_SAME, 1, "reacquired", 0, C_PRESERVE, NH},
+        {T_RQ, R_MOVED, 0, "reacquired", 0, C_ROTATE, NH},
+        {T_RQ, R_MOVED, 1, "reacquired", 0, C_ROTATE, NH},
+        {T_RQ, R_OTHER, 0, "reacquired", 0, C_ROTATE, NH},
+        {T_RQ, R_OTHER, 1, "reacquired", 0, C_ROTATE, NH},
+
+        {T_RL, R_ABSENT, 0, "already_released", 0, C_NONE, "already_released", 0, C_NONE},
+        {T_RL, R_ABSENT, 1, "already_released", 0, C_NONE, "already_released", 0, C_NONE},
+        {T_RL, R_RELEASED, 0, "already_released", 0, C_NONE, "already_released", 0, C_NONE},
+        {T_RL, R_RELEASED, 1, "already_released", 0, C_NONE, "already_released", 0, C_NONE},
+        {T_RL, R_SAME, 0, "released", 0, C_KEEP, "not_owner", 0, C_NONE},
+        {T_RL, R_SAME, 1, "released", 0, C_KEEP, "not_owner", 0, C_NONE},
+        {T_RL, R_MOVED, 0, "released", 0, C_KEEP, "not_owner", 0, C_NONE},
+        {T_RL, R_MOVED, 1, "released", 0, C_KEEP, "not_owner", 0, C_NONE},
+        {T_RL, R_OTHER, 0, "released", 0, C_KEEP, "not_owner", 0, C_NONE},
+        {T_RL, R_OTHER, 1, "released", 0, C_KEEP, "not_owner", 0, C_NONE},
+
+        /* break (no --force): identity and token never matter */
+        {T_BR, R_ABSENT, 0, "already_released", 0, C_NONE, "already_released", 0, C_NONE},
+        {T_BR, R_ABSENT, 1, "already_released", 0, C_NONE, "already_released", 0, C_NONE},
+        {T_BR, R_RELEASED, 0, "already_released", 0, C_NONE, "already_released", 0, C_NONE},
+        {T_BR, R_RELEASED, 1, "already_released", 0, C_NONE, "already_released", 0, C_NONE},
+        {T_BR, R_SAME, 0, "held", LEASE_EHELD, C_NONE, "held", LEASE_EHELD, C_NONE},
+        {T_BR, R_SAME, 1, "broken", 0, C_KEEP, "broken", 0, C_KEEP},
+        {T_BR, R_MOVED, 0, "held", LEASE_EHELD, C_NONE, "held", LEASE_EHELD, C_NONE},
+        {T_BR, R_MOVED, 1, "broken", 0, C_KEEP, "broken", 0, C_KEEP},
+        {T_BR, R_OTHER, 0, "held", LEASE_EHELD, C_NONE, "held", LEASE_EHELD, C_NONE},
+        {T_BR, R_OTHER, 1, "broken", 0, C_KEEP, "broken", 0, C_KEEP},
+};
+#undef NH
+#undef EX
+#define NCELLS ((int)(sizeof(cells) / sizeof(cells[0])))
+
+static int run_top(top op, lease_result *r, lease_store *st, const char *name, lease_op_options *o)
+{
+	switch (op) {
+	case T_ACQ: return lease_acquire(r, st, name, o);
+	case T_HB: return lease_heartbeat(r, st, name, o);
+	case T_TR: o->to = LEASE_PHASE_WORKING; return lease_transition(r, st, name, o);
+	case T_RQ: return lease_reacquire(r, st, name, o);
+	case T_RL: return lease_release(r, st, name, o);
+	case T_BR: return lease_break(r, st, name, o);
+	}
+	return -100;
+}
+
+static void run_cell(fx *f, int idx, int with_token)
+{
+	const cell *c = &cells[idx];
+	const char *want_st = with_token ? c->st_t : c->st_n;
+	int want_rc = with_token ? c->rc_t : c->rc_n;
+	chg want = with_token ? c->ch_t : c->ch_n;
+	ident actor = c->rel == R_MOVED ? ALICE2 : c->rel == R_OTHER ? BOB : ALICE;
+	char name[64], htok[LEASE_TOKEN_HEXSZ + 1] = "", what[160];
+	lease_payload before, after;
+	lease_oid boid, aoid;
+	lease_op_options o;
+	lease_result r;
+	int bpres, apres, rc;
+	int64_t now;
+
+	snprintf(name, sizeof(name), "cell-%d-%d", idx, with_token);
+	snprintf(what, sizeof(what), "%s %s %s, %s token", top_name[c->op], rset_name[c->rel],
+	         c->expired ? "expired" : "live", with_token ? "current" : "stale");
+	f->clk.t = T0;
+	if (c->rel != R_ABSENT)
+		must_acquire(f, name, ALICE, 60, htok);
+	if (c->rel == R_RELEASED) {
+		f->clk.t = T0 + 1;
+		must_release(f, name, ALICE, htok);
+	}
+	now = f->clk.t = T0 + (c->expired ? 61 : 10);
+	memset(&before, 0, sizeof(before));
+	bpres = cur(f, name, &before, &boid);
+	o = opt(actor, with_token ? (c->rel == R_ABSENT ? TOK1 : htok) : STALE, 0);
+	rc = run_top(c->op, &r, f->st, name, &o);
+	ck_assert_msg(rc == want_rc && strcmp(r.status, want_st) == 0,
+	              "%s: want %s/%d, got %s/%d (%s)", what, want_st, want_rc, r.status, rc,
+	              r.message);
+	ck_assert_int_eq(r.code, rc);
+	ck_assert_int_eq(r.now, now);
+	apres = cur(f, name, &after, &aoid);
+	if (want == C_NONE) {
+		ck_assert_msg(apres == bpres && (!bpres || lease_oid_equal(&aoid, &boid)),
+		              "%s: wrote", what);
+		ck_assert_int_eq(r.token_rotated, 0);
+		ck_assert_int_eq(r.holds_token, 0);
+		return;
+	}
+	ck_assert_msg(apres && (!bpres || !lease_oid_equal(&aoid, &boid)), "%s: no write", what);
+	ck_assert_msg(lease_oid_equal(&r.oid, &aoid), "%s: result oid", what);
+	ck_assert_int_eq(r.has_payload, 1);
+	switch (want) {
+	case C_MINT:
+	case C_ROTATE:
+		if (bpres)
+			ck_assert_str_ne(after.lease_token, before.lease_token);
+		ck_assert_int_eq(after.transitions, bpres ? before.transitions + 1 : 0);
+		ck_assert_int_eq(after.acquired_at, now);
+		ck_assert_str_eq(after.owner, actor.owner);
+		ck_assert_str_eq(after.host, actor.host);
+		ck_assert_msg(r.token_rotated == 1, "%s: token_rotated", what);
+		break;
+	case C_PRESERVE:
+		ck_assert_str_eq(after.lease_token, before.lease_token);
+		ck_assert_int_eq(after.transitions, before.transitions);
+		ck_assert_int_eq(after.acquired_at, before.acquired_at);
+		ck_assert_str_eq(after.owner, before.owner);
+		ck_assert_str_eq(after.host, before.host);
+		ck_assert_int_eq(r.token_rotated, 0);
+		break;
+	default: /* C_KEEP */
+		ck_assert_str_eq(after.lease_token, before.lease_token);
+		ck_assert_int_eq(after.transitions, before.transitions);
+		ck_assert_int_eq(after.phase, LEASE_PHASE_RELEASED);
+		ck_assert_int_eq(after.expires_at, now);
+		ck_assert_int_eq(after.ttl_seconds, 0);
+		ck_assert_str_eq(after.owner, actor.owner);
+		ck_assert_str_eq(after.host, actor.host);
+		ck_assert_int_eq(r.token_rotated, 0);
+		ck_assert_int_eq(r.holds_token, 0);
+		return;
+	}
+	/* a live write: expires_at = now + ttl (§6: stored ttl when preserving, else 300) */
+	ck_assert_int_eq(after.ttl_seconds, want == C_PRESERVE ? 60 : LEASE_TTL_DEFAULT);
+	ck_assert_int_eq(after.expires_at, now + after.ttl_seconds);
+	ck_assert_int_eq(after.phase, c->op == T_TR ? LEASE_PHASE_WORKING : LEASE_PHASE_CLAIMED);
+	ck_assert_int_eq(r.holds_token, 1);
+	ck_assert_str_eq(r.payload.lease_token, after.lease_token);
+	ck_assert_str_eq(after.sdlc_version, SDLC_VERSION);
+}
+
+START_TEST(test_cells_mem)
+{
+	fx f;
+
+	fx_mem(&f);
+	run_cell(&f, _i, 1);
+	run_cell(&f, _i, 0);
+	fx_free(&f);
+}
+END_TEST
+
+START_TEST(test_cells_local)
+{
+	fx f;
+
+	fx_local(&f);
+	run_cell(&f, _i, 1);
+	run_cell(&f, _i, 0);
+	fx_free(&f);
+}
+END_TEST
+
+/* No token at all behaves as a stale one. */
+START_TEST(test_no_token_is_not_holder)
+{
+	fx f;
+	lease_op_options o;
+	lease_result r;
+
+	fx_mem(&f);
+	must_acquire(&f, "l", ALICE, 60, NULL);
+	f.clk.t += 10;
+	o = opt(ALICE, NULL, 0);
+	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), LEASE_ENOTHOLDER);
+	ck_assert_int_eq(lease_reacquire(&r, f.st, "l", &o), LEASE_ENOTHOLDER);
+	o.to = LEASE_PHASE_REVIEW;
+	ck_assert_int_eq(lease_transition(&r, f.st, "l", &o), LEASE_ENOTHOLDER);
+	o.lease_token = "";
+	ck_assert_int_eq(lease_release(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "not_owner");
+	fx_free(&f);
+}
+END_TEST
+
+/* ---- the rotation matrix itself ------------------------------------------ */
+
+START_TEST(test_rotation_matrix)
+{
+	lease_payload p;
+
+	memset(&p, 0, sizeof(p));
+	snprintf(p.owner, sizeof(p.owner), "alice");
+	snprintf(p.host, sizeof(p.host), "h1");
+	p.phase = LEASE_PHASE_WORKING;
+	ck_assert_int_eq(lease_relation_of(NULL, "alice", "h1"), LEASE_REL_FRESH);
+	ck_assert_int_eq(lease_relation_of(&p, "alice", "h1"), LEASE_REL_SAME);
+	ck_assert_int_eq(lease_relation_of(&p, "alice", "h2"), LEASE_REL_MOVED);
+	ck_assert_int_eq(lease_relation_of(&p, "bob", "h1"), LEASE_REL_OTHER);
+	p.phase = LEASE_PHASE_RELEASED;
+	ck_assert_int_eq(lease_relation_of(&p, "alice", "h1"), LEASE_REL_FRESH);
+
+	ck_assert_int_eq(lease_token_rule(LEASE_REL_FRESH, 0), LEASE_TOKEN_MINT);
+	ck_assert_int_eq(lease_token_rule(LEASE_REL_FRESH, 1), LEASE_TOKEN_MINT);
+	ck_assert_int_eq(lease_token_rule(LEASE_REL_SAME, 1), LEASE_TOKEN_PRESERVE);
+	ck_assert_int_eq(lease_token_rule(LEASE_REL_SAME, 0), LEASE_TOKEN_ROTATE);
+	ck_assert_int_eq(lease_token_rule(LEASE_REL_MOVED, 1), LEASE_TOKEN_ROTATE);
+	ck_assert_int_eq(lease_token_rule(LEASE_REL_MOVED, 0), LEASE_TOKEN_ROTATE);
+	ck_assert_int_eq(lease_token_rule(LEASE_REL_OTHER, 1), LEASE_TOKEN_ROTATE);
+	ck_assert_int_eq(lease_token_rule(LEASE_REL_OTHER, 0), LEASE_TOKEN_ROTATE);
+	ck_assert_str_eq(lease_relation_name(LEASE_REL_MOVED), "moved");
+	ck_assert_str_eq(lease_relation_name(LEASE_REL_FRESH), "fresh");
+	ck_assert_str_eq(lease_relation_name(LEASE_REL_SAME), "same");
+	ck_assert_str_eq(lease_relation_name(LEASE_REL_OTHER), "other");
+	ck_assert_str_eq(lease_token_change_name(LEASE_TOKEN_MINT), "mint");
+	ck_assert_str_eq(lease_token_change_name(LEASE_TOKEN_PRESERVE), "preserve");
+	ck_assert_str_eq(lease_token_change_name(LEASE_TOKEN_ROTATE), "rotate");
+	ck_assert_int_eq(lease_rotation_apply(&p, NULL, LEASE_TOKEN_PRESERVE, "a", "b", 1, 0, NULL),
+	                 LEASE_EINVALID);
+}
+END_TEST
+
+/* Phase never decides: a same-identity transition into claimed/working keeps
+ * the token (the old phase-keyed rule rotated), a cross-host handoff without a
+ * phase change rotates (the old rule preserved). */
+START_TEST(test_rotation_divergence_from_phase_rule)
+{
+	fx f;
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+	lease_op_options o;
+	lease_result r;
+
+	fx_mem(&f);
+	must_acquire(&f, "l", ALICE, 60, tok);
+	o = opt(ALICE, tok, 0);
+	o.to = LEASE_PHASE_REVIEW;
+	ck_assert_int_eq(lease_transition(&r, f.st, "l", &o), 0);
+	o.to = LEASE_PHASE_WORKING;
+	ck_assert_int_eq(lease_transition(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.payload.lease_token, tok);
+	o.to = LEASE_PHASE_CLAIMED;
+	ck_assert_int_eq(lease_transition(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.payload.lease_token, tok);
+	ck_assert_int_eq(r.payload.transitions, 0);
+	/* same-phase transition: a usage error, nothing written */
+	ck_assert_int_eq(lease_transition(&r, f.st, "l", &o), LEASE_EINVALID);
+	ck_assert_str_eq(r.status, "error");
+	/* same-host reacquire preserves */
+	ck_assert_int_eq(lease_reacquire(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.payload.lease_token, tok);
+	/* cross-host heartbeat without a phase change rotates */
+	f.clk.t += 10;
+	o = opt(ALICE2, tok, 0);
+	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
+	ck_assert_str_ne(r.payload.lease_token, tok);
+	ck_assert_int_eq(r.payload.transitions, 1);
+	ck_assert_int_eq(r.token_rotated, 1);
+	ck_assert_int_eq(r.payload.phase, LEASE_PHASE_CLAIMED);
+	fx_free(&f);
+}
+END_TEST
+
+/* ---- settling (§5) with injected faults ---------------------------------- */
+
+static const memstore_counts *counts(fx *f)
+{
+	return memstore_counts_get(f->m);
+}
+
+START_TEST(test_settle_create_applied_answer_dropped)
+{
+	fx f;
+	lease_op_options o = opt(ALICE, NULL, 60);
+	lease_result r;
+	lease_payload p;
+	lease_oid oid;
+
+	fx_mem(&f);
+	memstore_faults_get(f.m)->drop_after_apply = 1;
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "acquired");
+	ck_assert_int_eq(counts(&f)->write_commit, 1); /* settled, not re-sent */
+	ck_assert_int_eq(counts(&f)->create_ref, 1);
+	ck_assert(cur(&f, "l", &p, &oid));
+	ck_assert(lease_oid_equal(&oid, &r.oid));
+	ck_assert_str_eq(p.lease_token, r.payload.lease_token);
+	fx_free(&f);
+}
+END_TEST
+
+START_TEST(test_settle_replace_applied_answer_dropped)
+{
+	fx f;
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+	lease_op_options o;
+	lease_result r;
+	lease_payload p;
+
+	fx_mem(&f);
+	must_acquire(&f, "l", ALICE, 60, tok);
+	f.clk.t += 20;
+	o = opt(ALICE, tok, 0);
+	memstore_counts_reset(f.m);
+	memstore_faults_get(f.m)->drop_after_apply = 1;
+	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "renewed");
+	ck_assert_int_eq(counts(&f)->replace_ref, 1);
+	ck_assert(cur(&f, "l", &p, NULL));
+	ck_assert_int_eq(p.expires_at, f.clk.t + 60);
+	/* transition and release too */
+	memstore_faults_get(f.m)->drop_after_apply = 1;
+	o.to = LEASE_PHASE_WORKING;
+	ck_assert_int_eq(lease_transition(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "transitioned");
+	memstore_faults_get(f.m)->drop_after_apply = 1;
+	ck_assert_int_eq(lease_release(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "released");
+	ck_assert(cur(&f, "l", &p, NULL));
+	ck_assert_int_eq(p.phase, LEASE_PHASE_RELEASED);
+	fx_free(&f);
+}
+END_TEST
+
+/* The transport reports success without acting: the tip is still the old
+ * oid, so the outcome is unknown and the whole operation is retried. */
+START_TEST(test_settle_lie_then_retry)
+{
+	fx f;
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+	lease_op_options o = opt(ALICE, NULL, 60);
+	lease_result r;
+
+	fx_mem(&f);
+	memstore_faults_get(f.m)->lie_create = 1;
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), 0);
+	ck_assert_int_eq(counts(&f)->create_ref, 2);
+	ck_assert_int_eq(counts(&f)->write_commit, 2);
+	memcpy(tok, r.payload.lease_token, sizeof(tok));
+	f.clk.t += 20;
+	memstore_counts_reset(f.m);
+	memstore_faults_get(f.m)->lie_replace = 2;
+	o = opt(ALICE, tok, 0);
+	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "renewed");
+	ck_assert_int_eq(counts(&f)->replace_ref, 3);
+	fx_free(&f);
+}
+END_TEST
+
+START_TEST(test_settle_lie_forever_is_unknown)
+{
+	fx f;
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+	lease_op_options o;
+	lease_result r;
+	lease_oid before, after;
+
+	fx_mem(&f);
+	must_acquire(&f, "l", ALICE, 60, tok);
+	ck_assert(ref_oid(&f, "l", &before));
+	f.clk.t += 20;
+	memstore_counts_reset(f.m);
+	memstore_faults_get(f.m)->lie_replace = 100;
+	o = opt(ALICE, tok, 0);
+	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), LEASE_EUNVERIFIED);
+	ck_assert_str_eq(r.status, "error");
+	ck_assert_int_eq(counts(&f)->replace_ref, 4); /* 1 + 3 retries */
+	ck_assert(ref_oid(&f, "l", &after));
+	ck_assert(lease_oid_equal(&before, &after));
+	fx_free(&f);
+}
+END_TEST
+
+/* A create answered "already exists" without acting, and a write failing
+ * before it applies: both settle by re-reading and retrying. */
+START_TEST(test_settle_exists_and_fail_before)
+{
+	fx f;
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+	lease_op_options o = opt(ALICE, NULL, 60);
+	lease_result r;
+
+	fx_mem(&f);
+	memstore_faults_get(f.m)->exists_on_create = 1;
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "acquired");
+	memcpy(tok, r.payload.lease_token, sizeof(tok));
+	o.lease_token = tok;
+	memstore_faults_get(f.m)->fail_before = 1;
+	memstore_counts_reset(f.m);
+	ck_assert_int_eq(lease_release(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "released");
+	ck_assert_int_eq(counts(&f)->replace_ref, 2);
+	/* a store that never answers: the error, not success */
+	memstore_faults_get(f.m)->fail_before = 100;
+	o.lease_token = NULL;
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_ENET);
+	ck_assert_str_eq(r.status, "error");
+	ck_assert_int_eq(r.holds_token, 0);
+	fx_free(&f);
+}
+END_TEST
+
+/* Another writer between our read and our CAS: decide again (F03, F23). */
+static char bob_token[LEASE_TOKEN_HEXSZ + 1];
+static void bob_acquires(fx *f)
+{
+	lease_op_options o = opt(BOB, NULL, 60);
+	lease_result r;
+
+	ck_assert_int_eq(lease_acquire(&r, f->st, "l", &o), 0);
+	memcpy(bob_token, r.payload.lease_token, sizeof(bob_token));
+}
+
+START_TEST(test_settle_concurrent_acquire_F23)
+{
+	fx f;
+	lease_op_options o = opt(ALICE, NULL, 60);
+	lease_result r;
+	lease_payload p;
+
+	fx_mem(&f);
+	hook(&f, H_WRITE_COMMIT, 1, 0, bob_acquires);
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_EHELD);
+	ck_assert_str_eq(r.status, "held");
+	ck_assert_int_eq(r.holds_token, 0);
+	ck_assert(cur(&f, "l", &p, NULL));
+	ck_assert_str_eq(p.owner, "bob");
+	ck_assert_str_eq(p.lease_token, bob_token);
+
+	/* the same after a release: exactly one of the two waiters wins */
+	o = opt(BOB, bob_token, 0);
+	ck_assert_int_eq(lease_release(&r, f.st, "l", &o), 0);
+	o = opt(ALICE, NULL, 60);
+	f.clk.on = H_NONE;
+	hook(&f, H_WRITE_COMMIT, 1, 0, bob_acquires);
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_EHELD);
+	ck_assert(cur(&f, "l", &p, NULL));
+	ck_assert_str_eq(p.lease_token, bob_token);
+	fx_free(&f);
+}
+END_TEST
+
+/* F13: a heartbeat racing a release never recreates the released lease. */
+static char alice_token[LEASE_TOKEN_HEXSZ + 1];
+static void alice_releases(fx *f)
+{
+	lease_op_options o = opt(ALICE, alice_token, 0);
+	lease_result r;
+
+	ck_assert_int_eq(lease_release(&r, f->st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "released");
+}
+
+START_TEST(test_F13_heartbeat_racing_release)
+{
+	fx f;
+	lease_op_options o;
+	lease_result r;
+	lease_payload p;
+	lease_oid rel, after;
+
+	fx_mem(&f);
+	must_acquire(&f, "l", ALICE, 60, alice_token);
+	f.clk.t += 20;
+	hook(&f, H_WRITE_COMMIT, 1, 0, alice_releases);
+	o = opt(ALICE, alice_token, 0);
+	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), LEASE_ENOTHOLDER);
+	ck_assert_str_eq(r.status, "not_holder");
+	ck_assert(cur(&f, "l", &p, &rel));
+	ck_assert_int_eq(p.phase, LEASE_PHASE_RELEASED);
+	/* a heartbeat on a lease that is gone: not_holder, never recreated */
+	f.clk.on = H_NONE;
+	ck_assert_int_eq(lease_cas_delete(f.st, "l", &rel), 0);
+	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), LEASE_ENOTHOLDER);
+	ck_assert(!ref_oid(&f, "l", &after));
+	fx_free(&f);
+}
+END_TEST
+
+/* Landed, then lost before the answer came back: the tip descends from our
+ * commit but carries another token: answer for the current state. */
+static void bob_takes_over_with_token(fx *f)
+{
+	lease_op_options o = opt(BOB, alice_token, 0);
+	lease_result r;
+
+	ck_assert_int_eq(lease_heartbeat(&r, f->st, "l", &o), 0); /* a live handoff */
+	ck_assert_int_eq(r.token_rotated, 1);
+}
+
+static int log_fired;
+static void settle_log(int level, const char *msg, void *payload)
+{
+	(void)level;
+	if (strstr(msg, "settling") && !log_fired) {
+		log_fired = 1;
+		bob_takes_over_with_token(payload);
+	}
+}
+
+START_TEST(test_settle_landed_then_lost)
+{
+	fx f;
+	lease_op_options o;
+	lease_result r;
+	lease_payload p;
+
+	fx_mem(&f);
+	must_acquire(&f, "l", ALICE, 60, alice_token);
+	f.clk.t += 20;
+	log_fired = 0;
+	f.st->log = settle_log;
+	f.st->log_payload = &f;
+	f.st->log_level = LEASE_LOG_INFO;
+	memstore_faults_get(f.m)->drop_after_apply = 1;
+	o = opt(ALICE, alice_token, 0);
+	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), LEASE_ENOTHOLDER);
+	ck_assert_str_eq(r.status, "not_holder");
+	ck_assert_int_eq(log_fired, 1);
+	ck_assert(cur(&f, "l", &p, NULL));
+	ck_assert_str_eq(p.owner, "bob");
+	f.st->log = NULL;
+	fx_free(&f);
+}
+END_TEST
+
+/* Acquire landed, then lost before the answer came back (§5): the tip
+ * descends from our create but carries another token: held by the new
+ * holder; if the lease is merely free again, decide again. */
+static int acq_lost_mode;
+static void admin_breaks_then_maybe_bob(fx *f)
+{
+	lease_op_options o = opt((ident){"admin", "console"}, NULL, 0);
+	lease_result r;
+
+	o.force = 1;
+	ck_assert_int_eq(lease_break(&r, f->st, "l", &o), 0);
+	if (acq_lost_mode == 1)
+		bob_acquires(f);
+}
+
+static void acq_log(int level, const char *msg, void *payload)
+{
+	(void)level;
+	if (strstr(msg, "settling") && !log_fired) {
+		log_fired = 1;
+		admin_breaks_then_maybe_bob(payload);
+	}
+}
+
+START_TEST(test_settle_acquire_landed_then_lost)
+{
+	fx f;
+	lease_op_options o = opt(ALICE, NULL, 60);
+	lease_result r;
+	lease_payload p;
+
+	fx_mem(&f);
+	f.st->log = acq_log;
+	f.st->log_payload = &f;
+	f.st->log_level = LEASE_LOG_INFO;
+	/* broken, then taken by bob: held */
+	acq_lost_mode = 1;
+	log_fired = 0;
+	memstore_faults_get(f.m)->drop_after_apply = 1;
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_EHELD);
+	ck_assert_str_eq(r.status, "held");
+	ck_assert_int_eq(r.holds_token, 0);
+	ck_assert(cur(&f, "l", &p, NULL));
+	ck_assert_str_eq(p.lease_token, bob_token);
+	/* broken only: free again, so acquire decides again and wins */
+	o = opt(BOB, bob_token, 0);
+	ck_assert_int_eq(lease_release(&r, f.st, "l", &o), 0);
+	acq_lost_mode = 0;
+	log_fired = 0;
+	o = opt(ALICE, NULL, 60);
+	memstore_faults_get(f.m)->drop_after_apply = 1;
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "acquired");
+	ck_assert(cur(&f, "l", &p, NULL));
+	ck_assert_str_eq(p.lease_token, r.payload.lease_token);
+	ck_assert_str_eq(p.owner, "alice");
+	f.st->log = NULL;
+	fx_free(&f);
+}
+END_TEST
+
+/* A payload rebuilt after a delay may find the lease expired meanwhile. */
+START_TEST(test_F15_rebuild_finds_expired)
+{
+	fx f;
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+	lease_op_options o;
+	lease_result r;
+
+	fx_mem(&f);
+	must_acquire(&f, "l", ALICE, 60, tok);
+	f.clk.t = T0 + 20;
+	hook(&f, H_WRITE_COMMIT, 1, 50, NULL);
+	o = opt(ALICE, tok, 0);
+	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), LEASE_EEXPIRED);
+	ck_assert_str_eq(r.status, "expired");
+	ck_assert_int_eq(counts(&f)->replace_ref, 0);
+	fx_free(&f);
+}
+END_TEST
+
+/* A lease that changes under every attempt: bounded, then a CAS conflict. */
+static void someone_rewrites(fx *f)
+{
+	lease_payload p;
+	lease_oid parent, oid;
+	char *msg = NULL;
+
+	ck_assert(cur(f, "l", &p, &parent));
+	p.expires_at = f->clk.t - 100; /* still expired, but another commit */
+	ck_assert_int_eq(lease_random_hex(p.nonce, LEASE_NONCE_HEXSZ / 2, NULL), 0);
+	ck_assert_int_eq(lease_message_build(&msg, &p, LEASE_OP_HEARTBEAT), 0);
+	ck_assert_int_eq(lease_write_commit(&oid, f->st, &parent, msg), 0);
+	free(msg);
+	ck_assert_int_eq(memstore_set_ref(f->m, "refs/leases/l", &oid), 0);
+}
+
+START_TEST(test_settle_churn_is_bounded)
+{
+	fx f;
+	lease_op_options o = opt(BOB, NULL, 60);
+	lease_result r;
+
+	fx_mem(&f);
+	must_acquire(&f, "l", ALICE, 60, NULL);
+	f.clk.t = T0 + 500;
+	hook(&f, H_WRITE_COMMIT, 1, 0, someone_rewrites);
+	f.clk.repeat = 1;
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_ECAS);
+	ck_assert_str_eq(r.status, "error");
+	ck_assert_ptr_nonnull(strstr(r.message, "kept changing"));
+	ck_assert_int_le(counts(&f)->replace_ref, 12);
+	fx_free(&f);
+}
+END_TEST
+
+static int no_random(unsigned char *buf, size_t len, void *payload)
+{
+	(void)buf;
+	(void)len;
+	(void)payload;
+	return LEASE_EINTERNAL;
+}
+
+/* Without randomness nothing is written (no token, no nonce). */
+START_TEST(test_no_randomness_nothing_written)
+{
+	fx f;
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+	lease_op_options o;
+	lease_result r;
+
+	fx_mem(&f);
+	must_acquire(&f, "l", ALICE, 60, tok);
+	put_payload(&f, "g", "1.1.0", ALICE, TOK1, "claimed", 0, T0, T0 + 60, 60);
+	raw_put(&f, "g", "g: garbage\n\n{\n");
+	f.st->random.fill = no_random;
+	memstore_counts_reset(f.m);
+	o = opt(BOB, NULL, 60);
+	ck_assert_int_eq(lease_acquire(&r, f.st, "new", &o), LEASE_EINTERNAL);
+	o = opt(ALICE, tok, 0);
+	ck_assert_int_eq(lease_release(&r, f.st, "l", &o), LEASE_EINTERNAL);
+	ck_assert_int_eq(lease_break(&r, f.st, "g", &o), LEASE_EINTERNAL);
+	ck_assert_int_eq(counts(&f)->write_commit, 0);
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_EHELD); /* no write needed */
+	fx_free(&f);
+}
+END_TEST
+
+/* An inconsistent read is an error, never a decision. */
+START_TEST(test_inconsistent_read_is_error)
+{
+	fx f;
+	lease_op_options o = opt(ALICE, NULL, 60);
+	lease_result r;
+
+	fx_mem(&f);
+	must_acquire(&f, "l", ALICE, 60, NULL);
+	memstore_faults_get(f.m)->wrong_commit = 100;
+	ck_assert_int_eq(lease_status(&r, f.st, "l"), LEASE_EUNVERIFIED);
+	ck_assert_str_eq(r.status, "error");
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_EUNVERIFIED);
+	ck_assert_str_eq(r.status, "error");
+	fx_free(&f);
+}
+END_TEST
+
+/* --wait is bounded by store time too (a clock that jumps). */
+static int jump_cb(double sleep_s, void *payload)
+{
+	(void)sleep_s;
+	((fx *)payload)->clk.t += 200;
+	return 0;
+}
+
+START_TEST(test_wait_bounded_by_store_time)
+{
+	fx f;
+	lease_op_options o = opt(BOB, NULL, 60);
+	lease_result r;
+
+	fx_mem(&f);
+	must_acquire(&f, "l", ALICE, 86400, NULL);
+	o.wait_seconds = 100;
+	o.wait_cb = jump_cb;
+	o.wait_payload = &f;
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_EHELD);
+	ck_assert_str_eq(r.status, "held");
+	ck_assert_ptr_nonnull(strstr(r.message, "still held"));
+	fx_free(&f);
+}
+END_TEST
+
+/* ---- read faults: a wrapper over the mem transport ------------------------ */
+
+typedef struct wrap {
+	lease_transport base;
+	lease_transport *in;
+	int skip_read_ref; /* let this many read_ref calls through, then ... */
+	int fail_read_ref; /* ... fail this many with LEASE_ENET */
+	int strip_commit;  /* flag: read_ref never returns the commit */
+	int fail_read_commit;
+	int read_commit_rc;
+	int fail_list;
+} wrap;
+
+static int w_write_commit(lease_transport *t, lease_oid *out, const lease_oid *parent,
+                          const char *message, int64_t when)
+{
+	wrap *w = (wrap *)t;
+	return w->in->write_commit(w->in, out, parent, message, when);
+}
+static int w_create(lease_transport *t, const char *ref, const lease_oid *n)
+{
+	wrap *w = (wrap *)t;
+	return w->in->create_ref(w->in, ref, n);
+}
+static int w_replace(lease_transport *t, const char *ref, const lease_oid *o, const lease_oid *n)
+{
+	wrap *w = (wrap *)t;
+	return w->in->replace_ref(w->in, ref, o, n);
+}
+static int w_delete(lease_transport *t, const char *ref, const lease_oid *o)
+{
+	wrap *w = (wrap *)t;
+	return w->in->delete_ref(w->in, ref, o);
+}
+static int w_read_ref(lease_transport *t, const char *ref, int *present, lease_oid *oid,
+                      int *has_commit, lease_commit *c)
+{
+	wrap *w = (wrap *)t;
+	int rc;
+
+	if (w->skip_read_ref > 0) {
+		w->skip_read_ref--;
+	} else if (w->fail_read_ref > 0) {
+		w->fail_read_ref--;
+		return LEASE_ENET;
+	}
+	rc = w->in->read_ref(w->in, ref, present, oid, has_commit, c);
+	if (rc == 0 && w->strip_commit && *has_commit) {
+		lease_commit_clear(c);
+		*has_commit = 0;
+	}
+	return rc;
+}
+static int w_read_commit(lease_transport *t, lease_commit *out, const lease_oid *oid)
+{
+	wrap *w = (wrap *)t;
+
+	if (w->fail_read_commit > 0) {
+		w->fail_read_commit--;
+		return w->read_commit_rc;
+	}
+	return w->in->read_commit(w->in, out, oid);
+}
+static int w_list(lease_transport *t, lease_ref_list *out, const char *prefix)
+{
+	wrap *w = (wrap *)t;
+
+	if (w->fail_list > 0) {
+		w->fail_list--;
+		return LEASE_ENET;
+	}
+	return w->in->list_refs(w->in, out, prefix);
+}
+static const char *w_last_error(lease_transport *t)
+{
+	wrap *w = (wrap *)t;
+	return w->in->last_error ? w->in->last_error(w->in) : "injected";
+}
+static void w_free(lease_transport *t)
+{
+	wrap *w = (wrap *)t;
+	w->in->free(w->in);
+	free(w);
+}
+
+static wrap *fx_wrap(fx *f)
+{
+	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
+	wrap *w = calloc(1, sizeof(*w));
+
+	ck_assert_ptr_nonnull(w);
+	memset(f, 0, sizeof(*f));
+	f->clk.t = T0;
+	f->clk.f = f;
+	o.clock.now = tclock_now;
+	o.clock.payload = &f->clk;
+	w->in = memstore_new(&f->m);
+	ck_assert_ptr_nonnull(w->in);
+	w->base = *w->in;
+	w->base.kind = "wrap";
+	w->base.write_commit = w_write_commit;
+	w->base.create_ref = w_create;
+	w->base.replace_ref = w_replace;
+	w->base.delete_ref = w_delete;
+	w->base.read_ref = w_read_ref;
+	w->base.read_commit = w_read_commit;
+	w->base.list_refs = w_list;
+	w->base.now = NULL;
+	w->base.last_error = w_last_error;
+	w->base.free = w_free;
+	w->read_commit_rc = LEASE_ENET;
+	ck_assert_int_eq(lease_store_open_transport(&f->st, &w->base, &o, NULL, 0), 0);
+	f->clk.m = f->m;
+	return w;
+}
+
+/* A read that fails is an error (never a decision); a failed re-read after a
+ * write leaves the outcome unknown and the runtime settles it. */
+START_TEST(test_read_faults_settle)
+{
+	fx f;
+	wrap *w = fx_wrap(&f);
+	lease_op_options o = opt(ALICE, NULL, 60);
+	lease_result r;
+	lease_payload p;
+
+	w->fail_read_ref = 1;
+	ck_assert_int_eq(lease_status(&r, f.st, "l"), LEASE_ENET);
+	w->fail_read_ref = 1;
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_ENET);
+	ck_assert_str_eq(r.status, "error");
+	/* the post-write re-read fails, then the settling read too */
+	w->skip_read_ref = 1; /* the runtime's read passes */
+	w->fail_read_ref = 2;
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "acquired");
+	ck_assert(cur(&f, "l", &p, NULL));
+	ck_assert_str_eq(p.lease_token, r.payload.lease_token);
+	ck_assert_int_eq(counts(&f)->create_ref, 1);
+	/* reads without the commit: the commit is read by oid; its failures */
+	w->strip_commit = 1;
+	ck_assert_int_eq(lease_status(&r, f.st, "l"), 0);
+	ck_assert_str_eq(r.status, "live");
+	w->fail_read_commit = 1;
+	ck_assert_int_eq(lease_status(&r, f.st, "l"), LEASE_ENET);
+	w->fail_read_commit = 1;
+	w->read_commit_rc = LEASE_ENOTFOUND;
+	ck_assert_int_eq(lease_status(&r, f.st, "l"), LEASE_EUNVERIFIED);
+	/* archive listing failure: no create without knowing the base */
+	w->fail_list = 1;
+	ck_assert_int_eq(lease_acquire(&r, f.st, "new", &o), LEASE_ENET);
+	ck_assert_int_eq(lease_status(&r, f.st, "new"), 0);
+	ck_assert_str_eq(r.status, "absent");
+	fx_free(&f);
+}
+END_TEST
+
+/* The primitives refuse bad arguments before any I/O. */
+START_TEST(test_primitive_arguments)
+{
+	fx f;
+	lease_oid zero, one;
+
+	fx_mem(&f);
+	memset(&zero, 0, sizeof(zero));
+	memset(&one, 1, sizeof(one));
+	memstore_counts_reset(f.m);
+	ck_assert_int_eq(lease_write_commit(&one, f.st, NULL, NULL), LEASE_EINVALID);
+	ck_assert_int_eq(lease_cas_replace(f.st, "a/b", &one, &one), LEASE_EINVALID);
+	ck_assert_int_eq(lease_cas_replace(f.st, "l", &zero, &one), LEASE_EINVALID);
+	ck_assert_int_eq(lease_cas_replace(f.st, "l", NULL, &one), LEASE_EINVALID);
+	ck_assert_int_eq(lease_cas_delete(f.st, "l", &zero), LEASE_EINVALID);
+	ck_assert_int_eq(lease_cas_delete(f.st, "a/b", &one), LEASE_EINVALID);
+	ck_assert_int_eq(lease_cas_create_ref(f.st, "refs/leases-archive/noslash", &one),
+	                 LEASE_EINVALID);
+	ck_assert_int_eq(
+	        lease_cas_create_ref(f.st, "refs/leases-archive/bad..n/20231114T221320Z-01234567",
+	                             &one),
+	        LEASE_EINVALID);
+	ck_assert_int_eq(lease_cas_create_ref(f.st, "refs/leases-archive/l/2023", &one),
+	                 LEASE_EINVALID);
+	ck_assert_int_eq(
+	        lease_cas_create_ref(f.st, "refs/leases-archive/l/2023111xT221320Z-01234567", &one),
+	        LEASE_EINVALID);
+	ck_assert_int_eq(
+	        lease_cas_create_ref(f.st, "refs/leases-archive/l/20231114T221320Z-0123456g", &one),
+	        LEASE_EINVALID);
+	ck_assert_int_eq(lease_cas_create_ref(f.st, "refs/heads/main", &one), LEASE_EINVALID);
+	ck_assert_int_eq(lease_cas_create_ref(f.st, "refs/leases/a..b", &one), LEASE_EINVALID);
+	ck_assert_int_eq(counts(&f)->write_commit + counts(&f)->create_ref +
+	                         counts(&f)->replace_ref + counts(&f)->delete_ref,
+	                 0);
+	lease_ref_state_clear(NULL);
+	lease_namespace_clear(NULL);
+	fx_free(&f);
+}
+END_TEST
+
+/* ---- the heartbeat floor (§6) -------------------------------------------- */
+
+START_TEST(test_floor_not_due)
+{
+	fx f;
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+	lease_op_options o;
+	lease_result r;
+
+	fx_mem(&f);
+	must_acquire(&f, "l", ALICE, 60, tok);
+	o = opt(ALICE, tok, 0);
+	f.clk.t = T0 + 5; /* floor is 6 s */
+	memstore_counts_reset(f.m);
+	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "not_due");
+	ck_assert_int_eq(r.holds_token, 1);
+	ck_assert_int_eq(r.approximate_ttl, 0);
+	ck_assert_str_eq(r.payload.lease_token, tok);
+	ck_assert_int_eq(counts(&f)->write_commit, 0);
+	f.clk.t = T0 + 6;
+	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "renewed");
+	ck_assert_int_eq(r.payload.expires_at, T0 + 66);
+	/* a stale token is not_holder, not not_due (token checks first) */
+	o.lease_token = STALE;
+	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), LEASE_ENOTHOLDER);
+	/* a cross-host heartbeat with the token is never not_due: it rotates */
+	o = opt(ALICE2, tok, 0);
+	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "renewed");
+	ck_assert_int_eq(r.token_rotated, 1);
+	fx_free(&f);
+}
+END_TEST
+
+/* Never not_due when less than half the TTL to be granted is left. */
+START_TEST(test_floor_never_below_half_ttl)
+{
+	fx f;
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+	lease_op_options o;
+	lease_result r;
+
+	fx_mem(&f);
+	must_acquire(&f, "l", ALICE, 60, tok);
+	f.clk.t = T0 + 2;
+	o = opt(ALICE, tok, 600); /* 58 s left of a 600 s TTL asked */
+	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "renewed");
+	ck_assert_int_eq(r.payload.ttl_seconds, 600);
+	ck_assert_int_eq(r.payload.expires_at, T0 + 602);
+	fx_free(&f);
+}
+END_TEST
+
+/* A pre-bump payload: heartbeat time approximated with the TTL the next
+ * payload gets, said so in approximate_ttl; its TTL becomes 300. */
+START_TEST(test_floor_prebump_approximate)
+{
+	fx f;
+	lease_op_options o;
+	lease_result r;
+	lease_payload p;
+
+	fx_mem(&f);
+	put_payload(&f, "l", "1.0.0", ALICE, TOK1, "working", 3, T0 - 100, T0 + 300, -1);
+	ck_assert(cur(&f, "l", &p, NULL));
+	ck_assert_int_eq(p.has_ttl, 0);
+	o = opt(ALICE, TOK1, 0);
+	f.clk.t = T0 + 10; /* heartbeat time ~T0, floor 30 s */
+	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "not_due");
+	ck_assert_int_eq(r.approximate_ttl, 1);
+	f.clk.t = T0 + 40;
+	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "renewed");
+	ck_assert_int_eq(r.approximate_ttl, 1);
+	ck_assert(cur(&f, "l", &p, NULL));
+	ck_assert_int_eq(p.has_ttl, 1);
+	ck_assert_int_eq(p.ttl_seconds, 300);
+	ck_assert_int_eq(p.expires_at, T0 + 340);
+	ck_assert_int_eq(p.transitions, 3);
+	ck_assert_str_eq(p.lease_token, TOK1);
+	ck_assert_str_eq(p.sdlc_version, SDLC_VERSION);
+	/* now exact */
+	f.clk.t = T0 + 45;
+	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "not_due");
+	ck_assert_int_eq(r.approximate_ttl, 0);
+	fx_free(&f);
+}
+END_TEST
+
+/* ---- TTL (§4, §6; F30) --------------------------------------------------- */
+
+START_TEST(test_F30_ttl_invalid_nothing_written)
+{
+	static const int64_t bad[] = {-1, 4, 86401, -86400, INT64_MAX};
+	fx f;
+	size_t i;
+	int op;
+
+	fx_mem(&f);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		for (op = T_ACQ; op <= T_RQ; op++) {
+			lease_op_options o = opt(ALICE, TOK1, bad[i]);
+			lease_result r;
+			const memstore_counts *k;
+
+			memstore_counts_reset(f.m);
+			ck_assert_int_eq(run_top((top)op, &r, f.st, "l", &o), LEASE_EINVALID);
+			ck_assert_str_eq(r.status, "error");
+			ck_assert_ptr_nonnull(strstr(r.message, "TTL"));
+			k = counts(&f);
+			ck_assert_int_eq(
+			        k->write_commit + k->create_ref + k->replace_ref + k->read_ref, 0);
+		}
+	}
+	fx_free(&f);
+}
+END_TEST
+
+START_TEST(test_F30_ttl_validate)
+{
+	fx f;
+	char err[128];
+
+	fx_mem(&f);
+	ck_assert_int_eq(lease_ttl_validate(f.st, 0, err, sizeof(err)), LEASE_EINVALID);
+	ck_assert_ptr_nonnull(strstr(err, "5..86400"));
+	ck_assert_int_eq(lease_ttl_validate(f.st, -1, NULL, 0), LEASE_EINVALID);
+	ck_assert_int_eq(lease_ttl_validate(f.st, 4, NULL, 0), LEASE_EINVALID);
+	ck_assert_int_eq(lease_ttl_validate(f.st, 86401, NULL, 0), LEASE_EINVALID);
+	ck_assert_int_eq(lease_ttl_validate(f.st, 5, NULL, 0), 0);
+	ck_assert_int_eq(lease_ttl_validate(f.st, 86400, NULL, 0), 0);
+	fx_free(&f);
+}
+END_TEST
+
+/* Stored ttl_seconds / expires_at match what was asked; defaults per §6. */
+START_TEST(test_F30_ttl_stored_as_asked)
+{
+	fx f;
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+	lease_op_options o;
+	lease_result r;
+	lease_payload p;
+
+	fx_mem(&f);
+	must_acquire(&f, "l", ALICE, 77, tok);
+	ck_assert(cur(&f, "l", &p, NULL));
+	ck_assert_int_eq(p.ttl_seconds, 77);
+	ck_assert_int_eq(p.expires_at, T0 + 77);
+	f.clk.t += 30;
+	o = opt(ALICE, tok, 0); /* preserving: the stored 77 */
+	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
+	ck_assert_int_eq(r.payload.ttl_seconds, 77);
+	ck_assert_int_eq(r.payload.expires_at, f.clk.t + 77);
+	o.ttl_seconds = 5; /* the store minimum is allowed */
+	f.clk.t += 30;
+	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
+	ck_assert_int_eq(r.payload.ttl_seconds, 5);
+	/* rotating without --ttl: the default */
+	f.clk.t += 1;
+	o = opt(BOB, tok, 0);
+	ck_assert_int_eq(lease_reacquire(&r, f.st, "l", &o), 0);
+	ck_assert_int_eq(r.payload.ttl_seconds, LEASE_TTL_DEFAULT);
+	/* a stored TTL below the store minimum is raised to it when preserved */
+	put_payload(&f, "m", "1.1.0", ALICE, TOK1, "claimed", 0, f.clk.t - 1, f.clk.t + 1, 2);
+	o = opt(ALICE, TOK1, 0);
+	f.clk.t += 1;
+	ck_assert_int_eq(lease_heartbeat(&r, f.st, "m", &o), 0);
+	ck_assert_int_eq(r.payload.ttl_seconds, 5);
+	fx_free(&f);
+}
+END_TEST
+
+/* ---- field cases ---------------------------------------------------------- */
+
+/* F01: the holder vanishes; the lease expires at expires_at (+ skew margin),
+ * a waiter takes over with a new token, the old holder's release is safe. */
+START_TEST(test_F01_holder_vanishes)
+{
+	fx f;
+	char atok[LEASE_TOKEN_HEXSZ + 1], btok[LEASE_TOKEN_HEXSZ + 1];
+	lease_op_options o;
+	lease_result r;
+	lease_oid boid, after;
+
+	fx_mem(&f);
+	must_acquire(&f, "job", ALICE, 60, atok);
+	o = opt(BOB, NULL, 60);
+	f.clk.t = T0 + 60; /* at expires_at: not yet expired */
+	ck_assert_int_eq(lease_acquire(&r, f.st, "job", &o), LEASE_EHELD);
+	ck_assert_str_eq(r.status, "held");
+	ck_assert_ptr_nonnull(strstr(r.message, "alice"));
+	ck_assert_int_eq(lease_status(&r, f.st, "job"), 0);
+	ck_assert_str_eq(r.status, "live");
+	f.clk.t = T0 + 61;
+	ck_assert_int_eq(lease_status(&r, f.st, "job"), 0);
+	ck_assert_str_eq(r.status, "expired");
+	ck_assert_int_eq(r.payload.lease_token[0], '\0'); /* never shown by status */
+	ck_assert_int_eq(lease_acquire(&r, f.st, "job", &o), 0);
+	ck_assert_str_eq(r.status, "acquired");
+	ck_assert_int_eq(r.token_rotated, 1);
+	ck_assert_int_eq(r.payload.transitions, 1);
+	memcpy(btok, r.payload.lease_token, sizeof(btok));
+	ck_assert_str_ne(btok, atok);
+	ck_assert(ref_oid(&f, "job", &boid));
+	/* the vanished holder's cleanup (if: always()) touches nothing */
+	o = opt(ALICE, atok, 0);
+	ck_assert_int_eq(lease_heartbeat(&r, f.st, "job", &o), LEASE_ENOTHOLDER);
+	ck_assert_int_eq(lease_release(&r, f.st, "job", &o), 0);
+	ck_assert_str_eq(r.status, "not_owner");
+	ck_assert(ref_oid(&f, "job", &after));
+	ck_assert(lease_oid_equal(&boid, &after));
+	fx_free(&f);
+}
+END_TEST
+
+/* F03: two parties sharing one owner string (and host): never both succeed. */
+static void alice_twin_acquires(fx *f)
+{
+	lease_op_options o = opt(ALICE, NULL, 60);
+	lease_result r;
+
+	ck_assert_int_eq(lease_acquire(&r, f->st, "l", &o), 0);
+	memcpy(bob_token, r.payload.lease_token, sizeof(bob_token));
+}
+
+START_TEST(test_F03_identity_collision)
+{
+	fx f;
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+	lease_op_options o = opt(ALICE, NULL, 60);
+	lease_result r;
+	lease_payload p;
+
+	fx_mem(&f);
+	must_acquire(&f, "k", ALICE, 60, tok);
+	ck_assert_int_eq(lease_acquire(&r, f.st, "k", &o), LEASE_EHELD);
+	ck_assert_str_eq(r.status, "already_held");
+	ck_assert_int_eq(r.holds_token, 0);
+	/* racing twins: CAS decides, the loser sees already_held */
+	hook(&f, H_WRITE_COMMIT, 1, 0, alice_twin_acquires);
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_EHELD);
+	ck_assert_str_eq(r.status, "already_held");
+	ck_assert(cur(&f, "l", &p, NULL));
+	ck_assert_str_eq(p.lease_token, bob_token);
+	ck_assert_str_ne(p.lease_token, tok);
+	fx_free(&f);
+}
+END_TEST
+
+/* F04: double release; between the two, another job acquired. */
+START_TEST(test_F04_double_release)
+{
+	fx f;
+	char atok[LEASE_TOKEN_HEXSZ + 1], btok[LEASE_TOKEN_HEXSZ + 1];
+	lease_op_options o;
+	lease_result r;
+	lease_oid boid, after;
+
+	fx_mem(&f);
+	must_acquire(&f, "l", ALICE, 60, atok);
+	must_release(&f, "l", ALICE, atok);
+	o = opt(ALICE, atok, 0);
+	ck_assert_int_eq(lease_release(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "already_released");
+	must_acquire(&f, "l", BOB, 60, btok);
+	ck_assert(ref_oid(&f, "l", &boid));
+	ck_assert_int_eq(lease_release(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "not_owner");
+	ck_assert(ref_oid(&f, "l", &after));
+	ck_assert(lease_oid_equal(&boid, &after));
+	fx_free(&f);
+}
+END_TEST
+
+/* F05: the cleanup of a waiter that never held frees nothing. */
+START_TEST(test_F05_waiter_cleanup)
+{
+	fx f;
+	lease_op_options o;
+	lease_result r;
+	lease_oid before, after;
+	const char *tokens[] = {NULL, "", STALE, "not-a-token"};
+	size_t i;
+
+	fx_mem(&f);
+	must_acquire(&f, "l", ALICE, 60, NULL);
+	ck_assert(ref_oid(&f, "l", &before));
+	for (i = 0; i < sizeof(tokens) / sizeof(tokens[0]); i++) {
+		o = opt(BOB, tokens[i], 0);
+		ck_assert_int_eq(lease_release(&r, f.st, "l", &o), 0);
+		ck_assert_str_eq(r.status, "not_owner");
+		o = opt(ALICE, tokens[i], 0); /* even under the holder's own identity */
+		ck_assert_int_eq(lease_release(&r, f.st, "l", &o), 0);
+		ck_assert_str_eq(r.status, "not_owner");
+	}
+	ck_assert(ref_oid(&f, "l", &after));
+	ck_assert(lease_oid_equal(&before, &after));
+	ck_assert_int_eq(lease_status(&r, f.st, "l"), 0);
+	ck_assert_str_eq(r.status, "live");
+	fx_free(&f);
+}
+END_TEST
+
+/* F06: two overlapping runs by one person are two owners: the second waits
+ * (and gets the lease once the first releases during the wait). */
+static fx *f06_fx;
+static char f06_tok[LEASE_TOKEN_HEXSZ + 1];
+static int f06_calls;
+static double f06_last_sleep;
+static int f06_release_cb(double sleep_s, void *payload)
+{
+	(void)payload;
+	f06_last_sleep = sleep_s;
+	if (f06_calls++ == 0) {
+		lease_op_options o = opt((ident){"repo/1/1/job", "h1"}, f06_tok, 0);
+		lease_result r;
+		ck_assert_int_eq(lease_release(&r, f06_fx->st, "l", &o), 0);
+	}
+	return 0;
+}
+
+START_TEST(test_F06_same_human_second_run_waits)
+{
+	fx f;
+	lease_op_options o;
+	lease_result r;
+
+	fx_mem(&f);
+	must_acquire(&f, "l", ((ident){"repo/1/1/job", "h1"}), 60, f06_tok);
+	o = opt((ident){"repo/2/1/job", "h1"}, NULL, 60);
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_EHELD);
+	ck_assert_str_eq(r.status, "held");
+	f06_fx = &f;
+	f06_calls = 0;
+	o.wait_seconds = 10;
+	o.wait_cb = f06_release_cb;
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "acquired");
+	ck_assert_int_eq(f06_calls, 1);
+	ck_assert(f06_last_sleep >= 0.1 && f06_last_sleep <= 10);
+	ck_assert_str_eq(r.payload.owner, "repo/2/1/job");
+	ck_assert_str_ne(r.payload.lease_token, f06_tok);
+	fx_free(&f);
+}
+END_TEST
+
+/* F08: inputs are validated before any read or write. */
+START_TEST(test_F08_inputs_validated_before_any_write)
+{
+	fx f;
+	lease_op_options o;
+	lease_result r;
+	const memstore_counts *k;
+	int rc;
+
+	fx_mem(&f);
+	memstore_counts_reset(f.m);
+	o = opt(ALICE, NULL, 60);
+	ck_assert_int_eq(lease_acquire(&r, f.st, "a/b", &o), LEASE_EINVALID);
+	ck_assert_ptr_nonnull(strstr(r.message, "name"));
+	ck_assert_int_eq(lease_acquire(&r, f.st, "x.lock", &o), LEASE_EINVALID);
+	ck_assert_int_eq(lease_acquire(&r, f.st, NULL, &o), LEASE_EINVALID);
+	ck_assert_int_eq(lease_acquire(&r, f.st, "ok", NULL), LEASE_EINVALID);
+	o.phase = LEASE_PHASE_RELEASED;
+	ck_assert_int_eq(lease_acquire(&r, f.st, "ok", &o), LEASE_EINVALID);
+	o = opt((ident){NULL, "h"}, NULL, 60);
+	ck_assert_int_eq(lease_acquire(&r, f.st, "ok", &o), LEASE_EINVALID);
+	o = opt((ident){"bad\x01owner", "h"}, NULL, 60);
+	ck_assert_int_eq(lease_acquire(&r, f.st, "ok", &o), LEASE_EINVALID);
+	{
+		char longid[LEASE_IDENT_MAX + 2];
+		memset(longid, 'o', sizeof(longid) - 1);
+		longid[sizeof(longid) - 1] = '\0';
+		o = opt((ident){longid, "h"}, NULL, 60);
+		ck_assert_int_eq(lease_acquire(&r, f.st, "ok", &o), LEASE_EINVALID);
+	}
+	o = opt(ALICE, TOK1, 0);
+	o.to = LEASE_PHASE_RELEASED;
+	ck_assert_int_eq(lease_transition(&r, f.st, "ok", &o), LEASE_EINVALID);
+	o.to = LEASE_PHASE_NONE;
+	ck_assert_int_eq(lease_transition(&r, f.st, "ok", &o), LEASE_EINVALID);
+	o = opt(ALICE, TOK1, 0);
+	o.version = 99;
+	ck_assert_int_eq(lease_release(&r, f.st, "ok", &o), LEASE_EINVALID);
+	ck_assert_int_eq(lease_status(&r, f.st, "../x"), LEASE_EINVALID);
+	ck_assert_str_eq(r.status, "error");
+	k = counts(&f);
+	rc = k->write_commit + k->create_ref + k->replace_ref + k->read_ref + k->list_refs;
+	ck_assert_int_eq(rc, 0);
+	fx_free(&f);
+}
+END_TEST
+
+/* F14: heartbeat after expiry is `expired`; reacquire preserves the token
+ * only if nobody took over; a takeover in between is never undone. */
+START_TEST(test_F14_heartbeat_after_expiry)
+{
+	fx f;
+	char tok[LEASE_TOKEN_HEXSZ + 1], btok[LEASE_TOKEN_HEXSZ + 1];
+	lease_op_options o;
+	lease_result r;
+	lease_oid boid, after;
+
+	fx_mem(&f);
+	must_acquire(&f, "l", ALICE, 60, tok);
+	f.clk.t = T0 + 100;
+	o = opt(ALICE, tok, 0);
+	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), LEASE_EEXPIRED);
+	ck_assert_str_eq(r.status, "expired");
+	ck_assert_int_eq(r.holds_token, 0);
+	o.to = LEASE_PHASE_WORKING;
+	ck_assert_int_eq(lease_transition(&r, f.st, "l", &o), LEASE_EEXPIRED);
+	ck_assert_int_eq(lease_reacquire(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "reacquired");
+	ck_assert_str_eq(r.payload.lease_token, tok);
+	ck_assert_int_eq(r.payload.expires_at, T0 + 160);
+	/* expire again; this time bob takes over first */
+	f.clk.t = T0 + 200;
+	must_acquire(&f, "l", BOB, 60, btok);
+	ck_assert(ref_oid(&f, "l", &boid));
+	ck_assert_int_eq(lease_reacquire(&r, f.st, "l", &o), LEASE_ENOTHOLDER);
+	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), LEASE_ENOTHOLDER);
+	ck_assert(ref_oid(&f, "l", &after));
+	ck_assert(lease_oid_equal(&boid, &after));
+	fx_free(&f);
+}
+END_TEST
+
+/* F15: a payload that went stale before its CAS is rebuilt; success is never
+ * reported with less than half the TTL left. */
+START_TEST(test_F15_stale_payload_rebuilt)
+{
+	fx f;
+	lease_op_options o = opt(ALICE, NULL, 60);
+	lease_result r;
+	lease_payload p;
+
+	fx_mem(&f);
+	/* 20 s pass between building the payload and sending its CAS */
+	hook(&f, H_WRITE_COMMIT, 1, 20, NULL);
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), 0);
+	ck_assert_int_eq(counts(&f)->write_commit, 2);
+	ck_assert_int_eq(counts(&f)->create_ref, 1);
+	ck_assert(cur(&f, "l", &p, NULL));
+	ck_assert_int_eq(p.acquired_at, T0 + 20);
+	ck_assert_int_eq(p.expires_at, T0 + 80);
+	fx_free(&f);
+}
+END_TEST
+
+START_TEST(test_F15_late_success_extended)
+{
+	fx f;
+	lease_op_options o = opt(ALICE, NULL, 60);
+	lease_result r;
+	lease_payload p;
+
+	fx_mem(&f);
+	/* the CAS itself takes 40 s: only 20 s of a 60 s TTL left */
+	hook(&f, H_CAS, 1, 40, NULL);
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "acquired");
+	ck_assert_int_eq(r.token_rotated, 1);
+	ck_assert(r.payload.expires_at - r.now >= 30);
+	ck_assert(cur(&f, "l", &p, NULL));
+	ck_assert_int_eq(p.expires_at, T0 + 100);
+	ck_assert_int_eq(p.acquired_at, T0); /* the tenure began at the first write */
+	ck_assert_int_eq(counts(&f)->create_ref + counts(&f)->replace_ref, 2);
+	fx_free(&f);
+}
+END_TEST
+
+START_TEST(test_F15_always_late_never_success)
+{
+	fx f;
+	lease_op_options o = opt(ALICE, NULL, 60);
+	lease_result r;
+
+	fx_mem(&f);
+	hook(&f, H_CAS, 1, 40, NULL);
+	f.clk.repeat = 1;
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_EUNVERIFIED);
+	ck_assert_str_eq(r.status, "error");
+	ck_assert_ptr_nonnull(strstr(r.message, "too late"));
+	fx_free(&f);
+}
+END_TEST
+
+/* F21: the holder can read but not write: a failed heartbeat is an error,
+ * never success; a passed expires_at or another token is lost at once. */
+START_TEST(test_F21_read_only_holder)
+{
+	fx f;
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+	lease_op_options o;
+	lease_result r;
+	lease_payload p;
+
+	fx_mem(&f);
+	must_acquire(&f, "l", ALICE, 60, tok);
+	f.clk.t = T0 + 20;
+	memstore_faults_get(f.m)->fail_before = 1000;
+	o = opt(ALICE, tok, 0);
+	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), LEASE_ENET);
+	ck_assert_str_eq(r.status, "error");
+	ck_assert_int_eq(r.holds_token, 0);
+	ck_assert(cur(&f, "l", &p, NULL));
+	ck_assert_int_eq(p.expires_at, T0 + 60);
+	/* the lost-at deadline lies before expires_at by kill_grace + 2 s */
+	ck_assert(lease_lost_at(&p, 0) == (double)(T0 + 60) - (10.0 + 2.0));
+	f.clk.t = T0 + 61;
+	memstore_counts_reset(f.m);
+	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), LEASE_EEXPIRED);
+	ck_assert_int_eq(counts(&f)->replace_ref, 0);
+	memstore_faults_get(f.m)->fail_before = 0;
+	must_acquire(&f, "l", BOB, 60, NULL);
+	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), LEASE_ENOTHOLDER);
+	fx_free(&f);
+}
+END_TEST
+
+/* F22: acquire --wait succeeds only with a verified write of this call, with
+ * time left; it gives up at the deadline; the callback can interrupt it. */
+static fx *f22_fx;
+static int f22_calls;
+static int f22_expire_cb(double sleep_s, void *payload)
+{
+	(void)sleep_s;
+	(void)payload;
+	f22_calls++;
+	f22_fx->clk.t += 61; /* the holder stops heartbeating */
+	memstore_faults_get(f22_fx->m)->lie_replace = 1;
+	return 0;
+}
+static int f22_stop_cb(double sleep_s, void *payload)
+{
+	(void)sleep_s;
+	f22_calls++;
+	return *(int *)payload;
+}
+
+START_TEST(test_F22_wait_verified_write)
+{
+	fx f;
+	char atok[LEASE_TOKEN_HEXSZ + 1];
+	lease_op_options o;
+	lease_result r;
+	lease_payload p;
+	int stop = 1;
+
+	fx_mem(&f);
+	must_acquire(&f, "l", ALICE, 60, atok);
+	f22_fx = &f;
+	f22_calls = 0;
+	o = opt(BOB, NULL, 60);
+	o.wait_seconds = 300;
+	o.wait_cb = f22_expire_cb;
+	memstore_counts_reset(f.m);
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "acquired");
+	ck_assert_int_eq(f22_calls, 1);
+	ck_assert_int_eq(counts(&f)->replace_ref, 2); /* the lie was not taken for success */
+	ck_assert(cur(&f, "l", &p, NULL));
+	ck_assert_str_eq(p.lease_token, r.payload.lease_token);
+	ck_assert_str_ne(p.lease_token, atok);
+	ck_assert(p.expires_at - r.now >= 30);
+
+	/* interrupted by the callback */
+	f22_calls = 0;
+	o = opt(ALICE, NULL, 60);
+	o.wait_seconds = 300;
+	o.wait_cb = f22_stop_cb;
+	o.wait_payload = &stop;
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_EHELD);
+	ck_assert_str_eq(r.status, "held");
+	ck_assert_int_eq(f22_calls, 1);
+	ck_assert_ptr_nonnull(strstr(r.message, "interrupted"));
+
+	/* the wait runs out (store time passes in the callback) */
+	stop = 0;
+	f22_calls = 0;
+	o.wait_seconds = 1;
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_EHELD);
+	ck_assert_str_eq(r.status, "held");
+	ck_assert_ptr_nonnull(strstr(r.message, "still held"));
+	ck_assert(f22_calls >= 1);
+	fx_free(&f);
+}
+END_TEST
+
+/* F29: a re-run attempt is a new owner: it takes over only an expired lease. */
+START_TEST(test_F29_rerun_attempt)
+{
+	fx f;
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+	const ident a1 = {"org/repo/4242/1/build", "runner-1"};
+	const ident a2 = {"org/repo/4242/2/build", "runner-1"};
+	lease_op_options o;
+	lease_result r;
+
+	fx_mem(&f);
+	must_acquire(&f, "deploy", a1, 60, tok);
+	o = opt(a2, NULL, 60);
+	f.clk.t = T0 + 30;
+	ck_assert_int_eq(lease_acquire(&r, f.st, "deploy", &o), LEASE_EHELD);
+	ck_assert_str_eq(r.status, "held");
+	f.clk.t = T0 + 61;
+	ck_assert_int_eq(lease_acquire(&r, f.st, "deploy", &o), 0);
+	ck_assert_str_ne(r.payload.lease_token, tok);
+	ck_assert_int_eq(r.payload.transitions, 1);
+	ck_assert_str_eq(r.payload.owner, a2.owner);
+	fx_free(&f);
+}
+END_TEST
+
+/* ---- break (§5; F27) ------------------------------------------------------ */
+
+START_TEST(test_break_force_over_live)
+{
+	fx f;
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+	lease_op_options o = opt(BOB, NULL, 0);
+	lease_result r;
+	lease_payload p;
+
+	fx_mem(&f);
+	must_acquire(&f, "l", ALICE, 60, tok);
+	ck_assert_int_eq(lease_break(&r, f.st, "l", &o), LEASE_EHELD);
+	ck_assert_str_eq(r.status, "held");
+	ck_assert_ptr_nonnull(strstr(r.message, "--force"));
+	o.force = 1;
+	ck_assert_int_eq(lease_break(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "broken");
+	ck_assert_int_eq(r.holds_token, 0);
+	ck_assert(cur(&f, "l", &p, NULL));
+	ck_assert_int_eq(p.phase, LEASE_PHASE_RELEASED);
+	ck_assert_str_eq(p.lease_token, tok);
+	ck_assert_str_eq(p.owner, "bob");
+	ck_assert_int_eq(p.ttl_seconds, 0);
+	ck_assert_int_eq(lease_break(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "already_released");
+	/* the old holder learns at its next heartbeat */
+	o = opt(ALICE, tok, 0);
+	f.clk.t += 10;
+	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), LEASE_ENOTHOLDER);
+	fx_free(&f);
+}
+END_TEST
+
+/* F27: garbage payload: status and acquire report it; break parses
+ * leniently, mints a token, transitions = 1 + highest readable in the chain. */
+START_TEST(test_F27_break_unreadable)
+{
+	fx f;
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+	lease_op_options o = opt(BOB, NULL, 60);
+	lease_result r;
+	lease_payload p;
+	char msg[512], e[LEASE_TIME_STRSZ + 1];
+
+	fx_mem(&f);
+	must_acquire(&f, "l", ALICE, 60, NULL);
+	f.clk.t = T0 + 61;
+	must_acquire(&f, "l", BOB, 60, tok); /* transitions 1 */
+	raw_put(&f, "l", "l: acquire claimed by x on y\n\n{not json at all\n");
+	ck_assert_int_eq(lease_status(&r, f.st, "l"), LEASE_EPAYLOAD);
+	ck_assert_str_eq(r.status, "error");
+	ck_assert_int_eq(r.present, 1);
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_EPAYLOAD);
+	o.lease_token = tok;
+	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), LEASE_EPAYLOAD);
+	o.lease_token = NULL;
+	ck_assert_int_eq(lease_break(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "broken");
+	ck_assert_int_eq(r.token_rotated, 1);
+	ck_assert(cur(&f, "l", &p, NULL));
+	ck_assert_int_eq(p.phase, LEASE_PHASE_RELEASED);
+	ck_assert_int_eq(p.transitions, 2);
+	ck_assert_str_ne(p.lease_token, tok);
+	/* an unreadable payload that still shows a live expires_at needs --force */
+	lease_time_format(e, f.clk.t + 100);
+	snprintf(msg, sizeof(msg),
+	         "l: acquire claimed by x on y\n\n{\"expires_at\":\"%s\",\"phase\":\"working\"}\n",
+	         e);
+	raw_put(&f, "l", msg);
+	ck_assert_int_eq(lease_break(&r, f.st, "l", &o), LEASE_EHELD);
+	ck_assert_str_eq(r.status, "held");
+	o.force = 1;
+	ck_assert_int_eq(lease_break(&r, f.st, "l", &o), 0);
+	ck_assert(cur(&f, "l", &p, NULL));
+	ck_assert_int_eq(p.transitions, 3);
+	/* garbage that says released, or whose expires_at is past or unreadable,
+	 * is breakable without --force */
+	o.force = 0;
+	raw_put(&f, "l",
+	        "l: x\n\n{\"phase\":\"released\",\"expires_at\":\"2999-01-01T00:00:00Z\"}\n");
+	ck_assert_int_eq(lease_break(&r, f.st, "l", &o), 0);
+	raw_put(&f, "l", "l: x\n\n{\"expires_at\":\"2000-01-01T00:00:00Z\"}\n");
+	ck_assert_int_eq(lease_break(&r, f.st, "l", &o), 0);
+	raw_put(&f, "l", "l: x\n\n{\"expires_at\":\"soon\"}\n");
+	ck_assert_int_eq(lease_break(&r, f.st, "l", &o), 0);
+	raw_put(&f, "l", "l: x\n\n{\"expires_at\":\"2999-99-99T00:00:00Z\"}\n");
+	ck_assert_int_eq(lease_break(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "broken");
+	/* a ref at a non-commit object */
+	{
+		lease_oid blob, old;
+		ck_assert_int_eq(memstore_put_blob(f.m, &blob, "hello"), 0);
+		ck_assert(ref_oid(&f, "l", &old));
+		ck_assert_int_eq(memstore_set_ref(f.m, "refs/leases/l", &blob), 0);
+		o.force = 0;
+		ck_assert_int_eq(lease_break(&r, f.st, "l", &o), 0);
+		ck_assert_str_eq(r.status, "broken");
+		ck_assert(cur(&f, "l", &p, NULL));
+		ck_assert_int_eq(p.transitions, 0);
+	}
+	fx_free(&f);
+}
+END_TEST
+
+/* A payload of a newer minor schema: readable, never replaced (except by
+ * break); a live one is simply held. */
+START_TEST(test_newer_minor_refused)
+{
+	fx f;
+	lease_op_options o = opt(BOB, NULL, 60);
+	lease_result r;
+	lease_payload p;
+
+	fx_mem(&f);
+	put_payload(&f, "l", "1.9.0", ALICE, TOK1, "working", 4, T0 - 10, T0 + 50, 60);
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_EHELD);
+	f.clk.t = T0 + 51;
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_EVERSION);
+	ck_assert_str_eq(r.status, "error");
+	ck_assert_ptr_nonnull(strstr(r.message, "newer"));
+	o = opt(ALICE, TOK1, 0);
+	ck_assert_int_eq(lease_reacquire(&r, f.st, "l", &o), LEASE_EVERSION);
+	ck_assert_int_eq(lease_release(&r, f.st, "l", &o), LEASE_EVERSION);
+	ck_assert_int_eq(lease_break(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "broken");
+	ck_assert(cur(&f, "l", &p, NULL));
+	ck_assert_str_eq(p.sdlc_version, SDLC_VERSION);
+	ck_assert_str_eq(p.lease_token, TOK1);
+	ck_assert_int_eq(p.transitions, 4);
+	fx_free(&f);
+}
+END_TEST
+
+/* ---- status, archives, helpers ------------------------------------------- */
+
+START_TEST(test_status_states)
+{
+	fx f;
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+	lease_result r;
+
+	fx_mem(&f);
+	ck_assert_int_eq(lease_status(&r, f.st, "l"), 0);
+	ck_assert_str_eq(r.status, "absent");
+	ck_assert_int_eq(r.present, 0);
+	ck_assert_str_eq(r.ref, "refs/leases/l");
+	must_acquire(&f, "l", ALICE, 60, tok);
+	ck_assert_int_eq(lease_status(&r, f.st, "l"), 0);
+	ck_assert_str_eq(r.status, "live");
+	ck_assert_str_eq(r.payload.owner, "alice");
+	ck_assert_int_eq(r.holds_token, 0);
+	must_release(&f, "l", ALICE, tok);
+	ck_assert_int_eq(lease_status(&r, f.st, "l"), 0);
+	ck_assert_str_eq(r.status, "released");
+	put_payload(&f, "p", "1.0.0", ALICE, TOK1, "claimed", 0, T0, T0 + 300, -1);
+	ck_assert_int_eq(lease_status(&r, f.st, "p"), 0);
+	ck_assert_int_eq(r.approximate_ttl, 1);
+	fx_free(&f);
+}
+END_TEST
+
+/* The first create after a prune continues from the archives' transitions. */
+START_TEST(test_archive_transitions_continue)
+{
+	fx f;
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+	lease_payload p;
+	lease_oid oid;
+	int64_t max = -1;
+	int found = 1;
+
+	fx_mem(&f);
+	ck_assert_int_eq(lease_fetch_archive_max_transitions(&max, &found, f.st, "l"), 0);
+	ck_assert_int_eq(found, 0);
+	put_payload(&f, "l", "1.1.0", ALICE, TOK1, "claimed", 7, T0 - 100, T0 - 50, 50);
+	ck_assert(ref_oid(&f, "l", &oid));
+	ck_assert_int_eq(
+	        lease_cas_create_ref(f.st, "refs/leases-archive/l/20231114T221320Z-01234567", &oid),
+	        0);
+	/* a look-alike and a garbage archive are ignored */
+	ck_assert_int_eq(memstore_set_ref(f.m, "refs/leases-archive/l/x/y", &oid), 0);
+	ck_assert_int_eq(
+	        memstore_set_ref(f.m, "refs/leases-archive/lx/20231114T221320Z-01234567", &oid), 0);
+	ck_assert_int_eq(lease_cas_delete(f.st, "l", &oid), 0);
+	ck_assert_int_eq(lease_fetch_archive_max_transitions(&max, &found, f.st, "l"), 0);
+	ck_assert_int_eq(found, 1);
+	ck_assert_int_eq(max, 7);
+	must_acquire(&f, "l", BOB, 60, tok);
+	ck_assert(cur(&f, "l", &p, NULL));
+	ck_assert_int_eq(p.transitions, 8);
+	ck_assert_int_eq(lease_fetch_archive_max_transitions(&max, &found, f.st, "../x"),
+	                 LEASE_EINVALID);
+	fx_free(&f);
+}
+END_TEST
+
+START_TEST(test_time_helpers)
+{
+	lease_payload p;
+	int approx = -1;
+
+	memset(&p, 0, sizeof(p));
+	ck_assert_int_eq(lease_heartbeat_floor(300), 30);
+	ck_assert_int_eq(lease_heartbeat_floor(5), 1);
+	ck_assert_int_eq(lease_heartbeat_interval(300), 100);
+	ck_assert_int_eq(lease_heartbeat_interval(2), 1);
+	ck_assert(lease_kill_grace(300) == 10.0);
+	ck_assert(lease_kill_grace(30) == 5.0);
+	p.expires_at = 1000;
+	p.has_ttl = 1;
+	p.ttl_seconds = 60;
+	ck_assert_int_eq(lease_payload_heartbeat_time(&p, 0, &approx), 940);
+	ck_assert_int_eq(approx, 0);
+	ck_assert(lease_lost_at(&p, 0) == 1000.0 - 12.0);
+	p.has_ttl = 0;
+	ck_assert_int_eq(lease_payload_heartbeat_time(&p, 0, &approx), 700);
+	ck_assert_int_eq(approx, 1);
+	ck_assert_int_eq(lease_payload_heartbeat_time(&p, 100, NULL), 900);
+	ck_assert(lease_lost_at(&p, 30) == 1000.0 - 7.0);
+}
+END_TEST
+
+/* ---- real processes -------------------------------------------------------- */
+
+static const char *build_dir(void)
+{
+	const char *b = getenv("REFLEASE_BUILD");
+	return b && *b ? b : "build";
+}
+
+/* F23: after a release exactly one of several real waiting processes wins. */
+START_TEST(test_F23_one_waiter_wins_local_processes)
+{
+	enum { WAITERS = 6 };
+	char repo[512], spec[600], err[256];
+	lease_store *st;
+	lease_op_options o = opt(ALICE, NULL, 60);
+	lease_result r;
+	pid_t pids[WAITERS];
+	int i, winners = 0, held = 0;
+
+	ck_assert_int_eq(testrepo_make(repo, sizeof(repo), TESTREPO_BARE), 0);
+	snprintf(spec, sizeof(spec), "local:%s", repo);
+	ck_assert_int_eq(lease_store_open(&st, spec, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(lease_acquire(&r, st, "slot", &o), 0);
+	for (i = 0; i < WAITERS; i++) {
+		pid_t pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			lease_store *cst;
+			char owner[32];
+			lease_op_options co;
+			lease_result cr;
+			int rc;
+
+			snprintf(owner, sizeof(owner), "waiter-%d", i);
+			co = opt((ident){owner, "h"}, NULL, 60);
+			co.wait_seconds = 2;
+			if (lease_store_open(&cst, spec, NULL, err, sizeof(err)) < 0)
+				_exit(10);
+			rc = lease_acquire(&cr, cst, "slot", &co);
+			if (rc != 0 && rc != LEASE_EHELD)
+				fprintf(stderr, "waiter %d: %s %s\n", i, cr.status, cr.message);
+			lease_store_free(cst);
+			_exit(rc == 0 ? 0 : rc == LEASE_EHELD ? 3 : 11);
+		}
+		pids[i] = pid;
+	}
+	usleep(300000);
+	o.lease_token = r.payload.lease_token;
+	ck_assert_int_eq(lease_release(&r, st, "slot", &o), 0);
+	for (i = 0; i < WAITERS; i++) {
+		int ws;
+		ck_assert_int_eq(waitpid(pids[i], &ws, 0), pids[i]);
+		ck_assert(WIFEXITED(ws));
+		if (WEXITSTATUS(ws) == 0)
+			winners++;
+		else if (WEXITSTATUS(ws) == 3)
+			held++;
+	}
+	ck_assert_int_eq(winners, 1);
+	ck_assert_int_eq(held, WAITERS - 1);
+	ck_assert_int_eq(lease_status(&r, st, "slot"), 0);
+	ck_assert_str_eq(r.status, "live");
+	ck_assert_ptr_nonnull(strstr(r.payload.owner, "waiter-"));
+	lease_store_free(st);
+	testrepo_remove(repo);
+}
+END_TEST
+
+typedef struct tenure {
+	char owner[64];
+	char token[LEASE_TOKEN_HEXSZ + 1];
+	double start, end;
+} tenure;
+
+static int tenure_cmp(const void *a, const void *b)
+{
+	const tenure *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* 16 real processes race acquire/heartbeat/release on one lease of a local
+ * store (tests/tools/contend.c); their logged tenures never overlap and the
+ * tokens differ between owners. */
+START_TEST(test_contend_16_processes_no_overlap)
+{
+	enum { PROCS = 16, ITER = 4 };
+	char repo[512], tool[1024], logpath[1100], line[512];
+	pid_t pids[PROCS];
+	tenure *t;
+	size_t n = 0, i, j;
+
+	snprintf(tool, sizeof(tool), "%s/tools/contend", build_dir());
+	ck_assert_msg(access(tool, X_OK) == 0, "%s missing (make all builds it)", tool);
+	ck_assert_int_eq(testrepo_make(repo, sizeof(repo), TESTREPO_BARE), 0);
+	for (i = 0; i < PROCS; i++) {
+		pid_t pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			char owner[32], iter[16], out[1100];
+			snprintf(owner, sizeof(owner), "proc-%zu", i);
+			snprintf(iter, sizeof(iter), "%d", ITER);
+			snprintf(out, sizeof(out), "%s/tenures-%zu.log", repo, i);
+			if (!freopen(out, "w", stdout))
+				_exit(12);
+			execl(tool, tool, repo, "race", owner, iter, (char *)NULL);
+			_exit(13);
+		}
+		pids[i] = pid;
+	}
+	for (i = 0; i < PROCS; i++) {
+		int ws;
+		ck_assert_int_eq(waitpid(pids[i], &ws, 0), pids[i]);
+		ck_assert_msg(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "contend %zu failed (%d)", i,
+		              ws);
+	}
+	t = calloc(PROCS * ITER, sizeof(*t));
+	ck_assert_ptr_nonnull(t);
+	for (i = 0; i < PROCS; i++) {
+		FILE *fp;
+		snprintf(logpath, sizeof(logpath), "%s/tenures-%zu.log", repo, i);
+		fp = fopen(logpath, "r");
+		ck_assert_ptr_nonnull(fp);
+		while (fgets(line, sizeof(line), fp)) {
+			ck_assert(n < PROCS * ITER);
+			ck_assert_int_eq(sscanf(line, "%63s %32s %lf %lf", t[n].owner, t[n].token,
+			                        &t[n].start, &t[n].end),
+			                 4);
+			ck_assert(t[n].start <= t[n].end);
+			n++;
+		}
+		fclose(fp);
+	}
+	ck_assert_int_eq(n, PROCS * ITER);
+	qsort(t, n, sizeof(*t), tenure_cmp);
+	for (i = 1; i < n; i++)
+		ck_assert_msg(t[i].start >= t[i - 1].end,
+		              "tenures overlap: %s [%.6f, %.6f] and %s [%.6f, %.6f]",
+		              t[i - 1].owner, t[i - 1].start, t[i - 1].end, t[i].owner, t[i].start,
+		              t[i].end);
+	for (i = 0; i < n; i++)
+		for (j = i + 1; j < n; j++)
+			if (strcmp(t[i].owner, t[j].owner) != 0)
+				ck_assert_str_ne(t[i].token, t[j].token);
+	free(t);
+	testrepo_remove(repo);
+}
+END_TEST
+
+Suite *runtime_suite(void);
+Suite *runtime_suite(void)
+{
+	Suite *s = suite_create("runtime");
+	TCase *cells_tc = tcase_create("cells");
+	TCase *settle = tcase_create("settle");
+	TCase *floor_tc = tcase_create("floor_ttl");
+	TCase *fieldc = tcase_create("field_cases");
+	TCase *procs = tcase_create("processes");
+
+	tcase_add_loop_test(cells_tc, test_cells_mem, 0, NCELLS);
+	tcase_add_loop_test(cells_tc, test_cells_local, 0, NCELLS);
+	tcase_add_test(cells_tc, test_no_token_is_not_holder);
+	tcase_add_test(cells_tc, test_rotation_matrix);
+	tcase_add_test(cells_tc, test_rotation_divergence_from_phase_rule);
+	tcase_set_timeout(cells_tc, 20);
+	suite_add_tcase(s, cells_tc);
+
+	tcase_add_test(settle, test_settle_create_applied_answer_dropped);
+	tcase_add_test(settle, test_settle_replace_applied_answer_dropped);
+	tcase_add_test(settle, test_settle_lie_then_retry);
+	tcase_add_test(settle, test_settle_lie_forever_is_unknown);
+	tcase_add_test(settle, test_settle_exists_and_fail_before);
+	tcase_add_test(settle, test_settle_concurrent_acquire_F23);
+	tcase_add_test(settle, test_F13_heartbeat_racing_release);
+	tcase_add_test(settle, test_settle_landed_then_lost);
+	tcase_add_test(settle, test_settle_acquire_landed_then_lost);
+	tcase_add_test(settle, test_F15_rebuild_finds_expired);
+	tcase_add_test(settle, test_settle_churn_is_bounded);
+	tcase_add_test(settle, test_no_randomness_nothing_written);
+	tcase_add_test(settle, test_inconsistent_read_is_error);
+	tcase_add_test(settle, test_wait_bounded_by_store_time);
+	tcase_add_test(settle, test_read_faults_settle);
+	tcase_add_test(settle, test_primitive_arguments);
+	suite_add_tcase(s, settle);
+
+	tcase_add_test(floor_tc, test_floor_not_due);
+	tcase_add_test(floor_tc, test_floor_never_below_half_ttl);
+	tcase_add_test(floor_tc, test_floor_prebump_approximate);
+	tcase_add_test(floor_tc, test_F30_ttl_invalid_nothing_written);
+	tcase_add_test(floor_tc, test_F30_ttl_validate);
+	tcase_add_test(floor_tc, test_F30_ttl_stored_as_asked);
+	tcase_add_test(floor_tc, test_time_helpers);
+	suite_add_tcase(s, floor_tc);
+
+	tcase_add_test(fieldc, test_F01_holder_vanishes);
+	tcase_add_test(fieldc, test_F03_identity_collision);
+	tcase_add_test(fieldc, test_F04_double_release);
+	tcase_add_test(fieldc, test_F05_waiter_cleanup);
+	tcase_add_test(fieldc, test_F06_same_human_second_run_waits);
+	tcase_add_test(fieldc, test_F08_inputs_validated_before_any_write);
+	tcase_add_test(fieldc, test_F14_heartbeat_after_expiry);
+	tcase_add_test(fieldc, test_F15_stale_payload_rebuilt);
+	tcase_add_test(fieldc, test_F15_late_success_extended);
+	tcase_add_test(fieldc, test_F15_always_late_never_success);
+	tcase_add_test(fieldc, test_F21_read_only_holder);
+	tcase_add_test(fieldc, test_F22_wait_verified_write);
+	tcase_add_test(fieldc, test_F29_rerun_attempt);
+	tcase_add_test(fieldc, test_break_force_over_live);
+	tcase_add_test(fieldc, test_F27_break_unreadable);
+	tcase_add_test(fieldc, test_newer_minor_refused);
+	tcase_add_test(fieldc, test_status_states);
+	tcase_add_test(fieldc, test_archive_transitions_continue);
+	tcase_set_timeout(fieldc, 10);
+	suite_add_tcase(s, fieldc);
+
+	tcase_add_test(procs, test_F23_one_waiter_wins_local_processes);
+	tcase_add_test(procs, test_contend_16_processes_no_overlap);
+	tcase_set_timeout(procs, 60);
+	suite_add_tcase(s, procs);
+	return s;
+}
