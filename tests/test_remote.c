@@ -5,8 +5,9 @@
  * callback, one caught by receive-pack under its ref lock, a refusing
  * pre-receive hook) are never success; a push the server reports applied but
  * undoes (a no-op) is caught by post-state verification; credentials; and 16
- * processes contending for one lease through git daemon never overlap (F03,
- * once with a cache per process, once with one shared cache). */
+ * processes (build/tools/contend) contending for one lease through git daemon
+ * never overlap (F23, once with a cache per process, once with one shared
+ * cache). */
 #define _GNU_SOURCE
 #include <check.h>
 #include <stdio.h>
@@ -173,7 +174,8 @@ START_TEST(figures)
 }
 END_TEST
 
-/* create / read / list (with the parent) / replace / delete, each checked
+/* F26: every repository here starts empty (no commits) and serves as a store.
+ * create / read / list (with the parent) / replace / delete, each checked
  * against the server's own view; a second client with its own cache sees
  * the same through fetches. */
 START_TEST(primitives_roundtrip)
@@ -320,7 +322,8 @@ START_TEST(stale_under_lock)
 }
 END_TEST
 
-/* A pre-receive hook that refuses: a permission error, never success. */
+/* F25: a pre-receive hook that refuses (a repository rule): a permission
+ * error, never success. */
 START_TEST(hook_refuses)
 {
 	rstore r;
@@ -437,82 +440,13 @@ START_TEST(url_refusals)
 }
 END_TEST
 
-static int64_t realtime_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void pause_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-	nanosleep(&ts, NULL);
-}
-
 #define CONTENDERS 16
 #define TENURES    1
 
-/* One contender: TENURES tenures of "contended", each logged as
- * "<start ms> <end ms>" (inside the tenure) to @p log. */
-static int contender(int id, const char *url, const char *cache, const char *log)
-{
-	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
-	lease_op_options op = LEASE_OP_OPTIONS_INIT;
-	lease_store *st = NULL;
-	char spec[900], err[512], owner[32];
-	int64_t deadline = realtime_ms() + 90000;
-	unsigned int seed = (unsigned int)getpid();
-	int done = 0;
-
-	setenv("XDG_CACHE_HOME", cache, 1);
-	snprintf(spec, sizeof(spec), "remote:%s", url);
-	o.verify_timeout_ms = 2000;
-	if (lease_store_open(&st, spec, &o, err, sizeof(err)) < 0)
-		return 3;
-	snprintf(owner, sizeof(owner), "contender-%d", id);
-	op.owner = owner;
-	op.host = "h";
-	op.ttl_seconds = 60;
-	while (done < TENURES && realtime_ms() < deadline) {
-		lease_result res;
-		int64_t t0, t1;
-		int tries;
-
-		if (lease_acquire(&res, st, "contended", &op) != 0) {
-			pause_ms(30 + (long)(rand_r(&seed) % 100));
-			continue;
-		}
-		t0 = realtime_ms();
-		pause_ms(20);
-		t1 = realtime_ms();
-		{
-			FILE *f = fopen(log, "a");
-			if (!f)
-				return 4;
-			fprintf(f, "%lld %lld %d\n", (long long)t0, (long long)t1, id);
-			fclose(f);
-		}
-		op.lease_token = res.payload.lease_token;
-		for (tries = 0; tries < 5; tries++) {
-			lease_result rel;
-			if (lease_release(&rel, st, "contended", &op) == 0)
-				break;
-		}
-		op.lease_token = NULL;
-		if (tries == 5)
-			return 5;
-		done++;
-	}
-	lease_store_free(st);
-	return done == TENURES ? 0 : 6;
-}
-
 typedef struct tenure {
-	long long t0, t1;
-	int id;
+	double t0, t1;
+	char owner[64];
+	char token[40];
 } tenure;
 
 static int tenure_cmp(const void *a, const void *b)
@@ -522,58 +456,84 @@ static int tenure_cmp(const void *a, const void *b)
 	return x->t0 < y->t0 ? -1 : x->t0 > y->t0;
 }
 
-/* F03: 16 processes, one lease, git daemon; _i = 0: a cache per process,
- * _i = 1: one cache shared by all. No two tenures overlap. */
+static const char *build_dir(void)
+{
+	const char *b = getenv("REFLEASE_BUILD");
+
+	return b && *b ? b : "build";
+}
+
+/* F23: 16 processes (build/tools/contend, the runtime's contention tool) race
+ * for one lease through git daemon; _i = 0: a cache per process, _i = 1: one
+ * cache shared by all. No two tenures overlap; the server's history holds one
+ * acquire per tenure. */
 START_TEST(contention_git_daemon)
 {
-	char url[800], log[800], cache[800], name[64], out[256];
+	char url[800], spec[900], tool[1024], name[64], out[256], dir[800];
 	tenure t[CONTENDERS * TENURES + 8];
 	pid_t pids[CONTENDERS];
 	size_t n = 0, k;
 	int i, st;
-	FILE *f;
 
 	ck_assert_msg(srv_up, "git servers did not start");
+	snprintf(tool, sizeof(tool), "%s/tools/contend", build_dir());
+	ck_assert_msg(access(tool, X_OK) == 0, "%s missing (make all builds it)", tool);
 	snprintf(name, sizeof(name), "contend%d-%ld", _i, (long)getpid());
-	ck_assert_int_eq(gitserver_repo(&srv, name, NULL, 0), 0);
+	ck_assert_int_eq(gitserver_repo(&srv, name, dir, sizeof(dir)), 0);
 	gitserver_url(&srv, GITSERVER_GIT, name, url, sizeof(url));
-	snprintf(log, sizeof(log), "%s/%s.log", srv.root, name);
+	snprintf(spec, sizeof(spec), "remote:%s", url);
 	for (i = 0; i < CONTENDERS; i++) {
-		if (_i == 0)
-			snprintf(cache, sizeof(cache), "%s/%s-cache-%d", srv.root, name, i);
-		else
-			snprintf(cache, sizeof(cache), "%s/%s-cache-shared", srv.root, name);
 		pids[i] = fork();
 		ck_assert_int_ge(pids[i], 0);
-		if (pids[i] == 0)
-			_exit(contender(i, url, cache, log));
+		if (pids[i] == 0) {
+			char cache[900], owner[32], iter[16], log[900];
+
+			if (_i == 0)
+				snprintf(cache, sizeof(cache), "%s/%s-cache-%d", srv.root, name, i);
+			else
+				snprintf(cache, sizeof(cache), "%s/%s-cache-shared", srv.root,
+				         name);
+			setenv("XDG_CACHE_HOME", cache, 1);
+			snprintf(owner, sizeof(owner), "proc-%d", i);
+			snprintf(iter, sizeof(iter), "%d", TENURES);
+			snprintf(log, sizeof(log), "%s/%s-tenures-%d.log", srv.root, name, i);
+			if (!freopen(log, "w", stdout))
+				_exit(12);
+			execl(tool, tool, spec, "contended", owner, iter, "60", (char *)NULL);
+			_exit(13);
+		}
 	}
 	for (i = 0; i < CONTENDERS; i++) {
 		ck_assert_int_eq(waitpid(pids[i], &st, 0), pids[i]);
-		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "contender %d: status %d", i,
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "contend %d: status %d", i,
 		              WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 	}
-	f = fopen(log, "r");
-	ck_assert_ptr_nonnull(f);
-	while (n < sizeof(t) / sizeof(t[0]) &&
-	       fscanf(f, "%lld %lld %d", &t[n].t0, &t[n].t1, &t[n].id) == 3)
-		n++;
-	fclose(f);
+	for (i = 0; i < CONTENDERS; i++) {
+		char log[900];
+		FILE *f;
+
+		snprintf(log, sizeof(log), "%s/%s-tenures-%d.log", srv.root, name, i);
+		f = fopen(log, "r");
+		ck_assert_ptr_nonnull(f);
+		while (n < sizeof(t) / sizeof(t[0]) && fscanf(f, "%63s %39s %lf %lf", t[n].owner,
+		                                              t[n].token, &t[n].t0, &t[n].t1) == 4)
+			n++;
+		fclose(f);
+	}
 	ck_assert_int_eq(n, CONTENDERS * TENURES);
 	qsort(t, n, sizeof(t[0]), tenure_cmp);
-	for (k = 1; k < n; k++)
+	for (k = 1; k < n; k++) {
 		ck_assert_msg(t[k].t0 >= t[k - 1].t1,
-		              "tenures overlap: contender %d [%lld,%lld] and %d [%lld,%lld]",
-		              t[k - 1].id, t[k - 1].t0, t[k - 1].t1, t[k].id, t[k].t0, t[k].t1);
-	/* The server's history agrees: one acquire commit per tenure. */
-	{
-		char dir[800], args[200];
-		snprintf(dir, sizeof(dir), "%s/%s.git", srv.root, name);
-		snprintf(args, sizeof(args),
-		         "log --format=%%s refs/leases/contended | grep -c ': acquire '");
-		ck_assert_int_eq(testrepo_git(out, sizeof(out), dir, args), 0);
-		ck_assert_int_eq(strtol(out, NULL, 10), CONTENDERS * TENURES);
+		              "tenures overlap: %s [%.3f,%.3f] and %s [%.3f,%.3f]", t[k - 1].owner,
+		              t[k - 1].t0, t[k - 1].t1, t[k].owner, t[k].t0, t[k].t1);
+		ck_assert_str_ne(t[k].token, t[k - 1].token);
 	}
+	/* The server's history agrees: one acquire commit per tenure. */
+	ck_assert_int_eq(
+	        testrepo_git(out, sizeof(out), dir,
+	                     "log --format=%s refs/leases/contended | grep -c ': acquire '"),
+	        0);
+	ck_assert_int_eq(strtol(out, NULL, 10), CONTENDERS * TENURES);
 }
 END_TEST
 
