@@ -379,6 +379,7 @@ static int remote_write_commit(lease_transport *t, lease_oid *out, const lease_o
 	const git_oid *parents[1];
 	int err, rc;
 
+	git_error_clear(); /* no stale message from an earlier call */
 	if ((rc = ensure_empty_tree(rt, &tree)) < 0)
 		return rc;
 	if (git_signature_new(&sig, "reflease", "reflease@localhost", (git_time_t)when, 0) < 0)
@@ -405,6 +406,7 @@ static int remote_read_commit(lease_transport *t, lease_commit *out, const lease
 	git_oid id;
 	int err;
 
+	git_error_clear(); /* no stale message from an earlier call */
 	memset(out, 0, sizeof(*out));
 	to_git(&id, oid);
 	if ((err = git_object_lookup(&obj, rt->cache, &id, GIT_OBJECT_ANY)) < 0)
@@ -564,6 +566,7 @@ static int remote_read_ref(lease_transport *t, const char *refname, int *present
 	remote_transport *rt = R(t);
 	int round, fetched, fetch_rc = 0, rc;
 
+	git_error_clear(); /* no stale message from an earlier call */
 	*present = 0;
 	*has_commit = 0;
 	memset(oid, 0, sizeof(*oid));
@@ -610,6 +613,7 @@ static int remote_list_refs(lease_transport *t, lease_ref_list *out, const char 
 {
 	int round, fetch_rc = 0, rc = 0;
 
+	git_error_clear(); /* no stale message from an earlier call */
 	for (round = 0; round < READ_ROUNDS; round++) {
 		if ((rc = list_once(R(t), out, prefix, &fetch_rc)) < 0 || fetch_rc == 0)
 			return rc;
@@ -697,6 +701,7 @@ static int push_update(remote_transport *rt, const char *refname, const lease_oi
 	int mismatch = expected && lease_oid_is_zero(expected) ? LEASE_EEXISTS : LEASE_ECAS;
 	int err, rc, n;
 
+	git_error_clear(); /* no stale message from an earlier call */
 	ctx_init(&ctx, rt);
 	ctx.refname = refname;
 	ctx.expected = *expected;
