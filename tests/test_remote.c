@@ -272,6 +272,11 @@ START_TEST(stale_old_oid)
 	ck_assert(lease_oid_equal(&e->observed, &c));
 	assert_server_ref(&r, "job-2", &c);
 
+	/* A create of the oid the ref already holds: "already present", flagged
+	 * noop, never success (§3). */
+	ck_assert_int_eq(lease_cas_create(r.st, "job-2", &c), LEASE_ECAS);
+	ck_assert_int_eq(lease_store_last_cas_error(r.st)->noop, 1);
+
 	d = commit_for(&r, "job-2", NULL);
 	ck_assert_int_eq(lease_cas_create(r.st, "job-2", &d), LEASE_ECAS);
 	ck_assert_int_eq(lease_store_last_cas_error(r.st)->noop, 1);
