@@ -1,6 +1,7 @@
 /* The remote backend (protocol.md §3, §9 "remote") against real git servers
  * the suite starts on 127.0.0.1: git daemon --enable=receive-pack (git://),
- * git http-backend behind lighttpd (http://) and file://. The primitives on
+ * git http-backend behind lighttpd (http://), sshd with an ssh-agent
+ * (ssh://) and file://. The primitives on
  * each; pushes the server rejects (a stale old oid caught by the negotiation
  * callback, one caught by receive-pack under its ref lock, a refusing
  * pre-receive hook) are never success; a push the server reports applied but
@@ -10,6 +11,7 @@
  * cache). */
 #define _GNU_SOURCE
 #include <check.h>
+#include <git2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +26,7 @@
 #include "support/testrepo.h"
 
 static gitserver srv;
-static int srv_up;
+static int srv_up, ssh_up;
 static unsigned int msg_counter;
 
 static void srv_setup(void)
@@ -40,6 +42,7 @@ static void srv_setup(void)
 	unsetenv("ALL_PROXY");
 	unsetenv("REFLEASE_GIT_TOKEN");
 	srv_up = gitserver_start(&srv) == 0;
+	ssh_up = srv_up && gitserver_start_ssh(&srv) == 0;
 	if (srv_up) {
 		snprintf(cache, sizeof(cache), "%s/cache", srv.root);
 		setenv("XDG_CACHE_HOME", cache, 1);
@@ -50,7 +53,18 @@ static void srv_teardown(void)
 {
 	if (srv_up)
 		gitserver_stop(&srv);
-	srv_up = 0;
+	srv_up = ssh_up = 0;
+}
+
+/* ssh clients of this test process: the agent holding the key, and a HOME
+ * whose .ssh/known_hosts lists sshd's host key (libgit2 1.5.1 checks it). */
+static void ssh_client_env(void)
+{
+	ck_assert_msg(ssh_up, "sshd or ssh-agent did not start (openssh-server installed?)");
+	setenv("HOME", srv.ssh_home, 1);
+	setenv("SSH_AUTH_SOCK", srv.agent_sock, 1);
+	git_libgit2_init();
+	git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, GIT_CONFIG_LEVEL_GLOBAL, srv.ssh_home);
 }
 
 typedef struct rstore {
@@ -75,6 +89,8 @@ static void open_kind(rstore *r, gitserver_kind kind, const char *name, int veri
 	else
 		snprintf(r->path, sizeof(r->path), "%s/%s.git", srv.root, name);
 	gitserver_url(&srv, kind, name, r->url, sizeof(r->url));
+	if (kind == GITSERVER_SSH)
+		ssh_client_env();
 	snprintf(spec, sizeof(spec), "remote:%s", r->url);
 	o.verify_timeout_ms = verify_ms;
 	rc = lease_store_open(&r->st, spec, &o, err, sizeof(err));
@@ -159,7 +175,12 @@ static void server_set_ref(rstore *r, const char *lease, const lease_oid *oid)
 	ck_assert_int_eq(testrepo_git(NULL, 0, r->path, args), 0);
 }
 
-static const gitserver_kind kinds[] = {GITSERVER_GIT, GITSERVER_HTTP, GITSERVER_FILE};
+/* Loop index -> server. ssh:// last: sshd takes ~0.8 s per connection here,
+ * so only some tests loop over it. */
+static const gitserver_kind kinds[] = {GITSERVER_GIT, GITSERVER_HTTP, GITSERVER_FILE,
+                                       GITSERVER_SSH};
+/* Servers that run hooks (file:// does not). */
+static const gitserver_kind hook_kinds[] = {GITSERVER_GIT, GITSERVER_HTTP, GITSERVER_SSH};
 
 START_TEST(figures)
 {
@@ -299,7 +320,7 @@ START_TEST(stale_under_lock)
 	char hex[128], ahex[LEASE_OID_HEXSZ + 1];
 	int rc;
 
-	open_new(&r, kinds[_i], 500);
+	open_new(&r, hook_kinds[_i], 500);
 	a = commit_for(&r, "job-3", NULL);
 	ck_assert_int_eq(lease_cas_create(r.st, "job-3", &a), 0);
 	ck_assert_int_eq(gitserver_hook(&srv, r.name, "pre-receive",
@@ -335,7 +356,7 @@ START_TEST(hook_refuses)
 	lease_oid a, b, c;
 	int rc;
 
-	open_new(&r, kinds[_i], 500);
+	open_new(&r, hook_kinds[_i], 500);
 	a = commit_for(&r, "job-4", NULL);
 	ck_assert_int_eq(lease_cas_create(r.st, "job-4", &a), 0);
 	ck_assert_int_eq(gitserver_hook(&srv, r.name, "pre-receive",
@@ -366,7 +387,7 @@ START_TEST(noop_push_caught)
 	const lease_cas_error *e;
 	int rc;
 
-	open_new(&r, kinds[_i], 300);
+	open_new(&r, hook_kinds[_i], 300);
 	a = commit_for(&r, "job-6", NULL);
 	ck_assert_int_eq(lease_cas_create(r.st, "job-6", &a), 0);
 	ck_assert_int_eq(gitserver_hook(&srv, r.name, "post-receive",
@@ -415,6 +436,32 @@ START_TEST(token_auth)
 	ck_assert_msg(lease_cas_create(r.st, "job-7", &a) == 0, "%s", lease_store_last_error(r.st));
 	ck_assert_int_eq(lease_fetch_namespace(&ns, r.st), 0);
 	ck_assert_int_eq(ns.count, 1);
+	lease_namespace_clear(&ns);
+	lease_store_free(r.st);
+}
+END_TEST
+
+/* ssh://: an unknown host key is a configuration error, no usable key in
+ * the agent a permission error; neither ever reaches the repository. */
+START_TEST(ssh_refusals)
+{
+	rstore r;
+	lease_namespace ns;
+	char kh[700], hidden[720];
+	int rc;
+
+	open_new(&r, GITSERVER_SSH, 500);
+	setenv("SSH_AUTH_SOCK", "/nonexistent/agent.sock", 1);
+	rc = lease_fetch_namespace(&ns, r.st);
+	ck_assert_msg(rc == LEASE_EAUTH, "no agent: %d %s", rc, lease_store_last_error(r.st));
+	setenv("SSH_AUTH_SOCK", srv.agent_sock, 1);
+	snprintf(kh, sizeof(kh), "%s/.ssh/known_hosts", srv.ssh_home);
+	snprintf(hidden, sizeof(hidden), "%s.hidden", kh);
+	ck_assert_int_eq(rename(kh, hidden), 0);
+	rc = lease_fetch_namespace(&ns, r.st);
+	ck_assert_int_eq(rename(hidden, kh), 0);
+	ck_assert_msg(rc == LEASE_ECONFIG, "unknown host: %d %s", rc, lease_store_last_error(r.st));
+	ck_assert_int_eq(lease_fetch_namespace(&ns, r.st), 0);
 	lease_namespace_clear(&ns);
 	lease_store_free(r.st);
 }
@@ -552,13 +599,14 @@ Suite *remote_suite(void)
 
 	tcase_add_unchecked_fixture(tc, srv_setup, srv_teardown);
 	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, figures, 0, 3);
-	tcase_add_loop_test(tc, primitives_roundtrip, 0, 3);
+	tcase_add_loop_test(tc, figures, 0, 4);
+	tcase_add_loop_test(tc, primitives_roundtrip, 0, 4);
 	tcase_add_loop_test(tc, stale_old_oid, 0, 3);
-	tcase_add_loop_test(tc, stale_under_lock, 0, 2); /* hooks: git daemon, http-backend */
-	tcase_add_loop_test(tc, hook_refuses, 0, 2);
+	tcase_add_loop_test(tc, stale_under_lock, 0, 2);
+	tcase_add_loop_test(tc, hook_refuses, 0, 3);
 	tcase_add_loop_test(tc, noop_push_caught, 0, 2);
 	tcase_add_test(tc, token_auth);
+	tcase_add_test(tc, ssh_refusals);
 	suite_add_tcase(s, tc);
 
 	tcase_add_test(tn, url_refusals);

@@ -129,7 +129,8 @@ static int map_error(remote_transport *rt, const net_ctx *ctx, int gerr, const c
 	const char *m = e ? e->message : NULL;
 
 	if ((ctx && ctx->auth_failed) || gerr == GIT_EAUTH || contains(m, "status code: 401") ||
-	    contains(m, "status code: 403") || contains(m, "authentication"))
+	    contains(m, "status code: 403") || contains(m, "authentication") ||
+	    contains(m, "error authenticating") || contains(m, "permission denied"))
 		return fail(rt, LEASE_EAUTH, what);
 	if (gerr == GIT_ECERTIFICATE)
 		return fail(rt, LEASE_ECONFIG, what);

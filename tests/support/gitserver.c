@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,8 +219,90 @@ int gitserver_start(gitserver *gs)
 	return 0;
 }
 
+static int read_line(const char *path, char *out, size_t outlen)
+{
+	FILE *f = fopen(path, "r");
+	int ok;
+
+	if (!f)
+		return -1;
+	ok = fgets(out, (int)outlen, f) != NULL;
+	fclose(f);
+	out[strcspn(out, "\n")] = '\0';
+	return ok ? 0 : -1;
+}
+
+int gitserver_start_ssh(gitserver *gs)
+{
+	char dir[600], conf[700], cmd[3000], log[700], hostpub[1024], kh[700];
+	char *sshd_argv[] = {"/usr/sbin/sshd", "-D", "-e", "-f", conf, NULL};
+	char *agent_argv[] = {"ssh-agent", "-D", "-a", gs->agent_sock, NULL};
+	int attempt, i;
+	FILE *f;
+
+	if (access("/usr/sbin/sshd", X_OK) != 0)
+		return -1;
+	snprintf(dir, sizeof(dir), "%.500s/ssh", gs->root);
+	snprintf(gs->ssh_home, sizeof(gs->ssh_home), "%.500s/home", dir);
+	snprintf(gs->agent_sock, sizeof(gs->agent_sock), "%.500s/agent.sock", dir);
+	snprintf(cmd, sizeof(cmd),
+	         "mkdir -p '%s/.ssh' && cd '%s' && ssh-keygen -q -t ed25519 -N '' -f hostkey && "
+	         "ssh-keygen -q -t ed25519 -N '' -f userkey && cp userkey.pub authorized_keys",
+	         gs->ssh_home, dir);
+	if (strchr(dir, '\'') || run(cmd) != 0)
+		return -1;
+	(void)mkdir("/run/sshd", 0755); /* sshd's privilege separation directory */
+	snprintf(conf, sizeof(conf), "%s/sshd_config", dir);
+	snprintf(log, sizeof(log), "%s/sshd.log", dir);
+	for (attempt = 0; attempt < 5; attempt++) {
+		if (!(f = fopen(conf, "w")))
+			return -1;
+		gs->ssh_port = free_port();
+		fprintf(f,
+		        "Port %d\nListenAddress 127.0.0.1\nHostKey %s/hostkey\n"
+		        "AuthorizedKeysFile %s/authorized_keys\nPasswordAuthentication no\n"
+		        "KbdInteractiveAuthentication no\nPubkeyAuthentication yes\n"
+		        "StrictModes no\nUsePAM no\nPermitRootLogin prohibit-password\n"
+		        "PidFile %s/sshd.pid\n",
+		        gs->ssh_port, dir, dir, dir);
+		fclose(f);
+		if ((gs->ssh_pid = spawn(sshd_argv, log)) < 0)
+			return -1;
+		if (wait_up(gs->ssh_pid, gs->ssh_port) == 0)
+			break;
+		stop(&gs->ssh_pid);
+	}
+	if (!gs->ssh_pid)
+		return -1;
+	snprintf(kh, sizeof(kh), "%s/hostkey.pub", dir);
+	if (read_line(kh, hostpub, sizeof(hostpub)) < 0)
+		goto fail;
+	*strrchr(hostpub, ' ') = '\0'; /* drop the comment */
+	snprintf(kh, sizeof(kh), "%s/.ssh/known_hosts", gs->ssh_home);
+	if (!(f = fopen(kh, "w")))
+		goto fail;
+	fprintf(f, "[127.0.0.1]:%d %s\n", gs->ssh_port, hostpub);
+	fclose(f);
+	snprintf(log, sizeof(log), "%s/agent.log", dir);
+	if ((gs->agent_pid = spawn(agent_argv, log)) < 0)
+		goto fail;
+	for (i = 0; i < 250 && access(gs->agent_sock, F_OK) != 0; i++)
+		sleep_ms(20);
+	snprintf(cmd, sizeof(cmd), "SSH_AUTH_SOCK='%s' ssh-add -q '%s/userkey' 2>/dev/null",
+	         gs->agent_sock, dir);
+	if (run(cmd) != 0)
+		goto fail;
+	return 0;
+fail:
+	stop(&gs->agent_pid);
+	stop(&gs->ssh_pid);
+	return -1;
+}
+
 void gitserver_stop(gitserver *gs)
 {
+	stop(&gs->agent_pid);
+	stop(&gs->ssh_pid);
 	stop(&gs->daemon_pid);
 	stop(&gs->http_pid);
 	if (gs->root[0])
@@ -258,6 +341,12 @@ void gitserver_url(const gitserver *gs, gitserver_kind kind, const char *name, c
 	case GITSERVER_HTTP_AUTH:
 		snprintf(out, outlen, "http://127.0.0.1:%d/auth/%s.git", gs->http_port, name);
 		break;
+	case GITSERVER_SSH: {
+		struct passwd *pw = getpwuid(getuid());
+		snprintf(out, outlen, "ssh://%s@127.0.0.1:%d%s/%s.git", pw ? pw->pw_name : "root",
+		         gs->ssh_port, gs->root, name);
+		break;
+	}
 	default: snprintf(out, outlen, "file://%s/%s.git", gs->root, name); break;
 	}
 }

@@ -18,7 +18,8 @@ typedef enum gitserver_kind {
 	GITSERVER_GIT = 0,  /**< git://127.0.0.1:<port>/<name>.git (git daemon) */
 	GITSERVER_HTTP = 1, /**< http://127.0.0.1:<port>/git/<name>.git (lighttpd + http-backend) */
 	GITSERVER_FILE = 2, /**< file://<root>/<name>.git */
-	GITSERVER_HTTP_AUTH = 3 /**< http://127.0.0.1:<port>/auth/<name>.git (basic auth) */
+	GITSERVER_HTTP_AUTH = 3, /**< http://127.0.0.1:<port>/auth/<name>.git (basic auth) */
+	GITSERVER_SSH = 4        /**< ssh://<user>@127.0.0.1:<port><root>/<name>.git (sshd) */
 } gitserver_kind;
 
 /** User and password the /auth/ path accepts. */
@@ -32,6 +33,11 @@ typedef struct gitserver {
 	int daemon_port;
 	pid_t http_pid;
 	int http_port;
+	pid_t ssh_pid; /**< sshd, after gitserver_start_ssh() */
+	int ssh_port;
+	pid_t agent_pid;      /**< ssh-agent holding the client key */
+	char ssh_home[600];   /**< HOME for clients: .ssh/known_hosts knows the host key */
+	char agent_sock[600]; /**< SSH_AUTH_SOCK for clients */
 } gitserver;
 
 /**
@@ -40,6 +46,15 @@ typedef struct gitserver {
  * @return 0, or -1 (servers that did start are stopped)
  */
 int gitserver_start(gitserver *gs);
+
+/**
+ * Also start sshd (/usr/sbin/sshd, on a free loopback port, key
+ * authentication only, this user) and an ssh-agent holding the client key;
+ * clients use HOME = ssh_home (its .ssh/known_hosts lists the host key) and
+ * SSH_AUTH_SOCK = agent_sock.
+ * @return 0, or -1 (nothing of it left running)
+ */
+int gitserver_start_ssh(gitserver *gs);
 
 /** Stop both servers (SIGTERM to their process groups) and remove the root. */
 void gitserver_stop(gitserver *gs);
