@@ -22,6 +22,17 @@
 #include "support/testrepo.h"
 
 static int64_t clock_offset;
+static gitserver gs;
+static char work[512]; /* the git CLI's scratch repository */
+
+/* Every exit path (also exit(1) on a failed sample) stops the servers. */
+static void cleanup(void)
+{
+	if (work[0])
+		testrepo_remove(work);
+	work[0] = '\0';
+	gitserver_stop(&gs);
+}
 
 static int64_t bench_now(void *payload)
 {
@@ -115,7 +126,7 @@ static void bench_reflease(const char *label, const char *url, int n)
 
 /* The git CLI's verified write: force-with-lease push of a prepared commit,
  * then ls-remote. */
-static void bench_git(const char *label, const char *url, const char *work, int n)
+static void bench_git(const char *label, const char *url, const char *repo, int n)
 {
 	double *v = calloc((size_t)n, sizeof(double));
 	char old[64] = "", cur[64], cmd[2048], what[128];
@@ -131,13 +142,13 @@ static void bench_git(const char *label, const char *url, const char *work, int 
 		         "-c user.name=b -c user.email=b@b commit-tree "
 		         "4b825dc642cb6eb9a060e54bf8d69288fbee4904 %s%s -m 'bench %d'",
 		         old[0] ? "-p " : "", old, i);
-		if (testrepo_git(cur, sizeof(cur), work, args) != 0)
+		if (testrepo_git(cur, sizeof(cur), repo, args) != 0)
 			exit(1);
 		cur[strcspn(cur, "\n")] = '\0';
 		snprintf(cmd, sizeof(cmd),
 		         "git -C '%s' push -q --force-with-lease=refs/leases/cli:%s '%s' "
 		         "%s:refs/leases/cli && git ls-remote '%s' refs/leases/cli | grep -q %s",
-		         work, old, url, cur, url, cur);
+		         repo, old, url, cur, url, cur);
 		t0 = mono_ms();
 		if (system(cmd) != 0) {
 			fprintf(stderr, "remotebench: %s failed\n", cmd);
@@ -154,8 +165,7 @@ static void bench_git(const char *label, const char *url, const char *work, int 
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? (int)strtol(argv[1], NULL, 10) : 20;
-	gitserver gs;
-	char url[800], cache[700], work[512];
+	char url[800], cache[700];
 
 	if (n < 1)
 		n = 20;
@@ -165,15 +175,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "remotebench: cannot start git daemon and lighttpd\n");
 		return 1;
 	}
+	atexit(cleanup);
 	snprintf(cache, sizeof(cache), "%s/cache", gs.root);
 	setenv("XDG_CACHE_HOME", cache, 1);
 	if (gitserver_repo(&gs, "bench-git", NULL, 0) < 0 ||
 	    gitserver_repo(&gs, "bench-http", NULL, 0) < 0 ||
 	    testrepo_make(work, sizeof(work), TESTREPO_BARE) < 0 ||
-	    testrepo_git(NULL, 0, work, "mktree </dev/null >/dev/null") != 0) {
-		gitserver_stop(&gs);
+	    testrepo_git(NULL, 0, work, "mktree </dev/null >/dev/null") != 0)
 		return 1;
-	}
 	printf("remote backend latency, ms over %d samples (127.0.0.1, libgit2 %s)\n", n, "1.5.1");
 	printf("%-48s %8s %8s %8s\n", "", "median", "p90", "max");
 	gitserver_url(&gs, GITSERVER_GIT, "bench-git", url, sizeof(url));
@@ -187,7 +196,5 @@ int main(int argc, char **argv)
 	    testrepo_git(NULL, 0, work, "mktree </dev/null >/dev/null") != 0)
 		return 1;
 	bench_git("http://", url, work, n);
-	testrepo_remove(work);
-	gitserver_stop(&gs);
 	return 0;
 }
