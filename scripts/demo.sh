@@ -31,8 +31,12 @@ step "bob contends: the lease is held (exit 3)"
 set +e; bob acquire deploy; rc=$?; set -e
 echo "exit status $rc"
 
-step "alice heartbeats and moves to 'working' (token preserved)"
-alice heartbeat deploy --lease-token "$tok_a" --ttl 60 || true
+step "alice heartbeats: too soon is 'not_due' (the floor), ten seconds later it lands"
+alice heartbeat deploy --lease-token "$tok_a"
+show "faketime -f +10s reflease --owner alice --host ci-1 heartbeat deploy --lease-token …"
+faketime -f '+10s' "$BIN" --owner alice --host ci-1 heartbeat deploy --lease-token "$tok_a"
+
+step "alice moves to 'working': same owner, token preserved"
 alice transition deploy --lease-token "$tok_a" --to working
 
 step "status and list, as anyone sees them (token omitted)"

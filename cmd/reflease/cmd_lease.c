@@ -5,9 +5,12 @@
 #include "cmd_lease.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 /* Permute mode: options may follow NAME (`acquire deploy --ttl 60`); `--`
  * still ends them. */
@@ -129,19 +132,60 @@ int lease_exit_for_signal(int sig)
 
 /* ---- signals of the long-running forms (acquire --wait, heartbeat --every) ---- */
 
-static volatile sig_atomic_t stop_signal;
+volatile sig_atomic_t lease_stop_signal;
 
-static void on_stop_signal(int sig)
+/* The wait guard: while the runtime sleeps between acquire attempts
+ * (acquire --wait), nothing is held and no write is in flight, so a stop
+ * signal may end the process at once; anywhere else it only sets the flag. */
+static volatile sig_atomic_t guard_sleeping;
+static volatile double guard_until; /* monotonic end of the current backoff sleep */
+static char guard_out[1024];        /* written to guard_out_fd (JSON) */
+static size_t guard_out_len;
+static int guard_out_fd = -1;
+static const char *guard_out_path; /* or opened here (run --json-file) */
+static char guard_err[512];        /* written to stderr */
+static size_t guard_err_len;
+
+static double mono_seconds(void)
 {
-	stop_signal = sig;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void install_stop_handlers(void)
+static void guard_write(int fd, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, buf, len);
+		if (n <= 0)
+			return;
+		buf += n;
+		len -= (size_t)n;
+	}
+}
+
+static void on_lease_stop_signal(int sig)
+{
+	lease_stop_signal = sig;
+	/* async-signal-safe only: clock_gettime, open, write, _exit */
+	if (guard_sleeping && mono_seconds() < guard_until - 0.005) {
+		int fd = guard_out_fd;
+		if (guard_out_path)
+			fd = open(guard_out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		guard_write(STDERR_FILENO, guard_err, guard_err_len);
+		if (fd >= 0 && guard_out_len) /* last: run's object ends stderr */
+			guard_write(fd, guard_out, guard_out_len);
+		_exit(lease_exit_for_signal(sig));
+	}
+}
+
+void lease_install_stop_handlers(void)
 {
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop_signal;
+	sa.sa_handler = on_lease_stop_signal;
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = 0; /* no SA_RESTART: a sleep returns early */
 	sigaction(SIGINT, &sa, NULL);
@@ -149,11 +193,58 @@ static void install_stop_handlers(void)
 	sigaction(SIGHUP, &sa, NULL);
 }
 
-static int wait_interrupted(double sleep_seconds, void *payload)
+void lease_wait_guard_arm(cli_ctx *ctx, const char *name, int json_fd, const char *json_path)
 {
-	(void)sleep_seconds;
+	lease_result r;
+	char *js = NULL;
+	json_t *o;
+
+	memset(&r, 0, sizeof(r));
+	snprintf(r.name, sizeof(r.name), "%s", name);
+	snprintf(r.ref, sizeof(r.ref), "refs/%s/%s", ctx->ns ? ctx->ns : "leases", name);
+	r.status = "error";
+	r.code = LEASE_EHELD;
+	snprintf(r.message, sizeof(r.message), "interrupted while waiting for the lease");
+	guard_out_len = 0;
+	guard_out_fd = json_fd;
+	guard_out_path = json_path;
+	if ((json_fd >= 0 || json_path) && (o = cli_result_json(&r))) {
+		json_object_set_new(
+		        o, "error",
+		        json_pack("{s:s, s:s}", "code", "interrupted", "message", r.message));
+		js = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
+		json_decref(o);
+		if (js && strlen(js) + 2 <= sizeof(guard_out)) {
+			guard_out_len = (size_t)snprintf(guard_out, sizeof(guard_out), "%s\n", js);
+		}
+		free(js);
+	}
+	guard_err_len = (size_t)snprintf(guard_err, sizeof(guard_err),
+	                                 "reflease %s: %s: interrupted while waiting\n",
+	                                 ctx->command ? ctx->command : "", name);
+	if (guard_err_len >= sizeof(guard_err))
+		guard_err_len = sizeof(guard_err) - 1;
+}
+
+int lease_wait_guard_cb(double sleep_seconds, void *payload)
+{
 	(void)payload;
-	return stop_signal != 0;
+	guard_sleeping = 0;
+	if (lease_stop_signal)
+		return 1;
+	guard_until = mono_seconds() + sleep_seconds;
+	guard_sleeping = 1;
+	/* a signal that came just before guard_sleeping was set */
+	if (lease_stop_signal) {
+		guard_sleeping = 0;
+		return 1;
+	}
+	return 0;
+}
+
+void lease_wait_guard_disarm(void)
+{
+	guard_sleeping = 0;
 }
 
 /* ---- common command flow ---- */
@@ -243,17 +334,19 @@ static int cmd_acquire(cli_ctx *ctx, int argc, char **argv)
 	o.phase = a.phase;
 	o.wait_seconds = a.wait;
 	if (a.wait > 0) {
-		install_stop_handlers();
-		o.wait_cb = wait_interrupted;
+		lease_wait_guard_arm(ctx, name, ctx->json ? STDOUT_FILENO : -1, NULL);
+		lease_install_stop_handlers();
+		o.wait_cb = lease_wait_guard_cb;
 	}
 	memset(&r, 0, sizeof(r));
 	rc = lease_acquire(&r, st, name, &o);
-	if (rc < 0 && stop_signal) {
+	lease_wait_guard_disarm();
+	if (rc < 0 && lease_stop_signal) {
 		lease_result_fixup(&r, st, name, rc);
 		if (ctx->json)
 			cli_emit_json(stdout, cli_result_json(&r));
 		fprintf(stderr, "reflease acquire: %s: interrupted while waiting\n", name);
-		return lease_exit_for_signal(stop_signal);
+		return lease_exit_for_signal(lease_stop_signal);
 	}
 	if (rc == LEASE_EHELD && a.wait > 0 && r.status && !r.message[0])
 		snprintf(r.message, sizeof(r.message), "--wait %ld s ran out", a.wait);
@@ -339,26 +432,26 @@ static int heartbeat_every(cli_ctx *ctx, lease_store *st, const char *name, cons
 	k.ttl_seconds = a->ttl;
 	k.every_seconds = a->every;
 	k.known_ttl_seconds = ttl;
-	k.stop = &stop_signal;
+	k.stop = &lease_stop_signal;
 	k.report = keep_report;
 	k.report_payload = &kc;
-	install_stop_handlers();
+	lease_install_stop_handlers();
 	rc = lease_keep(&last, st, name, &k);
 	if (rc < 0)
 		return cli_exit_for(rc);
 	/* Stopped by a signal: a handoff stays possible unless --release-on-exit. */
 	if (a->release_on_exit) {
 		lease_op_options o;
-		int sig = stop_signal;
+		int sig = lease_stop_signal;
 
 		op_init(&o, ctx, a);
 		o.lease_token = kc.token;
 		memset(&r, 0, sizeof(r));
 		rc = lease_release(&r, st, name, &o);
 		finish(ctx, st, &r, name, rc);
-		stop_signal = sig;
+		lease_stop_signal = sig;
 	}
-	return lease_exit_for_signal(stop_signal ? stop_signal : SIGTERM);
+	return lease_exit_for_signal(lease_stop_signal ? lease_stop_signal : SIGTERM);
 }
 
 static int cmd_heartbeat(cli_ctx *ctx, int argc, char **argv)

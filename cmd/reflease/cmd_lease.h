@@ -52,6 +52,21 @@ void lease_result_fixup(lease_result *r, lease_store *st, const char *name, int 
 /* Exit status for a signal number: 129, 130, 143 (cli.md), else 128 + sig. */
 int lease_exit_for_signal(int sig);
 
+/* The stop signal (SIGINT/SIGTERM/SIGHUP) received, 0 = none. */
+extern volatile sig_atomic_t lease_stop_signal;
+/* Install handlers for SIGINT/SIGTERM/SIGHUP that set lease_stop_signal (no
+ * SA_RESTART), and end the process at once during an armed wait sleep. */
+void lease_install_stop_handlers(void);
+/* acquire --wait: prepare what an interrupted wait prints (a JSON error
+ * object to @p json_fd or the file @p json_path when either is given, a line
+ * on stderr) — the handler may only write(2) it. */
+void lease_wait_guard_arm(cli_ctx *ctx, const char *name, int json_fd, const char *json_path);
+/* lease_op_options.wait_cb: stop when a signal came; else mark the runtime's
+ * coming backoff sleep (no lease held, no write in flight) as interruptible. */
+int lease_wait_guard_cb(double sleep_seconds, void *payload);
+/* The wait is over (call right after lease_acquire returns). */
+void lease_wait_guard_disarm(void);
+
 /* `run NAME ... -- CMD` (cmd_run.c). */
 int cmd_run(cli_ctx *ctx, int argc, char **argv);
 

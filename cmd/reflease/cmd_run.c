@@ -4,6 +4,10 @@
  * heartbeat thread keeps the lease, release when CMD ends and exit with its
  * status. Like flock(1), for leases.
  *
+ * When reflease runs in the terminal's foreground, CMD's group is given the
+ * terminal (and reflease takes it back when CMD ends), so an interactive CMD
+ * reads the terminal and gets the keyboard's signals as it would under a shell.
+ *
  * Threads: the main thread owns CMD and every signal (all blocked, read
  * through a signalfd together with SIGCHLD, so nothing races); a second thread
  * runs the heartbeat service (lib/lease/heartbeat.c) on the store handle, which
@@ -36,6 +40,9 @@
 /* Longest wait between a forwarded signal and SIGKILL, seconds, so that the
  * release happens within 5 s of the signal (cli.md). */
 #define RUN_SIGNAL_KILL_MAX 3.0
+/* Store time has whole seconds: a reading of `now` may be up to 1 s behind,
+ * so the watchdog's deadline is taken that much earlier (never later). */
+#define STORE_TIME_SLACK 1.0
 
 static const struct option run_longopts[] = {{"ttl", required_argument, NULL, OPT_TTL},
                                              {"every", required_argument, NULL, OPT_EVERY},
@@ -84,7 +91,8 @@ static void keeper_report(const lease_keep_report *rep, void *payload)
 	sh->has_last = 1;
 	switch (rep->event) {
 	case LEASE_KEEP_WRITE:
-		sh->deadline_mono = mono_now() + (rep->lost_at - (double)rep->now);
+		sh->deadline_mono =
+		        mono_now() + (rep->lost_at - (double)rep->now) - STORE_TIME_SLACK;
 		break;
 	case LEASE_KEEP_RETRY:
 		if (sh->verbosity >= LEASE_LOG_WARN)
@@ -246,36 +254,39 @@ static int drain_signals(int sfd, int *chld)
 }
 
 typedef struct wait_state {
-	int sfd;
 	int sig;
 } wait_state;
 
-/* acquire --wait: stop waiting on SIGINT/SIGTERM/SIGHUP. */
-static int run_wait_cb(double sleep_seconds, void *payload)
-{
-	wait_state *w = payload;
-	int chld = 0, s;
-
-	(void)sleep_seconds;
-	if ((s = drain_signals(w->sfd, &chld)) && !w->sig)
-		w->sig = s;
-	return w->sig != 0;
-}
-
 /* ---- the child ---- */
 
-static void child_exec(char **cmd, pid_t parent)
+/* Block SIGTTOU (a process group that is not in the foreground may then
+ * still call tcsetpgrp). */
+static void block_ttou(void)
+{
+	sigset_t t;
+
+	sigemptyset(&t);
+	sigaddset(&t, SIGTTOU);
+	sigprocmask(SIG_BLOCK, &t, NULL);
+}
+
+static void child_exec(char **cmd, pid_t parent, int fg)
 {
 	sigset_t none;
 	int e;
 
 	sigemptyset(&none);
 	setpgid(0, 0);
+	if (fg) {
+		/* reflease owned the terminal: CMD's group gets it (keyboard
+		 * signals and terminal reads go to CMD, as under a shell) */
+		block_ttou();
+		tcsetpgrp(STDIN_FILENO, getpid());
+	}
 	/* Dies with reflease (it cannot outlive the lease's keeper); then make
 	 * sure reflease did not die before the request took effect. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
 		_exit(EXIT_SOFTWARE);
-	signal(SIGPIPE, SIG_DFL);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	execvp(cmd[0], cmd);
 	e = errno;
@@ -329,7 +340,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	char token[LEASE_TOKEN_HEXSZ + 1];
 	const char *name;
 	int i, j, rc, status = EXIT_SOFTWARE, sfd = -1, evp[2] = {-1, -1}, stp[2] = {-1, -1};
-	int thread_started = 0, thread_stuck = 0, child_done = 0, cmd_status = 0, lost = 0,
+	int fg = 0, thread_started = 0, thread_stuck = 0, child_done = 0, cmd_status = 0, lost = 0,
 	    interrupted = 0;
 	int64_t ttl, every;
 	double kill_grace;
@@ -377,23 +388,32 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	out.json_file = a.json_file;
 	ctx->json = 0; /* stdout belongs to CMD */
 
-	if ((sfd = open_signalfd(&set)) < 0 || pipe2(evp, O_CLOEXEC | O_NONBLOCK) < 0 ||
-	    pipe2(stp, O_CLOEXEC | O_NONBLOCK) < 0) {
+	if (pipe2(evp, O_CLOEXEC | O_NONBLOCK) < 0 || pipe2(stp, O_CLOEXEC | O_NONBLOCK) < 0) {
 		fprintf(stderr, "reflease run: %s\n", strerror(errno));
 		goto cleanup;
 	}
 
-	/* Acquire (waiting on held, interruptible). */
-	ws.sfd = sfd;
-	ws.sig = 0;
+	/* Acquire (waiting on held). Signals are handled here: an interrupted
+	 * backoff sleep ends the process at once (nothing is held then). */
+	lease_wait_guard_arm(ctx, name, out.json && !out.json_file ? STDERR_FILENO : -1,
+	                     out.json_file);
+	lease_install_stop_handlers();
 	ao.owner = ctx->owner;
 	ao.host = ctx->host;
 	ao.ttl_seconds = ttl;
 	ao.wait_seconds = a.wait;
-	ao.wait_cb = run_wait_cb;
-	ao.wait_payload = &ws;
+	ao.wait_cb = lease_wait_guard_cb;
 	memset(&r, 0, sizeof(r));
 	rc = lease_acquire(&r, st, name, &ao);
+	lease_wait_guard_disarm();
+	/* From here on every signal is read from the signalfd (no races). */
+	if ((sfd = open_signalfd(&set)) < 0) {
+		fprintf(stderr, "reflease run: signalfd: %s\n", strerror(errno));
+		if (rc == 0)
+			release_now(ctx, st, name, r.payload.lease_token, &rel);
+		goto cleanup;
+	}
+	ws.sig = lease_stop_signal;
 	{
 		int chld = 0, s = drain_signals(sfd, &chld);
 		if (s && !ws.sig)
@@ -426,6 +446,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	setenv("REFLEASE_LEASE_NAME", name, 1);
 	fflush(stdout);
 	fflush(stderr);
+	fg = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
 	if ((pid = fork()) < 0) {
 		fprintf(stderr, "reflease run: fork: %s\n", strerror(errno));
 		rc = release_now(ctx, st, name, token, &rel); /* F08 */
@@ -434,8 +455,12 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		goto cleanup;
 	}
 	if (pid == 0)
-		child_exec(cmd, parent);
+		child_exec(cmd, parent, fg);
 	setpgid(pid, pid); /* also in the parent: no window where the group is wrong */
+	if (fg) {
+		block_ttou();
+		tcsetpgrp(STDIN_FILENO, pid);
+	}
 
 	/* The heartbeat thread. */
 	pthread_mutex_init(&sh.mu, NULL);
@@ -443,7 +468,8 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	sh.stop_r = stp[0];
 	sh.verbosity = ctx->verbosity;
 	sh.name = name;
-	sh.deadline_mono = mono_now() + (lease_lost_at(&r.payload, ttl) - (double)r.now);
+	sh.deadline_mono =
+	        mono_now() + (lease_lost_at(&r.payload, ttl) - (double)r.now) - STORE_TIME_SLACK;
 	{
 		lease_keep_options k = LEASE_KEEP_OPTIONS_INIT;
 		k.owner = ctx->owner;
@@ -534,6 +560,8 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		}
 	}
 
+	if (fg)
+		tcsetpgrp(STDIN_FILENO, getpgrp()); /* take the terminal back */
 	/* CMD has ended: stop the heartbeat thread before using the store. */
 	if (thread_started) {
 		char b = 's';

@@ -152,8 +152,9 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 			r.now = now;
 			snprintf(r.message, sizeof(r.message),
 			         "lease lost: no heartbeat landed before the lost deadline "
-			         "(expires_at - %.1f s)%s%.400s", lease_kill_grace(ttl) + 2.0,
-			         prev[0] ? "; last error: " : "", prev);
+			         "(expires_at - %.1f s)%s%.400s",
+			         lease_kill_grace(ttl) + 2.0, prev[0] ? "; last error: " : "",
+			         prev);
 			rc = LEASE_EEXPIRED;
 			memset(&rep, 0, sizeof(rep));
 			rep.event = LEASE_KEEP_LOST;
@@ -193,7 +194,8 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 					memcpy(token, r.payload.lease_token, sizeof(token));
 			}
 			every = interval_for(opts, ttl);
-			lost_at = expires_at ? lost_deadline(expires_at, ttl) : (double)(now + every);
+			lost_at =
+			        expires_at ? lost_deadline(expires_at, ttl) : (double)(now + every);
 			next = (double)(now + every);
 			if (next > lost_at - 1)
 				next = lost_at - 1 > (double)now ? lost_at - 1 : (double)now + 1;

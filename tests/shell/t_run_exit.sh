@@ -1,4 +1,5 @@
 #!/bin/sh
+# shellcheck disable=SC1091,SC2015,SC2016  # sourced helper; A && B || fail is intended; CMD scripts in single quotes
 # `run NAME -- CMD`: CMD's environment, its exit status propagated, the lease
 # released when it ends (F08), stdout left to CMD, the JSON object as the last
 # line of stderr or in --json-file, held → 3 without running CMD, --wait.
@@ -13,7 +14,8 @@ expect_rc 0 "$R" status job --json
 
 # the token CMD saw is the one released; generation grows with each tenure
 expect_rc 0 "$R" run job -- sh -c 'echo "$REFLEASE_LEASE_TOKEN $REFLEASE_TRANSITIONS"'
-set -- $(cat "$TMPDIR/out")
+read -r tok1 gen1 <"$TMPDIR/out"
+set -- "$tok1" "$gen1"
 [ "$2" = 1 ] || fail "second tenure generation $2"
 [ "$(git --git-dir="$S" log -1 --format=%b refs/leases/job | head -n 1 | jget lease_token)" = "$1" ] ||
   fail "released payload keeps another token"
@@ -56,4 +58,15 @@ grep -q RAN "$TMPDIR/out" || fail "CMD did not run after --wait"
 # options after NAME, CMD's own options untouched, `--` optional
 expect_rc 0 "$R" run job --ttl 20 sh -c 'echo "$0 $1"' --ttl x
 [ "$(cat "$TMPDIR/out")" = "--ttl x" ] || fail "CMD args: $(cat "$TMPDIR/out")"
+# on a terminal, CMD's process group gets the terminal (reads work, and the
+# keyboard's signals reach CMD), and reflease takes it back afterwards
+if command -v script >/dev/null 2>&1; then
+  echo hello | script -qec "'$R' run tty -- sh -c 'read x; echo \"got \$x\"; ps -o pgid=,tpgid= -p \$\$; exit 5'" \
+    /dev/null >"$TMPDIR/tty.out" 2>&1 && rc=0 || rc=$?
+  [ "$rc" -eq 5 ] || { cat "$TMPDIR/tty.out"; fail "tty: exit $rc"; }
+  grep -q 'got hello' "$TMPDIR/tty.out" || { cat "$TMPDIR/tty.out"; fail "tty: CMD could not read the terminal"; }
+  # shellcheck disable=SC2046
+  set -- $(grep -E '^ *[0-9]+ +[0-9]+ *.?$' "$TMPDIR/tty.out" | tr -d '\r')
+  [ "$1" = "$2" ] || fail "tty: CMD's group ($1) is not the terminal's foreground ($2)"
+fi
 echo ok

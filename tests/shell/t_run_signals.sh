@@ -1,4 +1,5 @@
 #!/bin/sh
+# shellcheck disable=SC1091,SC2015,SC2016  # sourced helper; A && B || fail is intended; CMD scripts in single quotes
 # `run`: SIGTERM, SIGHUP and SIGINT to reflease are forwarded to CMD's process
 # group, the lease is released (within 5 s) and reflease exits 143/129/130;
 # SIGKILL to reflease kills CMD too (PR_SET_PDEATHSIG).
@@ -70,4 +71,27 @@ while alive "$C"; do
 done
 # ... including CMD's own children (its process group shares its fate only
 # through CMD; a grandchild keeps running unless CMD forwards) — not asserted.
+# interrupted while waiting (acquire --wait / run --wait): ends at once, not
+# after the runtime's current backoff step; nothing acquired, CMD never runs
+expect_rc 0 env REFLEASE_OWNER=bob "$R" acquire busy --ttl 300
+for cmd in "acquire busy --wait 100" "run busy --wait 100 -- echo RAN"; do
+  # shellcheck disable=SC2086
+  env --default-signal=INT "$R" --json $cmd >"$TMPDIR/w.out" 2>"$TMPDIR/w.err" &
+  P=$!
+  sleep 1.5
+  t0=$(date +%s%3N)
+  kill -INT "$P"
+  wait_rc "$P"
+  t1=$(date +%s%3N)
+  [ "$rc" -eq 130 ] || fail "$cmd: interrupted wait exit $rc"
+  [ $((t1 - t0)) -lt 1000 ] || fail "$cmd: interrupt took $((t1 - t0)) ms"
+  grep -q RAN "$TMPDIR/w.out" && fail "$cmd: CMD ran"
+  case $cmd in
+    acquire*) jparse <"$TMPDIR/w.out" ;;
+    run*) tail -n 1 "$TMPDIR/w.err" | jparse ;;
+  esac
+  [ "$(jv error.code)" = interrupted ] || fail "$cmd: json"
+done
+expect_rc 0 "$R" status busy --json
+[ "$(jout holder.owner)" = bob ] || fail "an interrupted waiter changed the lease"
 echo ok
