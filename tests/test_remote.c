@@ -19,6 +19,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+#endif
+
 #include "reflease/primitives.h"
 #include "reflease/runtime.h"
 #include "store/store.h"
@@ -61,6 +65,13 @@ static void srv_teardown(void)
 static void ssh_client_env(void)
 {
 	ck_assert_msg(ssh_up, "sshd or ssh-agent did not start (openssh-server installed?)");
+#if defined(__SANITIZE_ADDRESS__)
+	/* libgit2 1.5.1 leaks ~300 bytes per ssh connection (its known_hosts
+	 * check: a buffer and libssh2's knownhost list, never freed). Under
+	 * LSan this test process tracks no allocation from here on; the same
+	 * code paths are leak-checked over git:// and http://. */
+	__lsan_disable();
+#endif
 	setenv("HOME", srv.ssh_home, 1);
 	setenv("SSH_AUTH_SOCK", srv.agent_sock, 1);
 	git_libgit2_init();
