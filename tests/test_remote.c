@@ -452,6 +452,47 @@ START_TEST(token_auth)
 }
 END_TEST
 
+/* §3: "a transport that copies re-reads the remote ref and compares". The
+ * ref moves from A to B while A's objects are being fetched into a fresh
+ * cache: the read notices (the ref no longer holds A) and reads again,
+ * answering B with B's own commit — never A after the ref left it. */
+START_TEST(read_recheck_after_copy)
+{
+	rstore r, r2;
+	lease_ref_state s;
+	lease_oid a, b;
+	char cache2[600], bhex[LEASE_OID_HEXSZ + 1], marker[1000];
+
+	open_new(&r, hook_kinds[_i], 500);
+	a = commit_for(&r, "job-8", NULL);
+	ck_assert_int_eq(lease_cas_create(r.st, "job-8", &a), 0);
+	b = commit_for(&r, "job-8", &a);
+	ck_assert_int_eq(lease_cas_replace(r.st, "job-8", &a, &b), 0);
+	server_set_ref(&r, "job-8", &a); /* back to A; B stays on the server */
+	{
+		/* keep B reachable for the second fetch: a ref outside the namespace */
+		char args[200];
+		lease_oid_tohex(bhex, &b);
+		snprintf(args, sizeof(args), "update-ref refs/keep/b %s", bhex);
+		ck_assert_int_eq(testrepo_git(NULL, 0, r.path, args), 0);
+	}
+	ck_assert_int_eq(gitserver_move_on_fetch(&srv, r.name, "refs/leases/job-8", bhex), 0);
+
+	snprintf(cache2, sizeof(cache2), "%.500s/cache-%ld-recheck", srv.root, (long)getpid());
+	setenv("XDG_CACHE_HOME", cache2, 1);
+	open_kind(&r2, hook_kinds[_i], r.name, 500, 0);
+	ck_assert_int_eq(lease_fetch_ref(&s, r2.st, "job-8"), 0);
+	snprintf(marker, sizeof(marker), "%s/move-on-fetch", r.path);
+	ck_assert_msg(access(marker, F_OK) != 0, "the race was never armed by a fetch");
+	ck_assert_int_eq(s.present, 1);
+	ck_assert_msg(lease_oid_equal(&s.oid, &b), "read answered the oid the ref had left");
+	ck_assert(lease_oid_equal(&s.commit.oid, &b));
+	lease_ref_state_clear(&s);
+	lease_store_free(r2.st);
+	lease_store_free(r.st);
+}
+END_TEST
+
 /* ssh://: an unknown host key is a configuration error, no usable key in
  * the agent a permission error; neither ever reaches the repository. */
 START_TEST(ssh_refusals)
@@ -616,6 +657,7 @@ Suite *remote_suite(void)
 	tcase_add_loop_test(tc, stale_under_lock, 0, 2);
 	tcase_add_loop_test(tc, hook_refuses, 0, 3);
 	tcase_add_loop_test(tc, noop_push_caught, 0, 2);
+	tcase_add_loop_test(tc, read_recheck_after_copy, 0, 2);
 	tcase_add_test(tc, token_auth);
 	tcase_add_test(tc, ssh_refusals);
 	suite_add_tcase(s, tc);

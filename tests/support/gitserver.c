@@ -71,6 +71,9 @@ static int port_accepts(int port)
 	return ok;
 }
 
+/* The servers' git global config (uploadpack.packObjectsHook). */
+static char global_config[700];
+
 /* Start argv in its own process group, output to @p log. */
 static pid_t spawn(char *const argv[], const char *log)
 {
@@ -80,6 +83,8 @@ static pid_t spawn(char *const argv[], const char *log)
 		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
 
 		setpgid(0, 0);
+		if (global_config[0])
+			setenv("GIT_CONFIG_GLOBAL", global_config, 1);
 		if (fd >= 0) {
 			dup2(fd, 1);
 			dup2(fd, 2);
@@ -189,8 +194,8 @@ static int start_http(gitserver *gs)
 		        "auth.require = (\"/auth/\" => (\"method\" => \"basic\", \"realm\" => "
 		        "\"git\", \"require\" => \"valid-user\"))\n"
 		        "setenv.add-environment = (\"GIT_PROJECT_ROOT\" => \"%s\", "
-		        "\"GIT_HTTP_EXPORT_ALL\" => \"1\")\n",
-		        gs->root, gs->http_port, gs->root, users, gs->root);
+		        "\"GIT_HTTP_EXPORT_ALL\" => \"1\", \"GIT_CONFIG_GLOBAL\" => \"%s\")\n",
+		        gs->root, gs->http_port, gs->root, users, gs->root, global_config);
 		fclose(f);
 		if ((gs->http_pid = spawn(argv, log)) < 0)
 			return -1;
@@ -199,6 +204,34 @@ static int start_http(gitserver *gs)
 		stop(&gs->http_pid);
 	}
 	return -1;
+}
+
+/* uploadpack.packObjectsHook for the servers: a repository holding a file
+ * move-on-fetch ("<ref> <oid>") has that ref moved once, after upload-pack
+ * accepted the client's wants and before the pack is built. */
+static int write_pack_hook(gitserver *gs)
+{
+	char hook[700];
+	FILE *f;
+
+	snprintf(hook, sizeof(hook), "%s/pack-hook.sh", gs->root);
+	snprintf(global_config, sizeof(global_config), "%s/server.gitconfig", gs->root);
+	if (!(f = fopen(hook, "w")))
+		return -1;
+	fprintf(f, "#!/bin/sh\n"
+	           "d=$(git rev-parse --git-dir)\n"
+	           "if [ -f \"$d/move-on-fetch\" ]; then\n"
+	           "  read -r ref oid < \"$d/move-on-fetch\"\n"
+	           "  rm -f \"$d/move-on-fetch\"\n"
+	           "  git update-ref \"$ref\" \"$oid\"\n"
+	           "fi\n"
+	           "exec \"$@\"\n");
+	fclose(f);
+	if (chmod(hook, 0755) < 0 || !(f = fopen(global_config, "w")))
+		return -1;
+	fprintf(f, "[uploadpack]\n\tpackObjectsHook = %s\n", hook);
+	fclose(f);
+	return 0;
 }
 
 int gitserver_start(gitserver *gs)
@@ -212,7 +245,7 @@ int gitserver_start(gitserver *gs)
 	n = snprintf(gs->root, sizeof(gs->root), "%s/reflease-test-srv-XXXXXX", tmp);
 	if (n < 0 || (size_t)n >= sizeof(gs->root) || !mkdtemp(gs->root))
 		return -1;
-	if (start_daemon(gs) < 0 || start_http(gs) < 0) {
+	if (write_pack_hook(gs) < 0 || start_daemon(gs) < 0 || start_http(gs) < 0) {
 		gitserver_stop(gs);
 		return -1;
 	}
@@ -362,4 +395,16 @@ int gitserver_hook(gitserver *gs, const char *name, const char *hook, const char
 	fprintf(f, "#!/bin/sh\n%s\n", script);
 	fclose(f);
 	return chmod(path, 0755) == 0 ? 0 : -1;
+}
+
+int gitserver_move_on_fetch(gitserver *gs, const char *name, const char *ref, const char *oid_hex)
+{
+	char path[900];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s.git/move-on-fetch", gs->root, name);
+	if (!(f = fopen(path, "w")))
+		return -1;
+	fprintf(f, "%s %s\n", ref, oid_hex);
+	return fclose(f) == 0 ? 0 : -1;
 }

@@ -77,4 +77,13 @@ void gitserver_url(const gitserver *gs, gitserver_kind kind, const char *name, c
  */
 int gitserver_hook(gitserver *gs, const char *name, const char *hook, const char *script);
 
+/**
+ * Arm a one-shot race in repository @p name: the next fetch that builds a
+ * pack (git:// or http://) moves @p ref to @p oid_hex after upload-pack has
+ * accepted the client's wants, before the objects are sent (through
+ * uploadpack.packObjectsHook in the servers' global config).
+ * @return 0 or -1
+ */
+int gitserver_move_on_fetch(gitserver *gs, const char *name, const char *ref, const char *oid_hex);
+
 #endif
