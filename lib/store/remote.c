@@ -756,8 +756,8 @@ static int push_update(remote_transport *rt, const char *refname, const lease_oi
 		         "the remote sent no status for %s (outcome unknown)", refname);
 		rc = LEASE_ENET;
 	} else if (ctx.rejected) {
-		int rule = contains(ctx.status, "hook declined") ||
-		           contains(ctx.status, "denied") || contains(ctx.status, "protected") ||
+		int rule = contains(ctx.status, "hook declined") || contains(ctx.status, "deny") ||
+		           contains(ctx.status, "protected") ||
 		           contains(ctx.status, "not allowed") ||
 		           contains(ctx.status, "permission");
 		snprintf(rt->errbuf, sizeof(rt->errbuf), "the remote rejected %s: %s", refname,
