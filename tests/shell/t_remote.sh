@@ -1,5 +1,5 @@
 #!/bin/sh
-# Every CLI command on the remote backend (protocol.md §9 "remote") against
+# Every CLI command (migrate too) on the remote backend (protocol.md §9 "remote") against
 # real servers this script starts on 127.0.0.1: git daemon (git://), git
 # http-backend behind lighttpd (http://), and file://. TTLs >= 60 s (the
 # remote minimum); faketime moves the clock for a due heartbeat.
@@ -21,10 +21,12 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
+ts() { date -u -d "@$1" +%Y-%m-%dT%H:%M:%SZ; }
 
 # init creates the served repository; http-backend may receive-pack into it.
 "$REFLEASE" init "$root/s.git" >/dev/null
 git -C "$root/s.git" config http.receivepack true
+empty=$(git -C "$root/s.git" hash-object -w -t tree /dev/null)
 
 base=$(( 20000 + $$ % 20000 ))
 port=""
@@ -110,8 +112,28 @@ for url in "git://127.0.0.1:$port/s.git" "http://127.0.0.1:$hport/git/s.git" "fi
   [ "$out" = "in:$c:32" ] || fail "run: '$out' ($url)"
   R status "$c" | grep -q released || fail "run did not release ($url)"
 
+  # migrate: a pre-bump (1.0.0) payload written behind reflease's back is
+  # planned, applied once, and a second run writes nothing.
+  m=job$n-m
+  now=$(date +%s)
+  json="{\"acquired_at\":\"$(ts $((now - 50)))\",\"expires_at\":\"$(ts $((now + 250)))\",\"host\":\"h\",\"lease_token\":\"0123456789abcdef0123456789abcdef\",\"name\":\"$m\",\"nonce\":\"0011223344556677\",\"owner\":\"o\",\"phase\":\"working\",\"sdlc_version\":\"1.0.0\",\"transitions\":0}"
+  cm=$(printf '%s: acquire working by o on h\n\n%s\n' "$m" "$json" |
+       GIT_AUTHOR_NAME=reflease GIT_AUTHOR_EMAIL=reflease@localhost \
+       GIT_COMMITTER_NAME=reflease GIT_COMMITTER_EMAIL=reflease@localhost \
+       git -C "$root/s.git" commit-tree "$empty")
+  git -C "$root/s.git" update-ref "refs/leases/$m" "$cm"
+  R migrate | grep -q "$m" || fail "migrate plan misses $m ($url)"
+  [ "$(git -C "$root/s.git" rev-parse "refs/leases/$m")" = "$cm" ] || fail "plan wrote ($url)"
+  R migrate --apply >/dev/null || fail "migrate --apply ($url)"
+  R --json status "$m" | jq -e '.lease.sdlc_version == "1.1.0"' >/dev/null ||
+    fail "not migrated ($url)"
+  tip=$(git -C "$root/s.git" rev-parse "refs/leases/$m")
+  R migrate --apply >/dev/null || fail "second migrate --apply ($url)"
+  [ "$(git -C "$root/s.git" rev-parse "refs/leases/$m")" = "$tip" ] ||
+    fail "second migrate wrote ($url)"
+
   R list | grep -q "$a" || fail "list misses $a ($url)"
-  [ "$(R --json list | jq '[.leases[] | select(.name | startswith("job'$n'-"))] | length')" = 3 ] ||
+  [ "$(R --json list | jq '[.leases[] | select(.name | startswith("job'$n'-"))] | length')" = 4 ] ||
     fail "list count ($url)"
 
   # The server's own history: every write landed, in order.
