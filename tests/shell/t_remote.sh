@@ -1,5 +1,5 @@
 #!/bin/sh
-# Every CLI command (migrate too) on the remote backend (protocol.md §9 "remote") against
+# Every CLI command (migrate and reconcile too) on the remote backend (protocol.md §9 "remote") against
 # real servers this script starts on 127.0.0.1: git daemon (git://), git
 # http-backend behind lighttpd (http://), and file://. TTLs >= 60 s (the
 # remote minimum); faketime moves the clock for a due heartbeat.
@@ -76,6 +76,13 @@ n=0
 for url in "git://127.0.0.1:$port/s.git" "http://127.0.0.1:$hport/git/s.git" "file://$root/s.git"; do
   n=$((n + 1))
   R() { "$REFLEASE" --store "remote:$url" --verify-timeout 1 "$@"; }
+  # R with the clock moved by $1 (an ASan build must accept libfaketime
+  # preloaded ahead of its runtime)
+  F() {
+    off=$1; shift
+    ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0" faketime -f "$off" \
+      "$REFLEASE" --store "remote:$url" --verify-timeout 1 "$@"
+  }
   a=job$n-a b=job$n-b c=job$n-c
   echo "== $url"
 
@@ -93,9 +100,7 @@ for url in "git://127.0.0.1:$port/s.git" "http://127.0.0.1:$hport/git/s.git" "fi
   R transition "$a" --lease-token "$tok" --to working >/dev/null || fail "transition ($url)"
   st=$(R --json heartbeat "$a" --lease-token "$tok" | jq -r .status)
   [ "$st" = not_due ] || fail "early heartbeat: $st ($url)"
-  # (an ASan build must accept libfaketime preloaded ahead of its runtime)
-  st=$(ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0" faketime -f +20s "$REFLEASE" --store "remote:$url" --verify-timeout 1 --json \
-       heartbeat "$a" --lease-token "$tok" | jq -r .status)
+  st=$(F +20s --json heartbeat "$a" --lease-token "$tok" | jq -r .status)
   [ "$st" = renewed ] || fail "due heartbeat: $st ($url)"
   R reacquire "$a" --lease-token "$tok" >/dev/null || fail "reacquire ($url)"
   R release "$a" --lease-token "$tok" >/dev/null || fail "release ($url)"
@@ -140,6 +145,21 @@ for url in "git://127.0.0.1:$port/s.git" "http://127.0.0.1:$hport/git/s.git" "fi
   git -C "$root/s.git" log --format=%s "refs/leases/$a" | awk '{print $2}' | tr '\n' ' ' |
     grep -q '^release reacquire heartbeat transition acquire $' ||
     fail "history of $a: $(git -C "$root/s.git" log --format=%s "refs/leases/$a")"
+
+  # reconcile: a sweep, a reap of an expired lease (the clock 200 s on), a
+  # prune of released leases into archive refs (3 days on); one ls-remote and
+  # one fetch each, CAS writes through the same pushes.
+  r=job$n-r
+  R acquire "$r" --ttl 60 >/dev/null || fail "acquire r ($url)"
+  R reconcile >/dev/null || fail "reconcile ($url)"
+  F +200s reconcile --reap >/dev/null || fail "reconcile --reap ($url)"
+  R --json status "$r" | jq -e '.lease.phase == "released"' >/dev/null || fail "not reaped ($url)"
+  F +3d reconcile --prune-released 1 >/dev/null || fail "reconcile --prune-released ($url)"
+  for x in "$a" "$b" "$c" "$r"; do
+    [ -z "$(git -C "$root/s.git" for-each-ref "refs/leases/$x")" ] || fail "$x not pruned ($url)"
+    [ -n "$(git -C "$root/s.git" for-each-ref "refs/leases-archive/$x/")" ] ||
+      fail "$x not archived ($url)"
+  done
 done
 
 # Caches hold no temporary push refs afterwards.
