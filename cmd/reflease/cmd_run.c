@@ -287,6 +287,8 @@ static void child_exec(char **cmd, pid_t parent, int fg)
 	 * sure reflease did not die before the request took effect. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
 		_exit(EXIT_SOFTWARE);
+	/* a signal forwarded before exec acts on CMD, not on our handler */
+	lease_default_stop_handlers();
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	execvp(cmd[0], cmd);
 	e = errno;
@@ -626,6 +628,11 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 			run_emit(&out, NULL, &lr, name, code, "lost", status, 1, cmd_status);
 			fflush(NULL);
 			_exit(status);
+		}
+		if (!thread_started) {
+			/* no heartbeat thread could be started: the lease is still
+			 * ours, give it back (F08) */
+			release_now(ctx, st, name, token, &rel);
 		}
 		run_emit(&out, st, &lr, name, code, "lost", status, 1, cmd_status);
 		goto cleanup;
