@@ -177,6 +177,8 @@ int lease_github_transport_new(lease_transport **out, const char *arg,
  * REST traffic use it. A no-op on other transports.
  */
 void lease_github_set_rest_only(lease_transport *t);
+
+/**
  * Remote backend (lib/store/remote.c, protocol.md §9 "remote") for @p url:
  * git://, http(s)://, ssh:// through libgit2's smart protocol with a local
  * object cache under $XDG_CACHE_HOME/reflease/; file:// served by the local
