@@ -10,6 +10,10 @@ for p in $PKGS; do
   st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
   case "$st" in *"install ok installed"*) ;; *) missing="$missing $p" ;; esac
 done
+# Node.js and npm (offline lint of the Action, replay of GitHub's recorded
+# responses): Debian's packages, unless a node/npm is already installed.
+command -v node >/dev/null 2>&1 || missing="$missing nodejs"
+command -v npm >/dev/null 2>&1 || missing="$missing npm"
 [ -z "$missing" ] && exit 0
 echo "install-deps: installing:$missing" >&2
 SUDO=""
