@@ -64,12 +64,22 @@ typedef struct lease_op_options {
 	 *  return non-zero to stop waiting (interrupted). May be NULL. */
 	int (*wait_cb)(double sleep_seconds, void *payload);
 	void *wait_payload;
+	/**
+	 * heartbeat only: the state this caller last wrote and verified (its oid
+	 * and payload). The first round then skips the read and does its CAS
+	 * from that oid; a stale state fails the CAS and is settled by reading
+	 * again (§5), so this is never less safe — only cheaper (3 GitHub
+	 * requests instead of 4 for each heartbeat of the service, issue 6).
+	 * Both NULL = read first. Borrowed for the call.
+	 */
+	const lease_oid *known_oid;
+	const lease_payload *known_payload;
 } lease_op_options;
 
 #define LEASE_OP_OPTIONS_INIT                                                                \
 	{                                                                                    \
 		LEASE_OP_OPTIONS_VERSION, NULL, NULL, 0, LEASE_PHASE_NONE, LEASE_PHASE_NONE, \
-			NULL, 0, 0, NULL, NULL                                               \
+			NULL, 0, 0, NULL, NULL, NULL, NULL                                   \
 	}
 
 /**
