@@ -18,11 +18,18 @@ static int local_ctor(lease_transport **out, const char *arg, const lease_store_
 	return lease_local_transport_new(out, *arg ? arg : ".", err, errlen);
 }
 
+static int github_ctor(lease_transport **out, const char *arg, const lease_store_options *opts,
+		       char *err, size_t errlen)
+{
+	return lease_github_transport_new(out, arg, opts, err, errlen);
+}
+
 static const struct {
 	const char *prefix;
 	transport_ctor ctor;
 } backends[] = {
 	{"local:", local_ctor},
+	{"github:", github_ctor},
 };
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)

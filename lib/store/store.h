@@ -125,6 +125,24 @@ void lease_store_log(lease_store *st, int level, const char *fmt, ...)
 int lease_local_transport_new(lease_transport **out, const char *path, char *err,
 			      size_t errlen);
 
+/**
+ * GitHub backend (lib/store/github.c) over libcurl + jansson, protocol.md §9:
+ * @p arg is "OWNER/REPO". The token comes from opts->github_token, else
+ * REFLEASE_GITHUB_TOKEN, else GITHUB_TOKEN; base URLs from GITHUB_API_URL /
+ * GITHUB_GRAPHQL_URL (https, or http towards loopback only). No I/O here.
+ * @return 0, LEASE_EINVALID (bad OWNER/REPO), LEASE_ECONFIG (no token, URL
+ *         refused), LEASE_ENOMEM
+ */
+int lease_github_transport_new(lease_transport **out, const char *arg,
+			       const lease_store_options *opts, char *err, size_t errlen);
+
+/**
+ * Make a GitHub transport read through REST only (what it falls back to by
+ * itself when GraphQL does not see refs/<ns>/); tests replaying recorded
+ * REST traffic use it. A no-op on other transports.
+ */
+void lease_github_set_rest_only(lease_transport *t);
+
 /** Create a bare repository at @p path with reflease's recommended settings. */
 int lease_local_init(const char *path, char *err, size_t errlen);
 

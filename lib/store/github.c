@@ -1,0 +1,1382 @@
+/* The GitHub transport (`github:OWNER/REPO`, protocol.md §3, §4, §9 github):
+ * commit objects through the git data API, creates through POST /git/refs,
+ * every replace and delete through GraphQL updateRefs with a beforeOid (the
+ * only true compare-and-swap GitHub offers), reads through one GraphQL query
+ * (REST as the fallback). This file knows refs, oids and commits, never
+ * phases or tokens; lib/lease/primitives.c validates every post-state. */
+#include "http.h"
+#include "store.h"
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define EMPTY_TREE  "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+#define ZERO_OID    "0000000000000000000000000000000000000000"
+#define GQL_BATCH   100   /* aliased object look-ups per GraphQL request */
+#define REQ_MAX_MS  30000 /* bound on one request inside the operation timeout */
+#define MSG_EXCERPT 200   /* bytes of a server message quoted in an error */
+
+/* What GraphQL has shown about refs/<ns>/ (protocol.md §9: REST is the
+ * fallback where GraphQL does not see the namespace). */
+enum gql_sight { GQL_UNKNOWN = 0, GQL_SEES = 1, GQL_BLIND = 2 };
+
+typedef struct gh_transport {
+	lease_transport base;
+	lease_http *http;
+	char *api;     /* REST base, no trailing slash (GHES: .../api/v3) */
+	char *graphql; /* GraphQL endpoint */
+	char owner[64];
+	char repo[128];
+	char repo_id[128]; /* node id, fetched once */
+	int sight;
+	int64_t date;    /* latest Date header, s */
+	int64_t date_ms; /* monotonic ms when it arrived */
+	int timeout_s;
+	int nohdr_waits;          /* consecutive rate-limit waits without a header */
+	int64_t limited_until_ms; /* monotonic: known rate limited until then */
+	char limited_why[300];    /* the answer that said so */
+	lease_random random;
+	lease_log_fn log;
+	void *log_payload;
+	int log_level;
+	char errmsg[1024];
+} gh_transport;
+
+/* One exchange's outcome after retries. */
+typedef struct gh_reply {
+	lease_http_response r;
+	json_t *json; /* parsed body, or NULL */
+} gh_reply;
+
+static void reply_clear(gh_reply *rp)
+{
+	lease_http_response_clear(&rp->r);
+	json_decref(rp->json);
+	rp->json = NULL;
+}
+
+__attribute__((format(printf, 3, 4))) static int gh_err(gh_transport *g, int code, const char *fmt,
+                                                        ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(g->errmsg, sizeof(g->errmsg), fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+__attribute__((format(printf, 3, 4))) static void gh_log(gh_transport *g, int level,
+                                                         const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	if (!g->log || level > g->log_level)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	g->log(level, buf, g->log_payload);
+}
+
+static void sleep_ms(int64_t ms)
+{
+	struct timespec ts;
+
+	if (ms <= 0)
+		return;
+	ts.tv_sec = (time_t)(ms / 1000);
+	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}
+
+/* A random factor in [1, 1 + spread) applied to @p ms. */
+static int64_t jitter(gh_transport *g, int64_t ms, double spread)
+{
+	unsigned char b[2] = {0, 0};
+
+	if (lease_random_bytes(&g->random, b, sizeof(b)) < 0)
+		return ms;
+	return ms + (int64_t)((double)ms * spread * ((b[0] << 8 | b[1]) / 65536.0));
+}
+
+/* ---- time ---------------------------------------------------------------- */
+
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+	int64_t era;
+	unsigned yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = (unsigned)(y - era * 400);
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + (int64_t)doe - 719468;
+}
+
+/* "YYYY-MM-DDTHH:MM:SS(Z|±HH:MM)" (fractions ignored) → seconds; -1 if malformed. */
+static int64_t parse_iso8601(const char *s)
+{
+	int y, mo, d, h, mi, sec, n = 0, oh = 0, om = 0;
+	int64_t t;
+	const char *p;
+
+	if (!s || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6)
+		return -1;
+	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
+		return -1;
+	t = days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 + mi * 60 + sec;
+	p = s + n;
+	if (*p == '.')
+		while (*++p >= '0' && *p <= '9')
+			;
+	if (*p == 'Z' && p[1] == '\0')
+		return t;
+	if ((*p == '+' || *p == '-') && sscanf(p + 1, "%2d:%2d", &oh, &om) == 2)
+		return *p == '+' ? t - (oh * 3600 + om * 60) : t + (oh * 3600 + om * 60);
+	return -1;
+}
+
+static void format_iso8601(char out[32], int64_t when)
+{
+	time_t tt = (time_t)when;
+	struct tm tm;
+
+	gmtime_r(&tt, &tm);
+	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* protocol.md §4: the Date header of the latest response plus monotonic time since. */
+static int64_t server_now(gh_transport *g)
+{
+	if (g->date_ms <= 0)
+		return (int64_t)time(NULL);
+	return g->date + (lease_http_mono_ms() - g->date_ms) / 1000;
+}
+
+/* ---- messages -------------------------------------------------------------- */
+
+/* A server-supplied message, trimmed to one printable line (never trusted text). */
+static void excerpt(char *out, size_t outlen, const char *msg)
+{
+	size_t i, j = 0;
+
+	if (!msg)
+		msg = "";
+	for (i = 0; msg[i] && j + 1 < outlen && i < MSG_EXCERPT; i++) {
+		unsigned char c = (unsigned char)msg[i];
+		out[j++] = (c < 0x20 || c == 0x7f) ? ' ' : (char)c;
+	}
+	out[j] = '\0';
+}
+
+static const char *rest_message(const gh_reply *rp)
+{
+	json_t *m = rp->json ? json_object_get(rp->json, "message") : NULL;
+
+	return json_is_string(m) ? json_string_value(m) : "";
+}
+
+static int contains_ci(const char *hay, const char *needle)
+{
+	size_t n = strlen(needle), i, k;
+
+	for (i = 0; hay && hay[i]; i++) {
+		for (k = 0; k < n && hay[i + k]; k++) {
+			char a = hay[i + k], b = needle[k];
+			if (a >= 'A' && a <= 'Z')
+				a = (char)(a - 'A' + 'a');
+			if (a != b)
+				break;
+		}
+		if (k == n)
+			return 1;
+	}
+	return 0;
+}
+
+/* Namespace of a full ref name ("refs/<ns>/..."), for messages. */
+static void ref_ns(char out[64], const char *refname)
+{
+	const char *p = strncmp(refname, "refs/", 5) == 0 ? refname + 5 : refname;
+	size_t n = strcspn(p, "/");
+
+	if (n > 63)
+		n = 63;
+	memcpy(out, p, n);
+	out[n] = '\0';
+}
+
+/* ---- the request loop ------------------------------------------------------ */
+
+/* The first GraphQL error of type @p type, or NULL. */
+static json_t *gql_error_of_type(json_t *json, const char *type)
+{
+	json_t *errs = json ? json_object_get(json, "errors") : NULL, *e;
+	size_t i;
+
+	json_array_foreach(errs, i, e)
+	{
+		json_t *ty = json_object_get(e, "type");
+		json_t *ext = json_object_get(e, "extensions");
+		json_t *code = ext ? json_object_get(ext, "code") : NULL;
+		if ((json_is_string(ty) && strcmp(json_string_value(ty), type) == 0) ||
+		    (json_is_string(code) && strcmp(json_string_value(code), type) == 0))
+			return e;
+	}
+	return NULL;
+}
+
+static const char *gql_first_message(json_t *json)
+{
+	json_t *errs = json ? json_object_get(json, "errors") : NULL;
+	json_t *m = json_object_get(json_array_get(errs, 0), "message");
+
+	return json_is_string(m) ? json_string_value(m) : "";
+}
+
+/* 1 when the response is a rate-limit refusal (GitHub: 429; 403 with
+ * retry-after, or with x-ratelimit-remaining 0, or a secondary-limit body;
+ * GraphQL: RATE_LIMITED inside a 200). */
+static int is_rate_limited(const gh_reply *rp, int graphql)
+{
+	long st = rp->r.status;
+
+	if (st == 429)
+		return 1;
+	if (st == 403)
+		return rp->r.retry_after >= 0 || rp->r.rl_remaining == 0 ||
+		       contains_ci(rest_message(rp), "rate limit");
+	if (graphql && st == 200)
+		return gql_error_of_type(rp->json, "RATE_LIMITED") != NULL;
+	return 0;
+}
+
+/* 1 when a GraphQL 200 carries an error GitHub produces for a transient
+ * server-side failure ("Something went wrong while executing your query.
+ * This may be the result of a timeout", type INTERNAL): worth a retry for a
+ * read, an unknown outcome for a mutation. */
+static int gql_transient(json_t *json)
+{
+	json_t *errs = json ? json_object_get(json, "errors") : NULL, *e;
+	size_t i;
+
+	json_array_foreach(errs, i, e)
+	{
+		json_t *ty = json_object_get(e, "type"), *m = json_object_get(e, "message");
+		const char *msg = json_is_string(m) ? json_string_value(m) : "";
+		if ((json_is_string(ty) &&
+		     (strcmp(json_string_value(ty), "INTERNAL") == 0 ||
+		      strcmp(json_string_value(ty), "SERVICE_UNAVAILABLE") == 0)) ||
+		    contains_ci(msg, "went wrong") || contains_ci(msg, "timeout") ||
+		    contains_ci(msg, "timed out"))
+			return 1;
+	}
+	return 0;
+}
+
+/* How long to wait before retrying a rate-limited request, ms (F24:
+ * retry-after, else x-ratelimit-reset, else 60 s then exponential backoff). */
+static int64_t rate_limit_wait_ms(gh_transport *g, const gh_reply *rp)
+{
+	int64_t wait;
+
+	if (rp->r.retry_after >= 0) {
+		g->nohdr_waits = 0;
+		return (rp->r.retry_after > 0 ? rp->r.retry_after : 1) * 1000;
+	}
+	if (rp->r.rl_remaining == 0 && rp->r.rl_reset > 0) {
+		g->nohdr_waits = 0;
+		wait = (rp->r.rl_reset - server_now(g) + 1) * 1000;
+		return wait < 1000 ? 1000 : wait;
+	}
+	wait = 60000LL << (g->nohdr_waits < 6 ? g->nohdr_waits : 6);
+	g->nohdr_waits++;
+	return jitter(g, wait, 0.25);
+}
+
+/* Path (for logs): the URL without scheme and host. */
+static const char *url_path(const char *url)
+{
+	const char *p = strstr(url, "://");
+
+	p = p ? strchr(p + 3, '/') : NULL;
+	return p ? p : url;
+}
+
+/*
+ * Send a request, retrying within @p deadline_ms (monotonic): resolve or
+ * connect failures always (nothing was sent), rate limits always (GitHub
+ * applied nothing), 5xx and unanswered requests only when @p idempotent.
+ * A non-idempotent request answered by nothing or by a 5xx returns
+ * LEASE_ENET: the outcome is unknown and is settled by re-reading (§5).
+ * On 0, @p rp holds a complete response (any other status) and its JSON.
+ */
+static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const char *url,
+                       const char *body, int idempotent, int graphql, int64_t deadline_ms)
+{
+	int64_t backoff = 500, now, wait;
+	int attempt = 0, rc, limited = 0;
+	char last[300] = "";
+
+	memset(rp, 0, sizeof(*rp));
+	for (;;) {
+		now = lease_http_mono_ms();
+		if (now >= deadline_ms && attempt > 0)
+			break;
+		/* Known to be rate limited: never send before the limit resets. */
+		if (g->limited_until_ms > now) {
+			if (g->limited_until_ms > deadline_ms)
+				return gh_err(g, LEASE_ERATELIMIT,
+				              "%s: limited for another %lld s, past the operation "
+				              "timeout (%d s)",
+				              g->limited_why,
+				              (long long)((g->limited_until_ms - now + 999) / 1000),
+				              g->timeout_s);
+			sleep_ms(g->limited_until_ms - now);
+			now = lease_http_mono_ms();
+		}
+		attempt++;
+		reply_clear(rp);
+		rc = lease_http_request(
+		        g->http, &rp->r, method, url, body,
+		        (long)(deadline_ms - now < REQ_MAX_MS
+		                       ? (deadline_ms - now > 1000 ? deadline_ms - now : 1000)
+		                       : REQ_MAX_MS));
+		if (rc < 0)
+			return gh_err(g, rc, "%s", rp->r.error);
+		if (rp->r.result == LEASE_HTTP_OK && rp->r.date >= 0) {
+			g->date = rp->r.date;
+			g->date_ms = rp->r.date_mono_ms;
+		}
+		if (rp->r.result == LEASE_HTTP_OK) {
+			json_error_t jerr;
+			gh_log(g, LEASE_LOG_DEBUG, "github: %s %s -> %ld", method, url_path(url),
+			       rp->r.status);
+			if (rp->r.body && rp->r.body_len)
+				rp->json = json_loadb(rp->r.body, rp->r.body_len, 0, &jerr);
+			if (is_rate_limited(rp, graphql)) {
+				limited = 1;
+				wait = rate_limit_wait_ms(g, rp);
+				snprintf(last, sizeof(last), "rate limited by GitHub (HTTP %ld%s)",
+				         rp->r.status,
+				         rp->r.status == 200 ? ", GraphQL RATE_LIMITED" : "");
+				if (lease_http_mono_ms() + wait > deadline_ms) {
+					g->limited_until_ms = lease_http_mono_ms() + wait;
+					snprintf(g->limited_why, sizeof(g->limited_why), "%s",
+					         last);
+					rc = gh_err(
+					        g, LEASE_ERATELIMIT,
+					        "%s; the next attempt would be in %lld s, past the "
+					        "operation timeout (%d s)",
+					        last, (long long)((wait + 999) / 1000),
+					        g->timeout_s);
+					reply_clear(rp);
+					return rc;
+				}
+				gh_log(g, LEASE_LOG_WARN, "github: %s; retrying in %lld s", last,
+				       (long long)((wait + 999) / 1000));
+				sleep_ms(wait);
+				continue;
+			}
+			if (graphql && idempotent && rp->r.status == 200 &&
+			    gql_transient(rp->json)) {
+				snprintf(last, sizeof(last), "GraphQL: %.200s",
+				         gql_first_message(rp->json));
+				goto retry;
+			}
+			if (rp->r.status >= 500 && !idempotent) {
+				rc = gh_err(g, LEASE_ENET,
+				            "GitHub answered %s %s with HTTP %ld: the outcome is "
+				            "unknown",
+				            method, url_path(url), rp->r.status);
+				reply_clear(rp);
+				return rc;
+			}
+			if (rp->r.status < 500) {
+				g->nohdr_waits = 0;
+				return 0;
+			}
+			snprintf(last, sizeof(last), "HTTP %ld", rp->r.status);
+		} else {
+			gh_log(g, LEASE_LOG_DEBUG, "github: %s %s -> %s", method, url_path(url),
+			       rp->r.error);
+			if (rp->r.result == LEASE_HTTP_UNANSWERED && !idempotent) {
+				rc = gh_err(g, LEASE_ENET,
+				            "no answer from GitHub to %s %s (%s): the outcome is "
+				            "unknown",
+				            method, url_path(url), rp->r.error);
+				reply_clear(rp);
+				return rc;
+			}
+			snprintf(last, sizeof(last), "%s", rp->r.error);
+		}
+	retry:
+		limited = 0;
+		wait = jitter(g, backoff, 0.5);
+		if (lease_http_mono_ms() + wait >= deadline_ms)
+			break;
+		gh_log(g, LEASE_LOG_INFO, "github: %s %s failed (%s); retrying in %lld ms", method,
+		       url_path(url), last, (long long)wait);
+		sleep_ms(wait);
+		if (backoff < 8000)
+			backoff *= 2;
+	}
+	reply_clear(rp);
+	if (limited)
+		return gh_err(g, LEASE_ERATELIMIT, "%s past the operation timeout (%d s)", last,
+		              g->timeout_s);
+	return gh_err(g, LEASE_ENET, "GitHub unreachable after %d attempts in %d s: %s", attempt,
+	              g->timeout_s, last);
+}
+
+static int64_t deadline(const gh_transport *g)
+{
+	return lease_http_mono_ms() + (int64_t)g->timeout_s * 1000;
+}
+
+/* Errors every endpoint shares (F25, F26); 0 when @p rp is none of them. */
+static int common_status(gh_transport *g, const gh_reply *rp, const char *what)
+{
+	char msg[MSG_EXCERPT + 1];
+
+	excerpt(msg, sizeof(msg), rest_message(rp));
+	switch (rp->r.status) {
+	case 401:
+		return gh_err(g, LEASE_EAUTH,
+		              "GitHub rejected the credentials (401 %s) while %s: check "
+		              "GITHUB_TOKEN / --token-file",
+		              msg, what);
+	case 403:
+		return gh_err(g, LEASE_EAUTH,
+		              "permission denied by GitHub (403 %s) while %s: the token needs "
+		              "'contents: write' on %s/%s",
+		              msg, what, g->owner, g->repo);
+	case 404:
+		return gh_err(g, LEASE_ECONFIG,
+		              "repository %s/%s not found, or not visible to this token (404) "
+		              "while %s",
+		              g->owner, g->repo, what);
+	case 409:
+		return gh_err(g, LEASE_ECONFIG,
+		              "repository %s/%s is empty (409 %s): push an initial commit (for "
+		              "example create a README on GitHub), then retry",
+		              g->owner, g->repo, msg);
+	default: return 0;
+	}
+}
+
+static int unexpected_status(gh_transport *g, const gh_reply *rp, const char *what)
+{
+	char msg[MSG_EXCERPT + 1];
+
+	excerpt(msg, sizeof(msg), rest_message(rp));
+	return gh_err(g, LEASE_EINTERNAL, "unexpected answer from GitHub (HTTP %ld %s) while %s",
+	              rp->r.status, msg, what);
+}
+
+/* ---- GraphQL --------------------------------------------------------------- */
+
+/* POST a GraphQL document; on 0 the reply is HTTP 200 with a JSON object. */
+static int gql_post(gh_transport *g, gh_reply *rp, const char *query, json_t *vars, int idempotent,
+                    const char *what)
+{
+	json_t *req = json_object();
+	char *body = NULL;
+	int rc;
+
+	if (!req)
+		return LEASE_ENOMEM;
+	json_object_set_new(req, "query", json_string(query));
+	if (vars)
+		json_object_set(req, "variables", vars);
+	body = json_dumps(req, JSON_COMPACT);
+	json_decref(req);
+	if (!body)
+		return LEASE_ENOMEM;
+	rc = gh_exchange(g, rp, "POST", g->graphql, body, idempotent, 1, deadline(g));
+	free(body);
+	if (rc < 0)
+		return rc;
+	if (rp->r.status != 200) {
+		if ((rc = common_status(g, rp, what)) == 0)
+			rc = unexpected_status(g, rp, what);
+		reply_clear(rp);
+		return rc;
+	}
+	if (!json_is_object(rp->json)) {
+		reply_clear(rp);
+		return gh_err(g, LEASE_EINTERNAL, "GitHub's GraphQL answer is not JSON while %s",
+		              what);
+	}
+	return 0;
+}
+
+/* Errors a GraphQL answer may carry whatever the query (a 200 with errors[]). */
+static int gql_common_errors(gh_transport *g, json_t *json, const char *what)
+{
+	json_t *e;
+	char msg[MSG_EXCERPT + 1];
+
+	if (!json_array_size(json_object_get(json, "errors")))
+		return 0;
+	excerpt(msg, sizeof(msg), gql_first_message(json));
+	if ((e = gql_error_of_type(json, "undefinedField"))) {
+		json_t *f = json_object_get(json_object_get(e, "extensions"), "fieldName");
+		if (json_is_string(f) && strcmp(json_string_value(f), "updateRefs") == 0)
+			return gh_err(g, LEASE_ECONFIG,
+			              "this GitHub server has no GraphQL updateRefs mutation (%s): "
+			              "reflease needs it for every compare-and-swap (GitHub.com or "
+			              "GHES 3.14+)",
+			              msg);
+		return gh_err(g, LEASE_ECONFIG,
+		              "this GitHub server's GraphQL schema lacks a "
+		              "field reflease needs (%s)",
+		              msg);
+	}
+	if (gql_error_of_type(json, "FORBIDDEN"))
+		return gh_err(g, LEASE_EAUTH,
+		              "permission denied by GitHub (%s) while %s: the token needs "
+		              "'contents: write' on %s/%s",
+		              msg, what, g->owner, g->repo);
+	if (gql_error_of_type(json, "NOT_FOUND"))
+		return gh_err(g, LEASE_ECONFIG,
+		              "repository %s/%s not found, or not visible to this token (%s)",
+		              g->owner, g->repo, msg);
+	return 0;
+}
+
+static json_t *repo_vars(const gh_transport *g)
+{
+	return json_pack("{ssss}", "owner", g->owner, "name", g->repo);
+}
+
+static void remember_repo_id(gh_transport *g, json_t *repo)
+{
+	json_t *id = json_object_get(repo, "id");
+
+	if (json_is_string(id) && strlen(json_string_value(id)) < sizeof(g->repo_id))
+		snprintf(g->repo_id, sizeof(g->repo_id), "%s", json_string_value(id));
+}
+
+/* The repository node id, fetched once per transport (protocol.md §9). */
+static int ensure_repo_id(gh_transport *g)
+{
+	static const char q[] =
+	        "query($owner:String!,$name:String!){repository(owner:$owner,name:$name){id}}";
+	gh_reply rp;
+	json_t *vars;
+	int rc;
+
+	if (g->repo_id[0])
+		return 0;
+	if (!(vars = repo_vars(g)))
+		return LEASE_ENOMEM;
+	rc = gql_post(g, &rp, q, vars, 1, "reading the repository id");
+	json_decref(vars);
+	if (rc == 0 && (rc = gql_common_errors(g, rp.json, "reading the repository id")) == 0) {
+		remember_repo_id(g,
+		                 json_object_get(json_object_get(rp.json, "data"), "repository"));
+		if (!g->repo_id[0])
+			rc = gh_err(g, LEASE_ECONFIG, "repository %s/%s not found by GraphQL",
+			            g->owner, g->repo);
+	}
+	reply_clear(&rp);
+	return rc;
+}
+
+/* Fill @p c from a GraphQL GitObject (`__typename oid ...on Commit{message
+ * committedDate parents{nodes{oid}}}`); @p is_commit: known to be a commit
+ * (a parent node, which carries no __typename). LEASE_EINTERNAL when malformed. */
+static int commit_from_gql(lease_commit *c, json_t *obj, int is_commit)
+{
+	json_t *ty = json_object_get(obj, "__typename"), *oid = json_object_get(obj, "oid");
+	json_t *msg, *date, *parents;
+
+	memset(c, 0, sizeof(*c));
+	if (!json_is_string(oid) || lease_oid_fromhex(&c->oid, json_string_value(oid)) < 0)
+		return LEASE_EINTERNAL;
+	if (!is_commit && (!json_is_string(ty) || strcmp(json_string_value(ty), "Commit") != 0))
+		return 0; /* exists, not a commit */
+	msg = json_object_get(obj, "message");
+	date = json_object_get(obj, "committedDate");
+	if (!json_is_string(msg) || !json_is_string(date))
+		return LEASE_EINTERNAL;
+	c->is_commit = 1;
+	c->time = parse_iso8601(json_string_value(date));
+	if (c->time < 0)
+		return LEASE_EINTERNAL;
+	parents = json_object_get(json_object_get(obj, "parents"), "nodes");
+	if (json_array_size(parents) > 0) {
+		json_t *p = json_object_get(json_array_get(parents, 0), "oid");
+		if (!json_is_string(p) || lease_oid_fromhex(&c->parent, json_string_value(p)) < 0)
+			return LEASE_EINTERNAL;
+		c->has_parent = 1;
+	}
+	if (!(c->message = strdup(json_string_value(msg))))
+		return LEASE_ENOMEM;
+	return 0;
+}
+
+/* ---- REST helpers ------------------------------------------------------------ */
+
+/* refname: "refs/" + [A-Za-z0-9._/-], no "..", so it can go into a URL path as is. */
+static int check_refname(gh_transport *g, const char *refname)
+{
+	size_t i;
+
+	if (strncmp(refname, "refs/", 5) != 0 || strlen(refname) > 300 || strstr(refname, ".."))
+		return gh_err(g, LEASE_EINVALID, "invalid ref name '%.300s'", refname);
+	for (i = 5; refname[i]; i++) {
+		char c = refname[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '.' || c == '_' || c == '-' || c == '/'))
+			return gh_err(g, LEASE_EINVALID, "invalid ref name '%.300s'", refname);
+	}
+	return 0;
+}
+
+static char *rest_url(const gh_transport *g, const char *suffix)
+{
+	size_t n = strlen(g->api) + strlen(g->owner) + strlen(g->repo) + strlen(suffix) + 16;
+	char *u = malloc(n);
+
+	if (u)
+		snprintf(u, n, "%s/repos/%s/%s/%s", g->api, g->owner, g->repo, suffix);
+	return u;
+}
+
+static int rest_call(gh_transport *g, gh_reply *rp, const char *method, const char *suffix,
+                     json_t *body, int idempotent)
+{
+	char *url = rest_url(g, suffix), *b = NULL;
+	int rc;
+
+	if (!url)
+		return LEASE_ENOMEM;
+	if (body && !(b = json_dumps(body, JSON_COMPACT))) {
+		free(url);
+		return LEASE_ENOMEM;
+	}
+	rc = gh_exchange(g, rp, method, url, b, idempotent, 0, deadline(g));
+	free(b);
+	free(url);
+	return rc;
+}
+
+/* REST read of one ref: GET /git/ref/<ref without "refs/"> (404 = absent). */
+static int rest_read_ref(gh_transport *g, const char *refname, int *present, lease_oid *oid)
+{
+	char suffix[400];
+	gh_reply rp;
+	json_t *sha;
+	int rc;
+
+	snprintf(suffix, sizeof(suffix), "git/ref/%s", refname + 5);
+	if ((rc = rest_call(g, &rp, "GET", suffix, NULL, 1)) < 0)
+		return rc;
+	if (rp.r.status == 404) {
+		*present = 0;
+		rc = 0;
+	} else if (rp.r.status == 200) {
+		sha = json_object_get(json_object_get(rp.json, "object"), "sha");
+		if (!json_is_object(rp.json) || !json_is_string(json_object_get(rp.json, "ref")) ||
+		    strcmp(json_string_value(json_object_get(rp.json, "ref")), refname) != 0 ||
+		    !json_is_string(sha) || lease_oid_fromhex(oid, json_string_value(sha)) < 0)
+			rc = gh_err(g, LEASE_EINTERNAL, "malformed answer from GitHub reading %s",
+			            refname);
+		else
+			*present = 1;
+	} else if ((rc = common_status(g, &rp, "reading a ref")) == 0) {
+		rc = unexpected_status(g, &rp, "reading a ref");
+	}
+	reply_clear(&rp);
+	return rc;
+}
+
+/* REST read of a commit: GET /git/commits/{sha} (404 = not found). */
+static int rest_read_commit(gh_transport *g, lease_commit *out, const lease_oid *oid)
+{
+	char suffix[80], hex[LEASE_OID_HEXSZ + 1];
+	gh_reply rp;
+	json_t *msg, *date, *sha, *parents;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	lease_oid_tohex(hex, oid);
+	snprintf(suffix, sizeof(suffix), "git/commits/%s", hex);
+	if ((rc = rest_call(g, &rp, "GET", suffix, NULL, 1)) < 0)
+		return rc;
+	if (rp.r.status == 404 || rp.r.status == 422) {
+		rc = gh_err(g, LEASE_ENOTFOUND, "commit %s not found", hex);
+	} else if (rp.r.status == 200) {
+		sha = json_object_get(rp.json, "sha");
+		msg = json_object_get(rp.json, "message");
+		date = json_object_get(json_object_get(rp.json, "committer"), "date");
+		parents = json_object_get(rp.json, "parents");
+		if (!json_is_string(sha) || lease_oid_fromhex(&out->oid, json_string_value(sha)) ||
+		    !json_is_string(msg) || !json_is_string(date) ||
+		    (out->time = parse_iso8601(json_string_value(date))) < 0) {
+			rc = gh_err(g, LEASE_EINTERNAL, "malformed commit %s from GitHub", hex);
+		} else {
+			out->is_commit = 1;
+			if (json_array_size(parents) > 0) {
+				json_t *p = json_object_get(json_array_get(parents, 0), "sha");
+				if (!json_is_string(p) ||
+				    lease_oid_fromhex(&out->parent, json_string_value(p)) < 0)
+					rc = gh_err(g, LEASE_EINTERNAL,
+					            "malformed commit %s from GitHub", hex);
+				out->has_parent = 1;
+			}
+			if (rc == 0 && !(out->message = strdup(json_string_value(msg))))
+				rc = LEASE_ENOMEM;
+		}
+	} else if ((rc = common_status(g, &rp, "reading a commit")) == 0) {
+		rc = unexpected_status(g, &rp, "reading a commit");
+	}
+	if (rc < 0)
+		lease_commit_clear(out);
+	reply_clear(&rp);
+	return rc;
+}
+
+/* ---- the vtable ----------------------------------------------------------- */
+
+static int gh_write_commit(lease_transport *t, lease_oid *out, const lease_oid *parent,
+                           const char *message, int64_t when)
+{
+	gh_transport *g = (gh_transport *)t;
+	char date[32], hex[LEASE_OID_HEXSZ + 1];
+	json_t *body, *parents, *who;
+	gh_reply rp;
+	json_t *sha;
+	int rc;
+
+	format_iso8601(date, when);
+	if (!(parents = json_array()))
+		return LEASE_ENOMEM;
+	if (parent) {
+		lease_oid_tohex(hex, parent);
+		json_array_append_new(parents, json_string(hex));
+	}
+	who = json_pack("{ssssss}", "name", "reflease", "email", "reflease@localhost", "date",
+	                date);
+	body = json_pack("{s:s, s:s, s:o, s:o, s:o}", "message", message, "tree", EMPTY_TREE,
+	                 "parents", parents, "author", json_copy(who), "committer", who);
+	if (!body)
+		return LEASE_ENOMEM;
+	/* Writing an object is idempotent (same content, same oid): safe to resend. */
+	rc = rest_call(g, &rp, "POST", "git/commits", body, 1);
+	json_decref(body);
+	if (rc < 0)
+		return rc;
+	if (rp.r.status == 201 || rp.r.status == 200) {
+		sha = json_object_get(rp.json, "sha");
+		if (!json_is_string(sha) || lease_oid_fromhex(out, json_string_value(sha)) < 0)
+			rc = gh_err(g, LEASE_EINTERNAL,
+			            "malformed answer from GitHub writing a "
+			            "commit");
+	} else if (rp.r.status == 422 && contains_ci(rest_message(&rp), "rule")) {
+		char msg[MSG_EXCERPT + 1];
+		excerpt(msg, sizeof(msg), rest_message(&rp));
+		rc = gh_err(g, LEASE_EAUTH, "repository rules of %s/%s refuse the commit (422 %s)",
+		            g->owner, g->repo, msg);
+	} else if ((rc = common_status(g, &rp, "writing a commit")) == 0) {
+		rc = unexpected_status(g, &rp, "writing a commit");
+	}
+	reply_clear(&rp);
+	return rc;
+}
+
+static int gh_create_ref(lease_transport *t, const char *refname, const lease_oid *new_oid)
+{
+	gh_transport *g = (gh_transport *)t;
+	char hex[LEASE_OID_HEXSZ + 1], ns[64], msg[MSG_EXCERPT + 1];
+	gh_reply rp;
+	json_t *body;
+	int rc, present = 0;
+	lease_oid seen;
+
+	if ((rc = check_refname(g, refname)) < 0)
+		return rc;
+	lease_oid_tohex(hex, new_oid);
+	if (!(body = json_pack("{ssss}", "ref", refname, "sha", hex)))
+		return LEASE_ENOMEM;
+	rc = rest_call(g, &rp, "POST", "git/refs", body, 0);
+	json_decref(body);
+	if (rc < 0)
+		return rc;
+	excerpt(msg, sizeof(msg), rest_message(&rp));
+	ref_ns(ns, refname);
+	if (rp.r.status == 201) {
+		rc = 0;
+	} else if (rp.r.status == 422) {
+		reply_clear(&rp);
+		if (contains_ci(msg, "rule"))
+			return gh_err(g, LEASE_EAUTH,
+			              "repository rules of %s/%s forbid writing refs/%s/ (422 %s): "
+			              "exempt the namespace or the token from the ruleset",
+			              g->owner, g->repo, ns, msg);
+		if (contains_ci(msg, "already exists"))
+			return gh_err(g, LEASE_EEXISTS, "%s already exists (422)", refname);
+		/* Another 422 (say "Reference update failed"): classify by re-reading,
+		 * never by the wording alone (F09, F10). */
+		if ((rc = rest_read_ref(g, refname, &present, &seen)) < 0)
+			return rc;
+		if (present)
+			return gh_err(g, LEASE_EEXISTS, "%s exists (422 %s)", refname, msg);
+		return gh_err(g, LEASE_ECONFIG,
+		              "GitHub refused to create %s (422 %s) and it does not exist: "
+		              "another ref of the repository collides with it as a path (for "
+		              "example %s/...); remove that ref",
+		              refname, msg, refname);
+	} else if ((rc = common_status(g, &rp, "creating a ref")) == 0) {
+		rc = unexpected_status(g, &rp, "creating a ref");
+	}
+	reply_clear(&rp);
+	return rc;
+}
+
+/* updateRefs with a beforeOid: the compare-and-swap of replace and delete. */
+static int gh_update_ref(gh_transport *g, const char *refname, const lease_oid *old_oid,
+                         const char *after_hex, const char *what)
+{
+	static const char q[] = "mutation($input:UpdateRefsInput!){updateRefs(input:$input){"
+	                        "clientMutationId}}";
+	char before[LEASE_OID_HEXSZ + 1], ns[64], msg[MSG_EXCERPT + 1];
+	gh_reply rp;
+	json_t *vars, *data;
+	int rc;
+
+	if ((rc = check_refname(g, refname)) < 0)
+		return rc;
+	if ((rc = ensure_repo_id(g)) < 0)
+		return rc;
+	lease_oid_tohex(before, old_oid);
+	vars = json_pack("{s:{s:s, s:[{s:s, s:s, s:s, s:b}]}}", "input", "repositoryId", g->repo_id,
+	                 "refUpdates", "name", refname, "beforeOid", before, "afterOid", after_hex,
+	                 "force", 0);
+	if (!vars)
+		return LEASE_ENOMEM;
+	rc = gql_post(g, &rp, q, vars, 0, what);
+	json_decref(vars);
+	if (rc < 0)
+		return rc;
+	if ((rc = gql_common_errors(g, rp.json, what)) < 0)
+		goto out;
+	data = json_object_get(json_object_get(rp.json, "data"), "updateRefs");
+	if (json_is_object(data) && !json_array_size(json_object_get(rp.json, "errors"))) {
+		rc = 0;
+		goto out;
+	}
+	excerpt(msg, sizeof(msg), gql_first_message(rp.json));
+	ref_ns(ns, refname);
+	if (gql_transient(rp.json))
+		rc = gh_err(g, LEASE_ENET, "GitHub failed %s of %s (%s): the outcome is unknown",
+		            what, refname, msg);
+	else if (contains_ci(msg, "rule violation") || contains_ci(msg, "repository rule"))
+		rc = gh_err(g, LEASE_EAUTH,
+		            "repository rules of %s/%s forbid writing refs/%s/ (%s): exempt the "
+		            "namespace or the token from the ruleset",
+		            g->owner, g->repo, ns, msg);
+	else
+		/* A stale beforeOid (HTTP 200 with errors[]): reported as a mismatch;
+		 * the primitives re-read to say what happened (protocol.md §3). */
+		rc = gh_err(g, LEASE_ECAS, "GitHub refused %s of %s (%s)", what, refname, msg);
+out:
+	reply_clear(&rp);
+	return rc;
+}
+
+static int gh_replace_ref(lease_transport *t, const char *refname, const lease_oid *old_oid,
+                          const lease_oid *new_oid)
+{
+	char after[LEASE_OID_HEXSZ + 1];
+
+	lease_oid_tohex(after, new_oid);
+	return gh_update_ref((gh_transport *)t, refname, old_oid, after, "replacing a ref");
+}
+
+static int gh_delete_ref(lease_transport *t, const char *refname, const lease_oid *old_oid)
+{
+	return gh_update_ref((gh_transport *)t, refname, old_oid, ZERO_OID, "deleting a ref");
+}
+
+/* GraphQL read: repository id + ref target with its message in one answer. */
+/* Drop GraphQL errors about the optional @p alias field (its answer is a
+ * hint only); 1 when any was dropped. */
+static int drop_alias_errors(json_t *json, const char *alias)
+{
+	json_t *errs = json_object_get(json, "errors"), *e, *p;
+	size_t i, k;
+	int dropped = 0;
+
+	for (i = json_array_size(errs); i-- > 0;) {
+		e = json_array_get(errs, i);
+		json_array_foreach(json_object_get(e, "path"), k, p)
+		{
+			if (json_is_string(p) && strcmp(json_string_value(p), alias) == 0) {
+				json_array_remove(errs, i);
+				dropped = 1;
+				break;
+			}
+		}
+	}
+	if (dropped && json_array_size(errs) == 0)
+		json_object_del(json, "errors");
+	return dropped;
+}
+
+/* GraphQL read: repository id + ref target with its message in one answer.
+ * While GraphQL has not yet shown that it sees refs/<ns>/, the same query
+ * also counts the namespace's refs (@p ns_seen: 1 when it has any). */
+static int gql_read_ref(gh_transport *g, const char *refname, int *present, lease_oid *oid,
+                        int *has_commit, lease_commit *commit_out, int *ns_seen)
+{
+	static const char q[] =
+	        "query($owner:String!,$name:String!,$ref:String!){repository(owner:$owner,"
+	        "name:$name){id ref(qualifiedName:$ref){name target{__typename oid ...on "
+	        "Commit{message committedDate parents(first:1){nodes{oid}}}}}}}";
+	static const char q_ns[] =
+	        "query($owner:String!,$name:String!,$ref:String!,$ns:String!){repository("
+	        "owner:$owner,name:$name){id nsrefs:refs(refPrefix:$ns,first:1){totalCount} "
+	        "ref(qualifiedName:$ref){name target{__typename oid ...on Commit{message "
+	        "committedDate parents(first:1){nodes{oid}}}}}}}";
+	char ns[320];
+	const char *slash = strrchr(refname, '/');
+	gh_reply rp;
+	json_t *vars, *repo, *ref, *target, *count;
+	int rc, probe = g->sight == GQL_UNKNOWN;
+
+	*ns_seen = 0;
+	snprintf(ns, sizeof(ns), "%.*s", (int)(slash - refname + 1), refname);
+	vars = probe ? json_pack("{s:s, s:s, s:s, s:s}", "owner", g->owner, "name", g->repo, "ref",
+	                         refname, "ns", ns)
+	             : json_pack("{s:s, s:s, s:s}", "owner", g->owner, "name", g->repo, "ref",
+	                         refname);
+	if (!vars)
+		return LEASE_ENOMEM;
+	rc = gql_post(g, &rp, probe ? q_ns : q, vars, 1, "reading a ref");
+	json_decref(vars);
+	if (rc < 0)
+		return rc;
+	if (probe)
+		drop_alias_errors(rp.json, "nsrefs");
+	if ((rc = gql_common_errors(g, rp.json, "reading a ref")) < 0)
+		goto out;
+	repo = json_object_get(json_object_get(rp.json, "data"), "repository");
+	if (!json_is_object(repo)) {
+		rc = gh_err(g, LEASE_EINTERNAL, "GitHub's GraphQL answer has no repository (%s)",
+		            gql_first_message(rp.json));
+		goto out;
+	}
+	remember_repo_id(g, repo);
+	count = json_object_get(json_object_get(repo, "nsrefs"), "totalCount");
+	*ns_seen = json_is_integer(count) && json_integer_value(count) > 0;
+	ref = json_object_get(repo, "ref");
+	if (json_is_null(ref) || !ref) {
+		*present = 0;
+		goto out;
+	}
+	target = json_object_get(ref, "target");
+	if ((rc = commit_from_gql(commit_out, target, 0)) < 0) {
+		lease_commit_clear(commit_out);
+		rc = gh_err(g, LEASE_EINTERNAL, "malformed GraphQL answer reading %s", refname);
+		goto out;
+	}
+	*present = 1;
+	*oid = commit_out->oid;
+	*has_commit = 1;
+out:
+	reply_clear(&rp);
+	return rc;
+}
+
+static int gh_read_ref(lease_transport *t, const char *refname, int *present, lease_oid *oid,
+                       int *has_commit, lease_commit *commit_out)
+{
+	gh_transport *g = (gh_transport *)t;
+	lease_oid rest_oid;
+	int rc, rest_present = 0, ns_seen = 0;
+
+	*present = 0;
+	*has_commit = 0;
+	memset(oid, 0, sizeof(*oid));
+	memset(commit_out, 0, sizeof(*commit_out));
+	if ((rc = check_refname(g, refname)) < 0)
+		return rc;
+	if (g->sight == GQL_BLIND)
+		return rest_read_ref(g, refname, present, oid);
+	if ((rc = gql_read_ref(g, refname, present, oid, has_commit, commit_out, &ns_seen)) < 0)
+		return rc;
+	if (*present || ns_seen) {
+		g->sight = GQL_SEES;
+		return 0;
+	}
+	if (g->sight == GQL_SEES)
+		return 0;
+	/* Until GraphQL has shown a ref of the namespace, confirm an absence by
+	 * REST: GraphQL may not see refs outside heads/ and tags/ (§9). */
+	if ((rc = rest_read_ref(g, refname, &rest_present, &rest_oid)) < 0)
+		return rc;
+	if (rest_present) {
+		gh_log(g, LEASE_LOG_INFO,
+		       "github: GraphQL does not see %s; reading refs through REST from now on",
+		       refname);
+		g->sight = GQL_BLIND;
+		*present = 1;
+		*oid = rest_oid;
+	}
+	return 0;
+}
+
+/* The GitObject selection used for object(oid:) look-ups. */
+#define GQL_OBJECT_FRAGMENT                                                                        \
+	"fragment C on GitObject{__typename oid ...on Commit{message committedDate "               \
+	"parents(first:1){nodes{oid message committedDate parents(first:1){nodes{oid}}}}}}"
+
+static int gh_read_commit(lease_transport *t, lease_commit *out, const lease_oid *oid)
+{
+	static const char q[] =
+	        "query($owner:String!,$name:String!,$oid:GitObjectID!){repository("
+	        "owner:$owner,name:$name){id o0:object(oid:$oid){...C}}}" GQL_OBJECT_FRAGMENT;
+	gh_transport *g = (gh_transport *)t;
+	char hex[LEASE_OID_HEXSZ + 1];
+	gh_reply rp;
+	json_t *vars, *repo, *obj;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	lease_oid_tohex(hex, oid);
+	if (g->sight == GQL_BLIND)
+		return rest_read_commit(g, out, oid);
+	if (!(vars = json_pack("{ssssss}", "owner", g->owner, "name", g->repo, "oid", hex)))
+		return LEASE_ENOMEM;
+	rc = gql_post(g, &rp, q, vars, 1, "reading a commit");
+	json_decref(vars);
+	if (rc < 0)
+		return rc;
+	if ((rc = gql_common_errors(g, rp.json, "reading a commit")) < 0)
+		goto out;
+	repo = json_object_get(json_object_get(rp.json, "data"), "repository");
+	if (!json_is_object(repo)) {
+		rc = gh_err(g, LEASE_EINTERNAL, "GitHub's GraphQL answer has no repository (%s)",
+		            gql_first_message(rp.json));
+		goto out;
+	}
+	remember_repo_id(g, repo);
+	obj = json_object_get(repo, "o0");
+	if (!obj || json_is_null(obj)) {
+		rc = gh_err(g, LEASE_ENOTFOUND, "object %s not found", hex);
+		goto out;
+	}
+	if ((rc = commit_from_gql(out, obj, 0)) < 0 || !lease_oid_equal(&out->oid, oid)) {
+		lease_commit_clear(out);
+		rc = gh_err(g, LEASE_EINTERNAL, "malformed GraphQL answer reading %s", hex);
+	}
+out:
+	reply_clear(&rp);
+	return rc;
+}
+
+/* Fill the listing's commits and parents with GraphQL batches of <= 100
+ * aliased object(oid:) look-ups (protocol.md §9). Entries left without a
+ * commit are read one by one by the primitives. */
+static int prefetch_commits(gh_transport *g, lease_ref_list *l)
+{
+	size_t start, i, n;
+	int rc = 0;
+
+	for (start = 0; start < l->count; start += GQL_BATCH) {
+		size_t end = start + GQL_BATCH < l->count ? start + GQL_BATCH : l->count;
+		size_t qcap = 256 + (end - start) * 80 + sizeof(GQL_OBJECT_FRAGMENT);
+		char *q = malloc(qcap), hex[LEASE_OID_HEXSZ + 1];
+		json_t *vars, *repo;
+		gh_reply rp;
+
+		if (!q)
+			return LEASE_ENOMEM;
+		n = (size_t)snprintf(q, qcap,
+		                     "query($owner:String!,$name:String!){repository(owner:$owner,"
+		                     "name:$name){id");
+		for (i = start; i < end; i++) {
+			lease_oid_tohex(hex, &l->items[i].oid);
+			n += (size_t)snprintf(q + n, qcap - n, " o%zu:object(oid:\"%s\"){...C}",
+			                      i - start, hex);
+		}
+		snprintf(q + n, qcap - n, "}}" GQL_OBJECT_FRAGMENT);
+		if (!(vars = repo_vars(g))) {
+			free(q);
+			return LEASE_ENOMEM;
+		}
+		rc = gql_post(g, &rp, q, vars, 1, "reading the namespace");
+		json_decref(vars);
+		free(q);
+		if (rc < 0)
+			return rc;
+		if ((rc = gql_common_errors(g, rp.json, "reading the namespace")) < 0) {
+			reply_clear(&rp);
+			return rc;
+		}
+		repo = json_object_get(json_object_get(rp.json, "data"), "repository");
+		remember_repo_id(g, repo);
+		for (i = start; i < end && json_is_object(repo); i++) {
+			lease_ref_entry *e = &l->items[i];
+			char alias[16];
+			json_t *obj, *parents;
+			snprintf(alias, sizeof(alias), "o%zu", i - start);
+			obj = json_object_get(repo, alias);
+			if (!json_is_object(obj))
+				continue;
+			if (commit_from_gql(&e->commit, obj, 0) < 0 ||
+			    !lease_oid_equal(&e->commit.oid, &e->oid)) {
+				lease_commit_clear(&e->commit);
+				continue;
+			}
+			e->has_commit = 1;
+			parents = json_object_get(json_object_get(obj, "parents"), "nodes");
+			if (!e->commit.has_parent || !json_array_size(parents))
+				continue;
+			if (commit_from_gql(&e->parent_commit, json_array_get(parents, 0), 1) < 0)
+				lease_commit_clear(&e->parent_commit);
+			else
+				e->has_parent_commit = 1;
+		}
+		reply_clear(&rp);
+	}
+	return rc;
+}
+
+static int gh_list_refs(lease_transport *t, lease_ref_list *out, const char *prefix)
+{
+	gh_transport *g = (gh_transport *)t;
+	char suffix[400], *url = NULL;
+	gh_reply rp;
+	json_t *e;
+	size_t i;
+	int rc, page;
+
+	if ((rc = check_refname(g, prefix)) < 0)
+		return rc;
+	snprintf(suffix, sizeof(suffix), "git/matching-refs/%s", prefix + 5);
+	if (!(url = rest_url(g, suffix)))
+		return LEASE_ENOMEM;
+	/* One answer today; a `Link: rel="next"` is followed (bounded). */
+	for (page = 0; url && page < 100; page++) {
+		rc = gh_exchange(g, &rp, "GET", url, NULL, 1, 0, deadline(g));
+		free(url);
+		url = NULL;
+		if (rc < 0)
+			return rc;
+		if (rp.r.status != 200) {
+			if ((rc = common_status(g, &rp, "listing refs")) == 0)
+				rc = unexpected_status(g, &rp, "listing refs");
+			reply_clear(&rp);
+			return rc;
+		}
+		if (!json_is_array(rp.json)) {
+			reply_clear(&rp);
+			return gh_err(g, LEASE_EINTERNAL, "malformed ref listing from GitHub");
+		}
+		json_array_foreach(rp.json, i, e)
+		{
+			json_t *ref = json_object_get(e, "ref");
+			json_t *sha = json_object_get(json_object_get(e, "object"), "sha");
+			lease_oid oid;
+			if (!json_is_string(ref) || !json_is_string(sha) ||
+			    lease_oid_fromhex(&oid, json_string_value(sha)) < 0) {
+				rc = gh_err(g, LEASE_EINTERNAL,
+				            "malformed ref listing from GitHub");
+				break;
+			}
+			if ((rc = lease_ref_list_push(out, json_string_value(ref), &oid)) < 0)
+				break;
+		}
+		if (rc == 0 && rp.r.next_url[0] && !(url = strdup(rp.r.next_url)))
+			rc = LEASE_ENOMEM;
+		reply_clear(&rp);
+		if (rc < 0)
+			break;
+	}
+	free(url);
+	if (rc == 0 && out->count > 0 && g->sight != GQL_BLIND)
+		rc = prefetch_commits(g, out);
+	return rc;
+}
+
+static int gh_now(lease_transport *t, int64_t *out)
+{
+	gh_transport *g = (gh_transport *)t;
+
+	/* Before the first answer there is no Date header: the local clock (no
+	 * request is spent on it; every operation reads before it decides). */
+	*out = server_now(g);
+	return 0;
+}
+
+static const char *gh_last_error(lease_transport *t)
+{
+	gh_transport *g = (gh_transport *)t;
+
+	return g->errmsg[0] ? g->errmsg : NULL;
+}
+
+static void gh_free(lease_transport *t)
+{
+	gh_transport *g = (gh_transport *)t;
+
+	if (!g)
+		return;
+	lease_http_free(g->http);
+	free(g->api);
+	free(g->graphql);
+	free(g);
+}
+
+void lease_github_set_rest_only(lease_transport *t)
+{
+	if (t && t->free == gh_free)
+		((gh_transport *)t)->sight = GQL_BLIND;
+}
+
+/* ---- construction ------------------------------------------------------------- */
+
+static char *strip_slash(const char *s)
+{
+	size_t n = strlen(s);
+	char *r;
+
+	while (n > 0 && s[n - 1] == '/')
+		n--;
+	if (!(r = malloc(n + 1)))
+		return NULL;
+	memcpy(r, s, n);
+	r[n] = '\0';
+	return r;
+}
+
+/* GraphQL endpoint for a REST base: https://api.github.com → .../graphql;
+ * GHES https://host/api/v3 → https://host/api/graphql. */
+static char *derive_graphql(const char *api)
+{
+	size_t n = strlen(api), cap = n + 16;
+	char *r = malloc(cap);
+
+	if (!r)
+		return NULL;
+	if (n >= 7 && strcmp(api + n - 7, "/api/v3") == 0)
+		snprintf(r, cap, "%.*s/api/graphql", (int)(n - 7), api);
+	else
+		snprintf(r, cap, "%s/graphql", api);
+	return r;
+}
+
+static int valid_slug(const char *s, size_t len, size_t max)
+{
+	size_t i;
+
+	if (len == 0 || len > max || (len == 1 && s[0] == '.') ||
+	    (len == 2 && s[0] == '.' && s[1] == '.'))
+		return 0;
+	for (i = 0; i < len; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '.' || c == '_' || c == '-'))
+			return 0;
+	}
+	return 1;
+}
+
+static int getenv_nonempty(const char *name, const char **out)
+{
+	const char *v = getenv(name);
+
+	if (v && *v) {
+		*out = v;
+		return 1;
+	}
+	return 0;
+}
+
+int lease_github_transport_new(lease_transport **out, const char *arg,
+                               const lease_store_options *opts, char *err, size_t errlen)
+{
+	gh_transport *g = NULL;
+	const char *slash, *token = NULL, *api = NULL, *gql = NULL;
+	int rc;
+
+	*out = NULL;
+	slash = arg ? strchr(arg, '/') : NULL;
+	if (!slash || !valid_slug(arg, (size_t)(slash - arg), 39) ||
+	    !valid_slug(slash + 1, strlen(slash + 1), 100)) {
+		if (err && errlen)
+			snprintf(err, errlen,
+			         "invalid store 'github:%.200s': expected github:OWNER/REPO",
+			         arg ? arg : "");
+		return LEASE_EINVALID;
+	}
+	if (opts && opts->github_token && *opts->github_token)
+		token = opts->github_token;
+	else if (!getenv_nonempty("REFLEASE_GITHUB_TOKEN", &token) &&
+	         !getenv_nonempty("GITHUB_TOKEN", &token)) {
+		if (err && errlen)
+			snprintf(err, errlen, "%s",
+			         "no GitHub token: set GITHUB_TOKEN (or REFLEASE_GITHUB_TOKEN, or "
+			         "use --token-file FILE)");
+		return LEASE_ECONFIG;
+	}
+	if (!getenv_nonempty("GITHUB_API_URL", &api))
+		api = "https://api.github.com";
+	if ((rc = lease_http_check_url(api, err, errlen)) < 0)
+		return rc;
+	if (getenv_nonempty("GITHUB_GRAPHQL_URL", &gql) &&
+	    (rc = lease_http_check_url(gql, err, errlen)) < 0)
+		return rc;
+	if (!(g = calloc(1, sizeof(*g))))
+		return LEASE_ENOMEM;
+	if ((rc = lease_http_new(&g->http, token, err, errlen)) < 0)
+		goto fail;
+	rc = LEASE_ENOMEM;
+	if (!(g->api = strip_slash(api)))
+		goto fail;
+	if (!(g->graphql = gql ? strip_slash(gql) : derive_graphql(g->api)))
+		goto fail;
+	if ((rc = lease_http_check_url(g->graphql, err, errlen)) < 0)
+		goto fail;
+	snprintf(g->owner, sizeof(g->owner), "%.*s", (int)(slash - arg), arg);
+	snprintf(g->repo, sizeof(g->repo), "%s", slash + 1);
+	g->base.version = LEASE_TRANSPORT_VERSION;
+	g->base.kind = "github";
+	g->base.skew_margin_s = 5;
+	g->base.ttl_min_s = 60;
+	g->base.verify_window_ms = 10000;
+	g->base.write_commit = gh_write_commit;
+	g->base.create_ref = gh_create_ref;
+	g->base.replace_ref = gh_replace_ref;
+	g->base.delete_ref = gh_delete_ref;
+	g->base.read_ref = gh_read_ref;
+	g->base.read_commit = gh_read_commit;
+	g->base.list_refs = gh_list_refs;
+	g->base.now = gh_now;
+	g->base.last_error = gh_last_error;
+	g->base.free = gh_free;
+	g->timeout_s = opts && opts->timeout_s > 0 ? opts->timeout_s : 120;
+	if (opts) {
+		g->random = opts->random;
+		g->log = opts->log;
+		g->log_payload = opts->log_payload;
+		g->log_level = opts->log_level;
+	}
+	*out = &g->base;
+	return 0;
+fail:
+	gh_free(&g->base);
+	return rc;
+}

@@ -1,0 +1,473 @@
+/* HTTP client of the GitHub backend: one reused libcurl handle, bounded
+ * bodies, loopback-only plain http, a credential that never leaves this file
+ * except inside the Authorization header (protocol.md §9 github). */
+#include "http.h"
+
+#include "reflease/common.h"
+
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#ifndef REFLEASE_VERSION
+#define REFLEASE_VERSION "0"
+#endif
+
+struct lease_http {
+	CURL *curl;
+	struct curl_slist *headers;      /* GET: no Content-Type */
+	struct curl_slist *json_headers; /* with a JSON body */
+	char *token;
+	size_t token_len;
+	size_t cap;
+	unsigned long requests;
+	lease_http_response *cur; /* response being received */
+	size_t body_alloc;
+	char errbuf[CURL_ERROR_SIZE];
+};
+
+static int curl_ready;
+
+int64_t lease_http_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void wipe(char *p, size_t n)
+{
+	volatile char *v = p;
+
+	while (n--)
+		*v++ = 0;
+}
+
+__attribute__((format(printf, 3, 4))) static void set_err(char *err, size_t errlen, const char *msg,
+                                                          ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, msg);
+		vsnprintf(err, errlen, msg, ap);
+		va_end(ap);
+	}
+}
+
+/* 1 when @p host (as curl's URL API returns it) is a loopback address. */
+static int host_is_loopback(const char *host)
+{
+	struct in_addr a4;
+	struct in6_addr a6;
+	char buf[64];
+	size_t n = strlen(host);
+
+	if (strcasecmp(host, "localhost") == 0 || strcasecmp(host, "localhost.") == 0)
+		return 1;
+	if (inet_pton(AF_INET, host, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	if (n >= 2 && host[0] == '[' && host[n - 1] == ']' && n - 2 < sizeof(buf)) {
+		memcpy(buf, host + 1, n - 2);
+		buf[n - 2] = '\0';
+		if (inet_pton(AF_INET6, buf, &a6) == 1) {
+			static const unsigned char mapped[12] = {0, 0, 0, 0, 0,    0,
+			                                         0, 0, 0, 0, 0xff, 0xff};
+			if (memcmp(&a6, &in6addr_loopback, sizeof(a6)) == 0)
+				return 1;
+			return memcmp(a6.s6_addr, mapped, 12) == 0 && a6.s6_addr[12] == 127;
+		}
+	}
+	return 0;
+}
+
+/* 0 https, 1 http towards loopback, LEASE_ECONFIG otherwise. */
+static int classify_url(const char *url, char *err, size_t errlen)
+{
+	CURLU *u = NULL;
+	char *scheme = NULL, *host = NULL;
+	int rc = LEASE_ECONFIG;
+
+	if (!url || !*url) {
+		set_err(err, errlen, "%s", "empty GitHub API URL");
+		return LEASE_ECONFIG;
+	}
+	if (!(u = curl_url()))
+		return LEASE_ENOMEM;
+	if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK) {
+		set_err(err, errlen, "invalid GitHub API URL '%s'", url);
+		goto out;
+	}
+	if (strcasecmp(scheme, "https") == 0)
+		rc = 0;
+	else if (strcasecmp(scheme, "http") == 0 && host_is_loopback(host))
+		rc = 1;
+	else if (strcasecmp(scheme, "http") == 0)
+		set_err(err, errlen,
+		        "refusing plain http:// to '%s': use https (http is accepted only for "
+		        "loopback addresses)",
+		        host);
+	else
+		set_err(err, errlen, "unsupported URL scheme in '%s' (expected https://)", url);
+out:
+	curl_free(host);
+	curl_free(scheme);
+	curl_url_cleanup(u);
+	return rc;
+}
+
+int lease_http_check_url(const char *url, char *err, size_t errlen)
+{
+	int rc = classify_url(url, err, errlen);
+
+	return rc < 0 ? rc : 0;
+}
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
+{
+	lease_http *h = userdata;
+	lease_http_response *r = h->cur;
+	size_t n = size * nmemb;
+	char *p;
+
+	if (n > h->cap || r->body_len > h->cap - n) {
+		r->body_overflow = 1;
+		return 0; /* aborts the transfer (CURLE_WRITE_ERROR) */
+	}
+	if (r->body_len + n + 1 > h->body_alloc) {
+		size_t want = h->body_alloc ? h->body_alloc : 4096;
+		while (want < r->body_len + n + 1)
+			want *= 2;
+		if (!(p = realloc(r->body, want)))
+			return 0;
+		r->body = p;
+		h->body_alloc = want;
+	}
+	memcpy(r->body + r->body_len, data, n);
+	r->body_len += n;
+	r->body[r->body_len] = '\0';
+	return n;
+}
+
+/* Value of header line @p line if its name is @p name (case-insensitive), else NULL. */
+static const char *header_value(const char *line, size_t len, const char *name, char *buf,
+                                size_t buflen)
+{
+	size_t n = strlen(name), i, j;
+
+	if (len <= n || strncasecmp(line, name, n) != 0 || line[n] != ':')
+		return NULL;
+	for (i = n + 1; i < len && (line[i] == ' ' || line[i] == '\t'); i++)
+		;
+	for (j = len; j > i && (line[j - 1] == '\r' || line[j - 1] == '\n' || line[j - 1] == ' ');
+	     j--)
+		;
+	if (j - i >= buflen)
+		return NULL;
+	memcpy(buf, line + i, j - i);
+	buf[j - i] = '\0';
+	return buf;
+}
+
+static long parse_long(const char *s)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	if (end == s || v < 0)
+		return -1;
+	return v;
+}
+
+static void reset_headers(lease_http_response *r)
+{
+	r->next_url[0] = '\0';
+	r->date = -1;
+	r->retry_after = -1;
+	r->rl_remaining = -1;
+	r->rl_reset = -1;
+}
+
+/* From a Link header value, the URL whose rel is "next". */
+static void link_next(lease_http_response *r, const char *v, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		size_t start, end, k;
+		while (i < len && v[i] != '<')
+			i++;
+		if (i >= len)
+			return;
+		start = ++i;
+		while (i < len && v[i] != '>')
+			i++;
+		if (i >= len)
+			return;
+		end = i;
+		while (i < len && v[i] != ',')
+			i++;
+		for (k = end; k + 10 <= i && end - start < sizeof(r->next_url); k++) {
+			if (strncmp(v + k, "rel=\"next\"", 10) == 0) {
+				memcpy(r->next_url, v + start, end - start);
+				r->next_url[end - start] = '\0';
+				return;
+			}
+		}
+	}
+}
+
+static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
+{
+	lease_http *h = userdata;
+	lease_http_response *r = h->cur;
+	size_t n = size * nmemb;
+	char buf[128];
+	const char *v;
+
+	if (n >= 5 && strncmp(data, "HTTP/", 5) == 0) {
+		reset_headers(r); /* a new response (after 100 Continue, say) */
+	} else if ((v = header_value(data, n, "date", buf, sizeof(buf)))) {
+		time_t t = curl_getdate(v, NULL);
+		r->date = t < 0 ? -1 : (int64_t)t;
+	} else if ((v = header_value(data, n, "retry-after", buf, sizeof(buf)))) {
+		r->retry_after = parse_long(v);
+		if (r->retry_after < 0) { /* an HTTP-date */
+			time_t t = curl_getdate(v, NULL);
+			if (t >= 0 && r->date >= 0)
+				r->retry_after = t > r->date ? (long)(t - r->date) : 0;
+		}
+	} else if ((v = header_value(data, n, "x-ratelimit-remaining", buf, sizeof(buf)))) {
+		r->rl_remaining = parse_long(v);
+	} else if ((v = header_value(data, n, "x-ratelimit-reset", buf, sizeof(buf)))) {
+		r->rl_reset = parse_long(v);
+	} else if (n > 5 && strncasecmp(data, "link:", 5) == 0) {
+		link_next(r, data + 5, n - 5);
+	}
+	return n;
+}
+
+static struct curl_slist *add_header(struct curl_slist *l, const char *line, int *ok)
+{
+	struct curl_slist *n = curl_slist_append(l, line);
+
+	if (!n) {
+		*ok = 0;
+		return l;
+	}
+	return n;
+}
+
+int lease_http_new(lease_http **out, const char *token, char *err, size_t errlen)
+{
+	lease_http *h = NULL;
+	char *auth = NULL;
+	int ok = 1;
+	size_t i, n, start = 0;
+
+	*out = NULL;
+	if (!curl_ready) {
+		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+			set_err(err, errlen, "%s", "libcurl could not be initialised");
+			return LEASE_ECONFIG;
+		}
+		curl_ready = 1;
+	}
+	if (!(h = calloc(1, sizeof(*h))))
+		return LEASE_ENOMEM;
+	h->cap = LEASE_HTTP_BODY_CAP;
+	if (token) {
+		n = strlen(token);
+		while (start < n && (token[start] == ' ' || token[start] == '\t' ||
+		                     token[start] == '\r' || token[start] == '\n'))
+			start++;
+		while (n > start && (token[n - 1] == ' ' || token[n - 1] == '\t' ||
+		                     token[n - 1] == '\r' || token[n - 1] == '\n'))
+			n--;
+		for (i = start; i < n; i++) {
+			unsigned char c = (unsigned char)token[i];
+			if (c <= 0x20 || c >= 0x7f) {
+				set_err(err, errlen, "%s",
+				        "the GitHub token contains whitespace or control "
+				        "characters");
+				free(h);
+				return LEASE_ECONFIG;
+			}
+		}
+		if (n > start) {
+			if (!(h->token = malloc(n - start + 1)))
+				goto nomem;
+			memcpy(h->token, token + start, n - start);
+			h->token[n - start] = '\0';
+			h->token_len = n - start;
+		}
+	}
+	if (!(h->curl = curl_easy_init())) {
+		set_err(err, errlen, "%s", "libcurl could not create a handle");
+		lease_http_free(h);
+		return LEASE_ECONFIG;
+	}
+	if (h->token) {
+		size_t alen = h->token_len + sizeof("Authorization: Bearer ");
+		if (!(auth = malloc(alen)))
+			goto nomem;
+		snprintf(auth, alen, "Authorization: Bearer %s", h->token);
+		h->headers = add_header(h->headers, auth, &ok);
+		h->json_headers = add_header(h->json_headers, auth, &ok);
+		wipe(auth, alen);
+		free(auth);
+		auth = NULL;
+	}
+	h->headers = add_header(h->headers, "Accept: application/vnd.github+json", &ok);
+	h->headers = add_header(h->headers, "X-GitHub-Api-Version: 2022-11-28", &ok);
+	h->json_headers = add_header(h->json_headers, "Accept: application/vnd.github+json", &ok);
+	h->json_headers = add_header(h->json_headers, "X-GitHub-Api-Version: 2022-11-28", &ok);
+	h->json_headers = add_header(h->json_headers, "Content-Type: application/json", &ok);
+	h->json_headers = add_header(h->json_headers, "Expect:", &ok);
+	if (!ok)
+		goto nomem;
+
+	curl_easy_setopt(h->curl, CURLOPT_USERAGENT, "reflease/" REFLEASE_VERSION);
+	curl_easy_setopt(h->curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h->curl, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(h->curl, CURLOPT_SSL_VERIFYHOST, 2L);
+	curl_easy_setopt(h->curl, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(h->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(h->curl, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(h->curl, CURLOPT_VERBOSE, 0L);
+	curl_easy_setopt(h->curl, CURLOPT_ERRORBUFFER, h->errbuf);
+	curl_easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(h->curl, CURLOPT_WRITEDATA, h);
+	curl_easy_setopt(h->curl, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(h->curl, CURLOPT_HEADERDATA, h);
+	curl_easy_setopt(h->curl, CURLOPT_ACCEPT_ENCODING, "");
+	*out = h;
+	return 0;
+nomem:
+	if (auth)
+		free(auth);
+	lease_http_free(h);
+	return LEASE_ENOMEM;
+}
+
+void lease_http_set_body_cap(lease_http *h, size_t cap)
+{
+	h->cap = cap ? cap : LEASE_HTTP_BODY_CAP;
+}
+
+unsigned long lease_http_request_count(const lease_http *h)
+{
+	return h->requests;
+}
+
+static lease_http_result classify_curl(CURLcode cc, long request_size)
+{
+	switch (cc) {
+	case CURLE_OK: return LEASE_HTTP_OK;
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_COULDNT_RESOLVE_PROXY:
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CACERT_BADFILE: return LEASE_HTTP_NOT_SENT;
+	default: return request_size > 0 ? LEASE_HTTP_UNANSWERED : LEASE_HTTP_NOT_SENT;
+	}
+}
+
+int lease_http_request(lease_http *h, lease_http_response *resp, const char *method,
+                       const char *url, const char *body, long timeout_ms)
+{
+	char err[256];
+	CURLcode cc;
+	long status = 0, reqsize = 0;
+	int kind;
+
+	memset(resp, 0, sizeof(*resp));
+	reset_headers(resp);
+	if ((kind = classify_url(url, err, sizeof(err))) < 0) {
+		snprintf(resp->error, sizeof(resp->error), "%s", err);
+		return kind;
+	}
+	h->cur = resp;
+	h->body_alloc = 0;
+	h->errbuf[0] = '\0';
+	curl_easy_setopt(h->curl, CURLOPT_URL, url);
+	/* Plain http goes to loopback only, never through a proxy (it would see
+	 * the credential). */
+	curl_easy_setopt(h->curl, CURLOPT_NOPROXY, kind == 1 ? "*" : NULL);
+	curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, body ? h->json_headers : h->headers);
+	curl_easy_setopt(h->curl, CURLOPT_TIMEOUT_MS, timeout_ms > 0 ? timeout_ms : 30000L);
+	curl_easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT_MS,
+	                 timeout_ms > 0 && timeout_ms < 10000 ? timeout_ms : 10000L);
+	if (strcmp(method, "GET") == 0) {
+		curl_easy_setopt(h->curl, CURLOPT_CUSTOMREQUEST, NULL);
+		curl_easy_setopt(h->curl, CURLOPT_HTTPGET, 1L);
+	} else {
+		curl_easy_setopt(h->curl, CURLOPT_POST, 1L);
+		curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, body ? body : "");
+		curl_easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE, (long)(body ? strlen(body) : 0));
+		curl_easy_setopt(h->curl, CURLOPT_CUSTOMREQUEST,
+		                 strcmp(method, "POST") == 0 ? NULL : method);
+	}
+	h->requests++;
+	cc = curl_easy_perform(h->curl);
+	h->cur = NULL;
+	resp->date_mono_ms = lease_http_mono_ms();
+	curl_easy_getinfo(h->curl, CURLINFO_REQUEST_SIZE, &reqsize);
+	curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &status);
+	resp->result = classify_curl(cc, reqsize);
+	if (resp->body_overflow)
+		resp->result = LEASE_HTTP_UNANSWERED;
+	if (resp->result == LEASE_HTTP_OK) {
+		resp->status = status;
+	} else {
+		resp->status = 0;
+		if (resp->body_overflow)
+			snprintf(resp->error, sizeof(resp->error),
+			         "response body larger than %zu bytes", h->cap);
+		else
+			snprintf(resp->error, sizeof(resp->error), "%s",
+			         h->errbuf[0] ? h->errbuf : curl_easy_strerror(cc));
+		free(resp->body);
+		resp->body = NULL;
+		resp->body_len = 0;
+	}
+	return 0;
+}
+
+void lease_http_response_clear(lease_http_response *r)
+{
+	if (!r)
+		return;
+	free(r->body);
+	memset(r, 0, sizeof(*r));
+}
+
+void lease_http_free(lease_http *h)
+{
+	if (!h)
+		return;
+	if (h->curl)
+		curl_easy_cleanup(h->curl);
+	/* The header lists hold a copy of the credential: wipe before freeing. */
+	if (h->headers)
+		wipe(h->headers->data, strlen(h->headers->data));
+	if (h->json_headers)
+		wipe(h->json_headers->data, strlen(h->json_headers->data));
+	curl_slist_free_all(h->headers);
+	curl_slist_free_all(h->json_headers);
+	if (h->token) {
+		wipe(h->token, h->token_len);
+		free(h->token);
+	}
+	free(h);
+}

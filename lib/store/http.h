@@ -1,0 +1,86 @@
+/**
+ * @file http.h (internal)
+ * A small HTTP client for the GitHub backend (protocol.md §9 github): one
+ * reused libcurl easy handle (keep-alive), GitHub's headers, bounded response
+ * bodies, TLS verification always on, plain http:// only towards loopback.
+ * The credential is held here and nowhere else: it is never logged, never
+ * put into an error message, and libcurl's verbose mode is never enabled.
+ */
+#ifndef REFLEASE_HTTP_H
+#define REFLEASE_HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/** Default cap on a response body, bytes (style.md §10). */
+#define LEASE_HTTP_BODY_CAP (16u * 1024u * 1024u)
+
+/** An HTTP client. Opaque; free with lease_http_free(). */
+typedef struct lease_http lease_http;
+
+/** How a request ended at the transport level. */
+typedef enum lease_http_result {
+	LEASE_HTTP_OK = 0,        /**< a complete response was received (any status) */
+	LEASE_HTTP_NOT_SENT = 1,  /**< nothing was sent (resolve/connect failed): safe to resend */
+	LEASE_HTTP_UNANSWERED = 2 /**< the request may have reached the server: outcome unknown */
+} lease_http_result;
+
+/** One response. Free with lease_http_response_clear(). */
+typedef struct lease_http_response {
+	lease_http_result result;
+	long status;          /**< HTTP status; 0 when result != LEASE_HTTP_OK */
+	char *body;           /**< NUL-terminated body, owned (may be NULL) */
+	size_t body_len;      /**< bytes, without the NUL */
+	int64_t date;         /**< `Date` header, seconds since the epoch; -1 absent */
+	long retry_after;     /**< `retry-after`, seconds; -1 absent */
+	long rl_remaining;    /**< `x-ratelimit-remaining`; -1 absent */
+	int64_t rl_reset;     /**< `x-ratelimit-reset`, seconds since the epoch; -1 absent */
+	int64_t date_mono_ms; /**< monotonic time (ms) when the response was complete */
+	int body_overflow;    /**< the body passed the cap (result is UNANSWERED) */
+	char next_url[1024];  /**< `Link: <URL>; rel="next"` (pagination), or "" */
+	char error[256];      /**< libcurl's reason when result != LEASE_HTTP_OK */
+} lease_http_response;
+
+/**
+ * Check that @p url may be used: https://, or http:// towards a loopback
+ * address (127.0.0.0/8, ::1, localhost). Anything else is refused.
+ * @return 0, or LEASE_ECONFIG with a message in @p err (the URL, never a credential)
+ */
+int lease_http_check_url(const char *url, char *err, size_t errlen);
+
+/**
+ * Create a client sending `Authorization: Bearer <token>` with every request.
+ * @param token  copied; NULL or "" sends no Authorization header
+ * @return 0, LEASE_ENOMEM, LEASE_ECONFIG (libcurl unusable)
+ */
+int lease_http_new(lease_http **out, const char *token, char *err, size_t errlen);
+
+/** Set the body cap, bytes (0 = LEASE_HTTP_BODY_CAP). */
+void lease_http_set_body_cap(lease_http *h, size_t cap);
+
+/**
+ * Send one request and wait for its answer. Never resends on its own (beyond
+ * what libcurl does when a reused connection dies before any answer byte).
+ * @param method      "GET", "POST", ...
+ * @param url         checked with lease_http_check_url() first
+ * @param body        JSON request body or NULL
+ * @param timeout_ms  bound on the whole request, ms (> 0)
+ * @return 0 with @p resp filled (see resp->result), LEASE_ECONFIG (URL
+ *         refused), LEASE_ENOMEM
+ */
+int lease_http_request(lease_http *h, lease_http_response *resp, const char *method,
+                       const char *url, const char *body, long timeout_ms);
+
+/** Free what @p r owns and zero it. Accepts NULL. */
+void lease_http_response_clear(lease_http_response *r);
+
+/** Number of requests sent through @p h (for request budgets). */
+unsigned long lease_http_request_count(const lease_http *h);
+
+/** Monotonic clock, milliseconds. */
+int64_t lease_http_mono_ms(void);
+
+/** Free the client. Accepts NULL. The token copy is wiped first. */
+void lease_http_free(lease_http *h);
+
+#endif

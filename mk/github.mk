@@ -1,0 +1,22 @@
+# GitHub backend: the fake GitHub server (tests/support/fakegh.c) needs
+# libmicrohttpd, in the Check runner and in the standalone build/tools/fakegh.
+MHD_CFLAGS = $(shell pkg-config --cflags libmicrohttpd)
+MHD_LIBS   = $(shell pkg-config --libs libmicrohttpd) -lpthread
+CHECK_LIBS += $(MHD_LIBS)
+
+$(BUILD)/tools/fakegh: tests/tools/fakegh.c tests/support/fakegh.c tests/support/fakegh.h $(LIBA)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(MHD_CFLAGS) -Itests -o $@ tests/tools/fakegh.c tests/support/fakegh.c \
+	      $(LIBA) $(SANLD) $(PKG_LIBS) $(MHD_LIBS)
+
+# `make bench-github` (part of `make bench`): API requests per operation,
+# counted at the fake server, against the issue 6 budget.
+.PHONY: bench bench-github
+bench: bench-github
+bench-github: $(BUILD)/tools/ghbench
+	$(BUILD)/tools/ghbench
+
+$(BUILD)/tools/ghbench: tests/tools/ghbench.c tests/support/fakegh.c tests/support/fakegh.h $(LIBA)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(MHD_CFLAGS) -Itests -o $@ tests/tools/ghbench.c tests/support/fakegh.c \
+	      $(LIBA) $(SANLD) $(PKG_LIBS) $(MHD_LIBS)

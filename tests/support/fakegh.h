@@ -1,0 +1,121 @@
+/**
+ * @file fakegh.h
+ * A fake GitHub API server for tests and benchmarks (issue 6 item 5): REST
+ * git data endpoints and the GraphQL queries/mutation reflease uses, on
+ * 127.0.0.1 (ephemeral port), backed by a real bare repository (libgit2) so
+ * object ids are real. It answers with GitHub's status codes, message
+ * strings, `Date` and `x-ratelimit-*` headers, keeps a request log and
+ * counters, and injects faults on demand. Runs inside the test process (a
+ * libmicrohttpd thread) or as a process (tests/tools/fakegh.c), where the
+ * control endpoints under /_fakegh/ drive it.
+ */
+#ifndef REFLEASE_FAKEGH_H
+#define REFLEASE_FAKEGH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/** A running fake server. */
+typedef struct fakegh fakegh;
+
+/** Endpoint classes (for fault injection and counters). */
+typedef enum fakegh_endpoint {
+	FAKEGH_ANY = 0,      /**< every endpoint (faults) / all requests (counts) */
+	FAKEGH_COMMIT_POST,  /**< POST /repos/O/R/git/commits */
+	FAKEGH_COMMIT_GET,   /**< GET /repos/O/R/git/commits/SHA */
+	FAKEGH_REF_GET,      /**< GET /repos/O/R/git/ref/REF */
+	FAKEGH_REF_CREATE,   /**< POST /repos/O/R/git/refs */
+	FAKEGH_REF_PATCH,    /**< PATCH /repos/O/R/git/refs/REF */
+	FAKEGH_REF_DELETE,   /**< DELETE /repos/O/R/git/refs/REF */
+	FAKEGH_MATCHING,     /**< GET /repos/O/R/git/matching-refs/PREFIX */
+	FAKEGH_GQL_QUERY,    /**< POST /graphql, a query */
+	FAKEGH_GQL_MUTATION, /**< POST /graphql, the updateRefs mutation */
+	FAKEGH_OTHER,        /**< anything else (answered 404) */
+	FAKEGH_N_ENDPOINTS
+} fakegh_endpoint;
+
+/** Injectable faults. */
+typedef enum fakegh_fault_kind {
+	FAKEGH_FAULT_5XX = 1,          /**< answer 502 (arg: another 5xx) before applying */
+	FAKEGH_FAULT_DROP,             /**< apply, then close the connection without an answer */
+	FAKEGH_FAULT_403_RETRY,        /**< 403 secondary rate limit, retry-after: arg s */
+	FAKEGH_FAULT_403_RESET,        /**< 403 primary rate limit: remaining 0, reset in arg s */
+	FAKEGH_FAULT_403_NOHDR,        /**< 403 secondary rate limit, no header at all */
+	FAKEGH_FAULT_429_RETRY,        /**< 429, retry-after: arg s */
+	FAKEGH_FAULT_429_NOHDR,        /**< 429 without any rate-limit header */
+	FAKEGH_FAULT_GQL_RATE_LIMITED, /**< 200 with errors[].type RATE_LIMITED (arg > 0: reset in
+	                                  arg s) */
+	FAKEGH_FAULT_422_RULES, /**< 422 "Repository rule violations found" (GraphQL: errors[]) */
+	FAKEGH_FAULT_401,       /**< 401 "Bad credentials" */
+	FAKEGH_FAULT_403_FORBIDDEN, /**< 403 "Resource not accessible by integration" */
+	FAKEGH_FAULT_409_EMPTY,     /**< 409 "Git Repository is empty." */
+	FAKEGH_FAULT_NO_UPDATEREFS, /**< GraphQL schema without updateRefs (undefinedField) */
+	FAKEGH_FAULT_STALL,         /**< wait arg ms, then answer normally */
+	FAKEGH_FAULT_GQL_INTERNAL   /**< GraphQL 200 "Something went wrong ... timeout", not applied
+	                             */
+} fakegh_fault_kind;
+
+/** Options for fakegh_start(). Zero-initialise, then set what you need. */
+typedef struct fakegh_options {
+	const char *repo_path; /**< bare repository to serve; NULL = a fresh temporary one */
+	int empty;             /**< fresh repository without any commit (GitHub's 409s) */
+	const char *owner;     /**< NULL = "octo" */
+	const char *repo;      /**< NULL = "leases" */
+	const char *token;     /**< expected bearer token; NULL = accept any non-empty one */
+	int64_t time_offset_s; /**< the server clock = time(2) + this, seconds */
+	int graphql_blind;     /**< GraphQL `ref()` sees only refs/heads/ and refs/tags/ */
+	unsigned short port;   /**< 0 = ephemeral */
+	int page_size; /**< matching-refs in pages of this many refs + Link (0 = one page) */
+} fakegh_options;
+
+/**
+ * Start a server on 127.0.0.1.
+ * @return 0, or -1 (message on stderr: this is test support)
+ */
+int fakegh_start(fakegh **out, const fakegh_options *opts);
+/** Stop the server, remove a temporary repository. Accepts NULL. */
+void fakegh_stop(fakegh *f);
+
+/** The bound port. */
+unsigned short fakegh_port(const fakegh *f);
+/** "http://127.0.0.1:PORT" (borrowed): the REST base and, + "/graphql", GraphQL. */
+const char *fakegh_url(const fakegh *f);
+/** The bare repository's path (borrowed). */
+const char *fakegh_repo_path(const fakegh *f);
+
+/**
+ * Add a fault: the next @p count requests of class @p ep (FAKEGH_ANY: any
+ * class) get @p kind. Faults are consumed in the order added.
+ */
+void fakegh_fault(fakegh *f, fakegh_endpoint ep, fakegh_fault_kind kind, int count, int arg);
+/** Remove every pending fault. */
+void fakegh_clear_faults(fakegh *f);
+/** Read lag: for @p ms after a ref write, reads show the ref's previous value. */
+void fakegh_set_read_lag(fakegh *f, int ms);
+
+/** Requests received of class @p ep (FAKEGH_ANY: all), control requests excluded. */
+unsigned fakegh_count(fakegh *f, fakegh_endpoint ep);
+/** Zero the counters and the log. */
+void fakegh_reset_counts(fakegh *f);
+/** Number of lines in the request log. */
+size_t fakegh_log_size(fakegh *f);
+/** Copy log line @p i ("METHOD PATH CLASS STATUS") into @p buf. 0 or -1. */
+int fakegh_log_line(fakegh *f, size_t i, char *buf, size_t len);
+/** Name of an endpoint class ("create", "updateRefs", ...). */
+const char *fakegh_endpoint_name(fakegh_endpoint ep);
+/** Parse a class name; -1 when unknown. */
+int fakegh_endpoint_parse(const char *name);
+/** Parse a fault name ("5xx", "drop", "403-retry", ...); -1 when unknown. */
+int fakegh_fault_parse(const char *name);
+
+/**
+ * Test helpers acting on the repository directly (no request counted):
+ * point @p refname at @p hex (NULL: delete it); write a blob and put its oid
+ * into @p hex_out (41 bytes).
+ */
+int fakegh_set_ref(fakegh *f, const char *refname, const char *hex);
+int fakegh_write_blob(fakegh *f, const char *content, char *hex_out);
+/** Read @p refname into @p hex_out (41 bytes). 1 present, 0 absent, -1 error. */
+int fakegh_get_ref(fakegh *f, const char *refname, char *hex_out);
+
+#endif

@@ -1,0 +1,962 @@
+/* The GitHub backend (lib/store/github.c, http.c; protocol.md §3, §4, §9
+ * github) against the fake GitHub server (tests/support/fakegh.c): the
+ * transport through the five primitives, request counts per primitive, read
+ * lag, the fault matrix (each write path × each injected fault → the right
+ * code and post-state), the time base, URL and credential rules, and the
+ * token canary. Field cases: F10, F24, F25, F26 (transport level). */
+#define _DEFAULT_SOURCE
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "reflease/primitives.h"
+#include "reflease/schema.h"
+#include "store/http.h"
+#include "store/store.h"
+#include "support/fakegh.h"
+
+#define CANARY "ghp_CANARYtoken0123456789abcdefCANARY"
+#define TOKEN  "0123456789abcdef0123456789abcdef"
+
+static fakegh *fk;
+static lease_store *st;
+static char logs[1 << 16];
+static size_t logs_len;
+
+static void capture(int level, const char *msg, void *payload)
+{
+	int n;
+
+	(void)payload;
+	n = snprintf(logs + logs_len, sizeof(logs) - logs_len, "%d %s\n", level, msg);
+	if (n > 0 && (size_t)n < sizeof(logs) - logs_len)
+		logs_len += (size_t)n;
+}
+
+static void env_for(const fakegh *f)
+{
+	setenv("GITHUB_API_URL", fakegh_url(f), 1);
+	unsetenv("GITHUB_GRAPHQL_URL");
+	unsetenv("GITHUB_TOKEN");
+	unsetenv("REFLEASE_GITHUB_TOKEN");
+}
+
+static int open_store(lease_store **out, const char *token, int timeout_s, int verify_ms)
+{
+	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
+	char err[512];
+	int rc;
+
+	o.github_token = token;
+	o.timeout_s = timeout_s;
+	o.verify_timeout_ms = verify_ms;
+	o.log = capture;
+	o.log_level = LEASE_LOG_DEBUG;
+	rc = lease_store_open(out, "github:octo/leases", &o, err, sizeof(err));
+	if (rc < 0)
+		fprintf(stderr, "open: %s\n", err);
+	return rc;
+}
+
+static void start(const fakegh_options *o)
+{
+	fakegh_options def;
+
+	memset(&def, 0, sizeof(def));
+	if (!o)
+		o = &def;
+	ck_assert_int_eq(fakegh_start(&fk, o), 0);
+	env_for(fk);
+	logs_len = 0;
+	logs[0] = '\0';
+	ck_assert_int_eq(open_store(&st, CANARY, 5, 2000), 0);
+}
+
+static void setup(void)
+{
+	start(NULL);
+}
+
+static void teardown(void)
+{
+	lease_store_free(st);
+	st = NULL;
+	fakegh_stop(fk);
+	fk = NULL;
+}
+
+/* A valid payload message for @p name. */
+static char *message(const char *name, lease_phase phase, int64_t now)
+{
+	lease_payload p;
+	char *m = NULL;
+
+	memset(&p, 0, sizeof(p));
+	snprintf(p.sdlc_version, sizeof(p.sdlc_version), "1.1.0");
+	p.version_major = 1;
+	p.version_minor = 1;
+	snprintf(p.name, sizeof(p.name), "%s", name);
+	snprintf(p.owner, sizeof(p.owner), "alice");
+	snprintf(p.host, sizeof(p.host), "runner-1");
+	p.phase = phase;
+	snprintf(p.lease_token, sizeof(p.lease_token), TOKEN);
+	p.acquired_at = now;
+	p.expires_at = now + 300;
+	snprintf(p.nonce, sizeof(p.nonce), "%016llx", (unsigned long long)rand());
+	p.has_ttl = 1;
+	p.ttl_seconds = 300;
+	ck_assert_int_eq(lease_message_build(&m, &p, LEASE_OP_ACQUIRE), 0);
+	return m;
+}
+
+static void commit(lease_oid *out, const char *name, const lease_oid *parent)
+{
+	char *m = message(name, LEASE_PHASE_CLAIMED, time(NULL));
+	int rc = lease_write_commit(out, st, parent, m);
+
+	if (rc < 0)
+		fprintf(stderr, "write_commit: %s\n", lease_store_last_error(st));
+	ck_assert_int_eq(rc, 0);
+	free(m);
+}
+
+/* The ref as the fake's repository holds it: 1 with *oid, or 0 absent. */
+static int ref_at(const char *name, lease_oid *oid)
+{
+	char ref[300], hex[41];
+	int present;
+
+	snprintf(ref, sizeof(ref), "refs/leases/%s", name);
+	present = fakegh_get_ref(fk, ref, hex);
+	if (present == 1)
+		ck_assert_int_eq(lease_oid_fromhex(oid, hex), 0);
+	return present;
+}
+
+static void dump_log(void)
+{
+	size_t i, n = fakegh_log_size(fk);
+	char line[700];
+
+	for (i = 0; i < n; i++)
+		if (fakegh_log_line(fk, i, line, sizeof(line)) == 0)
+			fprintf(stderr, "  fake: %s\n", line);
+}
+
+/* ---- the primitives over the GitHub transport ----------------------------- */
+
+START_TEST(cycle_create_read_replace_delete)
+{
+	lease_ref_state s;
+	lease_oid a, b, seen;
+
+	memset(&s, 0, sizeof(s));
+	ck_assert_int_eq(lease_fetch_ref(&s, st, "deploy"), 0);
+	ck_assert_int_eq(s.present, 0);
+	lease_ref_state_clear(&s);
+
+	commit(&a, "deploy", NULL);
+	ck_assert_int_eq(lease_cas_create(st, "deploy", &a), 0);
+	ck_assert_int_eq(ref_at("deploy", &seen), 1);
+	ck_assert(lease_oid_equal(&seen, &a));
+
+	ck_assert_int_eq(lease_fetch_ref(&s, st, "deploy"), 0);
+	ck_assert_int_eq(s.present, 1);
+	ck_assert(lease_oid_equal(&s.oid, &a));
+	ck_assert_int_eq(s.payload_rc, 0);
+	ck_assert_str_eq(s.payload.owner, "alice");
+	ck_assert_int_eq(s.commit.has_parent, 0);
+	lease_ref_state_clear(&s);
+
+	commit(&b, "deploy", &a);
+	ck_assert_int_eq(lease_cas_replace(st, "deploy", &a, &b), 0);
+	ck_assert_int_eq(lease_fetch_ref(&s, st, "deploy"), 0);
+	ck_assert(lease_oid_equal(&s.oid, &b));
+	ck_assert_int_eq(s.commit.has_parent, 1);
+	ck_assert(lease_oid_equal(&s.commit.parent, &a));
+	lease_ref_state_clear(&s);
+
+	ck_assert_int_eq(lease_cas_delete(st, "deploy", &b), 0);
+	ck_assert_int_eq(ref_at("deploy", &seen), 0);
+	/* REST PATCH and DELETE carry no precondition: never used (§9). */
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_REF_PATCH), 0);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_REF_DELETE), 0);
+}
+END_TEST
+
+/* Request counts per primitive, counted at the fake (issue 6 budget). */
+START_TEST(request_counts_per_primitive)
+{
+	lease_ref_state s;
+	lease_oid a, b;
+
+	memset(&s, 0, sizeof(s));
+	/* absent read before GraphQL has shown the namespace: GraphQL + REST confirm */
+	ck_assert_int_eq(lease_fetch_ref(&s, st, "x"), 0);
+	lease_ref_state_clear(&s);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_ANY), 2);
+
+	fakegh_reset_counts(fk);
+	commit(&a, "x", NULL);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_ANY), 1);
+
+	fakegh_reset_counts(fk);
+	ck_assert_int_eq(lease_cas_create(st, "x", &a), 0);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_REF_CREATE), 1);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_ANY), 2);
+
+	fakegh_reset_counts(fk);
+	ck_assert_int_eq(lease_fetch_ref(&s, st, "x"), 0);
+	lease_ref_state_clear(&s);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_ANY), 1);
+
+	commit(&b, "x", &a);
+	fakegh_reset_counts(fk);
+	ck_assert_int_eq(lease_cas_replace(st, "x", &a, &b), 0);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_GQL_MUTATION), 1);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_ANY), 2);
+
+	fakegh_reset_counts(fk);
+	ck_assert_int_eq(lease_cas_delete(st, "x", &b), 0);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_ANY), 2);
+
+	/* a later absent read: GraphQL has seen the namespace, no REST confirm */
+	fakegh_reset_counts(fk);
+	ck_assert_int_eq(lease_fetch_ref(&s, st, "x"), 0);
+	ck_assert_int_eq(s.present, 0);
+	lease_ref_state_clear(&s);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_ANY), 1);
+}
+END_TEST
+
+/* A fresh process whose namespace already holds a lease: GraphQL proves in
+ * the same answer that it sees refs/<ns>/, so an absence costs one request. */
+START_TEST(absent_read_in_seen_namespace_one_request)
+{
+	lease_store *s2 = NULL;
+	lease_ref_state s;
+	lease_oid a;
+
+	memset(&s, 0, sizeof(s));
+	commit(&a, "other", NULL);
+	ck_assert_int_eq(lease_cas_create(st, "other", &a), 0);
+	ck_assert_int_eq(open_store(&s2, CANARY, 5, 2000), 0);
+	fakegh_reset_counts(fk);
+	ck_assert_int_eq(lease_fetch_ref(&s, s2, "newname"), 0);
+	ck_assert_int_eq(s.present, 0);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_ANY), 1);
+	lease_ref_state_clear(&s);
+	lease_store_free(s2);
+}
+END_TEST
+
+/* fetch_namespace: one matching-refs + ceil(N/100) GraphQL batches, with
+ * each lease's commit and parent; invalid names and blobs reported. */
+START_TEST(namespace_listing_batches)
+{
+	lease_namespace ns;
+	lease_oid a, b;
+	char ref[64], hex[41], blob[41];
+	size_t i;
+	int found = 0;
+
+	memset(&ns, 0, sizeof(ns));
+	commit(&a, "l000", NULL);
+	ck_assert_int_eq(lease_cas_create(st, "l000", &a), 0);
+	commit(&b, "l000", &a);
+	ck_assert_int_eq(lease_cas_replace(st, "l000", &a, &b), 0);
+	lease_oid_tohex(hex, &a);
+	for (i = 1; i < 150; i++) {
+		snprintf(ref, sizeof(ref), "refs/leases/l%03zu", i);
+		ck_assert_int_eq(fakegh_set_ref(fk, ref, hex), 0);
+	}
+	ck_assert_int_eq(fakegh_set_ref(fk, "refs/leases/sub/dir", hex), 0);
+	ck_assert_int_eq(fakegh_set_ref(fk, "refs/leases-archive/l000/x", hex), 0);
+	ck_assert_int_eq(fakegh_write_blob(fk, "not a commit", blob), 0);
+	ck_assert_int_eq(fakegh_set_ref(fk, "refs/leases/zblob", blob), 0);
+
+	fakegh_reset_counts(fk);
+	ck_assert_int_eq(lease_fetch_namespace(&ns, st), 0);
+	/* 151 entries: matching-refs + 2 batches; budget ceil(N/100) + 2 */
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_MATCHING), 1);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_GQL_QUERY), 2);
+	ck_assert_uint_le(fakegh_count(fk, FAKEGH_ANY), (151 + 99) / 100 + 2);
+	ck_assert_uint_eq(ns.count, 151);
+	ck_assert_uint_eq(ns.invalid_count, 1);
+	ck_assert_str_eq(ns.invalid[0].refname, "refs/leases/sub/dir");
+	for (i = 0; i < ns.count; i++) {
+		if (strcmp(ns.leases[i].name, "l000") == 0) {
+			found = 1;
+			ck_assert(lease_oid_equal(&ns.leases[i].oid, &b));
+			ck_assert_int_eq(ns.leases[i].has_parent_commit, 1);
+			ck_assert(lease_oid_equal(&ns.leases[i].parent_commit.oid, &a));
+			ck_assert_ptr_nonnull(strstr(ns.leases[i].parent_commit.message, "l000"));
+		}
+		if (strcmp(ns.leases[i].name, "zblob") == 0)
+			ck_assert_int_eq(ns.leases[i].commit.is_commit, 0);
+	}
+	ck_assert(found);
+	lease_namespace_clear(&ns);
+}
+END_TEST
+
+/* A transport that may lie: a create answered "already exists", a replace
+ * from a stale oid, a delete of a moved ref — each a CAS failure. */
+START_TEST(cas_mismatches)
+{
+	lease_oid a, b, c;
+
+	commit(&a, "m", NULL);
+	commit(&b, "m", &a);
+	commit(&c, "m", &a);
+	ck_assert_int_eq(lease_cas_create(st, "m", &a), 0);
+	ck_assert_int_eq(lease_cas_create(st, "m", &b), LEASE_ECAS);
+	ck_assert_int_eq(lease_store_last_cas_error(st)->noop, 1);
+	ck_assert_int_eq(lease_store_last_cas_error(st)->outcome, LEASE_OUTCOME_KNOWN);
+	ck_assert_int_eq(lease_cas_replace(st, "m", &a, &b), 0);
+	/* stale beforeOid: HTTP 200 with errors[] */
+	ck_assert_int_eq(lease_cas_replace(st, "m", &a, &c), LEASE_ECAS);
+	ck_assert_int_eq(lease_store_last_cas_error(st)->outcome, LEASE_OUTCOME_KNOWN);
+	ck_assert(lease_oid_equal(&lease_store_last_cas_error(st)->observed, &b));
+	ck_assert_int_eq(lease_cas_delete(st, "m", &a), LEASE_ECAS);
+	ck_assert_int_eq(lease_cas_delete(st, "m", &b), 0);
+	ck_assert_int_eq(lease_cas_delete(st, "m", &b), LEASE_ECAS);
+}
+END_TEST
+
+/* Read lag: the old value for N ms after a write; verification polls through
+ * it inside the window; a 404 right after a create is lag, not loss. */
+START_TEST(read_lag_polled_within_window)
+{
+	lease_oid a, b;
+
+	commit(&a, "lag", NULL);
+	commit(&b, "lag", &a);
+	fakegh_set_read_lag(fk, 400);
+	ck_assert_int_eq(lease_cas_create(st, "lag", &a), 0);
+	ck_assert_int_eq(lease_cas_replace(st, "lag", &a, &b), 0);
+	ck_assert_int_eq(lease_cas_delete(st, "lag", &b), 0);
+	ck_assert_uint_gt(fakegh_count(fk, FAKEGH_GQL_QUERY), 3);
+}
+END_TEST
+
+START_TEST(read_lag_past_window_unverified)
+{
+	lease_store *s2 = NULL;
+	lease_oid a;
+
+	commit(&a, "lag2", NULL);
+	ck_assert_int_eq(open_store(&s2, CANARY, 5, 200), 0);
+	fakegh_set_read_lag(fk, 3000);
+	ck_assert_int_eq(lease_cas_create(s2, "lag2", &a), LEASE_EUNVERIFIED);
+	ck_assert_int_eq(lease_store_last_cas_error(s2)->outcome, LEASE_OUTCOME_UNKNOWN);
+	lease_store_free(s2);
+}
+END_TEST
+
+/* ---- the fault matrix -------------------------------------------------------- */
+
+enum op { OP_COMMIT, OP_CREATE, OP_REPLACE, OP_DELETE, OP_READ, OP_LIST };
+enum after { AFTER_ANY, AFTER_OLD, AFTER_NEW };
+
+struct fault_case {
+	const char *id;
+	enum op op;
+	fakegh_endpoint ep;
+	fakegh_fault_kind kind;
+	int count, arg;
+	int rc, alt_rc;     /* expected code (alt_rc: also acceptable, 0 = none) */
+	int outcome;        /* -1 = not checked */
+	enum after after;   /* ref afterwards */
+	const char *needle; /* in the error message */
+};
+
+static const struct fault_case faults[] = {
+        /* create: POST /git/refs. A dropped answer on a reused connection is
+         * re-sent once by libcurl itself: the re-sent create is answered "already
+         * exists" (a replace: a stale beforeOid) for this very write — a CAS
+         * failure with an unknown outcome, settled upstream by re-reading (§9). */
+        {"create-5xx", OP_CREATE, FAKEGH_REF_CREATE, FAKEGH_FAULT_5XX, 1, 0, LEASE_ENET, 0,
+         LEASE_OUTCOME_UNKNOWN, AFTER_OLD, "unknown"},
+        {"create-drop", OP_CREATE, FAKEGH_REF_CREATE, FAKEGH_FAULT_DROP, 1, 0, LEASE_ECAS, 0,
+         LEASE_OUTCOME_UNKNOWN, AFTER_NEW, NULL},
+        {"create-drop-twice", OP_CREATE, FAKEGH_REF_CREATE, FAKEGH_FAULT_DROP, 2, 0, LEASE_ENET, 0,
+         LEASE_OUTCOME_UNKNOWN, AFTER_NEW, "unknown"},
+        {"F24-create-403-retry-after", OP_CREATE, FAKEGH_REF_CREATE, FAKEGH_FAULT_403_RETRY, 1, 100,
+         LEASE_ERATELIMIT, 0, LEASE_OUTCOME_KNOWN, AFTER_OLD, "rate limited"},
+        {"F24-create-403-reset", OP_CREATE, FAKEGH_REF_CREATE, FAKEGH_FAULT_403_RESET, 1, 100,
+         LEASE_ERATELIMIT, 0, LEASE_OUTCOME_KNOWN, AFTER_OLD, "rate limited"},
+        {"F24-create-403-no-header", OP_CREATE, FAKEGH_REF_CREATE, FAKEGH_FAULT_403_NOHDR, 1, 0,
+         LEASE_ERATELIMIT, 0, LEASE_OUTCOME_KNOWN, AFTER_OLD, "rate limited"},
+        {"F24-create-429-retry-after", OP_CREATE, FAKEGH_REF_CREATE, FAKEGH_FAULT_429_RETRY, 1, 100,
+         LEASE_ERATELIMIT, 0, LEASE_OUTCOME_KNOWN, AFTER_OLD, "429"},
+        {"F24-create-429-no-header", OP_CREATE, FAKEGH_REF_CREATE, FAKEGH_FAULT_429_NOHDR, 1, 0,
+         LEASE_ERATELIMIT, 0, LEASE_OUTCOME_KNOWN, AFTER_OLD, "429"},
+        {"F25-create-422-rules", OP_CREATE, FAKEGH_REF_CREATE, FAKEGH_FAULT_422_RULES, 1, 0,
+         LEASE_EAUTH, 0, LEASE_OUTCOME_KNOWN, AFTER_OLD, "refs/leases/"},
+        {"create-401", OP_CREATE, FAKEGH_REF_CREATE, FAKEGH_FAULT_401, 1, 0, LEASE_EAUTH, 0,
+         LEASE_OUTCOME_KNOWN, AFTER_OLD, "401"},
+        {"F25-create-403-forbidden", OP_CREATE, FAKEGH_REF_CREATE, FAKEGH_FAULT_403_FORBIDDEN, 1, 0,
+         LEASE_EAUTH, 0, LEASE_OUTCOME_KNOWN, AFTER_OLD, "contents: write"},
+        {"F26-create-409-empty", OP_CREATE, FAKEGH_REF_CREATE, FAKEGH_FAULT_409_EMPTY, 1, 0,
+         LEASE_ECONFIG, 0, LEASE_OUTCOME_KNOWN, AFTER_OLD, "initial commit"},
+        {"create-stall-then-ok", OP_CREATE, FAKEGH_REF_CREATE, FAKEGH_FAULT_STALL, 1, 200, 0, 0, -1,
+         AFTER_NEW, NULL},
+        /* replace: GraphQL updateRefs */
+        {"replace-5xx", OP_REPLACE, FAKEGH_GQL_MUTATION, FAKEGH_FAULT_5XX, 1, 0, LEASE_ENET, 0,
+         LEASE_OUTCOME_UNKNOWN, AFTER_OLD, "unknown"},
+        {"replace-drop", OP_REPLACE, FAKEGH_GQL_MUTATION, FAKEGH_FAULT_DROP, 1, 0, LEASE_ECAS, 0,
+         LEASE_OUTCOME_UNKNOWN, AFTER_NEW, NULL},
+        {"F24-replace-graphql-rate-limited", OP_REPLACE, FAKEGH_GQL_MUTATION,
+         FAKEGH_FAULT_GQL_RATE_LIMITED, 1, 100, LEASE_ERATELIMIT, 0, LEASE_OUTCOME_KNOWN, AFTER_OLD,
+         "RATE_LIMITED"},
+        {"F24-replace-graphql-rate-limited-no-header", OP_REPLACE, FAKEGH_GQL_MUTATION,
+         FAKEGH_FAULT_GQL_RATE_LIMITED, 1, 0, LEASE_ERATELIMIT, 0, LEASE_OUTCOME_KNOWN, AFTER_OLD,
+         "RATE_LIMITED"},
+        {"F24-replace-403-retry-after", OP_REPLACE, FAKEGH_GQL_MUTATION, FAKEGH_FAULT_403_RETRY, 1,
+         100, LEASE_ERATELIMIT, 0, LEASE_OUTCOME_KNOWN, AFTER_OLD, "rate limited"},
+        {"F25-replace-rules", OP_REPLACE, FAKEGH_GQL_MUTATION, FAKEGH_FAULT_422_RULES, 1, 0,
+         LEASE_EAUTH, 0, LEASE_OUTCOME_KNOWN, AFTER_OLD, "refs/leases/"},
+        {"F25-replace-forbidden", OP_REPLACE, FAKEGH_GQL_MUTATION, FAKEGH_FAULT_403_FORBIDDEN, 1, 0,
+         LEASE_EAUTH, 0, LEASE_OUTCOME_KNOWN, AFTER_OLD, "contents: write"},
+        {"replace-401", OP_REPLACE, FAKEGH_GQL_MUTATION, FAKEGH_FAULT_401, 1, 0, LEASE_EAUTH, 0,
+         LEASE_OUTCOME_KNOWN, AFTER_OLD, "401"},
+        {"replace-no-updateRefs", OP_REPLACE, FAKEGH_GQL_MUTATION, FAKEGH_FAULT_NO_UPDATEREFS, 1, 0,
+         LEASE_ECONFIG, 0, LEASE_OUTCOME_KNOWN, AFTER_OLD, "updateRefs"},
+        {"replace-graphql-internal-error", OP_REPLACE, FAKEGH_GQL_MUTATION,
+         FAKEGH_FAULT_GQL_INTERNAL, 1, 0, LEASE_ENET, 0, LEASE_OUTCOME_UNKNOWN, AFTER_OLD,
+         "unknown"},
+        /* delete: GraphQL updateRefs with a zero afterOid */
+        {"delete-5xx", OP_DELETE, FAKEGH_GQL_MUTATION, FAKEGH_FAULT_5XX, 1, 503, LEASE_ENET, 0,
+         LEASE_OUTCOME_UNKNOWN, AFTER_OLD, "503"},
+        {"delete-drop", OP_DELETE, FAKEGH_GQL_MUTATION, FAKEGH_FAULT_DROP, 1, 0, LEASE_ECAS, 0,
+         LEASE_OUTCOME_UNKNOWN, AFTER_NEW, NULL},
+        /* outcome not checked: the primitives take a failed re-read for "absent",
+         * which for a delete looks like the target (reported to the lead) */
+        {"F24-delete-graphql-rate-limited", OP_DELETE, FAKEGH_GQL_MUTATION,
+         FAKEGH_FAULT_GQL_RATE_LIMITED, 1, 100, LEASE_ERATELIMIT, 0, -1, AFTER_OLD, "rate limited"},
+        {"F25-delete-rules", OP_DELETE, FAKEGH_GQL_MUTATION, FAKEGH_FAULT_422_RULES, 1, 0,
+         LEASE_EAUTH, 0, LEASE_OUTCOME_KNOWN, AFTER_OLD, "rules"},
+        /* commit objects: idempotent, so a 5xx is retried */
+        {"commit-5xx-retried", OP_COMMIT, FAKEGH_COMMIT_POST, FAKEGH_FAULT_5XX, 1, 0, 0, 0, -1,
+         AFTER_ANY, NULL},
+        {"F26-commit-409-empty", OP_COMMIT, FAKEGH_COMMIT_POST, FAKEGH_FAULT_409_EMPTY, 1, 0,
+         LEASE_ECONFIG, 0, -1, AFTER_ANY, "empty"},
+        {"F25-commit-403-forbidden", OP_COMMIT, FAKEGH_COMMIT_POST, FAKEGH_FAULT_403_FORBIDDEN, 1,
+         0, LEASE_EAUTH, 0, -1, AFTER_ANY, "contents: write"},
+        {"F24-commit-429-no-header", OP_COMMIT, FAKEGH_COMMIT_POST, FAKEGH_FAULT_429_NOHDR, 1, 0,
+         LEASE_ERATELIMIT, 0, -1, AFTER_ANY, "rate limited"},
+        /* reads: retried on 5xx and lost answers */
+        {"read-5xx-retried", OP_READ, FAKEGH_GQL_QUERY, FAKEGH_FAULT_5XX, 1, 0, 0, 0, -1, AFTER_ANY,
+         NULL},
+        {"read-drop-retried", OP_READ, FAKEGH_GQL_QUERY, FAKEGH_FAULT_DROP, 2, 0, 0, 0, -1,
+         AFTER_ANY, NULL},
+        {"read-graphql-internal-error-retried", OP_READ, FAKEGH_GQL_QUERY,
+         FAKEGH_FAULT_GQL_INTERNAL, 1, 0, 0, 0, -1, AFTER_ANY, NULL},
+        {"read-401", OP_READ, FAKEGH_GQL_QUERY, FAKEGH_FAULT_401, 1, 0, LEASE_EAUTH, 0, -1,
+         AFTER_ANY, "401"},
+        {"F24-read-graphql-rate-limited", OP_READ, FAKEGH_GQL_QUERY, FAKEGH_FAULT_GQL_RATE_LIMITED,
+         1, 100, LEASE_ERATELIMIT, 0, -1, AFTER_ANY, "rate limited"},
+        {"list-5xx-retried", OP_LIST, FAKEGH_MATCHING, FAKEGH_FAULT_5XX, 1, 0, 0, 0, -1, AFTER_ANY,
+         NULL},
+        {"F26-list-409-empty", OP_LIST, FAKEGH_MATCHING, FAKEGH_FAULT_409_EMPTY, 1, 0,
+         LEASE_ECONFIG, 0, -1, AFTER_ANY, "empty"},
+};
+#define NFAULTS (sizeof(faults) / sizeof(faults[0]))
+
+START_TEST(fault_matrix)
+{
+	const struct fault_case *fc = &faults[_i];
+	lease_oid a, b, seen;
+	lease_ref_state s;
+	lease_namespace ns;
+	int rc = 0, present;
+	const lease_oid *old = NULL, *target = NULL;
+
+	memset(&s, 0, sizeof(s));
+	memset(&ns, 0, sizeof(ns));
+	commit(&a, "f", NULL);
+	commit(&b, "f", &a);
+	if (fc->op != OP_CREATE && fc->op != OP_COMMIT)
+		ck_assert_int_eq(lease_cas_create(st, "f", &a), 0);
+	fakegh_fault(fk, fc->ep, fc->kind, fc->count, fc->arg);
+	switch (fc->op) {
+	case OP_COMMIT: rc = lease_write_commit(&seen, st, &a, "f: acquire claimed\n\n{}"); break;
+	case OP_CREATE:
+		rc = lease_cas_create(st, "f", &a);
+		target = &a;
+		break;
+	case OP_REPLACE:
+		rc = lease_cas_replace(st, "f", &a, &b);
+		old = &a;
+		target = &b;
+		break;
+	case OP_DELETE:
+		rc = lease_cas_delete(st, "f", &a);
+		old = &a;
+		break;
+	case OP_READ:
+		rc = lease_fetch_ref(&s, st, "f");
+		if (rc == 0)
+			ck_assert(lease_oid_equal(&s.oid, &a));
+		lease_ref_state_clear(&s);
+		break;
+	case OP_LIST:
+		rc = lease_fetch_namespace(&ns, st);
+		lease_namespace_clear(&ns);
+		break;
+	}
+	if (getenv("FAKEGH_DEBUG"))
+		fprintf(stderr, "%s: rc %d, %u creates, %u mutations\n", fc->id, rc,
+		        fakegh_count(fk, FAKEGH_REF_CREATE), fakegh_count(fk, FAKEGH_GQL_MUTATION));
+	if (rc != fc->rc && (fc->alt_rc == 0 || rc != fc->alt_rc)) {
+		fprintf(stderr, "%s: rc %d (%s): %s\n", fc->id, rc, lease_error_id(rc),
+		        lease_store_last_error(st));
+		dump_log();
+	}
+	ck_assert_msg(rc == fc->rc || (fc->alt_rc && rc == fc->alt_rc), "%s: rc %d", fc->id, rc);
+	if (fc->outcome >= 0)
+		ck_assert_msg((int)lease_store_last_cas_error(st)->outcome == fc->outcome,
+		              "%s: outcome", fc->id);
+	if (fc->needle)
+		ck_assert_msg(strstr(lease_store_last_error(st), fc->needle),
+		              "%s: '%s' not in '%s'", fc->id, fc->needle,
+		              lease_store_last_error(st));
+	present = ref_at("f", &seen);
+	if (fc->after == AFTER_OLD) {
+		if (old)
+			ck_assert_msg(present && lease_oid_equal(&seen, old), "%s: not old",
+			              fc->id);
+		else
+			ck_assert_msg(!present, "%s: not absent", fc->id);
+	} else if (fc->after == AFTER_NEW) {
+		if (target)
+			ck_assert_msg(present && lease_oid_equal(&seen, target), "%s: not new",
+			              fc->id);
+		else
+			ck_assert_msg(!present, "%s: not deleted", fc->id);
+	}
+	/* never a blind resend of a write beyond libcurl's own single re-send */
+	ck_assert_uint_le(fakegh_count(fk, FAKEGH_REF_CREATE), 2);
+	ck_assert_uint_le(fakegh_count(fk, FAKEGH_GQL_MUTATION), 2);
+	ck_assert(!strstr(logs, CANARY));
+	ck_assert(!strstr(lease_store_last_error(st), CANARY));
+}
+END_TEST
+
+/* Rate limits that end inside the timeout are waited out (retry-after). */
+START_TEST(F24_rate_limit_waited_inside_timeout)
+{
+	lease_oid a, b;
+
+	commit(&a, "w", NULL);
+	commit(&b, "w", &a);
+	fakegh_fault(fk, FAKEGH_REF_CREATE, FAKEGH_FAULT_403_RETRY, 1, 1);
+	ck_assert_int_eq(lease_cas_create(st, "w", &a), 0);
+	fakegh_fault(fk, FAKEGH_GQL_MUTATION, FAKEGH_FAULT_429_RETRY, 1, 1);
+	ck_assert_int_eq(lease_cas_replace(st, "w", &a, &b), 0);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_REF_CREATE), 2);
+	/* progress is logged */
+	ck_assert_ptr_nonnull(strstr(logs, "retrying in 1 s"));
+}
+END_TEST
+
+/* A server that answers too late: a read is unreachable (69) after the
+ * timeout; a write's outcome is unknown — it may land after we gave up. */
+START_TEST(timeouts_read_unreachable_write_unknown)
+{
+	lease_store *s2 = NULL;
+	lease_ref_state s;
+	lease_oid a, seen;
+	int i;
+
+	commit(&a, "slow", NULL);
+	ck_assert_int_eq(open_store(&s2, CANARY, 1, 200), 0);
+	memset(&s, 0, sizeof(s));
+	fakegh_fault(fk, FAKEGH_GQL_QUERY, FAKEGH_FAULT_STALL, 1, 2500);
+	ck_assert_int_eq(lease_fetch_ref(&s, s2, "slow"), LEASE_ENET);
+	ck_assert_ptr_nonnull(strstr(lease_store_last_error(s2), "unreachable"));
+	lease_ref_state_clear(&s);
+	lease_store_free(s2);
+	ck_assert_int_eq(open_store(&s2, CANARY, 1, 200), 0);
+	fakegh_fault(fk, FAKEGH_REF_CREATE, FAKEGH_FAULT_STALL, 1, 2500);
+	ck_assert_int_eq(lease_cas_create(s2, "slow", &a), LEASE_ENET);
+	ck_assert_int_eq(lease_store_last_cas_error(s2)->outcome, LEASE_OUTCOME_UNKNOWN);
+	lease_store_free(s2);
+	for (i = 0; i < 50 && ref_at("slow", &seen) != 1; i++)
+		usleep(100000);
+	ck_assert_int_eq(ref_at("slow", &seen), 1); /* it landed after all */
+	ck_assert(lease_oid_equal(&seen, &a));
+}
+END_TEST
+
+/* F10: a 422 other than "already exists" (a ref named like a path prefix) is
+ * re-read and reported as what it is, never as a held lease. */
+START_TEST(F10_path_collision_422_reread)
+{
+	lease_oid a;
+
+	commit(&a, "a", NULL);
+	ck_assert_int_eq(
+	        fakegh_set_ref(fk, "refs/leases/a/b", "0000000000000000000000000000000000000000"),
+	        -1);
+	{
+		char hex[41];
+		lease_oid_tohex(hex, &a);
+		ck_assert_int_eq(fakegh_set_ref(fk, "refs/leases/a/b", hex), 0);
+	}
+	ck_assert_int_eq(lease_cas_create(st, "a", &a), LEASE_ECONFIG);
+	ck_assert_ptr_nonnull(strstr(lease_store_last_error(st), "422"));
+	ck_assert_int_eq(lease_store_last_cas_error(st)->outcome, LEASE_OUTCOME_KNOWN);
+	/* and a '/' in a name is refused before any I/O */
+	fakegh_reset_counts(fk);
+	ck_assert_int_eq(lease_cas_create(st, "a/b", &a), LEASE_EINVALID);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_ANY), 0);
+}
+END_TEST
+
+/* F26: an empty repository: writes say what to do (exit 78 upstream). */
+START_TEST(F26_empty_repository)
+{
+	fakegh_options o;
+	lease_oid a;
+	lease_namespace ns;
+
+	teardown();
+	memset(&o, 0, sizeof(o));
+	o.empty = 1;
+	start(&o);
+	memset(&ns, 0, sizeof(ns));
+	memset(&a, 0, sizeof(a));
+	ck_assert_int_eq(lease_write_commit(&a, st, NULL, "x: acquire claimed\n\n{}"),
+	                 LEASE_ECONFIG);
+	ck_assert_ptr_nonnull(strstr(lease_store_last_error(st), "push an initial commit"));
+	ck_assert_int_eq(lease_fetch_namespace(&ns, st), LEASE_ECONFIG);
+	ck_assert_uint_le(fakegh_count(fk, FAKEGH_ANY), 3); /* no loop */
+}
+END_TEST
+
+/* Bad credentials: the fake expects another token. */
+START_TEST(wrong_token_is_eauth)
+{
+	fakegh_options o;
+	lease_ref_state s;
+
+	teardown();
+	memset(&o, 0, sizeof(o));
+	o.token = "the-right-one";
+	start(&o);
+	memset(&s, 0, sizeof(s));
+	ck_assert_int_eq(lease_fetch_ref(&s, st, "x"), LEASE_EAUTH);
+	ck_assert_ptr_nonnull(strstr(lease_store_last_error(st), "401"));
+	ck_assert(!strstr(lease_store_last_error(st), CANARY));
+	ck_assert(!strstr(logs, CANARY));
+	lease_ref_state_clear(&s);
+}
+END_TEST
+
+/* protocol.md §4: the store's time is the server's Date plus monotonic time. */
+START_TEST(time_base_is_date_header)
+{
+	fakegh_options o;
+	lease_ref_state s;
+	lease_oid a;
+	int64_t now;
+
+	teardown();
+	memset(&o, 0, sizeof(o));
+	o.time_offset_s = 5000;
+	start(&o);
+	ck_assert_int_eq(lease_store_skew_margin(st), 5);
+	ck_assert_int_eq(lease_store_ttl_min(st), 60);
+	/* before any answer: the local clock, no request spent on it */
+	now = lease_store_now(st);
+	ck_assert_int_le(now, (int64_t)time(NULL) + 1);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_ANY), 0);
+	memset(&s, 0, sizeof(s));
+	ck_assert_int_eq(lease_fetch_ref(&s, st, "t"), 0);
+	lease_ref_state_clear(&s);
+	now = lease_store_now(st);
+	ck_assert_int_ge(now, (int64_t)time(NULL) + 4990);
+	ck_assert_int_le(now, (int64_t)time(NULL) + 5010);
+	commit(&a, "t", NULL);
+	ck_assert_int_eq(lease_cas_create(st, "t", &a), 0);
+	memset(&s, 0, sizeof(s));
+	ck_assert_int_eq(lease_fetch_ref(&s, st, "t"), 0);
+	ck_assert_int_ge(s.commit.time, (int64_t)time(NULL) + 4990);
+	lease_ref_state_clear(&s);
+}
+END_TEST
+
+/* REST fallback where GraphQL does not see refs/<ns>/ (protocol.md §9). */
+START_TEST(graphql_blind_falls_back_to_rest)
+{
+	fakegh_options o;
+	lease_ref_state s;
+	lease_namespace ns;
+	lease_oid a, b;
+
+	teardown();
+	memset(&o, 0, sizeof(o));
+	o.graphql_blind = 1;
+	start(&o);
+	commit(&a, "blind", NULL);
+	ck_assert_int_eq(lease_cas_create(st, "blind", &a), 0);
+	memset(&s, 0, sizeof(s));
+	ck_assert_int_eq(lease_fetch_ref(&s, st, "blind"), 0);
+	ck_assert_int_eq(s.present, 1);
+	ck_assert_int_eq(s.payload_rc, 0);
+	lease_ref_state_clear(&s);
+	commit(&b, "blind", &a);
+	ck_assert_int_eq(lease_cas_replace(st, "blind", &a, &b), 0);
+	ck_assert_uint_gt(fakegh_count(fk, FAKEGH_REF_GET), 0);
+	ck_assert_uint_gt(fakegh_count(fk, FAKEGH_COMMIT_GET), 0);
+	memset(&ns, 0, sizeof(ns));
+	ck_assert_int_eq(lease_fetch_namespace(&ns, st), 0);
+	ck_assert_uint_eq(ns.count, 1);
+	ck_assert_int_eq(ns.leases[0].payload_rc, 0);
+	lease_namespace_clear(&ns);
+}
+END_TEST
+
+/* A paginated listing (Link: rel="next") is followed to the end. */
+START_TEST(listing_follows_link_next)
+{
+	fakegh_options o;
+	lease_namespace ns;
+	lease_oid a;
+	char ref[64], hex[41];
+	int i;
+
+	teardown();
+	memset(&o, 0, sizeof(o));
+	o.page_size = 7;
+	start(&o);
+	commit(&a, "p00", NULL);
+	lease_oid_tohex(hex, &a);
+	for (i = 0; i < 20; i++) {
+		snprintf(ref, sizeof(ref), "refs/leases/p%02d", i);
+		ck_assert_int_eq(fakegh_set_ref(fk, ref, hex), 0);
+	}
+	memset(&ns, 0, sizeof(ns));
+	fakegh_reset_counts(fk);
+	ck_assert_int_eq(lease_fetch_namespace(&ns, st), 0);
+	ck_assert_uint_eq(ns.count, 20);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_MATCHING), 3);
+	lease_namespace_clear(&ns);
+}
+END_TEST
+
+/* GHES: base URLs with path prefixes (/api/v3, /api/graphql derived). */
+START_TEST(ghes_path_prefix)
+{
+	lease_store *s2 = NULL;
+	char url[128];
+	lease_oid a;
+
+	snprintf(url, sizeof(url), "%s/api/v3/", fakegh_url(fk));
+	setenv("GITHUB_API_URL", url, 1);
+	ck_assert_int_eq(open_store(&s2, CANARY, 5, 2000), 0);
+	ck_assert_int_eq(lease_write_commit(&a, s2, NULL, "g: acquire claimed\n\n{}"), 0);
+	ck_assert_int_eq(lease_cas_create(s2, "g", &a), 0);
+	lease_store_free(s2);
+}
+END_TEST
+
+/* ---- configuration and the credential ------------------------------------------- */
+
+START_TEST(plain_http_only_to_loopback)
+{
+	static const struct {
+		const char *url;
+		int ok;
+	} t[] = {
+	        {"https://api.github.com", 1},
+	        {"https://ghe.example.invalid/api/v3", 1},
+	        {"http://127.0.0.1:8080", 1},
+	        {"http://127.4.5.6", 1},
+	        {"http://localhost:9", 1},
+	        {"http://[::1]:9/api/v3", 1},
+	        {"http://api.github.invalid", 0},
+	        {"http://10.0.0.1", 0},
+	        {"http://128.0.0.1", 0},
+	        {"http://[::2]", 0},
+	        {"http://localhost.example.invalid", 0},
+	        {"ftp://127.0.0.1", 0},
+	        {"file:///etc/passwd", 0},
+	        {"", 0},
+	};
+	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
+	lease_store *s2 = NULL;
+	char err[512];
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		ck_assert_msg((lease_http_check_url(t[i].url, err, sizeof(err)) == 0) == t[i].ok,
+		              "%s", t[i].url);
+	o.github_token = CANARY;
+	setenv("GITHUB_API_URL", "http://api.example.invalid", 1);
+	ck_assert_int_eq(lease_store_open(&s2, "github:octo/leases", &o, err, sizeof(err)),
+	                 LEASE_ECONFIG);
+	ck_assert_ptr_nonnull(strstr(err, "http"));
+	ck_assert(!strstr(err, CANARY));
+	setenv("GITHUB_API_URL", "https://api.example.invalid", 1);
+	setenv("GITHUB_GRAPHQL_URL", "http://gql.example.invalid/graphql", 1);
+	ck_assert_int_eq(lease_store_open(&s2, "github:octo/leases", &o, err, sizeof(err)),
+	                 LEASE_ECONFIG);
+	unsetenv("GITHUB_GRAPHQL_URL");
+}
+END_TEST
+
+START_TEST(spec_and_token_rules)
+{
+	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
+	lease_store *s2 = NULL;
+	char err[512];
+
+	ck_assert_int_eq(lease_store_open(&s2, "github:noslash", &o, err, sizeof(err)),
+	                 LEASE_EINVALID);
+	ck_assert_int_eq(lease_store_open(&s2, "github:o/r/x", &o, err, sizeof(err)),
+	                 LEASE_EINVALID);
+	ck_assert_int_eq(lease_store_open(&s2, "github:o/..", &o, err, sizeof(err)),
+	                 LEASE_EINVALID);
+	ck_assert_int_eq(lease_store_open(&s2, "github:octo/leases", &o, err, sizeof(err)),
+	                 LEASE_ECONFIG);
+	ck_assert_ptr_nonnull(strstr(err, "GITHUB_TOKEN"));
+	o.github_token = "bad token\r\nX-Injected: 1";
+	ck_assert_int_eq(lease_store_open(&s2, "github:octo/leases", &o, err, sizeof(err)),
+	                 LEASE_ECONFIG);
+	ck_assert(!strstr(err, "Injected"));
+	o.github_token = NULL;
+	setenv("GITHUB_TOKEN", CANARY, 1);
+	ck_assert_int_eq(lease_store_open(&s2, "github:octo/leases", &o, err, sizeof(err)), 0);
+	ck_assert_str_eq(lease_store_kind(s2), "github");
+	lease_store_free(s2);
+}
+END_TEST
+
+/* The token canary: a verbose (DEBUG) run with successes, faults and errors
+ * never shows the token in any log line or error message. */
+START_TEST(token_canary_never_logged)
+{
+	lease_namespace ns;
+	lease_oid a, b;
+	lease_ref_state s;
+
+	memset(&ns, 0, sizeof(ns));
+	memset(&s, 0, sizeof(s));
+	commit(&a, "c", NULL);
+	fakegh_fault(fk, FAKEGH_REF_CREATE, FAKEGH_FAULT_DROP, 1, 0);
+	(void)lease_cas_create(st, "c", &a);
+	ck_assert(!strstr(lease_store_last_error(st), CANARY));
+	commit(&b, "c", &a);
+	fakegh_fault(fk, FAKEGH_GQL_MUTATION, FAKEGH_FAULT_401, 1, 0);
+	ck_assert_int_eq(lease_cas_replace(st, "c", &a, &b), LEASE_EAUTH);
+	ck_assert(!strstr(lease_store_last_error(st), CANARY));
+	fakegh_fault(fk, FAKEGH_GQL_QUERY, FAKEGH_FAULT_5XX, 1, 0);
+	ck_assert_int_eq(lease_fetch_ref(&s, st, "c"), 0);
+	lease_ref_state_clear(&s);
+	fakegh_fault(fk, FAKEGH_MATCHING, FAKEGH_FAULT_403_FORBIDDEN, 1, 0);
+	ck_assert_int_eq(lease_fetch_namespace(&ns, st), LEASE_EAUTH);
+	ck_assert(!strstr(lease_store_last_error(st), CANARY));
+	ck_assert_uint_gt(logs_len, 100); /* the run did log, verbosely */
+	ck_assert_ptr_nonnull(strstr(logs, "github: POST"));
+	ck_assert(!strstr(logs, CANARY));
+	ck_assert(!strstr(logs, "Bearer"));
+}
+END_TEST
+
+/* http.c: bounded bodies fail cleanly; keep-alive reuses one connection. */
+START_TEST(http_body_cap_and_headers)
+{
+	lease_http *h = NULL;
+	lease_http_response r;
+	char url[160], err[256];
+
+	ck_assert_int_eq(lease_http_new(&h, CANARY, err, sizeof(err)), 0);
+	snprintf(url, sizeof(url), "%s/repos/octo/leases/git/matching-refs/heads/", fakegh_url(fk));
+	ck_assert_int_eq(lease_http_request(h, &r, "GET", url, NULL, 5000), 0);
+	ck_assert_int_eq(r.result, LEASE_HTTP_OK);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_int_gt(r.date, 0);
+	ck_assert_int_ge(r.rl_remaining, 0);
+	ck_assert_int_gt(r.rl_reset, 0);
+	lease_http_response_clear(&r);
+	lease_http_set_body_cap(h, 16);
+	ck_assert_int_eq(lease_http_request(h, &r, "GET", url, NULL, 5000), 0);
+	ck_assert_int_eq(r.result, LEASE_HTTP_UNANSWERED);
+	ck_assert_int_eq(r.body_overflow, 1);
+	ck_assert_ptr_null(r.body);
+	lease_http_response_clear(&r);
+	lease_http_set_body_cap(h, 0);
+	/* same-SHA PATCH is answered 200 by GitHub (and the fake): a lie a CAS
+	 * must never rely on — reflease never sends PATCH. */
+	{
+		char hex[41], body[128];
+		ck_assert_int_eq(fakegh_get_ref(fk, "refs/heads/main", hex), 1);
+		snprintf(url, sizeof(url), "%s/repos/octo/leases/git/refs/heads/main",
+		         fakegh_url(fk));
+		snprintf(body, sizeof(body), "{\"sha\":\"%s\",\"force\":false}", hex);
+		ck_assert_int_eq(lease_http_request(h, &r, "PATCH", url, body, 5000), 0);
+		ck_assert_int_eq(r.status, 200);
+		lease_http_response_clear(&r);
+	}
+	snprintf(url, sizeof(url), "http://127.0.0.1:1/x");
+	ck_assert_int_eq(lease_http_request(h, &r, "GET", url, NULL, 2000), 0);
+	ck_assert_int_eq(r.result, LEASE_HTTP_NOT_SENT);
+	ck_assert(!strstr(r.error, CANARY));
+	lease_http_response_clear(&r);
+	ck_assert_int_eq(lease_http_request(h, &r, "GET", "http://x.example.invalid/", NULL, 2000),
+	                 LEASE_ECONFIG);
+	lease_http_response_clear(&r);
+	ck_assert_uint_eq(lease_http_request_count(h), 4);
+	lease_http_free(h);
+}
+END_TEST
+
+Suite *github_suite(void);
+Suite *github_suite(void)
+{
+	Suite *s = suite_create("github");
+	TCase *tc;
+
+	tc = tcase_create("transport");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, cycle_create_read_replace_delete);
+	tcase_add_test(tc, request_counts_per_primitive);
+	tcase_add_test(tc, absent_read_in_seen_namespace_one_request);
+	tcase_add_test(tc, namespace_listing_batches);
+	tcase_add_test(tc, cas_mismatches);
+	tcase_add_test(tc, read_lag_polled_within_window);
+	tcase_add_test(tc, read_lag_past_window_unverified);
+	tcase_add_test(tc, time_base_is_date_header);
+	tcase_add_test(tc, graphql_blind_falls_back_to_rest);
+	tcase_add_test(tc, ghes_path_prefix);
+	tcase_add_test(tc, listing_follows_link_next);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("faults");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_loop_test(tc, fault_matrix, 0, (int)NFAULTS);
+	tcase_add_test(tc, F24_rate_limit_waited_inside_timeout);
+	tcase_add_test(tc, timeouts_read_unreachable_write_unknown);
+	tcase_add_test(tc, F10_path_collision_422_reread);
+	tcase_add_test(tc, F26_empty_repository);
+	tcase_add_test(tc, wrong_token_is_eauth);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("config");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, plain_http_only_to_loopback);
+	tcase_add_test(tc, spec_and_token_rules);
+	tcase_add_test(tc, token_canary_never_logged);
+	tcase_add_test(tc, http_body_cap_and_headers);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,638 @@
+/* The lease runtime on the GitHub backend, against the fake GitHub server:
+ * the fault matrix (each write path — acquire, takeover, heartbeat,
+ * transition, release — × each injected fault → the right outcome, with no
+ * lease lost and no second holder), request budgets per operation, 16 real
+ * processes contending through the fake, and the field cases F02, F09, F10,
+ * F24, F25, F26 as named tests (issue 6 acceptance). */
+#define _DEFAULT_SOURCE
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "reflease.h"
+#include "support/fakegh.h"
+
+#define CANARY "ghp_CANARYruntime0123456789abcdefCANARY"
+#define BOBTOK "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+#define ALITOK "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+
+static fakegh *fk;
+static lease_store *st;
+static char logs[1 << 16];
+static size_t logs_len;
+
+static void capture(int level, const char *msg, void *payload)
+{
+	int n;
+
+	(void)payload;
+	n = snprintf(logs + logs_len, sizeof(logs) - logs_len, "%d %s\n", level, msg);
+	if (n > 0 && (size_t)n < sizeof(logs) - logs_len)
+		logs_len += (size_t)n;
+}
+
+static int open_gh(lease_store **out, int timeout_s, int verify_ms)
+{
+	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
+	char err[512];
+	int rc;
+
+	o.github_token = CANARY;
+	o.timeout_s = timeout_s;
+	o.verify_timeout_ms = verify_ms;
+	o.log = capture;
+	o.log_level = LEASE_LOG_DEBUG;
+	if ((rc = lease_store_open(out, "github:octo/leases", &o, err, sizeof(err))) < 0)
+		fprintf(stderr, "open: %s\n", err);
+	return rc;
+}
+
+static void start_fake(const fakegh_options *o)
+{
+	fakegh_options def;
+
+	memset(&def, 0, sizeof(def));
+	ck_assert_int_eq(fakegh_start(&fk, o ? o : &def), 0);
+	setenv("GITHUB_API_URL", fakegh_url(fk), 1);
+	unsetenv("GITHUB_GRAPHQL_URL");
+	logs_len = 0;
+	logs[0] = '\0';
+}
+
+static void setup(void)
+{
+	start_fake(NULL);
+	ck_assert_int_eq(open_gh(&st, 5, 1000), 0);
+}
+
+static void teardown(void)
+{
+	lease_store_free(st);
+	st = NULL;
+	fakegh_stop(fk);
+	fk = NULL;
+}
+
+static lease_op_options who(const char *owner, const char *token)
+{
+	lease_op_options o = LEASE_OP_OPTIONS_INIT;
+
+	o.owner = owner;
+	o.host = "runner-1";
+	o.lease_token = token;
+	o.ttl_seconds = 300;
+	return o;
+}
+
+/* Plant a payload commit for @p name as @p owner with the given times
+ * (relative to the store's now), bypassing the runtime. */
+static void plant(lease_oid *out, const char *name, const char *owner, const char *token,
+                  int64_t acquired_rel, int64_t expires_rel)
+{
+	lease_ref_state s;
+	lease_payload p;
+	lease_oid parent;
+	char *m = NULL;
+	int64_t now;
+	int has_parent;
+
+	memset(&s, 0, sizeof(s));
+	ck_assert_int_eq(lease_fetch_ref(&s, st, name), 0);
+	has_parent = s.present;
+	parent = s.oid;
+	lease_ref_state_clear(&s);
+	now = lease_store_now(st);
+	memset(&p, 0, sizeof(p));
+	snprintf(p.sdlc_version, sizeof(p.sdlc_version), "1.1.0");
+	p.version_major = 1;
+	p.version_minor = 1;
+	snprintf(p.name, sizeof(p.name), "%s", name);
+	snprintf(p.owner, sizeof(p.owner), "%s", owner);
+	snprintf(p.host, sizeof(p.host), "runner-1");
+	p.phase = LEASE_PHASE_CLAIMED;
+	snprintf(p.lease_token, sizeof(p.lease_token), "%s", token);
+	p.transitions = 1;
+	p.acquired_at = now + acquired_rel;
+	p.expires_at = now + expires_rel;
+	snprintf(p.nonce, sizeof(p.nonce), "%016llx", (unsigned long long)random());
+	p.has_ttl = 1;
+	p.ttl_seconds = 300;
+	ck_assert_int_eq(lease_message_build(&m, &p, LEASE_OP_ACQUIRE), 0);
+	ck_assert_int_eq(lease_write_commit(out, st, has_parent ? &parent : NULL, m), 0);
+	free(m);
+	if (has_parent)
+		ck_assert_int_eq(lease_cas_replace(st, name, &parent, out), 0);
+	else
+		ck_assert_int_eq(lease_cas_create(st, name, out), 0);
+}
+
+/* The lease as the fake's repository holds it. */
+static int tip(const char *name, lease_oid *oid)
+{
+	char ref[300], hex[41];
+	int present;
+
+	snprintf(ref, sizeof(ref), "refs/leases/%s", name);
+	present = fakegh_get_ref(fk, ref, hex);
+	if (present == 1)
+		ck_assert_int_eq(lease_oid_fromhex(oid, hex), 0);
+	return present;
+}
+
+static void tip_payload(const char *name, lease_ref_state *s)
+{
+	memset(s, 0, sizeof(*s));
+	ck_assert_int_eq(lease_fetch_ref(s, st, name), 0);
+	ck_assert_int_eq(s->present, 1);
+	ck_assert_int_eq(s->payload_rc, 0);
+}
+
+/* ---- fault matrix through the runtime ---------------------------------------- */
+
+enum wop { W_ACQUIRE, W_TAKEOVER, W_HEARTBEAT, W_TRANSITION, W_RELEASE, W_N };
+static const char *const wop_names[W_N] = {"acquire", "takeover", "heartbeat", "transition",
+                                           "release"};
+static const char *const wop_ok[W_N] = {"acquired", "acquired", "renewed", "transitioned",
+                                        "released"};
+
+struct rt_fault {
+	const char *id;
+	int write_ep; /* 1: on the write endpoint (create / updateRefs); 0: as given */
+	fakegh_endpoint ep;
+	fakegh_fault_kind kind;
+	int count, arg;
+	int lag_ms;
+	int rc; /* expected (0 = the op's success status); -99: success for
+	         * create-based acquire, rc_replace for the replace paths */
+	int rc_replace;
+};
+
+static const struct rt_fault rt_faults[] = {
+        {"none", 1, 0, 0, 0, 0, 0, 0, 0},
+        {"5xx-before-applying", 1, 0, FAKEGH_FAULT_5XX, 1, 0, 0, 0, 0},
+        {"drop-answer-once", 1, 0, FAKEGH_FAULT_DROP, 1, 0, 0, 0, 0},
+        {"drop-answer-twice", 1, 0, FAKEGH_FAULT_DROP, 2, 0, 0, 0, 0},
+        {"commit-5xx", 0, FAKEGH_COMMIT_POST, FAKEGH_FAULT_5XX, 1, 0, 0, 0, 0},
+        {"read-5xx", 0, FAKEGH_GQL_QUERY, FAKEGH_FAULT_5XX, 2, 0, 0, 0, 0},
+        {"read-lag", 1, 0, 0, 0, 0, 300, 0, 0},
+        {"F24-403-retry-after", 1, 0, FAKEGH_FAULT_403_RETRY, 1, 100, 0, LEASE_ERATELIMIT, 0},
+        {"F24-429-no-header", 1, 0, FAKEGH_FAULT_429_NOHDR, 1, 0, 0, LEASE_ERATELIMIT, 0},
+        {"F24-graphql-rate-limited", 1, 0, FAKEGH_FAULT_GQL_RATE_LIMITED, 1, 100, 0, -99,
+         LEASE_ERATELIMIT},
+        {"F25-422-rules", 1, 0, FAKEGH_FAULT_422_RULES, 1, 0, 0, LEASE_EAUTH, 0},
+        {"F25-403-forbidden", 1, 0, FAKEGH_FAULT_403_FORBIDDEN, 1, 0, 0, LEASE_EAUTH, 0},
+        {"401", 1, 0, FAKEGH_FAULT_401, 1, 0, 0, LEASE_EAUTH, 0},
+        {"no-updateRefs", 1, 0, FAKEGH_FAULT_NO_UPDATEREFS, 1, 0, 0, -99, LEASE_ECONFIG},
+};
+#define NRT (sizeof(rt_faults) / sizeof(rt_faults[0]))
+
+START_TEST(fault_matrix_runtime)
+{
+	const struct rt_fault *f = &rt_faults[_i % NRT];
+	enum wop w = (enum wop)(_i / NRT);
+	lease_op_options o = who("alice", ALITOK);
+	lease_result r;
+	lease_ref_state s;
+	lease_oid before, after;
+	int rc, expect, had;
+	fakegh_endpoint ep;
+
+	memset(&before, 0, sizeof(before));
+	switch (w) {
+	case W_ACQUIRE: break;
+	case W_TAKEOVER: plant(&before, "job", "bob", BOBTOK, -1000, -100); break;
+	default: plant(&before, "job", "alice", ALITOK, -200, 100); break; /* due for a heartbeat */
+	}
+	had = tip("job", &before);
+	ep = f->write_ep ? (w == W_ACQUIRE ? FAKEGH_REF_CREATE : FAKEGH_GQL_MUTATION) : f->ep;
+	if (f->kind)
+		fakegh_fault(fk, ep, f->kind, f->count, f->arg);
+	if (f->lag_ms)
+		fakegh_set_read_lag(fk, f->lag_ms);
+	memset(&r, 0, sizeof(r));
+	switch (w) {
+	case W_ACQUIRE:
+	case W_TAKEOVER:
+		o.lease_token = NULL;
+		rc = lease_acquire(&r, st, "job", &o);
+		break;
+	case W_HEARTBEAT: rc = lease_heartbeat(&r, st, "job", &o); break;
+	case W_TRANSITION:
+		o.to = LEASE_PHASE_WORKING;
+		rc = lease_transition(&r, st, "job", &o);
+		break;
+	default: rc = lease_release(&r, st, "job", &o); break;
+	}
+	expect = f->rc == -99 ? (w == W_ACQUIRE ? 0 : f->rc_replace) : f->rc;
+	if (rc != expect)
+		fprintf(stderr, "%s x %s: rc %d (%s) status %s: %s\n", wop_names[w], f->id, rc,
+		        lease_error_id(rc), r.status ? r.status : "-", r.message);
+	ck_assert_msg(rc == expect, "%s x %s: rc %d, expected %d", wop_names[w], f->id, rc, expect);
+	fakegh_set_read_lag(fk, 0);
+	fakegh_clear_faults(fk);
+	if (expect == 0) {
+		ck_assert_str_eq(r.status, wop_ok[w]);
+		tip_payload("job", &s);
+		/* the tip is this operation's write */
+		ck_assert(lease_oid_equal(&s.oid, &r.oid));
+		switch (w) {
+		case W_ACQUIRE:
+		case W_TAKEOVER:
+			ck_assert_str_eq(s.payload.owner, "alice");
+			ck_assert_str_eq(s.payload.lease_token, r.payload.lease_token);
+			ck_assert_str_ne(s.payload.lease_token, BOBTOK);
+			break;
+		case W_HEARTBEAT:
+		case W_TRANSITION:
+			ck_assert_str_eq(s.payload.lease_token, ALITOK); /* not lost */
+			ck_assert(s.payload.phase ==
+			          (w == W_TRANSITION ? LEASE_PHASE_WORKING : LEASE_PHASE_CLAIMED));
+			break;
+		default: ck_assert(s.payload.phase == LEASE_PHASE_RELEASED); break;
+		}
+		/* exactly one write landed: the tip's parent is the state before */
+		if (had)
+			ck_assert(s.commit.has_parent &&
+			          lease_oid_equal(&s.commit.parent, &before));
+		lease_ref_state_clear(&s);
+	} else {
+		/* refused: nothing changed, no lease lost, no second holder */
+		ck_assert_str_eq(r.status, "error");
+		ck_assert_int_eq(tip("job", &after), had);
+		if (had)
+			ck_assert(lease_oid_equal(&after, &before));
+	}
+	ck_assert(!strstr(logs, CANARY));
+	ck_assert(!strstr(r.message, CANARY));
+}
+END_TEST
+
+/* ---- request budgets (issue 6 acceptance; counted at the fake) ------------------ */
+
+/* A fresh store handle per operation = one CLI invocation. */
+static unsigned counted(int (*op)(lease_result *, lease_store *, const char *,
+                                  const lease_op_options *),
+                        lease_op_options *o, const char *want)
+{
+	lease_store *s2 = NULL;
+	lease_result r;
+	unsigned n;
+
+	ck_assert_int_eq(open_gh(&s2, 5, 1000), 0);
+	fakegh_reset_counts(fk);
+	ck_assert_int_eq(op(&r, s2, "budget", o), 0);
+	ck_assert_str_eq(r.status, want);
+	n = fakegh_count(fk, FAKEGH_ANY);
+	if (getenv("FAKEGH_DEBUG")) {
+		size_t i;
+		char line[700];
+		for (i = 0; i < fakegh_log_size(fk); i++)
+			if (fakegh_log_line(fk, i, line, sizeof(line)) == 0)
+				fprintf(stderr, "  %s: %s\n", want, line);
+	}
+	if (o->lease_token == NULL && r.holds_token) {
+		static char tok[LEASE_TOKEN_HEXSZ + 1];
+		memcpy(tok, r.payload.lease_token, sizeof(tok));
+		o->lease_token = tok;
+	}
+	lease_store_free(s2);
+	return n;
+}
+
+START_TEST(request_budget_per_invocation)
+{
+	lease_op_options o = who("alice", NULL);
+	lease_namespace ns;
+	lease_oid x;
+	unsigned n;
+	int i;
+	char name[32];
+
+	/* the namespace's very first lease, in a fresh process: read, a REST
+	 * confirmation of the absence (GraphQL may not see refs/<ns>/, §9), the
+	 * runtime's archive listing (transitions after a prune), commit, create,
+	 * verify */
+	n = counted(lease_acquire, &o, "acquired");
+	fprintf(stderr, "budget: first acquire in the namespace %u requests\n", n);
+	ck_assert_uint_le(n, 6);
+	/* any later acquire of a fresh name: GraphQL shows the namespace */
+	{
+		lease_op_options o2 = who("carol", NULL);
+		lease_store *s2 = NULL;
+		lease_result r2;
+		ck_assert_int_eq(open_gh(&s2, 5, 1000), 0);
+		fakegh_reset_counts(fk);
+		ck_assert_int_eq(lease_acquire(&r2, s2, "budget2", &o2), 0);
+		n = fakegh_count(fk, FAKEGH_ANY);
+		fprintf(stderr, "budget: acquire %u requests\n", n);
+		ck_assert_uint_le(n, 5);
+		lease_store_free(s2);
+	}
+	/* make the heartbeat due: plant the same tenure with an old heartbeat */
+	plant(&x, "budget", "alice", o.lease_token, -200, 100);
+	n = counted(lease_heartbeat, &o, "renewed");
+	fprintf(stderr, "budget: heartbeat %u requests\n", n);
+	ck_assert_uint_le(n, 4);
+	o.to = LEASE_PHASE_REVIEW;
+	n = counted(lease_transition, &o, "transitioned");
+	fprintf(stderr, "budget: transition %u requests\n", n);
+	ck_assert_uint_le(n, 4);
+	n = counted(lease_release, &o, "released");
+	fprintf(stderr, "budget: release %u requests\n", n);
+	ck_assert_uint_le(n, 4);
+
+	for (i = 0; i < 120; i++) {
+		snprintf(name, sizeof(name), "sweep%03d", i);
+		plant(&x, name, "bob", BOBTOK, -10, 290);
+	}
+	fakegh_reset_counts(fk);
+	memset(&ns, 0, sizeof(ns));
+	ck_assert_int_eq(lease_fetch_namespace(&ns, st), 0);
+	n = fakegh_count(fk, FAKEGH_ANY);
+	fprintf(stderr, "budget: namespace sweep of %zu leases %u requests\n", ns.count, n);
+	ck_assert_uint_le(n, (unsigned)((ns.count + 99) / 100 + 2));
+	lease_namespace_clear(&ns);
+}
+END_TEST
+
+/* ---- 16 processes through the fake ------------------------------------------------ */
+
+static double realtime(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* One contender: ITER times acquire (polling), hold, release; print tenures. */
+static int contender(int idx, int iters, FILE *out)
+{
+	lease_store *s2 = NULL;
+	char owner[32];
+	unsigned int seed = (unsigned int)getpid();
+	int i, rc = 0;
+
+	if (open_gh(&s2, 30, 10000) < 0)
+		return 10;
+	snprintf(owner, sizeof(owner), "proc-%d", idx);
+	for (i = 0; i < iters && rc == 0; i++) {
+		lease_op_options o = who(owner, NULL);
+		char token[LEASE_TOKEN_HEXSZ + 1];
+		lease_result r;
+		double t0, t1;
+
+		o.ttl_seconds = 60;
+		while ((rc = lease_acquire(&r, s2, "shared", &o)) == LEASE_EHELD) {
+			struct timespec ts = {0, (long)(5 + rand_r(&seed) % 20) * 1000000L};
+			nanosleep(&ts, NULL);
+		}
+		if (rc < 0) {
+			fprintf(stderr, "%s acquire: %s %s\n", owner, lease_error_id(rc),
+			        r.message);
+			break;
+		}
+		t0 = realtime();
+		memcpy(token, r.payload.lease_token, sizeof(token));
+		o.lease_token = token;
+		t1 = realtime();
+		if ((rc = lease_release(&r, s2, "shared", &o)) < 0 ||
+		    strcmp(r.status, "released") != 0) {
+			fprintf(stderr, "%s release: %s %s\n", owner, r.status, r.message);
+			rc = rc < 0 ? rc : -1;
+			break;
+		}
+		fprintf(out, "%s %s %.6f %.6f\n", owner, token, t0, t1);
+		fflush(out);
+	}
+	lease_store_free(s2);
+	return rc == 0 ? 0 : 1;
+}
+
+struct tenure {
+	char owner[32], token[40];
+	double start, end;
+};
+
+static int tenure_cmp(const void *a, const void *b)
+{
+	const struct tenure *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+START_TEST(contend_16_processes_no_overlap)
+{
+	enum { PROCS = 16, ITER = 3 };
+	char path[512], line[256];
+	struct tenure t[PROCS * ITER];
+	pid_t pids[PROCS];
+	FILE *fp;
+	size_t n = 0, i, j;
+
+	snprintf(path, sizeof(path), "%s/tenures", fakegh_repo_path(fk));
+	for (i = 0; i < PROCS; i++) {
+		pid_t pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			FILE *out = fopen(path, "a");
+			_exit(out ? contender((int)i, ITER, out) : 12);
+		}
+		pids[i] = pid;
+	}
+	for (i = 0; i < PROCS; i++) {
+		int ws;
+		ck_assert_int_eq(waitpid(pids[i], &ws, 0), pids[i]);
+		ck_assert_msg(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "contender %zu: %d", i, ws);
+	}
+	ck_assert_ptr_nonnull(fp = fopen(path, "r"));
+	while (fgets(line, sizeof(line), fp)) {
+		ck_assert(n < PROCS * ITER);
+		ck_assert_int_eq(sscanf(line, "%31s %39s %lf %lf", t[n].owner, t[n].token,
+		                        &t[n].start, &t[n].end),
+		                 4);
+		n++;
+	}
+	fclose(fp);
+	ck_assert_uint_eq(n, PROCS * ITER);
+	qsort(t, n, sizeof(t[0]), tenure_cmp);
+	for (i = 1; i < n; i++)
+		ck_assert_msg(t[i].start >= t[i - 1].end, "tenures overlap: %s and %s",
+		              t[i - 1].owner, t[i].owner);
+	for (i = 0; i < n; i++)
+		for (j = i + 1; j < n; j++)
+			ck_assert_str_ne(t[i].token, t[j].token);
+	fprintf(stderr, "contend: %zu tenures, %u requests at the fake\n", n,
+	        fakegh_count(fk, FAKEGH_ANY));
+}
+END_TEST
+
+/* ---- field cases ----------------------------------------------------------------- */
+
+/* F02: release during a network blip: retried inside the timeout; success
+ * only once the post-state shows the lease released; a blip that outlasts
+ * the timeout is an error (69), never a silent 0. */
+START_TEST(F02_release_during_network_blip)
+{
+	lease_op_options o = who("alice", ALITOK);
+	lease_result r;
+	lease_ref_state s;
+	lease_oid x;
+
+	plant(&x, "blip", "alice", ALITOK, -200, 100);
+	fakegh_fault(fk, FAKEGH_GQL_QUERY, FAKEGH_FAULT_5XX, 1, 0);
+	fakegh_fault(fk, FAKEGH_GQL_MUTATION, FAKEGH_FAULT_5XX, 1, 0);
+	fakegh_fault(fk, FAKEGH_GQL_QUERY, FAKEGH_FAULT_DROP, 1, 0);
+	ck_assert_int_eq(lease_release(&r, st, "blip", &o), 0);
+	ck_assert_str_eq(r.status, "released");
+	tip_payload("blip", &s);
+	ck_assert(s.payload.phase == LEASE_PHASE_RELEASED);
+	lease_ref_state_clear(&s);
+
+	/* a long outage: every request fails for longer than --timeout */
+	plant(&x, "blip2", "alice", ALITOK, -200, 100);
+	lease_store_free(st);
+	ck_assert_int_eq(open_gh(&st, 2, 500), 0);
+	fakegh_fault(fk, FAKEGH_ANY, FAKEGH_FAULT_5XX, 1000, 0);
+	ck_assert_int_eq(lease_release(&r, st, "blip2", &o), LEASE_ENET);
+	ck_assert_str_eq(r.status, "error");
+	fakegh_clear_faults(fk);
+	tip_payload("blip2", &s);
+	ck_assert(s.payload.phase == LEASE_PHASE_CLAIMED);
+	lease_ref_state_clear(&s);
+}
+END_TEST
+
+/* F09: release of a lease that is already gone, or a re-run cleanup:
+ * already_released, exit 0; classified by status and re-read. */
+START_TEST(F09_release_already_gone)
+{
+	lease_op_options o = who("alice", ALITOK);
+	lease_result r;
+	lease_oid x;
+
+	ck_assert_int_eq(lease_release(&r, st, "gone", &o), 0);
+	ck_assert_str_eq(r.status, "already_released");
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_COMMIT_POST), 0);
+	plant(&x, "gone", "alice", ALITOK, -200, 100);
+	ck_assert_int_eq(lease_release(&r, st, "gone", &o), 0);
+	ck_assert_str_eq(r.status, "released");
+	ck_assert_int_eq(lease_release(&r, st, "gone", &o), 0);
+	ck_assert_str_eq(r.status, "already_released");
+	/* deleted behind our back (pruned) between two cleanups */
+	ck_assert_int_eq(fakegh_set_ref(fk, "refs/leases/gone", NULL), 0);
+	ck_assert_int_eq(lease_release(&r, st, "gone", &o), 0);
+	ck_assert_str_eq(r.status, "already_released");
+}
+END_TEST
+
+/* F10: names that collide as paths: '/' refused before any I/O; a 422 that
+ * still comes back (a foreign refs/leases/a/b) is reported as what it is,
+ * never as "held". */
+START_TEST(F10_path_collision)
+{
+	lease_op_options o = who("alice", NULL);
+	lease_result r;
+	char hex[41];
+
+	ck_assert_int_eq(lease_acquire(&r, st, "a/b", &o), LEASE_EINVALID);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_ANY), 0);
+	ck_assert_int_eq(fakegh_get_ref(fk, "refs/heads/main", hex), 1);
+	ck_assert_int_eq(fakegh_set_ref(fk, "refs/leases/a/b", hex), 0);
+	ck_assert_int_eq(lease_acquire(&r, st, "a", &o), LEASE_ECONFIG);
+	ck_assert_str_ne(r.status, "held");
+	ck_assert_ptr_nonnull(strstr(r.message, "422"));
+}
+END_TEST
+
+/* F24: polling a busy repository burns the rate limit: retry-after honoured
+ * inside the timeout, and past it: rate_limited (75), progress logged. */
+START_TEST(F24_rate_limited_acquire)
+{
+	lease_op_options o = who("alice", NULL);
+	lease_result r;
+
+	fakegh_fault(fk, FAKEGH_GQL_QUERY, FAKEGH_FAULT_403_RETRY, 1, 1);
+	ck_assert_int_eq(lease_acquire(&r, st, "busy", &o), 0);
+	ck_assert_ptr_nonnull(strstr(logs, "rate limited"));
+	o.lease_token = NULL;
+	o.owner = "bob";
+	fakegh_fault(fk, FAKEGH_GQL_QUERY, FAKEGH_FAULT_403_RESET, 1, 600);
+	ck_assert_int_eq(lease_acquire(&r, st, "busy", &o), LEASE_ERATELIMIT);
+	ck_assert_str_eq(lease_error_id(LEASE_ERATELIMIT), "rate_limited");
+	ck_assert_ptr_nonnull(strstr(r.message, "rate limited"));
+}
+END_TEST
+
+/* F25: repository rules or a token without contents: write: permanent, no
+ * retries, 77, the message names the namespace / the permission. */
+START_TEST(F25_rules_and_permission)
+{
+	lease_op_options o = who("alice", NULL);
+	lease_result r;
+
+	fakegh_fault(fk, FAKEGH_REF_CREATE, FAKEGH_FAULT_422_RULES, 1, 0);
+	ck_assert_int_eq(lease_acquire(&r, st, "ruled", &o), LEASE_EAUTH);
+	ck_assert_ptr_nonnull(strstr(r.message, "refs/leases/"));
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_REF_CREATE), 1);
+	fakegh_fault(fk, FAKEGH_COMMIT_POST, FAKEGH_FAULT_403_FORBIDDEN, 1, 0);
+	ck_assert_int_eq(lease_acquire(&r, st, "ruled", &o), LEASE_EAUTH);
+	ck_assert_ptr_nonnull(strstr(r.message, "contents: write"));
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_COMMIT_POST), 2);
+}
+END_TEST
+
+/* F26: an empty repository: 78 with a message that says what to do; no
+ * loop, no crash. */
+START_TEST(F26_empty_repository)
+{
+	fakegh_options fo;
+	lease_op_options o = who("alice", NULL);
+	lease_result r;
+
+	teardown();
+	memset(&fo, 0, sizeof(fo));
+	fo.empty = 1;
+	start_fake(&fo);
+	ck_assert_int_eq(open_gh(&st, 5, 1000), 0);
+	ck_assert_int_eq(lease_acquire(&r, st, "first", &o), LEASE_ECONFIG);
+	ck_assert_ptr_nonnull(strstr(r.message, "empty"));
+	ck_assert_ptr_nonnull(strstr(r.message, "initial commit"));
+	ck_assert_uint_le(fakegh_count(fk, FAKEGH_ANY), 4);
+}
+END_TEST
+
+Suite *github_runtime_suite(void);
+Suite *github_runtime_suite(void)
+{
+	Suite *s = suite_create("github_runtime");
+	TCase *tc;
+
+	tc = tcase_create("fault_matrix");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, fault_matrix_runtime, 0, (int)(NRT * W_N));
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("budget_contention");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, request_budget_per_invocation);
+	tcase_add_test(tc, contend_16_processes_no_overlap);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("field_cases");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, F02_release_during_network_blip);
+	tcase_add_test(tc, F09_release_already_gone);
+	tcase_add_test(tc, F10_path_collision);
+	tcase_add_test(tc, F24_rate_limited_acquire);
+	tcase_add_test(tc, F25_rules_and_permission);
+	tcase_add_test(tc, F26_empty_repository);
+	suite_add_tcase(s, tc);
+	return s;
+}

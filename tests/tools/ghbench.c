@@ -1,0 +1,156 @@
+/* Request budget of the GitHub backend (issue 6 acceptance), counted at the
+ * fake GitHub server (tests/support/fakegh.c) and printed as a table by
+ * `make bench-github` (part of `make bench`). Not a timed test: it reports
+ * how many API requests each operation spends, against the budget.
+ *
+ *   ghbench [N]    N = leases in the reconcile sweep (default 250) */
+#define _DEFAULT_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reflease.h"
+#include "support/fakegh.h"
+
+static fakegh *fk;
+static int over;
+
+static lease_store *open_gh(void)
+{
+	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
+	lease_store *st = NULL;
+	char err[512];
+
+	o.github_token = "ghbench-token";
+	o.timeout_s = 10;
+	if (lease_store_open(&st, "github:octo/leases", &o, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ghbench: %s\n", err);
+		exit(1);
+	}
+	return st;
+}
+
+static void row(const char *what, unsigned n, unsigned budget)
+{
+	printf("%-52s %8u %8u%s\n", what, n, budget, n > budget ? "  over" : "");
+	if (n > budget)
+		over++;
+}
+
+/* Plant a payload whose last heartbeat is old enough to make the next due. */
+static void make_due(lease_store *st, const char *name, const char *owner, const char *token)
+{
+	lease_ref_state s;
+	lease_payload p;
+	lease_oid oid;
+	char *m = NULL;
+	int64_t now;
+
+	memset(&s, 0, sizeof(s));
+	if (lease_fetch_ref(&s, st, name) < 0 || !s.present || s.payload_rc != 0)
+		exit(2);
+	p = s.payload;
+	now = lease_store_now(st);
+	snprintf(p.owner, sizeof(p.owner), "%s", owner);
+	snprintf(p.lease_token, sizeof(p.lease_token), "%s", token);
+	p.expires_at = now + 100;
+	p.acquired_at = now - 200;
+	p.ttl_seconds = 300;
+	if (lease_message_build(&m, &p, LEASE_OP_HEARTBEAT) < 0 ||
+	    lease_write_commit(&oid, st, &s.oid, m) < 0 ||
+	    lease_cas_replace(st, name, &s.oid, &oid) < 0)
+		exit(3);
+	free(m);
+	lease_ref_state_clear(&s);
+}
+
+int main(int argc, char **argv)
+{
+	fakegh_options fo;
+	lease_op_options o = LEASE_OP_OPTIONS_INIT;
+	lease_store *st, *admin;
+	lease_namespace ns;
+	lease_result r;
+	char token[LEASE_TOKEN_HEXSZ + 1], name[32], what[80];
+	int n = argc > 1 ? (int)strtol(argv[1], NULL, 10) : 250, i;
+
+	memset(&fo, 0, sizeof(fo));
+	if (fakegh_start(&fk, &fo) < 0)
+		return 1;
+	setenv("GITHUB_API_URL", fakegh_url(fk), 1);
+	unsetenv("GITHUB_GRAPHQL_URL");
+	o.owner = "bench";
+	o.host = "runner-1";
+	o.ttl_seconds = 300;
+	admin = open_gh();
+
+	printf("GitHub backend request budget (requests counted at the fake server)\n");
+	printf("%-52s %8s %8s\n", "operation", "requests", "budget");
+
+	/* each row: a fresh store handle = one CLI invocation */
+	st = open_gh();
+	fakegh_reset_counts(fk);
+	if (lease_acquire(&r, st, "bench", &o) < 0)
+		return 4;
+	row("acquire (the namespace's very first lease)", fakegh_count(fk, FAKEGH_ANY), 5);
+	memcpy(token, r.payload.lease_token, sizeof(token));
+	lease_store_free(st);
+
+	st = open_gh();
+	fakegh_reset_counts(fk);
+	if (lease_acquire(&r, st, "bench2", &o) < 0)
+		return 4;
+	row("acquire (fresh name, one invocation)", fakegh_count(fk, FAKEGH_ANY), 5);
+	lease_store_free(st);
+
+	o.lease_token = token;
+	make_due(admin, "bench", "bench", token);
+	st = open_gh();
+	fakegh_reset_counts(fk);
+	if (lease_heartbeat(&r, st, "bench", &o) < 0 || strcmp(r.status, "renewed") != 0)
+		return 5;
+	row("heartbeat (one invocation)", fakegh_count(fk, FAKEGH_ANY), 4);
+	make_due(admin, "bench", "bench", token);
+	fakegh_reset_counts(fk);
+	if (lease_heartbeat(&r, st, "bench", &o) < 0 || strcmp(r.status, "renewed") != 0)
+		return 5;
+	row("heartbeat (a later one in the same process)", fakegh_count(fk, FAKEGH_ANY), 3);
+	lease_store_free(st);
+
+	st = open_gh();
+	fakegh_reset_counts(fk);
+	o.to = LEASE_PHASE_WORKING;
+	if (lease_transition(&r, st, "bench", &o) < 0)
+		return 6;
+	row("transition (one invocation)", fakegh_count(fk, FAKEGH_ANY), 4);
+	lease_store_free(st);
+
+	st = open_gh();
+	fakegh_reset_counts(fk);
+	if (lease_release(&r, st, "bench", &o) < 0 || strcmp(r.status, "released") != 0)
+		return 7;
+	row("release (one invocation)", fakegh_count(fk, FAKEGH_ANY), 4);
+	lease_store_free(st);
+
+	o.lease_token = NULL;
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "sweep%05d", i);
+		if (lease_acquire(&r, admin, name, &o) < 0)
+			return 8;
+	}
+	st = open_gh();
+	fakegh_reset_counts(fk);
+	memset(&ns, 0, sizeof(ns));
+	if (lease_fetch_namespace(&ns, st) < 0)
+		return 9;
+	snprintf(what, sizeof(what), "reconcile sweep (namespace read, N = %zu)", ns.count);
+	row(what, fakegh_count(fk, FAKEGH_ANY), (unsigned)((ns.count + 99) / 100 + 2));
+	lease_namespace_clear(&ns);
+	lease_store_free(st);
+
+	lease_store_free(admin);
+	fakegh_stop(fk);
+	printf("%s\n", over ? "ghbench: some operations are over budget (see docs)"
+	                    : "ghbench: every operation within budget");
+	return 0;
+}
