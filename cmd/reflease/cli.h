@@ -101,6 +101,7 @@ typedef struct cli_command {
 /* The command tables of each command group file. */
 extern const cli_command cli_store_commands[];
 extern const cli_command cli_lease_commands[];
+extern const cli_command cli_migrate_commands[];
 
 /*
  * Parse a command's options with getopt_long: @p longopts must end with

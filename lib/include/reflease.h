@@ -12,5 +12,6 @@
 #include "reflease/primitives.h"
 #include "reflease/runtime.h"
 #include "reflease/heartbeat.h"
+#include "reflease/migrate.h"
 
 #endif

@@ -1,0 +1,531 @@
+/*
+ * Payload migrations (protocol.md §8): one namespace sweep; each lease older
+ * than the target is rewritten by the registered steps of migrations/ and
+ * written by CAS from the oid read, settling lost or unverified writes by
+ * re-reading (§5 "Settling an outcome").
+ */
+#include "reflease/migrate.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "../../migrations/migrations.h"
+#include "lease/version.h"
+#include "store/store.h"
+
+/* Longest chain of steps one payload may need. */
+#define CHAIN_MAX 16
+/* Most first-parent steps walked to decide whether a tip descends from a
+ * commit this run wrote. The walk also stops at the first oid read. */
+#define ANCESTRY_WALK_MAX 256
+/* Writes per lease: the first and LEASE_MIGRATE_MAX_RETRIES retries. */
+#define ATTEMPTS_MAX (1 + LEASE_MIGRATE_MAX_RETRIES)
+
+static const char *const status_names[LEASE_MIGRATE_STATUS_COUNT] = {
+        "would_migrate", "migrated", "current", "skipped_newer", "skipped_malformed", "conflict",
+};
+
+const char *lease_migrate_status_name(lease_migrate_status s)
+{
+	return (unsigned)s < LEASE_MIGRATE_STATUS_COUNT ? status_names[s] : "unknown";
+}
+
+const char *lease_migrate_method_name(lease_migrate_method m)
+{
+	switch (m) {
+	case LEASE_MIGRATE_METHOD_COMMIT_TIME: return "commit-time";
+	case LEASE_MIGRATE_METHOD_ASSUMED: return "assumed";
+	case LEASE_MIGRATE_METHOD_RELEASED: return "released";
+	default: return NULL;
+	}
+}
+
+void lease_migrate_report_clear(lease_migrate_report *r)
+{
+	if (!r)
+		return;
+	free(r->entries);
+	memset(r, 0, sizeof(*r));
+}
+
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+int lease_migrate_target_validate(const char *version, char *err, size_t errlen)
+{
+	char valid[256] = "";
+	size_t i, used = 0;
+	int ma = 0, mi = 0, pa = 0;
+
+	for (i = 0; i < lease_migrations_count(); i++) {
+		const lease_migration *m = lease_migration_at(i);
+		if (m->to_major > SDLC_VERSION_MAJOR ||
+		    (m->to_major == SDLC_VERSION_MAJOR && m->to_minor > SDLC_VERSION_MINOR))
+			continue;
+		if (used < sizeof(valid))
+			used += (size_t)snprintf(valid + used, sizeof(valid) - used, "%s%s",
+			                         used ? ", " : "", m->to);
+	}
+	if (!version || lease_migration_version_parse(version, &ma, &mi, &pa) < 0) {
+		seterr(err, errlen, "'%s' is not a version MAJOR.MINOR.PATCH (valid targets: %s)",
+		       version ? version : "", valid);
+		return LEASE_EINVALID;
+	}
+	for (i = 0; i < lease_migrations_count(); i++) {
+		const lease_migration *m = lease_migration_at(i);
+		if (m->to_major == ma && m->to_minor == mi && m->to_patch == pa &&
+		    (ma < SDLC_VERSION_MAJOR ||
+		     (ma == SDLC_VERSION_MAJOR && mi <= SDLC_VERSION_MINOR)))
+			return 0;
+	}
+	seterr(err, errlen,
+	       "'%s' is not the target of a registered migration this build can write "
+	       "(valid targets: %s)",
+	       version, valid);
+	return LEASE_EINVALID;
+}
+
+/* One run's settings and, per lease, the commits written. */
+typedef struct migrate_run {
+	lease_store *st;
+	const lease_migrate_options *o;
+	int to_major, to_minor;
+	char target[32];
+	int64_t assumed_ttl;
+	lease_oid first_read;
+	lease_oid written[ATTEMPTS_MAX];
+	int nwritten;
+} migrate_run;
+
+static void entry_message(lease_migrate_entry *e, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+static void entry_message(lease_migrate_entry *e, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(e->message, sizeof(e->message), fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * The sdlc_version a payload claims, for reporting a payload this build
+ * cannot read (another major): "" unless it is a plain MAJOR.MINOR.PATCH.
+ */
+static void claimed_version(char *out, size_t outlen, const lease_commit *c)
+{
+	const char *body = c->message ? strstr(c->message, "\n\n") : NULL;
+	json_t *root = NULL, *v;
+	int ma = 0, mi = 0, pa = 0;
+
+	out[0] = '\0';
+	if (!body)
+		return;
+	root = json_loads(body + 2, JSON_REJECT_DUPLICATES, NULL);
+	v = root ? json_object_get(root, "sdlc_version") : NULL;
+	if (json_is_string(v) && strlen(json_string_value(v)) < outlen &&
+	    lease_migration_version_parse(json_string_value(v), &ma, &mi, &pa) == 0)
+		snprintf(out, outlen, "%s", json_string_value(v));
+	json_decref(root);
+}
+
+/*
+ * Decide what a read state calls for, without writing: sets e->status to
+ * current, skipped_* or would_migrate (with the steps in @p steps).
+ */
+static void classify(lease_migrate_entry *e, const migrate_run *run, const lease_ref_state *s,
+                     const lease_migration **steps, size_t *nsteps)
+{
+	const lease_payload *p = &s->payload;
+	int rc;
+
+	*nsteps = 0;
+	e->from[0] = e->to[0] = '\0';
+	e->method = LEASE_MIGRATE_METHOD_NONE;
+	e->ttl_seconds = -1;
+	e->message[0] = '\0';
+	e->old_oid = s->oid;
+	if (!s->commit.is_commit) {
+		e->status = LEASE_MIGRATE_SKIPPED_MALFORMED;
+		entry_message(e, "%s", "the ref points at an object that is not a commit");
+		return;
+	}
+	if (s->payload_rc == LEASE_EVERSION) {
+		/* another major: 0.x is no schema reflease ever wrote (malformed),
+		 * anything above 1 is a newer schema */
+		int ma = SDLC_VERSION_MAJOR + 1, mi = 0, pa = 0;
+
+		claimed_version(e->from, sizeof(e->from), &s->commit);
+		if (e->from[0])
+			lease_migration_version_parse(e->from, &ma, &mi, &pa);
+		e->status = ma < SDLC_VERSION_MAJOR ? LEASE_MIGRATE_SKIPPED_MALFORMED
+		                                    : LEASE_MIGRATE_SKIPPED_NEWER;
+		entry_message(e, "%s", s->payload_error);
+		return;
+	}
+	if (s->payload_rc != 0) {
+		e->status = LEASE_MIGRATE_SKIPPED_MALFORMED;
+		entry_message(e, "%s",
+		              s->payload_error[0] ? s->payload_error : "malformed payload");
+		return;
+	}
+	snprintf(e->from, sizeof(e->from), "%s", p->sdlc_version);
+	rc = lease_migrations_chain(steps, CHAIN_MAX, nsteps, p->version_major, p->version_minor,
+	                            run->to_major, run->to_minor);
+	if (rc == LEASE_EVERSION) {
+		e->status = LEASE_MIGRATE_SKIPPED_NEWER;
+		snprintf(e->message, sizeof(e->message),
+		         "payload written by a newer schema (%s) than the target %s",
+		         p->sdlc_version, run->target);
+	} else if (rc < 0) {
+		e->status = LEASE_MIGRATE_SKIPPED_MALFORMED;
+		snprintf(e->message, sizeof(e->message), "no registered migration from %s to %s",
+		         p->sdlc_version, run->target);
+	} else if (*nsteps == 0) {
+		e->status = LEASE_MIGRATE_CURRENT;
+		snprintf(e->to, sizeof(e->to), "%s", p->sdlc_version);
+	} else {
+		e->status = LEASE_MIGRATE_WOULD_MIGRATE;
+		snprintf(e->to, sizeof(e->to), "%s", run->target);
+	}
+}
+
+/* Run the chained steps over a copy of the read payload and validate it. */
+static int build(lease_payload *out, lease_migrate_entry *e, const migrate_run *run,
+                 const lease_ref_state *s, const lease_migration **steps, size_t nsteps)
+{
+	lease_migration_input in;
+	char err[256] = "";
+	size_t k;
+	int rc;
+
+	memset(&in, 0, sizeof(in));
+	in.has_commit_time = s->commit.time > 0;
+	in.commit_time = s->commit.time;
+	in.assumed_ttl = run->assumed_ttl;
+	in.ttl_min = lease_store_ttl_min(run->st);
+	in.ttl_max = lease_store_ttl_max(run->st);
+	in.random = lease_store_random(run->st);
+	*out = s->payload;
+	for (k = 0; k < nsteps; k++) {
+		lease_migrate_method m = LEASE_MIGRATE_METHOD_NONE;
+
+		if ((rc = steps[k]->apply(out, &m, &in, err, sizeof(err))) < 0) {
+			entry_message(e, "%s", err[0] ? err : lease_error_id(rc));
+			return rc;
+		}
+		if (m != LEASE_MIGRATE_METHOD_NONE)
+			e->method = m;
+	}
+	if ((rc = lease_payload_validate(out, err, sizeof(err))) < 0) {
+		snprintf(e->message, sizeof(e->message), "migrated payload invalid: %.200s", err);
+		return rc;
+	}
+	e->ttl_seconds = out->has_ttl ? out->ttl_seconds : -1;
+	return 0;
+}
+
+/*
+ * The migration commit's message: summary op `migrate`, the canonical payload
+ * of @p next, plus every field of the read payload this build does not know,
+ * kept as read — a migration drops nothing (protocol.md §8). The result is
+ * parsed back before it is used.
+ */
+static int build_message(char **out, const lease_payload *next, const char *read_message, char *err,
+                         size_t errlen)
+{
+	const char *body = read_message ? strstr(read_message, "\n\n") : NULL;
+	const char *key, *sep;
+	char *msg = NULL, *json = NULL, *merged = NULL;
+	json_t *canon = NULL, *orig = NULL, *v;
+	lease_payload check;
+	lease_op op = LEASE_OP_UNKNOWN;
+	size_t cap, extra = 0;
+	int rc;
+
+	*out = NULL;
+	if ((rc = lease_message_build(&msg, next, LEASE_OP_MIGRATE)) < 0)
+		goto done;
+	sep = strstr(msg, "\n\n");
+	orig = body ? json_loads(body + 2, JSON_REJECT_DUPLICATES, NULL) : NULL;
+	canon = sep ? json_loads(sep + 2, 0, NULL) : NULL;
+	if (!canon) {
+		rc = LEASE_EINTERNAL;
+		goto done;
+	}
+	if (json_is_object(orig)) {
+		json_object_foreach(orig, key, v)
+		{
+			if (!json_object_get(canon, key)) {
+				json_object_set(canon, key, v);
+				extra++;
+			}
+		}
+	}
+	if (extra) {
+		if (!(json = json_dumps(canon, JSON_COMPACT | JSON_SORT_KEYS))) {
+			rc = LEASE_ENOMEM;
+			goto done;
+		}
+		cap = (size_t)(sep - msg) + strlen(json) + 4;
+		if (!(merged = malloc(cap))) {
+			rc = LEASE_ENOMEM;
+			goto done;
+		}
+		snprintf(merged, cap, "%.*s\n\n%s\n", (int)(sep - msg), msg, json);
+		free(msg);
+		msg = merged;
+		merged = NULL;
+	}
+	if ((rc = lease_message_parse(&check, &op, msg, strlen(msg), next->name, err, errlen)) <
+	            0 ||
+	    op != LEASE_OP_MIGRATE) {
+		rc = rc < 0 ? rc : LEASE_EINTERNAL;
+		goto done;
+	}
+	*out = msg;
+	msg = NULL;
+	rc = 0;
+done:
+	free(merged);
+	free(json);
+	free(msg);
+	json_decref(canon);
+	json_decref(orig);
+	return rc;
+}
+
+static int written_index(const migrate_run *run, const lease_oid *oid)
+{
+	int i;
+
+	for (i = 0; i < run->nwritten; i++)
+		if (lease_oid_equal(&run->written[i], oid))
+			return i;
+	return -1;
+}
+
+/*
+ * Whether the tip @p s is, or descends (by first parents) from, a commit this
+ * run wrote for the lease; its index in *which. The walk stops at the first
+ * oid read (every commit written is a descendant of it) or after a bound.
+ */
+static int landed(const migrate_run *run, const lease_ref_state *s, int *which)
+{
+	lease_commit c;
+	lease_oid oid = s->oid;
+	int has_parent = s->commit.has_parent, steps, found = 0;
+	lease_oid parent = s->commit.parent;
+
+	*which = -1;
+	if (run->nwritten == 0)
+		return 0;
+	for (steps = 0; steps < ANCESTRY_WALK_MAX; steps++) {
+		if ((*which = written_index(run, &oid)) >= 0) {
+			found = 1;
+			break;
+		}
+		if (lease_oid_equal(&oid, &run->first_read) || !has_parent)
+			break;
+		oid = parent;
+		memset(&c, 0, sizeof(c));
+		if (run->st->t->read_commit(run->st->t, &c, &oid) < 0) {
+			lease_commit_clear(&c);
+			/* cannot see further: judge only what was seen */
+			if ((*which = written_index(run, &oid)) >= 0)
+				found = 1;
+			break;
+		}
+		has_parent = c.is_commit && c.has_parent;
+		parent = c.parent;
+		lease_commit_clear(&c);
+	}
+	return found;
+}
+
+/* Messages may quote payload text: keep them on one line, without control
+ * characters, so no output format can be broken by them (cli.md). */
+static void one_line(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s == 0x7f)
+			*s = ' ';
+}
+
+static int is_settleable(int rc)
+{
+	return rc == LEASE_ECAS || rc == LEASE_EUNVERIFIED || rc == LEASE_ENET;
+}
+
+/*
+ * Migrate one lease from its read state @p first: plan, or write and settle
+ * (protocol.md §5, §8). Returns 0 with e->status decided, or a hard error
+ * (a transport failure other than a lost or unverified CAS).
+ */
+static int migrate_one(migrate_run *run, lease_migrate_entry *e, const lease_ref_state *first)
+{
+	const lease_migration *steps[CHAIN_MAX];
+	lease_ref_state cur;
+	const lease_ref_state *s = first;
+	lease_payload next;
+	size_t nsteps;
+	char *msg = NULL, last_err[512] = "", berr[256] = "";
+	lease_oid new_oid;
+	int rc = 0, which;
+
+	memset(&cur, 0, sizeof(cur));
+	snprintf(e->name, sizeof(e->name), "%s", first->name);
+	run->nwritten = 0;
+	run->first_read = first->oid;
+	for (;;) {
+		if (run->nwritten > 0 && landed(run, s, &which)) {
+			e->status = LEASE_MIGRATE_MIGRATED;
+			e->has_new_oid = 1;
+			e->new_oid = run->written[which];
+			snprintf(e->to, sizeof(e->to), "%s", run->target);
+			break;
+		}
+		classify(e, run, s, steps, &nsteps);
+		if (e->status != LEASE_MIGRATE_WOULD_MIGRATE)
+			break;
+		if (build(&next, e, run, s, steps, nsteps) < 0) {
+			e->status = LEASE_MIGRATE_SKIPPED_MALFORMED;
+			e->to[0] = '\0';
+			e->method = LEASE_MIGRATE_METHOD_NONE;
+			break;
+		}
+		if ((rc = build_message(&msg, &next, s->commit.message, berr, sizeof(berr))) < 0) {
+			if (rc != LEASE_EPAYLOAD)
+				break;
+			/* e.g. unknown fields that no longer fit in 16 KiB */
+			e->status = LEASE_MIGRATE_SKIPPED_MALFORMED;
+			e->to[0] = '\0';
+			e->method = LEASE_MIGRATE_METHOD_NONE;
+			entry_message(e, "cannot migrate: %.200s", berr);
+			rc = 0;
+			break;
+		}
+		if (!run->o->apply)
+			break;
+		if (e->attempts >= ATTEMPTS_MAX) {
+			e->status = LEASE_MIGRATE_CONFLICT;
+			snprintf(e->message, sizeof(e->message),
+			         "not migrated after %d attempts; last: %.200s", e->attempts,
+			         last_err);
+			break;
+		}
+		e->attempts++;
+		rc = lease_write_commit(&new_oid, run->st, &s->oid, msg);
+		free(msg);
+		msg = NULL;
+		if (rc < 0)
+			break;
+		run->written[run->nwritten++] = new_oid;
+		if (run->o->before_write &&
+		    (rc = run->o->before_write(run->st, e->name, &s->oid, e->attempts,
+		                               run->o->hook_payload)) != 0) {
+			rc = rc < 0 ? rc : LEASE_EINTERNAL;
+			entry_message(e, "%s", "stopped by the before_write hook");
+			break;
+		}
+		rc = lease_cas_replace(run->st, e->name, &s->oid, &new_oid);
+		if (rc == 0) {
+			e->status = LEASE_MIGRATE_MIGRATED;
+			e->has_new_oid = 1;
+			e->new_oid = new_oid;
+			break;
+		}
+		if (!is_settleable(rc))
+			break;
+		snprintf(last_err, sizeof(last_err), "%s", lease_store_last_error(run->st));
+		lease_store_log(run->st, LEASE_LOG_INFO, "migrate %s: attempt %d: %s; re-reading",
+		                e->name, e->attempts, last_err);
+		/* settle: read again and decide from what is there now */
+		lease_ref_state_clear(&cur);
+		if ((rc = lease_fetch_ref(&cur, run->st, e->name)) < 0)
+			break;
+		if (!cur.present) {
+			e->status = LEASE_MIGRATE_CONFLICT;
+			e->to[0] = '\0';
+			e->method = LEASE_MIGRATE_METHOD_NONE;
+			entry_message(e, "%s", "the lease was deleted while it was being migrated");
+			break;
+		}
+		s = &cur;
+	}
+	if (rc < 0 && !e->message[0])
+		entry_message(e, "%s", lease_store_last_error(run->st));
+	if (rc < 0 && e->status == LEASE_MIGRATE_WOULD_MIGRATE)
+		e->status = LEASE_MIGRATE_CONFLICT;
+	one_line(e->message);
+	free(msg);
+	lease_ref_state_clear(&cur);
+	return rc;
+}
+
+int lease_migrate(lease_migrate_report *out, lease_store *st, const lease_migrate_options *opts)
+{
+	lease_migrate_options defaults = LEASE_MIGRATE_OPTIONS_INIT;
+	lease_namespace ns;
+	migrate_run run;
+	char err[256] = "";
+	size_t i;
+	int rc = 0, patch = 0;
+
+	memset(out, 0, sizeof(*out));
+	memset(&ns, 0, sizeof(ns));
+	memset(&run, 0, sizeof(run));
+	if (!opts)
+		opts = &defaults;
+	run.st = st;
+	run.o = opts;
+	snprintf(run.target, sizeof(run.target), "%s", opts->to ? opts->to : SDLC_VERSION);
+	snprintf(out->target, sizeof(out->target), "%s", run.target);
+	out->applied = opts->apply ? 1 : 0;
+	if ((rc = lease_migrations_check(err, sizeof(err))) < 0)
+		return lease_store_set_error(st, rc, "%s", err);
+	if ((rc = lease_migrate_target_validate(run.target, err, sizeof(err))) < 0)
+		return lease_store_set_error(st, rc, "--to: %s", err);
+	if (lease_migration_version_parse(run.target, &run.to_major, &run.to_minor, &patch) < 0)
+		return lease_store_set_error(st, LEASE_EINVALID, "--to: invalid version");
+	run.assumed_ttl = opts->assumed_ttl ? opts->assumed_ttl : LEASE_TTL_DEFAULT;
+	if (run.assumed_ttl < lease_store_ttl_min(st) || run.assumed_ttl > lease_store_ttl_max(st))
+		return lease_store_set_error(
+		        st, LEASE_EINVALID,
+		        "--assumed-ttl: %lld is outside this store's TTL bounds %d..%d",
+		        (long long)run.assumed_ttl, lease_store_ttl_min(st),
+		        lease_store_ttl_max(st));
+
+	if ((rc = lease_fetch_namespace(&ns, st)) < 0)
+		return rc;
+	out->invalid_names = ns.invalid_count;
+	if (ns.count && !(out->entries = calloc(ns.count, sizeof(*out->entries)))) {
+		lease_namespace_clear(&ns);
+		return lease_store_set_error(st, LEASE_ENOMEM, "out of memory");
+	}
+	for (i = 0; i < ns.count; i++) {
+		lease_migrate_entry *e = &out->entries[i];
+
+		rc = migrate_one(&run, e, &ns.leases[i]);
+		out->count++;
+		out->counts[e->status]++;
+		if (rc < 0)
+			break;
+	}
+	lease_namespace_clear(&ns);
+	return rc < 0 ? rc : 0;
+}

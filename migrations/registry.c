@@ -1,0 +1,133 @@
+/*
+ * The migration registry (protocol.md §8): every registered step in id order,
+ * and the chain from a payload's version to a target. Adding a step: see
+ * migrations/README.md.
+ */
+#include "migrations.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Every registered migration, in id order (lease_migrations_check verifies). */
+static const lease_migration *const registered[] = {
+        &lease_migration_0001,
+};
+
+#define N_REGISTERED (sizeof(registered) / sizeof(registered[0]))
+
+size_t lease_migrations_count(void)
+{
+	return N_REGISTERED;
+}
+
+const lease_migration *lease_migration_at(size_t i)
+{
+	return i < N_REGISTERED ? registered[i] : NULL;
+}
+
+const lease_migration *lease_migration_from(int major, int minor)
+{
+	size_t i;
+
+	for (i = 0; i < N_REGISTERED; i++)
+		if (registered[i]->from_major == major && registered[i]->from_minor == minor)
+			return registered[i];
+	return NULL;
+}
+
+int lease_migration_version_parse(const char *s, int *major, int *minor, int *patch)
+{
+	int *parts[3] = {major, minor, patch};
+	const char *p = s;
+	int i;
+
+	if (!s)
+		return LEASE_EINVALID;
+	for (i = 0; i < 3; i++) {
+		char *end = NULL;
+		long v;
+
+		if (*p < '0' || *p > '9')
+			return LEASE_EINVALID;
+		errno = 0;
+		v = strtol(p, &end, 10);
+		if (errno || v > 1000000 || end == p)
+			return LEASE_EINVALID;
+		*parts[i] = (int)v;
+		p = end;
+		if (i < 2) {
+			if (*p != '.')
+				return LEASE_EINVALID;
+			p++;
+		}
+	}
+	return *p ? LEASE_EINVALID : 0;
+}
+
+static int set_err(char *err, size_t errlen, const char *id, const char *what)
+{
+	if (err && errlen)
+		snprintf(err, errlen, "migration %s: %s", id ? id : "?", what);
+	return LEASE_EINTERNAL;
+}
+
+int lease_migrations_check(char *err, size_t errlen)
+{
+	const lease_migration *prev = NULL;
+	size_t i, k;
+
+	for (i = 0; i < N_REGISTERED; i++) {
+		const lease_migration *m = registered[i];
+		int ma = 0, mi = 0, pa = 0;
+
+		if (!m->id || strlen(m->id) != 4)
+			return set_err(err, errlen, m->id, "id must be four digits");
+		for (k = 0; k < 4; k++)
+			if (m->id[k] < '0' || m->id[k] > '9')
+				return set_err(err, errlen, m->id, "id must be four digits");
+		if (prev && strcmp(prev->id, m->id) >= 0)
+			return set_err(err, errlen, m->id,
+			               "ids must be strictly increasing in the registry");
+		if (!m->apply || !m->description || !*m->description ||
+		    strchr(m->description, '\n'))
+			return set_err(err, errlen, m->id,
+			               "needs an apply function and a one-line description");
+		if (lease_migration_version_parse(m->to, &ma, &mi, &pa) < 0 || ma != m->to_major ||
+		    mi != m->to_minor || pa != m->to_patch)
+			return set_err(err, errlen, m->id,
+			               "'to' disagrees with to_major/minor/patch");
+		if (m->to_major < m->from_major ||
+		    (m->to_major == m->from_major && m->to_minor <= m->from_minor))
+			return set_err(err, errlen, m->id, "a step must raise the version");
+		if (prev && (prev->to_major != m->from_major || prev->to_minor != m->from_minor))
+			return set_err(err, errlen, m->id,
+			               "must start at the version the previous step ends at");
+		prev = m;
+	}
+	return 0;
+}
+
+int lease_migrations_chain(const lease_migration **steps, size_t max, size_t *n, int major,
+                           int minor, int to_major, int to_minor)
+{
+	size_t k = 0;
+
+	*n = 0;
+	if (major > to_major || (major == to_major && minor > to_minor))
+		return LEASE_EVERSION;
+	while (major != to_major || minor != to_minor) {
+		const lease_migration *m = lease_migration_from(major, minor);
+
+		if (!m || k >= max || k >= N_REGISTERED)
+			return LEASE_EINVALID;
+		if (m->to_major > to_major || (m->to_major == to_major && m->to_minor > to_minor))
+			return LEASE_EINVALID; /* the chain jumps past the target */
+		steps[k++] = m;
+		major = m->to_major;
+		minor = m->to_minor;
+	}
+	*n = k;
+	return 0;
+}
