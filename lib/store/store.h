@@ -143,6 +143,13 @@ int lease_github_transport_new(lease_transport **out, const char *arg,
  */
 void lease_github_set_rest_only(lease_transport *t);
 
+/**
+ * The HTTP client of a GitHub transport (borrowed), for tests and the fuzz
+ * target (lease_http_set_responder(), lease_http_set_body_cap() in http.h);
+ * NULL for other transports.
+ */
+struct lease_http *lease_github_http(lease_transport *t);
+
 /** Create a bare repository at @p path with reflease's recommended settings. */
 int lease_local_init(const char *path, char *err, size_t errlen);
 
