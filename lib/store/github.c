@@ -281,14 +281,19 @@ static int64_t rate_limit_wait_ms(gh_transport *g, const gh_reply *rp)
 {
 	int64_t wait;
 
+	/* Header values are clamped to a day (any wait past the operation
+	 * timeout fails the same way) so that no value can overflow (issue 8,
+	 * found by tests/fuzz/fuzz_github.c). */
 	if (rp->r.retry_after >= 0) {
 		g->nohdr_waits = 0;
-		return (rp->r.retry_after > 0 ? rp->r.retry_after : 1) * 1000;
+		wait = rp->r.retry_after > 0 ? rp->r.retry_after : 1;
+		return (wait < 86400 ? wait : 86400) * 1000;
 	}
 	if (rp->r.rl_remaining == 0 && rp->r.rl_reset > 0) {
 		g->nohdr_waits = 0;
-		wait = (rp->r.rl_reset - server_now(g) + 1) * 1000;
-		return wait < 1000 ? 1000 : wait;
+		wait = rp->r.rl_reset - server_now(g) + 1;
+		wait = wait < 1 ? 1 : wait > 86400 ? 86400 : wait;
+		return wait * 1000;
 	}
 	wait = 60000LL << (g->nohdr_waits < 6 ? g->nohdr_waits : 6);
 	g->nohdr_waits++;
