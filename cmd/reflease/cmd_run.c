@@ -627,6 +627,11 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 			fflush(NULL);
 			_exit(status);
 		}
+		if (!thread_started) {
+			/* no heartbeat thread could be started: the lease is still
+			 * ours, give it back (F08) */
+			release_now(ctx, st, name, token, &rel);
+		}
 		run_emit(&out, st, &lr, name, code, "lost", status, 1, cmd_status);
 		goto cleanup;
 	}

@@ -30,7 +30,8 @@ int cli_exit_for(int code)
 	}
 }
 
-static const cli_command *const command_tables[] = {cli_store_commands, cli_lease_commands, cli_migrate_commands};
+static const cli_command *const command_tables[] = {cli_store_commands, cli_lease_commands,
+						     cli_migrate_commands, cli_reconcile_commands};
 
 const cli_command *cli_find_command(const char *name)
 {

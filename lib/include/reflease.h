@@ -13,5 +13,6 @@
 #include "reflease/runtime.h"
 #include "reflease/heartbeat.h"
 #include "reflease/migrate.h"
+#include "reflease/reconcile.h"
 
 #endif

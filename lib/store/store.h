@@ -36,6 +36,23 @@ void lease_ref_list_clear(lease_ref_list *l);
 /** Append an entry (refname copied). 0 or LEASE_ENOMEM. */
 int lease_ref_list_push(lease_ref_list *l, const char *refname, const lease_oid *oid);
 
+/** A ref lock file ("<ref>.lock") found by list_ref_locks (protocol.md §7). */
+typedef struct lease_ref_lock {
+	char *refname;  /**< the locked ref's full name (without ".lock"), owned */
+	int64_t mtime;  /**< the lock file's modification time, s since the epoch */
+	uint64_t dev;   /**< identity of the file, re-checked before removal */
+	uint64_t ino;
+} lease_ref_lock;
+
+/** A list of ref lock files; free with lease_ref_lock_list_clear(). */
+typedef struct lease_ref_lock_list {
+	lease_ref_lock *items;
+	size_t count;
+} lease_ref_lock_list;
+
+/** Free what @p l owns and zero it. Accepts NULL. */
+void lease_ref_lock_list_clear(lease_ref_lock_list *l);
+
 /**
  * A raw transport. Backends embed it as their first member and set the
  * calls. Every call returns 0 or a negative LEASE_E* code and may set a
@@ -92,6 +109,24 @@ struct lease_transport {
 	const char *(*last_error)(lease_transport *t);
 	/** Free the transport. */
 	void (*free)(lease_transport *t);
+
+	/* Optional calls (NULL when the backend has no such thing). */
+
+	/**
+	 * Local stores: list the lock files of loose refs directly under
+	 * @p prefix (e.g. "refs/leases/x.lock"), whatever their age.
+	 * @return 0, or an error
+	 */
+	int (*list_ref_locks)(lease_transport *t, lease_ref_lock_list *out, const char *prefix);
+	/**
+	 * Local stores: remove @p lk's lock file while holding the store's own
+	 * lock file (the one serialising deletes), only if it is still the same
+	 * file (dev, inode) and its age at @p now is at least @p min_age_s.
+	 * @return 0 (removed), LEASE_ECAS (replaced or too young: kept),
+	 *         LEASE_ENOTFOUND (already gone), or an error
+	 */
+	int (*remove_ref_lock)(lease_transport *t, const lease_ref_lock *lk, int64_t min_age_s,
+			       int64_t now);
 };
 
 /** The store handle (opaque to users of reflease/store.h). */
@@ -149,6 +184,23 @@ void lease_github_set_rest_only(lease_transport *t);
  * NULL for other transports.
  */
 struct lease_http *lease_github_http(lease_transport *t);
+
+/**
+ * Filesystem helpers for local stores (lib/store/ref_locks.c): list the
+ * "*.lock" files directly under <commondir>/<prefix>.
+ * @return 0, LEASE_ENOMEM, LEASE_EINTERNAL
+ */
+int lease_fs_list_ref_locks(lease_ref_lock_list *out, const char *commondir, const char *prefix);
+
+/**
+ * Remove @p lk's lock file under <commondir> while holding @p store_lock
+ * (O_CREAT|O_EXCL, waited for up to 3 s), only when it is still the same
+ * file (dev, inode) and at least @p min_age_s old at @p now (protocol.md §7).
+ * @return 0, LEASE_ECAS (changed or too young), LEASE_ENOTFOUND, LEASE_EINTERNAL
+ */
+int lease_fs_remove_ref_lock(const char *commondir, const char *store_lock,
+			     const lease_ref_lock *lk, int64_t min_age_s, int64_t now, char *err,
+			     size_t errlen);
 
 /** Create a bare repository at @p path with reflease's recommended settings. */
 int lease_local_init(const char *path, char *err, size_t errlen);

@@ -1,0 +1,669 @@
+/* reconcile and history (protocol.md §6, §7; cli.md): the sweep's human table,
+ * --json object, markdown job summary, GitHub annotations and exit status;
+ * a lease's history. */
+#define _DEFAULT_SOURCE /* fileno, isatty */
+#include "cli.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* GitHub's job-summary limit is 1 MiB per step; stay below it. */
+#define SUMMARY_MAX (1024L * 1024L - 4096L)
+/* At most this many annotations per level (cli.md "GitHub Actions"). */
+#define ANNOTATIONS_PER_LEVEL 10
+/* Show a progress line for sweeps of at least this many leases. */
+#define PROGRESS_MIN 2000
+
+enum {
+	OPT_REAP = OPT_COMMAND_BASE + 50,
+	OPT_PRUNE,
+	OPT_FAIL_ON,
+	OPT_SUMMARY,
+	OPT_GRACE,
+	OPT_ASSUMED_TTL,
+	OPT_MAX
+};
+
+typedef struct reconcile_args {
+	lease_reconcile_options o;
+	lease_severity fail_on;
+	const char *summary;
+	long max_items;
+} reconcile_args;
+
+static int github_actions(void)
+{
+	const char *v = getenv("GITHUB_ACTIONS");
+	return v && strcmp(v, "true") == 0;
+}
+
+static int reconcile_opt(cli_ctx *ctx, int c, const char *arg, void *payload)
+{
+	reconcile_args *a = payload;
+	long v;
+	int rc;
+
+	switch (c) {
+	case OPT_REAP: a->o.reap = 1; return 0;
+	case OPT_PRUNE:
+		if ((rc = cli_parse_seconds(ctx, "--prune-released (days)", arg, 0, 36500, &v)) < 0)
+			return rc;
+		a->o.prune_days = v;
+		return 0;
+	case OPT_FAIL_ON:
+		if (lease_severity_parse(&a->fail_on, arg) < 0)
+			return cli_usage(
+			        ctx, "--fail-on: '%s' is not one of error, warning, info, never",
+			        arg);
+		return 0;
+	case OPT_SUMMARY: a->summary = arg; return 0;
+	case OPT_GRACE:
+		if ((rc = cli_parse_seconds(ctx, "--grace", arg, 0, 86400, &v)) < 0)
+			return rc;
+		a->o.grace_seconds = v;
+		return 0;
+	case OPT_ASSUMED_TTL:
+		if ((rc = cli_parse_seconds(ctx, "--assumed-ttl", arg, 1, 86400, &v)) < 0)
+			return rc;
+		a->o.default_ttl = v;
+		return 0;
+	case OPT_MAX:
+		if ((rc = cli_parse_seconds(ctx, "--max", arg, 1, 100000000, &v)) < 0)
+			return rc;
+		a->max_items = v;
+		return 0;
+	default: return cli_usage(ctx, "unexpected option");
+	}
+}
+
+/* Payload text in a human line: control characters never reach the terminal
+ * (nor start a line that a CI runner could read as a command). */
+static const char *clean(char *buf, size_t len, const char *s)
+{
+	size_t i;
+
+	for (i = 0; s[i] && i + 1 < len; i++)
+		buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+	buf[i] = '\0';
+	return buf;
+}
+
+/* ---- JSON ----------------------------------------------------------------------------- */
+
+static json_t *number_json(double v)
+{
+	if (v == (double)(json_int_t)v)
+		return json_integer((json_int_t)v);
+	return json_real(v);
+}
+
+static json_t *anomaly_json(const lease_anomaly *a)
+{
+	json_t *o = json_pack("{s:s, s:s, s:s}", "id", lease_anomaly_name(a->id), "severity",
+	                      lease_severity_name(a->severity), "message", a->message);
+
+	if (a->has_floor) {
+		json_object_set_new(o, "method", json_string(lease_hb_method_name(a->method)));
+		json_object_set_new(o, "interval_seconds", json_integer(a->interval_seconds));
+		json_object_set_new(o, "floor_seconds", number_json(a->floor_seconds));
+		if (a->method == LEASE_HB_APPROXIMATE)
+			json_object_set_new(o, "assumed_ttl_seconds", json_integer(a->assumed_ttl));
+	} else if (a->id == LEASE_ANOM_EXPIRED) {
+		json_object_set_new(o, "expired_seconds", json_integer(a->seconds));
+	} else if (a->id == LEASE_ANOM_STALE_REF_LOCK) {
+		json_object_set_new(o, "age_seconds", json_integer(a->seconds));
+	}
+	return o;
+}
+
+static json_t *oid_json(int present, const lease_oid *oid)
+{
+	char hex[LEASE_OID_HEXSZ + 1];
+
+	if (!present)
+		return json_null();
+	lease_oid_tohex(hex, oid);
+	return json_string(hex);
+}
+
+static json_t *report_json(const lease_reconcile_report *r)
+{
+	json_t *leases = json_array(), *reaped = json_array(), *skipped = json_array(),
+	       *pruned = json_array(), *locks = json_array();
+	char now[LEASE_TIME_STRSZ + 1];
+	size_t i, k;
+
+	for (i = 0; i < r->count; i++) {
+		const lease_reconcile_entry *e = &r->entries[i];
+		char exp[LEASE_TIME_STRSZ + 1];
+		json_t *an = json_array(), *o;
+
+		for (k = 0; k < e->anomaly_count; k++)
+			json_array_append_new(an, anomaly_json(&e->anomalies[k]));
+		if (e->has_payload)
+			lease_time_format(exp, e->payload.expires_at);
+		o = json_pack("{s:s, s:o, s:s?, s:s?, s:s?, s:o}", "name", e->name, "oid",
+		              oid_json(e->present, &e->oid), "phase",
+		              e->has_payload ? lease_phase_name(e->payload.phase) : NULL, "owner",
+		              e->has_payload ? e->payload.owner : NULL, "expires_at",
+		              e->has_payload ? exp : NULL, "anomalies", an);
+		json_array_append_new(leases, o);
+		if (e->action == LEASE_ACTION_REAPED)
+			json_array_append_new(reaped,
+			                      json_pack("{s:s, s:o, s:o}", "name", e->name, "oid",
+			                                oid_json(1, &e->oid), "released_oid",
+			                                oid_json(1, &e->action_oid)));
+		else if (e->action == LEASE_ACTION_PRUNED)
+			json_array_append_new(pruned, json_pack("{s:s, s:o, s:s}", "name", e->name,
+			                                        "oid", oid_json(1, &e->oid),
+			                                        "archive_ref", e->archive_ref));
+		else if (e->action == LEASE_ACTION_SKIPPED)
+			json_array_append_new(
+			        skipped, json_pack("{s:s, s:o, s:s, s:s}", "name", e->name, "oid",
+			                           oid_json(e->present, &e->oid), "action",
+			                           e->action_kind ? e->action_kind : "?", "reason",
+			                           e->action_message ? e->action_message : ""));
+		if (e->lock_removed)
+			json_array_append_new(locks, json_string(e->name));
+	}
+	lease_time_format(now, r->now);
+	return json_pack("{s:s, s:I, s:s, s:I, s:o, s:{s:I, s:I, s:I, s:I}, s:o, s:o, s:o, s:o}",
+	                 "namespace", r->ns, "scanned", (json_int_t)r->count, "now", now,
+	                 "grace_seconds", (json_int_t)r->grace_seconds, "leases", leases, "counts",
+	                 "ok", (json_int_t)r->counts[LEASE_SEV_OK], "info",
+	                 (json_int_t)r->counts[LEASE_SEV_INFO], "warning",
+	                 (json_int_t)r->counts[LEASE_SEV_WARNING], "error",
+	                 (json_int_t)r->counts[LEASE_SEV_ERROR], "reaped", reaped, "skipped",
+	                 skipped, "pruned", pruned, "locks_removed", locks);
+}
+
+/* ---- human table ---------------------------------------------------------------------- */
+
+static void print_human(const lease_reconcile_report *r)
+{
+	char now[LEASE_TIME_STRSZ + 1], buf[LEASE_IDENT_MAX + 1], msg[400];
+	size_t i, k;
+
+	lease_time_format(now, r->now);
+	printf("%-30s %-9s %-24s %-20s %s\n", "NAME", "PHASE", "OWNER", "EXPIRES_AT", "ANOMALIES");
+	for (i = 0; i < r->count; i++) {
+		const lease_reconcile_entry *e = &r->entries[i];
+		char exp[LEASE_TIME_STRSZ + 1] = "-";
+
+		if (e->has_payload)
+			lease_time_format(exp, e->payload.expires_at);
+		printf("%-30s %-9s %-24s %-20s ", clean(msg, 200, e->name),
+		       e->has_payload ? lease_phase_name(e->payload.phase) : "?",
+		       e->has_payload ? clean(buf, sizeof(buf), e->payload.owner) : "?", exp);
+		if (!e->anomaly_count)
+			printf("ok");
+		for (k = 0; k < e->anomaly_count; k++)
+			printf("%s%s(%s)", k ? ", " : "", lease_anomaly_name(e->anomalies[k].id),
+			       lease_severity_name(e->anomalies[k].severity));
+		printf("\n");
+		for (k = 0; k < e->anomaly_count; k++)
+			printf("    %s: %s\n", lease_anomaly_name(e->anomalies[k].id),
+			       clean(msg, sizeof(msg), e->anomalies[k].message));
+		if (e->action == LEASE_ACTION_REAPED)
+			printf("    reaped: released by CAS\n");
+		else if (e->action == LEASE_ACTION_PRUNED)
+			printf("    pruned: archived as %s\n", e->archive_ref);
+		else if (e->action == LEASE_ACTION_SKIPPED)
+			printf("    skipped %s: %s\n", e->action_kind ? e->action_kind : "action",
+			       clean(msg, sizeof(msg), e->action_message ? e->action_message : ""));
+		if (e->lock_removed)
+			printf("    stale ref lock removed\n");
+	}
+	printf("\nscanned %zu in refs/%s/ at %s: %zu ok, %zu info, %zu warning, %zu error",
+	       r->count, r->ns, now, r->counts[LEASE_SEV_OK], r->counts[LEASE_SEV_INFO],
+	       r->counts[LEASE_SEV_WARNING], r->counts[LEASE_SEV_ERROR]);
+	if (r->reaped || r->pruned || r->skipped || r->locks_removed)
+		printf("; reaped %zu, pruned %zu, skipped %zu, locks removed %zu", r->reaped,
+		       r->pruned, r->skipped, r->locks_removed);
+	printf("\n");
+}
+
+/* ---- markdown summary ----------------------------------------------------------------- */
+
+typedef struct mdbuf {
+	char *s;
+	size_t len, cap;
+} mdbuf;
+
+static void md_put(mdbuf *b, const char *s, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = (b->cap ? b->cap * 2 : 4096);
+		char *grown;
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		if (!(grown = realloc(b->s, cap)))
+			return;
+		b->s = grown;
+		b->cap = cap;
+	}
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+static void md_printf(mdbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void md_printf(mdbuf *b, const char *fmt, ...)
+{
+	char tmp[2048];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		md_put(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+}
+
+/* Text from payloads inside a table cell: no markup, no HTML, no line breaks. */
+static void md_text(mdbuf *b, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '<')
+			md_put(b, "&lt;", 4);
+		else if (ch == '>')
+			md_put(b, "&gt;", 4);
+		else if (ch == '&')
+			md_put(b, "&amp;", 5);
+		else if (ch < 0x20 || ch == 0x7f)
+			md_put(b, " ", 1);
+		else if (strchr("\\`*_[]|#!~@", ch)) {
+			md_put(b, "\\", 1);
+			md_put(b, s, 1);
+		} else
+			md_put(b, s, 1);
+	}
+}
+
+static void md_row(mdbuf *b, const lease_reconcile_entry *e)
+{
+	char exp[LEASE_TIME_STRSZ + 1] = "-";
+	size_t k;
+
+	if (e->has_payload)
+		lease_time_format(exp, e->payload.expires_at);
+	md_put(b, "| ", 2);
+	md_text(b, e->name);
+	md_printf(b, " | %s | ", e->has_payload ? lease_phase_name(e->payload.phase) : "?");
+	md_text(b, e->has_payload ? e->payload.owner : "?");
+	md_printf(b, " | %s | ", exp);
+	for (k = 0; k < e->anomaly_count; k++) {
+		md_printf(b, "%s**%s** `%s`: ", k ? "<br>" : "",
+		          lease_severity_name(e->anomalies[k].severity),
+		          lease_anomaly_name(e->anomalies[k].id));
+		md_text(b, e->anomalies[k].message);
+	}
+	if (e->action == LEASE_ACTION_REAPED)
+		md_put(b, "<br>reaped", 10);
+	else if (e->action == LEASE_ACTION_PRUNED)
+		md_put(b, "<br>pruned", 10);
+	else if (e->action == LEASE_ACTION_SKIPPED) {
+		md_printf(b, "<br>skipped %s: ", e->action_kind ? e->action_kind : "");
+		md_text(b, e->action_message ? e->action_message : "");
+	}
+	md_put(b, " |\n", 3);
+}
+
+/* Render the summary, keeping it below @p limit bytes with an "N more" line. */
+static void render_summary(mdbuf *b, const lease_reconcile_report *r, long limit)
+{
+	char now[LEASE_TIME_STRSZ + 1];
+	size_t i, shown = 0, listed = 0, more = 0;
+	mdbuf row = {NULL, 0, 0};
+
+	lease_time_format(now, r->now);
+	md_printf(b, "## reflease reconcile: refs/%s/\n\n", r->ns);
+	md_printf(b, "Scanned **%zu** leases at %s: %zu ok, %zu info, %zu warning, %zu error.",
+	          r->count, now, r->counts[LEASE_SEV_OK], r->counts[LEASE_SEV_INFO],
+	          r->counts[LEASE_SEV_WARNING], r->counts[LEASE_SEV_ERROR]);
+	if (r->reaped || r->pruned || r->skipped || r->locks_removed)
+		md_printf(b, " Reaped %zu, pruned %zu, skipped %zu, stale locks removed %zu.",
+		          r->reaped, r->pruned, r->skipped, r->locks_removed);
+	md_put(b, "\n\n", 2);
+	for (i = 0; i < r->count; i++)
+		if (r->entries[i].anomaly_count || r->entries[i].action != LEASE_ACTION_NONE)
+			listed++;
+	if (!listed) {
+		md_printf(b, "%s", "No anomalies.\n");
+		return;
+	}
+	md_printf(b, "%s",
+	          "| lease | phase | owner | expires_at | anomalies |\n|---|---|---|---|---|\n");
+	for (i = 0; i < r->count; i++) {
+		const lease_reconcile_entry *e = &r->entries[i];
+
+		if (!e->anomaly_count && e->action == LEASE_ACTION_NONE)
+			continue;
+		row.len = 0;
+		md_row(&row, e);
+		/* keep room for the closing "N more" line */
+		if (!row.s || (long)(b->len + row.len) + 200 > limit) {
+			more = listed - shown;
+			break;
+		}
+		md_put(b, row.s, row.len);
+		shown++;
+	}
+	free(row.s);
+	if (more)
+		md_printf(b,
+		          "\n_%zu more leases with anomalies not shown (summary kept under 1 MiB; "
+		          "run `reflease reconcile --json` for all)._\n",
+		          more);
+}
+
+static long summary_limit(const char *path)
+{
+	const char *v = getenv("REFLEASE_SUMMARY_MAX"); /* testing aid: a smaller cap */
+	struct stat sb;
+	long limit = SUMMARY_MAX;
+
+	if (v && *v) {
+		long n = strtol(v, NULL, 10);
+		if (n > 256 && n < limit)
+			limit = n;
+	}
+	/* the step's summary file may already hold other output */
+	if (path && stat(path, &sb) == 0 && sb.st_size > 0)
+		limit -= (long)sb.st_size;
+	return limit;
+}
+
+static int write_summary(cli_ctx *ctx, const char *path, const lease_reconcile_report *r)
+{
+	mdbuf b = {NULL, 0, 0};
+	FILE *f;
+	long limit = summary_limit(path);
+
+	if (limit < 1024) {
+		fprintf(stderr, "reflease reconcile: %s is nearly full; summary not written\n",
+		        path);
+		return 0;
+	}
+	render_summary(&b, r, limit);
+	if (!(f = fopen(path, "a"))) {
+		free(b.s);
+		return cli_fail(ctx, LEASE_ECONFIG, "cannot write the summary %s", path);
+	}
+	if (b.s)
+		fwrite(b.s, 1, b.len, f);
+	fclose(f);
+	free(b.s);
+	return 0;
+}
+
+/* ---- GitHub annotations --------------------------------------------------------------- */
+
+static void annotate(const lease_reconcile_report *r)
+{
+	static const char *const cmd[] = {NULL, "notice", "warning", "error"};
+	size_t emitted[4] = {0}, over[4] = {0};
+	char title[400], text[2048], raw[1024];
+	size_t i, k;
+	int s;
+
+	for (i = 0; i < r->count; i++) {
+		const lease_reconcile_entry *e = &r->entries[i];
+
+		for (k = 0; k < e->anomaly_count; k++) {
+			const lease_anomaly *a = &e->anomalies[k];
+			int sev =
+			        a->severity > LEASE_SEV_ERROR ? LEASE_SEV_ERROR : (int)a->severity;
+
+			if (sev == LEASE_SEV_OK)
+				continue;
+			if (emitted[sev] >= ANNOTATIONS_PER_LEVEL) {
+				over[sev]++;
+				continue;
+			}
+			snprintf(raw, sizeof(raw), "reflease reconcile: refs/%s/%s", r->ns,
+			         e->name);
+			lease_gha_escape(title, sizeof(title), raw, 1);
+			snprintf(raw, sizeof(raw), "%s %s: %s", e->name, lease_anomaly_name(a->id),
+			         a->message);
+			lease_gha_escape(text, sizeof(text), raw, 0);
+			fprintf(stderr, "::%s title=%s::%s\n", cmd[sev], title, text);
+			emitted[sev]++;
+		}
+	}
+	for (s = LEASE_SEV_ERROR; s >= LEASE_SEV_INFO; s--)
+		if (over[s])
+			fprintf(stderr,
+			        "::%s title=reflease reconcile::%zu more %s anomalies not "
+			        "annotated "
+			        "(see the job summary)\n",
+			        cmd[s], over[s], lease_severity_name((lease_severity)s));
+	fflush(stderr);
+}
+
+/* ---- progress ------------------------------------------------------------------------- */
+
+static void progress(size_t done, size_t total, void *payload)
+{
+	(void)payload;
+	if (total < PROGRESS_MIN)
+		return;
+	fprintf(stderr, "\rreflease reconcile: %zu/%zu leases", done, total);
+	fflush(stderr);
+}
+
+static int cmd_reconcile(cli_ctx *ctx, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	        {"reap", no_argument, NULL, OPT_REAP},
+	        {"prune-released", required_argument, NULL, OPT_PRUNE},
+	        {"fail-on", required_argument, NULL, OPT_FAIL_ON},
+	        {"summary", required_argument, NULL, OPT_SUMMARY},
+	        {"grace", required_argument, NULL, OPT_GRACE},
+	        {"assumed-ttl", required_argument, NULL, OPT_ASSUMED_TTL},
+	        CLI_GLOBAL_LONGOPTS,
+	        {NULL, 0, NULL, 0}};
+	lease_reconcile_options defaults = LEASE_RECONCILE_OPTIONS_INIT;
+	lease_reconcile_report rep;
+	reconcile_args a;
+	lease_store *st;
+	const char *gss;
+	int i, rc, tty, status;
+
+	memset(&a, 0, sizeof(a));
+	a.o = defaults;
+	a.fail_on = LEASE_SEV_ERROR;
+	if ((i = cli_parse(ctx, argc, argv, CLI_GLOBAL_SHORTOPTS, longopts, reconcile_opt, &a)) < 0)
+		return cli_status_of(i);
+	if (i < argc)
+		return cli_status_of(cli_usage(ctx, "unexpected argument '%s'", argv[i]));
+	if ((rc = cli_open_store(ctx, &st)) < 0)
+		return cli_status_of(rc);
+	a.o.owner = ctx->owner;
+	a.o.host = ctx->host;
+	tty = isatty(fileno(stderr)) && ctx->verbosity >= LEASE_LOG_WARN;
+	if (tty)
+		a.o.progress = progress;
+	rc = lease_reconcile(&rep, st, &a.o);
+	if (tty && rep.count >= PROGRESS_MIN)
+		fprintf(stderr, "\r\033[K");
+	if (rc < 0) {
+		lease_reconcile_report_free(&rep);
+		return cli_status_of(cli_fail(ctx, rc, "%s", lease_store_last_error(st)));
+	}
+	if (ctx->json)
+		cli_emit_json(stdout, report_json(&rep));
+	else
+		print_human(&rep);
+	status = a.fail_on != LEASE_SEV_NEVER && lease_reconcile_highest(&rep) >= a.fail_on &&
+	                         lease_reconcile_highest(&rep) != LEASE_SEV_OK
+	                 ? EXIT_FOUND
+	                 : EXIT_OK;
+	if (a.summary && (rc = write_summary(ctx, a.summary, &rep)) < 0)
+		status = cli_status_of(rc);
+	if (github_actions()) {
+		if ((gss = getenv("GITHUB_STEP_SUMMARY")) && *gss &&
+		    (!a.summary || strcmp(a.summary, gss) != 0))
+			write_summary(ctx, gss, &rep);
+		annotate(&rep);
+	}
+	lease_reconcile_report_free(&rep);
+	return status;
+}
+
+/* ---- history -------------------------------------------------------------------------- */
+
+static json_t *history_item_json(const lease_history_item *it)
+{
+	char t[LEASE_TIME_STRSZ + 1];
+	json_t *o = json_object();
+
+	json_object_set_new(o, "oid", oid_json(1, &it->oid));
+	lease_time_format(t, it->commit_time);
+	json_object_set_new(o, "commit_time", it->is_commit ? json_string(t) : json_null());
+	json_object_set_new(o, "op", json_string(lease_op_name(it->op)));
+	if (it->payload_rc != 0) {
+		json_object_set_new(o, "error",
+		                    json_pack("{s:s, s:s}", "code", lease_error_id(it->payload_rc),
+		                              "message", it->payload_error));
+		return o;
+	}
+	/* the token is omitted: history is shown to non-holders too (protocol.md §2) */
+	json_object_set_new(o, "lease", cli_payload_json(&it->payload, 0, it->commit_time));
+	json_object_del(json_object_get(o, "lease"), "expires_in");
+	if (it->has_hb_time) {
+		lease_time_format(t, it->hb_time);
+		json_object_set_new(o, "heartbeat_time", json_string(t));
+		json_object_set_new(o, "heartbeat_method",
+		                    json_string(lease_hb_method_name(it->hb_method)));
+		if (it->hb_method == LEASE_HB_APPROXIMATE)
+			json_object_set_new(o, "assumed_ttl_seconds",
+			                    json_integer(it->assumed_ttl));
+	}
+	json_object_set_new(o, "is_heartbeat", json_boolean(it->is_heartbeat));
+	if (it->has_interval) {
+		json_object_set_new(o, "interval_seconds", json_integer(it->interval_seconds));
+		json_object_set_new(o, "interval_method",
+		                    json_string(lease_hb_method_name(it->interval_method)));
+	}
+	return o;
+}
+
+static void print_history_human(const lease_history *h)
+{
+	char hex[LEASE_OID_HEXSZ + 1], t[LEASE_TIME_STRSZ + 1], e[LEASE_TIME_STRSZ + 1];
+	char own[LEASE_IDENT_MAX + 1], host[LEASE_IDENT_MAX + 1], msg[300];
+	size_t i;
+
+	for (i = 0; i < h->count; i++) {
+		const lease_history_item *it = &h->items[i];
+
+		lease_oid_tohex(hex, &it->oid);
+		lease_time_format(t, it->commit_time);
+		if (it->payload_rc != 0) {
+			printf("%.12s %s %-10s unreadable: %s\n", hex, it->is_commit ? t : "-",
+			       lease_op_name(it->op), clean(msg, sizeof(msg), it->payload_error));
+			continue;
+		}
+		lease_time_format(e, it->payload.expires_at);
+		printf("%.12s %s %-10s %-9s gen %lld by %s on %s, expires %s", hex, t,
+		       lease_op_name(it->op), lease_phase_name(it->payload.phase),
+		       (long long)it->payload.transitions,
+		       clean(own, sizeof(own), it->payload.owner),
+		       clean(host, sizeof(host), it->payload.host), e);
+		if (it->payload.has_ttl)
+			printf(", ttl %llds", (long long)it->payload.ttl_seconds);
+		else
+			printf(", pre-bump %s", it->payload.sdlc_version);
+		if (it->has_interval)
+			printf(", heartbeat +%llds (%s%s)", (long long)it->interval_seconds,
+			       lease_hb_method_name(it->interval_method),
+			       it->interval_method == LEASE_HB_APPROXIMATE ? ", TTL assumed" : "");
+		printf("\n");
+	}
+	if (h->truncated)
+		printf("(older entries not shown: --max)\n");
+}
+
+static int history_opt(cli_ctx *ctx, int c, const char *arg, void *payload)
+{
+	return reconcile_opt(ctx, c, arg, payload);
+}
+
+static int cmd_history(cli_ctx *ctx, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	        {"max", required_argument, NULL, OPT_MAX},
+	        {"assumed-ttl", required_argument, NULL, OPT_ASSUMED_TTL},
+	        CLI_GLOBAL_LONGOPTS,
+	        {NULL, 0, NULL, 0}};
+	lease_reconcile_options defaults = LEASE_RECONCILE_OPTIONS_INIT;
+	reconcile_args a;
+	lease_history h;
+	lease_store *st;
+	const char *name;
+	char ref[LEASE_NAME_MAX + LEASE_NS_MAX + 8];
+	json_t *items;
+	size_t k;
+	int i, rc;
+
+	memset(&a, 0, sizeof(a));
+	a.o = defaults;
+	/* permuting, like the lease commands: options may follow NAME; "--" ends them */
+	if ((i = cli_parse(ctx, argc, argv, "vqh", longopts, history_opt, &a)) < 0)
+		return cli_status_of(i);
+	if ((rc = cli_take_name(ctx, argc, argv, i, &name)) < 0)
+		return cli_status_of(rc);
+	if ((rc = cli_open_store(ctx, &st)) < 0)
+		return cli_status_of(rc);
+	rc = lease_history_read(&h, st, name, (size_t)a.max_items, a.o.default_ttl);
+	if (rc < 0) {
+		lease_history_free(&h);
+		return cli_status_of(cli_fail(ctx, rc, "%s", lease_store_last_error(st)));
+	}
+	snprintf(ref, sizeof(ref), "refs/%s/%s", lease_store_namespace(st), name);
+	if (ctx->json) {
+		items = json_array();
+		for (k = 0; k < h.count; k++)
+			json_array_append_new(items, history_item_json(&h.items[k]));
+		cli_emit_json(stdout, json_pack("{s:s, s:s, s:b, s:o, s:b}", "name", name, "ref",
+		                                ref, "present", h.present, "items", items,
+		                                "truncated", h.truncated));
+	} else if (!h.present) {
+		printf("%s: absent (no %s)\n", name, ref);
+	} else {
+		print_history_human(&h);
+	}
+	lease_history_free(&h);
+	return EXIT_OK;
+}
+
+const cli_command cli_reconcile_commands[] = {
+        {"history", cmd_history, "history NAME [--max N] [--assumed-ttl S]",
+         "Show every payload the lease ever had, newest first, with heartbeat intervals and the "
+         "method used (exact, or approximate for pre-bump payloads).",
+         "  --max N              show at most N entries\n"
+         "  --assumed-ttl S      TTL assumed for pre-bump payloads (default 300)\n"},
+        {"reconcile", cmd_reconcile,
+         "reconcile [--reap] [--prune-released DAYS] [--fail-on LEVEL] [--summary FILE] "
+         "[--grace S]",
+         "Sweep the namespace and report anomalies (protocol.md §7); optionally reap expired "
+         "leases and prune released ones.",
+         "  --reap                 release leases expired by more than max(grace, skew margin)\n"
+         "                         (a CAS: a concurrent heartbeat wins) and remove stale ref "
+         "locks\n"
+         "  --prune-released DAYS  archive (refs/<ns>-archive/...) and delete leases released\n"
+         "                         at least DAYS days ago\n"
+         "  --fail-on LEVEL        exit 1 when an anomaly at or above LEVEL is found:\n"
+         "                         error (default), warning, info, never\n"
+         "  --summary FILE         append a markdown summary to FILE (also $GITHUB_STEP_SUMMARY\n"
+         "                         when GITHUB_ACTIONS=true; annotations then go to stderr)\n"
+         "  --grace S              expiry grace, seconds (default: the store's skew margin)\n"
+         "  --assumed-ttl S        TTL assumed for pre-bump payloads (default 300)\n"},
+        {NULL, NULL, NULL, NULL, NULL}};

@@ -1,0 +1,937 @@
+/* Reconcile (protocol.md §6, §7): the batch sweep, its opt-in actions and a
+ * lease's history.
+ *
+ * Classification reads each lease with its parent commit (one
+ * lease_fetch_namespace) and never stops on an unreadable lease. Decisions
+ * written here (docs/protocol.md restates them):
+ *  - not-a-commit, malformed-payload, unsupported-version (major != 1) and
+ *    name-mismatch end a lease's classification: nothing else can be judged
+ *    from a payload that is not this lease's or cannot be read;
+ *  - clock-skew uses the store's skew margin; expired uses max(grace, skew
+ *    margin) and is not reported when the payload's acquired_at lies in the
+ *    future (F17: a payload from the future is clock-skew, never expired);
+ *  - a negative heartbeat interval inside a tenure is clock-skew, not a rate;
+ *  - for a pre-bump payload the heartbeat time is only approximate, so the
+ *    "from the future" test uses acquired_at and the largest readable TTL.
+ */
+#include "reflease/reconcile.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lease/version.h"
+#include "store/store.h"
+
+/* Ref lock files older than this are stale, s (protocol.md §7). */
+#define LOCK_STALE_S 60
+/* How many commits the settling walk follows back from the tip. */
+#define SETTLE_WALK_MAX 32
+
+static const char *const anomaly_names[LEASE_ANOM__COUNT] = {"malformed-payload",
+                                                             "unsupported-version",
+                                                             "name-mismatch",
+                                                             "not-a-commit",
+                                                             "invalid-name",
+                                                             "expired",
+                                                             "heartbeat-rate-above-floor",
+                                                             "clock-skew",
+                                                             "stale-ref-lock",
+                                                             "pre-bump-payload"};
+
+const char *lease_anomaly_name(lease_anomaly_id id)
+{
+	return (unsigned)id < LEASE_ANOM__COUNT ? anomaly_names[id] : "unknown";
+}
+
+const char *lease_severity_name(lease_severity sev)
+{
+	switch (sev) {
+	case LEASE_SEV_OK: return "ok";
+	case LEASE_SEV_INFO: return "info";
+	case LEASE_SEV_WARNING: return "warning";
+	case LEASE_SEV_ERROR: return "error";
+	case LEASE_SEV_NEVER: return "never";
+	}
+	return "unknown";
+}
+
+int lease_severity_parse(lease_severity *out, const char *s)
+{
+	static const lease_severity levels[] = {LEASE_SEV_INFO, LEASE_SEV_WARNING, LEASE_SEV_ERROR,
+	                                        LEASE_SEV_NEVER};
+	size_t i;
+
+	for (i = 0; s && i < sizeof(levels) / sizeof(levels[0]); i++)
+		if (strcmp(s, lease_severity_name(levels[i])) == 0) {
+			*out = levels[i];
+			return 0;
+		}
+	return LEASE_EINVALID;
+}
+
+const char *lease_hb_method_name(lease_hb_method m)
+{
+	return m == LEASE_HB_APPROXIMATE ? "approximate" : "exact";
+}
+
+/* ---- classification ------------------------------------------------------------------ */
+
+static lease_anomaly *add_anomaly(lease_reconcile_entry *e, lease_anomaly_id id, lease_severity sev,
+                                  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static lease_anomaly *add_anomaly(lease_reconcile_entry *e, lease_anomaly_id id, lease_severity sev,
+                                  const char *fmt, ...)
+{
+	lease_anomaly *grown, *a;
+	va_list ap;
+	size_t i;
+
+	for (i = 0; i < e->anomaly_count; i++)
+		if (e->anomalies[i].id == id)
+			return NULL; /* each id at most once per lease */
+	if (!(grown = realloc(e->anomalies, (e->anomaly_count + 1) * sizeof(*grown))))
+		return NULL;
+	e->anomalies = grown;
+	a = &grown[e->anomaly_count++];
+	memset(a, 0, sizeof(*a));
+	a->id = id;
+	a->severity = sev;
+	va_start(ap, fmt);
+	vsnprintf(a->message, sizeof(a->message), fmt, ap);
+	va_end(ap);
+	if (sev > e->highest)
+		e->highest = sev;
+	return a;
+}
+
+static int has_anomaly(const lease_reconcile_entry *e, lease_anomaly_id id)
+{
+	size_t i;
+
+	for (i = 0; i < e->anomaly_count; i++)
+		if (e->anomalies[i].id == id)
+			return 1;
+	return 0;
+}
+
+/* Heartbeat time of @p p (protocol.md §6): exact from ttl_seconds, else
+ * approximated with the next (newer) payload's TTL when known, else the
+ * default. */
+static void hb_time(int64_t *t, lease_hb_method *m, int64_t *assumed, const lease_payload *p,
+                    const lease_payload *next, int64_t default_ttl)
+{
+	if (p->has_ttl) {
+		*t = p->expires_at - p->ttl_seconds;
+		*m = LEASE_HB_EXACT;
+		*assumed = 0;
+		return;
+	}
+	*assumed = next && next->has_ttl && next->ttl_seconds > 0 ? next->ttl_seconds : default_ttl;
+	*t = p->expires_at - *assumed;
+	*m = LEASE_HB_APPROXIMATE;
+}
+
+/* Whether @p tip (written by @p op) is a heartbeat of @p parent's tenure
+ * (protocol.md §6): the summary says heartbeat, or for a commit naming no
+ * known op, token, phase and acquired_at unchanged with expires_at moved
+ * forward. A migration, transition, reacquire or takeover never is. */
+static int is_tenure_heartbeat(const lease_payload *tip, lease_op op, const lease_payload *parent)
+{
+	if (tip->phase == LEASE_PHASE_RELEASED || parent->phase == LEASE_PHASE_RELEASED)
+		return 0;
+	if (strcmp(tip->lease_token, parent->lease_token) != 0)
+		return 0;
+	if (op == LEASE_OP_HEARTBEAT)
+		return 1;
+	if (op != LEASE_OP_UNKNOWN)
+		return 0;
+	return tip->phase == parent->phase && tip->acquired_at == parent->acquired_at &&
+	       tip->expires_at > parent->expires_at;
+}
+
+static void fmt_time(char out[LEASE_TIME_STRSZ + 1], int64_t t)
+{
+	lease_time_format(out, t);
+}
+
+/* Clock-skew checks of one payload against @p now; returns 1 when a
+ * timestamp lies in the future (which suppresses expired). */
+static int check_clock_skew(lease_reconcile_entry *e, const lease_payload *p, int64_t now,
+                            int64_t skew)
+{
+	char a[LEASE_TIME_STRSZ + 1], b[LEASE_TIME_STRSZ + 1];
+	int64_t hb;
+
+	fmt_time(a, p->acquired_at);
+	if (p->acquired_at > now + skew) {
+		add_anomaly(e, LEASE_ANOM_CLOCK_SKEW, LEASE_SEV_WARNING,
+		            "acquired_at %s is %llds in the future (skew margin %llds)", a,
+		            (long long)(p->acquired_at - now), (long long)skew);
+		return 1;
+	}
+	if (p->has_ttl) {
+		hb = p->expires_at - p->ttl_seconds;
+		fmt_time(b, p->expires_at);
+		if (hb > now + skew) {
+			add_anomaly(e, LEASE_ANOM_CLOCK_SKEW, LEASE_SEV_WARNING,
+			            "expires_at %s is %llds ahead, more than ttl_seconds %lld "
+			            "allows: heartbeat time %llds in the future",
+			            b, (long long)(p->expires_at - now), (long long)p->ttl_seconds,
+			            (long long)(hb - now));
+			return 1;
+		}
+		if (p->acquired_at > hb) {
+			fmt_time(b, hb);
+			add_anomaly(e, LEASE_ANOM_CLOCK_SKEW, LEASE_SEV_WARNING,
+			            "acquired_at %s is after the heartbeat time %s", a, b);
+		}
+		return 0;
+	}
+	/* Pre-bump: only what holds whatever the TTL was. */
+	fmt_time(b, p->expires_at);
+	if (p->expires_at - now > LEASE_TTL_READ_MAX + skew) {
+		add_anomaly(e, LEASE_ANOM_CLOCK_SKEW, LEASE_SEV_WARNING,
+		            "expires_at %s is %llds ahead, more than any TTL allows", b,
+		            (long long)(p->expires_at - now));
+		return 1;
+	}
+	if (p->acquired_at > p->expires_at)
+		add_anomaly(e, LEASE_ANOM_CLOCK_SKEW, LEASE_SEV_WARNING,
+		            "acquired_at %s is after expires_at %s", a, b);
+	return 0;
+}
+
+/* The heartbeat floor of the tip against its parent (protocol.md §6). */
+static void check_floor(lease_reconcile_entry *e, const lease_payload *tip, lease_op op,
+                        const lease_commit *parent_commit, const char *name, int64_t default_ttl)
+{
+	lease_payload parent;
+	lease_hb_method mt, mp;
+	int64_t ht, hp, at, ap, ttl, interval;
+	lease_anomaly *a;
+	char err[64];
+
+	if (!parent_commit->is_commit || !parent_commit->message)
+		return;
+	if (lease_message_parse(&parent, NULL, parent_commit->message,
+	                        strlen(parent_commit->message), name, err, sizeof(err)) < 0)
+		return;
+	if (!is_tenure_heartbeat(tip, op, &parent))
+		return;
+	hb_time(&ht, &mt, &at, tip, NULL, default_ttl);
+	hb_time(&hp, &mp, &ap, &parent, tip, default_ttl);
+	ttl = tip->has_ttl ? tip->ttl_seconds : at;
+	interval = ht - hp;
+	if (interval < 0) {
+		add_anomaly(e, LEASE_ANOM_CLOCK_SKEW, LEASE_SEV_WARNING,
+		            "heartbeat time %llds earlier than its parent's (%s)",
+		            (long long)-interval,
+		            lease_hb_method_name(mt == LEASE_HB_EXACT && mp == LEASE_HB_EXACT
+		                                         ? LEASE_HB_EXACT
+		                                         : LEASE_HB_APPROXIMATE));
+		return;
+	}
+	if (interval >= 1 && interval * 10 >= ttl)
+		return;
+	a = add_anomaly(e, LEASE_ANOM_HEARTBEAT_FLOOR, LEASE_SEV_WARNING, "%s", "");
+	if (!a)
+		return;
+	a->has_floor = 1;
+	a->method = mt == LEASE_HB_EXACT && mp == LEASE_HB_EXACT ? LEASE_HB_EXACT
+	                                                         : LEASE_HB_APPROXIMATE;
+	a->interval_seconds = interval;
+	a->floor_seconds = (double)ttl / 10.0 < 1.0 ? 1.0 : (double)ttl / 10.0;
+	a->assumed_ttl = mt == LEASE_HB_APPROXIMATE ? at : mp == LEASE_HB_APPROXIMATE ? ap : 0;
+	if (a->method == LEASE_HB_EXACT)
+		snprintf(a->message, sizeof(a->message),
+		         "last two heartbeats %llds apart, below the floor of %gs (ttl_seconds "
+		         "%lld / 10; exact)",
+		         (long long)interval, a->floor_seconds, (long long)ttl);
+	else
+		snprintf(a->message, sizeof(a->message),
+		         "last two heartbeats about %llds apart, below the floor of %gs "
+		         "(approximate: pre-bump payload, TTL assumed %llds)",
+		         (long long)interval, a->floor_seconds, (long long)a->assumed_ttl);
+}
+
+void lease_reconcile_entry_clear(lease_reconcile_entry *e)
+{
+	if (!e)
+		return;
+	free(e->name);
+	free(e->anomalies);
+	free(e->archive_ref);
+	free(e->action_message);
+	memset(e, 0, sizeof(*e));
+}
+
+int lease_reconcile_classify(lease_reconcile_entry *e, const lease_ref_state *s, int64_t now,
+                             int64_t skew_margin, int64_t expire_margin, int64_t default_ttl)
+{
+	const lease_payload *p;
+	lease_payload own;
+	lease_op op = s->op;
+	char err[256];
+	int rc, future;
+
+	memset(e, 0, sizeof(*e));
+	if (!(e->name = strdup(s->name)))
+		return LEASE_ENOMEM;
+	e->present = s->present;
+	e->oid = s->oid;
+	if (!s->present)
+		return 0;
+	if (default_ttl <= 0)
+		default_ttl = LEASE_TTL_DEFAULT;
+	if (s->payload_rc != 0 && !s->commit.is_commit && !lease_oid_is_zero(&s->commit.oid)) {
+		add_anomaly(e, LEASE_ANOM_NOT_A_COMMIT, LEASE_SEV_ERROR,
+		            "the ref points at an object that is not a commit");
+		return 0;
+	}
+	if (s->payload_rc == 0) {
+		p = &s->payload;
+	} else {
+		/* Re-read without the name check to tell name-mismatch apart. */
+		if (!s->commit.message) {
+			add_anomaly(e, LEASE_ANOM_MALFORMED_PAYLOAD, LEASE_SEV_ERROR, "%s",
+			            s->payload_error[0] ? s->payload_error : "commit unreadable");
+			return 0;
+		}
+		rc = lease_message_parse(&own, &op, s->commit.message, strlen(s->commit.message),
+		                         NULL, err, sizeof(err));
+		if (rc == LEASE_EVERSION) {
+			add_anomaly(e, LEASE_ANOM_UNSUPPORTED_VERSION, LEASE_SEV_ERROR,
+			            "payload of an unsupported major version: %s", err);
+			return 0;
+		}
+		if (rc < 0) {
+			add_anomaly(e, LEASE_ANOM_MALFORMED_PAYLOAD, LEASE_SEV_ERROR, "%s", err);
+			return 0;
+		}
+		p = &own;
+	}
+	e->has_payload = 1;
+	e->payload = *p;
+	e->op = op;
+	if (p->version_major == SDLC_VERSION_MAJOR && p->version_minor > SDLC_VERSION_MINOR)
+		add_anomaly(e, LEASE_ANOM_UNSUPPORTED_VERSION, LEASE_SEV_WARNING,
+		            "payload written by a newer schema %s (readable, not writable by %s)",
+		            p->sdlc_version, SDLC_VERSION);
+	if (strcmp(p->name, s->name) != 0) {
+		add_anomaly(e, LEASE_ANOM_NAME_MISMATCH, LEASE_SEV_ERROR,
+		            "payload name '%.100s' is not the ref's name", p->name);
+		return 0;
+	}
+	if (!p->has_ttl)
+		add_anomaly(e, LEASE_ANOM_PRE_BUMP, LEASE_SEV_INFO,
+		            "pre-bump payload %s without ttl_seconds (run migrate)",
+		            p->sdlc_version);
+	future = check_clock_skew(e, p, now, skew_margin);
+	if (p->phase != LEASE_PHASE_RELEASED && !future && now > p->expires_at + expire_margin) {
+		char t[LEASE_TIME_STRSZ + 1];
+		lease_anomaly *a;
+
+		fmt_time(t, p->expires_at);
+		a = add_anomaly(e, LEASE_ANOM_EXPIRED, LEASE_SEV_WARNING,
+		                "%s lease expired at %s, %llds ago (margin %llds): the holder "
+		                "stopped heartbeating",
+		                lease_phase_name(p->phase), t, (long long)(now - p->expires_at),
+		                (long long)expire_margin);
+		if (a)
+			a->seconds = now - p->expires_at;
+	}
+	if (s->has_parent_commit && p->phase != LEASE_PHASE_RELEASED)
+		check_floor(e, p, op, &s->parent_commit, s->name, default_ttl);
+	return 0;
+}
+
+/* ---- actions -------------------------------------------------------------------------- */
+
+static void skip(lease_reconcile_report *r, lease_reconcile_entry *e, const char *kind,
+                 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void skip(lease_reconcile_report *r, lease_reconcile_entry *e, const char *kind,
+                 const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+
+	e->action = LEASE_ACTION_SKIPPED;
+	e->action_kind = kind;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	free(e->action_message);
+	e->action_message = strdup(buf); /* NULL on ENOMEM: reported without a reason */
+	r->skipped++;
+}
+
+/* Whether @p target is @p tip or one of its first-parent ancestors (bounded):
+ * "the write landed" (protocol.md §5). */
+static int descends_from(lease_store *st, const lease_oid *tip, const lease_oid *target)
+{
+	lease_commit c;
+	lease_oid cur = *tip;
+	int i;
+
+	for (i = 0; i < SETTLE_WALK_MAX; i++) {
+		if (lease_oid_equal(&cur, target))
+			return 1;
+		memset(&c, 0, sizeof(c));
+		if (st->t->read_commit(st->t, &c, &cur) < 0 || !c.is_commit || !c.has_parent) {
+			lease_commit_clear(&c);
+			break;
+		}
+		cur = c.parent;
+		lease_commit_clear(&c);
+	}
+	return 0;
+}
+
+static void reap_one(lease_reconcile_report *r, lease_reconcile_entry *e, lease_store *st,
+                     const lease_reconcile_options *o)
+{
+	lease_payload p = e->payload;
+	lease_ref_state now_state;
+	lease_oid new_oid;
+	char *msg = NULL, err[256], hex[LEASE_OID_HEXSZ + 1];
+	int rc;
+
+	if (lease_payload_writable(&p, err, sizeof(err)) < 0) {
+		skip(r, e, "reap", "%s", err);
+		return;
+	}
+	snprintf(p.sdlc_version, sizeof(p.sdlc_version), "%s", SDLC_VERSION);
+	p.version_major = SDLC_VERSION_MAJOR;
+	p.version_minor = SDLC_VERSION_MINOR;
+	p.version_patch = SDLC_VERSION_PATCH;
+	snprintf(p.owner, sizeof(p.owner), "%s", o->owner ? o->owner : "reflease-reconcile");
+	snprintf(p.host, sizeof(p.host), "%s", o->host ? o->host : "localhost");
+	p.phase = LEASE_PHASE_RELEASED;
+	p.expires_at = lease_store_now(st);
+	if (p.expires_at < p.acquired_at) /* never write a chronology violation */
+		p.expires_at = p.acquired_at;
+	p.has_ttl = 1;
+	p.ttl_seconds = 0;
+	if ((rc = lease_random_hex(p.nonce, LEASE_NONCE_HEXSZ / 2, lease_store_random(st))) < 0 ||
+	    (rc = lease_payload_validate(&p, err, sizeof(err))) < 0 ||
+	    (rc = lease_message_build(&msg, &p, LEASE_OP_REAP)) < 0) {
+		skip(r, e, "reap", "cannot build the released payload: %s",
+		     rc == LEASE_EPAYLOAD ? err : lease_error_id(rc));
+		free(msg);
+		return;
+	}
+	rc = lease_write_commit(&new_oid, st, &e->oid, msg);
+	free(msg);
+	if (rc < 0) {
+		skip(r, e, "reap", "cannot write the commit: %s", lease_store_last_error(st));
+		return;
+	}
+	rc = lease_cas_replace(st, e->name, &e->oid, &new_oid);
+	if (rc == LEASE_ECAS) {
+		const lease_cas_error *ce = lease_store_last_cas_error(st);
+		if (ce->observed_present)
+			lease_oid_tohex(hex, &ce->observed);
+		skip(r, e, "reap", "a concurrent write won: the ref is now %s",
+		     ce->observed_present ? hex : "absent");
+		return;
+	}
+	if (rc < 0) {
+		/* Unknown outcome: settle by re-reading (protocol.md §5). */
+		memset(&now_state, 0, sizeof(now_state));
+		if (lease_fetch_ref(&now_state, st, e->name) == 0 && now_state.present &&
+		    descends_from(st, &now_state.oid, &new_oid)) {
+			rc = 0;
+		} else {
+			skip(r, e, "reap", "outcome not verified: %s", lease_store_last_error(st));
+		}
+		lease_ref_state_clear(&now_state);
+		if (rc < 0)
+			return;
+	}
+	e->action = LEASE_ACTION_REAPED;
+	e->action_kind = "reap";
+	e->action_oid = new_oid;
+	r->reaped++;
+}
+
+static void prune_one(lease_reconcile_report *r, lease_reconcile_entry *e, lease_store *st)
+{
+	char ts[LEASE_TIME_STRSZ + 1], compact[17], refname[512];
+	lease_ref_state now_state;
+	int rc, n;
+
+	/* refs/<ns>-archive/<name>/<YYYYMMDDTHHMMSSZ>-<first 8 hex of token> (§1) */
+	lease_time_format(ts, e->payload.expires_at);
+	snprintf(compact, sizeof(compact), "%.4s%.2s%.2sT%.2s%.2s%.2sZ", ts, ts + 5, ts + 8,
+	         ts + 11, ts + 14, ts + 17);
+	n = snprintf(refname, sizeof(refname), "refs/%s-archive/%s/%s-%.8s", r->ns, e->name,
+	             compact, e->payload.lease_token);
+	if (n < 0 || (size_t)n >= sizeof(refname)) {
+		skip(r, e, "prune", "archive ref name too long");
+		return;
+	}
+	rc = lease_cas_create_ref(st, refname, &e->oid);
+	if (rc == LEASE_ECAS) {
+		const lease_cas_error *ce = lease_store_last_cas_error(st);
+		if (ce->observed_present && lease_oid_equal(&ce->observed, &e->oid))
+			rc = 0; /* an existing archive ref with the same oid counts as done */
+	}
+	if (rc < 0) {
+		skip(r, e, "prune", "cannot write the archive ref %s: %s", refname,
+		     lease_store_last_error(st));
+		return;
+	}
+	if (!(e->archive_ref = strdup(refname))) {
+		skip(r, e, "prune", "out of memory");
+		return;
+	}
+	rc = lease_cas_delete(st, e->name, &e->oid);
+	if (rc < 0 && rc != LEASE_ECAS) {
+		memset(&now_state, 0, sizeof(now_state));
+		if (lease_fetch_ref(&now_state, st, e->name) == 0 && !now_state.present)
+			rc = 0;
+		lease_ref_state_clear(&now_state);
+	}
+	if (rc < 0) {
+		skip(r, e, "prune", "the lease changed since it was read (archive %s kept): %s",
+		     refname, lease_store_last_error(st));
+		return;
+	}
+	e->action = LEASE_ACTION_PRUNED;
+	e->action_kind = "prune";
+	r->pruned++;
+}
+
+/* ---- the sweep ------------------------------------------------------------------------ */
+
+static int entry_cmp(const void *a, const void *b)
+{
+	return strcmp(((const lease_reconcile_entry *)a)->name,
+	              ((const lease_reconcile_entry *)b)->name);
+}
+
+static int push_entry(lease_reconcile_report *r, size_t *cap, lease_reconcile_entry **out)
+{
+	lease_reconcile_entry *grown;
+
+	if (r->count == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 64;
+		if (!(grown = realloc(r->entries, ncap * sizeof(*grown))))
+			return LEASE_ENOMEM;
+		r->entries = grown;
+		*cap = ncap;
+	}
+	*out = &r->entries[r->count++];
+	memset(*out, 0, sizeof(**out));
+	return 0;
+}
+
+static lease_reconcile_entry *find_entry(lease_reconcile_report *r, size_t sorted, const char *name)
+{
+	lease_reconcile_entry key, *e;
+	size_t i;
+
+	memset(&key, 0, sizeof(key));
+	key.name = (char *)(uintptr_t)name;
+	e = bsearch(&key, r->entries, sorted, sizeof(*r->entries), entry_cmp);
+	if (e)
+		return e;
+	for (i = sorted; i < r->count; i++)
+		if (strcmp(r->entries[i].name, name) == 0)
+			return &r->entries[i];
+	return NULL;
+}
+
+/* Stale ref locks (local stores): attach stale-ref-lock to the lease's entry
+ * (or a lock-only entry) and, with --reap, remove them safely. */
+static int sweep_locks(lease_reconcile_report *r, size_t *cap, lease_store *st,
+                       const lease_reconcile_options *o, int64_t min_age)
+{
+	lease_ref_lock_list locks = {0};
+	char prefix[LEASE_NS_MAX + 8];
+	size_t i, sorted = r->count, plen;
+	int rc;
+
+	if (!st->t->list_ref_locks)
+		return 0;
+	plen = (size_t)snprintf(prefix, sizeof(prefix), "refs/%s/", r->ns);
+	if ((rc = st->t->list_ref_locks(st->t, &locks, prefix)) < 0)
+		return lease_store_set_error(st, rc, "cannot list ref lock files");
+	for (i = 0; i < locks.count && rc == 0; i++) {
+		const lease_ref_lock *lk = &locks.items[i];
+		const char *name = lk->refname + plen;
+		lease_reconcile_entry *e;
+		lease_anomaly *a;
+		int64_t age = r->now - lk->mtime;
+
+		if (age < min_age || strncmp(lk->refname, prefix, plen) != 0)
+			continue;
+		if (!(e = find_entry(r, sorted, name))) {
+			if ((rc = push_entry(r, cap, &e)) < 0)
+				break;
+			if (!(e->name = strdup(name))) {
+				rc = LEASE_ENOMEM;
+				break;
+			}
+		}
+		a = add_anomaly(e, LEASE_ANOM_STALE_REF_LOCK, LEASE_SEV_WARNING,
+		                "ref lock file %s.lock is %llds old (a crashed writer?)%s",
+		                lk->refname, (long long)age, o->reap ? "" : "; --reap removes it");
+		if (a)
+			a->seconds = age;
+		if (o->reap && st->t->remove_ref_lock) {
+			int rr = st->t->remove_ref_lock(st->t, lk, min_age, lease_store_now(st));
+			if (rr == 0 || rr == LEASE_ENOTFOUND) {
+				e->lock_removed = rr == 0;
+				r->locks_removed += rr == 0;
+			} else if (e->action == LEASE_ACTION_NONE) {
+				const char *why =
+				        st->t->last_error ? st->t->last_error(st->t) : NULL;
+				skip(r, e, "remove-lock", "stale lock kept: %s",
+				     why ? why : lease_error_id(rr));
+			}
+		}
+	}
+	lease_ref_lock_list_clear(&locks);
+	return rc;
+}
+
+/* The slow path when lease_fetch_namespace() gives up on one entry (a ref at
+ * a missing object, say): list once more and read each lease on its own, so
+ * one unreadable lease never stops the sweep (protocol.md §7); it is reported
+ * as malformed-payload. */
+static int list_cmp(const void *a, const void *b)
+{
+	return strcmp(((const lease_ref_entry *)a)->refname, ((const lease_ref_entry *)b)->refname);
+}
+
+static int fetch_namespace_lenient(lease_namespace *out, lease_store *st)
+{
+	lease_ref_list list = {NULL, 0, 0};
+	char prefix[LEASE_NS_MAX + 8], err[256];
+	size_t i, plen;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	plen = (size_t)snprintf(prefix, sizeof(prefix), "refs/%s/", st->ns);
+	if ((rc = st->t->list_refs(st->t, &list, prefix)) < 0)
+		return lease_store_set_error(st, rc, "cannot list %s", prefix);
+	if (list.count) {
+		qsort(list.items, list.count, sizeof(*list.items), list_cmp);
+		if (!(out->leases = calloc(list.count, sizeof(*out->leases))) ||
+		    !(out->invalid = calloc(list.count, sizeof(*out->invalid)))) {
+			rc = LEASE_ENOMEM;
+			goto done;
+		}
+	}
+	for (i = 0; i < list.count; i++) {
+		const lease_ref_entry *le = &list.items[i];
+		const char *name = le->refname + plen;
+		lease_ref_state *s = &out->leases[out->count];
+		char why[200];
+
+		if (strncmp(le->refname, prefix, plen) != 0 ||
+		    (i > 0 && strcmp(le->refname, list.items[i - 1].refname) == 0))
+			continue; /* look-alike or duplicate */
+		if (lease_name_validate(name, err, sizeof(err)) < 0) {
+			if (!(out->invalid[out->invalid_count].refname = strdup(le->refname))) {
+				rc = LEASE_ENOMEM;
+				goto done;
+			}
+			out->invalid[out->invalid_count++].oid = le->oid;
+			continue;
+		}
+		rc = lease_fetch_ref(s, st, name);
+		if (rc == LEASE_ENOMEM || rc == LEASE_ENET)
+			goto done;
+		if (rc < 0) {
+			snprintf(why, sizeof(why), "%s", lease_store_last_error(st));
+			lease_ref_state_clear(s);
+			snprintf(s->name, sizeof(s->name), "%s", name);
+			s->present = 1;
+			s->oid = le->oid;
+			s->payload_rc = LEASE_EPAYLOAD;
+			snprintf(s->payload_error, sizeof(s->payload_error), "unreadable: %s", why);
+		} else if (!s->present) {
+			lease_ref_state_clear(s);
+			continue; /* deleted since the listing */
+		} else if (s->commit.is_commit && s->commit.has_parent &&
+		           st->t->read_commit(st->t, &s->parent_commit, &s->commit.parent) == 0 &&
+		           lease_oid_equal(&s->parent_commit.oid, &s->commit.parent)) {
+			s->has_parent_commit = 1;
+		} else {
+			lease_commit_clear(&s->parent_commit);
+		}
+		out->count++;
+	}
+	rc = 0;
+done:
+	lease_ref_list_clear(&list);
+	if (rc < 0)
+		lease_namespace_clear(out);
+	return rc;
+}
+
+int lease_reconcile(lease_reconcile_report *out, lease_store *st,
+                    const lease_reconcile_options *opts)
+{
+	lease_reconcile_options defaults = LEASE_RECONCILE_OPTIONS_INIT;
+	lease_namespace ns = {0};
+	size_t cap = 0, i, total;
+	int64_t skew, margin, default_ttl, min_age;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!opts)
+		opts = &defaults;
+	snprintf(out->ns, sizeof(out->ns), "%s", lease_store_namespace(st));
+	if (opts->prune_days > 36500 || opts->grace_seconds > 86400 * 365)
+		return lease_store_set_error(st, LEASE_EINVALID, "reconcile: option out of range");
+	skew = lease_store_skew_margin(st);
+	margin = opts->grace_seconds > skew ? opts->grace_seconds : skew;
+	default_ttl = opts->default_ttl > 0 ? opts->default_ttl : LEASE_TTL_DEFAULT;
+	min_age = opts->lock_age_seconds > 0 ? opts->lock_age_seconds : LOCK_STALE_S;
+	out->grace_seconds = margin;
+	rc = lease_fetch_namespace(&ns, st);
+	if (rc == LEASE_EUNVERIFIED) {
+		lease_store_log(st, LEASE_LOG_INFO, "reconcile: %s; reading lease by lease",
+		                lease_store_last_error(st));
+		rc = fetch_namespace_lenient(&ns, st);
+	}
+	if (rc < 0)
+		return rc;
+	out->now = lease_store_now(st);
+	total = ns.count + ns.invalid_count;
+	/* One allocation of the right size (plus room for lock-only entries). */
+	cap = total + 16;
+	if (!(out->entries = malloc(cap * sizeof(*out->entries)))) {
+		rc = LEASE_ENOMEM;
+		goto done;
+	}
+	for (i = 0; i < ns.count; i++) {
+		lease_reconcile_entry *e;
+
+		if ((rc = push_entry(out, &cap, &e)) < 0 ||
+		    (rc = lease_reconcile_classify(e, &ns.leases[i], out->now, skew, margin,
+		                                   default_ttl)) < 0)
+			goto done;
+		/* Free the commit messages as we go: peak memory stays near one copy. */
+		lease_ref_state_clear(&ns.leases[i]);
+		if (opts->progress && (i + 1) % 512 == 0)
+			opts->progress(i + 1, total, opts->progress_payload);
+	}
+	for (i = 0; i < ns.invalid_count; i++) {
+		const char *full = ns.invalid[i].refname;
+		size_t plen = strlen(out->ns) + 6;
+		lease_reconcile_entry *e;
+
+		if ((rc = push_entry(out, &cap, &e)) < 0)
+			goto done;
+		if (!(e->name = strdup(strlen(full) > plen ? full + plen : full))) {
+			rc = LEASE_ENOMEM;
+			goto done;
+		}
+		e->present = 1;
+		e->oid = ns.invalid[i].oid;
+		add_anomaly(e, LEASE_ANOM_INVALID_NAME, LEASE_SEV_WARNING,
+		            "a ref under refs/%s/ whose name breaks the lease-name rule (written "
+		            "by another tool)",
+		            out->ns);
+	}
+	qsort(out->entries, out->count, sizeof(*out->entries), entry_cmp);
+	if ((rc = sweep_locks(out, &cap, st, opts, min_age)) < 0)
+		goto done;
+	qsort(out->entries, out->count, sizeof(*out->entries), entry_cmp);
+	for (i = 0; i < out->count; i++) {
+		lease_reconcile_entry *e = &out->entries[i];
+
+		if (opts->reap && e->action == LEASE_ACTION_NONE &&
+		    has_anomaly(e, LEASE_ANOM_EXPIRED) && !has_anomaly(e, LEASE_ANOM_NAME_MISMATCH))
+			reap_one(out, e, st, opts);
+		else if (opts->prune_days >= 0 && e->action == LEASE_ACTION_NONE &&
+		         e->has_payload && e->payload.phase == LEASE_PHASE_RELEASED &&
+		         !has_anomaly(e, LEASE_ANOM_NAME_MISMATCH) &&
+		         out->now - e->payload.expires_at >= opts->prune_days * 86400)
+			prune_one(out, e, st);
+		out->counts[e->highest <= LEASE_SEV_ERROR ? e->highest : LEASE_SEV_ERROR]++;
+		if (opts->progress && (opts->reap || opts->prune_days >= 0) && (i + 1) % 512 == 0)
+			opts->progress(i + 1, out->count, opts->progress_payload);
+	}
+	rc = 0;
+done:
+	lease_namespace_clear(&ns);
+	return rc;
+}
+
+void lease_reconcile_report_free(lease_reconcile_report *r)
+{
+	size_t i;
+
+	if (!r)
+		return;
+	for (i = 0; i < r->count; i++)
+		lease_reconcile_entry_clear(&r->entries[i]);
+	free(r->entries);
+	memset(r, 0, sizeof(*r));
+}
+
+lease_severity lease_reconcile_highest(const lease_reconcile_report *r)
+{
+	int s;
+
+	for (s = LEASE_SEV_ERROR; s > LEASE_SEV_OK; s--)
+		if (r->counts[s])
+			return (lease_severity)s;
+	return LEASE_SEV_OK;
+}
+
+/* ---- history -------------------------------------------------------------------------- */
+
+void lease_history_free(lease_history *h)
+{
+	if (!h)
+		return;
+	free(h->items);
+	memset(h, 0, sizeof(*h));
+}
+
+static int history_push(lease_history *h, size_t *cap, const lease_commit *c, const char *name)
+{
+	lease_history_item *grown, *it;
+
+	if (h->count == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 16;
+		if (!(grown = realloc(h->items, ncap * sizeof(*grown))))
+			return LEASE_ENOMEM;
+		h->items = grown;
+		*cap = ncap;
+	}
+	it = &h->items[h->count++];
+	memset(it, 0, sizeof(*it));
+	it->oid = c->oid;
+	it->is_commit = c->is_commit;
+	it->commit_time = c->time;
+	if (!c->is_commit) {
+		it->payload_rc = LEASE_EPAYLOAD;
+		snprintf(it->payload_error, sizeof(it->payload_error), "not a commit");
+		return 0;
+	}
+	it->payload_rc = lease_message_parse(&it->payload, &it->op, c->message ? c->message : "",
+	                                     c->message ? strlen(c->message) : 0, name,
+	                                     it->payload_error, sizeof(it->payload_error));
+	return 0;
+}
+
+int lease_history_read(lease_history *out, lease_store *st, const char *name, size_t max_items,
+                       int64_t default_ttl)
+{
+	lease_ref_state tip;
+	lease_commit c;
+	lease_oid next;
+	size_t cap = 0, i;
+	int rc, more;
+
+	memset(out, 0, sizeof(*out));
+	memset(&tip, 0, sizeof(tip));
+	if (default_ttl <= 0)
+		default_ttl = LEASE_TTL_DEFAULT;
+	if ((rc = lease_fetch_ref(&tip, st, name)) < 0)
+		return rc;
+	snprintf(out->name, sizeof(out->name), "%s", name);
+	if (!(out->present = tip.present)) {
+		lease_ref_state_clear(&tip);
+		return 0;
+	}
+	if (!tip.commit.message && !tip.commit.is_commit)
+		tip.commit.oid = tip.oid;
+	rc = history_push(out, &cap, &tip.commit, name);
+	more = tip.commit.is_commit && tip.commit.has_parent;
+	next = tip.commit.parent;
+	lease_ref_state_clear(&tip);
+	while (rc == 0 && more) {
+		if (max_items && out->count >= max_items) {
+			out->truncated = 1;
+			break;
+		}
+		memset(&c, 0, sizeof(c));
+		if ((rc = st->t->read_commit(st->t, &c, &next)) < 0) {
+			const char *why = st->t->last_error ? st->t->last_error(st->t) : NULL;
+			rc = lease_store_set_error(st, rc, "history of %s: %s", name,
+			                           why ? why : lease_error_id(rc));
+			break;
+		}
+		if (!lease_oid_equal(&c.oid, &next)) {
+			lease_commit_clear(&c);
+			rc = lease_store_set_error(
+			        st, LEASE_EUNVERIFIED,
+			        "history of %s: object read back with another oid", name);
+			break;
+		}
+		rc = history_push(out, &cap, &c, name);
+		more = c.is_commit && c.has_parent;
+		next = c.parent;
+		lease_commit_clear(&c);
+	}
+	if (rc < 0)
+		return rc;
+	/* Heartbeat times and intervals, newest first (protocol.md §6). */
+	for (i = 0; i < out->count; i++) {
+		lease_history_item *it = &out->items[i];
+		const lease_history_item *newer = i > 0 ? &out->items[i - 1] : NULL;
+
+		if (it->payload_rc != 0)
+			continue;
+		it->has_hb_time = 1;
+		hb_time(&it->hb_time, &it->hb_method, &it->assumed_ttl, &it->payload,
+		        newer && newer->payload_rc == 0 ? &newer->payload : NULL, default_ttl);
+	}
+	for (i = 0; i + 1 < out->count; i++) {
+		lease_history_item *it = &out->items[i];
+		const lease_history_item *parent = &out->items[i + 1];
+
+		if (it->payload_rc != 0 || parent->payload_rc != 0)
+			continue;
+		it->is_heartbeat = is_tenure_heartbeat(&it->payload, it->op, &parent->payload);
+		if (!it->is_heartbeat)
+			continue;
+		it->has_interval = 1;
+		it->interval_seconds = it->hb_time - parent->hb_time;
+		it->interval_method =
+		        it->hb_method == LEASE_HB_EXACT && parent->hb_method == LEASE_HB_EXACT
+		                ? LEASE_HB_EXACT
+		                : LEASE_HB_APPROXIMATE;
+	}
+	return 0;
+}
+
+/* ---- GitHub workflow-command escaping -------------------------------------------------- */
+
+size_t lease_gha_escape(char *out, size_t outlen, const char *in, int property)
+{
+	static const char hexd[] = "0123456789ABCDEF";
+	size_t n = 0;
+	const unsigned char *p;
+
+	if (!outlen)
+		return 0;
+	for (p = (const unsigned char *)in; *p; p++) {
+		int esc = *p == '%' || *p < 0x20 || *p == 0x7f ||
+		          (property && (*p == ':' || *p == ','));
+		size_t need = esc ? 3 : 1;
+
+		if (n + need >= outlen)
+			break;
+		if (esc) {
+			out[n++] = '%';
+			out[n++] = hexd[*p >> 4];
+			out[n++] = hexd[*p & 15];
+		} else {
+			out[n++] = (char)*p;
+		}
+	}
+	out[n] = '\0';
+	return n;
+}
