@@ -83,8 +83,7 @@ static void report(const char *op, int delay, double *ms, double *req, int n)
 	qsort(ms, (size_t)n, sizeof(double), cmp_double);
 	qsort(req, (size_t)n, sizeof(double), cmp_double);
 	printf("%s delay %d median %.1f min %.1f max %.1f requests %.0f\n", op, delay,
-	       n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2.0, ms[0], ms[n - 1],
-	       req[n / 2]);
+	       n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2.0, ms[0], ms[n - 1], req[n / 2]);
 	fflush(stdout);
 }
 
@@ -163,7 +162,8 @@ int main(int argc, char **argv)
 			fakegh_reset_counts(fk);
 			t0 = mono_ms();
 			st = open_gh();
-			if (lease_heartbeat(&r, st, name, &o) < 0 || strcmp(r.status, "renewed") != 0) {
+			if (lease_heartbeat(&r, st, name, &o) < 0 ||
+			    strcmp(r.status, "renewed") != 0) {
 				fprintf(stderr, "bench_ghlatency: heartbeat: %s (%s)\n", r.status,
 				        r.message);
 				return 1;
