@@ -78,7 +78,7 @@ static void current_token(lease_store *st, const char *name, char *out)
 static void lib_op(lease_store *st, unsigned int *seed)
 {
 	lease_op_options o = LEASE_OP_OPTIONS_INIT;
-	char name[8], token[LEASE_TOKEN_HEXSZ + 1];
+	char name[16], token[LEASE_TOKEN_HEXSZ + 1];
 	lease_result r;
 	int op = (int)(rand_r(seed) % 6);
 
@@ -121,7 +121,7 @@ static void lib_writer(const char *spec, unsigned int seed, long *started)
 /* A binary writer: execs one `reflease` operation. */
 static void bin_writer(const char *spec, const char *bin, lease_store *st, unsigned int seed)
 {
-	char name[8], token[LEASE_TOKEN_HEXSZ + 1];
+	char name[16], token[LEASE_TOKEN_HEXSZ + 1];
 	const char *argv[12];
 	int i = 0, op = (int)(rand_r(&seed) % 6), fd;
 
@@ -206,7 +206,7 @@ static int check(const char *path, long *commits_out)
 		return 1;
 	}
 	for (i = 0; i < NLEASES; i++) {
-		char name[8], ref[32], err[256];
+		char name[16], ref[32], err[256];
 		git_oid oid;
 		git_commit *c = NULL;
 		lease_payload prev;
@@ -324,7 +324,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < NLEASES; i++) { /* every lease exists before the chaos */
 		lease_op_options o = LEASE_OP_OPTIONS_INIT;
 		lease_result r;
-		char name[8];
+		char name[16];
 
 		snprintf(name, sizeof(name), "c%d", i);
 		o.owner = "o1";
