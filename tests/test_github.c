@@ -253,6 +253,46 @@ START_TEST(absent_read_in_seen_namespace_one_request)
 }
 END_TEST
 
+/* The REST listing that confirms an absence (refs/<ns>*) serves the archive
+ * listing asked for right after it, once; never a namespace listing. */
+START_TEST(absence_listing_serves_archive_listing_once)
+{
+	lease_store *s2 = NULL;
+	lease_ref_state s;
+	lease_ref_list l = {NULL, 0, 0};
+	lease_oid a;
+	char hex[41];
+
+	memset(&s, 0, sizeof(s));
+	commit(&a, "arch", NULL);
+	lease_oid_tohex(hex, &a);
+	ck_assert_int_eq(
+	        fakegh_set_ref(fk, "refs/leases-archive/arch/20261130T000000Z-0123abcd", hex), 0);
+	ck_assert_int_eq(open_store(&s2, CANARY, 5, 2000), 0);
+	fakegh_reset_counts(fk);
+	ck_assert_int_eq(lease_fetch_ref(&s, s2, "arch"), 0);
+	ck_assert_int_eq(s.present, 0);
+	lease_ref_state_clear(&s);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_MATCHING), 1);
+	ck_assert_int_eq(s2->t->list_refs(s2->t, &l, "refs/leases-archive/arch/"), 0);
+	ck_assert_uint_eq(l.count, 1);
+	ck_assert_int_eq(l.items[0].has_commit, 1);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_MATCHING), 1); /* served */
+	lease_ref_list_clear(&l);
+	ck_assert_int_eq(s2->t->list_refs(s2->t, &l, "refs/leases-archive/arch/"), 0);
+	ck_assert_uint_eq(l.count, 1);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_MATCHING), 2); /* once only */
+	lease_ref_list_clear(&l);
+	ck_assert_int_eq(lease_fetch_ref(&s, s2, "arch"), 0);
+	lease_ref_state_clear(&s);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_MATCHING), 3);
+	ck_assert_int_eq(s2->t->list_refs(s2->t, &l, "refs/leases/"), 0);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_MATCHING), 4); /* never the namespace */
+	lease_ref_list_clear(&l);
+	lease_store_free(s2);
+}
+END_TEST
+
 /* fetch_namespace: one matching-refs + ceil(N/100) GraphQL batches, with
  * each lease's commit and parent; invalid names and blobs reported. */
 START_TEST(namespace_listing_batches)
@@ -929,6 +969,7 @@ Suite *github_suite(void)
 	tcase_add_test(tc, cycle_create_read_replace_delete);
 	tcase_add_test(tc, request_counts_per_primitive);
 	tcase_add_test(tc, absent_read_in_seen_namespace_one_request);
+	tcase_add_test(tc, absence_listing_serves_archive_listing_once);
 	tcase_add_test(tc, namespace_listing_batches);
 	tcase_add_test(tc, cas_mismatches);
 	tcase_add_test(tc, read_lag_polled_within_window);

@@ -6,6 +6,7 @@
  * F24, F25, F26 as named tests (issue 6 acceptance). */
 #define _DEFAULT_SOURCE
 #include <check.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -424,16 +425,47 @@ static int tenure_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+static const char *build_dir(void)
+{
+	const char *b = getenv("REFLEASE_BUILD");
+	return b && *b ? b : "build";
+}
+
+/* The fake runs as its own process here (build/tools/fakegh): the test
+ * process stays single-threaded, so forking contenders from it is safe. */
 START_TEST(contend_16_processes_no_overlap)
 {
 	enum { PROCS = 16, ITER = 3 };
-	char path[512], line[256];
+	char dir[256], path[512], portfile[512], tool[1024], line[256], url[64];
 	struct tenure t[PROCS * ITER];
-	pid_t pids[PROCS];
-	FILE *fp;
+	pid_t pids[PROCS], fake;
+	FILE *fp = NULL;
 	size_t n = 0, i, j;
+	int ws, tries;
 
-	snprintf(path, sizeof(path), "%s/tenures", fakegh_repo_path(fk));
+	snprintf(tool, sizeof(tool), "%s/tools/fakegh", build_dir());
+	ck_assert_msg(access(tool, X_OK) == 0, "%s missing (make all builds it)", tool);
+	snprintf(dir, sizeof(dir), "%s/ghcontend-XXXXXX",
+	         getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(portfile, sizeof(portfile), "%s/port", dir);
+	snprintf(path, sizeof(path), "%s/tenures", dir);
+	fake = fork();
+	ck_assert_int_ge(fake, 0);
+	if (fake == 0) {
+		if (!freopen("/dev/null", "w", stdout))
+			_exit(12);
+		execl(tool, tool, "--token", CANARY, "--port-file", portfile, (char *)NULL);
+		_exit(13);
+	}
+	for (tries = 0; tries < 200 && !(fp = fopen(portfile, "r")); tries++)
+		usleep(20000);
+	ck_assert_ptr_nonnull(fp);
+	ck_assert_ptr_nonnull(fgets(line, sizeof(line), fp));
+	fclose(fp);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%ld", strtol(line, NULL, 10));
+	setenv("GITHUB_API_URL", url, 1);
+	unsetenv("GITHUB_GRAPHQL_URL");
 	for (i = 0; i < PROCS; i++) {
 		pid_t pid = fork();
 		ck_assert_int_ge(pid, 0);
@@ -444,10 +476,11 @@ START_TEST(contend_16_processes_no_overlap)
 		pids[i] = pid;
 	}
 	for (i = 0; i < PROCS; i++) {
-		int ws;
 		ck_assert_int_eq(waitpid(pids[i], &ws, 0), pids[i]);
 		ck_assert_msg(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "contender %zu: %d", i, ws);
 	}
+	kill(fake, SIGTERM);
+	waitpid(fake, &ws, 0);
 	ck_assert_ptr_nonnull(fp = fopen(path, "r"));
 	while (fgets(line, sizeof(line), fp)) {
 		ck_assert(n < PROCS * ITER);
@@ -457,6 +490,9 @@ START_TEST(contend_16_processes_no_overlap)
 		n++;
 	}
 	fclose(fp);
+	unlink(path);
+	unlink(portfile);
+	rmdir(dir);
 	ck_assert_uint_eq(n, PROCS * ITER);
 	qsort(t, n, sizeof(t[0]), tenure_cmp);
 	for (i = 1; i < n; i++)
@@ -465,12 +501,71 @@ START_TEST(contend_16_processes_no_overlap)
 	for (i = 0; i < n; i++)
 		for (j = i + 1; j < n; j++)
 			ck_assert_str_ne(t[i].token, t[j].token);
-	fprintf(stderr, "contend: %zu tenures, %u requests at the fake\n", n,
-	        fakegh_count(fk, FAKEGH_ANY));
 }
 END_TEST
 
 /* ---- field cases ----------------------------------------------------------------- */
+
+/* A server without updateRefs (an old GHES): the schema probe riding on the
+ * first read refuses every write before anything is written — no lease is
+ * taken that could never be heartbeated (78). */
+START_TEST(no_update_refs_refused_before_writing)
+{
+	fakegh_options fo;
+	lease_op_options o = who("alice", NULL);
+	lease_result r;
+
+	teardown();
+	memset(&fo, 0, sizeof(fo));
+	fo.no_update_refs = 1;
+	start_fake(&fo);
+	ck_assert_int_eq(open_gh(&st, 5, 1000), 0);
+	ck_assert_int_eq(lease_acquire(&r, st, "old-ghes", &o), LEASE_ECONFIG);
+	ck_assert_ptr_nonnull(strstr(r.message, "updateRefs"));
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_COMMIT_POST), 0);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_REF_CREATE), 0);
+}
+END_TEST
+
+/* transitions continue across a prune on github: the archive listing that
+ * comes with the first acquire of a pruned name sees the archive. */
+START_TEST(transitions_continue_after_prune)
+{
+	lease_op_options o = who("alice", NULL);
+	lease_payload p;
+	lease_result r;
+	lease_oid oid;
+	char *m = NULL, hex[41];
+
+	memset(&p, 0, sizeof(p));
+	snprintf(p.sdlc_version, sizeof(p.sdlc_version), "1.1.0");
+	p.version_major = 1;
+	p.version_minor = 1;
+	snprintf(p.name, sizeof(p.name), "pruned");
+	snprintf(p.owner, sizeof(p.owner), "bob");
+	snprintf(p.host, sizeof(p.host), "runner-1");
+	p.phase = LEASE_PHASE_RELEASED;
+	snprintf(p.lease_token, sizeof(p.lease_token), BOBTOK);
+	p.transitions = 7;
+	p.acquired_at = 1700000000;
+	p.expires_at = 1700000100;
+	snprintf(p.nonce, sizeof(p.nonce), "0123456789abcdef");
+	p.has_ttl = 1;
+	p.ttl_seconds = 0;
+	ck_assert_int_eq(lease_message_build(&m, &p, LEASE_OP_RELEASE), 0);
+	ck_assert_int_eq(lease_write_commit(&oid, st, NULL, m), 0);
+	free(m);
+	lease_oid_tohex(hex, &oid);
+	ck_assert_int_eq(
+	        fakegh_set_ref(fk, "refs/leases-archive/pruned/20231114T222820Z-bbbbbbbb", hex), 0);
+	lease_store_free(st);
+	ck_assert_int_eq(open_gh(&st, 5, 1000), 0); /* a new process */
+	fakegh_reset_counts(fk);
+	ck_assert_int_eq(lease_acquire(&r, st, "pruned", &o), 0);
+	ck_assert_int_eq(r.payload.transitions, 8);
+	ck_assert_uint_le(fakegh_count(fk, FAKEGH_ANY), 6); /* + the archive's payload read */
+}
+END_TEST
 
 /* F02: release during a network blip: retried inside the timeout; success
  * only once the post-state shows the lease released; a blip that outlasts
@@ -621,12 +716,18 @@ Suite *github_runtime_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, request_budget_per_invocation);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("processes");
+	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, contend_16_processes_no_overlap);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("field_cases");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, no_update_refs_refused_before_writing);
+	tcase_add_test(tc, transitions_continue_after_prune);
 	tcase_add_test(tc, F02_release_during_network_blip);
 	tcase_add_test(tc, F09_release_already_gone);
 	tcase_add_test(tc, F10_path_collision);

@@ -33,6 +33,12 @@ typedef struct gh_transport {
 	char repo[128];
 	char repo_id[128]; /* node id, fetched once */
 	int sight;
+	int no_update_refs; /* the schema probe found no updateRefs */
+	/* The REST listing that confirmed an absence (refs/<ns>*: the namespace and
+	 * its archives), kept for the archive listing that follows at once. */
+	lease_ref_list snap;
+	char snap_prefix[80];
+	int64_t snap_ms;
 	int64_t date;    /* latest Date header, s */
 	int64_t date_ms; /* monotonic ms when it arrived */
 	int timeout_s;
@@ -480,6 +486,13 @@ static int unexpected_status(gh_transport *g, const gh_reply *rp, const char *wh
 	              rp->r.status, msg, what);
 }
 
+static int refuse_without_update_refs(gh_transport *g)
+{
+	return gh_err(g, LEASE_ECONFIG,
+	              "this GitHub server has no GraphQL updateRefs mutation: reflease needs it "
+	              "for every compare-and-swap (GitHub.com or GHES 3.14+); nothing was written");
+}
+
 /* ---- GraphQL --------------------------------------------------------------- */
 
 /* POST a GraphQL document; on 0 the reply is HTTP 200 with a JSON object. */
@@ -747,6 +760,98 @@ static int rest_read_commit(gh_transport *g, lease_commit *out, const lease_oid 
 	return rc;
 }
 
+/* GET /git/matching-refs/<suffix> (a string-prefix match), following
+ * `Link: rel="next"` (bounded), appended to @p out. */
+static int rest_list(gh_transport *g, lease_ref_list *out, const char *match)
+{
+	char suffix[400], *url = NULL;
+	gh_reply rp;
+	json_t *e;
+	size_t i;
+	int rc = 0, page;
+
+	snprintf(suffix, sizeof(suffix), "git/matching-refs/%s", match);
+	if (!(url = rest_url(g, suffix)))
+		return LEASE_ENOMEM;
+	for (page = 0; url && page < 100; page++) {
+		rc = gh_exchange(g, &rp, "GET", url, NULL, 1, 0, deadline(g));
+		free(url);
+		url = NULL;
+		if (rc < 0)
+			return rc;
+		if (rp.r.status != 200) {
+			if ((rc = common_status(g, &rp, "listing refs")) == 0)
+				rc = unexpected_status(g, &rp, "listing refs");
+			reply_clear(&rp);
+			return rc;
+		}
+		if (!json_is_array(rp.json)) {
+			reply_clear(&rp);
+			return gh_err(g, LEASE_EINTERNAL, "malformed ref listing from GitHub");
+		}
+		json_array_foreach(rp.json, i, e)
+		{
+			json_t *ref = json_object_get(e, "ref");
+			json_t *sha = json_object_get(json_object_get(e, "object"), "sha");
+			lease_oid oid;
+			if (!json_is_string(ref) || !json_is_string(sha) ||
+			    lease_oid_fromhex(&oid, json_string_value(sha)) < 0) {
+				rc = gh_err(g, LEASE_EINTERNAL,
+				            "malformed ref listing from GitHub");
+				break;
+			}
+			if ((rc = lease_ref_list_push(out, json_string_value(ref), &oid)) < 0)
+				break;
+		}
+		/* Follow a next page only under the API base: the request carries the
+		 * credential, which must never go to another host or path (issue 8). */
+		if (rc == 0 && rp.r.next_url[0] &&
+		    (strncmp(rp.r.next_url, g->api, strlen(g->api)) != 0 ||
+		     rp.r.next_url[strlen(g->api)] != '/'))
+			rc = gh_err(g, LEASE_EINTERNAL,
+			            "GitHub's ref listing links its next page outside %s; not "
+			            "followed",
+			            g->api);
+		if (rc == 0 && rp.r.next_url[0] && !(url = strdup(rp.r.next_url)))
+			rc = LEASE_ENOMEM;
+		reply_clear(&rp);
+		if (rc < 0)
+			break;
+	}
+	free(url);
+	return rc;
+}
+
+static void snap_drop(gh_transport *g)
+{
+	lease_ref_list_clear(&g->snap);
+	g->snap_prefix[0] = '\0';
+}
+
+/* An archive listing (refs/<ns>-archive/...) asked for right after an absence
+ * was confirmed by listing refs/<ns>*: served from that listing, which was
+ * taken after the ref was seen absent (so it holds every archive written
+ * before the lease was pruned). 1 when served. */
+static int snap_serve(gh_transport *g, lease_ref_list *out, const char *prefix, int *rc)
+{
+	size_t i, n = strlen(g->snap_prefix);
+	int fresh = n && lease_http_mono_ms() - g->snap_ms < 2000 &&
+	            strncmp(prefix, g->snap_prefix, n) == 0 &&
+	            strstr(prefix + n, "-archive/") == prefix + n;
+
+	*rc = 0;
+	if (!fresh) {
+		snap_drop(g);
+		return 0;
+	}
+	for (i = 0; i < g->snap.count && *rc == 0; i++)
+		if (strncmp(g->snap.items[i].refname, prefix, strlen(prefix)) == 0)
+			*rc = lease_ref_list_push(out, g->snap.items[i].refname,
+			                          &g->snap.items[i].oid);
+	snap_drop(g);
+	return 1;
+}
+
 /* ---- the vtable ----------------------------------------------------------- */
 
 static int gh_write_commit(lease_transport *t, lease_oid *out, const lease_oid *parent,
@@ -759,6 +864,8 @@ static int gh_write_commit(lease_transport *t, lease_oid *out, const lease_oid *
 	json_t *sha;
 	int rc;
 
+	if (g->no_update_refs)
+		return refuse_without_update_refs(g);
 	format_iso8601(date, when);
 	if (!(parents = json_array()))
 		return LEASE_ENOMEM;
@@ -806,6 +913,9 @@ static int gh_create_ref(lease_transport *t, const char *refname, const lease_oi
 
 	if ((rc = check_refname(g, refname)) < 0)
 		return rc;
+	if (g->no_update_refs)
+		return refuse_without_update_refs(g);
+	snap_drop(g);
 	lease_oid_tohex(hex, new_oid);
 	if (!(body = json_pack("{ssss}", "ref", refname, "sha", hex)))
 		return LEASE_ENOMEM;
@@ -857,6 +967,9 @@ static int gh_update_ref(gh_transport *g, const char *refname, const lease_oid *
 
 	if ((rc = check_refname(g, refname)) < 0)
 		return rc;
+	if (g->no_update_refs)
+		return refuse_without_update_refs(g);
+	snap_drop(g);
 	if ((rc = ensure_repo_id(g)) < 0)
 		return rc;
 	lease_oid_tohex(before, old_oid);
@@ -910,6 +1023,19 @@ static int gh_delete_ref(lease_transport *t, const char *refname, const lease_oi
 }
 
 /* GraphQL read: repository id + ref target with its message in one answer. */
+/* The schema probe riding on the first read: `ur:__type(name:"UpdateRefsInput")`
+ * is null on a server without the updateRefs mutation (an old GHES), which
+ * is then refused before anything is written (protocol.md §9). */
+static void check_schema(gh_transport *g, json_t *data)
+{
+	json_t *ur = json_object_get(data, "ur");
+
+	if (json_is_object(ur))
+		g->no_update_refs = 0;
+	else if (json_is_null(ur))
+		g->no_update_refs = 1;
+}
+
 /* Drop GraphQL errors about the optional @p alias field (its answer is a
  * hint only); 1 when any was dropped. */
 static int drop_alias_errors(json_t *json, const char *alias)
@@ -945,7 +1071,8 @@ static int gql_read_ref(gh_transport *g, const char *refname, int *present, leas
 	        "name:$name){id ref(qualifiedName:$ref){name target{__typename oid ...on "
 	        "Commit{message committedDate parents(first:1){nodes{oid}}}}}}}";
 	static const char q_ns[] =
-	        "query($owner:String!,$name:String!,$ref:String!,$ns:String!){repository("
+	        "query($owner:String!,$name:String!,$ref:String!,$ns:String!){ur:__type(name:"
+	        "\"UpdateRefsInput\"){name} repository("
 	        "owner:$owner,name:$name){id nsrefs:refs(refPrefix:$ns,first:1){totalCount} "
 	        "ref(qualifiedName:$ref){name target{__typename oid ...on Commit{message "
 	        "committedDate parents(first:1){nodes{oid}}}}}}}";
@@ -967,8 +1094,11 @@ static int gql_read_ref(gh_transport *g, const char *refname, int *present, leas
 	json_decref(vars);
 	if (rc < 0)
 		return rc;
-	if (probe)
+	if (probe) {
 		drop_alias_errors(rp.json, "nsrefs");
+		drop_alias_errors(rp.json, "ur");
+		check_schema(g, json_object_get(rp.json, "data"));
+	}
 	if ((rc = gql_common_errors(g, rp.json, "reading a ref")) < 0)
 		goto out;
 	repo = json_object_get(json_object_get(rp.json, "data"), "repository");
@@ -1023,9 +1153,29 @@ static int gh_read_ref(lease_transport *t, const char *refname, int *present, le
 	if (g->sight == GQL_SEES)
 		return 0;
 	/* Until GraphQL has shown a ref of the namespace, confirm an absence by
-	 * REST: GraphQL may not see refs outside heads/ and tags/ (§9). */
-	if ((rc = rest_read_ref(g, refname, &rest_present, &rest_oid)) < 0)
-		return rc;
+	 * REST: GraphQL may not see refs outside heads/ and tags/ (§9). One
+	 * listing of refs/<ns>* answers it, and also the archive listing a
+	 * create of a fresh name asks for next (served from it, once). */
+	{
+		const char *slash = strrchr(refname, '/');
+		size_t i, n = (size_t)(slash - refname);
+		snap_drop(g);
+		if (n >= sizeof(g->snap_prefix))
+			return rest_read_ref(g, refname, present, oid);
+		memcpy(g->snap_prefix, refname, n);
+		g->snap_prefix[n] = '\0';
+		if ((rc = rest_list(g, &g->snap, g->snap_prefix + 5)) < 0) {
+			snap_drop(g);
+			return rc;
+		}
+		g->snap_ms = lease_http_mono_ms();
+		for (i = 0; i < g->snap.count; i++) {
+			if (strcmp(g->snap.items[i].refname, refname) == 0) {
+				rest_present = 1;
+				rest_oid = g->snap.items[i].oid;
+			}
+		}
+	}
 	if (rest_present) {
 		gh_log(g, LEASE_LOG_INFO,
 		       "github: GraphQL does not see %s; reading refs through REST from now on",
@@ -1157,64 +1307,12 @@ static int prefetch_commits(gh_transport *g, lease_ref_list *l)
 static int gh_list_refs(lease_transport *t, lease_ref_list *out, const char *prefix)
 {
 	gh_transport *g = (gh_transport *)t;
-	char suffix[400], *url = NULL;
-	gh_reply rp;
-	json_t *e;
-	size_t i;
-	int rc, page;
+	int rc;
 
 	if ((rc = check_refname(g, prefix)) < 0)
 		return rc;
-	snprintf(suffix, sizeof(suffix), "git/matching-refs/%s", prefix + 5);
-	if (!(url = rest_url(g, suffix)))
-		return LEASE_ENOMEM;
-	/* One answer today; a `Link: rel="next"` is followed (bounded). */
-	for (page = 0; url && page < 100; page++) {
-		rc = gh_exchange(g, &rp, "GET", url, NULL, 1, 0, deadline(g));
-		free(url);
-		url = NULL;
-		if (rc < 0)
-			return rc;
-		if (rp.r.status != 200) {
-			if ((rc = common_status(g, &rp, "listing refs")) == 0)
-				rc = unexpected_status(g, &rp, "listing refs");
-			reply_clear(&rp);
-			return rc;
-		}
-		if (!json_is_array(rp.json)) {
-			reply_clear(&rp);
-			return gh_err(g, LEASE_EINTERNAL, "malformed ref listing from GitHub");
-		}
-		json_array_foreach(rp.json, i, e)
-		{
-			json_t *ref = json_object_get(e, "ref");
-			json_t *sha = json_object_get(json_object_get(e, "object"), "sha");
-			lease_oid oid;
-			if (!json_is_string(ref) || !json_is_string(sha) ||
-			    lease_oid_fromhex(&oid, json_string_value(sha)) < 0) {
-				rc = gh_err(g, LEASE_EINTERNAL,
-				            "malformed ref listing from GitHub");
-				break;
-			}
-			if ((rc = lease_ref_list_push(out, json_string_value(ref), &oid)) < 0)
-				break;
-		}
-		/* Follow a next page only under the API base: the request carries the
-		 * credential, which must never go to another host or path (issue 8). */
-		if (rc == 0 && rp.r.next_url[0] &&
-		    (strncmp(rp.r.next_url, g->api, strlen(g->api)) != 0 ||
-		     rp.r.next_url[strlen(g->api)] != '/'))
-			rc = gh_err(g, LEASE_EINTERNAL,
-			            "GitHub's ref listing links its next page outside %s; not "
-			            "followed",
-			            g->api);
-		if (rc == 0 && rp.r.next_url[0] && !(url = strdup(rp.r.next_url)))
-			rc = LEASE_ENOMEM;
-		reply_clear(&rp);
-		if (rc < 0)
-			break;
-	}
-	free(url);
+	if (!snap_serve(g, out, prefix, &rc) && rc == 0)
+		rc = rest_list(g, out, prefix + 5);
 	if (rc == 0 && out->count > 0 && g->sight != GQL_BLIND)
 		rc = prefetch_commits(g, out);
 	return rc;
@@ -1244,6 +1342,7 @@ static void gh_free(lease_transport *t)
 	if (!g)
 		return;
 	lease_http_free(g->http);
+	lease_ref_list_clear(&g->snap);
 	free(g->api);
 	free(g->graphql);
 	free(g);

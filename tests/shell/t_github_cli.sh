@@ -65,6 +65,20 @@ rf --json release fx --lease-token "$tok"; expect 0 "release with a lost answer"
 has '"released"'
 rf break fx ; expect 0 "break of a released lease"
 
+# run, migrate, and GitHub Actions mode: their outputs, summaries and
+# $GITHUB_OUTPUT / $GITHUB_STEP_SUMMARY files are streams too
+# shellcheck disable=SC2016
+rf run job --ttl 60 -- sh -c 'test -n "$REFLEASE_LEASE_TOKEN"'; expect 0 "run"
+rf migrate --summary "$TMPDIR/migrate.md"; expect 0 "migrate plan"
+export GITHUB_ACTIONS=true GITHUB_OUTPUT="$TMPDIR/gh_output"
+export GITHUB_STEP_SUMMARY="$TMPDIR/gh_summary" GITHUB_REPOSITORY=octo/leases
+: >"$GITHUB_OUTPUT"; : >"$GITHUB_STEP_SUMMARY"
+rf --json acquire act --ttl 60; expect 0 "acquire in Actions"
+grep -q '^lease-token=' "$GITHUB_OUTPUT" || { echo "no outputs written"; exit 1; }
+rf migrate --summary "$TMPDIR/migrate2.md"; expect 0 "migrate in Actions"
+unset GITHUB_ACTIONS GITHUB_OUTPUT GITHUB_STEP_SUMMARY GITHUB_REPOSITORY
+cat "$TMPDIR/gh_output" "$TMPDIR/gh_summary" "$TMPDIR"/migrate*.md >>"$out" 2>/dev/null || true
+
 # the canary: nothing any command printed, at -v, contains the token
 if grep -q "$CANARY" "$out"; then echo "token leaked"; exit 1; fi
 grep -q 'github: POST .* -> 201' "$out" || { echo "verbose run logged no request"; exit 1; }

@@ -56,6 +56,7 @@ struct fakegh {
 	int64_t offset;
 	int gql_blind;
 	int page_size;
+	int no_update_refs;
 	int lag_ms;
 	struct fault faults[MAX_FAULTS];
 	int nfaults;
@@ -752,7 +753,14 @@ static void gql_query(fakegh *f, struct answer *a, const char *q, json_t *vars)
 		json_object_set_new(repo, "nsrefs", json_pack("{s:I}", "totalCount", n));
 	}
 	gql_objects(f, q, vars, repo);
-	answer_json(a, 200, json_pack("{s:{s:o}}", "data", "repository", repo));
+	if (strstr(q, "__type(name:\"UpdateRefsInput\")"))
+		answer_json(a, 200,
+		            json_pack("{s:{s:o, s:o}}", "data", "repository", repo, "ur",
+		                      f->no_update_refs
+		                              ? json_null()
+		                              : json_pack("{s:s}", "name", "UpdateRefsInput")));
+	else
+		answer_json(a, 200, json_pack("{s:{s:o}}", "data", "repository", repo));
 }
 
 static void gql_update_refs(fakegh *f, struct answer *a, json_t *vars)
@@ -1057,6 +1065,11 @@ static void handle(fakegh *f, struct answer *a, fakegh_endpoint ep, const char *
 	}
 	case FAKEGH_GQL_QUERY:
 	case FAKEGH_GQL_MUTATION: {
+		if (ep == FAKEGH_GQL_MUTATION && f->no_update_refs) {
+			struct fault nf = {FAKEGH_GQL_MUTATION, FAKEGH_FAULT_NO_UPDATEREFS, 1, 0};
+			apply_fault(f, a, &nf, ep);
+			break;
+		}
 		const char *q = json_string_value(json_object_get(body, "query"));
 		json_t *vars = json_object_get(body, "variables");
 		if (!q) {
@@ -1371,6 +1384,7 @@ int fakegh_start(fakegh **out, const fakegh_options *opts)
 	f->offset = opts->time_offset_s;
 	f->gql_blind = opts->graphql_blind;
 	f->page_size = opts->page_size;
+	f->no_update_refs = opts->no_update_refs;
 	if (opts->repo_path) {
 		snprintf(f->path, sizeof(f->path), "%s", opts->repo_path);
 	} else {

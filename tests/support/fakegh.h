@@ -65,6 +65,7 @@ typedef struct fakegh_options {
 	int64_t time_offset_s; /**< the server clock = time(2) + this, seconds */
 	int graphql_blind;     /**< GraphQL `ref()` sees only refs/heads/ and refs/tags/ */
 	unsigned short port;   /**< 0 = ephemeral */
+	int no_update_refs;    /**< an old GHES: no updateRefs mutation (schema and mutation) */
 	int page_size; /**< matching-refs in pages of this many refs + Link (0 = one page) */
 } fakegh_options;
 

@@ -1,6 +1,7 @@
 /* The fake GitHub server as a process, for shell tests and benchmarks:
  *   fakegh [--repo PATH] [--empty] [--token T] [--owner O] [--name R]
  *          [--port N] [--port-file FILE] [--lag MS] [--graphql-blind]
+ *          [--no-update-refs]
  * Prints "PORT\n" on stdout once listening (and writes it to --port-file),
  * then serves until SIGINT/SIGTERM. Drive faults with POST /_fakegh/fault
  * {"endpoint":"create","kind":"5xx","count":1,"arg":0}, /_fakegh/lag
@@ -25,7 +26,8 @@ static void on_signal(int sig)
 static void usage(void)
 {
 	fprintf(stderr, "usage: fakegh [--repo PATH] [--empty] [--token T] [--owner O] "
-	                "[--name R] [--port N] [--port-file FILE] [--lag MS] [--graphql-blind]\n");
+	                "[--name R] [--port N] [--port-file FILE] [--lag MS] [--graphql-blind] "
+	                "[--no-update-refs]\n");
 	exit(64);
 }
 
@@ -45,6 +47,8 @@ int main(int argc, char **argv)
 			o.empty = 1;
 		} else if (strcmp(a, "--graphql-blind") == 0) {
 			o.graphql_blind = 1;
+		} else if (strcmp(a, "--no-update-refs") == 0) {
+			o.no_update_refs = 1;
 		} else if (!v) {
 			usage();
 		} else if (strcmp(a, "--repo") == 0) {
