@@ -182,15 +182,33 @@ static void on_lease_stop_signal(int sig)
 
 void lease_install_stop_handlers(void)
 {
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
 	struct sigaction sa;
+	size_t i;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_lease_stop_signal;
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = 0; /* no SA_RESTART: a sleep returns early */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	for (i = 0; i < 3; i++) {
+		struct sigaction old;
+		/* an ignored signal stays ignored (nohup, a background job's SIGINT) */
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+			continue;
+		sigaction(sigs[i], &sa, NULL);
+	}
+}
+
+void lease_default_stop_handlers(void)
+{
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		struct sigaction old;
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == on_lease_stop_signal)
+			signal(sigs[i], SIG_DFL);
+	}
 }
 
 void lease_wait_guard_arm(cli_ctx *ctx, const char *name, int json_fd, const char *json_path)

@@ -57,6 +57,9 @@ extern volatile sig_atomic_t lease_stop_signal;
 /* Install handlers for SIGINT/SIGTERM/SIGHUP that set lease_stop_signal (no
  * SA_RESTART), and end the process at once during an armed wait sleep. */
 void lease_install_stop_handlers(void);
+/* Restore the default action where lease_install_stop_handlers() installed
+ * its handler (a child before exec). */
+void lease_default_stop_handlers(void);
 /* acquire --wait: prepare what an interrupted wait prints (a JSON error
  * object to @p json_fd or the file @p json_path when either is given, a line
  * on stderr) — the handler may only write(2) it. */

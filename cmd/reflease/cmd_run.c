@@ -287,6 +287,8 @@ static void child_exec(char **cmd, pid_t parent, int fg)
 	 * sure reflease did not die before the request took effect. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
 		_exit(EXIT_SOFTWARE);
+	/* a signal forwarded before exec acts on CMD, not on our handler */
+	lease_default_stop_handlers();
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	execvp(cmd[0], cmd);
 	e = errno;

@@ -1,8 +1,8 @@
 /* Store commands: init, status, list, version. */
 #include "cli.h"
 
-#include <git2.h>
 #include <curl/curl.h>
+#include <git2.h>
 #include <string.h>
 
 #include "lease/version.h"
@@ -20,12 +20,13 @@ static int cmd_init(cli_ctx *ctx, int argc, char **argv)
 	if (i >= argc)
 		return cli_status_of(cli_usage(ctx, "missing PATH (see --help)"));
 	if (argc - i > 1)
-		return cli_status_of(cli_usage(ctx, "unexpected argument '%s' after PATH", argv[i + 1]));
+		return cli_status_of(
+		        cli_usage(ctx, "unexpected argument '%s' after PATH", argv[i + 1]));
 	if ((rc = lease_local_init(argv[i], err, sizeof(err))) < 0)
 		return cli_status_of(cli_fail(ctx, rc, "%s", err));
 	if (ctx->json)
 		cli_emit_json(stdout, json_pack("{s:s, s:s, s:s}", "status", "initialized", "path",
-						argv[i], "store", "local"));
+		                                argv[i], "store", "local"));
 	else
 		printf("initialized a bare lease store at %s (use --store local:%s)\n", argv[i],
 		       argv[i]);
@@ -47,7 +48,8 @@ static int cmd_status(cli_ctx *ctx, int argc, char **argv)
 		return cli_status_of(rc);
 	rc = lease_status(&r, st, name);
 	if (rc < 0 && !r.present)
-		return cli_status_of(cli_fail(ctx, rc, "%s", r.message[0] ? r.message : lease_store_last_error(st)));
+		return cli_status_of(cli_fail(
+		        ctx, rc, "%s", r.message[0] ? r.message : lease_store_last_error(st)));
 	cli_print_result(ctx, &r);
 	return cli_exit_for(rc);
 }
@@ -94,22 +96,23 @@ static int cmd_list(cli_ctx *ctx, int argc, char **argv)
 			lease_time_format(exp, l->payload.expires_at);
 		if (arr) {
 			json_array_append_new(
-				arr, json_pack("{s:s, s:s, s:s?, s:s?, s:s?, s:s?, s:s}", "name",
-					       l->name, "oid", hex, "phase",
-					       ok ? lease_phase_name(l->payload.phase) : NULL,
-					       "owner", ok ? l->payload.owner : NULL, "host",
-					       ok ? l->payload.host : NULL, "expires_at",
-					       ok ? exp : NULL, "status", status));
+			        arr, json_pack("{s:s, s:s, s:s?, s:s?, s:s?, s:s?, s:s}", "name",
+			                       l->name, "oid", hex, "phase",
+			                       ok ? lease_phase_name(l->payload.phase) : NULL,
+			                       "owner", ok ? l->payload.owner : NULL, "host",
+			                       ok ? l->payload.host : NULL, "expires_at",
+			                       ok ? exp : NULL, "status", status));
 		} else if (ok) {
-			printf("%-30s %-9s %-8s %-24s %s  %s\n", l->name, lease_phase_name(l->payload.phase),
-			       status, l->payload.owner, exp, l->payload.host);
+			printf("%-30s %-9s %-8s %-24s %s  %s\n", l->name,
+			       lease_phase_name(l->payload.phase), status, l->payload.owner, exp,
+			       l->payload.host);
 		} else {
 			printf("%-30s %-9s %-8s %s\n", l->name, "?", status, l->payload_error);
 		}
 	}
 	if (arr)
-		cli_emit_json(stdout, json_pack("{s:s, s:o}", "namespace", lease_store_namespace(st),
-						"leases", arr));
+		cli_emit_json(stdout, json_pack("{s:s, s:o}", "namespace",
+		                                lease_store_namespace(st), "leases", arr));
 	lease_namespace_clear(&ns);
 	return EXIT_OK;
 }
@@ -124,10 +127,11 @@ static int cmd_version(cli_ctx *ctx, int argc, char **argv)
 	git_libgit2_version(&maj, &min, &rev);
 	snprintf(git2, sizeof(git2), "%d.%d.%d", maj, min, rev);
 	if (ctx->json)
-		cli_emit_json(stdout, json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "version",
-						REFLEASE_VERSION, "sdlc_version", SDLC_VERSION,
-						"libraries", "libgit2", git2, "jansson",
-						JANSSON_VERSION, "libcurl", curl_version_info(CURLVERSION_NOW)->version));
+		cli_emit_json(stdout,
+		              json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "version",
+		                        REFLEASE_VERSION, "sdlc_version", SDLC_VERSION, "libraries",
+		                        "libgit2", git2, "jansson", JANSSON_VERSION, "libcurl",
+		                        curl_version_info(CURLVERSION_NOW)->version));
 	else
 		printf("reflease %s (payload schema %s; libgit2 %s, jansson %s, libcurl %s)\n",
 		       REFLEASE_VERSION, SDLC_VERSION, git2, JANSSON_VERSION,
@@ -136,10 +140,12 @@ static int cmd_version(cli_ctx *ctx, int argc, char **argv)
 }
 
 const cli_command cli_store_commands[] = {
-	{"init", cmd_init, "init PATH",
-	 "Create a bare repository to serve as a lease store (any git repository also works).", ""},
-	{"status", cmd_status, "status NAME",
-	 "Show the lease: live, expired, released or absent; holder and time left (token omitted).", ""},
-	{"list", cmd_list, "list", "List every lease of the namespace, one line each.", ""},
-	{"version", cmd_version, "version", "Show the version, SDLC_VERSION and library versions.", ""},
-	{NULL, NULL, NULL, NULL, NULL}};
+        {"init", cmd_init, "init PATH",
+         "Create a bare repository to serve as a lease store (any git repository also works).", ""},
+        {"status", cmd_status, "status NAME",
+         "Show the lease: live, expired, released or absent; holder and time left (token omitted).",
+         ""},
+        {"list", cmd_list, "list", "List every lease of the namespace, one line each.", ""},
+        {"version", cmd_version, "version", "Show the version, SDLC_VERSION and library versions.",
+         ""},
+        {NULL, NULL, NULL, NULL, NULL}};

@@ -210,6 +210,19 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 			rep.code = rc;
 			rep.event = LEASE_KEEP_LOST;
 		} else if (is_transient(rc)) {
+			/* A failed or unverified answer that still shows our token
+			 * carries the stored expiry, the one every other party
+			 * judges by: never believe a later one (the SPIN model's
+			 * shortened-TTL counterexample, docs/model/README.md). */
+			if (r.has_payload && strcmp(r.payload.lease_token, token) == 0 &&
+			    (!expires_at || r.payload.expires_at < expires_at)) {
+				int64_t t = r.payload.has_ttl && r.payload.ttl_seconds > 0
+				                    ? r.payload.ttl_seconds
+				                    : ttl;
+				expires_at = r.payload.expires_at;
+				if (lost_deadline(expires_at, t) < lost_at)
+					lost_at = lost_deadline(expires_at, t);
+			}
 			attempt++;
 			next = (double)now + backoff;
 			backoff = backoff * 2 > backoff_max ? backoff_max : backoff * 2;

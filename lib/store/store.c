@@ -24,12 +24,20 @@ static int github_ctor(lease_transport **out, const char *arg, const lease_store
 	return lease_github_transport_new(out, arg, opts, err, errlen);
 }
 
+static int remote_ctor(lease_transport **out, const char *arg, const lease_store_options *opts,
+		       char *err, size_t errlen)
+{
+	(void)opts;
+	return lease_remote_transport_new(out, arg, err, errlen);
+}
+
 static const struct {
 	const char *prefix;
 	transport_ctor ctor;
 } backends[] = {
 	{"local:", local_ctor},
 	{"github:", github_ctor},
+	{"remote:", remote_ctor},
 };
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)

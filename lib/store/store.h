@@ -186,6 +186,19 @@ void lease_github_set_rest_only(lease_transport *t);
 struct lease_http *lease_github_http(lease_transport *t);
 
 /**
+ * Remote backend (lib/store/remote.c, protocol.md §9 "remote") for @p url:
+ * git://, http(s)://, ssh:// through libgit2's smart protocol with a local
+ * object cache under $XDG_CACHE_HOME/reflease/; file:// served by the local
+ * backend's code with the remote figures (30 s skew, TTL >= 60 s, 10 s
+ * verify window). Reads REFLEASE_GIT_TOKEN (https credential) once.
+ * @return 0, LEASE_EINVALID (unsupported URL, password in the URL),
+ *         LEASE_ECONFIG (no cache directory, no repository for file://),
+ *         LEASE_ENOMEM, LEASE_EINTERNAL
+ */
+int lease_remote_transport_new(lease_transport **out, const char *url, char *err,
+			       size_t errlen);
+
+/**
  * Filesystem helpers for local stores (lib/store/ref_locks.c): list the
  * "*.lock" files directly under <commondir>/<prefix>.
  * @return 0, LEASE_ENOMEM, LEASE_EINTERNAL

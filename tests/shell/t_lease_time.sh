@@ -62,9 +62,11 @@ expect_rc 0 faketime -f +11s "$R" heartbeat fl --lease-token "$T" --json
 [ "$(jout status)" = renewed ] && [ "$(jout oid)" != "$O" ] || fail "floor: renewed"
 
 # ---- heartbeat --every: one JSON object per write, SIGINT stops without releasing
+# (a background job of a non-interactive shell ignores SIGINT, and reflease
+# keeps an ignored signal ignored: restore it)
 expect_rc 0 "$R" acquire ev --ttl 6 --json
 T=$(jout lease.lease_token)
-"$R" heartbeat ev --lease-token "$T" --every 1 --json >"$TMPDIR/ev.out" 2>"$TMPDIR/ev.err" &
+env --default-signal=INT "$R" heartbeat ev --lease-token "$T" --every 1 --json >"$TMPDIR/ev.out" 2>"$TMPDIR/ev.err" &
 P=$!
 sleep 2.6
 kill -INT $P
@@ -95,6 +97,16 @@ set +e; wait $P; rc=$?; set -e
 [ "$rc" -eq 143 ] || fail "--every SIGTERM exit $rc"
 expect_rc 0 "$R" status ev --json
 [ "$(jout status)" = released ] || fail "--release-on-exit did not release"
+
+# an ignored SIGHUP (nohup) stays ignored
+expect_rc 0 "$R" acquire nh --ttl 6 --json
+T=$(jout lease.lease_token)
+sh -c 'trap "" HUP; exec "$0" heartbeat nh --lease-token "$1" --every 1' "$R" "$T" >/dev/null 2>&1 &
+P=$!; sleep 1; kill -HUP $P; sleep 0.5
+kill -0 $P 2>/dev/null || fail "--every died of an ignored SIGHUP"
+kill -TERM $P
+set +e; wait $P; rc=$?; set -e
+[ "$rc" -eq 143 ] || fail "--every (nohup) SIGTERM exit $rc"
 
 # lost while keeping (another party breaks it, F21): exit 4, last line not_holder
 expect_rc 0 "$R" acquire lost --ttl 6 --json

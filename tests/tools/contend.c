@@ -2,6 +2,7 @@
  *
  *   contend PATH NAME OWNER ITERATIONS [TTL]
  *
+ * PATH is a local repository, or a store spec (local:PATH, remote:URL).
  * ITERATIONS times: acquire NAME (polling with a short jittered sleep while
  * it is held), heartbeat once, release. Each verified tenure is printed as
  * "OWNER TOKEN START END" on stdout: START is CLOCK_REALTIME read right after
@@ -47,7 +48,12 @@ int main(int argc, char **argv)
 	iterations = strtol(argv[4], NULL, 10);
 	if (argc == 6)
 		ttl = strtol(argv[5], NULL, 10);
-	snprintf(spec, sizeof(spec), "local:%s", argv[1]);
+	/* PATH may also be a whole store spec (remote:URL for the remote backend's
+	 * contention test, tests/test_remote.c). */
+	if (strncmp(argv[1], "local:", 6) == 0 || strncmp(argv[1], "remote:", 7) == 0)
+		snprintf(spec, sizeof(spec), "%s", argv[1]);
+	else
+		snprintf(spec, sizeof(spec), "local:%s", argv[1]);
 	if (lease_store_open(&st, spec, NULL, err, sizeof(err)) < 0) {
 		fprintf(stderr, "contend: %s\n", err);
 		return 1;
