@@ -388,7 +388,10 @@ static int contender(int idx, int iters, FILE *out)
 		double t0, t1;
 
 		o.ttl_seconds = 60;
-		while ((rc = lease_acquire(&r, s2, "shared", &o)) == LEASE_EHELD) {
+		/* held, or a CAS conflict after the runtime's bounded rounds (a
+		 * temporary failure, exit 75, under heavy contention): try again */
+		while ((rc = lease_acquire(&r, s2, "shared", &o)) == LEASE_EHELD ||
+		       rc == LEASE_ECAS) {
 			struct timespec ts = {0, (long)(5 + rand_r(&seed) % 20) * 1000000L};
 			nanosleep(&ts, NULL);
 		}
