@@ -4,7 +4,7 @@
 set -eu
 PKGS="build-essential pkg-config git libgit2-dev libjansson-dev libcurl4-openssl-dev check
       faketime libmicrohttpd-dev gcovr clang-format cppcheck shellcheck groff-base man-db
-      spin jq python3 clang libclang-rt-14-dev lighttpd openssh-server curl"
+      spin jq python3 clang libclang-rt-14-dev curl hyperfine lighttpd openssh-server"
 missing=""
 for p in $PKGS; do
   st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)

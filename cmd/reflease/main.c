@@ -22,7 +22,8 @@ int cli_exit_for(int code)
 	case LEASE_ENET: return EXIT_UNAVAILABLE;
 	case LEASE_ECAS:
 	case LEASE_EUNVERIFIED:
-	case LEASE_ERATELIMIT: return EXIT_TEMPFAIL;
+	case LEASE_ERATELIMIT:
+	case LEASE_ELOCKED: return EXIT_TEMPFAIL;
 	case LEASE_EAUTH: return EXIT_NOPERM;
 	case LEASE_ECONFIG: return EXIT_CONFIG;
 	default: return EXIT_SOFTWARE;

@@ -65,6 +65,7 @@ static int is_transient(int rc)
 	case LEASE_ECAS:
 	case LEASE_EUNVERIFIED:
 	case LEASE_ERATELIMIT:
+	case LEASE_ELOCKED:
 	case LEASE_EINTERNAL:
 	case LEASE_ENOMEM: return 1;
 	default: return 0;

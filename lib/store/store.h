@@ -179,6 +179,13 @@ int lease_github_transport_new(lease_transport **out, const char *arg,
 void lease_github_set_rest_only(lease_transport *t);
 
 /**
+ * The HTTP client of a GitHub transport (borrowed), for tests and the fuzz
+ * target (lease_http_set_responder(), lease_http_set_body_cap() in http.h);
+ * NULL for other transports.
+ */
+struct lease_http *lease_github_http(lease_transport *t);
+
+/**
  * Remote backend (lib/store/remote.c, protocol.md §9 "remote") for @p url:
  * git://, http(s)://, ssh:// through libgit2's smart protocol with a local
  * object cache under $XDG_CACHE_HOME/reflease/; file:// served by the local
