@@ -5,9 +5,9 @@
  *
  *   ghbench [N]    N = leases in the reconcile sweep (default 250) */
 #define _DEFAULT_SOURCE
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <signal.h>
 #include <string.h>
 #include <time.h>
 
