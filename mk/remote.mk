@@ -2,8 +2,8 @@
 # heartbeat on git:// and http:// servers it starts on 127.0.0.1, next to the
 # git CLI's verified write. remotebench links the test support that starts
 # the servers (tests/support/gitserver.c, testrepo.c).
-.PHONY: bench bench-remote
-bench: bench-remote
+.PHONY: bench-remote
+BENCH_TARGETS += bench-remote
 bench-remote: $(BUILD)/tools/remotebench
 	$(BUILD)/tools/remotebench
 

@@ -6,7 +6,7 @@
 set -eu
 PKGS="build-essential pkg-config git libgit2-dev libjansson-dev libcurl4-openssl-dev check
       faketime libmicrohttpd-dev gcovr clang-format cppcheck shellcheck groff-base man-db
-      spin jq python3 clang libclang-rt-14-dev curl lighttpd openssh-server"
+      spin jq python3 clang libclang-rt-14-dev curl hyperfine lighttpd openssh-server"
 BUILD_PKGS="build-essential pkg-config libgit2-dev libjansson-dev libcurl4-openssl-dev"
 [ "${1:-}" = --build ] && PKGS=$BUILD_PKGS
 missing=""
@@ -14,10 +14,11 @@ for p in $PKGS; do
   st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
   case "$st" in *"install ok installed"*) ;; *) missing="$missing $p" ;; esac
 done
-# make lint-action and the action tests run npm: Debian's nodejs + npm when there is no npm
-# (a Node.js install that bundles npm, e.g. NodeSource's, conflicts with Debian's npm package)
-if [ "${1:-}" != --build ] && ! command -v npm >/dev/null 2>&1; then
-  missing="$missing nodejs npm"
+# Node.js and npm (offline lint of the Action, replay of GitHub's recorded
+# responses): Debian's packages, unless a node/npm is already installed.
+if [ "${1:-}" != --build ]; then
+  command -v node >/dev/null 2>&1 || missing="$missing nodejs"
+  command -v npm >/dev/null 2>&1 || missing="$missing npm"
 fi
 [ -z "$missing" ] && exit 0
 echo "install-deps: installing:$missing" >&2

@@ -40,8 +40,7 @@ static int late_create(lease_transport *t, const char *ref, const lease_oid *n)
 	return l->inner->create_ref(l->inner, ref, n);
 }
 
-static int late_replace(lease_transport *t, const char *ref, const lease_oid *o,
-                        const lease_oid *n)
+static int late_replace(lease_transport *t, const char *ref, const lease_oid *o, const lease_oid *n)
 {
 	late_transport *l = (late_transport *)t;
 	int rc = l->inner->replace_ref(l->inner, ref, o, n);

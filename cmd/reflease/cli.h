@@ -14,16 +14,16 @@
 /* Exit statuses, cli.md "Exit status" — the only place they are defined. */
 enum cli_exit {
 	EXIT_OK = 0,
-	EXIT_FOUND = 1,       /* reconcile/migrate: something at or above --fail-on */
-	EXIT_HELD = 3,        /* held by another or by this identity */
-	EXIT_NOTHOLDER = 4,   /* not the holder / expired / lost */
-	EXIT_USAGE = 64,      /* bad option, name, namespace, TTL, phase */
-	EXIT_DATAERR = 65,    /* malformed payload or unsupported schema version */
+	EXIT_FOUND = 1,        /* reconcile/migrate: something at or above --fail-on */
+	EXIT_HELD = 3,         /* held by another or by this identity */
+	EXIT_NOTHOLDER = 4,    /* not the holder / expired / lost */
+	EXIT_USAGE = 64,       /* bad option, name, namespace, TTL, phase */
+	EXIT_DATAERR = 65,     /* malformed payload or unsupported schema version */
 	EXIT_UNAVAILABLE = 69, /* store unreachable after retries */
-	EXIT_SOFTWARE = 70,   /* internal error */
-	EXIT_TEMPFAIL = 75,   /* CAS conflict after retries, unverified, rate limited */
-	EXIT_NOPERM = 77,     /* permission denied */
-	EXIT_CONFIG = 78,     /* configuration */
+	EXIT_SOFTWARE = 70,    /* internal error */
+	EXIT_TEMPFAIL = 75,    /* CAS conflict after retries, unverified, rate limited */
+	EXIT_NOPERM = 77,      /* permission denied */
+	EXIT_CONFIG = 78,      /* configuration */
 	EXIT_SIGHUP = 129,
 	EXIT_SIGINT = 130,
 	EXIT_SIGTERM = 143
@@ -35,20 +35,20 @@ int cli_exit_for(int code);
 /* Global options, after parsing. */
 typedef struct cli_ctx {
 	const char *prog;
-	const char *store_spec;   /* --store / REFLEASE_STORE / default */
-	const char *ns;           /* --namespace / REFLEASE_NAMESPACE */
-	const char *owner;        /* --owner / REFLEASE_OWNER / §5 default */
-	const char *host;         /* --host / REFLEASE_HOST / RUNNER_NAME / hostname */
-	const char *token_file;   /* --token-file (github credential file) */
-	int json;                 /* --json */
-	int timeout_s;            /* --timeout / REFLEASE_TIMEOUT */
-	int verify_timeout_s;     /* --verify-timeout; -1 = backend default */
-	int verbosity;            /* -v / -q / REFLEASE_LOG: LEASE_LOG_* level */
-	const char *command;      /* the command being run */
+	const char *store_spec; /* --store / REFLEASE_STORE / default */
+	const char *ns;         /* --namespace / REFLEASE_NAMESPACE */
+	const char *owner;      /* --owner / REFLEASE_OWNER / §5 default */
+	const char *host;       /* --host / REFLEASE_HOST / RUNNER_NAME / hostname */
+	const char *token_file; /* --token-file (github credential file) */
+	int json;               /* --json */
+	int timeout_s;          /* --timeout / REFLEASE_TIMEOUT */
+	int verify_timeout_s;   /* --verify-timeout; -1 = backend default */
+	int verbosity;          /* -v / -q / REFLEASE_LOG: LEASE_LOG_* level */
+	const char *command;    /* the command being run */
 	char owner_buf[256];
 	char host_buf[256];
 	char store_buf[4096];
-	char token_buf[512];      /* credential read from --token-file; never printed */
+	char token_buf[512]; /* credential read from --token-file; never printed */
 	lease_store *st;
 } cli_ctx;
 
@@ -67,17 +67,19 @@ enum {
 	OPT_COMMAND_BASE = 1100 /* commands number their own long options from here */
 };
 
-#define CLI_GLOBAL_LONGOPTS                                                                \
-	{"store", required_argument, NULL, OPT_STORE},                                     \
-		{"namespace", required_argument, NULL, OPT_NAMESPACE},                     \
-		{"owner", required_argument, NULL, OPT_OWNER},                             \
-		{"host", required_argument, NULL, OPT_HOST},                               \
-		{"json", no_argument, NULL, OPT_JSON},                                     \
-		{"timeout", required_argument, NULL, OPT_TIMEOUT},                         \
-		{"verify-timeout", required_argument, NULL, OPT_VERIFY_TIMEOUT},           \
-		{"token-file", required_argument, NULL, OPT_TOKEN_FILE},                   \
-		{"help", no_argument, NULL, OPT_HELP}, {"verbose", no_argument, NULL, 'v'}, \
-		{"quiet", no_argument, NULL, 'q'}
+#define CLI_GLOBAL_LONGOPTS                                                                        \
+	{"store", required_argument, NULL, OPT_STORE},                                             \
+	        {"namespace", required_argument, NULL, OPT_NAMESPACE},                             \
+	        {"owner", required_argument, NULL, OPT_OWNER},                                     \
+	        {"host", required_argument, NULL, OPT_HOST},                                       \
+	        {"json", no_argument, NULL, OPT_JSON},                                             \
+	        {"timeout", required_argument, NULL, OPT_TIMEOUT},                                 \
+	        {"verify-timeout", required_argument, NULL, OPT_VERIFY_TIMEOUT},                   \
+	        {"token-file", required_argument, NULL, OPT_TOKEN_FILE},                           \
+	        {"help", no_argument, NULL, OPT_HELP}, {"verbose", no_argument, NULL, 'v'},        \
+	{                                                                                          \
+		"quiet", no_argument, NULL, 'q'                                                    \
+	}
 
 /* getopt short options every command accepts. */
 #define CLI_GLOBAL_SHORTOPTS "+vqh"
@@ -93,9 +95,9 @@ int cli_global_option(cli_ctx *ctx, int c, const char *arg);
 typedef struct cli_command {
 	const char *name;
 	int (*run)(cli_ctx *ctx, int argc, char **argv); /* argv[0] = command name */
-	const char *usage;   /* "acquire NAME [--ttl S] ..." */
-	const char *summary; /* one line */
-	const char *help;    /* option lines for --help */
+	const char *usage;                               /* "acquire NAME [--ttl S] ..." */
+	const char *summary;                             /* one line */
+	const char *help;                                /* option lines for --help */
 } cli_command;
 
 /* The command tables of each command group file. */
@@ -112,7 +114,7 @@ extern const cli_command cli_reconcile_commands[];
  */
 typedef int (*cli_opt_handler)(cli_ctx *ctx, int c, const char *arg, void *payload);
 int cli_parse(cli_ctx *ctx, int argc, char **argv, const char *shortopts,
-	      const struct option *longopts, cli_opt_handler handle, void *payload);
+              const struct option *longopts, cli_opt_handler handle, void *payload);
 
 /* cli_parse's result when --help was printed (the command exits 0). */
 #define CLI_HELP_SHOWN (-2000)
@@ -136,8 +138,7 @@ int cli_open_store(cli_ctx *ctx, lease_store **out);
 int cli_take_name(cli_ctx *ctx, int argc, char **argv, int optind_, const char **name);
 
 /* Parse whole seconds in [lo, hi] for option @p what; -EXIT_USAGE on error. */
-int cli_parse_seconds(cli_ctx *ctx, const char *what, const char *s, long lo, long hi,
-		      long *out);
+int cli_parse_seconds(cli_ctx *ctx, const char *what, const char *s, long lo, long hi, long *out);
 
 /* Usage error: "reflease <cmd>: <message>" on stderr (JSON error object on
  * stdout with --json). Returns -EXIT_USAGE. */

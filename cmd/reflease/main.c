@@ -22,7 +22,8 @@ int cli_exit_for(int code)
 	case LEASE_ENET: return EXIT_UNAVAILABLE;
 	case LEASE_ECAS:
 	case LEASE_EUNVERIFIED:
-	case LEASE_ERATELIMIT: return EXIT_TEMPFAIL;
+	case LEASE_ERATELIMIT:
+	case LEASE_ELOCKED: return EXIT_TEMPFAIL;
 	case LEASE_EAUTH: return EXIT_NOPERM;
 	case LEASE_ECONFIG: return EXIT_CONFIG;
 	default: return EXIT_SOFTWARE;
@@ -30,7 +31,7 @@ int cli_exit_for(int code)
 }
 
 static const cli_command *const command_tables[] = {cli_store_commands, cli_lease_commands,
-						     cli_migrate_commands, cli_reconcile_commands};
+                                                    cli_migrate_commands, cli_reconcile_commands};
 
 const cli_command *cli_find_command(const char *name)
 {
@@ -56,16 +57,20 @@ static void print_main_help(void)
 		for (c = command_tables[i]; c->name; c++)
 			printf("  %-12s %s\n", c->name, c->summary);
 	printf("\nGlobal options (also after the command):\n"
-	       "  --store SPEC           local:PATH, github:OWNER/REPO or remote:URL (REFLEASE_STORE)\n"
+	       "  --store SPEC           local:PATH, github:OWNER/REPO or remote:URL "
+	       "(REFLEASE_STORE)\n"
 	       "  --namespace NS         ref namespace, default leases (REFLEASE_NAMESPACE)\n"
 	       "  --owner ID             owner identity (REFLEASE_OWNER)\n"
 	       "  --host NAME            host identity (REFLEASE_HOST, RUNNER_NAME)\n"
 	       "  --json                 one JSON object on stdout\n"
-	       "  --timeout SECONDS      bound on each store operation, default 120 (REFLEASE_TIMEOUT)\n"
+	       "  --timeout SECONDS      bound on each store operation, default 120 "
+	       "(REFLEASE_TIMEOUT)\n"
 	       "  --verify-timeout SECONDS  post-state verify window (REFLEASE_VERIFY_TIMEOUT)\n"
-	       "  --token-file FILE      GitHub token file (else GITHUB_TOKEN, REFLEASE_GITHUB_TOKEN)\n"
+	       "  --token-file FILE      GitHub token file (else GITHUB_TOKEN, "
+	       "REFLEASE_GITHUB_TOKEN)\n"
 	       "  -v, -q                 more / less logging on stderr (REFLEASE_LOG)\n"
-	       "\nRun 'reflease <command> --help' for a command's options; 'man reflease' for more.\n");
+	       "\nRun 'reflease <command> --help' for a command's options; 'man reflease' for "
+	       "more.\n");
 }
 
 void cli_print_help(const cli_command *cmd)
@@ -74,7 +79,8 @@ void cli_print_help(const cli_command *cmd)
 	if (cmd->help && *cmd->help)
 		printf("\nOptions:\n%s", cmd->help);
 	printf("\nGlobal options (--store, --namespace, --owner, --host, --json, --timeout,\n"
-	       "--verify-timeout, --token-file, -v, -q) are accepted too; see 'reflease --help'.\n");
+	       "--verify-timeout, --token-file, -v, -q) are accepted too; see 'reflease "
+	       "--help'.\n");
 }
 
 static void vreport(cli_ctx *ctx, const char *id, const char *fmt, va_list ap)
@@ -84,11 +90,11 @@ static void vreport(cli_ctx *ctx, const char *id, const char *fmt, va_list ap)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	if (ctx->json) {
 		json_t *o = json_pack("{s:s, s:{s:s, s:s}}", "status", "error", "error", "code", id,
-				      "message", msg);
+		                      "message", msg);
 		cli_emit_json(stdout, o);
 	}
 	fprintf(stderr, "reflease%s%s: %s\n", ctx->command ? " " : "",
-		ctx->command ? ctx->command : "", msg);
+	        ctx->command ? ctx->command : "", msg);
 }
 
 int cli_usage(cli_ctx *ctx, const char *fmt, ...)
@@ -129,7 +135,7 @@ int cli_parse_seconds(cli_ctx *ctx, const char *what, const char *s, long lo, lo
 	/* strtol also takes leading blanks and '+': whole decimal seconds only */
 	if (!*s || (*s != '-' && (*s < '0' || *s > '9')) || *end || errno || v < lo || v > hi)
 		return cli_usage(ctx, "%s: '%s' is not a whole number of seconds in %ld..%ld", what,
-				 s, lo, hi);
+		                 s, lo, hi);
 	*out = v;
 	return 0;
 }
@@ -145,7 +151,7 @@ static int read_token_file(cli_ctx *ctx, const char *path)
 	fclose(f);
 	ctx->token_buf[n] = '\0';
 	while (n && (ctx->token_buf[n - 1] == '\n' || ctx->token_buf[n - 1] == '\r' ||
-		     ctx->token_buf[n - 1] == ' '))
+	             ctx->token_buf[n - 1] == ' '))
 		ctx->token_buf[--n] = '\0';
 	if (!n)
 		return cli_fail(ctx, LEASE_ECONFIG, "--token-file %s is empty", path);
@@ -178,7 +184,10 @@ int cli_global_option(cli_ctx *ctx, int c, const char *arg)
 		if ((rc = read_token_file(ctx, arg)) < 0)
 			return rc;
 		return 1;
-	case 'v': ctx->verbosity = ctx->verbosity < LEASE_LOG_DEBUG ? ctx->verbosity + 1 : ctx->verbosity; return 1;
+	case 'v':
+		ctx->verbosity =
+		        ctx->verbosity < LEASE_LOG_DEBUG ? ctx->verbosity + 1 : ctx->verbosity;
+		return 1;
 	case 'q': ctx->verbosity = LEASE_LOG_ERROR; return 1;
 	case 'h':
 	case OPT_HELP: return 2;
@@ -187,7 +196,7 @@ int cli_global_option(cli_ctx *ctx, int c, const char *arg)
 }
 
 int cli_parse(cli_ctx *ctx, int argc, char **argv, const char *shortopts,
-	      const struct option *longopts, cli_opt_handler handle, void *payload)
+              const struct option *longopts, cli_opt_handler handle, void *payload)
 {
 	int c, rc;
 
@@ -198,7 +207,7 @@ int cli_parse(cli_ctx *ctx, int argc, char **argv, const char *shortopts,
 			if (optopt && optopt < 256)
 				return cli_usage(ctx, "unknown option '-%c' (see --help)", optopt);
 			return cli_usage(ctx, "unknown or incomplete option '%s' (see --help)",
-					 argv[optind - 1]);
+			                 argv[optind - 1]);
 		}
 		rc = cli_global_option(ctx, c, optarg);
 		if (rc == 2) {
@@ -244,16 +253,16 @@ static void default_identity(cli_ctx *ctx)
 		ctx->owner = v;
 	if (!ctx->owner && (v = getenv("GITHUB_ACTIONS")) && strcmp(v, "true") == 0) {
 		snprintf(ctx->owner_buf, sizeof(ctx->owner_buf), "%s/%s/%s/%s",
-			 env_nonempty("GITHUB_REPOSITORY") ? getenv("GITHUB_REPOSITORY") : "?",
-			 env_nonempty("GITHUB_RUN_ID") ? getenv("GITHUB_RUN_ID") : "?",
-			 env_nonempty("GITHUB_RUN_ATTEMPT") ? getenv("GITHUB_RUN_ATTEMPT") : "1",
-			 env_nonempty("GITHUB_JOB") ? getenv("GITHUB_JOB") : "?");
+		         env_nonempty("GITHUB_REPOSITORY") ? getenv("GITHUB_REPOSITORY") : "?",
+		         env_nonempty("GITHUB_RUN_ID") ? getenv("GITHUB_RUN_ID") : "?",
+		         env_nonempty("GITHUB_RUN_ATTEMPT") ? getenv("GITHUB_RUN_ATTEMPT") : "1",
+		         env_nonempty("GITHUB_JOB") ? getenv("GITHUB_JOB") : "?");
 		ctx->owner = ctx->owner_buf;
 	}
 	if (!ctx->owner) {
 		if (getlogin_r(ctx->owner_buf, sizeof(ctx->owner_buf)) != 0 || !ctx->owner_buf[0])
 			snprintf(ctx->owner_buf, sizeof(ctx->owner_buf), "%s",
-				 env_nonempty("USER") ? getenv("USER") : "uid-unknown");
+			         env_nonempty("USER") ? getenv("USER") : "uid-unknown");
 		ctx->owner = ctx->owner_buf;
 	}
 	if (!ctx->host && (v = env_nonempty("REFLEASE_HOST")))
@@ -282,9 +291,10 @@ int cli_open_store(cli_ctx *ctx, lease_store **out)
 		if ((v = getenv("GITHUB_ACTIONS")) && strcmp(v, "true") == 0) {
 			if (!env_nonempty("GITHUB_REPOSITORY"))
 				return cli_fail(ctx, LEASE_ECONFIG,
-						"GITHUB_ACTIONS=true but GITHUB_REPOSITORY is not set; pass --store");
+				                "GITHUB_ACTIONS=true but GITHUB_REPOSITORY is not "
+				                "set; pass --store");
 			snprintf(ctx->store_buf, sizeof(ctx->store_buf), "github:%s",
-				 getenv("GITHUB_REPOSITORY"));
+			         getenv("GITHUB_REPOSITORY"));
 		} else {
 			snprintf(ctx->store_buf, sizeof(ctx->store_buf), "local:.");
 		}
@@ -334,15 +344,17 @@ static int parse_env_defaults(cli_ctx *ctx)
 		else if (strcmp(v, "debug") == 0)
 			ctx->verbosity = LEASE_LOG_DEBUG;
 		else
-			return cli_usage(ctx, "REFLEASE_LOG: '%s' is not one of error, warn, info, debug", v);
+			return cli_usage(
+			        ctx, "REFLEASE_LOG: '%s' is not one of error, warn, info, debug",
+			        v);
 	}
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {CLI_GLOBAL_LONGOPTS, {"version", no_argument, NULL, 'V'},
-						 {NULL, 0, NULL, 0}};
+	static const struct option longopts[] = {
+	        CLI_GLOBAL_LONGOPTS, {"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0}};
 	cli_ctx ctx;
 	const cli_command *cmd;
 	int c, rc;
@@ -360,7 +372,7 @@ int main(int argc, char **argv)
 		}
 		if (c == '?' || c == ':')
 			return -cli_usage(&ctx, "unknown or incomplete option '%s' (see --help)",
-					  argv[optind - 1]);
+			                  argv[optind - 1]);
 		rc = cli_global_option(&ctx, c, optarg);
 		if (rc == 2) {
 			print_main_help();
@@ -374,7 +386,8 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (!(cmd = cli_find_command(argv[optind])))
-		return -cli_usage(&ctx, "unknown command '%s' (see 'reflease --help')", argv[optind]);
+		return -cli_usage(&ctx, "unknown command '%s' (see 'reflease --help')",
+		                  argv[optind]);
 	ctx.command = cmd->name;
 	if (ctx.ns) {
 		char err[256];

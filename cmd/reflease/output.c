@@ -12,10 +12,10 @@ json_t *cli_payload_json(const lease_payload *p, int with_token, int64_t now)
 	lease_time_format(acq, p->acquired_at);
 	lease_time_format(exp, p->expires_at);
 	o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:s, s:s, s:I}", "sdlc_version",
-		      p->sdlc_version, "name", p->name, "owner", p->owner, "host", p->host, "phase",
-		      lease_phase_name(p->phase), "transitions", (json_int_t)p->transitions,
-		      "acquired_at", acq, "expires_at", exp, "nonce", p->nonce, "expires_in",
-		      (json_int_t)(p->expires_at - now));
+	              p->sdlc_version, "name", p->name, "owner", p->owner, "host", p->host, "phase",
+	              lease_phase_name(p->phase), "transitions", (json_int_t)p->transitions,
+	              "acquired_at", acq, "expires_at", exp, "nonce", p->nonce, "expires_in",
+	              (json_int_t)(p->expires_at - now));
 	if (!o)
 		return NULL;
 	if (p->has_ttl)
@@ -41,19 +41,20 @@ json_t *cli_result_json(const lease_result *r)
 	}
 	json_object_set_new(o, "token_rotated", json_boolean(r->token_rotated));
 	if (r->has_payload) {
-		json_object_set_new(o, "lease", cli_payload_json(&r->payload, r->holds_token, r->now));
+		json_object_set_new(o, "lease",
+		                    cli_payload_json(&r->payload, r->holds_token, r->now));
 		if (r->payload.phase != LEASE_PHASE_RELEASED) {
 			char exp[LEASE_TIME_STRSZ + 1];
 			lease_time_format(exp, r->payload.expires_at);
 			json_object_set_new(o, "holder",
-					    json_pack("{s:s, s:s, s:s}", "owner", r->payload.owner,
-						      "host", r->payload.host, "expires_at", exp));
+			                    json_pack("{s:s, s:s, s:s}", "owner", r->payload.owner,
+			                              "host", r->payload.host, "expires_at", exp));
 		}
 	}
 	if (r->code < 0 && strcmp(r->status ? r->status : "error", "error") == 0)
 		json_object_set_new(o, "error",
-				    json_pack("{s:s, s:s}", "code", lease_error_id(r->code), "message",
-					      r->message));
+		                    json_pack("{s:s, s:s}", "code", lease_error_id(r->code),
+		                              "message", r->message));
 	else if (r->message[0])
 		json_object_set_new(o, "message", json_string(r->message));
 	return o;
@@ -81,9 +82,10 @@ static void human_time_left(char *buf, size_t len, int64_t secs)
 
 	if (a >= 3600)
 		snprintf(buf, len, "%s%lldh%02lldm", sign, (long long)(a / 3600),
-			 (long long)(a % 3600 / 60));
+		         (long long)(a % 3600 / 60));
 	else if (a >= 60)
-		snprintf(buf, len, "%s%lldm%02llds", sign, (long long)(a / 60), (long long)(a % 60));
+		snprintf(buf, len, "%s%lldm%02llds", sign, (long long)(a / 60),
+		         (long long)(a % 60));
 	else
 		snprintf(buf, len, "%s%llds", sign, (long long)a);
 }

@@ -7,12 +7,12 @@
 #define REFLEASE_H
 
 #include "reflease/common.h"
-#include "reflease/schema.h"
-#include "reflease/store.h"
-#include "reflease/primitives.h"
-#include "reflease/runtime.h"
 #include "reflease/heartbeat.h"
 #include "reflease/migrate.h"
+#include "reflease/primitives.h"
 #include "reflease/reconcile.h"
+#include "reflease/runtime.h"
+#include "reflease/schema.h"
+#include "reflease/store.h"
 
 #endif

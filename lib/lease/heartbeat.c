@@ -65,6 +65,7 @@ static int is_transient(int rc)
 	case LEASE_ECAS:
 	case LEASE_EUNVERIFIED:
 	case LEASE_ERATELIMIT:
+	case LEASE_ELOCKED:
 	case LEASE_EINTERNAL:
 	case LEASE_ENOMEM: return 1;
 	default: return 0;
@@ -96,7 +97,9 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 	char token[LEASE_TOKEN_HEXSZ + 1];
 	int64_t ttl, every, expires_at = 0, now;
 	double backoff, backoff_max, lost_at, next;
-	int attempt = 0, rc = 0;
+	int attempt = 0, rc = 0, have_known = 0;
+	lease_oid known_oid;
+	lease_payload known_payload;
 
 	memset(&r, 0, sizeof(r));
 	if (last)
@@ -178,7 +181,11 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 		op.host = opts->host;
 		op.lease_token = token;
 		op.ttl_seconds = opts->ttl_seconds;
+		/* CAS from what the last heartbeat wrote: no read (issue 6 budget) */
+		op.known_oid = have_known ? &known_oid : NULL;
+		op.known_payload = have_known ? &known_payload : NULL;
 		rc = lease_heartbeat(&r, st, name, &op);
+		have_known = 0;
 		now = lease_store_now(st);
 		memset(&rep, 0, sizeof(rep));
 		rep.result = &r;
@@ -192,6 +199,11 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 				if (r.payload.lease_token[0] &&
 				    strcmp(r.payload.lease_token, token))
 					memcpy(token, r.payload.lease_token, sizeof(token));
+				if (r.present && r.holds_token) {
+					known_oid = r.oid;
+					known_payload = r.payload;
+					have_known = 1;
+				}
 			}
 			every = interval_for(opts, ttl);
 			lost_at =

@@ -135,7 +135,7 @@ static int is_old(enum prim_kind k, int present, const lease_oid *oid, const lea
 static int refused(int rc)
 {
 	return rc == LEASE_EAUTH || rc == LEASE_EINVALID || rc == LEASE_ECONFIG ||
-	       rc == LEASE_ERATELIMIT || rc == LEASE_ENOMEM;
+	       rc == LEASE_ERATELIMIT || rc == LEASE_ENOMEM || rc == LEASE_ELOCKED;
 }
 
 /* Validate the post-state after the transport answered @p trc. */

@@ -92,14 +92,7 @@ __attribute__((format(printf, 3, 4))) static void gh_log(gh_transport *g, int le
 
 static void sleep_ms(int64_t ms)
 {
-	struct timespec ts;
-
-	if (ms <= 0)
-		return;
-	ts.tv_sec = (time_t)(ms / 1000);
-	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
-	while (nanosleep(&ts, &ts) != 0)
-		;
+	lease_http_sleep_ms(ms); /* virtual under a test responder (fuzzing) */
 }
 
 /* A random factor in [1, 1 + spread) applied to @p ms. */
@@ -294,14 +287,19 @@ static int64_t rate_limit_wait_ms(gh_transport *g, const gh_reply *rp)
 {
 	int64_t wait;
 
+	/* Header values are clamped to a day (any wait past the operation
+	 * timeout fails the same way) so that no value can overflow (issue 8,
+	 * found by tests/fuzz/fuzz_github.c). */
 	if (rp->r.retry_after >= 0) {
 		g->nohdr_waits = 0;
-		return (rp->r.retry_after > 0 ? rp->r.retry_after : 1) * 1000;
+		wait = rp->r.retry_after > 0 ? rp->r.retry_after : 1;
+		return (wait < 86400 ? wait : 86400) * 1000;
 	}
 	if (rp->r.rl_remaining == 0 && rp->r.rl_reset > 0) {
 		g->nohdr_waits = 0;
-		wait = (rp->r.rl_reset - server_now(g) + 1) * 1000;
-		return wait < 1000 ? 1000 : wait;
+		wait = rp->r.rl_reset - server_now(g) + 1;
+		wait = wait < 1 ? 1 : wait > 86400 ? 86400 : wait;
+		return wait * 1000;
 	}
 	wait = 60000LL << (g->nohdr_waits < 6 ? g->nohdr_waits : 6);
 	g->nohdr_waits++;
@@ -734,8 +732,10 @@ static int rest_read_commit(gh_transport *g, lease_commit *out, const lease_oid 
 		msg = json_object_get(rp.json, "message");
 		date = json_object_get(json_object_get(rp.json, "committer"), "date");
 		parents = json_object_get(rp.json, "parents");
+		/* the object answered must be the one asked for (as on the GraphQL path) */
 		if (!json_is_string(sha) || lease_oid_fromhex(&out->oid, json_string_value(sha)) ||
-		    !json_is_string(msg) || !json_is_string(date) ||
+		    !lease_oid_equal(&out->oid, oid) || !json_is_string(msg) ||
+		    !json_is_string(date) ||
 		    (out->time = parse_iso8601(json_string_value(date))) < 0) {
 			rc = gh_err(g, LEASE_EINTERNAL, "malformed commit %s from GitHub", hex);
 		} else {
@@ -803,6 +803,15 @@ static int rest_list(gh_transport *g, lease_ref_list *out, const char *match)
 			if ((rc = lease_ref_list_push(out, json_string_value(ref), &oid)) < 0)
 				break;
 		}
+		/* Follow a next page only under the API base: the request carries the
+		 * credential, which must never go to another host or path (issue 8). */
+		if (rc == 0 && rp.r.next_url[0] &&
+		    (strncmp(rp.r.next_url, g->api, strlen(g->api)) != 0 ||
+		     rp.r.next_url[strlen(g->api)] != '/'))
+			rc = gh_err(g, LEASE_EINTERNAL,
+			            "GitHub's ref listing links its next page outside %s; not "
+			            "followed",
+			            g->api);
 		if (rc == 0 && rp.r.next_url[0] && !(url = strdup(rp.r.next_url)))
 			rc = LEASE_ENOMEM;
 		reply_clear(&rp);
@@ -1337,6 +1346,11 @@ static void gh_free(lease_transport *t)
 	free(g->api);
 	free(g->graphql);
 	free(g);
+}
+
+lease_http *lease_github_http(lease_transport *t)
+{
+	return t && t->free == gh_free ? ((gh_transport *)t)->http : NULL;
 }
 
 void lease_github_set_rest_only(lease_transport *t)

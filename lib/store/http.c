@@ -30,16 +30,37 @@ struct lease_http {
 	lease_http_response *cur; /* response being received */
 	size_t body_alloc;
 	char errbuf[CURL_ERROR_SIZE];
+	lease_http_responder responder; /* test hook: answers instead of the network */
+	void *responder_payload;
 };
 
 static int curl_ready;
+/* Under a responder (tests, fuzzing) sleeping advances a virtual clock. */
+static int virtual_clock;
+static int64_t virtual_ms;
 
 int64_t lease_http_mono_ms(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + virtual_ms;
+}
+
+void lease_http_sleep_ms(int64_t ms)
+{
+	struct timespec ts;
+
+	if (ms <= 0)
+		return;
+	if (virtual_clock) {
+		virtual_ms += ms;
+		return;
+	}
+	ts.tv_sec = (time_t)(ms / 1000);
+	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+	while (nanosleep(&ts, &ts) != 0)
+		;
 }
 
 static void wipe(char *p, size_t n)
@@ -369,6 +390,78 @@ unsigned long lease_http_request_count(const lease_http *h)
 	return h->requests;
 }
 
+void lease_http_set_responder(lease_http *h, lease_http_responder fn, void *payload)
+{
+	h->responder = fn;
+	h->responder_payload = payload;
+	virtual_clock = fn != NULL;
+}
+
+/* Feed one raw answer through the same callbacks libcurl drives. */
+static void feed_raw(lease_http *h, lease_http_response *resp, const char *raw, size_t len,
+                     long *status)
+{
+	size_t i = 0, eol, body_at = len;
+	int first = 1;
+
+	*status = 0;
+	while (i < len) {
+		const char *nl = memchr(raw + i, '\n', len - i);
+
+		eol = nl ? (size_t)(nl - raw) + 1 : len;
+		if (eol - i <= 2 && (raw[i] == '\r' || raw[i] == '\n')) {
+			body_at = eol; /* the blank line ends the headers */
+			break;
+		}
+		if (first && eol - i > 9 && strncmp(raw + i, "HTTP/", 5) == 0) {
+			const char *sp = memchr(raw + i, ' ', eol - i);
+			if (sp && (size_t)(sp - raw) + 4 <= eol) {
+				char code[4];
+				memcpy(code, sp + 1, 3);
+				code[3] = '\0';
+				*status = strtol(code, NULL, 10);
+			}
+		}
+		first = 0;
+		on_header((char *)(raw + i), 1, eol - i, h);
+		i = eol;
+	}
+	/* the body in chunks, as the network would deliver it */
+	for (i = body_at; i < len && !resp->body_overflow;) {
+		size_t n = len - i < 16384 ? len - i : 16384;
+		if (on_body((char *)(raw + i), 1, n, h) != n)
+			break;
+		i += n;
+	}
+}
+
+int lease_http_parse_response(lease_http *h, lease_http_response *resp, const char *raw, size_t len)
+{
+	long status;
+
+	memset(resp, 0, sizeof(*resp));
+	reset_headers(resp);
+	h->cur = resp;
+	h->body_alloc = 0;
+	feed_raw(h, resp, raw, len, &status);
+	h->cur = NULL;
+	resp->date_mono_ms = lease_http_mono_ms();
+	if (resp->body_overflow || status < 100 || status > 599) {
+		resp->result = LEASE_HTTP_UNANSWERED;
+		resp->status = 0;
+		snprintf(resp->error, sizeof(resp->error), "%s",
+		         resp->body_overflow ? "response body larger than the cap"
+		                             : "malformed HTTP status line");
+		free(resp->body);
+		resp->body = NULL;
+		resp->body_len = 0;
+	} else {
+		resp->result = LEASE_HTTP_OK;
+		resp->status = status;
+	}
+	return 0;
+}
+
 static lease_http_result classify_curl(CURLcode cc, long request_size)
 {
 	switch (cc) {
@@ -396,6 +489,26 @@ int lease_http_request(lease_http *h, lease_http_response *resp, const char *met
 	if ((kind = classify_url(url, err, sizeof(err))) < 0) {
 		snprintf(resp->error, sizeof(resp->error), "%s", err);
 		return kind;
+	}
+	if (h->responder) {
+		const char *raw = NULL;
+		size_t raw_len = 0;
+		int r;
+
+		h->requests++;
+		r = h->responder(h->responder_payload, method, url, body, &raw, &raw_len);
+		if (r == 0) {
+			lease_http_parse_response(h, resp, raw, raw_len);
+			if (resp->body_overflow)
+				snprintf(resp->error, sizeof(resp->error),
+				         "response body larger than %zu bytes", h->cap);
+			return 0;
+		}
+		resp->result = r == 1 ? LEASE_HTTP_NOT_SENT : LEASE_HTTP_UNANSWERED;
+		snprintf(resp->error, sizeof(resp->error), "%s",
+		         r == 1 ? "no connection (test responder)" : "no answer (test responder)");
+		resp->date_mono_ms = lease_http_mono_ms();
+		return 0;
 	}
 	h->cur = resp;
 	h->body_alloc = 0;

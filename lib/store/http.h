@@ -74,6 +74,36 @@ int lease_http_request(lease_http *h, lease_http_response *resp, const char *met
 /** Free what @p r owns and zero it. Accepts NULL. */
 void lease_http_response_clear(lease_http_response *r);
 
+/**
+ * Test hook (fuzzing and tests; never set in production): answer every
+ * request without the network. @p fn gets the request and sets *raw /
+ * *raw_len to one raw HTTP answer (status line, header lines, blank line,
+ * body; borrowed until the next call), parsed by lease_http_parse_response().
+ * It returns 0 (answered), 1 (nothing sent: as a refused connection) or 2
+ * (no answer: outcome unknown). While a responder is set, the process's
+ * lease_http_sleep_ms() advances a virtual clock instead of sleeping, so
+ * retries and backoff cost no time. NULL removes the hook.
+ */
+typedef int (*lease_http_responder)(void *payload, const char *method, const char *url,
+                                    const char *body, const char **raw, size_t *raw_len);
+/** Install (or with NULL remove) the test responder on @p h. */
+void lease_http_set_responder(lease_http *h, lease_http_responder fn, void *payload);
+
+/**
+ * Parse one raw HTTP answer (@p len bytes: status line, headers, blank line,
+ * body) into @p resp exactly as lease_http_request() handles what libcurl
+ * receives: the same header callbacks (Date, retry-after, x-ratelimit-*,
+ * Link) and the body cap of @p h (past it: result UNANSWERED,
+ * body_overflow). No network; the fuzz target tests/fuzz/fuzz_github.c
+ * drives the GitHub client's response handling through it.
+ * @return 0 (@p resp filled; free with lease_http_response_clear())
+ */
+int lease_http_parse_response(lease_http *h, lease_http_response *resp, const char *raw,
+                              size_t len);
+
+/** Sleep @p ms milliseconds (a virtual clock under a test responder). */
+void lease_http_sleep_ms(int64_t ms);
+
 /** Number of requests sent through @p h (for request budgets). */
 unsigned long lease_http_request_count(const lease_http *h);
 

@@ -80,7 +80,7 @@ static int map_git_error(local_transport *lt, int gerr, const char *what)
 {
 	switch (gerr) {
 	case GIT_ENOTFOUND: return fail(lt, LEASE_ENOTFOUND, what);
-	case GIT_ELOCKED: return fail(lt, LEASE_ENET, what);
+	case GIT_ELOCKED: return fail(lt, LEASE_ELOCKED, what);
 	case GIT_EINVALIDSPEC: return fail(lt, LEASE_EINVALID, what);
 	default: break;
 	}
@@ -198,7 +198,10 @@ static int create_matching(local_transport *lt, const char *refname, const lease
 		backoff(lt, attempt++);
 	}
 	return map_git_error(lt, err,
-	                     err == GIT_ELOCKED ? "ref lock held by another writer"
+	                     err == GIT_ELOCKED ? "ref lock held by another writer for 3 s "
+	                                          "(a crashed writer's stale lock? "
+	                                          "reconcile --reap removes one "
+	                                          "older than 60 s)"
 	                                        : "cannot update the ref");
 }
 
@@ -240,7 +243,7 @@ static int delete_lock(local_transport *lt)
 			         "delete lock %s held by another writer (stale? remove it if no "
 			         "reflease process runs)",
 			         lt->lockpath);
-			return LEASE_ENET;
+			return LEASE_ELOCKED;
 		}
 		backoff(lt, attempt++);
 	}

@@ -8,24 +8,24 @@
 #include <time.h>
 
 /* A backend constructor: build a transport from the text after "kind:". */
-typedef int (*transport_ctor)(lease_transport **out, const char *arg, const lease_store_options *opts,
-			      char *err, size_t errlen);
+typedef int (*transport_ctor)(lease_transport **out, const char *arg,
+                              const lease_store_options *opts, char *err, size_t errlen);
 
 static int local_ctor(lease_transport **out, const char *arg, const lease_store_options *opts,
-		      char *err, size_t errlen)
+                      char *err, size_t errlen)
 {
 	(void)opts;
 	return lease_local_transport_new(out, *arg ? arg : ".", err, errlen);
 }
 
 static int github_ctor(lease_transport **out, const char *arg, const lease_store_options *opts,
-		       char *err, size_t errlen)
+                       char *err, size_t errlen)
 {
 	return lease_github_transport_new(out, arg, opts, err, errlen);
 }
 
 static int remote_ctor(lease_transport **out, const char *arg, const lease_store_options *opts,
-		       char *err, size_t errlen)
+                       char *err, size_t errlen)
 {
 	(void)opts;
 	return lease_remote_transport_new(out, arg, err, errlen);
@@ -35,13 +35,13 @@ static const struct {
 	const char *prefix;
 	transport_ctor ctor;
 } backends[] = {
-	{"local:", local_ctor},
-	{"github:", github_ctor},
-	{"remote:", remote_ctor},
+        {"local:", local_ctor},
+        {"github:", github_ctor},
+        {"remote:", remote_ctor},
 };
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+        __attribute__((format(printf, 3, 4)));
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
@@ -54,7 +54,7 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 }
 
 int lease_store_open(lease_store **out, const char *spec, const lease_store_options *opts,
-		     char *err, size_t errlen)
+                     char *err, size_t errlen)
 {
 	lease_transport *t = NULL;
 	size_t i;
@@ -62,7 +62,8 @@ int lease_store_open(lease_store **out, const char *spec, const lease_store_opti
 
 	*out = NULL;
 	if (!spec || !*spec) {
-		set_err(err, errlen, "%s", "no store given (use --store local:PATH, github:OWNER/REPO or remote:URL)");
+		set_err(err, errlen, "%s",
+		        "no store given (use --store local:PATH, github:OWNER/REPO or remote:URL)");
 		return LEASE_ECONFIG;
 	}
 	if (opts && opts->ns) {
@@ -81,12 +82,12 @@ int lease_store_open(lease_store **out, const char *spec, const lease_store_opti
 		}
 	}
 	set_err(err, errlen,
-		"invalid store '%s': expected local:PATH, github:OWNER/REPO or remote:URL", spec);
+	        "invalid store '%s': expected local:PATH, github:OWNER/REPO or remote:URL", spec);
 	return LEASE_EINVALID;
 }
 
 int lease_store_open_transport(lease_store **out, lease_transport *transport,
-			       const lease_store_options *opts, char *err, size_t errlen)
+                               const lease_store_options *opts, char *err, size_t errlen)
 {
 	lease_store_options defaults = LEASE_STORE_OPTIONS_INIT;
 	lease_store *st;
@@ -113,8 +114,8 @@ int lease_store_open_transport(lease_store **out, lease_transport *transport,
 	snprintf(st->ns, sizeof(st->ns), "%s", opts->ns ? opts->ns : "leases");
 	st->clock = opts->clock;
 	st->random = opts->random;
-	st->verify_timeout_ms =
-		opts->verify_timeout_ms >= 0 ? opts->verify_timeout_ms : transport->verify_window_ms;
+	st->verify_timeout_ms = opts->verify_timeout_ms >= 0 ? opts->verify_timeout_ms
+	                                                     : transport->verify_window_ms;
 	st->timeout_s = opts->timeout_s > 0 ? opts->timeout_s : 120;
 	st->log = opts->log;
 	st->log_payload = opts->log_payload;
@@ -133,15 +134,43 @@ void lease_store_free(lease_store *st)
 	free(st);
 }
 
-const char *lease_store_namespace(const lease_store *st) { return st->ns; }
-const char *lease_store_kind(const lease_store *st) { return st->t->kind; }
-int lease_store_skew_margin(const lease_store *st) { return st->t->skew_margin_s; }
-int lease_store_ttl_min(const lease_store *st) { return st->t->ttl_min_s; }
-int lease_store_ttl_max(const lease_store *st) { (void)st; return 86400; }
-int lease_store_timeout(const lease_store *st) { return st->timeout_s; }
-const lease_random *lease_store_random(const lease_store *st) { return &st->random; }
-const char *lease_store_last_error(const lease_store *st) { return st->errmsg; }
-const lease_cas_error *lease_store_last_cas_error(const lease_store *st) { return &st->cas_err; }
+const char *lease_store_namespace(const lease_store *st)
+{
+	return st->ns;
+}
+const char *lease_store_kind(const lease_store *st)
+{
+	return st->t->kind;
+}
+int lease_store_skew_margin(const lease_store *st)
+{
+	return st->t->skew_margin_s;
+}
+int lease_store_ttl_min(const lease_store *st)
+{
+	return st->t->ttl_min_s;
+}
+int lease_store_ttl_max(const lease_store *st)
+{
+	(void)st;
+	return 86400;
+}
+int lease_store_timeout(const lease_store *st)
+{
+	return st->timeout_s;
+}
+const lease_random *lease_store_random(const lease_store *st)
+{
+	return &st->random;
+}
+const char *lease_store_last_error(const lease_store *st)
+{
+	return st->errmsg;
+}
+const lease_cas_error *lease_store_last_cas_error(const lease_store *st)
+{
+	return &st->cas_err;
+}
 
 int64_t lease_store_now(lease_store *st)
 {

@@ -16,11 +16,11 @@
 
 /** One entry of a ref listing. */
 typedef struct lease_ref_entry {
-	char *refname;            /**< full ref name, owned */
+	char *refname; /**< full ref name, owned */
 	lease_oid oid;
-	int has_commit;           /**< commit prefetched by the transport (optional) */
+	int has_commit; /**< commit prefetched by the transport (optional) */
 	lease_commit commit;
-	int has_parent_commit;    /**< parent commit prefetched (optional) */
+	int has_parent_commit; /**< parent commit prefetched (optional) */
 	lease_commit parent_commit;
 } lease_ref_entry;
 
@@ -38,9 +38,9 @@ int lease_ref_list_push(lease_ref_list *l, const char *refname, const lease_oid 
 
 /** A ref lock file ("<ref>.lock") found by list_ref_locks (protocol.md §7). */
 typedef struct lease_ref_lock {
-	char *refname;  /**< the locked ref's full name (without ".lock"), owned */
-	int64_t mtime;  /**< the lock file's modification time, s since the epoch */
-	uint64_t dev;   /**< identity of the file, re-checked before removal */
+	char *refname; /**< the locked ref's full name (without ".lock"), owned */
+	int64_t mtime; /**< the lock file's modification time, s since the epoch */
+	uint64_t dev;  /**< identity of the file, re-checked before removal */
 	uint64_t ino;
 } lease_ref_lock;
 
@@ -67,7 +67,7 @@ struct lease_transport {
 
 	/** Write a commit (empty tree, optional parent, given message and time). */
 	int (*write_commit)(lease_transport *t, lease_oid *out, const lease_oid *parent,
-			    const char *message, int64_t when);
+	                    const char *message, int64_t when);
 	/**
 	 * Create @p refname at @p new_oid if absent.
 	 * @return 0 (reported created), LEASE_EEXISTS (reported present), or an
@@ -79,7 +79,7 @@ struct lease_transport {
 	 * @return 0 (reported replaced), LEASE_ECAS (reported mismatch), or an error
 	 */
 	int (*replace_ref)(lease_transport *t, const char *refname, const lease_oid *old_oid,
-			   const lease_oid *new_oid);
+	                   const lease_oid *new_oid);
 	/**
 	 * Delete @p refname if it equals @p old_oid.
 	 * @return 0 (reported deleted), LEASE_ECAS (reported mismatch), or an error
@@ -91,7 +91,7 @@ struct lease_transport {
 	 * @return 0 (with *present 0 or 1), or an error
 	 */
 	int (*read_ref)(lease_transport *t, const char *refname, int *present, lease_oid *oid,
-			int *has_commit, lease_commit *commit_out);
+	                int *has_commit, lease_commit *commit_out);
 	/**
 	 * Read the object @p oid. A non-commit object gives is_commit = 0.
 	 * @return 0, LEASE_ENOTFOUND, or an error
@@ -126,7 +126,7 @@ struct lease_transport {
 	 *         LEASE_ENOTFOUND (already gone), or an error
 	 */
 	int (*remove_ref_lock)(lease_transport *t, const lease_ref_lock *lk, int64_t min_age_s,
-			       int64_t now);
+	                       int64_t now);
 };
 
 /** The store handle (opaque to users of reflease/store.h). */
@@ -147,18 +147,17 @@ struct lease_store {
 
 /** Set the handle's error message (printf-style) and return @p code. */
 int lease_store_set_error(lease_store *st, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+        __attribute__((format(printf, 3, 4)));
 /** Log through the handle's callback when @p level is enabled. */
 void lease_store_log(lease_store *st, int level, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+        __attribute__((format(printf, 3, 4)));
 
 /**
  * Local backend (lib/store/local.c) over libgit2: @p path is a repository
  * (bare or not) or a directory inside one.
  * @return 0, LEASE_ECONFIG (no repository), LEASE_ENOMEM
  */
-int lease_local_transport_new(lease_transport **out, const char *path, char *err,
-			      size_t errlen);
+int lease_local_transport_new(lease_transport **out, const char *path, char *err, size_t errlen);
 
 /**
  * GitHub backend (lib/store/github.c) over libcurl + jansson, protocol.md §9:
@@ -169,7 +168,7 @@ int lease_local_transport_new(lease_transport **out, const char *path, char *err
  *         refused), LEASE_ENOMEM
  */
 int lease_github_transport_new(lease_transport **out, const char *arg,
-			       const lease_store_options *opts, char *err, size_t errlen);
+                               const lease_store_options *opts, char *err, size_t errlen);
 
 /**
  * Make a GitHub transport read through REST only (what it falls back to by
@@ -177,6 +176,13 @@ int lease_github_transport_new(lease_transport **out, const char *arg,
  * REST traffic use it. A no-op on other transports.
  */
 void lease_github_set_rest_only(lease_transport *t);
+
+/**
+ * The HTTP client of a GitHub transport (borrowed), for tests and the fuzz
+ * target (lease_http_set_responder(), lease_http_set_body_cap() in http.h);
+ * NULL for other transports.
+ */
+struct lease_http *lease_github_http(lease_transport *t);
 
 /**
  * Remote backend (lib/store/remote.c, protocol.md §9 "remote") for @p url:
@@ -188,8 +194,7 @@ void lease_github_set_rest_only(lease_transport *t);
  *         LEASE_ECONFIG (no cache directory, no repository for file://),
  *         LEASE_ENOMEM, LEASE_EINTERNAL
  */
-int lease_remote_transport_new(lease_transport **out, const char *url, char *err,
-			       size_t errlen);
+int lease_remote_transport_new(lease_transport **out, const char *url, char *err, size_t errlen);
 
 /**
  * Filesystem helpers for local stores (lib/store/ref_locks.c): list the
@@ -205,8 +210,8 @@ int lease_fs_list_ref_locks(lease_ref_lock_list *out, const char *commondir, con
  * @return 0, LEASE_ECAS (changed or too young), LEASE_ENOTFOUND, LEASE_EINTERNAL
  */
 int lease_fs_remove_ref_lock(const char *commondir, const char *store_lock,
-			     const lease_ref_lock *lk, int64_t min_age_s, int64_t now, char *err,
-			     size_t errlen);
+                             const lease_ref_lock *lk, int64_t min_age_s, int64_t now, char *err,
+                             size_t errlen);
 
 /** Create a bare repository at @p path with reflease's recommended settings. */
 int lease_local_init(const char *path, char *err, size_t errlen);

@@ -24,6 +24,7 @@ const char *lease_error_id(int code)
 	case LEASE_ENOTFOUND: return "not_found";
 	case LEASE_EEXISTS: return "exists";
 	case LEASE_ENOMEM: return "out_of_memory";
+	case LEASE_ELOCKED: return "locked";
 	default: return "internal";
 	}
 }

@@ -19,11 +19,11 @@ extern "C" {
 /** A commit object as read from the store. */
 typedef struct lease_commit {
 	lease_oid oid;
-	int is_commit;      /**< 0: the object exists but is not a commit (blob, tree, tag) */
+	int is_commit; /**< 0: the object exists but is not a commit (blob, tree, tag) */
 	int has_parent;
-	lease_oid parent;   /**< first parent, when has_parent */
-	int64_t time;       /**< committer time, seconds since the epoch */
-	char *message;      /**< full message, owned (lease_commit_clear()) */
+	lease_oid parent; /**< first parent, when has_parent */
+	int64_t time;     /**< committer time, seconds since the epoch */
+	char *message;    /**< full message, owned (lease_commit_clear()) */
 } lease_commit;
 
 /** Free what @p c owns and zero it. Accepts NULL. */
@@ -57,7 +57,7 @@ void lease_ref_state_clear(lease_ref_state *s);
  * @return 0, LEASE_ENET, LEASE_EAUTH, LEASE_EINTERNAL
  */
 int lease_write_commit(lease_oid *out, lease_store *st, const lease_oid *parent,
-		       const char *message);
+                       const char *message);
 
 /**
  * Create refs/<ns>/<name> at @p new_oid only if absent, then re-read: the ref
@@ -82,7 +82,7 @@ int lease_cas_create_ref(lease_store *st, const char *refname, const lease_oid *
  *         oid: lost race), LEASE_EUNVERIFIED, LEASE_ENET
  */
 int lease_cas_replace(lease_store *st, const char *name, const lease_oid *old_oid,
-		      const lease_oid *new_oid);
+                      const lease_oid *new_oid);
 
 /**
  * Delete refs/<ns>/<name> if it equals @p old_oid, then re-read: the ref must
@@ -110,9 +110,9 @@ typedef struct lease_invalid_ref {
 
 /** The result of lease_fetch_namespace(). Free with lease_namespace_clear(). */
 typedef struct lease_namespace {
-	lease_ref_state *leases;      /**< sorted by name, no duplicates */
+	lease_ref_state *leases; /**< sorted by name, no duplicates */
 	size_t count;
-	lease_invalid_ref *invalid;   /**< reported as invalid-name, never fatal */
+	lease_invalid_ref *invalid; /**< reported as invalid-name, never fatal */
 	size_t invalid_count;
 } lease_namespace;
 
@@ -138,7 +138,7 @@ int lease_fetch_namespace(lease_namespace *out, lease_store *st);
  * @return 0, LEASE_EINVALID (name), LEASE_ENET, LEASE_ENOMEM
  */
 int lease_fetch_archive_max_transitions(int64_t *out, int *found, lease_store *st,
-					const char *name);
+                                        const char *name);
 
 #ifdef __cplusplus
 }

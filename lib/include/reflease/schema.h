@@ -57,8 +57,8 @@ int lease_phase_parse(lease_phase *out, const char *s);
  * struct owns no heap memory and may be copied by value.
  */
 typedef struct lease_payload {
-	char sdlc_version[32];   /**< as read, e.g. "1.0.0"; writers set SDLC_VERSION */
-	int version_major;       /**< parsed from sdlc_version */
+	char sdlc_version[32]; /**< as read, e.g. "1.0.0"; writers set SDLC_VERSION */
+	int version_major;     /**< parsed from sdlc_version */
 	int version_minor;
 	int version_patch;
 	char name[LEASE_NAME_MAX + 1];
@@ -66,12 +66,12 @@ typedef struct lease_payload {
 	char host[LEASE_IDENT_MAX + 1];
 	lease_phase phase;
 	char lease_token[LEASE_TOKEN_HEXSZ + 1];
-	int64_t transitions;     /**< >= 0 */
-	int64_t acquired_at;     /**< seconds since the epoch */
-	int64_t expires_at;      /**< seconds since the epoch */
+	int64_t transitions; /**< >= 0 */
+	int64_t acquired_at; /**< seconds since the epoch */
+	int64_t expires_at;  /**< seconds since the epoch */
 	char nonce[LEASE_NONCE_HEXSZ + 1];
-	int has_ttl;             /**< 0 for a pre-bump (1.0.x) payload without ttl_seconds */
-	int64_t ttl_seconds;     /**< valid when has_ttl */
+	int has_ttl;         /**< 0 for a pre-bump (1.0.x) payload without ttl_seconds */
+	int64_t ttl_seconds; /**< valid when has_ttl */
 } lease_payload;
 
 /** Summary-line operation that wrote a commit (protocol.md §2). */
@@ -114,7 +114,7 @@ int lease_namespace_validate(const char *ns, char *err, size_t errlen);
  *         LEASE_ENOMEM (@p outlen too small; @p out set to "")
  */
 int lease_refname(char *out, size_t outlen, const char *ns, const char *name, char *err,
-		  size_t errlen);
+                  size_t errlen);
 
 /**
  * Format @p t (seconds since the epoch, UTC) as YYYY-MM-DDTHH:MM:SSZ into
@@ -148,8 +148,7 @@ int lease_time_parse(int64_t *out, const char *s);
  * @return 0, LEASE_EPAYLOAD (malformed), or LEASE_EVERSION (major != 1);
  *         on failure @p out is untouched
  */
-int lease_payload_parse(lease_payload *out, const char *json, size_t len, char *err,
-			size_t errlen);
+int lease_payload_parse(lease_payload *out, const char *json, size_t len, char *err, size_t errlen);
 
 /**
  * Check a payload before it is written (F20: every payload is validated by the
@@ -198,8 +197,8 @@ int lease_message_build(char **out, const lease_payload *p, lease_op op);
  *                error); may be NULL
  * @return 0, LEASE_EPAYLOAD, or LEASE_EVERSION; on failure @p out is untouched
  */
-int lease_message_parse(lease_payload *out, lease_op *op_out, const char *message,
-			size_t len, const char *expected_name, char *err, size_t errlen);
+int lease_message_parse(lease_payload *out, lease_op *op_out, const char *message, size_t len,
+                        const char *expected_name, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

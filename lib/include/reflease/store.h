@@ -23,21 +23,22 @@ typedef struct lease_transport lease_transport;
 /** Options for lease_store_open(). Initialise with LEASE_STORE_OPTIONS_INIT. */
 typedef struct lease_store_options {
 	unsigned int version;
-	const char *ns;          /**< namespace; NULL = "leases" */
-	lease_clock clock;       /**< injected clock; now == NULL = the store's time (§4) */
-	lease_random random;     /**< injected randomness; fill == NULL = getrandom(2) */
-	int verify_timeout_ms;   /**< post-state verify window, ms; -1 = backend default */
-	int timeout_s;           /**< bound on each store operation's retries, s; 0 = 120 */
-	lease_log_fn log;        /**< NULL = silent */
+	const char *ns;        /**< namespace; NULL = "leases" */
+	lease_clock clock;     /**< injected clock; now == NULL = the store's time (§4) */
+	lease_random random;   /**< injected randomness; fill == NULL = getrandom(2) */
+	int verify_timeout_ms; /**< post-state verify window, ms; -1 = backend default */
+	int timeout_s;         /**< bound on each store operation's retries, s; 0 = 120 */
+	lease_log_fn log;      /**< NULL = silent */
 	void *log_payload;
-	int log_level;           /**< highest level passed to log; default LEASE_LOG_WARN */
-	const char *github_token; /**< github: credential (borrowed for the call; copied); NULL = env */
+	int log_level; /**< highest level passed to log; default LEASE_LOG_WARN */
+	const char *
+	        github_token; /**< github: credential (borrowed for the call; copied); NULL = env */
 } lease_store_options;
 
-#define LEASE_STORE_OPTIONS_INIT                                                          \
-	{                                                                                 \
-		LEASE_STORE_OPTIONS_VERSION, NULL, {NULL, NULL}, {NULL, NULL}, -1, 0, NULL, \
-			NULL, LEASE_LOG_WARN, NULL                                        \
+#define LEASE_STORE_OPTIONS_INIT                                                                   \
+	{                                                                                          \
+		LEASE_STORE_OPTIONS_VERSION, NULL, {NULL, NULL}, {NULL, NULL}, -1, 0, NULL, NULL,  \
+		        LEASE_LOG_WARN, NULL                                                       \
 	}
 
 /**
@@ -49,7 +50,7 @@ typedef struct lease_store_options {
  *         repository, backend unavailable, no token), LEASE_ENOMEM
  */
 int lease_store_open(lease_store **out, const char *spec, const lease_store_options *opts,
-		     char *err, size_t errlen);
+                     char *err, size_t errlen);
 
 /**
  * Open a store over an already-built transport (tests, benchmarks). Takes
@@ -57,7 +58,7 @@ int lease_store_open(lease_store **out, const char *spec, const lease_store_opti
  * @return 0, LEASE_EINVALID, LEASE_ENOMEM
  */
 int lease_store_open_transport(lease_store **out, lease_transport *transport,
-			       const lease_store_options *opts, char *err, size_t errlen);
+                               const lease_store_options *opts, char *err, size_t errlen);
 
 /** Close the store and free everything it owns. Accepts NULL. */
 void lease_store_free(lease_store *st);
@@ -90,14 +91,14 @@ typedef enum lease_outcome {
 
 /** Detail of the last failed primitive (protocol.md §3). */
 typedef struct lease_cas_error {
-	char primitive[24];        /**< "cas_create", "cas_replace", ... */
-	char ref[320];             /**< full ref name */
-	int has_expected;          /**< expected oid meaningful */
+	char primitive[24]; /**< "cas_create", "cas_replace", ... */
+	char ref[320];      /**< full ref name */
+	int has_expected;   /**< expected oid meaningful */
 	lease_oid expected;
-	int observed_present;      /**< 0 = the ref was absent when re-read */
+	int observed_present; /**< 0 = the ref was absent when re-read */
 	lease_oid observed;
 	lease_outcome outcome;
-	int noop;                  /**< the transport reported success (or presence) without acting */
+	int noop; /**< the transport reported success (or presence) without acting */
 } lease_cas_error;
 
 /** The last primitive failure on this handle (borrowed; zeroed when none). */
