@@ -8,7 +8,9 @@
 wait_rc() { set +e; wait "$1"; rc=$?; set -e; }
 now_ms() { date +%s%3N; }
 # CMD that ignores SIGTERM and stamps the time (ms) every 50 ms
-STAMPER="trap '' TERM; while :; do date +%s%3N >'$TMPDIR/stamp'; sleep 0.05; done"
+# (written to a temporary file and renamed, so a SIGKILL mid-write never
+# leaves the stamp empty)
+STAMPER="trap '' TERM; while :; do date +%s%3N >'$TMPDIR/stamp.t' && mv -f '$TMPDIR/stamp.t' '$TMPDIR/stamp'; sleep 0.05; done"
 
 # 1. Another party breaks the lease (break --force): the next heartbeat
 #    answers not_holder → lost at once; CMD (ignoring SIGTERM) is killed after
