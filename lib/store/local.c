@@ -11,13 +11,12 @@
  * A loose-ref lock held by a concurrent writer (GIT_ELOCKED) is retried with
  * jitter for up to LOCK_RETRY_MS, never reported as a lost CAS. */
 #define _DEFAULT_SOURCE
+#include "gitobj.h"
 #include "store.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <git2.h>
-#include <git2/sys/commit.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +28,6 @@
 /* The store's own lock file (serialises deletes; reconcile --reap uses it too). */
 #define DELETE_LOCK "reflease-delete.lock"
 /* The empty tree every payload commit points at (protocol.md §2). */
-#define EMPTY_TREE_HEX "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 typedef struct local_transport {
 	lease_transport base;
@@ -39,26 +37,6 @@ typedef struct local_transport {
 	int have_empty_tree;
 	char errbuf[8192];
 } local_transport;
-
-static pthread_once_t libgit2_once = PTHREAD_ONCE_INIT;
-static int libgit2_rc;
-
-static void libgit2_setup(void)
-{
-	libgit2_rc = git_libgit2_init();
-	if (libgit2_rc >= 0) {
-		git_libgit2_opts(GIT_OPT_ENABLE_FSYNC_GITDIR, 1);
-		/* Each commit is read once per operation: caching commits only costs
-		 * memory (a 10,000-lease sweep held ~20 MiB of them). */
-		git_libgit2_opts(GIT_OPT_SET_CACHE_OBJECT_LIMIT, GIT_OBJECT_COMMIT, (size_t)0);
-	}
-}
-
-static int ensure_libgit2(void)
-{
-	pthread_once(&libgit2_once, libgit2_setup);
-	return libgit2_rc < 0 ? LEASE_EINTERNAL : 0;
-}
 
 static local_transport *L(lease_transport *t)
 {
@@ -89,16 +67,6 @@ static int map_git_error(local_transport *lt, int gerr, const char *what)
 	return fail(lt, LEASE_EINTERNAL, what);
 }
 
-static void to_git(git_oid *g, const lease_oid *o)
-{
-	git_oid_fromraw(g, o->id);
-}
-
-static void from_git(lease_oid *o, const git_oid *g)
-{
-	memcpy(o->id, g->id, LEASE_OID_RAWSZ);
-}
-
 static int64_t monotonic_ms(void)
 {
 	struct timespec ts;
@@ -117,53 +85,18 @@ static void backoff(local_transport *lt, int attempt)
 	nanosleep(&ts, NULL);
 }
 
-static int ensure_empty_tree(local_transport *lt, git_oid *tree)
-{
-	git_treebuilder *tb = NULL;
-	int err;
-
-	if (git_oid_fromstr(tree, EMPTY_TREE_HEX) < 0)
-		return fail(lt, LEASE_EINTERNAL, "empty tree id");
-	if (lt->have_empty_tree)
-		return 0;
-	if ((err = git_treebuilder_new(&tb, lt->repo, NULL)) < 0 ||
-	    (err = git_treebuilder_write(tree, tb)) < 0) {
-		git_treebuilder_free(tb);
-		return map_git_error(lt, err, "cannot write the empty tree");
-	}
-	git_treebuilder_free(tb);
-	lt->have_empty_tree = 1;
-	return 0;
-}
-
 static int local_write_commit(lease_transport *t, lease_oid *out, const lease_oid *parent,
                               const char *message, int64_t when)
 {
 	local_transport *lt = L(t);
-	git_signature *sig = NULL;
-	git_oid tree, pid, id;
-	const git_oid *parents[1];
-	int err, rc;
+	const char *what = NULL;
+	int err;
 
 	git_error_clear();
 	lt->errbuf[0] = '\0';
-
-	if ((rc = ensure_empty_tree(lt, &tree)) < 0)
-		return rc;
-	if ((err = git_signature_new(&sig, "reflease", "reflease@localhost", (git_time_t)when, 0)) <
-	    0)
-		return map_git_error(lt, err, "cannot build the commit signature");
-	if (parent) {
-		to_git(&pid, parent);
-		parents[0] = &pid;
-	}
-	err = git_commit_create_from_ids(&id, lt->repo, NULL, sig, sig, NULL, message, &tree,
-	                                 parent ? 1 : 0, parents);
-	git_signature_free(sig);
-	if (err < 0)
-		return map_git_error(lt, err, "cannot write the commit");
-	from_git(out, &id);
-	return 0;
+	err = lease_git_write_commit(out, lt->repo, &lt->have_empty_tree, parent, message, when,
+	                             &what);
+	return err < 0 ? map_git_error(lt, err, what) : 0;
 }
 
 /* git_reference_create_matching with lock-contention retries.
@@ -179,8 +112,8 @@ static int create_matching(local_transport *lt, const char *refname, const lease
 	git_error_clear();
 	lt->errbuf[0] = '\0';
 
-	to_git(&nid, new_oid);
-	to_git(&cid, current);
+	lease_git_oid_to(&nid, new_oid);
+	lease_git_oid_to(&cid, current);
 	for (;;) {
 		err = git_reference_create_matching(&ref, lt->repo, refname, &nid, 1, &cid, NULL);
 		git_reference_free(ref);
@@ -309,39 +242,16 @@ static int local_delete_ref(lease_transport *t, const char *refname, const lease
 static int local_read_commit(lease_transport *t, lease_commit *out, const lease_oid *oid)
 {
 	local_transport *lt = L(t);
-	git_object *obj = NULL;
-	const git_commit *c;
-	const char *msg;
-	git_oid id;
+	const char *what = NULL;
 	int err;
 
 	git_error_clear();
 	lt->errbuf[0] = '\0';
-
-	memset(out, 0, sizeof(*out));
-	to_git(&id, oid);
-	if ((err = git_object_lookup(&obj, lt->repo, &id, GIT_OBJECT_ANY)) < 0)
-		return err == GIT_ENOTFOUND ? fail(lt, LEASE_ENOTFOUND, "object missing")
-		                            : map_git_error(lt, err, "cannot read the object");
-	from_git(&out->oid, git_object_id(obj));
-	if (git_object_type(obj) != GIT_OBJECT_COMMIT) {
-		git_object_free(obj);
+	if ((err = lease_git_read_commit(out, lt->repo, oid, &what)) == 0)
 		return 0;
-	}
-	c = (const git_commit *)obj;
-	out->is_commit = 1;
-	if (git_commit_parentcount(c) > 0) {
-		out->has_parent = 1;
-		from_git(&out->parent, git_commit_parent_id(c, 0));
-	}
-	out->time = (int64_t)git_commit_time(c);
-	msg = git_commit_message_raw(c);
-	if (!(out->message = strdup(msg ? msg : ""))) {
-		git_object_free(obj);
-		return LEASE_ENOMEM;
-	}
-	git_object_free(obj);
-	return 0;
+	lease_commit_clear(out);
+	return err == GIT_ENOTFOUND ? fail(lt, LEASE_ENOTFOUND, what)
+	                            : map_git_error(lt, err, what);
 }
 
 static int local_read_ref(lease_transport *t, const char *refname, int *present, lease_oid *oid,
@@ -363,7 +273,7 @@ static int local_read_ref(lease_transport *t, const char *refname, int *present,
 	if (err < 0)
 		return map_git_error(lt, err, "cannot read the ref");
 	*present = 1;
-	from_git(oid, &id);
+	lease_git_oid_from(oid, &id);
 	/* Objects are immutable: reading by the oid just read is consistent. */
 	rc = local_read_commit(t, commit_out, oid);
 	if (rc == 0)
@@ -402,7 +312,7 @@ static int local_list_refs(lease_transport *t, lease_ref_list *out, const char *
 			if (git_reference_resolve(&resolved, ref) == 0) {
 				lease_oid oid;
 
-				from_git(&oid, git_reference_target(resolved));
+				lease_git_oid_from(&oid, git_reference_target(resolved));
 				rc = lease_ref_list_push(out, name, &oid);
 				git_reference_free(resolved);
 			}
@@ -466,7 +376,7 @@ int lease_local_transport_new(lease_transport **out, const char *path, char *err
 	int gerr, n;
 
 	*out = NULL;
-	if (ensure_libgit2() < 0) {
+	if (lease_git_setup() < 0) {
 		seterr(err, errlen, "cannot initialise libgit2 for", path);
 		return LEASE_EINTERNAL;
 	}
@@ -515,7 +425,7 @@ int lease_local_init(const char *path, char *err, size_t errlen)
 	git_config *cfg = NULL;
 	int gerr;
 
-	if (ensure_libgit2() < 0) {
+	if (lease_git_setup() < 0) {
 		seterr(err, errlen, "cannot initialise libgit2 for", path);
 		return LEASE_EINTERNAL;
 	}

@@ -34,13 +34,12 @@
  * to a loopback host. A password inside the URL is refused. Neither is ever
  * logged or put into an error message. */
 #define _GNU_SOURCE
+#include "gitobj.h"
 #include "store.h"
 
 #include <errno.h>
 #include <ftw.h>
 #include <git2.h>
-#include <git2/sys/commit.h>
-#include <pthread.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,7 +49,6 @@
 #include <unistd.h>
 
 /* The empty tree every payload commit points at (protocol.md §2). */
-#define EMPTY_TREE_HEX "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 /* Where fetched lease refs are kept in the cache (negotiation hints only). */
 #define CACHE_PREFIX "refs/reflease/cache/"
 /* Per-process push sources in the cache. */
@@ -84,27 +82,9 @@ typedef struct net_ctx {
 	int auth_failed;
 } net_ctx;
 
-static pthread_once_t libgit2_once = PTHREAD_ONCE_INIT;
-static int libgit2_rc;
-
-static void libgit2_setup(void)
-{
-	libgit2_rc = git_libgit2_init();
-}
-
 static remote_transport *R(lease_transport *t)
 {
 	return (remote_transport *)t;
-}
-
-static void to_git(git_oid *g, const lease_oid *o)
-{
-	git_oid_fromraw(g, o->id);
-}
-
-static void from_git(lease_oid *o, const git_oid *g)
-{
-	memcpy(o->id, g->id, LEASE_OID_RAWSZ);
 }
 
 /* Record @p what plus libgit2's last message and return @p code. */
@@ -298,7 +278,7 @@ static int cb_negotiation(const git_push_update **updates, size_t len, void *pay
 	memset(&ctx->advertised, 0, sizeof(ctx->advertised));
 	for (i = 0; i < len; i++) {
 		if (strcmp(updates[i]->dst_refname, ctx->refname) == 0)
-			from_git(&ctx->advertised, &updates[i]->src);
+			lease_git_oid_from(&ctx->advertised, &updates[i]->src);
 	}
 	if (!lease_oid_equal(&ctx->advertised, &ctx->expected)) {
 		ctx->neg_aborted = 1;
@@ -346,92 +326,37 @@ static int object_cached(remote_transport *rt, const lease_oid *oid)
 
 	if (git_repository_odb(&odb, rt->cache) < 0)
 		return 0;
-	to_git(&id, oid);
+	lease_git_oid_to(&id, oid);
 	found = git_odb_exists(odb, &id);
 	git_odb_free(odb);
 	return found;
-}
-
-static int ensure_empty_tree(remote_transport *rt, git_oid *tree)
-{
-	git_treebuilder *tb = NULL;
-	int err;
-
-	if (git_oid_fromstr(tree, EMPTY_TREE_HEX) < 0)
-		return fail(rt, LEASE_EINTERNAL, "empty tree id");
-	if (rt->have_empty_tree)
-		return 0;
-	if ((err = git_treebuilder_new(&tb, rt->cache, NULL)) < 0 ||
-	    (err = git_treebuilder_write(tree, tb)) < 0) {
-		git_treebuilder_free(tb);
-		return fail(rt, LEASE_EINTERNAL, "cannot write the empty tree into the cache");
-	}
-	git_treebuilder_free(tb);
-	rt->have_empty_tree = 1;
-	return 0;
 }
 
 static int remote_write_commit(lease_transport *t, lease_oid *out, const lease_oid *parent,
                                const char *message, int64_t when)
 {
 	remote_transport *rt = R(t);
-	git_signature *sig = NULL;
-	git_oid tree, pid, id;
-	const git_oid *parents[1];
-	int err, rc;
+	const char *what = NULL;
 
 	git_error_clear(); /* no stale message from an earlier call */
-	if ((rc = ensure_empty_tree(rt, &tree)) < 0)
-		return rc;
-	if (git_signature_new(&sig, "reflease", "reflease@localhost", (git_time_t)when, 0) < 0)
-		return fail(rt, LEASE_EINTERNAL, "cannot build the commit signature");
-	if (parent) {
-		to_git(&pid, parent);
-		parents[0] = &pid;
-	}
-	err = git_commit_create_from_ids(&id, rt->cache, NULL, sig, sig, NULL, message, &tree,
-	                                 parent ? 1 : 0, parents);
-	git_signature_free(sig);
-	if (err < 0)
-		return fail(rt, LEASE_EINTERNAL, "cannot write the commit into the cache");
-	from_git(out, &id);
+	if (lease_git_write_commit(out, rt->cache, &rt->have_empty_tree, parent, message, when,
+	                           &what) < 0)
+		return fail(rt, LEASE_EINTERNAL, what);
 	return 0;
 }
 
 static int remote_read_commit(lease_transport *t, lease_commit *out, const lease_oid *oid)
 {
 	remote_transport *rt = R(t);
-	git_object *obj = NULL;
-	const git_commit *c;
-	const char *msg;
-	git_oid id;
+	const char *what = NULL;
 	int err;
 
 	git_error_clear(); /* no stale message from an earlier call */
-	memset(out, 0, sizeof(*out));
-	to_git(&id, oid);
-	if ((err = git_object_lookup(&obj, rt->cache, &id, GIT_OBJECT_ANY)) < 0)
-		return err == GIT_ENOTFOUND ? fail(rt, LEASE_ENOTFOUND, "object not in the cache")
-		                            : fail(rt, LEASE_EINTERNAL, "cannot read the object");
-	from_git(&out->oid, git_object_id(obj));
-	if (git_object_type(obj) != GIT_OBJECT_COMMIT) {
-		git_object_free(obj);
+	if ((err = lease_git_read_commit(out, rt->cache, oid, &what)) == 0)
 		return 0;
-	}
-	c = (const git_commit *)obj;
-	out->is_commit = 1;
-	if (git_commit_parentcount(c) > 0) {
-		out->has_parent = 1;
-		from_git(&out->parent, git_commit_parent_id(c, 0));
-	}
-	out->time = (int64_t)git_commit_time(c);
-	msg = git_commit_message_raw(c);
-	if (!(out->message = strdup(msg ? msg : ""))) {
-		git_object_free(obj);
-		return LEASE_ENOMEM;
-	}
-	git_object_free(obj);
-	return 0;
+	lease_commit_clear(out);
+	return fail(rt, err == GIT_ENOTFOUND ? LEASE_ENOTFOUND : LEASE_EINTERNAL,
+	            err == GIT_ENOTFOUND ? "object not in the cache" : what);
 }
 
 /* ------------------------------------------------------------ the wire */
@@ -489,7 +414,7 @@ static int ls_find(remote_transport *rt, git_remote *remote, const char *refname
 	for (i = 0; i < n; i++) {
 		if (strcmp(heads[i]->name, refname) == 0) {
 			*present = 1;
-			from_git(oid, &heads[i]->oid);
+			lease_git_oid_from(oid, &heads[i]->oid);
 			return 0;
 		}
 	}
@@ -647,7 +572,7 @@ static int list_once(remote_transport *rt, lease_ref_list *out, const char *pref
 
 		if (strncmp(heads[i]->name, prefix, plen) != 0)
 			continue;
-		from_git(&oid, &heads[i]->oid);
+		lease_git_oid_from(&oid, &heads[i]->oid);
 		if ((rc = lease_ref_list_push(out, heads[i]->name, &oid)) < 0)
 			goto done;
 		if (!object_cached(rt, &oid))
@@ -715,7 +640,7 @@ static int push_update(remote_transport *rt, const char *refname, const lease_oi
 		if (lease_random_hex(nonce, 8, NULL) < 0)
 			return fail(rt, LEASE_EINTERNAL, "no randomness for the push ref");
 		snprintf(outref, sizeof(outref), OUT_PREFIX "%ld-%s", (long)getpid(), nonce);
-		to_git(&id, new_oid);
+		lease_git_oid_to(&id, new_oid);
 		if (git_reference_create(&tmp, rt->cache, outref, &id, 1, NULL) < 0)
 			return fail(rt, LEASE_EINTERNAL, "cannot create the push ref in the cache");
 		n = snprintf(spec, sizeof(spec), "+%s:%s", outref, refname);
@@ -779,7 +704,7 @@ done:
 		git_reference *c = NULL;
 		git_oid id;
 
-		to_git(&id, new_oid);
+		lease_git_oid_to(&id, new_oid);
 		if (snprintf(cref, sizeof(cref), CACHE_PREFIX "%s",
 		             strncmp(refname, "refs/", 5) == 0 ? refname + 5 : refname) <
 		            (int)sizeof(cref) &&
@@ -978,8 +903,7 @@ int lease_remote_transport_new(lease_transport **out, const char *url, char *err
 	*out = NULL;
 	if (err && errlen)
 		err[0] = '\0';
-	pthread_once(&libgit2_once, libgit2_setup);
-	if (libgit2_rc < 0) {
+	if (lease_git_setup() < 0) {
 		seterr(err, errlen, "cannot initialise libgit2", NULL);
 		return LEASE_EINTERNAL;
 	}
