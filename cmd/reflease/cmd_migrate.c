@@ -1,38 +1,36 @@
 /* migrate: plan, or apply, payload migrations (protocol.md §8, cli.md). */
 #include "cli.h"
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lease/version.h"
+#include "report.h"
 
-/* Markdown summaries stay below 1 MiB (cli.md "GitHub Actions"). */
-#define SUMMARY_CAP (1024 * 1024 - 4096)
-/* GitHub annotations per level; the rest are summarised in one line. */
-#define ANNOTATIONS_PER_LEVEL 10
+/* Bytes kept spare below REPORT_SUMMARY_MAX for the summary's "N more" line. */
+#define SUMMARY_RESERVE 512
+/* Escaped bytes of a lease's detail in a summary row. */
+#define DETAIL_MAX 592
 
 enum { OPT_APPLY = OPT_COMMAND_BASE + 50, OPT_TO, OPT_ASSUMED_TTL, OPT_FAIL_ON, OPT_SUMMARY };
-
-/* --fail-on levels, least severe first; a status's level decides the exit. */
-enum { LVL_OK = 0, LVL_INFO, LVL_WARNING, LVL_ERROR, LVL_NEVER };
 
 typedef struct migrate_args {
 	int apply;
 	const char *to;
 	const char *assumed_ttl;
-	int fail_on;
+	lease_severity fail_on;
 	const char *summary;
 } migrate_args;
 
-static int status_level(lease_migrate_status s)
+/* A status's --fail-on level, which decides the exit. */
+static lease_severity status_level(lease_migrate_status s)
 {
 	switch (s) {
-	case LEASE_MIGRATE_CONFLICT: return LVL_ERROR;
+	case LEASE_MIGRATE_CONFLICT: return LEASE_SEV_ERROR;
 	case LEASE_MIGRATE_SKIPPED_NEWER:
-	case LEASE_MIGRATE_SKIPPED_MALFORMED: return LVL_WARNING;
-	case LEASE_MIGRATE_WOULD_MIGRATE: return LVL_INFO;
-	default: return LVL_OK;
+	case LEASE_MIGRATE_SKIPPED_MALFORMED: return LEASE_SEV_WARNING;
+	case LEASE_MIGRATE_WOULD_MIGRATE: return LEASE_SEV_INFO;
+	default: return LEASE_SEV_OK;
 	}
 }
 
@@ -45,20 +43,7 @@ static int handle_opt(cli_ctx *ctx, int c, const char *arg, void *payload)
 	case OPT_TO: a->to = arg; return 0;
 	case OPT_ASSUMED_TTL: a->assumed_ttl = arg; return 0;
 	case OPT_SUMMARY: a->summary = arg; return 0;
-	case OPT_FAIL_ON:
-		if (strcmp(arg, "error") == 0)
-			a->fail_on = LVL_ERROR;
-		else if (strcmp(arg, "warning") == 0)
-			a->fail_on = LVL_WARNING;
-		else if (strcmp(arg, "info") == 0)
-			a->fail_on = LVL_INFO;
-		else if (strcmp(arg, "never") == 0)
-			a->fail_on = LVL_NEVER;
-		else
-			return cli_usage(
-			        ctx, "--fail-on: '%s' is not one of error, warning, info, never",
-			        arg);
-		return 0;
+	case OPT_FAIL_ON: return report_parse_fail_on(ctx, arg, &a->fail_on);
 	default: return cli_usage(ctx, "unexpected option");
 	}
 }
@@ -138,160 +123,74 @@ static void print_human(const lease_migrate_report *r, const char *ns)
 		       r->invalid_names, ns);
 }
 
-/* A bounded text buffer for the markdown summary. */
-typedef struct mdbuf {
-	char *s;
-	size_t len, cap;
-	int full;
-} mdbuf;
-
-static void md_add(mdbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void md_add(mdbuf *b, const char *fmt, ...)
+static void summary_markdown(mdbuf *b, const lease_migrate_report *r, const char *ns)
 {
-	va_list ap;
-	int n;
-
-	if (b->full)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= b->cap - b->len) {
-		b->s[b->len] = '\0';
-		b->full = 1;
-		return;
-	}
-	b->len += (size_t)n;
-}
-
-/* Escape text for a markdown table cell (payload text included): no pipes,
- * no markup, no line breaks. */
-static void md_cell(char *out, size_t outlen, const char *in)
-{
-	size_t o = 0;
-
-	for (; *in && o + 8 < outlen; in++) {
-		const char *rep = NULL;
-		char c[2] = {*in, '\0'};
-
-		switch (*in) {
-		case '|': rep = "\\|"; break;
-		case '<': rep = "&lt;"; break;
-		case '>': rep = "&gt;"; break;
-		case '&': rep = "&amp;"; break;
-		case '`': rep = "'"; break;
-		case '\n':
-		case '\r':
-		case '\t': rep = " "; break;
-		default: rep = c;
-		}
-		o += (size_t)snprintf(out + o, outlen - o, "%s", rep);
-	}
-	out[o < outlen ? o : outlen - 1] = '\0';
-}
-
-static char *summary_markdown(const lease_migrate_report *r, const char *ns)
-{
-	mdbuf b = {NULL, 0, SUMMARY_CAP, 0};
-	char line[512], msg[600];
+	mdbuf row = {NULL, 0, 0};
+	char line[512];
 	size_t i;
 
-	if (!(b.s = malloc(b.cap)))
-		return NULL;
-	b.s[0] = '\0';
 	counts_line(line, sizeof(line), r);
-	md_add(&b, "## reflease migrate: refs/%s/ to %s (%s)\n\n%s\n\n", ns, r->target,
-	       r->applied ? "applied" : "plan, nothing written", line);
+	md_printf(b, "## reflease migrate: refs/%s/ to %s (%s)\n\n%s\n\n", ns, r->target,
+	          r->applied ? "applied" : "plan, nothing written", line);
 	if (r->count)
-		md_add(&b, "| lease | from | to | method | status | detail |\n"
-		           "|---|---|---|---|---|---|\n");
+		md_printf(b, "%s",
+		          "| lease | from | to | method | status | detail |\n"
+		          "|---|---|---|---|---|---|\n");
 	for (i = 0; i < r->count; i++) {
 		const lease_migrate_entry *e = &r->entries[i];
 		const char *m = lease_migrate_method_name(e->method);
-		size_t before = b.len;
 
-		md_cell(msg, sizeof(msg), e->message);
-		md_add(&b, "| `%s` | %s | %s | %s | %s | %s |\n", e->name,
-		       e->from[0] ? e->from : "-", e->to[0] ? e->to : "-", m ? m : "-",
-		       lease_migrate_status_name(e->status), msg);
-		if (b.full || b.len > b.cap - 512) {
-			/* leave room for the closing line */
-			b.len = before;
-			b.s[b.len] = '\0';
-			b.full = 0;
-			md_add(&b, "\n%zu more lease(s) not listed (summary capped below 1 MiB)\n",
-			       r->count - i);
+		row.len = 0;
+		md_printf(&row, "| `%s` | %s | %s | %s | %s | ", e->name,
+		          e->from[0] ? e->from : "-", e->to[0] ? e->to : "-", m ? m : "-",
+		          lease_migrate_status_name(e->status));
+		md_text(&row, e->message, MD_ESCAPE_ENTITIES, DETAIL_MAX);
+		md_put(&row, " |\n", 3);
+		/* leave room for the closing line */
+		if (!md_append_capped(b, &row, SUMMARY_RESERVE, REPORT_SUMMARY_MAX)) {
+			md_printf(b,
+			          "\n%zu more lease(s) not listed (summary capped below 1 MiB)\n",
+			          r->count - i);
 			break;
 		}
 	}
-	return b.s;
+	md_free(&row);
 }
 
-static int write_summary(cli_ctx *ctx, const char *path, const char *mode, const char *md)
+static int write_summary(cli_ctx *ctx, const char *path, const char *mode, const mdbuf *md)
 {
-	FILE *f = fopen(path, mode);
+	int rc = report_write_summary(path, mode, md);
 
-	if (!f || fputs(md, f) < 0) {
-		if (f)
-			fclose(f);
+	if (rc == REPORT_EOPEN || rc == REPORT_EWRITE)
 		fprintf(stderr, "reflease %s: cannot write the summary to %s\n", ctx->command,
 		        path);
-		return -1;
-	}
-	return fclose(f) == 0 ? 0 : -1;
-}
-
-/* Escape the data of a workflow command so payload text cannot end it or
- * start another (cli.md "GitHub Actions"). */
-static void gh_escape(char *out, size_t outlen, const char *in)
-{
-	size_t o = 0;
-
-	for (; *in && o + 4 < outlen; in++) {
-		if (*in == '%' || *in == '\r' || *in == '\n' || *in == ':' || *in == ',') {
-			o += (size_t)snprintf(out + o, outlen - o, "%%%02X", (unsigned char)*in);
-		} else {
-			out[o++] = *in;
-		}
-	}
-	out[o] = '\0';
+	return rc < 0 ? -1 : 0;
 }
 
 static void annotations(const lease_migrate_report *r)
 {
-	static const struct {
-		int level;
-		const char *cmd;
-	} levels[] = {{LVL_ERROR, "error"}, {LVL_WARNING, "warning"}};
-	const char *ga = getenv("GITHUB_ACTIONS");
+	static const lease_severity levels[] = {LEASE_SEV_ERROR, LEASE_SEV_WARNING};
+	report_annotations ann;
 	size_t i, k;
 
-	if (!ga || strcmp(ga, "true") != 0)
+	if (!report_github_actions())
 		return;
+	memset(&ann, 0, sizeof(ann));
 	for (k = 0; k < sizeof(levels) / sizeof(levels[0]); k++) {
-		size_t shown = 0, total = 0;
-
 		for (i = 0; i < r->count; i++) {
 			const lease_migrate_entry *e = &r->entries[i];
-			char text[600], esc[2000];
+			char text[600];
 
-			if (status_level(e->status) != levels[k].level)
+			if (status_level(e->status) != levels[k])
 				continue;
-			total++;
-			if (shown >= ANNOTATIONS_PER_LEVEL)
-				continue;
-			shown++;
 			snprintf(text, sizeof(text), "lease %s: %s%s%s", e->name,
 			         lease_migrate_status_name(e->status), e->message[0] ? ": " : "",
 			         e->message);
-			gh_escape(esc, sizeof(esc), text);
-			fprintf(stderr, "::%s title=reflease migrate::%s\n", levels[k].cmd, esc);
+			/* names and messages hold no control characters: the property
+			 * escaping of '%', CR, LF, ':' and ',' is all that applies */
+			report_annotate(&ann, levels[k], "reflease migrate", text, 1);
 		}
-		if (total > shown)
-			fprintf(stderr,
-			        "::%s title=reflease migrate::%zu more lease(s) at this level "
-			        "(see the job summary)\n",
-			        levels[k].cmd, total - shown);
+		report_annotate_more(&ann, levels[k], "reflease migrate", "lease(s) at this level");
 	}
 }
 
@@ -307,13 +206,14 @@ static int cmd_migrate(cli_ctx *ctx, int argc, char **argv)
 	        {NULL, 0, NULL, 0}};
 	lease_migrate_options o = LEASE_MIGRATE_OPTIONS_INIT;
 	lease_migrate_report rep;
-	migrate_args a = {0, NULL, NULL, LVL_ERROR, NULL};
+	migrate_args a = {0, NULL, NULL, LEASE_SEV_ERROR, NULL};
 	lease_store *st;
 	char err[512];
-	const char *ga, *step;
-	char *md;
+	const char *step;
+	mdbuf md = {NULL, 0, 0};
 	long ttl = 0;
-	int i, rc, worst = LVL_OK, status = EXIT_OK;
+	int i, rc, status = EXIT_OK;
+	lease_severity worst = LEASE_SEV_OK;
 	size_t k;
 
 	if ((i = cli_parse(ctx, argc, argv, CLI_GLOBAL_SHORTOPTS, longopts, handle_opt, &a)) < 0)
@@ -345,20 +245,18 @@ static int cmd_migrate(cli_ctx *ctx, int argc, char **argv)
 		cli_emit_json(stdout, report_json(&rep));
 	else
 		print_human(&rep, lease_store_namespace(st));
-	md = summary_markdown(&rep, lease_store_namespace(st));
-	if (md && a.summary && write_summary(ctx, a.summary, "w", md) < 0)
+	summary_markdown(&md, &rep, lease_store_namespace(st));
+	if (md.s && a.summary && write_summary(ctx, a.summary, "w", &md) < 0)
 		status = EXIT_SOFTWARE;
-	ga = getenv("GITHUB_ACTIONS");
-	step = getenv("GITHUB_STEP_SUMMARY");
-	if (md && ga && strcmp(ga, "true") == 0 && step && *step)
-		write_summary(ctx, step, "a", md);
-	free(md);
+	if (md.s && (step = report_step_summary()))
+		write_summary(ctx, step, "a", &md);
+	md_free(&md);
 	annotations(&rep);
 	for (k = 0; k < rep.count; k++)
 		if (status_level(rep.entries[k].status) > worst)
 			worst = status_level(rep.entries[k].status);
 	if (status == EXIT_OK &&
-	    (rep.counts[LEASE_MIGRATE_CONFLICT] || (worst != LVL_OK && worst >= a.fail_on)))
+	    (rep.counts[LEASE_MIGRATE_CONFLICT] || (worst != LEASE_SEV_OK && worst >= a.fail_on)))
 		status = EXIT_FOUND;
 	lease_migrate_report_clear(&rep);
 	return status;

@@ -4,16 +4,14 @@
 #define _DEFAULT_SOURCE /* fileno, isatty */
 #include "cli.h"
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-/* GitHub's job-summary limit is 1 MiB per step; stay below it. */
-#define SUMMARY_MAX (1024L * 1024L - 4096L)
-/* At most this many annotations per level (cli.md "GitHub Actions"). */
-#define ANNOTATIONS_PER_LEVEL 10
+#include "report.h"
+
+/* Bytes kept spare below the summary's budget for its "N more" line. */
+#define SUMMARY_RESERVE 200
 /* Show a progress line for sweeps of at least this many leases. */
 #define PROGRESS_MIN 2000
 
@@ -34,12 +32,6 @@ typedef struct reconcile_args {
 	long max_items;
 } reconcile_args;
 
-static int github_actions(void)
-{
-	const char *v = getenv("GITHUB_ACTIONS");
-	return v && strcmp(v, "true") == 0;
-}
-
 static int reconcile_opt(cli_ctx *ctx, int c, const char *arg, void *payload)
 {
 	reconcile_args *a = payload;
@@ -53,12 +45,7 @@ static int reconcile_opt(cli_ctx *ctx, int c, const char *arg, void *payload)
 			return rc;
 		a->o.prune_days = v;
 		return 0;
-	case OPT_FAIL_ON:
-		if (lease_severity_parse(&a->fail_on, arg) < 0)
-			return cli_usage(
-			        ctx, "--fail-on: '%s' is not one of error, warning, info, never",
-			        arg);
-		return 0;
+	case OPT_FAIL_ON: return report_parse_fail_on(ctx, arg, &a->fail_on);
 	case OPT_SUMMARY: a->summary = arg; return 0;
 	case OPT_GRACE:
 		if ((rc = cli_parse_seconds(ctx, "--grace", arg, 0, 86400, &v)) < 0)
@@ -77,18 +64,6 @@ static int reconcile_opt(cli_ctx *ctx, int c, const char *arg, void *payload)
 		return 0;
 	default: return cli_usage(ctx, "unexpected option");
 	}
-}
-
-/* Payload text in a human line: control characters never reach the terminal
- * (nor start a line that a CI runner could read as a command). */
-static const char *clean(char *buf, size_t len, const char *s)
-{
-	size_t i;
-
-	for (i = 0; s[i] && i + 1 < len; i++)
-		buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
-	buf[i] = '\0';
-	return buf;
 }
 
 /* ---- JSON ----------------------------------------------------------------------------- */
@@ -195,9 +170,10 @@ static void print_human(const lease_reconcile_report *r)
 
 		if (e->has_payload)
 			lease_time_format(exp, e->payload.expires_at);
-		printf("%-30s %-9s %-24s %-20s ", clean(msg, 200, e->name),
+		printf("%-30s %-9s %-24s %-20s ", report_clean(msg, 200, e->name),
 		       e->has_payload ? lease_phase_name(e->payload.phase) : "?",
-		       e->has_payload ? clean(buf, sizeof(buf), e->payload.owner) : "?", exp);
+		       e->has_payload ? report_clean(buf, sizeof(buf), e->payload.owner) : "?",
+		       exp);
 		if (!e->anomaly_count)
 			printf("ok");
 		for (k = 0; k < e->anomaly_count; k++)
@@ -206,14 +182,15 @@ static void print_human(const lease_reconcile_report *r)
 		printf("\n");
 		for (k = 0; k < e->anomaly_count; k++)
 			printf("    %s: %s\n", lease_anomaly_name(e->anomalies[k].id),
-			       clean(msg, sizeof(msg), e->anomalies[k].message));
+			       report_clean(msg, sizeof(msg), e->anomalies[k].message));
 		if (e->action == LEASE_ACTION_REAPED)
 			printf("    reaped: released by CAS\n");
 		else if (e->action == LEASE_ACTION_PRUNED)
 			printf("    pruned: archived as %s\n", e->archive_ref);
 		else if (e->action == LEASE_ACTION_SKIPPED)
 			printf("    skipped %s: %s\n", e->action_kind ? e->action_kind : "action",
-			       clean(msg, sizeof(msg), e->action_message ? e->action_message : ""));
+			       report_clean(msg, sizeof(msg),
+			                    e->action_message ? e->action_message : ""));
 		if (e->lock_removed)
 			printf("    stale ref lock removed\n");
 	}
@@ -228,64 +205,6 @@ static void print_human(const lease_reconcile_report *r)
 
 /* ---- markdown summary ----------------------------------------------------------------- */
 
-typedef struct mdbuf {
-	char *s;
-	size_t len, cap;
-} mdbuf;
-
-static void md_put(mdbuf *b, const char *s, size_t n)
-{
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = (b->cap ? b->cap * 2 : 4096);
-		char *grown;
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		if (!(grown = realloc(b->s, cap)))
-			return;
-		b->s = grown;
-		b->cap = cap;
-	}
-	memcpy(b->s + b->len, s, n);
-	b->len += n;
-	b->s[b->len] = '\0';
-}
-
-static void md_printf(mdbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void md_printf(mdbuf *b, const char *fmt, ...)
-{
-	char tmp[2048];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		md_put(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
-}
-
-/* Text from payloads inside a table cell: no markup, no HTML, no line breaks. */
-static void md_text(mdbuf *b, const char *s)
-{
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '<')
-			md_put(b, "&lt;", 4);
-		else if (ch == '>')
-			md_put(b, "&gt;", 4);
-		else if (ch == '&')
-			md_put(b, "&amp;", 5);
-		else if (ch < 0x20 || ch == 0x7f)
-			md_put(b, " ", 1);
-		else if (strchr("\\`*_[]|#!~@", ch)) {
-			md_put(b, "\\", 1);
-			md_put(b, s, 1);
-		} else
-			md_put(b, s, 1);
-	}
-}
-
 static void md_row(mdbuf *b, const lease_reconcile_entry *e)
 {
 	char exp[LEASE_TIME_STRSZ + 1] = "-";
@@ -294,15 +213,15 @@ static void md_row(mdbuf *b, const lease_reconcile_entry *e)
 	if (e->has_payload)
 		lease_time_format(exp, e->payload.expires_at);
 	md_put(b, "| ", 2);
-	md_text(b, e->name);
+	md_text(b, e->name, MD_ESCAPE_BACKSLASH, 0);
 	md_printf(b, " | %s | ", e->has_payload ? lease_phase_name(e->payload.phase) : "?");
-	md_text(b, e->has_payload ? e->payload.owner : "?");
+	md_text(b, e->has_payload ? e->payload.owner : "?", MD_ESCAPE_BACKSLASH, 0);
 	md_printf(b, " | %s | ", exp);
 	for (k = 0; k < e->anomaly_count; k++) {
 		md_printf(b, "%s**%s** `%s`: ", k ? "<br>" : "",
 		          lease_severity_name(e->anomalies[k].severity),
 		          lease_anomaly_name(e->anomalies[k].id));
-		md_text(b, e->anomalies[k].message);
+		md_text(b, e->anomalies[k].message, MD_ESCAPE_BACKSLASH, 0);
 	}
 	if (e->action == LEASE_ACTION_REAPED)
 		md_put(b, "<br>reaped", 10);
@@ -310,7 +229,7 @@ static void md_row(mdbuf *b, const lease_reconcile_entry *e)
 		md_put(b, "<br>pruned", 10);
 	else if (e->action == LEASE_ACTION_SKIPPED) {
 		md_printf(b, "<br>skipped %s: ", e->action_kind ? e->action_kind : "");
-		md_text(b, e->action_message ? e->action_message : "");
+		md_text(b, e->action_message ? e->action_message : "", MD_ESCAPE_BACKSLASH, 0);
 	}
 	md_put(b, " |\n", 3);
 }
@@ -348,14 +267,13 @@ static void render_summary(mdbuf *b, const lease_reconcile_report *r, long limit
 		row.len = 0;
 		md_row(&row, e);
 		/* keep room for the closing "N more" line */
-		if (!row.s || (long)(b->len + row.len) + 200 > limit) {
+		if (!md_append_capped(b, &row, SUMMARY_RESERVE, limit)) {
 			more = listed - shown;
 			break;
 		}
-		md_put(b, row.s, row.len);
 		shown++;
 	}
-	free(row.s);
+	md_free(&row);
 	if (more)
 		md_printf(b,
 		          "\n_%zu more leases with anomalies not shown (summary kept under 1 MiB; "
@@ -363,28 +281,10 @@ static void render_summary(mdbuf *b, const lease_reconcile_report *r, long limit
 		          more);
 }
 
-static long summary_limit(const char *path)
-{
-	const char *v = getenv("REFLEASE_SUMMARY_MAX"); /* testing aid: a smaller cap */
-	struct stat sb;
-	long limit = SUMMARY_MAX;
-
-	if (v && *v) {
-		long n = strtol(v, NULL, 10);
-		if (n > 256 && n < limit)
-			limit = n;
-	}
-	/* the step's summary file may already hold other output */
-	if (path && stat(path, &sb) == 0 && sb.st_size > 0)
-		limit -= (long)sb.st_size;
-	return limit;
-}
-
 static int write_summary(cli_ctx *ctx, const char *path, const lease_reconcile_report *r)
 {
 	mdbuf b = {NULL, 0, 0};
-	FILE *f;
-	long limit = summary_limit(path);
+	long limit = report_summary_limit(path);
 
 	if (limit < 1024) {
 		fprintf(stderr, "reflease reconcile: %s is nearly full; summary not written\n",
@@ -392,14 +292,12 @@ static int write_summary(cli_ctx *ctx, const char *path, const lease_reconcile_r
 		return 0;
 	}
 	render_summary(&b, r, limit);
-	if (!(f = fopen(path, "a"))) {
-		free(b.s);
+	/* a failed write or close leaves what was written, as a partial summary */
+	if (report_write_summary(path, "a", &b) == REPORT_EOPEN) {
+		md_free(&b);
 		return cli_fail(ctx, LEASE_ECONFIG, "cannot write the summary %s", path);
 	}
-	if (b.s)
-		fwrite(b.s, 1, b.len, f);
-	fclose(f);
-	free(b.s);
+	md_free(&b);
 	return 0;
 }
 
@@ -407,43 +305,32 @@ static int write_summary(cli_ctx *ctx, const char *path, const lease_reconcile_r
 
 static void annotate(const lease_reconcile_report *r)
 {
-	static const char *const cmd[] = {NULL, "notice", "warning", "error"};
-	size_t emitted[4] = {0}, over[4] = {0};
-	char title[400], text[2048], raw[1024];
+	report_annotations ann;
+	char title[1024], text[1024], what[64];
 	size_t i, k;
 	int s;
 
+	memset(&ann, 0, sizeof(ann));
 	for (i = 0; i < r->count; i++) {
 		const lease_reconcile_entry *e = &r->entries[i];
 
 		for (k = 0; k < e->anomaly_count; k++) {
 			const lease_anomaly *a = &e->anomalies[k];
-			int sev =
-			        a->severity > LEASE_SEV_ERROR ? LEASE_SEV_ERROR : (int)a->severity;
+			lease_severity sev =
+			        a->severity > LEASE_SEV_ERROR ? LEASE_SEV_ERROR : a->severity;
 
-			if (sev == LEASE_SEV_OK)
-				continue;
-			if (emitted[sev] >= ANNOTATIONS_PER_LEVEL) {
-				over[sev]++;
-				continue;
-			}
-			snprintf(raw, sizeof(raw), "reflease reconcile: refs/%s/%s", r->ns,
+			snprintf(title, sizeof(title), "reflease reconcile: refs/%s/%s", r->ns,
 			         e->name);
-			lease_gha_escape(title, sizeof(title), raw, 1);
-			snprintf(raw, sizeof(raw), "%s %s: %s", e->name, lease_anomaly_name(a->id),
-			         a->message);
-			lease_gha_escape(text, sizeof(text), raw, 0);
-			fprintf(stderr, "::%s title=%s::%s\n", cmd[sev], title, text);
-			emitted[sev]++;
+			snprintf(text, sizeof(text), "%s %s: %s", e->name,
+			         lease_anomaly_name(a->id), a->message);
+			report_annotate(&ann, sev, title, text, 0);
 		}
 	}
-	for (s = LEASE_SEV_ERROR; s >= LEASE_SEV_INFO; s--)
-		if (over[s])
-			fprintf(stderr,
-			        "::%s title=reflease reconcile::%zu more %s anomalies not "
-			        "annotated "
-			        "(see the job summary)\n",
-			        cmd[s], over[s], lease_severity_name((lease_severity)s));
+	for (s = LEASE_SEV_ERROR; s >= LEASE_SEV_INFO; s--) {
+		snprintf(what, sizeof(what), "%s anomalies not annotated",
+		         lease_severity_name((lease_severity)s));
+		report_annotate_more(&ann, (lease_severity)s, "reflease reconcile", what);
+	}
 	fflush(stderr);
 }
 
@@ -507,9 +394,8 @@ static int cmd_reconcile(cli_ctx *ctx, int argc, char **argv)
 	                 : EXIT_OK;
 	if (a.summary && (rc = write_summary(ctx, a.summary, &rep)) < 0)
 		status = cli_status_of(rc);
-	if (github_actions()) {
-		if ((gss = getenv("GITHUB_STEP_SUMMARY")) && *gss &&
-		    (!a.summary || strcmp(a.summary, gss) != 0))
+	if (report_github_actions()) {
+		if ((gss = report_step_summary()) && (!a.summary || strcmp(a.summary, gss) != 0))
 			write_summary(ctx, gss, &rep);
 		annotate(&rep);
 	}
@@ -568,15 +454,16 @@ static void print_history_human(const lease_history *h)
 		lease_time_format(t, it->commit_time);
 		if (it->payload_rc != 0) {
 			printf("%.12s %s %-10s unreadable: %s\n", hex, it->is_commit ? t : "-",
-			       lease_op_name(it->op), clean(msg, sizeof(msg), it->payload_error));
+			       lease_op_name(it->op),
+			       report_clean(msg, sizeof(msg), it->payload_error));
 			continue;
 		}
 		lease_time_format(e, it->payload.expires_at);
 		printf("%.12s %s %-10s %-9s gen %lld by %s on %s, expires %s", hex, t,
 		       lease_op_name(it->op), lease_phase_name(it->payload.phase),
 		       (long long)it->payload.transitions,
-		       clean(own, sizeof(own), it->payload.owner),
-		       clean(host, sizeof(host), it->payload.host), e);
+		       report_clean(own, sizeof(own), it->payload.owner),
+		       report_clean(host, sizeof(host), it->payload.host), e);
 		if (it->payload.has_ttl)
 			printf(", ttl %llds", (long long)it->payload.ttl_seconds);
 		else
