@@ -332,43 +332,73 @@ static void op_init(lease_op_options *o, const cli_ctx *ctx, const lease_args *a
 	o->lease_token = a->token;
 }
 
+/* What one lease command works with, from its options to its result. */
+typedef struct lease_cmd {
+	lease_args a;
+	const char *name;
+	lease_store *st;
+	lease_op_options o; /* from the options (op_init) once the store is open */
+	lease_result r;     /* zeroed once the store is open */
+} lease_cmd;
+
+/* Parse options and NAME (lease_parse); with @p need_token the token must be
+ * well-formed. Returns 0 or a negative helper result. */
+static int lease_cmd_parse(cli_ctx *ctx, int argc, char **argv, const struct option *longopts,
+                           int need_token, lease_cmd *c)
+{
+	int rc;
+
+	if ((rc = lease_parse(ctx, argc, argv, longopts, &c->a, &c->name)) < 0 ||
+	    (need_token && (rc = require_token(ctx, &c->a)) < 0))
+		return rc;
+	return 0;
+}
+
+/* Open the store (with @p check_ttl also checking --ttl against its bounds,
+ * still before any write), then set c->o from the options and zero c->r.
+ * Returns 0 or -exit status. */
+static int lease_cmd_open(cli_ctx *ctx, lease_cmd *c, int check_ttl)
+{
+	int rc;
+
+	if ((rc = cli_open_store(ctx, &c->st)) < 0 ||
+	    (check_ttl && (rc = lease_check_ttl(ctx, c->st, c->a.ttl)) < 0))
+		return rc;
+	op_init(&c->o, ctx, &c->a);
+	memset(&c->r, 0, sizeof(c->r));
+	return 0;
+}
+
 /* ---- commands ---- */
 
 static int cmd_acquire(cli_ctx *ctx, int argc, char **argv)
 {
-	lease_op_options o;
-	lease_result r;
-	lease_store *st;
-	lease_args a;
-	const char *name;
+	lease_cmd c;
 	int rc;
 
-	if ((rc = lease_parse(ctx, argc, argv, acquire_longopts, &a, &name)) < 0)
+	if ((rc = lease_cmd_parse(ctx, argc, argv, acquire_longopts, 0, &c)) < 0 ||
+	    (rc = lease_cmd_open(ctx, &c, 1)) < 0)
 		return cli_status_of(rc);
-	if ((rc = cli_open_store(ctx, &st)) < 0 || (rc = lease_check_ttl(ctx, st, a.ttl)) < 0)
-		return cli_status_of(rc);
-	op_init(&o, ctx, &a);
-	o.lease_token = NULL;
-	o.phase = a.phase;
-	o.wait_seconds = a.wait;
-	if (a.wait > 0) {
-		lease_wait_guard_arm(ctx, name, ctx->json ? STDOUT_FILENO : -1, NULL);
+	c.o.lease_token = NULL;
+	c.o.phase = c.a.phase;
+	c.o.wait_seconds = c.a.wait;
+	if (c.a.wait > 0) {
+		lease_wait_guard_arm(ctx, c.name, ctx->json ? STDOUT_FILENO : -1, NULL);
 		lease_install_stop_handlers();
-		o.wait_cb = lease_wait_guard_cb;
+		c.o.wait_cb = lease_wait_guard_cb;
 	}
-	memset(&r, 0, sizeof(r));
-	rc = lease_acquire(&r, st, name, &o);
+	rc = lease_acquire(&c.r, c.st, c.name, &c.o);
 	lease_wait_guard_disarm();
 	if (rc < 0 && lease_stop_signal) {
-		lease_result_fixup(&r, st, name, rc);
+		lease_result_fixup(&c.r, c.st, c.name, rc);
 		if (ctx->json)
-			cli_emit_json(stdout, cli_result_json(&r));
-		fprintf(stderr, "reflease acquire: %s: interrupted while waiting\n", name);
+			cli_emit_json(stdout, cli_result_json(&c.r));
+		fprintf(stderr, "reflease acquire: %s: interrupted while waiting\n", c.name);
 		return lease_exit_for_signal(lease_stop_signal);
 	}
-	if (rc == LEASE_EHELD && a.wait > 0 && r.status && !r.message[0])
-		snprintf(r.message, sizeof(r.message), "--wait %ld s ran out", a.wait);
-	return finish(ctx, st, &r, name, rc);
+	if (rc == LEASE_EHELD && c.a.wait > 0 && c.r.status && !c.r.message[0])
+		snprintf(c.r.message, sizeof(c.r.message), "--wait %ld s ran out", c.a.wait);
+	return finish(ctx, c.st, &c.r, c.name, rc);
 }
 
 /* heartbeat --every: one line per write (cli.md), then the end state. */
@@ -474,142 +504,108 @@ static int heartbeat_every(cli_ctx *ctx, lease_store *st, const char *name, cons
 
 static int cmd_heartbeat(cli_ctx *ctx, int argc, char **argv)
 {
-	lease_op_options o;
-	lease_result r;
-	lease_store *st;
-	lease_args a;
-	const char *name;
+	lease_cmd c;
 	int rc;
 
-	if ((rc = lease_parse(ctx, argc, argv, heartbeat_longopts, &a, &name)) < 0 ||
-	    (rc = require_token(ctx, &a)) < 0)
+	if ((rc = lease_cmd_parse(ctx, argc, argv, heartbeat_longopts, 1, &c)) < 0)
 		return cli_status_of(rc);
-	if (a.release_on_exit && !a.every)
+	if (c.a.release_on_exit && !c.a.every)
 		return cli_status_of(cli_usage(ctx, "--release-on-exit needs --every S"));
-	if (a.every && a.ttl && a.every > a.ttl / 2)
+	if (c.a.every && c.a.ttl && c.a.every > c.a.ttl / 2)
 		return cli_status_of(cli_usage(ctx, "--every: %ld s is above ttl/2 (%ld s)",
-		                               a.every, a.ttl / 2));
-	if ((rc = cli_open_store(ctx, &st)) < 0 || (rc = lease_check_ttl(ctx, st, a.ttl)) < 0)
+		                               c.a.every, c.a.ttl / 2));
+	if ((rc = lease_cmd_open(ctx, &c, 1)) < 0)
 		return cli_status_of(rc);
-	if (a.every)
-		return heartbeat_every(ctx, st, name, &a);
-	op_init(&o, ctx, &a);
-	memset(&r, 0, sizeof(r));
-	rc = lease_heartbeat(&r, st, name, &o);
-	return finish(ctx, st, &r, name, rc);
+	if (c.a.every)
+		return heartbeat_every(ctx, c.st, c.name, &c.a);
+	rc = lease_heartbeat(&c.r, c.st, c.name, &c.o);
+	return finish(ctx, c.st, &c.r, c.name, rc);
 }
 
 static int cmd_transition(cli_ctx *ctx, int argc, char **argv)
 {
-	lease_op_options o;
-	lease_result r;
-	lease_store *st;
-	lease_args a;
-	const char *name;
+	lease_cmd c;
 	int rc;
 
-	if ((rc = lease_parse(ctx, argc, argv, transition_longopts, &a, &name)) < 0 ||
-	    (rc = require_token(ctx, &a)) < 0)
+	if ((rc = lease_cmd_parse(ctx, argc, argv, transition_longopts, 1, &c)) < 0)
 		return cli_status_of(rc);
-	if (a.to == LEASE_PHASE_NONE)
+	if (c.a.to == LEASE_PHASE_NONE)
 		return cli_status_of(
 		        cli_usage(ctx, "--to PHASE is required (claimed, working, review)"));
-	if ((rc = cli_open_store(ctx, &st)) < 0)
+	if ((rc = lease_cmd_open(ctx, &c, 0)) < 0)
 		return cli_status_of(rc);
-	op_init(&o, ctx, &a);
-	o.to = a.to;
-	memset(&r, 0, sizeof(r));
-	rc = lease_transition(&r, st, name, &o);
+	c.o.to = c.a.to;
+	rc = lease_transition(&c.r, c.st, c.name, &c.o);
 	if (rc == LEASE_EINVALID)
 		return cli_status_of(cli_usage(
-		        ctx, "%s", r.message[0] ? r.message : lease_store_last_error(st)));
-	return finish(ctx, st, &r, name, rc);
+		        ctx, "%s", c.r.message[0] ? c.r.message : lease_store_last_error(c.st)));
+	return finish(ctx, c.st, &c.r, c.name, rc);
 }
 
 static int cmd_reacquire(cli_ctx *ctx, int argc, char **argv)
 {
-	lease_op_options o;
-	lease_result r;
-	lease_store *st;
-	lease_args a;
-	const char *name;
+	lease_cmd c;
 	int rc;
 
-	if ((rc = lease_parse(ctx, argc, argv, reacquire_longopts, &a, &name)) < 0 ||
-	    (rc = require_token(ctx, &a)) < 0)
+	if ((rc = lease_cmd_parse(ctx, argc, argv, reacquire_longopts, 1, &c)) < 0 ||
+	    (rc = lease_cmd_open(ctx, &c, 1)) < 0)
 		return cli_status_of(rc);
-	if ((rc = cli_open_store(ctx, &st)) < 0 || (rc = lease_check_ttl(ctx, st, a.ttl)) < 0)
-		return cli_status_of(rc);
-	op_init(&o, ctx, &a);
-	memset(&r, 0, sizeof(r));
-	rc = lease_reacquire(&r, st, name, &o);
-	return finish(ctx, st, &r, name, rc);
+	rc = lease_reacquire(&c.r, c.st, c.name, &c.o);
+	return finish(ctx, c.st, &c.r, c.name, rc);
 }
 
 static int cmd_release(cli_ctx *ctx, int argc, char **argv)
 {
-	lease_op_options o;
-	lease_result r;
-	lease_store *st;
-	lease_args a;
-	const char *name;
+	lease_cmd c;
 	int rc, status;
 
-	if ((rc = lease_parse(ctx, argc, argv, release_longopts, &a, &name)) < 0)
+	if ((rc = lease_cmd_parse(ctx, argc, argv, release_longopts, 0, &c)) < 0 ||
+	    (rc = lease_cmd_open(ctx, &c, 0)) < 0)
 		return cli_status_of(rc);
-	if ((rc = cli_open_store(ctx, &st)) < 0)
-		return cli_status_of(rc);
-	memset(&r, 0, sizeof(r));
-	if (token_well_formed(a.token)) {
-		op_init(&o, ctx, &a);
-		rc = lease_release(&r, st, name, &o);
+	if (token_well_formed(c.a.token)) {
+		rc = lease_release(&c.r, c.st, c.name, &c.o);
 	} else {
 		/* No token, an empty one (a cleanup step of a job that never held,
 		 * F05) or one that can never be current: nothing is written; the
 		 * answer depends only on whether the lease is free. */
-		rc = lease_status(&r, st, name);
-		if (rc == 0 || r.present) {
-			int free_ = !r.present ||
-			            (r.has_payload && r.payload.phase == LEASE_PHASE_RELEASED);
-			r.status = free_ ? "already_released" : "not_owner";
-			r.holds_token = 0;
-			r.token_rotated = 0;
-			r.code = rc = 0;
+		lease_result *r = &c.r;
+
+		rc = lease_status(r, c.st, c.name);
+		if (rc == 0 || r->present) {
+			int free_ = !r->present ||
+			            (r->has_payload && r->payload.phase == LEASE_PHASE_RELEASED);
+			r->status = free_ ? "already_released" : "not_owner";
+			r->holds_token = 0;
+			r->token_rotated = 0;
+			r->code = rc = 0;
 			if (!free_)
-				snprintf(r.message, sizeof(r.message), "%s; nothing written",
-				         a.token && *a.token
+				snprintf(r->message, sizeof(r->message), "%s; nothing written",
+				         c.a.token && *c.a.token
 				                 ? "the token given is not the current one"
 				                 : "no lease token given");
 		}
 	}
-	status = finish(ctx, st, &r, name, rc);
-	if (status == EXIT_OK && a.strict && r.status && strcmp(r.status, "not_owner") == 0)
+	status = finish(ctx, c.st, &c.r, c.name, rc);
+	if (status == EXIT_OK && c.a.strict && c.r.status && strcmp(c.r.status, "not_owner") == 0)
 		return EXIT_NOTHOLDER;
 	return status;
 }
 
 static int cmd_break(cli_ctx *ctx, int argc, char **argv)
 {
-	lease_op_options o;
-	lease_result r;
-	lease_store *st;
-	lease_args a;
-	const char *name;
+	lease_cmd c;
 	int rc;
 
-	if ((rc = lease_parse(ctx, argc, argv, break_longopts, &a, &name)) < 0)
+	if ((rc = lease_cmd_parse(ctx, argc, argv, break_longopts, 0, &c)) < 0 ||
+	    (rc = lease_cmd_open(ctx, &c, 0)) < 0)
 		return cli_status_of(rc);
-	if ((rc = cli_open_store(ctx, &st)) < 0)
-		return cli_status_of(rc);
-	op_init(&o, ctx, &a);
-	o.lease_token = NULL;
-	o.force = a.force;
-	memset(&r, 0, sizeof(r));
-	rc = lease_break(&r, st, name, &o);
-	if (rc == LEASE_EHELD && !r.message[0])
-		snprintf(r.message, sizeof(r.message),
+	c.o.lease_token = NULL;
+	c.o.force = c.a.force;
+	rc = lease_break(&c.r, c.st, c.name, &c.o);
+	if (rc == LEASE_EHELD && !c.r.message[0])
+		snprintf(c.r.message, sizeof(c.r.message),
 		         "the lease is live; use --force to break it anyway");
-	return finish(ctx, st, &r, name, rc);
+	return finish(ctx, c.st, &c.r, c.name, rc);
 }
 
 const cli_command cli_lease_commands[] = {

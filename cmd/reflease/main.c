@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "report.h"
+
 int cli_exit_for(int code)
 {
 	switch (code) {
@@ -251,7 +253,7 @@ static void default_identity(cli_ctx *ctx)
 
 	if (!ctx->owner && (v = env_nonempty("REFLEASE_OWNER")))
 		ctx->owner = v;
-	if (!ctx->owner && (v = getenv("GITHUB_ACTIONS")) && strcmp(v, "true") == 0) {
+	if (!ctx->owner && report_github_actions()) {
 		snprintf(ctx->owner_buf, sizeof(ctx->owner_buf), "%s/%s/%s/%s",
 		         env_nonempty("GITHUB_REPOSITORY") ? getenv("GITHUB_REPOSITORY") : "?",
 		         env_nonempty("GITHUB_RUN_ID") ? getenv("GITHUB_RUN_ID") : "?",
@@ -279,7 +281,6 @@ static void default_identity(cli_ctx *ctx)
 int cli_open_store(cli_ctx *ctx, lease_store **out)
 {
 	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
-	const char *v;
 	char err[1024];
 	int rc;
 
@@ -288,7 +289,7 @@ int cli_open_store(cli_ctx *ctx, lease_store **out)
 		return 0;
 	}
 	if (!ctx->store_spec) {
-		if ((v = getenv("GITHUB_ACTIONS")) && strcmp(v, "true") == 0) {
+		if (report_github_actions()) {
 			if (!env_nonempty("GITHUB_REPOSITORY"))
 				return cli_fail(ctx, LEASE_ECONFIG,
 				                "GITHUB_ACTIONS=true but GITHUB_REPOSITORY is not "

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report.h"
+
 json_t *cli_payload_json(const lease_payload *p, int with_token, int64_t now)
 {
 	char acq[LEASE_TIME_STRSZ + 1], exp[LEASE_TIME_STRSZ + 1];
@@ -111,10 +113,10 @@ void cli_print_result_human(const lease_result *r)
 
 void cli_github_output(const char *key, const char *value)
 {
-	const char *ga = getenv("GITHUB_ACTIONS"), *path = getenv("GITHUB_OUTPUT");
+	const char *path = getenv("GITHUB_OUTPUT");
 	FILE *f;
 
-	if (!ga || strcmp(ga, "true") != 0 || !path || !*path)
+	if (!report_github_actions() || !path || !*path)
 		return;
 	/* values are hex, timestamps and status ids: no newlines to escape */
 	if (strchr(value, '\n') || !(f = fopen(path, "a")))
