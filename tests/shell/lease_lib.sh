@@ -6,8 +6,6 @@ S="$TMPDIR/s"
 export REFLEASE_STORE="local:$S" REFLEASE_OWNER=alice REFLEASE_HOST=h1
 unset REFLEASE_LEASE_TOKEN REFLEASE_NAMESPACE GITHUB_ACTIONS 2>/dev/null || true
 R=$REFLEASE
-# libfaketime is preloaded before the ASan runtime of a SANITIZE=1 build
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 
 fail() { echo "FAIL: $*" >&2; [ -f "$TMPDIR/out" ] && { echo "--- last stdout"; cat "$TMPDIR/out"; echo "--- last stderr"; cat "$TMPDIR/err"; } >&2; exit 1; }
 

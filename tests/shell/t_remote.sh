@@ -80,7 +80,7 @@ for url in "git://127.0.0.1:$port/s.git" "http://127.0.0.1:$hport/git/s.git" "fi
   # preloaded ahead of its runtime)
   F() {
     off=$1; shift
-    ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0" faketime -f "$off" \
+    faketime -f "$off" \
       "$REFLEASE" --store "remote:$url" --verify-timeout 1 "$@"
   }
   a=job$n-a b=job$n-b c=job$n-c
