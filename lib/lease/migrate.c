@@ -16,6 +16,7 @@
 #include "../../migrations/migrations.h"
 #include "lease/version.h"
 #include "store/store.h"
+#include "util/util.h"
 
 /* Longest chain of steps one payload may need. */
 #define CHAIN_MAX 16
@@ -52,19 +53,6 @@ void lease_migrate_report_clear(lease_migrate_report *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 int lease_migrate_target_validate(const char *version, char *err, size_t errlen)
 {
 	char valid[256] = "";
@@ -81,8 +69,9 @@ int lease_migrate_target_validate(const char *version, char *err, size_t errlen)
 			                         used ? ", " : "", m->to);
 	}
 	if (!version || lease_migration_version_parse(version, &ma, &mi, &pa) < 0) {
-		seterr(err, errlen, "'%s' is not a version MAJOR.MINOR.PATCH (valid targets: %s)",
-		       version ? version : "", valid);
+		lease_errf(err, errlen,
+		           "'%s' is not a version MAJOR.MINOR.PATCH (valid targets: %s)",
+		           version ? version : "", valid);
 		return LEASE_EINVALID;
 	}
 	for (i = 0; i < lease_migrations_count(); i++) {
@@ -92,10 +81,10 @@ int lease_migrate_target_validate(const char *version, char *err, size_t errlen)
 		     (ma == SDLC_VERSION_MAJOR && mi <= SDLC_VERSION_MINOR)))
 			return 0;
 	}
-	seterr(err, errlen,
-	       "'%s' is not the target of a registered migration this build can write "
-	       "(valid targets: %s)",
-	       version, valid);
+	lease_errf(err, errlen,
+	           "'%s' is not the target of a registered migration this build can write "
+	           "(valid targets: %s)",
+	           version, valid);
 	return LEASE_EINVALID;
 }
 

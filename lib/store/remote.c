@@ -36,6 +36,7 @@
 #define _GNU_SOURCE
 #include "gitobj.h"
 #include "store.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <ftw.h>
@@ -177,17 +178,6 @@ static int url_has_password(const char *url)
 	return colon != NULL;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* file:///path or file://localhost/path to a percent-decoded path. */
 static int file_url_path(char *out, size_t outlen, const char *url)
 {
@@ -201,7 +191,7 @@ static int file_url_path(char *out, size_t outlen, const char *url)
 	for (; *p; p++) {
 		char c = *p;
 		if (c == '%') {
-			int hi = hexval(p[1]), lo = hi >= 0 ? hexval(p[2]) : -1;
+			int hi = lease_hex_digit(p[1]), lo = hi >= 0 ? lease_hex_digit(p[2]) : -1;
 			if (hi < 0 || lo < 0)
 				return -1;
 			c = (char)(hi * 16 + lo);

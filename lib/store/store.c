@@ -1,5 +1,6 @@
 /* The store handle: spec parsing, backend dispatch, accessors, errors. */
 #include "store.h"
+#include "util/util.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -40,19 +41,6 @@ static const struct {
         {"remote:", remote_ctor},
 };
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 int lease_store_open(lease_store **out, const char *spec, const lease_store_options *opts,
                      char *err, size_t errlen)
 {
@@ -62,7 +50,8 @@ int lease_store_open(lease_store **out, const char *spec, const lease_store_opti
 
 	*out = NULL;
 	if (!spec || !*spec) {
-		set_err(err, errlen, "%s",
+		lease_errf(
+		        err, errlen, "%s",
 		        "no store given (use --store local:PATH, github:OWNER/REPO or remote:URL)");
 		return LEASE_ECONFIG;
 	}
@@ -81,8 +70,9 @@ int lease_store_open(lease_store **out, const char *spec, const lease_store_opti
 			return rc;
 		}
 	}
-	set_err(err, errlen,
-	        "invalid store '%s': expected local:PATH, github:OWNER/REPO or remote:URL", spec);
+	lease_errf(err, errlen,
+	           "invalid store '%s': expected local:PATH, github:OWNER/REPO or remote:URL",
+	           spec);
 	return LEASE_EINVALID;
 }
 
@@ -97,7 +87,7 @@ int lease_store_open_transport(lease_store **out, lease_transport *transport,
 	if (!opts)
 		opts = &defaults;
 	if (!transport || transport->version != LEASE_TRANSPORT_VERSION) {
-		set_err(err, errlen, "%s", "transport of an unsupported vtable version");
+		lease_errf(err, errlen, "%s", "transport of an unsupported vtable version");
 		if (transport && transport->free)
 			transport->free(transport);
 		return LEASE_EINVALID;

@@ -1,7 +1,10 @@
 /* Error ids, object ids and injected randomness (reflease/common.h). */
 #include "reflease/common.h"
+#include "util/util.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
 
@@ -29,7 +32,7 @@ const char *lease_error_id(int code)
 	}
 }
 
-static int hexval(char c)
+int lease_hex_digit(char c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -47,7 +50,7 @@ int lease_oid_fromhex(lease_oid *out, const char *hex)
 	if (!hex || strlen(hex) != LEASE_OID_HEXSZ)
 		return LEASE_EINVALID;
 	for (i = 0; i < LEASE_OID_RAWSZ; i++) {
-		int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
+		int hi = lease_hex_digit(hex[2 * i]), lo = lease_hex_digit(hex[2 * i + 1]);
 		if (hi < 0 || lo < 0)
 			return LEASE_EINVALID;
 		out->id[i] = (unsigned char)(hi << 4 | lo);
@@ -113,4 +116,15 @@ int lease_random_hex(char *out, size_t nbytes, const lease_random *rnd)
 	}
 	out[2 * nbytes] = '\0';
 	return 0;
+}
+
+void lease_errf(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
 }

@@ -1,0 +1,21 @@
+/**
+ * @file util.h (internal)
+ * Small helpers shared across the library: hex digits and bounded error
+ * messages.
+ */
+#ifndef REFLEASE_UTIL_H
+#define REFLEASE_UTIL_H
+
+#include <stddef.h>
+
+/** Value of hex digit @p c (0–15, either case), or -1. */
+int lease_hex_digit(char c);
+
+/**
+ * Format an error message into @p err (at most @p errlen bytes, always
+ * NUL-terminated); does nothing when @p err is NULL or @p errlen is 0.
+ */
+void lease_errf(char *err, size_t errlen, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+#endif
