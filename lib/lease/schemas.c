@@ -6,6 +6,7 @@
 #include "reflease/schema.h"
 
 #include "lease/version.h"
+#include "util/util.h"
 
 #include <jansson.h>
 #include <stdarg.h>
@@ -14,20 +15,6 @@
 #include <string.h>
 
 /* ---------------------------------------------------------------- errors */
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* ---------------------------------------------------------------- phases and ops */
 
@@ -94,44 +81,45 @@ int lease_name_validate(const char *name, char *err, size_t errlen)
 	size_t n, i;
 
 	if (!name || !*name) {
-		seterr(err, errlen, "name: must not be empty (1-%d bytes)", LEASE_NAME_MAX);
+		lease_errf(err, errlen, "name: must not be empty (1-%d bytes)", LEASE_NAME_MAX);
 		return LEASE_EINVALID;
 	}
 	n = strlen(name);
 	if (n > LEASE_NAME_MAX) {
-		seterr(err, errlen, "name: must be at most %d bytes (got %zu)", LEASE_NAME_MAX, n);
+		lease_errf(err, errlen, "name: must be at most %d bytes (got %zu)", LEASE_NAME_MAX,
+		           n);
 		return LEASE_EINVALID;
 	}
 	for (i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)name[i];
 		if (c == '/') {
-			seterr(err, errlen,
-			       "name: must not contain '/' (lease names are flat; allowed: "
-			       "A-Z a-z 0-9 . _ -)");
+			lease_errf(err, errlen,
+			           "name: must not contain '/' (lease names are flat; allowed: "
+			           "A-Z a-z 0-9 . _ -)");
 			return LEASE_EINVALID;
 		}
 		if (!is_alnum(c) && c != '.' && c != '_' && c != '-') {
-			seterr(err, errlen,
-			       "name: byte 0x%02x at offset %zu is not allowed (allowed: "
-			       "A-Z a-z 0-9 . _ -)",
-			       c, i);
+			lease_errf(err, errlen,
+			           "name: byte 0x%02x at offset %zu is not allowed (allowed: "
+			           "A-Z a-z 0-9 . _ -)",
+			           c, i);
 			return LEASE_EINVALID;
 		}
 	}
 	if (!is_alnum((unsigned char)name[0])) {
-		seterr(err, errlen, "name: must start with a letter or digit");
+		lease_errf(err, errlen, "name: must start with a letter or digit");
 		return LEASE_EINVALID;
 	}
 	if (strstr(name, "..")) {
-		seterr(err, errlen, "name: must not contain '..'");
+		lease_errf(err, errlen, "name: must not contain '..'");
 		return LEASE_EINVALID;
 	}
 	if (name[n - 1] == '.') {
-		seterr(err, errlen, "name: must not end with '.'");
+		lease_errf(err, errlen, "name: must not end with '.'");
 		return LEASE_EINVALID;
 	}
 	if (ends_with(name, n, ".lock")) {
-		seterr(err, errlen, "name: must not end with '.lock'");
+		lease_errf(err, errlen, "name: must not end with '.lock'");
 		return LEASE_EINVALID;
 	}
 	return 0;
@@ -149,41 +137,41 @@ int lease_namespace_validate(const char *ns, char *err, size_t errlen)
 	size_t n, i;
 
 	if (!ns || !*ns) {
-		seterr(err, errlen, "namespace: must not be empty ([a-z][a-z0-9-]{0,31})");
+		lease_errf(err, errlen, "namespace: must not be empty ([a-z][a-z0-9-]{0,31})");
 		return LEASE_EINVALID;
 	}
 	n = strlen(ns);
 	if (n > LEASE_NS_MAX) {
-		seterr(err, errlen, "namespace: must be at most %d bytes (got %zu)", LEASE_NS_MAX,
-		       n);
+		lease_errf(err, errlen, "namespace: must be at most %d bytes (got %zu)",
+		           LEASE_NS_MAX, n);
 		return LEASE_EINVALID;
 	}
 	if (!(ns[0] >= 'a' && ns[0] <= 'z')) {
-		seterr(err, errlen,
-		       "namespace: must start with a lowercase letter ([a-z][a-z0-9-]{0,31})");
+		lease_errf(err, errlen,
+		           "namespace: must start with a lowercase letter ([a-z][a-z0-9-]{0,31})");
 		return LEASE_EINVALID;
 	}
 	for (i = 1; i < n; i++) {
 		unsigned char c = (unsigned char)ns[i];
 		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) {
-			seterr(err, errlen,
-			       "namespace: byte 0x%02x at offset %zu is not allowed "
-			       "([a-z][a-z0-9-]{0,31})",
-			       c, i);
+			lease_errf(err, errlen,
+			           "namespace: byte 0x%02x at offset %zu is not allowed "
+			           "([a-z][a-z0-9-]{0,31})",
+			           c, i);
 			return LEASE_EINVALID;
 		}
 	}
 	if (ends_with(ns, n, "-archive")) {
-		seterr(err, errlen,
-		       "namespace: must not end with '-archive' (reserved for archive refs)");
+		lease_errf(err, errlen,
+		           "namespace: must not end with '-archive' (reserved for archive refs)");
 		return LEASE_EINVALID;
 	}
 	for (i = 0; i < sizeof(reserved_ns) / sizeof(reserved_ns[0]); i++) {
 		if (strcmp(ns, reserved_ns[i]) == 0) {
-			seterr(err, errlen,
-			       "namespace: '%s' is reserved (git, GitHub, GitLab or Gerrit "
-			       "treat it specially)",
-			       ns);
+			lease_errf(err, errlen,
+			           "namespace: '%s' is reserved (git, GitHub, GitLab or Gerrit "
+			           "treat it specially)",
+			           ns);
 			return LEASE_EINVALID;
 		}
 	}
@@ -202,32 +190,19 @@ int lease_refname(char *out, size_t outlen, const char *ns, const char *name, ch
 	if ((rc = lease_name_validate(name, err, errlen)) < 0)
 		return rc;
 	if (!out || outlen == 0) {
-		seterr(err, errlen, "refname: no output buffer");
+		lease_errf(err, errlen, "refname: no output buffer");
 		return LEASE_ENOMEM;
 	}
 	n = snprintf(out, outlen, "refs/%s/%s", ns, name);
 	if (n < 0 || (size_t)n >= outlen) {
 		out[0] = '\0';
-		seterr(err, errlen, "refname: buffer of %zu bytes too small", outlen);
+		lease_errf(err, errlen, "refname: buffer of %zu bytes too small", outlen);
 		return LEASE_ENOMEM;
 	}
 	return 0;
 }
 
 /* ---------------------------------------------------------------- time */
-
-/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm). */
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-	int64_t era, yoe, doy, doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = y - era * 400;
-	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
 
 static void civil_from_days(int64_t z, int64_t *y, int *m, int *d)
 {
@@ -325,7 +300,7 @@ int lease_time_parse(int64_t *out, const char *s)
 	if (D < 1 || D > dim)
 		return LEASE_EINVALID;
 	if (out)
-		*out = days_from_civil(Y, M, D) * 86400 + h * 3600 + mi * 60 + sec;
+		*out = lease_days_from_civil(Y, M, D) * 86400 + h * 3600 + mi * 60 + sec;
 	return 0;
 }
 
@@ -395,15 +370,16 @@ static int check_ident(const char *field, const char *s, size_t n, char *err, si
 	size_t bad;
 
 	if (n < 1 || n > LEASE_IDENT_MAX) {
-		seterr(err, errlen, "%s: must be 1-%d bytes (got %zu)", field, LEASE_IDENT_MAX, n);
+		lease_errf(err, errlen, "%s: must be 1-%d bytes (got %zu)", field, LEASE_IDENT_MAX,
+		           n);
 		return LEASE_EPAYLOAD;
 	}
 	bad = utf8_check((const unsigned char *)s, n, 1);
 	if (bad != (size_t)-1) {
-		seterr(err, errlen,
-		       "%s: must be valid UTF-8 without control characters (bad byte at "
-		       "offset %zu)",
-		       field, bad);
+		lease_errf(err, errlen,
+		           "%s: must be valid UTF-8 without control characters (bad byte at "
+		           "offset %zu)",
+		           field, bad);
 		return LEASE_EPAYLOAD;
 	}
 	return 0;
@@ -494,17 +470,17 @@ static int get_string(const char **out, size_t *lenout, json_t *root, const char
 	json_t *v = json_object_get(root, field);
 
 	if (!v) {
-		seterr(err, errlen, "%s: required field is missing", field);
+		lease_errf(err, errlen, "%s: required field is missing", field);
 		return LEASE_EPAYLOAD;
 	}
 	if (!json_is_string(v)) {
-		seterr(err, errlen, "%s: must be a string", field);
+		lease_errf(err, errlen, "%s: must be a string", field);
 		return LEASE_EPAYLOAD;
 	}
 	*out = json_string_value(v);
 	*lenout = json_string_length(v);
 	if (strlen(*out) != *lenout) {
-		seterr(err, errlen, "%s: must not contain NUL", field);
+		lease_errf(err, errlen, "%s: must not contain NUL", field);
 		return LEASE_EPAYLOAD;
 	}
 	return 0;
@@ -515,11 +491,11 @@ static int get_integer(int64_t *out, json_t *root, const char *field, char *err,
 	json_t *v = json_object_get(root, field);
 
 	if (!v) {
-		seterr(err, errlen, "%s: required field is missing", field);
+		lease_errf(err, errlen, "%s: required field is missing", field);
 		return LEASE_EPAYLOAD;
 	}
 	if (!json_is_integer(v)) {
-		seterr(err, errlen, "%s: must be an integer", field);
+		lease_errf(err, errlen, "%s: must be an integer", field);
 		return LEASE_EPAYLOAD;
 	}
 	*out = (int64_t)json_integer_value(v);
@@ -535,9 +511,9 @@ static int get_time(int64_t *out, json_t *root, const char *field, char *err, si
 	if ((rc = get_string(&s, &n, root, field, err, errlen)) < 0)
 		return rc;
 	if (lease_time_parse(out, s) < 0) {
-		seterr(err, errlen,
-		       "%s: must be a valid UTC timestamp YYYY-MM-DDTHH:MM:SSZ (got '%.40s')",
-		       field, s);
+		lease_errf(err, errlen,
+		           "%s: must be a valid UTC timestamp YYYY-MM-DDTHH:MM:SSZ (got '%.40s')",
+		           field, s);
 		return LEASE_EPAYLOAD;
 	}
 	return 0;
@@ -548,20 +524,20 @@ static int check_ttl(int64_t ttl, lease_phase phase, int writer, char *err, size
 	if (ttl == 0) {
 		if (phase == LEASE_PHASE_RELEASED)
 			return 0;
-		seterr(err, errlen,
-		       "ttl_seconds: 0 is allowed only when phase is released (got 0 with "
-		       "phase %s)",
-		       lease_phase_name(phase));
+		lease_errf(err, errlen,
+		           "ttl_seconds: 0 is allowed only when phase is released (got 0 with "
+		           "phase %s)",
+		           lease_phase_name(phase));
 		return LEASE_EPAYLOAD;
 	}
 	if (ttl < LEASE_TTL_READ_MIN || ttl > LEASE_TTL_READ_MAX) {
-		seterr(err, errlen, "ttl_seconds: must be %d-%d (got %lld)", LEASE_TTL_READ_MIN,
-		       LEASE_TTL_READ_MAX, (long long)ttl);
+		lease_errf(err, errlen, "ttl_seconds: must be %d-%d (got %lld)", LEASE_TTL_READ_MIN,
+		           LEASE_TTL_READ_MAX, (long long)ttl);
 		return LEASE_EPAYLOAD;
 	}
 	if (writer && phase == LEASE_PHASE_RELEASED) {
-		seterr(err, errlen, "ttl_seconds: must be 0 when phase is released (got %lld)",
-		       (long long)ttl);
+		lease_errf(err, errlen, "ttl_seconds: must be 0 when phase is released (got %lld)",
+		           (long long)ttl);
 		return LEASE_EPAYLOAD;
 	}
 	return 0;
@@ -579,17 +555,17 @@ static int parse_object(lease_payload *p, json_t *root, char *err, size_t errlen
 		return rc;
 	if (n >= sizeof(p->sdlc_version) ||
 	    semver_parse(s, &p->version_major, &p->version_minor, &p->version_patch) < 0) {
-		seterr(err, errlen,
-		       "sdlc_version: must be a semantic version MAJOR.MINOR.PATCH "
-		       "(got '%.40s')",
-		       s);
+		lease_errf(err, errlen,
+		           "sdlc_version: must be a semantic version MAJOR.MINOR.PATCH "
+		           "(got '%.40s')",
+		           s);
 		return LEASE_EPAYLOAD;
 	}
 	memcpy(p->sdlc_version, s, n + 1);
 	if (p->version_major != SDLC_VERSION_MAJOR) {
-		seterr(err, errlen,
-		       "sdlc_version: major version %d is unsupported (this build reads %d.x)",
-		       p->version_major, SDLC_VERSION_MAJOR);
+		lease_errf(err, errlen,
+		           "sdlc_version: major version %d is unsupported (this build reads %d.x)",
+		           p->version_major, SDLC_VERSION_MAJOR);
 		return LEASE_EVERSION;
 	}
 
@@ -612,16 +588,17 @@ static int parse_object(lease_payload *p, json_t *root, char *err, size_t errlen
 	if ((rc = get_string(&s, &n, root, "phase", err, errlen)) < 0)
 		return rc;
 	if (lease_phase_parse(&p->phase, s) < 0) {
-		seterr(err, errlen,
-		       "phase: must be one of claimed, working, review, released (got '%.40s')", s);
+		lease_errf(err, errlen,
+		           "phase: must be one of claimed, working, review, released (got '%.40s')",
+		           s);
 		return LEASE_EPAYLOAD;
 	}
 
 	if ((rc = get_string(&s, &n, root, "lease_token", err, errlen)) < 0)
 		return rc;
 	if (!is_lower_hex(s, LEASE_TOKEN_HEXSZ)) {
-		seterr(err, errlen, "lease_token: must be %d lowercase hex characters",
-		       LEASE_TOKEN_HEXSZ);
+		lease_errf(err, errlen, "lease_token: must be %d lowercase hex characters",
+		           LEASE_TOKEN_HEXSZ);
 		return LEASE_EPAYLOAD;
 	}
 	memcpy(p->lease_token, s, n + 1);
@@ -629,8 +606,8 @@ static int parse_object(lease_payload *p, json_t *root, char *err, size_t errlen
 	if ((rc = get_integer(&p->transitions, root, "transitions", err, errlen)) < 0)
 		return rc;
 	if (p->transitions < 0) {
-		seterr(err, errlen, "transitions: must be an integer >= 0 (got %lld)",
-		       (long long)p->transitions);
+		lease_errf(err, errlen, "transitions: must be an integer >= 0 (got %lld)",
+		           (long long)p->transitions);
 		return LEASE_EPAYLOAD;
 	}
 
@@ -641,8 +618,8 @@ static int parse_object(lease_payload *p, json_t *root, char *err, size_t errlen
 	if ((rc = get_string(&s, &n, root, "nonce", err, errlen)) < 0)
 		return rc;
 	if (!is_lower_hex(s, LEASE_NONCE_HEXSZ)) {
-		seterr(err, errlen, "nonce: must be %d lowercase hex characters",
-		       LEASE_NONCE_HEXSZ);
+		lease_errf(err, errlen, "nonce: must be %d lowercase hex characters",
+		           LEASE_NONCE_HEXSZ);
 		return LEASE_EPAYLOAD;
 	}
 	memcpy(p->nonce, s, n + 1);
@@ -655,8 +632,8 @@ static int parse_object(lease_payload *p, json_t *root, char *err, size_t errlen
 		return 0;
 	}
 	if (!ttl) {
-		seterr(err, errlen, "ttl_seconds: required field is missing (schema %s)",
-		       p->sdlc_version);
+		lease_errf(err, errlen, "ttl_seconds: required field is missing (schema %s)",
+		           p->sdlc_version);
 		return LEASE_EPAYLOAD;
 	}
 	if ((rc = get_integer(&p->ttl_seconds, root, "ttl_seconds", err, errlen)) < 0)
@@ -678,30 +655,30 @@ int lease_payload_parse(lease_payload *out, const char *json, size_t len, char *
 		err[0] = '\0';
 	memset(&p, 0, sizeof(p));
 	if (!out || !json) {
-		seterr(err, errlen, "payload: no input");
+		lease_errf(err, errlen, "payload: no input");
 		return LEASE_EPAYLOAD;
 	}
 	if (len > LEASE_MESSAGE_MAX) {
-		seterr(err, errlen, "payload: larger than %d bytes (got %zu)", LEASE_MESSAGE_MAX,
-		       len);
+		lease_errf(err, errlen, "payload: larger than %d bytes (got %zu)",
+		           LEASE_MESSAGE_MAX, len);
 		return LEASE_EPAYLOAD;
 	}
 	if (json_depth_exceeds(json, len, LEASE_JSON_DEPTH_MAX)) {
-		seterr(err, errlen, "payload: JSON nesting deeper than %d levels",
-		       LEASE_JSON_DEPTH_MAX);
+		lease_errf(err, errlen, "payload: JSON nesting deeper than %d levels",
+		           LEASE_JSON_DEPTH_MAX);
 		return LEASE_EPAYLOAD;
 	}
 	root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root) {
 		if (json_error_code(&jerr) == json_error_duplicate_key)
-			seterr(err, errlen, "payload: duplicate key (%s)", jerr.text);
+			lease_errf(err, errlen, "payload: duplicate key (%s)", jerr.text);
 		else
-			seterr(err, errlen, "payload: not valid JSON: %s (line %d, column %d)",
-			       jerr.text, jerr.line, jerr.column);
+			lease_errf(err, errlen, "payload: not valid JSON: %s (line %d, column %d)",
+			           jerr.text, jerr.line, jerr.column);
 		return LEASE_EPAYLOAD;
 	}
 	if (!json_is_object(root)) {
-		seterr(err, errlen, "payload: must be a JSON object");
+		lease_errf(err, errlen, "payload: must be a JSON object");
 		rc = LEASE_EPAYLOAD;
 		goto done;
 	}
@@ -718,7 +695,7 @@ done:
 static int field_string(const char *field, const char *s, size_t cap, char *err, size_t errlen)
 {
 	if (!memchr(s, '\0', cap)) {
-		seterr(err, errlen, "%s: not NUL-terminated", field);
+		lease_errf(err, errlen, "%s: not NUL-terminated", field);
 		return LEASE_EPAYLOAD;
 	}
 	return 0;
@@ -731,7 +708,7 @@ int lease_payload_validate(const lease_payload *p, char *err, size_t errlen)
 	if (err && errlen)
 		err[0] = '\0';
 	if (!p) {
-		seterr(err, errlen, "payload: none");
+		lease_errf(err, errlen, "payload: none");
 		return LEASE_EPAYLOAD;
 	}
 	if ((rc = field_string("name", p->name, sizeof(p->name), err, errlen)) < 0 ||
@@ -747,34 +724,35 @@ int lease_payload_validate(const lease_payload *p, char *err, size_t errlen)
 	    (rc = check_ident("host", p->host, strlen(p->host), err, errlen)) < 0)
 		return rc;
 	if (p->phase < LEASE_PHASE_CLAIMED || p->phase > LEASE_PHASE_RELEASED) {
-		seterr(err, errlen, "phase: must be one of claimed, working, review, released");
+		lease_errf(err, errlen, "phase: must be one of claimed, working, review, released");
 		return LEASE_EPAYLOAD;
 	}
 	if (!is_lower_hex(p->lease_token, LEASE_TOKEN_HEXSZ)) {
-		seterr(err, errlen, "lease_token: must be %d lowercase hex characters",
-		       LEASE_TOKEN_HEXSZ);
+		lease_errf(err, errlen, "lease_token: must be %d lowercase hex characters",
+		           LEASE_TOKEN_HEXSZ);
 		return LEASE_EPAYLOAD;
 	}
 	if (p->transitions < 0) {
-		seterr(err, errlen, "transitions: must be an integer >= 0 (got %lld)",
-		       (long long)p->transitions);
+		lease_errf(err, errlen, "transitions: must be an integer >= 0 (got %lld)",
+		           (long long)p->transitions);
 		return LEASE_EPAYLOAD;
 	}
 	if (p->acquired_at < TIME_MIN || p->acquired_at > TIME_MAX) {
-		seterr(err, errlen, "acquired_at: outside years 0000-9999");
+		lease_errf(err, errlen, "acquired_at: outside years 0000-9999");
 		return LEASE_EPAYLOAD;
 	}
 	if (p->expires_at < TIME_MIN || p->expires_at > TIME_MAX) {
-		seterr(err, errlen, "expires_at: outside years 0000-9999");
+		lease_errf(err, errlen, "expires_at: outside years 0000-9999");
 		return LEASE_EPAYLOAD;
 	}
 	if (!is_lower_hex(p->nonce, LEASE_NONCE_HEXSZ)) {
-		seterr(err, errlen, "nonce: must be %d lowercase hex characters",
-		       LEASE_NONCE_HEXSZ);
+		lease_errf(err, errlen, "nonce: must be %d lowercase hex characters",
+		           LEASE_NONCE_HEXSZ);
 		return LEASE_EPAYLOAD;
 	}
 	if (!p->has_ttl) {
-		seterr(err, errlen, "ttl_seconds: a writer must set it (schema %s)", SDLC_VERSION);
+		lease_errf(err, errlen, "ttl_seconds: a writer must set it (schema %s)",
+		           SDLC_VERSION);
 		return LEASE_EPAYLOAD;
 	}
 	return check_ttl(p->ttl_seconds, p->phase, 1, err, errlen);
@@ -785,10 +763,10 @@ int lease_payload_writable(const lease_payload *p, char *err, size_t errlen)
 	if (!p)
 		return LEASE_EVERSION;
 	if (p->version_major != SDLC_VERSION_MAJOR || p->version_minor > SDLC_VERSION_MINOR) {
-		seterr(err, errlen,
-		       "payload written by a newer schema: sdlc_version %s, this build writes "
-		       "%s",
-		       p->sdlc_version[0] ? p->sdlc_version : "(unset)", SDLC_VERSION);
+		lease_errf(err, errlen,
+		           "payload written by a newer schema: sdlc_version %s, this build writes "
+		           "%s",
+		           p->sdlc_version[0] ? p->sdlc_version : "(unset)", SDLC_VERSION);
 		return LEASE_EVERSION;
 	}
 	return 0;
@@ -870,26 +848,26 @@ int lease_message_parse(lease_payload *out, lease_op *op_out, const char *messag
 	if (op_out)
 		*op_out = LEASE_OP_UNKNOWN;
 	if (!out || !message) {
-		seterr(err, errlen, "message: no input");
+		lease_errf(err, errlen, "message: no input");
 		return LEASE_EPAYLOAD;
 	}
 	if (len > LEASE_MESSAGE_MAX) {
-		seterr(err, errlen, "message: larger than %d bytes (got %zu)", LEASE_MESSAGE_MAX,
-		       len);
+		lease_errf(err, errlen, "message: larger than %d bytes (got %zu)",
+		           LEASE_MESSAGE_MAX, len);
 		return LEASE_EPAYLOAD;
 	}
 	bad = utf8_check((const unsigned char *)message, len, 0);
 	if (bad != (size_t)-1) {
-		seterr(err, errlen, "message: not valid UTF-8 (bad byte at offset %zu)", bad);
+		lease_errf(err, errlen, "message: not valid UTF-8 (bad byte at offset %zu)", bad);
 		return LEASE_EPAYLOAD;
 	}
 	sum_end = memchr(message, '\n', len);
 	if (!sum_end) {
-		seterr(err, errlen, "message: no blank line after the summary line");
+		lease_errf(err, errlen, "message: no blank line after the summary line");
 		return LEASE_EPAYLOAD;
 	}
 	if (sum_end == message) {
-		seterr(err, errlen, "message: summary line is empty");
+		lease_errf(err, errlen, "message: summary line is empty");
 		return LEASE_EPAYLOAD;
 	}
 	/* The payload is everything after the first blank line. */
@@ -902,16 +880,16 @@ int lease_message_parse(lease_payload *out, lease_op *op_out, const char *messag
 		}
 	}
 	if (!body) {
-		seterr(err, errlen, "message: no blank line after the summary line");
+		lease_errf(err, errlen, "message: no blank line after the summary line");
 		return LEASE_EPAYLOAD;
 	}
 	rc = lease_payload_parse(&pl, body, (size_t)(message + len - body), err, errlen);
 	if (rc < 0)
 		return rc;
 	if (expected_name && strcmp(pl.name, expected_name) != 0) {
-		seterr(err, errlen,
-		       "name mismatch: payload name '%s' is not the ref's name '%.100s'", pl.name,
-		       expected_name);
+		lease_errf(err, errlen,
+		           "name mismatch: payload name '%s' is not the ref's name '%.100s'",
+		           pl.name, expected_name);
 		return LEASE_EPAYLOAD;
 	}
 	/* Summary "<name>: <op> <phase> by <owner> on <host>"; a foreign one is no error. */

@@ -6,6 +6,7 @@
  * phases or tokens; lib/lease/primitives.c validates every post-state. */
 #include "http.h"
 #include "store.h"
+#include "util/util.h"
 
 #include <jansson.h>
 #include <stdarg.h>
@@ -107,19 +108,6 @@ static int64_t jitter(gh_transport *g, int64_t ms, double spread)
 
 /* ---- time ---------------------------------------------------------------- */
 
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-	int64_t era;
-	unsigned yoe, doy, doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = (unsigned)(y - era * 400);
-	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + (int64_t)doe - 719468;
-}
-
 /* "YYYY-MM-DDTHH:MM:SS(Z|±HH:MM)" (fractions ignored) → seconds; -1 if malformed. */
 static int64_t parse_iso8601(const char *s)
 {
@@ -131,7 +119,7 @@ static int64_t parse_iso8601(const char *s)
 		return -1;
 	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
 		return -1;
-	t = days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 + mi * 60 + sec;
+	t = lease_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
 	p = s + n;
 	if (*p == '.')
 		while (*++p >= '0' && *p <= '9')

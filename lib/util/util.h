@@ -7,6 +7,13 @@
 #define REFLEASE_UTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+/**
+ * Days since 1970-01-01 of the proleptic Gregorian date @p y-@p m-@p d
+ * (H. Hinnant's days_from_civil); no range check.
+ */
+int64_t lease_days_from_civil(int64_t y, int m, int d);
 
 /** Value of hex digit @p c (0–15, either case), or -1. */
 int lease_hex_digit(char c);

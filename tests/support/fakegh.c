@@ -3,6 +3,7 @@
  * fault injection, a request log. Test support: it prints its own failures. */
 #define _DEFAULT_SOURCE
 #include "fakegh.h"
+#include "util/util.h"
 
 #include <dirent.h>
 #include <git2.h>
@@ -160,26 +161,13 @@ static void iso8601(char out[32], int64_t t)
 	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-	int64_t era;
-	unsigned yoe, doy, doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = (unsigned)(y - era * 400);
-	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + (int64_t)doe - 719468;
-}
-
 static int64_t parse_iso8601(const char *s)
 {
 	int y, mo, d, h, mi, sec;
 
 	if (!s || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d", &y, &mo, &d, &h, &mi, &sec) != 6)
 		return -1;
-	return days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 + mi * 60 + sec;
+	return lease_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
 }
 
 /* ---- answers --------------------------------------------------------------- */
