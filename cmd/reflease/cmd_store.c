@@ -13,7 +13,7 @@ static const struct option plain_longopts[] = {CLI_GLOBAL_LONGOPTS, {NULL, 0, NU
 static int cmd_init(cli_ctx *ctx, int argc, char **argv)
 {
 	char err[1024] = "";
-	int i, rc;
+	int i, rc, created = 0;
 
 	if ((i = cli_parse(ctx, argc, argv, "vqh", plain_longopts, NULL, NULL)) < 0)
 		return cli_status_of(i);
@@ -22,14 +22,19 @@ static int cmd_init(cli_ctx *ctx, int argc, char **argv)
 	if (argc - i > 1)
 		return cli_status_of(
 		        cli_usage(ctx, "unexpected argument '%s' after PATH", argv[i + 1]));
-	if ((rc = lease_local_init(argv[i], err, sizeof(err))) < 0)
+	if ((rc = lease_local_init_ex(argv[i], &created, err, sizeof(err))) < 0)
 		return cli_status_of(cli_fail(ctx, rc, "%s", err));
 	if (ctx->json)
-		cli_emit_json(stdout, json_pack("{s:s, s:s, s:s}", "status", "initialized", "path",
+		cli_emit_json(stdout, json_pack("{s:s, s:s, s:s}", "status",
+		                                created ? "initialized" : "configured", "path",
 		                                argv[i], "store", "local"));
-	else
+	else if (created)
 		printf("initialized a bare lease store at %s (use --store local:%s)\n", argv[i],
 		       argv[i]);
+	else
+		printf("configured the existing repository at %s as a lease store (use --store "
+		       "local:%s)\n",
+		       argv[i], argv[i]);
 	return EXIT_OK;
 }
 
@@ -141,7 +146,7 @@ static int cmd_version(cli_ctx *ctx, int argc, char **argv)
 
 const cli_command cli_store_commands[] = {
         {"init", cmd_init, "init PATH",
-         "Create a bare repository to serve as a lease store (any git repository also works).", ""},
+         "Create a bare lease store at PATH, or configure the repository already there.", ""},
         {"status", cmd_status, "status NAME",
          "Show the lease: live, expired, released or absent; holder and time left (token omitted).",
          ""},

@@ -297,7 +297,7 @@ int cli_open_store(cli_ctx *ctx, lease_store **out)
 			snprintf(ctx->store_buf, sizeof(ctx->store_buf), "github:%s",
 			         getenv("GITHUB_REPOSITORY"));
 		} else {
-			snprintf(ctx->store_buf, sizeof(ctx->store_buf), "local:.");
+			snprintf(ctx->store_buf, sizeof(ctx->store_buf), "local:");
 		}
 		ctx->store_spec = ctx->store_buf;
 	}

@@ -360,6 +360,26 @@ static int parse_payload(lease_ref_state *s)
 	s->payload_rc = 0;
 	s->payload_error[0] = '\0';
 	s->op = LEASE_OP_UNKNOWN;
+	/* Unreadable tips (§7): permanent (exit 65), break --force replaces them. */
+	if (s->commit.symbolic) {
+		s->payload_rc = LEASE_EPAYLOAD;
+		snprintf(s->payload_error, sizeof(s->payload_error),
+		         "the ref is a symbolic ref to %s; reflease never writes through one "
+		         "(break --force replaces it)",
+		         s->commit.message && *s->commit.message ? s->commit.message : "nothing");
+		return 0;
+	}
+	if (s->commit.missing) {
+		char hex[LEASE_OID_HEXSZ + 1];
+
+		lease_oid_tohex(hex, &s->oid);
+		s->payload_rc = LEASE_EPAYLOAD;
+		snprintf(s->payload_error, sizeof(s->payload_error),
+		         "the ref's object %s is missing from the store (pruned, or a broken "
+		         "copy; break --force replaces the ref)",
+		         hex);
+		return 0;
+	}
 	if (!s->commit.is_commit) {
 		s->payload_rc = LEASE_EPAYLOAD;
 		snprintf(s->payload_error, sizeof(s->payload_error),
@@ -393,6 +413,20 @@ static int read_commit_checked(lease_store *st, lease_commit *out, const lease_o
 	return 0;
 }
 
+/* The ref still holds @p oid and its object is still absent (one re-read). */
+static int missing_confirmed(lease_store *st, const char *ref, const lease_oid *oid)
+{
+	lease_commit c;
+	lease_oid again;
+	int present = 0, rc;
+
+	if (reread(st, ref, &present, &again) < 0 || !present || !lease_oid_equal(&again, oid))
+		return 0;
+	rc = st->t->read_commit(st->t, &c, oid);
+	lease_commit_clear(&c);
+	return rc == LEASE_ENOTFOUND;
+}
+
 int lease_fetch_ref(lease_ref_state *out, lease_store *st, const char *name)
 {
 	char ref[320];
@@ -422,6 +456,14 @@ int lease_fetch_ref(lease_ref_state *out, lease_store *st, const char *name)
 	if (!has_commit) {
 		lease_commit_clear(&out->commit);
 		rc = read_commit_checked(st, &out->commit, &out->oid);
+		if (rc == LEASE_ENOTFOUND && st->t->verify_window_ms == 0 &&
+		    missing_confirmed(st, ref, &out->oid)) {
+			/* Authoritative reads: the ref still holds an absent object. */
+			memset(&out->commit, 0, sizeof(out->commit));
+			out->commit.oid = out->oid;
+			out->commit.missing = 1;
+			rc = 0;
+		}
 		if (rc == LEASE_ENOTFOUND) {
 			rc = cas_fail(st, LEASE_EUNVERIFIED, LEASE_OUTCOME_KNOWN, 0,
 			              "incomplete read: the ref's object is missing");
@@ -498,6 +540,13 @@ static int read_entry(lease_store *st, lease_ref_state *s, const lease_ref_entry
 	for (attempt = 0; !have; attempt++) {
 		if (rc == 1)
 			rc = read_commit_checked(st, &s->commit, &oid);
+		if (rc == LEASE_ENOTFOUND && st->t->verify_window_ms == 0 &&
+		    missing_confirmed(st, e->refname, &oid)) {
+			memset(&s->commit, 0, sizeof(s->commit));
+			s->commit.oid = oid;
+			s->commit.missing = 1;
+			rc = 0;
+		}
 		if (rc == 0)
 			break;
 		lease_commit_clear(&s->commit);

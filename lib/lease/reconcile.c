@@ -38,7 +38,9 @@ static const char *const anomaly_names[LEASE_ANOM__COUNT] = {"malformed-payload"
                                                              "heartbeat-rate-above-floor",
                                                              "clock-skew",
                                                              "stale-ref-lock",
-                                                             "pre-bump-payload"};
+                                                             "pre-bump-payload",
+                                                             "missing-object",
+                                                             "symbolic-ref"};
 
 const char *lease_anomaly_name(lease_anomaly_id id)
 {
@@ -285,6 +287,15 @@ int lease_reconcile_classify(lease_reconcile_entry *e, const lease_ref_state *s,
 		return 0;
 	if (default_ttl <= 0)
 		default_ttl = LEASE_TTL_DEFAULT;
+	/* Unreadable tips (issue 14): ids of their own; break --force replaces them. */
+	if (s->payload_rc != 0 && s->commit.symbolic) {
+		add_anomaly(e, LEASE_ANOM_SYMBOLIC_REF, LEASE_SEV_ERROR, "%s", s->payload_error);
+		return 0;
+	}
+	if (s->payload_rc != 0 && s->commit.missing) {
+		add_anomaly(e, LEASE_ANOM_MISSING_OBJECT, LEASE_SEV_ERROR, "%s", s->payload_error);
+		return 0;
+	}
 	if (s->payload_rc != 0 && !s->commit.is_commit && !lease_oid_is_zero(&s->commit.oid)) {
 		add_anomaly(e, LEASE_ANOM_NOT_A_COMMIT, LEASE_SEV_ERROR,
 		            "the ref points at an object that is not a commit");
@@ -545,13 +556,51 @@ static lease_reconcile_entry *find_entry(lease_reconcile_report *r, size_t sorte
 	return NULL;
 }
 
+/* One stale lock @p lk: stale-ref-lock on entry @p name (found or added)
+ * and, with --reap, its safe removal. */
+static int stale_lock(lease_reconcile_report *r, size_t *cap, size_t sorted, lease_store *st,
+                      const lease_reconcile_options *o, int64_t min_age, const lease_ref_lock *lk,
+                      const char *name, const char *what)
+{
+	lease_reconcile_entry *e;
+	lease_anomaly *a;
+	int64_t age = r->now - lk->mtime;
+	int rc;
+
+	if (!(e = find_entry(r, sorted, name))) {
+		if ((rc = push_entry(r, cap, &e)) < 0)
+			return rc;
+		if (!(e->name = strdup(name)))
+			return LEASE_ENOMEM;
+	}
+	a = add_anomaly(e, LEASE_ANOM_STALE_REF_LOCK, LEASE_SEV_WARNING,
+	                "%s %s.lock is %llds old (a crashed writer?)%s", what, lk->refname,
+	                (long long)age, o->reap ? "" : "; --reap removes it");
+	if (a)
+		a->seconds = age;
+	if (o->reap && st->t->remove_ref_lock) {
+		int rr = st->t->remove_ref_lock(st->t, lk, min_age, lease_store_now(st));
+		if (rr == 0 || rr == LEASE_ENOTFOUND) {
+			e->lock_removed = rr == 0;
+			r->locks_removed += rr == 0;
+		} else if (e->action == LEASE_ACTION_NONE) {
+			const char *why = st->t->last_error ? st->t->last_error(st->t) : NULL;
+			skip(r, e, "remove-lock", "stale lock kept: %s",
+			     why ? why : lease_error_id(rr));
+		}
+	}
+	return 0;
+}
+
 /* Stale ref locks (local stores): attach stale-ref-lock to the lease's entry
- * (or a lock-only entry) and, with --reap, remove them safely. */
+ * (or a lock-only entry) and, with --reap, remove them safely. The store's
+ * own lock files (packed-refs.lock, reflease-delete.lock: prefix "") get a
+ * lock-only entry named after the file (issue 14). */
 static int sweep_locks(lease_reconcile_report *r, size_t *cap, lease_store *st,
                        const lease_reconcile_options *o, int64_t min_age)
 {
 	lease_ref_lock_list locks = {0};
-	char prefix[LEASE_NS_MAX + 8];
+	char prefix[LEASE_NS_MAX + 8], fname[300];
 	size_t i, sorted = r->count, plen;
 	int rc;
 
@@ -562,38 +611,24 @@ static int sweep_locks(lease_reconcile_report *r, size_t *cap, lease_store *st,
 		return lease_store_set_error(st, rc, "cannot list ref lock files");
 	for (i = 0; i < locks.count && rc == 0; i++) {
 		const lease_ref_lock *lk = &locks.items[i];
-		const char *name = lk->refname + plen;
-		lease_reconcile_entry *e;
-		lease_anomaly *a;
-		int64_t age = r->now - lk->mtime;
 
-		if (age < min_age || strncmp(lk->refname, prefix, plen) != 0)
+		if (r->now - lk->mtime < min_age || strncmp(lk->refname, prefix, plen) != 0)
 			continue;
-		if (!(e = find_entry(r, sorted, name))) {
-			if ((rc = push_entry(r, cap, &e)) < 0)
-				break;
-			if (!(e->name = strdup(name))) {
-				rc = LEASE_ENOMEM;
-				break;
-			}
-		}
-		a = add_anomaly(e, LEASE_ANOM_STALE_REF_LOCK, LEASE_SEV_WARNING,
-		                "ref lock file %s.lock is %llds old (a crashed writer?)%s",
-		                lk->refname, (long long)age, o->reap ? "" : "; --reap removes it");
-		if (a)
-			a->seconds = age;
-		if (o->reap && st->t->remove_ref_lock) {
-			int rr = st->t->remove_ref_lock(st->t, lk, min_age, lease_store_now(st));
-			if (rr == 0 || rr == LEASE_ENOTFOUND) {
-				e->lock_removed = rr == 0;
-				r->locks_removed += rr == 0;
-			} else if (e->action == LEASE_ACTION_NONE) {
-				const char *why =
-				        st->t->last_error ? st->t->last_error(st->t) : NULL;
-				skip(r, e, "remove-lock", "stale lock kept: %s",
-				     why ? why : lease_error_id(rr));
-			}
-		}
+		rc = stale_lock(r, cap, sorted, st, o, min_age, lk, lk->refname + plen,
+		                "ref lock file");
+	}
+	lease_ref_lock_list_clear(&locks);
+	if (rc < 0)
+		return rc;
+	if ((rc = st->t->list_ref_locks(st->t, &locks, "")) < 0)
+		return lease_store_set_error(st, rc, "cannot list the store's lock files");
+	for (i = 0; i < locks.count && rc == 0; i++) {
+		const lease_ref_lock *lk = &locks.items[i];
+
+		if (r->now - lk->mtime < min_age)
+			continue;
+		snprintf(fname, sizeof(fname), "%s.lock", lk->refname);
+		rc = stale_lock(r, cap, sorted, st, o, min_age, lk, fname, "store lock file");
 	}
 	lease_ref_lock_list_clear(&locks);
 	return rc;

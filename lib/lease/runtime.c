@@ -315,19 +315,22 @@ static int landed_index(op_ctx *c, const lease_ref_state *s)
 	return idx;
 }
 
-/* Highest transitions readable in the chain from the tip (break over an
- * unreadable payload, §5); -1 when none is readable. */
+/* Highest transitions readable in the chain from the tip or in the
+ * lease's archives (break over an unreadable tip, §5, §7); -1 when none is
+ * readable. */
 static int64_t chain_max_transitions(op_ctx *c, const lease_ref_state *s)
 {
 	lease_commit cm = {0};
 	lease_payload p;
 	lease_oid cur;
-	int64_t best = -1;
+	int64_t best = -1, archived = -1;
 	char err[128];
-	int step;
+	int step, found = 0;
 
+	if (lease_fetch_archive_max_transitions(&archived, &found, c->st, c->name) == 0 && found)
+		best = archived;
 	if (!s->present || !s->commit.is_commit)
-		return -1;
+		return best;
 	if (lease_commit_copy(&cm, &s->commit) < 0)
 		return -1;
 	for (step = 0; step < ANCESTRY_STEPS; step++) {

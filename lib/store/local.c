@@ -1,15 +1,22 @@
-/* Local backend (protocol.md §9): a git repository opened with libgit2 1.5.1.
+/* Local backend (protocol.md §9): a git repository opened with libgit2
+ * (1.5 to 1.9), shared with git and whatever the user runs in it.
  *
  * create  = git_reference_create_matching(force=1, current_id = all-zero oid):
  *           the "must be absent" check runs under the ref lock. Never
  *           git_reference_create(force=0), whose existence check in 1.5.1 runs
  *           before the lock is taken.
- * replace = git_reference_create_matching on the old oid.
- * delete  = look up, compare, git_reference_delete (compared again under the
- *           ref lock), serialised by <commondir>/reflease-delete.lock because
- *           libgit2 1.5.1 rewrites packed-refs from a copy read before its lock.
- * A loose-ref lock held by a concurrent writer (GIT_ELOCKED) is retried with
- * jitter for up to LOCK_RETRY_MS, never reported as a lost CAS. */
+ * replace = git_reference_create_matching on the old oid; a symbolic ref
+ *           (only break --force replaces one) is replaced under its lock by
+ *           lease_fs_lock + rename after re-resolving it.
+ * delete  = lease_fs_delete_ref (ref_locks.c): git's own order — ref lock,
+ *           packed-refs.lock, re-read both under the locks, rewrite, unlink.
+ *           Never git_reference_delete: libgit2 rewrites packed-refs from a
+ *           copy read before its lock, undoing a concurrent `git pack-refs`.
+ * Every object written is read back (a full disk has been seen to report
+ * success); a failed write is diagnosed by a probe write in the directory
+ * (disk full: 78, read-only or permission: 77, naming the path). A ref
+ * lock held by a concurrent writer (GIT_ELOCKED) is retried with jitter for
+ * up to LOCK_RETRY_MS, never reported as a lost CAS. */
 #define _DEFAULT_SOURCE
 #include "gitobj.h"
 #include "store.h"
@@ -20,14 +27,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 /* How long a writer waits for a concurrent writer's ref or delete lock, ms. */
 #define LOCK_RETRY_MS 3000
-/* The store's own lock file (serialises deletes; reconcile --reap uses it too). */
+/* The store's own lock file: reconcile --reap takes it while it removes a
+ * stale lock (deletes no longer need it: git's locks order them, §9). */
 #define DELETE_LOCK "reflease-delete.lock"
-/* The empty tree every payload commit points at (protocol.md §2). */
 
 typedef struct local_transport {
 	lease_transport base;
@@ -67,6 +75,37 @@ static int map_git_error(local_transport *lt, int gerr, const char *what)
 	return fail(lt, LEASE_EINTERNAL, what);
 }
 
+/* "<commondir>/<rel>" into @p out. */
+static void common_path(local_transport *lt, char *out, size_t outlen, const char *rel)
+{
+	const char *common = git_repository_commondir(lt->repo);
+	size_t n = strlen(common);
+
+	snprintf(out, outlen, "%s%s%s", common, n && common[n - 1] == '/' ? "" : "/", rel);
+}
+
+/* A write in <commondir>/@p rel failed with libgit2 error @p gerr: a probe
+ * write there tells a full disk (78) or a read-only / forbidden directory
+ * (77) from anything else (protocol.md §9). */
+static int write_error(local_transport *lt, int gerr, const char *what, const char *rel)
+{
+	char dir[4096], why[4096];
+	int rc;
+
+	if (gerr == GIT_ELOCKED || gerr == GIT_EINVALIDSPEC)
+		return map_git_error(lt, gerr, what);
+	common_path(lt, dir, sizeof(dir), rel);
+	if ((rc = lease_fs_probe_write(dir, why, sizeof(why))) < 0 && rc != LEASE_EINTERNAL &&
+	    rc != LEASE_ENOMEM) {
+		const git_error *e = git_error_last();
+
+		snprintf(lt->errbuf, sizeof(lt->errbuf), "%s: %s%s%s", what, why,
+		         e && e->message ? "; libgit2: " : "", e && e->message ? e->message : "");
+		return rc;
+	}
+	return map_git_error(lt, gerr, what);
+}
+
 static int64_t monotonic_ms(void)
 {
 	struct timespec ts;
@@ -85,18 +124,189 @@ static void backoff(local_transport *lt, int attempt)
 	nanosleep(&ts, NULL);
 }
 
+/* Read object @p id back after its write (a full disk has been seen to
+ * report success, issue 14). When it does not read, the loose file (if any)
+ * is removed so that a later write can make it again. 0 or an error. */
+static int read_back(local_transport *lt, const git_oid *id, const char *kind)
+{
+	git_odb *odb = NULL;
+	git_odb_object *obj = NULL;
+	char hex[GIT_OID_HEXSZ + 1], rel[64], path[4096], why[4096];
+	int err, rc;
+
+	if ((err = git_repository_odb(&odb, lt->repo)) == 0) {
+		err = git_odb_read(&obj, odb, id);
+		if (err < 0 && git_odb_refresh(odb) == 0)
+			err = git_odb_read(&obj, odb, id);
+	}
+	git_odb_object_free(obj);
+	git_odb_free(odb);
+	if (err == 0)
+		return 0;
+	git_oid_tostr(hex, sizeof(hex), id);
+	snprintf(rel, sizeof(rel), "objects/%.2s/%s", hex, hex + 2);
+	common_path(lt, path, sizeof(path), rel);
+	(void)unlink(path);
+	lt->have_empty_tree = 0;
+	common_path(lt, path, sizeof(path), "objects");
+	rc = lease_fs_probe_write(path, why, sizeof(why));
+	if (rc < 0 && rc != LEASE_EINTERNAL && rc != LEASE_ENOMEM) {
+		snprintf(lt->errbuf, sizeof(lt->errbuf),
+		         "the %s object %s did not read back after its write: %s", kind, hex, why);
+		return rc;
+	}
+	return fail(lt, LEASE_EINTERNAL,
+	            kind[0] == 't' ? "the tree object did not read back"
+	                           : "the commit object did not read back");
+}
+
 static int local_write_commit(lease_transport *t, lease_oid *out, const lease_oid *parent,
                               const char *message, int64_t when)
 {
 	local_transport *lt = L(t);
 	const char *what = NULL;
+	git_oid id, tree;
+	int err, rc = 0, attempt, fresh_tree;
+
+	/* Checked, not trusted: the tree (once per handle) and the commit are
+	 * read back. A write that vanished while the directory takes writes
+	 * (seen with `git gc` pruning concurrently: libgit2 1.5 reported
+	 * success, the loose object was absent) is made again, twice at most. */
+	for (attempt = 0; attempt < 3; attempt++) {
+		git_error_clear();
+		lt->errbuf[0] = '\0';
+		fresh_tree = !lt->have_empty_tree;
+		err = lease_git_write_commit(out, lt->repo, &lt->have_empty_tree, parent, message,
+		                             when, &what);
+		if (err < 0) {
+			lt->have_empty_tree = 0;
+			return write_error(lt, err, what, "objects");
+		}
+		if (fresh_tree &&
+		    git_oid_fromstr(&tree, "4b825dc642cb6eb9a060e54bf8d69288fbee4904") == 0 &&
+		    (rc = read_back(lt, &tree, "tree")) < 0) {
+			if (rc != LEASE_EINTERNAL)
+				return rc;
+			continue;
+		}
+		lease_git_oid_to(&id, out);
+		if ((rc = read_back(lt, &id, "commit")) != LEASE_EINTERNAL)
+			return rc;
+	}
+	return rc;
+}
+
+/* A directory/file conflict for @p refname: a ref below it
+ * ("refs/leases/a/b" for "refs/leases/a") or one of its parent paths being a
+ * ref. 1 with @p other named, else 0. */
+static int df_conflict(local_transport *lt, const char *refname, char *other, size_t olen)
+{
+	git_reference_iterator *it = NULL;
+	git_reference *ref = NULL;
+	char glob[1100], parent[1024];
+	size_t n = strlen(refname), i;
+	int found = 0;
+
+	snprintf(glob, sizeof(glob), "%s/*", refname);
+	if (git_reference_iterator_glob_new(&it, lt->repo, glob) == 0) {
+		if (git_reference_next(&ref, it) == 0) {
+			snprintf(other, olen, "%s", git_reference_name(ref));
+			found = 1;
+		}
+		git_reference_free(ref);
+		git_reference_iterator_free(it);
+	}
+	for (i = 5; !found && i < n && i < sizeof(parent); i++) {
+		if (refname[i] != '/')
+			continue;
+		memcpy(parent, refname, i);
+		parent[i] = '\0';
+		if (git_reference_lookup(&ref, lt->repo, parent) == 0) {
+			snprintf(other, olen, "%s", parent);
+			found = 1;
+		}
+		git_reference_free(ref);
+		ref = NULL;
+	}
+	git_error_clear();
+	return found;
+}
+
+static int df_fail(local_transport *lt, const char *refname, const char *other)
+{
+	snprintf(lt->errbuf, sizeof(lt->errbuf),
+	         "%s cannot be written: %s exists (git keeps refs as files, so a ref cannot "
+	         "also be a directory of refs); rename or delete %s",
+	         refname, other, other);
+	return LEASE_ECONFIG;
+}
+
+/* The oid a symbolic ref is observed at (protocol.md §7): git's blob id of
+ * its file's content "ref: <target>\n" — stable, dangling or not, and what
+ * a CAS compares under the ref lock. */
+static int symref_oid(lease_oid *out, const char *content, size_t len)
+{
+	git_oid id;
 	int err;
 
-	git_error_clear();
-	lt->errbuf[0] = '\0';
-	err = lease_git_write_commit(out, lt->repo, &lt->have_empty_tree, parent, message, when,
-	                             &what);
-	return err < 0 ? map_git_error(lt, err, what) : 0;
+	if ((err = git_odb_hash(&id, content, len, GIT_OBJECT_BLOB)) < 0)
+		return err;
+	lease_git_oid_from(out, &id);
+	return 0;
+}
+
+/* Replace symbolic ref @p refname by a direct one at @p new_oid when its
+ * file still reads as observed (@p current, symref_oid): under git's ref
+ * lock, re-read, compare, write the lock file and rename it into place
+ * (break --force over a symbolic ref, §7). */
+static int replace_symbolic(local_transport *lt, const char *refname, const lease_oid *new_oid,
+                            const lease_oid *current)
+{
+	char path[4096], lock[4096 + 8], hex[LEASE_OID_HEXSZ + 2], buf[1200];
+	lease_oid seen;
+	ssize_t n = -1;
+	int fd, rfd, rc;
+
+	common_path(lt, path, sizeof(path), refname);
+	snprintf(lock, sizeof(lock), "%s.lock", path);
+	if ((rc = lease_fs_lock(&fd, git_repository_commondir(lt->repo), path, LOCK_RETRY_MS,
+	                        lt->errbuf, sizeof(lt->errbuf))) < 0)
+		return rc == LEASE_ENOTFOUND ? fail(lt, LEASE_ECAS, "ref absent") : rc;
+	if ((rfd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		n = read(rfd, buf, sizeof(buf));
+		close(rfd);
+	}
+	rc = LEASE_ECAS;
+	if (n > 4 && (size_t)n < sizeof(buf) && memcmp(buf, "ref:", 4) == 0 &&
+	    symref_oid(&seen, buf, (size_t)n) == 0 && lease_oid_equal(&seen, current))
+		rc = 0;
+	if (rc == 0) {
+		int ok, e;
+
+		lease_oid_tohex(hex, new_oid);
+		hex[LEASE_OID_HEXSZ] = '\n';
+		hex[LEASE_OID_HEXSZ + 1] = '\0';
+		ok = write(fd, hex, LEASE_OID_HEXSZ + 1) == LEASE_OID_HEXSZ + 1 && fsync(fd) == 0;
+		e = errno;
+		if (close(fd) < 0 && ok) {
+			ok = 0;
+			e = errno;
+		}
+		if (ok && rename(lock, path) < 0) {
+			ok = 0;
+			e = errno;
+		}
+		if (!ok) {
+			snprintf(lt->errbuf, sizeof(lt->errbuf), "cannot write %s: %s%s", path,
+			         strerror(e), lease_fs_errno_hint(e));
+			unlink(lock);
+			return lease_fs_errno_class(e);
+		}
+		return 0;
+	}
+	close(fd);
+	unlink(lock);
+	return fail(lt, LEASE_ECAS, "ref changed");
 }
 
 /* git_reference_create_matching with lock-contention retries.
@@ -108,6 +318,7 @@ static int create_matching(local_transport *lt, const char *refname, const lease
 	git_oid nid, cid;
 	int64_t deadline = monotonic_ms() + LOCK_RETRY_MS;
 	int attempt = 0, err;
+	char other[1024];
 
 	git_error_clear();
 	lt->errbuf[0] = '\0';
@@ -120,8 +331,17 @@ static int create_matching(local_transport *lt, const char *refname, const lease
 		ref = NULL;
 		if (err == 0)
 			return 0;
-		if (err == GIT_EMODIFIED)
+		if (err == GIT_EMODIFIED) {
+			/* A symbolic ref never compares equal to an oid in libgit2. */
+			if (!lease_oid_is_zero(current) &&
+			    git_reference_lookup(&ref, lt->repo, refname) == 0 &&
+			    git_reference_type(ref) == GIT_REFERENCE_SYMBOLIC) {
+				git_reference_free(ref);
+				return replace_symbolic(lt, refname, new_oid, current);
+			}
+			git_reference_free(ref);
 			return fail(lt, LEASE_ECAS, "ref changed");
+		}
 		/* libgit2 1.5.1 compares under the lock and answers ENOTFOUND when
 		 * the ref to replace is absent. */
 		if (err == GIT_ENOTFOUND && !lease_oid_is_zero(current))
@@ -130,12 +350,13 @@ static int create_matching(local_transport *lt, const char *refname, const lease
 			break;
 		backoff(lt, attempt++);
 	}
-	return map_git_error(lt, err,
-	                     err == GIT_ELOCKED ? "ref lock held by another writer for 3 s "
-	                                          "(a crashed writer's stale lock? "
-	                                          "reconcile --reap removes one "
-	                                          "older than 60 s)"
-	                                        : "cannot update the ref");
+	if (err != GIT_ELOCKED && df_conflict(lt, refname, other, sizeof(other)))
+		return df_fail(lt, refname, other);
+	if (err == GIT_ELOCKED)
+		return map_git_error(lt, err,
+		                     "ref lock held by another writer for 3 s (a crashed writer's "
+		                     "stale lock? reconcile --reap removes one older than 60 s)");
+	return write_error(lt, err, "cannot update the ref", "refs");
 }
 
 static int local_create_ref(lease_transport *t, const char *refname, const lease_oid *new_oid)
@@ -154,89 +375,16 @@ static int local_replace_ref(lease_transport *t, const char *refname, const leas
 	return create_matching(L(t), refname, new_oid, old_oid);
 }
 
-/* Take the store's delete lock (O_CREAT|O_EXCL), retried briefly. */
-static int delete_lock(local_transport *lt)
-{
-	int64_t deadline = monotonic_ms() + LOCK_RETRY_MS;
-	int attempt = 0, fd;
-
-	for (;;) {
-		fd = open(lt->lockpath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-		if (fd >= 0) {
-			close(fd);
-			return 0;
-		}
-		if (errno != EEXIST) {
-			snprintf(lt->errbuf, sizeof(lt->errbuf), "cannot create %s: %s",
-			         lt->lockpath, strerror(errno));
-			return errno == EACCES || errno == EROFS ? LEASE_EAUTH : LEASE_EINTERNAL;
-		}
-		if (monotonic_ms() >= deadline) {
-			snprintf(lt->errbuf, sizeof(lt->errbuf),
-			         "delete lock %s held by another writer (stale? remove it if no "
-			         "reflease process runs)",
-			         lt->lockpath);
-			return LEASE_ELOCKED;
-		}
-		backoff(lt, attempt++);
-	}
-}
-
+/* git's delete protocol (ref_locks.c): never git_reference_delete, which
+ * rewrites packed-refs from a copy read before its lock (protocol.md §9). */
 static int local_delete_ref(lease_transport *t, const char *refname, const lease_oid *old_oid)
 {
 	local_transport *lt = L(t);
-	git_reference *ref = NULL;
-	int64_t deadline;
-	int attempt = 0, err, rc;
 
 	git_error_clear();
 	lt->errbuf[0] = '\0';
-
-	if ((rc = delete_lock(lt)) < 0)
-		return rc;
-	deadline = monotonic_ms() + LOCK_RETRY_MS;
-	for (;;) {
-		err = git_reference_lookup(&ref, lt->repo, refname);
-		if (err == GIT_ENOTFOUND) {
-			rc = fail(lt, LEASE_ECAS, "ref absent");
-			break;
-		}
-		if (err < 0) {
-			rc = map_git_error(lt, err, "cannot read the ref");
-			break;
-		}
-		if (git_reference_type(ref) != GIT_REFERENCE_DIRECT ||
-		    memcmp(git_reference_target(ref)->id, old_oid->id, LEASE_OID_RAWSZ) != 0) {
-			rc = fail(lt, LEASE_ECAS, "ref changed");
-			break;
-		}
-		/* git_reference_delete compares with the looked-up oid under the lock. */
-		err = git_reference_delete(ref);
-		git_reference_free(ref);
-		ref = NULL;
-		if (err == 0) {
-			rc = 0;
-			break;
-		}
-		if (err == GIT_EMODIFIED) {
-			rc = fail(lt, LEASE_ECAS, "ref changed");
-			break;
-		}
-		if (err != GIT_ELOCKED || monotonic_ms() >= deadline) {
-			rc = map_git_error(lt, err,
-			                   err == GIT_ELOCKED ? "ref lock held by another writer"
-			                                      : "cannot delete the ref");
-			break;
-		}
-		backoff(lt, attempt++);
-	}
-	git_reference_free(ref);
-	if (unlink(lt->lockpath) < 0 && rc == 0) {
-		snprintf(lt->errbuf, sizeof(lt->errbuf), "cannot remove %s: %s", lt->lockpath,
-		         strerror(errno));
-		rc = LEASE_EINTERNAL;
-	}
-	return rc;
+	return lease_fs_delete_ref(git_repository_commondir(lt->repo), refname, old_oid,
+	                           LOCK_RETRY_MS, lt->errbuf, sizeof(lt->errbuf));
 }
 
 static int local_read_commit(lease_transport *t, lease_commit *out, const lease_oid *oid)
@@ -254,11 +402,32 @@ static int local_read_commit(lease_transport *t, lease_commit *out, const lease_
 	                            : map_git_error(lt, err, what);
 }
 
+/* A symbolic ref as read (protocol.md §7 "symbolic-ref"): observed at
+ * symref_oid of its file content; message = the name it points at. */
+static int symbolic_state(local_transport *lt, git_reference *ref, lease_oid *oid, lease_commit *c)
+{
+	const char *target = git_reference_symbolic_target(ref);
+	char content[1200];
+	int n;
+
+	(void)lt;
+	memset(oid, 0, sizeof(*oid));
+	memset(c, 0, sizeof(*c));
+	n = snprintf(content, sizeof(content), "ref: %s\n", target ? target : "");
+	if (n < 0 || (size_t)n >= sizeof(content) || symref_oid(oid, content, (size_t)n) < 0)
+		return LEASE_EINTERNAL;
+	c->oid = *oid;
+	c->symbolic = 1;
+	if (!(c->message = strdup(target ? target : "")))
+		return LEASE_ENOMEM;
+	return 0;
+}
+
 static int local_read_ref(lease_transport *t, const char *refname, int *present, lease_oid *oid,
                           int *has_commit, lease_commit *commit_out)
 {
 	local_transport *lt = L(t);
-	git_oid id;
+	git_reference *ref = NULL;
 	int err, rc;
 
 	git_error_clear();
@@ -267,13 +436,20 @@ static int local_read_ref(lease_transport *t, const char *refname, int *present,
 	*present = 0;
 	*has_commit = 0;
 	memset(oid, 0, sizeof(*oid));
-	err = git_reference_name_to_id(&id, lt->repo, refname);
+	err = git_reference_lookup(&ref, lt->repo, refname);
 	if (err == GIT_ENOTFOUND)
 		return 0;
 	if (err < 0)
 		return map_git_error(lt, err, "cannot read the ref");
 	*present = 1;
-	lease_git_oid_from(oid, &id);
+	if (git_reference_type(ref) == GIT_REFERENCE_SYMBOLIC) {
+		rc = symbolic_state(lt, ref, oid, commit_out);
+		git_reference_free(ref);
+		*has_commit = rc == 0;
+		return rc;
+	}
+	lease_git_oid_from(oid, git_reference_target(ref));
+	git_reference_free(ref);
 	/* Objects are immutable: reading by the oid just read is consistent. */
 	rc = local_read_commit(t, commit_out, oid);
 	if (rc == 0)
@@ -308,7 +484,20 @@ static int local_list_refs(lease_transport *t, lease_ref_list *out, const char *
 		const char *name = git_reference_name(ref);
 		git_reference *resolved = NULL;
 
-		if (strncmp(name, prefix, plen) == 0) {
+		if (strncmp(name, prefix, plen) == 0 &&
+		    git_reference_type(ref) == GIT_REFERENCE_SYMBOLIC) {
+			/* listed with what it resolves to, flagged (§7 symbolic-ref) */
+			lease_commit c;
+			lease_oid oid;
+
+			if ((rc = symbolic_state(lt, ref, &oid, &c)) == 0 &&
+			    (rc = lease_ref_list_push(out, name, &oid)) == 0) {
+				out->items[out->count - 1].commit = c;
+				out->items[out->count - 1].has_commit = 1;
+			} else {
+				lease_commit_clear(&c);
+			}
+		} else if (strncmp(name, prefix, plen) == 0) {
 			if (git_reference_resolve(&resolved, ref) == 0) {
 				lease_oid oid;
 
@@ -369,6 +558,31 @@ static void seterr(char *err, size_t errlen, const char *what, const char *path)
 		         e && e->message ? e->message : "");
 }
 
+/* Why PATH did not open: another user's repository (libgit2's ownership
+ * check, like git's safe.directory), or no repository at PATH itself. */
+static void open_error(char *err, size_t errlen, int gerr, const char *path)
+{
+	const git_error *e = git_error_last();
+	const char *m = e && e->message ? e->message : "";
+	struct stat sb;
+
+	if ((gerr == GIT_EOWNER || strstr(m, "safe.directory") || strstr(m, "not owned")) &&
+	    stat(path, &sb) == 0) {
+		snprintf(err, errlen,
+		         "the repository at '%s' is owned by another user (uid %lu, this process "
+		         "runs as uid %lu): git and libgit2 refuse it unless it is trusted; if "
+		         "you trust it, run: git config --global --add safe.directory '%s'",
+		         path, (unsigned long)sb.st_uid, (unsigned long)geteuid(), path);
+		return;
+	}
+	if (err && errlen)
+		snprintf(err, errlen,
+		         "no git repository at '%s' (local:PATH must name the repository "
+		         "itself: a bare repository, or a working tree's top directory or its "
+		         ".git; `reflease init %s` makes one)%s%s",
+		         path, path, *m ? ": " : "", m);
+}
+
 int lease_local_transport_new(lease_transport **out, const char *path, char *err, size_t errlen)
 {
 	local_transport *lt;
@@ -382,10 +596,12 @@ int lease_local_transport_new(lease_transport **out, const char *path, char *err
 	}
 	if (!(lt = calloc(1, sizeof(*lt))))
 		return LEASE_ENOMEM;
-	if ((gerr = git_repository_open_ext(&lt->repo, path, 0, NULL)) < 0) {
-		seterr(err, errlen, "no git repository at", path);
+	/* local:PATH names the repository itself (bare, or a working tree's top
+	 * or .git); only the default store searches upward, as git does. */
+	if ((gerr = git_repository_open_ext(&lt->repo, path ? path : ".",
+	                                    path ? GIT_REPOSITORY_OPEN_NO_SEARCH : 0, NULL)) < 0) {
+		open_error(err, errlen, gerr, path ? path : ".");
 		free(lt);
-		(void)gerr;
 		return LEASE_ECONFIG;
 	}
 	common = git_repository_commondir(lt->repo);
@@ -419,33 +635,67 @@ int lease_local_transport_new(lease_transport **out, const char *path, char *err
 	return 0;
 }
 
-int lease_local_init(const char *path, char *err, size_t errlen)
+/* The settings every store gets, created or existing (protocol.md §9).
+ * git maintenance is safe alongside reflease (deletes follow git's lock
+ * protocol), so automatic gc is left as the repository has it. */
+static int configure(git_repository *repo)
 {
-	git_repository *repo = NULL;
 	git_config *cfg = NULL;
 	int gerr;
 
+	if ((gerr = git_repository_config(&cfg, repo)) == 0)
+		gerr = git_config_set_bool(cfg, "core.logAllRefUpdates", 1);
+	git_config_free(cfg);
+	return gerr;
+}
+
+int lease_local_init_ex(const char *path, int *created, char *err, size_t errlen)
+{
+	git_repository *repo = NULL;
+	git_buf found = {0};
+	int gerr;
+
+	*created = 0;
 	if (lease_git_setup() < 0) {
 		seterr(err, errlen, "cannot initialise libgit2 for", path);
 		return LEASE_EINTERNAL;
 	}
-	if ((gerr = git_repository_init(&repo, path, 1)) < 0) {
-		seterr(err, errlen, "cannot create a bare repository at", path);
-		return LEASE_ECONFIG;
+	if (git_repository_open_ext(&repo, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
+		/* Never a bare skeleton inside somebody's working tree. */
+		git_error_clear();
+		if (git_repository_discover(&found, path, 0, NULL) == 0) {
+			snprintf(err, errlen,
+			         "'%s' is inside the git repository at '%s': name that repository "
+			         "itself, or a directory outside it",
+			         path, found.ptr);
+			git_buf_dispose(&found);
+			return LEASE_ECONFIG;
+		}
+		git_error_clear();
+		if ((gerr = git_repository_init(&repo, path, 1)) < 0) {
+			int e = errno;
+
+			seterr(err, errlen, "cannot create a bare repository at", path);
+			return lease_fs_errno_class(e) == LEASE_EINTERNAL ? LEASE_ECONFIG
+			                                                  : lease_fs_errno_class(e);
+		}
+		*created = 1;
 	}
-	/* gc.auto=0: git gc / pack-refs must not run while reflease writes (§9).
-	 * core.logAllRefUpdates=true: reflogs for branches; lease history lives in
-	 * the commit chain. */
-	if ((gerr = git_repository_config(&cfg, repo)) < 0 ||
-	    (gerr = git_config_set_int32(cfg, "gc.auto", 0)) < 0 ||
-	    (gerr = git_config_set_int32(cfg, "gc.autoPackLimit", 0)) < 0 ||
-	    (gerr = git_config_set_bool(cfg, "core.logAllRefUpdates", 1)) < 0) {
+	if ((gerr = configure(repo)) < 0) {
+		int e = errno;
+
 		seterr(err, errlen, "cannot configure the repository at", path);
-		git_config_free(cfg);
 		git_repository_free(repo);
-		return LEASE_EINTERNAL;
+		return lease_fs_errno_class(e) == LEASE_EINTERNAL ? LEASE_EINTERNAL
+		                                                  : lease_fs_errno_class(e);
 	}
-	git_config_free(cfg);
 	git_repository_free(repo);
 	return 0;
+}
+
+int lease_local_init(const char *path, char *err, size_t errlen)
+{
+	int created;
+
+	return lease_local_init_ex(path, &created, err, errlen);
 }

@@ -61,11 +61,15 @@ int lease_fs_list_ref_locks(lease_ref_lock_list *out, const char *commondir, con
 
 		if (n <= 5 || strcmp(de->d_name + n - 5, ".lock") != 0)
 			continue;
+		/* In the common dir itself only the store-wide locks (§7, §9). */
+		if (plen == 0 && strcmp(de->d_name, "packed-refs.lock") != 0 &&
+		    strcmp(de->d_name, "reflease-delete.lock") != 0)
+			continue;
 		if (join(path, sizeof(path), dirpath, de->d_name) < 0 || lstat(path, &sb) < 0 ||
 		    !S_ISREG(sb.st_mode))
 			continue;
 		w = snprintf(refname, sizeof(refname), "%s%.*s", prefix, (int)(n - 5), de->d_name);
-		if (w < 0 || (size_t)w >= sizeof(refname) || plen == 0)
+		if (w < 0 || (size_t)w >= sizeof(refname))
 			continue;
 		if (count == cap) {
 			cap = cap ? cap * 2 : 8;
@@ -99,12 +103,34 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
+/* Re-check identity and age just before removing (protocol.md §7). */
+static int remove_checked(const char *path, const lease_ref_lock *lk, int64_t min_age_s,
+                          int64_t now, char *err, size_t errlen)
+{
+	struct stat sb;
+
+	if (lstat(path, &sb) < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return errno == ENOENT ? LEASE_ENOTFOUND : LEASE_EINTERNAL;
+	}
+	if ((uint64_t)sb.st_dev != lk->dev || (uint64_t)sb.st_ino != lk->ino ||
+	    now - (int64_t)sb.st_mtime < min_age_s) {
+		snprintf(err, errlen, "%s changed or is younger than %llds: kept", path,
+		         (long long)min_age_s);
+		return LEASE_ECAS;
+	}
+	if (unlink(path) < 0) {
+		snprintf(err, errlen, "cannot remove %s: %s", path, strerror(errno));
+		return errno == ENOENT ? LEASE_ENOTFOUND : LEASE_EINTERNAL;
+	}
+	return 0;
+}
+
 int lease_fs_remove_ref_lock(const char *commondir, const char *store_lock,
                              const lease_ref_lock *lk, int64_t min_age_s, int64_t now, char *err,
                              size_t errlen)
 {
 	char path[4096];
-	struct stat sb;
 	long waited = 0;
 	int fd, rc;
 
@@ -112,37 +138,363 @@ int lease_fs_remove_ref_lock(const char *commondir, const char *store_lock,
 	    strlen(path) + 6 > sizeof(path))
 		return LEASE_ENOMEM;
 	memcpy(path + strlen(path), ".lock", 6);
-	/* The store's own lock: no reflease delete (which rewrites packed-refs
-	 * and takes ref locks) runs while we look at and remove the file. */
+	/* A stale store lock itself: re-check and remove it without taking it. */
+	if (strcmp(path, store_lock) == 0)
+		return remove_checked(path, lk, min_age_s, now, err, errlen);
+	/* The store's own lock: no other reaper runs while we look at and
+	 * remove the file. */
 	while ((fd = open(store_lock, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0) {
 		if (errno != EEXIST || waited >= STORE_LOCK_WAIT_MS) {
+			int e = errno;
 			snprintf(err, errlen, "cannot take the store lock %s: %s", store_lock,
-			         errno == EEXIST ? "held by another writer" : strerror(errno));
-			return LEASE_EINTERNAL;
+			         e == EEXIST ? "held by another reaper" : strerror(e));
+			return e == EEXIST ? LEASE_ELOCKED : lease_fs_errno_class(e);
 		}
 		sleep_ms(20);
 		waited += 20;
 	}
 	close(fd);
-	/* Re-check identity and age just before removing (protocol.md §7). */
-	if (lstat(path, &sb) < 0) {
-		rc = errno == ENOENT ? LEASE_ENOTFOUND : LEASE_EINTERNAL;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-	} else if ((uint64_t)sb.st_dev != lk->dev || (uint64_t)sb.st_ino != lk->ino ||
-	           now - (int64_t)sb.st_mtime < min_age_s) {
-		rc = LEASE_ECAS;
-		snprintf(err, errlen, "%s changed or is younger than %llds: kept", path,
-		         (long long)min_age_s);
-	} else if (unlink(path) < 0) {
-		rc = errno == ENOENT ? LEASE_ENOTFOUND : LEASE_EINTERNAL;
-		snprintf(err, errlen, "cannot remove %s: %s", path, strerror(errno));
-	} else {
-		rc = 0;
-	}
+	rc = remove_checked(path, lk, min_age_s, now, err, errlen);
 	if (unlink(store_lock) < 0 && rc == 0) {
 		snprintf(err, errlen, "cannot remove the store lock %s: %s", store_lock,
 		         strerror(errno));
 		rc = LEASE_EINTERNAL;
 	}
 	return rc;
+}
+
+/* ---- git's own lock protocol for deletes (protocol.md §9) ----------------
+ * git (refs/files-backend.c, refs/packed-backend.c) deletes a ref by locking
+ * "<ref>.lock", then "packed-refs.lock", reading packed-refs again while
+ * holding that lock, writing the new packed-refs into the lock file and
+ * renaming it into place, then unlinking the loose file. libgit2 (1.5 to at
+ * least 1.9, refdb_fs.c packed_delete) reloads packed-refs *before* taking
+ * packed-refs.lock and writes that copy back: a `git pack-refs` that
+ * finished in between is undone. Only the order below is used here. */
+
+int lease_fs_errno_class(int e)
+{
+	switch (e) {
+	case EACCES:
+	case EPERM:
+	case EROFS: return LEASE_EAUTH;
+	case ENOSPC:
+#ifdef EDQUOT
+	case EDQUOT:
+#endif
+		return LEASE_ECONFIG;
+	default: return LEASE_EINTERNAL;
+	}
+}
+
+const char *lease_fs_errno_hint(int e)
+{
+	switch (e) {
+	case EACCES:
+	case EPERM: return " (permission denied: the store must be writable by this user)";
+	case EROFS: return " (the store is on a read-only filesystem)";
+	case ENOSPC:
+#ifdef EDQUOT
+	case EDQUOT:
+#endif
+		return " (the disk is full: free space, then retry)";
+	default: return "";
+	}
+}
+
+/* mkdir -p of @p path's parent directories below @p base. */
+static void mkparents(const char *base, const char *path)
+{
+	char buf[4096];
+	size_t blen = strlen(base);
+	char *p;
+
+	if (strlen(path) >= sizeof(buf))
+		return;
+	memcpy(buf, path, strlen(path) + 1);
+	for (p = buf + blen + 1; (p = strchr(p, '/')) != NULL; p++) {
+		*p = '\0';
+		if (mkdir(buf, 0777) < 0 && errno != EEXIST)
+			return;
+		*p = '/';
+	}
+}
+
+int lease_fs_lock(int *fd, const char *commondir, const char *path, int wait_ms, char *err,
+                  size_t errlen)
+{
+	char lock[4096 + 8];
+	long waited = 0;
+	int made = 0, w;
+
+	w = snprintf(lock, sizeof(lock), "%s.lock", path);
+	if (w < 0 || (size_t)w >= sizeof(lock))
+		return LEASE_ENOMEM;
+	for (;;) {
+		*fd = open(lock, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		if (*fd >= 0)
+			return 0;
+		if (errno == ENOENT && made < 3) {
+			/* git pack-refs --prune removes empty directories */
+			mkparents(commondir, lock);
+			made++;
+			continue;
+		}
+		if (errno == ENOTDIR) {
+			snprintf(err, errlen, "cannot create %s: a parent path is a file (a ref)",
+			         lock);
+			return LEASE_ENOTFOUND;
+		}
+		if (errno != EEXIST) {
+			int e = errno;
+			snprintf(err, errlen, "cannot create %s: %s%s", lock, strerror(e),
+			         lease_fs_errno_hint(e));
+			return lease_fs_errno_class(e);
+		}
+		if (waited >= wait_ms) {
+			snprintf(err, errlen,
+			         "lock %s held by another writer for %ld ms (a crashed writer's "
+			         "stale lock? reconcile --reap removes one older than 60 s)",
+			         lock, waited);
+			return LEASE_ELOCKED;
+		}
+		sleep_ms(5 + (long)(random() % 20));
+		waited += 15;
+	}
+}
+
+/* Read a whole small file into a malloc'd NUL-terminated buffer. 0, ENOENT
+ * (as LEASE_ENOTFOUND, also for a directory), or an error class. */
+static int slurp(char **out, size_t *len, const char *path)
+{
+	struct stat sb;
+	size_t cap, n = 0;
+	ssize_t r;
+	char *buf;
+	int fd;
+
+	*out = NULL;
+	*len = 0;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return errno == ENOENT || errno == ENOTDIR ? LEASE_ENOTFOUND
+		                                           : lease_fs_errno_class(errno);
+	if (fstat(fd, &sb) < 0 || S_ISDIR(sb.st_mode)) {
+		close(fd);
+		return LEASE_ENOTFOUND;
+	}
+	cap = (size_t)sb.st_size + 1;
+	if (!(buf = malloc(cap))) {
+		close(fd);
+		return LEASE_ENOMEM;
+	}
+	while (n + 1 < cap && (r = read(fd, buf + n, cap - 1 - n)) > 0)
+		n += (size_t)r;
+	close(fd);
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+/* Find "<hex> <refname>\n" in packed-refs text; its span (with a following
+ * "^<peeled>" line) in [*b, *e). 1 found, 0 not. */
+static int packed_find(const char *text, size_t len, const char *refname, lease_oid *oid, size_t *b,
+                       size_t *e)
+{
+	size_t rlen = strlen(refname), pos = 0;
+
+	while (pos < len) {
+		const char *line = text + pos, *nl = memchr(line, '\n', len - pos);
+		size_t ll = nl ? (size_t)(nl - line) : len - pos;
+		size_t next = pos + ll + (nl ? 1 : 0);
+
+		if (ll == LEASE_OID_HEXSZ + 1 + rlen && line[LEASE_OID_HEXSZ] == ' ' &&
+		    memcmp(line + LEASE_OID_HEXSZ + 1, refname, rlen) == 0) {
+			char hex[LEASE_OID_HEXSZ + 1];
+
+			memcpy(hex, line, LEASE_OID_HEXSZ);
+			hex[LEASE_OID_HEXSZ] = '\0';
+			if (lease_oid_fromhex(oid, hex) < 0)
+				return 0;
+			*b = pos;
+			if (next < len && text[next] == '^') {
+				const char *nl2 = memchr(text + next, '\n', len - next);
+				next = nl2 ? (size_t)(nl2 - text) + 1 : len;
+			}
+			*e = next;
+			return 1;
+		}
+		pos = next;
+	}
+	return 0;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static void fsync_dir_of(const char *path)
+{
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	int fd;
+
+	if (!slash || (size_t)(slash - path) >= sizeof(dir))
+		return;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = '\0';
+	if ((fd = open(dir, O_RDONLY | O_CLOEXEC)) >= 0) {
+		(void)fsync(fd);
+		close(fd);
+	}
+}
+
+int lease_fs_delete_ref(const char *commondir, const char *refname, const lease_oid *old_oid,
+                        int wait_ms, char *err, size_t errlen)
+{
+	char loose[4096], lockp[4096 + 8], packed[4096], plock[4096 + 8], logp[4096];
+	char *ltext = NULL, *ptext = NULL;
+	size_t llen = 0, plen = 0, pb = 0, pe = 0;
+	int lfd = -1, pfd = -1, rc, in_packed = 0, loose_present = 0;
+	lease_oid cur, poid;
+
+	memset(&cur, 0, sizeof(cur));
+	if (join(loose, sizeof(loose), commondir, refname) < 0 ||
+	    join(packed, sizeof(packed), commondir, "packed-refs") < 0 ||
+	    join(logp, sizeof(logp), commondir, "logs") < 0 ||
+	    strlen(logp) + 1 + strlen(refname) >= sizeof(logp))
+		return LEASE_ENOMEM;
+	snprintf(lockp, sizeof(lockp), "%s.lock", loose);
+	snprintf(plock, sizeof(plock), "%s.lock", packed);
+	snprintf(logp + strlen(logp), sizeof(logp) - strlen(logp), "/%s", refname);
+
+	if ((rc = lease_fs_lock(&lfd, commondir, loose, wait_ms, err, errlen)) < 0) {
+		if (rc == LEASE_ENOTFOUND) {
+			snprintf(err, errlen, "ref absent");
+			rc = LEASE_ECAS;
+		}
+		return rc;
+	}
+	if ((rc = lease_fs_lock(&pfd, commondir, packed, wait_ms, err, errlen)) < 0)
+		goto out;
+	/* Both locks held: read the loose file and packed-refs now. */
+	rc = slurp(&ltext, &llen, loose);
+	if (rc == 0) {
+		char hex[LEASE_OID_HEXSZ + 1];
+
+		loose_present = 1;
+		if (strncmp(ltext, "ref:", 4) == 0) {
+			snprintf(err, errlen, "%s is a symbolic ref", refname);
+			rc = LEASE_ECAS;
+			goto out;
+		}
+		memcpy(hex, ltext, llen < LEASE_OID_HEXSZ ? llen : LEASE_OID_HEXSZ);
+		hex[llen < LEASE_OID_HEXSZ ? llen : LEASE_OID_HEXSZ] = '\0';
+		if (lease_oid_fromhex(&cur, hex) < 0) {
+			snprintf(err, errlen, "%s: not a ref file", loose);
+			rc = LEASE_ECAS;
+			goto out;
+		}
+	} else if (rc != LEASE_ENOTFOUND) {
+		snprintf(err, errlen, "cannot read %s: %s", loose, strerror(errno));
+		goto out;
+	}
+	rc = slurp(&ptext, &plen, packed);
+	if (rc < 0 && rc != LEASE_ENOTFOUND) {
+		snprintf(err, errlen, "cannot read %s: %s", packed, strerror(errno));
+		goto out;
+	}
+	in_packed = ptext && packed_find(ptext, plen, refname, &poid, &pb, &pe);
+	if (!loose_present && in_packed)
+		cur = poid;
+	if (!loose_present && !in_packed) {
+		snprintf(err, errlen, "ref absent");
+		rc = LEASE_ECAS;
+		goto out;
+	}
+	if (!lease_oid_equal(&cur, old_oid)) {
+		snprintf(err, errlen, "ref changed");
+		rc = LEASE_ECAS;
+		goto out;
+	}
+	/* git's order: packed-refs first (a reader still sees the loose ref),
+	 * then the loose file; packed-refs.lock is released last. */
+	if (in_packed) {
+		if (write_all(pfd, ptext, pb) < 0 || write_all(pfd, ptext + pe, plen - pe) < 0 ||
+		    fsync(pfd) < 0) {
+			int e = errno;
+			snprintf(err, errlen, "cannot write %s: %s%s", plock, strerror(e),
+			         lease_fs_errno_hint(e));
+			rc = lease_fs_errno_class(e);
+			goto out;
+		}
+		close(pfd);
+		pfd = -1;
+		if (rename(plock, packed) < 0) {
+			int e = errno;
+			snprintf(err, errlen, "cannot rename %s: %s%s", plock, strerror(e),
+			         lease_fs_errno_hint(e));
+			rc = lease_fs_errno_class(e);
+			goto out;
+		}
+		fsync_dir_of(packed);
+	}
+	if (loose_present && unlink(loose) < 0) {
+		int e = errno;
+		snprintf(err, errlen, "cannot remove %s: %s%s", loose, strerror(e),
+		         lease_fs_errno_hint(e));
+		rc = lease_fs_errno_class(e);
+		goto out;
+	}
+	(void)unlink(logp);
+	rc = 0;
+out:
+	if (pfd >= 0) {
+		close(pfd);
+		unlink(plock);
+	}
+	if (lfd >= 0) {
+		close(lfd);
+		unlink(lockp);
+	}
+	free(ltext);
+	free(ptext);
+	return rc;
+}
+
+int lease_fs_probe_write(const char *dir, char *err, size_t errlen)
+{
+	char path[4096], block[4096];
+	int fd, e, w;
+
+	w = snprintf(path, sizeof(path), "%s/.reflease-probe-XXXXXX", dir);
+	if (w < 0 || (size_t)w >= sizeof(path))
+		return LEASE_ENOMEM;
+	memset(block, 0, sizeof(block));
+	if ((fd = mkstemp(path)) < 0) {
+		e = errno;
+		snprintf(err, errlen, "cannot write in %s: %s%s", dir, strerror(e),
+		         lease_fs_errno_hint(e));
+		return lease_fs_errno_class(e);
+	}
+	e = write_all(fd, block, sizeof(block)) < 0 || fsync(fd) < 0 ? errno : 0;
+	close(fd);
+	unlink(path);
+	if (e) {
+		snprintf(err, errlen, "cannot write in %s: %s%s", dir, strerror(e),
+		         lease_fs_errno_hint(e));
+		return lease_fs_errno_class(e);
+	}
+	return 0;
 }

@@ -16,7 +16,9 @@ static int local_ctor(lease_transport **out, const char *arg, const lease_store_
                       char *err, size_t errlen)
 {
 	(void)opts;
-	return lease_local_transport_new(out, *arg ? arg : ".", err, errlen);
+	/* "local:" alone (the CLI's default) is the repository the current
+	 * directory is in, found as git finds it; local:PATH is PATH itself. */
+	return lease_local_transport_new(out, *arg ? arg : NULL, err, errlen);
 }
 
 static int github_ctor(lease_transport **out, const char *arg, const lease_store_options *opts,

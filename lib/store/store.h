@@ -154,8 +154,11 @@ void lease_store_log(lease_store *st, int level, const char *fmt, ...)
 
 /**
  * Local backend (lib/store/local.c) over libgit2: @p path is a repository
- * (bare or not) or a directory inside one.
- * @return 0, LEASE_ECONFIG (no repository), LEASE_ENOMEM
+ * itself (a bare one, or a working tree's top or its .git), never a
+ * directory inside one; NULL = the repository the current directory is in,
+ * found upward as git does (the CLI's default store, protocol.md §9).
+ * @return 0, LEASE_ECONFIG (no repository at @p path, or one owned by
+ *         another user and not listed in safe.directory), LEASE_ENOMEM
  */
 int lease_local_transport_new(lease_transport **out, const char *path, char *err, size_t errlen);
 
@@ -213,7 +216,59 @@ int lease_fs_remove_ref_lock(const char *commondir, const char *store_lock,
                              const lease_ref_lock *lk, int64_t min_age_s, int64_t now, char *err,
                              size_t errlen);
 
-/** Create a bare repository at @p path with reflease's recommended settings. */
+/**
+ * Error class of a filesystem errno (protocol.md §9): EACCES, EPERM, EROFS
+ * -> LEASE_EAUTH (exit 77); ENOSPC, EDQUOT -> LEASE_ECONFIG (exit 78, "the
+ * disk is full"); anything else LEASE_EINTERNAL.
+ */
+int lease_fs_errno_class(int e);
+/** A parenthesised hint for @p e (" (the disk is full: ...)"), or "" (static). */
+const char *lease_fs_errno_hint(int e);
+
+/**
+ * Take git's lock on @p path: create "<path>.lock" O_EXCL (making missing
+ * directories below @p commondir), waiting up to @p wait_ms while another
+ * writer holds it. The caller writes through *@p fd and unlinks or renames
+ * the lock file.
+ * @return 0, LEASE_ELOCKED (still held), LEASE_ENOTFOUND (a parent path is a
+ *         file), LEASE_EAUTH / LEASE_ECONFIG (lease_fs_errno_class), LEASE_ENOMEM
+ */
+int lease_fs_lock(int *fd, const char *commondir, const char *path, int wait_ms, char *err,
+                  size_t errlen);
+
+/**
+ * Delete @p refname of the repository whose common dir is @p commondir if it
+ * holds @p old_oid, by git's protocol (protocol.md §9): lock "<ref>.lock",
+ * lock "packed-refs.lock", read the loose file and packed-refs under both
+ * locks, compare, write packed-refs without the ref through its lock file and
+ * rename it into place, unlink the loose file and its reflog, unlock. Never
+ * rewrites packed-refs from a copy read before its lock.
+ * @return 0, LEASE_ECAS (absent, another oid, symbolic), LEASE_ELOCKED (a
+ *         lock held past @p wait_ms), LEASE_EAUTH, LEASE_ECONFIG (disk full),
+ *         LEASE_EINTERNAL, LEASE_ENOMEM; @p err says which
+ */
+int lease_fs_delete_ref(const char *commondir, const char *refname, const lease_oid *old_oid,
+                        int wait_ms, char *err, size_t errlen);
+
+/**
+ * Find out why a write in @p dir failed: create, write 4 KiB to, fsync and
+ * remove a probe file there.
+ * @return 0 (the directory takes writes), or lease_fs_errno_class() of the
+ *         failure with @p err naming @p dir and the reason
+ */
+int lease_fs_probe_write(const char *dir, char *err, size_t errlen);
+
+/**
+ * Make @p path a lease store (protocol.md §9): an existing repository (bare,
+ * or a working tree's, at @p path itself) only gets the settings below
+ * (*@p created = 0, nothing added to a working tree); otherwise a bare
+ * repository is created there (*@p created = 1). Settings: gc.auto=0,
+ * gc.autoPackLimit=0, core.logAllRefUpdates=true.
+ * @return 0, LEASE_ECONFIG, LEASE_EAUTH, LEASE_EINTERNAL
+ */
+int lease_local_init_ex(const char *path, int *created, char *err, size_t errlen);
+
+/** lease_local_init_ex() without the created flag. */
 int lease_local_init(const char *path, char *err, size_t errlen);
 
 #endif

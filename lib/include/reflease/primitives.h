@@ -24,6 +24,12 @@ typedef struct lease_commit {
 	lease_oid parent; /**< first parent, when has_parent */
 	int64_t time;     /**< committer time, seconds since the epoch */
 	char *message;    /**< full message, owned (lease_commit_clear()) */
+	/** Unreadable tips (protocol.md §7): the ref's object is absent from the
+	 *  store (oid = the ref's target; is_commit 0). */
+	int missing;
+	/** The ref is a symbolic ref (local stores): oid = what it resolves to
+	 *  (all-zero when dangling), message = the name it points at. */
+	int symbolic;
 } lease_commit;
 
 /** Free what @p c owns and zero it. Accepts NULL. */

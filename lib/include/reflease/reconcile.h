@@ -46,6 +46,8 @@ typedef enum lease_anomaly_id {
 	LEASE_ANOM_CLOCK_SKEW,
 	LEASE_ANOM_STALE_REF_LOCK,
 	LEASE_ANOM_PRE_BUMP,
+	LEASE_ANOM_MISSING_OBJECT, /**< the ref's object is absent from the store (issue 14) */
+	LEASE_ANOM_SYMBOLIC_REF,   /**< the ref is a symbolic ref (issue 14) */
 	LEASE_ANOM__COUNT
 } lease_anomaly_id;
 
