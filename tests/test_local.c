@@ -101,7 +101,28 @@ START_TEST(repo_kinds)
 	ck_assert_int_eq(mkdir(sub, 0755), 0);
 	snprintf(sub, sizeof(sub), "%s/a/b", dir);
 	ck_assert_int_eq(mkdir(sub, 0755), 0);
-	cycle(sub);
+	{
+		/* Issue 14: local:PATH is PATH itself, never a search upward (78
+		 * naming PATH); only "local:" alone (the CLI's default) searches
+		 * from the current directory, as git does. */
+		lease_store *st = NULL;
+		char spec[700], err[1024] = "", cwd[512];
+
+		snprintf(spec, sizeof(spec), "local:%s", sub);
+		ck_assert_int_eq(lease_store_open(&st, spec, NULL, err, sizeof(err)),
+		                 LEASE_ECONFIG);
+		ck_assert_msg(strstr(err, sub) != NULL, "%s", err);
+		snprintf(spec, sizeof(spec), "local:%s/.git/refs", dir);
+		ck_assert_int_eq(lease_store_open(&st, spec, NULL, err, sizeof(err)),
+		                 LEASE_ECONFIG);
+		ck_assert(getcwd(cwd, sizeof(cwd)) != NULL);
+		ck_assert_int_eq(chdir(sub), 0);
+		ck_assert_int_eq(lease_store_open(&st, "local:", NULL, err, sizeof(err)), 0);
+		lease_store_free(st);
+		ck_assert_int_eq(chdir(cwd), 0);
+		snprintf(sub, sizeof(sub), "%s/.git", dir);
+		cycle(sub);
+	}
 	{
 		/* The work tree's branch is untouched. */
 		char out[256];
@@ -146,8 +167,8 @@ START_TEST(init_and_git_cli_crosscheck)
 	ck_assert_int_eq(lease_local_init(path, out, sizeof(out)), 0);
 	ck_assert_int_eq(testrepo_git(out, sizeof(out), path, "rev-parse --is-bare-repository"), 0);
 	ck_assert_str_eq(out, "true\n");
-	ck_assert_int_eq(testrepo_git(out, sizeof(out), path, "config gc.auto"), 0);
-	ck_assert_str_eq(out, "0\n");
+	ck_assert_int_eq(testrepo_git(out, sizeof(out), path, "config core.logAllRefUpdates"), 0);
+	ck_assert_str_eq(out, "true\n");
 
 	st = open_store(path);
 	a = write_msg(st, "deploy-1", "acquire", NULL);
@@ -522,16 +543,162 @@ START_TEST(lock_contention)
 	ck_assert_int_eq(lease_store_last_cas_error(st)->outcome, LEASE_OUTCOME_KNOWN);
 	unlink(lock);
 
-	/* The store's delete lock held for good. */
-	snprintf(dlock, sizeof(dlock), "%s/reflease-delete.lock", dir);
+	/* git's packed-refs.lock held for good (a crashed git): deletes wait
+	 * for it, then LEASE_ELOCKED naming it; a stale reflease-delete.lock no
+	 * longer stands in a delete's way (issue 14: deletes take git's locks). */
+	snprintf(dlock, sizeof(dlock), "%s/packed-refs.lock", dir);
 	fd = open(dlock, O_WRONLY | O_CREAT | O_EXCL, 0644);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
 	ck_assert_int_eq(lease_cas_delete(st, "l", &b), LEASE_ELOCKED);
-	ck_assert(strstr(lease_store_last_error(st), "reflease-delete.lock") != NULL);
+	ck_assert_msg(strstr(lease_store_last_error(st), "packed-refs.lock") != NULL, "%s",
+	              lease_store_last_error(st));
+	ck_assert_int_eq(lease_store_last_cas_error(st)->outcome, LEASE_OUTCOME_KNOWN);
+	ck_assert_int_eq(access(lock, F_OK), -1); /* the ref lock was released */
 	unlink(dlock);
+	snprintf(dlock, sizeof(dlock), "%s/reflease-delete.lock", dir);
+	fd = open(dlock, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
 	ck_assert_int_eq(lease_cas_delete(st, "l", &b), 0);
-	ck_assert_int_eq(access(dlock, F_OK), -1);
+	unlink(dlock);
+	lease_store_free(st);
+	testrepo_remove(dir);
+}
+END_TEST
+
+/* Issue 14 item 1: a delete re-reads packed-refs under packed-refs.lock. A
+ * git pack-refs (simulated: it holds the lock, then renames its new
+ * packed-refs into place) that finishes while the delete waits is kept;
+ * libgit2's git_reference_delete would write back the copy it read before
+ * locking (libgit2#5003). */
+START_TEST(delete_rereads_packed_refs_under_lock)
+{
+	char dir[512], plock[700], packed[700], out[4096], hx[41], hy[41], hy2[41], text[512];
+	lease_store *st;
+	lease_oid x, y, y2;
+	pid_t pid;
+	int fd, status;
+
+	ck_assert_int_eq(testrepo_make(dir, sizeof(dir), TESTREPO_BARE), 0);
+	st = open_store(dir);
+	x = write_msg(st, "x", "acquire", NULL);
+	y = write_msg(st, "y", "acquire", NULL);
+	y2 = write_msg(st, "y", "heartbeat", &y);
+	ck_assert_int_eq(lease_cas_create(st, "x", &x), 0);
+	ck_assert_int_eq(lease_cas_create(st, "y", &y), 0);
+	ck_assert_int_eq(testrepo_git(out, sizeof(out), dir, "pack-refs --all --prune"), 0);
+	hex(hx, &x);
+	hex(hy, &y);
+	hex(hy2, &y2);
+	snprintf(plock, sizeof(plock), "%s/packed-refs.lock", dir);
+	snprintf(packed, sizeof(packed), "%s/packed-refs", dir);
+	/* "git pack-refs" takes the lock ... */
+	fd = open(plock, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	ck_assert_int_ge(fd, 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		lease_store *cst = open_store(dir);
+		_exit(lease_cas_delete(cst, "x", &x) == 0 ? 0 : 1);
+	}
+	{
+		struct timespec ts = {0, 300 * 1000000L};
+		nanosleep(&ts, NULL);
+	}
+	/* ... and commits a packed-refs in which y moved on (what a writer did
+	 * while pack-refs ran). */
+	snprintf(text, sizeof(text),
+	         "# pack-refs with: peeled fully-peeled sorted \n%s refs/leases/x\n%s "
+	         "refs/leases/y\n",
+	         hx, hy2);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	ck_assert_int_eq(rename(plock, packed), 0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_int_eq(
+	        testrepo_git(out, sizeof(out), dir,
+	                     "for-each-ref --format='%(objectname) %(refname)' refs/leases"),
+	        0);
+	snprintf(text, sizeof(text), "%s refs/leases/y\n", hy2);
+	ck_assert_str_eq(out, text);
+	(void)hy;
+	ck_assert_int_eq(access(plock, F_OK), -1);
+	lease_store_free(st);
+	testrepo_remove(dir);
+}
+END_TEST
+
+/* Issue 14 item 4: a directory/file conflict names the conflicting ref and
+ * is a configuration error (78), a known outcome — not "internal". */
+START_TEST(df_conflict_names_the_ref)
+{
+	char dir[512], out[4096], args[256], h[41];
+	lease_store *st;
+	lease_oid a;
+
+	ck_assert_int_eq(testrepo_make(dir, sizeof(dir), TESTREPO_BARE), 0);
+	st = open_store(dir);
+	a = write_msg(st, "a", "acquire", NULL);
+	hex(h, &a);
+	snprintf(args, sizeof(args), "update-ref refs/leases/a/b %s", h);
+	ck_assert_int_eq(testrepo_git(out, sizeof(out), dir, args), 0);
+	ck_assert_int_eq(lease_cas_create(st, "a", &a), LEASE_ECONFIG);
+	ck_assert_msg(strstr(lease_store_last_error(st), "refs/leases/a/b") != NULL, "%s",
+	              lease_store_last_error(st));
+	ck_assert_int_eq(lease_store_last_cas_error(st)->outcome, LEASE_OUTCOME_KNOWN);
+	/* packed, too */
+	ck_assert_int_eq(testrepo_git(out, sizeof(out), dir, "pack-refs --all --prune"), 0);
+	ck_assert_int_eq(lease_cas_create(st, "a", &a), LEASE_ECONFIG);
+	ck_assert(strstr(lease_store_last_error(st), "refs/leases/a/b") != NULL);
+	lease_store_free(st);
+	testrepo_remove(dir);
+}
+END_TEST
+
+/* Issue 14 item 2: a symbolic ref is observed at its file's blob id and
+ * replaced only by a CAS on that id (break --force), never written through. */
+START_TEST(symbolic_ref_cas)
+{
+	char dir[512], out[4096];
+	lease_store *st;
+	lease_ref_state s;
+	lease_oid a, seen;
+
+	ck_assert_int_eq(testrepo_make(dir, sizeof(dir), TESTREPO_NONBARE), 0);
+	ck_assert_int_eq(
+	        testrepo_git(out, sizeof(out), dir, "symbolic-ref refs/leases/s refs/heads/main"),
+	        0);
+	st = open_store(dir);
+	ck_assert_int_eq(lease_fetch_ref(&s, st, "s"), 0);
+	ck_assert_int_eq(s.present, 1);
+	ck_assert_int_eq(s.commit.symbolic, 1);
+	ck_assert_int_eq(s.payload_rc, LEASE_EPAYLOAD);
+	ck_assert(strstr(s.payload_error, "symbolic ref to refs/heads/main") != NULL);
+	seen = s.oid;
+	lease_ref_state_clear(&s);
+	ck_assert_int_eq(testrepo_git(out, sizeof(out), dir,
+	                              "hash-object --stdin <<EOF\nref: refs/heads/main\nEOF"),
+	                 0);
+	{
+		char h[41];
+		hex(h, &seen);
+		ck_assert_int_eq(strncmp(out, h, 40), 0);
+	}
+	a = write_msg(st, "s", "break", NULL);
+	/* retargeted meanwhile: the CAS on what was seen fails */
+	ck_assert_int_eq(
+	        testrepo_git(out, sizeof(out), dir, "symbolic-ref refs/leases/s refs/heads/x"), 0);
+	ck_assert_int_eq(lease_cas_replace(st, "s", &seen, &a), LEASE_ECAS);
+	ck_assert_int_eq(
+	        testrepo_git(out, sizeof(out), dir, "symbolic-ref refs/leases/s refs/heads/main"),
+	        0);
+	ck_assert_int_eq(lease_cas_replace(st, "s", &seen, &a), 0);
+	ck_assert_int_eq(testrepo_git(out, sizeof(out), dir, "symbolic-ref -q refs/leases/s"), 1);
+	ck_assert_int_eq(lease_fetch_ref(&s, st, "s"), 0);
+	ck_assert(lease_oid_equal(&s.oid, &a));
+	lease_ref_state_clear(&s);
 	lease_store_free(st);
 	testrepo_remove(dir);
 }
@@ -551,6 +718,9 @@ Suite *local_suite(void)
 	tcase_add_test(tc, commit_time_from_store_clock);
 	tcase_add_test(tc, packed_refs_and_gc);
 	tcase_add_test(tc, lock_contention);
+	tcase_add_test(tc, delete_rereads_packed_refs_under_lock);
+	tcase_add_test(tc, df_conflict_names_the_ref);
+	tcase_add_test(tc, symbolic_ref_cas);
 	suite_add_tcase(s, tc);
 
 	tcase_set_timeout(race, 120);
