@@ -470,7 +470,7 @@ static void reap_one(lease_reconcile_report *r, lease_reconcile_entry *e, lease_
 
 static void prune_one(lease_reconcile_report *r, lease_reconcile_entry *e, lease_store *st)
 {
-	char ts[LEASE_TIME_STRSZ + 1], compact[17], refname[512];
+	char ts[LEASE_TIME_STRSZ + 1], compact[17], refname[512], why[1024];
 	lease_ref_state now_state;
 	int rc, n;
 
@@ -500,6 +500,8 @@ static void prune_one(lease_reconcile_report *r, lease_reconcile_entry *e, lease
 		return;
 	}
 	rc = lease_cas_delete(st, e->name, &e->oid);
+	/* the delete's own reason, before a re-read replaces the message */
+	snprintf(why, sizeof(why), "%s", lease_store_last_error(st));
 	if (rc < 0 && rc != LEASE_ECAS) {
 		memset(&now_state, 0, sizeof(now_state));
 		if (lease_fetch_ref(&now_state, st, e->name) == 0 && !now_state.present)
@@ -507,8 +509,9 @@ static void prune_one(lease_reconcile_report *r, lease_reconcile_entry *e, lease
 		lease_ref_state_clear(&now_state);
 	}
 	if (rc < 0) {
-		skip(r, e, "prune", "the lease changed since it was read (archive %s kept): %s",
-		     refname, lease_store_last_error(st));
+		skip(r, e, "prune", "%s (archive %s kept): %s",
+		     rc == LEASE_ECAS ? "the lease changed since it was read" : "the delete failed",
+		     refname, why);
 		return;
 	}
 	e->action = LEASE_ACTION_PRUNED;

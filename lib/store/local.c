@@ -309,6 +309,34 @@ static int replace_symbolic(local_transport *lt, const char *refname, const leas
 	return fail(lt, LEASE_ECAS, "ref changed");
 }
 
+/* A ref write failed with @p err (not a CAS outcome, not a held lock): a
+ * directory/file conflict (78, naming the other ref), else what a probe
+ * write in the ref's directory (or the nearest one above that exists)
+ * says: a full disk 78, read-only or forbidden 77, naming the path. */
+static int ref_write_error(local_transport *lt, int err, const char *refname)
+{
+	char other[1024], rel[1024], msg[1024];
+	const git_error *e = git_error_last();
+	struct stat sb;
+	char *slash;
+
+	snprintf(msg, sizeof(msg), "cannot update the ref%s%s", e && e->message ? ": " : "",
+	         e && e->message ? e->message : "");
+	if (df_conflict(lt, refname, other, sizeof(other)))
+		return df_fail(lt, refname, other);
+	snprintf(rel, sizeof(rel), "%s", refname);
+	while ((slash = strrchr(rel, '/')) != NULL) {
+		char dir[4096];
+
+		*slash = '\0';
+		common_path(lt, dir, sizeof(dir), rel);
+		if (stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode))
+			break;
+	}
+	git_error_clear();
+	return write_error(lt, err, msg, rel[0] ? rel : ".");
+}
+
 /* git_reference_create_matching with lock-contention retries.
  * 0, LEASE_ECAS (compare failed), or an error. */
 static int create_matching(local_transport *lt, const char *refname, const lease_oid *new_oid,
@@ -318,7 +346,6 @@ static int create_matching(local_transport *lt, const char *refname, const lease
 	git_oid nid, cid;
 	int64_t deadline = monotonic_ms() + LOCK_RETRY_MS;
 	int attempt = 0, err;
-	char other[1024];
 
 	git_error_clear();
 	lt->errbuf[0] = '\0';
@@ -350,13 +377,11 @@ static int create_matching(local_transport *lt, const char *refname, const lease
 			break;
 		backoff(lt, attempt++);
 	}
-	if (err != GIT_ELOCKED && df_conflict(lt, refname, other, sizeof(other)))
-		return df_fail(lt, refname, other);
 	if (err == GIT_ELOCKED)
 		return map_git_error(lt, err,
 		                     "ref lock held by another writer for 3 s (a crashed writer's "
 		                     "stale lock? reconcile --reap removes one older than 60 s)");
-	return write_error(lt, err, "cannot update the ref", "refs");
+	return ref_write_error(lt, err, refname);
 }
 
 static int local_create_ref(lease_transport *t, const char *refname, const lease_oid *new_oid)
@@ -560,10 +585,11 @@ static void seterr(char *err, size_t errlen, const char *what, const char *path)
 
 /* Why PATH did not open: another user's repository (libgit2's ownership
  * check, like git's safe.directory), or no repository at PATH itself. */
-static void open_error(char *err, size_t errlen, int gerr, const char *path)
+static void open_error(char *err, size_t errlen, int gerr, const char *named)
 {
 	const git_error *e = git_error_last();
 	const char *m = e && e->message ? e->message : "";
+	const char *path = named ? named : ".";
 	struct stat sb;
 
 	if ((gerr == GIT_EOWNER || strstr(m, "safe.directory") || strstr(m, "not owned")) &&
@@ -575,7 +601,11 @@ static void open_error(char *err, size_t errlen, int gerr, const char *path)
 		         path, (unsigned long)sb.st_uid, (unsigned long)geteuid(), path);
 		return;
 	}
-	if (err && errlen)
+	if (err && errlen && !named)
+		snprintf(err, errlen,
+		         "no git repository here (the current directory or one above it); pass "
+		         "--store local:PATH, github:OWNER/REPO or remote:URL");
+	else if (err && errlen)
 		snprintf(err, errlen,
 		         "no git repository at '%s' (local:PATH must name the repository "
 		         "itself: a bare repository, or a working tree's top directory or its "
@@ -600,7 +630,7 @@ int lease_local_transport_new(lease_transport **out, const char *path, char *err
 	 * or .git); only the default store searches upward, as git does. */
 	if ((gerr = git_repository_open_ext(&lt->repo, path ? path : ".",
 	                                    path ? GIT_REPOSITORY_OPEN_NO_SEARCH : 0, NULL)) < 0) {
-		open_error(err, errlen, gerr, path ? path : ".");
+		open_error(err, errlen, gerr, path);
 		free(lt);
 		return LEASE_ECONFIG;
 	}
