@@ -14,7 +14,7 @@ trans() { "$R" --json status "$1" | jget lease.transitions; }
 # m: three tenures (transitions 2), archived by a prune, taken again (3);
 # then its tip object vanishes: the chain below it cannot be read any more,
 # the archive still says 2
-for i in 1 2 3; do
+for _ in 1 2 3; do
   t=$(tok m --ttl 60)
   expect_rc 0 "$R" release m --lease-token "$t"
 done
