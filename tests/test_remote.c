@@ -359,6 +359,35 @@ START_TEST(stale_under_lock)
 }
 END_TEST
 
+/* Issue 14 item 4, F10: a foreign ref below the name on the remote
+ * (refs/leases/a/b when creating a): exit 78 naming it, at once (a known
+ * outcome, no waiting out the verify window). */
+START_TEST(df_conflict_named)
+{
+	rstore r;
+	lease_oid a;
+	char args[256], ahex[LEASE_OID_HEXSZ + 1], out[256];
+	struct timespec t0, t1;
+	int rc;
+
+	open_new(&r, hook_kinds[_i], 5000);
+	a = commit_for(&r, "a", NULL);
+	lease_oid_tohex(ahex, &a);
+	ck_assert_int_eq(lease_cas_create(r.st, "x", &a), 0);
+	snprintf(args, sizeof(args), "update-ref refs/leases/a/b %s", ahex);
+	ck_assert_int_eq(testrepo_git(out, sizeof(out), r.path, args), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = lease_cas_create(r.st, "a", &a);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ck_assert_msg(rc == LEASE_ECONFIG, "create: %d %s", rc, lease_store_last_error(r.st));
+	ck_assert_msg(strstr(lease_store_last_error(r.st), "refs/leases/a/b") != NULL, "%s",
+	              lease_store_last_error(r.st));
+	ck_assert_int_eq(lease_store_last_cas_error(r.st)->outcome, LEASE_OUTCOME_KNOWN);
+	ck_assert_int_lt(t1.tv_sec - t0.tv_sec, 5);
+	lease_store_free(r.st);
+}
+END_TEST
+
 /* F25: a pre-receive hook that refuses (a repository rule): a permission
  * error, never success. */
 START_TEST(hook_refuses)
@@ -656,6 +685,7 @@ Suite *remote_suite(void)
 	tcase_add_loop_test(tc, stale_old_oid, 0, 3);
 	tcase_add_loop_test(tc, stale_under_lock, 0, 2);
 	tcase_add_loop_test(tc, hook_refuses, 0, 3);
+	tcase_add_loop_test(tc, df_conflict_named, 0, 2);
 	tcase_add_loop_test(tc, noop_push_caught, 0, 2);
 	tcase_add_loop_test(tc, read_recheck_after_copy, 0, 2);
 	tcase_add_test(tc, token_auth);

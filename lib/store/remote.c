@@ -411,6 +411,38 @@ static int ls_find(remote_transport *rt, git_remote *remote, const char *refname
 	return 0;
 }
 
+/* A directory/file conflict on the remote for @p refname (issue 14, F10):
+ * an advertised ref below it ("refs/leases/a/b" for "refs/leases/a") or at
+ * one of its parent paths. 1 with @p other named, else 0 (also when the
+ * remote cannot be listed). */
+static int df_conflict_remote(remote_transport *rt, const char *refname, char *other, size_t olen)
+{
+	const git_remote_head **heads;
+	git_remote *remote = NULL;
+	size_t n, i, rl = strlen(refname);
+	net_ctx ctx;
+	int found = 0;
+
+	ctx_init(&ctx, rt);
+	if (connect_fetch(rt, &ctx, &remote) < 0)
+		return 0;
+	if (git_remote_ls(&heads, &n, remote) == 0) {
+		for (i = 0; i < n && !found; i++) {
+			const char *h = heads[i]->name;
+			size_t hl = strlen(h);
+
+			if ((hl > rl && strncmp(h, refname, rl) == 0 && h[rl] == '/') ||
+			    (rl > hl && strncmp(refname, h, hl) == 0 && refname[hl] == '/')) {
+				snprintf(other, olen, "%s", h);
+				found = 1;
+			}
+		}
+	}
+	git_remote_free(remote);
+	git_error_clear();
+	return found;
+}
+
 /* Fetch @p spec on the connected @p remote into the cache. The cache refs
  * are negotiation hints only: failing to move one (another process holds its
  * lock) is not an error. */
@@ -675,9 +707,19 @@ static int push_update(remote_transport *rt, const char *refname, const lease_oi
 		           contains(ctx.status, "protected") ||
 		           contains(ctx.status, "not allowed") ||
 		           contains(ctx.status, "permission");
+		char other[256];
+
 		snprintf(rt->errbuf, sizeof(rt->errbuf), "the remote rejected %s: %s", refname,
 		         ctx.status);
 		rc = rule ? LEASE_EAUTH : mismatch;
+		if (!rule && new_oid && df_conflict_remote(rt, refname, other, sizeof(other))) {
+			snprintf(rt->errbuf, sizeof(rt->errbuf),
+			         "%s cannot be written: %s exists on the remote (git keeps refs "
+			         "as files, so a ref cannot also be a directory of refs); rename "
+			         "or delete %s",
+			         refname, other, other);
+			rc = LEASE_ECONFIG;
+		}
 	} else {
 		rc = 0;
 	}
