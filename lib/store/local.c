@@ -131,7 +131,7 @@ static int read_back(local_transport *lt, const git_oid *id, const char *kind)
 {
 	git_odb *odb = NULL;
 	git_odb_object *obj = NULL;
-	char hex[GIT_OID_HEXSZ + 1], rel[64], path[4096], why[4096];
+	char hex[LEASE_OID_HEXSZ + 1], rel[64], path[4096], why[4096];
 	int err, rc;
 
 	if ((err = git_repository_odb(&odb, lt->repo)) == 0) {
