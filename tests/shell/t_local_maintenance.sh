@@ -9,7 +9,8 @@
 # loops acquire/release/`reconcile --prune-released 0` (deletes that rewrite
 # packed-refs). Afterwards every acknowledged oid must still be on its lease's
 # chain, at least STRESS_MIN_ACKED (300) writes were acknowledged, and git
-# fsck is clean. Bounded by STRESS_SECONDS (default 30) plus the check.
+# fsck is clean. Runs STRESS_SECONDS (default 30), on a loaded machine on
+# until STRESS_MIN_ACKED writes, at most twice as long; then the check.
 . "$(dirname "$0")/lease_lib.sh"
 
 TOOL="$BUILD/tools/maint_stress"
@@ -26,7 +27,7 @@ mkdir -p "$OUT"
 # the loops stop at $STOP, when this script exits however it exits, or at
 # their own deadline
 trap 'touch "$STOP"' EXIT INT TERM
-END=$(($(date +%s) + SECS + 120))
+END=$(($(date +%s) + 2 * SECS + 120))
 going() { [ ! -e "$STOP" ] && [ "$(date +%s)" -lt "$END" ]; }
 
 # git maintenance, real processes, until $STOP exists
@@ -62,7 +63,7 @@ p2=$!
 ) &
 p3=$!
 
-"$TOOL" run "$S" "$WRITERS" "$SECS" "$OUT" >"$TMPDIR/run" 2>"$TMPDIR/run.err"
+"$TOOL" run "$S" "$WRITERS" "$SECS" "$OUT" "$MIN_ACKED" >"$TMPDIR/run" 2>"$TMPDIR/run.err"
 rc=$?
 touch "$STOP"
 wait "$p1" "$p2" "$p3" || true

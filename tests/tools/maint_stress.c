@@ -1,13 +1,14 @@
 /* maint_stress: lease writers of a local store next to git maintenance
  * (issue 14, protocol.md §9).
  *
- *   maint_stress run STORE_PATH WRITERS SECONDS OUTDIR
+ *   maint_stress run STORE_PATH WRITERS SECONDS OUTDIR [MIN_WRITES]
  *   maint_stress check STORE_PATH WRITERS OUTDIR
  *
  * run: forks WRITERS holders; holder i acquires h<i> (TTL 5 s) and
  * heartbeats it every 0.3 s until SECONDS have passed (the floor makes about
- * one a second "renewed"), appending the oid of every acknowledged write
- * (the acquire and each renewed heartbeat) to OUTDIR/h<i>. One more process
+ * one a second "renewed") — and, on a loaded machine, on until MIN_WRITES
+ * writes were acknowledged in all, for at most 2 x SECONDS — appending the oid of every
+ * acknowledged write (the acquire and each renewed heartbeat) to OUTDIR/h<i>. One more process
  * churns deletes through the library: acquire p<k>, release it, prune it
  * (lease_reconcile with prune_days 0, which archives and cas_deletes). The
  * caller runs git pack-refs / gc / maintenance meanwhile (tests/shell/
@@ -72,7 +73,19 @@ static void record(FILE *f, const lease_oid *oid)
 	fflush(f);
 }
 
-static void holder(const char *path, int i, double until, const char *outdir, long *counts)
+static double until, hard_until;
+static long min_writes;
+
+/* Keep going: before the deadline, or past it until min_writes (bounded). */
+static int going(const long *counts)
+{
+	double now = mono();
+
+	return now < until || (now < hard_until &&
+	                       __atomic_load_n(&counts[C_WRITES], __ATOMIC_SEQ_CST) < min_writes);
+}
+
+static void holder(const char *path, int i, const char *outdir, long *counts)
 {
 	lease_store *st = open_store(path);
 	lease_op_options o = LEASE_OP_OPTIONS_INIT;
@@ -96,7 +109,7 @@ static void holder(const char *path, int i, double until, const char *outdir, lo
 	record(f, &r.oid);
 	memcpy(token, r.payload.lease_token, sizeof(token));
 	o.lease_token = token;
-	while (mono() < until) {
+	while (going(counts)) {
 		nap_ms(300);
 		if (lease_heartbeat(&r, st, name, &o) == 0 && strcmp(r.status, "renewed") == 0) {
 			__atomic_add_fetch(&counts[C_WRITES], 1, __ATOMIC_SEQ_CST);
@@ -116,7 +129,7 @@ static void holder(const char *path, int i, double until, const char *outdir, lo
 }
 
 /* acquire p<k>, release it, prune the namespace's released leases. */
-static void churner(const char *path, double until, long *counts)
+static void churner(const char *path, long *counts)
 {
 	lease_store *st = open_store(path);
 	lease_op_options o = LEASE_OP_OPTIONS_INIT;
@@ -129,7 +142,7 @@ static void churner(const char *path, double until, long *counts)
 	o.host = "stress";
 	o.ttl_seconds = 5;
 	ro.prune_days = 0;
-	while (mono() < until) {
+	while (going(counts)) {
 		lease_reconcile_report rep;
 
 		snprintf(name, sizeof(name), "p%02d", k++ % 20);
@@ -149,24 +162,26 @@ static void churner(const char *path, double until, long *counts)
 	_exit(0);
 }
 
-static int run(const char *path, int writers, int seconds, const char *outdir)
+static int run(const char *path, int writers, int seconds, const char *outdir, long min)
 {
 	long *counts = mmap(NULL, sizeof(long) * C_N, PROT_READ | PROT_WRITE,
 	                    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	double until = mono() + seconds;
 	int i, status, bad = 0;
 	pid_t pid;
 
 	if (counts == MAP_FAILED)
 		return 3;
 	memset(counts, 0, sizeof(long) * C_N);
+	until = mono() + seconds;
+	hard_until = until + seconds;
+	min_writes = min;
 	for (i = 0; i <= writers; i++) {
 		if ((pid = fork()) < 0)
 			return 3;
 		if (pid == 0) {
 			if (i == writers)
-				churner(path, until, counts);
-			holder(path, i, until, outdir, counts);
+				churner(path, counts);
+			holder(path, i, outdir, counts);
 		}
 	}
 	while ((pid = wait(&status)) > 0)
@@ -251,12 +266,12 @@ static int check(const char *path, int writers, const char *outdir)
 
 int main(int argc, char **argv)
 {
-	if (argc == 6 && strcmp(argv[1], "run") == 0)
+	if ((argc == 6 || argc == 7) && strcmp(argv[1], "run") == 0)
 		return run(argv[2], (int)strtol(argv[3], NULL, 10), (int)strtol(argv[4], NULL, 10),
-		           argv[5]);
+		           argv[5], argc == 7 ? strtol(argv[6], NULL, 10) : 0);
 	if (argc == 5 && strcmp(argv[1], "check") == 0)
 		return check(argv[2], (int)strtol(argv[3], NULL, 10), argv[4]);
-	fprintf(stderr, "usage: maint_stress run STORE WRITERS SECONDS OUTDIR\n"
+	fprintf(stderr, "usage: maint_stress run STORE WRITERS SECONDS OUTDIR [MIN_WRITES]\n"
 	                "       maint_stress check STORE WRITERS OUTDIR\n");
 	return 64;
 }
