@@ -1,7 +1,8 @@
 #!/bin/sh
 # shellcheck disable=SC1091,SC2015  # sourced helper; A && B || fail is intended
 # Issue 14 item 4 on real filesystems: a full disk (tmpfs with size=), a
-# read-only bind mount and chattr +i. Writes fail with the documented exit
+# read-only bind mount, chattr +i and a user without write permission (EACCES).
+# Writes fail with the documented exit
 # code naming the path and the reason (disk full: 78; read-only or not
 # permitted: 77), the write is checked, not trusted (an object write that
 # hit ENOSPC is read back), nothing is half-written (git fsck clean, every
@@ -77,6 +78,22 @@ if chattr +i "$S/refs/leases" 2>/dev/null; then
   expect_rc 0 "$R" acquire z --ttl 60
 else
   echo "SKIP chattr: the filesystem of $TMPDIR refuses chattr +i"
+fi
+# --- EACCES: another user (nobody) who trusts the store (safe.directory) but
+# may not write it
+if command -v setpriv >/dev/null 2>&1 && id nobody >/dev/null 2>&1; then
+  chmod 755 "$TMPDIR"
+  chmod -R a+rX "$S"
+  mkdir -p "$TMPDIR/nh"
+  printf '[safe]\n\tdirectory = %s\n' "$S" >"$TMPDIR/nh/.gitconfig"
+  chmod -R a+rX "$TMPDIR/nh"
+  asnobody() { setpriv --reuid nobody --regid "$(id -g nobody)" --clear-groups env HOME="$TMPDIR/nh" "$@"; }
+  expect_rc 0 asnobody "$R" status r
+  expect_rc 77 asnobody "$R" --owner n acquire w --ttl 60
+  grep -q "Permission denied" "$TMPDIR/err" && grep -q "$S/objects" "$TMPDIR/err" ||
+    fail "EACCES: reason/path"
+else
+  echo "SKIP EACCES: no setpriv or no user nobody"
 fi
 git --git-dir="$S" fsck --strict --no-dangling >"$TMPDIR/fsck" 2>&1 || { cat "$TMPDIR/fsck"; fail "fsck"; }
 echo ok
