@@ -14,6 +14,7 @@ SECS=$4
 WRITERS=$5
 MD=${6:-}
 here=$(cd "$(dirname "$0")/.." && pwd)
+load=$(cut -d' ' -f1-3 /proc/loadavg)
 bad=0
 rows=""
 i=0
@@ -51,7 +52,7 @@ loop \`git pack-refs --all --prune\`, \`git gc --auto\` (gc.auto=1), \`git gc\` 
 \`git maintenance run\`, one library process and the \`reflease\` binary loop acquire / release /
 prune (deletes rewriting packed-refs). Then every acknowledged write (the acquire and each
 \`renewed\` heartbeat) must be on its lease's first-parent chain. Load average at the start:
-$(cut -d' ' -f1-3 /proc/loadavg).
+$load.
 
 | run | failed heartbeats | acknowledged | lost | writes / library prunes | pack-refs runs | gc --auto | gc | maintenance | binary prune loops | verdict |
 |---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|

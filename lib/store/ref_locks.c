@@ -223,6 +223,7 @@ static void mkparents(const char *base, const char *path)
 int lease_fs_lock(int *fd, const char *commondir, const char *path, int wait_ms, char *err,
                   size_t errlen)
 {
+	static _Thread_local unsigned int seed; /* jitter, per thread */
 	char lock[4096 + 8];
 	long waited = 0;
 	int made = 0, w;
@@ -258,7 +259,9 @@ int lease_fs_lock(int *fd, const char *commondir, const char *path, int wait_ms,
 			         lock, waited);
 			return LEASE_ELOCKED;
 		}
-		sleep_ms(5 + (long)(random() % 20));
+		if (!seed)
+			seed = (unsigned int)getpid() ^ (unsigned int)time(NULL);
+		sleep_ms(5 + (long)(rand_r(&seed) % 20));
 		waited += 15;
 	}
 }
