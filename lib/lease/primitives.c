@@ -416,7 +416,7 @@ static int read_commit_checked(lease_store *st, lease_commit *out, const lease_o
 /* The ref still holds @p oid and its object is still absent (one re-read). */
 static int missing_confirmed(lease_store *st, const char *ref, const lease_oid *oid)
 {
-	lease_commit c;
+	lease_commit c = {0};
 	lease_oid again;
 	int present = 0, rc;
 

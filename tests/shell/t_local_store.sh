@@ -91,13 +91,16 @@ expect_rc 0 "$R" reconcile --prune-released 0 --fail-on never
 grep -q "pruned 1" "$TMPDIR/out" || fail "a stale reflease-delete.lock blocked a prune"
 rm -f "$S/reflease-delete.lock"
 
-# --- another user's store: safe.directory explained (root runs it here)
+# --- another user's store: safe.directory explained (needs root to chown)
 O="$TMPDIR/other"
 "$R" init "$O" >/dev/null
-chown -R nobody "$O"
-expect_rc 78 env HOME="$TMPDIR" "$R" --store "local:$O" status x
-grep -q "safe.directory" "$TMPDIR/err" && grep -q "owned by another user" "$TMPDIR/err" ||
-  fail "another user's store: reason"
-HOME="$TMPDIR" git config --global --add safe.directory "$O"
-expect_rc 0 env HOME="$TMPDIR" "$R" --store "local:$O" status x
+if [ "$(id -u)" = 0 ] && chown -R nobody "$O" 2>/dev/null; then
+  expect_rc 78 env HOME="$TMPDIR" "$R" --store "local:$O" status x
+  grep -q "safe.directory" "$TMPDIR/err" && grep -q "owned by another user" "$TMPDIR/err" ||
+    fail "another user's store: reason"
+  HOME="$TMPDIR" git config --global --add safe.directory "$O"
+  expect_rc 0 env HOME="$TMPDIR" "$R" --store "local:$O" status x
+else
+  echo "SKIP another user's store: needs root (chown)"
+fi
 echo ok
