@@ -679,6 +679,27 @@ static int configure(git_repository *repo)
 	return gerr;
 }
 
+/* git_repository_discover from @p path or, when it does not exist yet, from
+ * its nearest existing ancestor. */
+static int discover_above(git_buf *found, const char *path)
+{
+	char dir[4096];
+	struct stat sb;
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	while (stat(dir, &sb) != 0) {
+		if (!(slash = strrchr(dir, '/')))
+			return git_repository_discover(found, ".", 0, NULL);
+		if (slash == dir) {
+			dir[1] = '\0';
+			break;
+		}
+		*slash = '\0';
+	}
+	return git_repository_discover(found, dir, 0, NULL);
+}
+
 int lease_local_init_ex(const char *path, int *created, char *err, size_t errlen)
 {
 	git_repository *repo = NULL;
@@ -691,9 +712,10 @@ int lease_local_init_ex(const char *path, int *created, char *err, size_t errlen
 		return LEASE_EINTERNAL;
 	}
 	if (git_repository_open_ext(&repo, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
-		/* Never a bare skeleton inside somebody's working tree. */
+		/* Never a bare skeleton inside somebody's repository (or its
+		 * working tree): looked up from PATH's nearest existing ancestor. */
 		git_error_clear();
-		if (git_repository_discover(&found, path, 0, NULL) == 0) {
+		if (discover_above(&found, path) == 0) {
 			snprintf(err, errlen,
 			         "'%s' is inside the git repository at '%s': name that repository "
 			         "itself, or a directory outside it",

@@ -49,6 +49,8 @@ expect_rc 0 "$R" --json init "$S"
 expect_rc 78 "$R" init "$W/sub/dir"
 grep -q "inside the git repository" "$TMPDIR/err" || fail "init inside a work tree: reason"
 [ -z "$(ls -A "$W/sub/dir")" ] || fail "init wrote into a working tree"
+expect_rc 78 "$R" init "$W/sub/new/store.git"
+[ ! -e "$W/sub/new" ] || fail "init created a directory in a working tree"
 # created: a bare repository with the same settings
 expect_rc 0 "$R" --json init "$TMPDIR/new.git"
 [ "$(jout status)" = initialized ] || fail "init new: $(jout status)"
