@@ -448,6 +448,7 @@ int lease_fs_delete_ref(const char *commondir, const char *refname, const lease_
 			int e = errno;
 			snprintf(err, errlen, "cannot rename %s: %s%s", plock, strerror(e),
 			         lease_fs_errno_hint(e));
+			unlink(plock);
 			rc = lease_fs_errno_class(e);
 			goto out;
 		}
