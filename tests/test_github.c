@@ -825,6 +825,10 @@ START_TEST(plain_http_only_to_loopback)
 	        {"http://128.0.0.1", 0},
 	        {"http://[::2]", 0},
 	        {"http://localhost.example.invalid", 0},
+	        /* issue 15 item 8: loopback by parsing, never by prefix */
+	        {"http://127.example.invalid", 0},
+	        {"http://127.0.0.1.example.invalid:8080", 0},
+	        {"http://[::ffff:127.0.0.1]", 1},
 	        {"ftp://127.0.0.1", 0},
 	        {"file:///etc/passwd", 0},
 	        {"", 0},

@@ -4,10 +4,9 @@
 #include "http.h"
 
 #include "reflease/common.h"
+#include "util/util.h"
 
-#include <arpa/inet.h>
 #include <curl/curl.h>
-#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,32 +82,6 @@ __attribute__((format(printf, 3, 4))) static void set_err(char *err, size_t errl
 	}
 }
 
-/* 1 when @p host (as curl's URL API returns it) is a loopback address. */
-static int host_is_loopback(const char *host)
-{
-	struct in_addr a4;
-	struct in6_addr a6;
-	char buf[64];
-	size_t n = strlen(host);
-
-	if (strcasecmp(host, "localhost") == 0 || strcasecmp(host, "localhost.") == 0)
-		return 1;
-	if (inet_pton(AF_INET, host, &a4) == 1)
-		return (ntohl(a4.s_addr) >> 24) == 127;
-	if (n >= 2 && host[0] == '[' && host[n - 1] == ']' && n - 2 < sizeof(buf)) {
-		memcpy(buf, host + 1, n - 2);
-		buf[n - 2] = '\0';
-		if (inet_pton(AF_INET6, buf, &a6) == 1) {
-			static const unsigned char mapped[12] = {0, 0, 0, 0, 0,    0,
-			                                         0, 0, 0, 0, 0xff, 0xff};
-			if (memcmp(&a6, &in6addr_loopback, sizeof(a6)) == 0)
-				return 1;
-			return memcmp(a6.s6_addr, mapped, 12) == 0 && a6.s6_addr[12] == 127;
-		}
-	}
-	return 0;
-}
-
 /* 0 https, 1 http towards loopback, LEASE_ECONFIG otherwise. */
 static int classify_url(const char *url, char *err, size_t errlen)
 {
@@ -130,7 +103,7 @@ static int classify_url(const char *url, char *err, size_t errlen)
 	}
 	if (strcasecmp(scheme, "https") == 0)
 		rc = 0;
-	else if (strcasecmp(scheme, "http") == 0 && host_is_loopback(host))
+	else if (strcasecmp(scheme, "http") == 0 && lease_host_is_loopback(host))
 		rc = 1;
 	else if (strcasecmp(scheme, "http") == 0)
 		set_err(err, errlen,

@@ -185,6 +185,13 @@ void lease_github_set_rest_only(lease_transport *t);
 struct lease_http *lease_github_http(lease_transport *t);
 
 /**
+ * 1 when REFLEASE_GIT_TOKEN may be offered to @p url: https://, or http://
+ * towards a loopback host as lease_host_is_loopback() parses it (never a
+ * name that merely begins with "127."); 0 otherwise (issue 15, protocol.md §9).
+ */
+int lease_remote_token_allowed(const char *url);
+
+/**
  * Remote backend (lib/store/remote.c, protocol.md §9 "remote") for @p url:
  * git://, http(s)://, ssh:// through libgit2's smart protocol with a local
  * object cache under $XDG_CACHE_HOME/reflease/; file:// served by the local
