@@ -185,6 +185,7 @@ static long parse_long(const char *s)
 static void reset_headers(lease_http_response *r)
 {
 	r->next_url[0] = '\0';
+	r->location[0] = '\0';
 	r->date = -1;
 	r->retry_after = -1;
 	r->rl_remaining = -1;
@@ -244,6 +245,10 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
 		r->rl_remaining = parse_long(v);
 	} else if ((v = header_value(data, n, "x-ratelimit-reset", buf, sizeof(buf)))) {
 		r->rl_reset = parse_long(v);
+	} else if (n > 9 && strncasecmp(data, "location:", 9) == 0) {
+		/* too long a value is dropped: the redirect is then not followed */
+		if (!header_value(data, n, "location", r->location, sizeof(r->location)))
+			r->location[0] = '\0';
 	} else if (n > 5 && strncasecmp(data, "link:", 5) == 0) {
 		link_next(r, data + 5, n - 5);
 	}
