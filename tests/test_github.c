@@ -505,6 +505,30 @@ static const struct fault_case faults[] = {
          AFTER_ANY, "401"},
         {"F24-read-graphql-rate-limited", OP_READ, FAKEGH_GQL_QUERY, FAKEGH_FAULT_GQL_RATE_LIMITED,
          1, 100, LEASE_ERATELIMIT, 0, -1, AFTER_ANY, "rate limited"},
+        /* issue 15 #2: GraphQL rate limits in the shapes GitHub sends */
+        {"read-graphql-RATE_LIMIT-type", OP_READ, FAKEGH_GQL_QUERY, FAKEGH_FAULT_GQL_RATE_LIMIT, 1,
+         100, LEASE_ERATELIMIT, 0, -1, AFTER_ANY, "RATE_LIMIT"},
+        {"read-graphql-403-errors-only", OP_READ, FAKEGH_GQL_QUERY, FAKEGH_FAULT_GQL_403_RATE_LIMIT,
+         1, 100, LEASE_ERATELIMIT, 0, -1, AFTER_ANY, "rate limited"},
+        {"read-graphql-untyped-rate-limit", OP_READ, FAKEGH_GQL_QUERY,
+         FAKEGH_FAULT_GQL_UNTYPED_RATE_LIMIT, 1, 0, LEASE_ERATELIMIT, 0, -1, AFTER_ANY,
+         "rate limit exceeded"},
+        {"replace-graphql-RATE_LIMIT-type", OP_REPLACE, FAKEGH_GQL_MUTATION,
+         FAKEGH_FAULT_GQL_RATE_LIMIT, 1, 100, LEASE_ERATELIMIT, 0, LEASE_OUTCOME_KNOWN, AFTER_OLD,
+         "rate limited"},
+        {"replace-graphql-403-errors-only", OP_REPLACE, FAKEGH_GQL_MUTATION,
+         FAKEGH_FAULT_GQL_403_RATE_LIMIT, 1, 0, LEASE_ERATELIMIT, 0, LEASE_OUTCOME_KNOWN, AFTER_OLD,
+         "rate limited"},
+        {"replace-graphql-untyped-rate-limit", OP_REPLACE, FAKEGH_GQL_MUTATION,
+         FAKEGH_FAULT_GQL_UNTYPED_RATE_LIMIT, 1, 0, LEASE_ERATELIMIT, 0, LEASE_OUTCOME_KNOWN,
+         AFTER_OLD, "rate limited"},
+        {"delete-graphql-RATE_LIMIT-type", OP_DELETE, FAKEGH_GQL_MUTATION,
+         FAKEGH_FAULT_GQL_RATE_LIMIT, 1, 100, LEASE_ERATELIMIT, 0, -1, AFTER_OLD, "rate limited"},
+        /* issue 15 #1: a sporadic 422 "Reference update failed" on create */
+        {"create-422-update-failed-once", OP_CREATE, FAKEGH_REF_CREATE,
+         FAKEGH_FAULT_422_UPDATE_FAILED, 1, 0, 0, 0, -1, AFTER_NEW, NULL},
+        {"create-422-update-failed-persistent", OP_CREATE, FAKEGH_REF_CREATE,
+         FAKEGH_FAULT_422_UPDATE_FAILED, 3, 0, LEASE_ENET, 0, -1, AFTER_OLD, "transient"},
         {"list-5xx-retried", OP_LIST, FAKEGH_MATCHING, FAKEGH_FAULT_5XX, 1, 0, 0, 0, -1, AFTER_ANY,
          NULL},
         {"F26-list-409-empty", OP_LIST, FAKEGH_MATCHING, FAKEGH_FAULT_409_EMPTY, 1, 0,
@@ -584,8 +608,10 @@ START_TEST(fault_matrix)
 		else
 			ck_assert_msg(!present, "%s: not deleted", fc->id);
 	}
-	/* never a blind resend of a write beyond libcurl's own single re-send */
-	ck_assert_uint_le(fakegh_count(fk, FAKEGH_REF_CREATE), 2);
+	/* never a blind resend of a write beyond libcurl's own single re-send
+	 * (a create refused by a transient 422 is resent: it never overwrites) */
+	ck_assert_uint_le(fakegh_count(fk, FAKEGH_REF_CREATE),
+	                  fc->kind == FAKEGH_FAULT_422_UPDATE_FAILED ? 3 : 2);
 	ck_assert_uint_le(fakegh_count(fk, FAKEGH_GQL_MUTATION), 2);
 	ck_assert(!strstr(logs, CANARY));
 	ck_assert(!strstr(lease_store_last_error(st), CANARY));
@@ -660,6 +686,181 @@ START_TEST(F10_path_collision_422_reread)
 	fakegh_reset_counts(fk);
 	ck_assert_int_eq(lease_cas_create(st, "a/b", &a), LEASE_EINVALID);
 	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_ANY), 0);
+}
+END_TEST
+
+/* POST /git/refs straight through the HTTP client (no verification read). */
+static void raw_create(const char *name, const lease_oid *oid)
+{
+	lease_http *h = NULL;
+	lease_http_response r;
+	char url[200], body[200], hex[41], err[256];
+
+	lease_oid_tohex(hex, oid);
+	ck_assert_int_eq(lease_http_new(&h, CANARY, err, sizeof(err)), 0);
+	snprintf(url, sizeof(url), "%s/repos/octo/leases/git/refs", fakegh_url(fk));
+	snprintf(body, sizeof(body), "{\"ref\":\"refs/leases/%s\",\"sha\":\"%s\"}", name, hex);
+	ck_assert_int_eq(lease_http_request(h, &r, "POST", url, body, 5000), 0);
+	ck_assert_int_eq(r.status, 201);
+	lease_http_response_clear(&r);
+	lease_http_free(h);
+}
+
+/* Issue 15 #6: replica lag on the create path. Another writer's create has
+ * landed but reads still miss it: our create is answered "already exists"
+ * (or first a sporadic "Reference update failed"), the re-read answers 404
+ * — lag, never "absent", never a path collision: polled through, settled as
+ * a lost race with the other writer's oid observed. */
+START_TEST(create_exists_then_404_is_lag)
+{
+	lease_store *s2 = NULL;
+	lease_oid a, b;
+	int round;
+
+	ck_assert_int_eq(open_store(&s2, CANARY, 5, 3000), 0);
+	for (round = 0; round < 2; round++) {
+		char name[16];
+		snprintf(name, sizeof(name), "lagx%d", round);
+		commit(&a, name, NULL);
+		commit(&b, name, NULL);
+		/* the other writer's create lands; reads miss it for 1.5 s */
+		fakegh_set_read_lag(fk, 1500);
+		raw_create(name, &a);
+		fakegh_reset_counts(fk);
+		if (round == 1)
+			fakegh_fault(fk, FAKEGH_REF_CREATE, FAKEGH_FAULT_422_UPDATE_FAILED, 1, 0);
+		ck_assert_int_eq(lease_cas_create(s2, name, &b), LEASE_ECAS);
+		ck_assert_int_eq(lease_store_last_cas_error(s2)->outcome, LEASE_OUTCOME_KNOWN);
+		ck_assert_int_eq(lease_store_last_cas_error(s2)->observed_present, 1);
+		ck_assert(lease_oid_equal(&lease_store_last_cas_error(s2)->observed, &a));
+		ck_assert_uint_gt(fakegh_count(fk, FAKEGH_GQL_QUERY), 1); /* polled */
+		fakegh_set_read_lag(fk, 0);
+	}
+	lease_store_free(s2);
+}
+END_TEST
+
+/* Issue 15 #3: GraphQL's view of refs outside heads/ and tags/ is
+ * undocumented. Whatever it shows — everything, nothing, a namespace count
+ * that disagrees with ref(), or another ref than the one asked for — the
+ * backend gives the same answers: presence only from the ref asked for,
+ * absences confirmed by REST. */
+START_TEST(same_answers_whatever_graphql_shows)
+{
+	static const fakegh_gql_view views[] = {FAKEGH_GQL_SEES, FAKEGH_GQL_BLIND,
+	                                        FAKEGH_GQL_DISAGREE, FAKEGH_GQL_ELSEWHERE};
+	fakegh_options o;
+	lease_ref_state s;
+	lease_namespace ns;
+	lease_oid a, b, other;
+	char hex[41];
+
+	teardown();
+	memset(&o, 0, sizeof(o));
+	o.graphql_view = views[_i];
+	start(&o);
+	/* a namespace that already holds a ref (what DISAGREE's count shows),
+	 * and a branch named like the lease (what ELSEWHERE answers) */
+	commit(&other, "other", NULL);
+	lease_oid_tohex(hex, &other);
+	ck_assert_int_eq(fakegh_set_ref(fk, "refs/leases/other", hex), 0);
+	ck_assert_int_eq(fakegh_set_ref(fk, "refs/heads/v", hex), 0);
+	memset(&s, 0, sizeof(s));
+	ck_assert_int_eq(lease_fetch_ref(&s, st, "v"), 0);
+	ck_assert_msg(s.present == 0, "view %d: absent lease read as present", _i);
+	lease_ref_state_clear(&s);
+	commit(&a, "v", NULL);
+	ck_assert_msg(lease_cas_create(st, "v", &a) == 0, "view %d: %s", _i,
+	              lease_store_last_error(st));
+	ck_assert_int_eq(lease_fetch_ref(&s, st, "v"), 0);
+	ck_assert_int_eq(s.present, 1);
+	ck_assert(lease_oid_equal(&s.oid, &a));
+	ck_assert_int_eq(s.payload_rc, 0);
+	lease_ref_state_clear(&s);
+	commit(&b, "v", &a);
+	ck_assert_int_eq(lease_cas_replace(st, "v", &a, &b), 0);
+	ck_assert_int_eq(lease_fetch_ref(&s, st, "v"), 0);
+	ck_assert(lease_oid_equal(&s.oid, &b));
+	lease_ref_state_clear(&s);
+	ck_assert_int_eq(lease_cas_create(st, "v", &a), LEASE_ECAS);
+	memset(&ns, 0, sizeof(ns));
+	ck_assert_int_eq(lease_fetch_namespace(&ns, st), 0);
+	ck_assert_uint_eq(ns.count, 2);
+	lease_namespace_clear(&ns);
+	ck_assert_int_eq(lease_cas_delete(st, "v", &b), 0);
+	ck_assert_int_eq(lease_fetch_ref(&s, st, "v"), 0);
+	ck_assert_int_eq(s.present, 0);
+	lease_ref_state_clear(&s);
+}
+END_TEST
+
+/* Issue 15 #4: a renamed or transferred repository answers REST with 301
+ * (GET) and 307 (other methods), as @octokit/fixtures recorded; the redirect
+ * is followed on the API host (a 301 moves every later request there), and
+ * GraphQL follows renames on its own. */
+START_TEST(moved_repository_followed_on_api_host)
+{
+	lease_namespace ns;
+	lease_ref_state s;
+	lease_oid a, b;
+	size_t i, n, redirected = 0;
+	char line[700];
+
+	fakegh_set_moved(fk, "");
+	commit(&a, "mv", NULL); /* POST → 307, repeated at /repositories/4242 */
+	ck_assert_int_eq(lease_cas_create(st, "mv", &a), 0);
+	memset(&s, 0, sizeof(s));
+	ck_assert_int_eq(lease_fetch_ref(&s, st, "mv"), 0);
+	ck_assert_int_eq(s.present, 1);
+	lease_ref_state_clear(&s);
+	memset(&ns, 0, sizeof(ns));
+	ck_assert_int_eq(lease_fetch_namespace(&ns, st), 0); /* GET → 301: remembered */
+	ck_assert_uint_eq(ns.count, 1);
+	lease_namespace_clear(&ns);
+	commit(&b, "mv", &a);
+	ck_assert_int_eq(lease_cas_replace(st, "mv", &a, &b), 0);
+	ck_assert_int_eq(lease_cas_delete(st, "mv", &b), 0);
+	n = fakegh_log_size(fk);
+	for (i = 0; i < n; i++) {
+		ck_assert_int_eq(fakegh_log_line(fk, i, line, sizeof(line)), 0);
+		if (strstr(line, " 301") || strstr(line, " 307")) {
+			redirected++;
+			ck_assert_ptr_nonnull(strstr(line, "/repos/octo/leases/"));
+		}
+	}
+	/* the commit and create (307), the first listing (301); then the new place */
+	ck_assert_uint_ge(redirected, 2);
+	ck_assert_uint_le(redirected, 3);
+	ck_assert_ptr_nonnull(strstr(logs, "moved"));
+}
+END_TEST
+
+/* ... and never followed off the API host: the token stays home; the
+ * command stops with a configuration error (78) saying where it moved. */
+START_TEST(moved_repository_elsewhere_explained)
+{
+	fakegh *fk2 = NULL;
+	fakegh_options o;
+	lease_ref_state s;
+	lease_oid a;
+	char there[128];
+	int rc;
+
+	memset(&o, 0, sizeof(o));
+	ck_assert_int_eq(fakegh_start(&fk2, &o), 0);
+	snprintf(there, sizeof(there), "%s/repos/new-owner/leases", fakegh_url(fk2));
+	fakegh_set_moved(fk, there);
+	memset(&a, 0, sizeof(a));
+	rc = lease_write_commit(&a, st, NULL, "mv: acquire claimed\n\n{}");
+	ck_assert_int_eq(rc, LEASE_ECONFIG);
+	ck_assert_ptr_nonnull(strstr(lease_store_last_error(st), "moved"));
+	ck_assert_ptr_nonnull(strstr(lease_store_last_error(st), there));
+	memset(&s, 0, sizeof(s));
+	ck_assert_int_eq(lease_fetch_ref(&s, st, "mv"), LEASE_ECONFIG); /* the REST confirm */
+	lease_ref_state_clear(&s);
+	ck_assert_uint_eq(fakegh_count(fk2, FAKEGH_ANY), 0);
+	ck_assert(!strstr(lease_store_last_error(st), CANARY));
+	fakegh_stop(fk2);
 }
 END_TEST
 
@@ -987,6 +1188,9 @@ Suite *github_suite(void)
 	tcase_add_test(tc, graphql_blind_falls_back_to_rest);
 	tcase_add_test(tc, ghes_path_prefix);
 	tcase_add_test(tc, listing_follows_link_next);
+	tcase_add_loop_test(tc, same_answers_whatever_graphql_shows, 0, 4);
+	tcase_add_test(tc, moved_repository_followed_on_api_host);
+	tcase_add_test(tc, moved_repository_elsewhere_explained);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("faults");
@@ -996,6 +1200,7 @@ Suite *github_suite(void)
 	tcase_add_test(tc, F24_rate_limit_waited_inside_timeout);
 	tcase_add_test(tc, timeouts_read_unreachable_write_unknown);
 	tcase_add_test(tc, F10_path_collision_422_reread);
+	tcase_add_test(tc, create_exists_then_404_is_lag);
 	tcase_add_test(tc, F26_empty_repository);
 	tcase_add_test(tc, wrong_token_is_eauth);
 	suite_add_tcase(s, tc);

@@ -30,9 +30,9 @@ enum gql_sight { GQL_UNKNOWN = 0, GQL_BLIND = 2 };
 typedef struct gh_transport {
 	lease_transport base;
 	lease_http *http;
-	char *api;     /* REST base, no trailing slash (GHES: .../api/v3) */
+	char *api;            /* REST base, no trailing slash (GHES: .../api/v3) */
 	char repo_base[1024]; /* <api>/repos/O/R, or where a 301 said it moved (issue 15) */
-	char *graphql; /* GraphQL endpoint */
+	char *graphql;        /* GraphQL endpoint */
 	char owner[64];
 	char repo[128];
 	char repo_id[128]; /* node id, fetched once */
@@ -334,7 +334,8 @@ static void rate_limit_what(char *out, size_t outlen, const gh_reply *rp, int gr
 
 	excerpt(msg, sizeof(msg), json_is_string(m) ? json_string_value(m) : rest_message(rp));
 	snprintf(out, outlen, "rate limited by GitHub (HTTP %ld%s%s%s%s)", rp->r.status,
-	         e ? ", GraphQL " : "", e ? (json_is_string(ty) ? json_string_value(ty) : "error") : "",
+	         e ? ", GraphQL " : "",
+	         e ? (json_is_string(ty) ? json_string_value(ty) : "error") : "",
 	         msg[0] ? ": " : "", msg);
 }
 
@@ -374,8 +375,9 @@ static int redirect_target(gh_transport *g, const gh_reply *rp, const char *url,
 		              rp->r.status, g->owner, g->repo);
 	if (loc[0] == '/') { /* relative: on the API's own origin */
 		const char *p = strstr(g->api, "://");
-		size_t on = p ? (size_t)(strchr(p + 3, '/') ? strchr(p + 3, '/') - g->api : (long)alen)
-		              : 0;
+		size_t on =
+		        p ? (size_t)(strchr(p + 3, '/') ? strchr(p + 3, '/') - g->api : (long)alen)
+		          : 0;
 		snprintf(origin, sizeof(origin), "%.*s", (int)on, g->api);
 	} else {
 		origin[0] = '\0';
@@ -391,7 +393,8 @@ static int redirect_target(gh_transport *g, const gh_reply *rp, const char *url,
 	if ((rp->r.status == 301 || rp->r.status == 308) && strncmp(url, g->repo_base, blen) == 0 &&
 	    url[blen] == '/') {
 		size_t sl = strlen(url + blen), nl = strlen(next);
-		if (nl > sl && strcmp(next + nl - sl, url + blen) == 0 && nl - sl < sizeof(g->repo_base)) {
+		if (nl > sl && strcmp(next + nl - sl, url + blen) == 0 &&
+		    nl - sl < sizeof(g->repo_base)) {
 			gh_log(g, LEASE_LOG_WARN,
 			       "github: repository %s/%s moved (HTTP %ld) to %.*s: following; "
 			       "name the store by its new name",
@@ -1003,13 +1006,50 @@ static int gh_write_commit(lease_transport *t, lease_oid *out, const lease_oid *
 	return rc;
 }
 
+#define CREATE_TRIES 3 /* POST /git/refs answered a transient 422 (issue 15 #1) */
+
+/* A ref under "<refname>/" that makes @p refname impossible to create (a
+ * path collision, F10): positive evidence from one REST listing. 1 with its
+ * name in @p out, 0 none, or an error. */
+static int colliding_ref(gh_transport *g, const char *refname, char *out, size_t outlen)
+{
+	lease_ref_list l = {NULL, 0, 0};
+	char match[320];
+	size_t n = strlen(refname + 5);
+	int rc;
+
+	snprintf(match, sizeof(match), "%s/", refname + 5);
+	if ((rc = rest_list(g, &l, match)) < 0)
+		return rc;
+	rc = 0;
+	for (size_t i = 0; i < l.count && !rc; i++)
+		if (strncmp(l.items[i].refname + 5, match, n + 1) == 0) {
+			snprintf(out, outlen, "%s", l.items[i].refname);
+			rc = 1;
+		}
+	lease_ref_list_clear(&l);
+	return rc;
+}
+
+/*
+ * POST /git/refs. 201 created; 422 "Reference already exists" → EEXISTS
+ * (the primitives settle it by re-reading, polling through replica lag: a
+ * 404 right after it is possible, PyGithub#2759); 422 repository rules →
+ * permission denied. Any other 422 ("Reference update failed") is classified
+ * by positive evidence only (F09, F10, issue 15 #1, #6): a ref under
+ * "<refname>/" → the path collision (78); else it is GitHub's sporadic
+ * failure (github/rest-api-description#4887, exercism/website#8248) and the
+ * create is resent (a create never overwrites: safe) up to CREATE_TRIES
+ * times ≥ 1 s apart; then a re-read: present → EEXISTS (settled upstream),
+ * absent → unreachable (69), outcome known (nothing was created).
+ */
 static int gh_create_ref(lease_transport *t, const char *refname, const lease_oid *new_oid)
 {
 	gh_transport *g = (gh_transport *)t;
-	char hex[LEASE_OID_HEXSZ + 1], ns[64], msg[MSG_EXCERPT + 1];
+	char hex[LEASE_OID_HEXSZ + 1], ns[64], msg[MSG_EXCERPT + 1], other[320];
 	gh_reply rp;
 	json_t *body;
-	int rc, present = 0;
+	int rc, tries, present = 0;
 	lease_oid seen;
 
 	if ((rc = check_refname(g, refname)) < 0)
@@ -1018,40 +1058,58 @@ static int gh_create_ref(lease_transport *t, const char *refname, const lease_oi
 		return refuse_without_update_refs(g);
 	snap_drop(g);
 	lease_oid_tohex(hex, new_oid);
+	ref_ns(ns, refname);
 	if (!(body = json_pack("{ssss}", "ref", refname, "sha", hex)))
 		return LEASE_ENOMEM;
-	rc = rest_call(g, &rp, "POST", "git/refs", body, 0);
-	json_decref(body);
-	if (rc < 0)
-		return rc;
-	excerpt(msg, sizeof(msg), rest_message(&rp));
-	ref_ns(ns, refname);
-	if (rp.r.status == 201) {
-		rc = 0;
-	} else if (rp.r.status == 422) {
+	for (tries = 1;; tries++) {
+		rc = rest_call(g, &rp, "POST", "git/refs", body, 0);
+		if (rc < 0)
+			break;
+		excerpt(msg, sizeof(msg), rest_message(&rp));
+		if (rp.r.status == 201) {
+			rc = 0;
+		} else if (rp.r.status != 422) {
+			if ((rc = common_status(g, &rp, "creating a ref")) == 0)
+				rc = unexpected_status(g, &rp, "creating a ref");
+		} else if (contains_ci(msg, "rule")) {
+			rc = gh_err(g, LEASE_EAUTH,
+			            "repository rules of %s/%s forbid writing refs/%s/ (422 %s): "
+			            "exempt the namespace or the token from the ruleset",
+			            g->owner, g->repo, ns, msg);
+		} else if (contains_ci(msg, "already exists")) {
+			rc = gh_err(g, LEASE_EEXISTS, "%s already exists (422)", refname);
+		} else if ((rc = colliding_ref(g, refname, other, sizeof(other))) > 0) {
+			rc = gh_err(g, LEASE_ECONFIG,
+			            "GitHub refused to create %s (422 %s): the ref %s collides "
+			            "with it as a path; remove that ref",
+			            refname, msg, other);
+		} else if (rc == 0 && tries < CREATE_TRIES) {
+			int64_t wait = jitter(g, 1000LL * tries, 0.5);
+			gh_log(g, LEASE_LOG_WARN,
+			       "github: GitHub refused to create %s (422 %s); retrying in %lld ms",
+			       refname, msg, (long long)wait);
+			reply_clear(&rp);
+			sleep_ms(wait);
+			continue;
+		} else if (rc == 0) {
+			/* Settle by re-reading (REST: the answer GraphQL may not give). */
+			reply_clear(&rp);
+			if ((rc = rest_read_ref(g, refname, &present, &seen)) < 0)
+				break;
+			rc = present ? gh_err(g, LEASE_EEXISTS, "%s exists (422 %s)", refname, msg)
+			             : gh_err(g, LEASE_ENET,
+			                      "GitHub refused to create %s %d times (422 %s) and "
+			                      "it "
+			                      "does not exist: a transient failure on GitHub's "
+			                      "side; "
+			                      "nothing was created, try again",
+			                      refname, tries, msg);
+			break;
+		}
 		reply_clear(&rp);
-		if (contains_ci(msg, "rule"))
-			return gh_err(g, LEASE_EAUTH,
-			              "repository rules of %s/%s forbid writing refs/%s/ (422 %s): "
-			              "exempt the namespace or the token from the ruleset",
-			              g->owner, g->repo, ns, msg);
-		if (contains_ci(msg, "already exists"))
-			return gh_err(g, LEASE_EEXISTS, "%s already exists (422)", refname);
-		/* Another 422 (say "Reference update failed"): classify by re-reading,
-		 * never by the wording alone (F09, F10). */
-		if ((rc = rest_read_ref(g, refname, &present, &seen)) < 0)
-			return rc;
-		if (present)
-			return gh_err(g, LEASE_EEXISTS, "%s exists (422 %s)", refname, msg);
-		return gh_err(g, LEASE_ECONFIG,
-		              "GitHub refused to create %s (422 %s) and it does not exist: "
-		              "another ref of the repository collides with it as a path (for "
-		              "example %s/...); remove that ref",
-		              refname, msg, refname);
-	} else if ((rc = common_status(g, &rp, "creating a ref")) == 0) {
-		rc = unexpected_status(g, &rp, "creating a ref");
+		break;
 	}
-	reply_clear(&rp);
+	json_decref(body);
 	return rc;
 }
 
@@ -1571,8 +1629,8 @@ int lease_github_transport_new(lease_transport **out, const char *arg,
 		goto fail;
 	if (!(g->graphql = gql ? strip_slash(gql) : derive_graphql(g->api)))
 		goto fail;
-	snprintf(g->repo_base, sizeof(g->repo_base), "%s/repos/%.*s/%s", g->api,
-	         (int)(slash - arg), arg, slash + 1);
+	snprintf(g->repo_base, sizeof(g->repo_base), "%s/repos/%.*s/%s", g->api, (int)(slash - arg),
+	         arg, slash + 1);
 	if ((rc = lease_http_check_url(g->graphql, err, errlen)) < 0)
 		goto fail;
 	snprintf(g->owner, sizeof(g->owner), "%.*s", (int)(slash - arg), arg);

@@ -58,9 +58,9 @@ struct fakegh {
 	int64_t offset;
 	int gql_blind;
 	fakegh_gql_view gql_view;
-	int moved;           /* REST under /repos/O/R/ redirects (fakegh_set_moved) */
-	char moved_to[256];  /* Location base */
-	int64_t *log_ms;     /* arrival time of each log line's request */
+	int moved;          /* REST under /repos/O/R/ redirects (fakegh_set_moved) */
+	char moved_to[256]; /* Location base */
+	int64_t *log_ms;    /* arrival time of each log line's request */
 	int page_size;
 	int no_update_refs;
 	int lag_ms;
@@ -84,13 +84,13 @@ struct req {
 /* One answer. */
 struct answer {
 	unsigned status;
-	char *body;        /* owned */
-	int drop;          /* close without answering */
-	long retry_after;  /* -1 none */
-	int rl_zero;       /* x-ratelimit-remaining: 0 */
-	long rl_reset_in;  /* seconds from now for x-ratelimit-reset when rl_zero */
-	int no_rl_headers; /* omit x-ratelimit-* */
-	char link[600];    /* Link header, or "" */
+	char *body;         /* owned */
+	int drop;           /* close without answering */
+	long retry_after;   /* -1 none */
+	int rl_zero;        /* x-ratelimit-remaining: 0 */
+	long rl_reset_in;   /* seconds from now for x-ratelimit-reset when rl_zero */
+	int no_rl_headers;  /* omit x-ratelimit-* */
+	char link[600];     /* Link header, or "" */
 	char location[600]; /* Location header, or "" */
 	const char *resource;
 };
@@ -729,15 +729,15 @@ static void gql_query(fakegh *f, struct answer *a, const char *q, json_t *vars)
 		if (ref && !ordinary && f->gql_view == FAKEGH_GQL_ELSEWHERE)
 			snprintf(shown, sizeof(shown), "refs/heads/%s",
 			         strrchr(ref, '/') ? strrchr(ref, '/') + 1 : ref);
-		if (ref && (ordinary || (!f->gql_blind && (f->gql_view == FAKEGH_GQL_SEES ||
-		                                           f->gql_view == FAKEGH_GQL_ELSEWHERE))) &&
+		if (ref &&
+		    (ordinary || (!f->gql_blind && (f->gql_view == FAKEGH_GQL_SEES ||
+		                                    f->gql_view == FAKEGH_GQL_ELSEWHERE))) &&
 		    read_ref_lagged(f, shown, &oid)) {
 			const char *short_name = strrchr(shown, '/') + 1;
-			json_object_set_new(
-			        repo, "ref",
-			        json_pack("{s:s#, s:s, s:o}", "prefix", shown,
-			                  (int)(short_name - shown), "name", short_name, "target",
-			                  gql_object(f, &oid, 0)));
+			json_object_set_new(repo, "ref",
+			                    json_pack("{s:s#, s:s, s:o}", "prefix", shown,
+			                              (int)(short_name - shown), "name", short_name,
+			                              "target", gql_object(f, &oid, 0)));
 		} else {
 			json_object_set_new(repo, "ref", json_null());
 		}
@@ -827,7 +827,8 @@ static void gql_update_refs(fakegh *f, struct answer *a, json_t *vars)
 			if (present && !json_is_true(json_object_get(u, "force")) &&
 			    (git_merge_base(&base, f->repo, &cur, &af) < 0 ||
 			     !git_oid_equal(&base, &cur))) {
-				snprintf(msg, sizeof(msg), "Update to %s is not a fast forward", nm);
+				snprintf(msg, sizeof(msg), "Update to %s is not a fast forward",
+				         nm);
 				answer_gql_error(a, "UNPROCESSABLE", "updateRefs", msg);
 				return;
 			}

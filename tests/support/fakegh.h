@@ -54,17 +54,17 @@ typedef enum fakegh_fault_kind {
 	FAKEGH_FAULT_GQL_INTERNAL,  /**< GraphQL 200 "Something went wrong ... timeout", not applied
 	                             */
 	/* GitHub's answers as its users report them (issue 15; source next to each): */
-	FAKEGH_FAULT_GQL_RATE_LIMIT, /**< GraphQL 200, errors[].type RATE_LIMIT + code
-	                                graphql_rate_limit (octokit/plugin-throttling.js#824, #848;
-	                                githubkit#271); arg as for GQL_RATE_LIMITED */
-	FAKEGH_FAULT_GQL_403_RATE_LIMIT, /**< GraphQL 403 whose body has only errors[] (type
-	                                    RATE_LIMIT), no `message`, no retry-after
-	                                    (plugin-throttling.js#824 bodies); arg as above */
+	FAKEGH_FAULT_GQL_RATE_LIMIT,         /**< GraphQL 200, errors[].type RATE_LIMIT + code
+	                                        graphql_rate_limit (octokit/plugin-throttling.js#824, #848;
+	                                        githubkit#271); arg as for GQL_RATE_LIMITED */
+	FAKEGH_FAULT_GQL_403_RATE_LIMIT,     /**< GraphQL 403 whose body has only errors[] (type
+	                                        RATE_LIMIT), no `message`, no retry-after
+	                                        (plugin-throttling.js#824 bodies); arg as above */
 	FAKEGH_FAULT_GQL_UNTYPED_RATE_LIMIT, /**< GraphQL 200, errors[] with only a "API rate limit
 	                                        exceeded" message, no type or code (issue 15 #2) */
-	FAKEGH_FAULT_422_UPDATE_FAILED, /**< REST create: 422 "Reference update failed", not
-	                                   applied (github/rest-api-description#4887,
-	                                   exercism/website#8248) */
+	FAKEGH_FAULT_422_UPDATE_FAILED,      /**< REST create: 422 "Reference update failed", not
+	                                        applied (github/rest-api-description#4887,
+	                                        exercism/website#8248) */
 } fakegh_fault_kind;
 
 /** What GraphQL shows of refs outside refs/heads/ and refs/tags/ (undocumented, issue 15 #3). */
@@ -78,17 +78,17 @@ typedef enum fakegh_gql_view {
 
 /** Options for fakegh_start(). Zero-initialise, then set what you need. */
 typedef struct fakegh_options {
-	const char *repo_path; /**< bare repository to serve; NULL = a fresh temporary one */
-	int empty;             /**< fresh repository without any commit (GitHub's 409s) */
-	const char *owner;     /**< NULL = "octo" */
-	const char *repo;      /**< NULL = "leases" */
-	const char *token;     /**< expected bearer token; NULL = accept any non-empty one */
-	int64_t time_offset_s; /**< the server clock = time(2) + this, seconds */
-	int graphql_blind;     /**< GraphQL `ref()` sees only refs/heads/ and refs/tags/ */
+	const char *repo_path;        /**< bare repository to serve; NULL = a fresh temporary one */
+	int empty;                    /**< fresh repository without any commit (GitHub's 409s) */
+	const char *owner;            /**< NULL = "octo" */
+	const char *repo;             /**< NULL = "leases" */
+	const char *token;            /**< expected bearer token; NULL = accept any non-empty one */
+	int64_t time_offset_s;        /**< the server clock = time(2) + this, seconds */
+	int graphql_blind;            /**< GraphQL `ref()` sees only refs/heads/ and refs/tags/ */
 	fakegh_gql_view graphql_view; /**< when graphql_blind is 0 (default: sees all) */
-	unsigned short port;   /**< 0 = ephemeral */
-	int no_update_refs;    /**< an old GHES: no updateRefs mutation (schema and mutation) */
-	int page_size; /**< matching-refs in pages of this many refs + Link (0 = one page) */
+	unsigned short port;          /**< 0 = ephemeral */
+	int no_update_refs; /**< an old GHES: no updateRefs mutation (schema and mutation) */
+	int page_size;      /**< matching-refs in pages of this many refs + Link (0 = one page) */
 } fakegh_options;
 
 /**
