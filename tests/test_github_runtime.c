@@ -608,6 +608,64 @@ START_TEST(moved_repository_lifecycle)
 }
 END_TEST
 
+/* #7: GitHub asks for at least one second between content-creating
+ * requests in bursts. reconcile --reap and --prune-released over several
+ * leases: the first write of each lease comes >= 1 s after the last write
+ * of the one before (measured at the fake), never between the two writes of
+ * one lease's operation; the report says how long it paced. */
+static void assert_paced(size_t from, size_t leases, const lease_reconcile_report *rep)
+{
+	size_t i, n = fakegh_log_size(fk), k = 0;
+	int64_t t[64];
+	char line[700];
+
+	for (i = from; i < n && k < 64; i++) {
+		ck_assert_int_eq(fakegh_log_line(fk, i, line, sizeof(line)), 0);
+		if (strstr(line, " commit-post ") || strstr(line, " create ") ||
+		    strstr(line, " updateRefs "))
+			t[k++] = fakegh_log_time_ms(fk, i);
+	}
+	ck_assert_uint_eq(k, 2 * leases); /* two writes per lease */
+	for (i = 2; i < k; i += 2)
+		ck_assert_msg(t[i] - t[i - 1] >= 1000, "write %zu only %lld ms after the last", i,
+		              (long long)(t[i] - t[i - 1]));
+	ck_assert_int_gt(rep->paced_ms, 0);
+	/* paced only between leases: at most a second per gap */
+	ck_assert_int_le(rep->paced_ms, (int64_t)leases * 1000);
+}
+
+START_TEST(burst_writes_paced_one_second)
+{
+	lease_reconcile_options ro = LEASE_RECONCILE_OPTIONS_INIT;
+	lease_reconcile_report rep;
+	lease_oid x;
+	size_t from;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "burst%d", i);
+		plant(&x, name, "bob", BOBTOK, -400, -100);
+	}
+	ro.reap = 1;
+	from = fakegh_log_size(fk);
+	memset(&rep, 0, sizeof(rep));
+	ck_assert_int_eq(lease_reconcile(&rep, st, &ro), 0);
+	ck_assert_uint_eq(rep.reaped, 3);
+	assert_paced(from, 3, &rep);
+	lease_reconcile_report_free(&rep);
+
+	ro.reap = 0;
+	ro.prune_days = 0;
+	from = fakegh_log_size(fk);
+	memset(&rep, 0, sizeof(rep));
+	ck_assert_int_eq(lease_reconcile(&rep, st, &ro), 0);
+	ck_assert_uint_eq(rep.pruned, 3);
+	assert_paced(from, 3, &rep);
+	lease_reconcile_report_free(&rep);
+}
+END_TEST
+
 /* ---- field cases ----------------------------------------------------------------- */
 
 /* A server without updateRefs (an old GHES): the schema probe riding on the
@@ -842,6 +900,7 @@ Suite *github_runtime_suite(void)
 	tcase_add_test(tc, acquire_through_sporadic_422);
 	tcase_add_test(tc, break_force_over_blob_tip);
 	tcase_add_test(tc, moved_repository_lifecycle);
+	tcase_add_test(tc, burst_writes_paced_one_second);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -44,8 +44,9 @@ typedef struct gh_transport {
 	lease_ref_list snap;
 	char snap_prefix[80];
 	int64_t snap_ms;
-	int64_t date;    /* latest Date header, s */
-	int64_t date_ms; /* monotonic ms when it arrived */
+	int64_t last_write_ms; /* monotonic: the last content-creating request ended */
+	int64_t date;          /* latest Date header, s */
+	int64_t date_ms;       /* monotonic ms when it arrived */
 	int timeout_s;
 	int nohdr_waits;          /* consecutive rate-limit waits without a header */
 	int64_t limited_until_ms; /* monotonic: known rate limited until then */
@@ -985,6 +986,7 @@ static int gh_write_commit(lease_transport *t, lease_oid *out, const lease_oid *
 		return LEASE_ENOMEM;
 	/* Writing an object is idempotent (same content, same oid): safe to resend. */
 	rc = rest_call(g, &rp, "POST", "git/commits", body, 1);
+	g->last_write_ms = lease_http_mono_ms();
 	json_decref(body);
 	if (rc < 0)
 		return rc;
@@ -1063,6 +1065,7 @@ static int gh_create_ref(lease_transport *t, const char *refname, const lease_oi
 		return LEASE_ENOMEM;
 	for (tries = 1;; tries++) {
 		rc = rest_call(g, &rp, "POST", "git/refs", body, 0);
+		g->last_write_ms = lease_http_mono_ms();
 		if (rc < 0)
 			break;
 		excerpt(msg, sizeof(msg), rest_message(&rp));
@@ -1142,6 +1145,7 @@ static int gh_update_ref(gh_transport *g, const char *refname, const lease_oid *
 	if (!vars)
 		return LEASE_ENOMEM;
 	rc = gql_post(g, &rp, q, vars, 0, what);
+	g->last_write_ms = lease_http_mono_ms();
 	json_decref(vars);
 	if (rc < 0)
 		return rc;
@@ -1486,6 +1490,25 @@ static int gh_list_refs(lease_transport *t, lease_ref_list *out, const char *pre
 	return rc;
 }
 
+/* Pacing (issue 15 #7): GitHub asks for at least one second between
+ * content-creating requests in bursts; the store calls this before each
+ * operation of a burst (lease_store_pace), never between the writes of one
+ * operation. The clock is lease_http_mono_ms() (virtual under a test
+ * responder, like every wait of this transport). */
+static int64_t gh_pace(lease_transport *t, int64_t gap_ms)
+{
+	gh_transport *g = (gh_transport *)t;
+	int64_t wait;
+
+	if (g->last_write_ms <= 0)
+		return 0;
+	wait = g->last_write_ms + gap_ms - lease_http_mono_ms();
+	if (wait <= 0)
+		return 0;
+	sleep_ms(wait);
+	return wait;
+}
+
 static int gh_now(lease_transport *t, int64_t *out)
 {
 	gh_transport *g = (gh_transport *)t;
@@ -1650,6 +1673,7 @@ int lease_github_transport_new(lease_transport **out, const char *arg,
 	g->base.now = gh_now;
 	g->base.last_error = gh_last_error;
 	g->base.free = gh_free;
+	g->base.pace = gh_pace;
 	g->timeout_s = opts && opts->timeout_s > 0 ? opts->timeout_s : 120;
 	if (opts) {
 		g->random = opts->random;
