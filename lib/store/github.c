@@ -1081,6 +1081,10 @@ static int gh_create_ref(lease_transport *t, const char *refname, const lease_oi
 			            g->owner, g->repo, ns, msg);
 		} else if (contains_ci(msg, "already exists")) {
 			rc = gh_err(g, LEASE_EEXISTS, "%s already exists (422)", refname);
+		} else if ((rc = rest_read_ref(g, refname, &present, &seen)) < 0) {
+			/* the re-read's error */
+		} else if (present) {
+			rc = gh_err(g, LEASE_EEXISTS, "%s exists (422 %s)", refname, msg);
 		} else if ((rc = colliding_ref(g, refname, other, sizeof(other))) > 0) {
 			rc = gh_err(g, LEASE_ECONFIG,
 			            "GitHub refused to create %s (422 %s): the ref %s collides "
@@ -1089,25 +1093,18 @@ static int gh_create_ref(lease_transport *t, const char *refname, const lease_oi
 		} else if (rc == 0 && tries < CREATE_TRIES) {
 			int64_t wait = jitter(g, 1000LL * tries, 0.5);
 			gh_log(g, LEASE_LOG_WARN,
-			       "github: GitHub refused to create %s (422 %s); retrying in %lld ms",
+			       "github: GitHub refused to create %s (422 %s) and it reads absent; "
+			       "retrying in %lld ms",
 			       refname, msg, (long long)wait);
 			reply_clear(&rp);
 			sleep_ms(wait);
 			continue;
 		} else if (rc == 0) {
-			/* Settle by re-reading (REST: the answer GraphQL may not give). */
-			reply_clear(&rp);
-			if ((rc = rest_read_ref(g, refname, &present, &seen)) < 0)
-				break;
-			rc = present ? gh_err(g, LEASE_EEXISTS, "%s exists (422 %s)", refname, msg)
-			             : gh_err(g, LEASE_ENET,
-			                      "GitHub refused to create %s %d times (422 %s) and "
-			                      "it "
-			                      "does not exist: a transient failure on GitHub's "
-			                      "side; "
-			                      "nothing was created, try again",
-			                      refname, tries, msg);
-			break;
+			rc = gh_err(g, LEASE_ENET,
+			            "GitHub refused to create %s %d times (422 %s) and it does not "
+			            "exist: a transient failure on GitHub's side; nothing was "
+			            "created, try again",
+			            refname, tries, msg);
 		}
 		reply_clear(&rp);
 		break;

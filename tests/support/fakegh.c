@@ -1170,6 +1170,12 @@ static void control(fakegh *f, struct answer *a, const char *what, json_t *body)
 		memset(f->counts, 0, sizeof(f->counts));
 		f->nfaults = 0;
 		answer_json(a, 200, json_pack("{s:b}", "ok", 1));
+	} else if (strcmp(what, "moved") == 0) {
+		/* {"location": BASE} as fakegh_set_moved(); {"location": null} undoes it */
+		const char *loc = json_string_value(json_object_get(body, "location"));
+		f->moved = loc != NULL;
+		snprintf(f->moved_to, sizeof(f->moved_to), "%s", loc ? loc : "");
+		answer_json(a, 200, json_pack("{s:b}", "ok", 1));
 	} else if (strcmp(what, "lag") == 0) {
 		f->lag_ms = (int)json_integer_value(json_object_get(body, "ms"));
 		answer_json(a, 200, json_pack("{s:b}", "ok", 1));
