@@ -1012,6 +1012,96 @@ START_TEST(ghes_path_prefix)
 }
 END_TEST
 
+/* ---- the injected clock (lease_http_set_responder: virtual time) ----------------- */
+
+struct canned {
+	const char *answer; /* every request gets it */
+	int requests;
+	char urls[8][300];
+};
+
+static int canned_respond(void *payload, const char *method, const char *url, const char *body,
+                          const char **raw, size_t *raw_len)
+{
+	struct canned *c = payload;
+
+	(void)method;
+	(void)body;
+	if (c->requests < 8)
+		snprintf(c->urls[c->requests], sizeof(c->urls[0]), "%s", url);
+	c->requests++;
+	*raw = c->answer;
+	*raw_len = strlen(c->answer);
+	return 0;
+}
+
+/* Issue 15 #7 on the virtual clock: lease_store_pace() waits until 1 s
+ * after the last content-creating request, and only then; no real time. */
+START_TEST(pacing_on_the_virtual_clock)
+{
+	struct canned c = {"HTTP/1.1 201 Created\r\nDate: Mon, 30 Nov 2026 08:00:00 GMT\r\n\r\n"
+	                   "{\"sha\":\"0123456789abcdef0123456789abcdef01234567\"}",
+	                   0,
+	                   {{0}}};
+	struct timespec t0, t1;
+	lease_oid a;
+	int64_t v0, waited;
+
+	lease_http_set_responder(lease_github_http(st->t), canned_respond, &c);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(lease_store_pace(st), 0); /* nothing written yet */
+	ck_assert_int_eq(lease_write_commit(&a, st, NULL, "p: acquire claimed\n\n{}"), 0);
+	v0 = lease_http_mono_ms();
+	waited = lease_store_pace(st);
+	ck_assert_int_gt(waited, 900);
+	ck_assert_int_le(waited, 1000);
+	ck_assert_int_ge(lease_http_mono_ms() - v0, waited);
+	ck_assert_int_eq(lease_store_pace(st), 0); /* a second has passed */
+	ck_assert_int_eq(lease_store_paced_ms(st), waited);
+	lease_http_sleep_ms(400);
+	ck_assert_int_eq(lease_write_commit(&a, st, NULL, "p: acquire claimed\n\n{}"), 0);
+	lease_http_sleep_ms(400);
+	waited = lease_store_pace(st);
+	ck_assert_int_gt(waited, 500);
+	ck_assert_int_le(waited, 600);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ck_assert_int_lt((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000, 900);
+	lease_http_set_responder(lease_github_http(st->t), NULL, NULL);
+}
+END_TEST
+
+/* Issue 15 #4 on canned answers: a Location off the API host is never
+ * requested (the token stays home); a redirect loop is bounded. */
+START_TEST(redirects_bounded_and_never_off_host)
+{
+	struct canned off = {"HTTP/1.1 301 Moved Permanently\r\nDate: Mon, 30 Nov 2026 08:00:00 "
+	                     "GMT\r\nLocation: https://api.example.invalid/repositories/9/git/"
+	                     "commits\r\n\r\n{\"message\":\"Moved Permanently\"}",
+	                     0,
+	                     {{0}}};
+	struct canned loop = {"HTTP/1.1 307 Temporary Redirect\r\nDate: Mon, 30 Nov 2026 "
+	                      "08:00:00 GMT\r\nLocation: /repos/octo/leases/git/commits\r\n\r\n",
+	                      0,
+	                      {{0}}};
+	lease_oid a;
+	int i;
+
+	lease_http_set_responder(lease_github_http(st->t), canned_respond, &off);
+	ck_assert_int_eq(lease_write_commit(&a, st, NULL, "m: acquire claimed\n\n{}"),
+	                 LEASE_ECONFIG);
+	ck_assert_int_eq(off.requests, 1);
+	ck_assert_ptr_nonnull(strstr(lease_store_last_error(st), "api.example.invalid"));
+	ck_assert_ptr_nonnull(strstr(lease_store_last_error(st), "moved"));
+	lease_http_set_responder(lease_github_http(st->t), canned_respond, &loop);
+	ck_assert_int_eq(lease_write_commit(&a, st, NULL, "m: acquire claimed\n\n{}"),
+	                 LEASE_ECONFIG);
+	ck_assert_int_eq(loop.requests, 4); /* the request and 3 hops */
+	for (i = 0; i < 4; i++)
+		ck_assert_ptr_nonnull(strstr(loop.urls[i], fakegh_url(fk)));
+	lease_http_set_responder(lease_github_http(st->t), NULL, NULL);
+}
+END_TEST
+
 /* ---- configuration and the credential ------------------------------------------- */
 
 START_TEST(plain_http_only_to_loopback)
@@ -1212,6 +1302,8 @@ Suite *github_suite(void)
 	tcase_add_test(tc, spec_and_token_rules);
 	tcase_add_test(tc, token_canary_never_logged);
 	tcase_add_test(tc, http_body_cap_and_headers);
+	tcase_add_test(tc, pacing_on_the_virtual_clock);
+	tcase_add_test(tc, redirects_bounded_and_never_off_host);
 	suite_add_tcase(s, tc);
 	return s;
 }
