@@ -78,7 +78,8 @@ static json_t *report_json(const lease_migrate_report *r)
 	json_object_set_new(o, "applied", json_boolean(r->applied));
 	json_object_set_new(o, "leases", arr);
 	json_object_set_new(o, "counts", counts);
-	json_object_set_new(o, "paced_seconds", json_real((double)r->paced_ms / 1000.0));
+	if (r->applied) /* writes requested: how long they were paced (issue 15) */
+		json_object_set_new(o, "paced_seconds", json_real((double)r->paced_ms / 1000.0));
 	return o;
 }
 

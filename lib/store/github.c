@@ -1037,13 +1037,14 @@ static int colliding_ref(gh_transport *g, const char *refname, char *out, size_t
  * POST /git/refs. 201 created; 422 "Reference already exists" → EEXISTS
  * (the primitives settle it by re-reading, polling through replica lag: a
  * 404 right after it is possible, PyGithub#2759); 422 repository rules →
- * permission denied. Any other 422 ("Reference update failed") is classified
- * by positive evidence only (F09, F10, issue 15 #1, #6): a ref under
- * "<refname>/" → the path collision (78); else it is GitHub's sporadic
- * failure (github/rest-api-description#4887, exercism/website#8248) and the
- * create is resent (a create never overwrites: safe) up to CREATE_TRIES
- * times ≥ 1 s apart; then a re-read: present → EEXISTS (settled upstream),
- * absent → unreachable (69), outcome known (nothing was created).
+ * permission denied. Any other 422 ("Validation Failed", "Reference update
+ * failed") is classified by positive evidence only (F09, F10, issue 15 #1,
+ * #6): a REST re-read showing the ref → EEXISTS (settled upstream); a ref
+ * under "<refname>/" → the path collision (78); neither → GitHub's sporadic
+ * failure (github/rest-api-description#4887, exercism/website#8248), or a
+ * re-read behind replica lag: the create is resent (a create never
+ * overwrites) up to CREATE_TRIES times >= 1 s apart, then unreachable (69),
+ * nothing created.
  */
 static int gh_create_ref(lease_transport *t, const char *refname, const lease_oid *new_oid)
 {
