@@ -1144,6 +1144,12 @@ START_TEST(plain_http_only_to_loopback)
 	                 LEASE_ECONFIG);
 	ck_assert_ptr_nonnull(strstr(err, "http"));
 	ck_assert(!strstr(err, CANARY));
+	/* issue 15 #8: a name beginning with "127." is no loopback address */
+	setenv("GITHUB_API_URL", "http://127.example.invalid/api/v3", 1);
+	ck_assert_int_eq(lease_store_open(&s2, "github:octo/leases", &o, err, sizeof(err)),
+	                 LEASE_ECONFIG);
+	ck_assert_ptr_nonnull(strstr(err, "127.example.invalid"));
+	ck_assert(!strstr(err, CANARY));
 	setenv("GITHUB_API_URL", "https://api.example.invalid", 1);
 	setenv("GITHUB_GRAPHQL_URL", "http://gql.example.invalid/graphql", 1);
 	ck_assert_int_eq(lease_store_open(&s2, "github:octo/leases", &o, err, sizeof(err)),
