@@ -146,7 +146,13 @@ static void keeper_report(const lease_keep_report *rep, void *payload)
 	sh->last = *rep->result;
 	sh->has_last = 1;
 	switch (rep->event) {
-	case LEASE_KEEP_WRITE: set_deadline(sh, rep->lost_at, rep->now, 0); break;
+	case LEASE_KEEP_WRITE:
+		/* only a write moves the deadline later: a `not_due` answer (after
+		 * the wall clock stepped back, say) keeps the one the last write
+		 * set on CLOCK_BOOTTIME — other hosts judge by the real time */
+		set_deadline(sh, rep->lost_at, rep->now,
+		             !rep->result->status || strcmp(rep->result->status, "renewed") != 0);
+		break;
 	case LEASE_KEEP_RETRY:
 		/* a failed heartbeat may show an earlier stored expiry (§6) */
 		set_deadline(sh, rep->lost_at, rep->now, 1);

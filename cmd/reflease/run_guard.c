@@ -34,6 +34,10 @@
 
 /* How often the tree is re-walked while it is being killed, ms. */
 #define KILL_POLL_MS 50
+/* The guard's watchdog fires this long after reflease's own (same deadline):
+ * a backstop for a stopped or hung reflease, never racing a deadline that a
+ * heartbeat has just moved. */
+#define GUARD_DEADLINE_LAG 0.5
 /* Longest poll of the guard while idle, ms (a suspend does not advance
  * poll's monotonic timeout: wake up to look at CLOCK_BOOTTIME). */
 #define IDLE_POLL_MS 250
@@ -365,7 +369,7 @@ static void guard_main(char **cmd, int ctl_r, int ev_w, int fg, double kill_grac
 		double now = run_clock();
 		int ms, r;
 
-		if (!k.active && deadline > 0 && now >= deadline)
+		if (!k.active && deadline > 0 && now >= deadline + GUARD_DEADLINE_LAG)
 			killer_start(&k, SIGTERM, kill_grace); /* the watchdog (§6) */
 		r = reap(pid, &status, &cmd_done);
 		if (cmd_done && !reported) {
@@ -384,8 +388,8 @@ static void guard_main(char **cmd, int ctl_r, int ev_w, int fg, double kill_grac
 		ms = IDLE_POLL_MS;
 		if (k.active)
 			ms = KILL_POLL_MS;
-		else if (deadline > 0 && (deadline - now) * 1000.0 < ms)
-			ms = (int)((deadline - now) * 1000.0) + 1;
+		else if (deadline > 0 && (deadline + GUARD_DEADLINE_LAG - now) * 1000.0 < ms)
+			ms = (int)((deadline + GUARD_DEADLINE_LAG - now) * 1000.0) + 1;
 		if (poll(p, 2, ms < 0 ? 0 : ms) < 0 && errno != EINTR)
 			ms = 0;
 		if (p[0].revents & POLLIN) {
@@ -396,16 +400,17 @@ static void guard_main(char **cmd, int ctl_r, int ev_w, int fg, double kill_grac
 		if (!parent_gone && p[1].revents) {
 			guard_msg m[16];
 			ssize_t n = read(ctl_r, m, sizeof(m));
+			size_t i;
 			if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
 				/* reflease died (SIGKILL, OOM): nobody keeps the lease */
 				parent_gone = 1;
 				killer_start(&k, SIGTERM, kill_grace);
 			}
-			for (r = 0; n > 0 && r < (int)(n / (ssize_t)sizeof(m[0])); r++) {
-				if (m[r].type == 'D')
-					deadline = m[r].d;
-				else if (m[r].type == 'K')
-					killer_start(&k, m[r].value, m[r].d);
+			for (i = 0; n > 0 && i < (size_t)n / sizeof(m[0]); i++) {
+				if (m[i].type == 'D')
+					deadline = m[i].d;
+				else if (m[i].type == 'K')
+					killer_start(&k, m[i].value, m[i].d);
 			}
 		}
 	}
