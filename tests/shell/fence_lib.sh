@@ -48,14 +48,14 @@ now_ms() { date +%s%3N; }
 wait_rc() { set +e; wait "$1"; rc=$?; set -e; }
 
 # fence_start CELL SHAPE TTL [env-prefix...]: `run CELL --ttl TTL` with the
-# tree in the background ($P its pid, $D the stamp directory, $RUNLOG its
+# tree in the background (with $RUN_EXTRA's options; $P its pid, $D the stamp directory, $RUNLOG its
 # stderr); returns once every member has stamped.
 fence_start() {
   cell=$1; shape=$2; fttl=$3; shift 3
   D=$TMPDIR/cell.$cell
   rm -rf "$D"; mkdir -p "$D"
   RUNLOG=$D/run.err
-  "$@" $R --json run "$cell" --ttl "$fttl" -- sh "$TREE" "$shape" "$D" >"$D/run.out" 2>"$RUNLOG" &
+  "$@" $R --json run "$cell" --ttl "$fttl" ${RUN_EXTRA:-} -- sh "$TREE" "$shape" "$D" >"$D/run.out" 2>"$RUNLOG" &
   P=$!
   for m in $(members_of "$shape"); do
     i=0
@@ -76,7 +76,7 @@ bob_poll() {
   end=$(($(date +%s) + secs))
   while :; do
     set +e
-    "$@" env REFLEASE_OWNER=bob REFLEASE_HOST=h2 $R acquire "$cell" --ttl 30 >"$D/bob.out" 2>&1
+    "$@" env REFLEASE_OWNER=bob REFLEASE_HOST=h2 $R acquire "$cell" --ttl "${BOB_TTL:-30}" >"$D/bob.out" 2>&1
     brc=$?
     set -e
     TB=$(now_ms)
