@@ -19,6 +19,14 @@ static double lost_deadline(int64_t expires_at, int64_t ttl)
 	return (double)expires_at - (lease_kill_grace(ttl) + 2.0);
 }
 
+/* @p t rounded down to a whole second. */
+static double whole_before(double t)
+{
+	double w = (double)(int64_t)t;
+
+	return w > t ? w - 1 : w;
+}
+
 int lease_keep_check_ttl(int64_t ttl_seconds)
 {
 	int64_t floor = ttl_seconds / 10 > 1 ? ttl_seconds / 10 : 1;
@@ -26,16 +34,19 @@ int lease_keep_check_ttl(int64_t ttl_seconds)
 	if (ttl_seconds < LEASE_TTL_READ_MIN || ttl_seconds > LEASE_TTL_READ_MAX)
 		return LEASE_EINVALID;
 	/* the window between the floor and the aim point must be open */
-	return lost_deadline(ttl_seconds, ttl_seconds) - LEASE_KEEP_MARGIN >= (double)floor
+	return whole_before(lost_deadline(ttl_seconds, ttl_seconds) - LEASE_KEEP_MARGIN) >=
+	                       (double)floor
 	               ? 0
 	               : LEASE_EINVALID;
 }
 
-/* The latest time to start an attempt: LEASE_KEEP_MARGIN before @p lost_at;
- * never before @p now (then the next whole second). */
+/* The latest time to start an attempt: LEASE_KEEP_MARGIN before @p lost_at,
+ * rounded down to a whole second (store time has whole seconds: a fractional
+ * aim would be reached only at the next whole second); never before @p now
+ * (then the next whole second). */
 static double aim_before(double lost_at, double now)
 {
-	double latest = lost_at - LEASE_KEEP_MARGIN;
+	double latest = whole_before(lost_at - LEASE_KEEP_MARGIN);
 
 	return latest > now ? latest : now + 1;
 }
@@ -260,8 +271,8 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 			backoff = backoff * 2 > backoff_max ? backoff_max : backoff * 2;
 			/* the last retry starts LEASE_KEEP_MARGIN before the lost deadline */
 			if (next > lost_at - LEASE_KEEP_MARGIN)
-				next = lost_at - LEASE_KEEP_MARGIN > (double)now
-				               ? lost_at - LEASE_KEEP_MARGIN
+				next = whole_before(lost_at - LEASE_KEEP_MARGIN) > (double)now
+				               ? whole_before(lost_at - LEASE_KEEP_MARGIN)
 				               : lost_at;
 			rep.event = LEASE_KEEP_RETRY;
 			rep.next_in = next - (double)now;
