@@ -1,3 +1,4 @@
+# shellcheck shell=sh disable=SC2034,SC2086  # sourced: P, rc, TB, D are the callers'; $R is a word list
 # Helpers of the `run` fence matrix (t_run_fence*.sh; sourced, not a test).
 # protocol.md §6 "The run guarantee": when anyone else can take the lease
 # over, no process of CMD's tree is alive. Every cell starts `run` with a tree

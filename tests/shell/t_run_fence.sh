@@ -1,5 +1,5 @@
 #!/bin/sh
-# shellcheck disable=SC1091,SC2015,SC2086  # sourced helpers; A && B || fail is intended; $R and $(ft) are word lists
+# shellcheck disable=SC1091,SC2015,SC2086,SC2046,SC2154  # sourced helpers (rc, P, D, TB set there); A && B || fail is intended; $R and $(ft) are word lists
 # The `run` fence on the local store (protocol.md §6 "The run guarantee",
 # F01, F14, F21): for every way the lease can be lost or `run` can end, no
 # process of CMD's tree — the direct child, a grandchild, a member ignoring
@@ -148,7 +148,7 @@ for args in "--ttl 6" "--ttl 7 --every 3" "--ttl 8 --every 4" "--ttl 10 --every 
 done
 expect_rc 64 $R run small5 --ttl 5 -- true
 grep -q 'too short for run' "$TMPDIR/err" || fail "ttl 5: message"
-[ -z "$(refs | grep small5)" ] || fail "ttl 5 wrote a ref"
+! refs | grep -q small5 || fail "ttl 5 wrote a ref"
 
 echo "fence matrix (local): $(($(date +%s) - t_start)) s"
 echo ok

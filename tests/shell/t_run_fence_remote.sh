@@ -1,5 +1,5 @@
 #!/bin/sh
-# shellcheck disable=SC1091,SC2015,SC2086  # sourced helpers; A && B || fail is intended; $R and $(ft) are word lists
+# shellcheck disable=SC1091,SC2015,SC2086,SC2046,SC2154  # sourced helpers (rc, P, D, TB set there); A && B || fail is intended; $R and $(ft) are word lists
 # The `run` fence on a `remote:` store served by git daemon on 127.0.0.1
 # (protocol.md §6 "The run guarantee", F01, F21): the cells of
 # t_run_fence.sh whose behaviour depends on the store — its transport, its
@@ -40,7 +40,8 @@ start_daemon
 R="$REFLEASE --store remote:git://127.0.0.1:$port/s.git --verify-timeout 1"
 echo +0 >"$TMPDIR/clock"
 CLK=$(ft "$TMPDIR/clock")
-BOB_TTL=60
+BOB_TTL=60 # read by bob_poll (fence_lib.sh)
+export BOB_TTL
 
 # wait_gone CELL SECONDS: every member of the tree has died
 wait_gone() {
