@@ -432,6 +432,37 @@ static void sup_reap(run_sup *s)
 		}
 }
 
+/* The watchdog (§6): lost when the service said so, or at the lost deadline
+ * on either clock; then the tree gets SIGTERM and SIGKILL after kill_grace,
+ * never later than expires_at − 2 s in store time. Passes the deadline on to
+ * the guard. Returns the deadline (run_clock()). */
+static double check_lost(run_sup *s, run_shared *sh)
+{
+	double now = run_clock(), deadline, lost_at;
+	int lost_now;
+
+	pthread_mutex_lock(&sh->mu);
+	deadline = sh->deadline;
+	lost_at = sh->lost_at;
+	lost_now = sh->lost;
+	if (sh->changed && !s->lost && deadline != s->sent_dl) {
+		run_guard_deadline(&s->g, deadline);
+		s->sent_dl = deadline;
+	}
+	sh->changed = 0;
+	pthread_mutex_unlock(&sh->mu);
+	if (!s->lost &&
+	    (lost_now || now >= deadline || (s->wall_is_store && wall_now() >= lost_at))) {
+		double grace = s->kill_grace;
+		if (s->wall_is_store && lost_at + s->kill_grace - wall_now() < grace)
+			grace = lost_at + s->kill_grace - wall_now();
+		s->lost = 1;
+		run_guard_deadline(&s->g, 0);
+		sup_kill(s, SIGTERM, grace < 0 ? 0 : grace);
+	}
+	return deadline;
+}
+
 /* Supervise until CMD's whole tree is gone: signals, the guard's reports,
  * the heartbeat service's reports and the watchdog. */
 static void supervise(run_sup *s, run_shared *sh, int sfd, int evfd)
@@ -439,30 +470,9 @@ static void supervise(run_sup *s, run_shared *sh, int sfd, int evfd)
 	for (;;) {
 		struct pollfd fds[3] = {
 		        {sfd, POLLIN, 0}, {evfd, POLLIN, 0}, {s->g.ev_r, POLLIN, 0}};
-		double now = run_clock(), deadline, lost_at;
-		int chld = 0, sig, ms = RUN_TICK_MS, ev, st = 0, lost_now, gone = 0;
+		double now = run_clock(), deadline = check_lost(s, sh);
+		int chld = 0, sig, ms = RUN_TICK_MS, ev, st = 0, gone = 0;
 
-		pthread_mutex_lock(&sh->mu);
-		deadline = sh->deadline;
-		lost_at = sh->lost_at;
-		lost_now = sh->lost;
-		if (sh->changed && !s->lost && deadline != s->sent_dl) {
-			run_guard_deadline(&s->g, deadline);
-			s->sent_dl = deadline;
-		}
-		sh->changed = 0;
-		pthread_mutex_unlock(&sh->mu);
-		if (!s->lost &&
-		    (lost_now || now >= deadline || (s->wall_is_store && wall_now() >= lost_at))) {
-			/* Lost (§6): the watchdog on both clocks, or the service said
-			 * so. SIGKILL no later than expires_at − 2 s in store time. */
-			double grace = s->kill_grace;
-			if (s->wall_is_store && lost_at + s->kill_grace - wall_now() < grace)
-				grace = lost_at + s->kill_grace - wall_now();
-			s->lost = 1;
-			run_guard_deadline(&s->g, 0);
-			sup_kill(s, SIGTERM, grace < 0 ? 0 : grace);
-		}
 		if (s->hard_at && now >= s->hard_at) {
 			/* the guard did not finish in time (stopped?): kill the
 			 * whole subtree from here, the guard included */
@@ -505,8 +515,11 @@ static void supervise(run_sup *s, run_shared *sh, int sfd, int evfd)
 				break; /* EOF */
 			}
 		}
-		if (gone)
+		if (gone) {
+			/* a deadline passed while reflease was stopped counts */
+			check_lost(s, sh);
 			return;
+		}
 		if (chld)
 			sup_reap(s);
 		if (s->g.eof || s->guard_died) {
