@@ -14,6 +14,7 @@
 #   noterm     CMD waits on a member that ignores SIGTERM
 #   setsid     CMD waits on a member in its own session
 #   all        all four at once (CMD execs into the `child` member)
+#   leftover   CMD starts a TERM-ignoring member and a setsid one, exits 7
 TREE=$TMPDIR/tree.sh
 cat >"$TREE" <<'EOF'
 #!/bin/sh
@@ -35,13 +36,18 @@ case $shape in
     sh "$self" member "$D" noterm noterm &
     setsid sh "$self" member "$D" sess &
     member child ;;
+  leftover)
+    sh "$self" member "$D" noterm noterm &
+    setsid sh "$self" member "$D" sess &
+    while [ ! -s "$D/noterm.stamp" ] || [ ! -s "$D/sess.stamp" ]; do sleep 0.05; done
+    exit 7 ;;
 esac
 EOF
 
 members_of() {
   case $1 in
     child) echo child ;; grandchild) echo grand ;; noterm) echo noterm ;;
-    setsid) echo sess ;; all) echo child grand noterm sess ;;
+    setsid) echo sess ;; all) echo child grand noterm sess ;; leftover) echo noterm sess ;;
   esac
 }
 

@@ -50,6 +50,30 @@ for shape in child grandchild noterm setsid; do
   [ "$rc" -eq 143 ] || fail "$c: run exit $rc"
 done
 
+# ---- CMD exits and leaves members running (a daemon, a TERM-ignoring
+# background job): they are stopped before the release (F08); run exits with
+# CMD's status; bob polls all along
+c=leftover
+fence_start "$c" leftover 6
+bob_poll "$c" 10
+fence_check "$c" "$TB"
+wait_rc "$P"
+[ "$rc" -eq 7 ] || { cat "$RUNLOG"; fail "$c: run exit $rc, want CMD's 7"; }
+
+# ---- the guard stopped (SIGSTOP) when the lease is lost: run kills its whole
+# subtree itself (the guard included) 1 s after the SIGKILL was due; exit 4
+c=guardstop
+fence_start "$c" all 6
+G=$(guard_of "$P")
+[ -n "$G" ] || fail "$c: no guard process"
+kill -STOP "$G"
+expect_rc 0 env REFLEASE_OWNER=admin $R break "$c" --force
+wait_rc "$P"
+texit=$(now_ms)
+[ "$rc" -eq 4 ] || { cat "$RUNLOG"; fail "$c: run exit $rc, want 4"; }
+fence_check "$c" "$texit"
+! alive "$G" || fail "$c: the guard survived"
+
 # ---- break --force (F21): lost at the next heartbeat; run exits 4 only once
 # the tree is gone, within every + kill_grace (+ load slack) of the break.
 # (A break hands the lease over at once: the residual of protocol.md §5.)
