@@ -335,6 +335,32 @@ static void child_exec(char **cmd, pid_t parent, int fg)
 
 /* ---- the guard process ---- */
 
+/* Close every descriptor marked close-on-exec except @p a and @p b: the
+ * store's files and sockets (CMD would not inherit them either), so that the
+ * guard holds no connection of reflease's open while it outlives it. The
+ * descriptors CMD inherits (no FD_CLOEXEC) stay. */
+static void close_cloexec_fds(int a, int b)
+{
+	struct dirent *de;
+	DIR *d = opendir("/proc/self/fd");
+	int fds[1024], n = 0, i;
+
+	if (!d)
+		return;
+	while ((de = readdir(d)) && n < 1024) {
+		char *end;
+		long fd = strtol(de->d_name, &end, 10);
+		int fl;
+		if (*end || end == de->d_name || fd < 3 || fd == a || fd == b || fd == dirfd(d))
+			continue;
+		if ((fl = fcntl((int)fd, F_GETFD)) >= 0 && (fl & FD_CLOEXEC))
+			fds[n++] = (int)fd;
+	}
+	closedir(d);
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+}
+
 static void guard_main(char **cmd, int ctl_r, int ev_w, int fg, double kill_grace,
                        double leftover_grace, double deadline)
 {
@@ -344,6 +370,7 @@ static void guard_main(char **cmd, int ctl_r, int ev_w, int fg, double kill_grac
 	int sfd, status = 0, cmd_done = 0, parent_gone = 0, reported = 0;
 
 	memset(&k, 0, sizeof(k));
+	close_cloexec_fds(ctl_r, ev_w);
 	/* orphans of the tree re-parent here, whatever their session */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	/* own process group: a kill of reflease's group leaves the guard */
