@@ -26,7 +26,7 @@ done
 # ---- every catchable terminating signal to run: forwarded to the whole tree,
 # SIGKILL after min(kill_grace, 3 s), then released; exit 128 + signal.
 # bob polls from the moment the signal is sent (a real race with the release).
-for cs in TERM:15 INT:2 HUP:1 QUIT:3 USR1:10 USR2:12 ALRM:14 PIPE:13 XCPU:24 XFSZ:25 VTALRM:26 PROF:27; do
+for cs in TERM:15 INT:2 HUP:1 QUIT:3 ABRT:6 USR1:10 USR2:12 ALRM:14 PIPE:13 XCPU:24 XFSZ:25 VTALRM:26 PROF:27; do
   sig=${cs%%:*}
   c=sig-$sig
   fence_start "$c" all 6 env --default-signal=INT,QUIT
