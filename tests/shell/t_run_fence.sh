@@ -91,6 +91,18 @@ for shape in all setsid; do
   [ "$(jv reason)" = lost ] && [ "$(jv status)" = not_holder ] || fail "$c: json"
 done
 
+# ---- a permanent heartbeat error (another writer left a malformed payload on
+# the ref): lost at once, exit 65 once the tree is gone
+c=garbage
+fence_start "$c" all 6
+empty=$(git --git-dir="$S" hash-object -t tree -w /dev/null)
+git --git-dir="$S" update-ref "refs/leases/$c" \
+  "$(git --git-dir="$S" commit-tree -p "refs/leases/$c" -m 'not a payload' "$empty")"
+wait_rc "$P"
+texit=$(now_ms)
+[ "$rc" -eq 65 ] || { cat "$RUNLOG"; fail "$c: run exit $rc, want 65"; }
+fence_check "$c" "$texit"
+
 # ---- heartbeats that fail (a stale ref lock: every write is refused): lost at
 # the deadline, the tree is gone before the expiry; bob takes over after it
 c=hbfail
