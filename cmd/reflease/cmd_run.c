@@ -608,6 +608,14 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		        "deadline's margin no heartbeat could land in time; use --ttl 6 or more",
 		        (long long)ttl));
 	}
+	if (access("/proc/self/stat", R_OK) != 0) {
+		/* the guard finds CMD's tree through /proc: no fence without it */
+		free(argv2);
+		fprintf(stderr,
+		        "reflease run: /proc is not mounted: CMD's process tree could not be "
+		        "fenced (protocol.md §6); mount /proc\n");
+		return EXIT_CONFIG;
+	}
 	if (a->json_file && (rc = open_json_file(ctx, a->json_file, &out.json_fd)) < 0) {
 		free(argv2);
 		return cli_status_of(rc);
