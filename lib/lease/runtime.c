@@ -1037,6 +1037,8 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
 			wait_s = until;
 		if (opts->wait_cb && opts->wait_cb(wait_s, opts->wait_payload))
 			goto interrupted;
+		lease_store_log(st, LEASE_LOG_INFO, "%s: held; waiting up to %.1f s for a change",
+		                name, wait_s);
 		t0 = monotonic_now();
 		lease_wait_ref_change(st, name, out->present, &out->oid,
 		                      (int)(wait_s * 1000.0 + 0.5));
