@@ -22,6 +22,7 @@ W=$(mktemp -d "${TMPDIR:-/tmp}/reflease-handoff.XXXXXX")
 EPID=""
 FPID=""
 cleanup() {
+  set +e # the servers' exit status (killed) is not the script's
   [ -n "$EPID" ] && kill "$EPID" 2>/dev/null && wait "$EPID" 2>/dev/null
   [ -n "$FPID" ] && kill "$FPID" 2>/dev/null && wait "$FPID" 2>/dev/null
   rm -rf "$W"
@@ -97,6 +98,8 @@ Handoff = from the end of the holder's work to the moment the waiter holds the l
 (\`reflease acquire --wait\` returned; the waiter's command ran under \`etcdctl lock\` /
 \`flock\`), the holder's release included. etcd $(etcd --version 2>/dev/null | awk '/etcd Version/ { print $3 }')
 (Debian's \`etcd-server\`) runs on 127.0.0.1 with a data directory in \`${TMPDIR:-/tmp}\`.
+Before issue 18 (commit 5c9943a, exponential backoff to 30 s) the local waiter took 0.93 s,
+2.99 s and 3.67 s (median; 14.6 s seen) after 2, 10 and 20 s holds; a GitHub waiter 0–30 s.
 
 | holder held for | reflease \`local:\` median (max) | \`etcdctl lock\` median (max) | \`flock(1)\` median (max) |
 |---|---|---|---|

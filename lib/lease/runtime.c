@@ -1027,7 +1027,7 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
 		remaining = (double)opts->wait_seconds - elapsed;
 		if (remaining <= 0)
 			break;
-		wait_s = remaining;
+		wait_s = remaining < 3600 ? remaining : 3600; /* one wait at most an hour */
 		if (poll_s > 0 && poll_s < wait_s)
 			wait_s = poll_s;
 		until = until_takeover(st, out);
