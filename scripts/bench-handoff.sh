@@ -99,7 +99,8 @@ Handoff = from the end of the holder's work to the moment the waiter holds the l
 \`flock\`), the holder's release included. etcd $(etcd --version 2>/dev/null | awk '/etcd Version/ { print $3 }')
 (Debian's \`etcd-server\`) runs on 127.0.0.1 with a data directory in \`${TMPDIR:-/tmp}\`.
 Before issue 18 (commit 5c9943a, exponential backoff to 30 s) the local waiter took 0.93 s,
-2.99 s and 3.67 s (median; 14.6 s seen) after 2, 10 and 20 s holds; a GitHub waiter 0–30 s.
+2.99 s and 3.67 s after 2, 10 and 20 s holds (14.6 s seen after a 12 s hold); a GitHub
+waiter 0–30 s.
 
 | holder held for | reflease \`local:\` median (max) | \`etcdctl lock\` median (max) | \`flock(1)\` median (max) |
 |---|---|---|---|
