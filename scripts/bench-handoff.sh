@@ -11,6 +11,8 @@
 #   flock(1)          holder `flock F sh -c 'work'`; waiter `flock F date`
 #   reflease github:  the fake GitHub server (build/tools/fakegh), with the API
 #                     requests the waiter sent while waiting, counted as GitHub counts
+#   reflease remote:  git daemon on 127.0.0.1, with the ls-remote connections the
+#                     waiter made while waiting (from the daemon's log)
 # Every figure comes from real processes; the waiter is waiting before the
 # hold time starts.
 set -eu
@@ -21,10 +23,12 @@ HOLDS=$4
 W=$(mktemp -d "${TMPDIR:-/tmp}/reflease-handoff.XXXXXX")
 EPID=""
 FPID=""
+DPID=""
 cleanup() {
   set +e # the servers' exit status (killed) is not the script's
   [ -n "$EPID" ] && kill "$EPID" 2>/dev/null && wait "$EPID" 2>/dev/null
   [ -n "$FPID" ] && kill "$FPID" 2>/dev/null && wait "$FPID" 2>/dev/null
+  [ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
   rm -rf "$W"
 }
 trap cleanup EXIT
@@ -156,15 +160,16 @@ until [ -s "$W/port" ]; do i=$((i + 1)); [ "$i" -le 3000 ] || exit 1; sleep 0.01
 base="http://127.0.0.1:$(cat "$W/port")"
 stat() { curl -sf "$base/_fakegh/stats"; }
 counted() { stat | python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["counted"], d["not_modified"])'; }
-snap_wait() { counted >"$W/c0"; }
-snap_release() { counted >"$W/c1"; }
+# snap FILE: the current count ($COUNTER) into $W/FILE (rl_once's ON_WAIT, ON_RELEASE)
+snap() { $COUNTER >"$W/$1"; }
+COUNTER=counted
 GH_HOLD=${GH_HOLD:-30}
 : >"$W/gh"
 : >"$W/ghc"
 n=0
 while [ "$n" -lt "$RUNS" ]; do
   GITHUB_API_URL=$base GITHUB_TOKEN=bench-token REFLEASE_STORE=github:octo/leases \
-    ON_WAIT=snap_wait ON_RELEASE=snap_release rl_once "$GH_HOLD" >>"$W/gh"
+    ON_WAIT="snap c0" ON_RELEASE="snap c1" rl_once "$GH_HOLD" >>"$W/gh"
   read -r c0 m0 <"$W/c0"
   read -r c1 m1 <"$W/c1"
   echo "$((c1 - c0)) $((m1 - m0))" >>"$W/ghc"
@@ -187,4 +192,44 @@ count against the primary rate limit).
 | holder held for | reflease \`github:\` median (max) | counted requests while waiting (max) | 304 answers (min) |
 |---|---|---|---|
 | ${GH_HOLD} s | ${gm} s (${gx}) | ${cmax} | ${nmin} |
+EOF
+
+# ---- remote: git daemon ----------------------------------------------------
+DPORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+mkdir -p "$W/srv"
+git init -q --bare "$W/srv/r.git"
+git daemon --reuseaddr --listen=127.0.0.1 --port="$DPORT" --base-path="$W/srv" --export-all \
+  --enable=receive-pack --verbose --log-destination=stderr "$W/srv" 2>"$W/daemon.log" &
+DPID=$!
+i=0
+until git ls-remote "git://127.0.0.1:$DPORT/r.git" >/dev/null 2>&1; do
+  i=$((i + 1)); [ "$i" -le 300 ] || { echo "bench-handoff: git daemon did not start" >&2; exit 1; }
+  sleep 0.1
+done
+lsr() { grep -c "Request upload-pack" "$W/daemon.log" || true; }
+COUNTER=lsr
+RM_HOLD=${RM_HOLD:-10}
+: >"$W/rm"
+: >"$W/rmc"
+n=0
+while [ "$n" -lt "$RUNS" ]; do
+  XDG_CACHE_HOME="$W/cache" REFLEASE_STORE="remote:git://127.0.0.1:$DPORT/r.git" \
+    ON_WAIT="snap c0" ON_RELEASE="snap c1" rl_once "$RM_HOLD" >>"$W/rm"
+  echo "$(($(cat "$W/c1") - $(cat "$W/c0")))" >>"$W/rmc"
+  n=$((n + 1))
+done
+read -r mm mx <<EOF2
+$(stats "$W/rm")
+EOF2
+lmax=$(sort -n "$W/rmc" | tail -n 1)
+
+cat <<EOF
+
+remote (\`remote:git://\` against \`git daemon\` on 127.0.0.1; same procedure, $RUNS runs, hold
+$RM_HOLD s). The waiter runs an ls-remote (connect, read the ref advertisement, disconnect)
+every 2 s ± 25 %; the connections it made while waiting are counted in the daemon's log.
+
+| holder held for | reflease \`remote:\` median (max) | ls-remote connections while waiting (max) |
+|---|---|---|
+| ${RM_HOLD} s | ${mm} s (${mx}) | ${lmax} |
 EOF

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "reflease.h"
+#include "store/http.h"
 #include "store/store.h"
 #include "support/fakegh.h"
 #include "support/gitserver.h"
@@ -409,6 +410,56 @@ START_TEST(test_github_waiter_conditional_reads)
 }
 END_TEST
 
+/* The HTTP layer's conditional GET against the fake server: the ETag of a
+ * 200 sent back gets 304 (not counted), for that one request only; a value
+ * that could inject a header is not sent. */
+START_TEST(test_http_conditional_get)
+{
+	fakegh_options fo;
+	fakegh *fk;
+	lease_http *h;
+	lease_http_response r;
+	char url[300], err[256], etag[128];
+	unsigned nm = 0, c0;
+
+	memset(&fo, 0, sizeof(fo));
+	ck_assert_int_eq(fakegh_start(&fk, &fo), 0);
+	ck_assert_int_eq(lease_http_new(&h, "t0k", err, sizeof(err)), 0);
+	snprintf(url, sizeof(url), "%s/repos/octo/leases/git/ref/heads/main", fakegh_url(fk));
+	ck_assert_int_eq(lease_http_request(h, &r, "GET", url, NULL, 10000), 0);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_msg(strncmp(r.etag, "W/\"", 3) == 0, "etag '%s'", r.etag);
+	snprintf(etag, sizeof(etag), "%s", r.etag);
+	lease_http_response_clear(&r);
+	c0 = fakegh_counted(fk, NULL);
+	lease_http_set_if_none_match(h, etag);
+	ck_assert_int_eq(lease_http_request(h, &r, "GET", url, NULL, 10000), 0);
+	ck_assert_int_eq(r.status, 304);
+	ck_assert_str_eq(r.etag, etag); /* a 304 carries the ETag too */
+	lease_http_response_clear(&r);
+	ck_assert_uint_eq(fakegh_counted(fk, &nm), c0);
+	ck_assert_uint_eq(nm, 1);
+	/* once only: the next GET is unconditional */
+	ck_assert_int_eq(lease_http_request(h, &r, "GET", url, NULL, 10000), 0);
+	ck_assert_int_eq(r.status, 200);
+	lease_http_response_clear(&r);
+	/* a value with a line break is refused (never sent as a header) */
+	lease_http_set_if_none_match(h, "W/\"x\"\r\nX-Evil: 1");
+	ck_assert_int_eq(lease_http_request(h, &r, "GET", url, NULL, 10000), 0);
+	ck_assert_int_eq(r.status, 200);
+	lease_http_response_clear(&r);
+	/* another ref's ETag does not match */
+	lease_http_set_if_none_match(h, "W/\"0000\"");
+	ck_assert_int_eq(lease_http_request(h, &r, "GET", url, NULL, 10000), 0);
+	ck_assert_int_eq(r.status, 200);
+	lease_http_response_clear(&r);
+	ck_assert_uint_eq(fakegh_counted(fk, &nm), c0 + 3);
+	ck_assert_uint_eq(nm, 1);
+	lease_http_free(h);
+	fakegh_stop(fk);
+}
+END_TEST
+
 /* remote (git daemon): ls-remote every ~2 s (bound 15 s). */
 START_TEST(test_remote_waiter_gets_release)
 {
@@ -450,6 +501,7 @@ Suite *wait_suite(void)
 	tcase_add_test(tc, test_wait_wakes_at_expiry);
 	tcase_add_test(tc, test_wait_steady_without_watch);
 	tcase_add_test(tc, test_local_wait_primitive);
+	tcase_add_test(tc, test_http_conditional_get);
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(be, 240);
 	tcase_add_test(be, test_local_waiter_gets_release);
