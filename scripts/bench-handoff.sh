@@ -95,7 +95,7 @@ lock_once() {
 cat <<EOF
 ## Handoff: a waiter gets a released lock (issue 18)
 
-Machine: $(nproc) CPUs, $(uname -sr); load average at the start: $(cut -d' ' -f1-3 /proc/loadavg).
+Machine: $(nproc) CPUs, $(uname -sr); load average at the start: $(cut -d' ' -f1-3 /proc/loadavg); commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown).
 \`sh scripts/bench-handoff.sh build/reflease build $RUNS "$HOLDS"\` (\`make bench-handoff\`):
 $RUNS runs per cell, real processes, the waiter already waiting when the hold starts.
 Handoff = from the end of the holder's work to the moment the waiter holds the lock

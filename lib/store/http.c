@@ -4,10 +4,9 @@
 #include "http.h"
 
 #include "reflease/common.h"
+#include "util/util.h"
 
-#include <arpa/inet.h>
 #include <curl/curl.h>
-#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,32 +83,6 @@ __attribute__((format(printf, 3, 4))) static void set_err(char *err, size_t errl
 	}
 }
 
-/* 1 when @p host (as curl's URL API returns it) is a loopback address. */
-static int host_is_loopback(const char *host)
-{
-	struct in_addr a4;
-	struct in6_addr a6;
-	char buf[64];
-	size_t n = strlen(host);
-
-	if (strcasecmp(host, "localhost") == 0 || strcasecmp(host, "localhost.") == 0)
-		return 1;
-	if (inet_pton(AF_INET, host, &a4) == 1)
-		return (ntohl(a4.s_addr) >> 24) == 127;
-	if (n >= 2 && host[0] == '[' && host[n - 1] == ']' && n - 2 < sizeof(buf)) {
-		memcpy(buf, host + 1, n - 2);
-		buf[n - 2] = '\0';
-		if (inet_pton(AF_INET6, buf, &a6) == 1) {
-			static const unsigned char mapped[12] = {0, 0, 0, 0, 0,    0,
-			                                         0, 0, 0, 0, 0xff, 0xff};
-			if (memcmp(&a6, &in6addr_loopback, sizeof(a6)) == 0)
-				return 1;
-			return memcmp(a6.s6_addr, mapped, 12) == 0 && a6.s6_addr[12] == 127;
-		}
-	}
-	return 0;
-}
-
 /* 0 https, 1 http towards loopback, LEASE_ECONFIG otherwise. */
 static int classify_url(const char *url, char *err, size_t errlen)
 {
@@ -131,7 +104,7 @@ static int classify_url(const char *url, char *err, size_t errlen)
 	}
 	if (strcasecmp(scheme, "https") == 0)
 		rc = 0;
-	else if (strcasecmp(scheme, "http") == 0 && host_is_loopback(host))
+	else if (strcasecmp(scheme, "http") == 0 && lease_host_is_loopback(host))
 		rc = 1;
 	else if (strcasecmp(scheme, "http") == 0)
 		set_err(err, errlen,
@@ -213,6 +186,7 @@ static long parse_long(const char *s)
 static void reset_headers(lease_http_response *r)
 {
 	r->next_url[0] = '\0';
+	r->location[0] = '\0';
 	r->date = -1;
 	r->retry_after = -1;
 	r->rl_remaining = -1;
@@ -275,6 +249,10 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
 		r->rl_reset = parse_long(v);
 	} else if ((v = header_value(data, n, "etag", buf, sizeof(buf)))) {
 		snprintf(r->etag, sizeof(r->etag), "%s", v);
+	} else if (n > 9 && strncasecmp(data, "location:", 9) == 0) {
+		/* too long a value is dropped: the redirect is then not followed */
+		if (!header_value(data, n, "location", r->location, sizeof(r->location)))
+			r->location[0] = '\0';
 	} else if (n > 5 && strncasecmp(data, "link:", 5) == 0) {
 		link_next(r, data + 5, n - 5);
 	}

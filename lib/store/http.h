@@ -38,6 +38,7 @@ typedef struct lease_http_response {
 	int64_t date_mono_ms; /**< monotonic time (ms) when the response was complete */
 	int body_overflow;    /**< the body passed the cap (result is UNANSWERED) */
 	char next_url[1024];  /**< `Link: <URL>; rel="next"` (pagination), or "" */
+	char location[1024];  /**< `Location` (a redirect's target, never followed here), or "" */
 	char error[256];      /**< libcurl's reason when result != LEASE_HTTP_OK */
 	char etag[128];       /**< `ETag` header (a validator for If-None-Match), or "" */
 } lease_http_response;

@@ -157,10 +157,18 @@ static void url_host(char *out, size_t outlen, const char *url)
 	out[n] = '\0';
 }
 
-static int host_is_loopback(const char *host)
+int lease_remote_token_allowed(const char *url)
 {
-	return strcmp(host, "localhost") == 0 || strncmp(host, "127.", 4) == 0 ||
-	       strcmp(host, "::1") == 0;
+	char host[256];
+
+	if (!url)
+		return 0;
+	if (strncmp(url, "https://", 8) == 0)
+		return 1;
+	if (strncmp(url, "http://", 7) != 0)
+		return 0;
+	url_host(host, sizeof(host), url);
+	return lease_host_is_loopback(host);
 }
 
 /* 1 when the URL's authority carries a password (user:pass@host). */
@@ -215,7 +223,6 @@ static int cb_credentials(git_credential **out, const char *url, const char *use
 {
 	net_ctx *ctx = payload;
 	remote_transport *rt = ctx->rt;
-	char host[256];
 
 	if (++ctx->cred_calls > CRED_TRIES) {
 		ctx->auth_failed = 1;
@@ -239,9 +246,7 @@ static int cb_credentials(git_credential **out, const char *url, const char *use
 		return git_credential_username_new(out, user);
 	}
 	if ((allowed_types & GIT_CREDENTIAL_USERPASS_PLAINTEXT) && rt->token) {
-		url_host(host, sizeof(host), url);
-		if (strncmp(url, "https://", 8) == 0 ||
-		    (strncmp(url, "http://", 7) == 0 && host_is_loopback(host)))
+		if (lease_remote_token_allowed(url))
 			return git_credential_userpass_plaintext_new(
 			        out,
 			        username_from_url && *username_from_url ? username_from_url

@@ -128,6 +128,14 @@ struct lease_transport {
 	int (*remove_ref_lock)(lease_transport *t, const lease_ref_lock *lk, int64_t min_age_s,
 	                       int64_t now);
 	/**
+	 * GitHub: a new write operation of a burst begins — wait until at least
+	 * @p gap_ms (monotonic) after the transport's last content-creating
+	 * request (GitHub docs, "Best practices for using the REST API": at
+	 * least one second between POST/PATCH/PUT/DELETE requests in bursts).
+	 * @return the milliseconds waited (0 when none was needed)
+	 */
+	int64_t (*pace)(lease_transport *t, int64_t gap_ms);
+	/**
 	 * Block until @p refname may no longer be what the caller last read
 	 * (@p known_present, @p known_oid), or @p timeout_ms passed; reads only,
 	 * never writes (protocol.md §5 "Waiting"). Local: inotify on the loose
@@ -154,7 +162,24 @@ struct lease_store {
 	char spec[1024];
 	char errmsg[1024];
 	lease_cas_error cas_err;
+	int64_t paced_ms; /**< total waited by lease_store_pace() */
 };
+
+/** Gap between the content-creating requests of two operations of a burst, ms (issue 15). */
+#define LEASE_PACE_MS 1000
+
+/**
+ * Mark the start of one write operation of a burst (reconcile --reap /
+ * --prune-released, migrate --apply: one per lease; never between the
+ * writes of one operation): the transport waits until LEASE_PACE_MS have
+ * passed since its last content-creating request (GitHub only; a no-op
+ * elsewhere). @return the milliseconds waited, also added to
+ * lease_store_paced_ms().
+ */
+int64_t lease_store_pace(lease_store *st);
+
+/** Total milliseconds lease_store_pace() waited on @p st. */
+int64_t lease_store_paced_ms(const lease_store *st);
 
 /** Set the handle's error message (printf-style) and return @p code. */
 int lease_store_set_error(lease_store *st, int code, const char *fmt, ...)
@@ -194,6 +219,13 @@ void lease_github_set_rest_only(lease_transport *t);
  * NULL for other transports.
  */
 struct lease_http *lease_github_http(lease_transport *t);
+
+/**
+ * 1 when REFLEASE_GIT_TOKEN may be offered to @p url: https://, or http://
+ * towards a loopback host as lease_host_is_loopback() parses it (never a
+ * name that merely begins with "127."); 0 otherwise (issue 15, protocol.md §9).
+ */
+int lease_remote_token_allowed(const char *url);
 
 /**
  * Remote backend (lib/store/remote.c, protocol.md §9 "remote") for @p url:
