@@ -160,6 +160,35 @@ START_TEST(test_wait_wakes_on_change)
 }
 END_TEST
 
+/* A stop requested while the wait was on is seen when it ends early: the
+ * waiter stops without writing, though the lease became free. */
+static int stop_after_wait(double s, void *payload)
+{
+	(void)payload;
+	return s == 0.0;
+}
+
+START_TEST(test_wait_stop_seen_after_wake)
+{
+	lease_op_options o = who("bob", NULL, 600);
+	lease_result r;
+	lease_ref_state s;
+
+	mem_open(1);
+	wc_script = WC_RELEASE;
+	o.wait_seconds = 300;
+	o.wait_cb = stop_after_wait;
+	ck_assert_int_eq(lease_acquire(&r, mem_st, "l", &o), LEASE_EHELD);
+	ck_assert_ptr_nonnull(strstr(r.message, "interrupted"));
+	ck_assert_int_eq(wc_calls, 1);
+	ck_assert_int_eq(lease_fetch_ref(&s, mem_st, "l"), 0);
+	ck_assert_int_eq(s.payload.phase, LEASE_PHASE_RELEASED); /* nothing written by bob */
+	ck_assert_str_eq(s.payload.owner, "alice");
+	lease_ref_state_clear(&s);
+	lease_store_free(mem_st);
+}
+END_TEST
+
 /* No change: the waiter wakes at the holder's expiry instant (expires_at +
  * skew + 1 on the store clock) and takes the lease over. */
 START_TEST(test_wait_wakes_at_expiry)
@@ -499,6 +528,7 @@ Suite *wait_suite(void)
 
 	tcase_add_test(tc, test_wait_wakes_on_change);
 	tcase_add_test(tc, test_wait_wakes_at_expiry);
+	tcase_add_test(tc, test_wait_stop_seen_after_wake);
 	tcase_add_test(tc, test_wait_steady_without_watch);
 	tcase_add_test(tc, test_local_wait_primitive);
 	tcase_add_test(tc, test_http_conditional_get);
