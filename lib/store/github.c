@@ -20,6 +20,7 @@
 #define GQL_BATCH   100   /* aliased object look-ups per GraphQL request */
 #define REQ_MAX_MS  30000 /* bound on one request inside the operation timeout */
 #define MSG_EXCERPT 200   /* bytes of a server message quoted in an error */
+#define GH_POLL_MS  2000  /* a waiter's conditional read of the ref, every (jittered) */
 
 /* What GraphQL has shown about refs/<ns>/ (protocol.md §9: REST is the
  * fallback where GraphQL does not see the namespace). GraphQL's view of refs
@@ -51,6 +52,7 @@ typedef struct gh_transport {
 	int nohdr_waits;          /* consecutive rate-limit waits without a header */
 	int64_t limited_until_ms; /* monotonic: known rate limited until then */
 	char limited_why[300];    /* the answer that said so */
+	lease_probe poll;         /* a waiter's last conditional read (wait_change) */
 	lease_random random;
 	lease_log_fn log;
 	void *log_payload;
@@ -787,8 +789,11 @@ static int rest_call(gh_transport *g, gh_reply *rp, const char *method, const ch
 	return rc;
 }
 
-/* REST read of one ref: GET /git/ref/<ref without "refs/"> (404 = absent). */
-static int rest_read_ref(gh_transport *g, const char *refname, int *present, lease_oid *oid)
+/* REST read of one ref: GET /git/ref/<ref without "refs/"> (404 = absent).
+ * With @p cond (a waiter's poll, wait_change): If-None-Match cond->etag when
+ * it is this ref's; a 304 sets cond->not_modified, a 200 leaves its ETag. */
+static int rest_read_ref(gh_transport *g, const char *refname, int *present, lease_oid *oid,
+                         lease_probe *cond)
 {
 	char suffix[400];
 	gh_reply rp;
@@ -796,9 +801,18 @@ static int rest_read_ref(gh_transport *g, const char *refname, int *present, lea
 	int rc;
 
 	snprintf(suffix, sizeof(suffix), "git/ref/%s", refname + 5);
+	if (cond && strcmp(cond->etag_ref, refname) == 0)
+		lease_http_set_if_none_match(g->http, cond->etag);
 	if ((rc = rest_call(g, &rp, "GET", suffix, NULL, 1)) < 0)
 		return rc;
-	if (rp.r.status == 404) {
+	if (cond && rp.r.status != 304) {
+		snprintf(cond->etag, sizeof(cond->etag), "%s", rp.r.status == 200 ? rp.r.etag : "");
+		snprintf(cond->etag_ref, sizeof(cond->etag_ref), "%s", refname);
+	}
+	if (cond && rp.r.status == 304) {
+		cond->not_modified = 1;
+		rc = 0;
+	} else if (rp.r.status == 404) {
 		*present = 0;
 		rc = 0;
 	} else if (rp.r.status == 200) {
@@ -1082,7 +1096,7 @@ static int gh_create_ref(lease_transport *t, const char *refname, const lease_oi
 			            g->owner, g->repo, ns, msg);
 		} else if (contains_ci(msg, "already exists")) {
 			rc = gh_err(g, LEASE_EEXISTS, "%s already exists (422)", refname);
-		} else if ((rc = rest_read_ref(g, refname, &present, &seen)) < 0) {
+		} else if ((rc = rest_read_ref(g, refname, &present, &seen, NULL)) < 0) {
 			/* the re-read's error */
 		} else if (present) {
 			rc = gh_err(g, LEASE_EEXISTS, "%s exists (422 %s)", refname, msg);
@@ -1317,7 +1331,7 @@ static int gh_read_ref(lease_transport *t, const char *refname, int *present, le
 	if ((rc = check_refname(g, refname)) < 0)
 		return rc;
 	if (g->sight == GQL_BLIND)
-		return rest_read_ref(g, refname, present, oid);
+		return rest_read_ref(g, refname, present, oid, NULL);
 	if ((rc = gql_read_ref(g, refname, present, oid, has_commit, commit_out)) < 0)
 		return rc;
 	if (*present)
@@ -1331,7 +1345,7 @@ static int gh_read_ref(lease_transport *t, const char *refname, int *present, le
 		size_t i, n = (size_t)(slash - refname);
 		snap_drop(g);
 		if (n >= sizeof(g->snap_prefix))
-			return rest_read_ref(g, refname, present, oid);
+			return rest_read_ref(g, refname, present, oid, NULL);
 		memcpy(g->snap_prefix, refname, n);
 		g->snap_prefix[n] = '\0';
 		if ((rc = rest_list(g, &g->snap, g->snap_prefix + 5)) < 0) {
@@ -1486,6 +1500,29 @@ static int gh_list_refs(lease_transport *t, lease_ref_list *out, const char *pre
 	if (rc == 0 && out->count > 0 && g->sight != GQL_BLIND)
 		rc = prefetch_commits(g, out);
 	return rc;
+}
+
+/* wait_change: a conditional read of the ref every GH_POLL_MS (protocol.md §5
+ * "Waiting"; an unchanged ref answers 304, free of the primary rate limit). */
+static int gh_probe(lease_transport *t, const char *refname, lease_probe *p)
+{
+	lease_oid oid;
+	int present = 0, rc;
+
+	memset(&oid, 0, sizeof(oid));
+	if ((rc = rest_read_ref((gh_transport *)t, refname, &present, &oid, p)) < 0 ||
+	    p->not_modified)
+		return rc;
+	p->present = present;
+	p->oid = oid;
+	return 0;
+}
+
+static int gh_wait_change(lease_transport *t, const char *refname, int known_present,
+                          const lease_oid *known_oid, int timeout_ms)
+{
+	return lease_poll_ref_change(t, &((gh_transport *)t)->poll, gh_probe, refname,
+	                             known_present, known_oid, timeout_ms, GH_POLL_MS);
 }
 
 /* Pacing (issue 15 #7): GitHub asks for at least one second between
@@ -1671,6 +1708,7 @@ int lease_github_transport_new(lease_transport **out, const char *arg,
 	g->base.now = gh_now;
 	g->base.last_error = gh_last_error;
 	g->base.free = gh_free;
+	g->base.wait_change = gh_wait_change;
 	g->base.pace = gh_pace;
 	g->timeout_s = opts && opts->timeout_s > 0 ? opts->timeout_s : 120;
 	if (opts) {

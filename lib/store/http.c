@@ -31,6 +31,7 @@ struct lease_http {
 	char errbuf[CURL_ERROR_SIZE];
 	lease_http_responder responder; /* test hook: answers instead of the network */
 	void *responder_payload;
+	char if_none_match[128]; /* sent with the next GET only ("" = none) */
 };
 
 static int curl_ready;
@@ -190,6 +191,7 @@ static void reset_headers(lease_http_response *r)
 	r->retry_after = -1;
 	r->rl_remaining = -1;
 	r->rl_reset = -1;
+	r->etag[0] = '\0';
 }
 
 /* From a Link header value, the URL whose rel is "next". */
@@ -245,6 +247,8 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
 		r->rl_remaining = parse_long(v);
 	} else if ((v = header_value(data, n, "x-ratelimit-reset", buf, sizeof(buf)))) {
 		r->rl_reset = parse_long(v);
+	} else if ((v = header_value(data, n, "etag", buf, sizeof(buf)))) {
+		snprintf(r->etag, sizeof(r->etag), "%s", v);
 	} else if (n > 9 && strncasecmp(data, "location:", 9) == 0) {
 		/* too long a value is dropped: the redirect is then not followed */
 		if (!header_value(data, n, "location", r->location, sizeof(r->location)))
@@ -454,6 +458,40 @@ static lease_http_result classify_curl(CURLcode cc, long request_size)
 	}
 }
 
+void lease_http_set_if_none_match(lease_http *h, const char *etag)
+{
+	size_t i, n = etag ? strlen(etag) : 0;
+
+	h->if_none_match[0] = '\0';
+	if (n == 0 || n >= sizeof(h->if_none_match))
+		return;
+	for (i = 0; i < n; i++)
+		if (etag[i] <= ' ' || etag[i] > '~') /* no header injection from a server's value */
+			return;
+	memcpy(h->if_none_match, etag, n + 1);
+}
+
+/* The GET header list plus "If-None-Match: <etag>" (a copy: the shared list
+ * stays as it is); NULL when out of memory. */
+static struct curl_slist *conditional_headers(const lease_http *h, const char *etag)
+{
+	struct curl_slist *l = NULL, *it;
+	char line[160];
+	int ok = 1;
+
+	for (it = h->headers; it; it = it->next)
+		l = add_header(l, it->data, &ok);
+	snprintf(line, sizeof(line), "If-None-Match: %s", etag);
+	l = add_header(l, line, &ok);
+	if (!ok) {
+		if (l)
+			wipe(l->data, strlen(l->data));
+		curl_slist_free_all(l);
+		return NULL;
+	}
+	return l;
+}
+
 int lease_http_request(lease_http *h, lease_http_response *resp, const char *method,
                        const char *url, const char *body, long timeout_ms)
 {
@@ -461,7 +499,11 @@ int lease_http_request(lease_http *h, lease_http_response *resp, const char *met
 	CURLcode cc;
 	long status = 0, reqsize = 0;
 	int kind;
+	struct curl_slist *cond = NULL;
+	char inm[sizeof(h->if_none_match)];
 
+	memcpy(inm, h->if_none_match, sizeof(inm)); /* for this request only */
+	h->if_none_match[0] = '\0';
 	memset(resp, 0, sizeof(*resp));
 	reset_headers(resp);
 	if ((kind = classify_url(url, err, sizeof(err))) < 0) {
@@ -495,7 +537,12 @@ int lease_http_request(lease_http *h, lease_http_response *resp, const char *met
 	/* Plain http goes to loopback only, never through a proxy (it would see
 	 * the credential). */
 	curl_easy_setopt(h->curl, CURLOPT_NOPROXY, kind == 1 ? "*" : NULL);
-	curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, body ? h->json_headers : h->headers);
+	if (!body && inm[0] && strcmp(method, "GET") == 0)
+		cond = conditional_headers(h, inm);
+	curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER,
+	                 body   ? h->json_headers
+	                 : cond ? cond
+	                        : h->headers);
 	curl_easy_setopt(h->curl, CURLOPT_TIMEOUT_MS, timeout_ms > 0 ? timeout_ms : 30000L);
 	curl_easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT_MS,
 	                 timeout_ms > 0 && timeout_ms < 10000 ? timeout_ms : 10000L);
@@ -512,6 +559,10 @@ int lease_http_request(lease_http *h, lease_http_response *resp, const char *met
 	h->requests++;
 	cc = curl_easy_perform(h->curl);
 	h->cur = NULL;
+	if (cond) { /* holds a copy of the credential: wipe before freeing */
+		wipe(cond->data, strlen(cond->data));
+		curl_slist_free_all(cond);
+	}
 	resp->date_mono_ms = lease_http_mono_ms();
 	curl_easy_getinfo(h->curl, CURLINFO_REQUEST_SIZE, &reqsize);
 	curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &status);

@@ -65,6 +65,7 @@ typedef struct remote_transport {
 	char *url;
 	char *token; /* REFLEASE_GIT_TOKEN, wiped on free */
 	int have_empty_tree;
+	lease_probe poll; /* a waiter's last ls-remote (wait_change) */
 	char errbuf[2048];
 } remote_transport;
 
@@ -526,6 +527,23 @@ static int remote_read_ref(lease_transport *t, const char *refname, int *present
 	return LEASE_ENET;
 }
 
+/* wait_change: one ls-remote (the ref advertisement only, no fetch) every
+ * REMOTE_POLL_MS (protocol.md §5 "Waiting", §9 "remote"). */
+#define REMOTE_POLL_MS 2000
+static int remote_probe(lease_transport *t, const char *refname, lease_probe *p)
+{
+	int fetched, fetch_rc;
+
+	return ls_and_fetch(R(t), refname, 0, &p->present, &p->oid, &fetched, &fetch_rc);
+}
+
+static int remote_wait_change(lease_transport *t, const char *refname, int known_present,
+                              const lease_oid *known_oid, int timeout_ms)
+{
+	return lease_poll_ref_change(t, &R(t)->poll, remote_probe, refname, known_present,
+	                             known_oid, timeout_ms, REMOTE_POLL_MS);
+}
+
 static int list_once(remote_transport *rt, lease_ref_list *out, const char *prefix, int *fetch_rc);
 
 /* One listing; a failed fetch (a ref moved or vanished between the listing
@@ -957,6 +975,7 @@ int lease_remote_transport_new(lease_transport **out, const char *url, char *err
 	rt->base.now = NULL;
 	rt->base.last_error = remote_last_error;
 	rt->base.free = remote_free;
+	rt->base.wait_change = remote_wait_change;
 	*out = &rt->base;
 	return 0;
 }

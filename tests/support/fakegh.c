@@ -69,6 +69,8 @@ struct fakegh {
 	struct lag lags[MAX_LAGS];
 	int nlags;
 	unsigned counts[FAKEGH_N_ENDPOINTS];
+	unsigned counted;      /* requests GitHub counts against the primary rate limit */
+	unsigned not_modified; /* authorised 304s: not counted */
 	char **log;
 	size_t nlog;
 	long rl_used;
@@ -1159,7 +1161,8 @@ static json_t *stats_json(fakegh *f)
 
 	for (i = 1; i < FAKEGH_N_ENDPOINTS; i++)
 		json_object_set_new(by, ep_names[i], json_integer(f->counts[i]));
-	return json_pack("{s:i, s:o}", "total", f->counts[FAKEGH_ANY], "by_endpoint", by);
+	return json_pack("{s:i, s:i, s:i, s:o}", "total", f->counts[FAKEGH_ANY], "counted",
+	                 f->counted, "not_modified", f->not_modified, "by_endpoint", by);
 }
 
 static void control(fakegh *f, struct answer *a, const char *what, json_t *body)
@@ -1168,6 +1171,7 @@ static void control(fakegh *f, struct answer *a, const char *what, json_t *body)
 		answer_json(a, 200, stats_json(f));
 	} else if (strcmp(what, "reset") == 0) {
 		memset(f->counts, 0, sizeof(f->counts));
+		f->counted = f->not_modified = 0;
 		f->nfaults = 0;
 		answer_json(a, 200, json_pack("{s:b}", "ok", 1));
 	} else if (strcmp(what, "moved") == 0) {
@@ -1237,7 +1241,8 @@ static enum MHD_Result add_headers(fakegh *f, struct MHD_Response *resp, const s
 	MHD_add_response_header(resp, "X-GitHub-Api-Version-Selected", "2022-11-28");
 	MHD_add_response_header(resp, "X-GitHub-Request-Id", "FAKE:0001");
 	if (!a->no_rl_headers) {
-		f->rl_used++;
+		if (a->status != 304)
+			f->rl_used++;
 		MHD_add_response_header(resp, "x-ratelimit-limit", "5000");
 		snprintf(buf, sizeof(buf), "%ld", a->rl_zero ? 0L : 5000L - f->rl_used % 5000);
 		MHD_add_response_header(resp, "x-ratelimit-remaining", buf);
@@ -1260,6 +1265,68 @@ static enum MHD_Result add_headers(fakegh *f, struct MHD_Response *resp, const s
 	return MHD_YES;
 }
 
+/* ---- conditional requests ------------------------------------------------------------ */
+/* GitHub answers a REST GET with an `ETag` (a weak validator of the body,
+ * W/"<hash>"); a GET carrying a matching `If-None-Match` gets 304 Not Modified
+ * with no body, and "making a conditional request does not count against your
+ * primary rate limit if a 304 response is returned and the request was made
+ * while correctly authorized with an Authorization header" (docs.github.com,
+ * REST API, "Best practices for using the REST API": use conditional requests
+ * if appropriate). Here the ETag is the body's git blob id. */
+static void etag_of(const char *body, char out[48])
+{
+	git_oid oid;
+	char hex[41];
+
+	git_odb_hash(&oid, body, strlen(body), GIT_OBJECT_BLOB);
+	git_oid_tostr(hex, sizeof(hex), &oid);
+	snprintf(out, 48, "W/\"%s\"", hex);
+}
+
+/* Does the If-None-Match list @p inm name @p etag (weak comparison: "W/" is
+ * ignored on both sides; "*" matches anything)? */
+static int etag_listed(const char *inm, const char *etag)
+{
+	const char *want = strncmp(etag, "W/", 2) == 0 ? etag + 2 : etag;
+	size_t wlen = strlen(want);
+
+	while (*inm) {
+		size_t n;
+		while (*inm == ' ' || *inm == ',')
+			inm++;
+		if (strncmp(inm, "W/", 2) == 0)
+			inm += 2;
+		n = strcspn(inm, ",");
+		while (n > 0 && inm[n - 1] == ' ')
+			n--;
+		if ((n == 1 && *inm == '*') || (n == wlen && strncmp(inm, want, n) == 0))
+			return 1;
+		inm += n;
+		while (*inm && *inm != ',')
+			inm++;
+	}
+	return 0;
+}
+
+/* A 200 to a GET gets its ETag; a matching If-None-Match turns it into a 304. */
+static void conditional(fakegh *f, struct MHD_Connection *conn, const char *method,
+                        struct answer *a, char etag[48])
+{
+	const char *inm;
+
+	etag[0] = '\0';
+	if (strcmp(method, "GET") != 0 || a->status != 200 || !a->body)
+		return;
+	etag_of(a->body, etag);
+	inm = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-None-Match");
+	if (inm && etag_listed(inm, etag)) {
+		free(a->body);
+		a->body = NULL;
+		a->status = 304;
+		f->not_modified++;
+	}
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **con_cls)
@@ -1274,6 +1341,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	const char *rest, *auth, *ua;
 	int wrong_repo, faulted = 0;
 	enum MHD_Result ret;
+	char etag[48] = "";
 
 	(void)version;
 	if (!rq) {
@@ -1345,8 +1413,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			const char *pg =
 			        MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "page");
 			handle(f, &a, ep, rest, body, pg ? (int)strtol(pg, NULL, 10) : 1);
+			conditional(f, conn, method, &a, etag);
 		}
 	}
+	if (a.status != 304)
+		f->counted++;
 	log_line(f, method, url, ep, a.status, a.drop);
 respond:
 	pthread_mutex_unlock(&f->mu);
@@ -1364,6 +1435,8 @@ respond:
 		return MHD_NO;
 	pthread_mutex_lock(&f->mu);
 	add_headers(f, resp, &a);
+	if (etag[0])
+		MHD_add_response_header(resp, "ETag", etag);
 	pthread_mutex_unlock(&f->mu);
 	ret = MHD_queue_response(conn, a.status ? a.status : 500, resp);
 	MHD_destroy_response(resp);
@@ -1573,12 +1646,25 @@ unsigned fakegh_count(fakegh *f, fakegh_endpoint ep)
 	return n;
 }
 
+unsigned fakegh_counted(fakegh *f, unsigned *not_modified)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&f->mu);
+	n = f->counted;
+	if (not_modified)
+		*not_modified = f->not_modified;
+	pthread_mutex_unlock(&f->mu);
+	return n;
+}
+
 void fakegh_reset_counts(fakegh *f)
 {
 	size_t i;
 
 	pthread_mutex_lock(&f->mu);
 	memset(f->counts, 0, sizeof(f->counts));
+	f->counted = f->not_modified = 0;
 	for (i = 0; i < f->nlog; i++)
 		free(f->log[i]);
 	free(f->log);

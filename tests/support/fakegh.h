@@ -129,6 +129,14 @@ int64_t fakegh_log_time_ms(fakegh *f, size_t i);
 
 /** Requests received of class @p ep (FAKEGH_ANY: all), control requests excluded. */
 unsigned fakegh_count(fakegh *f, fakegh_endpoint ep);
+/**
+ * Requests GitHub would count against the primary rate limit: every request
+ * but the 304s (each GET answered 200 carries an ETag; a GET whose
+ * If-None-Match names it gets 304 Not Modified, which GitHub does not count
+ * when authorised — docs.github.com, "Best practices for using the REST API").
+ * @p not_modified (may be NULL) receives the number of 304s.
+ */
+unsigned fakegh_counted(fakegh *f, unsigned *not_modified);
 /** Zero the counters and the log. */
 void fakegh_reset_counts(fakegh *f);
 /** Number of lines in the request log. */
