@@ -643,7 +643,7 @@ START_TEST(burst_writes_paced_one_second)
 	int i;
 
 	for (i = 0; i < 3; i++) {
-		char name[16];
+		char name[32];
 		snprintf(name, sizeof(name), "burst%d", i);
 		plant(&x, name, "bob", BOBTOK, -400, -100);
 	}
