@@ -90,9 +90,11 @@ typedef struct lease_op_options {
  * never delete-then-create). Never admits a caller to a live lease, not even
  * its own identity ("already_held"; re-entry is reacquire with the token).
  * Starts in opts->phase (NONE = claimed). With wait_seconds > 0, retries
- * held/already_held with jittered exponential backoff (floor ttl_min/20 s,
- * cap 30 s, bounded by wait_seconds on both the store clock and the monotonic
- * clock), calling wait_cb before each sleep; success only for a verified
+ * held/already_held (and a ref lock held past the store's lock wait,
+ * LEASE_ELOCKED) with jittered exponential backoff (floor ttl_min/20 s,
+ * cap 30 s, until wait_seconds have passed on the monotonic clock, or on the
+ * store clock less its 1 s rounding when that runs faster: never sooner),
+ * calling wait_cb before each sleep; success only for a verified
  * write made by this call with at least half the TTL left (F15, F22).
  * @return 0 ("acquired"), LEASE_EHELD ("held" / "already_held", also when the
  *         wait ran out or wait_cb stopped it), LEASE_EINVALID, LEASE_EVERSION,
