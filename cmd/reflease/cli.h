@@ -148,6 +148,10 @@ int cli_parse_seconds(cli_ctx *ctx, const char *what, const char *s, long lo, lo
 int cli_parse_number(cli_ctx *ctx, const char *what, const char *s, long lo, long hi,
                      const char *unit, long *out);
 
+/* A message that fills its buffer (@p size bytes, NUL included) was cut by
+ * the library's bounded formatting: end it in "..." so that the reader sees. */
+void cli_mark_if_full(char *buf, size_t size);
+
 /* Usage error: "reflease <cmd>: <message>" on stderr (JSON error object on
  * stdout with --json). Returns -EXIT_USAGE. */
 int cli_usage(cli_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -145,6 +145,7 @@ void lease_result_fixup(lease_result *r, lease_store *st, const char *name, int 
 		snprintf(r->message, sizeof(r->message), "%s",
 		         lease_store_last_error(st)[0] ? lease_store_last_error(st)
 		                                       : lease_error_id(rc));
+	cli_mark_if_full(r->message, sizeof(r->message));
 	if (rc < 0 && strcmp(r->status, "error") == 0)
 		r->code = rc;
 }

@@ -142,6 +142,14 @@ void cli_log(int level, const char *msg, void *payload)
 	fprintf(stderr, "reflease: %s: %s\n", names[level < 0 ? 0 : level > 3 ? 3 : level], msg);
 }
 
+void cli_mark_if_full(char *buf, size_t size)
+{
+	size_t n = strlen(buf);
+
+	if (n + 1 >= size)
+		lease_err_mark_cut(buf, size, (int)n + 1);
+}
+
 int cli_parse_number(cli_ctx *ctx, const char *what, const char *s, long lo, long hi,
                      const char *unit, long *out)
 {
@@ -362,8 +370,10 @@ int cli_open_store(cli_ctx *ctx, lease_store **out)
 	o.log_level = ctx->verbosity;
 	o.github_token = ctx->token_buf[0] ? ctx->token_buf : NULL;
 	err[0] = '\0';
-	if ((rc = lease_store_open(&ctx->st, ctx->store_spec, &o, err, sizeof(err))) < 0)
+	if ((rc = lease_store_open(&ctx->st, ctx->store_spec, &o, err, sizeof(err))) < 0) {
+		cli_mark_if_full(err, sizeof(err));
 		return cli_fail(ctx, rc, "%s", err[0] ? err : lease_error_id(rc));
+	}
 	*out = ctx->st;
 	return 0;
 }

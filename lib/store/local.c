@@ -66,7 +66,12 @@ static int map_git_error(local_transport *lt, int gerr, const char *what)
 	case GIT_EINVALIDSPEC: return fail(lt, LEASE_EINVALID, what);
 	default: break;
 	}
-	if (errno == EACCES || errno == EPERM || errno == EROFS)
+	const git_error *e = git_error_last();
+
+	/* errno may be another call's by now: libgit2's OS message says it too */
+	if (errno == EACCES || errno == EPERM || errno == EROFS ||
+	    (e && e->klass == GIT_ERROR_OS && e->message &&
+	     (strstr(e->message, strerror(EACCES)) || strstr(e->message, strerror(EROFS)))))
 		return fail(lt, LEASE_EAUTH, what);
 	return fail(lt, LEASE_EINTERNAL, what);
 }
