@@ -1,4 +1,5 @@
 #!/bin/sh
+# shellcheck disable=SC1091,SC2015  # sourced helper; A && B || fail is intended
 # Issue 19: no green failures, nothing half-done.
 # - reconcile --reap whose reap writes fail exits non-zero (a ref lock that the
 #   write cannot get: 75; a read-only store: 77) and names the failure; a clean
@@ -8,22 +9,21 @@
 #   expired lease left unreaped and nothing migrated;
 # - migrate --summary appends, like reconcile's.
 . "$(dirname "$0")/lease_lib.sh"
-cd "$TMPDIR"
+cd "$TMPDIR" || exit 1
 
 # an expired lease: acquired with the local minimum TTL, judged 120 s later
 expect_rc 0 "$R" acquire old --ttl 5
 old_oid=$(git --git-dir="$S" rev-parse refs/leases/old)
-LATER="faketime -f +120s"
 
 # --- an unwritable output file stops everything before the first write ----
-expect_rc 78 $LATER "$R" reconcile --reap --summary /nonexistent/dir/x.md
+expect_rc 78 faketime -f +120s "$R" reconcile --reap --summary /nonexistent/dir/x.md
 grep -q -- "--summary /nonexistent/dir/x.md: cannot write: No such file or directory (nothing was read or written)" "$TMPDIR/err" ||
   fail "reconcile: no clear message for the summary path"
 [ "$(git --git-dir="$S" rev-parse refs/leases/old)" = "$old_oid" ] || fail "reaped although the summary path was bad"
 mkdir adir
-expect_rc 78 $LATER "$R" reconcile --reap --summary adir
+expect_rc 78 faketime -f +120s "$R" reconcile --reap --summary adir
 grep -q "adir is a directory" "$TMPDIR/err" || fail "reconcile: directory not named"
-expect_rc 78 env GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY=/nonexistent/s.md $LATER "$R" reconcile --reap
+expect_rc 78 env GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY=/nonexistent/s.md faketime -f +120s "$R" reconcile --reap
 grep -q "GITHUB_STEP_SUMMARY /nonexistent/s.md: cannot write" "$TMPDIR/err" || fail "step summary path not checked"
 [ "$(git --git-dir="$S" rev-parse refs/leases/old)" = "$old_oid" ] || fail "reaped although the step summary was bad"
 expect_rc 78 "$R" migrate --apply --summary /nonexistent/m.md
@@ -36,7 +36,7 @@ expect_rc 64 "$R" reconcile --summary fresh.md --fail-on bogus
 # --- reap writes that fail: the exit status says so -----------------------
 # a fresh ref lock (younger than the 60 s stale age at +0 s) blocks the reap's CAS
 : >"$S/refs/leases/old.lock"
-expect_rc 75 $LATER env REFLEASE_SUMMARY_MAX=4096 "$R" --json reconcile --reap --fail-on never
+expect_rc 75 faketime -f +120s env REFLEASE_SUMMARY_MAX=4096 "$R" --json reconcile --reap --fail-on never
 jparse <"$TMPDIR/out"
 [ "$(jv skipped)" != "<absent>" ] || fail "no skipped list"
 python3 -c '
@@ -83,7 +83,7 @@ else
 fi
 
 # a reap that works: exit 0, the lease released
-expect_rc 0 $LATER "$R" reconcile --reap --fail-on never --summary rec.md
+expect_rc 0 faketime -f +120s "$R" reconcile --reap --fail-on never --summary rec.md
 [ "$("$R" --json status old | jget status)" = released ] || fail "not reaped"
 
 # --- migrate --summary appends ---------------------------------------------

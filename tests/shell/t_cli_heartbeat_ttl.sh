@@ -1,11 +1,12 @@
 #!/bin/sh
+# shellcheck disable=SC1091,SC2015  # sourced helper; A && B || fail is intended
 # Issue 19: `heartbeat --ttl S` is never silently ignored (protocol.md §6,
 # Decision): a TTL other than the stored ttl_seconds is due at once and writes
 # the new TTL and expiry (shorter or longer); the same TTL, or none, keeps the
 # floor (not_due). A pre-bump payload written with a longer TTL than the one
 # assumed gets a sane not_due message (time left, never a negative "ago").
 . "$(dirname "$0")/lease_lib.sh"
-cd "$TMPDIR"
+cd "$TMPDIR" || exit 1
 
 T=$(tok hb --ttl 3600)
 # shorter: due at once, ttl_seconds and expiry follow

@@ -1,4 +1,5 @@
 #!/bin/sh
+# shellcheck disable=SC1091,SC2015  # sourced helper; A && B || fail is intended
 # Issue 19: every message names what is wrong, with the real bounds and unit:
 # --ttl against the bounds of the store in use (local 5..86400), --max in
 # entries, --prune-released in days, --wait naming 'forever'; a --token-file
@@ -6,7 +7,7 @@
 # "invalid namespace: namespace:"); no empty reason after a colon (a held ref
 # lock); a message longer than its buffer ends in "...".
 . "$(dirname "$0")/lease_lib.sh"
-cd "$TMPDIR"
+cd "$TMPDIR" || exit 1
 
 # err_is STATUS TEXT cmd...: exits STATUS and stderr contains TEXT
 err_is() {
