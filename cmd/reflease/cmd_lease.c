@@ -675,13 +675,16 @@ static int cmd_break(cli_ctx *ctx, int argc, char **argv)
 }
 
 const cli_command cli_lease_commands[] = {
-        {"acquire", cmd_acquire, "acquire NAME [--ttl S] [--phase P] [--wait S]",
+        {"acquire", cmd_acquire, "acquire NAME [--ttl S] [--phase P] [--wait S] [--print-token]",
          "Take a free or expired lease, or wait up to S seconds for it.",
          "  --ttl S          lease time in whole seconds (5-86400 local, 60-86400 github/remote;\n"
          "                   default 300)\n"
          "  --phase P        initial phase: claimed (default), working or review\n"
          "  --wait S         wait up to S seconds while the lease is held (exit 3 when it runs "
-         "out)\n"},
+         "out);\n"
+         "                   'forever' waits without a limit\n"
+         "  --print-token    print only the token (nothing on stdout when held, exit 3);\n"
+         "                   for tok=$(reflease acquire NAME --print-token)\n"},
         {"heartbeat", cmd_heartbeat,
          "heartbeat NAME --lease-token T [--ttl S] [--every S [--release-on-exit]]",
          "Extend a held lease once, or keep extending it every S seconds until stopped or lost.",
