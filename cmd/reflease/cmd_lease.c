@@ -562,7 +562,9 @@ static int heartbeat_every(cli_ctx *ctx, lease_store *st, const char *name, cons
 		o.lease_token = kc.token;
 		memset(&r, 0, sizeof(r));
 		rc = lease_release(&r, st, name, &o);
-		finish(ctx, st, &r, name, rc);
+		/* a release that failed is the status: the lease may still be held */
+		if ((rc = finish(ctx, st, &r, name, rc)) != EXIT_OK)
+			return rc;
 		lease_stop_signal = sig;
 	}
 	return lease_exit_for_signal(lease_stop_signal ? lease_stop_signal : SIGTERM);

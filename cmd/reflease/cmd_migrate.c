@@ -260,8 +260,9 @@ static int cmd_migrate(cli_ctx *ctx, int argc, char **argv)
 	summary_markdown(&md, &rep, lease_store_namespace(st), limit);
 	if (md.s && a.summary && write_summary(ctx, a.summary, &md) < 0)
 		status = EXIT_CONFIG;
-	if (md.s && step && (!a.summary || strcmp(a.summary, step) != 0))
-		write_summary(ctx, step, &md);
+	if (md.s && step && (!a.summary || strcmp(a.summary, step) != 0) &&
+	    write_summary(ctx, step, &md) < 0)
+		status = EXIT_CONFIG;
 	md_free(&md);
 	annotations(&rep);
 	for (k = 0; k < rep.count; k++)

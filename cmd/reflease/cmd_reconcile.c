@@ -437,8 +437,9 @@ static int cmd_reconcile(cli_ctx *ctx, int argc, char **argv)
 	if (a.summary && (rc = write_summary(ctx, a.summary, &rep)) < 0)
 		status = cli_status_of(rc);
 	if (report_github_actions()) {
-		if (gss && (!a.summary || strcmp(a.summary, gss) != 0))
-			write_summary(ctx, gss, &rep);
+		if (gss && (!a.summary || strcmp(a.summary, gss) != 0) &&
+		    (rc = write_summary(ctx, gss, &rep)) < 0 && status == EXIT_OK)
+			status = cli_status_of(rc);
 		annotate(&rep);
 	}
 	lease_reconcile_report_free(&rep);

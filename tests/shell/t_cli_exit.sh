@@ -86,6 +86,35 @@ fi
 expect_rc 0 faketime -f +120s "$R" reconcile --reap --fail-on never --summary rec.md
 [ "$("$R" --json status old | jget status)" = released ] || fail "not reaped"
 
+# --- a summary write that fails after the check (a full disk): 78, not 0 ----
+if [ -w /dev/full ]; then
+  expect_rc 78 "$R" reconcile --summary /dev/full
+  grep -q "cannot write the summary /dev/full" "$TMPDIR/err" || fail "full disk: $(cat "$TMPDIR/err")"
+  expect_rc 78 env GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY=/dev/full "$R" reconcile
+  expect_rc 78 "$R" migrate --summary /dev/full
+  expect_rc 78 env GITHUB_ACTIONS=true GITHUB_STEP_SUMMARY=/dev/full "$R" migrate
+fi
+
+# --- heartbeat --every --release-on-exit whose release fails: its status ----
+HT=$(tok hb --ttl 30)
+"$R" heartbeat hb --lease-token "$HT" --every 10 --release-on-exit >"$TMPDIR/hb.out" 2>"$TMPDIR/hb.err" &
+hp=$!
+i=0
+until grep -q '^hb: ' "$TMPDIR/hb.out"; do # its first heartbeat is in: handlers are set
+  [ $i -lt 300 ] || fail "heartbeat --every wrote nothing: $(cat "$TMPDIR/hb.err")"
+  sleep 0.1
+  i=$((i + 1))
+done
+: >"$S/refs/leases/hb.lock" # the release's CAS cannot get the ref lock
+kill -TERM "$hp"
+set +e
+wait "$hp"
+rc=$?
+set -e
+rm -f "$S/refs/leases/hb.lock"
+[ "$rc" -eq 75 ] || fail "--release-on-exit with a failed release: exit $rc, want 75: $(cat "$TMPDIR/hb.err")"
+grep -q "hb: .*ref lock held" "$TMPDIR/hb.err" || fail "the failed release is not reported: $(cat "$TMPDIR/hb.err")"
+
 # --- migrate --summary appends ---------------------------------------------
 printf 'EARLIER LINE\n' >mig.md
 expect_rc 0 "$R" migrate --summary mig.md
