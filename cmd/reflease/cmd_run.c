@@ -643,6 +643,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	ao.ttl_seconds = ttl;
 	ao.wait_seconds = a->wait;
 	ao.wait_cb = lease_wait_guard_cb;
+	ao.wait_payload = &r; /* the ref as last read, for the interrupted object */
 	memset(&r, 0, sizeof(r));
 	rc = lease_acquire(&r, st, name, &ao);
 	lease_wait_guard_disarm();

@@ -349,10 +349,11 @@ int lease_reconcile_classify(lease_reconcile_entry *e, const lease_ref_state *s,
 
 /* ---- actions -------------------------------------------------------------------------- */
 
-static void skip(lease_reconcile_report *r, lease_reconcile_entry *e, const char *kind,
-                 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void skip(lease_reconcile_report *r, lease_reconcile_entry *e, int code, const char *kind,
+                 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
-static void skip(lease_reconcile_report *r, lease_reconcile_entry *e, const char *kind,
+/* An action due but not done: @p code LEASE_ECAS when a concurrent write won. */
+static void skip(lease_reconcile_report *r, lease_reconcile_entry *e, int code, const char *kind,
                  const char *fmt, ...)
 {
 	char buf[256];
@@ -360,6 +361,7 @@ static void skip(lease_reconcile_report *r, lease_reconcile_entry *e, const char
 
 	e->action = LEASE_ACTION_SKIPPED;
 	e->action_kind = kind;
+	e->action_code = code < 0 ? code : LEASE_EINTERNAL;
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
@@ -399,8 +401,8 @@ static void reap_one(lease_reconcile_report *r, lease_reconcile_entry *e, lease_
 	char *msg = NULL, err[256], hex[LEASE_OID_HEXSZ + 1];
 	int rc;
 
-	if (lease_payload_writable(&p, err, sizeof(err)) < 0) {
-		skip(r, e, "reap", "%s", err);
+	if ((rc = lease_payload_writable(&p, err, sizeof(err))) < 0) {
+		skip(r, e, rc, "reap", "%s", err);
 		return;
 	}
 	snprintf(p.sdlc_version, sizeof(p.sdlc_version), "%s", SDLC_VERSION);
@@ -418,7 +420,7 @@ static void reap_one(lease_reconcile_report *r, lease_reconcile_entry *e, lease_
 	if ((rc = lease_random_hex(p.nonce, LEASE_NONCE_HEXSZ / 2, lease_store_random(st))) < 0 ||
 	    (rc = lease_payload_validate(&p, err, sizeof(err))) < 0 ||
 	    (rc = lease_message_build(&msg, &p, LEASE_OP_REAP)) < 0) {
-		skip(r, e, "reap", "cannot build the released payload: %s",
+		skip(r, e, rc, "reap", "cannot build the released payload: %s",
 		     rc == LEASE_EPAYLOAD ? err : lease_error_id(rc));
 		free(msg);
 		return;
@@ -427,7 +429,7 @@ static void reap_one(lease_reconcile_report *r, lease_reconcile_entry *e, lease_
 	rc = lease_write_commit(&new_oid, st, &e->oid, msg);
 	free(msg);
 	if (rc < 0) {
-		skip(r, e, "reap", "cannot write the commit: %s", lease_store_last_error(st));
+		skip(r, e, rc, "reap", "%s", lease_store_last_error(st));
 		return;
 	}
 	rc = lease_cas_replace(st, e->name, &e->oid, &new_oid);
@@ -435,7 +437,7 @@ static void reap_one(lease_reconcile_report *r, lease_reconcile_entry *e, lease_
 		const lease_cas_error *ce = lease_store_last_cas_error(st);
 		if (ce->observed_present)
 			lease_oid_tohex(hex, &ce->observed);
-		skip(r, e, "reap", "a concurrent write won: the ref is now %s",
+		skip(r, e, LEASE_ECAS, "reap", "a concurrent write won: the ref is now %s",
 		     ce->observed_present ? hex : "absent");
 		return;
 	}
@@ -446,7 +448,8 @@ static void reap_one(lease_reconcile_report *r, lease_reconcile_entry *e, lease_
 		    descends_from(st, &now_state.oid, &new_oid)) {
 			rc = 0;
 		} else {
-			skip(r, e, "reap", "outcome not verified: %s", lease_store_last_error(st));
+			skip(r, e, rc, "reap", "outcome not verified: %s",
+			     lease_store_last_error(st));
 		}
 		lease_ref_state_clear(&now_state);
 		if (rc < 0)
@@ -471,7 +474,7 @@ static void prune_one(lease_reconcile_report *r, lease_reconcile_entry *e, lease
 	n = snprintf(refname, sizeof(refname), "refs/%s-archive/%s/%s-%.8s", r->ns, e->name,
 	             compact, e->payload.lease_token);
 	if (n < 0 || (size_t)n >= sizeof(refname)) {
-		skip(r, e, "prune", "archive ref name too long");
+		skip(r, e, LEASE_EINVALID, "prune", "archive ref name too long");
 		return;
 	}
 	lease_store_pace(st); /* one operation of a burst (issue 15) */
@@ -482,12 +485,12 @@ static void prune_one(lease_reconcile_report *r, lease_reconcile_entry *e, lease
 			rc = 0; /* an existing archive ref with the same oid counts as done */
 	}
 	if (rc < 0) {
-		skip(r, e, "prune", "cannot write the archive ref %s: %s", refname,
+		skip(r, e, rc, "prune", "cannot write the archive ref %s: %s", refname,
 		     lease_store_last_error(st));
 		return;
 	}
 	if (!(e->archive_ref = strdup(refname))) {
-		skip(r, e, "prune", "out of memory");
+		skip(r, e, LEASE_ENOMEM, "prune", "out of memory");
 		return;
 	}
 	rc = lease_cas_delete(st, e->name, &e->oid);
@@ -498,7 +501,7 @@ static void prune_one(lease_reconcile_report *r, lease_reconcile_entry *e, lease
 		lease_ref_state_clear(&now_state);
 	}
 	if (rc < 0) {
-		skip(r, e, "prune", "the lease changed since it was read (archive %s kept): %s",
+		skip(r, e, rc, "prune", "the lease changed since it was read (archive %s kept): %s",
 		     refname, lease_store_last_error(st));
 		return;
 	}
@@ -592,7 +595,7 @@ static int sweep_locks(lease_reconcile_report *r, size_t *cap, lease_store *st,
 			} else if (e->action == LEASE_ACTION_NONE) {
 				const char *why =
 				        st->t->last_error ? st->t->last_error(st->t) : NULL;
-				skip(r, e, "remove-lock", "stale lock kept: %s",
+				skip(r, e, rr, "remove-lock", "stale lock kept: %s",
 				     why ? why : lease_error_id(rr));
 			}
 		}

@@ -585,22 +585,31 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 			                   lease_phase_name(cur->phase));
 		ch = lease_token_rule(rel, 1);
 		if (c->kind == OP_HEARTBEAT && ch == LEASE_TOKEN_PRESERVE) {
-			/* The floor (§6), only after the token and relation checks. */
+			/* The floor (§6), only after the token and relation checks;
+			 * a TTL asked that differs from the stored one is always due. */
 			int64_t ttl_new = effective_ttl(c, cur, ch), stored, hb;
-			int approx = 0;
+			int approx = 0, same_ttl;
 
 			stored = lease_payload_ttl(cur, ttl_new, &approx);
+			same_ttl = c->o->ttl_seconds <= 0 || (cur->has_ttl && stored == ttl_new);
 			if (approx)
 				c->approximate = 1;
 			hb = cur->expires_at - stored;
-			if (now - hb < lease_heartbeat_floor(stored) &&
+			if (same_ttl && now - hb < lease_heartbeat_floor(stored) &&
 			    2 * (cur->expires_at - now) >= ttl_new) {
-				no_write(
-				        d, "not_due", 0, 1,
-				        "heartbeat not due: last one %lld s ago, floor %lld s (%s)",
-				        (long long)(now - hb),
-				        (long long)lease_heartbeat_floor(stored),
-				        approx ? "approximate" : "exact");
+				if (now - hb < 0) /* pre-bump, written with a longer TTL */
+					no_write(d, "not_due", 0, 1,
+					         "heartbeat not due: %lld s left, more than the "
+					         "%lld s TTL assumed for this pre-bump payload",
+					         (long long)(cur->expires_at - now),
+					         (long long)stored);
+				else
+					no_write(d, "not_due", 0, 1,
+					         "heartbeat not due: last one %lld s ago, floor "
+					         "%lld s (%s)",
+					         (long long)(now - hb),
+					         (long long)lease_heartbeat_floor(stored),
+					         approx ? "approximate" : "exact");
 				return 0;
 			}
 		}
@@ -1008,7 +1017,8 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
 	int rc;
 
 	rc = run_kind(OP_ACQUIRE, out, st, name, opts);
-	if (rc != LEASE_EHELD || !opts || opts->wait_seconds <= 0)
+	/* a ref lock held past the store's lock wait is waited out too */
+	if ((rc != LEASE_EHELD && rc != LEASE_ELOCKED) || !opts || opts->wait_seconds <= 0)
 		return rc;
 	/* --wait (protocol.md §5 "Waiting"): wait until the ref changes or the
 	 * holder's expiry instant, then try again — no backoff, so a long wait
@@ -1016,14 +1026,15 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
 	 * success only from a verified write of this call. A transport that
 	 * cannot watch is polled at a steady ttl_min/20 s. */
 	poll_s = lease_store_can_watch(st) ? 0 : (double)lease_store_ttl_min(st) / 20.0;
-	start_store = out->now;
+	start_store = out->now ? out->now : lease_store_now(st);
 	start_mono = monotonic_now();
-	while (rc == LEASE_EHELD) {
+	while (rc == LEASE_EHELD || rc == LEASE_ELOCKED) {
 		double elapsed = monotonic_now() - start_mono, remaining, wait_s, until, t0;
 		int64_t store_elapsed = lease_store_now(st) - start_store;
 
-		if ((double)store_elapsed > elapsed)
-			elapsed = (double)store_elapsed;
+		/* store time has whole seconds: it counts only past that rounding */
+		if ((double)store_elapsed - 1.0 > elapsed)
+			elapsed = (double)store_elapsed - 1.0;
 		remaining = (double)opts->wait_seconds - elapsed;
 		if (remaining <= 0)
 			break;
@@ -1035,6 +1046,9 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
 			until = 1.0; /* "expired" but held: look again each second */
 		if (until > 0 && until < wait_s)
 			wait_s = until;
+		/* a ref lock changes no ref: look again at the steady poll pace */
+		if (rc == LEASE_ELOCKED && wait_s > (double)lease_store_ttl_min(st) / 20.0)
+			wait_s = (double)lease_store_ttl_min(st) / 20.0;
 		if (opts->wait_cb && opts->wait_cb(wait_s, opts->wait_payload))
 			goto interrupted;
 		lease_store_log(st, LEASE_LOG_INFO, "%s: held; waiting up to %.1f s for a change",
@@ -1049,12 +1063,13 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
 			goto interrupted;
 		rc = run_kind(OP_ACQUIRE, out, st, name, opts);
 	}
-	if (rc == LEASE_EHELD) {
+	if (rc == LEASE_EHELD || rc == LEASE_ELOCKED) {
 		char m[sizeof(out->message)];
-		snprintf(m, sizeof(m), "%s", out->message);
+		snprintf(m, sizeof(m), "%s",
+		         out->message[0] ? out->message : lease_store_last_error(st));
 		snprintf(out->message, sizeof(out->message),
-		         "still held after waiting %lld s: %.400s", (long long)opts->wait_seconds,
-		         m);
+		         "still %s after waiting %lld s: %.400s",
+		         rc == LEASE_ELOCKED ? "locked" : "held", (long long)opts->wait_seconds, m);
 	}
 	return rc;
 interrupted:

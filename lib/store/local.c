@@ -47,9 +47,13 @@ static local_transport *L(lease_transport *t)
 static int fail(local_transport *lt, int code, const char *what)
 {
 	const git_error *e = git_error_last();
+	size_t n = e && e->message ? strlen(e->message) : 0;
 
-	snprintf(lt->errbuf, sizeof(lt->errbuf), "%s%s%s", what, e && e->message ? ": " : "",
-	         e && e->message ? e->message : "");
+	/* libgit2 ends some messages in ": " plus an OS reason that may be empty */
+	while (n && (e->message[n - 1] == ' ' || e->message[n - 1] == ':'))
+		n--;
+	snprintf(lt->errbuf, sizeof(lt->errbuf), "%s%s%.*s", what, n ? ": " : "", (int)n,
+	         n ? e->message : "");
 	return code;
 }
 
@@ -62,7 +66,12 @@ static int map_git_error(local_transport *lt, int gerr, const char *what)
 	case GIT_EINVALIDSPEC: return fail(lt, LEASE_EINVALID, what);
 	default: break;
 	}
-	if (errno == EACCES || errno == EPERM || errno == EROFS)
+	const git_error *e = git_error_last();
+
+	/* errno may be another call's by now: libgit2's OS message says it too */
+	if (errno == EACCES || errno == EPERM || errno == EROFS ||
+	    (e && e->klass == GIT_ERROR_OS && e->message &&
+	     (strstr(e->message, strerror(EACCES)) || strstr(e->message, strerror(EROFS)))))
 		return fail(lt, LEASE_EAUTH, what);
 	return fail(lt, LEASE_EINTERNAL, what);
 }

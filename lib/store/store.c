@@ -176,10 +176,13 @@ int64_t lease_store_now(lease_store *st)
 int lease_store_set_error(lease_store *st, int code, const char *fmt, ...)
 {
 	va_list ap;
+	int n;
 
 	va_start(ap, fmt);
-	vsnprintf(st->errmsg, sizeof(st->errmsg), fmt, ap);
+	n = vsnprintf(st->errmsg, sizeof(st->errmsg), fmt, ap);
 	va_end(ap);
+	lease_err_mark_cut(st->errmsg, sizeof(st->errmsg), n);
+	lease_err_collapse(st->errmsg);
 	lease_store_log(st, LEASE_LOG_DEBUG, "%s", st->errmsg);
 	return code;
 }

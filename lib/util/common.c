@@ -124,12 +124,39 @@ int lease_random_hex(char *out, size_t nbytes, const lease_random *rnd)
 void lease_errf(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
+	int n;
 
 	if (!err || !errlen)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
+	n = vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
+	lease_err_mark_cut(err, errlen, n);
+}
+
+void lease_err_collapse(char *msg)
+{
+	char *seg = msg, *next, *after;
+	size_t n;
+
+	while (seg && (next = strstr(seg, ": ")) != NULL) {
+		n = (size_t)(next - seg);
+		after = next + 2;
+		/* the next segment is the same text, followed by ": " or the end */
+		if (n && strncmp(after, seg, n) == 0 &&
+		    (after[n] == '\0' || (after[n] == ':' && after[n + 1] == ' '))) {
+			memmove(seg, after, strlen(after) + 1);
+			continue;
+		}
+		seg = after;
+	}
+}
+
+void lease_err_mark_cut(char *buf, size_t len, int needed)
+{
+	if (!buf || len < 8 || needed < 0 || (size_t)needed < len)
+		return;
+	memcpy(buf + len - 4, "...", 4);
 }
 
 int64_t lease_days_from_civil(int64_t y, int m, int d)

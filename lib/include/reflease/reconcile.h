@@ -99,7 +99,9 @@ typedef struct lease_reconcile_entry {
 	lease_oid action_oid;    /**< REAPED: the released commit */
 	char *archive_ref;       /**< PRUNED: the archive ref written (owned) */
 	char *action_message;    /**< SKIPPED: why (owned), else NULL */
-	int lock_removed;        /**< a stale lock of this ref was removed (with --reap) */
+	int action_code;  /**< SKIPPED: the LEASE_E* code why; LEASE_ECAS when a concurrent write
+	                     won (the CAS doing its job, not a failure); else 0 */
+	int lock_removed; /**< a stale lock of this ref was removed (with --reap) */
 } lease_reconcile_entry;
 
 /** The result of lease_reconcile(). Free with lease_reconcile_report_free(). */
