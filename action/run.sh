@@ -93,13 +93,16 @@ meaning() {
 
 # ---- inputs ---------------------------------------------------------------------------
 
+# The commands the command input accepts (scripts/action-check.mjs compares this
+# list with action.yml's and the README's).
+commands="acquire heartbeat transition release break run status list reconcile migrate"
 case $cmd in
-acquire | heartbeat | transition | release | run | status)
+acquire | heartbeat | transition | release | break | run | status)
   [ -n "$name" ] || usage_error "command $cmd needs the name input"
   ;;
-reconcile | migrate) ;;
+list | reconcile | migrate) ;;
 '') usage_error "the command input is required" ;;
-*) usage_error "unknown command '$cmd' (acquire, heartbeat, transition, release, run, status, reconcile, migrate)" ;;
+*) usage_error "unknown command '$cmd' (${commands// /, })" ;;
 esac
 case ${heartbeat,,} in
 true) heartbeat=true ;;
@@ -227,7 +230,7 @@ acquire)
   [ -z "$wait_s" ] || opts+=(--wait "$wait_s")
   argv+=(acquire "${opts[@]}" "${extra[@]}" -- "$name")
   ;;
-heartbeat | release | status)
+heartbeat | release | status | break)
   if [ "$cmd" = release ]; then
     if [ -z "${INPUT_LEASE_TOKEN:-}" ] && [ -s "$hb.token" ]; then
       REFLEASE_LEASE_TOKEN=$(cat "$hb.token")
@@ -249,7 +252,7 @@ run)
   rm -f "$jf"
   argv+=(run "${opts[@]}" --json-file "$jf" -- "$name" -- "${extra[@]}")
   ;;
-reconcile | migrate)
+list | reconcile | migrate)
   argv+=("$cmd" "${extra[@]}")
   ;;
 esac
@@ -276,7 +279,7 @@ fi
 # ---- status, annotations, summary -----------------------------------------------------
 
 case $cmd in
-reconcile | migrate)
+list | reconcile | migrate)
   case $rc in 0) st=ok ;; 1) st=found ;; *) st=error ;; esac
   output status "$st"
   ;;
@@ -311,7 +314,7 @@ fi
 rm -f "$errf"
 
 case $cmd in
-reconcile | migrate) ;;
+list | reconcile | migrate) ;;
 *)
   exp=""
   [ -z "${GITHUB_OUTPUT:-}" ] || exp=$(sed -n 's/^expires-at=//p' "$GITHUB_OUTPUT" | tail -n 1)

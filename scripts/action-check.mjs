@@ -8,6 +8,8 @@
 //   scripts only through `env:`, so no input is ever pasted into shell code;
 // - every `uses: ./` step in a workflow passes declared inputs only, and every
 //   required one;
+// - the commands action/run.sh accepts (its `commands="..."` line) are the ones
+//   action.yml's command input and the README's input table name;
 // - each `run:` script is written to SCRIPTS_OUT/<file>-<n>.<shell> for shellcheck.
 // Exit 1 with one line per problem.
 import { readFileSync, readdirSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';
@@ -70,6 +72,28 @@ else if (existsSync(runSh)) {
   for (const k of Object.keys(declared)) {
     const v = `INPUT_${k.toUpperCase().replace(/-/g, '_')}`;
     if (k !== 'token' && !mapped.has(v)) problem(actionFile, `input '${k}' is not mapped to ${v}`);
+  }
+  // one list of commands: run.sh's, named alike in action.yml and the README
+  const runText = readFileSync(runSh, 'utf8');
+  const m = runText.match(/^commands="([a-z ]+)"$/m);
+  if (!m) problem(runSh, 'no commands="..." line listing the accepted commands');
+  else {
+    const cmds = m[1].split(' ').sort();
+    const words = (text) => new Set(text.match(/\b[a-z]+\b/g) || []);
+    const desc = words(declared.command?.description || '');
+    for (const c of cmds) {
+      if (!desc.has(c)) problem(actionFile, `the command input's description omits '${c}'`);
+      // a case branch naming it: a line like "heartbeat | release | status)"
+      const branch = new RegExp(`^\\s*([a-z]+ \\| )*${c}( \\| [a-z]+)*\\)`, 'm');
+      if (!branch.test(runText)) problem(runSh, `command '${c}' has no case branch`);
+    }
+    const readme = join(dir, 'README.md');
+    if (existsSync(readme)) {
+      const row = readFileSync(readme, 'utf8').match(/^\| `command` \|[^|]*\|([^\n]*)$/m);
+      const named = row ? [...row[1].matchAll(/`([a-z]+)`/g)].map((x) => x[1]).sort() : [];
+      if (named.join(' ') !== cmds.join(' '))
+        problem(readme, `the command input row names [${named}], run.sh accepts [${cmds}]`);
+    }
   }
 }
 

@@ -7,7 +7,7 @@ set -eu
 PKGS="build-essential pkg-config git libgit2-dev libjansson-dev libcurl4-openssl-dev check
       faketime libmicrohttpd-dev gcovr clang-format cppcheck shellcheck groff-base man-db
       spin jq python3 clang libclang-rt-14-dev curl hyperfine lighttpd openssh-server
-      e2fsprogs util-linux mount"
+      e2fsprogs util-linux mount etcd-server etcd-client"
 BUILD_PKGS="build-essential pkg-config libgit2-dev libjansson-dev libcurl4-openssl-dev"
 [ "${1:-}" = --build ] && PKGS=$BUILD_PKGS
 missing=""

@@ -41,6 +41,7 @@ typedef struct cli_ctx {
 	const char *host;       /* --host / REFLEASE_HOST / RUNNER_NAME / hostname */
 	const char *token_file; /* --token-file (github credential file) */
 	int json;               /* --json */
+	int json_stderr;        /* run: a JSON error object is the last line of stderr */
 	int timeout_s;          /* --timeout / REFLEASE_TIMEOUT */
 	int verify_timeout_s;   /* --verify-timeout; -1 = backend default */
 	int verbosity;          /* -v / -q / REFLEASE_LOG: LEASE_LOG_* level */
@@ -48,7 +49,9 @@ typedef struct cli_ctx {
 	char owner_buf[256];
 	char host_buf[256];
 	char store_buf[4096];
-	char token_buf[512]; /* credential read from --token-file; never printed */
+	char token_buf[512];      /* credential read from --token-file; never printed */
+	const char *ttl_rejected; /* a --ttl outside every store's bounds: reported with the
+	                             bounds of the store in use once it is open */
 	lease_store *st;
 } cli_ctx;
 
@@ -139,6 +142,16 @@ int cli_take_name(cli_ctx *ctx, int argc, char **argv, int optind_, const char *
 
 /* Parse whole seconds in [lo, hi] for option @p what; -EXIT_USAGE on error. */
 int cli_parse_seconds(cli_ctx *ctx, const char *what, const char *s, long lo, long hi, long *out);
+/* Parse a whole number in [lo, hi] of @p unit ("days", "entries") for option
+ * @p what; the usage error names the unit and the bounds (none for
+ * LONG_MIN..LONG_MAX: a syntax check whose caller checks the bounds).
+ * -EXIT_USAGE on error. */
+int cli_parse_number(cli_ctx *ctx, const char *what, const char *s, long lo, long hi,
+                     const char *unit, long *out);
+
+/* A message that fills its buffer (@p size bytes, NUL included) was cut by
+ * the library's bounded formatting: end it in "..." so that the reader sees. */
+void cli_mark_if_full(char *buf, size_t size);
 
 /* Usage error: "reflease <cmd>: <message>" on stderr (JSON error object on
  * stdout with --json). Returns -EXIT_USAGE. */

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,11 +26,13 @@
 		"lease-token", required_argument, NULL, OPT_LEASE_TOKEN                            \
 	}
 
-static const struct option acquire_longopts[] = {TTL_OPT,
-                                                 {"phase", required_argument, NULL, OPT_PHASE},
-                                                 {"wait", required_argument, NULL, OPT_WAIT},
-                                                 CLI_GLOBAL_LONGOPTS,
-                                                 {NULL, 0, NULL, 0}};
+static const struct option acquire_longopts[] = {
+        TTL_OPT,
+        {"phase", required_argument, NULL, OPT_PHASE},
+        {"wait", required_argument, NULL, OPT_WAIT},
+        {"print-token", no_argument, NULL, OPT_PRINT_TOKEN},
+        CLI_GLOBAL_LONGOPTS,
+        {NULL, 0, NULL, 0}};
 static const struct option heartbeat_longopts[] = {
         TOKEN_OPT,
         TTL_OPT,
@@ -67,17 +70,39 @@ static int parse_live_phase(cli_ctx *ctx, const char *opt, const char *arg, leas
 int lease_args_option(cli_ctx *ctx, int c, const char *arg, void *payload)
 {
 	lease_args *a = payload;
+	char *end = NULL;
+	long v;
+	int rc;
 
 	switch (c) {
 	case OPT_TTL:
-		/* Syntax and the widest bounds now; the store's own bounds once it
-		 * is open (lease_check_ttl), still before any write. */
-		return cli_parse_seconds(ctx, "--ttl", arg, LEASE_TTL_READ_MIN, LEASE_TTL_READ_MAX,
-		                         &a->ttl);
+		/* The syntax now; the bounds of the store in use once it is open
+		 * (lease_check_ttl), still before any write. */
+		if ((rc = cli_parse_seconds(ctx, "--ttl", arg, LONG_MIN, LONG_MAX, &v)) < 0)
+			return rc;
+		if (v < LEASE_TTL_READ_MIN || v > LEASE_TTL_READ_MAX) {
+			ctx->ttl_rejected = arg;
+			v = 0;
+		}
+		a->ttl = v;
+		return 0;
 	case OPT_EVERY: return cli_parse_seconds(ctx, "--every", arg, 1, 43200, &a->every);
 	case OPT_WAIT:
 		a->has_wait = 1;
-		return cli_parse_seconds(ctx, "--wait", arg, 0, 86400, &a->wait);
+		if (strcmp(arg, "forever") == 0 || strcmp(arg, "inf") == 0 ||
+		    strcmp(arg, "infinity") == 0) {
+			a->wait = LEASE_WAIT_FOREVER;
+			return 0;
+		}
+		errno = 0;
+		a->wait = strtol(arg, &end, 10);
+		if (*arg < '0' || *arg > '9' || *end || errno || a->wait > 86400)
+			return cli_usage(ctx,
+			                 "--wait: '%s' is neither a whole number of seconds in "
+			                 "0..86400 nor 'forever' (wait without a limit)",
+			                 arg);
+		return 0;
+	case OPT_PRINT_TOKEN: a->print_token = 1; return 0;
 	case OPT_PHASE: return parse_live_phase(ctx, "--phase", arg, &a->phase);
 	case OPT_TO: return parse_live_phase(ctx, "--to", arg, &a->to);
 	case OPT_LEASE_TOKEN: a->token = arg; return 0;
@@ -95,6 +120,10 @@ int lease_args_option(cli_ctx *ctx, int c, const char *arg, void *payload)
 
 int lease_check_ttl(cli_ctx *ctx, lease_store *st, long ttl)
 {
+	if (ctx->ttl_rejected)
+		return cli_usage(ctx, "--ttl: %s s is outside this %s store's bounds %d..%d s",
+		                 ctx->ttl_rejected, lease_store_kind(st), lease_store_ttl_min(st),
+		                 lease_store_ttl_max(st));
 	if (ttl && (ttl < lease_store_ttl_min(st) || ttl > lease_store_ttl_max(st)))
 		return cli_usage(ctx, "--ttl: %ld s is outside this %s store's bounds %d..%d s",
 		                 ttl, lease_store_kind(st), lease_store_ttl_min(st),
@@ -116,6 +145,7 @@ void lease_result_fixup(lease_result *r, lease_store *st, const char *name, int 
 		snprintf(r->message, sizeof(r->message), "%s",
 		         lease_store_last_error(st)[0] ? lease_store_last_error(st)
 		                                       : lease_error_id(rc));
+	cli_mark_if_full(r->message, sizeof(r->message));
 	if (rc < 0 && strcmp(r->status, "error") == 0)
 		r->code = rc;
 }
@@ -211,32 +241,49 @@ void lease_default_stop_handlers(void)
 	}
 }
 
+json_t *lease_interrupted_json(const lease_result *state)
+{
+	lease_result r = *state;
+	json_t *o;
+
+	r.status = "error";
+	r.code = LEASE_EHELD;
+	r.holds_token = 0;
+	snprintf(r.message, sizeof(r.message), "interrupted while waiting for the lease");
+	if ((o = cli_result_json(&r)))
+		json_object_set_new(
+		        o, "error",
+		        json_pack("{s:s, s:s}", "code", "interrupted", "message", r.message));
+	return o;
+}
+
+/* Prepare the object the handler writes, from the ref state in @p r. */
+static void guard_build(const lease_result *r)
+{
+	char *js = NULL;
+	json_t *o;
+
+	if ((guard_out_fd < 0 && !guard_out_path) || !(o = lease_interrupted_json(r)))
+		return;
+	js = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
+	json_decref(o);
+	if (js && strlen(js) + 2 <= sizeof(guard_out))
+		guard_out_len = (size_t)snprintf(guard_out, sizeof(guard_out), "%s\n", js);
+	free(js);
+}
+
 void lease_wait_guard_arm(cli_ctx *ctx, const char *name, int json_fd, const char *json_path)
 {
 	lease_result r;
-	char *js = NULL;
-	json_t *o;
 
 	memset(&r, 0, sizeof(r));
 	snprintf(r.name, sizeof(r.name), "%s", name);
 	snprintf(r.ref, sizeof(r.ref), "refs/%s/%s", ctx->ns ? ctx->ns : "leases", name);
-	r.status = "error";
-	r.code = LEASE_EHELD;
-	snprintf(r.message, sizeof(r.message), "interrupted while waiting for the lease");
+	guard_sleeping = 0;
 	guard_out_len = 0;
 	guard_out_fd = json_fd;
 	guard_out_path = json_path;
-	if ((json_fd >= 0 || json_path) && (o = cli_result_json(&r))) {
-		json_object_set_new(
-		        o, "error",
-		        json_pack("{s:s, s:s}", "code", "interrupted", "message", r.message));
-		js = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
-		json_decref(o);
-		if (js && strlen(js) + 2 <= sizeof(guard_out)) {
-			guard_out_len = (size_t)snprintf(guard_out, sizeof(guard_out), "%s\n", js);
-		}
-		free(js);
-	}
+	guard_build(&r);
 	guard_err_len = (size_t)snprintf(guard_err, sizeof(guard_err),
 	                                 "reflease %s: %s: interrupted while waiting\n",
 	                                 ctx->command ? ctx->command : "", name);
@@ -246,10 +293,11 @@ void lease_wait_guard_arm(cli_ctx *ctx, const char *name, int json_fd, const cha
 
 int lease_wait_guard_cb(double sleep_seconds, void *payload)
 {
-	(void)payload;
 	guard_sleeping = 0;
 	if (lease_stop_signal)
 		return 1;
+	if (payload) /* the ref as last read: its oid in the interrupted object */
+		guard_build(payload);
 	guard_until = mono_seconds() + sleep_seconds;
 	guard_sleeping = 1;
 	/* a signal that came just before guard_sleeping was set */
@@ -376,8 +424,12 @@ static int cmd_acquire(cli_ctx *ctx, int argc, char **argv)
 	lease_cmd c;
 	int rc;
 
-	if ((rc = lease_cmd_parse(ctx, argc, argv, acquire_longopts, 0, &c)) < 0 ||
-	    (rc = lease_cmd_open(ctx, &c, 1)) < 0)
+	if ((rc = lease_cmd_parse(ctx, argc, argv, acquire_longopts, 0, &c)) < 0)
+		return cli_status_of(rc);
+	if (c.a.print_token && ctx->json)
+		return cli_status_of(cli_usage(
+		        ctx, "--print-token and --json do not go together: pick one output"));
+	if ((rc = lease_cmd_open(ctx, &c, 1)) < 0)
 		return cli_status_of(rc);
 	c.o.lease_token = NULL;
 	c.o.phase = c.a.phase;
@@ -386,18 +438,32 @@ static int cmd_acquire(cli_ctx *ctx, int argc, char **argv)
 		lease_wait_guard_arm(ctx, c.name, ctx->json ? STDOUT_FILENO : -1, NULL);
 		lease_install_stop_handlers();
 		c.o.wait_cb = lease_wait_guard_cb;
+		c.o.wait_payload = &c.r;
 	}
 	rc = lease_acquire(&c.r, c.st, c.name, &c.o);
 	lease_wait_guard_disarm();
 	if (rc < 0 && lease_stop_signal) {
 		lease_result_fixup(&c.r, c.st, c.name, rc);
 		if (ctx->json)
-			cli_emit_json(stdout, cli_result_json(&c.r));
+			cli_emit_json(stdout, lease_interrupted_json(&c.r));
 		fprintf(stderr, "reflease acquire: %s: interrupted while waiting\n", c.name);
 		return lease_exit_for_signal(lease_stop_signal);
 	}
 	if (rc == LEASE_EHELD && c.a.wait > 0 && c.r.status && !c.r.message[0])
 		snprintf(c.r.message, sizeof(c.r.message), "--wait %ld s ran out", c.a.wait);
+	if (c.a.print_token && rc == 0 && c.r.holds_token && c.r.has_payload) {
+		/* only the token on stdout; outputs for Actions as usual */
+		printf("%s\n", c.r.payload.lease_token);
+		cli_github_output("status", c.r.status);
+		cli_github_output("lease-token", c.r.payload.lease_token);
+		return EXIT_OK;
+	}
+	if (c.a.print_token) { /* held or failed: nothing on stdout, the reason on stderr */
+		lease_result_fixup(&c.r, c.st, c.name, rc);
+		fprintf(stderr, "reflease acquire: %s: %s\n", c.name,
+		        c.r.message[0] ? c.r.message : c.r.status);
+		return cli_exit_for(rc < 0 ? rc : LEASE_EINTERNAL);
+	}
 	return finish(ctx, c.st, &c.r, c.name, rc);
 }
 
@@ -496,7 +562,9 @@ static int heartbeat_every(cli_ctx *ctx, lease_store *st, const char *name, cons
 		o.lease_token = kc.token;
 		memset(&r, 0, sizeof(r));
 		rc = lease_release(&r, st, name, &o);
-		finish(ctx, st, &r, name, rc);
+		/* a release that failed is the status: the lease may still be held */
+		if ((rc = finish(ctx, st, &r, name, rc)) != EXIT_OK)
+			return rc;
 		lease_stop_signal = sig;
 	}
 	return lease_exit_for_signal(lease_stop_signal ? lease_stop_signal : SIGTERM);
@@ -609,13 +677,16 @@ static int cmd_break(cli_ctx *ctx, int argc, char **argv)
 }
 
 const cli_command cli_lease_commands[] = {
-        {"acquire", cmd_acquire, "acquire NAME [--ttl S] [--phase P] [--wait S]",
+        {"acquire", cmd_acquire, "acquire NAME [--ttl S] [--phase P] [--wait S] [--print-token]",
          "Take a free or expired lease, or wait up to S seconds for it.",
          "  --ttl S          lease time in whole seconds (5-86400 local, 60-86400 github/remote;\n"
          "                   default 300)\n"
          "  --phase P        initial phase: claimed (default), working or review\n"
          "  --wait S         wait up to S seconds while the lease is held (exit 3 when it runs "
-         "out)\n"},
+         "out);\n"
+         "                   'forever' waits without a limit\n"
+         "  --print-token    print only the token (nothing on stdout when held, exit 3);\n"
+         "                   for tok=$(reflease acquire NAME --print-token)\n"},
         {"heartbeat", cmd_heartbeat,
          "heartbeat NAME --lease-token T [--ttl S] [--every S [--release-on-exit]]",
          "Extend a held lease once, or keep extending it every S seconds until stopped or lost.",
@@ -640,16 +711,21 @@ const cli_command cli_lease_commands[] = {
          "Administrators: release a lease whatever its token (--force over a live lease).",
          "  --force          also break a live lease\n"},
         {"run", cmd_run,
-         "run NAME [--ttl S] [--every S] [--wait S] [--json-file F] -- CMD [ARG...]",
-         "Acquire, run CMD while heartbeating, release when it ends; stop CMD if the lease is "
-         "lost.",
-         "  --ttl S          lease time (default 300)\n"
+         "run NAME [--ttl S] [--every S] [--wait S] [--json-file F] [--conflict-exit-code N] "
+         "-- CMD [ARG...]",
+         "Acquire, run CMD while heartbeating, release once CMD's whole process tree is gone; "
+         "stop the tree if the lease is lost.",
+         "  --ttl S          lease time (default 300; at least 6)\n"
          "  --every S        heartbeat interval (default ttl/3, at most ttl/2)\n"
          "  --wait S         wait up to S seconds for the lease\n"
          "  --json-file F    write the JSON result object to F (else, with --json, the last\n"
-         "                   line of stderr)\n"
+         "                   line of stderr); checked before the lease is acquired\n"
+         "  --conflict-exit-code N\n"
+         "                   exit N (1-255) instead of 3 (held) and 4 (lost), so CMD's own\n"
+         "                   3 and 4 are not taken for reflease's\n"
          "CMD runs in its own process group with REFLEASE_LEASE_TOKEN, REFLEASE_TRANSITIONS and\n"
          "REFLEASE_LEASE_NAME set; reflease exits with CMD's status, 4 when the lease was lost\n"
-         "(CMD is stopped first), 129/130/143 when interrupted (CMD gets the signal, the lease\n"
-         "is released).\n"},
+         "(CMD's whole tree is stopped first), 128 + signal when interrupted by any terminating\n"
+         "signal (the tree gets the signal, then SIGKILL; the lease is released). The tree is\n"
+         "also stopped when reflease is SIGKILLed (docs/protocol.md §6).\n"},
         {NULL, NULL, NULL, NULL, NULL}};

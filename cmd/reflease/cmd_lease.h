@@ -21,8 +21,12 @@ enum {
 	OPT_TO,
 	OPT_STRICT,
 	OPT_FORCE,
-	OPT_JSON_FILE
+	OPT_JSON_FILE,
+	OPT_PRINT_TOKEN
 };
+
+/* --wait forever: a wait no run outlives (about 100 years, s). */
+#define LEASE_WAIT_FOREVER 3153600000L
 
 /* The options of one lease command, as parsed (syntax checked). */
 typedef struct lease_args {
@@ -37,13 +41,15 @@ typedef struct lease_args {
 	int strict;
 	int force;
 	const char *json_file;
+	int print_token; /* acquire --print-token */
 } lease_args;
 
 /* cli_parse handler for the options above. */
 int lease_args_option(cli_ctx *ctx, int c, const char *arg, void *payload);
 
 /* Check --ttl against the opened store's bounds (protocol.md §4): 64 when out
- * of them, never replaced. Returns 0 or -EXIT_USAGE. */
+ * of them (also a --ttl the parser set aside in ctx->ttl_rejected), never
+ * replaced. Returns 0 or -EXIT_USAGE. */
 int lease_check_ttl(cli_ctx *ctx, lease_store *st, long ttl);
 
 /* Fill name/ref/status/message of @p r when the operation left them empty. */
@@ -65,8 +71,14 @@ void lease_default_stop_handlers(void);
  * on stderr) — the handler may only write(2) it. */
 void lease_wait_guard_arm(cli_ctx *ctx, const char *name, int json_fd, const char *json_path);
 /* lease_op_options.wait_cb: stop when a signal came; else mark the runtime's
- * coming backoff sleep (no lease held, no write in flight) as interruptible. */
+ * coming backoff sleep (no lease held, no write in flight) as interruptible.
+ * @p payload: NULL, or the lease_result the runtime fills, whose ref state
+ * (oid) the interrupted object then shows. */
 int lease_wait_guard_cb(double sleep_seconds, void *payload);
+/* The object of a wait stopped by a signal: the ref state of @p state (name,
+ * ref, oid, holder) with status "error" and error code "interrupted". New
+ * reference (NULL without memory). */
+json_t *lease_interrupted_json(const lease_result *state);
 /* The wait is over (call right after lease_acquire returns). */
 void lease_wait_guard_disarm(void);
 

@@ -1,6 +1,8 @@
 /* migrate: plan, or apply, payload migrations (protocol.md §8, cli.md). */
 #include "cli.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,6 +80,8 @@ static json_t *report_json(const lease_migrate_report *r)
 	json_object_set_new(o, "applied", json_boolean(r->applied));
 	json_object_set_new(o, "leases", arr);
 	json_object_set_new(o, "counts", counts);
+	if (r->applied) /* writes requested: how long they were paced (issue 15) */
+		json_object_set_new(o, "paced_seconds", json_real((double)r->paced_ms / 1000.0));
 	return o;
 }
 
@@ -95,6 +99,8 @@ static void counts_line(char *buf, size_t len, const lease_migrate_report *r)
 	}
 	if (!used)
 		snprintf(buf, len, "no leases");
+	else if (r->paced_ms > 0 && used < len) /* GitHub: >= 1 s between writes in bursts */
+		snprintf(buf + used, len - used, "; paced %.1f s", (double)r->paced_ms / 1000.0);
 }
 
 static void print_human(const lease_migrate_report *r, const char *ns)
@@ -123,7 +129,7 @@ static void print_human(const lease_migrate_report *r, const char *ns)
 		       r->invalid_names, ns);
 }
 
-static void summary_markdown(mdbuf *b, const lease_migrate_report *r, const char *ns)
+static void summary_markdown(mdbuf *b, const lease_migrate_report *r, const char *ns, long limit)
 {
 	mdbuf row = {NULL, 0, 0};
 	char line[512];
@@ -147,7 +153,7 @@ static void summary_markdown(mdbuf *b, const lease_migrate_report *r, const char
 		md_text(&row, e->message, MD_ESCAPE_ENTITIES, DETAIL_MAX);
 		md_put(&row, " |\n", 3);
 		/* leave room for the closing line */
-		if (!md_append_capped(b, &row, SUMMARY_RESERVE, REPORT_SUMMARY_MAX)) {
+		if (!md_append_capped(b, &row, SUMMARY_RESERVE, limit)) {
 			md_printf(b,
 			          "\n%zu more lease(s) not listed (summary capped below 1 MiB)\n",
 			          r->count - i);
@@ -157,13 +163,13 @@ static void summary_markdown(mdbuf *b, const lease_migrate_report *r, const char
 	md_free(&row);
 }
 
-static int write_summary(cli_ctx *ctx, const char *path, const char *mode, const mdbuf *md)
+static int write_summary(cli_ctx *ctx, const char *path, const mdbuf *md)
 {
-	int rc = report_write_summary(path, mode, md);
+	int rc = report_write_summary(path, "a", md);
 
-	if (rc == REPORT_EOPEN || rc == REPORT_EWRITE)
-		fprintf(stderr, "reflease %s: cannot write the summary to %s\n", ctx->command,
-		        path);
+	if (rc < 0)
+		fprintf(stderr, "reflease %s: cannot %s the summary %s: %s\n", ctx->command,
+		        rc == REPORT_EOPEN ? "open" : "write", path, strerror(errno));
 	return rc < 0 ? -1 : 0;
 }
 
@@ -211,7 +217,7 @@ static int cmd_migrate(cli_ctx *ctx, int argc, char **argv)
 	char err[512];
 	const char *step;
 	mdbuf md = {NULL, 0, 0};
-	long ttl = 0;
+	long ttl = 0, limit;
 	int i, rc, status = EXIT_OK;
 	lease_severity worst = LEASE_SEV_OK;
 	size_t k;
@@ -222,8 +228,14 @@ static int cmd_migrate(cli_ctx *ctx, int argc, char **argv)
 		return cli_status_of(cli_usage(ctx, "unexpected argument '%s'", argv[i]));
 	if (a.to && lease_migrate_target_validate(a.to, err, sizeof(err)) < 0)
 		return cli_status_of(cli_usage(ctx, "--to: %s", err));
-	if (a.assumed_ttl &&
-	    (rc = cli_parse_seconds(ctx, "--assumed-ttl", a.assumed_ttl, 1, 86400, &ttl)) < 0)
+	/* the syntax now, the bounds of the store in use once it is open */
+	if (a.assumed_ttl && (rc = cli_parse_seconds(ctx, "--assumed-ttl", a.assumed_ttl, LONG_MIN,
+	                                             LONG_MAX, &ttl)) < 0)
+		return cli_status_of(rc);
+	/* every output file is checked before the first read or write */
+	step = report_step_summary();
+	if ((a.summary && (rc = report_check_writable(ctx, "--summary", a.summary)) < 0) ||
+	    (step && (rc = report_check_writable(ctx, "GITHUB_STEP_SUMMARY", step)) < 0))
 		return cli_status_of(rc);
 	if ((rc = cli_open_store(ctx, &st)) < 0)
 		return cli_status_of(rc);
@@ -245,11 +257,16 @@ static int cmd_migrate(cli_ctx *ctx, int argc, char **argv)
 		cli_emit_json(stdout, report_json(&rep));
 	else
 		print_human(&rep, lease_store_namespace(st));
-	summary_markdown(&md, &rep, lease_store_namespace(st));
-	if (md.s && a.summary && write_summary(ctx, a.summary, "w", &md) < 0)
-		status = EXIT_SOFTWARE;
-	if (md.s && (step = report_step_summary()))
-		write_summary(ctx, step, "a", &md);
+	/* appended, like reconcile's, within what the fuller file leaves */
+	limit = report_summary_limit(a.summary);
+	if (step && report_summary_limit(step) < limit)
+		limit = report_summary_limit(step);
+	summary_markdown(&md, &rep, lease_store_namespace(st), limit);
+	if (md.s && a.summary && write_summary(ctx, a.summary, &md) < 0)
+		status = EXIT_CONFIG;
+	if (md.s && step && (!a.summary || strcmp(a.summary, step) != 0) &&
+	    write_summary(ctx, step, &md) < 0)
+		status = EXIT_CONFIG;
 	md_free(&md);
 	annotations(&rep);
 	for (k = 0; k < rep.count; k++)
@@ -273,5 +290,6 @@ const cli_command cli_migrate_commands[] = {
          "  --fail-on LEVEL    exit 1 when a lease is at or above LEVEL: error (conflict,\n"
          "                     the default), warning (skipped), info (would_migrate), never;\n"
          "                     a conflict always exits 1\n"
-         "  --summary FILE     also write a markdown summary to FILE\n"},
+         "  --summary FILE     also append a markdown summary to FILE (checked before\n"
+         "                     anything is read or written: exit 78)\n"},
         {NULL, NULL, NULL, NULL, NULL}};

@@ -4,6 +4,7 @@
 #define _DEFAULT_SOURCE /* fileno, isatty */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -41,7 +42,7 @@ static int reconcile_opt(cli_ctx *ctx, int c, const char *arg, void *payload)
 	switch (c) {
 	case OPT_REAP: a->o.reap = 1; return 0;
 	case OPT_PRUNE:
-		if ((rc = cli_parse_seconds(ctx, "--prune-released (days)", arg, 0, 36500, &v)) < 0)
+		if ((rc = cli_parse_number(ctx, "--prune-released", arg, 0, 36500, "days", &v)) < 0)
 			return rc;
 		a->o.prune_days = v;
 		return 0;
@@ -58,7 +59,7 @@ static int reconcile_opt(cli_ctx *ctx, int c, const char *arg, void *payload)
 		a->o.default_ttl = v;
 		return 0;
 	case OPT_MAX:
-		if ((rc = cli_parse_seconds(ctx, "--max", arg, 1, 100000000, &v)) < 0)
+		if ((rc = cli_parse_number(ctx, "--max", arg, 1, 100000000, "entries", &v)) < 0)
 			return rc;
 		a->max_items = v;
 		return 0;
@@ -107,7 +108,7 @@ static json_t *oid_json(int present, const lease_oid *oid)
 static json_t *report_json(const lease_reconcile_report *r)
 {
 	json_t *leases = json_array(), *reaped = json_array(), *skipped = json_array(),
-	       *pruned = json_array(), *locks = json_array();
+	       *pruned = json_array(), *locks = json_array(), *top;
 	char now[LEASE_TIME_STRSZ + 1];
 	size_t i, k;
 
@@ -137,22 +138,27 @@ static json_t *report_json(const lease_reconcile_report *r)
 			                                        "archive_ref", e->archive_ref));
 		else if (e->action == LEASE_ACTION_SKIPPED)
 			json_array_append_new(
-			        skipped, json_pack("{s:s, s:o, s:s, s:s}", "name", e->name, "oid",
-			                           oid_json(e->present, &e->oid), "action",
+			        skipped, json_pack("{s:s, s:o, s:s, s:s, s:s}", "name", e->name,
+			                           "oid", oid_json(e->present, &e->oid), "action",
 			                           e->action_kind ? e->action_kind : "?", "reason",
-			                           e->action_message ? e->action_message : ""));
+			                           e->action_message ? e->action_message : "",
+			                           "code", lease_error_id(e->action_code)));
 		if (e->lock_removed)
 			json_array_append_new(locks, json_string(e->name));
 	}
 	lease_time_format(now, r->now);
-	return json_pack("{s:s, s:I, s:s, s:I, s:o, s:{s:I, s:I, s:I, s:I}, s:o, s:o, s:o, s:o}",
-	                 "namespace", r->ns, "scanned", (json_int_t)r->count, "now", now,
-	                 "grace_seconds", (json_int_t)r->grace_seconds, "leases", leases, "counts",
-	                 "ok", (json_int_t)r->counts[LEASE_SEV_OK], "info",
-	                 (json_int_t)r->counts[LEASE_SEV_INFO], "warning",
-	                 (json_int_t)r->counts[LEASE_SEV_WARNING], "error",
-	                 (json_int_t)r->counts[LEASE_SEV_ERROR], "reaped", reaped, "skipped",
-	                 skipped, "pruned", pruned, "locks_removed", locks);
+	top = json_pack("{s:s, s:I, s:s, s:I, s:o, s:{s:I, s:I, s:I, s:I}, s:o, s:o, s:o, s:o}",
+	                "namespace", r->ns, "scanned", (json_int_t)r->count, "now", now,
+	                "grace_seconds", (json_int_t)r->grace_seconds, "leases", leases, "counts",
+	                "ok", (json_int_t)r->counts[LEASE_SEV_OK], "info",
+	                (json_int_t)r->counts[LEASE_SEV_INFO], "warning",
+	                (json_int_t)r->counts[LEASE_SEV_WARNING], "error",
+	                (json_int_t)r->counts[LEASE_SEV_ERROR], "reaped", reaped, "skipped",
+	                skipped, "pruned", pruned, "locks_removed", locks);
+	/* writes made: how long they were paced (GitHub asks >= 1 s in bursts) */
+	if (top && (r->reaped || r->pruned || r->skipped || r->paced_ms))
+		json_object_set_new(top, "paced_seconds", json_real((double)r->paced_ms / 1000.0));
+	return top;
 }
 
 /* ---- human table ---------------------------------------------------------------------- */
@@ -200,6 +206,8 @@ static void print_human(const lease_reconcile_report *r)
 	if (r->reaped || r->pruned || r->skipped || r->locks_removed)
 		printf("; reaped %zu, pruned %zu, skipped %zu, locks removed %zu", r->reaped,
 		       r->pruned, r->skipped, r->locks_removed);
+	if (r->paced_ms > 0) /* GitHub asks for >= 1 s between writes in bursts */
+		printf("; paced %.1f s", (double)r->paced_ms / 1000.0);
 	printf("\n");
 }
 
@@ -249,6 +257,10 @@ static void render_summary(mdbuf *b, const lease_reconcile_report *r, long limit
 	if (r->reaped || r->pruned || r->skipped || r->locks_removed)
 		md_printf(b, " Reaped %zu, pruned %zu, skipped %zu, stale locks removed %zu.",
 		          r->reaped, r->pruned, r->skipped, r->locks_removed);
+	if (r->paced_ms > 0)
+		md_printf(b,
+		          " Writes paced %.1f s (GitHub asks for >= 1 s between them in bursts).",
+		          (double)r->paced_ms / 1000.0);
 	md_put(b, "\n\n", 2);
 	for (i = 0; i < r->count; i++)
 		if (r->entries[i].anomaly_count || r->entries[i].action != LEASE_ACTION_NONE)
@@ -285,6 +297,7 @@ static int write_summary(cli_ctx *ctx, const char *path, const lease_reconcile_r
 {
 	mdbuf b = {NULL, 0, 0};
 	long limit = report_summary_limit(path);
+	int rc;
 
 	if (limit < 1024) {
 		fprintf(stderr, "reflease reconcile: %s is nearly full; summary not written\n",
@@ -293,9 +306,10 @@ static int write_summary(cli_ctx *ctx, const char *path, const lease_reconcile_r
 	}
 	render_summary(&b, r, limit);
 	/* a failed write or close leaves what was written, as a partial summary */
-	if (report_write_summary(path, "a", &b) == REPORT_EOPEN) {
+	if ((rc = report_write_summary(path, "a", &b)) < 0) {
 		md_free(&b);
-		return cli_fail(ctx, LEASE_ECONFIG, "cannot write the summary %s", path);
+		return cli_fail(ctx, LEASE_ECONFIG, "cannot %s the summary %s: %s",
+		                rc == REPORT_EOPEN ? "open" : "write", path, strerror(errno));
 	}
 	md_free(&b);
 	return 0;
@@ -334,6 +348,37 @@ static void annotate(const lease_reconcile_report *r)
 	fflush(stderr);
 }
 
+/* ---- failed actions ------------------------------------------------------------------- */
+
+/* The exit status of the actions: 0, or that of the first one due but not done
+ * for a failure (a write refused, unreachable, unverified); a concurrent write
+ * that won (LEASE_ECAS) is the CAS doing its job, not a failure. */
+static int actions_status(cli_ctx *ctx, const lease_reconcile_report *r)
+{
+	const lease_reconcile_entry *first = NULL;
+	char msg[400];
+	size_t i, failed = 0;
+
+	for (i = 0; i < r->count; i++) {
+		const lease_reconcile_entry *e = &r->entries[i];
+
+		if (e->action != LEASE_ACTION_SKIPPED || e->action_code == LEASE_ECAS)
+			continue;
+		if (!failed++)
+			first = e;
+	}
+	if (!failed)
+		return EXIT_OK;
+	fprintf(stderr,
+	        "reflease %s: %zu action(s) failed; first: %s %s: %s (exit %d; see the "
+	        "skipped list)\n",
+	        ctx->command, failed, first->action_kind ? first->action_kind : "action",
+	        first->name,
+	        report_clean(msg, sizeof(msg), first->action_message ? first->action_message : "?"),
+	        cli_exit_for(first->action_code));
+	return cli_exit_for(first->action_code);
+}
+
 /* ---- progress ------------------------------------------------------------------------- */
 
 static void progress(size_t done, size_t total, void *payload)
@@ -370,6 +415,11 @@ static int cmd_reconcile(cli_ctx *ctx, int argc, char **argv)
 		return cli_status_of(i);
 	if (i < argc)
 		return cli_status_of(cli_usage(ctx, "unexpected argument '%s'", argv[i]));
+	/* every output file is checked before the first read or write */
+	gss = report_github_actions() ? report_step_summary() : NULL;
+	if ((a.summary && (rc = report_check_writable(ctx, "--summary", a.summary)) < 0) ||
+	    (gss && (rc = report_check_writable(ctx, "GITHUB_STEP_SUMMARY", gss)) < 0))
+		return cli_status_of(rc);
 	if ((rc = cli_open_store(ctx, &st)) < 0)
 		return cli_status_of(rc);
 	a.o.owner = ctx->owner;
@@ -392,11 +442,14 @@ static int cmd_reconcile(cli_ctx *ctx, int argc, char **argv)
 	                         lease_reconcile_highest(&rep) != LEASE_SEV_OK
 	                 ? EXIT_FOUND
 	                 : EXIT_OK;
+	if ((rc = actions_status(ctx, &rep)) != EXIT_OK)
+		status = rc; /* a failed action outranks what was found (1) */
 	if (a.summary && (rc = write_summary(ctx, a.summary, &rep)) < 0)
 		status = cli_status_of(rc);
 	if (report_github_actions()) {
-		if ((gss = report_step_summary()) && (!a.summary || strcmp(a.summary, gss) != 0))
-			write_summary(ctx, gss, &rep);
+		if (gss && (!a.summary || strcmp(a.summary, gss) != 0) &&
+		    (rc = write_summary(ctx, gss, &rep)) < 0 && status == EXIT_OK)
+			status = cli_status_of(rc);
 		annotate(&rep);
 	}
 	lease_reconcile_report_free(&rep);
@@ -535,22 +588,24 @@ const cli_command cli_reconcile_commands[] = {
         {"history", cmd_history, "history NAME [--max N] [--assumed-ttl S]",
          "Show every payload the lease ever had, newest first, with heartbeat intervals and the "
          "method used (exact, or approximate for pre-bump payloads).",
-         "  --max N              show at most N entries\n"
+         "  --max N              show at most N entries (1..100000000)\n"
          "  --assumed-ttl S      TTL assumed for pre-bump payloads (default 300)\n"},
         {"reconcile", cmd_reconcile,
          "reconcile [--reap] [--prune-released DAYS] [--fail-on LEVEL] [--summary FILE] "
-         "[--grace S]",
+         "[--grace S] [--assumed-ttl S]",
          "Sweep the namespace and report anomalies (protocol.md §7); optionally reap expired "
          "leases and prune released ones.",
          "  --reap                 release leases expired by more than max(grace, skew margin)\n"
          "                         (a CAS: a concurrent heartbeat wins) and remove stale ref "
-         "locks\n"
+         "locks;\n"
+         "                         an action that fails sets the exit status (e.g. 77, 75)\n"
          "  --prune-released DAYS  archive (refs/<ns>-archive/...) and delete leases released\n"
          "                         at least DAYS days ago\n"
          "  --fail-on LEVEL        exit 1 when an anomaly at or above LEVEL is found:\n"
          "                         error (default), warning, info, never\n"
          "  --summary FILE         append a markdown summary to FILE (also $GITHUB_STEP_SUMMARY\n"
-         "                         when GITHUB_ACTIONS=true; annotations then go to stderr)\n"
+         "                         when GITHUB_ACTIONS=true; annotations then go to stderr);\n"
+         "                         checked before anything is read or written (exit 78)\n"
          "  --grace S              expiry grace, seconds (default: the store's skew margin)\n"
          "  --assumed-ttl S        TTL assumed for pre-bump payloads (default 300)\n"},
         {NULL, NULL, NULL, NULL, NULL}};

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lease/version.h"
+#include "report.h"
 #include "store/store.h"
 
 static const struct option plain_longopts[] = {CLI_GLOBAL_LONGOPTS, {NULL, 0, NULL, 0}};
@@ -38,14 +39,29 @@ static int cmd_init(cli_ctx *ctx, int argc, char **argv)
 	return EXIT_OK;
 }
 
+enum { OPT_FAIL_IF_HELD = OPT_COMMAND_BASE };
+
+static int status_opt(cli_ctx *ctx, int c, const char *arg, void *payload)
+{
+	(void)arg;
+	if (c != OPT_FAIL_IF_HELD)
+		return cli_usage(ctx, "unexpected option");
+	*(int *)payload = 1;
+	return 0;
+}
+
 static int cmd_status(cli_ctx *ctx, int argc, char **argv)
 {
+	static const struct option longopts[] = {
+	        {"fail-if-held", no_argument, NULL, OPT_FAIL_IF_HELD},
+	        CLI_GLOBAL_LONGOPTS,
+	        {NULL, 0, NULL, 0}};
 	lease_store *st;
 	lease_result r;
 	const char *name;
-	int i, rc;
+	int i, rc, fail_if_held = 0;
 
-	if ((i = cli_parse(ctx, argc, argv, "vqh", plain_longopts, NULL, NULL)) < 0)
+	if ((i = cli_parse(ctx, argc, argv, "vqh", longopts, status_opt, &fail_if_held)) < 0)
 		return cli_status_of(i);
 	if ((rc = cli_take_name(ctx, argc, argv, i, &name)) < 0)
 		return cli_status_of(rc);
@@ -56,6 +72,11 @@ static int cmd_status(cli_ctx *ctx, int argc, char **argv)
 		return cli_status_of(cli_fail(
 		        ctx, rc, "%s", r.message[0] ? r.message : lease_store_last_error(st)));
 	cli_print_result(ctx, &r);
+	/* --fail-if-held: exit 3 while someone else holds it live (lock-action's
+	 * fail_if_locked); free, expired, released or this identity's: 0 */
+	if (rc == 0 && fail_if_held && strcmp(r.status, "live") == 0 &&
+	    !(strcmp(r.payload.owner, ctx->owner) == 0 && strcmp(r.payload.host, ctx->host) == 0))
+		return EXIT_HELD;
 	return cli_exit_for(rc);
 }
 
@@ -90,10 +111,14 @@ static int cmd_list(cli_ctx *ctx, int argc, char **argv)
 		arr = json_array();
 	else if (ns.count == 0)
 		printf("no leases in refs/%s/\n", lease_store_namespace(st));
+	else
+		printf("%-30s %-9s %-8s %-24s %-20s  %s\n", "NAME", "PHASE", "STATUS", "OWNER",
+		       "EXPIRES_AT", "HOST");
 	for (k = 0; k < ns.count; k++) {
 		const lease_ref_state *l = &ns.leases[k];
 		const char *status = lease_list_status(l, now, lease_store_skew_margin(st));
 		char hex[LEASE_OID_HEXSZ + 1], exp[LEASE_TIME_STRSZ + 1] = "";
+		char own[LEASE_IDENT_MAX + 1], host[LEASE_IDENT_MAX + 1], err[512];
 		int ok = l->payload_rc == 0;
 
 		lease_oid_tohex(hex, &l->oid);
@@ -108,11 +133,13 @@ static int cmd_list(cli_ctx *ctx, int argc, char **argv)
 			                       ok ? l->payload.host : NULL, "expires_at",
 			                       ok ? exp : NULL, "status", status));
 		} else if (ok) {
-			printf("%-30s %-9s %-8s %-24s %s  %s\n", l->name,
-			       lease_phase_name(l->payload.phase), status, l->payload.owner, exp,
-			       l->payload.host);
+			printf("%-30s %-9s %-8s %-24s %-20s  %s\n", l->name,
+			       lease_phase_name(l->payload.phase), status,
+			       report_clean(own, sizeof(own), l->payload.owner), exp,
+			       report_clean(host, sizeof(host), l->payload.host));
 		} else {
-			printf("%-30s %-9s %-8s %s\n", l->name, "?", status, l->payload_error);
+			printf("%-30s %-9s %-8s %s\n", l->name, "?", status,
+			       report_clean(err, sizeof(err), l->payload_error));
 		}
 	}
 	if (arr)
@@ -147,10 +174,15 @@ static int cmd_version(cli_ctx *ctx, int argc, char **argv)
 const cli_command cli_store_commands[] = {
         {"init", cmd_init, "init PATH",
          "Create a bare lease store at PATH, or configure the repository already there.", ""},
-        {"status", cmd_status, "status NAME",
+        {"status", cmd_status, "status NAME [--fail-if-held]",
          "Show the lease: live, expired, released or absent; holder and time left (token omitted).",
+         "  --fail-if-held   exit 3 when another identity holds the lease live (else 0: free,\n"
+         "                   expired, released, or held by this owner and host); without it\n"
+         "                   status exits 0 in every state\n"},
+        {"list", cmd_list, "list",
+         "List every lease of the namespace, one line each, under a header (NAME PHASE STATUS "
+         "OWNER EXPIRES_AT HOST).",
          ""},
-        {"list", cmd_list, "list", "List every lease of the namespace, one line each.", ""},
         {"version", cmd_version, "version", "Show the version, SDLC_VERSION and library versions.",
          ""},
         {NULL, NULL, NULL, NULL, NULL}};

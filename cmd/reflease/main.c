@@ -1,15 +1,18 @@
 /* reflease: global options, dispatch, the exit-status table (cli.md). */
-#define _DEFAULT_SOURCE /* gethostname, getlogin_r */
+#define _DEFAULT_SOURCE /* gethostname, getlogin_r, getpwuid_r */
 #include "cli.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "report.h"
+#include "util/util.h"
 
 int cli_exit_for(int code)
 {
@@ -32,8 +35,16 @@ int cli_exit_for(int code)
 	}
 }
 
+static int cmd_help(cli_ctx *ctx, int argc, char **argv);
+
+static const cli_command main_commands[] = {
+        {"help", cmd_help, "help [COMMAND]",
+         "Show the commands, or one command's options (same as 'reflease COMMAND --help').", ""},
+        {NULL, NULL, NULL, NULL, NULL}};
+
 static const cli_command *const command_tables[] = {cli_store_commands, cli_lease_commands,
-                                                    cli_migrate_commands, cli_reconcile_commands};
+                                                    cli_migrate_commands, cli_reconcile_commands,
+                                                    main_commands};
 
 const cli_command *cli_find_command(const char *name)
 {
@@ -71,8 +82,9 @@ static void print_main_help(void)
 	       "  --token-file FILE      GitHub token file (else GITHUB_TOKEN, "
 	       "REFLEASE_GITHUB_TOKEN)\n"
 	       "  -v, -q                 more / less logging on stderr (REFLEASE_LOG)\n"
-	       "\nRun 'reflease <command> --help' for a command's options; 'man reflease' for "
-	       "more.\n");
+	       "  -V, --version          show the version (same as 'reflease version')\n"
+	       "\nRun 'reflease help COMMAND' or 'reflease COMMAND --help' for a command's "
+	       "options;\n'man reflease' for more.\n");
 }
 
 void cli_print_help(const cli_command *cmd)
@@ -87,16 +99,22 @@ void cli_print_help(const cli_command *cmd)
 
 static void vreport(cli_ctx *ctx, const char *id, const char *fmt, va_list ap)
 {
-	char msg[1024];
+	char msg[2048];
+	int n;
 
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	if (ctx->json) {
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
+	lease_err_mark_cut(msg, sizeof(msg), n);
+	lease_err_collapse(msg);
+	if (ctx->json && !ctx->json_stderr) {
 		json_t *o = json_pack("{s:s, s:{s:s, s:s}}", "status", "error", "error", "code", id,
 		                      "message", msg);
 		cli_emit_json(stdout, o);
 	}
 	fprintf(stderr, "reflease%s%s: %s\n", ctx->command ? " " : "",
 	        ctx->command ? ctx->command : "", msg);
+	if (ctx->json && ctx->json_stderr) /* run: stdout is CMD's (cli.md) */
+		cli_emit_json(stderr, json_pack("{s:s, s:{s:s, s:s}}", "status", "error", "error",
+		                                "code", id, "message", msg));
 }
 
 int cli_usage(cli_ctx *ctx, const char *fmt, ...)
@@ -127,28 +145,53 @@ void cli_log(int level, const char *msg, void *payload)
 	fprintf(stderr, "reflease: %s: %s\n", names[level < 0 ? 0 : level > 3 ? 3 : level], msg);
 }
 
-int cli_parse_seconds(cli_ctx *ctx, const char *what, const char *s, long lo, long hi, long *out)
+void cli_mark_if_full(char *buf, size_t size)
+{
+	size_t n = strlen(buf);
+
+	if (n + 1 >= size)
+		lease_err_mark_cut(buf, size, (int)n + 1);
+}
+
+int cli_parse_number(cli_ctx *ctx, const char *what, const char *s, long lo, long hi,
+                     const char *unit, long *out)
 {
 	char *end = NULL;
 	long v;
 
 	errno = 0;
 	v = strtol(s, &end, 10);
-	/* strtol also takes leading blanks and '+': whole decimal seconds only */
-	if (!*s || (*s != '-' && (*s < '0' || *s > '9')) || *end || errno || v < lo || v > hi)
-		return cli_usage(ctx, "%s: '%s' is not a whole number of seconds in %ld..%ld", what,
-		                 s, lo, hi);
+	/* strtol also takes leading blanks and '+': whole decimal numbers only */
+	if (!*s || (*s != '-' && (*s < '0' || *s > '9')) || *end || errno || v < lo || v > hi) {
+		if (lo == LONG_MIN && hi == LONG_MAX) /* syntax only: the caller checks bounds */
+			return cli_usage(ctx, "%s: '%s' is not a whole number of %s", what, s,
+			                 unit);
+		return cli_usage(ctx, "%s: '%s' is not a whole number of %s in %ld..%ld", what, s,
+		                 unit, lo, hi);
+	}
 	*out = v;
 	return 0;
+}
+
+int cli_parse_seconds(cli_ctx *ctx, const char *what, const char *s, long lo, long hi, long *out)
+{
+	return cli_parse_number(ctx, what, s, lo, hi, "seconds", out);
 }
 
 static int read_token_file(cli_ctx *ctx, const char *path)
 {
 	FILE *f = fopen(path, "r");
+	struct stat sb;
 	size_t n;
 
 	if (!f)
 		return cli_fail(ctx, LEASE_ECONFIG, "--token-file %s: %s", path, strerror(errno));
+	if (fstat(fileno(f), &sb) == 0 && !S_ISREG(sb.st_mode)) {
+		fclose(f);
+		return cli_fail(ctx, LEASE_ECONFIG,
+		                "--token-file %s is %s, not a file holding the token", path,
+		                S_ISDIR(sb.st_mode) ? "a directory" : "not a regular file");
+	}
 	n = fread(ctx->token_buf, 1, sizeof(ctx->token_buf) - 1, f);
 	fclose(f);
 	ctx->token_buf[n] = '\0';
@@ -156,7 +199,8 @@ static int read_token_file(cli_ctx *ctx, const char *path)
 	             ctx->token_buf[n - 1] == ' '))
 		ctx->token_buf[--n] = '\0';
 	if (!n)
-		return cli_fail(ctx, LEASE_ECONFIG, "--token-file %s is empty", path);
+		return cli_fail(ctx, LEASE_ECONFIG,
+		                "--token-file %s is empty; put the GitHub token in it", path);
 	ctx->token_file = path;
 	return 0;
 }
@@ -235,7 +279,8 @@ int cli_take_name(cli_ctx *ctx, int argc, char **argv, int optind_, const char *
 	if (argc - optind_ > 1)
 		return cli_usage(ctx, "unexpected argument '%s' after NAME", argv[optind_ + 1]);
 	if (lease_name_validate(argv[optind_], err, sizeof(err)) < 0)
-		return cli_usage(ctx, "invalid lease name: %s", err);
+		return cli_usage(ctx, "invalid lease name: %s",
+		                 strncmp(err, "name: ", 6) == 0 ? err + 6 : err);
 	*name = argv[optind_];
 	return 0;
 }
@@ -244,6 +289,28 @@ static const char *env_nonempty(const char *k)
 {
 	const char *v = getenv(k);
 	return v && *v ? v : NULL;
+}
+
+/* The login name (protocol.md §5): getlogin, USER, LOGNAME, the user
+ * database, else "uid-N" — never one name shared by every user of a host. */
+static void login_identity(char *buf, size_t len)
+{
+	struct passwd pw, *found = NULL;
+	char pwbuf[4096];
+	const char *v;
+
+	if (getlogin_r(buf, len) == 0 && buf[0])
+		return;
+	if ((v = env_nonempty("USER")) || (v = env_nonempty("LOGNAME"))) {
+		snprintf(buf, len, "%s", v);
+		return;
+	}
+	if (getpwuid_r(getuid(), &pw, pwbuf, sizeof(pwbuf), &found) == 0 && found &&
+	    found->pw_name && found->pw_name[0]) {
+		snprintf(buf, len, "%s", found->pw_name);
+		return;
+	}
+	snprintf(buf, len, "uid-%lu", (unsigned long)getuid());
 }
 
 /* Identity defaults, protocol.md §5. */
@@ -262,9 +329,7 @@ static void default_identity(cli_ctx *ctx)
 		ctx->owner = ctx->owner_buf;
 	}
 	if (!ctx->owner) {
-		if (getlogin_r(ctx->owner_buf, sizeof(ctx->owner_buf)) != 0 || !ctx->owner_buf[0])
-			snprintf(ctx->owner_buf, sizeof(ctx->owner_buf), "%s",
-			         env_nonempty("USER") ? getenv("USER") : "uid-unknown");
+		login_identity(ctx->owner_buf, sizeof(ctx->owner_buf));
 		ctx->owner = ctx->owner_buf;
 	}
 	if (!ctx->host && (v = env_nonempty("REFLEASE_HOST")))
@@ -308,8 +373,10 @@ int cli_open_store(cli_ctx *ctx, lease_store **out)
 	o.log_level = ctx->verbosity;
 	o.github_token = ctx->token_buf[0] ? ctx->token_buf : NULL;
 	err[0] = '\0';
-	if ((rc = lease_store_open(&ctx->st, ctx->store_spec, &o, err, sizeof(err))) < 0)
+	if ((rc = lease_store_open(&ctx->st, ctx->store_spec, &o, err, sizeof(err))) < 0) {
+		cli_mark_if_full(err, sizeof(err));
 		return cli_fail(ctx, rc, "%s", err[0] ? err : lease_error_id(rc));
+	}
 	*out = ctx->st;
 	return 0;
 }
@@ -352,6 +419,29 @@ static int parse_env_defaults(cli_ctx *ctx)
 	return 0;
 }
 
+/* help [COMMAND]: the main help, or one command's. */
+static int cmd_help(cli_ctx *ctx, int argc, char **argv)
+{
+	static const struct option longopts[] = {CLI_GLOBAL_LONGOPTS, {NULL, 0, NULL, 0}};
+	const cli_command *cmd;
+	int i;
+
+	if ((i = cli_parse(ctx, argc, argv, "vqh", longopts, NULL, NULL)) < 0)
+		return cli_status_of(i);
+	if (i >= argc) {
+		print_main_help();
+		return EXIT_OK;
+	}
+	if (argc - i > 1)
+		return cli_status_of(
+		        cli_usage(ctx, "unexpected argument '%s' after COMMAND", argv[i + 1]));
+	if (!(cmd = cli_find_command(argv[i])))
+		return cli_status_of(cli_usage(
+		        ctx, "unknown command '%s' (run 'reflease help' for the list)", argv[i]));
+	cli_print_help(cmd);
+	return EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -366,14 +456,18 @@ int main(int argc, char **argv)
 		return -rc;
 	/* Global options before the command ('+': stop at the first operand). */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, CLI_GLOBAL_SHORTOPTS, longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, CLI_GLOBAL_SHORTOPTS "V", longopts, NULL)) != -1) {
 		if (c == 'V') {
 			cmd = cli_find_command("version");
 			return cmd->run(&ctx, 1, (char *[]){"version", NULL});
 		}
-		if (c == '?' || c == ':')
+		if (c == '?' || c == ':') {
+			if (optopt && optopt < 256)
+				return -cli_usage(&ctx, "unknown option '-%c' (see --help)",
+				                  optopt);
 			return -cli_usage(&ctx, "unknown or incomplete option '%s' (see --help)",
 			                  argv[optind - 1]);
+		}
 		rc = cli_global_option(&ctx, c, optarg);
 		if (rc == 2) {
 			print_main_help();
@@ -393,7 +487,8 @@ int main(int argc, char **argv)
 	if (ctx.ns) {
 		char err[256];
 		if (lease_namespace_validate(ctx.ns, err, sizeof(err)) < 0)
-			return -cli_usage(&ctx, "invalid namespace: %s", err);
+			return -cli_usage(&ctx, "invalid namespace: %s",
+			                  strncmp(err, "namespace: ", 11) == 0 ? err + 11 : err);
 	}
 	default_identity(&ctx);
 	rc = cmd->run(&ctx, argc - optind, argv + optind);

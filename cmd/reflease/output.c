@@ -103,8 +103,17 @@ void cli_print_result_human(const lease_result *r)
 	}
 	lease_time_format(exp, p->expires_at);
 	human_time_left(left, sizeof(left), p->expires_at - r->now);
-	printf("%s: %s — %s by %s on %s, expires %s (%s), generation %lld\n", r->name, r->status,
-	       lease_phase_name(p->phase), p->owner, p->host, exp, left, (long long)p->transitions);
+	if (p->phase == LEASE_PHASE_RELEASED) /* expires_at is the release time */
+		printf("%s: %s — released by %s on %s at %s, generation %lld\n", r->name, r->status,
+		       p->owner, p->host, exp, (long long)p->transitions);
+	else if (p->expires_at < r->now)
+		printf("%s: %s — %s by %s on %s, expired %s (%s ago), generation %lld\n", r->name,
+		       r->status, lease_phase_name(p->phase), p->owner, p->host, exp, left + 1,
+		       (long long)p->transitions);
+	else
+		printf("%s: %s — %s by %s on %s, expires %s (in %s), generation %lld\n", r->name,
+		       r->status, lease_phase_name(p->phase), p->owner, p->host, exp, left,
+		       (long long)p->transitions);
 	if (r->holds_token)
 		printf("lease_token: %s\n", p->lease_token);
 	if (r->message[0])

@@ -2,10 +2,13 @@
  * (cli.md "GitHub Actions"). */
 #include "report.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int report_github_actions(void)
 {
@@ -146,6 +149,32 @@ int report_write_summary(const char *path, const char *mode, const mdbuf *md)
 		return REPORT_EWRITE;
 	}
 	return fclose(f) == 0 ? 0 : REPORT_ECLOSE;
+}
+
+int report_check_writable(cli_ctx *ctx, const char *what, const char *path)
+{
+	struct stat sb;
+	int fd, created = 0;
+
+	if (!*path)
+		return cli_fail(ctx, LEASE_ECONFIG, "%s: empty file name", what);
+	if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+		return cli_fail(ctx, LEASE_ECONFIG,
+		                "%s %s is a directory; name a file (nothing was read or written)",
+		                what, path);
+	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		created = fd >= 0;
+	}
+	if (fd < 0)
+		return cli_fail(ctx, LEASE_ECONFIG,
+		                "%s %s: cannot write: %s (nothing was read or written)", what, path,
+		                strerror(errno));
+	close(fd);
+	if (created)
+		unlink(path);
+	return 0;
 }
 
 long report_summary_limit(const char *path)

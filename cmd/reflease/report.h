@@ -93,6 +93,14 @@ enum { REPORT_EOPEN = -1, REPORT_EWRITE = -2, REPORT_ECLOSE = -3 };
 int report_write_summary(const char *path, const char *mode, const mdbuf *md);
 
 /**
+ * Check, before anything is read or written, that the output file @p path
+ * (given by option or variable @p what) can be appended to: an existing file
+ * is opened for appending, a missing one created and removed again.
+ * @return 0, or -EXIT_CONFIG after printing what is wrong with @p path
+ */
+int report_check_writable(cli_ctx *ctx, const char *what, const char *path);
+
+/**
  * The byte budget of a summary appended to @p path: REPORT_SUMMARY_MAX, or
  * $REFLEASE_SUMMARY_MAX when set between 257 and that (a testing aid), less
  * the bytes @p path already holds (NULL: none). May be negative.

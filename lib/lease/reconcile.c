@@ -360,10 +360,11 @@ int lease_reconcile_classify(lease_reconcile_entry *e, const lease_ref_state *s,
 
 /* ---- actions -------------------------------------------------------------------------- */
 
-static void skip(lease_reconcile_report *r, lease_reconcile_entry *e, const char *kind,
-                 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void skip(lease_reconcile_report *r, lease_reconcile_entry *e, int code, const char *kind,
+                 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
-static void skip(lease_reconcile_report *r, lease_reconcile_entry *e, const char *kind,
+/* An action due but not done: @p code LEASE_ECAS when a concurrent write won. */
+static void skip(lease_reconcile_report *r, lease_reconcile_entry *e, int code, const char *kind,
                  const char *fmt, ...)
 {
 	char buf[256];
@@ -371,6 +372,7 @@ static void skip(lease_reconcile_report *r, lease_reconcile_entry *e, const char
 
 	e->action = LEASE_ACTION_SKIPPED;
 	e->action_kind = kind;
+	e->action_code = code < 0 ? code : LEASE_EINTERNAL;
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
@@ -410,8 +412,8 @@ static void reap_one(lease_reconcile_report *r, lease_reconcile_entry *e, lease_
 	char *msg = NULL, err[256], hex[LEASE_OID_HEXSZ + 1];
 	int rc;
 
-	if (lease_payload_writable(&p, err, sizeof(err)) < 0) {
-		skip(r, e, "reap", "%s", err);
+	if ((rc = lease_payload_writable(&p, err, sizeof(err))) < 0) {
+		skip(r, e, rc, "reap", "%s", err);
 		return;
 	}
 	snprintf(p.sdlc_version, sizeof(p.sdlc_version), "%s", SDLC_VERSION);
@@ -429,15 +431,16 @@ static void reap_one(lease_reconcile_report *r, lease_reconcile_entry *e, lease_
 	if ((rc = lease_random_hex(p.nonce, LEASE_NONCE_HEXSZ / 2, lease_store_random(st))) < 0 ||
 	    (rc = lease_payload_validate(&p, err, sizeof(err))) < 0 ||
 	    (rc = lease_message_build(&msg, &p, LEASE_OP_REAP)) < 0) {
-		skip(r, e, "reap", "cannot build the released payload: %s",
+		skip(r, e, rc, "reap", "cannot build the released payload: %s",
 		     rc == LEASE_EPAYLOAD ? err : lease_error_id(rc));
 		free(msg);
 		return;
 	}
+	lease_store_pace(st); /* one operation of a burst (issue 15) */
 	rc = lease_write_commit(&new_oid, st, &e->oid, msg);
 	free(msg);
 	if (rc < 0) {
-		skip(r, e, "reap", "cannot write the commit: %s", lease_store_last_error(st));
+		skip(r, e, rc, "reap", "%s", lease_store_last_error(st));
 		return;
 	}
 	rc = lease_cas_replace(st, e->name, &e->oid, &new_oid);
@@ -445,7 +448,7 @@ static void reap_one(lease_reconcile_report *r, lease_reconcile_entry *e, lease_
 		const lease_cas_error *ce = lease_store_last_cas_error(st);
 		if (ce->observed_present)
 			lease_oid_tohex(hex, &ce->observed);
-		skip(r, e, "reap", "a concurrent write won: the ref is now %s",
+		skip(r, e, LEASE_ECAS, "reap", "a concurrent write won: the ref is now %s",
 		     ce->observed_present ? hex : "absent");
 		return;
 	}
@@ -456,7 +459,8 @@ static void reap_one(lease_reconcile_report *r, lease_reconcile_entry *e, lease_
 		    descends_from(st, &now_state.oid, &new_oid)) {
 			rc = 0;
 		} else {
-			skip(r, e, "reap", "outcome not verified: %s", lease_store_last_error(st));
+			skip(r, e, rc, "reap", "outcome not verified: %s",
+			     lease_store_last_error(st));
 		}
 		lease_ref_state_clear(&now_state);
 		if (rc < 0)
@@ -481,9 +485,10 @@ static void prune_one(lease_reconcile_report *r, lease_reconcile_entry *e, lease
 	n = snprintf(refname, sizeof(refname), "refs/%s-archive/%s/%s-%.8s", r->ns, e->name,
 	             compact, e->payload.lease_token);
 	if (n < 0 || (size_t)n >= sizeof(refname)) {
-		skip(r, e, "prune", "archive ref name too long");
+		skip(r, e, LEASE_EINVALID, "prune", "archive ref name too long");
 		return;
 	}
+	lease_store_pace(st); /* one operation of a burst (issue 15) */
 	rc = lease_cas_create_ref(st, refname, &e->oid);
 	if (rc == LEASE_ECAS) {
 		const lease_cas_error *ce = lease_store_last_cas_error(st);
@@ -491,12 +496,12 @@ static void prune_one(lease_reconcile_report *r, lease_reconcile_entry *e, lease
 			rc = 0; /* an existing archive ref with the same oid counts as done */
 	}
 	if (rc < 0) {
-		skip(r, e, "prune", "cannot write the archive ref %s: %s", refname,
+		skip(r, e, rc, "prune", "cannot write the archive ref %s: %s", refname,
 		     lease_store_last_error(st));
 		return;
 	}
 	if (!(e->archive_ref = strdup(refname))) {
-		skip(r, e, "prune", "out of memory");
+		skip(r, e, LEASE_ENOMEM, "prune", "out of memory");
 		return;
 	}
 	rc = lease_cas_delete(st, e->name, &e->oid);
@@ -509,7 +514,7 @@ static void prune_one(lease_reconcile_report *r, lease_reconcile_entry *e, lease
 		lease_ref_state_clear(&now_state);
 	}
 	if (rc < 0) {
-		skip(r, e, "prune", "%s (archive %s kept): %s",
+		skip(r, e, rc, "prune", "%s (archive %s kept): %s",
 		     rc == LEASE_ECAS ? "the lease changed since it was read" : "the delete failed",
 		     refname, why);
 		return;
@@ -588,7 +593,7 @@ static int stale_lock(lease_reconcile_report *r, size_t *cap, size_t sorted, lea
 			r->locks_removed += rr == 0;
 		} else if (e->action == LEASE_ACTION_NONE) {
 			const char *why = st->t->last_error ? st->t->last_error(st->t) : NULL;
-			skip(r, e, "remove-lock", "stale lock kept: %s",
+			skip(r, e, rr, "remove-lock", "stale lock kept: %s",
 			     why ? why : lease_error_id(rr));
 		}
 	}
@@ -783,6 +788,7 @@ int lease_reconcile(lease_reconcile_report *out, lease_store *st,
 	if ((rc = sweep_locks(out, &cap, st, opts, min_age)) < 0)
 		goto done;
 	qsort(out->entries, out->count, sizeof(*out->entries), entry_cmp);
+	out->paced_ms = -lease_store_paced_ms(st);
 	for (i = 0; i < out->count; i++) {
 		lease_reconcile_entry *e = &out->entries[i];
 
@@ -800,6 +806,7 @@ int lease_reconcile(lease_reconcile_report *out, lease_store *st,
 	}
 	rc = 0;
 done:
+	out->paced_ms += lease_store_paced_ms(st);
 	lease_namespace_clear(&ns);
 	return rc;
 }

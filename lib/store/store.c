@@ -178,10 +178,13 @@ int64_t lease_store_now(lease_store *st)
 int lease_store_set_error(lease_store *st, int code, const char *fmt, ...)
 {
 	va_list ap;
+	int n;
 
 	va_start(ap, fmt);
-	vsnprintf(st->errmsg, sizeof(st->errmsg), fmt, ap);
+	n = vsnprintf(st->errmsg, sizeof(st->errmsg), fmt, ap);
 	va_end(ap);
+	lease_err_mark_cut(st->errmsg, sizeof(st->errmsg), n);
+	lease_err_collapse(st->errmsg);
 	lease_store_log(st, LEASE_LOG_DEBUG, "%s", st->errmsg);
 	return code;
 }
@@ -250,4 +253,21 @@ int lease_commit_copy(lease_commit *dst, const lease_commit *src)
 	if (src->message && !(dst->message = strdup(src->message)))
 		return LEASE_ENOMEM;
 	return 0;
+}
+
+int64_t lease_store_pace(lease_store *st)
+{
+	int64_t waited = st->t->pace ? st->t->pace(st->t, LEASE_PACE_MS) : 0;
+
+	if (waited > 0) {
+		st->paced_ms += waited;
+		lease_store_log(st, LEASE_LOG_DEBUG, "paced %lld ms before the next write",
+		                (long long)waited);
+	}
+	return waited;
+}
+
+int64_t lease_store_paced_ms(const lease_store *st)
+{
+	return st->paced_ms;
 }

@@ -101,7 +101,9 @@ typedef struct lease_reconcile_entry {
 	lease_oid action_oid;    /**< REAPED: the released commit */
 	char *archive_ref;       /**< PRUNED: the archive ref written (owned) */
 	char *action_message;    /**< SKIPPED: why (owned), else NULL */
-	int lock_removed;        /**< a stale lock of this ref was removed (with --reap) */
+	int action_code;  /**< SKIPPED: the LEASE_E* code why; LEASE_ECAS when a concurrent write
+	                     won (the CAS doing its job, not a failure); else 0 */
+	int lock_removed; /**< a stale lock of this ref was removed (with --reap) */
 } lease_reconcile_entry;
 
 /** The result of lease_reconcile(). Free with lease_reconcile_report_free(). */
@@ -113,6 +115,8 @@ typedef struct lease_reconcile_report {
 	size_t count;
 	size_t counts[4]; /**< entries by highest severity: [OK, INFO, WARNING, ERROR] */
 	size_t reaped, pruned, skipped, locks_removed;
+	int64_t paced_ms; /**< waited between the writes of successive leases (GitHub asks for
+	                     >= 1 s in bursts; issue 15), ms */
 } lease_reconcile_report;
 
 #define LEASE_RECONCILE_OPTIONS_VERSION 1

@@ -1,0 +1,92 @@
+#!/bin/sh
+# shellcheck disable=SC1091,SC2015  # sourced helper; A && B || fail is intended
+# Issue 19: `acquire --wait S` never gives up before S seconds (the monotonic
+# clock, not the store's whole-second clock, decides) and says so; it waits out
+# a local ref lock instead of giving up after the store's 3 s lock wait;
+# `--wait forever` waits without a limit until the lease is free; a wait ended
+# by a signal prints the ref's actual oid in its JSON object.
+. "$(dirname "$0")/lease_lib.sh"
+cd "$TMPDIR" || exit 1
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+# sigcgt PID: 0 once the process catches SIGTERM (its wait handlers are in place)
+catches_term() { m=$(awk '/^SigCgt:/ { print $2 }' "/proc/$1/status" 2>/dev/null) && [ -n "$m" ] && [ $((0x$m & 0x4000)) -ne 0 ]; }
+# wait_for PID SECONDS: wait for PID to end (bounded); its status in $rc
+wait_for() {
+  i=0
+  while alive "$1" && [ $i -lt $(($2 * 10)) ]; do sleep 0.1; i=$((i + 1)); done
+  alive "$1" && { kill -KILL "$1"; fail "pid $1 still running after $2 s"; }
+  set +e
+  wait "$1"
+  rc=$?
+  set -e
+}
+# until_catching PID: bounded wait for the handlers
+until_catching() {
+  i=0
+  while ! catches_term "$1"; do
+    [ $i -lt 600 ] || fail "pid $1 never installed its handlers"
+    sleep 0.05
+    i=$((i + 1))
+  done
+}
+
+expect_rc 0 "$R" --owner bob acquire busy --ttl 300
+
+# --- --wait S lasts at least S s, whatever the second the wait starts in ---
+for s in 1 2 2; do
+  t0=$(now_ms)
+  expect_rc 3 "$R" acquire busy --wait "$s"
+  el=$(($(now_ms) - t0))
+  [ "$el" -ge $((s * 1000)) ] || fail "--wait $s gave up after $el ms"
+  grep -q "still held after waiting $s s" "$TMPDIR/out" || fail "message: $(cat "$TMPDIR/out")"
+done
+
+# --- a ref lock is waited out, not given up on after 3 s -------------------
+mkdir -p "$S/refs/leases" && : >"$S/refs/leases/lk.lock"
+t0=$(now_ms)
+expect_rc 75 "$R" acquire lk --wait 5
+el=$(($(now_ms) - t0))
+[ "$el" -ge 5000 ] || fail "--wait 5 over a ref lock gave up after $el ms"
+grep -q "still locked after waiting 5 s" "$TMPDIR/err" || fail "lock message: $(cat "$TMPDIR/err")"
+# the lock goes away while a --wait runs: the wait then takes the lease
+"$R" --json acquire lk --wait 90 >"$TMPDIR/lk.out" 2>"$TMPDIR/lk.err" &
+p=$!
+sleep 4 # past the store's own 3 s lock wait; the --wait itself runs to 90 s
+alive "$p" || fail "acquire --wait 90 over a ref lock ended early: $(cat "$TMPDIR/lk.err")"
+rm -f "$S/refs/leases/lk.lock"
+wait_for "$p" 90
+[ "$rc" -eq 0 ] || fail "acquire after the lock went: exit $rc: $(cat "$TMPDIR/lk.err")"
+[ "$(jget status <"$TMPDIR/lk.out")" = acquired ] || fail "not acquired: $(cat "$TMPDIR/lk.out")"
+
+# --- --wait forever: waits until the holder releases ----------------------
+BT=$(tok held --owner bob --ttl 300)
+"$R" --owner carol --json acquire held --wait forever >"$TMPDIR/f.out" 2>"$TMPDIR/f.err" &
+p=$!
+until_catching "$p"
+alive "$p" || fail "--wait forever ended: $(cat "$TMPDIR/f.err")"
+expect_rc 0 "$R" --owner bob release held --lease-token "$BT"
+wait_for "$p" 120
+[ "$rc" -eq 0 ] || fail "--wait forever: exit $rc: $(cat "$TMPDIR/f.err")"
+[ "$(jget lease.owner <"$TMPDIR/f.out")" = carol ] || fail "not carol's: $(cat "$TMPDIR/f.out")"
+for w in inf infinity; do
+  expect_rc 64 "$R" acquire held --wait "$w" --ttl 1 # parsed: then the TTL is what fails
+  grep -q -- "--ttl: 1 s is outside" "$TMPDIR/err" || fail "--wait $w not accepted: $(cat "$TMPDIR/err")"
+done
+
+# --- interrupted: the JSON object shows the ref's oid ----------------------
+oid=$(git --git-dir="$S" rev-parse refs/leases/busy)
+"$R" --owner dave --json acquire busy --wait forever >"$TMPDIR/i.out" 2>"$TMPDIR/i.err" &
+p=$!
+until_catching "$p"
+sleep 0.5 # into the wait (an earlier signal is reported the same way)
+kill -TERM "$p"
+wait_for "$p" 30
+[ "$rc" -eq 143 ] || fail "interrupted wait: exit $rc"
+rm -f "$TMPDIR/flat"
+jparse <"$TMPDIR/i.out"
+[ "$(jv oid)" = "$oid" ] || fail "interrupted JSON oid '$(jv oid)', the ref is $oid"
+[ "$(jv error.code)" = interrupted ] || fail "error code $(jv error.code)"
+[ "$(jv holder.owner)" = bob ] || fail "holder $(jv holder.owner)"
+grep -q "interrupted while waiting" "$TMPDIR/i.err" || fail "no interrupted line"
+echo "t_cli_wait: ok"
