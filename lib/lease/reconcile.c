@@ -23,6 +23,7 @@
 
 #include "lease/version.h"
 #include "store/store.h"
+#include "util/util.h"
 
 /* Ref lock files older than this are stale, s (protocol.md §7). */
 #define LOCK_STALE_S 60
@@ -367,15 +368,17 @@ static void skip(lease_reconcile_report *r, lease_reconcile_entry *e, int code, 
 static void skip(lease_reconcile_report *r, lease_reconcile_entry *e, int code, const char *kind,
                  const char *fmt, ...)
 {
-	char buf[256];
+	char buf[1024];
 	va_list ap;
+	int n;
 
 	e->action = LEASE_ACTION_SKIPPED;
 	e->action_kind = kind;
 	e->action_code = code < 0 ? code : LEASE_EINTERNAL;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	lease_err_mark_cut(buf, sizeof(buf), n);
 	free(e->action_message);
 	e->action_message = strdup(buf); /* NULL on ENOMEM: reported without a reason */
 	r->skipped++;
