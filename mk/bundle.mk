@@ -14,3 +14,13 @@ $(BUNDLE)/bin/reflease: $(CMD_OBJ) $(LIBA) scripts/bundle.sh
 	      -Wl,--disable-new-dtags -Wl,-rpath,'$$ORIGIN/../lib'
 	sh scripts/bundle.sh $(BUILD)/reflease-rpath $(BUNDLE)
 	@rm -f $(BUILD)/reflease-rpath
+
+# Issue 16's figures in docs/benchmarks.md (make bench; need root and the
+# Debian mirror): a cold Debian 13 make check, and the Action's set-up on a
+# cache hit and a miss in a clean Debian root.
+BENCH_TARGETS += bench-debian13 bench-action
+.PHONY: bench-debian13 bench-action
+bench-debian13:
+	@sh scripts/bench-debroot.sh debian13 $(BUILD)
+bench-action: $(BIN) $(BUILD)/tools/fakegh
+	@sh scripts/bench-debroot.sh action $(BUILD)
