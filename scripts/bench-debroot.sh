@@ -17,7 +17,7 @@ case $what in
 debian13)
   name="trixie-bench-$$"
   dir=$(dirname "$(sh "$here/scripts/debroot.sh" dir trixie 2>/dev/null || echo /var/cache/reflease/roots/x)")/$name
-  trap 'rm -rf "$dir" "$dir.tmp"' EXIT INT TERM
+  trap 'rm -rf "$dir" "$dir.tmp" "$dir.log"' EXIT INT TERM
   t0=$(date +%s)
   sh "$here/scripts/debroot.sh" ensure "$name" trixie minbase 2>/dev/null
   t1=$(date +%s)
