@@ -219,22 +219,26 @@ START_TEST(request_counts_per_primitive)
 	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_GQL_MUTATION), 1);
 	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_ANY), 2);
 
+	/* a delete's verification reads an absence: GraphQL's null is
+	 * confirmed by REST (issue 15 #3) */
 	fakegh_reset_counts(fk);
 	ck_assert_int_eq(lease_cas_delete(st, "x", &b), 0);
-	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_ANY), 2);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_ANY), 3);
 
-	/* a later absent read: GraphQL has seen the namespace, no REST confirm */
+	/* a later absent read: GraphQL + the REST confirmation, always */
 	fakegh_reset_counts(fk);
 	ck_assert_int_eq(lease_fetch_ref(&s, st, "x"), 0);
 	ck_assert_int_eq(s.present, 0);
 	lease_ref_state_clear(&s);
-	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_ANY), 1);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_ANY), 2);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_MATCHING), 1);
 }
 END_TEST
 
-/* A fresh process whose namespace already holds a lease: GraphQL proves in
- * the same answer that it sees refs/<ns>/, so an absence costs one request. */
-START_TEST(absent_read_in_seen_namespace_one_request)
+/* A fresh process whose namespace already holds a lease: GraphQL seeing
+ * other refs of refs/<ns>/ is no evidence about this one (issue 15 #3): the
+ * absence costs GraphQL + one REST listing, as in an empty namespace. */
+START_TEST(absent_read_in_seen_namespace_confirmed_by_rest)
 {
 	lease_store *s2 = NULL;
 	lease_ref_state s;
@@ -247,7 +251,8 @@ START_TEST(absent_read_in_seen_namespace_one_request)
 	fakegh_reset_counts(fk);
 	ck_assert_int_eq(lease_fetch_ref(&s, s2, "newname"), 0);
 	ck_assert_int_eq(s.present, 0);
-	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_ANY), 1);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_ANY), 2);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_MATCHING), 1);
 	lease_ref_state_clear(&s);
 	lease_store_free(s2);
 }
@@ -500,6 +505,30 @@ static const struct fault_case faults[] = {
          AFTER_ANY, "401"},
         {"F24-read-graphql-rate-limited", OP_READ, FAKEGH_GQL_QUERY, FAKEGH_FAULT_GQL_RATE_LIMITED,
          1, 100, LEASE_ERATELIMIT, 0, -1, AFTER_ANY, "rate limited"},
+        /* issue 15 #2: GraphQL rate limits in the shapes GitHub sends */
+        {"read-graphql-RATE_LIMIT-type", OP_READ, FAKEGH_GQL_QUERY, FAKEGH_FAULT_GQL_RATE_LIMIT, 1,
+         100, LEASE_ERATELIMIT, 0, -1, AFTER_ANY, "RATE_LIMIT"},
+        {"read-graphql-403-errors-only", OP_READ, FAKEGH_GQL_QUERY, FAKEGH_FAULT_GQL_403_RATE_LIMIT,
+         1, 100, LEASE_ERATELIMIT, 0, -1, AFTER_ANY, "rate limited"},
+        {"read-graphql-untyped-rate-limit", OP_READ, FAKEGH_GQL_QUERY,
+         FAKEGH_FAULT_GQL_UNTYPED_RATE_LIMIT, 1, 0, LEASE_ERATELIMIT, 0, -1, AFTER_ANY,
+         "rate limit exceeded"},
+        {"replace-graphql-RATE_LIMIT-type", OP_REPLACE, FAKEGH_GQL_MUTATION,
+         FAKEGH_FAULT_GQL_RATE_LIMIT, 1, 100, LEASE_ERATELIMIT, 0, LEASE_OUTCOME_KNOWN, AFTER_OLD,
+         "rate limited"},
+        {"replace-graphql-403-errors-only", OP_REPLACE, FAKEGH_GQL_MUTATION,
+         FAKEGH_FAULT_GQL_403_RATE_LIMIT, 1, 0, LEASE_ERATELIMIT, 0, LEASE_OUTCOME_KNOWN, AFTER_OLD,
+         "rate limited"},
+        {"replace-graphql-untyped-rate-limit", OP_REPLACE, FAKEGH_GQL_MUTATION,
+         FAKEGH_FAULT_GQL_UNTYPED_RATE_LIMIT, 1, 0, LEASE_ERATELIMIT, 0, LEASE_OUTCOME_KNOWN,
+         AFTER_OLD, "rate limited"},
+        {"delete-graphql-RATE_LIMIT-type", OP_DELETE, FAKEGH_GQL_MUTATION,
+         FAKEGH_FAULT_GQL_RATE_LIMIT, 1, 100, LEASE_ERATELIMIT, 0, -1, AFTER_OLD, "rate limited"},
+        /* issue 15 #1: a sporadic 422 "Reference update failed" on create */
+        {"create-422-update-failed-once", OP_CREATE, FAKEGH_REF_CREATE,
+         FAKEGH_FAULT_422_UPDATE_FAILED, 1, 0, 0, 0, -1, AFTER_NEW, NULL},
+        {"create-422-update-failed-persistent", OP_CREATE, FAKEGH_REF_CREATE,
+         FAKEGH_FAULT_422_UPDATE_FAILED, 3, 0, LEASE_ENET, 0, -1, AFTER_OLD, "transient"},
         {"list-5xx-retried", OP_LIST, FAKEGH_MATCHING, FAKEGH_FAULT_5XX, 1, 0, 0, 0, -1, AFTER_ANY,
          NULL},
         {"F26-list-409-empty", OP_LIST, FAKEGH_MATCHING, FAKEGH_FAULT_409_EMPTY, 1, 0,
@@ -579,8 +608,10 @@ START_TEST(fault_matrix)
 		else
 			ck_assert_msg(!present, "%s: not deleted", fc->id);
 	}
-	/* never a blind resend of a write beyond libcurl's own single re-send */
-	ck_assert_uint_le(fakegh_count(fk, FAKEGH_REF_CREATE), 2);
+	/* never a blind resend of a write beyond libcurl's own single re-send
+	 * (a create refused by a transient 422 is resent: it never overwrites) */
+	ck_assert_uint_le(fakegh_count(fk, FAKEGH_REF_CREATE),
+	                  fc->kind == FAKEGH_FAULT_422_UPDATE_FAILED ? 3 : 2);
 	ck_assert_uint_le(fakegh_count(fk, FAKEGH_GQL_MUTATION), 2);
 	ck_assert(!strstr(logs, CANARY));
 	ck_assert(!strstr(lease_store_last_error(st), CANARY));
@@ -655,6 +686,182 @@ START_TEST(F10_path_collision_422_reread)
 	fakegh_reset_counts(fk);
 	ck_assert_int_eq(lease_cas_create(st, "a/b", &a), LEASE_EINVALID);
 	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_ANY), 0);
+}
+END_TEST
+
+/* POST /git/refs straight through the HTTP client (no verification read). */
+static void raw_create(const char *name, const lease_oid *oid)
+{
+	lease_http *h = NULL;
+	lease_http_response r;
+	char url[200], body[200], hex[41], err[256];
+
+	lease_oid_tohex(hex, oid);
+	ck_assert_int_eq(lease_http_new(&h, CANARY, err, sizeof(err)), 0);
+	snprintf(url, sizeof(url), "%s/repos/octo/leases/git/refs", fakegh_url(fk));
+	snprintf(body, sizeof(body), "{\"ref\":\"refs/leases/%s\",\"sha\":\"%s\"}", name, hex);
+	ck_assert_int_eq(lease_http_request(h, &r, "POST", url, body, 5000), 0);
+	ck_assert_int_eq(r.status, 201);
+	lease_http_response_clear(&r);
+	lease_http_free(h);
+}
+
+/* Issue 15 #6: replica lag on the create path. Another writer's create has
+ * landed but reads still miss it: our create is answered "already exists"
+ * (or first a sporadic "Reference update failed"), the re-read answers 404
+ * — lag, never "absent", never a path collision: polled through, settled as
+ * a lost race with the other writer's oid observed. */
+START_TEST(create_exists_then_404_is_lag)
+{
+	lease_store *s2 = NULL;
+	lease_oid a, b;
+	int round;
+
+	ck_assert_int_eq(open_store(&s2, CANARY, 10, 8000), 0);
+	for (round = 0; round < 2; round++) {
+		char name[16];
+		snprintf(name, sizeof(name), "lagx%d", round);
+		commit(&a, name, NULL);
+		commit(&b, name, NULL);
+		/* the other writer's create lands; reads miss it for 2.5 s */
+		fakegh_set_read_lag(fk, 2500);
+		raw_create(name, &a);
+		fakegh_reset_counts(fk);
+		if (round == 1)
+			fakegh_fault(fk, FAKEGH_REF_CREATE, FAKEGH_FAULT_422_UPDATE_FAILED, 1, 0);
+		ck_assert_int_eq(lease_cas_create(s2, name, &b), LEASE_ECAS);
+		ck_assert_int_eq(lease_store_last_cas_error(s2)->outcome, LEASE_OUTCOME_KNOWN);
+		ck_assert_int_eq(lease_store_last_cas_error(s2)->observed_present, 1);
+		ck_assert(lease_oid_equal(&lease_store_last_cas_error(s2)->observed, &a));
+		if (round == 0) /* the re-read right after: inside the lag */
+			ck_assert_uint_gt(fakegh_count(fk, FAKEGH_GQL_QUERY), 1); /* polled */
+		fakegh_set_read_lag(fk, 0);
+	}
+	lease_store_free(s2);
+}
+END_TEST
+
+/* Issue 15 #3: GraphQL's view of refs outside heads/ and tags/ is
+ * undocumented. Whatever it shows — everything, nothing, a namespace count
+ * that disagrees with ref(), or another ref than the one asked for — the
+ * backend gives the same answers: presence only from the ref asked for,
+ * absences confirmed by REST. */
+START_TEST(same_answers_whatever_graphql_shows)
+{
+	static const fakegh_gql_view views[] = {FAKEGH_GQL_SEES, FAKEGH_GQL_BLIND,
+	                                        FAKEGH_GQL_DISAGREE, FAKEGH_GQL_ELSEWHERE};
+	fakegh_options o;
+	lease_ref_state s;
+	lease_namespace ns;
+	lease_oid a, b, other;
+	char hex[41];
+
+	teardown();
+	memset(&o, 0, sizeof(o));
+	o.graphql_view = views[_i];
+	start(&o);
+	/* a namespace that already holds a ref (what DISAGREE's count shows),
+	 * and a branch named like the lease (what ELSEWHERE answers) */
+	commit(&other, "other", NULL);
+	lease_oid_tohex(hex, &other);
+	ck_assert_int_eq(fakegh_set_ref(fk, "refs/leases/other", hex), 0);
+	ck_assert_int_eq(fakegh_set_ref(fk, "refs/heads/v", hex), 0);
+	memset(&s, 0, sizeof(s));
+	ck_assert_int_eq(lease_fetch_ref(&s, st, "v"), 0);
+	ck_assert_msg(s.present == 0, "view %d: absent lease read as present", _i);
+	lease_ref_state_clear(&s);
+	commit(&a, "v", NULL);
+	ck_assert_msg(lease_cas_create(st, "v", &a) == 0, "view %d: %s", _i,
+	              lease_store_last_error(st));
+	ck_assert_int_eq(lease_fetch_ref(&s, st, "v"), 0);
+	ck_assert_int_eq(s.present, 1);
+	ck_assert(lease_oid_equal(&s.oid, &a));
+	ck_assert_int_eq(s.payload_rc, 0);
+	lease_ref_state_clear(&s);
+	commit(&b, "v", &a);
+	ck_assert_int_eq(lease_cas_replace(st, "v", &a, &b), 0);
+	ck_assert_int_eq(lease_fetch_ref(&s, st, "v"), 0);
+	ck_assert(lease_oid_equal(&s.oid, &b));
+	lease_ref_state_clear(&s);
+	ck_assert_int_eq(lease_cas_create(st, "v", &a), LEASE_ECAS);
+	memset(&ns, 0, sizeof(ns));
+	ck_assert_int_eq(lease_fetch_namespace(&ns, st), 0);
+	ck_assert_uint_eq(ns.count, 2);
+	lease_namespace_clear(&ns);
+	ck_assert_int_eq(lease_cas_delete(st, "v", &b), 0);
+	ck_assert_int_eq(lease_fetch_ref(&s, st, "v"), 0);
+	ck_assert_int_eq(s.present, 0);
+	lease_ref_state_clear(&s);
+}
+END_TEST
+
+/* Issue 15 #4: a renamed or transferred repository answers REST with 301
+ * (GET) and 307 (other methods), as @octokit/fixtures recorded; the redirect
+ * is followed on the API host (a 301 moves every later request there), and
+ * GraphQL follows renames on its own. */
+START_TEST(moved_repository_followed_on_api_host)
+{
+	lease_namespace ns;
+	lease_ref_state s;
+	lease_oid a, b;
+	size_t i, n, redirected = 0;
+	char line[700];
+
+	fakegh_set_moved(fk, "");
+	commit(&a, "mv", NULL); /* POST → 307, repeated at /repositories/4242 */
+	ck_assert_int_eq(lease_cas_create(st, "mv", &a), 0);
+	memset(&s, 0, sizeof(s));
+	ck_assert_int_eq(lease_fetch_ref(&s, st, "mv"), 0);
+	ck_assert_int_eq(s.present, 1);
+	lease_ref_state_clear(&s);
+	memset(&ns, 0, sizeof(ns));
+	ck_assert_int_eq(lease_fetch_namespace(&ns, st), 0); /* GET → 301: remembered */
+	ck_assert_uint_eq(ns.count, 1);
+	lease_namespace_clear(&ns);
+	commit(&b, "mv", &a);
+	ck_assert_int_eq(lease_cas_replace(st, "mv", &a, &b), 0);
+	ck_assert_int_eq(lease_cas_delete(st, "mv", &b), 0);
+	n = fakegh_log_size(fk);
+	for (i = 0; i < n; i++) {
+		ck_assert_int_eq(fakegh_log_line(fk, i, line, sizeof(line)), 0);
+		if (strstr(line, " 301") || strstr(line, " 307")) {
+			redirected++;
+			ck_assert_ptr_nonnull(strstr(line, "/repos/octo/leases/"));
+		}
+	}
+	/* the commit and create (307), the first listing (301); then the new place */
+	ck_assert_uint_ge(redirected, 2);
+	ck_assert_uint_le(redirected, 3);
+	ck_assert_ptr_nonnull(strstr(logs, "moved"));
+}
+END_TEST
+
+/* ... and never followed off the API host: the token stays home; the
+ * command stops with a configuration error (78) saying where it moved. */
+START_TEST(moved_repository_elsewhere_explained)
+{
+	fakegh *fk2 = NULL;
+	fakegh_options o;
+	lease_ref_state s;
+	lease_oid a;
+	char there[128];
+	int rc;
+
+	memset(&o, 0, sizeof(o));
+	ck_assert_int_eq(fakegh_start(&fk2, &o), 0);
+	snprintf(there, sizeof(there), "%s/repos/new-owner/leases", fakegh_url(fk2));
+	fakegh_set_moved(fk, there);
+	memset(&a, 0, sizeof(a));
+	rc = lease_write_commit(&a, st, NULL, "mv: acquire claimed\n\n{}");
+	ck_assert_int_eq(rc, LEASE_ECONFIG);
+	ck_assert_ptr_nonnull(strstr(lease_store_last_error(st), "moved"));
+	ck_assert_ptr_nonnull(strstr(lease_store_last_error(st), there));
+	memset(&s, 0, sizeof(s));
+	ck_assert_int_eq(lease_fetch_ref(&s, st, "mv"), LEASE_ECONFIG); /* the REST confirm */
+	lease_ref_state_clear(&s);
+	ck_assert_uint_eq(fakegh_count(fk2, FAKEGH_ANY), 0);
+	ck_assert(!strstr(lease_store_last_error(st), CANARY));
+	fakegh_stop(fk2);
 }
 END_TEST
 
@@ -806,6 +1013,96 @@ START_TEST(ghes_path_prefix)
 }
 END_TEST
 
+/* ---- the injected clock (lease_http_set_responder: virtual time) ----------------- */
+
+struct canned {
+	const char *answer; /* every request gets it */
+	int requests;
+	char urls[8][300];
+};
+
+static int canned_respond(void *payload, const char *method, const char *url, const char *body,
+                          const char **raw, size_t *raw_len)
+{
+	struct canned *c = payload;
+
+	(void)method;
+	(void)body;
+	if (c->requests < 8)
+		snprintf(c->urls[c->requests], sizeof(c->urls[0]), "%s", url);
+	c->requests++;
+	*raw = c->answer;
+	*raw_len = strlen(c->answer);
+	return 0;
+}
+
+/* Issue 15 #7 on the virtual clock: lease_store_pace() waits until 1 s
+ * after the last content-creating request, and only then; no real time. */
+START_TEST(pacing_on_the_virtual_clock)
+{
+	struct canned c = {"HTTP/1.1 201 Created\r\nDate: Mon, 30 Nov 2026 08:00:00 GMT\r\n\r\n"
+	                   "{\"sha\":\"0123456789abcdef0123456789abcdef01234567\"}",
+	                   0,
+	                   {{0}}};
+	struct timespec t0, t1;
+	lease_oid a;
+	int64_t v0, waited;
+
+	lease_http_set_responder(lease_github_http(st->t), canned_respond, &c);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(lease_store_pace(st), 0); /* nothing written yet */
+	ck_assert_int_eq(lease_write_commit(&a, st, NULL, "p: acquire claimed\n\n{}"), 0);
+	v0 = lease_http_mono_ms();
+	waited = lease_store_pace(st);
+	ck_assert_int_gt(waited, 900);
+	ck_assert_int_le(waited, 1000);
+	ck_assert_int_ge(lease_http_mono_ms() - v0, waited);
+	ck_assert_int_eq(lease_store_pace(st), 0); /* a second has passed */
+	ck_assert_int_eq(lease_store_paced_ms(st), waited);
+	lease_http_sleep_ms(400);
+	ck_assert_int_eq(lease_write_commit(&a, st, NULL, "p: acquire claimed\n\n{}"), 0);
+	lease_http_sleep_ms(400);
+	waited = lease_store_pace(st);
+	ck_assert_int_gt(waited, 500);
+	ck_assert_int_le(waited, 600);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ck_assert_int_lt((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000, 900);
+	lease_http_set_responder(lease_github_http(st->t), NULL, NULL);
+}
+END_TEST
+
+/* Issue 15 #4 on canned answers: a Location off the API host is never
+ * requested (the token stays home); a redirect loop is bounded. */
+START_TEST(redirects_bounded_and_never_off_host)
+{
+	struct canned off = {"HTTP/1.1 301 Moved Permanently\r\nDate: Mon, 30 Nov 2026 08:00:00 "
+	                     "GMT\r\nLocation: https://api.example.invalid/repositories/9/git/"
+	                     "commits\r\n\r\n{\"message\":\"Moved Permanently\"}",
+	                     0,
+	                     {{0}}};
+	struct canned loop = {"HTTP/1.1 307 Temporary Redirect\r\nDate: Mon, 30 Nov 2026 "
+	                      "08:00:00 GMT\r\nLocation: /repos/octo/leases/git/commits\r\n\r\n",
+	                      0,
+	                      {{0}}};
+	lease_oid a;
+	int i;
+
+	lease_http_set_responder(lease_github_http(st->t), canned_respond, &off);
+	ck_assert_int_eq(lease_write_commit(&a, st, NULL, "m: acquire claimed\n\n{}"),
+	                 LEASE_ECONFIG);
+	ck_assert_int_eq(off.requests, 1);
+	ck_assert_ptr_nonnull(strstr(lease_store_last_error(st), "api.example.invalid"));
+	ck_assert_ptr_nonnull(strstr(lease_store_last_error(st), "moved"));
+	lease_http_set_responder(lease_github_http(st->t), canned_respond, &loop);
+	ck_assert_int_eq(lease_write_commit(&a, st, NULL, "m: acquire claimed\n\n{}"),
+	                 LEASE_ECONFIG);
+	ck_assert_int_eq(loop.requests, 4); /* the request and 3 hops */
+	for (i = 0; i < 4; i++)
+		ck_assert_ptr_nonnull(strstr(loop.urls[i], fakegh_url(fk)));
+	lease_http_set_responder(lease_github_http(st->t), NULL, NULL);
+}
+END_TEST
+
 /* ---- configuration and the credential ------------------------------------------- */
 
 START_TEST(plain_http_only_to_loopback)
@@ -825,6 +1122,10 @@ START_TEST(plain_http_only_to_loopback)
 	        {"http://128.0.0.1", 0},
 	        {"http://[::2]", 0},
 	        {"http://localhost.example.invalid", 0},
+	        /* issue 15 item 8: loopback by parsing, never by prefix */
+	        {"http://127.example.invalid", 0},
+	        {"http://127.0.0.1.example.invalid:8080", 0},
+	        {"http://[::ffff:127.0.0.1]", 1},
 	        {"ftp://127.0.0.1", 0},
 	        {"file:///etc/passwd", 0},
 	        {"", 0},
@@ -842,6 +1143,12 @@ START_TEST(plain_http_only_to_loopback)
 	ck_assert_int_eq(lease_store_open(&s2, "github:octo/leases", &o, err, sizeof(err)),
 	                 LEASE_ECONFIG);
 	ck_assert_ptr_nonnull(strstr(err, "http"));
+	ck_assert(!strstr(err, CANARY));
+	/* issue 15 #8: a name beginning with "127." is no loopback address */
+	setenv("GITHUB_API_URL", "http://127.example.invalid/api/v3", 1);
+	ck_assert_int_eq(lease_store_open(&s2, "github:octo/leases", &o, err, sizeof(err)),
+	                 LEASE_ECONFIG);
+	ck_assert_ptr_nonnull(strstr(err, "127.example.invalid"));
 	ck_assert(!strstr(err, CANARY));
 	setenv("GITHUB_API_URL", "https://api.example.invalid", 1);
 	setenv("GITHUB_GRAPHQL_URL", "http://gql.example.invalid/graphql", 1);
@@ -968,7 +1275,7 @@ Suite *github_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, cycle_create_read_replace_delete);
 	tcase_add_test(tc, request_counts_per_primitive);
-	tcase_add_test(tc, absent_read_in_seen_namespace_one_request);
+	tcase_add_test(tc, absent_read_in_seen_namespace_confirmed_by_rest);
 	tcase_add_test(tc, absence_listing_serves_archive_listing_once);
 	tcase_add_test(tc, namespace_listing_batches);
 	tcase_add_test(tc, cas_mismatches);
@@ -978,6 +1285,9 @@ Suite *github_suite(void)
 	tcase_add_test(tc, graphql_blind_falls_back_to_rest);
 	tcase_add_test(tc, ghes_path_prefix);
 	tcase_add_test(tc, listing_follows_link_next);
+	tcase_add_loop_test(tc, same_answers_whatever_graphql_shows, 0, 4);
+	tcase_add_test(tc, moved_repository_followed_on_api_host);
+	tcase_add_test(tc, moved_repository_elsewhere_explained);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("faults");
@@ -987,6 +1297,7 @@ Suite *github_suite(void)
 	tcase_add_test(tc, F24_rate_limit_waited_inside_timeout);
 	tcase_add_test(tc, timeouts_read_unreachable_write_unknown);
 	tcase_add_test(tc, F10_path_collision_422_reread);
+	tcase_add_test(tc, create_exists_then_404_is_lag);
 	tcase_add_test(tc, F26_empty_repository);
 	tcase_add_test(tc, wrong_token_is_eauth);
 	suite_add_tcase(s, tc);
@@ -998,6 +1309,8 @@ Suite *github_suite(void)
 	tcase_add_test(tc, spec_and_token_rules);
 	tcase_add_test(tc, token_canary_never_logged);
 	tcase_add_test(tc, http_body_cap_and_headers);
+	tcase_add_test(tc, pacing_on_the_virtual_clock);
+	tcase_add_test(tc, redirects_bounded_and_never_off_host);
 	suite_add_tcase(s, tc);
 	return s;
 }

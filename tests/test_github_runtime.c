@@ -507,6 +507,165 @@ START_TEST(contend_16_processes_no_overlap)
 }
 END_TEST
 
+/* ---- issue 15: GitHub as it really answers ---------------------------------------- */
+
+/* #2: a persistent GraphQL rate limit in GitHub's real shape (type
+ * RATE_LIMIT, code graphql_rate_limit): a heartbeat stops with
+ * rate_limited (75) saying so, writes at most one commit and never treats
+ * the refusal as a lost compare-and-swap (no retry loop of new commits). */
+START_TEST(heartbeat_under_persistent_graphql_rate_limit)
+{
+	static const fakegh_fault_kind kinds[] = {FAKEGH_FAULT_GQL_RATE_LIMIT,
+	                                          FAKEGH_FAULT_GQL_403_RATE_LIMIT,
+	                                          FAKEGH_FAULT_GQL_UNTYPED_RATE_LIMIT};
+	lease_op_options o = who("alice", ALITOK);
+	lease_result r;
+	lease_oid x, now_at;
+	int k;
+
+	for (k = 0; k < 3; k++) {
+		char name[16];
+		lease_store *s2 = NULL;
+		snprintf(name, sizeof(name), "rl%d", k);
+		plant(&x, name, "alice", ALITOK, -200, 100);
+		ck_assert_int_eq(open_gh(&s2, 5, 1000), 0);
+		fakegh_reset_counts(fk);
+		/* every mutation refused; reset (when given) past the timeout */
+		fakegh_fault(fk, FAKEGH_GQL_MUTATION, kinds[k], 1000, 100);
+		ck_assert_int_eq(lease_heartbeat(&r, s2, name, &o), LEASE_ERATELIMIT);
+		ck_assert_ptr_nonnull(strstr(r.message, "rate limit"));
+		ck_assert_uint_le(fakegh_count(fk, FAKEGH_COMMIT_POST), 1);
+		ck_assert_uint_le(fakegh_count(fk, FAKEGH_GQL_MUTATION), 1);
+		ck_assert_int_eq(tip(name, &now_at), 1);
+		ck_assert(lease_oid_equal(&now_at, &x));
+		fakegh_clear_faults(fk);
+		/* and reads too: nothing written at all */
+		fakegh_reset_counts(fk);
+		fakegh_fault(fk, FAKEGH_GQL_QUERY, kinds[k], 1000, 100);
+		lease_store_free(s2);
+		ck_assert_int_eq(open_gh(&s2, 5, 1000), 0);
+		ck_assert_int_eq(lease_heartbeat(&r, s2, name, &o), LEASE_ERATELIMIT);
+		ck_assert_ptr_nonnull(strstr(r.message, "rate limit"));
+		ck_assert_uint_eq(fakegh_count(fk, FAKEGH_COMMIT_POST), 0);
+		fakegh_clear_faults(fk);
+		lease_store_free(s2);
+	}
+}
+END_TEST
+
+/* #1: a sporadic 422 "Reference update failed" on create still acquires. */
+START_TEST(acquire_through_sporadic_422)
+{
+	lease_op_options o = who("alice", NULL);
+	lease_result r;
+
+	fakegh_fault(fk, FAKEGH_REF_CREATE, FAKEGH_FAULT_422_UPDATE_FAILED, 1, 0);
+	ck_assert_msg(lease_acquire(&r, st, "sporadic", &o) == 0, "%s", r.message);
+	ck_assert_str_eq(r.status, "acquired");
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_REF_CREATE), 2);
+}
+END_TEST
+
+/* #5: break --force over a ref whose tip is a blob (not a commit): the
+ * replacement cannot be a fast-forward; updateRefs with force:true (its
+ * beforeOid is the exact compare-and-swap) takes it at the first attempt. */
+START_TEST(break_force_over_blob_tip)
+{
+	lease_op_options o = who("alice", NULL);
+	lease_result r;
+	lease_ref_state s;
+	char blob[41];
+
+	ck_assert_int_eq(fakegh_write_blob(fk, "not a commit", blob), 0);
+	ck_assert_int_eq(fakegh_set_ref(fk, "refs/leases/blobby", blob), 0);
+	fakegh_reset_counts(fk);
+	o.force = 1;
+	ck_assert_msg(lease_break(&r, st, "blobby", &o) == 0, "%s", r.message);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_GQL_MUTATION), 1);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_COMMIT_POST), 1);
+	memset(&s, 0, sizeof(s));
+	ck_assert_int_eq(lease_fetch_ref(&s, st, "blobby"), 0);
+	ck_assert_int_eq(s.present, 1);
+	ck_assert_int_eq(s.commit.is_commit, 1);
+	lease_ref_state_clear(&s);
+}
+END_TEST
+
+/* #4: a renamed repository: acquire, heartbeat and release still work (the
+ * redirect is followed on the API host) — never "internal" (70). */
+START_TEST(moved_repository_lifecycle)
+{
+	lease_op_options o = who("alice", NULL);
+	lease_result r;
+	char token[LEASE_TOKEN_HEXSZ + 1];
+
+	fakegh_set_moved(fk, "");
+	ck_assert_msg(lease_acquire(&r, st, "moved", &o) == 0, "%s", r.message);
+	memcpy(token, r.payload.lease_token, sizeof(token));
+	o.lease_token = token;
+	ck_assert_msg(lease_release(&r, st, "moved", &o) == 0, "%s", r.message);
+	ck_assert_str_eq(r.status, "released");
+}
+END_TEST
+
+/* #7: GitHub asks for at least one second between content-creating
+ * requests in bursts. reconcile --reap and --prune-released over several
+ * leases: the first write of each lease comes >= 1 s after the last write
+ * of the one before (measured at the fake), never between the two writes of
+ * one lease's operation; the report says how long it paced. */
+static void assert_paced(size_t from, size_t leases, const lease_reconcile_report *rep)
+{
+	size_t i, n = fakegh_log_size(fk), k = 0;
+	int64_t t[64];
+	char line[700];
+
+	for (i = from; i < n && k < 64; i++) {
+		ck_assert_int_eq(fakegh_log_line(fk, i, line, sizeof(line)), 0);
+		if (strstr(line, " commit-post ") || strstr(line, " create ") ||
+		    strstr(line, " updateRefs "))
+			t[k++] = fakegh_log_time_ms(fk, i);
+	}
+	ck_assert_uint_eq(k, 2 * leases); /* two writes per lease */
+	for (i = 2; i < k; i += 2)
+		ck_assert_msg(t[i] - t[i - 1] >= 1000, "write %zu only %lld ms after the last", i,
+		              (long long)(t[i] - t[i - 1]));
+	ck_assert_int_gt(rep->paced_ms, 0);
+	/* paced only between leases: at most a second per gap */
+	ck_assert_int_le(rep->paced_ms, (int64_t)leases * 1000);
+}
+
+START_TEST(burst_writes_paced_one_second)
+{
+	lease_reconcile_options ro = LEASE_RECONCILE_OPTIONS_INIT;
+	lease_reconcile_report rep;
+	lease_oid x;
+	size_t from;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "burst%d", i);
+		plant(&x, name, "bob", BOBTOK, -400, -100);
+	}
+	ro.reap = 1;
+	from = fakegh_log_size(fk);
+	memset(&rep, 0, sizeof(rep));
+	ck_assert_int_eq(lease_reconcile(&rep, st, &ro), 0);
+	ck_assert_uint_eq(rep.reaped, 3);
+	assert_paced(from, 3, &rep);
+	lease_reconcile_report_free(&rep);
+
+	ro.reap = 0;
+	ro.prune_days = 0;
+	from = fakegh_log_size(fk);
+	memset(&rep, 0, sizeof(rep));
+	ck_assert_int_eq(lease_reconcile(&rep, st, &ro), 0);
+	ck_assert_uint_eq(rep.pruned, 3);
+	assert_paced(from, 3, &rep);
+	lease_reconcile_report_free(&rep);
+}
+END_TEST
+
 /* ---- field cases ----------------------------------------------------------------- */
 
 /* A server without updateRefs (an old GHES): the schema probe riding on the
@@ -737,6 +896,11 @@ Suite *github_runtime_suite(void)
 	tcase_add_test(tc, F24_rate_limited_acquire);
 	tcase_add_test(tc, F25_rules_and_permission);
 	tcase_add_test(tc, F26_empty_repository);
+	tcase_add_test(tc, heartbeat_under_persistent_graphql_rate_limit);
+	tcase_add_test(tc, acquire_through_sporadic_422);
+	tcase_add_test(tc, break_force_over_blob_tip);
+	tcase_add_test(tc, moved_repository_lifecycle);
+	tcase_add_test(tc, burst_writes_paced_one_second);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -24,6 +24,7 @@ typedef struct fake {
 	int64_t at[64];
 	int64_t exp[64];
 	double lost_at[64];
+	double real[64]; /* f->t at each report */
 	char status[64][24];
 	char token[LEASE_TOKEN_HEXSZ + 1];
 	/* actions */
@@ -60,6 +61,7 @@ static void on_report(const lease_keep_report *rep, void *payload)
 	f->at[f->n] = rep->now;
 	f->exp[f->n] = rep->expires_at;
 	f->lost_at[f->n] = rep->lost_at;
+	f->real[f->n] = f->t;
 	snprintf(f->status[f->n], sizeof(f->status[0]), "%s",
 	         rep->result && rep->result->status ? rep->result->status : "");
 	f->n++;
@@ -445,6 +447,62 @@ START_TEST(test_default_sleep_honours_stop_promptly)
 }
 END_TEST
 
+/* Small TTLs the store accepts (issue 13): every heartbeat starts at least
+ * one second before the instant `run`'s watchdog would fire — the watchdog
+ * takes the lost deadline 1 s early from the report's whole-second store
+ * time — so a heartbeat has a second to land; here with the worst alignment
+ * (the clock 0.9 s past a whole second). Before LEASE_KEEP_MARGIN the
+ * service aimed at exactly that instant (`run --ttl 6 -- sleep 8` exit 4). */
+START_TEST(test_small_ttl_lands_before_watchdog)
+{
+	static const int64_t cases[][2] = {{6, 0}, {7, 3}, {8, 4}, {10, 5}, {12, 0}, {60, 30}};
+	size_t c;
+
+	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		fake f;
+		lease_keep_options k;
+		lease_result acq, last;
+		double wd;
+		int i;
+
+		fake_open(&f);
+		f.t += 0.9;
+		fake_acquire(&f, cases[c][0], &acq);
+		keep_init(&k, &f, cases[c][0], &acq);
+		k.every_seconds = cases[c][1];
+		f.stop_after_writes = 8;
+		/* run's watchdog after the acquire (cmd_run.c set_deadline) */
+		wd = f.t + (lease_lost_at(&acq.payload, cases[c][0]) - (double)acq.now) - 1.0;
+		ck_assert_int_eq(lease_keep(&last, f.st, "job", &k), 0);
+		ck_assert_int_eq(f.lost + f.failed + f.retries, 0);
+		ck_assert_int_eq(f.writes, 8);
+		for (i = 0; i < f.n; i++) {
+			ck_assert_msg(f.real[i] <= wd - 1.0 + 1e-9,
+			              "ttl %lld every %lld: heartbeat %d at %.1f, watchdog at %.1f",
+			              (long long)cases[c][0], (long long)cases[c][1], i,
+			              f.real[i] - 1800000000.0, wd - 1800000000.0);
+			if (strcmp(f.status[i], "renewed") == 0)
+				wd = f.real[i] + (f.lost_at[i] - (double)f.at[i]) - 1.0;
+		}
+		lease_store_free(f.st);
+	}
+}
+END_TEST
+
+/* §6: a TTL whose heartbeats cannot land before the lost deadline is refused
+ * (`run --ttl 5` exits 64 before anything is written). */
+START_TEST(test_keep_check_ttl)
+{
+	ck_assert_int_eq(lease_keep_check_ttl(5), LEASE_EINVALID);
+	ck_assert_int_eq(lease_keep_check_ttl(0), LEASE_EINVALID);
+	ck_assert_int_eq(lease_keep_check_ttl(86401), LEASE_EINVALID);
+	ck_assert_int_eq(lease_keep_check_ttl(6), 0);
+	ck_assert_int_eq(lease_keep_check_ttl(60), 0);
+	ck_assert_int_eq(lease_keep_check_ttl(300), 0);
+	ck_assert_int_eq(lease_keep_check_ttl(86400), 0);
+}
+END_TEST
+
 Suite *heartbeat_suite(void);
 Suite *heartbeat_suite(void)
 {
@@ -462,6 +520,8 @@ Suite *heartbeat_suite(void)
 	tcase_add_test(tc, test_stop_flag);
 	tcase_add_test(tc, test_invalid_options_write_nothing);
 	tcase_add_test(tc, test_default_sleep_honours_stop_promptly);
+	tcase_add_test(tc, test_small_ttl_lands_before_watchdog);
+	tcase_add_test(tc, test_keep_check_ttl);
 	suite_add_tcase(s, tc);
 	return s;
 }

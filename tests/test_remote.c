@@ -28,6 +28,7 @@
 #include "store/store.h"
 #include "support/gitserver.h"
 #include "support/testrepo.h"
+#include "util/util.h"
 
 static gitserver srv;
 static int srv_up, ssh_up;
@@ -452,6 +453,63 @@ START_TEST(token_auth)
 }
 END_TEST
 
+/* Issue 15 item 8: one loopback policy for the library, by parsing.
+ * REFLEASE_GIT_TOKEN is offered over plain http only to a numeric
+ * 127.0.0.0/8 or ::1 host or localhost — never to a host whose name merely
+ * begins with "127." (the old prefix rule sent it to 127.example.com). */
+START_TEST(token_never_to_non_loopback_http)
+{
+	static const struct {
+		const char *host;
+		int loopback;
+	} hosts[] = {
+	        {"127.0.0.1", 1},
+	        {"127.255.0.9", 1},
+	        {"localhost", 1},
+	        {"LOCALHOST.", 1},
+	        {"::1", 1},
+	        {"[::1]", 1},
+	        {"::ffff:127.0.0.2", 1},
+	        {"127.example.invalid", 0},
+	        {"127.0.0.1.invalid", 0},
+	        {"127.1", 0},
+	        {"localhost.invalid", 0},
+	        {"128.0.0.1", 0},
+	        {"::2", 0},
+	        {"[::ffff:10.0.0.1]", 0},
+	        {"", 0},
+	};
+	static const struct {
+		const char *url;
+		int allowed;
+	} urls[] = {
+	        {"https://git.example.invalid/r.git", 1},
+	        {"http://127.0.0.1:8080/r.git", 1},
+	        {"http://x-access-token@127.0.0.9/r.git", 1},
+	        {"http://localhost/r.git", 1},
+	        {"http://[::1]:9/r.git", 1},
+	        {"http://127.example.invalid/r.git", 0},
+	        {"http://127.example.invalid:8080/r.git", 0},
+	        {"http://user@127.example.invalid/r.git", 0},
+	        {"http://127.0.0.1.example.invalid/r.git", 0},
+	        {"http://localhost.example.invalid/r.git", 0},
+	        {"http://[::2]/r.git", 0},
+	        {"http://10.0.0.1/r.git", 0},
+	        {"git://127.0.0.1/r.git", 0},
+	        {"ssh://127.0.0.1/r.git", 0},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(hosts) / sizeof(hosts[0]); i++)
+		ck_assert_msg(lease_host_is_loopback(hosts[i].host) == hosts[i].loopback, "%s",
+		              hosts[i].host);
+	ck_assert_int_eq(lease_host_is_loopback(NULL), 0);
+	for (i = 0; i < sizeof(urls) / sizeof(urls[0]); i++)
+		ck_assert_msg(lease_remote_token_allowed(urls[i].url) == urls[i].allowed, "%s",
+		              urls[i].url);
+}
+END_TEST
+
 /* §3: "a transport that copies re-reads the remote ref and compares". The
  * ref moves from A to B while A's objects are being fetched into a fresh
  * cache: the read notices (the ref no longer holds A) and reads again,
@@ -663,6 +721,7 @@ Suite *remote_suite(void)
 	suite_add_tcase(s, tc);
 
 	tcase_add_test(tn, url_refusals);
+	tcase_add_test(tn, token_never_to_non_loopback_http);
 	suite_add_tcase(s, tn);
 
 	tcase_add_unchecked_fixture(tk, srv_setup, srv_teardown);

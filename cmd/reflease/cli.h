@@ -41,6 +41,7 @@ typedef struct cli_ctx {
 	const char *host;       /* --host / REFLEASE_HOST / RUNNER_NAME / hostname */
 	const char *token_file; /* --token-file (github credential file) */
 	int json;               /* --json */
+	int json_stderr;        /* run: a JSON error object is the last line of stderr */
 	int timeout_s;          /* --timeout / REFLEASE_TIMEOUT */
 	int verify_timeout_s;   /* --verify-timeout; -1 = backend default */
 	int verbosity;          /* -v / -q / REFLEASE_LOG: LEASE_LOG_* level */

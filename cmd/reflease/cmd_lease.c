@@ -640,16 +640,21 @@ const cli_command cli_lease_commands[] = {
          "Administrators: release a lease whatever its token (--force over a live lease).",
          "  --force          also break a live lease\n"},
         {"run", cmd_run,
-         "run NAME [--ttl S] [--every S] [--wait S] [--json-file F] -- CMD [ARG...]",
-         "Acquire, run CMD while heartbeating, release when it ends; stop CMD if the lease is "
-         "lost.",
-         "  --ttl S          lease time (default 300)\n"
+         "run NAME [--ttl S] [--every S] [--wait S] [--json-file F] [--conflict-exit-code N] "
+         "-- CMD [ARG...]",
+         "Acquire, run CMD while heartbeating, release once CMD's whole process tree is gone; "
+         "stop the tree if the lease is lost.",
+         "  --ttl S          lease time (default 300; at least 6)\n"
          "  --every S        heartbeat interval (default ttl/3, at most ttl/2)\n"
          "  --wait S         wait up to S seconds for the lease\n"
          "  --json-file F    write the JSON result object to F (else, with --json, the last\n"
-         "                   line of stderr)\n"
+         "                   line of stderr); checked before the lease is acquired\n"
+         "  --conflict-exit-code N\n"
+         "                   exit N (1-255) instead of 3 (held) and 4 (lost), so CMD's own\n"
+         "                   3 and 4 are not taken for reflease's\n"
          "CMD runs in its own process group with REFLEASE_LEASE_TOKEN, REFLEASE_TRANSITIONS and\n"
          "REFLEASE_LEASE_NAME set; reflease exits with CMD's status, 4 when the lease was lost\n"
-         "(CMD is stopped first), 129/130/143 when interrupted (CMD gets the signal, the lease\n"
-         "is released).\n"},
+         "(CMD's whole tree is stopped first), 128 + signal when interrupted by any terminating\n"
+         "signal (the tree gets the signal, then SIGKILL; the lease is released). The tree is\n"
+         "also stopped when reflease is SIGKILLed (docs/protocol.md §6).\n"},
         {NULL, NULL, NULL, NULL, NULL}};

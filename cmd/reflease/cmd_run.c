@@ -1,29 +1,36 @@
 /*
- * `run NAME [--ttl S] [--every S] [--wait S] [--json-file F] -- CMD [ARG...]`
- * (cli.md, protocol.md §6): acquire, run CMD in its own process group while a
- * heartbeat thread keeps the lease, release when CMD ends and exit with its
- * status. Like flock(1), for leases.
+ * `run NAME [--ttl S] [--every S] [--wait S] [--json-file F]
+ * [--conflict-exit-code N] -- CMD [ARG...]` (cli.md, protocol.md §6):
+ * acquire, run CMD while a heartbeat thread keeps the lease, release once
+ * CMD's whole process tree is gone and exit with CMD's status. Like flock(1),
+ * for leases.
  *
- * When reflease runs in the terminal's foreground, CMD's group is given the
- * terminal (and reflease takes it back when CMD ends), so an interactive CMD
- * reads the terminal and gets the keyboard's signals as it would under a shell.
+ * The guarantee (protocol.md §6 "The run guarantee"): when anyone else can
+ * take the lease over, no process of CMD's tree is alive, and the lease is
+ * released only after the whole tree is gone. The tree is fenced by a guard
+ * process (run_guard.c): a child subreaper that is CMD's parent, kills the
+ * tree by walking /proc (not by process group), and outlives reflease.
+ * reflease is a child subreaper too, so a tree whose guard died re-parents
+ * here and is killed by reflease itself.
  *
- * Threads: the main thread owns CMD and every signal (all blocked, read
- * through a signalfd together with SIGCHLD, so nothing races); a second thread
- * runs the heartbeat service (lib/lease/heartbeat.c) on the store handle, which
- * the main thread does not touch until it has joined it. The main thread also
- * keeps its own watchdog on the lost deadline, so CMD is stopped in time even
- * when a heartbeat hangs inside the store.
+ * Threads: the main thread owns the guard and every signal (all terminating
+ * signals and SIGCHLD blocked, read through a signalfd, so nothing races); a
+ * second thread runs the heartbeat service (lib/lease/heartbeat.c) on the
+ * store handle, which the main thread does not touch until it has joined it.
  *
- * Lost lease: at expires_at − (kill_grace + 2 s), or at once when a heartbeat
- * answers not_holder/expired, CMD's group gets SIGTERM, then SIGKILL after
- * kill_grace; reflease exits 4 — CMD is dead before anyone else may take over.
- * SIGINT/SIGTERM/SIGHUP: forwarded to CMD's group, SIGKILL after min(kill_grace,
- * 3 s) if it is still running, then the lease is released (within 5 s of the
- * signal on a responsive store) and reflease exits 130/143/129.
+ * Lost lease: at the lost deadline expires_at − (kill_grace + 2 s), checked
+ * on CLOCK_BOOTTIME (taken 1 s early: store time has whole seconds) and, for
+ * the stores whose time is this host's clock, on the wall clock too; or at
+ * once when a heartbeat answers not_holder/expired or fails for good: the
+ * tree gets SIGTERM, SIGKILL after kill_grace (at once when the store time is
+ * already past that); reflease exits 4 once the tree is gone. The guard has
+ * the same deadline, so a stopped or hung reflease is covered too.
+ * Every catchable terminating signal: forwarded to every process of the
+ * tree, SIGKILL after min(kill_grace, 3 s), then release; exit 128 + signal.
  */
 #define _GNU_SOURCE
 #include "cmd_lease.h"
+#include "run_guard.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -33,6 +40,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,19 +51,53 @@
 /* Store time has whole seconds: a reading of `now` may be up to 1 s behind,
  * so the watchdog's deadline is taken that much earlier (never later). */
 #define STORE_TIME_SLACK 1.0
+/* Longest sleep of the main thread, ms: the wall clock (a step, a resume)
+ * is looked at this often. */
+#define RUN_TICK_MS 200
+/* When the tree is not gone this long after its SIGKILL was due, reflease
+ * kills its whole subtree itself, the guard included (a stopped guard). */
+#define RUN_GUARD_SLACK 1.0
 
-static const struct option run_longopts[] = {{"ttl", required_argument, NULL, OPT_TTL},
-                                             {"every", required_argument, NULL, OPT_EVERY},
-                                             {"wait", required_argument, NULL, OPT_WAIT},
-                                             {"json-file", required_argument, NULL, OPT_JSON_FILE},
-                                             CLI_GLOBAL_LONGOPTS,
-                                             {NULL, 0, NULL, 0}};
+#define OPT_CONFLICT_EXIT (OPT_COMMAND_BASE + 90)
 
-static double mono_now(void)
+static const struct option run_longopts[] = {
+        {"ttl", required_argument, NULL, OPT_TTL},
+        {"every", required_argument, NULL, OPT_EVERY},
+        {"wait", required_argument, NULL, OPT_WAIT},
+        {"json-file", required_argument, NULL, OPT_JSON_FILE},
+        {"conflict-exit-code", required_argument, NULL, OPT_CONFLICT_EXIT},
+        CLI_GLOBAL_LONGOPTS,
+        {NULL, 0, NULL, 0}};
+
+typedef struct run_args {
+	lease_args a; /* first: lease_args_option's payload */
+	int conflict; /* --conflict-exit-code, 0 = not given */
+} run_args;
+
+static int run_option(cli_ctx *ctx, int c, const char *arg, void *payload)
+{
+	run_args *ra = payload;
+
+	if (c == OPT_CONFLICT_EXIT) {
+		char *end = NULL;
+		long v;
+		errno = 0;
+		v = strtol(arg, &end, 10);
+		if (errno || end == arg || *end || v < 1 || v > 255)
+			return cli_usage(
+			        ctx, "--conflict-exit-code: '%s' is not an exit status in 1..255",
+			        arg);
+		ra->conflict = (int)v;
+		return 0;
+	}
+	return lease_args_option(ctx, c, arg, &ra->a);
+}
+
+static double wall_now(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_REALTIME, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
@@ -69,8 +111,10 @@ typedef struct run_shared {
 	int lost_code;     /* its code */
 	lease_result last; /* the service's latest result */
 	int has_last;
-	double deadline_mono; /* the lost deadline on CLOCK_MONOTONIC, s */
-	int done;             /* the service returned */
+	double deadline; /* the lost deadline on run_clock() (CLOCK_BOOTTIME), s */
+	double lost_at;  /* the lost deadline in store time, s since the epoch */
+	int changed;     /* deadline changed since the main thread looked */
+	int done;        /* the service returned */
 	int verbosity;
 	const char *name;
 } run_shared;
@@ -82,6 +126,18 @@ static void notify(run_shared *sh)
 	(void)n; /* a full pipe already carries a wake-up */
 }
 
+/* Set the deadlines from a report at store time @p now (under mu). */
+static void set_deadline(run_shared *sh, double lost_at, int64_t now, int only_earlier)
+{
+	double d = run_clock() + (lost_at - (double)now) - STORE_TIME_SLACK;
+
+	if (only_earlier && d >= sh->deadline)
+		return;
+	sh->deadline = d;
+	sh->lost_at = lost_at;
+	sh->changed = 1;
+}
+
 static void keeper_report(const lease_keep_report *rep, void *payload)
 {
 	run_shared *sh = payload;
@@ -91,10 +147,15 @@ static void keeper_report(const lease_keep_report *rep, void *payload)
 	sh->has_last = 1;
 	switch (rep->event) {
 	case LEASE_KEEP_WRITE:
-		sh->deadline_mono =
-		        mono_now() + (rep->lost_at - (double)rep->now) - STORE_TIME_SLACK;
+		/* only a write moves the deadline later: a `not_due` answer (after
+		 * the wall clock stepped back, say) keeps the one the last write
+		 * set on CLOCK_BOOTTIME — other hosts judge by the real time */
+		set_deadline(sh, rep->lost_at, rep->now,
+		             !rep->result->status || strcmp(rep->result->status, "renewed") != 0);
 		break;
 	case LEASE_KEEP_RETRY:
+		/* a failed heartbeat may show an earlier stored expiry (§6) */
+		set_deadline(sh, rep->lost_at, rep->now, 1);
 		if (sh->verbosity >= LEASE_LOG_WARN)
 			fprintf(stderr,
 			        "reflease run: %s: heartbeat failed (%s: %s); retrying in %.0f s, "
@@ -154,7 +215,7 @@ static void *keeper_main(void *arg)
 /* Wait up to @p seconds for the heartbeat thread to finish; 1 when it has. */
 static int wait_done(run_shared *sh, int evfd, double seconds)
 {
-	double end = mono_now() + seconds;
+	double end = run_clock() + seconds;
 	int done;
 
 	for (;;) {
@@ -165,7 +226,7 @@ static int wait_done(run_shared *sh, int evfd, double seconds)
 		pthread_mutex_lock(&sh->mu);
 		done = sh->done;
 		pthread_mutex_unlock(&sh->mu);
-		left = end - mono_now();
+		left = end - run_clock();
 		if (done || left <= 0)
 			return done;
 		if (poll(&p, 1, (int)(left * 1000.0) + 1) > 0)
@@ -180,7 +241,25 @@ typedef struct run_out {
 	cli_ctx *ctx;
 	int json;
 	const char *json_file;
+	int json_fd; /* --json-file, opened before anything is acquired; -1 = none */
 } run_out;
+
+/* --json-file F must be writable before the lease is taken (F08): open it
+ * now (created empty when missing, kept otherwise). */
+static int open_json_file(cli_ctx *ctx, const char *path, int *fd)
+{
+	struct stat sb;
+
+	*fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
+	if (*fd < 0)
+		return cli_usage(ctx, "--json-file %s: %s", path, strerror(errno));
+	if (fstat(*fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		close(*fd);
+		*fd = -1;
+		return cli_usage(ctx, "--json-file %s: %s", path, strerror(EISDIR));
+	}
+	return 0;
+}
 
 /* The run object: the last lease result plus how CMD and reflease ended.
  * With --json it is the last line of stderr; with --json-file F it goes to F. */
@@ -191,7 +270,7 @@ static void run_emit(const run_out *o, lease_store *st, lease_result *r, const c
 
 	if (st)
 		lease_result_fixup(r, st, name, rc);
-	if (!o->json && !o->json_file)
+	if (!o->json && o->json_fd < 0)
 		return;
 	obj = cli_result_json(r);
 	json_object_set_new(obj, "reason", json_string(reason));
@@ -207,16 +286,23 @@ static void run_emit(const run_out *o, lease_store *st, lease_result *r, const c
 		}
 		json_object_set_new(obj, "command", c);
 	}
-	if (o->json_file) {
-		FILE *f = fopen(o->json_file, "w");
+	if (o->json_fd >= 0) {
+		int fd = dup(o->json_fd);
+		FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
 		if (!f) {
 			fprintf(stderr, "reflease run: --json-file %s: %s\n", o->json_file,
 			        strerror(errno));
+			if (fd >= 0)
+				close(fd);
 			json_decref(obj);
 			return;
 		}
+		if (ftruncate(fd, 0) == 0)
+			lseek(fd, 0, SEEK_SET);
 		cli_emit_json(f, obj);
-		fclose(f);
+		if (fclose(f) != 0)
+			fprintf(stderr, "reflease run: --json-file %s: %s\n", o->json_file,
+			        strerror(errno));
 	} else {
 		fflush(stderr);
 		cli_emit_json(stderr, obj);
@@ -225,19 +311,49 @@ static void run_emit(const run_out *o, lease_store *st, lease_result *r, const c
 
 /* ---- signals ---- */
 
-static int open_signalfd(sigset_t *set)
+/* The signals run handles: every catchable terminating one, and SIGCHLD. */
+static void run_signal_set(sigset_t *set)
 {
-	sigemptyset(set);
-	sigaddset(set, SIGINT);
-	sigaddset(set, SIGTERM);
-	sigaddset(set, SIGHUP);
+	run_terminating_signals(set);
 	sigaddset(set, SIGCHLD);
-	if (sigprocmask(SIG_BLOCK, set, NULL) < 0)
-		return -1;
-	return signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
-/* Read pending signals; returns the first of INT/TERM/HUP seen (0 if none)
+/* While acquiring, the other terminating signals (USR1, QUIT, ALRM, ...) act
+ * like SIGINT/SIGTERM/SIGHUP: the handler lease_install_stop_handlers() put
+ * on those is installed on them too (an ignored signal stays ignored). */
+static void install_extra_stop_handlers(void)
+{
+	static const int base[] = {SIGTERM, SIGINT, SIGHUP};
+	struct sigaction h, old;
+	sigset_t term;
+	size_t i;
+	int s, found = 0;
+
+	for (i = 0; i < 3 && !found; i++)
+		found = sigaction(base[i], NULL, &h) == 0 && h.sa_handler != SIG_DFL &&
+		        h.sa_handler != SIG_IGN;
+	if (!found)
+		return;
+	run_terminating_signals(&term);
+	for (s = 1; s < NSIG; s++) {
+		if (s == SIGTERM || s == SIGINT || s == SIGHUP || sigismember(&term, s) != 1 ||
+		    sigaction(s, NULL, &old) < 0 || old.sa_handler == SIG_IGN)
+			continue;
+		sigaction(s, &h, NULL);
+	}
+}
+
+static int open_signalfd(void)
+{
+	sigset_t set;
+
+	run_signal_set(&set);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		return -1;
+	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+/* Read pending signals; returns the first terminating one seen (0 if none)
  * and sets *chld on SIGCHLD. */
 static int drain_signals(int sfd, int *chld)
 {
@@ -247,61 +363,13 @@ static int drain_signals(int sfd, int *chld)
 	while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo == SIGCHLD)
 			*chld = 1;
+		else if (si.ssi_signo == SIGPIPE && si.ssi_code == SI_USER &&
+		         (pid_t)si.ssi_pid == getpid())
+			continue; /* our own write to a closed pipe (EPIPE is handled) */
 		else if (!sig)
 			sig = (int)si.ssi_signo;
 	}
 	return sig;
-}
-
-typedef struct wait_state {
-	int sig;
-} wait_state;
-
-/* ---- the child ---- */
-
-/* Block SIGTTOU (a process group that is not in the foreground may then
- * still call tcsetpgrp). */
-static void block_ttou(void)
-{
-	sigset_t t;
-
-	sigemptyset(&t);
-	sigaddset(&t, SIGTTOU);
-	sigprocmask(SIG_BLOCK, &t, NULL);
-}
-
-static void child_exec(char **cmd, pid_t parent, int fg)
-{
-	sigset_t none;
-	int e;
-
-	sigemptyset(&none);
-	setpgid(0, 0);
-	if (fg) {
-		/* reflease owned the terminal: CMD's group gets it (keyboard
-		 * signals and terminal reads go to CMD, as under a shell) */
-		block_ttou();
-		tcsetpgrp(STDIN_FILENO, getpid());
-	}
-	/* Dies with reflease (it cannot outlive the lease's keeper); then make
-	 * sure reflease did not die before the request took effect. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
-		_exit(EXIT_SOFTWARE);
-	/* a signal forwarded before exec acts on CMD, not on our handler */
-	lease_default_stop_handlers();
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	execvp(cmd[0], cmd);
-	e = errno;
-	{
-		char msg[512];
-		int n = snprintf(msg, sizeof(msg), "reflease run: %s: %s\n", cmd[0], strerror(e));
-		if (n > 0) {
-			ssize_t w = write(STDERR_FILENO, msg,
-			                  (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
-			(void)w;
-		}
-	}
-	_exit(e == ENOENT ? 127 : 126);
 }
 
 /* ---- run ---- */
@@ -326,35 +394,182 @@ static void set_env_long(const char *k, long long v)
 	setenv(k, buf, 1);
 }
 
+/* The supervision of one run: the guard, and how it all ended. */
+typedef struct run_sup {
+	run_guard g;
+	double kill_grace;
+	int wall_is_store; /* the store's time is this host's wall clock */
+	int lost;          /* the lease is (or may be) lost */
+	int interrupted;   /* the first terminating signal received */
+	int have_cmd;      /* CMD's status is known */
+	int cmd_status;    /* as waitpid(2) */
+	int guard_died;    /* the guard ended without reporting the tree gone */
+	int guard_reaped;  /* waitpid has collected the guard */
+	double hard_at;    /* the tree must be gone by then (run_clock), 0 = no limit */
+	double sent_dl;    /* the deadline the guard was last given */
+} run_sup;
+
+/* Ask the guard to kill the tree; remember by when it must be gone. */
+static void sup_kill(run_sup *s, int sig, double grace)
+{
+	double at = run_clock() + grace + RUN_GUARD_SLACK;
+
+	run_guard_kill(&s->g, sig, grace);
+	if (!s->hard_at || at < s->hard_at)
+		s->hard_at = at;
+}
+
+/* Reap reflease's own children (the guard, or orphans after its death). */
+static void sup_reap(run_sup *s)
+{
+	pid_t w;
+	int st;
+
+	while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+		if (w == s->g.pid) {
+			s->guard_reaped = 1;
+			s->guard_died = 1; /* TREE_GONE, when it came, was read before */
+		}
+}
+
+/* The watchdog (§6): lost when the service said so, or at the lost deadline
+ * on either clock; then the tree gets SIGTERM and SIGKILL after kill_grace,
+ * never later than expires_at − 2 s in store time. Passes the deadline on to
+ * the guard. Returns the deadline (run_clock()). */
+static double check_lost(run_sup *s, run_shared *sh)
+{
+	double now = run_clock(), deadline, lost_at;
+	int lost_now;
+
+	pthread_mutex_lock(&sh->mu);
+	deadline = sh->deadline;
+	lost_at = sh->lost_at;
+	lost_now = sh->lost;
+	if (sh->changed && !s->lost && deadline != s->sent_dl) {
+		run_guard_deadline(&s->g, deadline);
+		s->sent_dl = deadline;
+	}
+	sh->changed = 0;
+	pthread_mutex_unlock(&sh->mu);
+	if (!s->lost &&
+	    (lost_now || now >= deadline || (s->wall_is_store && wall_now() >= lost_at))) {
+		double grace = s->kill_grace;
+		if (s->wall_is_store && lost_at + s->kill_grace - wall_now() < grace)
+			grace = lost_at + s->kill_grace - wall_now();
+		s->lost = 1;
+		run_guard_deadline(&s->g, 0);
+		sup_kill(s, SIGTERM, grace < 0 ? 0 : grace);
+	}
+	return deadline;
+}
+
+/* Supervise until CMD's whole tree is gone: signals, the guard's reports,
+ * the heartbeat service's reports and the watchdog. */
+static void supervise(run_sup *s, run_shared *sh, int sfd, int evfd)
+{
+	for (;;) {
+		struct pollfd fds[3] = {
+		        {sfd, POLLIN, 0}, {evfd, POLLIN, 0}, {s->g.ev_r, POLLIN, 0}};
+		double now = run_clock(), deadline = check_lost(s, sh);
+		int chld = 0, sig, ms = RUN_TICK_MS, ev, st = 0, gone = 0;
+
+		if (s->hard_at && now >= s->hard_at) {
+			/* the guard did not finish in time (stopped?): kill the
+			 * whole subtree from here, the guard included */
+			run_tree_stop(SIGKILL, 0, s->g.pid, &st);
+			s->guard_reaped = 1;
+			if (!s->have_cmd) {
+				s->have_cmd = 1;
+				s->cmd_status = SIGKILL;
+			}
+			return;
+		}
+		if (!s->lost && (deadline - now) * 1000.0 < ms)
+			ms = (int)((deadline - now) * 1000.0) + 1;
+		if (s->hard_at && (s->hard_at - now) * 1000.0 < ms)
+			ms = (int)((s->hard_at - now) * 1000.0) + 1;
+		if (poll(fds, 3, ms < 0 ? 0 : ms) < 0 && errno != EINTR)
+			ms = 0;
+		if (fds[1].revents & POLLIN) {
+			char buf[64];
+			while (read(evfd, buf, sizeof(buf)) > 0)
+				;
+		}
+		sig = drain_signals(sfd, &chld);
+		if (sig) {
+			/* forwarded to every process of the tree; SIGKILL after
+			 * min(kill_grace, 3 s), then release (cli.md: within 5 s) */
+			double k = s->kill_grace < RUN_SIGNAL_KILL_MAX ? s->kill_grace
+			                                               : RUN_SIGNAL_KILL_MAX;
+			sup_kill(s, sig, k);
+			if (!s->interrupted)
+				s->interrupted = sig;
+		}
+		while ((ev = run_guard_read(&s->g, &st)) != RUN_GUARD_NONE) {
+			if (ev == RUN_GUARD_CMD_EXITED) {
+				s->have_cmd = 1;
+				s->cmd_status = st;
+			} else if (ev == RUN_GUARD_TREE_GONE) {
+				gone = 1;
+			} else {
+				break; /* EOF */
+			}
+		}
+		if (gone) {
+			/* a deadline passed while reflease was stopped counts */
+			check_lost(s, sh);
+			return;
+		}
+		if (chld)
+			sup_reap(s);
+		if (s->g.eof || s->guard_died) {
+			/* The guard died (SIGKILL): CMD died with it (PDEATHSIG), the
+			 * rest of the tree re-parented here. Kill it from here. */
+			s->guard_died = 1;
+			fprintf(stderr,
+			        "reflease run: the guard process died; stopping CMD's tree\n");
+			run_tree_stop(SIGTERM, s->kill_grace, s->g.pid, &st);
+			s->guard_reaped = 1;
+			if (!s->have_cmd) {
+				s->have_cmd = 1;
+				s->cmd_status = SIGKILL;
+			}
+			return;
+		}
+	}
+}
+
 int cmd_run(cli_ctx *ctx, int argc, char **argv)
 {
 	lease_op_options ao = LEASE_OP_OPTIONS_INIT;
 	lease_result r, rel;
-	lease_args a;
+	run_args ra;
+	lease_args *a = &ra.a;
 	lease_store *st = NULL;
 	run_out out;
 	run_shared sh;
+	run_sup sup;
 	keeper_args ka;
-	wait_state ws;
-	sigset_t set;
 	pthread_t th;
 	char **argv2 = NULL, **cmd;
 	char token[LEASE_TOKEN_HEXSZ + 1];
 	const char *name;
 	int i, j, rc, status = EXIT_SOFTWARE, sfd = -1, evp[2] = {-1, -1}, stp[2] = {-1, -1};
-	int fg = 0, thread_started = 0, thread_stuck = 0, child_done = 0, cmd_status = 0, lost = 0,
-	    interrupted = 0;
+	int fg = 0, thread_started = 0, thread_stuck = 0, sig0;
 	int64_t ttl, every;
-	double kill_grace;
-	double kill_at = 0, deadline;
-	pid_t pid = -1, parent = getpid();
 
-	memset(&a, 0, sizeof(a));
+	memset(&ra, 0, sizeof(ra));
 	memset(&sh, 0, sizeof(sh));
+	memset(&sup, 0, sizeof(sup));
+	sup.g.pid = -1;
+	out.json_fd = -1;
+	/* stdout belongs to CMD: even a usage error's JSON object is the last
+	 * line of stderr (cli.md) */
+	ctx->json_stderr = 1;
 	/* NAME, then options up to `--` or CMD (REQUIRE_ORDER: CMD's own options
 	 * are never taken for ours). */
-	if ((i = cli_parse(ctx, argc, argv, CLI_GLOBAL_SHORTOPTS, run_longopts, lease_args_option,
-	                   &a)) < 0)
+	if ((i = cli_parse(ctx, argc, argv, CLI_GLOBAL_SHORTOPTS, run_longopts, run_option, &ra)) <
+	    0)
 		return cli_status_of(i);
 	if ((rc = cli_take_name(ctx, i < argc ? i + 1 : argc, argv, i, &name)) < 0)
 		return cli_status_of(rc);
@@ -363,8 +578,8 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	argv2[0] = argv[0];
 	for (j = i + 1; j < argc; j++)
 		argv2[j - i] = argv[j];
-	if ((j = cli_parse(ctx, argc - i, argv2, CLI_GLOBAL_SHORTOPTS, run_longopts,
-	                   lease_args_option, &a)) < 0) {
+	if ((j = cli_parse(ctx, argc - i, argv2, CLI_GLOBAL_SHORTOPTS, run_longopts, run_option,
+	                   &ra)) < 0) {
 		free(argv2);
 		return cli_status_of(j);
 	}
@@ -374,20 +589,42 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		return cli_status_of(
 		        cli_usage(ctx, "missing CMD (run NAME [options] -- CMD [ARG...])"));
 	}
-	ttl = a.ttl ? a.ttl : LEASE_TTL_DEFAULT;
-	if (lease_heartbeat_every(&every, ttl, a.every) < 0) {
+	ttl = a->ttl ? a->ttl : LEASE_TTL_DEFAULT;
+	if (lease_heartbeat_every(&every, ttl, a->every) < 0) {
 		free(argv2);
 		return cli_status_of(cli_usage(ctx, "--every: %ld s is above ttl/2 (%lld s)",
-		                               a.every, (long long)(ttl / 2)));
+		                               a->every, (long long)(ttl / 2)));
 	}
-	if ((rc = cli_open_store(ctx, &st)) < 0 || (rc = lease_check_ttl(ctx, st, a.ttl)) < 0) {
+	if ((rc = cli_open_store(ctx, &st)) < 0 || (rc = lease_check_ttl(ctx, st, a->ttl)) < 0) {
 		free(argv2);
 		return cli_status_of(rc);
 	}
-	kill_grace = lease_kill_grace(ttl);
+	if (lease_keep_check_ttl(ttl) < 0) {
+		/* §6: heartbeats could not land before the lost deadline */
+		free(argv2);
+		return cli_status_of(cli_usage(
+		        ctx,
+		        "--ttl %lld s is too short for run: after kill_grace and the lost "
+		        "deadline's margin no heartbeat could land in time; use --ttl 6 or more",
+		        (long long)ttl));
+	}
+	if (access("/proc/self/stat", R_OK) != 0) {
+		/* the guard finds CMD's tree through /proc: no fence without it */
+		free(argv2);
+		fprintf(stderr,
+		        "reflease run: /proc is not mounted: CMD's process tree could not be "
+		        "fenced (protocol.md §6); mount /proc\n");
+		return EXIT_CONFIG;
+	}
+	if (a->json_file && (rc = open_json_file(ctx, a->json_file, &out.json_fd)) < 0) {
+		free(argv2);
+		return cli_status_of(rc);
+	}
+	sup.kill_grace = lease_kill_grace(ttl);
+	sup.wall_is_store = strcmp(lease_store_kind(st), "github") != 0;
 	out.ctx = ctx;
 	out.json = ctx->json;
-	out.json_file = a.json_file;
+	out.json_file = a->json_file;
 	ctx->json = 0; /* stdout belongs to CMD */
 
 	if (pipe2(evp, O_CLOEXEC | O_NONBLOCK) < 0 || pipe2(stp, O_CLOEXEC | O_NONBLOCK) < 0) {
@@ -400,42 +637,44 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	lease_wait_guard_arm(ctx, name, out.json && !out.json_file ? STDERR_FILENO : -1,
 	                     out.json_file);
 	lease_install_stop_handlers();
+	install_extra_stop_handlers();
 	ao.owner = ctx->owner;
 	ao.host = ctx->host;
 	ao.ttl_seconds = ttl;
-	ao.wait_seconds = a.wait;
+	ao.wait_seconds = a->wait;
 	ao.wait_cb = lease_wait_guard_cb;
 	memset(&r, 0, sizeof(r));
 	rc = lease_acquire(&r, st, name, &ao);
 	lease_wait_guard_disarm();
 	/* From here on every signal is read from the signalfd (no races). */
-	if ((sfd = open_signalfd(&set)) < 0) {
+	if ((sfd = open_signalfd()) < 0) {
 		fprintf(stderr, "reflease run: signalfd: %s\n", strerror(errno));
 		if (rc == 0)
 			release_now(ctx, st, name, r.payload.lease_token, &rel);
 		goto cleanup;
 	}
-	ws.sig = lease_stop_signal;
+	sig0 = lease_stop_signal;
 	{
 		int chld = 0, s = drain_signals(sfd, &chld);
-		if (s && !ws.sig)
-			ws.sig = s;
+		if (s && !sig0)
+			sig0 = s;
 	}
 	if (rc < 0) {
 		lease_result_fixup(&r, st, name, rc);
-		status = ws.sig ? lease_exit_for_signal(ws.sig) : cli_exit_for(rc);
+		status = sig0 ? lease_exit_for_signal(sig0) : cli_exit_for(rc);
+		if (status == EXIT_HELD && ra.conflict)
+			status = ra.conflict;
 		fprintf(stderr, "reflease run: %s: %s%s%s\n", name, r.status,
 		        r.message[0] ? ": " : "", r.message);
-		run_emit(&out, st, &r, name, rc, ws.sig ? "interrupted" : "not_acquired", status, 0,
+		run_emit(&out, st, &r, name, rc, sig0 ? "interrupted" : "not_acquired", status, 0,
 		         0);
 		goto cleanup;
 	}
 	memcpy(token, r.payload.lease_token, sizeof(token));
-	if (ws.sig) {
+	if (sig0) {
 		/* Interrupted while acquiring: give it back, never start CMD. */
-		interrupted = ws.sig;
 		rc = release_now(ctx, st, name, token, &rel);
-		status = lease_exit_for_signal(interrupted);
+		status = lease_exit_for_signal(sig0);
 		run_emit(&out, st, &rel, name, rc, "interrupted", status, 0, 0);
 		goto cleanup;
 	}
@@ -449,29 +688,35 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	fflush(stdout);
 	fflush(stderr);
 	fg = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
-	if ((pid = fork()) < 0) {
-		fprintf(stderr, "reflease run: fork: %s\n", strerror(errno));
-		rc = release_now(ctx, st, name, token, &rel); /* F08 */
-		run_emit(&out, st, &rel, name, rc, "error", EXIT_SOFTWARE, 0, 0);
-		status = EXIT_SOFTWARE;
-		goto cleanup;
-	}
-	if (pid == 0)
-		child_exec(cmd, parent, fg);
-	setpgid(pid, pid); /* also in the parent: no window where the group is wrong */
 	if (fg) {
-		block_ttou();
-		tcsetpgrp(STDIN_FILENO, pid);
+		/* to take the terminal back from CMD's group afterwards */
+		sigset_t t;
+		sigemptyset(&t);
+		sigaddset(&t, SIGTTOU);
+		sigprocmask(SIG_BLOCK, &t, NULL);
 	}
-
-	/* The heartbeat thread. */
 	pthread_mutex_init(&sh.mu, NULL);
 	sh.ev_w = evp[1];
 	sh.stop_r = stp[0];
 	sh.verbosity = ctx->verbosity;
 	sh.name = name;
-	sh.deadline_mono =
-	        mono_now() + (lease_lost_at(&r.payload, ttl) - (double)r.now) - STORE_TIME_SLACK;
+	set_deadline(&sh, lease_lost_at(&r.payload, ttl), r.now, 0);
+	sup.sent_dl = sh.deadline;
+	/* Orphans of the tree come here if the guard dies; then the guard
+	 * (single-threaded fork: the heartbeat thread starts afterwards). */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 ||
+	    run_guard_start(&sup.g, cmd, fg, sup.kill_grace,
+	                    sup.kill_grace < RUN_SIGNAL_KILL_MAX ? sup.kill_grace
+	                                                         : RUN_SIGNAL_KILL_MAX,
+	                    sh.deadline) < 0) {
+		fprintf(stderr, "reflease run: cannot start CMD: %s\n", strerror(errno));
+		rc = release_now(ctx, st, name, token, &rel); /* F08 */
+		run_emit(&out, st, &rel, name, rc, "error", EXIT_SOFTWARE, 0, 0);
+		status = EXIT_SOFTWARE;
+		goto cleanup;
+	}
+
+	/* The heartbeat thread. */
 	{
 		lease_keep_options k = LEASE_KEEP_OPTIONS_INIT;
 		k.owner = ctx->owner;
@@ -493,99 +738,42 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	ka.sh = &sh;
 	if (pthread_create(&th, NULL, keeper_main, &ka) != 0) {
 		fprintf(stderr, "reflease run: cannot start the heartbeat thread\n");
-		lost = 1; /* stop CMD at once: nobody keeps the lease */
-		sh.lost = 1;
+		sh.lost = 1; /* stop CMD at once: nobody keeps the lease */
 		sh.lost_event = LEASE_KEEP_FAILED;
 		sh.lost_code = LEASE_EINTERNAL;
-		kill(-pid, SIGTERM);
-		kill_at = mono_now() + kill_grace;
 	} else {
 		thread_started = 1;
 	}
 
-	/* Supervise: signals, CMD's end, the lost deadline. */
-	while (!child_done) {
-		struct pollfd fds[2] = {{sfd, POLLIN, 0}, {evp[0], POLLIN, 0}};
-		double now = mono_now(), next = now + 3600;
-		int chld = 0, sig, ms;
-
-		pthread_mutex_lock(&sh.mu);
-		deadline = sh.deadline_mono;
-		if (sh.lost && !lost) {
-			lost = 1;
-			kill(-pid, SIGTERM);
-			if (!kill_at || kill_at > now + kill_grace)
-				kill_at = now + kill_grace;
-		}
-		pthread_mutex_unlock(&sh.mu);
-		if (!lost && now >= deadline) {
-			/* Watchdog (§6): the service did not renew in time. */
-			lost = 1;
-			kill(-pid, SIGTERM);
-			if (!kill_at || kill_at > now + kill_grace)
-				kill_at = now + kill_grace;
-		}
-		if (kill_at && now >= kill_at) {
-			kill(-pid, SIGKILL);
-			kill_at = 0;
-		}
-		if (!lost && deadline < next)
-			next = deadline;
-		if (kill_at && kill_at < next)
-			next = kill_at;
-		ms = (int)((next - now) * 1000.0) + 1;
-		if (poll(fds, 2, ms < 0 ? 0 : ms) < 0 && errno != EINTR)
-			break;
-		if (fds[1].revents & POLLIN) {
-			char buf[64];
-			while (read(evp[0], buf, sizeof(buf)) > 0)
-				;
-		}
-		sig = drain_signals(sfd, &chld);
-		if (sig) {
-			kill(-pid, sig);
-			if (!interrupted) {
-				interrupted = sig;
-				now = mono_now();
-				double k = kill_grace < RUN_SIGNAL_KILL_MAX ? kill_grace
-				                                            : RUN_SIGNAL_KILL_MAX;
-				if (!kill_at || kill_at > now + k)
-					kill_at = now + k;
-			}
-		}
-		if (chld || sig || (fds[0].revents & POLLIN)) {
-			pid_t w;
-			while ((w = waitpid(pid, &cmd_status, WNOHANG)) < 0 && errno == EINTR)
-				;
-			if (w == pid)
-				child_done = 1;
-		}
-	}
+	supervise(&sup, &sh, sfd, evp[0]);
+	if (!sup.guard_reaped)
+		while (waitpid(sup.g.pid, NULL, 0) < 0 && errno == EINTR)
+			;
 
 	if (fg)
 		tcsetpgrp(STDIN_FILENO, getpgrp()); /* take the terminal back */
-	/* CMD has ended: stop the heartbeat thread before using the store. */
+	/* CMD's tree is gone: stop the heartbeat thread before using the store. */
 	if (thread_started) {
 		char b = 's';
 		ssize_t n = write(stp[1], &b, 1);
 		(void)n;
 		/* When the lease is lost there is nothing left to write: do not
 		 * wait long for a heartbeat stuck inside the store. */
-		if (!lost || wait_done(&sh, evp[0], 1.0))
+		if (!sup.lost || wait_done(&sh, evp[0], 1.0))
 			pthread_join(th, NULL);
 		else
 			thread_stuck = 1;
 	}
 	pthread_mutex_lock(&sh.mu);
 	if (sh.lost)
-		lost = 1;
+		sup.lost = 1;
 	pthread_mutex_unlock(&sh.mu);
 	if (sh.has_last && sh.last.has_payload && sh.last.holds_token &&
 	    sh.last.payload.lease_token[0])
 		memcpy(token, sh.last.payload.lease_token, sizeof(token));
 
-	if (lost) {
-		/* The lease is (or may be) someone else's now: CMD is dead; exit 4. */
+	if (sup.lost) {
+		/* The lease is (or may be) someone else's now: the tree is gone; exit 4. */
 		lease_result lr;
 		int code = sh.lost_code ? sh.lost_code : LEASE_EEXPIRED;
 
@@ -611,6 +799,8 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		status = sh.lost_event == LEASE_KEEP_FAILED ? cli_exit_for(code) : EXIT_NOTHOLDER;
 		if (status == EXIT_OK)
 			status = EXIT_NOTHOLDER;
+		if (status == EXIT_NOTHOLDER && ra.conflict)
+			status = ra.conflict;
 		lr.holds_token = 0;
 		fprintf(stderr, "reflease run: %s: lease lost (%s%s%s); %s stopped\n", name,
 		        lr.status ? lr.status : "error", lr.message[0] ? ": " : "", lr.message,
@@ -625,7 +815,8 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 			snprintf(lr.name, sizeof(lr.name), "%s", name);
 			snprintf(lr.ref, sizeof(lr.ref), "refs/%s/%s", ctx->ns ? ctx->ns : "leases",
 			         name);
-			run_emit(&out, NULL, &lr, name, code, "lost", status, 1, cmd_status);
+			run_emit(&out, NULL, &lr, name, code, "lost", status, sup.have_cmd,
+			         sup.cmd_status);
 			fflush(NULL);
 			_exit(status);
 		}
@@ -634,7 +825,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 			 * ours, give it back (F08) */
 			release_now(ctx, st, name, token, &rel);
 		}
-		run_emit(&out, st, &lr, name, code, "lost", status, 1, cmd_status);
+		run_emit(&out, st, &lr, name, code, "lost", status, sup.have_cmd, sup.cmd_status);
 		goto cleanup;
 	}
 
@@ -643,14 +834,19 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		fprintf(stderr, "reflease run: %s: release failed: %s\n", name,
 		        lease_store_last_error(st)[0] ? lease_store_last_error(st)
 		                                      : lease_error_id(rc));
-	if (interrupted)
-		status = lease_exit_for_signal(interrupted);
-	else if (WIFEXITED(cmd_status))
-		status = WEXITSTATUS(cmd_status);
+	if (sup.interrupted)
+		status = lease_exit_for_signal(sup.interrupted);
+	else if (sup.guard_died)
+		status = EXIT_SOFTWARE;
+	else if (WIFEXITED(sup.cmd_status))
+		status = WEXITSTATUS(sup.cmd_status);
 	else
-		status = 128 + WTERMSIG(cmd_status);
-	run_emit(&out, st, &rel, name, rc, interrupted ? "interrupted" : "exited", status, 1,
-	         cmd_status);
+		status = 128 + WTERMSIG(sup.cmd_status);
+	run_emit(&out, st, &rel, name, rc,
+	         sup.interrupted  ? "interrupted"
+	         : sup.guard_died ? "error"
+	                          : "exited",
+	         status, sup.have_cmd, sup.cmd_status);
 
 cleanup:
 	if (thread_started || sh.ev_w)
@@ -663,6 +859,12 @@ cleanup:
 		if (stp[i] >= 0)
 			close(stp[i]);
 	}
+	if (sup.g.pid > 0) {
+		close(sup.g.ctl_w);
+		close(sup.g.ev_r);
+	}
+	if (out.json_fd >= 0)
+		close(out.json_fd);
 	free(argv2);
 	return status;
 }

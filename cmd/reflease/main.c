@@ -90,13 +90,16 @@ static void vreport(cli_ctx *ctx, const char *id, const char *fmt, va_list ap)
 	char msg[1024];
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	if (ctx->json) {
+	if (ctx->json && !ctx->json_stderr) {
 		json_t *o = json_pack("{s:s, s:{s:s, s:s}}", "status", "error", "error", "code", id,
 		                      "message", msg);
 		cli_emit_json(stdout, o);
 	}
 	fprintf(stderr, "reflease%s%s: %s\n", ctx->command ? " " : "",
 	        ctx->command ? ctx->command : "", msg);
+	if (ctx->json && ctx->json_stderr) /* run: stdout is CMD's (cli.md) */
+		cli_emit_json(stderr, json_pack("{s:s, s:{s:s, s:s}}", "status", "error", "error",
+		                                "code", id, "message", msg));
 }
 
 int cli_usage(cli_ctx *ctx, const char *fmt, ...)

@@ -19,6 +19,38 @@ static double lost_deadline(int64_t expires_at, int64_t ttl)
 	return (double)expires_at - (lease_kill_grace(ttl) + 2.0);
 }
 
+/* @p t rounded down to a whole second. */
+static double whole_before(double t)
+{
+	double w = (double)(int64_t)t;
+
+	return w > t ? w - 1 : w;
+}
+
+int lease_keep_check_ttl(int64_t ttl_seconds)
+{
+	int64_t floor = ttl_seconds / 10 > 1 ? ttl_seconds / 10 : 1;
+
+	if (ttl_seconds < LEASE_TTL_READ_MIN || ttl_seconds > LEASE_TTL_READ_MAX)
+		return LEASE_EINVALID;
+	/* the window between the floor and the aim point must be open */
+	return whole_before(lost_deadline(ttl_seconds, ttl_seconds) - LEASE_KEEP_MARGIN) >=
+	                       (double)floor
+	               ? 0
+	               : LEASE_EINVALID;
+}
+
+/* The latest time to start an attempt: LEASE_KEEP_MARGIN before @p lost_at,
+ * rounded down to a whole second (store time has whole seconds: a fractional
+ * aim would be reached only at the next whole second); never before @p now
+ * (then the next whole second). */
+static double aim_before(double lost_at, double now)
+{
+	double latest = whole_before(lost_at - LEASE_KEEP_MARGIN);
+
+	return latest > now ? latest : now + 1;
+}
+
 int lease_heartbeat_every(int64_t *out, int64_t ttl_seconds, int64_t every)
 {
 	if (ttl_seconds < LEASE_TTL_READ_MIN || ttl_seconds > LEASE_TTL_READ_MAX || every < 0)
@@ -129,8 +161,8 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 		expires_at = opts->known_expires_at;
 		lost_at = lost_deadline(expires_at, ttl);
 		next = (double)(since + every);
-		if (next > lost_at - 1)
-			next = lost_at - 1;
+		if (next > lost_at - LEASE_KEEP_MARGIN)
+			next = aim_before(lost_at, (double)since);
 	} else {
 		/* Expiry unknown until the first heartbeat lands. */
 		lost_at = (double)(now + every);
@@ -209,8 +241,8 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 			lost_at =
 			        expires_at ? lost_deadline(expires_at, ttl) : (double)(now + every);
 			next = (double)(now + every);
-			if (next > lost_at - 1)
-				next = lost_at - 1 > (double)now ? lost_at - 1 : (double)now + 1;
+			if (next > lost_at - LEASE_KEEP_MARGIN)
+				next = aim_before(lost_at, (double)now);
 			attempt = 0;
 			backoff = opts->backoff_initial_s > 0 ? opts->backoff_initial_s : 1.0;
 			rep.event = LEASE_KEEP_WRITE;
@@ -237,9 +269,11 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 			attempt++;
 			next = (double)now + backoff;
 			backoff = backoff * 2 > backoff_max ? backoff_max : backoff * 2;
-			/* the last retry lands a second before the lost deadline */
-			if (next > lost_at - 1)
-				next = lost_at - 1 > (double)now ? lost_at - 1 : lost_at;
+			/* the last retry starts LEASE_KEEP_MARGIN before the lost deadline */
+			if (next > lost_at - LEASE_KEEP_MARGIN)
+				next = whole_before(lost_at - LEASE_KEEP_MARGIN) > (double)now
+				               ? whole_before(lost_at - LEASE_KEEP_MARGIN)
+				               : lost_at;
 			rep.event = LEASE_KEEP_RETRY;
 			rep.next_in = next - (double)now;
 		} else {

@@ -418,6 +418,7 @@ static int migrate_one(migrate_run *run, lease_migrate_entry *e, const lease_ref
 			break;
 		}
 		e->attempts++;
+		lease_store_pace(run->st); /* one operation of a burst (issue 15) */
 		rc = lease_write_commit(&new_oid, run->st, &s->oid, msg);
 		free(msg);
 		msg = NULL;
@@ -506,6 +507,7 @@ int lease_migrate(lease_migrate_report *out, lease_store *st, const lease_migrat
 		lease_namespace_clear(&ns);
 		return lease_store_set_error(st, LEASE_ENOMEM, "out of memory");
 	}
+	out->paced_ms = -lease_store_paced_ms(st);
 	for (i = 0; i < ns.count; i++) {
 		lease_migrate_entry *e = &out->entries[i];
 
@@ -515,6 +517,7 @@ int lease_migrate(lease_migrate_report *out, lease_store *st, const lease_migrat
 		if (rc < 0)
 			break;
 	}
+	out->paced_ms += lease_store_paced_ms(st);
 	lease_namespace_clear(&ns);
 	return rc < 0 ? rc : 0;
 }

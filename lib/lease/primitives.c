@@ -449,6 +449,29 @@ fail:
 	return rc;
 }
 
+int lease_store_can_watch(const lease_store *st)
+{
+	return st && st->t->wait_change != NULL;
+}
+
+int lease_wait_ref_change(lease_store *st, const char *name, int known_present,
+                          const lease_oid *known_oid, int timeout_ms)
+{
+	static const lease_oid zero;
+	char ref[320];
+	int rc;
+
+	if ((rc = name_to_ref(st, ref, sizeof(ref), name)) < 0)
+		return rc;
+	if (timeout_ms <= 0)
+		return 0;
+	if (st->t->wait_change)
+		return st->t->wait_change(st->t, ref, known_present,
+		                          known_present && known_oid ? known_oid : &zero,
+		                          timeout_ms) > 0;
+	return lease_wait_nap_ms(timeout_ms) < 0 ? 1 : 0; /* a signal: the caller looks at it */
+}
+
 void lease_ref_state_clear(lease_ref_state *s)
 {
 	if (!s)

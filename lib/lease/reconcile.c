@@ -423,6 +423,7 @@ static void reap_one(lease_reconcile_report *r, lease_reconcile_entry *e, lease_
 		free(msg);
 		return;
 	}
+	lease_store_pace(st); /* one operation of a burst (issue 15) */
 	rc = lease_write_commit(&new_oid, st, &e->oid, msg);
 	free(msg);
 	if (rc < 0) {
@@ -473,6 +474,7 @@ static void prune_one(lease_reconcile_report *r, lease_reconcile_entry *e, lease
 		skip(r, e, "prune", "archive ref name too long");
 		return;
 	}
+	lease_store_pace(st); /* one operation of a burst (issue 15) */
 	rc = lease_cas_create_ref(st, refname, &e->oid);
 	if (rc == LEASE_ECAS) {
 		const lease_cas_error *ce = lease_store_last_cas_error(st);
@@ -745,6 +747,7 @@ int lease_reconcile(lease_reconcile_report *out, lease_store *st,
 	if ((rc = sweep_locks(out, &cap, st, opts, min_age)) < 0)
 		goto done;
 	qsort(out->entries, out->count, sizeof(*out->entries), entry_cmp);
+	out->paced_ms = -lease_store_paced_ms(st);
 	for (i = 0; i < out->count; i++) {
 		lease_reconcile_entry *e = &out->entries[i];
 
@@ -762,6 +765,7 @@ int lease_reconcile(lease_reconcile_report *out, lease_store *st,
 	}
 	rc = 0;
 done:
+	out->paced_ms += lease_store_paced_ms(st);
 	lease_namespace_clear(&ns);
 	return rc;
 }

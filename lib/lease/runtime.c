@@ -804,16 +804,6 @@ static int settle_landed(op_ctx *c, const lease_ref_state *s, int idx, int64_t n
 	return 1;
 }
 
-static void sleep_ms(long ms)
-{
-	struct timespec ts;
-
-	ts.tv_sec = ms / 1000;
-	ts.tv_nsec = (ms % 1000) * 1000000L;
-	while (nanosleep(&ts, &ts) != 0)
-		;
-}
-
 /* The state the caller says it last wrote (lease_op_options.known_oid):
  * used in place of the first read; a stale one only fails the CAS. */
 static int known_state(lease_ref_state *s, const op_ctx *c)
@@ -995,35 +985,41 @@ static double monotonic_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static double jitter01(lease_store *st)
+/* Seconds until the holder in @p out may be taken over (store time reaches
+ * expires_at + skew + 1, protocol.md §4), on the local clock's fraction of a
+ * second; -1 when there is no such instant ahead (no payload, released). */
+static double until_takeover(lease_store *st, const lease_result *out)
 {
-	unsigned char b[4];
+	struct timespec ts;
+	double now;
 
-	if (lease_random_bytes(lease_store_random(st), b, sizeof(b)) < 0)
-		return 0.5;
-	return (double)((uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3]) /
-	       4294967296.0;
+	if (!out->has_payload || out->payload.phase == LEASE_PHASE_RELEASED)
+		return -1;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	now = (double)lease_store_now(st) + (double)ts.tv_nsec / 1e9;
+	return (double)(out->payload.expires_at + lease_store_skew_margin(st) + 1) - now + 0.002;
 }
 
 int lease_acquire(lease_result *out, lease_store *st, const char *name,
                   const lease_op_options *opts)
 {
-	double floor_s, cap_s, backoff, start_mono;
+	double poll_s, start_mono;
 	int64_t start_store;
 	int rc;
 
 	rc = run_kind(OP_ACQUIRE, out, st, name, opts);
 	if (rc != LEASE_EHELD || !opts || opts->wait_seconds <= 0)
 		return rc;
-	/* --wait: jittered exponential backoff with a floor, bounded by the
-	 * wait (F22, F24); success only from a verified write of this call. */
-	floor_s = (double)lease_store_ttl_min(st) / 20.0; /* 0.25 s local, 3 s github */
-	cap_s = 30.0;
-	backoff = floor_s;
+	/* --wait (protocol.md §5 "Waiting"): wait until the ref changes or the
+	 * holder's expiry instant, then try again — no backoff, so a long wait
+	 * costs no handoff time; bounded by the wait on both clocks (F22, F24);
+	 * success only from a verified write of this call. A transport that
+	 * cannot watch is polled at a steady ttl_min/20 s. */
+	poll_s = lease_store_can_watch(st) ? 0 : (double)lease_store_ttl_min(st) / 20.0;
 	start_store = out->now;
 	start_mono = monotonic_now();
 	while (rc == LEASE_EHELD) {
-		double elapsed = monotonic_now() - start_mono, remaining, sleep_s;
+		double elapsed = monotonic_now() - start_mono, remaining, wait_s, until, t0;
 		int64_t store_elapsed = lease_store_now(st) - start_store;
 
 		if ((double)store_elapsed > elapsed)
@@ -1031,25 +1027,26 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
 		remaining = (double)opts->wait_seconds - elapsed;
 		if (remaining <= 0)
 			break;
-		sleep_s = backoff * (0.5 + 0.5 * jitter01(st));
-		if (sleep_s < floor_s)
-			sleep_s = floor_s;
-		if (out->has_payload) {
-			/* No point sleeping far past the holder's expiry. */
-			double until = (double)(out->payload.expires_at +
-			                        lease_store_skew_margin(st) + 1 - out->now);
-			if (until > floor_s && until < sleep_s)
-				sleep_s = until;
-		}
-		if (sleep_s > remaining)
-			sleep_s = remaining;
-		if (opts->wait_cb && opts->wait_cb(sleep_s, opts->wait_payload)) {
-			snprintf(out->message, sizeof(out->message),
-			         "interrupted while waiting for the lease");
-			return rc;
-		}
-		sleep_ms((long)(sleep_s * 1000.0));
-		backoff = backoff * 2 > cap_s ? cap_s : backoff * 2;
+		wait_s = remaining < 3600 ? remaining : 3600; /* one wait at most an hour */
+		if (poll_s > 0 && poll_s < wait_s)
+			wait_s = poll_s;
+		until = until_takeover(st, out);
+		if (until <= 0 && out->has_payload)
+			until = 1.0; /* "expired" but held: look again each second */
+		if (until > 0 && until < wait_s)
+			wait_s = until;
+		if (opts->wait_cb && opts->wait_cb(wait_s, opts->wait_payload))
+			goto interrupted;
+		lease_store_log(st, LEASE_LOG_INFO, "%s: held; waiting up to %.1f s for a change",
+		                name, wait_s);
+		t0 = monotonic_now();
+		lease_wait_ref_change(st, name, out->present, &out->oid,
+		                      (int)(wait_s * 1000.0 + 0.5));
+		/* Woken before the announced time: the caller's window for
+		 * interrupting a wait ends here (nothing is held yet). */
+		if (opts->wait_cb && monotonic_now() < t0 + wait_s - 0.005 &&
+		    opts->wait_cb(0.0, opts->wait_payload))
+			goto interrupted;
 		rc = run_kind(OP_ACQUIRE, out, st, name, opts);
 	}
 	if (rc == LEASE_EHELD) {
@@ -1059,6 +1056,9 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
 		         "still held after waiting %lld s: %.400s", (long long)opts->wait_seconds,
 		         m);
 	}
+	return rc;
+interrupted:
+	snprintf(out->message, sizeof(out->message), "interrupted while waiting for the lease");
 	return rc;
 }
 

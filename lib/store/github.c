@@ -20,32 +20,39 @@
 #define GQL_BATCH   100   /* aliased object look-ups per GraphQL request */
 #define REQ_MAX_MS  30000 /* bound on one request inside the operation timeout */
 #define MSG_EXCERPT 200   /* bytes of a server message quoted in an error */
+#define GH_POLL_MS  2000  /* a waiter's conditional read of the ref, every (jittered) */
 
 /* What GraphQL has shown about refs/<ns>/ (protocol.md §9: REST is the
- * fallback where GraphQL does not see the namespace). */
-enum gql_sight { GQL_UNKNOWN = 0, GQL_SEES = 1, GQL_BLIND = 2 };
+ * fallback where GraphQL does not see the namespace). GraphQL's view of refs
+ * outside heads/ and tags/ is undocumented: only a ref it returns (the one
+ * asked for) is evidence; an absence is always confirmed by REST (issue 15). */
+enum gql_sight { GQL_UNKNOWN = 0, GQL_BLIND = 2 };
 
 typedef struct gh_transport {
 	lease_transport base;
 	lease_http *http;
-	char *api;     /* REST base, no trailing slash (GHES: .../api/v3) */
-	char *graphql; /* GraphQL endpoint */
+	char *api;            /* REST base, no trailing slash (GHES: .../api/v3) */
+	char repo_base[1024]; /* <api>/repos/O/R, or where a 301 said it moved (issue 15) */
+	char *graphql;        /* GraphQL endpoint */
 	char owner[64];
 	char repo[128];
 	char repo_id[128]; /* node id, fetched once */
 	int sight;
+	int probed;         /* the schema probe has ridden on a read */
 	int no_update_refs; /* the schema probe found no updateRefs */
 	/* The REST listing that confirmed an absence (refs/<ns>*: the namespace and
 	 * its archives), kept for the archive listing that follows at once. */
 	lease_ref_list snap;
 	char snap_prefix[80];
 	int64_t snap_ms;
-	int64_t date;    /* latest Date header, s */
-	int64_t date_ms; /* monotonic ms when it arrived */
+	int64_t last_write_ms; /* monotonic: the last content-creating request ended */
+	int64_t date;          /* latest Date header, s */
+	int64_t date_ms;       /* monotonic ms when it arrived */
 	int timeout_s;
 	int nohdr_waits;          /* consecutive rate-limit waits without a header */
 	int64_t limited_until_ms; /* monotonic: known rate limited until then */
 	char limited_why[300];    /* the answer that said so */
+	lease_probe poll;         /* a waiter's last conditional read (wait_change) */
 	lease_random random;
 	lease_log_fn log;
 	void *log_payload;
@@ -229,9 +236,35 @@ static const char *gql_first_message(json_t *json)
 	return json_is_string(m) ? json_string_value(m) : "";
 }
 
+/* The first GraphQL error that says "rate limited", in any of the shapes
+ * GitHub sends (issue 15 item 2): `type` RATE_LIMITED (documented) or
+ * RATE_LIMIT with `code` graphql_rate_limit (octokit/plugin-throttling.js#824
+ * and #848, githubkit#271), the code under `extensions`, or no type at all
+ * and only a message saying so. NULL when none. */
+static json_t *gql_rate_limit_error(json_t *json)
+{
+	static const char *const kinds[] = {"RATE_LIMITED", "RATE_LIMIT", "graphql_rate_limit"};
+	json_t *errs = json ? json_object_get(json, "errors") : NULL, *e;
+	size_t i, k;
+
+	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+		if ((e = gql_error_of_type(json, kinds[k])))
+			return e;
+	json_array_foreach(errs, i, e)
+	{
+		json_t *code = json_object_get(e, "code"), *m = json_object_get(e, "message");
+		if ((json_is_string(code) &&
+		     strcmp(json_string_value(code), "graphql_rate_limit") == 0) ||
+		    (json_is_string(m) && contains_ci(json_string_value(m), "rate limit")))
+			return e;
+	}
+	return NULL;
+}
+
 /* 1 when the response is a rate-limit refusal (GitHub: 429; 403 with
- * retry-after, or with x-ratelimit-remaining 0, or a secondary-limit body;
- * GraphQL: RATE_LIMITED inside a 200). */
+ * retry-after, or with x-ratelimit-remaining 0, or a secondary-limit body —
+ * REST `message` or GraphQL `errors[]` alone; GraphQL: a rate-limit error
+ * inside a 200, typed or not). GitHub applied nothing: safe to resend. */
 static int is_rate_limited(const gh_reply *rp, int graphql)
 {
 	long st = rp->r.status;
@@ -240,9 +273,10 @@ static int is_rate_limited(const gh_reply *rp, int graphql)
 		return 1;
 	if (st == 403)
 		return rp->r.retry_after >= 0 || rp->r.rl_remaining == 0 ||
-		       contains_ci(rest_message(rp), "rate limit");
+		       contains_ci(rest_message(rp), "rate limit") ||
+		       gql_rate_limit_error(rp->json) != NULL;
 	if (graphql && st == 200)
-		return gql_error_of_type(rp->json, "RATE_LIMITED") != NULL;
+		return gql_rate_limit_error(rp->json) != NULL;
 	return 0;
 }
 
@@ -294,6 +328,20 @@ static int64_t rate_limit_wait_ms(gh_transport *g, const gh_reply *rp)
 	return jitter(g, wait, 0.25);
 }
 
+/* "rate limited by GitHub (HTTP 200, GraphQL RATE_LIMIT: <message>)". */
+static void rate_limit_what(char *out, size_t outlen, const gh_reply *rp, int graphql)
+{
+	json_t *e = graphql || rp->r.status == 403 ? gql_rate_limit_error(rp->json) : NULL;
+	json_t *ty = json_object_get(e, "type"), *m = json_object_get(e, "message");
+	char msg[MSG_EXCERPT + 1];
+
+	excerpt(msg, sizeof(msg), json_is_string(m) ? json_string_value(m) : rest_message(rp));
+	snprintf(out, outlen, "rate limited by GitHub (HTTP %ld%s%s%s%s)", rp->r.status,
+	         e ? ", GraphQL " : "",
+	         e ? (json_is_string(ty) ? json_string_value(ty) : "error") : "",
+	         msg[0] ? ": " : "", msg);
+}
+
 /* Path (for logs): the URL without scheme and host. */
 static const char *url_path(const char *url)
 {
@@ -301,6 +349,63 @@ static const char *url_path(const char *url)
 
 	p = p ? strchr(p + 3, '/') : NULL;
 	return p ? p : url;
+}
+
+#define MAX_REDIRECTS 3
+
+/*
+ * A REST answer 301/302/307/308 (a renamed or transferred repository: 301
+ * for GET, 307 otherwise, as recorded in @octokit/fixtures
+ * "rename-repository"): GitHub's documented rule is to repeat the request
+ * verbatim at `Location`. It is followed only under the API base URL — the
+ * same host, where the token belongs; anywhere else the request (and the
+ * token) is not sent and the move is explained (78). A 301/308 also moves
+ * every later request of this transport (the repository's new place). On 0,
+ * @p next holds the URL to repeat the request at.
+ */
+static int redirect_target(gh_transport *g, const gh_reply *rp, const char *url, char *next,
+                           size_t nextlen)
+{
+	const char *loc = rp->r.location;
+	size_t alen = strlen(g->api), blen = strlen(g->repo_base);
+	char origin[512];
+
+	if (!loc[0])
+		return gh_err(g, LEASE_ECONFIG,
+		              "GitHub answered HTTP %ld without a Location for %s/%s: the "
+		              "repository seems to have moved; point the store at its new name "
+		              "(github:OWNER/REPO)",
+		              rp->r.status, g->owner, g->repo);
+	if (loc[0] == '/') { /* relative: on the API's own origin */
+		const char *p = strstr(g->api, "://");
+		size_t on =
+		        p ? (size_t)(strchr(p + 3, '/') ? strchr(p + 3, '/') - g->api : (long)alen)
+		          : 0;
+		snprintf(origin, sizeof(origin), "%.*s", (int)on, g->api);
+	} else {
+		origin[0] = '\0';
+	}
+	if ((size_t)snprintf(next, nextlen, "%s%s", origin, loc) >= nextlen ||
+	    strncmp(next, g->api, alen) != 0 || next[alen] != '/')
+		return gh_err(g, LEASE_ECONFIG,
+		              "GitHub says the repository %s/%s moved (HTTP %ld to %.300s): not "
+		              "followed outside %s (the request carries the token); point the "
+		              "store at the repository's new place (github:OWNER/REPO, "
+		              "GITHUB_API_URL)",
+		              g->owner, g->repo, rp->r.status, loc, g->api);
+	if ((rp->r.status == 301 || rp->r.status == 308) && strncmp(url, g->repo_base, blen) == 0 &&
+	    url[blen] == '/') {
+		size_t sl = strlen(url + blen), nl = strlen(next);
+		if (nl > sl && strcmp(next + nl - sl, url + blen) == 0 &&
+		    nl - sl < sizeof(g->repo_base)) {
+			gh_log(g, LEASE_LOG_WARN,
+			       "github: repository %s/%s moved (HTTP %ld) to %.*s: following; "
+			       "name the store by its new name",
+			       g->owner, g->repo, rp->r.status, (int)(nl - sl), next);
+			snprintf(g->repo_base, sizeof(g->repo_base), "%.*s", (int)(nl - sl), next);
+		}
+	}
+	return 0;
 }
 
 /*
@@ -315,8 +420,8 @@ static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const 
                        const char *body, int idempotent, int graphql, int64_t deadline_ms)
 {
 	int64_t backoff = 500, now, wait;
-	int attempt = 0, rc, limited = 0;
-	char last[300] = "";
+	int attempt = 0, rc, limited = 0, hops = 0;
+	char last[300] = "", moved[2][1024];
 
 	memset(rp, 0, sizeof(*rp));
 	for (;;) {
@@ -357,9 +462,7 @@ static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const 
 			if (is_rate_limited(rp, graphql)) {
 				limited = 1;
 				wait = rate_limit_wait_ms(g, rp);
-				snprintf(last, sizeof(last), "rate limited by GitHub (HTTP %ld%s)",
-				         rp->r.status,
-				         rp->r.status == 200 ? ", GraphQL RATE_LIMITED" : "");
+				rate_limit_what(last, sizeof(last), rp, graphql);
 				if (lease_http_mono_ms() + wait > deadline_ms) {
 					g->limited_until_ms = lease_http_mono_ms() + wait;
 					snprintf(g->limited_why, sizeof(g->limited_why), "%s",
@@ -376,6 +479,22 @@ static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const 
 				gh_log(g, LEASE_LOG_WARN, "github: %s; retrying in %lld s", last,
 				       (long long)((wait + 999) / 1000));
 				sleep_ms(wait);
+				continue;
+			}
+			if (!graphql && (rp->r.status == 301 || rp->r.status == 302 ||
+			                 rp->r.status == 307 || rp->r.status == 308)) {
+				if (++hops > MAX_REDIRECTS)
+					rc = gh_err(g, LEASE_ECONFIG,
+					            "GitHub redirected %s %s more than %d times",
+					            method, url_path(url), MAX_REDIRECTS);
+				else
+					rc = redirect_target(g, rp, url, moved[hops % 2],
+					                     sizeof(moved[0]));
+				reply_clear(rp);
+				if (rc < 0)
+					return rc;
+				url = moved[hops % 2]; /* repeated verbatim there */
+				attempt--;
 				continue;
 			}
 			if (graphql && idempotent && rp->r.status == 200 &&
@@ -644,11 +763,11 @@ static int check_refname(gh_transport *g, const char *refname)
 
 static char *rest_url(const gh_transport *g, const char *suffix)
 {
-	size_t n = strlen(g->api) + strlen(g->owner) + strlen(g->repo) + strlen(suffix) + 16;
+	size_t n = strlen(g->repo_base) + strlen(suffix) + 2;
 	char *u = malloc(n);
 
 	if (u)
-		snprintf(u, n, "%s/repos/%s/%s/%s", g->api, g->owner, g->repo, suffix);
+		snprintf(u, n, "%s/%s", g->repo_base, suffix);
 	return u;
 }
 
@@ -670,8 +789,11 @@ static int rest_call(gh_transport *g, gh_reply *rp, const char *method, const ch
 	return rc;
 }
 
-/* REST read of one ref: GET /git/ref/<ref without "refs/"> (404 = absent). */
-static int rest_read_ref(gh_transport *g, const char *refname, int *present, lease_oid *oid)
+/* REST read of one ref: GET /git/ref/<ref without "refs/"> (404 = absent).
+ * With @p cond (a waiter's poll, wait_change): If-None-Match cond->etag when
+ * it is this ref's; a 304 sets cond->not_modified, a 200 leaves its ETag. */
+static int rest_read_ref(gh_transport *g, const char *refname, int *present, lease_oid *oid,
+                         lease_probe *cond)
 {
 	char suffix[400];
 	gh_reply rp;
@@ -679,9 +801,18 @@ static int rest_read_ref(gh_transport *g, const char *refname, int *present, lea
 	int rc;
 
 	snprintf(suffix, sizeof(suffix), "git/ref/%s", refname + 5);
+	if (cond && strcmp(cond->etag_ref, refname) == 0)
+		lease_http_set_if_none_match(g->http, cond->etag);
 	if ((rc = rest_call(g, &rp, "GET", suffix, NULL, 1)) < 0)
 		return rc;
-	if (rp.r.status == 404) {
+	if (cond && rp.r.status != 304) {
+		snprintf(cond->etag, sizeof(cond->etag), "%s", rp.r.status == 200 ? rp.r.etag : "");
+		snprintf(cond->etag_ref, sizeof(cond->etag_ref), "%s", refname);
+	}
+	if (cond && rp.r.status == 304) {
+		cond->not_modified = 1;
+		rc = 0;
+	} else if (rp.r.status == 404) {
 		*present = 0;
 		rc = 0;
 	} else if (rp.r.status == 200) {
@@ -869,6 +1000,7 @@ static int gh_write_commit(lease_transport *t, lease_oid *out, const lease_oid *
 		return LEASE_ENOMEM;
 	/* Writing an object is idempotent (same content, same oid): safe to resend. */
 	rc = rest_call(g, &rp, "POST", "git/commits", body, 1);
+	g->last_write_ms = lease_http_mono_ms();
 	json_decref(body);
 	if (rc < 0)
 		return rc;
@@ -890,13 +1022,51 @@ static int gh_write_commit(lease_transport *t, lease_oid *out, const lease_oid *
 	return rc;
 }
 
+#define CREATE_TRIES 3 /* POST /git/refs answered a transient 422 (issue 15 #1) */
+
+/* A ref under "<refname>/" that makes @p refname impossible to create (a
+ * path collision, F10): positive evidence from one REST listing. 1 with its
+ * name in @p out, 0 none, or an error. */
+static int colliding_ref(gh_transport *g, const char *refname, char *out, size_t outlen)
+{
+	lease_ref_list l = {NULL, 0, 0};
+	char match[320];
+	size_t n = strlen(refname + 5);
+	int rc;
+
+	snprintf(match, sizeof(match), "%s/", refname + 5);
+	if ((rc = rest_list(g, &l, match)) < 0)
+		return rc;
+	rc = 0;
+	for (size_t i = 0; i < l.count && !rc; i++)
+		if (strncmp(l.items[i].refname + 5, match, n + 1) == 0) {
+			snprintf(out, outlen, "%s", l.items[i].refname);
+			rc = 1;
+		}
+	lease_ref_list_clear(&l);
+	return rc;
+}
+
+/*
+ * POST /git/refs. 201 created; 422 "Reference already exists" → EEXISTS
+ * (the primitives settle it by re-reading, polling through replica lag: a
+ * 404 right after it is possible, PyGithub#2759); 422 repository rules →
+ * permission denied. Any other 422 ("Validation Failed", "Reference update
+ * failed") is classified by positive evidence only (F09, F10, issue 15 #1,
+ * #6): a REST re-read showing the ref → EEXISTS (settled upstream); a ref
+ * under "<refname>/" → the path collision (78); neither → GitHub's sporadic
+ * failure (github/rest-api-description#4887, exercism/website#8248), or a
+ * re-read behind replica lag: the create is resent (a create never
+ * overwrites) up to CREATE_TRIES times >= 1 s apart, then unreachable (69),
+ * nothing created.
+ */
 static int gh_create_ref(lease_transport *t, const char *refname, const lease_oid *new_oid)
 {
 	gh_transport *g = (gh_transport *)t;
-	char hex[LEASE_OID_HEXSZ + 1], ns[64], msg[MSG_EXCERPT + 1];
+	char hex[LEASE_OID_HEXSZ + 1], ns[64], msg[MSG_EXCERPT + 1], other[320];
 	gh_reply rp;
 	json_t *body;
-	int rc, present = 0;
+	int rc, tries, present = 0;
 	lease_oid seen;
 
 	if ((rc = check_refname(g, refname)) < 0)
@@ -905,40 +1075,56 @@ static int gh_create_ref(lease_transport *t, const char *refname, const lease_oi
 		return refuse_without_update_refs(g);
 	snap_drop(g);
 	lease_oid_tohex(hex, new_oid);
+	ref_ns(ns, refname);
 	if (!(body = json_pack("{ssss}", "ref", refname, "sha", hex)))
 		return LEASE_ENOMEM;
-	rc = rest_call(g, &rp, "POST", "git/refs", body, 0);
-	json_decref(body);
-	if (rc < 0)
-		return rc;
-	excerpt(msg, sizeof(msg), rest_message(&rp));
-	ref_ns(ns, refname);
-	if (rp.r.status == 201) {
-		rc = 0;
-	} else if (rp.r.status == 422) {
+	for (tries = 1;; tries++) {
+		rc = rest_call(g, &rp, "POST", "git/refs", body, 0);
+		g->last_write_ms = lease_http_mono_ms();
+		if (rc < 0)
+			break;
+		excerpt(msg, sizeof(msg), rest_message(&rp));
+		if (rp.r.status == 201) {
+			rc = 0;
+		} else if (rp.r.status != 422) {
+			if ((rc = common_status(g, &rp, "creating a ref")) == 0)
+				rc = unexpected_status(g, &rp, "creating a ref");
+		} else if (contains_ci(msg, "rule")) {
+			rc = gh_err(g, LEASE_EAUTH,
+			            "repository rules of %s/%s forbid writing refs/%s/ (422 %s): "
+			            "exempt the namespace or the token from the ruleset",
+			            g->owner, g->repo, ns, msg);
+		} else if (contains_ci(msg, "already exists")) {
+			rc = gh_err(g, LEASE_EEXISTS, "%s already exists (422)", refname);
+		} else if ((rc = rest_read_ref(g, refname, &present, &seen, NULL)) < 0) {
+			/* the re-read's error */
+		} else if (present) {
+			rc = gh_err(g, LEASE_EEXISTS, "%s exists (422 %s)", refname, msg);
+		} else if ((rc = colliding_ref(g, refname, other, sizeof(other))) > 0) {
+			rc = gh_err(g, LEASE_ECONFIG,
+			            "GitHub refused to create %s (422 %s): the ref %s collides "
+			            "with it as a path; remove that ref",
+			            refname, msg, other);
+		} else if (rc == 0 && tries < CREATE_TRIES) {
+			int64_t wait = jitter(g, 1000LL * tries, 0.5);
+			gh_log(g, LEASE_LOG_WARN,
+			       "github: GitHub refused to create %s (422 %s) and it reads absent; "
+			       "retrying in %lld ms",
+			       refname, msg, (long long)wait);
+			reply_clear(&rp);
+			sleep_ms(wait);
+			continue;
+		} else if (rc == 0) {
+			rc = gh_err(g, LEASE_ENET,
+			            "GitHub refused to create %s %d times (422 %s) and it does not "
+			            "exist: a transient failure on GitHub's side; nothing was "
+			            "created, try again",
+			            refname, tries, msg);
+		}
 		reply_clear(&rp);
-		if (contains_ci(msg, "rule"))
-			return gh_err(g, LEASE_EAUTH,
-			              "repository rules of %s/%s forbid writing refs/%s/ (422 %s): "
-			              "exempt the namespace or the token from the ruleset",
-			              g->owner, g->repo, ns, msg);
-		if (contains_ci(msg, "already exists"))
-			return gh_err(g, LEASE_EEXISTS, "%s already exists (422)", refname);
-		/* Another 422 (say "Reference update failed"): classify by re-reading,
-		 * never by the wording alone (F09, F10). */
-		if ((rc = rest_read_ref(g, refname, &present, &seen)) < 0)
-			return rc;
-		if (present)
-			return gh_err(g, LEASE_EEXISTS, "%s exists (422 %s)", refname, msg);
-		return gh_err(g, LEASE_ECONFIG,
-		              "GitHub refused to create %s (422 %s) and it does not exist: "
-		              "another ref of the repository collides with it as a path (for "
-		              "example %s/...); remove that ref",
-		              refname, msg, refname);
-	} else if ((rc = common_status(g, &rp, "creating a ref")) == 0) {
-		rc = unexpected_status(g, &rp, "creating a ref");
+		break;
 	}
-	reply_clear(&rp);
+	json_decref(body);
 	return rc;
 }
 
@@ -961,12 +1147,17 @@ static int gh_update_ref(gh_transport *g, const char *refname, const lease_oid *
 	if ((rc = ensure_repo_id(g)) < 0)
 		return rc;
 	lease_oid_tohex(before, old_oid);
+	/* force:true — beforeOid already makes each update an exact
+	 * compare-and-swap; force:false would also demand a fast-forward
+	 * (schema: RefUpdate.force), which `break --force` over a blob tip
+	 * or any replace not descending from the tip can never be (issue 15 #5). */
 	vars = json_pack("{s:{s:s, s:[{s:s, s:s, s:s, s:b}]}}", "input", "repositoryId", g->repo_id,
 	                 "refUpdates", "name", refname, "beforeOid", before, "afterOid", after_hex,
-	                 "force", 0);
+	                 "force", 1);
 	if (!vars)
 		return LEASE_ENOMEM;
 	rc = gql_post(g, &rp, q, vars, 0, what);
+	g->last_write_ms = lease_http_mono_ms();
 	json_decref(vars);
 	if (rc < 0)
 		return rc;
@@ -1010,7 +1201,6 @@ static int gh_delete_ref(lease_transport *t, const char *refname, const lease_oi
 	return gh_update_ref((gh_transport *)t, refname, old_oid, ZERO_OID, "deleting a ref");
 }
 
-/* GraphQL read: repository id + ref target with its message in one answer. */
 /* The schema probe riding on the first read: `ur:__type(name:"UpdateRefsInput")`
  * is null on a server without the updateRefs mutation (an old GHES), which
  * is then refused before anything is written (protocol.md §9). */
@@ -1048,44 +1238,50 @@ static int drop_alias_errors(json_t *json, const char *alias)
 	return dropped;
 }
 
-/* GraphQL read: repository id + ref target with its message in one answer.
- * While GraphQL has not yet shown that it sees refs/<ns>/, the same query
- * also counts the namespace's refs (@p ns_seen: 1 when it has any). */
+/* 1 when GraphQL's `ref` answer is the ref asked for: its prefix + name
+ * spell @p refname exactly (positive evidence only, issue 15 #3). */
+static int gql_ref_is(json_t *ref, const char *refname)
+{
+	json_t *prefix = json_object_get(ref, "prefix"), *name = json_object_get(ref, "name");
+	size_t n;
+
+	if (!json_is_string(prefix) || !json_is_string(name))
+		return 0;
+	n = strlen(json_string_value(prefix));
+	return strncmp(refname, json_string_value(prefix), n) == 0 &&
+	       strcmp(refname + n, json_string_value(name)) == 0;
+}
+
+/* GraphQL read: repository id + ref target with its message in one answer
+ * (the first read of a process also carries the schema probe). *present is
+ * 1 only when GraphQL returned the very ref asked for; 0 is no evidence. */
 static int gql_read_ref(gh_transport *g, const char *refname, int *present, lease_oid *oid,
-                        int *has_commit, lease_commit *commit_out, int *ns_seen)
+                        int *has_commit, lease_commit *commit_out)
 {
 	static const char q[] =
 	        "query($owner:String!,$name:String!,$ref:String!){repository(owner:$owner,"
-	        "name:$name){id ref(qualifiedName:$ref){name target{__typename oid ...on "
+	        "name:$name){id ref(qualifiedName:$ref){prefix name target{__typename oid ...on "
 	        "Commit{message committedDate parents(first:1){nodes{oid}}}}}}}";
-	static const char q_ns[] =
-	        "query($owner:String!,$name:String!,$ref:String!,$ns:String!){ur:__type(name:"
-	        "\"UpdateRefsInput\"){name} repository("
-	        "owner:$owner,name:$name){id nsrefs:refs(refPrefix:$ns,first:1){totalCount} "
-	        "ref(qualifiedName:$ref){name target{__typename oid ...on Commit{message "
+	static const char q_probe[] =
+	        "query($owner:String!,$name:String!,$ref:String!){ur:__type(name:"
+	        "\"UpdateRefsInput\"){name} repository(owner:$owner,name:$name){id "
+	        "ref(qualifiedName:$ref){prefix name target{__typename oid ...on Commit{message "
 	        "committedDate parents(first:1){nodes{oid}}}}}}}";
-	char ns[320];
-	const char *slash = strrchr(refname, '/');
 	gh_reply rp;
-	json_t *vars, *repo, *ref, *target, *count;
-	int rc, probe = g->sight == GQL_UNKNOWN;
+	json_t *vars, *repo, *ref, *target;
+	int rc, probe = !g->probed;
 
-	*ns_seen = 0;
-	snprintf(ns, sizeof(ns), "%.*s", (int)(slash - refname + 1), refname);
-	vars = probe ? json_pack("{s:s, s:s, s:s, s:s}", "owner", g->owner, "name", g->repo, "ref",
-	                         refname, "ns", ns)
-	             : json_pack("{s:s, s:s, s:s}", "owner", g->owner, "name", g->repo, "ref",
-	                         refname);
+	vars = json_pack("{s:s, s:s, s:s}", "owner", g->owner, "name", g->repo, "ref", refname);
 	if (!vars)
 		return LEASE_ENOMEM;
-	rc = gql_post(g, &rp, probe ? q_ns : q, vars, 1, "reading a ref");
+	rc = gql_post(g, &rp, probe ? q_probe : q, vars, 1, "reading a ref");
 	json_decref(vars);
 	if (rc < 0)
 		return rc;
 	if (probe) {
-		drop_alias_errors(rp.json, "nsrefs");
 		drop_alias_errors(rp.json, "ur");
 		check_schema(g, json_object_get(rp.json, "data"));
+		g->probed = 1;
 	}
 	if ((rc = gql_common_errors(g, rp.json, "reading a ref")) < 0)
 		goto out;
@@ -1096,10 +1292,14 @@ static int gql_read_ref(gh_transport *g, const char *refname, int *present, leas
 		goto out;
 	}
 	remember_repo_id(g, repo);
-	count = json_object_get(json_object_get(repo, "nsrefs"), "totalCount");
-	*ns_seen = json_is_integer(count) && json_integer_value(count) > 0;
 	ref = json_object_get(repo, "ref");
-	if (json_is_null(ref) || !ref) {
+	if (!json_is_object(ref)) {
+		*present = 0;
+		goto out;
+	}
+	if (!gql_ref_is(ref, refname)) {
+		gh_log(g, LEASE_LOG_DEBUG,
+		       "github: GraphQL answered another ref than %s; asking REST", refname);
 		*present = 0;
 		goto out;
 	}
@@ -1122,7 +1322,7 @@ static int gh_read_ref(lease_transport *t, const char *refname, int *present, le
 {
 	gh_transport *g = (gh_transport *)t;
 	lease_oid rest_oid;
-	int rc, rest_present = 0, ns_seen = 0;
+	int rc, rest_present = 0;
 
 	*present = 0;
 	*has_commit = 0;
@@ -1131,25 +1331,21 @@ static int gh_read_ref(lease_transport *t, const char *refname, int *present, le
 	if ((rc = check_refname(g, refname)) < 0)
 		return rc;
 	if (g->sight == GQL_BLIND)
-		return rest_read_ref(g, refname, present, oid);
-	if ((rc = gql_read_ref(g, refname, present, oid, has_commit, commit_out, &ns_seen)) < 0)
+		return rest_read_ref(g, refname, present, oid, NULL);
+	if ((rc = gql_read_ref(g, refname, present, oid, has_commit, commit_out)) < 0)
 		return rc;
-	if (*present || ns_seen) {
-		g->sight = GQL_SEES;
+	if (*present)
 		return 0;
-	}
-	if (g->sight == GQL_SEES)
-		return 0;
-	/* Until GraphQL has shown a ref of the namespace, confirm an absence by
-	 * REST: GraphQL may not see refs outside heads/ and tags/ (§9). One
-	 * listing of refs/<ns>* answers it, and also the archive listing a
-	 * create of a fresh name asks for next (served from it, once). */
+	/* GraphQL's null is never taken for "absent": its view of refs outside
+	 * heads/ and tags/ is undocumented (§9, issue 15 #3). One REST listing
+	 * of refs/<ns>* confirms the absence and also answers the archive
+	 * listing a create of a fresh name asks for next (served from it, once). */
 	{
 		const char *slash = strrchr(refname, '/');
 		size_t i, n = (size_t)(slash - refname);
 		snap_drop(g);
 		if (n >= sizeof(g->snap_prefix))
-			return rest_read_ref(g, refname, present, oid);
+			return rest_read_ref(g, refname, present, oid, NULL);
 		memcpy(g->snap_prefix, refname, n);
 		g->snap_prefix[n] = '\0';
 		if ((rc = rest_list(g, &g->snap, g->snap_prefix + 5)) < 0) {
@@ -1306,6 +1502,48 @@ static int gh_list_refs(lease_transport *t, lease_ref_list *out, const char *pre
 	return rc;
 }
 
+/* wait_change: a conditional read of the ref every GH_POLL_MS (protocol.md §5
+ * "Waiting"; an unchanged ref answers 304, free of the primary rate limit). */
+static int gh_probe(lease_transport *t, const char *refname, lease_probe *p)
+{
+	lease_oid oid;
+	int present = 0, rc;
+
+	memset(&oid, 0, sizeof(oid));
+	if ((rc = rest_read_ref((gh_transport *)t, refname, &present, &oid, p)) < 0 ||
+	    p->not_modified)
+		return rc;
+	p->present = present;
+	p->oid = oid;
+	return 0;
+}
+
+static int gh_wait_change(lease_transport *t, const char *refname, int known_present,
+                          const lease_oid *known_oid, int timeout_ms)
+{
+	return lease_poll_ref_change(t, &((gh_transport *)t)->poll, gh_probe, refname,
+	                             known_present, known_oid, timeout_ms, GH_POLL_MS);
+}
+
+/* Pacing (issue 15 #7): GitHub asks for at least one second between
+ * content-creating requests in bursts; the store calls this before each
+ * operation of a burst (lease_store_pace), never between the writes of one
+ * operation. The clock is lease_http_mono_ms() (virtual under a test
+ * responder, like every wait of this transport). */
+static int64_t gh_pace(lease_transport *t, int64_t gap_ms)
+{
+	gh_transport *g = (gh_transport *)t;
+	int64_t wait;
+
+	if (g->last_write_ms <= 0)
+		return 0;
+	wait = g->last_write_ms + gap_ms - lease_http_mono_ms();
+	if (wait <= 0)
+		return 0;
+	sleep_ms(wait);
+	return wait;
+}
+
 static int gh_now(lease_transport *t, int64_t *out)
 {
 	gh_transport *g = (gh_transport *)t;
@@ -1449,6 +1687,8 @@ int lease_github_transport_new(lease_transport **out, const char *arg,
 		goto fail;
 	if (!(g->graphql = gql ? strip_slash(gql) : derive_graphql(g->api)))
 		goto fail;
+	snprintf(g->repo_base, sizeof(g->repo_base), "%s/repos/%.*s/%s", g->api, (int)(slash - arg),
+	         arg, slash + 1);
 	if ((rc = lease_http_check_url(g->graphql, err, errlen)) < 0)
 		goto fail;
 	snprintf(g->owner, sizeof(g->owner), "%.*s", (int)(slash - arg), arg);
@@ -1468,6 +1708,8 @@ int lease_github_transport_new(lease_transport **out, const char *arg,
 	g->base.now = gh_now;
 	g->base.last_error = gh_last_error;
 	g->base.free = gh_free;
+	g->base.wait_change = gh_wait_change;
+	g->base.pace = gh_pace;
 	g->timeout_s = opts && opts->timeout_s > 0 ? opts->timeout_s : 120;
 	if (opts) {
 		g->random = opts->random;

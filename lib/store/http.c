@@ -4,10 +4,9 @@
 #include "http.h"
 
 #include "reflease/common.h"
+#include "util/util.h"
 
-#include <arpa/inet.h>
 #include <curl/curl.h>
-#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +31,7 @@ struct lease_http {
 	char errbuf[CURL_ERROR_SIZE];
 	lease_http_responder responder; /* test hook: answers instead of the network */
 	void *responder_payload;
+	char if_none_match[128]; /* sent with the next GET only ("" = none) */
 };
 
 static int curl_ready;
@@ -83,32 +83,6 @@ __attribute__((format(printf, 3, 4))) static void set_err(char *err, size_t errl
 	}
 }
 
-/* 1 when @p host (as curl's URL API returns it) is a loopback address. */
-static int host_is_loopback(const char *host)
-{
-	struct in_addr a4;
-	struct in6_addr a6;
-	char buf[64];
-	size_t n = strlen(host);
-
-	if (strcasecmp(host, "localhost") == 0 || strcasecmp(host, "localhost.") == 0)
-		return 1;
-	if (inet_pton(AF_INET, host, &a4) == 1)
-		return (ntohl(a4.s_addr) >> 24) == 127;
-	if (n >= 2 && host[0] == '[' && host[n - 1] == ']' && n - 2 < sizeof(buf)) {
-		memcpy(buf, host + 1, n - 2);
-		buf[n - 2] = '\0';
-		if (inet_pton(AF_INET6, buf, &a6) == 1) {
-			static const unsigned char mapped[12] = {0, 0, 0, 0, 0,    0,
-			                                         0, 0, 0, 0, 0xff, 0xff};
-			if (memcmp(&a6, &in6addr_loopback, sizeof(a6)) == 0)
-				return 1;
-			return memcmp(a6.s6_addr, mapped, 12) == 0 && a6.s6_addr[12] == 127;
-		}
-	}
-	return 0;
-}
-
 /* 0 https, 1 http towards loopback, LEASE_ECONFIG otherwise. */
 static int classify_url(const char *url, char *err, size_t errlen)
 {
@@ -130,7 +104,7 @@ static int classify_url(const char *url, char *err, size_t errlen)
 	}
 	if (strcasecmp(scheme, "https") == 0)
 		rc = 0;
-	else if (strcasecmp(scheme, "http") == 0 && host_is_loopback(host))
+	else if (strcasecmp(scheme, "http") == 0 && lease_host_is_loopback(host))
 		rc = 1;
 	else if (strcasecmp(scheme, "http") == 0)
 		set_err(err, errlen,
@@ -212,10 +186,12 @@ static long parse_long(const char *s)
 static void reset_headers(lease_http_response *r)
 {
 	r->next_url[0] = '\0';
+	r->location[0] = '\0';
 	r->date = -1;
 	r->retry_after = -1;
 	r->rl_remaining = -1;
 	r->rl_reset = -1;
+	r->etag[0] = '\0';
 }
 
 /* From a Link header value, the URL whose rel is "next". */
@@ -271,6 +247,12 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
 		r->rl_remaining = parse_long(v);
 	} else if ((v = header_value(data, n, "x-ratelimit-reset", buf, sizeof(buf)))) {
 		r->rl_reset = parse_long(v);
+	} else if ((v = header_value(data, n, "etag", buf, sizeof(buf)))) {
+		snprintf(r->etag, sizeof(r->etag), "%s", v);
+	} else if (n > 9 && strncasecmp(data, "location:", 9) == 0) {
+		/* too long a value is dropped: the redirect is then not followed */
+		if (!header_value(data, n, "location", r->location, sizeof(r->location)))
+			r->location[0] = '\0';
 	} else if (n > 5 && strncasecmp(data, "link:", 5) == 0) {
 		link_next(r, data + 5, n - 5);
 	}
@@ -476,6 +458,40 @@ static lease_http_result classify_curl(CURLcode cc, long request_size)
 	}
 }
 
+void lease_http_set_if_none_match(lease_http *h, const char *etag)
+{
+	size_t i, n = etag ? strlen(etag) : 0;
+
+	h->if_none_match[0] = '\0';
+	if (n == 0 || n >= sizeof(h->if_none_match))
+		return;
+	for (i = 0; i < n; i++)
+		if (etag[i] <= ' ' || etag[i] > '~') /* no header injection from a server's value */
+			return;
+	memcpy(h->if_none_match, etag, n + 1);
+}
+
+/* The GET header list plus "If-None-Match: <etag>" (a copy: the shared list
+ * stays as it is); NULL when out of memory. */
+static struct curl_slist *conditional_headers(const lease_http *h, const char *etag)
+{
+	struct curl_slist *l = NULL, *it;
+	char line[160];
+	int ok = 1;
+
+	for (it = h->headers; it; it = it->next)
+		l = add_header(l, it->data, &ok);
+	snprintf(line, sizeof(line), "If-None-Match: %s", etag);
+	l = add_header(l, line, &ok);
+	if (!ok) {
+		if (l)
+			wipe(l->data, strlen(l->data));
+		curl_slist_free_all(l);
+		return NULL;
+	}
+	return l;
+}
+
 int lease_http_request(lease_http *h, lease_http_response *resp, const char *method,
                        const char *url, const char *body, long timeout_ms)
 {
@@ -483,7 +499,11 @@ int lease_http_request(lease_http *h, lease_http_response *resp, const char *met
 	CURLcode cc;
 	long status = 0, reqsize = 0;
 	int kind;
+	struct curl_slist *cond = NULL;
+	char inm[sizeof(h->if_none_match)];
 
+	memcpy(inm, h->if_none_match, sizeof(inm)); /* for this request only */
+	h->if_none_match[0] = '\0';
 	memset(resp, 0, sizeof(*resp));
 	reset_headers(resp);
 	if ((kind = classify_url(url, err, sizeof(err))) < 0) {
@@ -517,7 +537,12 @@ int lease_http_request(lease_http *h, lease_http_response *resp, const char *met
 	/* Plain http goes to loopback only, never through a proxy (it would see
 	 * the credential). */
 	curl_easy_setopt(h->curl, CURLOPT_NOPROXY, kind == 1 ? "*" : NULL);
-	curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, body ? h->json_headers : h->headers);
+	if (!body && inm[0] && strcmp(method, "GET") == 0)
+		cond = conditional_headers(h, inm);
+	curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER,
+	                 body   ? h->json_headers
+	                 : cond ? cond
+	                        : h->headers);
 	curl_easy_setopt(h->curl, CURLOPT_TIMEOUT_MS, timeout_ms > 0 ? timeout_ms : 30000L);
 	curl_easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT_MS,
 	                 timeout_ms > 0 && timeout_ms < 10000 ? timeout_ms : 10000L);
@@ -534,6 +559,10 @@ int lease_http_request(lease_http *h, lease_http_response *resp, const char *met
 	h->requests++;
 	cc = curl_easy_perform(h->curl);
 	h->cur = NULL;
+	if (cond) { /* holds a copy of the credential: wipe before freeing */
+		wipe(cond->data, strlen(cond->data));
+		curl_slist_free_all(cond);
+	}
 	resp->date_mono_ms = lease_http_mono_ms();
 	curl_easy_getinfo(h->curl, CURLINFO_REQUEST_SIZE, &reqsize);
 	curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &status);

@@ -38,7 +38,9 @@ typedef struct lease_http_response {
 	int64_t date_mono_ms; /**< monotonic time (ms) when the response was complete */
 	int body_overflow;    /**< the body passed the cap (result is UNANSWERED) */
 	char next_url[1024];  /**< `Link: <URL>; rel="next"` (pagination), or "" */
+	char location[1024];  /**< `Location` (a redirect's target, never followed here), or "" */
 	char error[256];      /**< libcurl's reason when result != LEASE_HTTP_OK */
+	char etag[128];       /**< `ETag` header (a validator for If-None-Match), or "" */
 } lease_http_response;
 
 /**
@@ -73,6 +75,16 @@ int lease_http_request(lease_http *h, lease_http_response *resp, const char *met
 
 /** Free what @p r owns and zero it. Accepts NULL. */
 void lease_http_response_clear(lease_http_response *r);
+
+/**
+ * Send `If-None-Match: @p etag` with the next GET request through @p h only
+ * (a conditional read, answered 304 when unchanged; GitHub does not count an
+ * authorised 304 against the primary rate limit — docs.github.com, "Best
+ * practices for using the REST API", conditional requests). @p etag is copied;
+ * NULL, "", or a value with spaces, controls or non-ASCII sends nothing.
+ * A test responder does not see the header.
+ */
+void lease_http_set_if_none_match(lease_http *h, const char *etag);
 
 /**
  * Test hook (fuzzing and tests; never set in production): answer every

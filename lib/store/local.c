@@ -348,6 +348,25 @@ static int local_remove_ref_lock(lease_transport *t, const lease_ref_lock *lk, i
 	                                min_age_s, now, lt->errbuf, sizeof(lt->errbuf));
 }
 
+/* wait_change (lib/store/local_watch.c): the ref's oid, no object read. */
+static int local_probe(lease_transport *t, const char *refname, lease_probe *p)
+{
+	git_oid id;
+	int err = git_reference_name_to_id(&id, L(t)->repo, refname);
+
+	p->present = err == 0;
+	if (err == 0)
+		lease_git_oid_from(&p->oid, &id);
+	return err == 0 || err == GIT_ENOTFOUND ? 0 : LEASE_ENET;
+}
+
+static int local_wait_change(lease_transport *t, const char *refname, int known_present,
+                             const lease_oid *known_oid, int timeout_ms)
+{
+	return lease_fs_wait_ref_change(t, local_probe, git_repository_commondir(L(t)->repo),
+	                                refname, known_present, known_oid, timeout_ms);
+}
+
 static const char *local_last_error(lease_transport *t)
 {
 	return L(t)->errbuf[0] ? L(t)->errbuf : NULL;
@@ -416,6 +435,7 @@ int lease_local_transport_new(lease_transport **out, const char *path, char *err
 	lt->base.free = local_free;
 	lt->base.list_ref_locks = local_list_ref_locks;
 	lt->base.remove_ref_lock = local_remove_ref_lock;
+	lt->base.wait_change = local_wait_change;
 	*out = &lt->base;
 	return 0;
 }

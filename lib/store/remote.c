@@ -66,6 +66,7 @@ typedef struct remote_transport {
 	char *url;
 	char *token; /* REFLEASE_GIT_TOKEN, wiped on free */
 	int have_empty_tree;
+	lease_probe poll; /* a waiter's last ls-remote (wait_change) */
 	char errbuf[2048];
 } remote_transport;
 
@@ -157,10 +158,18 @@ static void url_host(char *out, size_t outlen, const char *url)
 	out[n] = '\0';
 }
 
-static int host_is_loopback(const char *host)
+int lease_remote_token_allowed(const char *url)
 {
-	return strcmp(host, "localhost") == 0 || strncmp(host, "127.", 4) == 0 ||
-	       strcmp(host, "::1") == 0;
+	char host[256];
+
+	if (!url)
+		return 0;
+	if (strncmp(url, "https://", 8) == 0)
+		return 1;
+	if (strncmp(url, "http://", 7) != 0)
+		return 0;
+	url_host(host, sizeof(host), url);
+	return lease_host_is_loopback(host);
 }
 
 /* 1 when the URL's authority carries a password (user:pass@host). */
@@ -215,7 +224,6 @@ static int cb_credentials(git_credential **out, const char *url, const char *use
 {
 	net_ctx *ctx = payload;
 	remote_transport *rt = ctx->rt;
-	char host[256];
 
 	if (++ctx->cred_calls > CRED_TRIES) {
 		ctx->auth_failed = 1;
@@ -239,9 +247,7 @@ static int cb_credentials(git_credential **out, const char *url, const char *use
 		return git_credential_username_new(out, user);
 	}
 	if ((allowed_types & GIT_CREDENTIAL_USERPASS_PLAINTEXT) && rt->token) {
-		url_host(host, sizeof(host), url);
-		if (strncmp(url, "https://", 8) == 0 ||
-		    (strncmp(url, "http://", 7) == 0 && host_is_loopback(host)))
+		if (lease_remote_token_allowed(url))
 			return git_credential_userpass_plaintext_new(
 			        out,
 			        username_from_url && *username_from_url ? username_from_url
@@ -520,6 +526,23 @@ static int remote_read_ref(lease_transport *t, const char *refname, int *present
 		return fetch_rc; /* errbuf holds the fetch's error */
 	snprintf(rt->errbuf, sizeof(rt->errbuf), "%s kept changing while it was read", refname);
 	return LEASE_ENET;
+}
+
+/* wait_change: one ls-remote (the ref advertisement only, no fetch) every
+ * REMOTE_POLL_MS (protocol.md §5 "Waiting", §9 "remote"). */
+#define REMOTE_POLL_MS 2000
+static int remote_probe(lease_transport *t, const char *refname, lease_probe *p)
+{
+	int fetched, fetch_rc;
+
+	return ls_and_fetch(R(t), refname, 0, &p->present, &p->oid, &fetched, &fetch_rc);
+}
+
+static int remote_wait_change(lease_transport *t, const char *refname, int known_present,
+                              const lease_oid *known_oid, int timeout_ms)
+{
+	return lease_poll_ref_change(t, &R(t)->poll, remote_probe, refname, known_present,
+	                             known_oid, timeout_ms, REMOTE_POLL_MS);
 }
 
 static int list_once(remote_transport *rt, lease_ref_list *out, const char *prefix, int *fetch_rc);
@@ -953,6 +976,7 @@ int lease_remote_transport_new(lease_transport **out, const char *url, char *err
 	rt->base.now = NULL;
 	rt->base.last_error = remote_last_error;
 	rt->base.free = remote_free;
+	rt->base.wait_change = remote_wait_change;
 	*out = &rt->base;
 	return 0;
 }

@@ -249,3 +249,20 @@ int lease_commit_copy(lease_commit *dst, const lease_commit *src)
 		return LEASE_ENOMEM;
 	return 0;
 }
+
+int64_t lease_store_pace(lease_store *st)
+{
+	int64_t waited = st->t->pace ? st->t->pace(st->t, LEASE_PACE_MS) : 0;
+
+	if (waited > 0) {
+		st->paced_ms += waited;
+		lease_store_log(st, LEASE_LOG_DEBUG, "paced %lld ms before the next write",
+		                (long long)waited);
+	}
+	return waited;
+}
+
+int64_t lease_store_paced_ms(const lease_store *st)
+{
+	return st->paced_ms;
+}

@@ -127,6 +127,25 @@ struct lease_transport {
 	 */
 	int (*remove_ref_lock)(lease_transport *t, const lease_ref_lock *lk, int64_t min_age_s,
 	                       int64_t now);
+	/**
+	 * GitHub: a new write operation of a burst begins — wait until at least
+	 * @p gap_ms (monotonic) after the transport's last content-creating
+	 * request (GitHub docs, "Best practices for using the REST API": at
+	 * least one second between POST/PATCH/PUT/DELETE requests in bursts).
+	 * @return the milliseconds waited (0 when none was needed)
+	 */
+	int64_t (*pace)(lease_transport *t, int64_t gap_ms);
+	/**
+	 * Block until @p refname may no longer be what the caller last read
+	 * (@p known_present, @p known_oid), or @p timeout_ms passed; reads only,
+	 * never writes (protocol.md §5 "Waiting"). Local: inotify on the loose
+	 * ref's directory and packed-refs (lib/store/local_watch.c); github:
+	 * conditional REST reads; remote: ls-remote polls (lib/store/wait_poll.c).
+	 * @return 1 (may have changed: read again), 0 (no change seen in
+	 *         @p timeout_ms), or an error (the caller reads again)
+	 */
+	int (*wait_change)(lease_transport *t, const char *refname, int known_present,
+	                   const lease_oid *known_oid, int timeout_ms);
 };
 
 /** The store handle (opaque to users of reflease/store.h). */
@@ -143,7 +162,24 @@ struct lease_store {
 	char spec[1024];
 	char errmsg[1024];
 	lease_cas_error cas_err;
+	int64_t paced_ms; /**< total waited by lease_store_pace() */
 };
+
+/** Gap between the content-creating requests of two operations of a burst, ms (issue 15). */
+#define LEASE_PACE_MS 1000
+
+/**
+ * Mark the start of one write operation of a burst (reconcile --reap /
+ * --prune-released, migrate --apply: one per lease; never between the
+ * writes of one operation): the transport waits until LEASE_PACE_MS have
+ * passed since its last content-creating request (GitHub only; a no-op
+ * elsewhere). @return the milliseconds waited, also added to
+ * lease_store_paced_ms().
+ */
+int64_t lease_store_pace(lease_store *st);
+
+/** Total milliseconds lease_store_pace() waited on @p st. */
+int64_t lease_store_paced_ms(const lease_store *st);
 
 /** Set the handle's error message (printf-style) and return @p code. */
 int lease_store_set_error(lease_store *st, int code, const char *fmt, ...)
@@ -185,6 +221,13 @@ void lease_github_set_rest_only(lease_transport *t);
 struct lease_http *lease_github_http(lease_transport *t);
 
 /**
+ * 1 when REFLEASE_GIT_TOKEN may be offered to @p url: https://, or http://
+ * towards a loopback host as lease_host_is_loopback() parses it (never a
+ * name that merely begins with "127."); 0 otherwise (issue 15, protocol.md §9).
+ */
+int lease_remote_token_allowed(const char *url);
+
+/**
  * Remote backend (lib/store/remote.c, protocol.md §9 "remote") for @p url:
  * git://, http(s)://, ssh:// through libgit2's smart protocol with a local
  * object cache under $XDG_CACHE_HOME/reflease/; file:// served by the local
@@ -212,6 +255,56 @@ int lease_fs_list_ref_locks(lease_ref_lock_list *out, const char *commondir, con
 int lease_fs_remove_ref_lock(const char *commondir, const char *store_lock,
                              const lease_ref_lock *lk, int64_t min_age_s, int64_t now, char *err,
                              size_t errlen);
+
+/** What one probe of a polled ref saw (lib/store/wait_poll.c). */
+typedef struct lease_probe {
+	int present;        /**< the ref exists */
+	lease_oid oid;      /**< its oid when present */
+	int not_modified;   /**< a conditional read answered "unchanged" (HTTP 304) */
+	char etag[128];     /**< validator of the last full answer ("" = none) */
+	char etag_ref[320]; /**< the ref @p etag belongs to */
+} lease_probe;
+
+/**
+ * One read of @p refname for a poll: the backend fills @p p (present, oid)
+ * and, when it can read conditionally, sends p->etag (when p->etag_ref is
+ * @p refname) and sets p->not_modified or stores the answer's validator.
+ * @return 0, or an error (the poll goes on)
+ */
+typedef int (*lease_probe_fn)(lease_transport *t, const char *refname, lease_probe *p);
+
+/**
+ * The wait_change of a polled backend (github, remote): probe @p refname every
+ * @p interval_ms (jittered to 75-125 %, never growing) until what it sees
+ * differs from (@p known_present, @p known_oid) or @p timeout_ms passed.
+ * @p state keeps the validator across calls (owned by the transport). A
+ * failed probe is not a change: polling goes on at the same pace.
+ * @return 1 (changed), 0 (timeout)
+ */
+int lease_poll_ref_change(lease_transport *t, lease_probe *state, lease_probe_fn probe,
+                          const char *refname, int known_present, const lease_oid *known_oid,
+                          int timeout_ms, int interval_ms);
+
+/**
+ * The local wait_change (lib/store/local_watch.c): inotify on the directory
+ * of @p refname's loose file under @p commondir and on @p commondir itself
+ * (packed-refs), re-checked with @p probe at least every LEASE_WATCH_CAP_MS
+ * (a missed event costs at most that) and at once after the watches are set
+ * (a change just before them). Without inotify: the probe every
+ * LEASE_WATCH_CAP_MS.
+ * @return 1 (changed, or an event on the ref or packed-refs), 0 (timeout)
+ */
+int lease_fs_wait_ref_change(lease_transport *t, lease_probe_fn probe, const char *commondir,
+                             const char *refname, int known_present, const lease_oid *known_oid,
+                             int timeout_ms);
+
+/** Monotonic clock, ms (lib/store/wait_poll.c). */
+int64_t lease_wait_mono_ms(void);
+/** Sleep @p ms; 0, or -1 when a signal cut the sleep short (a waiter returns at once). */
+int lease_wait_nap_ms(int64_t ms);
+
+/** Longest a local waiter goes without re-reading the ref, ms. */
+#define LEASE_WATCH_CAP_MS 150
 
 /** Create a bare repository at @p path with reflease's recommended settings. */
 int lease_local_init(const char *path, char *err, size_t errlen);

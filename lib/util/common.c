@@ -2,10 +2,13 @@
 #include "reflease/common.h"
 #include "util/util.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
 
 const char *lease_error_id(int code)
@@ -139,4 +142,34 @@ int64_t lease_days_from_civil(int64_t y, int m, int d)
 	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
 	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
 	return era * 146097 + doe - 719468;
+}
+
+int lease_host_is_loopback(const char *host)
+{
+	static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	struct in_addr a4;
+	struct in6_addr a6;
+	char buf[INET6_ADDRSTRLEN + 1];
+	size_t n;
+
+	if (!host)
+		return 0;
+	n = strlen(host);
+	if (strcasecmp(host, "localhost") == 0 || strcasecmp(host, "localhost.") == 0)
+		return 1;
+	if (inet_pton(AF_INET, host, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	if (n >= 2 && host[0] == '[' && host[n - 1] == ']') {
+		host++;
+		n -= 2;
+	}
+	if (n == 0 || n >= sizeof(buf))
+		return 0;
+	memcpy(buf, host, n);
+	buf[n] = '\0';
+	if (inet_pton(AF_INET6, buf, &a6) != 1)
+		return 0;
+	if (memcmp(&a6, &in6addr_loopback, sizeof(a6)) == 0)
+		return 1;
+	return memcmp(a6.s6_addr, mapped, sizeof(mapped)) == 0 && a6.s6_addr[12] == 127;
 }

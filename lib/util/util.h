@@ -19,6 +19,17 @@ int64_t lease_days_from_civil(int64_t y, int m, int d);
 int lease_hex_digit(char c);
 
 /**
+ * 1 when @p host is a loopback host by parsing, never by prefix (issue 15):
+ * `localhost` (any case, optional trailing dot), a numeric IPv4 address in
+ * 127.0.0.0/8 (dotted quad, as inet_pton(3) reads it), `::1` or an
+ * IPv4-mapped 127.0.0.0/8 address (with or without the URL's [brackets]).
+ * Anything else — `127.example.com`, `localhost.example.com`, `127.1`, "" —
+ * is 0. The one loopback policy of the library: plain http and the
+ * credentials it would carry go only where this says 1 (protocol.md §9).
+ */
+int lease_host_is_loopback(const char *host);
+
+/**
  * Format an error message into @p err (at most @p errlen bytes, always
  * NUL-terminated); does nothing when @p err is NULL or @p errlen is 0.
  */

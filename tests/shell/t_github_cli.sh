@@ -56,6 +56,19 @@ rf --timeout 5 acquire fx ; expect 75 "rate limited past --timeout (F24)"
 fault '{"endpoint":"any","kind":"5xx","count":100000}'
 rf --timeout 2 --verify-timeout 1 acquire fx ; expect 69 "unreachable"
 curl -sf -XPOST "$base/_fakegh/reset" -d '{}' >/dev/null
+# issue 15: GitHub's real answers
+fault '{"endpoint":"graphql","kind":"gql-rate-limit","count":100000,"arg":600}'
+rf --timeout 5 status fx ; expect 75 "GraphQL RATE_LIMIT type (plugin-throttling.js#824)"
+grep -q 'rate limit' "$TMPDIR/e" || { echo "75 without saying rate limited"; exit 1; }
+curl -sf -XPOST "$base/_fakegh/reset" -d '{}' >/dev/null
+fault '{"endpoint":"create","kind":"422-update-failed","count":1}'
+rf acquire sporadic ; expect 0 "a sporadic 422 Reference update failed"
+curl -sf -XPOST "$base/_fakegh/moved" -d '{"location":""}' >/dev/null
+rf --json acquire moved ; expect 0 "renamed repository: 301/307 followed"
+curl -sf -XPOST "$base/_fakegh/moved" -d '{"location":"http://127.0.0.2:9/repos/x/y"}' >/dev/null
+rf --json acquire moved2 ; expect 78 "moved off the API host"
+grep -q 'moved' "$TMPDIR/e" || { echo "78 without saying the repository moved"; exit 1; }
+curl -sf -XPOST "$base/_fakegh/moved" -d '{"location":null}' >/dev/null
 rf --json acquire fx; expect 0 "acquire after the faults"
 tok=$(field lease_token <"$TMPDIR/o")
 fault '{"endpoint":"updateRefs","kind":"no-updaterefs","count":1}'

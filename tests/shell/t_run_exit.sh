@@ -46,6 +46,30 @@ expect_rc 0 "$R" run job --json-file "$TMPDIR/run.json" -- true
 jparse <"$TMPDIR/run.json"
 [ "$(jv status)" = released ] && [ "$(jv exit_status)" = 0 ] || fail "--json-file"
 
+# --json-file is checked before the lease is taken (F08): exit 64, CMD never
+# runs, nothing written; a directory is refused too
+expect_rc 64 "$R" run jf --json-file "$TMPDIR/nonexistent/dir/f" -- sh -c 'echo RAN'
+grep -q RAN "$TMPDIR/out" && fail "CMD ran with an unwritable --json-file"
+grep -q 'nonexistent/dir/f' "$TMPDIR/err" || fail "--json-file: message does not name the file"
+expect_rc 64 "$R" run jf --json-file "$TMPDIR" -- true
+refs | grep -q 'leases/jf$' && fail "--json-file: the lease was written"
+# --json keeps stdout for CMD: a usage error's object is the last line of stderr
+expect_rc 64 "$R" --json run job --ttl 0 -- true
+[ ! -s "$TMPDIR/out" ] || fail "run --json: usage error on stdout"
+tail -n 1 "$TMPDIR/err" | jget error.code | grep -qx usage || fail "run --json: usage error object"
+expect_rc 64 "$R" run job --json --ttl 0 -- true
+[ ! -s "$TMPDIR/out" ] || fail "run ... --json: usage error on stdout"
+
+# --conflict-exit-code N (issue 19, like flock -E): reflease's 3 becomes N;
+# CMD's own 3 stays 3 (the lost case, 4 → N: t_run_lost.sh)
+expect_rc 0 env REFLEASE_OWNER=bob "$R" acquire cx --ttl 30
+expect_rc 99 "$R" run cx --conflict-exit-code 99 -- sh -c 'echo RAN'
+grep -q RAN "$TMPDIR/out" && fail "--conflict-exit-code: CMD ran"
+expect_rc 0 env REFLEASE_OWNER=admin "$R" break cx --force
+expect_rc 3 "$R" run cx --conflict-exit-code 99 -- sh -c 'exit 3'
+expect_rc 64 "$R" run cx --conflict-exit-code 0 -- true
+expect_rc 64 "$R" run cx --conflict-exit-code 256 -- true
+
 # held by another: exit 3, CMD never runs, nothing released
 expect_rc 0 env REFLEASE_OWNER=bob "$R" acquire job --ttl 5
 expect_rc 3 "$R" --json run job -- sh -c 'echo RAN'

@@ -61,13 +61,14 @@ jparse <"$TMPDIR/last"
 [ "$(jv reason)" = lost ] && [ "$(jv status)" = expired ] || fail "lock: json $(cat "$TMPDIR/last")"
 # (each heartbeat here hangs in the lock wait: the main thread's watchdog stops CMD)
 
-# 3. A CMD that honours SIGTERM gets SIGTERM (not SIGKILL) when the lease is lost
-"$R" --json run lost3 --ttl 6 -- sh -c "trap 'exit 15' TERM; while :; do sleep 0.05; done" \
+# 3. A CMD that honours SIGTERM gets SIGTERM (not SIGKILL) when the lease is lost;
+#    --conflict-exit-code replaces the 4 of a lost lease
+"$R" --json run lost3 --ttl 6 --conflict-exit-code 99 -- sh -c "trap 'exit 15' TERM; while :; do sleep 0.05; done" \
   >"$TMPDIR/l3.out" 2>"$TMPDIR/l3.err" &
 P=$!
 sleep 0.7
 expect_rc 0 env REFLEASE_OWNER=admin "$R" break lost3 --force
 wait_rc "$P"
-[ "$rc" -eq 4 ] || fail "lost3: exit $rc"
+[ "$rc" -eq 99 ] || fail "lost3: exit $rc, want 99 (--conflict-exit-code)"
 tail -n 1 "$TMPDIR/l3.err" | jget command.exit_code | grep -qx 15 || fail "lost3: CMD did not exit on SIGTERM"
 echo ok

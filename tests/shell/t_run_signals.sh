@@ -2,7 +2,7 @@
 # shellcheck disable=SC1091,SC2015,SC2016  # sourced helper; A && B || fail is intended; CMD scripts in single quotes
 # `run`: SIGTERM, SIGHUP and SIGINT to reflease are forwarded to CMD's process
 # group, the lease is released (within 5 s) and reflease exits 143/129/130;
-# SIGKILL to reflease kills CMD too (PR_SET_PDEATHSIG).
+# SIGKILL to reflease kills CMD too (its guard outlives reflease).
 . "$(dirname "$0")/lease_lib.sh"
 
 # start_run NAME SCRIPT [env-prefix...]: reflease run in the background; $P its
@@ -61,7 +61,7 @@ alive "$C" && fail "stubborn: CMD survived"
 expect_rc 0 "$R" status stubborn --json
 [ "$(jout status)" = released ] || fail "stubborn: not released"
 
-# SIGKILL to reflease: CMD dies with it (PR_SET_PDEATHSIG), lease left to expire
+# SIGKILL to reflease: the guard kills CMD, lease left to expire
 start_run orphan "exec sleep 30"
 kill -KILL "$P"
 wait_rc "$P"
@@ -69,8 +69,7 @@ i=0
 while alive "$C"; do
   i=$((i + 1)); [ $i -lt 40 ] || fail "SIGKILL: CMD outlived reflease"; sleep 0.05
 done
-# ... including CMD's own children (its process group shares its fate only
-# through CMD; a grandchild keeps running unless CMD forwards) — not asserted.
+# (the whole tree, grandchildren and setsid members included: t_run_fence.sh)
 # interrupted while waiting (acquire --wait / run --wait): ends at once, not
 # after the runtime's current backoff step; nothing acquired, CMD never runs
 expect_rc 0 env REFLEASE_OWNER=bob "$R" acquire busy --ttl 300

@@ -27,6 +27,7 @@
 #define DOCS       "https://docs.github.com/rest/git/refs"
 #define REPO_ID    "R_kgDOfakegh01"
 #define ZERO_HEX   "0000000000000000000000000000000000000000"
+#define REPO_NUM   "4242" /* /repositories/<id>/, where a moved repository redirects */
 
 struct fault {
 	fakegh_endpoint ep;
@@ -56,6 +57,10 @@ struct fakegh {
 	char *token;
 	int64_t offset;
 	int gql_blind;
+	fakegh_gql_view gql_view;
+	int moved;          /* REST under /repos/O/R/ redirects (fakegh_set_moved) */
+	char moved_to[256]; /* Location base */
+	int64_t *log_ms;    /* arrival time of each log line's request */
 	int page_size;
 	int no_update_refs;
 	int lag_ms;
@@ -64,6 +69,8 @@ struct fakegh {
 	struct lag lags[MAX_LAGS];
 	int nlags;
 	unsigned counts[FAKEGH_N_ENDPOINTS];
+	unsigned counted;      /* requests GitHub counts against the primary rate limit */
+	unsigned not_modified; /* authorised 304s: not counted */
 	char **log;
 	size_t nlog;
 	long rl_used;
@@ -79,13 +86,14 @@ struct req {
 /* One answer. */
 struct answer {
 	unsigned status;
-	char *body;        /* owned */
-	int drop;          /* close without answering */
-	long retry_after;  /* -1 none */
-	int rl_zero;       /* x-ratelimit-remaining: 0 */
-	long rl_reset_in;  /* seconds from now for x-ratelimit-reset when rl_zero */
-	int no_rl_headers; /* omit x-ratelimit-* */
-	char link[600];    /* Link header, or "" */
+	char *body;         /* owned */
+	int drop;           /* close without answering */
+	long retry_after;   /* -1 none */
+	int rl_zero;        /* x-ratelimit-remaining: 0 */
+	long rl_reset_in;   /* seconds from now for x-ratelimit-reset when rl_zero */
+	int no_rl_headers;  /* omit x-ratelimit-* */
+	char link[600];     /* Link header, or "" */
+	char location[600]; /* Location header, or "" */
 	const char *resource;
 };
 
@@ -130,6 +138,10 @@ int fakegh_fault_parse(const char *name)
 	        {"no-updaterefs", FAKEGH_FAULT_NO_UPDATEREFS},
 	        {"stall", FAKEGH_FAULT_STALL},
 	        {"gql-internal", FAKEGH_FAULT_GQL_INTERNAL},
+	        {"gql-rate-limit", FAKEGH_FAULT_GQL_RATE_LIMIT},
+	        {"gql-403-rate-limit", FAKEGH_FAULT_GQL_403_RATE_LIMIT},
+	        {"gql-untyped-rate-limit", FAKEGH_FAULT_GQL_UNTYPED_RATE_LIMIT},
+	        {"422-update-failed", FAKEGH_FAULT_422_UPDATE_FAILED},
 	};
 	size_t i;
 
@@ -709,15 +721,25 @@ static void gql_query(fakegh *f, struct answer *a, const char *q, json_t *vars)
 	repo = json_pack("{s:s}", "id", REPO_ID);
 	if (strstr(q, "ref(qualifiedName:")) {
 		const char *ref = json_string_value(json_object_get(vars, "ref"));
+		int ordinary = ref && (strncmp(ref, "refs/heads/", 11) == 0 ||
+		                       strncmp(ref, "refs/tags/", 10) == 0);
+		char shown[512];
 		git_oid oid;
+		/* GraphQL's view of refs outside heads/ and tags/ is undocumented
+		 * (issue 15 #3): each fakegh_gql_view is one possible answer. */
+		snprintf(shown, sizeof(shown), "%s", ref ? ref : "");
+		if (ref && !ordinary && f->gql_view == FAKEGH_GQL_ELSEWHERE)
+			snprintf(shown, sizeof(shown), "refs/heads/%s",
+			         strrchr(ref, '/') ? strrchr(ref, '/') + 1 : ref);
 		if (ref &&
-		    (!f->gql_blind || strncmp(ref, "refs/heads/", 11) == 0 ||
-		     strncmp(ref, "refs/tags/", 10) == 0) &&
-		    read_ref_lagged(f, ref, &oid)) {
-			const char *short_name = strrchr(ref, '/') ? strrchr(ref, '/') + 1 : ref;
+		    (ordinary || (!f->gql_blind && (f->gql_view == FAKEGH_GQL_SEES ||
+		                                    f->gql_view == FAKEGH_GQL_ELSEWHERE))) &&
+		    read_ref_lagged(f, shown, &oid)) {
+			const char *short_name = strrchr(shown, '/') + 1;
 			json_object_set_new(repo, "ref",
-			                    json_pack("{s:s, s:o}", "name", short_name, "target",
-			                              gql_object(f, &oid, 0)));
+			                    json_pack("{s:s#, s:s, s:o}", "prefix", shown,
+			                              (int)(short_name - shown), "name", short_name,
+			                              "target", gql_object(f, &oid, 0)));
 		} else {
 			json_object_set_new(repo, "ref", json_null());
 		}
@@ -729,8 +751,8 @@ static void gql_query(fakegh *f, struct answer *a, const char *q, json_t *vars)
 		git_reference *r = NULL;
 		json_int_t n = 0;
 		if (ns &&
-		    (!f->gql_blind || strncmp(ns, "refs/heads/", 11) == 0 ||
-		     strncmp(ns, "refs/tags/", 10) == 0) &&
+		    ((!f->gql_blind && f->gql_view != FAKEGH_GQL_ELSEWHERE) ||
+		     strncmp(ns, "refs/heads/", 11) == 0 || strncmp(ns, "refs/tags/", 10) == 0) &&
 		    git_reference_iterator_new(&it, f->repo) == 0) {
 			while (git_reference_next(&r, it) == 0) {
 				n += strncmp(git_reference_name(r), ns, strlen(ns)) == 0;
@@ -794,12 +816,24 @@ static void gql_update_refs(fakegh *f, struct answer *a, json_t *vars)
 		}
 		if (!git_oid_is_zero(&af)) {
 			git_object *o = NULL;
+			git_oid base;
 			if (git_object_lookup(&o, f->repo, &af, GIT_OBJECT_ANY) < 0) {
 				answer_gql_error(a, "UNPROCESSABLE", "updateRefs",
 				                 "Object does not exist");
 				return;
 			}
 			git_object_free(o);
+			/* RefUpdate.force (schema text): "Allows updates to a ref that
+			 * are not fast-forwards"; without it a replace must descend
+			 * from beforeOid — a blob tip never does (issue 15 #5). */
+			if (present && !json_is_true(json_object_get(u, "force")) &&
+			    (git_merge_base(&base, f->repo, &cur, &af) < 0 ||
+			     !git_oid_equal(&base, &cur))) {
+				snprintf(msg, sizeof(msg), "Update to %s is not a fast forward",
+				         nm);
+				answer_gql_error(a, "UNPROCESSABLE", "updateRefs", msg);
+				return;
+			}
 		}
 	}
 	json_array_foreach(ups, i, u)
@@ -869,6 +903,8 @@ static const char *route(fakegh *f, const char *url, int *wrong_repo)
 		url += 7;
 	if (strcmp(url, "/graphql") == 0 || strcmp(url, "/api/graphql") == 0)
 		return "/graphql";
+	if (strncmp(url, "/repositories/" REPO_NUM "/", 14 + strlen(REPO_NUM) + 1) == 0)
+		return url + 14 + strlen(REPO_NUM) + 1;
 	if (strncmp(url, "/repos/", 7) != 0)
 		return NULL;
 	n = (size_t)snprintf(pre, sizeof(pre), "/repos/%s/%s/", f->owner, f->name);
@@ -992,6 +1028,42 @@ static int apply_fault(fakegh *f, struct answer *a, const struct fault *ft, fake
 		                  "the result of a timeout, or it could be a GitHub bug. Please "
 		                  "include `FAKE:0001` when reporting this issue."));
 		return 1;
+	case FAKEGH_FAULT_GQL_RATE_LIMIT:
+	case FAKEGH_FAULT_GQL_403_RATE_LIMIT:
+		/* octokit/plugin-throttling.js#824 (bodies attached), #848;
+		 * githubkit#271: `type` RATE_LIMIT, `code` graphql_rate_limit, in a
+		 * 200 — or a 403 whose body is only errors[] */
+		if (!gql)
+			return 0;
+		answer_json(a, ft->kind == FAKEGH_FAULT_GQL_403_RATE_LIMIT ? 403 : 200,
+		            json_pack("{s:[{s:s, s:s, s:s}]}", "errors", "type", "RATE_LIMIT",
+		                      "code", "graphql_rate_limit", "message",
+		                      "API rate limit already exceeded for user ID 1."));
+		if (ft->arg > 0) {
+			a->rl_zero = 1;
+			a->rl_reset_in = ft->arg;
+		} else {
+			a->no_rl_headers = 1;
+		}
+		return 1;
+	case FAKEGH_FAULT_GQL_UNTYPED_RATE_LIMIT:
+		/* issue 15 #2: a 200 whose error carries neither type nor code */
+		if (!gql)
+			return 0;
+		answer_json(a, 200,
+		            json_pack("{s:n, s:[{s:s}]}", "data", "errors", "message",
+		                      "API rate limit exceeded for user ID 1. If you reach out to "
+		                      "GitHub Support for help, please include the request ID "
+		                      "FAKE:0001."));
+		a->no_rl_headers = 1;
+		return 1;
+	case FAKEGH_FAULT_422_UPDATE_FAILED:
+		/* github/rest-api-description#4887, exercism/website#8248: a
+		 * sporadic 422 on POST /git/refs; nothing was created */
+		if (ep != FAKEGH_REF_CREATE)
+			return 0;
+		answer_msg(a, 422, "Reference update failed");
+		return 1;
 	case FAKEGH_FAULT_DROP: a->drop = 1; return 0;
 	}
 	return 0;
@@ -1089,7 +1161,8 @@ static json_t *stats_json(fakegh *f)
 
 	for (i = 1; i < FAKEGH_N_ENDPOINTS; i++)
 		json_object_set_new(by, ep_names[i], json_integer(f->counts[i]));
-	return json_pack("{s:i, s:o}", "total", f->counts[FAKEGH_ANY], "by_endpoint", by);
+	return json_pack("{s:i, s:i, s:i, s:o}", "total", f->counts[FAKEGH_ANY], "counted",
+	                 f->counted, "not_modified", f->not_modified, "by_endpoint", by);
 }
 
 static void control(fakegh *f, struct answer *a, const char *what, json_t *body)
@@ -1098,7 +1171,14 @@ static void control(fakegh *f, struct answer *a, const char *what, json_t *body)
 		answer_json(a, 200, stats_json(f));
 	} else if (strcmp(what, "reset") == 0) {
 		memset(f->counts, 0, sizeof(f->counts));
+		f->counted = f->not_modified = 0;
 		f->nfaults = 0;
+		answer_json(a, 200, json_pack("{s:b}", "ok", 1));
+	} else if (strcmp(what, "moved") == 0) {
+		/* {"location": BASE} as fakegh_set_moved(); {"location": null} undoes it */
+		const char *loc = json_string_value(json_object_get(body, "location"));
+		f->moved = loc != NULL;
+		snprintf(f->moved_to, sizeof(f->moved_to), "%s", loc ? loc : "");
 		answer_json(a, 200, json_pack("{s:b}", "ok", 1));
 	} else if (strcmp(what, "lag") == 0) {
 		f->lag_ms = (int)json_integer_value(json_object_get(body, "ms"));
@@ -1132,10 +1212,15 @@ static void log_line(fakegh *f, const char *method, const char *url, fakegh_endp
 	if (f->nlog >= LOG_MAX)
 		return;
 	if (f->nlog % 256 == 0) {
+		int64_t *nt;
 		if (!(nl = realloc(f->log, (f->nlog + 256) * sizeof(*nl))))
 			return;
 		f->log = nl;
+		if (!(nt = realloc(f->log_ms, (f->nlog + 256) * sizeof(*nt))))
+			return;
+		f->log_ms = nt;
 	}
+	f->log_ms[f->nlog] = mono_ms();
 	snprintf(line, sizeof(line), "%s %s %s %s", method, url, fakegh_endpoint_name(ep),
 	         drop ? "dropped" : "");
 	if (!drop)
@@ -1156,7 +1241,8 @@ static enum MHD_Result add_headers(fakegh *f, struct MHD_Response *resp, const s
 	MHD_add_response_header(resp, "X-GitHub-Api-Version-Selected", "2022-11-28");
 	MHD_add_response_header(resp, "X-GitHub-Request-Id", "FAKE:0001");
 	if (!a->no_rl_headers) {
-		f->rl_used++;
+		if (a->status != 304)
+			f->rl_used++;
 		MHD_add_response_header(resp, "x-ratelimit-limit", "5000");
 		snprintf(buf, sizeof(buf), "%ld", a->rl_zero ? 0L : 5000L - f->rl_used % 5000);
 		MHD_add_response_header(resp, "x-ratelimit-remaining", buf);
@@ -1170,11 +1256,75 @@ static enum MHD_Result add_headers(fakegh *f, struct MHD_Response *resp, const s
 	}
 	if (a->link[0])
 		MHD_add_response_header(resp, "Link", a->link);
+	if (a->location[0])
+		MHD_add_response_header(resp, "Location", a->location);
 	if (a->retry_after >= 0) {
 		snprintf(buf, sizeof(buf), "%ld", a->retry_after);
 		MHD_add_response_header(resp, "retry-after", buf);
 	}
 	return MHD_YES;
+}
+
+/* ---- conditional requests ------------------------------------------------------------ */
+/* GitHub answers a REST GET with an `ETag` (a weak validator of the body,
+ * W/"<hash>"); a GET carrying a matching `If-None-Match` gets 304 Not Modified
+ * with no body, and "making a conditional request does not count against your
+ * primary rate limit if a 304 response is returned and the request was made
+ * while correctly authorized with an Authorization header" (docs.github.com,
+ * REST API, "Best practices for using the REST API": use conditional requests
+ * if appropriate). Here the ETag is the body's git blob id. */
+static void etag_of(const char *body, char out[48])
+{
+	git_oid oid;
+	char hex[41];
+
+	git_odb_hash(&oid, body, strlen(body), GIT_OBJECT_BLOB);
+	git_oid_tostr(hex, sizeof(hex), &oid);
+	snprintf(out, 48, "W/\"%s\"", hex);
+}
+
+/* Does the If-None-Match list @p inm name @p etag (weak comparison: "W/" is
+ * ignored on both sides; "*" matches anything)? */
+static int etag_listed(const char *inm, const char *etag)
+{
+	const char *want = strncmp(etag, "W/", 2) == 0 ? etag + 2 : etag;
+	size_t wlen = strlen(want);
+
+	while (*inm) {
+		size_t n;
+		while (*inm == ' ' || *inm == ',')
+			inm++;
+		if (strncmp(inm, "W/", 2) == 0)
+			inm += 2;
+		n = strcspn(inm, ",");
+		while (n > 0 && inm[n - 1] == ' ')
+			n--;
+		if ((n == 1 && *inm == '*') || (n == wlen && strncmp(inm, want, n) == 0))
+			return 1;
+		inm += n;
+		while (*inm && *inm != ',')
+			inm++;
+	}
+	return 0;
+}
+
+/* A 200 to a GET gets its ETag; a matching If-None-Match turns it into a 304. */
+static void conditional(fakegh *f, struct MHD_Connection *conn, const char *method,
+                        struct answer *a, char etag[48])
+{
+	const char *inm;
+
+	etag[0] = '\0';
+	if (strcmp(method, "GET") != 0 || a->status != 200 || !a->body)
+		return;
+	etag_of(a->body, etag);
+	inm = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-None-Match");
+	if (inm && etag_listed(inm, etag)) {
+		free(a->body);
+		a->body = NULL;
+		a->status = 304;
+		f->not_modified++;
+	}
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -1183,7 +1333,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 {
 	fakegh *f = cls;
 	struct req *rq = *con_cls;
-	struct answer a = {0, NULL, 0, -1, 0, 0, 0, "", NULL};
+	struct answer a = {0, NULL, 0, -1, 0, 0, 0, "", "", NULL};
 	struct MHD_Response *resp;
 	json_t *body = NULL;
 	fakegh_endpoint ep;
@@ -1191,6 +1341,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	const char *rest, *auth, *ua;
 	int wrong_repo, faulted = 0;
 	enum MHD_Result ret;
+	char etag[48] = "";
 
 	(void)version;
 	if (!rq) {
@@ -1240,6 +1391,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		answer_msg(&a, 413, "Payload too large");
 	} else if (wrong_repo) {
 		answer_msg(&a, 404, "Not Found");
+	} else if (f->moved && rest && strncmp(url, "/repos/", 7) == 0) {
+		/* @octokit/fixtures rename-repository: 301 for GET, 307 otherwise,
+		 * Location = the same path under the repository's new place */
+		unsigned st = strcmp(method, "GET") == 0 ? 301 : 307;
+		snprintf(a.location, sizeof(a.location), "%s/%s",
+		         f->moved_to[0] ? f->moved_to : f->url, rest);
+		if (!f->moved_to[0])
+			snprintf(a.location, sizeof(a.location), "%s/repositories/" REPO_NUM "/%s",
+			         f->url, rest);
+		answer_json(&a, st,
+		            json_pack("{s:s, s:s, s:s}", "message", "Moved Permanently", "url",
+		                      a.location, "documentation_url",
+		                      "https://docs.github.com/v3/#http-redirects"));
 	} else if (rq->body && !body) {
 		answer_msg(&a, 400, "Problems parsing JSON");
 	} else {
@@ -1249,8 +1413,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			const char *pg =
 			        MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "page");
 			handle(f, &a, ep, rest, body, pg ? (int)strtol(pg, NULL, 10) : 1);
+			conditional(f, conn, method, &a, etag);
 		}
 	}
+	if (a.status != 304)
+		f->counted++;
 	log_line(f, method, url, ep, a.status, a.drop);
 respond:
 	pthread_mutex_unlock(&f->mu);
@@ -1268,6 +1435,8 @@ respond:
 		return MHD_NO;
 	pthread_mutex_lock(&f->mu);
 	add_headers(f, resp, &a);
+	if (etag[0])
+		MHD_add_response_header(resp, "ETag", etag);
 	pthread_mutex_unlock(&f->mu);
 	ret = MHD_queue_response(conn, a.status ? a.status : 500, resp);
 	MHD_destroy_response(resp);
@@ -1371,6 +1540,7 @@ int fakegh_start(fakegh **out, const fakegh_options *opts)
 	f->token = opts->token ? strdup(opts->token) : NULL;
 	f->offset = opts->time_offset_s;
 	f->gql_blind = opts->graphql_blind;
+	f->gql_view = opts->graphql_view;
 	f->page_size = opts->page_size;
 	f->no_update_refs = opts->no_update_refs;
 	if (opts->repo_path) {
@@ -1422,6 +1592,7 @@ void fakegh_stop(fakegh *f)
 	for (i = 0; i < f->nlog; i++)
 		free(f->log[i]);
 	free(f->log);
+	free(f->log_ms);
 	free(f->token);
 	pthread_mutex_destroy(&f->mu);
 	git_libgit2_shutdown();
@@ -1475,16 +1646,31 @@ unsigned fakegh_count(fakegh *f, fakegh_endpoint ep)
 	return n;
 }
 
+unsigned fakegh_counted(fakegh *f, unsigned *not_modified)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&f->mu);
+	n = f->counted;
+	if (not_modified)
+		*not_modified = f->not_modified;
+	pthread_mutex_unlock(&f->mu);
+	return n;
+}
+
 void fakegh_reset_counts(fakegh *f)
 {
 	size_t i;
 
 	pthread_mutex_lock(&f->mu);
 	memset(f->counts, 0, sizeof(f->counts));
+	f->counted = f->not_modified = 0;
 	for (i = 0; i < f->nlog; i++)
 		free(f->log[i]);
 	free(f->log);
+	free(f->log_ms);
 	f->log = NULL;
+	f->log_ms = NULL;
 	f->nlog = 0;
 	pthread_mutex_unlock(&f->mu);
 }
@@ -1510,6 +1696,25 @@ int fakegh_log_line(fakegh *f, size_t i, char *buf, size_t len)
 	}
 	pthread_mutex_unlock(&f->mu);
 	return rc;
+}
+
+void fakegh_set_moved(fakegh *f, const char *location_base)
+{
+	pthread_mutex_lock(&f->mu);
+	f->moved = location_base != NULL;
+	snprintf(f->moved_to, sizeof(f->moved_to), "%s", location_base ? location_base : "");
+	pthread_mutex_unlock(&f->mu);
+}
+
+int64_t fakegh_log_time_ms(fakegh *f, size_t i)
+{
+	int64_t t = -1;
+
+	pthread_mutex_lock(&f->mu);
+	if (i < f->nlog && f->log_ms)
+		t = f->log_ms[i];
+	pthread_mutex_unlock(&f->mu);
+	return t;
 }
 
 int fakegh_set_ref(fakegh *f, const char *refname, const char *hex)

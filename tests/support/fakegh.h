@@ -51,22 +51,44 @@ typedef enum fakegh_fault_kind {
 	FAKEGH_FAULT_409_EMPTY,     /**< 409 "Git Repository is empty." */
 	FAKEGH_FAULT_NO_UPDATEREFS, /**< GraphQL schema without updateRefs (undefinedField) */
 	FAKEGH_FAULT_STALL,         /**< wait arg ms, then answer normally */
-	FAKEGH_FAULT_GQL_INTERNAL   /**< GraphQL 200 "Something went wrong ... timeout", not applied
+	FAKEGH_FAULT_GQL_INTERNAL,  /**< GraphQL 200 "Something went wrong ... timeout", not applied
 	                             */
+	/* GitHub's answers as its users report them (issue 15; source next to each): */
+	FAKEGH_FAULT_GQL_RATE_LIMIT,         /**< GraphQL 200, errors[].type RATE_LIMIT + code
+	                                        graphql_rate_limit (octokit/plugin-throttling.js#824, #848;
+	                                        githubkit#271); arg as for GQL_RATE_LIMITED */
+	FAKEGH_FAULT_GQL_403_RATE_LIMIT,     /**< GraphQL 403 whose body has only errors[] (type
+	                                        RATE_LIMIT), no `message`, no retry-after
+	                                        (plugin-throttling.js#824 bodies); arg as above */
+	FAKEGH_FAULT_GQL_UNTYPED_RATE_LIMIT, /**< GraphQL 200, errors[] with only a "API rate limit
+	                                        exceeded" message, no type or code (issue 15 #2) */
+	FAKEGH_FAULT_422_UPDATE_FAILED,      /**< REST create: 422 "Reference update failed", not
+	                                        applied (github/rest-api-description#4887,
+	                                        exercism/website#8248) */
 } fakegh_fault_kind;
+
+/** What GraphQL shows of refs outside refs/heads/ and refs/tags/ (undocumented, issue 15 #3). */
+typedef enum fakegh_gql_view {
+	FAKEGH_GQL_SEES = 0,     /**< ref() and refs(refPrefix:) see every ref */
+	FAKEGH_GQL_BLIND = 1,    /**< both see only refs/heads/ and refs/tags/ */
+	FAKEGH_GQL_DISAGREE = 2, /**< refs(refPrefix:) counts the namespace, ref() answers null */
+	FAKEGH_GQL_ELSEWHERE = 3 /**< ref(qualifiedName:"refs/x/y") answers refs/heads/y when that
+	                            exists (a ref that is not the one asked for), else null */
+} fakegh_gql_view;
 
 /** Options for fakegh_start(). Zero-initialise, then set what you need. */
 typedef struct fakegh_options {
-	const char *repo_path; /**< bare repository to serve; NULL = a fresh temporary one */
-	int empty;             /**< fresh repository without any commit (GitHub's 409s) */
-	const char *owner;     /**< NULL = "octo" */
-	const char *repo;      /**< NULL = "leases" */
-	const char *token;     /**< expected bearer token; NULL = accept any non-empty one */
-	int64_t time_offset_s; /**< the server clock = time(2) + this, seconds */
-	int graphql_blind;     /**< GraphQL `ref()` sees only refs/heads/ and refs/tags/ */
-	unsigned short port;   /**< 0 = ephemeral */
-	int no_update_refs;    /**< an old GHES: no updateRefs mutation (schema and mutation) */
-	int page_size; /**< matching-refs in pages of this many refs + Link (0 = one page) */
+	const char *repo_path;        /**< bare repository to serve; NULL = a fresh temporary one */
+	int empty;                    /**< fresh repository without any commit (GitHub's 409s) */
+	const char *owner;            /**< NULL = "octo" */
+	const char *repo;             /**< NULL = "leases" */
+	const char *token;            /**< expected bearer token; NULL = accept any non-empty one */
+	int64_t time_offset_s;        /**< the server clock = time(2) + this, seconds */
+	int graphql_blind;            /**< GraphQL `ref()` sees only refs/heads/ and refs/tags/ */
+	fakegh_gql_view graphql_view; /**< when graphql_blind is 0 (default: sees all) */
+	unsigned short port;          /**< 0 = ephemeral */
+	int no_update_refs; /**< an old GHES: no updateRefs mutation (schema and mutation) */
+	int page_size;      /**< matching-refs in pages of this many refs + Link (0 = one page) */
 } fakegh_options;
 
 /**
@@ -93,9 +115,28 @@ void fakegh_fault(fakegh *f, fakegh_endpoint ep, fakegh_fault_kind kind, int cou
 void fakegh_clear_faults(fakegh *f);
 /** Read lag: for @p ms after a ref write, reads show the ref's previous value. */
 void fakegh_set_read_lag(fakegh *f, int ms);
+/**
+ * A renamed or transferred repository (issue 15 #4; the 301/307 answers
+ * recorded in @octokit/fixtures "rename-repository"): REST under
+ * /repos/OWNER/REPO/ answers 301 (GET) or 307 (other methods) with
+ * `Location: <location_base>/<rest of the path>`. "" = this server's own
+ * /repositories/4242 (always served); NULL = not moved. GraphQL follows
+ * renames (repository(owner:, name:) keeps answering).
+ */
+void fakegh_set_moved(fakegh *f, const char *location_base);
+/** Monotonic time (ms, CLOCK_MONOTONIC) when log line @p i's request arrived; -1 if none. */
+int64_t fakegh_log_time_ms(fakegh *f, size_t i);
 
 /** Requests received of class @p ep (FAKEGH_ANY: all), control requests excluded. */
 unsigned fakegh_count(fakegh *f, fakegh_endpoint ep);
+/**
+ * Requests GitHub would count against the primary rate limit: every request
+ * but the 304s (each GET answered 200 carries an ETag; a GET whose
+ * If-None-Match names it gets 304 Not Modified, which GitHub does not count
+ * when authorised — docs.github.com, "Best practices for using the REST API").
+ * @p not_modified (may be NULL) receives the number of 304s.
+ */
+unsigned fakegh_counted(fakegh *f, unsigned *not_modified);
 /** Zero the counters and the log. */
 void fakegh_reset_counts(fakegh *f);
 /** Number of lines in the request log. */

@@ -24,6 +24,26 @@ extern "C" {
  * lease_kill_grace(), lease_lost_at() and lease_heartbeat_interval(). */
 
 /**
+ * How long before the lost deadline the heartbeat service starts its last
+ * attempt, seconds (protocol.md §6): one second because store time is read
+ * in whole seconds, one for the write itself to land. A watchdog that fires
+ * at the lost deadline taken a second early (as `run`'s does) therefore never
+ * fires at the instant a heartbeat is aimed for.
+ */
+#define LEASE_KEEP_MARGIN 2.0
+
+/**
+ * Check that heartbeats can keep a lease of @p ttl_seconds (protocol.md §6):
+ * after a write, the next one must be allowed by the floor (`max(1 s,
+ * ttl/10)`) before it is due at the lost deadline minus LEASE_KEEP_MARGIN,
+ * i.e. `ttl − kill_grace − 2 s − LEASE_KEEP_MARGIN ≥ floor`. False only for
+ * TTLs under 6 s (the local store's minimum 5 s among them).
+ * @return 0, or LEASE_EINVALID when no schedule can work (or ttl is out of
+ *         1..86400)
+ */
+int lease_keep_check_ttl(int64_t ttl_seconds);
+
+/**
  * Resolve and check a heartbeat interval (cli.md "--every S"): @p every 0
  * means the default ttl/3; an interval must be at least 1 s and at most
  * ttl/2 (protocol.md §6 "Ceiling"); it is never silently replaced.
@@ -106,10 +126,11 @@ typedef struct lease_keep_options {
  * LEASE_EUNVERIFIED, LEASE_ERATELIMIT, LEASE_EINTERNAL, LEASE_ENOMEM) are
  * retried with exponential backoff (1 s doubling to 30 s) but never past the
  * lost deadline `expires_at − (kill_grace + 2 s)`; reaching it declares the
- * lease lost. When the expiry is unknown (the first heartbeat failed), the
- * deadline is one interval after the start. Any other error is permanent.
- * A heartbeat that rotates the token (a cross-host handoff, §5) is followed:
- * later heartbeats present the new token.
+ * lease lost. No attempt is scheduled later than LEASE_KEEP_MARGIN before the
+ * lost deadline (a shorter interval than asked when the TTL is small). When the expiry is unknown
+ * (the first heartbeat failed), the deadline is one interval after the start. Any other error is
+ * permanent. A heartbeat that rotates the token (a cross-host handoff, §5) is followed: later
+ * heartbeats present the new token.
  *
  * @param last  receives the last heartbeat's result (may be NULL)
  * @return 0 when stopped by the caller; LEASE_ENOTHOLDER or LEASE_EEXPIRED

@@ -66,6 +66,8 @@ typedef struct lease_migrate_report {
 	size_t counts[LEASE_MIGRATE_STATUS_COUNT]; /**< entries per status */
 	size_t invalid_names;                      /**< refs under refs/<ns>/ with invalid
 	                                              names: never migrated, not in entries */
+	int64_t paced_ms; /**< waited between the writes of successive leases (GitHub asks for
+	                     >= 1 s in bursts; issue 15), ms */
 } lease_migrate_report;
 
 /** Free what @p r owns and zero it. Accepts NULL. */

@@ -102,6 +102,24 @@ int lease_cas_delete(lease_store *st, const char *name, const lease_oid *old_oid
  */
 int lease_fetch_ref(lease_ref_state *out, lease_store *st, const char *name);
 
+/**
+ * Block until refs/<ns>/<name> may no longer be what the caller last read
+ * (@p known_present, @p known_oid; NULL = zero oid), or @p timeout_ms passed
+ * (protocol.md §5 "Waiting"). Reads only. Uses the transport's wait_change
+ * (local: inotify, re-read at least every 150 ms; github: a conditional REST
+ * read every ~2 s; remote: an ls-remote every ~2 s); a transport without one
+ * sleeps @p timeout_ms. A failed look is not reported: the caller's next
+ * read reports errors.
+ * @return 1 (may have changed, or a signal came: read again), 0 (no change
+ *         seen in @p timeout_ms), LEASE_EINVALID (name)
+ */
+int lease_wait_ref_change(lease_store *st, const char *name, int known_present,
+                          const lease_oid *known_oid, int timeout_ms);
+
+/** 1 when the store's transport can wait for a change (lease_wait_ref_change()
+ *  returns early on one), 0 when it only sleeps. */
+int lease_store_can_watch(const lease_store *st);
+
 /** A ref under refs/<ns>/ whose name breaks protocol.md §1. */
 typedef struct lease_invalid_ref {
 	char *refname; /**< owned */

@@ -111,6 +111,8 @@ typedef struct lease_reconcile_report {
 	size_t count;
 	size_t counts[4]; /**< entries by highest severity: [OK, INFO, WARNING, ERROR] */
 	size_t reaped, pruned, skipped, locks_removed;
+	int64_t paced_ms; /**< waited between the writes of successive leases (GitHub asks for
+	                     >= 1 s in bursts; issue 15), ms */
 } lease_reconcile_report;
 
 #define LEASE_RECONCILE_OPTIONS_VERSION 1

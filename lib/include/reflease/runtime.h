@@ -61,8 +61,10 @@ typedef struct lease_op_options {
 	        lease_token; /**< the token presented (heartbeat, transition, reacquire, release) */
 	int64_t wait_seconds; /**< acquire: wait up to this long on held/already_held */
 	int force;            /**< break: also over a live lease */
-	/** acquire --wait: called before each sleep with the seconds it will wait;
-	 *  return non-zero to stop waiting (interrupted). May be NULL. */
+	/** acquire --wait: called before each wait with the most seconds it will
+	 *  last, and again with 0 when a change ended it earlier (the wait is over:
+	 *  a write may follow); return non-zero to stop waiting (interrupted).
+	 *  May be NULL. */
 	int (*wait_cb)(double sleep_seconds, void *payload);
 	void *wait_payload;
 	/**
@@ -90,10 +92,13 @@ typedef struct lease_op_options {
  * never delete-then-create). Never admits a caller to a live lease, not even
  * its own identity ("already_held"; re-entry is reacquire with the token).
  * Starts in opts->phase (NONE = claimed). With wait_seconds > 0, retries
- * held/already_held with jittered exponential backoff (floor ttl_min/20 s,
- * cap 30 s, bounded by wait_seconds on both the store clock and the monotonic
- * clock), calling wait_cb before each sleep; success only for a verified
- * write made by this call with at least half the TTL left (F15, F22).
+ * held/already_held each time the ref may have changed or the holder's
+ * expiry instant comes (lease_wait_ref_change(), protocol.md §5 "Waiting"; a
+ * store that cannot watch is polled every ttl_min/20 s; never a growing
+ * backoff), bounded by wait_seconds on both the store clock and the monotonic
+ * clock, calling wait_cb before each wait (and with 0 when the wait ended
+ * early); success only for a verified write made by this call with at least
+ * half the TTL left (F15, F22).
  * @return 0 ("acquired"), LEASE_EHELD ("held" / "already_held", also when the
  *         wait ran out or wait_cb stopped it), LEASE_EINVALID, LEASE_EVERSION,
  *         LEASE_EPAYLOAD (unreadable payload), LEASE_EUNVERIFIED / LEASE_ENET

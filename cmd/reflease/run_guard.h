@@ -1,0 +1,78 @@
+/*
+ * `run`'s fence around CMD's process tree (protocol.md §6 "The run
+ * guarantee"): a guard process, child subreaper of the whole tree, that kills
+ * the tree by walking /proc (not by process group: members may setsid), on
+ * request, on its own watchdog deadline, and when reflease itself dies.
+ */
+#ifndef REFLEASE_RUN_GUARD_H
+#define REFLEASE_RUN_GUARD_H
+
+#include <signal.h>
+#include <sys/types.h>
+
+/* The guard as seen by reflease (the parent). */
+typedef struct run_guard {
+	pid_t pid; /* the guard process */
+	int ctl_w; /* reflease → guard (EOF = reflease died) */
+	int ev_r;  /* guard → reflease (EOF = guard died) */
+	int eof;   /* ev_r reached EOF */
+} run_guard;
+
+/* What the guard reports (run_guard_read). */
+enum {
+	RUN_GUARD_NONE = 0,
+	RUN_GUARD_CMD_EXITED, /* CMD (the direct child) ended; status as waitpid(2) */
+	RUN_GUARD_TREE_GONE,  /* CMD ended and no process of its tree is left; the guard exits */
+	RUN_GUARD_EOF         /* the guard is gone (it died without TREE_GONE) */
+};
+
+/* Seconds on CLOCK_BOOTTIME (counts a suspend, unlike CLOCK_MONOTONIC;
+ * never steps). Every deadline of run and the guard is on this clock. */
+double run_clock(void);
+
+/* The catchable signals whose default action ends a process, minus the
+ * synchronous fault signals (SEGV, BUS, FPE, ILL, TRAP, SYS): HUP INT QUIT
+ * ABRT USR1 USR2 PIPE ALRM TERM STKFLT XCPU XFSZ VTALRM PROF POLL PWR and the
+ * real-time signals. Fills @p set. */
+void run_terminating_signals(sigset_t *set);
+
+/*
+ * Fork the guard, which forks and execs CMD (in its own process group, given
+ * the terminal when @p fg) with PR_SET_PDEATHSIG(SIGKILL) on the guard. The
+ * caller must be single-threaded, have every signal of
+ * run_terminating_signals() and SIGCHLD blocked, and be a child subreaper
+ * itself (so a tree whose guard was SIGKILLed re-parents to it).
+ *
+ * The guard kills the tree (@p sig to every process, then SIGKILL to all
+ * after the grace given) when asked (run_guard_kill), when CLOCK_BOOTTIME
+ * passes the deadline last set (run_guard_deadline; 0 = none), when
+ * reflease dies (SIGTERM, SIGKILL after @p kill_grace), and once CMD has
+ * ended, to whatever CMD left running (SIGTERM, SIGKILL after
+ * @p leftover_grace). It reports CMD's status, then TREE_GONE once the
+ * whole tree has been reaped, and exits.
+ * @return 0, or -1 with errno set (nothing forked).
+ */
+int run_guard_start(run_guard *g, char **cmd, int fg, double kill_grace, double leftover_grace,
+                    double deadline);
+
+/* Set the guard's watchdog deadline (run_clock() seconds; 0 = none). */
+void run_guard_deadline(run_guard *g, double deadline);
+
+/* Send @p sig to every process of the tree now, SIGKILL to all that are left
+ * @p grace seconds later (the earliest such time asked for wins). */
+void run_guard_kill(run_guard *g, int sig, double grace);
+
+/* Read one report without blocking: RUN_GUARD_NONE when nothing is pending;
+ * *status receives CMD's status with RUN_GUARD_CMD_EXITED. */
+int run_guard_read(run_guard *g, int *status);
+
+/*
+ * Stop every descendant of the calling process (a subreaper whose guard has
+ * died): @p sig (and SIGCONT) to each, SIGKILL to every one left after
+ * @p grace seconds, reaping as they end; returns when none is left. The
+ * exit status of any child @p watch (0 = none) that is reaped goes to
+ * *watch_status.
+ */
+void run_tree_stop(int sig, double grace, pid_t watch, int *watch_status);
+
+#endif

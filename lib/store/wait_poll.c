@@ -1,0 +1,63 @@
+/* Steady polling of one ref for a waiter (protocol.md §5 "Waiting"): the
+ * wait_change of the github and remote transports. The pace never grows:
+ * a waiter that has waited long is as quick to notice a release as one that
+ * just came. */
+#include "store.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+int64_t lease_wait_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int lease_wait_nap_ms(int64_t ms)
+{
+	struct timespec ts;
+
+	if (ms <= 0)
+		return 0;
+	ts.tv_sec = (time_t)(ms / 1000);
+	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+	return nanosleep(&ts, NULL) == 0 || errno != EINTR ? 0 : -1;
+}
+
+/* @p ms jittered to [0.75, 1.25) of itself (waiters started together spread out). */
+static int64_t jittered(int64_t ms)
+{
+	unsigned char b[2] = {0, 0};
+
+	if (lease_random_bytes(NULL, b, sizeof(b)) < 0)
+		return ms;
+	return ms * 3 / 4 + (int64_t)((double)ms / 2.0 * ((b[0] << 8 | b[1]) / 65536.0));
+}
+
+int lease_poll_ref_change(lease_transport *t, lease_probe *state, lease_probe_fn probe,
+                          const char *refname, int known_present, const lease_oid *known_oid,
+                          int timeout_ms, int interval_ms)
+{
+	int64_t end = lease_wait_mono_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+
+	for (;;) {
+		int64_t now = lease_wait_mono_ms(),
+		        nap = jittered(interval_ms > 0 ? interval_ms : 1000);
+
+		if (now + nap >= end) {
+			/* No probe at the deadline: the caller reads anyway. */
+			return lease_wait_nap_ms(end - now) < 0 ? 1 : 0;
+		}
+		if (lease_wait_nap_ms(nap) < 0)
+			return 1; /* a signal: let the caller look at it */
+		state->not_modified = 0;
+		if (probe(t, refname, state) < 0)
+			continue; /* not a change; the caller's own read reports errors */
+		if (state->present != (known_present != 0) ||
+		    (state->present && !lease_oid_equal(&state->oid, known_oid)))
+			return 1;
+	}
+}

@@ -1,0 +1,12 @@
+# `make bench-handoff` (part of `make bench`; issue 18): how soon a waiting
+# `reflease acquire --wait` holds a released lease, next to `etcdctl lock`
+# (etcd started on 127.0.0.1 by the script) and `flock(1)`, plus the github:
+# backend against the fake server with the requests it spends while waiting.
+#   make bench-handoff BENCH_HANDOFF_RUNS=5 BENCH_HANDOFF_HOLDS="2 10 20"
+.PHONY: bench-handoff
+BENCH_TARGETS += bench-handoff
+BENCH_HANDOFF_RUNS  ?= 3
+BENCH_HANDOFF_HOLDS ?= 2 10 20
+bench-handoff: $(BIN) $(BUILD)/tools/fakegh
+	@sh scripts/bench-handoff.sh $(abspath $(BIN)) $(abspath $(BUILD)) $(BENCH_HANDOFF_RUNS) \
+	    "$(BENCH_HANDOFF_HOLDS)"

@@ -1,0 +1,235 @@
+#!/bin/sh
+# shellcheck disable=SC2016 # backquotes in single quotes are markdown, not expansions
+# `make bench-handoff` (issue 18): prints a markdown section of docs/benchmarks.md.
+#   sh scripts/bench-handoff.sh REFLEASE_BIN BUILD_DIR RUNS "HOLDS"
+# Handoff = from the end of the holder's work to the moment a waiter that was
+# already waiting holds the lock, for the same hold times, side by side:
+#   reflease local:   holder `reflease acquire`, work, `reflease release`;
+#                     waiter `reflease acquire --wait`
+#   etcdctl lock      holder `etcdctl lock L -- sh -c 'work'`; waiter `etcdctl lock L -- date`
+#                     (etcd 3.4 from Debian, started here on 127.0.0.1, stopped at the end)
+#   flock(1)          holder `flock F sh -c 'work'`; waiter `flock F date`
+#   reflease github:  the fake GitHub server (build/tools/fakegh), with the API
+#                     requests the waiter sent while waiting, counted as GitHub counts
+#   reflease remote:  git daemon on 127.0.0.1, with the ls-remote connections the
+#                     waiter made while waiting (from the daemon's log)
+# Every figure comes from real processes; the waiter is waiting before the
+# hold time starts.
+set -eu
+R=$1
+BUILD=$2
+RUNS=$3
+HOLDS=$4
+W=$(mktemp -d "${TMPDIR:-/tmp}/reflease-handoff.XXXXXX")
+EPID=""
+FPID=""
+DPID=""
+cleanup() {
+  set +e # the servers' exit status (killed) is not the script's
+  [ -n "$EPID" ] && kill "$EPID" 2>/dev/null && wait "$EPID" 2>/dev/null
+  [ -n "$FPID" ] && kill "$FPID" 2>/dev/null && wait "$FPID" 2>/dev/null
+  [ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
+  rm -rf "$W"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+for c in etcd etcdctl flock python3 curl; do
+  command -v "$c" >/dev/null || { echo "bench-handoff: $c is missing (make deps)" >&2; exit 1; }
+done
+
+now() { date +%s.%N; }
+# until FILE contains PATTERN, 60 s at most
+wait_for() {
+  i=0
+  until grep -q "$2" "$1" 2>/dev/null; do
+    i=$((i + 1)); [ "$i" -le 6000 ] || { echo "bench-handoff: no '$2' in $1" >&2; exit 1; }; sleep 0.01
+  done
+}
+sub() { python3 -c "print('%.3f' % ($1 - $2))"; }
+# stats FILE: "median max" of the first column, 3 decimals
+stats() {
+  sort -n "$1" | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.3f %.3f\n", m, v[NR] }'
+}
+
+# ---- reflease (local: and github:) -----------------------------------------
+# rl_once HOLD: one handoff on $REFLEASE_STORE; prints seconds
+rl_once() {
+  tok=$(REFLEASE_OWNER=holder "$R" --json acquire x --ttl 600 |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["lease"]["lease_token"])')
+  rm -f "$W/w.err" "$W/w.done"
+  ( REFLEASE_OWNER=waiter REFLEASE_LOG=info "$R" --json acquire x --wait 600 --ttl 600 \
+      >"$W/w.out" 2>"$W/w.err"; echo "$? $(now)" >"$W/w.done" ) &
+  wpid=$!
+  wait_for "$W/w.err" "waiting up to"
+  [ -z "${ON_WAIT:-}" ] || $ON_WAIT
+  sleep "$1"
+  t0=$(now)
+  [ -z "${ON_RELEASE:-}" ] || $ON_RELEASE
+  REFLEASE_OWNER=holder "$R" release x --lease-token "$tok" >/dev/null
+  wait "$wpid"
+  read -r rc t1 <"$W/w.done"
+  [ "$rc" -eq 0 ] || { echo "bench-handoff: waiter exit $rc" >&2; cat "$W/w.err" >&2; exit 1; }
+  REFLEASE_OWNER=waiter "$R" release x --lease-token "$(python3 -c 'import json, sys; print(json.load(sys.stdin)["lease"]["lease_token"])' <"$W/w.out")" >/dev/null
+  sub "$t1" "$t0"
+}
+
+# ---- etcdctl lock and flock ------------------------------------------------
+# lock_once HOLD HOLDER_PREFIX... :: WAITER_PREFIX...: the holder runs
+# `sh -c 'touch held; sleep HOLD; now > rel'` under its lock, the waiter `date`
+lock_once() {
+  hold=$1; shift
+  hp=""
+  while [ "$1" != :: ]; do hp="$hp $1"; shift; done
+  shift
+  rm -f "$W/held" "$W/rel" "$W/acq"
+  # shellcheck disable=SC2086 # the prefix is words
+  $hp sh -c "touch '$W/held'; sleep $hold; date +%s.%N >'$W/rel'" >/dev/null 2>"$W/h.err" &
+  hpid=$!
+  i=0
+  until [ -e "$W/held" ]; do i=$((i + 1)); [ "$i" -le 6000 ] || exit 1; sleep 0.01; done
+  "$@" sh -c "date +%s.%N >'$W/acq'" >/dev/null 2>"$W/w.err"
+  wait "$hpid"
+  sub "$(cat "$W/acq")" "$(cat "$W/rel")"
+}
+
+cat <<EOF
+## Handoff: a waiter gets a released lock (issue 18)
+
+Machine: $(nproc) CPUs, $(uname -sr); load average at the start: $(cut -d' ' -f1-3 /proc/loadavg); commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown).
+\`sh scripts/bench-handoff.sh build/reflease build $RUNS "$HOLDS"\` (\`make bench-handoff\`):
+$RUNS runs per cell, real processes, the waiter already waiting when the hold starts.
+Handoff = from the end of the holder's work to the moment the waiter holds the lock
+(\`reflease acquire --wait\` returned; the waiter's command ran under \`etcdctl lock\` /
+\`flock\`), the holder's release included. etcd $(etcd --version 2>/dev/null | awk '/etcd Version/ { print $3 }')
+(Debian's \`etcd-server\`) runs on 127.0.0.1 with a data directory in \`${TMPDIR:-/tmp}\`.
+Before issue 18 (commit 5c9943a, exponential backoff to 30 s) the local waiter took 0.93 s,
+2.99 s and 3.67 s after 2, 10 and 20 s holds (14.6 s seen after a 12 s hold); a GitHub
+waiter 0–30 s.
+
+| holder held for | reflease \`local:\` median (max) | \`etcdctl lock\` median (max) | \`flock(1)\` median (max) |
+|---|---|---|---|
+EOF
+
+# the local store
+"$R" init "$W/s" >/dev/null
+# etcd on free loopback ports
+CPORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+PPORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+etcd --name bench --data-dir "$W/etcd" --listen-client-urls "http://127.0.0.1:$CPORT" \
+  --advertise-client-urls "http://127.0.0.1:$CPORT" --listen-peer-urls "http://127.0.0.1:$PPORT" \
+  --initial-advertise-peer-urls "http://127.0.0.1:$PPORT" \
+  --initial-cluster "bench=http://127.0.0.1:$PPORT" >"$W/etcd.log" 2>&1 &
+EPID=$!
+export ETCDCTL_API=3
+EC="etcdctl --endpoints=http://127.0.0.1:$CPORT"
+i=0
+until $EC endpoint health >/dev/null 2>&1; do
+  i=$((i + 1)); [ "$i" -le 300 ] || { echo "bench-handoff: etcd did not start" >&2; tail "$W/etcd.log" >&2; exit 1; }
+  sleep 0.1
+done
+
+export REFLEASE_HOST=bench
+unset REFLEASE_NAMESPACE REFLEASE_LEASE_TOKEN GITHUB_ACTIONS 2>/dev/null || true
+for hold in $HOLDS; do
+  : >"$W/rl" ; : >"$W/et" ; : >"$W/fl"
+  n=0
+  while [ "$n" -lt "$RUNS" ]; do
+    REFLEASE_STORE="local:$W/s" rl_once "$hold" >>"$W/rl"
+    # shellcheck disable=SC2086 # $EC is words
+    lock_once "$hold" $EC lock bench -- :: $EC lock bench -- >>"$W/et"
+    lock_once "$hold" flock "$W/flock" :: flock "$W/flock" >>"$W/fl"
+    n=$((n + 1))
+  done
+  read -r rm rx <<EOF2
+$(stats "$W/rl")
+EOF2
+  read -r em ex <<EOF2
+$(stats "$W/et")
+EOF2
+  read -r fm fx <<EOF2
+$(stats "$W/fl")
+EOF2
+  echo "| ${hold} s | ${rm} s (${rx}) | ${em} s (${ex}) | ${fm} s (${fx}) |"
+done
+
+# ---- GitHub: the fake server ------------------------------------------------
+"$BUILD/tools/fakegh" --token bench-token --port-file "$W/port" >/dev/null 2>"$W/fake.err" &
+FPID=$!
+i=0
+until [ -s "$W/port" ]; do i=$((i + 1)); [ "$i" -le 3000 ] || exit 1; sleep 0.01; done
+base="http://127.0.0.1:$(cat "$W/port")"
+stat() { curl -sf "$base/_fakegh/stats"; }
+counted() { stat | python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["counted"], d["not_modified"])'; }
+# snap FILE: the current count ($COUNTER) into $W/FILE (rl_once's ON_WAIT, ON_RELEASE)
+snap() { $COUNTER >"$W/$1"; }
+COUNTER=counted
+GH_HOLD=${GH_HOLD:-30}
+: >"$W/gh"
+: >"$W/ghc"
+n=0
+while [ "$n" -lt "$RUNS" ]; do
+  GITHUB_API_URL=$base GITHUB_TOKEN=bench-token REFLEASE_STORE=github:octo/leases \
+    ON_WAIT="snap c0" ON_RELEASE="snap c1" rl_once "$GH_HOLD" >>"$W/gh"
+  read -r c0 m0 <"$W/c0"
+  read -r c1 m1 <"$W/c1"
+  echo "$((c1 - c0)) $((m1 - m0))" >>"$W/ghc"
+  n=$((n + 1))
+done
+read -r gm gx <<EOF2
+$(stats "$W/gh")
+EOF2
+cmax=$(awk 'BEGIN { m = 0 } $1 > m { m = $1 } END { print m }' "$W/ghc")
+nmin=$(awk 'NR == 1 || $2 < m { m = $2 } END { print m }' "$W/ghc")
+
+cat <<EOF
+
+GitHub (\`github:\` against the fake server \`build/tools/fakegh\` on 127.0.0.1; same
+procedure, $RUNS runs, hold $GH_HOLD s). The waiter polls the ref with a conditional
+\`GET /repos/O/R/git/ref/REF\` (\`If-None-Match\`) every 2 s ± 25 %; the fake server answers
+304 like GitHub and counts requests as GitHub counts them (an authorised 304 does not
+count against the primary rate limit).
+
+| holder held for | reflease \`github:\` median (max) | counted requests while waiting (max) | 304 answers (min) |
+|---|---|---|---|
+| ${GH_HOLD} s | ${gm} s (${gx}) | ${cmax} | ${nmin} |
+EOF
+
+# ---- remote: git daemon ----------------------------------------------------
+DPORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+mkdir -p "$W/srv"
+git init -q --bare "$W/srv/r.git"
+git daemon --reuseaddr --listen=127.0.0.1 --port="$DPORT" --base-path="$W/srv" --export-all \
+  --enable=receive-pack --verbose --log-destination=stderr "$W/srv" 2>"$W/daemon.log" &
+DPID=$!
+i=0
+until git ls-remote "git://127.0.0.1:$DPORT/r.git" >/dev/null 2>&1; do
+  i=$((i + 1)); [ "$i" -le 300 ] || { echo "bench-handoff: git daemon did not start" >&2; exit 1; }
+  sleep 0.1
+done
+lsr() { grep -c "Request upload-pack" "$W/daemon.log" || true; }
+COUNTER=lsr
+RM_HOLD=${RM_HOLD:-10}
+: >"$W/rm"
+: >"$W/rmc"
+n=0
+while [ "$n" -lt "$RUNS" ]; do
+  XDG_CACHE_HOME="$W/cache" REFLEASE_STORE="remote:git://127.0.0.1:$DPORT/r.git" \
+    ON_WAIT="snap c0" ON_RELEASE="snap c1" rl_once "$RM_HOLD" >>"$W/rm"
+  echo "$(($(cat "$W/c1") - $(cat "$W/c0")))" >>"$W/rmc"
+  n=$((n + 1))
+done
+read -r mm mx <<EOF2
+$(stats "$W/rm")
+EOF2
+lmax=$(sort -n "$W/rmc" | tail -n 1)
+
+cat <<EOF
+
+remote (\`remote:git://\` against \`git daemon\` on 127.0.0.1; same procedure, $RUNS runs, hold
+$RM_HOLD s). The waiter runs an ls-remote (connect, read the ref advertisement, disconnect)
+every 2 s ± 25 %; the connections it made while waiting are counted in the daemon's log.
+
+| holder held for | reflease \`remote:\` median (max) | ls-remote connections while waiting (max) |
+|---|---|---|
+| ${RM_HOLD} s | ${mm} s (${mx}) | ${lmax} |
+EOF

@@ -1,0 +1,190 @@
+#!/bin/sh
+# shellcheck disable=SC1091,SC2015,SC2086,SC2046,SC2154  # sourced helpers (rc, P, D, TB set there); A && B || fail is intended; $R and $(ft) are word lists
+# The `run` fence on the local store (protocol.md §6 "The run guarantee",
+# F01, F14, F21): for every way the lease can be lost or `run` can end, no
+# process of CMD's tree — the direct child, a grandchild, a member ignoring
+# SIGTERM, a member in its own session — runs after another owner's acquire
+# returned, and `run` releases only after the whole tree is gone. The cells
+# (loss cause × tree shape) are in fence_lib.sh; TTL 6 s (every 2 s,
+# kill_grace 1 s) unless a cell says otherwise.
+. "$(dirname "$0")/lease_lib.sh"
+. "$(dirname "$0")/fence_lib.sh"
+[ -n "$FTLIB" ] || fail "libfaketime is required (scripts/install-deps.sh)"
+t_start=$(date +%s)
+
+# ---- SIGKILL of run (the OOM killer, a runner cancel; F01) × every shape:
+# the guard outlives run and kills the tree; bob takes over after expiry.
+for shape in child grandchild noterm setsid; do
+  c=kill9-$shape
+  fence_start "$c" "$shape" 6
+  kill -KILL "$P"
+  wait_rc "$P"
+  bob_poll "$c" 20
+  fence_check "$c" "$TB"
+done
+
+# ---- every catchable terminating signal to run: forwarded to the whole tree,
+# SIGKILL after min(kill_grace, 3 s), then released; exit 128 + signal.
+# bob polls from the moment the signal is sent (a real race with the release).
+for cs in TERM:15 INT:2 HUP:1 QUIT:3 ABRT:6 USR1:10 USR2:12 ALRM:14 PIPE:13 XCPU:24 XFSZ:25 VTALRM:26 PROF:27; do
+  sig=${cs%%:*}
+  c=sig-$sig
+  fence_start "$c" all 6 env --default-signal=INT,QUIT
+  kill -"$sig" "$P"
+  bob_poll "$c" 10
+  fence_check "$c" "$TB"
+  wait_rc "$P"
+  want=$((128 + ${cs#*:}))
+  [ "$rc" -eq "$want" ] || { cat "$RUNLOG"; fail "$c: run exit $rc, want $want"; }
+  run_json
+  [ "$(jv reason)" = interrupted ] && [ "$(jv status)" = released ] || fail "$c: $(tail -n 1 "$RUNLOG")"
+done
+# the shapes one by one for SIGTERM
+for shape in child grandchild noterm setsid; do
+  c=term-$shape
+  fence_start "$c" "$shape" 6
+  kill -TERM "$P"
+  bob_poll "$c" 10
+  fence_check "$c" "$TB"
+  wait_rc "$P"
+  [ "$rc" -eq 143 ] || fail "$c: run exit $rc"
+done
+
+# ---- CMD exits and leaves members running (a daemon, a TERM-ignoring
+# background job): they are stopped before the release (F08); run exits with
+# CMD's status; bob polls all along
+c=leftover
+fence_start "$c" leftover 6
+bob_poll "$c" 10
+fence_check "$c" "$TB"
+wait_rc "$P"
+[ "$rc" -eq 7 ] || { cat "$RUNLOG"; fail "$c: run exit $rc, want CMD's 7"; }
+
+# ---- the guard stopped (SIGSTOP) when the lease is lost: run kills its whole
+# subtree itself (the guard included) 1 s after the SIGKILL was due; exit 4
+c=guardstop
+fence_start "$c" all 6
+G=$(guard_of "$P")
+[ -n "$G" ] || fail "$c: no guard process"
+kill -STOP "$G"
+expect_rc 0 env REFLEASE_OWNER=admin $R break "$c" --force
+wait_rc "$P"
+texit=$(now_ms)
+[ "$rc" -eq 4 ] || { cat "$RUNLOG"; fail "$c: run exit $rc, want 4"; }
+fence_check "$c" "$texit"
+! alive "$G" || fail "$c: the guard survived"
+
+# ---- break --force (F21): lost at the next heartbeat; run exits 4 only once
+# the tree is gone, within every + kill_grace (+ load slack) of the break.
+# (A break hands the lease over at once: the residual of protocol.md §5.)
+for shape in all setsid; do
+  c=break-$shape
+  fence_start "$c" "$shape" 6
+  expect_rc 0 env REFLEASE_OWNER=admin $R break "$c" --force
+  tbreak=$(now_ms)
+  wait_rc "$P"
+  texit=$(now_ms)
+  [ "$rc" -eq 4 ] || { cat "$RUNLOG"; fail "$c: run exit $rc, want 4"; }
+  fence_check "$c" "$texit"
+  [ $((texit - tbreak)) -lt 6000 ] || fail "$c: run took $((texit - tbreak)) ms after the break"
+  run_json
+  [ "$(jv reason)" = lost ] && [ "$(jv status)" = not_holder ] || fail "$c: json"
+done
+
+# ---- a permanent heartbeat error (another writer left a malformed payload on
+# the ref): lost at once, exit 65 once the tree is gone
+c=garbage
+fence_start "$c" all 6
+empty=$(git --git-dir="$S" hash-object -t tree -w /dev/null)
+git --git-dir="$S" update-ref "refs/leases/$c" \
+  "$(git --git-dir="$S" commit-tree -p "refs/leases/$c" -m 'not a payload' "$empty")"
+wait_rc "$P"
+texit=$(now_ms)
+[ "$rc" -eq 65 ] || { cat "$RUNLOG"; fail "$c: run exit $rc, want 65"; }
+fence_check "$c" "$texit"
+
+# ---- heartbeats that fail (a stale ref lock: every write is refused): lost at
+# the deadline, the tree is gone before the expiry; bob takes over after it
+c=hbfail
+fence_start "$c" all 6
+: >"$S/refs/leases/$c.lock"
+wait_rc "$P"
+rm -f "$S/refs/leases/$c.lock"
+[ "$rc" -eq 4 ] || { cat "$RUNLOG"; fail "$c: run exit $rc, want 4"; }
+bob_poll "$c" 20
+fence_check "$c" "$TB"
+exp=$(git --git-dir="$S" log -1 --format=%b "refs/leases/$c^" | head -n 1 | jget expires_at)
+fence_check "$c" "$(($(date -u -d "$exp" +%s) * 1000))"
+
+# ---- run stopped (SIGSTOP: a stalled holder, F14): its guard's own watchdog
+# kills the tree before the expiry; bob takes over; run, continued, exits 4
+c=stopped
+fence_start "$c" all 6
+kill -STOP "$P"
+bob_poll "$c" 20
+fence_check "$c" "$TB"
+kill -CONT "$P"
+wait_rc "$P"
+[ "$rc" -eq 4 ] || { cat "$RUNLOG"; fail "$c: run exit $rc, want 4"; }
+
+# ---- SIGKILL of the guard: CMD dies with it, the rest of the tree
+# re-parents to run (a subreaper), which kills it, releases, exits 70
+c=guard9
+fence_start "$c" all 6
+G=$(guard_of "$P")
+[ -n "$G" ] || fail "$c: no guard process"
+kill -KILL "$G"
+bob_poll "$c" 10
+fence_check "$c" "$TB"
+wait_rc "$P"
+[ "$rc" -eq 70 ] || { cat "$RUNLOG"; fail "$c: run exit $rc, want 70"; }
+
+# ---- the holder's wall clock steps forward an hour (an NTP step, a resume:
+# store time and CLOCK_BOOTTIME diverge) while its heartbeats hang on a
+# locked ref: the store-time check stops the tree at once (SIGKILL, the
+# lease's time is past), not at the BOOTTIME deadline ~20 s later
+c=clockfwd
+echo +0 >"$TMPDIR/clock.fwd"
+fence_start "$c" all 30 $(ft "$TMPDIR/clock.fwd")
+: >"$S/refs/leases/$c.lock"
+echo +3600 >"$TMPDIR/clock.fwd"
+tstep=$(now_ms)
+wait_rc "$P"
+rm -f "$S/refs/leases/$c.lock"
+[ "$rc" -eq 4 ] || { cat "$RUNLOG"; fail "$c: run exit $rc, want 4"; }
+fence_check "$c" $((tstep + 2000))
+expect_rc 0 env REFLEASE_OWNER=admin $R break "$c" --force
+bob_poll "$c" 10
+fence_check "$c" "$TB"
+
+# ---- the holder's wall clock steps back an hour (another host's does not):
+# its heartbeats are `not_due` in its own time, but the lease expires in real
+# time; the CLOCK_BOOTTIME deadline stops the tree before the real expiry and
+# bob (real clock) takes over after it
+c=clockback
+echo +0 >"$TMPDIR/clock.back"
+fence_start "$c" all 6 $(ft "$TMPDIR/clock.back")
+echo -3600 >"$TMPDIR/clock.back"
+bob_poll "$c" 20
+fence_check "$c" "$TB"
+wait_rc "$P"
+[ "$rc" -eq 4 ] || { cat "$RUNLOG"; fail "$c: run exit $rc, want 4"; }
+
+# ---- small TTLs the store accepts: heartbeats land before the lost deadline
+# (exit 0), or the TTL is refused up front (exit 64, nothing written)
+for args in "--ttl 6" "--ttl 7 --every 3" "--ttl 8 --every 4" "--ttl 10 --every 5"; do
+  n=small$(echo "$args" | tr -dc 0-9)
+  $R run "$n" $args -- sleep 8 >"$TMPDIR/$n.out" 2>"$TMPDIR/$n.err" &
+  eval "p_$n=$!"
+done
+for args in "--ttl 6" "--ttl 7 --every 3" "--ttl 8 --every 4" "--ttl 10 --every 5"; do
+  n=small$(echo "$args" | tr -dc 0-9)
+  eval "wait_rc \$p_$n"
+  [ "$rc" -eq 0 ] || { cat "$TMPDIR/$n.err"; fail "run $args -- sleep 8: exit $rc, want 0"; }
+done
+expect_rc 64 $R run small5 --ttl 5 -- true
+grep -q 'too short for run' "$TMPDIR/err" || fail "ttl 5: message"
+! refs | grep -q small5 || fail "ttl 5 wrote a ref"
+
+echo "fence matrix (local): $(($(date +%s) - t_start)) s"
+echo ok

@@ -1,0 +1,542 @@
+#define _DEFAULT_SOURCE
+/* acquire --wait wakes on a change (issue 18, protocol.md §5 "Waiting"): the
+ * runtime's wait loop over an injected clock and a scripted wait_change; the
+ * wait primitive on a local store; and a waiter on each backend — local
+ * (a releasing process), github (the fake server: conditional reads answered
+ * 304, counted requests), remote (git daemon) — that gets the lease soon after
+ * the release, after one wait, without waiting out a backoff. */
+#include <check.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "reflease.h"
+#include "store/http.h"
+#include "store/store.h"
+#include "support/fakegh.h"
+#include "support/gitserver.h"
+#include "support/memstore.h"
+#include "support/testrepo.h"
+
+#define T0 1700000000
+
+static double mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static lease_op_options who(const char *owner, const char *token, int64_t ttl)
+{
+	lease_op_options o = LEASE_OP_OPTIONS_INIT;
+
+	o.owner = owner;
+	o.host = "h";
+	o.lease_token = token;
+	o.ttl_seconds = ttl;
+	return o;
+}
+
+/* What the waiter's wait_cb saw: the announced waits, in order. */
+typedef struct waits {
+	double announced[64];
+	int n;
+	int64_t *clock;      /* injected clock to advance by each announced wait (or NULL) */
+	double clock_step_s; /* ... by this much instead, when > 0 */
+	volatile int waiting;
+	unsigned counted_at_wait; /* github: the fake's counted requests when the wait began */
+	fakegh *fk;
+	int notify_fd; /* > 0: one byte written here when the wait begins */
+} waits;
+
+static int note_wait(double s, void *payload)
+{
+	waits *w = payload;
+
+	if (w->n < 64)
+		w->announced[w->n] = s;
+	w->n++;
+	if (w->clock && w->clock_step_s > 0)
+		*w->clock += (int64_t)w->clock_step_s;
+	if (w->fk && !w->waiting)
+		w->counted_at_wait = fakegh_counted(w->fk, NULL);
+	if (w->notify_fd > 0 && !w->waiting)
+		ck_assert_int_eq(write(w->notify_fd, "w", 1), 1);
+	__atomic_store_n(&w->waiting, 1, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+/* ---- the runtime's loop: memstore, injected clock, scripted wait_change ---- */
+
+static int64_t clk;
+static int64_t clk_now(void *p)
+{
+	(void)p;
+	return clk;
+}
+
+static lease_store *mem_st;
+static char mem_tok[LEASE_TOKEN_HEXSZ + 1];
+static int wc_calls, wc_timeout_ms, wc_known_present;
+static lease_oid wc_known;
+static enum { WC_RELEASE, WC_TIME_PASSES } wc_script;
+
+/* A wait_change that acts out the world: the holder releases (a change), or
+ * the wait runs to its end on the injected clock (no change). */
+static int scripted_wait_change(lease_transport *t, const char *refname, int known_present,
+                                const lease_oid *known_oid, int timeout_ms)
+{
+	(void)t;
+	ck_assert_str_eq(refname, "refs/leases/l");
+	wc_calls++;
+	wc_timeout_ms = timeout_ms;
+	wc_known_present = known_present;
+	wc_known = *known_oid;
+	if (wc_script == WC_RELEASE) {
+		lease_op_options o = who("alice", mem_tok, 0);
+		lease_result r;
+		ck_assert_int_eq(lease_release(&r, mem_st, "l", &o), 0);
+		return 1;
+	}
+	clk += (timeout_ms + 999) / 1000;
+	return 0;
+}
+
+static void mem_open(int watch)
+{
+	lease_store_options so = LEASE_STORE_OPTIONS_INIT;
+	lease_op_options o = who("alice", NULL, 600);
+	lease_transport *t;
+	memstore *m;
+	lease_result r;
+
+	clk = T0;
+	so.clock.now = clk_now;
+	t = memstore_new(&m);
+	ck_assert_ptr_nonnull(t);
+	if (watch)
+		t->wait_change = scripted_wait_change;
+	ck_assert_int_eq(lease_store_open_transport(&mem_st, t, &so, NULL, 0), 0);
+	ck_assert_int_eq(lease_acquire(&r, mem_st, "l", &o), 0);
+	memcpy(mem_tok, r.payload.lease_token, sizeof(mem_tok));
+	wc_calls = 0;
+}
+
+/* A release wakes the waiter at once: one wait, announced as long as the
+ * whole wait (no backoff step), ended early; the waiter then acquires. */
+START_TEST(test_wait_wakes_on_change)
+{
+	lease_op_options o = who("bob", NULL, 600);
+	lease_result r, held;
+	waits w;
+	double t0;
+
+	mem_open(1);
+	wc_script = WC_RELEASE;
+	memset(&w, 0, sizeof(w));
+	ck_assert_int_eq(lease_acquire(&held, mem_st, "l", &o), LEASE_EHELD);
+	o.wait_seconds = 300;
+	o.wait_cb = note_wait;
+	o.wait_payload = &w;
+	t0 = mono();
+	ck_assert_int_eq(lease_acquire(&r, mem_st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "acquired");
+	ck_assert_str_eq(r.payload.owner, "bob");
+	ck_assert_int_eq(wc_calls, 1);
+	ck_assert_int_eq(wc_known_present, 1);
+	ck_assert(lease_oid_equal(&wc_known, &held.oid));
+	ck_assert_int_eq(wc_timeout_ms, 300000); /* the wait, not a backoff step */
+	ck_assert_int_eq(w.n, 2);
+	ck_assert(w.announced[0] > 299.0 && w.announced[0] <= 300.0);
+	ck_assert(w.announced[1] == 0.0); /* the interruptible wait is over */
+	ck_assert(mono() - t0 < 5.0);     /* nothing slept (generous on a loaded machine) */
+	lease_store_free(mem_st);
+}
+END_TEST
+
+/* A stop requested while the wait was on is seen when it ends early: the
+ * waiter stops without writing, though the lease became free. */
+static int stop_after_wait(double s, void *payload)
+{
+	(void)payload;
+	return s == 0.0;
+}
+
+START_TEST(test_wait_stop_seen_after_wake)
+{
+	lease_op_options o = who("bob", NULL, 600);
+	lease_result r;
+	lease_ref_state s;
+
+	mem_open(1);
+	wc_script = WC_RELEASE;
+	o.wait_seconds = 300;
+	o.wait_cb = stop_after_wait;
+	ck_assert_int_eq(lease_acquire(&r, mem_st, "l", &o), LEASE_EHELD);
+	ck_assert_ptr_nonnull(strstr(r.message, "interrupted"));
+	ck_assert_int_eq(wc_calls, 1);
+	ck_assert_int_eq(lease_fetch_ref(&s, mem_st, "l"), 0);
+	ck_assert_int_eq(s.payload.phase, LEASE_PHASE_RELEASED); /* nothing written by bob */
+	ck_assert_str_eq(s.payload.owner, "alice");
+	lease_ref_state_clear(&s);
+	lease_store_free(mem_st);
+}
+END_TEST
+
+/* No change: the waiter wakes at the holder's expiry instant (expires_at +
+ * skew + 1 on the store clock) and takes the lease over. */
+START_TEST(test_wait_wakes_at_expiry)
+{
+	lease_op_options o = who("bob", NULL, 60);
+	lease_result r;
+
+	mem_open(1);
+	wc_script = WC_TIME_PASSES;
+	clk = T0 + 540; /* the holder's 600 s run out at T0 + 600: 60 s + 1 s ahead */
+	o.wait_seconds = 3600;
+	ck_assert_int_eq(lease_acquire(&r, mem_st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "acquired");
+	ck_assert_int_eq(wc_calls, 1);
+	ck_assert_msg(wc_timeout_ms > 60000 && wc_timeout_ms <= 61100, "timeout %d ms",
+	              wc_timeout_ms);
+	lease_store_free(mem_st);
+}
+END_TEST
+
+/* A transport that cannot watch is polled at a steady ttl_min/20 s: the
+ * pace never grows however long the wait. */
+START_TEST(test_wait_steady_without_watch)
+{
+	lease_op_options o = who("bob", NULL, 600);
+	lease_result r;
+	waits w;
+	int i;
+
+	mem_open(0);
+	memset(&w, 0, sizeof(w));
+	w.clock = &clk;
+	w.clock_step_s = 20; /* store time passes quickly; real time does not */
+	o.wait_seconds = 120;
+	o.wait_cb = note_wait;
+	o.wait_payload = &w;
+	ck_assert_int_eq(lease_acquire(&r, mem_st, "l", &o), LEASE_EHELD);
+	ck_assert_ptr_nonnull(strstr(r.message, "still held"));
+	ck_assert_int_ge(w.n, 5);
+	for (i = 0; i < w.n && i < 64; i++)
+		ck_assert_msg(w.announced[i] == 0.25, "wait %d: %g s", i, w.announced[i]);
+	lease_store_free(mem_st);
+}
+END_TEST
+
+/* ---- the wait primitive on a local store --------------------------------- */
+
+START_TEST(test_local_wait_primitive)
+{
+	char repo[512], spec[600], err[256];
+	lease_store *st;
+	lease_op_options o = who("alice", NULL, 600);
+	lease_result r;
+	lease_oid other;
+	double t0, dt;
+
+	ck_assert_int_eq(testrepo_make(repo, sizeof(repo), TESTREPO_BARE), 0);
+	snprintf(spec, sizeof(spec), "local:%s", repo);
+	ck_assert_int_eq(lease_store_open(&st, spec, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(lease_store_can_watch(st), 1);
+	ck_assert_int_eq(lease_acquire(&r, st, "l", &o), 0);
+	/* unchanged: the whole timeout passes */
+	t0 = mono();
+	ck_assert_int_eq(lease_wait_ref_change(st, "l", 1, &r.oid, 400), 0);
+	dt = mono() - t0;
+	ck_assert_msg(dt >= 0.39, "returned after %.3f s", dt);
+	/* what the caller knows is already stale: at once */
+	memset(&other, 0x11, sizeof(other));
+	t0 = mono();
+	ck_assert_int_eq(lease_wait_ref_change(st, "l", 1, &other, 60000), 1);
+	ck_assert_int_eq(lease_wait_ref_change(st, "l", 0, NULL, 60000), 1);
+	ck_assert(mono() - t0 < 10.0);
+	ck_assert_int_eq(lease_wait_ref_change(st, "../x", 1, &r.oid, 10), LEASE_EINVALID);
+	lease_store_free(st);
+	testrepo_remove(repo);
+}
+END_TEST
+
+/* ---- a waiter on each backend ---------------------------------------------- */
+
+/* The holder on its own store handle: releases once the waiter waits (and,
+ * for github, once the waiter's conditional reads got @p need_304 answers
+ * 304), then notes when its release returned. */
+typedef struct releaser {
+	lease_store *st;
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+	waits *w;
+	fakegh *fk;
+	unsigned need_304;
+	unsigned counted_at_release;
+	double released_at;
+	int rc;
+} releaser;
+
+static void *release_when_waiting(void *arg)
+{
+	releaser *rl = arg;
+	lease_op_options o = who("alice", rl->tok, 0);
+	lease_result r;
+	double give_up = mono() + 120;
+	unsigned nm = 0;
+
+	while (!__atomic_load_n(&rl->w->waiting, __ATOMIC_SEQ_CST) && mono() < give_up)
+		usleep(2000);
+	while (rl->fk && mono() < give_up) {
+		rl->counted_at_release = fakegh_counted(rl->fk, &nm);
+		if (nm >= rl->need_304)
+			break;
+		usleep(20000);
+	}
+	rl->rc = lease_release(&r, rl->st, "l", &o);
+	rl->released_at = mono();
+	return NULL;
+}
+
+/* Waiter on @p wst, holder on @p hst: the holder acquires, the waiter waits
+ * (up to 300 s), the holder releases; returns the handoff time, s. */
+static double handoff(lease_store *wst, lease_store *hst, fakegh *fk, unsigned need_304, waits *w,
+                      releaser *rl)
+{
+	lease_op_options ho = who("alice", NULL, 600), wo = who("bob", NULL, 600);
+	lease_result r;
+	pthread_t th;
+	double done;
+	int rc;
+
+	memset(rl, 0, sizeof(*rl));
+	memset(w, 0, sizeof(*w));
+	w->fk = fk;
+	rl->st = hst;
+	rl->w = w;
+	rl->fk = fk;
+	rl->need_304 = need_304;
+	rc = lease_acquire(&r, hst, "l", &ho);
+	ck_assert_msg(rc == 0, "holder: %s %s", r.status, r.message);
+	memcpy(rl->tok, r.payload.lease_token, sizeof(rl->tok));
+	wo.wait_seconds = 300;
+	wo.wait_cb = note_wait;
+	wo.wait_payload = w;
+	ck_assert_int_eq(pthread_create(&th, NULL, release_when_waiting, rl), 0);
+	rc = lease_acquire(&r, wst, "l", &wo);
+	done = mono();
+	pthread_join(th, NULL);
+	ck_assert_int_eq(rl->rc, 0);
+	ck_assert_msg(rc == 0, "waiter: %s %s", r.status, r.message);
+	ck_assert_str_eq(r.payload.owner, "bob");
+	/* one wait for a change (announced as the whole wait), no backoff steps */
+	ck_assert_msg(w->announced[0] > 290.0, "first wait %g s", w->announced[0]);
+	ck_assert_msg(w->n == 2 && w->announced[1] == 0.0, "%d waits", w->n);
+	return done - rl->released_at;
+}
+
+/* Local: the holder is another process; the waiter wakes on the ref's
+ * inotify event (target: 0.25 s; bounded generously for a loaded machine). */
+START_TEST(test_local_waiter_gets_release)
+{
+	char repo[512], spec[600], err[256];
+	lease_store *wst, *hst;
+	lease_op_options ho = who("alice", NULL, 600), wo = who("bob", NULL, 600);
+	lease_result r;
+	int go[2], back[2], ws;
+	double released_at = 0, done;
+	waits w;
+	pid_t pid;
+	char c;
+
+	ck_assert_int_eq(testrepo_make(repo, sizeof(repo), TESTREPO_BARE), 0);
+	snprintf(spec, sizeof(spec), "local:%s", repo);
+	ck_assert_int_eq(lease_store_open(&hst, spec, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(lease_acquire(&r, hst, "l", &ho), 0);
+	ho.lease_token = r.payload.lease_token;
+	ck_assert_int_eq(pipe(go), 0);
+	ck_assert_int_eq(pipe(back), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) { /* the holder: release once the waiter waits */
+		lease_result cr;
+		double t;
+		close(go[1]);
+		close(back[0]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(10);
+		if (lease_release(&cr, hst, "l", &ho) != 0)
+			_exit(11);
+		t = mono();
+		_exit(write(back[1], &t, sizeof(t)) == (ssize_t)sizeof(t) ? 0 : 12);
+	}
+	close(go[0]);
+	close(back[1]);
+	ck_assert_int_eq(lease_store_open(&wst, spec, NULL, err, sizeof(err)), 0);
+	memset(&w, 0, sizeof(w));
+	wo.wait_seconds = 300;
+	wo.wait_cb = note_wait;
+	wo.wait_payload = &w;
+	w.notify_fd = go[1]; /* the holder releases once we wait */
+	ck_assert_int_eq(lease_acquire(&r, wst, "l", &wo), 0);
+	done = mono();
+	ck_assert_int_eq(read(back[0], &released_at, sizeof(released_at)),
+	                 (ssize_t)sizeof(released_at));
+	ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+	ck_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+	ck_assert_str_eq(r.status, "acquired");
+	ck_assert_msg(done - released_at < 2.0, "handoff %.3f s", done - released_at);
+	ck_assert_msg(w.announced[0] > 290.0, "first wait %g s", w.announced[0]);
+	ck_assert_msg(w.n == 2 && w.announced[1] == 0.0, "%d waits", w.n);
+	lease_store_free(wst);
+	lease_store_free(hst);
+	testrepo_remove(repo);
+}
+END_TEST
+
+/* GitHub (fake server): the waiter polls the ref with conditional reads; the
+ * unchanged ref answers 304, which is not counted; the release is seen at the
+ * next poll (~2 s) and the waiter acquires (target 5 s; bound 15 s). */
+START_TEST(test_github_waiter_conditional_reads)
+{
+	fakegh_options fo;
+	fakegh *fk;
+	lease_store_options so = LEASE_STORE_OPTIONS_INIT;
+	lease_store *wst, *hst;
+	char err[512];
+	releaser rl;
+	waits w;
+	unsigned nm = 0;
+	double h;
+
+	memset(&fo, 0, sizeof(fo));
+	ck_assert_int_eq(fakegh_start(&fk, &fo), 0);
+	setenv("GITHUB_API_URL", fakegh_url(fk), 1);
+	unsetenv("GITHUB_GRAPHQL_URL");
+	so.github_token = "t0k";
+	so.timeout_s = 30;
+	ck_assert_msg(lease_store_open(&wst, "github:octo/leases", &so, err, sizeof(err)) == 0,
+	              "%s", err);
+	ck_assert_int_eq(lease_store_can_watch(wst), 1);
+	ck_assert_int_eq(lease_store_open(&hst, "github:octo/leases", &so, err, sizeof(err)), 0);
+	h = handoff(wst, hst, fk, 2, &w, &rl);
+	ck_assert_msg(h < 15.0, "handoff %.3f s", h);
+	fakegh_counted(fk, &nm);
+	ck_assert_uint_ge(nm, 2);
+	/* while waiting: one counted read (the first, unconditional) at most */
+	ck_assert_msg(rl.counted_at_release - w.counted_at_wait <= 1,
+	              "%u counted requests while waiting",
+	              rl.counted_at_release - w.counted_at_wait);
+	lease_store_free(wst);
+	lease_store_free(hst);
+	fakegh_stop(fk);
+}
+END_TEST
+
+/* The HTTP layer's conditional GET against the fake server: the ETag of a
+ * 200 sent back gets 304 (not counted), for that one request only; a value
+ * that could inject a header is not sent. */
+START_TEST(test_http_conditional_get)
+{
+	fakegh_options fo;
+	fakegh *fk;
+	lease_http *h;
+	lease_http_response r;
+	char url[300], err[256], etag[128];
+	unsigned nm = 0, c0;
+
+	memset(&fo, 0, sizeof(fo));
+	ck_assert_int_eq(fakegh_start(&fk, &fo), 0);
+	ck_assert_int_eq(lease_http_new(&h, "t0k", err, sizeof(err)), 0);
+	snprintf(url, sizeof(url), "%s/repos/octo/leases/git/ref/heads/main", fakegh_url(fk));
+	ck_assert_int_eq(lease_http_request(h, &r, "GET", url, NULL, 10000), 0);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_msg(strncmp(r.etag, "W/\"", 3) == 0, "etag '%s'", r.etag);
+	snprintf(etag, sizeof(etag), "%s", r.etag);
+	lease_http_response_clear(&r);
+	c0 = fakegh_counted(fk, NULL);
+	lease_http_set_if_none_match(h, etag);
+	ck_assert_int_eq(lease_http_request(h, &r, "GET", url, NULL, 10000), 0);
+	ck_assert_int_eq(r.status, 304);
+	ck_assert_str_eq(r.etag, etag); /* a 304 carries the ETag too */
+	lease_http_response_clear(&r);
+	ck_assert_uint_eq(fakegh_counted(fk, &nm), c0);
+	ck_assert_uint_eq(nm, 1);
+	/* once only: the next GET is unconditional */
+	ck_assert_int_eq(lease_http_request(h, &r, "GET", url, NULL, 10000), 0);
+	ck_assert_int_eq(r.status, 200);
+	lease_http_response_clear(&r);
+	/* a value with a line break is refused (never sent as a header) */
+	lease_http_set_if_none_match(h, "W/\"x\"\r\nX-Evil: 1");
+	ck_assert_int_eq(lease_http_request(h, &r, "GET", url, NULL, 10000), 0);
+	ck_assert_int_eq(r.status, 200);
+	lease_http_response_clear(&r);
+	/* another ref's ETag does not match */
+	lease_http_set_if_none_match(h, "W/\"0000\"");
+	ck_assert_int_eq(lease_http_request(h, &r, "GET", url, NULL, 10000), 0);
+	ck_assert_int_eq(r.status, 200);
+	lease_http_response_clear(&r);
+	ck_assert_uint_eq(fakegh_counted(fk, &nm), c0 + 3);
+	ck_assert_uint_eq(nm, 1);
+	lease_http_free(h);
+	fakegh_stop(fk);
+}
+END_TEST
+
+/* remote (git daemon): ls-remote every ~2 s (bound 15 s). */
+START_TEST(test_remote_waiter_gets_release)
+{
+	gitserver srv;
+	lease_store *wst, *hst;
+	char url[800], spec[900], cache[700], err[1024];
+	releaser rl;
+	waits w;
+	double h;
+
+	unsetenv("http_proxy");
+	unsetenv("HTTP_PROXY");
+	unsetenv("all_proxy");
+	unsetenv("ALL_PROXY");
+	ck_assert_msg(gitserver_start(&srv) == 0, "git servers did not start");
+	snprintf(cache, sizeof(cache), "%s/cache", srv.root);
+	setenv("XDG_CACHE_HOME", cache, 1);
+	ck_assert_int_eq(gitserver_repo(&srv, "w", NULL, 0), 0);
+	gitserver_url(&srv, GITSERVER_GIT, "w", url, sizeof(url));
+	snprintf(spec, sizeof(spec), "remote:%s", url);
+	ck_assert_msg(lease_store_open(&wst, spec, NULL, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(lease_store_open(&hst, spec, NULL, err, sizeof(err)), 0);
+	h = handoff(wst, hst, NULL, 0, &w, &rl);
+	ck_assert_msg(h < 15.0, "handoff %.3f s", h);
+	lease_store_free(wst);
+	lease_store_free(hst);
+	gitserver_stop(&srv);
+}
+END_TEST
+
+Suite *wait_suite(void);
+Suite *wait_suite(void)
+{
+	Suite *s = suite_create("wait");
+	TCase *tc = tcase_create("runtime");
+	TCase *be = tcase_create("backends");
+
+	tcase_add_test(tc, test_wait_wakes_on_change);
+	tcase_add_test(tc, test_wait_wakes_at_expiry);
+	tcase_add_test(tc, test_wait_stop_seen_after_wake);
+	tcase_add_test(tc, test_wait_steady_without_watch);
+	tcase_add_test(tc, test_local_wait_primitive);
+	tcase_add_test(tc, test_http_conditional_get);
+	suite_add_tcase(s, tc);
+	tcase_set_timeout(be, 240);
+	tcase_add_test(be, test_local_waiter_gets_release);
+	tcase_add_test(be, test_github_waiter_conditional_reads);
+	tcase_add_test(be, test_remote_waiter_gets_release);
+	suite_add_tcase(s, be);
+	return s;
+}
