@@ -22,7 +22,7 @@
 set -uo pipefail
 
 root=${GITHUB_ACTION_PATH:-$(cd "$(dirname "$0")/.." && pwd)}
-bin="$root/build/reflease"
+bin="$root/build/bundle/bin/reflease" # make bundle (action/build.sh, or the cache)
 tmp=${RUNNER_TEMP:-${TMPDIR:-/tmp}}
 
 cmd=${INPUT_COMMAND:-}
@@ -124,6 +124,17 @@ case $ns in *[!a-z0-9-]*) usage_error "invalid namespace '$ns' (protocol.md §1:
 seconds ttl "$ttl"
 seconds wait "$wait_s"
 [ -x "$bin" ] || usage_error "reflease is not built at $bin"
+# The store input (README.md, "Which store"): git = git pushes to this
+# repository on its GitHub server (remote:), the token only for that URL.
+case ${INPUT_STORE:-api} in
+api) ;;
+git)
+  [ -n "${GITHUB_REPOSITORY:-}" ] || usage_error "store git needs GITHUB_REPOSITORY"
+  export REFLEASE_STORE="remote:${GITHUB_SERVER_URL:-https://github.com}/$GITHUB_REPOSITORY"
+  export REFLEASE_GIT_TOKEN="${REFLEASE_GITHUB_TOKEN:-}"
+  ;;
+*) usage_error "store must be api or git, not '$INPUT_STORE'" ;;
+esac
 
 # A matrix job's legs share repository, run, attempt and job: the matrix index
 # tells them apart (protocol.md §5: the Action passes it in REFLEASE_OWNER).

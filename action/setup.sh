@@ -1,24 +1,25 @@
 #!/usr/bin/env bash
-# The action's first step: install what building reflease needs (Debian/Ubuntu,
-# apt through scripts/install-deps.sh --build; quick when already installed) and
-# output `cache-key`, the key of the cached binary: the distribution, the
-# architecture and a hash of every source file the binary is built from.
+# The action's first step: output `cache-key`, the key of the cached bundle
+# (build/bundle: reflease and its shared libraries, make bundle): the
+# distribution and its release, the architecture and a hash of every file the
+# bundle is built from. Nothing is installed here: on a cache hit the job
+# needs neither apt nor a compiler; action/build.sh installs and builds on a
+# miss.
 set -euo pipefail
 root=${GITHUB_ACTION_PATH:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$root"
 
-if [ "$(uname -s)" != Linux ] || ! command -v dpkg-query >/dev/null 2>&1; then
-  echo "::error title=reflease::the reflease action runs on Linux runners with apt (Debian or Ubuntu)"
+if [ "$(uname -s)" != Linux ]; then
+  echo "::error title=reflease::the reflease action runs on Linux runners (Debian or Ubuntu)"
   exit 1
 fi
-sh scripts/install-deps.sh --build
 
 os=unknown
 if [ -r /etc/os-release ]; then
   # shellcheck disable=SC1091
   os=$(. /etc/os-release && printf '%s-%s' "${ID:-linux}" "${VERSION_ID:-0}")
 fi
-srcs=(Makefile)
+srcs=(Makefile scripts/bundle.sh scripts/install-deps.sh)
 for d in mk lib cmd migrations; do
   [ -d "$d" ] && srcs+=("$d")
 done

@@ -1,15 +1,30 @@
 #!/bin/sh
-# Install the Debian 12 packages reflease builds and tests with, when missing.
-# Idempotent and quick when everything is present (one dpkg-query).
+# Install the Debian packages reflease builds and tests with, when missing:
+# Debian 12 (bookworm), Debian 13 (trixie) and Ubuntu (the GitHub runners; the
+# Action's --build list). Idempotent and quick when everything is present (one
+# dpkg-query per package).
 #   install-deps.sh          everything the build, tests and lint use
 #   install-deps.sh --build  only what building the binary needs (the GitHub Action)
 set -eu
 PKGS="build-essential pkg-config git libgit2-dev libjansson-dev libcurl4-openssl-dev check
       faketime libmicrohttpd-dev gcovr clang-format cppcheck shellcheck groff-base man-db
-      spin jq python3 clang libclang-rt-14-dev curl hyperfine lighttpd openssh-server
+      spin jq python3 clang CLANG_RT curl hyperfine lighttpd openssh-server
       e2fsprogs util-linux mount etcd-server etcd-client"
 BUILD_PKGS="build-essential pkg-config libgit2-dev libjansson-dev libcurl4-openssl-dev"
 [ "${1:-}" = --build ] && PKGS=$BUILD_PKGS
+# Package names that differ by release: clang's sanitizer runtime (make check
+# SANITIZE=1 with CC=clang) is in libclang-rt-<clang's major>-dev.
+# shellcheck disable=SC1091
+codename=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
+case $codename in
+bookworm) clang_rt=libclang-rt-14-dev ;;
+trixie) clang_rt=libclang-rt-19-dev ;;
+noble) clang_rt=libclang-rt-18-dev ;;
+*) # another release: the runtime of the clang it installs (apt-cache needs package lists)
+  v=$(apt-cache depends clang 2>/dev/null | sed -n 's/.*Depends: clang-\([0-9][0-9]*\)$/\1/p' | head -n 1)
+  clang_rt=${v:+libclang-rt-$v-dev} ;;
+esac
+PKGS=$(echo "$PKGS" | sed "s/CLANG_RT/$clang_rt/")
 missing=""
 for p in $PKGS; do
   st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)

@@ -1463,7 +1463,7 @@ static int prefetch_commits(gh_transport *g, lease_ref_list *l)
 		remember_repo_id(g, repo);
 		for (i = start; i < end && json_is_object(repo); i++) {
 			lease_ref_entry *e = &l->items[i];
-			char alias[16];
+			char alias[24]; /* "o" + a size_t */
 			json_t *obj, *parents;
 			snprintf(alias, sizeof(alias), "o%zu", i - start);
 			obj = json_object_get(repo, alias);

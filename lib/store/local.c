@@ -18,6 +18,7 @@
  * lock held by a concurrent writer (GIT_ELOCKED) is retried with jitter for
  * up to LOCK_RETRY_MS, never reported as a lost CAS. */
 #define _DEFAULT_SOURCE
+#include "git2compat.h"
 #include "gitobj.h"
 #include "store.h"
 

@@ -34,6 +34,7 @@
  * to a loopback host. A password inside the URL is refused. Neither is ever
  * logged or put into an error message. */
 #define _GNU_SOURCE
+#include "git2compat.h"
 #include "gitobj.h"
 #include "store.h"
 #include "util/util.h"
@@ -958,7 +959,7 @@ int lease_remote_transport_new(lease_transport **out, const char *url, char *err
 	*out = NULL;
 	if (err && errlen)
 		err[0] = '\0';
-	if (lease_git_setup() < 0) {
+	if (lease_git_setup() < 0 || lease_git_net_timeouts() < 0) {
 		seterr(err, errlen, "cannot initialise libgit2", NULL);
 		return LEASE_EINTERNAL;
 	}

@@ -2,7 +2,7 @@
 // would run it, for tests/shell/t_action.sh:
 //
 //   node harness.mjs --action-path DIR --with JSON --result FILE
-//        [--github-token T] [--job-index N --job-total N]
+//        [--github-token T] [--job-index N --job-total N] [--wrap JSON]
 //
 // It reads DIR/action.yml, checks the `with` inputs against the declared ones
 // (unknown or missing required inputs fail, as on GitHub), applies defaults,
@@ -14,7 +14,10 @@
 // when every cached path exists), and writes FILE: {"outputs", "steps",
 // "annotations", "summary", "exit_code"}. The environment (GITHUB_ACTIONS,
 // GITHUB_REPOSITORY, RUNNER_TEMP, ...) is the caller's. Exit status: 0, or the
-// failing step's status.
+// failing step's status. Each step's record has `ms`, its wall time.
+// --wrap ["cmd", "arg", ...] runs each step's bash through that command (e.g.
+// scripts/debroot.sh run ROOT --keep-env --bind DIR --: the step inside a clean
+// Debian root; the paths it is given must be the same inside and out).
 import { readFileSync, writeFileSync, existsSync, mkdirSync, appendFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -25,7 +28,7 @@ function fail(msg) {
   process.exit(2);
 }
 
-const opt = { with: '{}', 'github-token': '', 'job-index': '0', 'job-total': '1' };
+const opt = { with: '{}', 'github-token': '', 'job-index': '0', 'job-total': '1', wrap: '[]' };
 for (let i = 2; i < process.argv.length; i += 2) {
   const k = process.argv[i].replace(/^--/, '');
   if (!(k in opt) && !['action-path', 'result'].includes(k)) fail(`unknown option ${k}`);
@@ -33,6 +36,8 @@ for (let i = 2; i < process.argv.length; i += 2) {
 }
 if (!opt['action-path'] || !opt.result) fail('--action-path and --result are required');
 const dir = opt['action-path'];
+const wrap = JSON.parse(opt.wrap);
+if (!Array.isArray(wrap) || !wrap.every((w) => typeof w === 'string')) fail('--wrap takes a JSON array of strings');
 const action = parse(readFileSync(join(dir, 'action.yml'), 'utf8'));
 if (action.runs?.using !== 'composite') fail('not a composite action');
 
@@ -122,7 +127,8 @@ let n = 0;
 for (const s of action.runs.steps) {
   n++;
   const id = s.id || `__step${n}`;
-  const rec = { id, outcome: 'skipped', exit_code: null };
+  const rec = { id, outcome: 'skipped', exit_code: null, ms: 0 };
+  const t0 = performance.now();
   steps.push(rec);
   ctx.steps[id] = { outputs: {}, outcome: 'skipped' };
   if (exitCode !== 0) continue; // success() is the default condition
@@ -134,6 +140,7 @@ for (const s of action.runs.steps) {
     const hit = paths.length > 0 && paths.every((p) => existsSync(p));
     ctx.steps[id] = { outputs: { 'cache-hit': hit ? 'true' : 'false' }, outcome: 'success' };
     Object.assign(rec, { outcome: 'success', exit_code: 0, key: expand(s.with?.key), 'cache-hit': hit });
+    rec.ms = performance.now() - t0;
     continue;
   }
   if (s.shell !== 'bash') fail(`step ${id}: shell must be bash (got ${s.shell})`);
@@ -145,13 +152,15 @@ for (const s of action.runs.steps) {
   writeFileSync(script, expand(s.run));
   const env = { ...process.env, GITHUB_ACTION_PATH: dir, GITHUB_OUTPUT: out, GITHUB_STEP_SUMMARY: sum };
   for (const [k, v] of Object.entries(s.env || {})) env[k] = expand(v);
-  const r = spawnSync('bash', ['--noprofile', '--norc', '-eo', 'pipefail', script], {
+  const argv = [...wrap, 'bash', '--noprofile', '--norc', '-eo', 'pipefail', script];
+  const r = spawnSync(argv[0], argv.slice(1), {
     env,
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'pipe'],
     maxBuffer: 64 << 20,
   });
-  process.stderr.write(`--- step ${id} (${expand(s.name || id)})\n${r.stdout}${r.stderr}`);
+  rec.ms = performance.now() - t0;
+  process.stderr.write(`--- step ${id} (${expand(s.name || id)}, ${Math.round(rec.ms)} ms)\n${r.stdout}${r.stderr}`);
   scan(r.stdout, id);
   scan(r.stderr, id);
   const code = r.status === null ? 128 + 15 : r.status;

@@ -7,24 +7,15 @@
 # lands -> heartbeat -> transition -> release (stops it), run, status, a held
 # lease, the matrix owner, input injection, and reconcile (summary and
 # annotations). Every output, the job summary and the annotations are checked.
-# shellcheck disable=SC2016 # backquotes in patterns are markdown, not expansions
+# shellcheck disable=SC2016,SC2154 # backquotes in patterns are markdown; root and log come from action_lib.sh
 set -eu
-root=$(cd "$(dirname "$0")/../.." && pwd)
-if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-  echo "t_action: SKIP: node/npm are not installed (scripts/install-deps.sh installs them)"
-  exit 0
-fi
-if [ ! -d "$root/node_modules/yaml" ]; then
-  (cd "$root" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
-fi
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+# shellcheck disable=SC1091 # sourced helper
+. "$(dirname "$0")/action_lib.sh"
+action_setup
 
 # The action's directory as the runner lays it out, with the binary under test
-# where the (skipped, cache-hit) build step would have put it.
-ap="$TMPDIR/action-path"
-mkdir -p "$ap/build" "$TMPDIR/runner-temp"
-for f in action.yml action scripts Makefile mk lib cmd; do ln -s "$root/$f" "$ap/$f"; done
-ln -s "$REFLEASE" "$ap/build/reflease"
+# where the cache restores the bundle (the build step is skipped: a hit).
+action_dir "$TMPDIR/action-path"
 
 CANARY="ghs_ACTIONcanary0123456789abcdefCANARY"
 "$BUILD/tools/fakegh" --token "$CANARY" --repo "$TMPDIR/gh.git" --port-file "$TMPDIR/port" \
@@ -41,46 +32,15 @@ i=0
 while [ ! -s "$TMPDIR/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 port=$(cat "$TMPDIR/port")
 export GITHUB_API_URL="http://127.0.0.1:$port" GITHUB_GRAPHQL_URL="http://127.0.0.1:$port/graphql"
-export GITHUB_ACTIONS=true GITHUB_REPOSITORY=octo/leases GITHUB_RUN_ID=42 GITHUB_RUN_ATTEMPT=1
-export GITHUB_JOB=deploy RUNNER_NAME=runner-1 RUNNER_TEMP="$TMPDIR/runner-temp"
-export HARNESS_JOB_SUMMARY="$TMPDIR/job-summary.md"
-# the GitHub token reaches the binary only through the action's token input
-# a runner has no make of its own around the action (make check SANITIZE=1 would pass it on)
-unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES 2>/dev/null || true
-unset GITHUB_TOKEN REFLEASE_GITHUB_TOKEN REFLEASE_STORE REFLEASE_OWNER REFLEASE_HOST \
-  REFLEASE_NAMESPACE REFLEASE_LEASE_TOKEN 2>/dev/null || true
-log="$TMPDIR/all.log"
-: >"$log"
 
-fail() { echo "FAIL: $*" >&2; echo "--- harness log (tail)" >&2; tail -n 30 "$TMPDIR/h.log" >&2; exit 1; }
-# act WITH_JSON [harness options]: run the action; result in $TMPDIR/r.json, status in $st
-act() {
-  w=$1; shift
-  st=0
-  node "$root/tests/action/harness.mjs" --action-path "$ap" --with "$w" \
-    --result "$TMPDIR/r.json" --github-token "$CANARY" "$@" >"$TMPDIR/h.log" 2>&1 || st=$?
-  cat "$TMPDIR/h.log" "$TMPDIR/r.json" >>"$log" 2>/dev/null || true
-}
-# q PATH: a field of the last result ("" when absent; objects as JSON)
-q() {
-  node -e 'const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
-let v = r; for (const p of process.argv[2].split(".")) v = v == null ? v : v[p];
-console.log(v == null ? "" : typeof v === "object" ? JSON.stringify(v) : String(v));' \
-    "$TMPDIR/r.json" "$1"
-}
-expect() { [ "$st" -eq "$1" ] || fail "expected exit $1, got $st: $2"; }
-is() { v=$(q "$1"); [ "$v" = "$2" ] || fail "$1 = '$v', expected '$2' ($3)"; }
-like() { v=$(q "$1"); printf '%s' "$v" | grep -Eq -- "$2" || fail "$1 = '$v' does not match /$2/ ($3)"; }
-unlike() { v=$(q "$1"); ! printf '%s' "$v" | grep -Eq -- "$2" || fail "$1 = '$v' matches /$2/ ($3)"; }
-hex() { like "$1" "^[0-9a-f]{$2}\$" "$3"; }
 stamp='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$'
 status_json() { # the lease as reflease sees it (outside the action)
   REFLEASE_GITHUB_TOKEN=$CANARY "$REFLEASE" --json status "$1" 2>>"$log"
 }
 field() { sed -n "s/.*\"$1\":\"\\([^\"]*\\)\".*/\\1/p" | head -n 1; }
 
-# 0. the first run on a runner: a cache miss, so the build step builds
-# build/reflease from the action's own source (a copy, plain flags)
+# 0. the first run on a runner: a cache miss, so the build step builds the
+# bundle from the action's own source (a copy, plain flags)
 cp_ap="$TMPDIR/action-copy"
 mkdir -p "$cp_ap"
 for f in action.yml action scripts Makefile mk lib cmd migrations; do
@@ -94,7 +54,10 @@ expect 0 "status on a fresh action copy"
 is steps.1.cache-hit false "fresh copy: cache miss"
 is steps.2.outcome success "fresh copy: the build step ran"
 is outputs.status absent "fresh copy: status absent"
-[ -x "$cp_ap/build/reflease" ] || fail "the build step did not build build/reflease"
+[ -x "$cp_ap/build/bundle/bin/reflease" ] || fail "the build step did not build build/bundle"
+ls "$cp_ap"/build/bundle/lib/libgit2.so.* >/dev/null 2>&1 || fail "no libgit2 in the bundle"
+like steps.0.stdout '^reflease: build cache key ' "setup prints the key"
+unlike steps.0.stdout 'install-deps' "setup installs nothing"
 rm -rf "$cp_ap"
 
 # 1. acquire with heartbeat: every output, the summary line, the default owner

@@ -139,7 +139,7 @@ expect_rc 64 "$R" status --lease-token
 [ "$(snapshot)" = "$before" ] || fail "wrote something"
 
 # ---- payloads already in the store: oversized, deeply nested, not a commit ----
-plant() { c=$(G commit-tree "$E" <"$TMPDIR/msg") && G update-ref "refs/leases/$1" "$c"; }
+plant() { c=$(GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t G commit-tree "$E" <"$TMPDIR/msg") && G update-ref "refs/leases/$1" "$c"; }
 py() { python3 -c "$1" >"$TMPDIR/msg"; }
 py 'print("big: acquire claimed by a on h\n\n{\"name\":\"big\",\"owner\":\"" + "x" * 20000 + "\"}")'
 plant big

@@ -1,0 +1,26 @@
+# `make bundle`: build/bundle/ = bin/reflease + lib/ (every shared library it
+# needs but glibc's), found through RPATH $ORIGIN/../lib: the GitHub Action's
+# cached artifact, which runs on a runner without libgit2, jansson or libcurl
+# installed (issue 16; scripts/bundle.sh checks the copy).
+BUNDLE := $(BUILD)/bundle
+.PHONY: bundle
+bundle: $(BUNDLE)/bin/reflease
+
+# DT_RPATH, not DT_RUNPATH (--disable-new-dtags): it is searched for the
+# libraries' own dependencies too (libgit2 -> mbedTLS ...).
+$(BUNDLE)/bin/reflease: $(CMD_OBJ) $(LIBA) scripts/bundle.sh
+	@mkdir -p $(BUILD)
+	$(CC) -o $(BUILD)/reflease-rpath $(CMD_OBJ) $(LIBA) $(SANLD) $(PKG_LIBS) \
+	      -Wl,--disable-new-dtags -Wl,-rpath,'$$ORIGIN/../lib'
+	sh scripts/bundle.sh $(BUILD)/reflease-rpath $(BUNDLE)
+	@rm -f $(BUILD)/reflease-rpath
+
+# Issue 16's figures in docs/benchmarks.md (make bench; need root and the
+# Debian mirror): a cold Debian 13 make check, and the Action's set-up on a
+# cache hit and a miss in a clean Debian root.
+BENCH_TARGETS += bench-debian13 bench-action
+.PHONY: bench-debian13 bench-action
+bench-debian13:
+	@sh scripts/bench-debroot.sh debian13 $(BUILD)
+bench-action: $(BIN) $(BUILD)/tools/fakegh
+	@sh scripts/bench-debroot.sh action $(BUILD)

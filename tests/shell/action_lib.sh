@@ -1,0 +1,65 @@
+# Helpers for the Action's shell tests (sourced; not a test itself):
+# t_action.sh, t_action_git.sh, t_action_bundle.sh. Plays action.yml through
+# tests/action/harness.mjs and reads its result.
+#   action_setup      node/npm (SKIP without them), the validators (npm ci),
+#                     a clean environment for the action, $root, $log
+#   action_dir DIR    DIR laid out as the runner lays out the action, with the
+#                     binary under test where the cache restores the bundle
+#                     (a cache hit); $ap = DIR
+#   act WITH [opts]   run the action (harness options after WITH); $st = exit,
+#                     result in $TMPDIR/r.json; HARNESS_WRAP (JSON) -> --wrap
+#   q PATH            a field of the last result ("" when absent)
+#   expect N MSG, is PATH V MSG, like PATH RE MSG, unlike PATH RE MSG, hex PATH N MSG
+# shellcheck disable=SC2034 # $ap, $log are the sourcing test's
+root=$(cd "$(dirname "$0")/../.." && pwd)
+
+action_setup() {
+  if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    echo "$(basename "$0" .sh): SKIP: node/npm are not installed (scripts/install-deps.sh installs them)"
+    exit 0
+  fi
+  if [ ! -d "$root/node_modules/yaml" ]; then
+    (cd "$root" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  fi
+  export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+  # a runner has no make of its own around the action (make check SANITIZE=1 would pass it on)
+  unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES 2>/dev/null || true
+  # the GitHub token reaches the binary only through the action's token input
+  unset GITHUB_TOKEN REFLEASE_GITHUB_TOKEN REFLEASE_GIT_TOKEN REFLEASE_STORE REFLEASE_OWNER \
+    REFLEASE_HOST REFLEASE_NAMESPACE REFLEASE_LEASE_TOKEN GITHUB_SERVER_URL 2>/dev/null || true
+  export GITHUB_ACTIONS=true GITHUB_REPOSITORY=octo/leases GITHUB_RUN_ID=42 GITHUB_RUN_ATTEMPT=1
+  export GITHUB_JOB=deploy RUNNER_NAME=runner-1 RUNNER_TEMP="$TMPDIR/runner-temp"
+  export HARNESS_JOB_SUMMARY="$TMPDIR/job-summary.md"
+  mkdir -p "$RUNNER_TEMP"
+  log="$TMPDIR/all.log"
+  : >"$log"
+}
+
+action_dir() {
+  ap=$1
+  mkdir -p "$ap/build/bundle/bin"
+  for f in action.yml action scripts Makefile mk lib cmd; do ln -s "$root/$f" "$ap/$f"; done
+  ln -s "$REFLEASE" "$ap/build/bundle/bin/reflease"
+}
+
+fail() { echo "FAIL: $*" >&2; echo "--- harness log (tail)" >&2; tail -n 30 "$TMPDIR/h.log" >&2; exit 1; }
+act() {
+  w=$1
+  shift
+  st=0
+  node "$root/tests/action/harness.mjs" --action-path "$ap" --with "$w" \
+    --result "$TMPDIR/r.json" --github-token "${CANARY:-}" --wrap "${HARNESS_WRAP:-[]}" "$@" \
+    >"$TMPDIR/h.log" 2>&1 || st=$?
+  cat "$TMPDIR/h.log" "$TMPDIR/r.json" >>"$log" 2>/dev/null || true
+}
+q() {
+  node -e 'const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+let v = r; for (const p of process.argv[2].split(".")) v = v == null ? v : v[p];
+console.log(v == null ? "" : typeof v === "object" ? JSON.stringify(v) : String(v));' \
+    "$TMPDIR/r.json" "$1"
+}
+expect() { [ "$st" -eq "$1" ] || fail "expected exit $1, got $st: $2"; }
+is() { v=$(q "$1"); [ "$v" = "$2" ] || fail "$1 = '$v', expected '$2' ($3)"; }
+like() { v=$(q "$1"); printf '%s' "$v" | grep -Eq -- "$2" || fail "$1 = '$v' does not match /$2/ ($3)"; }
+unlike() { v=$(q "$1"); ! printf '%s' "$v" | grep -Eq -- "$2" || fail "$1 = '$v' matches /$2/ ($3)"; }
+hex() { like "$1" "^[0-9a-f]{$2}\$" "$3"; }
