@@ -46,6 +46,14 @@ LIBSO  := $(BUILD)/libreflease.so.0
 BIN    := $(BUILD)/reflease
 RUNNER := $(BUILD)/test_runner
 
+# Tests run git commands that commit (commit-tree, commit): give them an
+# identity on machines without one (a fresh Debian, a clean root, CI); an
+# identity set in the environment wins.
+export GIT_AUTHOR_NAME ?= reflease tests
+export GIT_AUTHOR_EMAIL ?= tests@reflease.invalid
+export GIT_COMMITTER_NAME ?= reflease tests
+export GIT_COMMITTER_EMAIL ?= tests@reflease.invalid
+
 .PHONY: all deps demo check check-run unit shell-tests coverage lint install clean
 .DEFAULT_GOAL := all
 
