@@ -12,9 +12,9 @@ cd "$TMPDIR" || exit 1
 fail() { echo "FAIL: $*" >&2; for f in o.txt e.txt outputs; do [ -f "$f" ] && { echo "--- $f"; cat "$f"; }; done >&2; exit 1; }
 
 ap="$TMPDIR/ap"
-mkdir -p "$ap/build" rt
+mkdir -p "$ap/build/bundle/bin" rt
 ln -s "$root/action" "$ap/action"
-ln -s "$REFLEASE" "$ap/build/reflease"
+ln -s "$REFLEASE" "$ap/build/bundle/bin/reflease" # where the cache restores the bundle
 "$REFLEASE" init "$TMPDIR/s" >/dev/null
 unset REFLEASE_OWNER REFLEASE_HOST REFLEASE_NAMESPACE REFLEASE_LEASE_TOKEN GITHUB_TOKEN 2>/dev/null || true
 export REFLEASE_STORE="local:$TMPDIR/s" GITHUB_ACTION_PATH="$ap" RUNNER_TEMP="$TMPDIR/rt"
