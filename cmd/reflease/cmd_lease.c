@@ -527,10 +527,7 @@ static int heartbeat_every(cli_ctx *ctx, lease_store *st, const char *name, cons
 		memset(&r, 0, sizeof(r));
 		if (lease_status(&r, st, name) == 0 && r.has_payload &&
 		    r.payload.phase != LEASE_PHASE_RELEASED) {
-			ttl = r.payload.has_ttl && r.payload.ttl_seconds > 0 ? r.payload.ttl_seconds
-			                                                     : LEASE_TTL_DEFAULT;
-			if (ttl < lease_store_ttl_min(st))
-				ttl = lease_store_ttl_min(st);
+			ttl = lease_payload_kept_ttl(st, &r.payload, NULL);
 		}
 	}
 	if (a->every && ttl && lease_heartbeat_every(&every, ttl, a->every) < 0)

@@ -679,8 +679,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		run_emit(&out, st, &rel, name, rc, "interrupted", status, 0, 0);
 		goto cleanup;
 	}
-	if (r.payload.has_ttl && r.payload.ttl_seconds > 0)
-		ttl = r.payload.ttl_seconds;
+	ttl = lease_payload_ttl(&r.payload, ttl, NULL); /* the TTL this acquire granted */
 
 	/* CMD's environment (§6). Set before fork: the process is single-threaded. */
 	setenv("REFLEASE_LEASE_TOKEN", token, 1);

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lease/policy.h"
 #include "lease/version.h"
 #include "store/store.h"
 
@@ -235,7 +236,7 @@ static void check_floor(lease_reconcile_entry *e, const lease_payload *tip, leas
 		                                         : LEASE_HB_APPROXIMATE));
 		return;
 	}
-	if (interval >= 1 && interval * 10 >= ttl)
+	if (!lease_policy_below_floor(interval, ttl))
 		return;
 	a = add_anomaly(e, LEASE_ANOM_HEARTBEAT_FLOOR, LEASE_SEV_WARNING, "%s", "");
 	if (!a)
@@ -244,12 +245,12 @@ static void check_floor(lease_reconcile_entry *e, const lease_payload *tip, leas
 	a->method = mt == LEASE_HB_EXACT && mp == LEASE_HB_EXACT ? LEASE_HB_EXACT
 	                                                         : LEASE_HB_APPROXIMATE;
 	a->interval_seconds = interval;
-	a->floor_seconds = (double)ttl / 10.0 < 1.0 ? 1.0 : (double)ttl / 10.0;
+	a->floor_seconds = (double)lease_policy_floor(ttl);
 	a->assumed_ttl = mt == LEASE_HB_APPROXIMATE ? at : mp == LEASE_HB_APPROXIMATE ? ap : 0;
 	if (a->method == LEASE_HB_EXACT)
 		snprintf(a->message, sizeof(a->message),
-		         "last two heartbeats %llds apart, below the floor of %gs (ttl_seconds "
-		         "%lld / 10; exact)",
+		         "last two heartbeats %llds apart, below the floor of %gs (max(1, "
+		         "ttl_seconds %lld / 10); exact)",
 		         (long long)interval, a->floor_seconds, (long long)ttl);
 	else
 		snprintf(a->message, sizeof(a->message),

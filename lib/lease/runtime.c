@@ -3,6 +3,7 @@
  * or unanswered writes, with the token changed by the owner-keyed rotation
  * matrix (rotation.c). */
 #include "reflease/runtime.h"
+#include "lease/policy.h"
 #include "lease/rotation.h"
 #include "lease/version.h"
 #include "store/store.h"
@@ -98,52 +99,6 @@ int lease_ttl_validate(const lease_store *st, int64_t ttl_seconds, char *err, si
 		return LEASE_EINVALID;
 	}
 	return 0;
-}
-
-int lease_payload_expired(const lease_store *st, const lease_payload *p, int64_t now)
-{
-	if (p->phase == LEASE_PHASE_RELEASED)
-		return 0;
-	return now > p->expires_at + lease_store_skew_margin(st);
-}
-
-int64_t lease_payload_ttl(const lease_payload *p, int64_t assumed_ttl, int *approximate)
-{
-	if (p->has_ttl) {
-		if (approximate)
-			*approximate = 0;
-		return p->ttl_seconds;
-	}
-	if (approximate)
-		*approximate = 1;
-	return assumed_ttl > 0 ? assumed_ttl : LEASE_TTL_DEFAULT;
-}
-
-int64_t lease_payload_heartbeat_time(const lease_payload *p, int64_t assumed_ttl, int *approximate)
-{
-	return p->expires_at - lease_payload_ttl(p, assumed_ttl, approximate);
-}
-
-int64_t lease_heartbeat_floor(int64_t ttl_seconds)
-{
-	return ttl_seconds / 10 > 1 ? ttl_seconds / 10 : 1;
-}
-
-int64_t lease_heartbeat_interval(int64_t ttl_seconds)
-{
-	return ttl_seconds / 3 > 1 ? ttl_seconds / 3 : 1;
-}
-
-double lease_kill_grace(int64_t ttl_seconds)
-{
-	double g = (double)ttl_seconds / 6.0;
-	return g < 10.0 ? (g > 0 ? g : 0) : 10.0;
-}
-
-double lease_lost_at(const lease_payload *p, int64_t assumed_ttl)
-{
-	int64_t ttl = lease_payload_ttl(p, assumed_ttl, NULL);
-	return (double)p->expires_at - (lease_kill_grace(ttl) + 2.0);
 }
 
 /* ---- results ------------------------------------------------------------- */
@@ -315,16 +270,14 @@ static int landed_index(op_ctx *c, const lease_ref_state *s)
 	return idx;
 }
 
-/* Highest transitions readable in the chain from the tip or in the
- * lease's archives (break over an unreadable tip, §5, §7); -1 when none is
- * readable. */
+/* Highest transitions readable (leniently) in the chain from the tip or in
+ * the lease's archives (break over an unreadable tip, §5, §7); -1 when none
+ * is readable. */
 static int64_t chain_max_transitions(op_ctx *c, const lease_ref_state *s)
 {
 	lease_commit cm = {0};
-	lease_payload p;
 	lease_oid cur;
-	int64_t best = -1, archived = -1;
-	char err[128];
+	int64_t best = -1, archived = -1, t;
 	int step, found = 0;
 
 	if (lease_fetch_archive_max_transitions(&archived, &found, c->st, c->name) == 0 && found)
@@ -334,11 +287,9 @@ static int64_t chain_max_transitions(op_ctx *c, const lease_ref_state *s)
 	if (lease_commit_copy(&cm, &s->commit) < 0)
 		return -1;
 	for (step = 0; step < ANCESTRY_STEPS; step++) {
-		if (cm.message &&
-		    lease_message_parse(&p, NULL, cm.message, strlen(cm.message), c->name, err,
-		                        sizeof(err)) == 0 &&
-		    p.transitions > best)
-			best = p.transitions;
+		/* read leniently: a payload this build rejects still counts (§5) */
+		if (cm.message && (t = lease_policy_lenient_transitions(cm.message)) > best)
+			best = t;
 		if (!cm.has_parent)
 			break;
 		cur = cm.parent;
@@ -415,12 +366,10 @@ static int64_t effective_ttl(op_ctx *c, const lease_payload *cur, lease_token_ch
 		return c->o->ttl_seconds;
 	if (ch != LEASE_TOKEN_PRESERVE || !cur)
 		return LEASE_TTL_DEFAULT;
-	ttl = lease_payload_ttl(cur, LEASE_TTL_DEFAULT, &approx);
+	ttl = lease_policy_kept_ttl(cur, lease_store_ttl_min(c->st), &approx);
 	if (approx)
 		c->approximate = 1;
-	if (ttl < lease_store_ttl_min(c->st))
-		ttl = lease_store_ttl_min(c->st);
-	return ttl; /* readers accept at most 86400 = the store maximum */
+	return ttl;
 }
 
 static int fill_nonce(op_ctx *c, lease_payload *n)
@@ -443,7 +392,7 @@ static int plan_live(op_ctx *c, decision *d, const lease_payload *cur, lease_tok
 		int found = 0;
 		if ((rc = lease_fetch_archive_max_transitions(&max, &found, c->st, c->name)) < 0)
 			return result_fail(c->out, c->st, rc, NULL);
-		base = found ? max + 1 : 0;
+		base = lease_policy_next_generation(found ? max : -1);
 	}
 	payload_base(&d->next, c->name);
 	d->next.phase = phase;
@@ -474,7 +423,7 @@ static int plan_released(op_ctx *c, decision *d, const lease_payload *cur, int64
 		lease_rotation_apply(&d->next, cur, LEASE_TOKEN_PRESERVE, NULL, NULL, now, 0, NULL);
 	} else {
 		if ((rc = lease_rotation_apply(&d->next, NULL, LEASE_TOKEN_MINT, NULL, NULL, now,
-		                               chain_max >= 0 ? chain_max + 1 : 0,
+		                               lease_policy_next_generation(chain_max),
 		                               lease_store_random(c->st))) < 0)
 			return result_fail(c->out, c->st, rc, "could not mint a token");
 		d->token_changed = 1;
@@ -598,7 +547,7 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 			if (approx)
 				c->approximate = 1;
 			hb = cur->expires_at - stored;
-			if (same_ttl && now - hb < lease_heartbeat_floor(stored) &&
+			if (same_ttl && lease_policy_below_floor(now - hb, stored) &&
 			    2 * (cur->expires_at - now) >= ttl_new) {
 				if (now - hb < 0) /* pre-bump, written with a longer TTL */
 					no_write(d, "not_due", 0, 1,
@@ -611,7 +560,7 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 					         "heartbeat not due: last one %lld s ago, floor "
 					         "%lld s (%s)",
 					         (long long)(now - hb),
-					         (long long)lease_heartbeat_floor(stored),
+					         (long long)lease_policy_floor(stored),
 					         approx ? "approximate" : "exact");
 				return 0;
 			}

@@ -245,7 +245,20 @@ int64_t lease_payload_ttl(const lease_payload *p, int64_t assumed_ttl, int *appr
  */
 int64_t lease_payload_heartbeat_time(const lease_payload *p, int64_t assumed_ttl, int *approximate);
 
-/** The heartbeat floor for @p ttl_seconds: max(1, ttl/10) seconds (protocol.md §6). */
+/**
+ * The TTL, seconds, a preserving write without a TTL option grants over
+ * @p p (protocol.md §6): the stored ttl_seconds (LEASE_TTL_DEFAULT for a
+ * pre-bump payload, *approximate set), raised to lease_store_ttl_min().
+ * @p approximate may be NULL.
+ */
+int64_t lease_payload_kept_ttl(const lease_store *st, const lease_payload *p, int *approximate);
+
+/**
+ * The heartbeat floor for @p ttl_seconds: max(1, ⌊ttl/10⌋) whole seconds
+ * (protocol.md §6). A heartbeat less than this after its parent's is not
+ * written (`not_due`) and is flagged by reconcile; one at or above it is
+ * neither.
+ */
 int64_t lease_heartbeat_floor(int64_t ttl_seconds);
 
 /** Default heartbeat interval for @p ttl_seconds: ttl/3 seconds, at least 1 (§6). */
