@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "../../migrations/migrations.h"
+#include "lease/door.h"
 #include "lease/version.h"
 #include "store/store.h"
 #include "util/util.h"
@@ -308,6 +309,21 @@ static int written_index(const migrate_run *run, const lease_oid *oid)
 	return -1;
 }
 
+typedef struct landed_walk {
+	const migrate_run *run;
+	int which;
+} landed_walk;
+
+static int landed_visit(const lease_oid *oid, const lease_commit *c, void *payload)
+{
+	landed_walk *lw = payload;
+
+	if ((lw->which = written_index(lw->run, oid)) >= 0)
+		return 1;
+	/* every commit written descends from the first oid read */
+	return c && lease_oid_equal(oid, &lw->run->first_read);
+}
+
 /*
  * Whether the tip @p s is, or descends (by first parents) from, a commit this
  * run wrote for the lease; its index in *which. The walk stops at the first
@@ -315,35 +331,14 @@ static int written_index(const migrate_run *run, const lease_oid *oid)
  */
 static int landed(const migrate_run *run, const lease_ref_state *s, int *which)
 {
-	lease_commit c;
-	lease_oid oid = s->oid;
-	int has_parent = s->commit.has_parent, steps, found = 0;
-	lease_oid parent = s->commit.parent;
+	landed_walk lw = {run, -1};
 
 	*which = -1;
 	if (run->nwritten == 0)
 		return 0;
-	for (steps = 0; steps < ANCESTRY_WALK_MAX; steps++) {
-		if ((*which = written_index(run, &oid)) >= 0) {
-			found = 1;
-			break;
-		}
-		if (lease_oid_equal(&oid, &run->first_read) || !has_parent)
-			break;
-		oid = parent;
-		memset(&c, 0, sizeof(c));
-		if (run->st->t->read_commit(run->st->t, &c, &oid) < 0) {
-			lease_commit_clear(&c);
-			/* cannot see further: judge only what was seen */
-			if ((*which = written_index(run, &oid)) >= 0)
-				found = 1;
-			break;
-		}
-		has_parent = c.is_commit && c.has_parent;
-		parent = c.parent;
-		lease_commit_clear(&c);
-	}
-	return found;
+	lease_walk_chain(run->st, &s->oid, &s->commit, ANCESTRY_WALK_MAX, landed_visit, &lw);
+	*which = lw.which;
+	return lw.which >= 0;
 }
 
 /* Messages may quote payload text: keep them on one line, without control

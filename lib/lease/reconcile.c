@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lease/door.h"
 #include "lease/policy.h"
 #include "lease/version.h"
 #include "store/store.h"
@@ -341,7 +342,7 @@ int lease_reconcile_classify(lease_reconcile_entry *e, const lease_ref_state *s,
 		            "pre-bump payload %s without ttl_seconds (run migrate)",
 		            p->sdlc_version);
 	future = check_clock_skew(e, p, now, skew_margin);
-	if (p->phase != LEASE_PHASE_RELEASED && !future && now > p->expires_at + expire_margin) {
+	if (!future && lease_policy_expired(p, now, expire_margin)) {
 		char t[LEASE_TIME_STRSZ + 1];
 		lease_anomaly *a;
 
@@ -382,26 +383,17 @@ static void skip(lease_reconcile_report *r, lease_reconcile_entry *e, int code, 
 	r->skipped++;
 }
 
+static int is_target(const lease_oid *oid, const lease_commit *c, void *payload)
+{
+	(void)c;
+	return lease_oid_equal(oid, payload);
+}
+
 /* Whether @p target is @p tip or one of its first-parent ancestors (bounded):
  * "the write landed" (protocol.md §5). */
 static int descends_from(lease_store *st, const lease_oid *tip, const lease_oid *target)
 {
-	lease_commit c;
-	lease_oid cur = *tip;
-	int i;
-
-	for (i = 0; i < SETTLE_WALK_MAX; i++) {
-		if (lease_oid_equal(&cur, target))
-			return 1;
-		memset(&c, 0, sizeof(c));
-		if (st->t->read_commit(st->t, &c, &cur) < 0 || !c.is_commit || !c.has_parent) {
-			lease_commit_clear(&c);
-			break;
-		}
-		cur = c.parent;
-		lease_commit_clear(&c);
-	}
-	return 0;
+	return lease_walk_chain(st, tip, NULL, SETTLE_WALK_MAX, is_target, (void *)target);
 }
 
 static void reap_one(lease_reconcile_report *r, lease_reconcile_entry *e, lease_store *st,
@@ -587,15 +579,14 @@ static int stale_lock(lease_reconcile_report *r, size_t *cap, size_t sorted, lea
 	                (long long)age, o->reap ? "" : "; --reap removes it");
 	if (a)
 		a->seconds = age;
-	if (o->reap && st->t->remove_ref_lock) {
-		int rr = st->t->remove_ref_lock(st->t, lk, min_age, lease_store_now(st));
+	if (o->reap) {
+		int rr = lease_remove_ref_lock(st, lk, min_age);
 		if (rr == 0 || rr == LEASE_ENOTFOUND) {
 			e->lock_removed = rr == 0;
 			r->locks_removed += rr == 0;
 		} else if (e->action == LEASE_ACTION_NONE) {
-			const char *why = st->t->last_error ? st->t->last_error(st->t) : NULL;
 			skip(r, e, rr, "remove-lock", "stale lock kept: %s",
-			     why ? why : lease_error_id(rr));
+			     lease_store_last_error(st));
 		}
 	}
 	return 0;
@@ -613,10 +604,8 @@ static int sweep_locks(lease_reconcile_report *r, size_t *cap, lease_store *st,
 	size_t i, sorted = r->count, plen;
 	int rc;
 
-	if (!st->t->list_ref_locks)
-		return 0;
 	plen = (size_t)snprintf(prefix, sizeof(prefix), "refs/%s/", r->ns);
-	if ((rc = st->t->list_ref_locks(st->t, &locks, prefix)) < 0)
+	if ((rc = lease_list_ref_locks(&locks, st, prefix)) < 0)
 		return lease_store_set_error(st, rc, "cannot list ref lock files");
 	for (i = 0; i < locks.count && rc == 0; i++) {
 		const lease_ref_lock *lk = &locks.items[i];
@@ -629,7 +618,7 @@ static int sweep_locks(lease_reconcile_report *r, size_t *cap, lease_store *st,
 	lease_ref_lock_list_clear(&locks);
 	if (rc < 0)
 		return rc;
-	if ((rc = st->t->list_ref_locks(st->t, &locks, "")) < 0)
+	if ((rc = lease_list_ref_locks(&locks, st, "")) < 0)
 		return lease_store_set_error(st, rc, "cannot list the store's lock files");
 	for (i = 0; i < locks.count && rc == 0; i++) {
 		const lease_ref_lock *lk = &locks.items[i];
@@ -640,82 +629,6 @@ static int sweep_locks(lease_reconcile_report *r, size_t *cap, lease_store *st,
 		rc = stale_lock(r, cap, sorted, st, o, min_age, lk, fname, "store lock file");
 	}
 	lease_ref_lock_list_clear(&locks);
-	return rc;
-}
-
-/* The slow path when lease_fetch_namespace() gives up on one entry (a ref at
- * a missing object, say): list once more and read each lease on its own, so
- * one unreadable lease never stops the sweep (protocol.md §7); it is reported
- * as malformed-payload. */
-static int list_cmp(const void *a, const void *b)
-{
-	return strcmp(((const lease_ref_entry *)a)->refname, ((const lease_ref_entry *)b)->refname);
-}
-
-static int fetch_namespace_lenient(lease_namespace *out, lease_store *st)
-{
-	lease_ref_list list = {NULL, 0, 0};
-	char prefix[LEASE_NS_MAX + 8], err[256];
-	size_t i, plen;
-	int rc = 0;
-
-	memset(out, 0, sizeof(*out));
-	plen = (size_t)snprintf(prefix, sizeof(prefix), "refs/%s/", st->ns);
-	if ((rc = st->t->list_refs(st->t, &list, prefix)) < 0)
-		return lease_store_set_error(st, rc, "cannot list %s", prefix);
-	if (list.count) {
-		qsort(list.items, list.count, sizeof(*list.items), list_cmp);
-		if (!(out->leases = calloc(list.count, sizeof(*out->leases))) ||
-		    !(out->invalid = calloc(list.count, sizeof(*out->invalid)))) {
-			rc = LEASE_ENOMEM;
-			goto done;
-		}
-	}
-	for (i = 0; i < list.count; i++) {
-		const lease_ref_entry *le = &list.items[i];
-		const char *name = le->refname + plen;
-		lease_ref_state *s = &out->leases[out->count];
-		char why[200];
-
-		if (strncmp(le->refname, prefix, plen) != 0 ||
-		    (i > 0 && strcmp(le->refname, list.items[i - 1].refname) == 0))
-			continue; /* look-alike or duplicate */
-		if (lease_name_validate(name, err, sizeof(err)) < 0) {
-			if (!(out->invalid[out->invalid_count].refname = strdup(le->refname))) {
-				rc = LEASE_ENOMEM;
-				goto done;
-			}
-			out->invalid[out->invalid_count++].oid = le->oid;
-			continue;
-		}
-		rc = lease_fetch_ref(s, st, name);
-		if (rc == LEASE_ENOMEM || rc == LEASE_ENET)
-			goto done;
-		if (rc < 0) {
-			snprintf(why, sizeof(why), "%s", lease_store_last_error(st));
-			lease_ref_state_clear(s);
-			snprintf(s->name, sizeof(s->name), "%s", name);
-			s->present = 1;
-			s->oid = le->oid;
-			s->payload_rc = LEASE_EPAYLOAD;
-			snprintf(s->payload_error, sizeof(s->payload_error), "unreadable: %s", why);
-		} else if (!s->present) {
-			lease_ref_state_clear(s);
-			continue; /* deleted since the listing */
-		} else if (s->commit.is_commit && s->commit.has_parent &&
-		           st->t->read_commit(st->t, &s->parent_commit, &s->commit.parent) == 0 &&
-		           lease_oid_equal(&s->parent_commit.oid, &s->commit.parent)) {
-			s->has_parent_commit = 1;
-		} else {
-			lease_commit_clear(&s->parent_commit);
-		}
-		out->count++;
-	}
-	rc = 0;
-done:
-	lease_ref_list_clear(&list);
-	if (rc < 0)
-		lease_namespace_clear(out);
 	return rc;
 }
 
@@ -743,7 +656,7 @@ int lease_reconcile(lease_reconcile_report *out, lease_store *st,
 	if (rc == LEASE_EUNVERIFIED) {
 		lease_store_log(st, LEASE_LOG_INFO, "reconcile: %s; reading lease by lease",
 		                lease_store_last_error(st));
-		rc = fetch_namespace_lenient(&ns, st);
+		rc = lease_fetch_namespace_lenient(&ns, st);
 	}
 	if (rc < 0)
 		return rc;
@@ -902,18 +815,10 @@ int lease_history_read(lease_history *out, lease_store *st, const char *name, si
 			out->truncated = 1;
 			break;
 		}
-		memset(&c, 0, sizeof(c));
-		if ((rc = st->t->read_commit(st->t, &c, &next)) < 0) {
-			const char *why = st->t->last_error ? st->t->last_error(st->t) : NULL;
-			rc = lease_store_set_error(st, rc, "history of %s: %s", name,
-			                           why ? why : lease_error_id(rc));
-			break;
-		}
-		if (!lease_oid_equal(&c.oid, &next)) {
-			lease_commit_clear(&c);
-			rc = lease_store_set_error(
-			        st, LEASE_EUNVERIFIED,
-			        "history of %s: object read back with another oid", name);
+		if ((rc = lease_read_commit(&c, st, &next)) < 0) {
+			char why[512];
+			snprintf(why, sizeof(why), "%s", lease_store_last_error(st));
+			rc = lease_store_set_error(st, rc, "history of %s: %s", name, why);
 			break;
 		}
 		rc = history_push(out, &cap, &c, name);

@@ -3,6 +3,7 @@
  * or unanswered writes, with the token changed by the owner-keyed rotation
  * matrix (rotation.c). */
 #include "reflease/runtime.h"
+#include "lease/door.h"
 #include "lease/policy.h"
 #include "lease/rotation.h"
 #include "lease/version.h"
@@ -236,38 +237,43 @@ static int is_base(const op_ctx *c, const lease_oid *oid)
 	return 0;
 }
 
+typedef struct landed_walk {
+	const op_ctx *c;
+	int idx;
+} landed_walk;
+
+static int landed_visit(const lease_oid *oid, const lease_commit *cm, void *payload)
+{
+	landed_walk *lw = payload;
+
+	if ((lw->idx = find_written(lw->c, oid)) >= 0)
+		return 1;
+	/* nothing below the oids the writes were based on can be ours */
+	return cm && is_base(lw->c, oid);
+}
+
 /* The newest commit this operation wrote that the tip is, or descends from
  * (§5 "landed"), or -1. Stops at the oids the writes were based on: nothing
  * below them can be ours. */
 static int landed_index(op_ctx *c, const lease_ref_state *s)
 {
-	lease_commit cm = {0};
-	lease_oid cur;
-	lease_oid parent;
-	int has_parent, step, idx = -1;
+	landed_walk lw = {c, -1};
 
 	if (!s->present)
 		return -1;
-	cur = s->oid;
-	has_parent = s->commit.is_commit && s->commit.has_parent;
-	parent = s->commit.parent;
-	for (step = 0; step < ANCESTRY_STEPS; step++) {
-		if ((idx = find_written(c, &cur)) >= 0)
-			break;
-		if (!has_parent || is_base(c, &cur))
-			break;
-		cur = parent;
-		lease_commit_clear(&cm);
-		if (c->st->t->read_commit(c->st->t, &cm, &cur) < 0 || !cm.is_commit) {
-			/* cur itself may still be ours */
-			idx = find_written(c, &cur);
-			break;
-		}
-		has_parent = cm.has_parent;
-		parent = cm.parent;
-	}
-	lease_commit_clear(&cm);
-	return idx;
+	lease_walk_chain(c->st, &s->oid, &s->commit, ANCESTRY_STEPS, landed_visit, &lw);
+	return lw.idx;
+}
+
+static int max_visit(const lease_oid *oid, const lease_commit *cm, void *payload)
+{
+	int64_t *best = payload, t;
+
+	(void)oid;
+	/* read leniently: a payload this build rejects still counts (§5) */
+	if (cm && cm->message && (t = lease_policy_lenient_transitions(cm->message)) > *best)
+		*best = t;
+	return 0;
 }
 
 /* Highest transitions readable (leniently) in the chain from the tip or in
@@ -275,29 +281,14 @@ static int landed_index(op_ctx *c, const lease_ref_state *s)
  * is readable. */
 static int64_t chain_max_transitions(op_ctx *c, const lease_ref_state *s)
 {
-	lease_commit cm = {0};
-	lease_oid cur;
-	int64_t best = -1, archived = -1, t;
-	int step, found = 0;
+	int64_t best = -1, archived = -1;
+	int found = 0;
 
 	if (lease_fetch_archive_max_transitions(&archived, &found, c->st, c->name) == 0 && found)
 		best = archived;
 	if (!s->present || !s->commit.is_commit)
 		return best;
-	if (lease_commit_copy(&cm, &s->commit) < 0)
-		return -1;
-	for (step = 0; step < ANCESTRY_STEPS; step++) {
-		/* read leniently: a payload this build rejects still counts (§5) */
-		if (cm.message && (t = lease_policy_lenient_transitions(cm.message)) > best)
-			best = t;
-		if (!cm.has_parent)
-			break;
-		cur = cm.parent;
-		lease_commit_clear(&cm);
-		if (c->st->t->read_commit(c->st->t, &cm, &cur) < 0 || !cm.is_commit)
-			break;
-	}
-	lease_commit_clear(&cm);
+	lease_walk_chain(c->st, &s->oid, &s->commit, ANCESTRY_STEPS, max_visit, &best);
 	return best;
 }
 
