@@ -1957,6 +1957,66 @@ START_TEST(test_break_force_over_live)
 }
 END_TEST
 
+/* The reap of @p name in a fresh reconcile --reap sweep (a copy). */
+static lease_reconcile_entry reap_entry(fx *f, const char *name, char *why, size_t whylen)
+{
+	lease_reconcile_options ro = LEASE_RECONCILE_OPTIONS_INIT;
+	lease_reconcile_report rep;
+	lease_reconcile_entry out;
+	size_t i;
+
+	memset(&out, 0, sizeof(out));
+	why[0] = '\0';
+	ro.reap = 1;
+	ck_assert_int_eq(lease_reconcile(&rep, f->st, &ro), 0);
+	for (i = 0; i < rep.count; i++)
+		if (strcmp(rep.entries[i].name, name) == 0) {
+			out.action = rep.entries[i].action;
+			out.action_code = rep.entries[i].action_code;
+			if (rep.entries[i].action_message)
+				snprintf(why, whylen, "%s", rep.entries[i].action_message);
+		}
+	lease_reconcile_report_free(&rep);
+	return out;
+}
+
+/* Issue 17: reap goes through the one write-and-settle engine. An answer
+ * lost after the write applied settles as reaped by re-reading; a write
+ * that did not apply is reported unverified and never written twice. The
+ * released payload of a reap and of a release follow one rule. */
+START_TEST(test_reap_settles_through_engine)
+{
+	fx f;
+	char why[256];
+	lease_reconcile_entry e;
+	lease_payload p;
+
+	fx_mem(&f);
+	must_acquire(&f, "a", ALICE, 60, NULL);
+	f.clk.t = T0 + 100;
+	memstore_faults_get(f.m)->drop_after_apply = 1;
+	e = reap_entry(&f, "a", why, sizeof(why));
+	ck_assert_int_eq(e.action, LEASE_ACTION_REAPED);
+	ck_assert(cur(&f, "a", &p, NULL));
+	ck_assert_int_eq(p.phase, LEASE_PHASE_RELEASED);
+	ck_assert_int_eq(p.expires_at, T0 + 100);
+	ck_assert_int_eq(p.ttl_seconds, 0);
+	/* "a" is released now; "b" meets a write that never applies */
+	must_acquire(&f, "b", ALICE, 60, NULL);
+	f.clk.t = T0 + 200;
+	memstore_counts_reset(f.m);
+	memstore_faults_get(f.m)->fail_before = 1;
+	e = reap_entry(&f, "b", why, sizeof(why));
+	ck_assert_int_eq(e.action, LEASE_ACTION_SKIPPED);
+	ck_assert_int_eq(e.action_code, LEASE_ENET);
+	ck_assert_ptr_nonnull(strstr(why, "outcome not verified"));
+	ck_assert_int_eq(counts(&f)->replace_ref, 1);
+	ck_assert(cur(&f, "b", &p, NULL));
+	ck_assert_int_eq(p.phase, LEASE_PHASE_CLAIMED);
+	fx_free(&f);
+}
+END_TEST
+
 /* Issue 17: break never lowers the fencing generation (§5). Over a payload
  * this build rejects — a newer major (2.0.0, transitions 9) or another
  * lease's name (transitions 7) — the transitions it shows still count: the
@@ -2392,6 +2452,7 @@ Suite *runtime_suite(void)
 	tcase_add_test(fieldc, test_break_force_over_live);
 	tcase_add_test(fieldc, test_F27_break_unreadable);
 	tcase_add_test(fieldc, test_break_unreadable_keeps_generation);
+	tcase_add_test(fieldc, test_reap_settles_through_engine);
 	tcase_add_test(fieldc, test_newer_minor_refused);
 	tcase_add_test(fieldc, test_status_states);
 	tcase_add_test(fieldc, test_archive_transitions_continue);

@@ -96,6 +96,14 @@ int64_t lease_policy_lenient_transitions(const char *msg)
 	return -1;
 }
 
+void lease_policy_released(lease_payload *p, int64_t now)
+{
+	p->phase = LEASE_PHASE_RELEASED;
+	p->expires_at = now > p->acquired_at ? now : p->acquired_at;
+	p->has_ttl = 1;
+	p->ttl_seconds = 0;
+}
+
 /* ---- the public faces (runtime.h) ---------------------------------------- */
 
 int lease_payload_expired(const lease_store *st, const lease_payload *p, int64_t now)

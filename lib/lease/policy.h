@@ -76,4 +76,12 @@ int64_t lease_policy_next_generation(int64_t highest);
  */
 int64_t lease_policy_lenient_transitions(const char *msg);
 
+/**
+ * Make @p p the `released` payload of a release, break or reap at store
+ * time @p now (§5, §7): phase released, expires_at = max(now, acquired_at)
+ * (never a chronology violation), ttl_seconds 0. Token, transitions,
+ * acquired_at and identity are the caller's.
+ */
+void lease_policy_released(lease_payload *p, int64_t now);
+
 #endif

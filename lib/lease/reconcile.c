@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lease/commit.h"
 #include "lease/door.h"
 #include "lease/policy.h"
 #include "lease/version.h"
@@ -28,8 +29,6 @@
 
 /* Ref lock files older than this are stale, s (protocol.md §7). */
 #define LOCK_STALE_S 60
-/* How many commits the settling walk follows back from the tip. */
-#define SETTLE_WALK_MAX 32
 
 static const char *const anomaly_names[LEASE_ANOM__COUNT] = {"malformed-payload",
                                                              "unsupported-version",
@@ -383,85 +382,137 @@ static void skip(lease_reconcile_report *r, lease_reconcile_entry *e, int code, 
 	r->skipped++;
 }
 
-static int is_target(const lease_oid *oid, const lease_commit *c, void *payload)
+/* ---- reap through the write-and-settle engine (commit.c) ------------------ */
+
+typedef struct reap_op {
+	lease_reconcile_report *r;
+	lease_reconcile_entry *e;
+	const lease_reconcile_options *o;
+	int last_rc;
+	int landed;
+	lease_oid new_oid;
+} reap_op;
+
+/* The released payload of a reap (protocol.md §7): token and transitions
+ * kept, the reaper's identity; written only over the state the sweep read. */
+static int reap_plan(lease_engine *en, const lease_ref_state *s, int64_t now, lease_plan *pl)
 {
-	(void)c;
-	return lease_oid_equal(oid, payload);
+	reap_op *ro = en->ctx;
+	lease_reconcile_entry *e = ro->e;
+	lease_payload *p = &pl->p;
+	char err[256];
+	int rc;
+
+	(void)s;
+	if (en->nw > 0) { /* the write neither landed nor lost: do not write again */
+		skip(ro->r, e, ro->last_rc, "reap", "outcome not verified: %s",
+		     lease_store_last_error(en->st));
+		return 1;
+	}
+	*p = e->payload;
+	if ((rc = lease_payload_writable(p, err, sizeof(err))) < 0) {
+		skip(ro->r, e, rc, "reap", "%s", err);
+		return 1;
+	}
+	snprintf(p->sdlc_version, sizeof(p->sdlc_version), "%s", SDLC_VERSION);
+	p->version_major = SDLC_VERSION_MAJOR;
+	p->version_minor = SDLC_VERSION_MINOR;
+	p->version_patch = SDLC_VERSION_PATCH;
+	snprintf(p->owner, sizeof(p->owner), "%s",
+	         ro->o->owner ? ro->o->owner : "reflease-reconcile");
+	snprintf(p->host, sizeof(p->host), "%s", ro->o->host ? ro->o->host : "localhost");
+	lease_policy_released(p, now);
+	if ((rc = lease_random_hex(p->nonce, LEASE_NONCE_HEXSZ / 2, lease_store_random(en->st))) <
+	            0 ||
+	    (rc = lease_payload_validate(p, err, sizeof(err))) < 0) {
+		skip(ro->r, e, rc, "reap", "cannot build the released payload: %s",
+		     rc == LEASE_EPAYLOAD ? err : lease_error_id(rc));
+		return 1;
+	}
+	pl->op = LEASE_OP_REAP;
+	return 0;
 }
 
-/* Whether @p target is @p tip or one of its first-parent ancestors (bounded):
- * "the write landed" (protocol.md §5). */
-static int descends_from(lease_store *st, const lease_oid *tip, const lease_oid *target)
+static int reap_landed(lease_engine *en, const lease_ref_state *s, size_t idx, int64_t now)
 {
-	return lease_walk_chain(st, tip, NULL, SETTLE_WALK_MAX, is_target, (void *)target);
+	reap_op *ro = en->ctx;
+
+	(void)s;
+	(void)now;
+	ro->landed = 1;
+	ro->new_oid = en->w[idx].oid;
+	en->rc = 0;
+	return 1;
 }
+
+/* A lost CAS is skipped, never retried: the sweep decided from the state it read. */
+static int reap_lost(lease_engine *en, const lease_ref_state *s, int rc)
+{
+	reap_op *ro = en->ctx;
+	char hex[LEASE_OID_HEXSZ + 1];
+
+	(void)s;
+	ro->last_rc = rc;
+	if (rc != LEASE_ECAS)
+		return 1; /* unknown outcome: settle by re-reading (§5) */
+	{
+		const lease_cas_error *ce = lease_store_last_cas_error(en->st);
+		if (ce->observed_present)
+			lease_oid_tohex(hex, &ce->observed);
+		skip(ro->r, ro->e, LEASE_ECAS, "reap", "a concurrent write won: the ref is now %s",
+		     ce->observed_present ? hex : "absent");
+	}
+	en->rc = LEASE_ECAS;
+	return 0;
+}
+
+static int reap_fail(lease_engine *en, const lease_ref_state *s, lease_engine_failure why, int rc,
+                     const char *msg)
+{
+	reap_op *ro = en->ctx;
+
+	(void)s;
+	if (why == LEASE_FAIL_ERROR)
+		skip(ro->r, ro->e, rc, "reap", "%s", msg ? msg : lease_store_last_error(en->st));
+	else
+		skip(ro->r, ro->e, rc, "reap", "outcome not verified: %s",
+		     msg ? msg : lease_store_last_error(en->st));
+	return rc;
+}
+
+static const lease_engine_ops reap_ops = {reap_plan, reap_landed, NULL, reap_lost, reap_fail};
 
 static void reap_one(lease_reconcile_report *r, lease_reconcile_entry *e, lease_store *st,
                      const lease_reconcile_options *o)
 {
-	lease_payload p = e->payload;
-	lease_ref_state now_state;
-	lease_oid new_oid;
-	char *msg = NULL, err[256], hex[LEASE_OID_HEXSZ + 1];
-	int rc;
+	reap_op ro;
+	lease_ref_state first;
+	lease_engine *en;
 
-	if ((rc = lease_payload_writable(&p, err, sizeof(err))) < 0) {
-		skip(r, e, rc, "reap", "%s", err);
+	memset(&ro, 0, sizeof(ro));
+	ro.r = r;
+	ro.e = e;
+	ro.o = o;
+	/* the state the sweep read: the CAS is from its oid */
+	memset(&first, 0, sizeof(first));
+	snprintf(first.name, sizeof(first.name), "%s", e->name);
+	first.present = 1;
+	first.oid = e->oid;
+	first.commit.oid = e->oid;
+	first.commit.is_commit = 1;
+	first.payload = e->payload;
+	/* paced: one operation of a burst (issue 15) */
+	if (!(en = lease_engine_new(st, e->name, &reap_ops, &ro, &first, 1))) {
+		skip(r, e, LEASE_ENOMEM, "reap", "out of memory");
 		return;
 	}
-	snprintf(p.sdlc_version, sizeof(p.sdlc_version), "%s", SDLC_VERSION);
-	p.version_major = SDLC_VERSION_MAJOR;
-	p.version_minor = SDLC_VERSION_MINOR;
-	p.version_patch = SDLC_VERSION_PATCH;
-	snprintf(p.owner, sizeof(p.owner), "%s", o->owner ? o->owner : "reflease-reconcile");
-	snprintf(p.host, sizeof(p.host), "%s", o->host ? o->host : "localhost");
-	p.phase = LEASE_PHASE_RELEASED;
-	p.expires_at = lease_store_now(st);
-	if (p.expires_at < p.acquired_at) /* never write a chronology violation */
-		p.expires_at = p.acquired_at;
-	p.has_ttl = 1;
-	p.ttl_seconds = 0;
-	if ((rc = lease_random_hex(p.nonce, LEASE_NONCE_HEXSZ / 2, lease_store_random(st))) < 0 ||
-	    (rc = lease_payload_validate(&p, err, sizeof(err))) < 0 ||
-	    (rc = lease_message_build(&msg, &p, LEASE_OP_REAP)) < 0) {
-		skip(r, e, rc, "reap", "cannot build the released payload: %s",
-		     rc == LEASE_EPAYLOAD ? err : lease_error_id(rc));
-		free(msg);
+	lease_engine_run(en);
+	free(en);
+	if (!ro.landed)
 		return;
-	}
-	lease_store_pace(st); /* one operation of a burst (issue 15) */
-	rc = lease_write_commit(&new_oid, st, &e->oid, msg);
-	free(msg);
-	if (rc < 0) {
-		skip(r, e, rc, "reap", "%s", lease_store_last_error(st));
-		return;
-	}
-	rc = lease_cas_replace(st, e->name, &e->oid, &new_oid);
-	if (rc == LEASE_ECAS) {
-		const lease_cas_error *ce = lease_store_last_cas_error(st);
-		if (ce->observed_present)
-			lease_oid_tohex(hex, &ce->observed);
-		skip(r, e, LEASE_ECAS, "reap", "a concurrent write won: the ref is now %s",
-		     ce->observed_present ? hex : "absent");
-		return;
-	}
-	if (rc < 0) {
-		/* Unknown outcome: settle by re-reading (protocol.md §5). */
-		memset(&now_state, 0, sizeof(now_state));
-		if (lease_fetch_ref(&now_state, st, e->name) == 0 && now_state.present &&
-		    descends_from(st, &now_state.oid, &new_oid)) {
-			rc = 0;
-		} else {
-			skip(r, e, rc, "reap", "outcome not verified: %s",
-			     lease_store_last_error(st));
-		}
-		lease_ref_state_clear(&now_state);
-		if (rc < 0)
-			return;
-	}
 	e->action = LEASE_ACTION_REAPED;
 	e->action_kind = "reap";
-	e->action_oid = new_oid;
+	e->action_oid = ro.new_oid;
 	r->reaped++;
 }
 

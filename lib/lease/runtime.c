@@ -3,6 +3,7 @@
  * or unanswered writes, with the token changed by the owner-keyed rotation
  * matrix (rotation.c). */
 #include "reflease/runtime.h"
+#include "lease/commit.h"
 #include "lease/door.h"
 #include "lease/policy.h"
 #include "lease/rotation.h"
@@ -15,12 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#define UNKNOWN_RETRIES 3  /* §5: an unknown outcome is retried at most 3 times */
-#define MAX_ROUNDS      12 /* bound on read-decide-write rounds under churn */
-#define MAX_WRITES      32 /* commits one operation may write (rounds × rebuilds) */
-#define ANCESTRY_STEPS  64 /* parents walked when settling / reading the chain */
-#define REBUILD_MAX     3  /* stale payloads rebuilt before one CAS */
-#define REFRESH_MAX     2  /* extra preserving writes after a late success (F15) */
+#define REFRESH_MAX 2 /* extra preserving writes after a late success (F15) */
 
 typedef enum op_kind {
 	OP_ACQUIRE = 0,
@@ -36,23 +32,14 @@ static const lease_op kind_op[] = {LEASE_OP_ACQUIRE,   LEASE_OP_HEARTBEAT, LEASE
 static const char *const kind_success[] = {"acquired",   "renewed",  "transitioned",
                                            "reacquired", "released", "broken"};
 
-/* A commit this operation wrote (in any attempt) and the oid it was based on. */
-typedef struct written {
-	lease_oid oid;
-	int has_base;
-	lease_oid base;
-	lease_payload p;
-	int token_changed;
-} written;
-
 typedef struct op_ctx {
 	op_kind kind;
 	lease_store *st;
 	const char *name;
 	const lease_op_options *o;
 	lease_result *out;
-	written w[MAX_WRITES];
-	size_t nw;
+	lease_engine en;       /* the write-and-settle engine (commit.c) */
+	lease_ref_state known; /* lease_op_options.known_*: the first round's state */
 	int approximate;
 	int refreshing; /* a landed write came too late: extend it as its holder */
 	int refreshes;
@@ -217,54 +204,6 @@ static int check_inputs(op_ctx *c)
 
 /* ---- reading the chain --------------------------------------------------- */
 
-static int find_written(const op_ctx *c, const lease_oid *oid)
-{
-	size_t i;
-
-	for (i = c->nw; i-- > 0;)
-		if (lease_oid_equal(&c->w[i].oid, oid))
-			return (int)i;
-	return -1;
-}
-
-static int is_base(const op_ctx *c, const lease_oid *oid)
-{
-	size_t i;
-
-	for (i = 0; i < c->nw; i++)
-		if (c->w[i].has_base && lease_oid_equal(&c->w[i].base, oid))
-			return 1;
-	return 0;
-}
-
-typedef struct landed_walk {
-	const op_ctx *c;
-	int idx;
-} landed_walk;
-
-static int landed_visit(const lease_oid *oid, const lease_commit *cm, void *payload)
-{
-	landed_walk *lw = payload;
-
-	if ((lw->idx = find_written(lw->c, oid)) >= 0)
-		return 1;
-	/* nothing below the oids the writes were based on can be ours */
-	return cm && is_base(lw->c, oid);
-}
-
-/* The newest commit this operation wrote that the tip is, or descends from
- * (§5 "landed"), or -1. Stops at the oids the writes were based on: nothing
- * below them can be ours. */
-static int landed_index(op_ctx *c, const lease_ref_state *s)
-{
-	landed_walk lw = {c, -1};
-
-	if (!s->present)
-		return -1;
-	lease_walk_chain(c->st, &s->oid, &s->commit, ANCESTRY_STEPS, landed_visit, &lw);
-	return lw.idx;
-}
-
 static int max_visit(const lease_oid *oid, const lease_commit *cm, void *payload)
 {
 	int64_t *best = payload, t;
@@ -288,7 +227,7 @@ static int64_t chain_max_transitions(op_ctx *c, const lease_ref_state *s)
 		best = archived;
 	if (!s->present || !s->commit.is_commit)
 		return best;
-	lease_walk_chain(c->st, &s->oid, &s->commit, ANCESTRY_STEPS, max_visit, &best);
+	lease_walk_chain(c->st, &s->oid, &s->commit, LEASE_SETTLE_WALK_MAX, max_visit, &best);
 	return best;
 }
 
@@ -401,7 +340,7 @@ static int plan_live(op_ctx *c, decision *d, const lease_payload *cur, lease_tok
 	return fill_nonce(c, &d->next);
 }
 
-/* A `released` write (release, break): expires_at = now, ttl 0, the
+/* A `released` write (release, break): lease_policy_released(), the
  * releaser's identity, the token kept (or minted over garbage). */
 static int plan_released(op_ctx *c, decision *d, const lease_payload *cur, int64_t now,
                          int64_t chain_max)
@@ -421,8 +360,7 @@ static int plan_released(op_ctx *c, decision *d, const lease_payload *cur, int64
 	}
 	snprintf(d->next.owner, sizeof(d->next.owner), "%s", c->o->owner);
 	snprintf(d->next.host, sizeof(d->next.host), "%s", c->o->host);
-	d->next.expires_at = now;
-	d->next.ttl_seconds = 0;
+	lease_policy_released(&d->next, now);
 	d->ttl = 0;
 	d->write = 1;
 	d->built_at = now;
@@ -599,66 +537,6 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 
 /* ---- writing ------------------------------------------------------------- */
 
-static int is_settleable(int rc)
-{
-	return rc == LEASE_ECAS || rc == LEASE_EUNVERIFIED || rc == LEASE_ENET ||
-	       rc == LEASE_EEXISTS || rc == LEASE_ERATELIMIT || rc == LEASE_ENOTFOUND;
-}
-
-/* Build, validate (F20) and write the commit for @p d; rebuild when the
- * payload went stale before the CAS (§5, F15); then CAS from the oid read.
- * Returns 0 (CAS verified), 1 (a rebuild decided not to write: @p d final),
- * or the CAS / write error. */
-static int write_and_cas(op_ctx *c, const lease_ref_state *s, decision *d)
-{
-	const lease_oid *parent = s->present && s->commit.is_commit ? &s->oid : NULL;
-	lease_oid oid;
-	char err[256];
-	char *msg = NULL;
-	int rebuild, rc;
-	int64_t now2;
-
-	for (rebuild = 0;; rebuild++) {
-		written *w;
-
-		if ((rc = lease_payload_validate(&d->next, err, sizeof(err))) < 0)
-			return result_fail(c->out, c->st, LEASE_EINTERNAL,
-			                   "refusing to write an invalid payload: %s", err);
-		if ((rc = lease_message_build(&msg, &d->next, d->sop)) < 0)
-			return result_fail(c->out, c->st, rc, "could not build the commit message");
-		rc = lease_write_commit(&oid, c->st, parent, msg);
-		free(msg);
-		msg = NULL;
-		if (rc < 0)
-			return result_fail(c->out, c->st, rc, NULL);
-		if (c->nw == MAX_WRITES) {
-			memmove(&c->w[0], &c->w[1], sizeof(c->w[0]) * (MAX_WRITES - 1));
-			c->nw--;
-		}
-		w = &c->w[c->nw++];
-		w->oid = oid;
-		w->has_base = s->present;
-		w->base = s->oid;
-		w->p = d->next;
-		w->token_changed = d->token_changed;
-		if (!d->live_write)
-			break;
-		now2 = lease_store_now(c->st);
-		if (10 * (now2 - d->built_at) <= d->ttl || rebuild >= REBUILD_MAX)
-			break;
-		lease_store_log(c->st, LEASE_LOG_INFO,
-		                "%s: payload built %lld s before its CAS (ttl %lld): rebuilding",
-		                c->name, (long long)(now2 - d->built_at), (long long)d->ttl);
-		if ((rc = decide(c, s, now2, d)) < 0)
-			return rc;
-		if (!d->write)
-			return 1;
-	}
-	if (s->present)
-		return lease_cas_replace(c->st, c->name, &s->oid, &oid);
-	return lease_cas_create(c->st, c->name, &oid);
-}
-
 /* ---- finishing ----------------------------------------------------------- */
 
 static int finish_no_write(op_ctx *c, const lease_ref_state *s, const decision *d)
@@ -681,7 +559,7 @@ static int finish_no_write(op_ctx *c, const lease_ref_state *s, const decision *
  * (out filled, *rc set), 0 to go on (decide again, or refresh). */
 static int settle_landed(op_ctx *c, const lease_ref_state *s, int idx, int64_t now, int *rc)
 {
-	const written *w = &c->w[idx];
+	const lease_written *w = &c->en.w[idx];
 	lease_result *out = c->out;
 
 	c->token_changed |= w->token_changed;
@@ -771,109 +649,70 @@ static int known_state(lease_ref_state *s, const op_ctx *c)
 	return 0;
 }
 
-/* The read-decide-CAS loop with settling (§5). */
+/* ---- the engine's decisions (commit.c) ------------------------------------ */
+
+static int rt_plan(lease_engine *en, const lease_ref_state *s, int64_t now, lease_plan *pl)
+{
+	op_ctx *c = en->ctx;
+	decision d;
+	int rc;
+
+	c->out->now = en->now;
+	if ((rc = decide(c, s, now, &d)) < 0) {
+		result_state(c->out, s);
+		c->out->status = "error";
+		return rc;
+	}
+	if (!d.write) {
+		en->rc = finish_no_write(c, s, &d);
+		return 1;
+	}
+	pl->p = d.next;
+	pl->op = d.sop;
+	pl->token_changed = d.token_changed;
+	pl->ttl = d.live_write ? d.ttl : 0;
+	pl->built_at = d.built_at;
+	return 0;
+}
+
+static int rt_landed(lease_engine *en, const lease_ref_state *s, size_t idx, int64_t now)
+{
+	op_ctx *c = en->ctx;
+
+	c->out->now = en->now;
+	return settle_landed(c, s, (int)idx, now, &en->rc);
+}
+
+static int rt_fail(lease_engine *en, const lease_ref_state *s, lease_engine_failure why, int rc,
+                   const char *msg)
+{
+	op_ctx *c = en->ctx;
+
+	c->out->now = en->now;
+	rc = msg ? result_fail(c->out, c->st, rc, "%s", msg) : result_fail(c->out, c->st, rc, NULL);
+	if (why == LEASE_FAIL_UNKNOWN && s)
+		result_state(c->out, s);
+	return rc;
+}
+
+static const lease_engine_ops rt_ops = {rt_plan, rt_landed, NULL, NULL, rt_fail};
+
+/* Check the inputs, then run the engine with this operation's decisions (§5). */
 static int run_op(op_ctx *c)
 {
-	lease_store *st = c->st;
-	lease_ref_state s;
-	decision d;
-	int unknown = 0, rounds = 0, rc = 0, last_rc = 0;
-	int pending = 0, last_present = 0;
-	lease_oid last_oid;
-	int64_t now;
+	int rc;
 
-	memset(&s, 0, sizeof(s));
-	memset(&last_oid, 0, sizeof(last_oid));
 	if ((rc = check_inputs(c)) < 0)
 		return rc;
-	for (;;) {
-		lease_ref_state_clear(&s);
-		if (++rounds > MAX_ROUNDS) {
-			rc = result_fail(c->out, st, pending ? last_rc : LEASE_ECAS,
-			                 "gave up after %d rounds: the lease kept changing",
-			                 MAX_ROUNDS);
-			break;
-		}
-		if (rounds == 1 && c->kind == OP_HEARTBEAT && c->opts.known_oid &&
-		    c->opts.known_payload)
-			rc = known_state(&s, c);
-		else
-			rc = lease_fetch_ref(&s, st, c->name);
-		if (rc < 0) {
-			if (pending && is_settleable(rc) && unknown < UNKNOWN_RETRIES) {
-				unknown++;
-				continue;
-			}
-			rc = result_fail(c->out, st, rc, NULL);
-			break;
-		}
-		/* (A create answered "exists" over a ref that reads absent was
-		 * already polled within the verify window by the primitive, §3.) */
-		now = lease_store_now(st);
-		c->out->now = now;
-		if (c->nw > 0) {
-			int idx = landed_index(c, &s);
-			if (idx >= 0) {
-				if (settle_landed(c, &s, idx, now, &rc))
-					break;
-			} else if (pending && s.present == last_present &&
-			           (!s.present || lease_oid_equal(&s.oid, &last_oid))) {
-				/* Still the old state: outcome unknown, retry (§5). */
-				if (unknown >= UNKNOWN_RETRIES) {
-					rc = result_fail(
-					        c->out, st,
-					        last_rc == LEASE_ECAS ? LEASE_EUNVERIFIED : last_rc,
-					        "write outcome unknown after %d attempts: %s",
-					        UNKNOWN_RETRIES + 1, lease_store_last_error(st));
-					result_state(c->out, &s);
-					break;
-				}
-				unknown++;
-			}
-		}
-		pending = 0;
-		if ((rc = decide(c, &s, now, &d)) < 0) {
-			result_state(c->out, &s);
-			c->out->status = "error";
-			break;
-		}
-		if (!d.write) {
-			rc = finish_no_write(c, &s, &d);
-			break;
-		}
-		rc = write_and_cas(c, &s, &d);
-		if (rc == 1) {
-			rc = finish_no_write(c, &s, &d);
-			break;
-		}
-		if (rc == 0) {
-			/* Verified by the primitive: the tip is our commit. */
-			lease_ref_state tip;
-			const written *w = &c->w[c->nw - 1];
-
-			memset(&tip, 0, sizeof(tip));
-			tip.present = 1;
-			tip.oid = w->oid;
-			tip.payload = w->p;
-			snprintf(tip.name, sizeof(tip.name), "%s", c->name);
-			if (settle_landed(c, &tip, (int)(c->nw - 1), lease_store_now(st), &rc))
-				break;
-			continue;
-		}
-		if (!is_settleable(rc)) {
-			if (c->out->code != rc) /* not yet reported */
-				rc = result_fail(c->out, st, rc, NULL);
-			break;
-		}
-		pending = 1;
-		last_rc = rc;
-		last_present = s.present;
-		last_oid = s.oid;
-		lease_store_log(st, LEASE_LOG_INFO, "%s: %s failed (%s); settling by re-reading",
-		                c->name, s.present ? "cas_replace" : "cas_create",
-		                lease_error_id(rc));
+	c->en.st = c->st;
+	c->en.name = c->name;
+	c->en.ops = &rt_ops;
+	c->en.ctx = c;
+	if (c->kind == OP_HEARTBEAT && c->opts.known_oid && c->opts.known_payload) {
+		known_state(&c->known, c);
+		c->en.first = &c->known;
 	}
-	lease_ref_state_clear(&s);
+	rc = lease_engine_run(&c->en);
 	c->out->code = rc;
 	return rc;
 }
