@@ -97,8 +97,15 @@ static int is_transient(int rc)
 	}
 }
 
-static void emit(const lease_keep_options *o, lease_keep_report *rep)
+/* Report one event with the schedule's figures (attempt, expiry, lost
+ * deadline, TTL). */
+static void emit(const lease_keep_options *o, lease_keep_report *rep, int attempt,
+                 int64_t expires_at, double lost_at, int64_t ttl)
 {
+	rep->attempt = attempt;
+	rep->expires_at = expires_at;
+	rep->lost_at = lost_at;
+	rep->ttl_seconds = ttl;
 	if (o->report)
 		o->report(rep, o->report_payload);
 }
@@ -178,12 +185,8 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 			rep.event = LEASE_KEEP_LOST;
 			rep.code = rc;
 			rep.result = &r;
-			rep.attempt = attempt;
 			rep.now = now;
-			rep.expires_at = expires_at;
-			rep.lost_at = lost_at;
-			rep.ttl_seconds = ttl;
-			emit(opts, &rep);
+			emit(opts, &rep, attempt, expires_at, lost_at, ttl);
 			break;
 		}
 		if ((double)now < next) {
@@ -262,11 +265,7 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 		} else {
 			rep.event = LEASE_KEEP_FAILED;
 		}
-		rep.attempt = attempt;
-		rep.expires_at = expires_at;
-		rep.lost_at = lost_at;
-		rep.ttl_seconds = ttl;
-		emit(opts, &rep);
+		emit(opts, &rep, attempt, expires_at, lost_at, ttl);
 		if (rep.event == LEASE_KEEP_LOST || rep.event == LEASE_KEEP_FAILED)
 			break;
 		rc = 0;

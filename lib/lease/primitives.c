@@ -23,6 +23,7 @@
  * A create answered "exists" is always flagged noop (§3 table). */
 #include "lease/door.h"
 #include "store/store.h"
+#include "util/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,26 +37,6 @@
 #define POLL_MAX_MS   1000
 
 enum prim_kind { K_CREATE, K_REPLACE, K_DELETE };
-
-static int64_t monotonic_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int64_t ms)
-{
-	struct timespec ts;
-
-	if (ms <= 0)
-		return;
-	ts.tv_sec = (time_t)(ms / 1000);
-	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
-	while (nanosleep(&ts, &ts) != 0)
-		;
-}
 
 static const char *terr(lease_store *st)
 {
@@ -144,7 +125,7 @@ static int verify(lease_store *st, enum prim_kind k, const char *refname, const 
                   const lease_oid *new_oid, int trc)
 {
 	int window = st->verify_timeout_ms > 0 ? st->verify_timeout_ms : 0;
-	int64_t deadline = monotonic_ms() + window, pause = POLL_FIRST_MS;
+	int64_t deadline = lease_mono_ms() + window, pause = POLL_FIRST_MS;
 	int reported_mismatch = (k == K_CREATE) ? trc == LEASE_EEXISTS : trc == LEASE_ECAS;
 	int present = 0, rc;
 	lease_oid oid;
@@ -174,7 +155,7 @@ static int verify(lease_store *st, enum prim_kind k, const char *refname, const 
 			                why);
 		}
 		observe(st, present, &oid);
-		left = deadline - monotonic_ms();
+		left = deadline - lease_mono_ms();
 		if (trc == 0 && is_target(k, present, &oid, new_oid))
 			return 0;
 		if (k == K_CREATE && reported_mismatch) {
@@ -209,7 +190,7 @@ static int verify(lease_store *st, enum prim_kind k, const char *refname, const 
 			return cas_fail(st, LEASE_ECAS, LEASE_OUTCOME_UNKNOWN, 0,
 			                "the ref holds another state (lost race)");
 		}
-		sleep_ms(pause < left ? pause : left);
+		lease_sleep_ms(pause < left ? pause : left);
 		pause = pause * 2 > POLL_MAX_MS ? POLL_MAX_MS : pause * 2;
 	}
 }

@@ -9,6 +9,7 @@
 #include "lease/rotation.h"
 #include "lease/version.h"
 #include "store/store.h"
+#include "util/util.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -768,14 +769,6 @@ static int run_kind(op_kind kind, lease_result *out, lease_store *st, const char
 
 /* ---- public operations --------------------------------------------------- */
 
-static double monotonic_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Seconds until the holder in @p out may be taken over (store time reaches
  * expires_at + skew + 1, protocol.md §4), on the local clock's fraction of a
  * second; -1 when there is no such instant ahead (no payload, released). */
@@ -809,9 +802,9 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
 	 * cannot watch is polled at a steady ttl_min/20 s. */
 	poll_s = lease_store_can_watch(st) ? 0 : (double)lease_store_ttl_min(st) / 20.0;
 	start_store = out->now ? out->now : lease_store_now(st);
-	start_mono = monotonic_now();
+	start_mono = lease_mono_s();
 	while (rc == LEASE_EHELD || rc == LEASE_ELOCKED) {
-		double elapsed = monotonic_now() - start_mono, remaining, wait_s, until, t0;
+		double elapsed = lease_mono_s() - start_mono, remaining, wait_s, until, t0;
 		int64_t store_elapsed = lease_store_now(st) - start_store;
 
 		/* store time has whole seconds: it counts only past that rounding */
@@ -835,12 +828,12 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
 			goto interrupted;
 		lease_store_log(st, LEASE_LOG_INFO, "%s: held; waiting up to %.1f s for a change",
 		                name, wait_s);
-		t0 = monotonic_now();
+		t0 = lease_mono_s();
 		lease_wait_ref_change(st, name, out->present, &out->oid,
 		                      (int)(wait_s * 1000.0 + 0.5));
 		/* Woken before the announced time: the caller's window for
 		 * interrupting a wait ends here (nothing is held yet). */
-		if (opts->wait_cb && monotonic_now() < t0 + wait_s - 0.005 &&
+		if (opts->wait_cb && lease_mono_s() < t0 + wait_s - 0.005 &&
 		    opts->wait_cb(0.0, opts->wait_payload))
 			goto interrupted;
 		rc = run_kind(OP_ACQUIRE, out, st, name, opts);
