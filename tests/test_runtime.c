@@ -2216,6 +2216,33 @@ START_TEST(test_archive_transitions_continue)
 }
 END_TEST
 
+/* Issue 17: the status as a value, one name table (cli.md statuses). */
+START_TEST(test_status_enum_names)
+{
+	fx f;
+	lease_result r;
+	int i;
+
+	for (i = 0; i < LEASE_STATUS__COUNT; i++) {
+		r.status = lease_status_name((lease_status_id)i);
+		ck_assert_int_eq(lease_status_of(&r), i);
+	}
+	ck_assert_str_eq(lease_status_name(LEASE_STATUS_NOT_DUE), "not_due");
+	ck_assert_str_eq(lease_status_name((lease_status_id)99), "error");
+	r.status = "no-such-status";
+	ck_assert_int_eq(lease_status_of(&r), LEASE_STATUS_ERROR);
+	r.status = NULL;
+	ck_assert_int_eq(lease_status_of(&r), LEASE_STATUS_ERROR);
+	fx_mem(&f);
+	ck_assert_int_eq(lease_status(&r, f.st, "l"), 0);
+	ck_assert_int_eq(lease_status_of(&r), LEASE_STATUS_ABSENT);
+	must_acquire(&f, "l", ALICE, 60, NULL);
+	ck_assert_int_eq(lease_status(&r, f.st, "l"), 0);
+	ck_assert_int_eq(lease_status_of(&r), LEASE_STATUS_LIVE);
+	fx_free(&f);
+}
+END_TEST
+
 START_TEST(test_time_helpers)
 {
 	lease_payload p;
@@ -2434,6 +2461,7 @@ Suite *runtime_suite(void)
 	tcase_add_test(floor_tc, test_F30_ttl_validate);
 	tcase_add_test(floor_tc, test_F30_ttl_stored_as_asked);
 	tcase_add_test(floor_tc, test_time_helpers);
+	tcase_add_test(floor_tc, test_status_enum_names);
 	suite_add_tcase(s, floor_tc);
 
 	tcase_add_test(fieldc, test_F01_holder_vanishes);

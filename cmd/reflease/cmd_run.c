@@ -151,7 +151,7 @@ static void keeper_report(const lease_keep_report *rep, void *payload)
 		 * the wall clock stepped back, say) keeps the one the last write
 		 * set on CLOCK_BOOTTIME — other hosts judge by the real time */
 		set_deadline(sh, rep->lost_at, rep->now,
-		             !rep->result->status || strcmp(rep->result->status, "renewed") != 0);
+		             lease_status_of(rep->result) != LEASE_STATUS_RENEWED);
 		break;
 	case LEASE_KEEP_RETRY:
 		/* a failed heartbeat may show an earlier stored expiry (§6) */

@@ -74,7 +74,7 @@ static int cmd_status(cli_ctx *ctx, int argc, char **argv)
 	cli_print_result(ctx, &r);
 	/* --fail-if-held: exit 3 while someone else holds it live (lock-action's
 	 * fail_if_locked); free, expired, released or this identity's: 0 */
-	if (rc == 0 && fail_if_held && strcmp(r.status, "live") == 0 &&
+	if (rc == 0 && fail_if_held && lease_status_of(&r) == LEASE_STATUS_LIVE &&
 	    !(strcmp(r.payload.owner, ctx->owner) == 0 && strcmp(r.payload.host, ctx->host) == 0))
 		return EXIT_HELD;
 	return cli_exit_for(rc);

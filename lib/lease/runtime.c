@@ -90,6 +90,44 @@ int lease_ttl_validate(const lease_store *st, int64_t ttl_seconds, char *err, si
 	return 0;
 }
 
+/* ---- statuses (cli.md) --------------------------------------------------- */
+
+static const char *const status_names[LEASE_STATUS__COUNT] = {
+        [LEASE_STATUS_ERROR] = "error",
+        [LEASE_STATUS_ACQUIRED] = "acquired",
+        [LEASE_STATUS_ALREADY_HELD] = "already_held",
+        [LEASE_STATUS_REACQUIRED] = "reacquired",
+        [LEASE_STATUS_RENEWED] = "renewed",
+        [LEASE_STATUS_NOT_DUE] = "not_due",
+        [LEASE_STATUS_TRANSITIONED] = "transitioned",
+        [LEASE_STATUS_RELEASED] = "released",
+        [LEASE_STATUS_ALREADY_RELEASED] = "already_released",
+        [LEASE_STATUS_NOT_OWNER] = "not_owner",
+        [LEASE_STATUS_BROKEN] = "broken",
+        [LEASE_STATUS_HELD] = "held",
+        [LEASE_STATUS_NOT_HOLDER] = "not_holder",
+        [LEASE_STATUS_EXPIRED] = "expired",
+        [LEASE_STATUS_LIVE] = "live",
+        [LEASE_STATUS_ABSENT] = "absent",
+};
+
+const char *lease_status_name(lease_status_id id)
+{
+	if ((int)id < 0 || id >= LEASE_STATUS__COUNT)
+		return status_names[LEASE_STATUS_ERROR];
+	return status_names[id];
+}
+
+lease_status_id lease_status_of(const lease_result *r)
+{
+	int i;
+
+	for (i = 0; r && r->status && i < LEASE_STATUS__COUNT; i++)
+		if (strcmp(r->status, status_names[i]) == 0)
+			return (lease_status_id)i;
+	return LEASE_STATUS_ERROR;
+}
+
 /* ---- results ------------------------------------------------------------- */
 
 static void result_init(lease_result *out, lease_store *st, const char *name)
