@@ -2243,6 +2243,35 @@ START_TEST(test_status_enum_names)
 }
 END_TEST
 
+/* Issue 17: every entry point taking an options struct checks its version. */
+START_TEST(test_options_versions_checked)
+{
+	fx f;
+	lease_reconcile_options ro = LEASE_RECONCILE_OPTIONS_INIT;
+	lease_migrate_options mo = LEASE_MIGRATE_OPTIONS_INIT;
+	lease_store_options so = LEASE_STORE_OPTIONS_INIT;
+	lease_reconcile_report rep;
+	lease_migrate_report mrep;
+	lease_store *st = NULL;
+	char err[256];
+
+	fx_mem(&f);
+	ro.version = 99;
+	ck_assert_int_eq(lease_reconcile(&rep, f.st, &ro), LEASE_EINVALID);
+	ck_assert_ptr_nonnull(strstr(lease_store_last_error(f.st), "unsupported version"));
+	mo.version = 99;
+	ck_assert_int_eq(lease_migrate(&mrep, f.st, &mo), LEASE_EINVALID);
+	so.version = 99;
+	ck_assert_int_eq(lease_store_open_transport(&st, memstore_new(NULL), &so, err, sizeof(err)),
+	                 LEASE_EINVALID);
+	ck_assert_ptr_null(st);
+	ck_assert_int_eq(lease_store_open(&st, "local:/nonexistent", &so, err, sizeof(err)),
+	                 LEASE_EINVALID);
+	ck_assert_ptr_nonnull(strstr(err, "unsupported version"));
+	fx_free(&f);
+}
+END_TEST
+
 START_TEST(test_time_helpers)
 {
 	lease_payload p;
@@ -2462,6 +2491,7 @@ Suite *runtime_suite(void)
 	tcase_add_test(floor_tc, test_F30_ttl_stored_as_asked);
 	tcase_add_test(floor_tc, test_time_helpers);
 	tcase_add_test(floor_tc, test_status_enum_names);
+	tcase_add_test(floor_tc, test_options_versions_checked);
 	suite_add_tcase(s, floor_tc);
 
 	tcase_add_test(fieldc, test_F01_holder_vanishes);

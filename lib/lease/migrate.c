@@ -470,6 +470,9 @@ int lease_migrate(lease_migrate_report *out, lease_store *st, const lease_migrat
 	memset(&run, 0, sizeof(run));
 	if (!opts)
 		opts = &defaults;
+	if (opts->version != LEASE_MIGRATE_OPTIONS_VERSION)
+		return lease_store_set_error(st, LEASE_EINVALID,
+		                             "migrate options of an unsupported version");
 	run.st = st;
 	run.o = opts;
 	snprintf(run.target, sizeof(run.target), "%s", opts->to ? opts->to : SDLC_VERSION);

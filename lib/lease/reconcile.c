@@ -695,6 +695,9 @@ int lease_reconcile(lease_reconcile_report *out, lease_store *st,
 	memset(out, 0, sizeof(*out));
 	if (!opts)
 		opts = &defaults;
+	if (opts->version != LEASE_RECONCILE_OPTIONS_VERSION)
+		return lease_store_set_error(st, LEASE_EINVALID,
+		                             "reconcile options of an unsupported version");
 	snprintf(out->ns, sizeof(out->ns), "%s", lease_store_namespace(st));
 	if (opts->prune_days > 36500 || opts->grace_seconds > 86400 * 365)
 		return lease_store_set_error(st, LEASE_EINVALID, "reconcile: option out of range");
