@@ -67,9 +67,10 @@ static lease_written *remember(lease_engine *en)
 }
 
 /* Write the commit of @p pl on top of @p s; rebuild while the payload went
- * stale before its CAS (§5, F15). Returns 0 (written: en->w's last) or 1
- * (stop: a rebuild finished without a write, or a failure) with *rc the
- * code to end with. */
+ * stale before its CAS (§5, F15). Returns 0 (written: en->w's last), 1
+ * (stop: a rebuild finished without a write, or a failure; *rc the code to
+ * end with) or 2 (the write failed with the settleable *rc: nothing was
+ * published, read again and decide again). */
 static int write_planned(lease_engine *en, const lease_ref_state *s, lease_plan *pl, int *rc)
 {
 	const lease_oid *parent = s->present && s->commit.is_commit ? &s->oid : NULL;
@@ -101,6 +102,8 @@ static int write_planned(lease_engine *en, const lease_ref_state *s, lease_plan 
 		*rc = lease_write_commit(&oid, en->st, parent, msg);
 		free(msg);
 		if (*rc < 0) {
+			if (lease_engine_settleable(*rc))
+				return 2;
 			*rc = en->ops->fail(en, s, LEASE_FAIL_ERROR, *rc, NULL);
 			return 1;
 		}
@@ -161,7 +164,7 @@ int lease_engine_run(lease_engine *en)
 	lease_ref_state rs;
 	const lease_ref_state *s = NULL;
 	lease_plan pl;
-	int unknown = 0, rounds = 0, rc = 0, last_rc = 0, pending = 0, last_present = 0;
+	int unknown = 0, rounds = 0, rc = 0, last_rc = 0, pending = 0, last_present = 0, wrote;
 	lease_oid last_oid;
 
 	memset(&rs, 0, sizeof(rs));
@@ -227,16 +230,16 @@ int lease_engine_run(lease_engine *en)
 				rc = en->rc;
 			break;
 		}
-		if (write_planned(en, s, &pl, &rc)) {
+		if ((wrote = write_planned(en, s, &pl, &rc)) == 1) {
 			free(pl.message);
 			break;
 		}
-		if (en->ops->before_cas &&
+		if (wrote == 0 && en->ops->before_cas &&
 		    (rc = en->ops->before_cas(en, s, &en->w[en->nw - 1])) != 0)
 			break;
-		if (s->present)
+		if (wrote == 0 && s->present)
 			rc = lease_cas_replace(st, en->name, &s->oid, &en->w[en->nw - 1].oid);
-		else
+		else if (wrote == 0)
 			rc = lease_cas_create(st, en->name, &en->w[en->nw - 1].oid);
 		if (rc == 0) {
 			/* Verified by the primitive: the tip is our commit. */
@@ -262,7 +265,10 @@ int lease_engine_run(lease_engine *en)
 		last_present = s->present;
 		last_oid = s->oid;
 		lease_store_log(st, LEASE_LOG_INFO, "%s: %s failed (%s); settling by re-reading",
-		                en->name, s->present ? "cas_replace" : "cas_create",
+		                en->name,
+		                wrote        ? "write_commit"
+		                : s->present ? "cas_replace"
+		                             : "cas_create",
 		                lease_error_id(rc));
 	}
 	lease_ref_state_clear(&rs);
