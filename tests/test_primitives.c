@@ -911,6 +911,42 @@ START_TEST(door_wrong_object_refused)
 }
 END_TEST
 
+/* The lenient namespace read (reconcile's slow path, door.h): a ref whose
+ * object is missing (with a verify window, so the strict read gives up) is
+ * kept as unreadable with its oid; readable leases come with their parent;
+ * invalid names are listed apart. */
+START_TEST(door_lenient_namespace)
+{
+	backend b;
+	lease_namespace ns;
+	lease_oid a1, a2, ghost;
+
+	backend_open(&b, B_MEM);
+	a1 = created(&b, "a");
+	a2 = commit_for(&b, "a", &a1);
+	ck_assert_int_eq(lease_cas_replace(b.st, "a", &a1, &a2), 0);
+	ck_assert_int_eq(lease_oid_fromhex(&ghost, "1111111111111111111111111111111111111111"), 0);
+	set_raw_ref(&b, "refs/leases/ghost", &ghost);
+	set_raw_ref(&b, "refs/leases/-x", &a1);
+	b.st->t->verify_window_ms = 50;
+	ck_assert_int_lt(lease_fetch_namespace(&ns, b.st), 0);
+	ck_assert_int_eq(lease_fetch_namespace_lenient(&ns, b.st), 0);
+	ck_assert_uint_eq(ns.count, 2);
+	ck_assert_str_eq(ns.leases[0].name, "a");
+	ck_assert_int_eq(ns.leases[0].payload_rc, 0);
+	ck_assert_int_eq(ns.leases[0].has_parent_commit, 1);
+	ck_assert(lease_oid_equal(&ns.leases[0].parent_commit.oid, &a1));
+	ck_assert_str_eq(ns.leases[1].name, "ghost");
+	ck_assert_int_eq(ns.leases[1].payload_rc, LEASE_EPAYLOAD);
+	ck_assert(lease_oid_equal(&ns.leases[1].oid, &ghost));
+	ck_assert_ptr_nonnull(strstr(ns.leases[1].payload_error, "unreadable"));
+	ck_assert_uint_eq(ns.invalid_count, 1);
+	ck_assert_str_eq(ns.invalid[0].refname, "refs/leases/-x");
+	lease_namespace_clear(&ns);
+	backend_close(&b);
+}
+END_TEST
+
 Suite *primitives_suite(void);
 Suite *primitives_suite(void)
 {
@@ -955,6 +991,7 @@ Suite *primitives_suite(void)
 	tcase_add_test(mem, create_exists_but_absent);
 	tcase_add_test(mem, transport_errors);
 	tcase_add_test(mem, door_wrong_object_refused);
+	tcase_add_test(mem, door_lenient_namespace);
 	suite_add_tcase(s, mem);
 	return s;
 }

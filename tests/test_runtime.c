@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lease/policy.h"
 #include "lease/rotation.h"
 #include "lease/version.h"
 #include "reflease.h"
@@ -2272,6 +2273,39 @@ START_TEST(test_options_versions_checked)
 }
 END_TEST
 
+/* Issue 17: the pure rules of lease/policy.h at their edges. */
+START_TEST(test_policy_rules)
+{
+	lease_payload p;
+
+	ck_assert_int_eq(lease_policy_floor(25), 2);
+	ck_assert(!lease_policy_below_floor(2, 25));
+	ck_assert(lease_policy_below_floor(1, 25));
+	ck_assert_int_eq(lease_policy_interval(300, 0), 100);
+	ck_assert_int_eq(lease_policy_interval(300, 200), 150); /* never above ttl/2 */
+	ck_assert_int_eq(lease_policy_interval(1, 0), 1);
+	ck_assert(lease_policy_lost_deadline(1000, 60) == 1000 - 12.0);
+	memset(&p, 0, sizeof(p));
+	p.has_ttl = 1;
+	p.ttl_seconds = 0;
+	ck_assert_int_eq(lease_policy_kept_ttl(&p, 5, NULL), LEASE_TTL_DEFAULT);
+	p.ttl_seconds = 2;
+	ck_assert_int_eq(lease_policy_kept_ttl(&p, 5, NULL), 5);
+	p.acquired_at = 200;
+	lease_policy_released(&p, 100); /* never before acquired_at */
+	ck_assert_int_eq(p.expires_at, 200);
+	ck_assert_int_eq(p.phase, LEASE_PHASE_RELEASED);
+	ck_assert_int_eq(lease_policy_next_generation(-1), 0);
+	ck_assert_int_eq(lease_policy_next_generation(9), 10);
+	ck_assert_int_eq(lease_policy_lenient_transitions("{\"transitions\" : 5}"), 5);
+	ck_assert_int_eq(lease_policy_lenient_transitions("\"transitions\"x \"transitions\":\"7\","
+	                                                  "\"transitions\":8"),
+	                 8);
+	ck_assert_int_eq(lease_policy_lenient_transitions("{\"phase\":\"working\"}"), -1);
+	ck_assert_int_eq(lease_policy_lenient_transitions(NULL), -1);
+}
+END_TEST
+
 START_TEST(test_time_helpers)
 {
 	lease_payload p;
@@ -2491,6 +2525,7 @@ Suite *runtime_suite(void)
 	tcase_add_test(floor_tc, test_F30_ttl_stored_as_asked);
 	tcase_add_test(floor_tc, test_time_helpers);
 	tcase_add_test(floor_tc, test_status_enum_names);
+	tcase_add_test(floor_tc, test_policy_rules);
 	tcase_add_test(floor_tc, test_options_versions_checked);
 	suite_add_tcase(s, floor_tc);
 
