@@ -5,3 +5,7 @@ set -eu
 for f in $(find scripts tests action .ci -type f \( -name '*.sh' -o -path '.ci/run' \) 2>/dev/null | sort); do
   case "$(head -n 1 "$f")" in *bash*) shellcheck "$f" ;; *) shellcheck -s sh "$f" ;; esac
 done
+# One door (issue 17): in lib/lease only primitives.c calls the transport vtable.
+if grep -n -- '->t->' lib/lease/*.c lib/lease/*.h | grep -v '^lib/lease/primitives\.c:'; then
+  echo "lint: lib/lease reaches the transport outside primitives.c (use lease/door.h)"; exit 1
+fi

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lease/door.h"
 #include "reflease/primitives.h"
 #include "store/store.h"
 #include "support/memstore.h"
@@ -832,6 +833,120 @@ START_TEST(transport_errors)
 }
 END_TEST
 
+/* ---- the door's reads (issue 17): checked commit read, bounded walk ---- */
+
+typedef struct walk_log {
+	lease_oid seen[16];
+	int n, unreadable, stop_at;
+} walk_log;
+
+static int log_visit(const lease_oid *oid, const lease_commit *c, void *payload)
+{
+	walk_log *w = payload;
+
+	if (!c) {
+		w->unreadable++;
+		return 0;
+	}
+	w->seen[w->n++] = *oid;
+	return w->n == w->stop_at ? 7 : 0;
+}
+
+START_TEST(door_walk_bounded_and_checked)
+{
+	backend b;
+	lease_oid chain[5];
+	lease_commit c;
+	walk_log w;
+	int i;
+
+	backend_open(&b, _i);
+	chain[0] = commit_for(&b, "w", NULL);
+	for (i = 1; i < 5; i++)
+		chain[i] = commit_for(&b, "w", &chain[i - 1]);
+	/* newest first, to the root */
+	memset(&w, 0, sizeof(w));
+	ck_assert_int_eq(lease_walk_chain(b.st, &chain[4], NULL, 64, log_visit, &w), 0);
+	ck_assert_int_eq(w.n, 5);
+	for (i = 0; i < 5; i++)
+		ck_assert(lease_oid_equal(&w.seen[i], &chain[4 - i]));
+	/* the bound, and a visitor's stop value */
+	memset(&w, 0, sizeof(w));
+	ck_assert_int_eq(lease_walk_chain(b.st, &chain[4], NULL, 2, log_visit, &w), 0);
+	ck_assert_int_eq(w.n, 2);
+	memset(&w, 0, sizeof(w));
+	w.stop_at = 3;
+	ck_assert_int_eq(lease_walk_chain(b.st, &chain[4], NULL, 64, log_visit, &w), 7);
+	ck_assert(lease_oid_equal(&w.seen[2], &chain[2]));
+	/* a checked read gives back the object asked for */
+	ck_assert_int_eq(lease_read_commit(&c, b.st, &chain[3]), 0);
+	ck_assert(lease_oid_equal(&c.oid, &chain[3]));
+	ck_assert(lease_oid_equal(&c.parent, &chain[2]));
+	lease_commit_clear(&c);
+	backend_close(&b);
+}
+END_TEST
+
+/* A transport answering with another object than the one asked for: the
+ * checked read says so, and the walk stops there (the commit unreadable). */
+START_TEST(door_wrong_object_refused)
+{
+	backend b;
+	lease_oid a, bb;
+	lease_commit c;
+	walk_log w;
+
+	backend_open(&b, B_MEM);
+	a = commit_for(&b, "w", NULL);
+	bb = commit_for(&b, "w", &a);
+	memstore_faults_get(b.mem)->wrong_commit = 1;
+	ck_assert_int_eq(lease_read_commit(&c, b.st, &bb), LEASE_EUNVERIFIED);
+	ck_assert_ptr_nonnull(strstr(lease_store_last_error(b.st), "another oid"));
+	memstore_faults_get(b.mem)->wrong_commit = 1;
+	memset(&w, 0, sizeof(w));
+	ck_assert_int_eq(lease_walk_chain(b.st, &bb, NULL, 64, log_visit, &w), 0);
+	ck_assert_int_eq(w.n, 0);
+	ck_assert_int_eq(w.unreadable, 1);
+	backend_close(&b);
+}
+END_TEST
+
+/* The lenient namespace read (reconcile's slow path, door.h): a ref whose
+ * object is missing (with a verify window, so the strict read gives up) is
+ * kept as unreadable with its oid; readable leases come with their parent;
+ * invalid names are listed apart. */
+START_TEST(door_lenient_namespace)
+{
+	backend b;
+	lease_namespace ns;
+	lease_oid a1, a2, ghost;
+
+	backend_open(&b, B_MEM);
+	a1 = created(&b, "a");
+	a2 = commit_for(&b, "a", &a1);
+	ck_assert_int_eq(lease_cas_replace(b.st, "a", &a1, &a2), 0);
+	ck_assert_int_eq(lease_oid_fromhex(&ghost, "1111111111111111111111111111111111111111"), 0);
+	set_raw_ref(&b, "refs/leases/ghost", &ghost);
+	set_raw_ref(&b, "refs/leases/-x", &a1);
+	b.st->t->verify_window_ms = 50;
+	ck_assert_int_lt(lease_fetch_namespace(&ns, b.st), 0);
+	ck_assert_int_eq(lease_fetch_namespace_lenient(&ns, b.st), 0);
+	ck_assert_uint_eq(ns.count, 2);
+	ck_assert_str_eq(ns.leases[0].name, "a");
+	ck_assert_int_eq(ns.leases[0].payload_rc, 0);
+	ck_assert_int_eq(ns.leases[0].has_parent_commit, 1);
+	ck_assert(lease_oid_equal(&ns.leases[0].parent_commit.oid, &a1));
+	ck_assert_str_eq(ns.leases[1].name, "ghost");
+	ck_assert_int_eq(ns.leases[1].payload_rc, LEASE_EPAYLOAD);
+	ck_assert(lease_oid_equal(&ns.leases[1].oid, &ghost));
+	ck_assert_ptr_nonnull(strstr(ns.leases[1].payload_error, "unreadable"));
+	ck_assert_uint_eq(ns.invalid_count, 1);
+	ck_assert_str_eq(ns.invalid[0].refname, "refs/leases/-x");
+	lease_namespace_clear(&ns);
+	backend_close(&b);
+}
+END_TEST
+
 Suite *primitives_suite(void);
 Suite *primitives_suite(void)
 {
@@ -857,6 +972,7 @@ Suite *primitives_suite(void)
 	tcase_add_loop_test(both, namespace_sorted_filtered, 0, 2);
 	tcase_add_loop_test(both, namespace_other_ns, 0, 2);
 	tcase_add_loop_test(both, namespace_empty, 0, 2);
+	tcase_add_loop_test(both, door_walk_bounded_and_checked, 0, 2);
 	suite_add_tcase(s, both);
 
 	tcase_set_timeout(mem, 20);
@@ -874,6 +990,8 @@ Suite *primitives_suite(void)
 	tcase_add_test(mem, stale_read_window0);
 	tcase_add_test(mem, create_exists_but_absent);
 	tcase_add_test(mem, transport_errors);
+	tcase_add_test(mem, door_wrong_object_refused);
+	tcase_add_test(mem, door_lenient_namespace);
 	suite_add_tcase(s, mem);
 	return s;
 }

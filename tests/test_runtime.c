@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lease/policy.h"
 #include "lease/rotation.h"
 #include "lease/version.h"
 #include "reflease.h"
@@ -225,11 +226,12 @@ static void raw_put(fx *f, const char *name, const char *message)
 		ck_assert_int_eq(lease_cas_create(f->st, name, &oid), 0);
 }
 
-/* A payload message in the given schema version; ttl < 0 omits ttl_seconds
+/* A payload message on ref @p name written by @p op, the payload naming
+ * @p payload_name, in the given schema version; ttl < 0 omits ttl_seconds
  * (a pre-bump 1.0.0 payload). */
-static void put_payload(fx *f, const char *name, const char *version, ident id, const char *tok,
-                        const char *phase, int64_t transitions, int64_t acq, int64_t exp,
-                        int64_t ttl)
+static void put_payload_as(fx *f, const char *name, const char *op, const char *payload_name,
+                           const char *version, ident id, const char *tok, const char *phase,
+                           int64_t transitions, int64_t acq, int64_t exp, int64_t ttl)
 {
 	char a[LEASE_TIME_STRSZ + 1], e[LEASE_TIME_STRSZ + 1], ttlbuf[64] = "";
 	char msg[2048];
@@ -239,13 +241,22 @@ static void put_payload(fx *f, const char *name, const char *version, ident id, 
 	if (ttl >= 0)
 		snprintf(ttlbuf, sizeof(ttlbuf), ",\"ttl_seconds\":%lld", (long long)ttl);
 	snprintf(msg, sizeof(msg),
-	         "%s: acquire %s by %s on %s\n\n{\"acquired_at\":\"%s\",\"expires_at\":\"%s\","
+	         "%s: %s %s by %s on %s\n\n{\"acquired_at\":\"%s\",\"expires_at\":\"%s\","
 	         "\"host\":\"%s\",\"lease_token\":\"%s\",\"name\":\"%s\",\"nonce\":"
 	         "\"0123456789abcdef\",\"owner\":\"%s\",\"phase\":\"%s\",\"sdlc_version\":\"%s\","
 	         "\"transitions\":%lld%s}\n",
-	         name, phase, id.owner, id.host, a, e, id.host, tok, name, id.owner, phase, version,
-	         (long long)transitions, ttlbuf);
+	         name, op, phase, id.owner, id.host, a, e, id.host, tok, payload_name, id.owner,
+	         phase, version, (long long)transitions, ttlbuf);
 	raw_put(f, name, msg);
+}
+
+/* A payload message in the given schema version (an acquire of @p name). */
+static void put_payload(fx *f, const char *name, const char *version, ident id, const char *tok,
+                        const char *phase, int64_t transitions, int64_t acq, int64_t exp,
+                        int64_t ttl)
+{
+	put_payload_as(f, name, "acquire", name, version, id, tok, phase, transitions, acq, exp,
+	               ttl);
 }
 
 static const char TOK1[] = "0123456789abcdef0123456789abcdef";
@@ -1287,6 +1298,67 @@ START_TEST(test_floor_never_below_half_ttl)
 }
 END_TEST
 
+/* The floor anomaly of @p name in a fresh reconcile report: its interval,
+ * or -1 when the lease is not flagged. */
+static int64_t floor_flag(fx *f, const char *name, double *floor_s)
+{
+	lease_reconcile_report rep;
+	int64_t interval = -1;
+	size_t i, j;
+
+	ck_assert_int_eq(lease_reconcile(&rep, f->st, NULL), 0);
+	for (i = 0; i < rep.count; i++) {
+		const lease_reconcile_entry *e = &rep.entries[i];
+		if (strcmp(e->name, name) != 0)
+			continue;
+		for (j = 0; j < e->anomaly_count; j++)
+			if (e->anomalies[j].id == LEASE_ANOM_HEARTBEAT_FLOOR) {
+				interval = e->anomalies[j].interval_seconds;
+				*floor_s = e->anomalies[j].floor_seconds;
+			}
+	}
+	lease_reconcile_report_free(&rep);
+	return interval;
+}
+
+/* Issue 17 (§6 decision: one floor, max(1, ⌊ttl/10⌋) whole seconds, for the
+ * heartbeat path and reconcile alike). TTL 25, heartbeats 2 s apart: renewed
+ * and not flagged (it was flagged by a ttl/10.0 = 2.5 s floor before); 1 s
+ * apart: not_due, and such a commit written by another tool is flagged. */
+START_TEST(test_floor_runtime_agrees_with_reconcile)
+{
+	fx f;
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+	lease_op_options o;
+	lease_result r;
+	lease_payload p;
+	double floor_s = 0;
+
+	fx_mem(&f);
+	must_acquire(&f, "l", ALICE, 25, tok);
+	o = opt(ALICE, tok, 0);
+	f.clk.t = T0 + 2;
+	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "renewed");
+	f.clk.t = T0 + 4;
+	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "renewed");
+	ck_assert_int_eq(floor_flag(&f, "l", &floor_s), -1);
+	f.clk.t = T0 + 5;
+	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "not_due");
+	ck_assert_int_eq(floor_flag(&f, "l", &floor_s), -1);
+	/* another tool's heartbeat 1 s after the last: below the floor */
+	ck_assert(cur(&f, "l", &p, NULL));
+	put_payload_as(&f, "l", "heartbeat", "l", SDLC_VERSION, ALICE, tok, "claimed",
+	               p.transitions, p.acquired_at, p.expires_at + 1, 25);
+	ck_assert_int_eq(floor_flag(&f, "l", &floor_s), 1);
+	ck_assert(floor_s == 2.0);
+	ck_assert_int_eq(lease_heartbeat_floor(25), 2);
+	fx_free(&f);
+}
+END_TEST
+
 /* A pre-bump payload: heartbeat time approximated with the TTL the next
  * payload gets, said so in approximate_ttl; its TTL becomes 300. */
 START_TEST(test_floor_prebump_approximate)
@@ -1886,6 +1958,102 @@ START_TEST(test_break_force_over_live)
 }
 END_TEST
 
+/* The reap of @p name in a fresh reconcile --reap sweep (a copy). */
+static lease_reconcile_entry reap_entry(fx *f, const char *name, char *why, size_t whylen)
+{
+	lease_reconcile_options ro = LEASE_RECONCILE_OPTIONS_INIT;
+	lease_reconcile_report rep;
+	lease_reconcile_entry out;
+	size_t i;
+
+	memset(&out, 0, sizeof(out));
+	why[0] = '\0';
+	ro.reap = 1;
+	ck_assert_int_eq(lease_reconcile(&rep, f->st, &ro), 0);
+	for (i = 0; i < rep.count; i++)
+		if (strcmp(rep.entries[i].name, name) == 0) {
+			out.action = rep.entries[i].action;
+			out.action_code = rep.entries[i].action_code;
+			if (rep.entries[i].action_message)
+				snprintf(why, whylen, "%s", rep.entries[i].action_message);
+		}
+	lease_reconcile_report_free(&rep);
+	return out;
+}
+
+/* Issue 17: reap goes through the one write-and-settle engine. An answer
+ * lost after the write applied settles as reaped by re-reading; a write
+ * that did not apply is reported unverified and never written twice. The
+ * released payload of a reap and of a release follow one rule. */
+START_TEST(test_reap_settles_through_engine)
+{
+	fx f;
+	char why[256];
+	lease_reconcile_entry e;
+	lease_payload p;
+
+	fx_mem(&f);
+	must_acquire(&f, "a", ALICE, 60, NULL);
+	f.clk.t = T0 + 100;
+	memstore_faults_get(f.m)->drop_after_apply = 1;
+	e = reap_entry(&f, "a", why, sizeof(why));
+	ck_assert_int_eq(e.action, LEASE_ACTION_REAPED);
+	ck_assert(cur(&f, "a", &p, NULL));
+	ck_assert_int_eq(p.phase, LEASE_PHASE_RELEASED);
+	ck_assert_int_eq(p.expires_at, T0 + 100);
+	ck_assert_int_eq(p.ttl_seconds, 0);
+	/* "a" is released now; "b" meets a write that never applies */
+	must_acquire(&f, "b", ALICE, 60, NULL);
+	f.clk.t = T0 + 200;
+	memstore_counts_reset(f.m);
+	memstore_faults_get(f.m)->fail_before = 1;
+	e = reap_entry(&f, "b", why, sizeof(why));
+	ck_assert_int_eq(e.action, LEASE_ACTION_SKIPPED);
+	ck_assert_int_eq(e.action_code, LEASE_ENET);
+	ck_assert_ptr_nonnull(strstr(why, "outcome not verified"));
+	ck_assert_int_eq(counts(&f)->replace_ref, 1);
+	ck_assert(cur(&f, "b", &p, NULL));
+	ck_assert_int_eq(p.phase, LEASE_PHASE_CLAIMED);
+	fx_free(&f);
+}
+END_TEST
+
+/* Issue 17: break never lowers the fencing generation (§5). Over a payload
+ * this build rejects — a newer major (2.0.0, transitions 9) or another
+ * lease's name (transitions 7) — the transitions it shows still count: the
+ * broken lease says 1 + that value and the next acquire goes on from there. */
+START_TEST(test_break_unreadable_keeps_generation)
+{
+	static const struct {
+		const char *ref, *payload_name, *version;
+		int64_t transitions;
+	} cases[] = {{"major", "major", "2.0.0", 9}, {"named", "other", "1.1.0", 7}};
+	fx f;
+	lease_op_options o = opt(BOB, NULL, 60);
+	lease_result r;
+	lease_payload p;
+	size_t i;
+
+	fx_mem(&f);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		put_payload_as(&f, cases[i].ref, "acquire", cases[i].payload_name, cases[i].version,
+		               ALICE, TOK1, "working", cases[i].transitions, T0 - 10, T0 - 5,
+		               5); /* expired: no --force needed */
+		o = opt(BOB, NULL, 60);
+		/* unreadable for this build: acquire refuses, break replaces it */
+		ck_assert_int_lt(lease_acquire(&r, f.st, cases[i].ref, &o), 0);
+		ck_assert_int_eq(lease_break(&r, f.st, cases[i].ref, &o), 0);
+		ck_assert_str_eq(r.status, "broken");
+		ck_assert(cur(&f, cases[i].ref, &p, NULL));
+		ck_assert_int_eq(p.phase, LEASE_PHASE_RELEASED);
+		ck_assert_int_eq(p.transitions, cases[i].transitions + 1);
+		ck_assert_int_eq(lease_acquire(&r, f.st, cases[i].ref, &o), 0);
+		ck_assert_int_eq(r.payload.transitions, cases[i].transitions + 2);
+	}
+	fx_free(&f);
+}
+END_TEST
+
 /* F27: garbage payload: status and acquire report it; break parses
  * leniently, mints a token, transitions = 1 + highest readable in the chain. */
 START_TEST(test_F27_break_unreadable)
@@ -2046,6 +2214,95 @@ START_TEST(test_archive_transitions_continue)
 	ck_assert_int_eq(lease_fetch_archive_max_transitions(&max, &found, f.st, "../x"),
 	                 LEASE_EINVALID);
 	fx_free(&f);
+}
+END_TEST
+
+/* Issue 17: the status as a value, one name table (cli.md statuses). */
+START_TEST(test_status_enum_names)
+{
+	fx f;
+	lease_result r;
+	int i;
+
+	for (i = 0; i < LEASE_STATUS__COUNT; i++) {
+		r.status = lease_status_name((lease_status_id)i);
+		ck_assert_int_eq(lease_status_of(&r), i);
+	}
+	ck_assert_str_eq(lease_status_name(LEASE_STATUS_NOT_DUE), "not_due");
+	ck_assert_str_eq(lease_status_name((lease_status_id)99), "error");
+	r.status = "no-such-status";
+	ck_assert_int_eq(lease_status_of(&r), LEASE_STATUS_ERROR);
+	r.status = NULL;
+	ck_assert_int_eq(lease_status_of(&r), LEASE_STATUS_ERROR);
+	fx_mem(&f);
+	ck_assert_int_eq(lease_status(&r, f.st, "l"), 0);
+	ck_assert_int_eq(lease_status_of(&r), LEASE_STATUS_ABSENT);
+	must_acquire(&f, "l", ALICE, 60, NULL);
+	ck_assert_int_eq(lease_status(&r, f.st, "l"), 0);
+	ck_assert_int_eq(lease_status_of(&r), LEASE_STATUS_LIVE);
+	fx_free(&f);
+}
+END_TEST
+
+/* Issue 17: every entry point taking an options struct checks its version. */
+START_TEST(test_options_versions_checked)
+{
+	fx f;
+	lease_reconcile_options ro = LEASE_RECONCILE_OPTIONS_INIT;
+	lease_migrate_options mo = LEASE_MIGRATE_OPTIONS_INIT;
+	lease_store_options so = LEASE_STORE_OPTIONS_INIT;
+	lease_reconcile_report rep;
+	lease_migrate_report mrep;
+	lease_store *st = NULL;
+	char err[256];
+
+	fx_mem(&f);
+	ro.version = 99;
+	ck_assert_int_eq(lease_reconcile(&rep, f.st, &ro), LEASE_EINVALID);
+	ck_assert_ptr_nonnull(strstr(lease_store_last_error(f.st), "unsupported version"));
+	mo.version = 99;
+	ck_assert_int_eq(lease_migrate(&mrep, f.st, &mo), LEASE_EINVALID);
+	so.version = 99;
+	ck_assert_int_eq(lease_store_open_transport(&st, memstore_new(NULL), &so, err, sizeof(err)),
+	                 LEASE_EINVALID);
+	ck_assert_ptr_null(st);
+	ck_assert_int_eq(lease_store_open(&st, "local:/nonexistent", &so, err, sizeof(err)),
+	                 LEASE_EINVALID);
+	ck_assert_ptr_nonnull(strstr(err, "unsupported version"));
+	fx_free(&f);
+}
+END_TEST
+
+/* Issue 17: the pure rules of lease/policy.h at their edges. */
+START_TEST(test_policy_rules)
+{
+	lease_payload p;
+
+	ck_assert_int_eq(lease_policy_floor(25), 2);
+	ck_assert(!lease_policy_below_floor(2, 25));
+	ck_assert(lease_policy_below_floor(1, 25));
+	ck_assert_int_eq(lease_policy_interval(300, 0), 100);
+	ck_assert_int_eq(lease_policy_interval(300, 200), 150); /* never above ttl/2 */
+	ck_assert_int_eq(lease_policy_interval(1, 0), 1);
+	ck_assert(lease_policy_lost_deadline(1000, 60) == 1000 - 12.0);
+	memset(&p, 0, sizeof(p));
+	p.has_ttl = 1;
+	p.ttl_seconds = 0;
+	ck_assert_int_eq(lease_policy_kept_ttl(&p, 5, NULL), LEASE_TTL_DEFAULT);
+	p.ttl_seconds = 2;
+	ck_assert_int_eq(lease_policy_kept_ttl(&p, 5, NULL), 5);
+	p.acquired_at = 200;
+	lease_policy_released(&p, 100); /* never before acquired_at */
+	ck_assert_int_eq(p.expires_at, 200);
+	ck_assert_int_eq(p.phase, LEASE_PHASE_RELEASED);
+	ck_assert_int_eq(lease_policy_next_generation(-1), 0);
+	ck_assert_int_eq(lease_policy_next_generation(9), 10);
+	ck_assert_int_eq(lease_policy_lenient_transitions("{\"transitions\" : 5}"), 5);
+	ck_assert_int_eq(lease_policy_lenient_transitions("\"transitions\"x \"transitions\":\"7\","
+	                                                  "\"transitions\":8"),
+	                 8);
+	ck_assert_int_eq(lease_policy_lenient_transitions("{\"phase\":\"working\"}"), -1);
+	ck_assert_int_eq(lease_policy_lenient_transitions(NULL), -1);
 }
 END_TEST
 
@@ -2262,10 +2519,14 @@ Suite *runtime_suite(void)
 	tcase_add_test(floor_tc, test_floor_not_due);
 	tcase_add_test(floor_tc, test_floor_never_below_half_ttl);
 	tcase_add_test(floor_tc, test_floor_prebump_approximate);
+	tcase_add_test(floor_tc, test_floor_runtime_agrees_with_reconcile);
 	tcase_add_test(floor_tc, test_F30_ttl_invalid_nothing_written);
 	tcase_add_test(floor_tc, test_F30_ttl_validate);
 	tcase_add_test(floor_tc, test_F30_ttl_stored_as_asked);
 	tcase_add_test(floor_tc, test_time_helpers);
+	tcase_add_test(floor_tc, test_status_enum_names);
+	tcase_add_test(floor_tc, test_policy_rules);
+	tcase_add_test(floor_tc, test_options_versions_checked);
 	suite_add_tcase(s, floor_tc);
 
 	tcase_add_test(fieldc, test_F01_holder_vanishes);
@@ -2283,6 +2544,8 @@ Suite *runtime_suite(void)
 	tcase_add_test(fieldc, test_F29_rerun_attempt);
 	tcase_add_test(fieldc, test_break_force_over_live);
 	tcase_add_test(fieldc, test_F27_break_unreadable);
+	tcase_add_test(fieldc, test_break_unreadable_keeps_generation);
+	tcase_add_test(fieldc, test_reap_settles_through_engine);
 	tcase_add_test(fieldc, test_newer_minor_refused);
 	tcase_add_test(fieldc, test_status_states);
 	tcase_add_test(fieldc, test_archive_transitions_continue);

@@ -141,12 +141,12 @@ void lease_result_fixup(lease_result *r, lease_store *st, const char *name, int 
 		r->status = "error";
 		r->code = rc;
 	}
-	if (rc < 0 && strcmp(r->status, "error") == 0 && !r->message[0])
+	if (rc < 0 && lease_status_of(r) == LEASE_STATUS_ERROR && !r->message[0])
 		snprintf(r->message, sizeof(r->message), "%s",
 		         lease_store_last_error(st)[0] ? lease_store_last_error(st)
 		                                       : lease_error_id(rc));
 	cli_mark_if_full(r->message, sizeof(r->message));
-	if (rc < 0 && strcmp(r->status, "error") == 0)
+	if (rc < 0 && lease_status_of(r) == LEASE_STATUS_ERROR)
 		r->code = rc;
 }
 
@@ -359,7 +359,7 @@ static int require_token(cli_ctx *ctx, const lease_args *a)
 static int finish(cli_ctx *ctx, lease_store *st, lease_result *r, const char *name, int rc)
 {
 	lease_result_fixup(r, st, name, rc);
-	if (strcmp(r->status, "error") == 0) {
+	if (lease_status_of(r) == LEASE_STATUS_ERROR) {
 		if (ctx->json)
 			cli_emit_json(stdout, cli_result_json(r));
 		fprintf(stderr, "reflease %s: %s: %s\n", ctx->command, name, r->message);
@@ -497,13 +497,13 @@ static void keep_report(const lease_keep_report *rep, void *payload)
 	case LEASE_KEEP_LOST:
 	case LEASE_KEEP_FAILED: {
 		lease_result copy = *r;
-		if (!copy.status || strcmp(copy.status, "error") == 0) {
+		if (lease_status_of(&copy) == LEASE_STATUS_ERROR) {
 			copy.status = "error";
 			copy.code = rep->code;
 		}
 		if (k->ctx->json)
 			cli_emit_json(stdout, cli_result_json(&copy));
-		else if (strcmp(copy.status, "error") != 0)
+		else if (lease_status_of(&copy) != LEASE_STATUS_ERROR)
 			cli_print_result_human(&copy);
 		fprintf(stderr, "reflease heartbeat: %s: %s%s%s\n", k->name,
 		        rep->event == LEASE_KEEP_LOST ? "lease lost" : "giving up",
@@ -527,10 +527,7 @@ static int heartbeat_every(cli_ctx *ctx, lease_store *st, const char *name, cons
 		memset(&r, 0, sizeof(r));
 		if (lease_status(&r, st, name) == 0 && r.has_payload &&
 		    r.payload.phase != LEASE_PHASE_RELEASED) {
-			ttl = r.payload.has_ttl && r.payload.ttl_seconds > 0 ? r.payload.ttl_seconds
-			                                                     : LEASE_TTL_DEFAULT;
-			if (ttl < lease_store_ttl_min(st))
-				ttl = lease_store_ttl_min(st);
+			ttl = lease_payload_kept_ttl(st, &r.payload, NULL);
 		}
 	}
 	if (a->every && ttl && lease_heartbeat_every(&every, ttl, a->every) < 0)
@@ -654,7 +651,7 @@ static int cmd_release(cli_ctx *ctx, int argc, char **argv)
 		}
 	}
 	status = finish(ctx, c.st, &c.r, c.name, rc);
-	if (status == EXIT_OK && c.a.strict && c.r.status && strcmp(c.r.status, "not_owner") == 0)
+	if (status == EXIT_OK && c.a.strict && lease_status_of(&c.r) == LEASE_STATUS_NOT_OWNER)
 		return EXIT_NOTHOLDER;
 	return status;
 }

@@ -151,7 +151,7 @@ static void keeper_report(const lease_keep_report *rep, void *payload)
 		 * the wall clock stepped back, say) keeps the one the last write
 		 * set on CLOCK_BOOTTIME — other hosts judge by the real time */
 		set_deadline(sh, rep->lost_at, rep->now,
-		             !rep->result->status || strcmp(rep->result->status, "renewed") != 0);
+		             lease_status_of(rep->result) != LEASE_STATUS_RENEWED);
 		break;
 	case LEASE_KEEP_RETRY:
 		/* a failed heartbeat may show an earlier stored expiry (§6) */
@@ -679,8 +679,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		run_emit(&out, st, &rel, name, rc, "interrupted", status, 0, 0);
 		goto cleanup;
 	}
-	if (r.payload.has_ttl && r.payload.ttl_seconds > 0)
-		ttl = r.payload.ttl_seconds;
+	ttl = lease_payload_ttl(&r.payload, ttl, NULL); /* the TTL this acquire granted */
 
 	/* CMD's environment (§6). Set before fork: the process is single-threaded. */
 	setenv("REFLEASE_LEASE_TOKEN", token, 1);

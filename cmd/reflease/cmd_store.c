@@ -74,19 +74,19 @@ static int cmd_status(cli_ctx *ctx, int argc, char **argv)
 	cli_print_result(ctx, &r);
 	/* --fail-if-held: exit 3 while someone else holds it live (lock-action's
 	 * fail_if_locked); free, expired, released or this identity's: 0 */
-	if (rc == 0 && fail_if_held && strcmp(r.status, "live") == 0 &&
+	if (rc == 0 && fail_if_held && lease_status_of(&r) == LEASE_STATUS_LIVE &&
 	    !(strcmp(r.payload.owner, ctx->owner) == 0 && strcmp(r.payload.host, ctx->host) == 0))
 		return EXIT_HELD;
 	return cli_exit_for(rc);
 }
 
-static const char *lease_list_status(const lease_ref_state *l, int64_t now, int margin)
+static const char *lease_list_status(lease_store *st, const lease_ref_state *l, int64_t now)
 {
 	if (l->payload_rc != 0)
 		return l->payload_rc == LEASE_EVERSION ? "unsupported-version" : "malformed";
 	if (l->payload.phase == LEASE_PHASE_RELEASED)
 		return "released";
-	return now > l->payload.expires_at + margin ? "expired" : "live";
+	return lease_payload_expired(st, &l->payload, now) ? "expired" : "live";
 }
 
 static int cmd_list(cli_ctx *ctx, int argc, char **argv)
@@ -116,7 +116,7 @@ static int cmd_list(cli_ctx *ctx, int argc, char **argv)
 		       "EXPIRES_AT", "HOST");
 	for (k = 0; k < ns.count; k++) {
 		const lease_ref_state *l = &ns.leases[k];
-		const char *status = lease_list_status(l, now, lease_store_skew_margin(st));
+		const char *status = lease_list_status(st, l, now);
 		char hex[LEASE_OID_HEXSZ + 1], exp[LEASE_TIME_STRSZ + 1] = "";
 		char own[LEASE_IDENT_MAX + 1], host[LEASE_IDENT_MAX + 1], err[512];
 		int ok = l->payload_rc == 0;

@@ -53,7 +53,7 @@ json_t *cli_result_json(const lease_result *r)
 			                              "host", r->payload.host, "expires_at", exp));
 		}
 	}
-	if (r->code < 0 && strcmp(r->status ? r->status : "error", "error") == 0)
+	if (r->code < 0 && lease_status_of(r) == LEASE_STATUS_ERROR)
 		json_object_set_new(o, "error",
 		                    json_pack("{s:s, s:s}", "code", lease_error_id(r->code),
 		                              "message", r->message));

@@ -1,5 +1,6 @@
 /* Reading a lease's archive refs (protocol.md §1): the highest archived
  * `transitions`, so a re-created name keeps counting (§5). */
+#include "lease/door.h"
 #include "store/store.h"
 
 #include <stdio.h>
@@ -18,12 +19,8 @@ int lease_fetch_archive_max_transitions(int64_t *out, int *found, lease_store *s
 		return lease_store_set_error(st, rc, "%s", err);
 	snprintf(prefix, sizeof(prefix), "refs/%s-archive/%s/", st->ns, name);
 	plen = strlen(prefix);
-	if (!st->t->list_refs)
-		return 0;
-	if ((rc = st->t->list_refs(st->t, &list, prefix)) < 0) {
-		const char *m = st->t->last_error ? st->t->last_error(st->t) : NULL;
-		return lease_store_set_error(st, rc, "listing %s: %s", prefix, m ? m : "failed");
-	}
+	if ((rc = lease_list_refs(&list, st, prefix)) < 0)
+		return rc;
 	for (i = 0; i < list.count; i++) {
 		lease_ref_entry *e = &list.items[i];
 		lease_commit c = {0};
@@ -36,7 +33,7 @@ int lease_fetch_archive_max_transitions(int64_t *out, int *found, lease_store *s
 			continue;
 		if (e->has_commit) {
 			cp = &e->commit;
-		} else if (st->t->read_commit(st->t, &c, &e->oid) == 0) {
+		} else if (lease_read_commit(&c, st, &e->oid) == 0) {
 			cp = &c;
 		}
 		if (cp && cp->is_commit && cp->message &&

@@ -7,17 +7,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "lease/policy.h"
 #include "store/store.h"
 
 /* Longest single nanosleep of the default sleep, so a stop request is
  * honoured within this many milliseconds. */
 #define SLEEP_SLICE_MS 100
-
-/* expires_at − (kill_grace + 2 s), protocol.md §6. */
-static double lost_deadline(int64_t expires_at, int64_t ttl)
-{
-	return (double)expires_at - (lease_kill_grace(ttl) + 2.0);
-}
 
 /* @p t rounded down to a whole second. */
 static double whole_before(double t)
@@ -29,13 +24,13 @@ static double whole_before(double t)
 
 int lease_keep_check_ttl(int64_t ttl_seconds)
 {
-	int64_t floor = ttl_seconds / 10 > 1 ? ttl_seconds / 10 : 1;
+	int64_t floor = lease_policy_floor(ttl_seconds);
 
 	if (ttl_seconds < LEASE_TTL_READ_MIN || ttl_seconds > LEASE_TTL_READ_MAX)
 		return LEASE_EINVALID;
 	/* the window between the floor and the aim point must be open */
-	return whole_before(lost_deadline(ttl_seconds, ttl_seconds) - LEASE_KEEP_MARGIN) >=
-	                       (double)floor
+	return whole_before(lease_policy_lost_deadline(ttl_seconds, ttl_seconds) -
+	                    LEASE_KEEP_MARGIN) >= (double)floor
 	               ? 0
 	               : LEASE_EINVALID;
 }
@@ -55,11 +50,9 @@ int lease_heartbeat_every(int64_t *out, int64_t ttl_seconds, int64_t every)
 {
 	if (ttl_seconds < LEASE_TTL_READ_MIN || ttl_seconds > LEASE_TTL_READ_MAX || every < 0)
 		return LEASE_EINVALID;
-	if (every == 0)
-		every = lease_heartbeat_interval(ttl_seconds);
-	else if (every > ttl_seconds / 2)
+	if (every > ttl_seconds / 2)
 		return LEASE_EINVALID;
-	*out = every < 1 ? 1 : every;
+	*out = lease_policy_interval(ttl_seconds, every);
 	return 0;
 }
 
@@ -104,18 +97,15 @@ static int is_transient(int rc)
 	}
 }
 
-/* The interval for @p ttl: the option given (never above ttl/2) or ttl/3. */
-static int64_t interval_for(const lease_keep_options *o, int64_t ttl)
+/* Report one event with the schedule's figures (attempt, expiry, lost
+ * deadline, TTL). */
+static void emit(const lease_keep_options *o, lease_keep_report *rep, int attempt,
+                 int64_t expires_at, double lost_at, int64_t ttl)
 {
-	int64_t every = o->every_seconds;
-
-	if (every <= 0 || every > ttl / 2)
-		every = every <= 0 ? ttl / 3 : ttl / 2;
-	return every < 1 ? 1 : every;
-}
-
-static void emit(const lease_keep_options *o, lease_keep_report *rep)
-{
+	rep->attempt = attempt;
+	rep->expires_at = expires_at;
+	rep->lost_at = lost_at;
+	rep->ttl_seconds = ttl;
 	if (o->report)
 		o->report(rep, o->report_payload);
 }
@@ -154,12 +144,12 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 	memcpy(token, opts->lease_token, sizeof(token));
 	backoff = opts->backoff_initial_s > 0 ? opts->backoff_initial_s : 1.0;
 	backoff_max = opts->backoff_max_s > 0 ? opts->backoff_max_s : 30.0;
-	every = interval_for(opts, ttl);
+	every = lease_policy_interval(ttl, opts->every_seconds);
 	now = lease_store_now(st);
 	if (opts->known_expires_at) {
 		int64_t since = opts->known_now ? opts->known_now : now;
 		expires_at = opts->known_expires_at;
-		lost_at = lost_deadline(expires_at, ttl);
+		lost_at = lease_policy_lost_deadline(expires_at, ttl);
 		next = (double)(since + every);
 		if (next > lost_at - LEASE_KEEP_MARGIN)
 			next = aim_before(lost_at, (double)since);
@@ -195,12 +185,8 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 			rep.event = LEASE_KEEP_LOST;
 			rep.code = rc;
 			rep.result = &r;
-			rep.attempt = attempt;
 			rep.now = now;
-			rep.expires_at = expires_at;
-			rep.lost_at = lost_at;
-			rep.ttl_seconds = ttl;
-			emit(opts, &rep);
+			emit(opts, &rep, attempt, expires_at, lost_at, ttl);
 			break;
 		}
 		if ((double)now < next) {
@@ -237,9 +223,9 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 					have_known = 1;
 				}
 			}
-			every = interval_for(opts, ttl);
-			lost_at =
-			        expires_at ? lost_deadline(expires_at, ttl) : (double)(now + every);
+			every = lease_policy_interval(ttl, opts->every_seconds);
+			lost_at = expires_at ? lease_policy_lost_deadline(expires_at, ttl)
+			                     : (double)(now + every);
 			next = (double)(now + every);
 			if (next > lost_at - LEASE_KEEP_MARGIN)
 				next = aim_before(lost_at, (double)now);
@@ -263,8 +249,8 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 				                    ? r.payload.ttl_seconds
 				                    : ttl;
 				expires_at = r.payload.expires_at;
-				if (lost_deadline(expires_at, t) < lost_at)
-					lost_at = lost_deadline(expires_at, t);
+				if (lease_policy_lost_deadline(expires_at, t) < lost_at)
+					lost_at = lease_policy_lost_deadline(expires_at, t);
 			}
 			attempt++;
 			next = (double)now + backoff;
@@ -279,11 +265,7 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 		} else {
 			rep.event = LEASE_KEEP_FAILED;
 		}
-		rep.attempt = attempt;
-		rep.expires_at = expires_at;
-		rep.lost_at = lost_at;
-		rep.ttl_seconds = ttl;
-		emit(opts, &rep);
+		emit(opts, &rep, attempt, expires_at, lost_at, ttl);
 		if (rep.event == LEASE_KEEP_LOST || rep.event == LEASE_KEEP_FAILED)
 			break;
 		rc = 0;

@@ -14,15 +14,14 @@
 #include <jansson.h>
 
 #include "../../migrations/migrations.h"
+#include "lease/commit.h"
+#include "lease/door.h"
 #include "lease/version.h"
 #include "store/store.h"
 #include "util/util.h"
 
 /* Longest chain of steps one payload may need. */
 #define CHAIN_MAX 16
-/* Most first-parent steps walked to decide whether a tip descends from a
- * commit this run wrote. The walk also stops at the first oid read. */
-#define ANCESTRY_WALK_MAX 256
 /* Writes per lease: the first and LEASE_MIGRATE_MAX_RETRIES retries. */
 #define ATTEMPTS_MAX (1 + LEASE_MIGRATE_MAX_RETRIES)
 
@@ -95,9 +94,6 @@ typedef struct migrate_run {
 	int to_major, to_minor;
 	char target[32];
 	int64_t assumed_ttl;
-	lease_oid first_read;
-	lease_oid written[ATTEMPTS_MAX];
-	int nwritten;
 } migrate_run;
 
 static void entry_message(lease_migrate_entry *e, const char *fmt, ...)
@@ -298,54 +294,6 @@ done:
 	return rc;
 }
 
-static int written_index(const migrate_run *run, const lease_oid *oid)
-{
-	int i;
-
-	for (i = 0; i < run->nwritten; i++)
-		if (lease_oid_equal(&run->written[i], oid))
-			return i;
-	return -1;
-}
-
-/*
- * Whether the tip @p s is, or descends (by first parents) from, a commit this
- * run wrote for the lease; its index in *which. The walk stops at the first
- * oid read (every commit written is a descendant of it) or after a bound.
- */
-static int landed(const migrate_run *run, const lease_ref_state *s, int *which)
-{
-	lease_commit c;
-	lease_oid oid = s->oid;
-	int has_parent = s->commit.has_parent, steps, found = 0;
-	lease_oid parent = s->commit.parent;
-
-	*which = -1;
-	if (run->nwritten == 0)
-		return 0;
-	for (steps = 0; steps < ANCESTRY_WALK_MAX; steps++) {
-		if ((*which = written_index(run, &oid)) >= 0) {
-			found = 1;
-			break;
-		}
-		if (lease_oid_equal(&oid, &run->first_read) || !has_parent)
-			break;
-		oid = parent;
-		memset(&c, 0, sizeof(c));
-		if (run->st->t->read_commit(run->st->t, &c, &oid) < 0) {
-			lease_commit_clear(&c);
-			/* cannot see further: judge only what was seen */
-			if ((*which = written_index(run, &oid)) >= 0)
-				found = 1;
-			break;
-		}
-		has_parent = c.is_commit && c.has_parent;
-		parent = c.parent;
-		lease_commit_clear(&c);
-	}
-	return found;
-}
-
 /* Messages may quote payload text: keep them on one line, without control
  * characters, so no output format can be broken by them (cli.md). */
 static void one_line(char *s)
@@ -355,10 +303,130 @@ static void one_line(char *s)
 			*s = ' ';
 }
 
-static int is_settleable(int rc)
+/* ---- one lease through the write-and-settle engine (commit.c) ------------- */
+
+typedef struct migrate_op {
+	migrate_run *run;
+	lease_migrate_entry *e;
+	char last_err[512];
+} migrate_op;
+
+static void not_migrated(lease_migrate_entry *e, lease_migrate_status status)
 {
-	return rc == LEASE_ECAS || rc == LEASE_EUNVERIFIED || rc == LEASE_ENET;
+	e->status = status;
+	e->to[0] = '\0';
+	e->method = LEASE_MIGRATE_METHOD_NONE;
 }
+
+/* Classify @p s and, to apply, plan its migrated commit (protocol.md §8). */
+static int mg_plan(lease_engine *en, const lease_ref_state *s, int64_t now, lease_plan *pl)
+{
+	migrate_op *m = en->ctx;
+	migrate_run *run = m->run;
+	lease_migrate_entry *e = m->e;
+	const lease_migration *steps[CHAIN_MAX];
+	size_t nsteps;
+	char berr[256] = "";
+	int rc;
+
+	(void)now;
+	en->rc = 0;
+	if (!s->present) {
+		not_migrated(e, LEASE_MIGRATE_CONFLICT);
+		entry_message(e, "%s", "the lease was deleted while it was being migrated");
+		return 1;
+	}
+	classify(e, run, s, steps, &nsteps);
+	if (e->status != LEASE_MIGRATE_WOULD_MIGRATE)
+		return 1;
+	if (build(&pl->p, e, run, s, steps, nsteps) < 0) {
+		not_migrated(e, LEASE_MIGRATE_SKIPPED_MALFORMED);
+		return 1;
+	}
+	if ((rc = build_message(&pl->message, &pl->p, s->commit.message, berr, sizeof(berr))) < 0) {
+		if (rc != LEASE_EPAYLOAD)
+			return rc;
+		/* e.g. unknown fields that no longer fit in 16 KiB */
+		not_migrated(e, LEASE_MIGRATE_SKIPPED_MALFORMED);
+		entry_message(e, "cannot migrate: %.200s", berr);
+		return 1;
+	}
+	if (!run->o->apply || e->attempts >= ATTEMPTS_MAX) {
+		free(pl->message);
+		pl->message = NULL;
+		if (run->o->apply) {
+			e->status = LEASE_MIGRATE_CONFLICT;
+			snprintf(e->message, sizeof(e->message),
+			         "not migrated after %d attempts; last: %.200s", e->attempts,
+			         m->last_err);
+		}
+		return 1;
+	}
+	e->attempts++;
+	pl->op = LEASE_OP_MIGRATE;
+	return 0;
+}
+
+static int mg_landed(lease_engine *en, const lease_ref_state *s, size_t idx, int64_t now)
+{
+	migrate_op *m = en->ctx;
+
+	(void)s;
+	(void)now;
+	m->e->status = LEASE_MIGRATE_MIGRATED;
+	m->e->has_new_oid = 1;
+	m->e->new_oid = en->w[idx].oid;
+	snprintf(m->e->to, sizeof(m->e->to), "%s", m->run->target);
+	en->rc = 0;
+	return 1;
+}
+
+static int mg_before_cas(lease_engine *en, const lease_ref_state *s, const lease_written *w)
+{
+	migrate_op *m = en->ctx;
+	const lease_migrate_options *o = m->run->o;
+	int rc;
+
+	(void)w;
+	if (!o->before_write || (rc = o->before_write(en->st, m->e->name, &s->oid, m->e->attempts,
+	                                              o->hook_payload)) == 0)
+		return 0;
+	entry_message(m->e, "%s", "stopped by the before_write hook");
+	return rc < 0 ? rc : LEASE_EINTERNAL;
+}
+
+static int mg_lost(lease_engine *en, const lease_ref_state *s, int rc)
+{
+	migrate_op *m = en->ctx;
+
+	(void)s;
+	(void)rc;
+	snprintf(m->last_err, sizeof(m->last_err), "%s", lease_store_last_error(en->st));
+	lease_store_log(en->st, LEASE_LOG_INFO, "migrate %s: attempt %d: %s; re-reading",
+	                m->e->name, m->e->attempts, m->last_err);
+	return 1;
+}
+
+/* A hard error ends the run; a lease that never settled is a conflict. */
+static int mg_fail(lease_engine *en, const lease_ref_state *s, lease_engine_failure why, int rc,
+                   const char *msg)
+{
+	migrate_op *m = en->ctx;
+
+	(void)s;
+	if (why == LEASE_FAIL_ERROR) {
+		if (msg)
+			entry_message(m->e, "%s", msg);
+		return rc;
+	}
+	m->e->status = LEASE_MIGRATE_CONFLICT;
+	snprintf(m->e->message, sizeof(m->e->message),
+	         "not migrated after %d attempts; last: %.200s", m->e->attempts,
+	         msg ? msg : m->last_err);
+	return 0;
+}
+
+static const lease_engine_ops mg_ops = {mg_plan, mg_landed, mg_before_cas, mg_lost, mg_fail};
 
 /*
  * Migrate one lease from its read state @p first: plan, or write and settle
@@ -367,103 +435,24 @@ static int is_settleable(int rc)
  */
 static int migrate_one(migrate_run *run, lease_migrate_entry *e, const lease_ref_state *first)
 {
-	const lease_migration *steps[CHAIN_MAX];
-	lease_ref_state cur;
-	const lease_ref_state *s = first;
-	lease_payload next;
-	size_t nsteps;
-	char *msg = NULL, last_err[512] = "", berr[256] = "";
-	lease_oid new_oid;
-	int rc = 0, which;
+	migrate_op m;
+	lease_engine *en;
+	int rc;
 
-	memset(&cur, 0, sizeof(cur));
 	snprintf(e->name, sizeof(e->name), "%s", first->name);
-	run->nwritten = 0;
-	run->first_read = first->oid;
-	for (;;) {
-		if (run->nwritten > 0 && landed(run, s, &which)) {
-			e->status = LEASE_MIGRATE_MIGRATED;
-			e->has_new_oid = 1;
-			e->new_oid = run->written[which];
-			snprintf(e->to, sizeof(e->to), "%s", run->target);
-			break;
-		}
-		classify(e, run, s, steps, &nsteps);
-		if (e->status != LEASE_MIGRATE_WOULD_MIGRATE)
-			break;
-		if (build(&next, e, run, s, steps, nsteps) < 0) {
-			e->status = LEASE_MIGRATE_SKIPPED_MALFORMED;
-			e->to[0] = '\0';
-			e->method = LEASE_MIGRATE_METHOD_NONE;
-			break;
-		}
-		if ((rc = build_message(&msg, &next, s->commit.message, berr, sizeof(berr))) < 0) {
-			if (rc != LEASE_EPAYLOAD)
-				break;
-			/* e.g. unknown fields that no longer fit in 16 KiB */
-			e->status = LEASE_MIGRATE_SKIPPED_MALFORMED;
-			e->to[0] = '\0';
-			e->method = LEASE_MIGRATE_METHOD_NONE;
-			entry_message(e, "cannot migrate: %.200s", berr);
-			rc = 0;
-			break;
-		}
-		if (!run->o->apply)
-			break;
-		if (e->attempts >= ATTEMPTS_MAX) {
-			e->status = LEASE_MIGRATE_CONFLICT;
-			snprintf(e->message, sizeof(e->message),
-			         "not migrated after %d attempts; last: %.200s", e->attempts,
-			         last_err);
-			break;
-		}
-		e->attempts++;
-		lease_store_pace(run->st); /* one operation of a burst (issue 15) */
-		rc = lease_write_commit(&new_oid, run->st, &s->oid, msg);
-		free(msg);
-		msg = NULL;
-		if (rc < 0)
-			break;
-		run->written[run->nwritten++] = new_oid;
-		if (run->o->before_write &&
-		    (rc = run->o->before_write(run->st, e->name, &s->oid, e->attempts,
-		                               run->o->hook_payload)) != 0) {
-			rc = rc < 0 ? rc : LEASE_EINTERNAL;
-			entry_message(e, "%s", "stopped by the before_write hook");
-			break;
-		}
-		rc = lease_cas_replace(run->st, e->name, &s->oid, &new_oid);
-		if (rc == 0) {
-			e->status = LEASE_MIGRATE_MIGRATED;
-			e->has_new_oid = 1;
-			e->new_oid = new_oid;
-			break;
-		}
-		if (!is_settleable(rc))
-			break;
-		snprintf(last_err, sizeof(last_err), "%s", lease_store_last_error(run->st));
-		lease_store_log(run->st, LEASE_LOG_INFO, "migrate %s: attempt %d: %s; re-reading",
-		                e->name, e->attempts, last_err);
-		/* settle: read again and decide from what is there now */
-		lease_ref_state_clear(&cur);
-		if ((rc = lease_fetch_ref(&cur, run->st, e->name)) < 0)
-			break;
-		if (!cur.present) {
-			e->status = LEASE_MIGRATE_CONFLICT;
-			e->to[0] = '\0';
-			e->method = LEASE_MIGRATE_METHOD_NONE;
-			entry_message(e, "%s", "the lease was deleted while it was being migrated");
-			break;
-		}
-		s = &cur;
-	}
+	memset(&m, 0, sizeof(m));
+	m.run = run;
+	m.e = e;
+	/* paced: one operation of a burst (issue 15) */
+	if (!(en = lease_engine_new(run->st, e->name, &mg_ops, &m, first, 1)))
+		return lease_store_set_error(run->st, LEASE_ENOMEM, "out of memory");
+	rc = lease_engine_run(en);
+	free(en);
 	if (rc < 0 && !e->message[0])
 		entry_message(e, "%s", lease_store_last_error(run->st));
 	if (rc < 0 && e->status == LEASE_MIGRATE_WOULD_MIGRATE)
 		e->status = LEASE_MIGRATE_CONFLICT;
 	one_line(e->message);
-	free(msg);
-	lease_ref_state_clear(&cur);
 	return rc;
 }
 
@@ -481,6 +470,9 @@ int lease_migrate(lease_migrate_report *out, lease_store *st, const lease_migrat
 	memset(&run, 0, sizeof(run));
 	if (!opts)
 		opts = &defaults;
+	if (opts->version != LEASE_MIGRATE_OPTIONS_VERSION)
+		return lease_store_set_error(st, LEASE_EINVALID,
+		                             "migrate options of an unsupported version");
 	run.st = st;
 	run.o = opts;
 	snprintf(run.target, sizeof(run.target), "%s", opts->to ? opts->to : SDLC_VERSION);

@@ -21,7 +21,9 @@
  *                                        error says the request was refused
  *
  * A create answered "exists" is always flagged noop (§3 table). */
+#include "lease/door.h"
 #include "store/store.h"
+#include "util/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,26 +37,6 @@
 #define POLL_MAX_MS   1000
 
 enum prim_kind { K_CREATE, K_REPLACE, K_DELETE };
-
-static int64_t monotonic_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int64_t ms)
-{
-	struct timespec ts;
-
-	if (ms <= 0)
-		return;
-	ts.tv_sec = (time_t)(ms / 1000);
-	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
-	while (nanosleep(&ts, &ts) != 0)
-		;
-}
 
 static const char *terr(lease_store *st)
 {
@@ -143,7 +125,7 @@ static int verify(lease_store *st, enum prim_kind k, const char *refname, const 
                   const lease_oid *new_oid, int trc)
 {
 	int window = st->verify_timeout_ms > 0 ? st->verify_timeout_ms : 0;
-	int64_t deadline = monotonic_ms() + window, pause = POLL_FIRST_MS;
+	int64_t deadline = lease_mono_ms() + window, pause = POLL_FIRST_MS;
 	int reported_mismatch = (k == K_CREATE) ? trc == LEASE_EEXISTS : trc == LEASE_ECAS;
 	int present = 0, rc;
 	lease_oid oid;
@@ -173,7 +155,7 @@ static int verify(lease_store *st, enum prim_kind k, const char *refname, const 
 			                why);
 		}
 		observe(st, present, &oid);
-		left = deadline - monotonic_ms();
+		left = deadline - lease_mono_ms();
 		if (trc == 0 && is_target(k, present, &oid, new_oid))
 			return 0;
 		if (k == K_CREATE && reported_mismatch) {
@@ -208,7 +190,7 @@ static int verify(lease_store *st, enum prim_kind k, const char *refname, const 
 			return cas_fail(st, LEASE_ECAS, LEASE_OUTCOME_UNKNOWN, 0,
 			                "the ref holds another state (lost race)");
 		}
-		sleep_ms(pause < left ? pause : left);
+		lease_sleep_ms(pause < left ? pause : left);
 		pause = pause * 2 > POLL_MAX_MS ? POLL_MAX_MS : pause * 2;
 	}
 }
@@ -411,6 +393,89 @@ static int read_commit_checked(lease_store *st, lease_commit *out, const lease_o
 	if (!lease_oid_equal(&out->oid, oid))
 		return LEASE_EUNVERIFIED;
 	return 0;
+}
+
+int lease_read_commit(lease_commit *out, lease_store *st, const lease_oid *oid)
+{
+	int rc = read_commit_checked(st, out, oid);
+
+	if (rc == LEASE_EUNVERIFIED) {
+		lease_commit_clear(out);
+		return lease_store_set_error(st, rc, "object read back with another oid");
+	}
+	if (rc < 0) {
+		const char *why = st->t->last_error ? st->t->last_error(st->t) : NULL;
+		return lease_store_set_error(st, rc, "%s", why && *why ? why : lease_error_id(rc));
+	}
+	return 0;
+}
+
+int lease_walk_chain(lease_store *st, const lease_oid *start_oid, const lease_commit *start,
+                     int max, lease_chain_visit visit, void *payload)
+{
+	lease_commit c = {0};
+	const lease_commit *cp = start;
+	lease_oid cur = *start_oid;
+	int step, rc = 0;
+
+	for (step = 0; step < max; step++) {
+		if (!cp) {
+			lease_commit_clear(&c);
+			if (lease_read_commit(&c, st, &cur) < 0 || !c.is_commit) {
+				rc = visit(&cur, NULL, payload);
+				break;
+			}
+			cp = &c;
+		}
+		if ((rc = visit(&cur, cp, payload)) != 0 || !cp->is_commit || !cp->has_parent)
+			break;
+		cur = cp->parent;
+		cp = NULL;
+	}
+	lease_commit_clear(&c);
+	return rc;
+}
+
+int lease_list_refs(lease_ref_list *out, lease_store *st, const char *prefix)
+{
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!st->t->list_refs)
+		return 0;
+	if ((rc = st->t->list_refs(st->t, out, prefix)) < 0) {
+		lease_ref_list_clear(out);
+		return lease_store_set_error(st, rc, "listing %s: %s", prefix, terr(st));
+	}
+	return 0;
+}
+
+int lease_list_ref_locks(lease_ref_lock_list *out, lease_store *st, const char *prefix)
+{
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!st->t->list_ref_locks)
+		return 0;
+	if ((rc = st->t->list_ref_locks(st->t, out, prefix)) < 0) {
+		lease_ref_lock_list_clear(out);
+		return lease_store_set_error(st, rc, "%s", terr(st));
+	}
+	return 0;
+}
+
+int lease_remove_ref_lock(lease_store *st, const lease_ref_lock *lk, int64_t min_age_s)
+{
+	int rc;
+
+	if (!st->t->remove_ref_lock)
+		return LEASE_ENOTFOUND;
+	rc = st->t->remove_ref_lock(st->t, lk, min_age_s, lease_store_now(st));
+	if (rc < 0 && rc != LEASE_ENOTFOUND) {
+		const char *why = st->t->last_error ? st->t->last_error(st->t) : NULL;
+		return lease_store_set_error(st, rc, "%s", why ? why : lease_error_id(rc));
+	}
+	return rc;
 }
 
 /* The ref still holds @p oid and its object is still absent (one re-read). */
@@ -707,6 +772,81 @@ int lease_fetch_namespace(lease_namespace *out, lease_store *st)
 	rc = 0;
 done:
 	free(sorted);
+	lease_ref_list_clear(&list);
+	if (rc < 0)
+		lease_namespace_clear(out);
+	return rc;
+}
+
+/* The slow path when lease_fetch_namespace() gives up on one entry (a ref at
+ * a missing object, say): list once more and read each lease on its own, so
+ * one unreadable lease never stops the sweep (protocol.md §7); it is reported
+ * as malformed-payload (door.h). */
+static int list_cmp(const void *a, const void *b)
+{
+	return strcmp(((const lease_ref_entry *)a)->refname, ((const lease_ref_entry *)b)->refname);
+}
+
+int lease_fetch_namespace_lenient(lease_namespace *out, lease_store *st)
+{
+	lease_ref_list list = {NULL, 0, 0};
+	char prefix[LEASE_NS_MAX + 8], err[256];
+	size_t i, plen;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	plen = (size_t)snprintf(prefix, sizeof(prefix), "refs/%s/", st->ns);
+	if ((rc = lease_list_refs(&list, st, prefix)) < 0)
+		return lease_store_set_error(st, rc, "cannot list %s", prefix);
+	if (list.count) {
+		qsort(list.items, list.count, sizeof(*list.items), list_cmp);
+		if (!(out->leases = calloc(list.count, sizeof(*out->leases))) ||
+		    !(out->invalid = calloc(list.count, sizeof(*out->invalid)))) {
+			rc = LEASE_ENOMEM;
+			goto done;
+		}
+	}
+	for (i = 0; i < list.count; i++) {
+		const lease_ref_entry *le = &list.items[i];
+		const char *name = le->refname + plen;
+		lease_ref_state *s = &out->leases[out->count];
+		char why[200];
+
+		if (strncmp(le->refname, prefix, plen) != 0 ||
+		    (i > 0 && strcmp(le->refname, list.items[i - 1].refname) == 0))
+			continue; /* look-alike or duplicate */
+		if (lease_name_validate(name, err, sizeof(err)) < 0) {
+			if (!(out->invalid[out->invalid_count].refname = strdup(le->refname))) {
+				rc = LEASE_ENOMEM;
+				goto done;
+			}
+			out->invalid[out->invalid_count++].oid = le->oid;
+			continue;
+		}
+		rc = lease_fetch_ref(s, st, name);
+		if (rc == LEASE_ENOMEM || rc == LEASE_ENET)
+			goto done;
+		if (rc < 0) {
+			snprintf(why, sizeof(why), "%s", lease_store_last_error(st));
+			lease_ref_state_clear(s);
+			snprintf(s->name, sizeof(s->name), "%s", name);
+			s->present = 1;
+			s->oid = le->oid;
+			s->payload_rc = LEASE_EPAYLOAD;
+			snprintf(s->payload_error, sizeof(s->payload_error), "unreadable: %s", why);
+		} else if (!s->present) {
+			lease_ref_state_clear(s);
+			continue; /* deleted since the listing */
+		} else if (s->commit.is_commit && s->commit.has_parent &&
+		           read_commit_checked(st, &s->parent_commit, &s->commit.parent) == 0) {
+			s->has_parent_commit = 1;
+		} else {
+			lease_commit_clear(&s->parent_commit);
+		}
+		out->count++;
+	}
+	rc = 0;
+done:
 	lease_ref_list_clear(&list);
 	if (rc < 0)
 		lease_namespace_clear(out);

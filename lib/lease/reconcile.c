@@ -21,14 +21,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lease/commit.h"
+#include "lease/door.h"
+#include "lease/policy.h"
 #include "lease/version.h"
 #include "store/store.h"
 #include "util/util.h"
 
 /* Ref lock files older than this are stale, s (protocol.md §7). */
 #define LOCK_STALE_S 60
-/* How many commits the settling walk follows back from the tip. */
-#define SETTLE_WALK_MAX 32
 
 static const char *const anomaly_names[LEASE_ANOM__COUNT] = {"malformed-payload",
                                                              "unsupported-version",
@@ -236,7 +237,7 @@ static void check_floor(lease_reconcile_entry *e, const lease_payload *tip, leas
 		                                         : LEASE_HB_APPROXIMATE));
 		return;
 	}
-	if (interval >= 1 && interval * 10 >= ttl)
+	if (!lease_policy_below_floor(interval, ttl))
 		return;
 	a = add_anomaly(e, LEASE_ANOM_HEARTBEAT_FLOOR, LEASE_SEV_WARNING, "%s", "");
 	if (!a)
@@ -245,12 +246,12 @@ static void check_floor(lease_reconcile_entry *e, const lease_payload *tip, leas
 	a->method = mt == LEASE_HB_EXACT && mp == LEASE_HB_EXACT ? LEASE_HB_EXACT
 	                                                         : LEASE_HB_APPROXIMATE;
 	a->interval_seconds = interval;
-	a->floor_seconds = (double)ttl / 10.0 < 1.0 ? 1.0 : (double)ttl / 10.0;
+	a->floor_seconds = (double)lease_policy_floor(ttl);
 	a->assumed_ttl = mt == LEASE_HB_APPROXIMATE ? at : mp == LEASE_HB_APPROXIMATE ? ap : 0;
 	if (a->method == LEASE_HB_EXACT)
 		snprintf(a->message, sizeof(a->message),
-		         "last two heartbeats %llds apart, below the floor of %gs (ttl_seconds "
-		         "%lld / 10; exact)",
+		         "last two heartbeats %llds apart, below the floor of %gs (max(1, "
+		         "ttl_seconds %lld / 10); exact)",
 		         (long long)interval, a->floor_seconds, (long long)ttl);
 	else
 		snprintf(a->message, sizeof(a->message),
@@ -341,7 +342,7 @@ int lease_reconcile_classify(lease_reconcile_entry *e, const lease_ref_state *s,
 		            "pre-bump payload %s without ttl_seconds (run migrate)",
 		            p->sdlc_version);
 	future = check_clock_skew(e, p, now, skew_margin);
-	if (p->phase != LEASE_PHASE_RELEASED && !future && now > p->expires_at + expire_margin) {
+	if (!future && lease_policy_expired(p, now, expire_margin)) {
 		char t[LEASE_TIME_STRSZ + 1];
 		lease_anomaly *a;
 
@@ -384,94 +385,137 @@ static void skip(lease_reconcile_report *r, lease_reconcile_entry *e, int code, 
 	r->skipped++;
 }
 
-/* Whether @p target is @p tip or one of its first-parent ancestors (bounded):
- * "the write landed" (protocol.md §5). */
-static int descends_from(lease_store *st, const lease_oid *tip, const lease_oid *target)
-{
-	lease_commit c;
-	lease_oid cur = *tip;
-	int i;
+/* ---- reap through the write-and-settle engine (commit.c) ------------------ */
 
-	for (i = 0; i < SETTLE_WALK_MAX; i++) {
-		if (lease_oid_equal(&cur, target))
-			return 1;
-		memset(&c, 0, sizeof(c));
-		if (st->t->read_commit(st->t, &c, &cur) < 0 || !c.is_commit || !c.has_parent) {
-			lease_commit_clear(&c);
-			break;
-		}
-		cur = c.parent;
-		lease_commit_clear(&c);
+typedef struct reap_op {
+	lease_reconcile_report *r;
+	lease_reconcile_entry *e;
+	const lease_reconcile_options *o;
+	int last_rc;
+	int landed;
+	lease_oid new_oid;
+} reap_op;
+
+/* The released payload of a reap (protocol.md §7): token and transitions
+ * kept, the reaper's identity; written only over the state the sweep read. */
+static int reap_plan(lease_engine *en, const lease_ref_state *s, int64_t now, lease_plan *pl)
+{
+	reap_op *ro = en->ctx;
+	lease_reconcile_entry *e = ro->e;
+	lease_payload *p = &pl->p;
+	char err[256];
+	int rc;
+
+	(void)s;
+	if (en->nw > 0) { /* the write neither landed nor lost: do not write again */
+		skip(ro->r, e, ro->last_rc, "reap", "outcome not verified: %s",
+		     lease_store_last_error(en->st));
+		return 1;
 	}
+	*p = e->payload;
+	if ((rc = lease_payload_writable(p, err, sizeof(err))) < 0) {
+		skip(ro->r, e, rc, "reap", "%s", err);
+		return 1;
+	}
+	snprintf(p->sdlc_version, sizeof(p->sdlc_version), "%s", SDLC_VERSION);
+	p->version_major = SDLC_VERSION_MAJOR;
+	p->version_minor = SDLC_VERSION_MINOR;
+	p->version_patch = SDLC_VERSION_PATCH;
+	snprintf(p->owner, sizeof(p->owner), "%s",
+	         ro->o->owner ? ro->o->owner : "reflease-reconcile");
+	snprintf(p->host, sizeof(p->host), "%s", ro->o->host ? ro->o->host : "localhost");
+	lease_policy_released(p, now);
+	if ((rc = lease_random_hex(p->nonce, LEASE_NONCE_HEXSZ / 2, lease_store_random(en->st))) <
+	            0 ||
+	    (rc = lease_payload_validate(p, err, sizeof(err))) < 0) {
+		skip(ro->r, e, rc, "reap", "cannot build the released payload: %s",
+		     rc == LEASE_EPAYLOAD ? err : lease_error_id(rc));
+		return 1;
+	}
+	pl->op = LEASE_OP_REAP;
 	return 0;
 }
+
+static int reap_landed(lease_engine *en, const lease_ref_state *s, size_t idx, int64_t now)
+{
+	reap_op *ro = en->ctx;
+
+	(void)s;
+	(void)now;
+	ro->landed = 1;
+	ro->new_oid = en->w[idx].oid;
+	en->rc = 0;
+	return 1;
+}
+
+/* A lost CAS is skipped, never retried: the sweep decided from the state it read. */
+static int reap_lost(lease_engine *en, const lease_ref_state *s, int rc)
+{
+	reap_op *ro = en->ctx;
+	char hex[LEASE_OID_HEXSZ + 1];
+
+	(void)s;
+	ro->last_rc = rc;
+	if (rc != LEASE_ECAS)
+		return 1; /* unknown outcome: settle by re-reading (§5) */
+	{
+		const lease_cas_error *ce = lease_store_last_cas_error(en->st);
+		if (ce->observed_present)
+			lease_oid_tohex(hex, &ce->observed);
+		skip(ro->r, ro->e, LEASE_ECAS, "reap", "a concurrent write won: the ref is now %s",
+		     ce->observed_present ? hex : "absent");
+	}
+	en->rc = LEASE_ECAS;
+	return 0;
+}
+
+static int reap_fail(lease_engine *en, const lease_ref_state *s, lease_engine_failure why, int rc,
+                     const char *msg)
+{
+	reap_op *ro = en->ctx;
+
+	(void)s;
+	if (why == LEASE_FAIL_ERROR)
+		skip(ro->r, ro->e, rc, "reap", "%s", msg ? msg : lease_store_last_error(en->st));
+	else
+		skip(ro->r, ro->e, rc, "reap", "outcome not verified: %s",
+		     msg ? msg : lease_store_last_error(en->st));
+	return rc;
+}
+
+static const lease_engine_ops reap_ops = {reap_plan, reap_landed, NULL, reap_lost, reap_fail};
 
 static void reap_one(lease_reconcile_report *r, lease_reconcile_entry *e, lease_store *st,
                      const lease_reconcile_options *o)
 {
-	lease_payload p = e->payload;
-	lease_ref_state now_state;
-	lease_oid new_oid;
-	char *msg = NULL, err[256], hex[LEASE_OID_HEXSZ + 1];
-	int rc;
+	reap_op ro;
+	lease_ref_state first;
+	lease_engine *en;
 
-	if ((rc = lease_payload_writable(&p, err, sizeof(err))) < 0) {
-		skip(r, e, rc, "reap", "%s", err);
+	memset(&ro, 0, sizeof(ro));
+	ro.r = r;
+	ro.e = e;
+	ro.o = o;
+	/* the state the sweep read: the CAS is from its oid */
+	memset(&first, 0, sizeof(first));
+	snprintf(first.name, sizeof(first.name), "%s", e->name);
+	first.present = 1;
+	first.oid = e->oid;
+	first.commit.oid = e->oid;
+	first.commit.is_commit = 1;
+	first.payload = e->payload;
+	/* paced: one operation of a burst (issue 15) */
+	if (!(en = lease_engine_new(st, e->name, &reap_ops, &ro, &first, 1))) {
+		skip(r, e, LEASE_ENOMEM, "reap", "out of memory");
 		return;
 	}
-	snprintf(p.sdlc_version, sizeof(p.sdlc_version), "%s", SDLC_VERSION);
-	p.version_major = SDLC_VERSION_MAJOR;
-	p.version_minor = SDLC_VERSION_MINOR;
-	p.version_patch = SDLC_VERSION_PATCH;
-	snprintf(p.owner, sizeof(p.owner), "%s", o->owner ? o->owner : "reflease-reconcile");
-	snprintf(p.host, sizeof(p.host), "%s", o->host ? o->host : "localhost");
-	p.phase = LEASE_PHASE_RELEASED;
-	p.expires_at = lease_store_now(st);
-	if (p.expires_at < p.acquired_at) /* never write a chronology violation */
-		p.expires_at = p.acquired_at;
-	p.has_ttl = 1;
-	p.ttl_seconds = 0;
-	if ((rc = lease_random_hex(p.nonce, LEASE_NONCE_HEXSZ / 2, lease_store_random(st))) < 0 ||
-	    (rc = lease_payload_validate(&p, err, sizeof(err))) < 0 ||
-	    (rc = lease_message_build(&msg, &p, LEASE_OP_REAP)) < 0) {
-		skip(r, e, rc, "reap", "cannot build the released payload: %s",
-		     rc == LEASE_EPAYLOAD ? err : lease_error_id(rc));
-		free(msg);
+	lease_engine_run(en);
+	free(en);
+	if (!ro.landed)
 		return;
-	}
-	lease_store_pace(st); /* one operation of a burst (issue 15) */
-	rc = lease_write_commit(&new_oid, st, &e->oid, msg);
-	free(msg);
-	if (rc < 0) {
-		skip(r, e, rc, "reap", "%s", lease_store_last_error(st));
-		return;
-	}
-	rc = lease_cas_replace(st, e->name, &e->oid, &new_oid);
-	if (rc == LEASE_ECAS) {
-		const lease_cas_error *ce = lease_store_last_cas_error(st);
-		if (ce->observed_present)
-			lease_oid_tohex(hex, &ce->observed);
-		skip(r, e, LEASE_ECAS, "reap", "a concurrent write won: the ref is now %s",
-		     ce->observed_present ? hex : "absent");
-		return;
-	}
-	if (rc < 0) {
-		/* Unknown outcome: settle by re-reading (protocol.md §5). */
-		memset(&now_state, 0, sizeof(now_state));
-		if (lease_fetch_ref(&now_state, st, e->name) == 0 && now_state.present &&
-		    descends_from(st, &now_state.oid, &new_oid)) {
-			rc = 0;
-		} else {
-			skip(r, e, rc, "reap", "outcome not verified: %s",
-			     lease_store_last_error(st));
-		}
-		lease_ref_state_clear(&now_state);
-		if (rc < 0)
-			return;
-	}
 	e->action = LEASE_ACTION_REAPED;
 	e->action_kind = "reap";
-	e->action_oid = new_oid;
+	e->action_oid = ro.new_oid;
 	r->reaped++;
 }
 
@@ -589,15 +633,14 @@ static int stale_lock(lease_reconcile_report *r, size_t *cap, size_t sorted, lea
 	                (long long)age, o->reap ? "" : "; --reap removes it");
 	if (a)
 		a->seconds = age;
-	if (o->reap && st->t->remove_ref_lock) {
-		int rr = st->t->remove_ref_lock(st->t, lk, min_age, lease_store_now(st));
+	if (o->reap) {
+		int rr = lease_remove_ref_lock(st, lk, min_age);
 		if (rr == 0 || rr == LEASE_ENOTFOUND) {
 			e->lock_removed = rr == 0;
 			r->locks_removed += rr == 0;
 		} else if (e->action == LEASE_ACTION_NONE) {
-			const char *why = st->t->last_error ? st->t->last_error(st->t) : NULL;
 			skip(r, e, rr, "remove-lock", "stale lock kept: %s",
-			     why ? why : lease_error_id(rr));
+			     lease_store_last_error(st));
 		}
 	}
 	return 0;
@@ -615,10 +658,8 @@ static int sweep_locks(lease_reconcile_report *r, size_t *cap, lease_store *st,
 	size_t i, sorted = r->count, plen;
 	int rc;
 
-	if (!st->t->list_ref_locks)
-		return 0;
 	plen = (size_t)snprintf(prefix, sizeof(prefix), "refs/%s/", r->ns);
-	if ((rc = st->t->list_ref_locks(st->t, &locks, prefix)) < 0)
+	if ((rc = lease_list_ref_locks(&locks, st, prefix)) < 0)
 		return lease_store_set_error(st, rc, "cannot list ref lock files");
 	for (i = 0; i < locks.count && rc == 0; i++) {
 		const lease_ref_lock *lk = &locks.items[i];
@@ -631,7 +672,7 @@ static int sweep_locks(lease_reconcile_report *r, size_t *cap, lease_store *st,
 	lease_ref_lock_list_clear(&locks);
 	if (rc < 0)
 		return rc;
-	if ((rc = st->t->list_ref_locks(st->t, &locks, "")) < 0)
+	if ((rc = lease_list_ref_locks(&locks, st, "")) < 0)
 		return lease_store_set_error(st, rc, "cannot list the store's lock files");
 	for (i = 0; i < locks.count && rc == 0; i++) {
 		const lease_ref_lock *lk = &locks.items[i];
@@ -642,82 +683,6 @@ static int sweep_locks(lease_reconcile_report *r, size_t *cap, lease_store *st,
 		rc = stale_lock(r, cap, sorted, st, o, min_age, lk, fname, "store lock file");
 	}
 	lease_ref_lock_list_clear(&locks);
-	return rc;
-}
-
-/* The slow path when lease_fetch_namespace() gives up on one entry (a ref at
- * a missing object, say): list once more and read each lease on its own, so
- * one unreadable lease never stops the sweep (protocol.md §7); it is reported
- * as malformed-payload. */
-static int list_cmp(const void *a, const void *b)
-{
-	return strcmp(((const lease_ref_entry *)a)->refname, ((const lease_ref_entry *)b)->refname);
-}
-
-static int fetch_namespace_lenient(lease_namespace *out, lease_store *st)
-{
-	lease_ref_list list = {NULL, 0, 0};
-	char prefix[LEASE_NS_MAX + 8], err[256];
-	size_t i, plen;
-	int rc = 0;
-
-	memset(out, 0, sizeof(*out));
-	plen = (size_t)snprintf(prefix, sizeof(prefix), "refs/%s/", st->ns);
-	if ((rc = st->t->list_refs(st->t, &list, prefix)) < 0)
-		return lease_store_set_error(st, rc, "cannot list %s", prefix);
-	if (list.count) {
-		qsort(list.items, list.count, sizeof(*list.items), list_cmp);
-		if (!(out->leases = calloc(list.count, sizeof(*out->leases))) ||
-		    !(out->invalid = calloc(list.count, sizeof(*out->invalid)))) {
-			rc = LEASE_ENOMEM;
-			goto done;
-		}
-	}
-	for (i = 0; i < list.count; i++) {
-		const lease_ref_entry *le = &list.items[i];
-		const char *name = le->refname + plen;
-		lease_ref_state *s = &out->leases[out->count];
-		char why[200];
-
-		if (strncmp(le->refname, prefix, plen) != 0 ||
-		    (i > 0 && strcmp(le->refname, list.items[i - 1].refname) == 0))
-			continue; /* look-alike or duplicate */
-		if (lease_name_validate(name, err, sizeof(err)) < 0) {
-			if (!(out->invalid[out->invalid_count].refname = strdup(le->refname))) {
-				rc = LEASE_ENOMEM;
-				goto done;
-			}
-			out->invalid[out->invalid_count++].oid = le->oid;
-			continue;
-		}
-		rc = lease_fetch_ref(s, st, name);
-		if (rc == LEASE_ENOMEM || rc == LEASE_ENET)
-			goto done;
-		if (rc < 0) {
-			snprintf(why, sizeof(why), "%s", lease_store_last_error(st));
-			lease_ref_state_clear(s);
-			snprintf(s->name, sizeof(s->name), "%s", name);
-			s->present = 1;
-			s->oid = le->oid;
-			s->payload_rc = LEASE_EPAYLOAD;
-			snprintf(s->payload_error, sizeof(s->payload_error), "unreadable: %s", why);
-		} else if (!s->present) {
-			lease_ref_state_clear(s);
-			continue; /* deleted since the listing */
-		} else if (s->commit.is_commit && s->commit.has_parent &&
-		           st->t->read_commit(st->t, &s->parent_commit, &s->commit.parent) == 0 &&
-		           lease_oid_equal(&s->parent_commit.oid, &s->commit.parent)) {
-			s->has_parent_commit = 1;
-		} else {
-			lease_commit_clear(&s->parent_commit);
-		}
-		out->count++;
-	}
-	rc = 0;
-done:
-	lease_ref_list_clear(&list);
-	if (rc < 0)
-		lease_namespace_clear(out);
 	return rc;
 }
 
@@ -733,6 +698,9 @@ int lease_reconcile(lease_reconcile_report *out, lease_store *st,
 	memset(out, 0, sizeof(*out));
 	if (!opts)
 		opts = &defaults;
+	if (opts->version != LEASE_RECONCILE_OPTIONS_VERSION)
+		return lease_store_set_error(st, LEASE_EINVALID,
+		                             "reconcile options of an unsupported version");
 	snprintf(out->ns, sizeof(out->ns), "%s", lease_store_namespace(st));
 	if (opts->prune_days > 36500 || opts->grace_seconds > 86400 * 365)
 		return lease_store_set_error(st, LEASE_EINVALID, "reconcile: option out of range");
@@ -745,7 +713,7 @@ int lease_reconcile(lease_reconcile_report *out, lease_store *st,
 	if (rc == LEASE_EUNVERIFIED) {
 		lease_store_log(st, LEASE_LOG_INFO, "reconcile: %s; reading lease by lease",
 		                lease_store_last_error(st));
-		rc = fetch_namespace_lenient(&ns, st);
+		rc = lease_fetch_namespace_lenient(&ns, st);
 	}
 	if (rc < 0)
 		return rc;
@@ -904,18 +872,10 @@ int lease_history_read(lease_history *out, lease_store *st, const char *name, si
 			out->truncated = 1;
 			break;
 		}
-		memset(&c, 0, sizeof(c));
-		if ((rc = st->t->read_commit(st->t, &c, &next)) < 0) {
-			const char *why = st->t->last_error ? st->t->last_error(st->t) : NULL;
-			rc = lease_store_set_error(st, rc, "history of %s: %s", name,
-			                           why ? why : lease_error_id(rc));
-			break;
-		}
-		if (!lease_oid_equal(&c.oid, &next)) {
-			lease_commit_clear(&c);
-			rc = lease_store_set_error(
-			        st, LEASE_EUNVERIFIED,
-			        "history of %s: object read back with another oid", name);
+		if ((rc = lease_read_commit(&c, st, &next)) < 0) {
+			char why[512];
+			snprintf(why, sizeof(why), "%s", lease_store_last_error(st));
+			rc = lease_store_set_error(st, rc, "history of %s: %s", name, why);
 			break;
 		}
 		rc = history_push(out, &cap, &c, name);

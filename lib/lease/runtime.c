@@ -3,9 +3,13 @@
  * or unanswered writes, with the token changed by the owner-keyed rotation
  * matrix (rotation.c). */
 #include "reflease/runtime.h"
+#include "lease/commit.h"
+#include "lease/door.h"
+#include "lease/policy.h"
 #include "lease/rotation.h"
 #include "lease/version.h"
 #include "store/store.h"
+#include "util/util.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,12 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#define UNKNOWN_RETRIES 3  /* §5: an unknown outcome is retried at most 3 times */
-#define MAX_ROUNDS      12 /* bound on read-decide-write rounds under churn */
-#define MAX_WRITES      32 /* commits one operation may write (rounds × rebuilds) */
-#define ANCESTRY_STEPS  64 /* parents walked when settling / reading the chain */
-#define REBUILD_MAX     3  /* stale payloads rebuilt before one CAS */
-#define REFRESH_MAX     2  /* extra preserving writes after a late success (F15) */
+#define REFRESH_MAX 2 /* extra preserving writes after a late success (F15) */
 
 typedef enum op_kind {
 	OP_ACQUIRE = 0,
@@ -34,23 +33,14 @@ static const lease_op kind_op[] = {LEASE_OP_ACQUIRE,   LEASE_OP_HEARTBEAT, LEASE
 static const char *const kind_success[] = {"acquired",   "renewed",  "transitioned",
                                            "reacquired", "released", "broken"};
 
-/* A commit this operation wrote (in any attempt) and the oid it was based on. */
-typedef struct written {
-	lease_oid oid;
-	int has_base;
-	lease_oid base;
-	lease_payload p;
-	int token_changed;
-} written;
-
 typedef struct op_ctx {
 	op_kind kind;
 	lease_store *st;
 	const char *name;
 	const lease_op_options *o;
 	lease_result *out;
-	written w[MAX_WRITES];
-	size_t nw;
+	lease_engine en;       /* the write-and-settle engine (commit.c) */
+	lease_ref_state known; /* lease_op_options.known_*: the first round's state */
 	int approximate;
 	int refreshing; /* a landed write came too late: extend it as its holder */
 	int refreshes;
@@ -100,50 +90,42 @@ int lease_ttl_validate(const lease_store *st, int64_t ttl_seconds, char *err, si
 	return 0;
 }
 
-int lease_payload_expired(const lease_store *st, const lease_payload *p, int64_t now)
+/* ---- statuses (cli.md) --------------------------------------------------- */
+
+static const char *const status_names[LEASE_STATUS__COUNT] = {
+        [LEASE_STATUS_ERROR] = "error",
+        [LEASE_STATUS_ACQUIRED] = "acquired",
+        [LEASE_STATUS_ALREADY_HELD] = "already_held",
+        [LEASE_STATUS_REACQUIRED] = "reacquired",
+        [LEASE_STATUS_RENEWED] = "renewed",
+        [LEASE_STATUS_NOT_DUE] = "not_due",
+        [LEASE_STATUS_TRANSITIONED] = "transitioned",
+        [LEASE_STATUS_RELEASED] = "released",
+        [LEASE_STATUS_ALREADY_RELEASED] = "already_released",
+        [LEASE_STATUS_NOT_OWNER] = "not_owner",
+        [LEASE_STATUS_BROKEN] = "broken",
+        [LEASE_STATUS_HELD] = "held",
+        [LEASE_STATUS_NOT_HOLDER] = "not_holder",
+        [LEASE_STATUS_EXPIRED] = "expired",
+        [LEASE_STATUS_LIVE] = "live",
+        [LEASE_STATUS_ABSENT] = "absent",
+};
+
+const char *lease_status_name(lease_status_id id)
 {
-	if (p->phase == LEASE_PHASE_RELEASED)
-		return 0;
-	return now > p->expires_at + lease_store_skew_margin(st);
+	if ((int)id < 0 || id >= LEASE_STATUS__COUNT)
+		return status_names[LEASE_STATUS_ERROR];
+	return status_names[id];
 }
 
-int64_t lease_payload_ttl(const lease_payload *p, int64_t assumed_ttl, int *approximate)
+lease_status_id lease_status_of(const lease_result *r)
 {
-	if (p->has_ttl) {
-		if (approximate)
-			*approximate = 0;
-		return p->ttl_seconds;
-	}
-	if (approximate)
-		*approximate = 1;
-	return assumed_ttl > 0 ? assumed_ttl : LEASE_TTL_DEFAULT;
-}
+	int i;
 
-int64_t lease_payload_heartbeat_time(const lease_payload *p, int64_t assumed_ttl, int *approximate)
-{
-	return p->expires_at - lease_payload_ttl(p, assumed_ttl, approximate);
-}
-
-int64_t lease_heartbeat_floor(int64_t ttl_seconds)
-{
-	return ttl_seconds / 10 > 1 ? ttl_seconds / 10 : 1;
-}
-
-int64_t lease_heartbeat_interval(int64_t ttl_seconds)
-{
-	return ttl_seconds / 3 > 1 ? ttl_seconds / 3 : 1;
-}
-
-double lease_kill_grace(int64_t ttl_seconds)
-{
-	double g = (double)ttl_seconds / 6.0;
-	return g < 10.0 ? (g > 0 ? g : 0) : 10.0;
-}
-
-double lease_lost_at(const lease_payload *p, int64_t assumed_ttl)
-{
-	int64_t ttl = lease_payload_ttl(p, assumed_ttl, NULL);
-	return (double)p->expires_at - (lease_kill_grace(ttl) + 2.0);
+	for (i = 0; r && r->status && i < LEASE_STATUS__COUNT; i++)
+		if (strcmp(r->status, status_names[i]) == 0)
+			return (lease_status_id)i;
+	return LEASE_STATUS_ERROR;
 }
 
 /* ---- results ------------------------------------------------------------- */
@@ -261,92 +243,30 @@ static int check_inputs(op_ctx *c)
 
 /* ---- reading the chain --------------------------------------------------- */
 
-static int find_written(const op_ctx *c, const lease_oid *oid)
+static int max_visit(const lease_oid *oid, const lease_commit *cm, void *payload)
 {
-	size_t i;
+	int64_t *best = payload, t;
 
-	for (i = c->nw; i-- > 0;)
-		if (lease_oid_equal(&c->w[i].oid, oid))
-			return (int)i;
-	return -1;
-}
-
-static int is_base(const op_ctx *c, const lease_oid *oid)
-{
-	size_t i;
-
-	for (i = 0; i < c->nw; i++)
-		if (c->w[i].has_base && lease_oid_equal(&c->w[i].base, oid))
-			return 1;
+	(void)oid;
+	/* read leniently: a payload this build rejects still counts (§5) */
+	if (cm && cm->message && (t = lease_policy_lenient_transitions(cm->message)) > *best)
+		*best = t;
 	return 0;
 }
 
-/* The newest commit this operation wrote that the tip is, or descends from
- * (§5 "landed"), or -1. Stops at the oids the writes were based on: nothing
- * below them can be ours. */
-static int landed_index(op_ctx *c, const lease_ref_state *s)
-{
-	lease_commit cm = {0};
-	lease_oid cur;
-	lease_oid parent;
-	int has_parent, step, idx = -1;
-
-	if (!s->present)
-		return -1;
-	cur = s->oid;
-	has_parent = s->commit.is_commit && s->commit.has_parent;
-	parent = s->commit.parent;
-	for (step = 0; step < ANCESTRY_STEPS; step++) {
-		if ((idx = find_written(c, &cur)) >= 0)
-			break;
-		if (!has_parent || is_base(c, &cur))
-			break;
-		cur = parent;
-		lease_commit_clear(&cm);
-		if (c->st->t->read_commit(c->st->t, &cm, &cur) < 0 || !cm.is_commit) {
-			/* cur itself may still be ours */
-			idx = find_written(c, &cur);
-			break;
-		}
-		has_parent = cm.has_parent;
-		parent = cm.parent;
-	}
-	lease_commit_clear(&cm);
-	return idx;
-}
-
-/* Highest transitions readable in the chain from the tip or in the
- * lease's archives (break over an unreadable tip, §5, §7); -1 when none is
- * readable. */
+/* Highest transitions readable (leniently) in the chain from the tip or in
+ * the lease's archives (break over an unreadable tip, §5, §7); -1 when none
+ * is readable. */
 static int64_t chain_max_transitions(op_ctx *c, const lease_ref_state *s)
 {
-	lease_commit cm = {0};
-	lease_payload p;
-	lease_oid cur;
 	int64_t best = -1, archived = -1;
-	char err[128];
-	int step, found = 0;
+	int found = 0;
 
 	if (lease_fetch_archive_max_transitions(&archived, &found, c->st, c->name) == 0 && found)
 		best = archived;
 	if (!s->present || !s->commit.is_commit)
 		return best;
-	if (lease_commit_copy(&cm, &s->commit) < 0)
-		return -1;
-	for (step = 0; step < ANCESTRY_STEPS; step++) {
-		if (cm.message &&
-		    lease_message_parse(&p, NULL, cm.message, strlen(cm.message), c->name, err,
-		                        sizeof(err)) == 0 &&
-		    p.transitions > best)
-			best = p.transitions;
-		if (!cm.has_parent)
-			break;
-		cur = cm.parent;
-		lease_commit_clear(&cm);
-		if (c->st->t->read_commit(c->st->t, &cm, &cur) < 0 || !cm.is_commit)
-			break;
-	}
-	lease_commit_clear(&cm);
+	lease_walk_chain(c->st, &s->oid, &s->commit, LEASE_SETTLE_WALK_MAX, max_visit, &best);
 	return best;
 }
 
@@ -415,12 +335,10 @@ static int64_t effective_ttl(op_ctx *c, const lease_payload *cur, lease_token_ch
 		return c->o->ttl_seconds;
 	if (ch != LEASE_TOKEN_PRESERVE || !cur)
 		return LEASE_TTL_DEFAULT;
-	ttl = lease_payload_ttl(cur, LEASE_TTL_DEFAULT, &approx);
+	ttl = lease_policy_kept_ttl(cur, lease_store_ttl_min(c->st), &approx);
 	if (approx)
 		c->approximate = 1;
-	if (ttl < lease_store_ttl_min(c->st))
-		ttl = lease_store_ttl_min(c->st);
-	return ttl; /* readers accept at most 86400 = the store maximum */
+	return ttl;
 }
 
 static int fill_nonce(op_ctx *c, lease_payload *n)
@@ -443,7 +361,7 @@ static int plan_live(op_ctx *c, decision *d, const lease_payload *cur, lease_tok
 		int found = 0;
 		if ((rc = lease_fetch_archive_max_transitions(&max, &found, c->st, c->name)) < 0)
 			return result_fail(c->out, c->st, rc, NULL);
-		base = found ? max + 1 : 0;
+		base = lease_policy_next_generation(found ? max : -1);
 	}
 	payload_base(&d->next, c->name);
 	d->next.phase = phase;
@@ -461,7 +379,7 @@ static int plan_live(op_ctx *c, decision *d, const lease_payload *cur, lease_tok
 	return fill_nonce(c, &d->next);
 }
 
-/* A `released` write (release, break): expires_at = now, ttl 0, the
+/* A `released` write (release, break): lease_policy_released(), the
  * releaser's identity, the token kept (or minted over garbage). */
 static int plan_released(op_ctx *c, decision *d, const lease_payload *cur, int64_t now,
                          int64_t chain_max)
@@ -474,15 +392,14 @@ static int plan_released(op_ctx *c, decision *d, const lease_payload *cur, int64
 		lease_rotation_apply(&d->next, cur, LEASE_TOKEN_PRESERVE, NULL, NULL, now, 0, NULL);
 	} else {
 		if ((rc = lease_rotation_apply(&d->next, NULL, LEASE_TOKEN_MINT, NULL, NULL, now,
-		                               chain_max >= 0 ? chain_max + 1 : 0,
+		                               lease_policy_next_generation(chain_max),
 		                               lease_store_random(c->st))) < 0)
 			return result_fail(c->out, c->st, rc, "could not mint a token");
 		d->token_changed = 1;
 	}
 	snprintf(d->next.owner, sizeof(d->next.owner), "%s", c->o->owner);
 	snprintf(d->next.host, sizeof(d->next.host), "%s", c->o->host);
-	d->next.expires_at = now;
-	d->next.ttl_seconds = 0;
+	lease_policy_released(&d->next, now);
 	d->ttl = 0;
 	d->write = 1;
 	d->built_at = now;
@@ -598,7 +515,7 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 			if (approx)
 				c->approximate = 1;
 			hb = cur->expires_at - stored;
-			if (same_ttl && now - hb < lease_heartbeat_floor(stored) &&
+			if (same_ttl && lease_policy_below_floor(now - hb, stored) &&
 			    2 * (cur->expires_at - now) >= ttl_new) {
 				if (now - hb < 0) /* pre-bump, written with a longer TTL */
 					no_write(d, "not_due", 0, 1,
@@ -611,7 +528,7 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 					         "heartbeat not due: last one %lld s ago, floor "
 					         "%lld s (%s)",
 					         (long long)(now - hb),
-					         (long long)lease_heartbeat_floor(stored),
+					         (long long)lease_policy_floor(stored),
 					         approx ? "approximate" : "exact");
 				return 0;
 			}
@@ -659,66 +576,6 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 
 /* ---- writing ------------------------------------------------------------- */
 
-static int is_settleable(int rc)
-{
-	return rc == LEASE_ECAS || rc == LEASE_EUNVERIFIED || rc == LEASE_ENET ||
-	       rc == LEASE_EEXISTS || rc == LEASE_ERATELIMIT || rc == LEASE_ENOTFOUND;
-}
-
-/* Build, validate (F20) and write the commit for @p d; rebuild when the
- * payload went stale before the CAS (§5, F15); then CAS from the oid read.
- * Returns 0 (CAS verified), 1 (a rebuild decided not to write: @p d final),
- * or the CAS / write error. */
-static int write_and_cas(op_ctx *c, const lease_ref_state *s, decision *d)
-{
-	const lease_oid *parent = s->present && s->commit.is_commit ? &s->oid : NULL;
-	lease_oid oid;
-	char err[256];
-	char *msg = NULL;
-	int rebuild, rc;
-	int64_t now2;
-
-	for (rebuild = 0;; rebuild++) {
-		written *w;
-
-		if ((rc = lease_payload_validate(&d->next, err, sizeof(err))) < 0)
-			return result_fail(c->out, c->st, LEASE_EINTERNAL,
-			                   "refusing to write an invalid payload: %s", err);
-		if ((rc = lease_message_build(&msg, &d->next, d->sop)) < 0)
-			return result_fail(c->out, c->st, rc, "could not build the commit message");
-		rc = lease_write_commit(&oid, c->st, parent, msg);
-		free(msg);
-		msg = NULL;
-		if (rc < 0)
-			return result_fail(c->out, c->st, rc, NULL);
-		if (c->nw == MAX_WRITES) {
-			memmove(&c->w[0], &c->w[1], sizeof(c->w[0]) * (MAX_WRITES - 1));
-			c->nw--;
-		}
-		w = &c->w[c->nw++];
-		w->oid = oid;
-		w->has_base = s->present;
-		w->base = s->oid;
-		w->p = d->next;
-		w->token_changed = d->token_changed;
-		if (!d->live_write)
-			break;
-		now2 = lease_store_now(c->st);
-		if (10 * (now2 - d->built_at) <= d->ttl || rebuild >= REBUILD_MAX)
-			break;
-		lease_store_log(c->st, LEASE_LOG_INFO,
-		                "%s: payload built %lld s before its CAS (ttl %lld): rebuilding",
-		                c->name, (long long)(now2 - d->built_at), (long long)d->ttl);
-		if ((rc = decide(c, s, now2, d)) < 0)
-			return rc;
-		if (!d->write)
-			return 1;
-	}
-	if (s->present)
-		return lease_cas_replace(c->st, c->name, &s->oid, &oid);
-	return lease_cas_create(c->st, c->name, &oid);
-}
-
 /* ---- finishing ----------------------------------------------------------- */
 
 static int finish_no_write(op_ctx *c, const lease_ref_state *s, const decision *d)
@@ -741,7 +598,7 @@ static int finish_no_write(op_ctx *c, const lease_ref_state *s, const decision *
  * (out filled, *rc set), 0 to go on (decide again, or refresh). */
 static int settle_landed(op_ctx *c, const lease_ref_state *s, int idx, int64_t now, int *rc)
 {
-	const written *w = &c->w[idx];
+	const lease_written *w = &c->en.w[idx];
 	lease_result *out = c->out;
 
 	c->token_changed |= w->token_changed;
@@ -831,109 +688,70 @@ static int known_state(lease_ref_state *s, const op_ctx *c)
 	return 0;
 }
 
-/* The read-decide-CAS loop with settling (§5). */
+/* ---- the engine's decisions (commit.c) ------------------------------------ */
+
+static int rt_plan(lease_engine *en, const lease_ref_state *s, int64_t now, lease_plan *pl)
+{
+	op_ctx *c = en->ctx;
+	decision d;
+	int rc;
+
+	c->out->now = en->now;
+	if ((rc = decide(c, s, now, &d)) < 0) {
+		result_state(c->out, s);
+		c->out->status = "error";
+		return rc;
+	}
+	if (!d.write) {
+		en->rc = finish_no_write(c, s, &d);
+		return 1;
+	}
+	pl->p = d.next;
+	pl->op = d.sop;
+	pl->token_changed = d.token_changed;
+	pl->ttl = d.live_write ? d.ttl : 0;
+	pl->built_at = d.built_at;
+	return 0;
+}
+
+static int rt_landed(lease_engine *en, const lease_ref_state *s, size_t idx, int64_t now)
+{
+	op_ctx *c = en->ctx;
+
+	c->out->now = en->now;
+	return settle_landed(c, s, (int)idx, now, &en->rc);
+}
+
+static int rt_fail(lease_engine *en, const lease_ref_state *s, lease_engine_failure why, int rc,
+                   const char *msg)
+{
+	op_ctx *c = en->ctx;
+
+	c->out->now = en->now;
+	rc = msg ? result_fail(c->out, c->st, rc, "%s", msg) : result_fail(c->out, c->st, rc, NULL);
+	if (why == LEASE_FAIL_UNKNOWN && s)
+		result_state(c->out, s);
+	return rc;
+}
+
+static const lease_engine_ops rt_ops = {rt_plan, rt_landed, NULL, NULL, rt_fail};
+
+/* Check the inputs, then run the engine with this operation's decisions (§5). */
 static int run_op(op_ctx *c)
 {
-	lease_store *st = c->st;
-	lease_ref_state s;
-	decision d;
-	int unknown = 0, rounds = 0, rc = 0, last_rc = 0;
-	int pending = 0, last_present = 0;
-	lease_oid last_oid;
-	int64_t now;
+	int rc;
 
-	memset(&s, 0, sizeof(s));
-	memset(&last_oid, 0, sizeof(last_oid));
 	if ((rc = check_inputs(c)) < 0)
 		return rc;
-	for (;;) {
-		lease_ref_state_clear(&s);
-		if (++rounds > MAX_ROUNDS) {
-			rc = result_fail(c->out, st, pending ? last_rc : LEASE_ECAS,
-			                 "gave up after %d rounds: the lease kept changing",
-			                 MAX_ROUNDS);
-			break;
-		}
-		if (rounds == 1 && c->kind == OP_HEARTBEAT && c->opts.known_oid &&
-		    c->opts.known_payload)
-			rc = known_state(&s, c);
-		else
-			rc = lease_fetch_ref(&s, st, c->name);
-		if (rc < 0) {
-			if (pending && is_settleable(rc) && unknown < UNKNOWN_RETRIES) {
-				unknown++;
-				continue;
-			}
-			rc = result_fail(c->out, st, rc, NULL);
-			break;
-		}
-		/* (A create answered "exists" over a ref that reads absent was
-		 * already polled within the verify window by the primitive, §3.) */
-		now = lease_store_now(st);
-		c->out->now = now;
-		if (c->nw > 0) {
-			int idx = landed_index(c, &s);
-			if (idx >= 0) {
-				if (settle_landed(c, &s, idx, now, &rc))
-					break;
-			} else if (pending && s.present == last_present &&
-			           (!s.present || lease_oid_equal(&s.oid, &last_oid))) {
-				/* Still the old state: outcome unknown, retry (§5). */
-				if (unknown >= UNKNOWN_RETRIES) {
-					rc = result_fail(
-					        c->out, st,
-					        last_rc == LEASE_ECAS ? LEASE_EUNVERIFIED : last_rc,
-					        "write outcome unknown after %d attempts: %s",
-					        UNKNOWN_RETRIES + 1, lease_store_last_error(st));
-					result_state(c->out, &s);
-					break;
-				}
-				unknown++;
-			}
-		}
-		pending = 0;
-		if ((rc = decide(c, &s, now, &d)) < 0) {
-			result_state(c->out, &s);
-			c->out->status = "error";
-			break;
-		}
-		if (!d.write) {
-			rc = finish_no_write(c, &s, &d);
-			break;
-		}
-		rc = write_and_cas(c, &s, &d);
-		if (rc == 1) {
-			rc = finish_no_write(c, &s, &d);
-			break;
-		}
-		if (rc == 0) {
-			/* Verified by the primitive: the tip is our commit. */
-			lease_ref_state tip;
-			const written *w = &c->w[c->nw - 1];
-
-			memset(&tip, 0, sizeof(tip));
-			tip.present = 1;
-			tip.oid = w->oid;
-			tip.payload = w->p;
-			snprintf(tip.name, sizeof(tip.name), "%s", c->name);
-			if (settle_landed(c, &tip, (int)(c->nw - 1), lease_store_now(st), &rc))
-				break;
-			continue;
-		}
-		if (!is_settleable(rc)) {
-			if (c->out->code != rc) /* not yet reported */
-				rc = result_fail(c->out, st, rc, NULL);
-			break;
-		}
-		pending = 1;
-		last_rc = rc;
-		last_present = s.present;
-		last_oid = s.oid;
-		lease_store_log(st, LEASE_LOG_INFO, "%s: %s failed (%s); settling by re-reading",
-		                c->name, s.present ? "cas_replace" : "cas_create",
-		                lease_error_id(rc));
+	c->en.st = c->st;
+	c->en.name = c->name;
+	c->en.ops = &rt_ops;
+	c->en.ctx = c;
+	if (c->kind == OP_HEARTBEAT && c->opts.known_oid && c->opts.known_payload) {
+		known_state(&c->known, c);
+		c->en.first = &c->known;
 	}
-	lease_ref_state_clear(&s);
+	rc = lease_engine_run(&c->en);
 	c->out->code = rc;
 	return rc;
 }
@@ -989,14 +807,6 @@ static int run_kind(op_kind kind, lease_result *out, lease_store *st, const char
 
 /* ---- public operations --------------------------------------------------- */
 
-static double monotonic_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Seconds until the holder in @p out may be taken over (store time reaches
  * expires_at + skew + 1, protocol.md §4), on the local clock's fraction of a
  * second; -1 when there is no such instant ahead (no payload, released). */
@@ -1030,9 +840,9 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
 	 * cannot watch is polled at a steady ttl_min/20 s. */
 	poll_s = lease_store_can_watch(st) ? 0 : (double)lease_store_ttl_min(st) / 20.0;
 	start_store = out->now ? out->now : lease_store_now(st);
-	start_mono = monotonic_now();
+	start_mono = lease_mono_s();
 	while (rc == LEASE_EHELD || rc == LEASE_ELOCKED) {
-		double elapsed = monotonic_now() - start_mono, remaining, wait_s, until, t0;
+		double elapsed = lease_mono_s() - start_mono, remaining, wait_s, until, t0;
 		int64_t store_elapsed = lease_store_now(st) - start_store;
 
 		/* store time has whole seconds: it counts only past that rounding */
@@ -1056,12 +866,12 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
 			goto interrupted;
 		lease_store_log(st, LEASE_LOG_INFO, "%s: held; waiting up to %.1f s for a change",
 		                name, wait_s);
-		t0 = monotonic_now();
+		t0 = lease_mono_s();
 		lease_wait_ref_change(st, name, out->present, &out->oid,
 		                      (int)(wait_s * 1000.0 + 0.5));
 		/* Woken before the announced time: the caller's window for
 		 * interrupting a wait ends here (nothing is held yet). */
-		if (opts->wait_cb && monotonic_now() < t0 + wait_s - 0.005 &&
+		if (opts->wait_cb && lease_mono_s() < t0 + wait_s - 0.005 &&
 		    opts->wait_cb(0.0, opts->wait_payload))
 			goto interrupted;
 		rc = run_kind(OP_ACQUIRE, out, st, name, opts);

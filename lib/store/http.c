@@ -41,26 +41,16 @@ static int64_t virtual_ms;
 
 int64_t lease_http_mono_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + virtual_ms;
+	return lease_mono_ms() + virtual_ms;
 }
 
 void lease_http_sleep_ms(int64_t ms)
 {
-	struct timespec ts;
-
-	if (ms <= 0)
-		return;
-	if (virtual_clock) {
+	if (ms > 0 && virtual_clock) {
 		virtual_ms += ms;
 		return;
 	}
-	ts.tv_sec = (time_t)(ms / 1000);
-	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
-	while (nanosleep(&ts, &ts) != 0)
-		;
+	lease_sleep_ms(ms);
 }
 
 static void wipe(char *p, size_t n)

@@ -21,6 +21,7 @@
 #include "git2compat.h"
 #include "gitobj.h"
 #include "store.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -116,22 +117,13 @@ static int write_error(local_transport *lt, int gerr, const char *what, const ch
 	return map_git_error(lt, gerr, what);
 }
 
-static int64_t monotonic_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Sleep 1..(2^min(try,4)) ms, jittered. */
 static void backoff(local_transport *lt, int attempt)
 {
 	int cap = 1 << (attempt < 4 ? attempt : 4);
 	long ms = 1 + (long)(rand_r(&lt->seed) % (unsigned)(cap * 2));
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
 
-	nanosleep(&ts, NULL);
+	lease_sleep_ms(ms);
 }
 
 /* Read object @p id back after its write (a full disk has been seen to
@@ -354,7 +346,7 @@ static int create_matching(local_transport *lt, const char *refname, const lease
 {
 	git_reference *ref = NULL;
 	git_oid nid, cid;
-	int64_t deadline = monotonic_ms() + LOCK_RETRY_MS;
+	int64_t deadline = lease_mono_ms() + LOCK_RETRY_MS;
 	int attempt = 0, err;
 
 	git_error_clear();
@@ -383,7 +375,7 @@ static int create_matching(local_transport *lt, const char *refname, const lease
 		 * the ref to replace is absent. */
 		if (err == GIT_ENOTFOUND && !lease_oid_is_zero(current))
 			return fail(lt, LEASE_ECAS, "ref absent");
-		if (err != GIT_ELOCKED || monotonic_ms() >= deadline)
+		if (err != GIT_ELOCKED || lease_mono_ms() >= deadline)
 			break;
 		backoff(lt, attempt++);
 	}
@@ -672,7 +664,7 @@ int lease_local_transport_new(lease_transport **out, const char *path, char *err
 		free(lt);
 		return LEASE_ECONFIG;
 	}
-	lt->seed = (unsigned int)getpid() ^ (unsigned int)monotonic_ms();
+	lt->seed = (unsigned int)getpid() ^ (unsigned int)lease_mono_ms();
 	lt->base.version = LEASE_TRANSPORT_VERSION;
 	lt->base.kind = "local";
 	lt->base.skew_margin_s = 0;

@@ -5,6 +5,7 @@
  * local transport (local.c) wraps these two calls. */
 #define _DEFAULT_SOURCE
 #include "store.h"
+#include "util/util.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -96,13 +97,6 @@ int lease_fs_list_ref_locks(lease_ref_lock_list *out, const char *commondir, con
 	return rc;
 }
 
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-	nanosleep(&ts, NULL);
-}
-
 /* Re-check identity and age just before removing (protocol.md §7). */
 static int remove_checked(const char *path, const lease_ref_lock *lk, int64_t min_age_s,
                           int64_t now, char *err, size_t errlen)
@@ -150,7 +144,7 @@ int lease_fs_remove_ref_lock(const char *commondir, const char *store_lock,
 			         e == EEXIST ? "held by another reaper" : strerror(e));
 			return e == EEXIST ? LEASE_ELOCKED : lease_fs_errno_class(e);
 		}
-		sleep_ms(20);
+		lease_sleep_ms(20);
 		waited += 20;
 	}
 	close(fd);
@@ -261,7 +255,7 @@ int lease_fs_lock(int *fd, const char *commondir, const char *path, int wait_ms,
 		}
 		if (!seed)
 			seed = (unsigned int)getpid() ^ (unsigned int)time(NULL);
-		sleep_ms(5 + (long)(rand_r(&seed) % 20));
+		lease_sleep_ms(5 + (long)(rand_r(&seed) % 20));
 		waited += 15;
 	}
 }

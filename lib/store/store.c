@@ -51,6 +51,10 @@ int lease_store_open(lease_store **out, const char *spec, const lease_store_opti
 	int rc;
 
 	*out = NULL;
+	if (opts && opts->version != LEASE_STORE_OPTIONS_VERSION) {
+		lease_errf(err, errlen, "%s", "store options of an unsupported version");
+		return LEASE_EINVALID;
+	}
 	if (!spec || !*spec) {
 		lease_errf(
 		        err, errlen, "%s",
@@ -92,6 +96,11 @@ int lease_store_open_transport(lease_store **out, lease_transport *transport,
 		lease_errf(err, errlen, "%s", "transport of an unsupported vtable version");
 		if (transport && transport->free)
 			transport->free(transport);
+		return LEASE_EINVALID;
+	}
+	if (opts->version != LEASE_STORE_OPTIONS_VERSION) {
+		lease_errf(err, errlen, "%s", "store options of an unsupported version");
+		transport->free(transport);
 		return LEASE_EINVALID;
 	}
 	if (opts->ns && (rc = lease_namespace_validate(opts->ns, err, errlen)) < 0) {

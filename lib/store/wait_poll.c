@@ -3,6 +3,7 @@
  * a waiter that has waited long is as quick to notice a release as one that
  * just came. */
 #include "store.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <string.h>
@@ -10,10 +11,7 @@
 
 int64_t lease_wait_mono_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return lease_mono_ms();
 }
 
 int lease_wait_nap_ms(int64_t ms)

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/random.h>
+#include <time.h>
 
 const char *lease_error_id(int code)
 {
@@ -199,4 +200,32 @@ int lease_host_is_loopback(const char *host)
 	if (memcmp(&a6, &in6addr_loopback, sizeof(a6)) == 0)
 		return 1;
 	return memcmp(a6.s6_addr, mapped, sizeof(mapped)) == 0 && a6.s6_addr[12] == 127;
+}
+
+int64_t lease_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+double lease_mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void lease_sleep_ms(int64_t ms)
+{
+	struct timespec ts;
+
+	if (ms <= 0)
+		return;
+	ts.tv_sec = (time_t)(ms / 1000);
+	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
 }

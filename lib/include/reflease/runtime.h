@@ -17,6 +17,27 @@
 extern "C" {
 #endif
 
+/** lease_result.status as a value (cli.md statuses); lease_status_name() spells it. */
+typedef enum lease_status_id {
+	LEASE_STATUS_ERROR = 0,
+	LEASE_STATUS_ACQUIRED,
+	LEASE_STATUS_ALREADY_HELD,
+	LEASE_STATUS_REACQUIRED,
+	LEASE_STATUS_RENEWED,
+	LEASE_STATUS_NOT_DUE,
+	LEASE_STATUS_TRANSITIONED,
+	LEASE_STATUS_RELEASED,
+	LEASE_STATUS_ALREADY_RELEASED,
+	LEASE_STATUS_NOT_OWNER,
+	LEASE_STATUS_BROKEN,
+	LEASE_STATUS_HELD,
+	LEASE_STATUS_NOT_HOLDER,
+	LEASE_STATUS_EXPIRED,
+	LEASE_STATUS_LIVE,
+	LEASE_STATUS_ABSENT,
+	LEASE_STATUS__COUNT
+} lease_status_id;
+
 /**
  * Outcome of one lease operation: what the caller sees, for human or JSON
  * output (cli.md "JSON output"). Owns no heap memory.
@@ -40,6 +61,15 @@ typedef struct lease_result {
 	int64_t now;           /**< store time when the result was decided, s */
 	char message[512];     /**< human detail for errors and non-success */
 } lease_result;
+
+/** The cli.md name of @p id ("acquired", …); "error" for an unknown value. */
+const char *lease_status_name(lease_status_id id);
+
+/**
+ * The status of @p r as a value: its `status` string looked up (NULL, or a
+ * string no operation sets, is LEASE_STATUS_ERROR).
+ */
+lease_status_id lease_status_of(const lease_result *r);
 
 #define LEASE_OP_OPTIONS_VERSION 1
 
@@ -245,7 +275,20 @@ int64_t lease_payload_ttl(const lease_payload *p, int64_t assumed_ttl, int *appr
  */
 int64_t lease_payload_heartbeat_time(const lease_payload *p, int64_t assumed_ttl, int *approximate);
 
-/** The heartbeat floor for @p ttl_seconds: max(1, ttl/10) seconds (protocol.md §6). */
+/**
+ * The TTL, seconds, a preserving write without a TTL option grants over
+ * @p p (protocol.md §6): the stored ttl_seconds (LEASE_TTL_DEFAULT for a
+ * pre-bump payload, *approximate set), raised to lease_store_ttl_min().
+ * @p approximate may be NULL.
+ */
+int64_t lease_payload_kept_ttl(const lease_store *st, const lease_payload *p, int *approximate);
+
+/**
+ * The heartbeat floor for @p ttl_seconds: max(1, ⌊ttl/10⌋) whole seconds
+ * (protocol.md §6). A heartbeat less than this after its parent's is not
+ * written (`not_due`) and is flagged by reconcile; one at or above it is
+ * neither.
+ */
 int64_t lease_heartbeat_floor(int64_t ttl_seconds);
 
 /** Default heartbeat interval for @p ttl_seconds: ttl/3 seconds, at least 1 (§6). */

@@ -1,0 +1,68 @@
+/**
+ * @file door.h (internal)
+ * The reads the rest of lib/lease needs beside the five primitives
+ * (primitives.c is the one door to the transport, issue 17): a checked
+ * commit read, a bounded first-parent walk, the lenient namespace read,
+ * ref listing and ref-lock listing/removal. Nothing else in lib/lease
+ * calls the transport vtable (`make lint` checks it).
+ */
+#ifndef REFLEASE_DOOR_H
+#define REFLEASE_DOOR_H
+
+#include "store/store.h"
+
+/**
+ * Read commit @p oid into @p out (cleared first; free with
+ * lease_commit_clear()) and check it is the object asked for.
+ * @return 0; LEASE_EUNVERIFIED when another object came back; else the
+ *         transport's error. The handle's error message says why.
+ */
+int lease_read_commit(lease_commit *out, lease_store *st, const lease_oid *oid);
+
+/**
+ * Called by lease_walk_chain() for each commit: @p oid, and its commit, or
+ * NULL when it could not be read (the walk ends after that call).
+ * Return nonzero to stop the walk with that value.
+ */
+typedef int (*lease_chain_visit)(const lease_oid *oid, const lease_commit *c, void *payload);
+
+/**
+ * Walk @p start_oid (whose commit @p start is already read; NULL to read
+ * it) and its first parents, at most @p max commits, each read with
+ * lease_read_commit(). @return the first nonzero value of @p visit, or 0
+ * (a root, an unreadable commit, or the bound reached).
+ */
+int lease_walk_chain(lease_store *st, const lease_oid *start_oid, const lease_commit *start,
+                     int max, lease_chain_visit visit, void *payload);
+
+/**
+ * List the refs under @p prefix (a transport without listing gives an
+ * empty list). Free with lease_ref_list_clear().
+ * @return 0 or the transport's error ("listing PREFIX: why" set)
+ */
+int lease_list_refs(lease_ref_list *out, lease_store *st, const char *prefix);
+
+/**
+ * The namespace read lease by lease (reconcile's slow path when
+ * lease_fetch_namespace() gives up on one entry, protocol.md §7): a lease
+ * that cannot be read is kept with payload_rc LEASE_EPAYLOAD
+ * ("unreadable: why"); each readable tip comes with its parent commit.
+ * @return 0, LEASE_ENOMEM, LEASE_ENET, or the listing's error
+ */
+int lease_fetch_namespace_lenient(lease_namespace *out, lease_store *st);
+
+/**
+ * The ref lock files under @p prefix ("" = the store's own lock files),
+ * local stores only (others give an empty list). Free with
+ * lease_ref_lock_list_clear(). @return 0 or the transport's error
+ */
+int lease_list_ref_locks(lease_ref_lock_list *out, lease_store *st, const char *prefix);
+
+/**
+ * Remove the stale lock @p lk when it is still at least @p min_age_s old
+ * (protocol.md §7). @return 0, LEASE_ENOTFOUND (gone, or the transport
+ * removes none), or the transport's error (message set)
+ */
+int lease_remove_ref_lock(lease_store *st, const lease_ref_lock *lk, int64_t min_age_s);
+
+#endif
