@@ -674,10 +674,14 @@ static int sweep_locks(lease_reconcile_report *r, size_t *cap, lease_store *st,
 		return rc;
 	if ((rc = lease_list_ref_locks(&locks, st, "")) < 0)
 		return lease_store_set_error(st, rc, "cannot list the store's lock files");
-	for (i = 0; i < locks.count && rc == 0; i++) {
-		const lease_ref_lock *lk = &locks.items[i];
+	/* The reaper's own lock first: removing any other stale lock takes it,
+	 * so a stale one of its own must be gone before (whatever the order the
+	 * directory lists them in). */
+	for (i = 0; i < 2 * locks.count && rc == 0; i++) {
+		const lease_ref_lock *lk = &locks.items[i % locks.count];
+		int own = strcmp(lk->refname, "reflease-delete") == 0;
 
-		if (r->now - lk->mtime < min_age)
+		if ((i < locks.count) != own || r->now - lk->mtime < min_age)
 			continue;
 		snprintf(fname, sizeof(fname), "%s.lock", lk->refname);
 		rc = stale_lock(r, cap, sorted, st, o, min_age, lk, fname, "store lock file");
