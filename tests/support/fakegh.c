@@ -935,6 +935,18 @@ static int take_fault(fakegh *f, fakegh_endpoint ep, struct fault *out)
 }
 
 /* Answer a fault that replaces the normal answer; 0 when @p ft lets it through. */
+/* A GraphQL rate limit's headers: the primary limit spent, reset in
+ * @p reset_in s (> 0), or none at all (0: the shape reported without them). */
+static void rate_limit_headers(struct answer *a, int reset_in)
+{
+	if (reset_in > 0) {
+		a->rl_zero = 1;
+		a->rl_reset_in = reset_in;
+	} else {
+		a->no_rl_headers = 1;
+	}
+}
+
 static int apply_fault(fakegh *f, struct answer *a, const struct fault *ft, fakegh_endpoint ep)
 {
 	int gql = ep == FAKEGH_GQL_QUERY || ep == FAKEGH_GQL_MUTATION;
@@ -974,12 +986,7 @@ static int apply_fault(fakegh *f, struct answer *a, const struct fault *ft, fake
 			return 0;
 		answer_gql_error(a, "RATE_LIMITED", NULL,
 		                 "API rate limit already exceeded for user ID 1.");
-		if (ft->arg > 0) {
-			a->rl_zero = 1;
-			a->rl_reset_in = ft->arg;
-		} else {
-			a->no_rl_headers = 1;
-		}
+		rate_limit_headers(a, ft->arg);
 		return 1;
 	case FAKEGH_FAULT_422_RULES:
 		if (gql)
@@ -1039,12 +1046,7 @@ static int apply_fault(fakegh *f, struct answer *a, const struct fault *ft, fake
 		            json_pack("{s:[{s:s, s:s, s:s}]}", "errors", "type", "RATE_LIMIT",
 		                      "code", "graphql_rate_limit", "message",
 		                      "API rate limit already exceeded for user ID 1."));
-		if (ft->arg > 0) {
-			a->rl_zero = 1;
-			a->rl_reset_in = ft->arg;
-		} else {
-			a->no_rl_headers = 1;
-		}
+		rate_limit_headers(a, ft->arg);
 		return 1;
 	case FAKEGH_FAULT_GQL_UNTYPED_RATE_LIMIT:
 		/* issue 15 #2: a 200 whose error carries neither type nor code */
