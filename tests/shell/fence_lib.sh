@@ -111,6 +111,18 @@ fence_check() {
   echo "$cell: last stamp $((limit - $(cat "$D"/*.stamp | sort -n | tail -n 1))) ms before the bound"
 }
 
+# fence_break CELL: another identity breaks the running CELL (--force); run
+# must end with exit 4 once its tree is gone, and nothing of the tree may run
+# after run has exited. Sets tbreak and texit (ms).
+fence_break() {
+  expect_rc 0 env REFLEASE_OWNER=admin $R break "$1" --force
+  tbreak=$(now_ms)
+  wait_rc "$P"
+  texit=$(now_ms)
+  [ "$rc" -eq 4 ] || { cat "$RUNLOG"; fail "$1: run exit $rc, want 4"; }
+  fence_check "$1" "$texit"
+}
+
 # run's JSON object: the last line of its stderr
 run_json() { tail -n 1 "$RUNLOG" | jparse; }
 

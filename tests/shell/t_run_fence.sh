@@ -80,12 +80,7 @@ fence_check "$c" "$texit"
 for shape in all setsid; do
   c=break-$shape
   fence_start "$c" "$shape" 6
-  expect_rc 0 env REFLEASE_OWNER=admin $R break "$c" --force
-  tbreak=$(now_ms)
-  wait_rc "$P"
-  texit=$(now_ms)
-  [ "$rc" -eq 4 ] || { cat "$RUNLOG"; fail "$c: run exit $rc, want 4"; }
-  fence_check "$c" "$texit"
+  fence_break "$c"
   [ $((texit - tbreak)) -lt 6000 ] || fail "$c: run took $((texit - tbreak)) ms after the break"
   run_json
   [ "$(jv reason)" = lost ] && [ "$(jv status)" = not_holder ] || fail "$c: json"
