@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "reflease/sys/clock.h"
+
 /* Permute mode: options may follow NAME (`acquire deploy --ttl 60`); `--`
  * still ends them. */
 #define LEASE_SHORTOPTS "vqh"
@@ -176,14 +178,6 @@ static const char *guard_out_path; /* or opened here (run --json-file) */
 static char guard_err[512];        /* written to stderr */
 static size_t guard_err_len;
 
-static double mono_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void guard_write(int fd, const char *buf, size_t len)
 {
 	while (len > 0) {
@@ -199,7 +193,7 @@ static void on_lease_stop_signal(int sig)
 {
 	lease_stop_signal = sig;
 	/* async-signal-safe only: clock_gettime, open, write, _exit */
-	if (guard_sleeping && mono_seconds() < guard_until - 0.005) {
+	if (guard_sleeping && lease_clock_seconds(LEASE_CLOCK_MONOTONIC) < guard_until - 0.005) {
 		int fd = guard_out_fd;
 		if (guard_out_path)
 			fd = open(guard_out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -298,7 +292,7 @@ int lease_wait_guard_cb(double sleep_seconds, void *payload)
 		return 1;
 	if (payload) /* the ref as last read: its oid in the interrupted object */
 		guard_build(payload);
-	guard_until = mono_seconds() + sleep_seconds;
+	guard_until = lease_clock_seconds(LEASE_CLOCK_MONOTONIC) + sleep_seconds;
 	guard_sleeping = 1;
 	/* a signal that came just before guard_sleeping was set */
 	if (lease_stop_signal) {

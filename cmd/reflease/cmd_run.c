@@ -93,14 +93,6 @@ static int run_option(cli_ctx *ctx, int c, const char *arg, void *payload)
 	return lease_args_option(ctx, c, arg, &ra->a);
 }
 
-static double wall_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* State shared with the heartbeat thread (under mu). */
 typedef struct run_shared {
 	pthread_mutex_t mu;
@@ -452,10 +444,12 @@ static double check_lost(run_sup *s, run_shared *sh)
 	sh->changed = 0;
 	pthread_mutex_unlock(&sh->mu);
 	if (!s->lost &&
-	    (lost_now || now >= deadline || (s->wall_is_store && wall_now() >= lost_at))) {
+	    (lost_now || now >= deadline ||
+	     (s->wall_is_store && lease_clock_seconds(LEASE_CLOCK_REALTIME) >= lost_at))) {
 		double grace = s->kill_grace;
-		if (s->wall_is_store && lost_at + s->kill_grace - wall_now() < grace)
-			grace = lost_at + s->kill_grace - wall_now();
+		if (s->wall_is_store &&
+		    lost_at + s->kill_grace - lease_clock_seconds(LEASE_CLOCK_REALTIME) < grace)
+			grace = lost_at + s->kill_grace - lease_clock_seconds(LEASE_CLOCK_REALTIME);
 		s->lost = 1;
 		run_guard_deadline(&s->g, 0);
 		sup_kill(s, SIGTERM, grace < 0 ? 0 : grace);

@@ -42,14 +42,6 @@
  * poll's monotonic timeout: wake up to look at CLOCK_BOOTTIME). */
 #define IDLE_POLL_MS 250
 
-double run_clock(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_BOOTTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 void run_terminating_signals(sigset_t *set)
 {
 	static const int sigs[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGABRT,  SIGUSR1, SIGUSR2,
@@ -248,11 +240,10 @@ void run_tree_stop(int sig, double grace, pid_t watch, int *watch_status)
 	memset(&k, 0, sizeof(k));
 	killer_start(&k, sig, grace);
 	for (;;) {
-		struct timespec ts = {0, KILL_POLL_MS * 1000000L};
 		int r = reap(watch, watch_status, &done);
 		if (killer_step(&k) == 0 && r < 0)
 			break;
-		nanosleep(&ts, NULL);
+		lease_sleep_ms(KILL_POLL_MS, LEASE_SLEEP_INTERRUPTIBLE);
 	}
 	free(k.sent.v);
 }

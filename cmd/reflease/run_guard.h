@@ -10,6 +10,8 @@
 #include <signal.h>
 #include <sys/types.h>
 
+#include "reflease/sys/clock.h"
+
 /* The guard as seen by reflease (the parent). */
 typedef struct run_guard {
 	pid_t pid; /* the guard process */
@@ -27,8 +29,12 @@ enum {
 };
 
 /* Seconds on CLOCK_BOOTTIME (counts a suspend, unlike CLOCK_MONOTONIC;
- * never steps). Every deadline of run and the guard is on this clock. */
-double run_clock(void);
+ * never steps). Every deadline of run and the guard is on this clock; the
+ * library's one clock helper (reflease/sys/clock.h) reads it. */
+static inline double run_clock(void)
+{
+	return lease_clock_seconds(LEASE_CLOCK_BOOTTIME);
+}
 
 /* The catchable signals whose default action ends a process, minus the
  * synchronous fault signals (SEGV, BUS, FPE, ILL, TRAP, SYS): HUP INT QUIT

@@ -9,6 +9,7 @@
 
 #include "lease/policy.h"
 #include "store/store.h"
+#include "util/util.h"
 
 /* Longest single nanosleep of the default sleep, so a stop request is
  * honoured within this many milliseconds. */
@@ -62,14 +63,11 @@ static int default_sleep(double seconds, const volatile sig_atomic_t *stop)
 	while (seconds > 0) {
 		double slice =
 		        seconds < SLEEP_SLICE_MS / 1000.0 ? seconds : SLEEP_SLICE_MS / 1000.0;
-		struct timespec ts;
 
 		if (stop && *stop)
 			return 1;
-		ts.tv_sec = (time_t)slice;
-		ts.tv_nsec = (long)((slice - (double)ts.tv_sec) * 1e9);
-		if (nanosleep(&ts, NULL) != 0 && errno != EINTR)
-			return 0;
+		/* a signal ends the slice early: the stop flag is looked at sooner */
+		lease_sleep_ms((int64_t)(slice * 1000 + 0.999), LEASE_SLEEP_INTERRUPTIBLE);
 		seconds -= slice;
 	}
 	return stop && *stop;

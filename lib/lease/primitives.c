@@ -190,7 +190,7 @@ static int verify(lease_store *st, enum prim_kind k, const char *refname, const 
 			return cas_fail(st, LEASE_ECAS, LEASE_OUTCOME_UNKNOWN, 0,
 			                "the ref holds another state (lost race)");
 		}
-		lease_sleep_ms(pause < left ? pause : left);
+		lease_sleep_ms(pause < left ? pause : left, LEASE_SLEEP_FULL);
 		pause = pause * 2 > POLL_MAX_MS ? POLL_MAX_MS : pause * 2;
 	}
 }
@@ -576,7 +576,9 @@ int lease_wait_ref_change(lease_store *st, const char *name, int known_present,
 		return st->t->wait_change(st->t, ref, known_present,
 		                          known_present && known_oid ? known_oid : &zero,
 		                          timeout_ms) > 0;
-	return lease_wait_nap_ms(timeout_ms) < 0 ? 1 : 0; /* a signal: the caller looks at it */
+	return lease_sleep_ms(timeout_ms, LEASE_SLEEP_INTERRUPTIBLE) < 0
+	               ? 1
+	               : 0; /* a signal: the caller looks at it */
 }
 
 void lease_ref_state_clear(lease_ref_state *s)

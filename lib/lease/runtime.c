@@ -812,13 +812,11 @@ static int run_kind(op_kind kind, lease_result *out, lease_store *st, const char
  * second; -1 when there is no such instant ahead (no payload, released). */
 static double until_takeover(lease_store *st, const lease_result *out)
 {
-	struct timespec ts;
-	double now;
+	double wall = lease_clock_seconds(LEASE_CLOCK_REALTIME), now;
 
 	if (!out->has_payload || out->payload.phase == LEASE_PHASE_RELEASED)
 		return -1;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	now = (double)lease_store_now(st) + (double)ts.tv_nsec / 1e9;
+	now = (double)lease_store_now(st) + (wall - (double)(int64_t)wall);
 	return (double)(out->payload.expires_at + lease_store_skew_margin(st) + 1) - now + 0.002;
 }
 
@@ -840,9 +838,10 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
 	 * cannot watch is polled at a steady ttl_min/20 s. */
 	poll_s = lease_store_can_watch(st) ? 0 : (double)lease_store_ttl_min(st) / 20.0;
 	start_store = out->now ? out->now : lease_store_now(st);
-	start_mono = lease_mono_s();
+	start_mono = lease_clock_seconds(LEASE_CLOCK_MONOTONIC);
 	while (rc == LEASE_EHELD || rc == LEASE_ELOCKED) {
-		double elapsed = lease_mono_s() - start_mono, remaining, wait_s, until, t0;
+		double elapsed = lease_clock_seconds(LEASE_CLOCK_MONOTONIC) - start_mono, remaining,
+		       wait_s, until, t0;
 		int64_t store_elapsed = lease_store_now(st) - start_store;
 
 		/* store time has whole seconds: it counts only past that rounding */
@@ -866,12 +865,13 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
 			goto interrupted;
 		lease_store_log(st, LEASE_LOG_INFO, "%s: held; waiting up to %.1f s for a change",
 		                name, wait_s);
-		t0 = lease_mono_s();
+		t0 = lease_clock_seconds(LEASE_CLOCK_MONOTONIC);
 		lease_wait_ref_change(st, name, out->present, &out->oid,
 		                      (int)(wait_s * 1000.0 + 0.5));
 		/* Woken before the announced time: the caller's window for
 		 * interrupting a wait ends here (nothing is held yet). */
-		if (opts->wait_cb && lease_mono_s() < t0 + wait_s - 0.005 &&
+		if (opts->wait_cb &&
+		    lease_clock_seconds(LEASE_CLOCK_MONOTONIC) < t0 + wait_s - 0.005 &&
 		    opts->wait_cb(0.0, opts->wait_payload))
 			goto interrupted;
 		rc = run_kind(OP_ACQUIRE, out, st, name, opts);

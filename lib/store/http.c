@@ -50,7 +50,7 @@ void lease_http_sleep_ms(int64_t ms)
 		virtual_ms += ms;
 		return;
 	}
-	lease_sleep_ms(ms);
+	lease_sleep_ms(ms, LEASE_SLEEP_FULL);
 }
 
 static void wipe(char *p, size_t n)

@@ -123,7 +123,7 @@ static void backoff(local_transport *lt, int attempt)
 	int cap = 1 << (attempt < 4 ? attempt : 4);
 	long ms = 1 + (long)(rand_r(&lt->seed) % (unsigned)(cap * 2));
 
-	lease_sleep_ms(ms);
+	lease_sleep_ms(ms, LEASE_SLEEP_FULL);
 }
 
 /* Read object @p id back after its write (a full disk has been seen to

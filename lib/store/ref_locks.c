@@ -144,7 +144,7 @@ int lease_fs_remove_ref_lock(const char *commondir, const char *store_lock,
 			         e == EEXIST ? "held by another reaper" : strerror(e));
 			return e == EEXIST ? LEASE_ELOCKED : lease_fs_errno_class(e);
 		}
-		lease_sleep_ms(20);
+		lease_sleep_ms(20, LEASE_SLEEP_FULL);
 		waited += 20;
 	}
 	close(fd);
@@ -255,7 +255,7 @@ int lease_fs_lock(int *fd, const char *commondir, const char *path, int wait_ms,
 		}
 		if (!seed)
 			seed = (unsigned int)getpid() ^ (unsigned int)time(NULL);
-		lease_sleep_ms(5 + (long)(rand_r(&seed) % 20));
+		lease_sleep_ms(5 + (long)(rand_r(&seed) % 20), LEASE_SLEEP_FULL);
 		waited += 15;
 	}
 }

@@ -353,11 +353,6 @@ int lease_fs_wait_ref_change(lease_transport *t, lease_probe_fn probe, const cha
                              const char *refname, int known_present, const lease_oid *known_oid,
                              int timeout_ms);
 
-/** Monotonic clock, ms (lib/store/wait_poll.c). */
-int64_t lease_wait_mono_ms(void);
-/** Sleep @p ms; 0, or -1 when a signal cut the sleep short (a waiter returns at once). */
-int lease_wait_nap_ms(int64_t ms);
-
 /** Longest a local waiter goes without re-reading the ref, ms. */
 #define LEASE_WATCH_CAP_MS 150
 

@@ -5,25 +5,7 @@
 #include "store.h"
 #include "util/util.h"
 
-#include <errno.h>
 #include <string.h>
-#include <time.h>
-
-int64_t lease_wait_mono_ms(void)
-{
-	return lease_mono_ms();
-}
-
-int lease_wait_nap_ms(int64_t ms)
-{
-	struct timespec ts;
-
-	if (ms <= 0)
-		return 0;
-	ts.tv_sec = (time_t)(ms / 1000);
-	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
-	return nanosleep(&ts, NULL) == 0 || errno != EINTR ? 0 : -1;
-}
 
 /* @p ms jittered to [0.75, 1.25) of itself (waiters started together spread out). */
 static int64_t jittered(int64_t ms)
@@ -39,17 +21,16 @@ int lease_poll_ref_change(lease_transport *t, lease_probe *state, lease_probe_fn
                           const char *refname, int known_present, const lease_oid *known_oid,
                           int timeout_ms, int interval_ms)
 {
-	int64_t end = lease_wait_mono_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	int64_t end = lease_mono_ms() + (timeout_ms > 0 ? timeout_ms : 0);
 
 	for (;;) {
-		int64_t now = lease_wait_mono_ms(),
-		        nap = jittered(interval_ms > 0 ? interval_ms : 1000);
+		int64_t now = lease_mono_ms(), nap = jittered(interval_ms > 0 ? interval_ms : 1000);
 
 		if (now + nap >= end) {
 			/* No probe at the deadline: the caller reads anyway. */
-			return lease_wait_nap_ms(end - now) < 0 ? 1 : 0;
+			return lease_sleep_ms(end - now, LEASE_SLEEP_INTERRUPTIBLE) < 0 ? 1 : 0;
 		}
-		if (lease_wait_nap_ms(nap) < 0)
+		if (lease_sleep_ms(nap, LEASE_SLEEP_INTERRUPTIBLE) < 0)
 			return 1; /* a signal: let the caller look at it */
 		state->not_modified = 0;
 		if (probe(t, refname, state) < 0)

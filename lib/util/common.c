@@ -202,6 +202,16 @@ int lease_host_is_loopback(const char *host)
 	return memcmp(a6.s6_addr, mapped, sizeof(mapped)) == 0 && a6.s6_addr[12] == 127;
 }
 
+double lease_clock_seconds(lease_clock_id id)
+{
+	static const clockid_t ids[] = {CLOCK_MONOTONIC, CLOCK_BOOTTIME, CLOCK_REALTIME};
+	struct timespec ts;
+
+	if ((unsigned)id >= sizeof(ids) / sizeof(ids[0]) || clock_gettime(ids[id], &ts) != 0)
+		return 0;
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 int64_t lease_mono_ms(void)
 {
 	struct timespec ts;
@@ -210,22 +220,19 @@ int64_t lease_mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-double lease_mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-void lease_sleep_ms(int64_t ms)
+int lease_sleep_ms(int64_t ms, lease_sleep_mode mode)
 {
 	struct timespec ts;
 
 	if (ms <= 0)
-		return;
+		return 0;
 	ts.tv_sec = (time_t)(ms / 1000);
 	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
+	while (nanosleep(&ts, &ts) != 0) {
+		if (errno != EINTR)
+			return 0;
+		if (mode == LEASE_SLEEP_INTERRUPTIBLE)
+			return -1;
+	}
+	return 0;
 }

@@ -9,20 +9,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "reflease/sys/clock.h" /* the clocks and sleeps */
+
 /**
  * Days since 1970-01-01 of the proleptic Gregorian date @p y-@p m-@p d
  * (H. Hinnant's days_from_civil); no range check.
  */
 int64_t lease_days_from_civil(int64_t y, int m, int d);
-
-/** The monotonic clock, milliseconds (the one clock of the library's waits). */
-int64_t lease_mono_ms(void);
-
-/** The monotonic clock, seconds with their fraction. */
-double lease_mono_s(void);
-
-/** Sleep @p ms milliseconds in full (a signal does not cut it short); <= 0 returns at once. */
-void lease_sleep_ms(int64_t ms);
 
 /** Value of hex digit @p c (0–15, either case), or -1. */
 int lease_hex_digit(char c);
