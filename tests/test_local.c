@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <git2.h>
+
 #include "reflease/primitives.h"
 #include "store/store.h"
 #include "support/testrepo.h"
@@ -711,6 +713,29 @@ START_TEST(symbolic_ref_cas)
 }
 END_TEST
 
+/* lease_global_init (issue 17): the one initialisation of libgit2 and
+ * libcurl, done once; every store open goes through it. Each Check test
+ * runs in its own process, so the counts below start from zero. */
+START_TEST(global_init_once)
+{
+	lease_store *st = NULL;
+	char dir[512], spec[600], err[512];
+
+	ck_assert_int_eq(testrepo_make(dir, sizeof(dir), TESTREPO_BARE), 0);
+	ck_assert_int_eq(lease_global_init(), 0);
+	ck_assert_int_eq(lease_global_init(), 0);
+	/* libgit2 counts its initialisations: ours was one, whatever the calls */
+	ck_assert_int_eq(git_libgit2_init(), 2);
+	git_libgit2_shutdown();
+	snprintf(spec, sizeof(spec), "local:%s", dir);
+	ck_assert_int_eq(lease_store_open(&st, spec, NULL, err, sizeof(err)), 0);
+	lease_store_free(st);
+	ck_assert_int_eq(git_libgit2_init(), 2); /* opening a store did not add one */
+	git_libgit2_shutdown();
+	testrepo_remove(dir);
+}
+END_TEST
+
 Suite *local_suite(void);
 Suite *local_suite(void)
 {
@@ -719,6 +744,7 @@ Suite *local_suite(void)
 	TCase *race = tcase_create("race");
 
 	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, global_init_once);
 	tcase_add_test(tc, repo_kinds);
 	tcase_add_test(tc, open_errors);
 	tcase_add_test(tc, init_and_git_cli_crosscheck);

@@ -490,6 +490,9 @@ int main(int argc, char **argv)
 			return -cli_usage(&ctx, "invalid namespace: %s",
 			                  strncmp(err, "namespace: ", 11) == 0 ? err + 11 : err);
 	}
+	/* Before run's heartbeat thread and guard exist (lease_global_init). */
+	if ((rc = lease_global_init()) < 0)
+		return cli_status_of(cli_fail(&ctx, rc, "cannot initialise libgit2 and libcurl"));
 	default_identity(&ctx);
 	rc = cmd->run(&ctx, argc - optind, argv + optind);
 	lease_store_free(ctx.st);

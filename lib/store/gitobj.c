@@ -1,30 +1,21 @@
 /* libgit2 code shared by the local and remote transports (gitobj.h). */
 #include "gitobj.h"
+#include "git2compat.h"
 
 #include <git2/sys/commit.h>
-#include <pthread.h>
 #include <string.h>
 
 #define EMPTY_TREE_HEX "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
-static pthread_once_t libgit2_once = PTHREAD_ONCE_INIT;
-static int libgit2_rc;
-
-static void libgit2_setup(void)
+int lease_git_global_setup(void)
 {
-	libgit2_rc = git_libgit2_init();
-	if (libgit2_rc >= 0) {
-		git_libgit2_opts(GIT_OPT_ENABLE_FSYNC_GITDIR, 1);
-		/* Each commit is read once per operation: caching commits only costs
-		 * memory (a 10,000-lease sweep held ~20 MiB of them). */
-		git_libgit2_opts(GIT_OPT_SET_CACHE_OBJECT_LIMIT, GIT_OBJECT_COMMIT, (size_t)0);
-	}
-}
-
-int lease_git_setup(void)
-{
-	pthread_once(&libgit2_once, libgit2_setup);
-	return libgit2_rc < 0 ? LEASE_EINTERNAL : 0;
+	if (git_libgit2_init() < 0)
+		return LEASE_EINTERNAL;
+	git_libgit2_opts(GIT_OPT_ENABLE_FSYNC_GITDIR, 1);
+	/* Each commit is read once per operation: caching commits only costs
+	 * memory (a 10,000-lease sweep held ~20 MiB of them). */
+	git_libgit2_opts(GIT_OPT_SET_CACHE_OBJECT_LIMIT, GIT_OBJECT_COMMIT, (size_t)0);
+	return lease_git_net_timeouts() < 0 ? LEASE_EINTERNAL : 0;
 }
 
 void lease_git_oid_to(git_oid *g, const lease_oid *o)

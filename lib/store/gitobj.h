@@ -12,12 +12,13 @@
 #include "store.h"
 
 /**
- * Initialise libgit2 once per process, with fsync of the git directory on
- * (protocol.md §9) and no commit cache (each commit is read once per
- * operation). Thread-safe.
+ * libgit2's part of lease_global_init() (called once, by it only):
+ * git_libgit2_init, fsync of the git directory on (protocol.md §9), no
+ * commit cache (each commit is read once per operation), and the network
+ * timeouts of lease_git_net_timeouts().
  * @return 0, or LEASE_EINTERNAL
  */
-int lease_git_setup(void);
+int lease_git_global_setup(void);
 
 /** Copy a lease_oid into a git_oid. */
 void lease_git_oid_to(git_oid *g, const lease_oid *o);

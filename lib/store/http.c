@@ -4,6 +4,7 @@
 #include "http.h"
 
 #include "reflease/common.h"
+#include "reflease/store.h"
 #include "util/util.h"
 
 #include <curl/curl.h>
@@ -34,7 +35,6 @@ struct lease_http {
 	char if_none_match[128]; /* sent with the next GET only ("" = none) */
 };
 
-static int curl_ready;
 /* Under a responder (tests, fuzzing) sleeping advances a virtual clock. */
 static int virtual_clock;
 static int64_t virtual_ms;
@@ -260,6 +260,11 @@ static struct curl_slist *add_header(struct curl_slist *l, const char *line, int
 	return n;
 }
 
+int lease_http_global_setup(void)
+{
+	return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : LEASE_ECONFIG;
+}
+
 int lease_http_new(lease_http **out, const char *token, char *err, size_t errlen)
 {
 	lease_http *h = NULL;
@@ -268,12 +273,9 @@ int lease_http_new(lease_http **out, const char *token, char *err, size_t errlen
 	size_t i, n, start = 0;
 
 	*out = NULL;
-	if (!curl_ready) {
-		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-			set_err(err, errlen, "%s", "libcurl could not be initialised");
-			return LEASE_ECONFIG;
-		}
-		curl_ready = 1;
+	if (lease_global_init() < 0) {
+		set_err(err, errlen, "%s", "libgit2 and libcurl could not be initialised");
+		return LEASE_ECONFIG;
 	}
 	if (!(h = calloc(1, sizeof(*h))))
 		return LEASE_ENOMEM;

@@ -51,6 +51,13 @@ typedef struct lease_http_response {
 int lease_http_check_url(const char *url, char *err, size_t errlen);
 
 /**
+ * libcurl's part of lease_global_init() (called once, by it only):
+ * curl_global_init(CURL_GLOBAL_DEFAULT).
+ * @return 0, or LEASE_ECONFIG (libcurl unusable)
+ */
+int lease_http_global_setup(void);
+
+/**
  * Create a client sending `Authorization: Bearer <token>` with every request.
  * @param token  copied; NULL or "" sends no Authorization header
  * @return 0, LEASE_ENOMEM, LEASE_ECONFIG (libcurl unusable)

@@ -638,12 +638,12 @@ int lease_local_transport_new(lease_transport **out, const char *path, char *err
 {
 	local_transport *lt;
 	const char *common;
-	int gerr, n;
+	int gerr, n, rc;
 
 	*out = NULL;
-	if (lease_git_setup() < 0) {
-		seterr(err, errlen, "cannot initialise libgit2 for", path);
-		return LEASE_EINTERNAL;
+	if ((rc = lease_global_init()) < 0) {
+		seterr(err, errlen, "cannot initialise libgit2 and libcurl for", path);
+		return rc;
 	}
 	if (!(lt = calloc(1, sizeof(*lt))))
 		return LEASE_ENOMEM;
@@ -726,12 +726,12 @@ int lease_local_init_ex(const char *path, int *created, char *err, size_t errlen
 {
 	git_repository *repo = NULL;
 	git_buf found = {0};
-	int gerr;
+	int gerr, rc;
 
 	*created = 0;
-	if (lease_git_setup() < 0) {
-		seterr(err, errlen, "cannot initialise libgit2 for", path);
-		return LEASE_EINTERNAL;
+	if ((rc = lease_global_init()) < 0) {
+		seterr(err, errlen, "cannot initialise libgit2 and libcurl for", path);
+		return rc;
 	}
 	if (git_repository_open_ext(&repo, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
 		/* Never a bare skeleton inside somebody's repository (or its

@@ -959,9 +959,9 @@ int lease_remote_transport_new(lease_transport **out, const char *url, char *err
 	*out = NULL;
 	if (err && errlen)
 		err[0] = '\0';
-	if (lease_git_setup() < 0 || lease_git_net_timeouts() < 0) {
-		seterr(err, errlen, "cannot initialise libgit2", NULL);
-		return LEASE_EINTERNAL;
+	if ((rc = lease_global_init()) < 0) {
+		seterr(err, errlen, "cannot initialise libgit2 and libcurl", NULL);
+		return rc;
 	}
 	if (!url || !*url) {
 		snprintf(err, errlen, "remote: needs a URL (file://, git://, http(s)://, ssh://)");

@@ -1,12 +1,31 @@
 /* The store handle: spec parsing, backend dispatch, accessors, errors. */
 #include "store.h"
+#include "gitobj.h"
+#include "http.h"
 #include "util/util.h"
+
+#include <pthread.h>
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+static pthread_once_t global_once = PTHREAD_ONCE_INIT;
+static int global_rc;
+
+static void global_setup(void)
+{
+	if ((global_rc = lease_git_global_setup()) == 0)
+		global_rc = lease_http_global_setup();
+}
+
+int lease_global_init(void)
+{
+	pthread_once(&global_once, global_setup);
+	return global_rc;
+}
 
 /* A backend constructor: build a transport from the text after "kind:". */
 typedef int (*transport_ctor)(lease_transport **out, const char *arg,

@@ -18,6 +18,22 @@ typedef struct lease_store lease_store;
 /** A raw transport (lib/store/store.h defines the vtable). */
 typedef struct lease_transport lease_transport;
 
+/**
+ * Initialise, once per process, the libraries the stores use: libgit2
+ * (git_libgit2_init, fsync of the git directory on, no commit cache, the
+ * network timeouts of remote: stores — protocol.md §9) and libcurl
+ * (curl_global_init). The one place reflease initialises them: every
+ * function that opens or creates a store calls it itself, and later calls
+ * return the first call's result. Thread-safe (pthread_once), but libcurl's
+ * own initialisation is not safe beside other threads using libcurl (before
+ * libcurl 7.84): a program with such threads calls it first, from one
+ * thread, as the CLI does. Nothing is shut down: the libraries stay
+ * initialised until the process exits.
+ * @return 0, LEASE_EINTERNAL (libgit2 could not be initialised),
+ *         LEASE_ECONFIG (libcurl could not be initialised)
+ */
+int lease_global_init(void);
+
 #define LEASE_STORE_OPTIONS_VERSION 1
 
 /** Options for lease_store_open(). Initialise with LEASE_STORE_OPTIONS_INIT. */
