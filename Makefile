@@ -27,8 +27,9 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
 CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
-CPPFLAGS += -Ilib/include -Ilib -DREFLEASE_VERSION=\"$(VERSION)\"
-ALL_CFLAGS = $(WARN) $(OPT) -fPIC $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS)
+CPPFLAGS += -DREFLEASE_VERSION=\"$(VERSION)\"
+INCLUDES = -Ilib/include -Ilib
+ALL_CFLAGS = $(WARN) $(OPT) -fPIC $(INCLUDES) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS)
 
 LIB_SRC  := $(sort $(wildcard lib/*/*.c) $(wildcard migrations/*.c))
 CMD_SRC  := $(sort $(wildcard cmd/reflease/*.c))
@@ -38,7 +39,9 @@ TOOL_SRC := $(sort $(wildcard tests/tools/*.c))
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CMD_OBJ  := $(CMD_SRC:%.c=$(BUILD)/%.o)
-TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o) $(SUPP_SRC:%.c=$(BUILD)/%.o) $(BUILD)/tests/runner.o
+# The CLI's own formatting is unit-tested too (tests/test_cli.c).
+TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o) $(SUPP_SRC:%.c=$(BUILD)/%.o) $(BUILD)/tests/runner.o \
+            $(BUILD)/cmd/reflease/gha_escape.o
 TOOLS    := $(TOOL_SRC:tests/tools/%.c=$(BUILD)/tools/%)
 
 LIBA   := $(BUILD)/libreflease.a
@@ -65,6 +68,9 @@ deps:
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+# The layers show in the headers (issue 17): cmd/ sees the public API only.
+$(CMD_OBJ): INCLUDES = -Ilib/include
 
 $(LIBA): $(LIB_OBJ)
 	@rm -f $@

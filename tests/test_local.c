@@ -167,13 +167,13 @@ START_TEST(init_and_git_cli_crosscheck)
 	ck_assert_int_eq(testrepo_make(dir, sizeof(dir), TESTREPO_BARE), 0);
 	/* inside a repository: refused (issue 14), nothing created */
 	snprintf(path, sizeof(path), "%s/store.git", dir);
-	ck_assert_int_eq(lease_local_init(path, out, sizeof(out)), LEASE_ECONFIG);
+	ck_assert_int_eq(lease_store_init_local(path, NULL, out, sizeof(out)), LEASE_ECONFIG);
 	ck_assert_int_eq(access(path, F_OK), -1);
 	testrepo_remove(dir);
 	snprintf(dir, sizeof(dir), "/tmp/reflease-test-init-XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/store.git", dir);
-	ck_assert_int_eq(lease_local_init(path, out, sizeof(out)), 0);
+	ck_assert_int_eq(lease_store_init_local(path, NULL, out, sizeof(out)), 0);
 	ck_assert_int_eq(testrepo_git(out, sizeof(out), path, "rev-parse --is-bare-repository"), 0);
 	ck_assert_str_eq(out, "true\n");
 	ck_assert_int_eq(testrepo_git(out, sizeof(out), path, "config core.logAllRefUpdates"), 0);

@@ -1,7 +1,7 @@
 /*
  * Payload migrations (lib/lease/migrate.c, migrations/; protocol.md §8).
  *
- * Stores are real local repositories (lease_local_init) with an injected
+ * Stores are real local repositories (lease_store_init_local) with an injected
  * clock; payload commits are written directly with lease_write_commit +
  * lease_cas_create from hand-built JSON, so 1.0, 1.1, released, malformed
  * and newer payloads sit side by side. Concurrent writers are interleaved
@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "../migrations/migrations.h"
-#include "lease/version.h"
+#include "reflease/version.h"
 #include "reflease/migrate.h"
 #include "reflease/runtime.h"
 #include "store/store.h"
@@ -48,7 +48,7 @@ static void setup(void)
 	snprintf(fx.dir, sizeof(fx.dir), "%s/reflease-migrate-XXXXXX",
 	         getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	ck_assert_ptr_nonnull(mkdtemp(fx.dir));
-	ck_assert_int_eq(lease_local_init(fx.dir, err, sizeof(err)), 0);
+	ck_assert_int_eq(lease_store_init_local(fx.dir, NULL, err, sizeof(err)), 0);
 	fx.now = T0;
 	o.clock.now = fx_clock;
 	o.clock.payload = &fx.now;

@@ -62,7 +62,7 @@ static void setup(void)
 	snprintf(repo, sizeof(repo), "%s/reconcile-XXXXXX",
 	         getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	ck_assert_ptr_nonnull(mkdtemp(repo));
-	ck_assert_msg(lease_local_init(repo, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(lease_store_init_local(repo, NULL, err, sizeof(err)) == 0, "%s", err);
 	clock_now = T0;
 }
 
@@ -914,25 +914,6 @@ START_TEST(history_newest_first_with_intervals)
 }
 END_TEST
 
-/* ---- workflow-command escaping ----------------------------------------------------------- */
-
-START_TEST(annotation_escaping)
-{
-	char out[256];
-
-	lease_gha_escape(out, sizeof(out), "50% done\r\n::error::pwned", 0);
-	ck_assert_str_eq(out, "50%25 done%0D%0A::error::pwned");
-	lease_gha_escape(out, sizeof(out), "a:b,c%\n", 1);
-	ck_assert_str_eq(out, "a%3Ab%2Cc%25%0A");
-	lease_gha_escape(out, sizeof(out), "tab\there\x01", 0);
-	ck_assert_str_eq(out, "tab%09here%01");
-	/* truncation never splits an escape */
-	lease_gha_escape(out, 6, "ab%%%", 0);
-	ck_assert_str_eq(out, "ab%25");
-	ck_assert_uint_eq(lease_gha_escape(out, 1, "x", 0), 0);
-}
-END_TEST
-
 START_TEST(severity_and_names)
 {
 	lease_severity s;
@@ -970,7 +951,6 @@ Suite *reconcile_suite(void)
 	tcase_add_test(tc, stale_lock_removal_rechecks_inode_and_age);
 	tcase_add_test(tc, unreadable_lease_never_stops_the_sweep);
 	tcase_add_test(tc, history_newest_first_with_intervals);
-	tcase_add_test(tc, annotation_escaping);
 	tcase_add_test(tc, severity_and_names);
 	suite_add_tcase(s, tc);
 	return s;

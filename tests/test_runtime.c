@@ -17,7 +17,7 @@
 
 #include "lease/policy.h"
 #include "lease/rotation.h"
-#include "lease/version.h"
+#include "reflease/version.h"
 #include "reflease.h"
 #include "store/store.h"
 #include "support/memstore.h"

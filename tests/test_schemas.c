@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lease/version.h"
+#include "reflease/version.h"
 #include "reflease/schema.h"
 
 #define TOKEN "0123456789abcdef0123456789abcdef"

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lease/version.h"
+#include "reflease/version.h"
 #include "report.h"
 
 /* Bytes kept spare below REPORT_SUMMARY_MAX for the summary's "N more" line. */

@@ -5,9 +5,8 @@
 #include <git2.h>
 #include <string.h>
 
-#include "lease/version.h"
+#include "reflease/version.h"
 #include "report.h"
-#include "store/store.h"
 
 static const struct option plain_longopts[] = {CLI_GLOBAL_LONGOPTS, {NULL, 0, NULL, 0}};
 
@@ -23,7 +22,7 @@ static int cmd_init(cli_ctx *ctx, int argc, char **argv)
 	if (argc - i > 1)
 		return cli_status_of(
 		        cli_usage(ctx, "unexpected argument '%s' after PATH", argv[i + 1]));
-	if ((rc = lease_local_init_ex(argv[i], &created, err, sizeof(err))) < 0)
+	if ((rc = lease_store_init_local(argv[i], &created, err, sizeof(err))) < 0)
 		return cli_status_of(cli_fail(ctx, rc, "%s", err));
 	if (ctx->json)
 		cli_emit_json(stdout, json_pack("{s:s, s:s, s:s}", "status",

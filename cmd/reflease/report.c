@@ -209,8 +209,8 @@ int report_annotate(report_annotations *a, lease_severity level, const char *tit
 		a->more[level]++;
 		return 0;
 	}
-	lease_gha_escape(t, sizeof(t), title, 1);
-	lease_gha_escape(d, sizeof(d), text, strict);
+	report_gha_escape(t, sizeof(t), title, 1);
+	report_gha_escape(d, sizeof(d), text, strict);
 	fprintf(stderr, "::%s title=%s::%s\n", annotation_cmd[level], t, d);
 	a->shown[level]++;
 	return 1;

@@ -109,6 +109,17 @@ long report_summary_limit(const char *path);
 
 /* ---- GitHub annotations ---- */
 
+/**
+ * Escape @p in for a GitHub workflow command (protocol.md §7, cli.md "GitHub
+ * Actions"): "%" → %25, CR → %0D, LF → %0A, and for a property value also
+ * ":" → %3A and "," → %2C. Other C0 controls become %XX too. The result is
+ * always NUL-terminated and truncated (never mid-escape) to @p outlen − 1.
+ * @param property  non-zero: escape as a property value
+ * @return the length written
+ */
+size_t report_gha_escape(char *out, size_t outlen, const char *in, int property);
+
+
 /** Annotations emitted and held back per level (LEASE_SEV_INFO..ERROR); zero it to start. */
 typedef struct report_annotations {
 	size_t shown[LEASE_SEV_ERROR + 1];
@@ -120,7 +131,7 @@ typedef struct report_annotations {
  * (info, warning or error) unless REPORT_ANNOTATIONS_PER_LEVEL were already
  * printed at that level; then it is only counted. @p title is escaped as a
  * property value (at most 399 bytes), @p text as the command's data (at most
- * 2047 bytes), also as a property value when @p strict (lease_gha_escape()).
+ * 2047 bytes), also as a property value when @p strict (report_gha_escape()).
  * @return 1 when printed, 0 when held back or @p level is not annotated
  */
 int report_annotate(report_annotations *a, lease_severity level, const char *title,

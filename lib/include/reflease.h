@@ -14,5 +14,6 @@
 #include "reflease/runtime.h"
 #include "reflease/schema.h"
 #include "reflease/store.h"
+#include "reflease/version.h"
 
 #endif

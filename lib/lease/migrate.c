@@ -16,7 +16,7 @@
 #include "../../migrations/migrations.h"
 #include "lease/commit.h"
 #include "lease/door.h"
-#include "lease/version.h"
+#include "reflease/version.h"
 #include "store/store.h"
 #include "util/util.h"
 

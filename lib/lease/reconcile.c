@@ -24,7 +24,7 @@
 #include "lease/commit.h"
 #include "lease/door.h"
 #include "lease/policy.h"
-#include "lease/version.h"
+#include "reflease/version.h"
 #include "store/store.h"
 #include "util/util.h"
 
@@ -917,33 +917,4 @@ int lease_history_read(lease_history *out, lease_store *st, const char *name, si
 		                : LEASE_HB_APPROXIMATE;
 	}
 	return 0;
-}
-
-/* ---- GitHub workflow-command escaping -------------------------------------------------- */
-
-size_t lease_gha_escape(char *out, size_t outlen, const char *in, int property)
-{
-	static const char hexd[] = "0123456789ABCDEF";
-	size_t n = 0;
-	const unsigned char *p;
-
-	if (!outlen)
-		return 0;
-	for (p = (const unsigned char *)in; *p; p++) {
-		int esc = *p == '%' || *p < 0x20 || *p == 0x7f ||
-		          (property && (*p == ':' || *p == ','));
-		size_t need = esc ? 3 : 1;
-
-		if (n + need >= outlen)
-			break;
-		if (esc) {
-			out[n++] = '%';
-			out[n++] = hexd[*p >> 4];
-			out[n++] = hexd[*p & 15];
-		} else {
-			out[n++] = (char)*p;
-		}
-	}
-	out[n] = '\0';
-	return n;
 }

@@ -7,7 +7,7 @@
 #include "lease/door.h"
 #include "lease/policy.h"
 #include "lease/rotation.h"
-#include "lease/version.h"
+#include "reflease/version.h"
 #include "store/store.h"
 #include "util/util.h"
 

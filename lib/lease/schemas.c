@@ -5,7 +5,7 @@
  * "lease_token: must be 32 lowercase hex characters". */
 #include "reflease/schema.h"
 
-#include "lease/version.h"
+#include "reflease/version.h"
 #include "util/util.h"
 
 #include <jansson.h>

@@ -722,12 +722,14 @@ static int discover_above(git_buf *found, const char *path)
 	return git_repository_discover(found, dir, 0, NULL);
 }
 
-int lease_local_init_ex(const char *path, int *created, char *err, size_t errlen)
+int lease_store_init_local(const char *path, int *created, char *err, size_t errlen)
 {
 	git_repository *repo = NULL;
 	git_buf found = {0};
-	int gerr, rc;
+	int gerr, rc, created_here = 0;
 
+	if (!created)
+		created = &created_here;
 	*created = 0;
 	if ((rc = lease_global_init()) < 0) {
 		seterr(err, errlen, "cannot initialise libgit2 and libcurl for", path);
@@ -765,11 +767,4 @@ int lease_local_init_ex(const char *path, int *created, char *err, size_t errlen
 	}
 	git_repository_free(repo);
 	return 0;
-}
-
-int lease_local_init(const char *path, char *err, size_t errlen)
-{
-	int created;
-
-	return lease_local_init_ex(path, &created, err, errlen);
 }

@@ -301,16 +301,6 @@ int lease_fs_delete_ref(const char *commondir, const char *refname, const lease_
  */
 int lease_fs_probe_write(const char *dir, char *err, size_t errlen);
 
-/**
- * Make @p path a lease store (protocol.md §9): an existing repository (bare,
- * or a working tree's, at @p path itself) only gets the settings below
- * (*@p created = 0, nothing added to a working tree); otherwise a bare
- * repository is created there (*@p created = 1). Settings:
- * core.logAllRefUpdates=true (git maintenance is safe beside the store).
- * @return 0, LEASE_ECONFIG, LEASE_EAUTH, LEASE_EINTERNAL
- */
-int lease_local_init_ex(const char *path, int *created, char *err, size_t errlen);
-
 /** What one probe of a polled ref saw (lib/store/wait_poll.c). */
 typedef struct lease_probe {
 	int present;        /**< the ref exists */
@@ -356,7 +346,5 @@ int lease_fs_wait_ref_change(lease_transport *t, lease_probe_fn probe, const cha
 /** Longest a local waiter goes without re-reading the ref, ms. */
 #define LEASE_WATCH_CAP_MS 150
 
-/** lease_local_init_ex() without the created flag. */
-int lease_local_init(const char *path, char *err, size_t errlen);
 
 #endif

@@ -38,18 +38,4 @@ int lease_host_is_loopback(const char *host);
 void lease_errf(char *err, size_t errlen, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
-/**
- * Rewrite the message in @p msg in place so that no ": "-separated segment
- * directly repeats the one before it ("cannot write the commit: cannot write
- * the commit: x" becomes "cannot write the commit: x"). NULL is ignored.
- */
-void lease_err_collapse(char *msg);
-
-/**
- * When a message of @p needed bytes (a vsnprintf result, NUL excluded) did
- * not fit in @p buf (@p len bytes), end the text kept with "..." so that a
- * reader sees it was cut. Does nothing when it fit or @p len < 8.
- */
-void lease_err_mark_cut(char *buf, size_t len, int needed);
-
 #endif

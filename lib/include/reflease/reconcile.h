@@ -221,16 +221,6 @@ int lease_history_read(lease_history *out, lease_store *st, const char *name, si
 /** Free what @p h owns and zero it. Accepts NULL. */
 void lease_history_free(lease_history *h);
 
-/**
- * Escape @p in for a GitHub workflow command (protocol.md §7, cli.md "GitHub
- * Actions"): "%" → %25, CR → %0D, LF → %0A, and for a property value also
- * ":" → %3A and "," → %2C. Other C0 controls become %XX too. The result is
- * always NUL-terminated and truncated (never mid-escape) to @p outlen − 1.
- * @param property  non-zero: escape as a property value
- * @return the length written
- */
-size_t lease_gha_escape(char *out, size_t outlen, const char *in, int property);
-
 #ifdef __cplusplus
 }
 #endif

@@ -76,6 +76,19 @@ int lease_store_open(lease_store **out, const char *spec, const lease_store_opti
 int lease_store_open_transport(lease_store **out, lease_transport *transport,
                                const lease_store_options *opts, char *err, size_t errlen);
 
+/**
+ * Make @p path a lease store (protocol.md §9): an existing repository (bare,
+ * or a working tree's, at @p path itself) only gets the settings below
+ * (*@p created = 0, nothing added to a working tree); otherwise a bare
+ * repository is created there (*@p created = 1). @p created may be NULL. Settings:
+ * core.logAllRefUpdates=true (git maintenance is safe beside the store).
+ * Never creates a repository inside another one's directory or working tree
+ * (LEASE_ECONFIG). The CLI's `reflease init PATH` (cli.md).
+ * @param err  receives the reason on failure, naming @p path (may be NULL)
+ * @return 0, LEASE_ECONFIG, LEASE_EAUTH, LEASE_EINTERNAL
+ */
+int lease_store_init_local(const char *path, int *created, char *err, size_t errlen);
+
 /** Close the store and free everything it owns. Accepts NULL. */
 void lease_store_free(lease_store *st);
 

@@ -1,4 +1,8 @@
-/** @file version.h  Schema and library versions (protocol.md §2). */
+/**
+ * @file version.h
+ * Schema and library versions (protocol.md §2): the payload schema version
+ * this build writes, and the library's own version.
+ */
 #ifndef REFLEASE_VERSION_H
 #define REFLEASE_VERSION_H
 
