@@ -17,8 +17,8 @@
 
 #include "lease/policy.h"
 #include "lease/rotation.h"
-#include "reflease/version.h"
 #include "reflease.h"
+#include "reflease/version.h"
 #include "store/store.h"
 #include "support/memstore.h"
 #include "support/testrepo.h"

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reflease/version.h"
 #include "reflease/schema.h"
+#include "reflease/version.h"
 
 #define TOKEN "0123456789abcdef0123456789abcdef"
 #define NONCE "89abcdef01234567"

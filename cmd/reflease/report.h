@@ -119,7 +119,6 @@ long report_summary_limit(const char *path);
  */
 size_t report_gha_escape(char *out, size_t outlen, const char *in, int property);
 
-
 /** Annotations emitted and held back per level (LEASE_SEV_INFO..ERROR); zero it to start. */
 typedef struct report_annotations {
 	size_t shown[LEASE_SEV_ERROR + 1];

@@ -671,17 +671,34 @@ static int gql_common_errors(gh_transport *g, json_t *json, const char *what)
 	return 0;
 }
 
-static json_t *repo_vars(const gh_transport *g)
-{
-	return json_pack("{ssss}", "owner", g->owner, "name", g->repo);
-}
-
 static void remember_repo_id(gh_transport *g, json_t *repo)
 {
 	json_t *id = json_object_get(repo, "id");
 
 	if (json_is_string(id) && strlen(json_string_value(id)) < sizeof(g->repo_id))
 		snprintf(g->repo_id, sizeof(g->repo_id), "%s", json_string_value(id));
+}
+
+/* The answer's data.repository, after gql_common_errors(), its id remembered.
+ * @return 0 (*repo set), an error of gql_common_errors(), or LEASE_EINTERNAL
+ *         when the answer has no repository */
+static int gql_repository(gh_transport *g, json_t *json, const char *what, json_t **repo)
+{
+	int rc;
+
+	if ((rc = gql_common_errors(g, json, what)) < 0)
+		return rc;
+	*repo = json_object_get(json_object_get(json, "data"), "repository");
+	if (!json_is_object(*repo))
+		return gh_err(g, LEASE_EINTERNAL, "GitHub's GraphQL answer has no repository (%s)",
+		              gql_first_message(json));
+	remember_repo_id(g, *repo);
+	return 0;
+}
+
+static json_t *repo_vars(const gh_transport *g)
+{
+	return json_pack("{ssss}", "owner", g->owner, "name", g->repo);
 }
 
 /* The repository node id, fetched once per transport (protocol.md §9). */
@@ -947,6 +964,21 @@ static void snap_drop(gh_transport *g)
 	g->snap_prefix[0] = '\0';
 }
 
+/* Before a ref write: the name is one this transport writes, updateRefs is
+ * allowed, and the snapshot of reads is dropped (the write changes it).
+ * @return 0, or the refusal (LEASE_EINVALID, LEASE_ECONFIG) */
+static int ref_write_begin(gh_transport *g, const char *refname)
+{
+	int rc;
+
+	if ((rc = check_refname(g, refname)) < 0)
+		return rc;
+	if (g->no_update_refs)
+		return refuse_without_update_refs(g);
+	snap_drop(g);
+	return 0;
+}
+
 /* An archive listing (refs/<ns>-archive/...) asked for right after an absence
  * was confirmed by listing refs/<ns>*: served from that listing, which was
  * taken after the ref was seen absent (so it holds every archive written
@@ -1069,11 +1101,8 @@ static int gh_create_ref(lease_transport *t, const char *refname, const lease_oi
 	int rc, tries, present = 0;
 	lease_oid seen;
 
-	if ((rc = check_refname(g, refname)) < 0)
+	if ((rc = ref_write_begin(g, refname)) < 0)
 		return rc;
-	if (g->no_update_refs)
-		return refuse_without_update_refs(g);
-	snap_drop(g);
 	lease_oid_tohex(hex, new_oid);
 	ref_ns(ns, refname);
 	if (!(body = json_pack("{ssss}", "ref", refname, "sha", hex)))
@@ -1139,11 +1168,8 @@ static int gh_update_ref(gh_transport *g, const char *refname, const lease_oid *
 	json_t *vars, *data;
 	int rc;
 
-	if ((rc = check_refname(g, refname)) < 0)
+	if ((rc = ref_write_begin(g, refname)) < 0)
 		return rc;
-	if (g->no_update_refs)
-		return refuse_without_update_refs(g);
-	snap_drop(g);
 	if ((rc = ensure_repo_id(g)) < 0)
 		return rc;
 	lease_oid_tohex(before, old_oid);
@@ -1283,15 +1309,8 @@ static int gql_read_ref(gh_transport *g, const char *refname, int *present, leas
 		check_schema(g, json_object_get(rp.json, "data"));
 		g->probed = 1;
 	}
-	if ((rc = gql_common_errors(g, rp.json, "reading a ref")) < 0)
+	if ((rc = gql_repository(g, rp.json, "reading a ref", &repo)) < 0)
 		goto out;
-	repo = json_object_get(json_object_get(rp.json, "data"), "repository");
-	if (!json_is_object(repo)) {
-		rc = gh_err(g, LEASE_EINTERNAL, "GitHub's GraphQL answer has no repository (%s)",
-		            gql_first_message(rp.json));
-		goto out;
-	}
-	remember_repo_id(g, repo);
 	ref = json_object_get(repo, "ref");
 	if (!json_is_object(ref)) {
 		*present = 0;
@@ -1397,15 +1416,8 @@ static int gh_read_commit(lease_transport *t, lease_commit *out, const lease_oid
 	json_decref(vars);
 	if (rc < 0)
 		return rc;
-	if ((rc = gql_common_errors(g, rp.json, "reading a commit")) < 0)
+	if ((rc = gql_repository(g, rp.json, "reading a commit", &repo)) < 0)
 		goto out;
-	repo = json_object_get(json_object_get(rp.json, "data"), "repository");
-	if (!json_is_object(repo)) {
-		rc = gh_err(g, LEASE_EINTERNAL, "GitHub's GraphQL answer has no repository (%s)",
-		            gql_first_message(rp.json));
-		goto out;
-	}
-	remember_repo_id(g, repo);
 	obj = json_object_get(repo, "o0");
 	if (!obj || json_is_null(obj)) {
 		rc = gh_err(g, LEASE_ENOTFOUND, "object %s not found", hex);
@@ -1644,6 +1656,27 @@ static int getenv_nonempty(const char *name, const char **out)
 	return 0;
 }
 
+/* The transport's calls and figures (protocol.md §4, §9). */
+static const lease_transport gh_vtable = {
+        .version = LEASE_TRANSPORT_VERSION,
+        .kind = "github",
+        .skew_margin_s = 5,
+        .ttl_min_s = 60,
+        .verify_window_ms = 10000,
+        .write_commit = gh_write_commit,
+        .create_ref = gh_create_ref,
+        .replace_ref = gh_replace_ref,
+        .delete_ref = gh_delete_ref,
+        .read_ref = gh_read_ref,
+        .read_commit = gh_read_commit,
+        .list_refs = gh_list_refs,
+        .now = gh_now,
+        .last_error = gh_last_error,
+        .free = gh_free,
+        .wait_change = gh_wait_change,
+        .pace = gh_pace,
+};
+
 int lease_github_transport_new(lease_transport **out, const char *arg,
                                const lease_store_options *opts, char *err, size_t errlen)
 {
@@ -1693,23 +1726,7 @@ int lease_github_transport_new(lease_transport **out, const char *arg,
 		goto fail;
 	snprintf(g->owner, sizeof(g->owner), "%.*s", (int)(slash - arg), arg);
 	snprintf(g->repo, sizeof(g->repo), "%s", slash + 1);
-	g->base.version = LEASE_TRANSPORT_VERSION;
-	g->base.kind = "github";
-	g->base.skew_margin_s = 5;
-	g->base.ttl_min_s = 60;
-	g->base.verify_window_ms = 10000;
-	g->base.write_commit = gh_write_commit;
-	g->base.create_ref = gh_create_ref;
-	g->base.replace_ref = gh_replace_ref;
-	g->base.delete_ref = gh_delete_ref;
-	g->base.read_ref = gh_read_ref;
-	g->base.read_commit = gh_read_commit;
-	g->base.list_refs = gh_list_refs;
-	g->base.now = gh_now;
-	g->base.last_error = gh_last_error;
-	g->base.free = gh_free;
-	g->base.wait_change = gh_wait_change;
-	g->base.pace = gh_pace;
+	g->base = gh_vtable;
 	g->timeout_s = opts && opts->timeout_s > 0 ? opts->timeout_s : 120;
 	if (opts) {
 		g->random = opts->random;

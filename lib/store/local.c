@@ -634,6 +634,27 @@ static void open_error(char *err, size_t errlen, int gerr, const char *named)
 		         path, path, *m ? ": " : "", m);
 }
 
+/* The transport's calls and figures (protocol.md §4, §9). */
+static const lease_transport local_vtable = {
+        .version = LEASE_TRANSPORT_VERSION,
+        .kind = "local",
+        .skew_margin_s = 0,
+        .ttl_min_s = 5,
+        .verify_window_ms = 0,
+        .write_commit = local_write_commit,
+        .create_ref = local_create_ref,
+        .replace_ref = local_replace_ref,
+        .delete_ref = local_delete_ref,
+        .read_ref = local_read_ref,
+        .read_commit = local_read_commit,
+        .list_refs = local_list_refs,
+        .last_error = local_last_error,
+        .free = local_free,
+        .list_ref_locks = local_list_ref_locks,
+        .remove_ref_lock = local_remove_ref_lock,
+        .wait_change = local_wait_change,
+};
+
 int lease_local_transport_new(lease_transport **out, const char *path, char *err, size_t errlen)
 {
 	local_transport *lt;
@@ -665,24 +686,7 @@ int lease_local_transport_new(lease_transport **out, const char *path, char *err
 		return LEASE_ECONFIG;
 	}
 	lt->seed = (unsigned int)getpid() ^ (unsigned int)lease_mono_ms();
-	lt->base.version = LEASE_TRANSPORT_VERSION;
-	lt->base.kind = "local";
-	lt->base.skew_margin_s = 0;
-	lt->base.ttl_min_s = 5;
-	lt->base.verify_window_ms = 0;
-	lt->base.write_commit = local_write_commit;
-	lt->base.create_ref = local_create_ref;
-	lt->base.replace_ref = local_replace_ref;
-	lt->base.delete_ref = local_delete_ref;
-	lt->base.read_ref = local_read_ref;
-	lt->base.read_commit = local_read_commit;
-	lt->base.list_refs = local_list_refs;
-	lt->base.now = NULL;
-	lt->base.last_error = local_last_error;
-	lt->base.free = local_free;
-	lt->base.list_ref_locks = local_list_ref_locks;
-	lt->base.remove_ref_lock = local_remove_ref_lock;
-	lt->base.wait_change = local_wait_change;
+	lt->base = local_vtable;
 	*out = &lt->base;
 	return 0;
 }

@@ -940,12 +940,32 @@ static int open_cache(git_repository **out, const char *url, char *err, size_t e
 	return 0;
 }
 
+/* The transport's calls and figures (protocol.md §4, §9). */
+static const lease_transport remote_vtable = {
+        .version = LEASE_TRANSPORT_VERSION,
+        .kind = "remote",
+        .skew_margin_s = 30,
+        .ttl_min_s = 60,
+        .verify_window_ms = 10000,
+        .write_commit = remote_write_commit,
+        .create_ref = remote_create_ref,
+        .replace_ref = remote_replace_ref,
+        .delete_ref = remote_delete_ref,
+        .read_ref = remote_read_ref,
+        .read_commit = remote_read_commit,
+        .list_refs = remote_list_refs,
+        .last_error = remote_last_error,
+        .free = remote_free,
+        .wait_change = remote_wait_change,
+};
+
+/* A file:// remote is the local transport with the remote's figures. */
 static void remote_figures(lease_transport *t)
 {
-	t->kind = "remote";
-	t->skew_margin_s = 30;
-	t->ttl_min_s = 60;
-	t->verify_window_ms = 10000;
+	t->kind = remote_vtable.kind;
+	t->skew_margin_s = remote_vtable.skew_margin_s;
+	t->ttl_min_s = remote_vtable.ttl_min_s;
+	t->verify_window_ms = remote_vtable.verify_window_ms;
 }
 
 int lease_remote_transport_new(lease_transport **out, const char *url, char *err, size_t errlen)
@@ -1006,19 +1026,7 @@ int lease_remote_transport_new(lease_transport **out, const char *url, char *err
 		remote_free(&rt->base);
 		return rc;
 	}
-	rt->base.version = LEASE_TRANSPORT_VERSION;
-	remote_figures(&rt->base);
-	rt->base.write_commit = remote_write_commit;
-	rt->base.create_ref = remote_create_ref;
-	rt->base.replace_ref = remote_replace_ref;
-	rt->base.delete_ref = remote_delete_ref;
-	rt->base.read_ref = remote_read_ref;
-	rt->base.read_commit = remote_read_commit;
-	rt->base.list_refs = remote_list_refs;
-	rt->base.now = NULL;
-	rt->base.last_error = remote_last_error;
-	rt->base.free = remote_free;
-	rt->base.wait_change = remote_wait_change;
+	rt->base = remote_vtable;
 	*out = &rt->base;
 	return 0;
 }

@@ -346,5 +346,4 @@ int lease_fs_wait_ref_change(lease_transport *t, lease_probe_fn probe, const cha
 /** Longest a local waiter goes without re-reading the ref, ms. */
 #define LEASE_WATCH_CAP_MS 150
 
-
 #endif
