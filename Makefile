@@ -128,6 +128,7 @@ coverage: deps
 	      --print-summary --fail-under-line $(COVERAGE_MIN) build-cov
 
 LINT_SRC = $(LIB_SRC) $(CMD_SRC) $(TEST_SRC) $(SUPP_SRC) $(TOOL_SRC) tests/runner.c $(wildcard tests/fuzz/*.c) \
+           $(wildcard tests/install/*.c lib/include/reflease/sys/*.h) \
            $(wildcard lib/include/reflease/*.h lib/*/*.h cmd/reflease/*.h tests/*.h tests/support/*.h)
 lint:
 	clang-format --dry-run --Werror $(LINT_SRC)
@@ -138,7 +139,7 @@ lint:
 	@sh scripts/lint-extra.sh
 
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/reflease \
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/reflease/sys \
 	           $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/reflease
 	install -m 644 $(LIBA) $(DESTDIR)$(PREFIX)/lib/libreflease.a
@@ -146,6 +147,7 @@ install: all
 	ln -sf libreflease.so.0 $(DESTDIR)$(PREFIX)/lib/libreflease.so
 	install -m 644 lib/include/reflease.h $(DESTDIR)$(PREFIX)/include/reflease.h
 	install -m 644 lib/include/reflease/*.h $(DESTDIR)$(PREFIX)/include/reflease/
+	install -m 644 lib/include/reflease/sys/*.h $(DESTDIR)$(PREFIX)/include/reflease/sys/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' reflease.pc.in \
 	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/reflease.pc
 	install -m 644 docs/reflease.1 $(DESTDIR)$(PREFIX)/share/man/man1/reflease.1

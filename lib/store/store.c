@@ -101,6 +101,58 @@ int lease_store_open(lease_store **out, const char *spec, const lease_store_opti
 	return LEASE_EINVALID;
 }
 
+/* The name of the first required call @p t lacks (sys/transport.h), or NULL. */
+static const char *missing_call(const lease_transport *t)
+{
+	const struct {
+		const char *name;
+		int set;
+	} calls[] = {
+	        {"write_commit", t->write_commit != NULL},
+	        {"create_ref", t->create_ref != NULL},
+	        {"replace_ref", t->replace_ref != NULL},
+	        {"delete_ref", t->delete_ref != NULL},
+	        {"read_ref", t->read_ref != NULL},
+	        {"read_commit", t->read_commit != NULL},
+	        {"list_refs", t->list_refs != NULL},
+	        {"last_error", t->last_error != NULL},
+	        {"free", t->free != NULL},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		if (!calls[i].set)
+			return calls[i].name;
+	return NULL;
+}
+
+/* Check @p t before a store is built on it; LEASE_EINVALID naming what is wrong. */
+static int transport_check(const lease_transport *t, char *err, size_t errlen)
+{
+	const char *call;
+
+	if (!t) {
+		lease_errf(err, errlen, "%s", "no transport given");
+		return LEASE_EINVALID;
+	}
+	if (t->version != LEASE_TRANSPORT_VERSION) {
+		lease_errf(err, errlen,
+		           "transport of vtable version %u: this library speaks version %d "
+		           "(reflease/sys/transport.h)",
+		           t->version, LEASE_TRANSPORT_VERSION);
+		return LEASE_EINVALID;
+	}
+	if (!t->kind || !*t->kind) {
+		lease_errf(err, errlen, "%s", "transport without a kind (the backend's name)");
+		return LEASE_EINVALID;
+	}
+	if ((call = missing_call(t))) {
+		lease_errf(err, errlen, "transport '%s' lacks the required call %s", t->kind, call);
+		return LEASE_EINVALID;
+	}
+	return 0;
+}
+
 int lease_store_open_transport(lease_store **out, lease_transport *transport,
                                const lease_store_options *opts, char *err, size_t errlen)
 {
@@ -111,11 +163,10 @@ int lease_store_open_transport(lease_store **out, lease_transport *transport,
 	*out = NULL;
 	if (!opts)
 		opts = &defaults;
-	if (!transport || transport->version != LEASE_TRANSPORT_VERSION) {
-		lease_errf(err, errlen, "%s", "transport of an unsupported vtable version");
+	if ((rc = transport_check(transport, err, errlen)) < 0) {
 		if (transport && transport->free)
 			transport->free(transport);
-		return LEASE_EINVALID;
+		return rc;
 	}
 	if (opts->version != LEASE_STORE_OPTIONS_VERSION) {
 		lease_errf(err, errlen, "%s", "store options of an unsupported version");

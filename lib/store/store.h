@@ -1,152 +1,15 @@
 /**
  * @file store.h (internal)
- * The versioned vtable of raw transport calls every backend supplies
- * (style.md §8). Transports know refs, oids and commit objects only — never
- * phases or tokens. They may lie (report success without acting, serve a
- * stale read): lib/lease/primitives.c validates every post-state.
+ * The store handle's layout and what the store layer shares internally:
+ * pacing, error and log helpers, the backend constructors and their
+ * filesystem and wait helpers. The transport vtable the backends implement
+ * is public: reflease/sys/transport.h (style.md §8).
  */
 #ifndef REFLEASE_STORE_INTERNAL_H
 #define REFLEASE_STORE_INTERNAL_H
 
-#include "reflease/primitives.h"
 #include "reflease/store.h"
-
-/** Current transport vtable version. */
-#define LEASE_TRANSPORT_VERSION 1
-
-/** One entry of a ref listing. */
-typedef struct lease_ref_entry {
-	char *refname; /**< full ref name, owned */
-	lease_oid oid;
-	int has_commit; /**< commit prefetched by the transport (optional) */
-	lease_commit commit;
-	int has_parent_commit; /**< parent commit prefetched (optional) */
-	lease_commit parent_commit;
-} lease_ref_entry;
-
-/** A ref listing; free with lease_ref_list_clear(). */
-typedef struct lease_ref_list {
-	lease_ref_entry *items;
-	size_t count;
-	size_t cap; /**< allocated entries */
-} lease_ref_list;
-
-/** Free what @p l owns and zero it. Accepts NULL. */
-void lease_ref_list_clear(lease_ref_list *l);
-/** Append an entry (refname copied). 0 or LEASE_ENOMEM. */
-int lease_ref_list_push(lease_ref_list *l, const char *refname, const lease_oid *oid);
-
-/** A ref lock file ("<ref>.lock") found by list_ref_locks (protocol.md §7). */
-typedef struct lease_ref_lock {
-	char *refname; /**< the locked ref's full name (without ".lock"), owned */
-	int64_t mtime; /**< the lock file's modification time, s since the epoch */
-	uint64_t dev;  /**< identity of the file, re-checked before removal */
-	uint64_t ino;
-} lease_ref_lock;
-
-/** A list of ref lock files; free with lease_ref_lock_list_clear(). */
-typedef struct lease_ref_lock_list {
-	lease_ref_lock *items;
-	size_t count;
-} lease_ref_lock_list;
-
-/** Free what @p l owns and zero it. Accepts NULL. */
-void lease_ref_lock_list_clear(lease_ref_lock_list *l);
-
-/**
- * A raw transport. Backends embed it as their first member and set the
- * calls. Every call returns 0 or a negative LEASE_E* code and may set a
- * message retrievable with last_error.
- */
-struct lease_transport {
-	unsigned int version; /**< LEASE_TRANSPORT_VERSION */
-	const char *kind;     /**< "local", "github", "remote", "mem" */
-	int skew_margin_s;    /**< protocol.md §4 */
-	int ttl_min_s;        /**< protocol.md §4 */
-	int verify_window_ms; /**< default verify window (0 local, 10000 github/remote) */
-
-	/** Write a commit (empty tree, optional parent, given message and time). */
-	int (*write_commit)(lease_transport *t, lease_oid *out, const lease_oid *parent,
-	                    const char *message, int64_t when);
-	/**
-	 * Create @p refname at @p new_oid if absent.
-	 * @return 0 (reported created), LEASE_EEXISTS (reported present), or an
-	 *         error (LEASE_ENET: outcome unknown)
-	 */
-	int (*create_ref)(lease_transport *t, const char *refname, const lease_oid *new_oid);
-	/**
-	 * Replace @p refname from @p old_oid to @p new_oid.
-	 * @return 0 (reported replaced), LEASE_ECAS (reported mismatch), or an error
-	 */
-	int (*replace_ref)(lease_transport *t, const char *refname, const lease_oid *old_oid,
-	                   const lease_oid *new_oid);
-	/**
-	 * Delete @p refname if it equals @p old_oid.
-	 * @return 0 (reported deleted), LEASE_ECAS (reported mismatch), or an error
-	 */
-	int (*delete_ref)(lease_transport *t, const char *refname, const lease_oid *old_oid);
-	/**
-	 * Read @p refname. When the backend can, it also returns the target's
-	 * commit in the same atomic answer (@p commit_out filled, *has_commit = 1).
-	 * @return 0 (with *present 0 or 1), or an error
-	 */
-	int (*read_ref)(lease_transport *t, const char *refname, int *present, lease_oid *oid,
-	                int *has_commit, lease_commit *commit_out);
-	/**
-	 * Read the object @p oid. A non-commit object gives is_commit = 0.
-	 * @return 0, LEASE_ENOTFOUND, or an error
-	 */
-	int (*read_commit)(lease_transport *t, lease_commit *out, const lease_oid *oid);
-	/**
-	 * List refs whose name starts with @p prefix (e.g. "refs/leases/"). May
-	 * return look-alikes and duplicates (primitives filter); may prefetch
-	 * commits and parents.
-	 */
-	int (*list_refs)(lease_transport *t, lease_ref_list *out, const char *prefix);
-	/** The store's time, seconds since the epoch; NULL = time(2). */
-	int (*now)(lease_transport *t, int64_t *out);
-	/** Message for the last failure (borrowed), or NULL. */
-	const char *(*last_error)(lease_transport *t);
-	/** Free the transport. */
-	void (*free)(lease_transport *t);
-
-	/* Optional calls (NULL when the backend has no such thing). */
-
-	/**
-	 * Local stores: list the lock files of loose refs directly under
-	 * @p prefix (e.g. "refs/leases/x.lock"), whatever their age.
-	 * @return 0, or an error
-	 */
-	int (*list_ref_locks)(lease_transport *t, lease_ref_lock_list *out, const char *prefix);
-	/**
-	 * Local stores: remove @p lk's lock file while holding the store's own
-	 * lock file (the one serialising deletes), only if it is still the same
-	 * file (dev, inode) and its age at @p now is at least @p min_age_s.
-	 * @return 0 (removed), LEASE_ECAS (replaced or too young: kept),
-	 *         LEASE_ENOTFOUND (already gone), or an error
-	 */
-	int (*remove_ref_lock)(lease_transport *t, const lease_ref_lock *lk, int64_t min_age_s,
-	                       int64_t now);
-	/**
-	 * GitHub: a new write operation of a burst begins — wait until at least
-	 * @p gap_ms (monotonic) after the transport's last content-creating
-	 * request (GitHub docs, "Best practices for using the REST API": at
-	 * least one second between POST/PATCH/PUT/DELETE requests in bursts).
-	 * @return the milliseconds waited (0 when none was needed)
-	 */
-	int64_t (*pace)(lease_transport *t, int64_t gap_ms);
-	/**
-	 * Block until @p refname may no longer be what the caller last read
-	 * (@p known_present, @p known_oid), or @p timeout_ms passed; reads only,
-	 * never writes (protocol.md §5 "Waiting"). Local: inotify on the loose
-	 * ref's directory and packed-refs (lib/store/local_watch.c); github:
-	 * conditional REST reads; remote: ls-remote polls (lib/store/wait_poll.c).
-	 * @return 1 (may have changed: read again), 0 (no change seen in
-	 *         @p timeout_ms), or an error (the caller reads again)
-	 */
-	int (*wait_change)(lease_transport *t, const char *refname, int known_present,
-	                   const lease_oid *known_oid, int timeout_ms);
-};
+#include "reflease/sys/transport.h"
 
 /** The store handle (opaque to users of reflease/store.h). */
 struct lease_store {

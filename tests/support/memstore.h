@@ -1,7 +1,8 @@
 /**
  * @file memstore.h
  * An in-memory transport (kind "mem") that can be told to lie, for testing
- * post-state validation (style.md §8, protocol.md §3).
+ * post-state validation (style.md §8, protocol.md §3). Built on the public
+ * transport interface alone (reflease/sys/transport.h).
  *
  * Usage:
  *
@@ -21,7 +22,7 @@
 #ifndef REFLEASE_TEST_MEMSTORE_H
 #define REFLEASE_TEST_MEMSTORE_H
 
-#include "store/store.h"
+#include "reflease/sys/transport.h"
 
 /** The in-memory store behind a "mem" transport (owned by the transport). */
 typedef struct memstore memstore;

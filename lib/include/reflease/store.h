@@ -15,7 +15,8 @@ extern "C" {
 
 /** An opened store. Opaque; free with lease_store_free(). */
 typedef struct lease_store lease_store;
-/** A raw transport (lib/store/store.h defines the vtable). */
+/** A raw transport: the vtable a backend implements, defined in
+ *  reflease/sys/transport.h for those implementing one. */
 typedef struct lease_transport lease_transport;
 
 /**
@@ -69,9 +70,19 @@ int lease_store_open(lease_store **out, const char *spec, const lease_store_opti
                      char *err, size_t errlen);
 
 /**
- * Open a store over an already-built transport (tests, benchmarks). Takes
- * ownership of @p transport (freed by lease_store_free(), also on failure).
- * @return 0, LEASE_EINVALID, LEASE_ENOMEM
+ * Open a store over an already-built transport: a user's own backend
+ * (reflease/sys/transport.h), a test's or a benchmark's. Takes ownership of
+ * @p transport: its free call runs in lease_store_free(), or before this
+ * returns an error (a transport lacking free is refused and left untouched).
+ * The transport is checked before any use: its version must be
+ * LEASE_TRANSPORT_VERSION, its kind set, and every required call present
+ * (write_commit, create_ref, replace_ref, delete_ref, read_ref, read_commit,
+ * list_refs, last_error, free).
+ * @param out  receives the handle, the caller's (lease_store_free()); NULL on failure
+ * @param err  receives a message on failure naming what is wrong (may be NULL)
+ * @return 0, LEASE_EINVALID (no transport, another vtable version, no kind,
+ *         a required call missing, options of another version, bad
+ *         namespace), LEASE_ENOMEM
  */
 int lease_store_open_transport(lease_store **out, lease_transport *transport,
                                const lease_store_options *opts, char *err, size_t errlen);

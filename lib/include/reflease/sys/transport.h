@@ -1,0 +1,259 @@
+/**
+ * @file sys/transport.h
+ * The transport interface: the versioned vtable of raw store calls a backend
+ * supplies (style.md §8, protocol.md §3, §9). The library's own backends
+ * (local, github, remote) implement it; so may a user, and hand the result
+ * to lease_store_open_transport() (reflease/store.h).
+ *
+ * A transport knows refs, object ids and commit objects only — never leases,
+ * phases or tokens. It may lie: report success without acting, report a
+ * mismatch for a write that landed, serve a stale read, or answer a read with
+ * another object than the one asked for. The library never trusts a report:
+ * the primitives (lib/lease/primitives.c, reflease/primitives.h) re-read and
+ * validate every post-state (protocol.md §3), so a lying transport costs
+ * retries or an "unverified" result, never a wrong lease. What a transport
+ * must not do is apply a write whose compare failed: create_ref, replace_ref
+ * and delete_ref must be atomic compare-and-swaps on the store's side.
+ *
+ * Not included by reflease.h: the sys/ headers are for those implementing a
+ * transport, not for users of leases.
+ *
+ * Conventions: every call returns 0 or a negative LEASE_E* code (common.h)
+ * unless said otherwise. Strings and arrays a call hands back are allocated
+ * with malloc(3) and become the caller's (the library frees them with free(3),
+ * through lease_commit_clear(), lease_ref_list_clear() and
+ * lease_ref_lock_list_clear()). The commits and lists a call fills arrive
+ * zeroed. The library calls a transport from the thread using its store
+ * handle, one call at a time; a handle is not shared between threads.
+ */
+#ifndef REFLEASE_SYS_TRANSPORT_H
+#define REFLEASE_SYS_TRANSPORT_H
+
+#include "../common.h"
+#include "../primitives.h"
+#include "../store.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * The vtable version this library speaks. A transport sets
+ * lease_transport.version to it; lease_store_open_transport() refuses any
+ * other value (LEASE_EINVALID). Later versions only append members, so
+ * version, kind and the calls below keep their places.
+ */
+#define LEASE_TRANSPORT_VERSION 1
+
+/** One entry of a ref listing (list_refs). */
+typedef struct lease_ref_entry {
+	char *refname; /**< full ref name ("refs/leases/x"), owned (malloc) */
+	lease_oid oid; /**< the ref's target */
+	/** 1 when the transport prefetched the target's commit into @p commit
+	 *  (optional; the library reads it with read_commit otherwise and
+	 *  re-reads by ref when commit.oid is not @p oid). */
+	int has_commit;
+	lease_commit commit;        /**< the prefetched commit, owned (message: malloc) */
+	int has_parent_commit;      /**< 1 when @p parent_commit is the commit's first parent */
+	lease_commit parent_commit; /**< prefetched parent commit, owned (optional) */
+} lease_ref_entry;
+
+/** A ref listing. Start zeroed; fill with lease_ref_list_push(); free with
+ *  lease_ref_list_clear(). */
+typedef struct lease_ref_list {
+	lease_ref_entry *items; /**< count entries, owned */
+	size_t count;
+	size_t cap; /**< allocated entries */
+} lease_ref_list;
+
+/** Free what @p l owns (names, prefetched commits, the array) and zero it.
+ *  Accepts NULL. */
+void lease_ref_list_clear(lease_ref_list *l);
+
+/**
+ * Append an entry for @p refname (copied) at @p oid, without prefetched
+ * commits; the transport may then fill the new last entry's has_commit,
+ * commit, has_parent_commit and parent_commit.
+ * @return 0, or LEASE_ENOMEM (the list keeps its previous entries)
+ */
+int lease_ref_list_push(lease_ref_list *l, const char *refname, const lease_oid *oid);
+
+/** A ref lock file ("<ref>.lock") found by list_ref_locks (protocol.md §7). */
+typedef struct lease_ref_lock {
+	char *refname; /**< the locked ref's full name (without ".lock"), owned (malloc) */
+	int64_t mtime; /**< the lock file's modification time, s since the epoch */
+	uint64_t dev;  /**< identity of the file (st_dev), re-checked before removal */
+	uint64_t ino;  /**< identity of the file (st_ino), re-checked before removal */
+} lease_ref_lock;
+
+/** A list of ref lock files: items is a malloc'd array of count entries.
+ *  Free with lease_ref_lock_list_clear(). */
+typedef struct lease_ref_lock_list {
+	lease_ref_lock *items;
+	size_t count;
+} lease_ref_lock_list;
+
+/** Free what @p l owns (each refname, the array) and zero it. Accepts NULL. */
+void lease_ref_lock_list_clear(lease_ref_lock_list *l);
+
+/**
+ * A raw transport. An implementation embeds it as the first member of its
+ * own struct (so a call can cast @p t back), sets version, kind, the figures
+ * and the calls, and hands it to lease_store_open_transport(), which takes
+ * ownership (free is called by lease_store_free(), or at once when the open
+ * fails).
+ *
+ * Required calls (lease_store_open_transport() refuses a transport lacking
+ * one, LEASE_EINVALID naming it): write_commit, create_ref, replace_ref,
+ * delete_ref, read_ref, read_commit, list_refs, last_error, free.
+ * Optional calls (NULL = the behaviour each one states): now, list_ref_locks,
+ * remove_ref_lock, pace, wait_change.
+ *
+ * Error codes a call may return beyond those it names: LEASE_ENET
+ * (unreachable; a write's outcome is then unknown and settled by re-reading,
+ * protocol.md §5), LEASE_EAUTH, LEASE_ERATELIMIT, LEASE_EINVALID,
+ * LEASE_ECONFIG, LEASE_ELOCKED, LEASE_ENOMEM — these six say the request was
+ * refused, i.e. not applied (protocol.md §3) — and LEASE_EINTERNAL.
+ */
+struct lease_transport {
+	unsigned int version; /**< LEASE_TRANSPORT_VERSION */
+	/** The backend's name ("local", "github", "remote", "mem", ...): non-NULL,
+	 *  borrowed for the transport's lifetime; lease_store_kind() returns it. */
+	const char *kind;
+	int skew_margin_s;    /**< clock skew margin for takeover, s (protocol.md §4) */
+	int ttl_min_s;        /**< lowest TTL a writer may grant, s (protocol.md §4) */
+	int verify_window_ms; /**< default verify window, ms: 0 = reads are authoritative
+	                           (local), else how long a write may take to show
+	                           (10000 github/remote) (protocol.md §3) */
+
+	/**
+	 * Required. Write a commit object with the empty tree, @p parent as its
+	 * only parent (NULL: a root commit), @p message verbatim and author =
+	 * committer = "reflease <reflease@localhost>" dated @p when (s since the
+	 * epoch). Changes no ref. The object should be readable by read_commit
+	 * once this returns 0 (one that is not shows up as an incomplete read).
+	 * @param out  receives the new commit's oid
+	 * @return 0, or an error
+	 */
+	int (*write_commit)(lease_transport *t, lease_oid *out, const lease_oid *parent,
+	                    const char *message, int64_t when);
+	/**
+	 * Required. Create @p refname at @p new_oid only if it is absent
+	 * (atomically on the store's side).
+	 * @return 0 (reported created), LEASE_EEXISTS (reported present), or an
+	 *         error (LEASE_ENET: outcome unknown)
+	 */
+	int (*create_ref)(lease_transport *t, const char *refname, const lease_oid *new_oid);
+	/**
+	 * Required. Replace @p refname from @p old_oid to @p new_oid only if it
+	 * holds @p old_oid (atomically on the store's side).
+	 * @return 0 (reported replaced), LEASE_ECAS (reported mismatch, including
+	 *         an absent ref), or an error
+	 */
+	int (*replace_ref)(lease_transport *t, const char *refname, const lease_oid *old_oid,
+	                   const lease_oid *new_oid);
+	/**
+	 * Required. Delete @p refname only if it holds @p old_oid (atomically on
+	 * the store's side).
+	 * @return 0 (reported deleted), LEASE_ECAS (reported mismatch, including
+	 *         an absent ref), or an error
+	 */
+	int (*delete_ref)(lease_transport *t, const char *refname, const lease_oid *old_oid);
+	/**
+	 * Required. Read @p refname: *@p present 1 and *@p oid its target, or
+	 * *@p present 0 (absent is success). When the backend can, it also returns
+	 * the target's commit from the same atomic answer: @p commit_out filled
+	 * (as read_commit fills it) and *@p has_commit = 1; the library frees
+	 * @p commit_out whatever @p has_commit says, and checks commit_out->oid
+	 * against *@p oid. A local store may report a symbolic ref or a target
+	 * whose object is absent through commit_out->symbolic / missing
+	 * (reflease/primitives.h).
+	 * @return 0, or an error
+	 */
+	int (*read_ref)(lease_transport *t, const char *refname, int *present, lease_oid *oid,
+	                int *has_commit, lease_commit *commit_out);
+	/**
+	 * Required. Read the object @p oid into @p out: oid, is_commit (0 for a
+	 * blob, tree or tag, the rest then unset), has_parent and parent (first
+	 * parent), time (committer time, s since the epoch; 0 = unknown) and
+	 * message (malloc'd, the caller's). The library checks out->oid is @p oid.
+	 * @return 0, LEASE_ENOTFOUND (no such object), or an error
+	 */
+	int (*read_commit)(lease_transport *t, lease_commit *out, const lease_oid *oid);
+	/**
+	 * Required. List the refs whose name starts with @p prefix (e.g.
+	 * "refs/leases/") into @p out with lease_ref_list_push(). May return
+	 * look-alikes and duplicates (the primitives filter and reject them) and
+	 * may prefetch commits and parents. On an error the library clears @p out.
+	 * @return 0, or an error
+	 */
+	int (*list_refs)(lease_transport *t, lease_ref_list *out, const char *prefix);
+	/**
+	 * Optional. The store's time into *@p out, s since the epoch
+	 * (protocol.md §4; e.g. GitHub's Date header). NULL, or a call that fails,
+	 * means time(2). An injected clock (lease_store_options.clock) wins.
+	 * @return 0, or an error
+	 */
+	int (*now)(lease_transport *t, int64_t *out);
+	/**
+	 * Required. A message for the last failed call, or NULL / "" when there
+	 * is none. Borrowed: valid until the next call on @p t. Never a
+	 * credential.
+	 */
+	const char *(*last_error)(lease_transport *t);
+	/**
+	 * Required. Free the transport and everything it owns. Called once, by
+	 * lease_store_free() or by a lease_store_open_transport() that fails.
+	 */
+	void (*free)(lease_transport *t);
+
+	/* Optional calls (NULL when the backend has no such thing). */
+
+	/**
+	 * Optional (local stores). List the lock files of loose refs directly
+	 * under @p prefix (e.g. "refs/leases/x.lock"), whatever their age, into
+	 * @p out. NULL = the store has no lock files (an empty list). On an error
+	 * the library clears @p out.
+	 * @return 0, or an error
+	 */
+	int (*list_ref_locks)(lease_transport *t, lease_ref_lock_list *out, const char *prefix);
+	/**
+	 * Optional (local stores). Remove @p lk's lock file while holding the
+	 * store's own lock file (the one serialising deletes), only if it is
+	 * still the same file (dev, inode) and its age at @p now (s since the
+	 * epoch) is at least @p min_age_s. NULL = LEASE_ENOTFOUND.
+	 * @return 0 (removed), LEASE_ECAS (replaced or too young: kept),
+	 *         LEASE_ENOTFOUND (already gone), or an error
+	 */
+	int (*remove_ref_lock)(lease_transport *t, const lease_ref_lock *lk, int64_t min_age_s,
+	                       int64_t now);
+	/**
+	 * Optional (GitHub). A new write operation of a burst begins — wait until
+	 * at least @p gap_ms (monotonic) after the transport's last
+	 * content-creating request (GitHub docs, "Best practices for using the
+	 * REST API": at least one second between POST/PATCH/PUT/DELETE requests in
+	 * bursts). NULL = no wait.
+	 * @return the milliseconds waited (0 when none was needed)
+	 */
+	int64_t (*pace)(lease_transport *t, int64_t gap_ms);
+	/**
+	 * Optional. Block until @p refname may no longer be what the caller last
+	 * read (@p known_present, @p known_oid), or @p timeout_ms passed; reads
+	 * only, never writes (protocol.md §5 "Waiting"). Local: inotify on the
+	 * loose ref's directory and packed-refs (lib/store/local_watch.c); github:
+	 * conditional REST reads; remote: ls-remote polls (lib/store/wait_poll.c).
+	 * NULL = the library sleeps @p timeout_ms and reads again.
+	 * @return 1 (may have changed: read again), 0 (no change seen in
+	 *         @p timeout_ms), or an error (the caller reads again)
+	 */
+	int (*wait_change)(lease_transport *t, const char *refname, int known_present,
+	                   const lease_oid *known_oid, int timeout_ms);
+};
+
+#ifdef __cplusplus
+}
+#endif
+#endif
