@@ -95,6 +95,22 @@ $(BUILD)/tests/runner.o: tests/runner.c $(BUILD)/tests/suites.inc
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -I$(BUILD)/tests -c $< -o $@
 
+# The migration registry (migrations/README.md): one MIGRATION(NNNN) line per
+# migrations/NNNN_<what>.c, in id order. Regenerated on every run but rewritten
+# only when the list changes, so adding or removing a step rebuilds registry.o.
+MIGRATION_SRC = $(sort $(wildcard migrations/[0-9][0-9][0-9][0-9]_*.c))
+$(BUILD)/migrations/registry.inc: FORCE
+	@mkdir -p $(dir $@)
+	@for f in $(MIGRATION_SRC); do n=$${f#migrations/}; echo "MIGRATION($${n%%_*})"; done > $@.tmp && \
+	  if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+
+$(BUILD)/migrations/registry.o: migrations/registry.c $(BUILD)/migrations/registry.inc
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -I$(BUILD)/migrations -MMD -MP -c $< -o $@
+
+.PHONY: FORCE
+FORCE:
+
 $(BUILD)/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -Itests -MMD -MP -c $< -o $@

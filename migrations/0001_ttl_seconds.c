@@ -8,22 +8,24 @@
  * sets sdlc_version 1.1.0 and a new nonce and leaves every other field as it
  * was: a migration never extends or shortens a lease.
  */
-#include "migrations.h"
+#include "lease/migration.h"
 
 #include <stdio.h>
+
+/* This file's step; registry.c declares it from the generated registry. */
+extern const lease_migration lease_migration_0001;
 
 static int64_t clamp(int64_t v, int64_t lo, int64_t hi)
 {
 	return v < lo ? lo : v > hi ? hi : v;
 }
 
-static int apply_0001(lease_payload *p, lease_migrate_method *method,
-                      const lease_migration_input *in, char *err, size_t errlen)
+static int apply_0001(lease_payload *p, const char **method, const lease_migration_input *in,
+                      char *err, size_t errlen)
 {
 	char nonce[LEASE_NONCE_HEXSZ + 1];
 	int rc;
 
-	*method = LEASE_MIGRATE_METHOD_NONE;
 	if (p->version_major != 1 || p->version_minor != 0) {
 		if (err && errlen)
 			snprintf(err, errlen, "migration 0001 applies to 1.0.x, not %s",
@@ -34,16 +36,16 @@ static int apply_0001(lease_payload *p, lease_migrate_method *method,
 		return rc;
 	if (p->phase == LEASE_PHASE_RELEASED) {
 		p->ttl_seconds = 0;
-		*method = LEASE_MIGRATE_METHOD_RELEASED;
+		*method = "released";
 	} else if (in->has_commit_time) {
 		/* Commit times and timestamps are whole seconds: the difference is
 		 * already rounded; clamping keeps it within what a 1.1 reader and
 		 * this store's writers accept (protocol.md §2, §4). */
 		p->ttl_seconds = clamp(p->expires_at - in->commit_time, in->ttl_min, in->ttl_max);
-		*method = LEASE_MIGRATE_METHOD_COMMIT_TIME;
+		*method = "commit-time";
 	} else {
 		p->ttl_seconds = clamp(in->assumed_ttl, in->ttl_min, in->ttl_max);
-		*method = LEASE_MIGRATE_METHOD_ASSUMED;
+		*method = "assumed";
 	}
 	p->has_ttl = 1;
 	snprintf(p->sdlc_version, sizeof(p->sdlc_version), "%s", lease_migration_0001.to);

@@ -1,21 +1,39 @@
 /*
  * The migration registry (protocol.md §8): every registered step in id order,
- * and the chain from a payload's version to a target. Adding a step: see
+ * and the chain from a payload's version to a target. The steps are not
+ * named here: the build writes $(BUILD)/migrations/registry.inc, one
+ * `MIGRATION(NNNN)` line per migrations/NNNN_<what>.c in id order, and this
+ * file declares and lists them from it. Adding a step: see
  * migrations/README.md.
  */
-#include "migrations.h"
+#include "lease/migration.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Every registered migration, in id order (lease_migrations_check verifies). */
-static const lease_migration *const registered[] = {
-        &lease_migration_0001,
+/* Each file's step, defined in migrations/NNNN_<what>.c. */
+#define MIGRATION(n) extern const lease_migration lease_migration_##n;
+#include "registry.inc"
+#undef MIGRATION
+
+/* One generated line: the id of the file the step was registered from. */
+typedef struct registered_step {
+	const char *file_id; /* "NNNN", the file name's prefix */
+	const lease_migration *step;
+} registered_step;
+
+/* Every registered migration in file (= id) order, then a terminator so that
+ * a tree without steps still compiles; lease_migrations_check verifies. */
+static const registered_step registered[] = {
+#define MIGRATION(n) {#n, &lease_migration_##n},
+#include "registry.inc"
+#undef MIGRATION
+        {NULL, NULL},
 };
 
-#define N_REGISTERED (sizeof(registered) / sizeof(registered[0]))
+#define N_REGISTERED (sizeof(registered) / sizeof(registered[0]) - 1)
 
 size_t lease_migrations_count(void)
 {
@@ -24,7 +42,7 @@ size_t lease_migrations_count(void)
 
 const lease_migration *lease_migration_at(size_t i)
 {
-	return i < N_REGISTERED ? registered[i] : NULL;
+	return i < N_REGISTERED ? registered[i].step : NULL;
 }
 
 const lease_migration *lease_migration_from(int major, int minor)
@@ -32,8 +50,9 @@ const lease_migration *lease_migration_from(int major, int minor)
 	size_t i;
 
 	for (i = 0; i < N_REGISTERED; i++)
-		if (registered[i]->from_major == major && registered[i]->from_minor == minor)
-			return registered[i];
+		if (registered[i].step->from_major == major &&
+		    registered[i].step->from_minor == minor)
+			return registered[i].step;
 	return NULL;
 }
 
@@ -79,7 +98,7 @@ int lease_migrations_check(char *err, size_t errlen)
 	size_t i, k;
 
 	for (i = 0; i < N_REGISTERED; i++) {
-		const lease_migration *m = registered[i];
+		const lease_migration *m = registered[i].step;
 		int ma = 0, mi = 0, pa = 0;
 
 		if (!m->id || strlen(m->id) != 4)
@@ -87,6 +106,11 @@ int lease_migrations_check(char *err, size_t errlen)
 		for (k = 0; k < 4; k++)
 			if (m->id[k] < '0' || m->id[k] > '9')
 				return set_err(err, errlen, m->id, "id must be four digits");
+		if (strcmp(m->id, registered[i].file_id) != 0)
+			return set_err(
+			        err, errlen, m->id,
+			        "id must be the prefix of its file name (lease_migration_NNNN "
+			        "in NNNN_<what>.c)");
 		if (prev && strcmp(prev->id, m->id) >= 0)
 			return set_err(err, errlen, m->id,
 			               "ids must be strictly increasing in the registry");

@@ -14,9 +14,10 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c)
 .PHONY: fuzz fuzz-ci fuzz-build fuzz-run
 fuzz-build: $(FUZZ_TARGETS:%=build-fuzz/fuzz_%)
 
-build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRC) $(wildcard lib/*/*.h lib/include/reflease/*.h)
+build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRC) $(wildcard lib/*/*.h lib/include/reflease/*.h) \
+                   $(BUILD)/migrations/registry.inc
 	@mkdir -p build-fuzz
-	$(FUZZ_CC) $(FUZZ_FLAGS) $(PKG_CFLAGS) -o $@ $< $(LIB_SRC) $(PKG_LIBS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -I$(BUILD)/migrations $(PKG_CFLAGS) -o $@ $< $(LIB_SRC) $(PKG_LIBS)
 
 fuzz: deps
 	@$(MAKE) --no-print-directory fuzz-run FUZZ_SECONDS=$(FUZZ_SECONDS)

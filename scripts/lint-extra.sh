@@ -9,3 +9,12 @@ done
 if grep -n -- '->t->' lib/lease/*.c lib/lease/*.h | grep -v '^lib/lease/primitives\.c:'; then
   echo "lint: lib/lease reaches the transport outside primitives.c (use lease/door.h)"; exit 1
 fi
+# Migrations (issue 17): includes run one way. Nothing in lib/ or cmd/ includes
+# from migrations/; a step includes lease/migration.h and public reflease/ headers only.
+if grep -n '#include ".*migrations/' lib/*/*.c lib/*/*.h lib/include/reflease/*.h cmd/reflease/*.[ch]; then
+  echo "lint: lib/ or cmd/ includes from migrations/ (the step interface is lib/lease/migration.h)"; exit 1
+fi
+if grep -n '#include "' migrations/*.c | grep -v -e '"lease/migration\.h"' -e '"reflease/' \
+     -e '^migrations/registry\.c:.*"registry\.inc"'; then
+  echo "lint: a migration includes more than lease/migration.h and reflease/ headers"; exit 1
+fi

@@ -9,16 +9,17 @@
  * Field case F28 (mixed schema versions during an upgrade) has a named test.
  */
 #include <check.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../migrations/migrations.h"
-#include "reflease/version.h"
+#include "lease/migration.h"
 #include "reflease/migrate.h"
 #include "reflease/runtime.h"
+#include "reflease/version.h"
 #include "store/store.h"
 #include "support/memstore.h"
 #include "support/testrepo.h"
@@ -210,7 +211,7 @@ static void check_plan_entries(const lease_migrate_report *r, int applied)
 	ck_assert_int_eq(r->applied, applied);
 	for (i = 0; i < NMIXED; i++) {
 		const lease_migrate_entry *e = &r->entries[i];
-		const char *m = lease_migrate_method_name(e->method);
+		const char *m = e->method;
 		lease_migrate_status want = mixed[i].plan;
 
 		if (applied && want == LEASE_MIGRATE_WOULD_MIGRATE)
@@ -605,11 +606,11 @@ START_TEST(registry_orders_and_chains)
 	ck_assert_uint_ge(lease_migrations_count(), 1);
 	ck_assert_str_eq(lease_migration_at(0)->id, "0001");
 	ck_assert_ptr_null(lease_migration_at(lease_migrations_count()));
-	ck_assert_ptr_eq(lease_migration_from(1, 0), &lease_migration_0001);
+	ck_assert_ptr_eq(lease_migration_from(1, 0), lease_migration_at(0));
 	ck_assert_ptr_null(lease_migration_from(1, 1));
 	ck_assert_int_eq(lease_migrations_chain(steps, 8, &n, 1, 0, 1, 1), 0);
 	ck_assert_uint_eq(n, 1);
-	ck_assert_ptr_eq(steps[0], &lease_migration_0001);
+	ck_assert_ptr_eq(steps[0], lease_migration_at(0));
 	ck_assert_int_eq(lease_migrations_chain(steps, 8, &n, 1, 1, 1, 1), 0);
 	ck_assert_uint_eq(n, 0);
 	ck_assert_int_eq(lease_migrations_chain(steps, 8, &n, 1, 2, 1, 1), LEASE_EVERSION);
@@ -625,23 +626,69 @@ START_TEST(registry_orders_and_chains)
 	ck_assert_int_eq(lease_migrate_target_validate("", NULL, 0), LEASE_EINVALID);
 	ck_assert_str_eq(lease_migrate_status_name(LEASE_MIGRATE_SKIPPED_MALFORMED),
 	                 "skipped_malformed");
-	ck_assert_ptr_null(lease_migrate_method_name(LEASE_MIGRATE_METHOD_NONE));
+}
+END_TEST
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp((const char *)a, (const char *)b);
+}
+
+/*
+ * The generated registry lists every step file: the ids of the
+ * migrations/NNNN_<what>.c files of the source tree (REFLEASE_SRCDIR, else
+ * the working directory `make unit` runs in), in order, are exactly the
+ * registered ids. Fails when the build's list lost or kept a step.
+ */
+START_TEST(registry_lists_every_step_file)
+{
+	const char *src = getenv("REFLEASE_SRCDIR");
+	char dir[512], ids[64][5];
+	struct dirent *de;
+	size_t n = 0, i;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s/migrations", src && *src ? src : ".");
+	d = opendir(dir);
+	ck_assert_msg(d != NULL, "cannot open %s: run from the source root or set REFLEASE_SRCDIR",
+	              dir);
+	while ((de = readdir(d)) != NULL) {
+		const char *f = de->d_name;
+		size_t len = strlen(f);
+
+		if (len < 8 || strspn(f, "0123456789") != 4 || f[4] != '_' ||
+		    strcmp(f + len - 2, ".c") != 0)
+			continue;
+		ck_assert_uint_lt(n, 64);
+		memcpy(ids[n], f, 4);
+		ids[n++][4] = '\0';
+	}
+	closedir(d);
+	qsort(ids, n, sizeof(ids[0]), by_name);
+	ck_assert_uint_ge(n, 1);
+	ck_assert_msg(lease_migrations_count() == n, "%zu step files in %s, %zu registered", n, dir,
+	              lease_migrations_count());
+	for (i = 0; i < n; i++)
+		ck_assert_str_eq(lease_migration_at(i)->id, ids[i]);
 }
 END_TEST
 
 START_TEST(step_0001_keeps_fields)
 {
+	const lease_migration *m0001 = lease_migration_at(0);
 	lease_migration_input in = {1, T0, 300, 60, 86400, NULL};
 	lease_payload p, q;
-	lease_migrate_method m;
+	const char *m = NULL;
 	char json[1024];
+
+	ck_assert_str_eq(m0001->id, "0001");
 
 	payload_json(json, sizeof(json), "1.0.0", "x", "claimed", T0 - 5, T0 + 45, 3, NULL);
 	ck_assert_int_eq(lease_payload_parse(&p, json, strlen(json), NULL, 0), 0);
 	q = p;
 	/* commit-time clamped to a github/remote store's minimum (60) */
-	ck_assert_int_eq(lease_migration_0001.apply(&q, &m, &in, NULL, 0), 0);
-	ck_assert_int_eq(m, LEASE_MIGRATE_METHOD_COMMIT_TIME);
+	ck_assert_int_eq(m0001->apply(&q, &m, &in, NULL, 0), 0);
+	ck_assert_str_eq(m, "commit-time");
 	ck_assert_int_eq(q.ttl_seconds, 60);
 	ck_assert_str_eq(q.sdlc_version, "1.1.0");
 	ck_assert_int_eq(q.version_minor, 1);
@@ -651,11 +698,11 @@ START_TEST(step_0001_keeps_fields)
 	/* unknown commit time: the assumed TTL */
 	q = p;
 	in.has_commit_time = 0;
-	ck_assert_int_eq(lease_migration_0001.apply(&q, &m, &in, NULL, 0), 0);
-	ck_assert_int_eq(m, LEASE_MIGRATE_METHOD_ASSUMED);
+	ck_assert_int_eq(m0001->apply(&q, &m, &in, NULL, 0), 0);
+	ck_assert_str_eq(m, "assumed");
 	ck_assert_int_eq(q.ttl_seconds, 300);
 	/* a 1.1 payload is not this step's */
-	ck_assert_int_eq(lease_migration_0001.apply(&q, &m, &in, NULL, 0), LEASE_EPAYLOAD);
+	ck_assert_int_eq(m0001->apply(&q, &m, &in, NULL, 0), LEASE_EPAYLOAD);
 }
 END_TEST
 
@@ -866,6 +913,7 @@ Suite *migrate_suite(void)
 	tcase_add_test(tc, concurrent_10_writer_always_conflict);
 	tcase_add_test(tc, f28_mixed_versions_during_migration_window);
 	tcase_add_test(tc, registry_orders_and_chains);
+	tcase_add_test(tc, registry_lists_every_step_file);
 	tcase_add_test(tc, step_0001_keeps_fields);
 	tcase_add_test(tc, options_rejected_before_io);
 	tcase_add_test(tc, forked_migrators_race);

@@ -67,7 +67,7 @@ static json_t *report_json(const lease_migrate_report *r)
 		json_object_set_new(l, "name", json_string(e->name));
 		json_object_set_new(l, "from", str_or_null(e->from));
 		json_object_set_new(l, "to", str_or_null(e->to));
-		json_object_set_new(l, "method", str_or_null(lease_migrate_method_name(e->method)));
+		json_object_set_new(l, "method", str_or_null(e->method));
 		json_object_set_new(l, "status", json_string(lease_migrate_status_name(e->status)));
 		if (e->message[0])
 			json_object_set_new(l, "message", json_string(e->message));
@@ -112,10 +112,10 @@ static void print_human(const lease_migrate_report *r, const char *ns)
 		printf("%-30s %-8s %-8s %-12s %s\n", "NAME", "FROM", "TO", "METHOD", "STATUS");
 	for (i = 0; i < r->count; i++) {
 		const lease_migrate_entry *e = &r->entries[i];
-		const char *m = lease_migrate_method_name(e->method);
 
 		printf("%-30s %-8s %-8s %-12s %s\n", e->name, e->from[0] ? e->from : "-",
-		       e->to[0] ? e->to : "-", m ? m : "-", lease_migrate_status_name(e->status));
+		       e->to[0] ? e->to : "-", e->method ? e->method : "-",
+		       lease_migrate_status_name(e->status));
 		if (e->message[0])
 			printf("  %s\n", e->message);
 	}
@@ -144,12 +144,11 @@ static void summary_markdown(mdbuf *b, const lease_migrate_report *r, const char
 		          "|---|---|---|---|---|---|\n");
 	for (i = 0; i < r->count; i++) {
 		const lease_migrate_entry *e = &r->entries[i];
-		const char *m = lease_migrate_method_name(e->method);
 
 		row.len = 0;
 		md_printf(&row, "| `%s` | %s | %s | %s | %s | ", e->name,
-		          e->from[0] ? e->from : "-", e->to[0] ? e->to : "-", m ? m : "-",
-		          lease_migrate_status_name(e->status));
+		          e->from[0] ? e->from : "-", e->to[0] ? e->to : "-",
+		          e->method ? e->method : "-", lease_migrate_status_name(e->status));
 		md_text(&row, e->message, MD_ESCAPE_ENTITIES, DETAIL_MAX);
 		md_put(&row, " |\n", 3);
 		/* leave room for the closing line */

@@ -36,8 +36,8 @@ int lease_walk_chain(lease_store *st, const lease_oid *start_oid, const lease_co
                      int max, lease_chain_visit visit, void *payload);
 
 /**
- * List the refs under @p prefix (a transport without listing gives an
- * empty list). Free with lease_ref_list_clear().
+ * List the refs under @p prefix (list_refs is a required call, checked at
+ * open). Free with lease_ref_list_clear().
  * @return 0 or the transport's error ("listing PREFIX: why" set)
  */
 int lease_list_refs(lease_ref_list *out, lease_store *st, const char *prefix);

@@ -13,9 +13,9 @@
 
 #include <jansson.h>
 
-#include "../../migrations/migrations.h"
 #include "lease/commit.h"
 #include "lease/door.h"
+#include "lease/migration.h"
 #include "reflease/version.h"
 #include "store/store.h"
 #include "util/util.h"
@@ -32,16 +32,6 @@ static const char *const status_names[LEASE_MIGRATE_STATUS_COUNT] = {
 const char *lease_migrate_status_name(lease_migrate_status s)
 {
 	return (unsigned)s < LEASE_MIGRATE_STATUS_COUNT ? status_names[s] : "unknown";
-}
-
-const char *lease_migrate_method_name(lease_migrate_method m)
-{
-	switch (m) {
-	case LEASE_MIGRATE_METHOD_COMMIT_TIME: return "commit-time";
-	case LEASE_MIGRATE_METHOD_ASSUMED: return "assumed";
-	case LEASE_MIGRATE_METHOD_RELEASED: return "released";
-	default: return NULL;
-	}
 }
 
 void lease_migrate_report_clear(lease_migrate_report *r)
@@ -140,7 +130,7 @@ static void classify(lease_migrate_entry *e, const migrate_run *run, const lease
 
 	*nsteps = 0;
 	e->from[0] = e->to[0] = '\0';
-	e->method = LEASE_MIGRATE_METHOD_NONE;
+	e->method = NULL;
 	e->ttl_seconds = -1;
 	e->message[0] = '\0';
 	e->old_oid = s->oid;
@@ -207,13 +197,13 @@ static int build(lease_payload *out, lease_migrate_entry *e, const migrate_run *
 	in.random = lease_store_random(run->st);
 	*out = s->payload;
 	for (k = 0; k < nsteps; k++) {
-		lease_migrate_method m = LEASE_MIGRATE_METHOD_NONE;
+		const char *m = NULL;
 
 		if ((rc = steps[k]->apply(out, &m, &in, err, sizeof(err))) < 0) {
 			entry_message(e, "%s", err[0] ? err : lease_error_id(rc));
 			return rc;
 		}
-		if (m != LEASE_MIGRATE_METHOD_NONE)
+		if (m)
 			e->method = m;
 	}
 	if ((rc = lease_payload_validate(out, err, sizeof(err))) < 0) {
@@ -315,7 +305,7 @@ static void not_migrated(lease_migrate_entry *e, lease_migrate_status status)
 {
 	e->status = status;
 	e->to[0] = '\0';
-	e->method = LEASE_MIGRATE_METHOD_NONE;
+	e->method = NULL;
 }
 
 /* Classify @p s and, to apply, plan its migrated commit (protocol.md §8). */

@@ -441,8 +441,6 @@ int lease_list_refs(lease_ref_list *out, lease_store *st, const char *prefix)
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (!st->t->list_refs)
-		return 0;
 	if ((rc = st->t->list_refs(st->t, out, prefix)) < 0) {
 		lease_ref_list_clear(out);
 		return lease_store_set_error(st, rc, "listing %s: %s", prefix, terr(st));

@@ -27,18 +27,8 @@ typedef enum lease_migrate_status {
 	LEASE_MIGRATE_STATUS_COUNT       /**< number of statuses (not a status) */
 } lease_migrate_status;
 
-/** How the new `ttl_seconds` was derived (migration 0001, protocol.md §8). */
-typedef enum lease_migrate_method {
-	LEASE_MIGRATE_METHOD_NONE = 0,    /**< no migration step ran (current, skipped) */
-	LEASE_MIGRATE_METHOD_COMMIT_TIME, /**< expires_at − the payload commit's time, clamped */
-	LEASE_MIGRATE_METHOD_ASSUMED,     /**< the commit time was unknown: --assumed-ttl */
-	LEASE_MIGRATE_METHOD_RELEASED     /**< a released payload: 0 */
-} lease_migrate_method;
-
 /** Wire name of @p s ("would_migrate", ...); "unknown" when out of range. Static. */
 const char *lease_migrate_status_name(lease_migrate_status s);
-/** Wire name of @p m ("commit-time", "assumed", "released"); NULL for METHOD_NONE. Static. */
-const char *lease_migrate_method_name(lease_migrate_method m);
 
 /** One lease of a migration run. Owns no heap memory. */
 typedef struct lease_migrate_entry {
@@ -46,7 +36,16 @@ typedef struct lease_migrate_entry {
 	char from[32];                 /**< sdlc_version as read; "" when unreadable */
 	char to[32];                   /**< version after the run (target when migrated or planned,
 	                                  @c from when current); "" when skipped */
-	lease_migrate_method method;   /**< how ttl_seconds was (or would be) derived */
+	/**
+	 * How the last step that derived a value derived it (or would), as
+	 * that step names it: a static string owned by the step, never freed.
+	 * Migration 0001 (ttl_seconds): "commit-time" (expires_at − the
+	 * payload commit's time, clamped), "assumed" (--assumed-ttl) or
+	 * "released" (0). NULL when no step derived a value (none ran:
+	 * current, skipped), printed as null / "-" (protocol.md §8, cli.md
+	 * "migrate --json").
+	 */
+	const char *method;
 	lease_migrate_status status;
 	int64_t ttl_seconds; /**< the ttl_seconds written (or planned); -1 when none */
 	lease_oid old_oid;   /**< the oid read last (the CAS's expected oid) */
