@@ -257,6 +257,13 @@ static int name_to_ref(lease_store *st, char *out, size_t outlen, const char *na
 	return 0;
 }
 
+/* A CAS primitive starts: no failure recorded yet; the lease's full ref name. */
+static int cas_name_to_ref(lease_store *st, char *out, size_t outlen, const char *name)
+{
+	memset(&st->cas_err, 0, sizeof(st->cas_err));
+	return name_to_ref(st, out, outlen, name);
+}
+
 int lease_write_commit(lease_oid *out, lease_store *st, const lease_oid *parent,
                        const char *message)
 {
@@ -290,8 +297,7 @@ int lease_cas_create(lease_store *st, const char *name, const lease_oid *new_oid
 	char ref[320];
 	int rc;
 
-	memset(&st->cas_err, 0, sizeof(st->cas_err));
-	if ((rc = name_to_ref(st, ref, sizeof(ref), name)) < 0)
+	if ((rc = cas_name_to_ref(st, ref, sizeof(ref), name)) < 0)
 		return rc;
 	return lease_cas_create_ref(st, ref, new_oid);
 }
@@ -302,8 +308,7 @@ int lease_cas_replace(lease_store *st, const char *name, const lease_oid *old_oi
 	char ref[320];
 	int rc;
 
-	memset(&st->cas_err, 0, sizeof(st->cas_err));
-	if ((rc = name_to_ref(st, ref, sizeof(ref), name)) < 0)
+	if ((rc = cas_name_to_ref(st, ref, sizeof(ref), name)) < 0)
 		return rc;
 	if (!old_oid || !new_oid || lease_oid_is_zero(old_oid) || lease_oid_is_zero(new_oid))
 		return lease_store_set_error(st, LEASE_EINVALID, "cas_replace %s: invalid oid",
@@ -323,8 +328,7 @@ int lease_cas_delete(lease_store *st, const char *name, const lease_oid *old_oid
 	char ref[320];
 	int rc;
 
-	memset(&st->cas_err, 0, sizeof(st->cas_err));
-	if ((rc = name_to_ref(st, ref, sizeof(ref), name)) < 0)
+	if ((rc = cas_name_to_ref(st, ref, sizeof(ref), name)) < 0)
 		return rc;
 	if (!old_oid || lease_oid_is_zero(old_oid))
 		return lease_store_set_error(st, LEASE_EINVALID, "cas_delete %s: invalid oid", ref);

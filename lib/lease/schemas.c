@@ -486,6 +486,25 @@ static int get_string(const char **out, size_t *lenout, json_t *root, const char
 	return 0;
 }
 
+/* A string field of exactly @p hexsz lowercase hex digits, copied with its
+ * NUL into @p out (hexsz + 1 bytes): the token and the nonce (§2). */
+static int get_hex(char *out, json_t *root, const char *field, size_t hexsz, char *err,
+                   size_t errlen)
+{
+	const char *s;
+	size_t n;
+	int rc;
+
+	if ((rc = get_string(&s, &n, root, field, err, errlen)) < 0)
+		return rc;
+	if (!is_lower_hex(s, hexsz)) {
+		lease_errf(err, errlen, "%s: must be %zu lowercase hex characters", field, hexsz);
+		return LEASE_EPAYLOAD;
+	}
+	memcpy(out, s, n + 1);
+	return 0;
+}
+
 static int get_integer(int64_t *out, json_t *root, const char *field, char *err, size_t errlen)
 {
 	json_t *v = json_object_get(root, field);
@@ -594,14 +613,8 @@ static int parse_object(lease_payload *p, json_t *root, char *err, size_t errlen
 		return LEASE_EPAYLOAD;
 	}
 
-	if ((rc = get_string(&s, &n, root, "lease_token", err, errlen)) < 0)
+	if ((rc = get_hex(p->lease_token, root, "lease_token", LEASE_TOKEN_HEXSZ, err, errlen)) < 0)
 		return rc;
-	if (!is_lower_hex(s, LEASE_TOKEN_HEXSZ)) {
-		lease_errf(err, errlen, "lease_token: must be %d lowercase hex characters",
-		           LEASE_TOKEN_HEXSZ);
-		return LEASE_EPAYLOAD;
-	}
-	memcpy(p->lease_token, s, n + 1);
 
 	if ((rc = get_integer(&p->transitions, root, "transitions", err, errlen)) < 0)
 		return rc;
@@ -615,14 +628,8 @@ static int parse_object(lease_payload *p, json_t *root, char *err, size_t errlen
 	    (rc = get_time(&p->expires_at, root, "expires_at", err, errlen)) < 0)
 		return rc;
 
-	if ((rc = get_string(&s, &n, root, "nonce", err, errlen)) < 0)
+	if ((rc = get_hex(p->nonce, root, "nonce", LEASE_NONCE_HEXSZ, err, errlen)) < 0)
 		return rc;
-	if (!is_lower_hex(s, LEASE_NONCE_HEXSZ)) {
-		lease_errf(err, errlen, "nonce: must be %d lowercase hex characters",
-		           LEASE_NONCE_HEXSZ);
-		return LEASE_EPAYLOAD;
-	}
-	memcpy(p->nonce, s, n + 1);
 
 	/* ttl_seconds exists since 1.1.0; in a 1.0.x payload it is an unknown field. */
 	ttl = json_object_get(root, "ttl_seconds");

@@ -87,15 +87,11 @@ __attribute__((format(printf, 3, 4))) static int gh_err(gh_transport *g, int cod
 __attribute__((format(printf, 3, 4))) static void gh_log(gh_transport *g, int level,
                                                          const char *fmt, ...)
 {
-	char buf[1024];
 	va_list ap;
 
-	if (!g->log || level > g->log_level)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	lease_vlog(g->log, g->log_payload, g->log_level, level, fmt, ap);
 	va_end(ap);
-	g->log(level, buf, g->log_payload);
 }
 
 static void sleep_ms(int64_t ms)
@@ -408,6 +404,24 @@ static int redirect_target(gh_transport *g, const gh_reply *rp, const char *url,
 	return 0;
 }
 
+/* A non-idempotent request that may have applied: LEASE_ENET with "WHAT: the
+ * outcome is unknown" (settled by re-reading, §5); @p rp is cleared. */
+__attribute__((format(printf, 3, 4))) static int outcome_unknown(gh_transport *g, gh_reply *rp,
+                                                                 const char *fmt, ...)
+{
+	static const char tail[] = ": the outcome is unknown";
+	va_list ap;
+	size_t n;
+
+	va_start(ap, fmt);
+	vsnprintf(g->errmsg, sizeof(g->errmsg) - (sizeof(tail) - 1), fmt, ap);
+	va_end(ap);
+	n = strlen(g->errmsg);
+	memcpy(g->errmsg + n, tail, sizeof(tail));
+	reply_clear(rp);
+	return LEASE_ENET;
+}
+
 /*
  * Send a request, retrying within @p deadline_ms (monotonic): resolve or
  * connect failures always (nothing was sent), rate limits always (GitHub
@@ -504,12 +518,8 @@ static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const 
 				goto retry;
 			}
 			if (rp->r.status >= 500 && !idempotent) {
-				rc = gh_err(g, LEASE_ENET,
-				            "GitHub answered %s %s with HTTP %ld: the outcome is "
-				            "unknown",
-				            method, url_path(url), rp->r.status);
-				reply_clear(rp);
-				return rc;
+				return outcome_unknown(g, rp, "GitHub answered %s %s with HTTP %ld",
+				                       method, url_path(url), rp->r.status);
 			}
 			if (rp->r.status < 500) {
 				g->nohdr_waits = 0;
@@ -520,12 +530,8 @@ static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const 
 			gh_log(g, LEASE_LOG_DEBUG, "github: %s %s -> %s", method, url_path(url),
 			       rp->r.error);
 			if (rp->r.result == LEASE_HTTP_UNANSWERED && !idempotent) {
-				rc = gh_err(g, LEASE_ENET,
-				            "no answer from GitHub to %s %s (%s): the outcome is "
-				            "unknown",
-				            method, url_path(url), rp->r.error);
-				reply_clear(rp);
-				return rc;
+				return outcome_unknown(g, rp, "no answer from GitHub to %s %s (%s)",
+				                       method, url_path(url), rp->r.error);
 			}
 			snprintf(last, sizeof(last), "%s", rp->r.error);
 		}

@@ -219,6 +219,17 @@ static int file_url_path(char *out, size_t outlen, const char *url)
 
 /* ----------------------------------------------------------- callbacks */
 
+/* The user an ssh key or username credential is for: the URL's, else the
+ * login name, else "git". */
+static const char *cred_user(const char *username_from_url)
+{
+	struct passwd *pw;
+
+	if (username_from_url && *username_from_url)
+		return username_from_url;
+	return (pw = getpwuid(getuid())) ? pw->pw_name : "git";
+}
+
 static int cb_credentials(git_credential **out, const char *url, const char *username_from_url,
                           unsigned int allowed_types, void *payload)
 {
@@ -230,22 +241,10 @@ static int cb_credentials(git_credential **out, const char *url, const char *use
 		git_error_set_str(GIT_ERROR_NET, "authentication failed (credential rejected)");
 		return -1;
 	}
-	if (allowed_types & GIT_CREDENTIAL_SSH_KEY) {
-		const char *user = username_from_url;
-		struct passwd *pw;
-
-		if (!user || !*user)
-			user = (pw = getpwuid(getuid())) ? pw->pw_name : "git";
-		return git_credential_ssh_key_from_agent(out, user);
-	}
-	if (allowed_types & GIT_CREDENTIAL_USERNAME) {
-		const char *user = username_from_url;
-		struct passwd *pw;
-
-		if (!user || !*user)
-			user = (pw = getpwuid(getuid())) ? pw->pw_name : "git";
-		return git_credential_username_new(out, user);
-	}
+	if (allowed_types & GIT_CREDENTIAL_SSH_KEY)
+		return git_credential_ssh_key_from_agent(out, cred_user(username_from_url));
+	if (allowed_types & GIT_CREDENTIAL_USERNAME)
+		return git_credential_username_new(out, cred_user(username_from_url));
 	if ((allowed_types & GIT_CREDENTIAL_USERPASS_PLAINTEXT) && rt->token) {
 		if (lease_remote_token_allowed(url))
 			return git_credential_userpass_plaintext_new(

@@ -270,15 +270,11 @@ int lease_store_set_error(lease_store *st, int code, const char *fmt, ...)
 
 void lease_store_log(lease_store *st, int level, const char *fmt, ...)
 {
-	char buf[1024];
 	va_list ap;
 
-	if (!st->log || level > st->log_level)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	lease_vlog(st->log, st->log_payload, st->log_level, level, fmt, ap);
 	va_end(ap);
-	st->log(level, buf, st->log_payload);
 }
 
 void lease_ref_list_clear(lease_ref_list *l)

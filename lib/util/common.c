@@ -202,6 +202,17 @@ int lease_host_is_loopback(const char *host)
 	return memcmp(a6.s6_addr, mapped, sizeof(mapped)) == 0 && a6.s6_addr[12] == 127;
 }
 
+void lease_vlog(lease_log_fn log, void *payload, int max_level, int level, const char *fmt,
+                va_list ap)
+{
+	char buf[1024];
+
+	if (!log || level > max_level)
+		return;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	log(level, buf, payload);
+}
+
 double lease_clock_seconds(lease_clock_id id)
 {
 	static const clockid_t ids[] = {CLOCK_MONOTONIC, CLOCK_BOOTTIME, CLOCK_REALTIME};

@@ -6,9 +6,11 @@
 #ifndef REFLEASE_UTIL_H
 #define REFLEASE_UTIL_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "reflease/common.h"
 #include "reflease/sys/clock.h" /* the clocks and sleeps */
 
 /**
@@ -30,6 +32,14 @@ int lease_hex_digit(char c);
  * credentials it would carry go only where this says 1 (protocol.md §9).
  */
 int lease_host_is_loopback(const char *host);
+
+/**
+ * Pass the message @p fmt, @p ap (at most 1023 bytes) to @p log with
+ * @p payload when @p log is set and @p level <= @p max_level; else nothing.
+ * The one logging path of the store handle and the transports.
+ */
+void lease_vlog(lease_log_fn log, void *payload, int max_level, int level, const char *fmt,
+                va_list ap) __attribute__((format(printf, 5, 0)));
 
 /**
  * Format an error message into @p err (at most @p errlen bytes, always
