@@ -18,3 +18,7 @@ if grep -n '#include "' migrations/*.c | grep -v -e '"lease/migration\.h"' -e '"
      -e '^migrations/registry\.c:.*"registry\.inc"'; then
   echo "lint: a migration includes more than lease/migration.h and reflease/ headers"; exit 1
 fi
+# Layers (issue 17): cmd/ is built with -Ilib/include only; no path around it.
+if grep -n '#include "\.\./' cmd/reflease/*.[ch]; then
+  echo "lint: cmd/ includes by relative path (it sees the public reflease/ headers only)"; exit 1
+fi
