@@ -104,9 +104,8 @@ $(BUILD)/migrations/registry.inc: FORCE
 	@for f in $(MIGRATION_SRC); do n=$${f#migrations/}; echo "MIGRATION($${n%%_*})"; done > $@.tmp && \
 	  if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 
-$(BUILD)/migrations/registry.o: migrations/registry.c $(BUILD)/migrations/registry.inc
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -I$(BUILD)/migrations -MMD -MP -c $< -o $@
+$(BUILD)/migrations/registry.o: $(BUILD)/migrations/registry.inc
+$(BUILD)/migrations/registry.o: INCLUDES += -I$(BUILD)/migrations
 
 .PHONY: FORCE
 FORCE:

@@ -42,7 +42,6 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 /* Longest wait between a forwarded signal and SIGKILL, seconds, so that the

@@ -29,7 +29,6 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 /* How often the tree is re-walked while it is being killed, ms. */

@@ -2,16 +2,14 @@
  * transient failures until the lost deadline, report every attempt. */
 #include "reflease/heartbeat.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "lease/policy.h"
 #include "store/store.h"
 #include "util/util.h"
 
-/* Longest single nanosleep of the default sleep, so a stop request is
+/* Longest single sleep of the default sleep, so a stop request is
  * honoured within this many milliseconds. */
 #define SLEEP_SLICE_MS 100
 
@@ -57,7 +55,7 @@ int lease_heartbeat_every(int64_t *out, int64_t ttl_seconds, int64_t every)
 	return 0;
 }
 
-/* The default sleep: nanosleep in slices, checking the stop flag. */
+/* The default sleep: slices of the shared sleep, checking the stop flag. */
 static int default_sleep(double seconds, const volatile sig_atomic_t *stop)
 {
 	while (seconds > 0) {

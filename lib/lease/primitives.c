@@ -578,9 +578,8 @@ int lease_wait_ref_change(lease_store *st, const char *name, int known_present,
 		return st->t->wait_change(st->t, ref, known_present,
 		                          known_present && known_oid ? known_oid : &zero,
 		                          timeout_ms) > 0;
-	return lease_sleep_ms(timeout_ms, LEASE_SLEEP_INTERRUPTIBLE) < 0
-	               ? 1
-	               : 0; /* a signal: the caller looks at it */
+	/* a signal cuts the sleep short: 1, so the caller looks at it */
+	return lease_sleep_ms(timeout_ms, LEASE_SLEEP_INTERRUPTIBLE) < 0 ? 1 : 0;
 }
 
 void lease_ref_state_clear(lease_ref_state *s)

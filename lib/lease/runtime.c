@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define REFRESH_MAX 2 /* extra preserving writes after a late success (F15) */
 
@@ -170,11 +169,6 @@ static int result_fail(lease_result *out, lease_store *st, int code, const char 
 		         m && *m ? m : lease_error_id(code));
 	}
 	return code;
-}
-
-static void fmt_time(char buf[LEASE_TIME_STRSZ + 1], int64_t t)
-{
-	lease_time_format(buf, t);
 }
 
 /* ---- input validation (before any I/O: F08) ------------------------------ */
@@ -419,7 +413,7 @@ static void holder_msg(decision *d, const lease_payload *cur, const char *what)
 {
 	char t[LEASE_TIME_STRSZ + 1];
 
-	fmt_time(t, cur->expires_at);
+	lease_time_format(t, cur->expires_at);
 	snprintf(d->message, sizeof(d->message), "%s by %s on %s until %s", what, cur->owner,
 	         cur->host, t);
 }
@@ -494,7 +488,7 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 			return 0;
 		}
 		if (expired && c->kind != OP_REACQUIRE) {
-			fmt_time(t, cur->expires_at);
+			lease_time_format(t, cur->expires_at);
 			no_write(d, "expired", LEASE_EEXPIRED, 0,
 			         "the lease expired at %s; reacquire it with the token", t);
 			return 0;

@@ -409,17 +409,14 @@ static int redirect_target(gh_transport *g, const gh_reply *rp, const char *url,
 __attribute__((format(printf, 3, 4))) static int outcome_unknown(gh_transport *g, gh_reply *rp,
                                                                  const char *fmt, ...)
 {
-	static const char tail[] = ": the outcome is unknown";
+	char what[768];
 	va_list ap;
-	size_t n;
 
 	va_start(ap, fmt);
-	vsnprintf(g->errmsg, sizeof(g->errmsg) - (sizeof(tail) - 1), fmt, ap);
+	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	n = strlen(g->errmsg);
-	memcpy(g->errmsg + n, tail, sizeof(tail));
 	reply_clear(rp);
-	return LEASE_ENET;
+	return gh_err(g, LEASE_ENET, "%s: the outcome is unknown", what);
 }
 
 /*

@@ -5,7 +5,6 @@
 #include "util/util.h"
 
 #include <pthread.h>
-
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
