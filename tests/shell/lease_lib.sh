@@ -56,6 +56,8 @@ refs() { git --git-dir="$S" for-each-ref --format='%(objectname) %(refname)'; }
 # the token of a fresh acquire: tok NAME [args]
 tok() { n=$1; shift; "$R" --json acquire "$n" "$@" | jget lease.lease_token; }
 
-# a process's state letter from /proc ("" when gone); Z = zombie (dead)
-pstate() { sed -n 's/^[0-9]* ([^)]*) \([A-Z]\).*/\1/p' "/proc/$1/stat" 2>/dev/null || true; }
-alive() { s=$(pstate "$1"); [ -n "$s" ] && [ "$s" != Z ]; }
+# a process's state letter from /proc ("" when gone). Z (zombie) and X are
+# dead; every other letter is alive, lower case too: "t" is a tracing stop,
+# which a sanitized binary is in while LeakSanitizer checks it at exit.
+pstate() { sed -n 's/^[0-9]* (.*) \([A-Za-z]\) .*/\1/p' "/proc/$1/stat" 2>/dev/null || true; }
+alive() { s=$(pstate "$1"); [ -n "$s" ] && [ "$s" != Z ] && [ "$s" != X ]; }

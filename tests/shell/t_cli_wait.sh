@@ -14,8 +14,11 @@ catches_term() { m=$(awk '/^SigCgt:/ { print $2 }' "/proc/$1/status" 2>/dev/null
 # wait_for PID SECONDS: wait for PID to end (bounded); its status in $rc
 wait_for() {
   i=0
-  while alive "$1" && [ $i -lt $(($2 * 10)) ]; do sleep 0.1; i=$((i + 1)); done
-  alive "$1" && { kill -KILL "$1"; fail "pid $1 still running after $2 s"; }
+  while alive "$1"; do
+    [ $i -lt $(($2 * 10)) ] || { kill -KILL "$1"; fail "pid $1 still running after $2 s"; }
+    sleep 0.1
+    i=$((i + 1))
+  done
   set +e
   wait "$1"
   rc=$?
