@@ -61,3 +61,19 @@ tok() { n=$1; shift; "$R" --json acquire "$n" "$@" | jget lease.lease_token; }
 # which a sanitized binary is in while LeakSanitizer checks it at exit.
 pstate() { sed -n 's/^[0-9]* (.*) \([A-Za-z]\) .*/\1/p' "/proc/$1/stat" 2>/dev/null || true; }
 alive() { s=$(pstate "$1"); [ -n "$s" ] && [ "$s" != Z ] && [ "$s" != X ]; }
+
+# wait_until SECONDS WHAT CMD...: poll CMD every 50 ms until it succeeds; fail
+# naming WHAT after SECONDS. A bound for a slow (sanitized, loaded) machine,
+# not an expectation: the tests wait for the state they need, never a fixed
+# sleep that a slow start outlasts.
+wait_until() {
+  wu_end=$(($(date +%s) + $1)); wu_what=$2; shift 2
+  until "$@"; do
+    [ "$(date +%s)" -lt "$wu_end" ] || fail "$wu_what: not within the bound"
+    sleep 0.05
+  done
+}
+# catches PID SIGNUM: PID has a handler for SIGNUM (its SigCgt bit is set)
+catches() { m=$(awk '/^SigCgt:/ { print $2 }' "/proc/$1/status" 2>/dev/null) && [ -n "$m" ] && [ $(((0x$m >> ($2 - 1)) & 1)) -eq 1 ]; }
+# is_live NAME: the lease NAME is held (status live)
+is_live() { "$R" status "$1" --json 2>/dev/null | grep -q '"status":"live"'; }

@@ -9,8 +9,6 @@
 cd "$TMPDIR" || exit 1
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
-# sigcgt PID: 0 once the process catches SIGTERM (its wait handlers are in place)
-catches_term() { m=$(awk '/^SigCgt:/ { print $2 }' "/proc/$1/status" 2>/dev/null) && [ -n "$m" ] && [ $((0x$m & 0x4000)) -ne 0 ]; }
 # wait_for PID SECONDS: wait for PID to end (bounded); its status in $rc
 wait_for() {
   i=0
@@ -24,15 +22,7 @@ wait_for() {
   rc=$?
   set -e
 }
-# until_catching PID: bounded wait for the handlers
-until_catching() {
-  i=0
-  while ! catches_term "$1"; do
-    [ $i -lt 600 ] || fail "pid $1 never installed its handlers"
-    sleep 0.05
-    i=$((i + 1))
-  done
-}
+until_catching() { wait_until 30 "pid $1 installs its handlers" catches "$1" 15; }
 
 expect_rc 0 "$R" --owner bob acquire busy --ttl 300
 

@@ -68,7 +68,7 @@ expect_rc 0 "$R" acquire ev --ttl 6 --json
 T=$(jout lease.lease_token)
 env --default-signal=INT "$R" heartbeat ev --lease-token "$T" --every 1 --json >"$TMPDIR/ev.out" 2>"$TMPDIR/ev.err" &
 P=$!
-sleep 2.6
+wait_until 60 "--every: three JSON lines" sh -c "[ \$(wc -l <'$TMPDIR/ev.out') -ge 3 ]"
 kill -INT $P
 set +e; wait $P; rc=$?; set -e
 [ "$rc" -eq 130 ] || fail "--every SIGINT exit $rc"
@@ -88,11 +88,11 @@ expect_rc 0 "$R" status ev --json
 
 # SIGHUP → 129; SIGTERM with --release-on-exit → 143 and released
 "$R" heartbeat ev --lease-token "$T" --every 1 >/dev/null 2>&1 &
-P=$!; sleep 1; kill -HUP $P
+P=$!; wait_until 30 "--every: SIGHUP handler" catches $P 1; kill -HUP $P
 set +e; wait $P; rc=$?; set -e
 [ "$rc" -eq 129 ] || fail "--every SIGHUP exit $rc"
 "$R" heartbeat ev --lease-token "$T" --every 1 --release-on-exit >"$TMPDIR/ev2.out" 2>&1 &
-P=$!; sleep 1; kill -TERM $P
+P=$!; wait_until 30 "--every: SIGTERM handler" catches $P 15; kill -TERM $P
 set +e; wait $P; rc=$?; set -e
 [ "$rc" -eq 143 ] || fail "--every SIGTERM exit $rc"
 expect_rc 0 "$R" status ev --json
@@ -102,7 +102,7 @@ expect_rc 0 "$R" status ev --json
 expect_rc 0 "$R" acquire nh --ttl 6 --json
 T=$(jout lease.lease_token)
 sh -c 'trap "" HUP; exec "$0" heartbeat nh --lease-token "$1" --every 1' "$R" "$T" >/dev/null 2>&1 &
-P=$!; sleep 1; kill -HUP $P; sleep 0.5
+P=$!; wait_until 30 "--every (nohup): SIGTERM handler" catches $P 15; kill -HUP $P; sleep 0.5
 kill -0 $P 2>/dev/null || fail "--every died of an ignored SIGHUP"
 kill -TERM $P
 set +e; wait $P; rc=$?; set -e

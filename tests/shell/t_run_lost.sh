@@ -17,7 +17,7 @@ STAMPER="trap '' TERM; while :; do date +%s%3N >'$TMPDIR/stamp.t' && mv -f '$TMP
 #    kill_grace (1 s for ttl 6).
 "$R" --json run lost1 --ttl 6 -- sh -c "$STAMPER" >"$TMPDIR/l1.out" 2>"$TMPDIR/l1.err" &
 P=$!
-sleep 0.7
+wait_until 30 "lost1: CMD started (run holds the lease first)" test -s "$TMPDIR/stamp"
 expect_rc 0 env REFLEASE_OWNER=admin "$R" break lost1 --force
 t0=$(now_ms)
 wait_rc "$P"
@@ -66,7 +66,7 @@ jparse <"$TMPDIR/last"
 "$R" --json run lost3 --ttl 6 --conflict-exit-code 99 -- sh -c "trap 'exit 15' TERM; while :; do sleep 0.05; done" \
   >"$TMPDIR/l3.out" 2>"$TMPDIR/l3.err" &
 P=$!
-sleep 0.7
+wait_until 30 "lost3: lease held" is_live lost3
 expect_rc 0 env REFLEASE_OWNER=admin "$R" break lost3 --force
 wait_rc "$P"
 [ "$rc" -eq 99 ] || fail "lost3: exit $rc, want 99 (--conflict-exit-code)"

@@ -15,7 +15,7 @@ start_run() {
   P=$!
   i=0
   while [ ! -s "$TMPDIR/$n.pid" ]; do
-    i=$((i + 1)); [ $i -lt 100 ] || fail "CMD of $n did not start"; sleep 0.05
+    i=$((i + 1)); [ $i -lt 600 ] || fail "CMD of $n did not start"; sleep 0.05
   done
   C=$(cat "$TMPDIR/$n.pid")
 }
