@@ -9,14 +9,17 @@
 #
 # Cache hit: the bundle (make bundle, built on this host) where actions/cache
 # restores it; apt-get, apt, cc, gcc, clang, make are shims first on PATH that
-# log any call and fail. Checked: no call, set-up before the command (setup,
-# cache, build steps) <= 2 s, and the bundled libraries at work: acquire
+# log any call and fail. Checked: no call, no build step, and the bundled
+# libraries at work: acquire
 # through the API store (libcurl, jansson), status and release through the git
 # store (libgit2 over smart HTTP with the token), status through the API again.
 # Cache miss (REFLEASE_ACTION_MISS=1, as .ci/run sets it): a throwaway copy of
 # the root and a copy of the action's source: the build step installs the
 # build packages with apt and builds the bundle, then the command runs.
-# Timings of both paths are printed (docs/benchmarks.md).
+# Timings of both paths are printed (docs/benchmarks.md). The set-up time on a
+# hit (setup, cache, build steps) is a speed target, so it is held to its limit
+# only when the benchmark asks (ACTION_HIT_LIMIT_MS, scripts/bench-debroot.sh:
+# 2000 ms), not on whatever machine runs `make check`.
 #
 # SKIP when the root is absent or not running as root, except under .ci/run
 # (REFLEASE_CI_ROOTS=1: it made the roots, so this test must run):
@@ -109,7 +112,8 @@ tok=$(q outputs.lease-token)
 oid=$(q outputs.oid)
 hit_setup=$(($(ms 0) + $(ms 1) + $(ms 2)))
 hit_cmd=$(ms 3)
-[ "$hit_setup" -le 2000 ] || fail "set-up on a cache hit took $hit_setup ms (> 2000)"
+[ -z "${ACTION_HIT_LIMIT_MS:-}" ] || [ "$hit_setup" -le "$ACTION_HIT_LIMIT_MS" ] ||
+  fail "set-up on a cache hit took $hit_setup ms (> $ACTION_HIT_LIMIT_MS)"
 PATH="$shims:$PATH" act '{"command":"status","name":"bundle","store":"git"}'
 expect 0 "status through the git store"
 is outputs.status live "git store: live"

@@ -77,7 +77,8 @@ for cmd in "acquire busy --wait 100" "run busy --wait 100 -- echo RAN"; do
   # shellcheck disable=SC2086
   env --default-signal=INT "$R" --json $cmd >"$TMPDIR/w.out" 2>"$TMPDIR/w.err" &
   P=$!
-  sleep 1.5
+  wait_until 30 "$cmd: SIGINT handler" catches "$P" 2
+  sleep 0.5 # into the wait (a signal before it is answered the same way)
   t0=$(date +%s%3N)
   kill -INT "$P"
   wait_rc "$P"
