@@ -76,4 +76,4 @@ wait_until() {
 # catches PID SIGNUM: PID has a handler for SIGNUM (its SigCgt bit is set)
 catches() { m=$(awk '/^SigCgt:/ { print $2 }' "/proc/$1/status" 2>/dev/null) && [ -n "$m" ] && [ $(((0x$m >> ($2 - 1)) & 1)) -eq 1 ]; }
 # is_live NAME: the lease NAME is held (status live)
-is_live() { "$R" status "$1" --json 2>/dev/null | grep -q '"status":"live"'; }
+is_live() { [ "$("$R" status "$1" --json 2>/dev/null | jget status)" = live ]; }

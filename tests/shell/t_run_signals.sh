@@ -13,10 +13,7 @@ start_run() {
   "$@" "$R" --json run "$n" --ttl 30 -- sh -c "echo \$\$ >'$TMPDIR/$n.pid'; $script" \
     >"$TMPDIR/$n.out" 2>"$TMPDIR/$n.err" &
   P=$!
-  i=0
-  while [ ! -s "$TMPDIR/$n.pid" ]; do
-    i=$((i + 1)); [ $i -lt 600 ] || fail "CMD of $n did not start"; sleep 0.05
-  done
+  wait_until 30 "CMD of $n started" test -s "$TMPDIR/$n.pid"
   C=$(cat "$TMPDIR/$n.pid")
 }
 wait_rc() { set +e; wait "$1"; rc=$?; set -e; }
