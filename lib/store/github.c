@@ -1070,8 +1070,10 @@ static int colliding_ref(gh_transport *g, const char *refname, char *out, size_t
 	int rc;
 
 	snprintf(match, sizeof(match), "%s/", refname + 5);
-	if ((rc = rest_list(g, &l, match)) < 0)
+	if ((rc = rest_list(g, &l, match)) < 0) {
+		lease_ref_list_clear(&l); /* a page may have filled part of it */
 		return rc;
+	}
 	rc = 0;
 	for (size_t i = 0; i < l.count && !rc; i++)
 		if (strncmp(l.items[i].refname + 5, match, n + 1) == 0) {
