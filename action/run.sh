@@ -268,22 +268,56 @@ list | reconcile | migrate)
   ;;
 esac
 
+# The binary runs as a child that the step's signals reach: the runner signals
+# the step's process alone (SIGINT on cancel, SIGTERM 7.5 s later, then the
+# tree is killed 2.5 s after that), and a shell waiting for a foreground
+# command passes nothing on. So the binary runs in the background, with SIGINT
+# and SIGQUIT not ignored (a background job's default without job control),
+# and each of SIGINT, SIGTERM, SIGHUP is forwarded to it; reflease then stops
+# what it runs and releases (cli.md, Exit status: 129, 130, 143).
+child=""
+# shellcheck disable=SC2317 # called from the traps
+forward() { [ -z "$child" ] || kill -"$1" "$child" 2>/dev/null || true; }
+trap 'forward INT' INT
+trap 'forward TERM' TERM
+trap 'forward HUP' HUP
+run_bin() { # ERRFILE|- CMD...: the exit status in rc
+  local errto=$1
+  shift
+  if [ "$errto" = - ]; then
+    (trap - INT QUIT && exec "$@") <&0 &
+  else
+    (trap - INT QUIT && exec "$@") <&0 2>"$errto" &
+  fi
+  child=$!
+  wait "$child"
+  rc=$?
+  # a wait that a forwarded signal interrupted: the binary is still ending
+  while kill -0 "$child" 2>/dev/null; do
+    wait "$child"
+    rc=$?
+  done
+  child=""
+}
+
 outbefore=0
 [ -z "${GITHUB_OUTPUT:-}" ] || outbefore=$(grep -c '^status=' "$GITHUB_OUTPUT" 2>/dev/null)
 errf="$tmp/reflease-stderr.$$"
 if [ "$cmd" = run ]; then
   # the guarded command's output stays live; the result comes from --json-file
-  "${argv[@]}"
-  rc=$?
+  run_bin - "${argv[@]}"
   field() { sed -n "s/.*\"$1\":\"\\([^\"]*\\)\".*/\\1/p" "$jf" 2>/dev/null | head -n 1; }
+  num() { sed -n "s/.*\"$1\":\\([0-9][0-9]*\\).*/\\1/p" "$jf" 2>/dev/null | head -n 1; }
   st=$(field status)
+  reason=$(field reason)
+  cmd_code=$(num exit_code)
+  cmd_sig=$(num signal)
   output status "${st:-error}"
   output oid "$(field oid)"
   output expires-at "$(field expires_at)"
   rm -f "$jf"
 else
-  "${argv[@]}" 2>"$errf"
-  rc=$?
+  run_bin "$errf" "${argv[@]}"
   cat "$errf" >&2
 fi
 
@@ -316,7 +350,25 @@ failed=$((rc != 0))
 case $cmd in
 reconcile | migrate) [ "$rc" -ne 1 ] || failed=0 ;; # the binary annotated what it found
 esac
-if [ "$failed" -eq 1 ]; then
+if [ "$failed" -eq 1 ] && [ "$cmd" = run ]; then
+  # what happened, from run's --json-file: the command's own exit status is
+  # never read as one of reflease's (a script exiting 3 is not "held")
+  case $reason in
+  exited)
+    if [ -n "$cmd_sig" ]; then
+      what="the command was killed by signal $cmd_sig"
+    else
+      what="the command exited with status ${cmd_code:-$rc} (its own status)"
+    fi
+    what="$what; the lease was acquired and ${st:-not released}"
+    ;;
+  lost) what="the lease was lost while the command ran: the command was stopped (exit $rc); lease status ${st:-unknown}" ;;
+  interrupted) what="interrupted by a signal (exit $rc): the command was stopped; lease status ${st:-unknown}" ;;
+  not_acquired) what="not acquired: $(meaning "$rc") (exit $rc)" ;;
+  *) what="$(meaning "$rc") (exit $rc)" ;;
+  esac
+  annotate error "reflease run $name" "reflease run $name: $what"
+elif [ "$failed" -eq 1 ]; then
   why=""
   [ ! -f "$errf" ] || why=$(grep -v '^::' "$errf" | sed '/^[[:space:]]*$/d' | tail -n 1)
   annotate error "reflease $cmd${name:+ $name}" \

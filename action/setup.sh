@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The action's first step: output `cache-key`, the key of the cached bundle
+# The action's set-up (dist/main.mjs runs it first): prints on stdout the key of the cached bundle
 # (build/bundle: reflease and its shared libraries, make bundle): the
 # distribution and its release, the architecture and a hash of every file the
 # bundle is built from. Nothing is installed here: on a cache hit the job
@@ -26,7 +26,5 @@ done
 hash=$(find "${srcs[@]}" -type f ! -name '*.o' ! -name '*.d' -print0 | LC_ALL=C sort -z |
   xargs -0 sha256sum | sha256sum | cut -c1-32)
 key="reflease-$os-$(uname -m)-$hash"
-echo "reflease: build cache key $key"
-if [ -n "${GITHUB_OUTPUT:-}" ]; then
-  echo "cache-key=$key" >>"$GITHUB_OUTPUT"
-fi
+echo "reflease: build cache key $key" >&2
+printf '%s\n' "$key"

@@ -1,25 +1,33 @@
-// A small runner for the composite action (action.yml), as GitHub's runner
-// would run it, for tests/shell/t_action.sh:
+// A small runner for the JavaScript action (action.yml, runs.using node24), as
+// GitHub's runner runs one of its stages, for the tests/shell/t_action*.sh tests:
 //
 //   node harness.mjs --action-path DIR --with JSON --result FILE
-//        [--github-token T] [--job-index N --job-total N] [--wrap JSON]
+//        [--stage main|post] [--state FILE] [--github-token T]
+//        [--job-index N --job-total N] [--wrap JSON] [--node PATH] [--cancel-when FILE]
 //
 // It reads DIR/action.yml, checks the `with` inputs against the declared ones
-// (unknown or missing required inputs fail, as on GitHub), applies defaults,
-// evaluates the `${{ }}` expressions the action uses (inputs, github, strategy,
-// runner, steps outputs; anything else is an error, so the test notices an
-// expression it does not model), runs every `run:` step with bash
-// (`bash --noprofile --norc -eo pipefail FILE`, GitHub's template) in its own
-// GITHUB_OUTPUT and GITHUB_STEP_SUMMARY files, simulates `actions/cache` (a hit
-// when every cached path exists), and writes FILE: {"outputs", "steps",
-// "annotations", "summary", "exit_code"}. The environment (GITHUB_ACTIONS,
-// GITHUB_REPOSITORY, RUNNER_TEMP, ...) is the caller's. Exit status: 0, or the
-// failing step's status. Each step's record has `ms`, its wall time.
-// --wrap ["cmd", "arg", ...] runs each step's bash through that command (e.g.
-// scripts/debroot.sh run ROOT --keep-env --bind DIR --: the step inside a clean
-// Debian root; the paths it is given must be the same inside and out).
-import { readFileSync, writeFileSync, existsSync, mkdirSync, appendFileSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
+// (unknown or missing required inputs fail, as on GitHub), applies defaults
+// (evaluating the `${{ }}` expressions they use: github, strategy, runner;
+// anything else is an error), and runs the stage as the runner does:
+// `node DIR/<runs.main|runs.post>` with every input as INPUT_<ID> (upper case,
+// spaces as _, hyphens kept), fresh GITHUB_OUTPUT, GITHUB_STATE and
+// GITHUB_STEP_SUMMARY files, and for the post stage (when runs.post-if holds:
+// always() only) the state the main stage saved as STATE_<name> variables.
+// --state FILE: where the main stage's saved state is written (JSON) and the
+// post stage reads it. FILE gets {"stage", "outputs", "state", "annotations",
+// "summary", "exit_code", "ms", "stdout", "stderr", "cancel"}. The
+// environment (GITHUB_ACTIONS, GITHUB_REPOSITORY, RUNNER_TEMP, ...) is the
+// caller's. Exit status: the stage's.
+// --wrap ["cmd", "arg", ...] runs node through that command (e.g.
+// scripts/debroot.sh run ROOT --keep-env --bind DIR --: the stage inside a clean
+// Debian root; the paths it is given must be the same inside and out), with
+// --node the node to run there (the runner brings its own node, too).
+// --cancel-when FILE: once FILE exists, the runner's cancellation of a step:
+// SIGINT to the stage's process, SIGTERM 7.5 s later if it still runs, and
+// 2.5 s after that SIGKILL to its whole process tree; "cancel" records the
+// signals sent and the milliseconds from SIGINT to the stage's end.
+import { readFileSync, writeFileSync, existsSync, mkdirSync, appendFileSync, readdirSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 
@@ -28,18 +36,24 @@ function fail(msg) {
   process.exit(2);
 }
 
-const opt = { with: '{}', 'github-token': '', 'job-index': '0', 'job-total': '1', wrap: '[]' };
+const opt = {
+  with: '{}', 'github-token': '', 'job-index': '0', 'job-total': '1', wrap: '[]', stage: 'main',
+  node: process.execPath,
+};
+const named = ['action-path', 'result', 'state', 'cancel-when'];
 for (let i = 2; i < process.argv.length; i += 2) {
   const k = process.argv[i].replace(/^--/, '');
-  if (!(k in opt) && !['action-path', 'result'].includes(k)) fail(`unknown option ${k}`);
+  if (!(k in opt) && !named.includes(k)) fail(`unknown option ${k}`);
   opt[k] = process.argv[i + 1];
 }
 if (!opt['action-path'] || !opt.result) fail('--action-path and --result are required');
+if (!['main', 'post'].includes(opt.stage)) fail('--stage is main or post');
 const dir = opt['action-path'];
 const wrap = JSON.parse(opt.wrap);
 if (!Array.isArray(wrap) || !wrap.every((w) => typeof w === 'string')) fail('--wrap takes a JSON array of strings');
 const action = parse(readFileSync(join(dir, 'action.yml'), 'utf8'));
-if (action.runs?.using !== 'composite') fail('not a composite action');
+if (!/^node\d+$/.test(action.runs?.using || '')) fail('not a JavaScript action');
+if (!action.runs.main) fail('runs.main is missing');
 
 // inputs: declared ids only, required ones given, defaults applied
 const given = JSON.parse(opt.with);
@@ -50,53 +64,57 @@ mkdirSync(runnerTemp, { recursive: true });
 const ctx = {
   github: {
     token: opt['github-token'],
-    action_path: dir,
     repository: process.env.GITHUB_REPOSITORY || '',
     workspace: process.env.GITHUB_WORKSPACE || process.cwd(),
   },
   strategy: { 'job-index': opt['job-index'], 'job-total': opt['job-total'] },
   runner: { os: 'Linux', arch: 'X64', temp: runnerTemp },
-  inputs: {},
-  steps: {},
 };
-
-// ${{ }} expressions: property paths, string literals, == and != between them
 function value(e) {
   e = e.trim();
-  let m;
-  if ((m = /^'((?:[^']|'')*)'$/.exec(e))) return m[1].replace(/''/g, "'");
-  if ((m = /^(.+?)\s*(==|!=)\s*(.+)$/.exec(e))) {
-    const eq = String(value(m[1])) === String(value(m[3]));
-    return m[2] === '==' ? eq : !eq;
-  }
   if (!/^[a-z][a-z0-9_-]*(\.[A-Za-z0-9_-]+)+$/.test(e)) fail(`unsupported expression: ${e}`);
   const parts = e.split('.');
-  if (!(parts[0] in ctx)) fail(`unsupported context: ${parts[0]}`);
+  if (!(parts[0] in ctx)) fail(`unsupported context in an input default: ${parts[0]}`);
   let v = ctx;
-  for (const p of parts) {
-    if (v === undefined || v === null) return '';
-    v = v[p];
-  }
-  if (parts[0] === 'inputs' && v === undefined) fail(`undeclared input: ${e}`);
-  return v === undefined || v === null ? '' : v;
+  for (const p of parts) v = v == null ? v : v[p];
+  return v == null ? '' : v;
 }
-const expand = (s) =>
-  typeof s !== 'string' ? String(s ?? '') : s.replace(/\$\{\{(.*?)\}\}/g, (_, e) => String(value(e)));
-
+const expand = (s) => String(s ?? '').replace(/\$\{\{(.*?)\}\}/g, (_, e) => String(value(e)));
+const env = { ...process.env };
 for (const [k, d] of Object.entries(declared)) {
-  if (k in given) ctx.inputs[k] = String(given[k]);
+  let v;
+  if (k in given) v = String(given[k]);
   else if (d.required && d.default === undefined) fail(`input required and not supplied: ${k}`);
-  else ctx.inputs[k] = expand(d.default ?? '');
+  else v = expand(d.default ?? '');
+  env[`INPUT_${k.replace(/ /g, '_').toUpperCase()}`] = v;
 }
 
-// workflow commands in a step's output: ::level props::message
+// the stage
+let script = action.runs.main;
+if (opt.stage === 'post') {
+  if (!action.runs.post) fail('runs.post is missing');
+  if ((action.runs['post-if'] ?? 'always()') !== 'always()') fail(`unsupported post-if: ${action.runs['post-if']}`);
+  script = action.runs.post;
+  if (!opt.state) fail('--stage post needs --state');
+  for (const [k, v] of Object.entries(JSON.parse(readFileSync(opt.state, 'utf8')))) env[`STATE_${k}`] = v;
+}
+const tag = `${process.pid}_${opt.stage}`;
+const files = {};
+for (const f of ['OUTPUT', 'STATE', 'STEP_SUMMARY']) {
+  files[f] = join(runnerTemp, `_runner_file_commands_${f.toLowerCase()}_${tag}`);
+  writeFileSync(files[f], '');
+  env[`GITHUB_${f}`] = files[f];
+}
+env.GITHUB_ACTION_PATH = dir;
+
+// workflow commands in the stage's output: ::level props::message
 const unesc = (s) => s.replace(/%0D/g, '\r').replace(/%0A/g, '\n').replace(/%3A/g, ':').replace(/%2C/g, ',').replace(/%25/g, '%');
 const annotations = [];
-function scan(text, step) {
+function scan(text) {
   for (const line of text.split('\n')) {
     const m = /^::(error|warning|notice)(?: ([^:]*))?::(.*)$/.exec(line);
     if (!m) continue;
-    const a = { level: m[1], step, message: unesc(m[3]) };
+    const a = { level: m[1], message: unesc(m[3]) };
     for (const kv of (m[2] || '').split(',')) {
       const i = kv.indexOf('=');
       if (i > 0) a[kv.slice(0, i)] = unesc(kv.slice(i + 1));
@@ -104,74 +122,92 @@ function scan(text, step) {
     annotations.push(a);
   }
 }
-function readOutputs(file) {
+function readKV(file) {
   const out = {};
-  if (!existsSync(file)) return out;
   const lines = readFileSync(file, 'utf8').split('\n');
   for (let i = 0; i < lines.length; i++) {
-    const line = lines[i];
     let m;
-    if ((m = /^([^=<]+)<<(.+)$/.exec(line))) {
+    if ((m = /^([^=<]+)<<(.+)$/.exec(lines[i]))) {
       const body = [];
       for (i++; i < lines.length && lines[i] !== m[2]; i++) body.push(lines[i]);
       out[m[1]] = body.join('\n');
-    } else if ((m = /^([^=]+)=(.*)$/.exec(line))) out[m[1]] = m[2];
+    } else if ((m = /^([^=]+)=(.*)$/.exec(lines[i]))) out[m[1]] = m[2];
   }
   return out;
 }
 
-const steps = [];
-let summary = '';
-let exitCode = 0;
-let n = 0;
-for (const s of action.runs.steps) {
-  n++;
-  const id = s.id || `__step${n}`;
-  const rec = { id, outcome: 'skipped', exit_code: null, ms: 0 };
-  const t0 = performance.now();
-  steps.push(rec);
-  ctx.steps[id] = { outputs: {}, outcome: 'skipped' };
-  if (exitCode !== 0) continue; // success() is the default condition
-  if (s.if !== undefined && !value(String(s.if).replace(/^\$\{\{(.*)\}\}$/, '$1'))) continue;
-  if (s.uses) {
-    if (!/^actions\/cache@v\d+$/.test(s.uses)) fail(`unsupported action ${s.uses}`);
-    const paths = expand(s.with?.path).split('\n').filter(Boolean);
-    if (!expand(s.with?.key)) fail('actions/cache without a key');
-    const hit = paths.length > 0 && paths.every((p) => existsSync(p));
-    ctx.steps[id] = { outputs: { 'cache-hit': hit ? 'true' : 'false' }, outcome: 'success' };
-    Object.assign(rec, { outcome: 'success', exit_code: 0, key: expand(s.with?.key), 'cache-hit': hit });
-    rec.ms = performance.now() - t0;
-    continue;
+// every process below PID (from /proc's parent links)
+function tree(pid) {
+  const kids = new Map();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const st = readFileSync(`/proc/${d}/stat`, 'utf8');
+      const ppid = Number(st.slice(st.lastIndexOf(')') + 2).split(' ')[1]);
+      if (!kids.has(ppid)) kids.set(ppid, []);
+      kids.get(ppid).push(Number(d));
+    } catch {
+      // gone meanwhile
+    }
   }
-  if (s.shell !== 'bash') fail(`step ${id}: shell must be bash (got ${s.shell})`);
-  const out = join(runnerTemp, `_output_${process.pid}_${n}`);
-  const sum = join(runnerTemp, `_summary_${process.pid}_${n}`);
-  const script = join(runnerTemp, `_script_${process.pid}_${n}.sh`);
-  writeFileSync(out, '');
-  writeFileSync(sum, '');
-  writeFileSync(script, expand(s.run));
-  const env = { ...process.env, GITHUB_ACTION_PATH: dir, GITHUB_OUTPUT: out, GITHUB_STEP_SUMMARY: sum };
-  for (const [k, v] of Object.entries(s.env || {})) env[k] = expand(v);
-  const argv = [...wrap, 'bash', '--noprofile', '--norc', '-eo', 'pipefail', script];
-  const r = spawnSync(argv[0], argv.slice(1), {
-    env,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-    maxBuffer: 64 << 20,
-  });
-  rec.ms = performance.now() - t0;
-  process.stderr.write(`--- step ${id} (${expand(s.name || id)}, ${Math.round(rec.ms)} ms)\n${r.stdout}${r.stderr}`);
-  scan(r.stdout, id);
-  scan(r.stderr, id);
-  const code = r.status === null ? 128 + 15 : r.status;
-  ctx.steps[id] = { outputs: readOutputs(out), outcome: code === 0 ? 'success' : 'failure' };
-  Object.assign(rec, { outcome: ctx.steps[id].outcome, exit_code: code, stdout: r.stdout, stderr: r.stderr });
-  summary += readFileSync(sum, 'utf8');
-  if (code !== 0) exitCode = code;
+  const all = [];
+  const walk = (p) => (kids.get(p) || []).forEach((c) => (all.push(c), walk(c)));
+  walk(pid);
+  return all;
 }
 
+const argv = [...wrap, opt.node, join(dir, script)];
+const t0 = performance.now();
+const child = spawn(argv[0], argv.slice(1), { env, cwd: ctx.github.workspace, stdio: ['ignore', 'pipe', 'pipe'] });
+let stdout = '';
+let stderr = '';
+child.stdout.on('data', (d) => (stdout += d));
+child.stderr.on('data', (d) => (stderr += d));
+let cancel = null;
+let poll = null;
+if (opt['cancel-when']) {
+  poll = setInterval(() => {
+    if (cancel || !existsSync(opt['cancel-when'])) return;
+    clearInterval(poll);
+    cancel = { signals: ['SIGINT'], t: performance.now() };
+    child.kill('SIGINT');
+    cancel.term = setTimeout(() => {
+      cancel.signals.push('SIGTERM');
+      child.kill('SIGTERM');
+      cancel.kill = setTimeout(() => {
+        cancel.signals.push('SIGKILL');
+        for (const p of [child.pid, ...tree(child.pid)]) {
+          try {
+            process.kill(p, 'SIGKILL');
+          } catch {
+            // gone
+          }
+        }
+      }, 2500);
+    }, 7500);
+  }, 50);
+}
+const [code, sig] = await new Promise((done) => child.on('close', (c, s) => done([c, s])));
+const ms = performance.now() - t0;
+if (poll) clearInterval(poll);
+let cancelled = null;
+if (cancel) {
+  clearTimeout(cancel.term);
+  clearTimeout(cancel.kill);
+  cancelled = { signals: cancel.signals, ms: Math.round(performance.now() - cancel.t) };
+}
+const exitCode = code ?? 128 + ({ SIGINT: 2, SIGKILL: 9, SIGTERM: 15 }[sig] || 15);
+process.stderr.write(`--- ${opt.stage} (${Math.round(ms)} ms, exit ${exitCode})\n${stdout}${stderr}`);
+scan(stdout);
+scan(stderr);
+const out = readKV(files.OUTPUT);
 const outputs = {};
-for (const [k, d] of Object.entries(action.outputs || {})) outputs[k] = expand(d.value);
-writeFileSync(opt.result, JSON.stringify({ outputs, steps, annotations, summary, exit_code: exitCode }, null, 1));
+for (const k of Object.keys(action.outputs || {})) outputs[k] = out[k] ?? '';
+const state = readKV(files.STATE);
+if (opt.stage === 'main' && opt.state) writeFileSync(opt.state, JSON.stringify(state));
+const summary = readFileSync(files.STEP_SUMMARY, 'utf8');
+writeFileSync(opt.result, JSON.stringify({
+  stage: opt.stage, outputs, state, annotations, summary, exit_code: exitCode, ms, stdout, stderr, cancel: cancelled,
+}, null, 1));
 if (process.env.HARNESS_JOB_SUMMARY) appendFileSync(process.env.HARNESS_JOB_SUMMARY, summary);
 process.exit(exitCode);

@@ -1,13 +1,17 @@
 # Helpers for the Action's shell tests (sourced; not a test itself):
-# t_action.sh, t_action_git.sh, t_action_bundle.sh. Plays action.yml through
-# tests/action/harness.mjs and reads its result.
+# t_action.sh, t_action_git.sh, t_action_bundle.sh, t_action_post.sh. Plays
+# action.yml's stages through tests/action/harness.mjs and reads its result.
 #   action_setup      node/npm (SKIP without them), the validators (npm ci),
 #                     a clean environment for the action, $root, $log
 #   action_dir DIR    DIR laid out as the runner lays out the action, with the
 #                     binary under test where the cache restores the bundle
 #                     (a cache hit); $ap = DIR
-#   act WITH [opts]   run the action (harness options after WITH); $st = exit,
-#                     result in $TMPDIR/r.json; HARNESS_WRAP (JSON) -> --wrap
+#   act WITH [opts]   run the action's main stage (harness options after WITH);
+#                     $st = exit, result in $TMPDIR/r.json, saved state in
+#                     ${HARNESS_STATE:-$TMPDIR/state.json} (WITH beside it, .with);
+#                     HARNESS_WRAP (JSON) -> --wrap, HARNESS_NODE -> --node
+#   post [STATE]      the post stage of the step whose state is STATE (default
+#                     as above), with that step's inputs, as the runner runs it
 #   q PATH            a field of the last result ("" when absent)
 #   expect N MSG, is PATH V MSG, like PATH RE MSG, unlike PATH RE MSG, hex PATH N MSG
 # shellcheck disable=SC2034 # $ap, $log are the sourcing test's
@@ -39,18 +43,29 @@ action_dir() {
   ap=$1
   mkdir -p "$ap/build/bundle/bin"
   for f in action.yml action scripts Makefile mk lib cmd; do ln -s "$root/$f" "$ap/$f"; done
+  # a copy: node resolves a main module's links, and the action's directory is dist/..
+  cp -R "$root/dist" "$ap/dist"
   ln -s "$REFLEASE" "$ap/build/bundle/bin/reflease"
 }
 
 fail() { echo "FAIL: $*" >&2; echo "--- harness log (tail)" >&2; tail -n 30 "$TMPDIR/h.log" >&2; exit 1; }
+harness() {
+  st=0
+  node "$root/tests/action/harness.mjs" --action-path "$ap" --result "$TMPDIR/r.json" \
+    --github-token "${CANARY:-}" --wrap "${HARNESS_WRAP:-[]}" --node "${HARNESS_NODE:-$(command -v node)}" \
+    "$@" >"$TMPDIR/h.log" 2>&1 || st=$?
+  cat "$TMPDIR/h.log" "$TMPDIR/r.json" >>"$log" 2>/dev/null || true
+}
 act() {
   w=$1
   shift
-  st=0
-  node "$root/tests/action/harness.mjs" --action-path "$ap" --with "$w" \
-    --result "$TMPDIR/r.json" --github-token "${CANARY:-}" --wrap "${HARNESS_WRAP:-[]}" "$@" \
-    >"$TMPDIR/h.log" 2>&1 || st=$?
-  cat "$TMPDIR/h.log" "$TMPDIR/r.json" >>"$log" 2>/dev/null || true
+  sf=${HARNESS_STATE:-$TMPDIR/state.json}
+  printf '%s' "$w" >"$sf.with"
+  harness --with "$w" --state "$sf" "$@"
+}
+post() {
+  sf=${1:-${HARNESS_STATE:-$TMPDIR/state.json}}
+  harness --stage post --state "$sf" --with "$(cat "$sf.with")"
 }
 q() {
   node -e 'const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));

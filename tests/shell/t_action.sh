@@ -1,8 +1,8 @@
 #!/bin/sh
-# The composite action (action.yml + action/run.sh) run step by step by
+# The action (action.yml: dist/main.mjs + action/run.sh) run step by step by
 # tests/action/harness.mjs in a simulated Actions environment (GITHUB_ACTIONS,
-# GITHUB_OUTPUT, GITHUB_STEP_SUMMARY, GITHUB_REPOSITORY, RUNNER_TEMP, the
-# inputs mapped as action.yml maps them) against the fake GitHub server
+# GITHUB_OUTPUT, GITHUB_STATE, GITHUB_STEP_SUMMARY, GITHUB_REPOSITORY,
+# RUNNER_TEMP, the inputs as INPUT_* as the runner sets them) against the fake GitHub server
 # (build/tools/fakegh): acquire with heartbeat true -> a background heartbeat
 # lands -> heartbeat -> transition -> release (stops it), run, status, a held
 # lease, the matrix owner, input injection, and reconcile (summary and
@@ -43,7 +43,7 @@ field() { sed -n "s/.*\"$1\":\"\\([^\"]*\\)\".*/\\1/p" | head -n 1; }
 # bundle from the action's own source (a copy, plain flags)
 cp_ap="$TMPDIR/action-copy"
 mkdir -p "$cp_ap"
-for f in action.yml action scripts Makefile mk lib cmd migrations; do
+for f in action.yml action dist scripts Makefile mk lib cmd migrations; do
   [ -e "$root/$f" ] && cp -R "$root/$f" "$cp_ap/"
 done
 ap_saved=$ap
@@ -51,13 +51,12 @@ ap=$cp_ap
 act '{"command":"status","name":"deploy"}'
 ap=$ap_saved
 expect 0 "status on a fresh action copy"
-is steps.1.cache-hit false "fresh copy: cache miss"
-is steps.2.outcome success "fresh copy: the build step ran"
+like stdout 'no cache service; building' "fresh copy: no bundle yet"
+like stdout 'set-up [0-9]+ ms \(cache miss: built\)' "fresh copy: built"
 is outputs.status absent "fresh copy: status absent"
 [ -x "$cp_ap/build/bundle/bin/reflease" ] || fail "the build step did not build build/bundle"
 ls "$cp_ap"/build/bundle/lib/libgit2.so.* >/dev/null 2>&1 || fail "no libgit2 in the bundle"
-like steps.0.stdout '^reflease: build cache key ' "setup prints the key"
-unlike steps.0.stdout 'install-deps' "setup installs nothing"
+like stderr 'reflease: build cache key ' "setup prints the key"
 rm -rf "$cp_ap"
 
 # 1. acquire with heartbeat: every output, the summary line, the default owner
@@ -67,9 +66,9 @@ is outputs.status acquired "acquire status"
 hex outputs.lease-token 32 "acquire token"
 hex outputs.oid 40 "acquire oid"
 like outputs.expires-at "$stamp" "acquire expires-at"
-is steps.1.cache-hit true "cache hit: the build step is skipped"
-is steps.2.outcome skipped "build step"
-like steps.1.key '^reflease-[a-z]+-[0-9.]+-[a-z0-9_]+-[0-9a-f]{32}$' "cache key"
+like stdout 'set-up [0-9]+ ms \(cache hit\)' "cache hit: nothing built"
+unlike stderr 'install-deps|make' "cache hit: no install, no make"
+like stderr 'reflease: build cache key reflease-[a-z]+-[0-9.]+-[a-z0-9_]+-[0-9a-f]{32}' "cache key"
 like summary 'reflease acquire\*\* `deploy`: acquired, expires ' "summary line"
 like summary 'heartbeat every 20s in the background' "summary: heartbeat"
 is annotations '[]' "no annotation on success"
@@ -144,7 +143,7 @@ expect 0 "release"
 is outputs.status released "release status"
 is outputs.lease-token "" "no token after release"
 hex outputs.oid 40 "release oid"
-like steps.3.stdout 'background heartbeat of deploy stopped \(exit 143\)' "heartbeat stopped by release"
+like stdout 'background heartbeat of deploy stopped \(exit 143\)' "heartbeat stopped by release"
 is annotations '[]' "release: no annotation"
 [ ! -f "$pidf" ] || fail "pid file left after release"
 i=0
@@ -199,7 +198,7 @@ like summary 'reflease run\*\* `job`: released' "run summary"
 GUARD_EXIT=7 act "{\"command\":\"run\",\"name\":\"job\",\"ttl\":\"60\",\"args\":\"sh $TMPDIR/guarded.sh\"}"
 expect 7 "run exits with the command's status"
 is outputs.status released "run (exit 7): still released"
-like annotations.0.message 'reflease run job: exit status 7' "run failure annotation"
+like annotations.0.message 'reflease run job: the command exited with status 7 \(its own status\); the lease was acquired and released' "run failure annotation"
 
 # 9. inputs are data, never code: a crafted name is a usage error
 act "{\"command\":\"acquire\",\"name\":\"x\$(touch $TMPDIR/pwned2)\\\"; touch $TMPDIR/pwned3\"}"

@@ -77,7 +77,7 @@ like outputs.status '^(renewed|not_due)$' "heartbeat status"
 act "{\"command\":\"release\",\"name\":\"deploy\",\"store\":\"git\",\"lease-token\":\"$tok\"}"
 expect 0 "release"
 is outputs.status released "release status"
-like steps.3.stdout 'background heartbeat of deploy stopped \(exit 143\)' "heartbeat stopped"
+like stdout 'background heartbeat of deploy stopped \(exit 143\)' "heartbeat stopped"
 G log -1 --format=%s refs/leases/deploy | grep -q '^deploy: release' ||
   fail "last commit: $(G log -1 --format=%s refs/leases/deploy)"
 
