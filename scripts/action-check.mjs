@@ -1,9 +1,11 @@
-// Consistency checks of the composite action and the workflows that the
+// Consistency checks of the JavaScript action and the workflows that the
 // schema validators cannot make (scripts/lint-action.sh runs it):
 //   node scripts/action-check.mjs DIR SCRIPTS_OUT
 // - every `inputs.<id>` that action.yml uses is a declared input;
-// - every INPUT_* variable action/run.sh reads is mapped in the command step's
-//   env, and every mapped INPUT_* is read;
+// - runs: node24, runs.main and runs.post files of the action, post-if: always();
+// - every input is read by the JavaScript (core.getInput, or action/lib.mjs's
+//   RUN_INPUTS, passed to action/run.sh as INPUT_*), every input read is
+//   declared, and the INPUT_* variables run.sh reads are exactly RUN_INPUTS;
 // - no `run:` script (action.yml or a workflow) contains `${{ }}`: values reach
 //   scripts only through `env:`, so no input is ever pasted into shell code;
 // - every `uses: ./` step in a workflow passes declared inputs only, and every
@@ -59,20 +61,32 @@ strings(action, (s) => {
     for (const r of m[1].matchAll(/\binputs\.([A-Za-z0-9_-]+)/g))
       if (!(r[1] in declared)) problem(actionFile, `uses undeclared input '${r[1]}'`);
 });
-const steps = action.runs?.steps || [];
-steps.forEach((s, i) => runStep(`${actionFile} step ${s.id || i + 1}`, s));
-const cmdStep = steps.find((s) => s.id === 'reflease');
+// the JavaScript action (issue 25): node24, a main and a post stage that always runs
+const runs = action.runs || {};
+if (runs.using !== 'node24') problem(actionFile, `runs.using is '${runs.using}', not node24`);
+for (const k of ['main', 'post'])
+  if (typeof runs[k] !== 'string' || !existsSync(join(dir, runs[k])))
+    problem(actionFile, `runs.${k} '${runs[k]}' is not a file of the action`);
+if (runs['post-if'] !== 'always()') problem(actionFile, 'runs.post-if is not always() (a failed or cancelled job must release too)');
+// the inputs: every one read by the JavaScript (getInput, or RUN_INPUTS: passed to
+// run.sh as INPUT_*), every input it reads declared; run.sh reads exactly RUN_INPUTS
 const runSh = join(dir, 'action', 'run.sh');
-if (!cmdStep) problem(actionFile, "no step with id 'reflease' (the command step)");
-else if (existsSync(runSh)) {
-  const mapped = new Set(Object.keys(cmdStep.env || {}).filter((k) => k.startsWith('INPUT_')));
+const libMjs = join(dir, 'action', 'lib.mjs');
+const js = ['main.mjs', 'post.mjs', 'lib.mjs'].map((f) => join(dir, 'action', f)).filter(existsSync);
+if (!existsSync(runSh) || !existsSync(libMjs)) problem(dir, 'no action/run.sh or action/lib.mjs');
+else {
+  const jsText = js.map((f) => readFileSync(f, 'utf8')).join('\n');
+  const lm = readFileSync(libMjs, 'utf8').match(/RUN_INPUTS = \[([^\]]*)\]/);
+  const passed = lm ? [...lm[1].matchAll(/'([a-z-]+)'/g)].map((x) => x[1]) : [];
+  if (!lm) problem(libMjs, 'no RUN_INPUTS = [...] list');
+  const got = new Set([...jsText.matchAll(/get(?:Boolean)?Input\('([A-Za-z0-9_-]+)'\)/g)].map((x) => x[1]));
+  for (const k of [...got, ...passed]) if (!(k in declared)) problem(js[0], `reads the input '${k}', which action.yml does not declare`);
+  for (const k of Object.keys(declared))
+    if (!got.has(k) && !passed.includes(k)) problem(actionFile, `input '${k}' is read by no stage`);
+  const mapped = new Set(passed.map((k) => `INPUT_${k.toUpperCase().replace(/-/g, '_')}`));
   const read = new Set([...readFileSync(runSh, 'utf8').matchAll(/\bINPUT_[A-Z0-9_]+/g)].map((m) => m[0]));
-  for (const k of read) if (!mapped.has(k)) problem(runSh, `reads ${k}, which action.yml does not map`);
-  for (const k of mapped) if (!read.has(k)) problem(actionFile, `maps ${k}, which action/run.sh never reads`);
-  for (const k of Object.keys(declared)) {
-    const v = `INPUT_${k.toUpperCase().replace(/-/g, '_')}`;
-    if (k !== 'token' && !mapped.has(v)) problem(actionFile, `input '${k}' is not mapped to ${v}`);
-  }
+  for (const k of read) if (!mapped.has(k)) problem(runSh, `reads ${k}, which action/lib.mjs does not pass (RUN_INPUTS)`);
+  for (const k of mapped) if (!read.has(k)) problem(libMjs, `passes ${k}, which action/run.sh never reads`);
   // one list of commands: run.sh's, named alike in action.yml and the README
   const runText = readFileSync(runSh, 'utf8');
   const m = runText.match(/^commands="([a-z ]+)"$/m);

@@ -2,7 +2,9 @@
 # make lint-action (scripts/lint-action.sh) passes on the repository's action
 # and workflows, and fails on each deliberately broken copy: a misspelt key of
 # an action input, an undeclared input used in action.yml, an input run.sh
-# reads but action.yml does not map, an input pasted into a run: script, a
+# reads but the JavaScript does not pass, an undeclared input the JavaScript
+# reads, runs.using other than node24, no post-if: always(), a runs.post that
+# is not a file, a misspelt runs key, an expression pasted into a run: script, a
 # misspelt workflow key, an unknown expression context, an undeclared input
 # passed to `uses: ./`, and a finding of shellcheck in action/run.sh.
 # shellcheck disable=SC2016 # the edits and patterns are literal ${{ }} and $VAR text
@@ -15,7 +17,7 @@ fi
 fresh() {
   rm -rf "$TMPDIR/tree"
   mkdir -p "$TMPDIR/tree/.github"
-  cp -R "$root/action.yml" "$root/action" "$TMPDIR/tree/"
+  cp -R "$root/action.yml" "$root/action" "$root/dist" "$TMPDIR/tree/"
   cp -R "$root/.github/workflows" "$TMPDIR/tree/.github/"
 }
 lint() { sh "$root/scripts/lint-action.sh" "$TMPDIR/tree" >"$TMPDIR/lint.out" 2>&1; }
@@ -37,14 +39,29 @@ grep -q 'lint-action: ok' "$TMPDIR/lint.out" || { echo "FAIL: no ok line"; exit 
 fresh; edit "$TMPDIR/tree/action.yml" 's/^    required: true/    requried: true/'
 must_fail "a misspelt input key in action.yml" "requried"
 
-fresh; edit "$TMPDIR/tree/action.yml" 's/\${{ inputs.lease-token }}/${{ inputs.lease_token }}/'
+fresh; edit "$TMPDIR/tree/action.yml" 's/\${{ strategy.job-total }}/${{ inputs.lease_token }}/'
 must_fail "an undeclared input used in action.yml" "undeclared input 'lease_token'"
 
-fresh; edit "$TMPDIR/tree/action.yml" '/INPUT_WAIT:/d'
-must_fail "an input run.sh reads but action.yml does not map" "reads INPUT_WAIT"
+fresh; edit "$TMPDIR/tree/action/lib.mjs" "s/'wait', //"
+must_fail "an input run.sh reads but the JavaScript does not pass" "reads INPUT_WAIT"
 
-fresh; edit "$TMPDIR/tree/action.yml" 's|run: bash "$GITHUB_ACTION_PATH/action/run.sh"|run: bash "$GITHUB_ACTION_PATH/action/run.sh" "${{ inputs.name }}"|'
-must_fail "an input pasted into a run: script" 'contains \${{ }}'
+fresh; edit "$TMPDIR/tree/action/post.mjs" "s/core.getState('name')/core.getInput('nam')/"
+must_fail "an undeclared input read by the JavaScript" "reads the input 'nam'"
+
+fresh; edit "$TMPDIR/tree/action.yml" 's/^  using: node24$/  using: node20/'
+must_fail "runs.using node20 (leaves the runners in 2026)" "using: node24"
+
+fresh; edit "$TMPDIR/tree/action.yml" '/^  post-if: always()$/d'
+must_fail "a post stage that a failed job skips" "post-if is not always()"
+
+fresh; edit "$TMPDIR/tree/action.yml" 's/^  post: dist\/post.mjs$/  post: dist\/after.mjs/'
+must_fail "a post stage that is not a file" "runs.post 'dist/after.mjs'"
+
+fresh; edit "$TMPDIR/tree/action.yml" 's/^  main: dist\/main.mjs$/  mian: dist\/main.mjs/'
+must_fail "a misspelt runs key (action-validator, on node24)" "action-validator"
+
+fresh; edit "$TMPDIR/tree/.github/workflows/ci.yml" '0,/run: test -n "$STATUS"/s//run: test -n "${{ steps.status.outputs.status }}"/'
+must_fail "an expression pasted into a run: script" 'contains \${{ }}'
 
 fresh; edit "$TMPDIR/tree/.github/workflows/reconcile.yml" 's/runs-on:/runs-onn:/'
 must_fail "a misspelt workflow key" 'runs-onn'

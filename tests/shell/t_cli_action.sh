@@ -64,7 +64,7 @@ done
 # one list of commands, checked by action-check
 if command -v node >/dev/null 2>&1 && [ -d "$root/node_modules/yaml" ]; then
   mkdir -p tree/.github
-  cp -R "$root/action.yml" "$root/action" "$root/README.md" tree/
+  cp -R "$root/action.yml" "$root/action" "$root/dist" "$root/README.md" tree/
   cp -R "$root/.github/workflows" tree/.github/
   node "$root/scripts/action-check.mjs" tree scripts-out >check.out 2>&1 || { cat check.out; fail "action-check on the repository's files"; }
   sed -i '/^| `command` |/s/ `list`,//' tree/README.md
