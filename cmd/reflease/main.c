@@ -312,25 +312,14 @@ static void login_identity(char *buf, size_t len)
 	snprintf(buf, len, "uid-%lu", (unsigned long)getuid());
 }
 
-/* Identity defaults, protocol.md §5. */
+/* Identity defaults, protocol.md §5. In GitHub Actions without the job's
+ * variables (a container step, env -i, act): login, host and session id
+ * (getsid: the runner's step processes share its session), never one owner
+ * shared by every such job; said at -v. */
 static void default_identity(cli_ctx *ctx)
 {
 	const char *v;
 
-	if (!ctx->owner && (v = env_nonempty("REFLEASE_OWNER")))
-		ctx->owner = v;
-	if (!ctx->owner && report_github_actions()) {
-		snprintf(ctx->owner_buf, sizeof(ctx->owner_buf), "%s/%s/%s/%s",
-		         env_nonempty("GITHUB_REPOSITORY") ? getenv("GITHUB_REPOSITORY") : "?",
-		         env_nonempty("GITHUB_RUN_ID") ? getenv("GITHUB_RUN_ID") : "?",
-		         env_nonempty("GITHUB_RUN_ATTEMPT") ? getenv("GITHUB_RUN_ATTEMPT") : "1",
-		         env_nonempty("GITHUB_JOB") ? getenv("GITHUB_JOB") : "?");
-		ctx->owner = ctx->owner_buf;
-	}
-	if (!ctx->owner) {
-		login_identity(ctx->owner_buf, sizeof(ctx->owner_buf));
-		ctx->owner = ctx->owner_buf;
-	}
 	if (!ctx->host && (v = env_nonempty("REFLEASE_HOST")))
 		ctx->host = v;
 	if (!ctx->host && (v = env_nonempty("RUNNER_NAME")))
@@ -339,6 +328,35 @@ static void default_identity(cli_ctx *ctx)
 		if (gethostname(ctx->host_buf, sizeof(ctx->host_buf) - 1) != 0 || !ctx->host_buf[0])
 			snprintf(ctx->host_buf, sizeof(ctx->host_buf), "localhost");
 		ctx->host = ctx->host_buf;
+	}
+	if (!ctx->owner && (v = env_nonempty("REFLEASE_OWNER")))
+		ctx->owner = v;
+	if (!ctx->owner && report_github_actions() && env_nonempty("GITHUB_REPOSITORY") &&
+	    env_nonempty("GITHUB_RUN_ID") && env_nonempty("GITHUB_JOB")) {
+		snprintf(ctx->owner_buf, sizeof(ctx->owner_buf), "%s/%s/%s/%s",
+		         getenv("GITHUB_REPOSITORY"), getenv("GITHUB_RUN_ID"),
+		         env_nonempty("GITHUB_RUN_ATTEMPT") ? getenv("GITHUB_RUN_ATTEMPT") : "1",
+		         getenv("GITHUB_JOB"));
+		ctx->owner = ctx->owner_buf;
+	} else if (!ctx->owner && report_github_actions()) {
+		char login[128], msg[512];
+		login_identity(login, sizeof(login));
+		snprintf(ctx->owner_buf, sizeof(ctx->owner_buf), "%s@%.100s/session-%ld", login,
+		         ctx->host, (long)getsid(0));
+		ctx->owner = ctx->owner_buf;
+		if (ctx->verbosity >= LEASE_LOG_INFO) {
+			snprintf(msg, sizeof(msg),
+			         "GITHUB_ACTIONS=true without GITHUB_REPOSITORY, GITHUB_RUN_ID and "
+			         "GITHUB_JOB: owner '%s' (login, host and session; set "
+			         "REFLEASE_OWNER "
+			         "or --owner for one owner across sessions)",
+			         ctx->owner);
+			cli_log(LEASE_LOG_INFO, msg, NULL);
+		}
+	}
+	if (!ctx->owner) {
+		login_identity(ctx->owner_buf, sizeof(ctx->owner_buf));
+		ctx->owner = ctx->owner_buf;
 	}
 }
 

@@ -39,4 +39,20 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1 && ! getent passwd
 else
   echo "t_cli_identity: the unknown-uid case needs root and setpriv; skipped"
 fi
+# Issue 25: GITHUB_ACTIONS=true without GITHUB_REPOSITORY, GITHUB_RUN_ID and
+# GITHUB_JOB (a container step, env -i, act): login, host and session id — two
+# sessions are two owners, never one "?/?/1/?" shared by every such job; -v says so
+gha() { env -u GITHUB_REPOSITORY -u GITHUB_RUN_ID -u GITHUB_JOB -u REFLEASE_OWNER GITHUB_ACTIONS=true "$@"; }
+o1=$(gha setsid "$R" --json acquire g1 --ttl 60 | jget lease.owner)
+o2=$(gha setsid "$R" --json acquire g2 --ttl 60 | jget lease.owner)
+case $o1 in *@h1/session-[0-9]*) ;; *) fail "GitHub Actions without its variables: owner '$o1'" ;; esac
+[ "$o1" != "$o2" ] || fail "two sessions share the owner '$o1'"
+case $o1 in *'?'*) fail "owner '$o1' has a '?'" ;; esac
+gha GITHUB_REPOSITORY=octo/x GITHUB_RUN_ID=7 setsid "$R" -v status g1 >/dev/null 2>v.err
+grep -q "GITHUB_ACTIONS=true without GITHUB_REPOSITORY, GITHUB_RUN_ID and GITHUB_JOB: owner '.*@h1/session-" v.err ||
+  fail "-v does not say the owner fell back: $(cat v.err)"
+gha setsid "$R" status g1 >/dev/null 2>v.err
+! grep -q 'GITHUB_ACTIONS=true without' v.err || fail "said without -v"
+got=$(gha GITHUB_REPOSITORY=octo/x GITHUB_RUN_ID=7 GITHUB_JOB=j "$R" --json acquire g3 --ttl 60 | jget lease.owner)
+[ "$got" = octo/x/7/1/j ] || fail "with the job's variables: owner '$got'"
 echo "t_cli_identity: ok"
