@@ -156,7 +156,12 @@ function tree(pid) {
   return all;
 }
 
-const argv = [...wrap, opt.node, join(dir, script)];
+// A POSIX sh (dash) drops variables whose names are not shell names, as the
+// runner's INPUT_LEASE-TOKEN: through a --wrap (a sh script) they are given
+// again inside, by /usr/bin/env.
+const hyphened = wrap.length ? Object.keys(env).filter((k) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) : [];
+const argv = [...wrap, ...(hyphened.length ? ['/usr/bin/env', ...hyphened.map((k) => `${k}=${env[k]}`)] : []),
+  opt.node, join(dir, script)];
 const t0 = performance.now();
 const child = spawn(argv[0], argv.slice(1), { env, cwd: ctx.github.workspace, stdio: ['ignore', 'pipe', 'pipe'] });
 let stdout = '';

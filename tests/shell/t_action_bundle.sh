@@ -2,10 +2,13 @@
 # shellcheck disable=SC2154,SC2034 # root and log come from action_lib.sh, which reads HARNESS_WRAP
 # The Action in a clean Debian root of this host's release (debootstrap
 # --variant=minbase: no compiler, no libgit2, jansson or libcurl), shared with
-# .ci/run under /var/cache/reflease/roots/<codename>-minbase. Every step of
-# action.yml runs inside the root (tests/action/harness.mjs --wrap
-# scripts/debroot.sh run); the fake GitHub server and a git http-backend
-# server run on the host's 127.0.0.1.
+# .ci/run under /var/cache/reflease/roots/<codename>-minbase. Each stage of
+# action.yml (main, post) runs inside the root (tests/action/harness.mjs --wrap
+# scripts/debroot.sh run) with the runner's files (GITHUB_OUTPUT, GITHUB_STATE,
+# GITHUB_STEP_SUMMARY) and a node of its own, as the runner brings its own
+# (this host's node and the libraries it loads, under $TMPDIR: the root has no
+# nodejs); the fake GitHub server and a git http-backend server run on the
+# host's 127.0.0.1.
 #
 # Cache hit: the bundle (make bundle, built on this host) where actions/cache
 # restores it; apt-get, apt, cc, gcc, clang, make are shims first on PATH that
@@ -13,11 +16,16 @@
 # libraries at work: acquire
 # through the API store (libcurl, jansson), status and release through the git
 # store (libgit2 over smart HTTP with the token), status through the API again.
+# Then the post stage (issue 25): acquire with heartbeat -> a failing step ->
+# post releases and stops the heartbeat; acquire -> explicit release -> post is
+# a no-op that writes nothing; another job's lease is never touched; run with a
+# script exiting 3 is annotated as the script's own status.
 # Cache miss (REFLEASE_ACTION_MISS=1, as .ci/run sets it): a throwaway copy of
 # the root and a copy of the action's source: the build step installs the
 # build packages with apt and builds the bundle, then the command runs.
 # Timings of both paths are printed (docs/benchmarks.md). The set-up time on a
-# hit (setup, cache, build steps) is a speed target, so it is held to its limit
+# hit (the main stage's node from its start until run.sh: cache key, cache,
+# no build) is a speed target, so it is held to its limit
 # only when the benchmark asks (ACTION_HIT_LIMIT_MS, scripts/bench-debroot.sh:
 # 2000 ms), not on whatever machine runs `make check`.
 #
@@ -57,7 +65,7 @@ dirty=$(sh "$root/scripts/debroot.sh" run "$rname" -- sh -c '
 # the action as the runner lays it out: files, not links (the root sees only $TMPDIR)
 copy_action() {
   mkdir -p "$1"
-  for f in action.yml action scripts Makefile mk lib cmd migrations; do cp -R "$root/$f" "$1/"; done
+  for f in action.yml action dist scripts Makefile mk lib cmd migrations; do cp -R "$root/$f" "$1/"; done
 }
 ap="$TMPDIR/ap"
 copy_action "$ap"
@@ -80,6 +88,9 @@ fpid=$!
 GITSRV_PID=""
 mroot=""
 cleanup() {
+  for p in "$RUNNER_TEMP"/reflease-heartbeat.*.pid; do
+    [ -f "$p" ] && kill "$(cat "$p")" 2>/dev/null
+  done
   kill "$fpid" 2>/dev/null || true
   [ -z "$GITSRV_PID" ] || kill "$GITSRV_PID" 2>/dev/null || true
   [ -z "$mroot" ] || rm -rf "$mroot"
@@ -98,20 +109,36 @@ export GITHUB_API_URL="http://127.0.0.1:$port" GITHUB_GRAPHQL_URL="http://127.0.
 export GITHUB_SERVER_URL="http://127.0.0.1:$GITSRV_PORT/git"
 export XDG_CACHE_HOME="$TMPDIR/cache"
 
-ms() { printf '%.0f' "$(q "steps.$1.ms")"; }
+# the runner's own node: this host's, with the libraries it loads, started
+# through their loader (nothing of it leaks into the processes it starts), by
+# bash (a POSIX sh drops variables such as INPUT_LEASE-TOKEN)
+nd="$TMPDIR/node"
+mkdir -p "$nd/lib"
+nodebin=$(readlink -f "$(command -v node)")
+cp "$nodebin" "$nd/node.bin"
+ldd "$nodebin" | awk '/=> \//{print $3} /^\t\/.*ld-linux/{print $1}' | while read -r l; do
+  cp -L "$l" "$nd/lib/"
+done
+loader=$(basename "$(ldd "$nodebin" | awk '/ld-linux/{print $1}' | tail -n 1)")
+printf '#!/bin/bash\nexec "%s/lib/%s" --library-path "%s/lib" "%s/node.bin" "$@"\n' \
+  "$nd" "$loader" "$nd" "$nd" >"$nd/node"
+chmod 755 "$nd/node"
+export HARNESS_NODE="$nd/node"
+unset NODE_EXTRA_CA_CERTS 2>/dev/null || true # the root has no CA bundle; the stages talk to 127.0.0.1 only
+setup_ms() { q stdout | sed -n 's/^reflease: set-up \([0-9]*\) ms.*/\1/p' | tail -n 1; }
+stage_ms() { printf '%.0f' "$(q ms)"; }
 inroot() { HARNESS_WRAP="[\"sh\",\"$root/scripts/debroot.sh\",\"run\",\"$1\",\"--keep-env\",\"--bind\",\"$TMPDIR\",\"--\"]"; }
 
 # ---- cache hit --------------------------------------------------------------------
 inroot "$rname"
 PATH="$shims:$PATH" act '{"command":"acquire","name":"bundle","ttl":"60"}'
 expect 0 "acquire on a cache hit in the clean root"
-is steps.1.cache-hit true "cache hit"
-is steps.2.outcome skipped "no build step on a hit"
+like stdout 'set-up [0-9]+ ms \(cache hit\)' "cache hit: nothing built"
 is outputs.status acquired "acquire status"
 tok=$(q outputs.lease-token)
 oid=$(q outputs.oid)
-hit_setup=$(($(ms 0) + $(ms 1) + $(ms 2)))
-hit_cmd=$(ms 3)
+hit_setup=$(setup_ms)
+hit_stage=$(stage_ms)
 [ -z "${ACTION_HIT_LIMIT_MS:-}" ] || [ "$hit_setup" -le "$ACTION_HIT_LIMIT_MS" ] ||
   fail "set-up on a cache hit took $hit_setup ms (> $ACTION_HIT_LIMIT_MS)"
 PATH="$shims:$PATH" act '{"command":"status","name":"bundle","store":"git"}'
@@ -126,7 +153,62 @@ expect 0 "status through the API store"
 is outputs.status released "API store: released"
 [ ! -s "$TMPDIR/shim-calls" ] || fail "a cache hit called: $(cat "$TMPDIR/shim-calls")"
 if grep -q "$CANARY" "$log"; then fail "the token was printed"; fi
-echo "t_action_bundle: hit in $rname: set-up $hit_setup ms (setup $(ms 0), cache $(ms 1), build skipped), acquire $hit_cmd ms; no apt-get, no compiler"
+echo "t_action_bundle: hit in $rname: set-up $hit_setup ms (node's start to run.sh: cache key, no build), main stage $hit_stage ms with acquire and the root's entry; no apt-get, no compiler"
+
+# ---- the post stage in the root (issue 25) -----------------------------------------
+alive() { kill -0 "$1" 2>/dev/null && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
+ref() { git --git-dir="$TMPDIR/gh.git" rev-parse "refs/leases/$1"; }
+phase() { git --git-dir="$TMPDIR/gh.git" log -1 --format=%B "refs/leases/$1" | sed -n 's/.*"phase":"\([^"]*\)".*/\1/p'; }
+owner() { git --git-dir="$TMPDIR/gh.git" log -1 --format=%B "refs/leases/$1" | sed -n 's/.*"owner":"\([^"]*\)".*/\1/p'; }
+quiet() {
+  expect 0 "$1: post"
+  is summary "" "$1: no summary"
+  is annotations '[]' "$1: no annotation"
+  [ -z "$(q stdout | grep -v '^::debug::' || true)" ] || fail "$1: post printed: $(q stdout)"
+}
+# acquire with heartbeat -> a failing step -> post releases, heartbeat stopped first
+PATH="$shims:$PATH" act '{"command":"acquire","name":"job-end","ttl":"60","heartbeat":"true"}'
+expect 0 "root: acquire with heartbeat"
+hbpid=$(cat "$RUNNER_TEMP/reflease-heartbeat.leases.job-end.pid")
+alive "$hbpid" || fail "root: no background heartbeat"
+# a later step of the job fails (in the root too); the post stage runs anyway (post-if: always())
+sh "$root/scripts/debroot.sh" run "$rname" -- sh -c 'exit 1' || true
+PATH="$shims:$PATH" post
+expect 0 "root: post after a failing step"
+like stdout 'background heartbeat of job-end stopped \(exit 143\)' "root post: heartbeat stopped"
+like summary 'job-end`: released at the end of the job' "root post: job summary"
+is annotations '[]' "root post: no annotation"
+alive "$hbpid" && fail "root: the heartbeat runs on after post"
+[ "$(phase job-end)" = released ] || fail "root: post did not release job-end"
+# acquire -> explicit release -> post writes nothing
+PATH="$shims:$PATH" act '{"command":"acquire","name":"explicit","ttl":"60","heartbeat":"true"}'
+expect 0 "root: acquire explicit"
+PATH="$shims:$PATH" HARNESS_STATE="$TMPDIR/rel.json" act "{\"command\":\"release\",\"name\":\"explicit\",\"lease-token\":\"$(q outputs.lease-token)\"}"
+expect 0 "root: explicit release"
+o=$(ref explicit)
+PATH="$shims:$PATH" post
+quiet "root: post after an explicit release"
+[ "$(ref explicit)" = "$o" ] || fail "root: post wrote after an explicit release"
+# another job's lease: this job's post never touches it
+PATH="$shims:$PATH" HARNESS_STATE="$TMPDIR/mine.json" act '{"command":"acquire","name":"theirs","ttl":"60"}'
+expect 0 "root: acquire theirs"
+PATH="$shims:$PATH" act "{\"command\":\"release\",\"name\":\"theirs\",\"lease-token\":\"$(q outputs.lease-token)\"}"
+PATH="$shims:$PATH" GITHUB_RUN_ID=77 act '{"command":"acquire","name":"theirs","ttl":"60"}'
+expect 0 "root: another job acquires theirs"
+o=$(ref theirs)
+PATH="$shims:$PATH" post "$TMPDIR/mine.json"
+quiet "root: post of a lease another job holds"
+[ "$(ref theirs)" = "$o" ] || fail "root: post wrote to another job's lease"
+[ "$(owner theirs)" = octo/leases/77/1/deploy ] || fail "root: another job's lease changed hands"
+# run with a script exiting 3: the script's own status
+printf 'exit 3\n' >"$TMPDIR/exit3.sh"
+PATH="$shims:$PATH" act "{\"command\":\"run\",\"name\":\"script\",\"ttl\":\"60\",\"args\":\"sh $TMPDIR/exit3.sh\"}"
+expect 3 "root: run exits with the script's status"
+is outputs.status released "root: run released"
+like annotations.0.message 'the command exited with status 3 \(its own status\); the lease was acquired and released' "root: run annotation"
+[ ! -s "$TMPDIR/shim-calls" ] || fail "the post scenarios called: $(cat "$TMPDIR/shim-calls")"
+if grep -q "$CANARY" "$log"; then fail "the token was printed"; fi
+echo "t_action_bundle: post stage in $rname: released at the job's end, silent after a release, another job's lease untouched"
 
 # ---- cache miss -------------------------------------------------------------------
 if [ "${REFLEASE_ACTION_MISS:-}" != 1 ]; then
@@ -141,10 +223,8 @@ copy_action "$ap"
 inroot "$mname"
 act '{"command":"status","name":"bundle"}'
 expect 0 "status on a cache miss in a copy of the clean root"
-is steps.1.cache-hit false "cache miss"
-is steps.2.outcome success "the build step ran"
+like stdout 'set-up [0-9]+ ms \(cache miss: built\)' "cache miss: the bundle was built"
 is outputs.status released "miss: status"
 [ -x "$ap/build/bundle/bin/reflease" ] || fail "the build step made no bundle"
-miss_setup=$(($(ms 0) + $(ms 1) + $(ms 2)))
-echo "t_action_bundle: miss in a copy of $rname: set-up $miss_setup ms (setup $(ms 0), build $(ms 2): apt + make bundle), status $(ms 3) ms"
+echo "t_action_bundle: miss in a copy of $rname: set-up $(setup_ms) ms (apt + make bundle), main stage $(stage_ms) ms"
 echo "t_action_bundle: ok"
