@@ -12,7 +12,6 @@
 import { mkdtempSync, existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import * as core from '@actions/core';
-import * as cache from '@actions/cache';
 import { root, bash, runEnv, readKeyValues } from './lib.mjs';
 
 const OUTPUTS = ['lease-token', 'status', 'oid', 'expires-at'];
@@ -23,7 +22,11 @@ async function setup() {
   if (k.code !== 0) return k.code;
   const key = k.out.trim().split('\n').pop();
   let hit = false;
-  const service = cache.isFeatureAvailable();
+  // @actions/cache (and the Azure storage client under it) is loaded only where
+  // a cache service is announced: a job without one starts faster
+  const cache =
+    process.env.ACTIONS_CACHE_URL || process.env.ACTIONS_RESULTS_URL ? await import('@actions/cache') : null;
+  const service = cache !== null && cache.isFeatureAvailable();
   if (service) {
     try {
       hit = (await cache.restoreCache([bundle], key)) === key;
