@@ -89,7 +89,7 @@ GITSRV_PID=""
 mroot=""
 cleanup() {
   for p in "$RUNNER_TEMP"/reflease-heartbeat.*.pid; do
-    [ -f "$p" ] && kill "$(cat "$p")" 2>/dev/null
+    [ -f "$p" ] && { kill "$(cat "$p")" 2>/dev/null || true; }
   done
   kill "$fpid" 2>/dev/null || true
   [ -z "$GITSRV_PID" ] || kill "$GITSRV_PID" 2>/dev/null || true

@@ -28,7 +28,7 @@ CANARY="ghs_POSTcanary0123456789abcdefCANARY"
 fpid=$!
 cleanup() {
   for p in "$TMPDIR"/runner-temp/reflease-heartbeat.*.pid "$TMPDIR"/guard.*.pid; do
-    [ -f "$p" ] && kill -9 "$(cat "$p")" 2>/dev/null
+    [ -f "$p" ] && { kill -9 "$(cat "$p")" 2>/dev/null || true; }
   done
   kill "$fpid" 2>/dev/null || true
 }
