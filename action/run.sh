@@ -310,6 +310,8 @@ if [ "$cmd" = run ]; then
   num() { sed -n "s/.*\"$1\":\\([0-9][0-9]*\\).*/\\1/p" "$jf" 2>/dev/null | head -n 1; }
   st=$(field status)
   reason=$(field reason)
+  # a wait that a signal ended writes the wait's object: error code interrupted, no reason
+  [ -n "$reason" ] || [ "$(field code)" != interrupted ] || reason=interrupted
   cmd_code=$(num exit_code)
   cmd_sig=$(num signal)
   output status "${st:-error}"
@@ -360,10 +362,20 @@ if [ "$failed" -eq 1 ] && [ "$cmd" = run ]; then
     else
       what="the command exited with status ${cmd_code:-$rc} (its own status)"
     fi
-    what="$what; the lease was acquired and ${st:-not released}"
+    if [ "$st" = released ]; then
+      what="$what; the lease was acquired and released"
+    else
+      what="$what; the lease was acquired, its release: ${st:-unknown}"
+    fi
     ;;
   lost) what="the lease was lost while the command ran: the command was stopped (exit $rc); lease status ${st:-unknown}" ;;
-  interrupted) what="interrupted by a signal (exit $rc): the command was stopped; lease status ${st:-unknown}" ;;
+  interrupted)
+    if [ -n "$cmd_code$cmd_sig" ]; then
+      what="interrupted by a signal (exit $rc): the command was stopped; lease status ${st:-unknown}"
+    else
+      what="interrupted by a signal (exit $rc) before the command started; lease status ${st:-unknown}"
+    fi
+    ;;
   not_acquired) what="not acquired: $(meaning "$rc") (exit $rc)" ;;
   *) what="$(meaning "$rc") (exit $rc)" ;;
   esac

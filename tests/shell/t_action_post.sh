@@ -148,12 +148,34 @@ for mode in plain ignore; do
   done
   [ "$(status_json "cancel-$mode" | field phase)" = released ] || fail "cancel ($mode): $(status_json "cancel-$mode")"
 done
+# cancel once reflease WORD ... shared waits with its SIGINT handler in (not during set-up)
+catches() { m=$(awk '/^SigCgt:/ { print $2 }' "/proc/$1/status" 2>/dev/null) && [ -n "$m" ] && [ $(((0x$m >> ($2 - 1)) & 1)) -eq 1 ]; }
+cancel_when_waiting() { # WORD FILE
+  rm -f "$2"
+  (
+    i=0
+    while [ $i -lt 600 ]; do
+      for p in $(pgrep -f "reflease $1 .*shared" || true); do
+        if catches "$p" 2; then : >"$2"; exit 0; fi
+      done
+      sleep 0.05
+      i=$((i + 1))
+    done
+  ) &
+}
 # a cancelled acquire --wait on a held lease ends at once, and leaves nothing to post
-: >"$TMPDIR/waiting"
+cancel_when_waiting acquire "$TMPDIR/waiting"
 act '{"command":"acquire","name":"shared","ttl":"60","wait":"300"}' --cancel-when "$TMPDIR/waiting"
 is cancel.signals '["SIGINT"]' "cancelled wait: ended after SIGINT"
 like exit_code '^(130|143)$' "cancelled wait: interrupted"
 is state '{}' "cancelled wait: nothing to release"
+[ "$(status_json shared | field owner)" = "octo/leases/99/1/deploy" ] || fail "the holder lost the lease"
+
+# and a run still waiting for the lease: nothing was started
+cancel_when_waiting run "$TMPDIR/waiting"
+act '{"command":"run","name":"shared","ttl":"60","wait":"300","args":"true"}' --cancel-when "$TMPDIR/waiting"
+is cancel.signals '["SIGINT"]' "cancelled run --wait: ended after SIGINT"
+like annotations.0.message 'interrupted by a signal \(exit 1[34][03]\) before the command started' "cancelled run --wait: annotation"
 [ "$(status_json shared | field owner)" = "octo/leases/99/1/deploy" ] || fail "the holder lost the lease"
 
 if grep -q "$CANARY" "$log"; then fail "the GitHub token was printed"; fi
