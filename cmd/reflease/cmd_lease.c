@@ -460,6 +460,15 @@ static int cmd_acquire(cli_ctx *ctx, int argc, char **argv)
 	return finish(ctx, c.st, &c.r, c.name, rc);
 }
 
+void lease_keep_changed_note(const char *cmd, const char *name, const lease_keep_report *rep)
+{
+	fprintf(stderr,
+	        "reflease %s: %s: the stored lease now expires in %lld s (ttl %lld s, written "
+	        "with this token by another process); next heartbeat in %.0f s\n",
+	        cmd, name, (long long)(rep->expires_at - rep->now), (long long)rep->ttl_seconds,
+	        rep->next_in);
+}
+
 /* heartbeat --every: one line per write (cli.md), then the end state. */
 typedef struct keep_ctx {
 	cli_ctx *ctx;
@@ -486,6 +495,10 @@ static void keep_report(const lease_keep_report *rep, void *payload)
 			        "%.0f s, lost in %.0f s\n",
 			        k->name, rep->attempt, lease_error_id(rep->code), r->message,
 			        rep->next_in, rep->lost_at - (double)rep->now);
+		break;
+	case LEASE_KEEP_CHANGED:
+		if (k->ctx->verbosity >= LEASE_LOG_INFO)
+			lease_keep_changed_note("heartbeat", k->name, rep);
 		break;
 	case LEASE_KEEP_LOST:
 	case LEASE_KEEP_FAILED: {
@@ -536,6 +549,7 @@ static int heartbeat_every(cli_ctx *ctx, lease_store *st, const char *name, cons
 	k.ttl_seconds = a->ttl;
 	k.every_seconds = a->every;
 	k.known_ttl_seconds = ttl;
+	k.check_seconds = lease_keep_check_interval(st);
 	k.stop = &lease_stop_signal;
 	k.report = keep_report;
 	k.report_payload = &kc;

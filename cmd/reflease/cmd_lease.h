@@ -85,4 +85,9 @@ void lease_wait_guard_disarm(void);
 /* `run NAME ... -- CMD` (cmd_run.c). */
 int cmd_run(cli_ctx *ctx, int argc, char **argv);
 
+/* The -v line of a keeper (`run`, `heartbeat --every`; command name @p cmd)
+ * when the heartbeat service adopted an earlier stored expiry
+ * (LEASE_KEEP_CHANGED, protocol.md §6), on stderr. */
+void lease_keep_changed_note(const char *cmd, const char *name, const lease_keep_report *rep);
+
 #endif

@@ -154,6 +154,13 @@ static void keeper_report(const lease_keep_report *rep, void *payload)
 			        sh->name, lease_error_id(rep->code), rep->result->message,
 			        rep->next_in, rep->lost_at - (double)rep->now);
 		break;
+	case LEASE_KEEP_CHANGED:
+		/* someone with the token (CMD itself) stored an earlier expiry:
+		 * the deadline is min(own write, stored expiry) (§6) */
+		set_deadline(sh, rep->lost_at, rep->now, 1);
+		if (sh->verbosity >= LEASE_LOG_INFO)
+			lease_keep_changed_note("run", sh->name, rep);
+		break;
 	case LEASE_KEEP_LOST:
 	case LEASE_KEEP_FAILED:
 		sh->lost = 1;
@@ -720,6 +727,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		k.known_expires_at = r.payload.expires_at;
 		k.known_ttl_seconds = ttl;
 		k.known_now = r.now;
+		k.check_seconds = lease_keep_check_interval(st);
 		k.sleep = keeper_sleep;
 		k.sleep_payload = &sh;
 		k.report = keeper_report;
