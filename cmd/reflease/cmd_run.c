@@ -392,6 +392,40 @@ static void set_env_long(const char *k, long long v)
 	setenv(k, buf, 1);
 }
 
+/* What the guard needs to release after reflease's death. */
+typedef struct guard_rel_ctx {
+	cli_ctx *ctx;
+	const char *name;
+} guard_rel_ctx;
+
+/* run_guard_release_fn, in the guard process once CMD's tree is gone after
+ * reflease died (SIGKILL, OOM): release with the token (CAS, validated; a
+ * token no longer current writes nothing), so that waiters and a restarted
+ * run do not wait a TTL for nothing (issue 23). The guard was forked
+ * single-threaded and closed reflease's store descriptors: a store of its own. */
+static void guard_release_lease(const char *token, void *payload)
+{
+	guard_rel_ctx *g = payload;
+	lease_store *st = NULL;
+	lease_result r;
+	int rc;
+
+	g->ctx->st = NULL; /* reflease's handle: its descriptors are closed here */
+	if (cli_open_store(g->ctx, &st) < 0) {
+		fprintf(stderr,
+		        "reflease run: %s: reflease died; CMD's tree is stopped but the "
+		        "store could not be opened to release the lease\n",
+		        g->name);
+		return;
+	}
+	rc = release_now(g->ctx, st, g->name, token, &r);
+	lease_result_fixup(&r, st, g->name, rc);
+	fprintf(stderr, "reflease run: %s: reflease died; CMD's tree is stopped; release: %s%s%s\n",
+	        g->name, r.status, r.message[0] ? ": " : "", r.message);
+	lease_store_free(st);
+	g->ctx->st = NULL;
+}
+
 /* The supervision of one run: the guard, and how it all ended. */
 typedef struct run_sup {
 	run_guard g;
@@ -405,6 +439,7 @@ typedef struct run_sup {
 	int guard_reaped;  /* waitpid has collected the guard */
 	double hard_at;    /* the tree must be gone by then (run_clock), 0 = no limit */
 	double sent_dl;    /* the deadline the guard was last given */
+	char sent_token[LEASE_TOKEN_HEXSZ + 1]; /* the token the guard was last given */
 } run_sup;
 
 /* Ask the guard to kill the tree; remember by when it must be gone. */
@@ -448,6 +483,13 @@ static double check_lost(run_sup *s, run_shared *sh)
 		s->sent_dl = deadline;
 	}
 	sh->changed = 0;
+	if (sh->has_last && sh->last.has_payload && sh->last.holds_token &&
+	    sh->last.payload.lease_token[0] &&
+	    strcmp(sh->last.payload.lease_token, s->sent_token) != 0) {
+		/* a handoff rotated it: the guard releases with the current one */
+		memcpy(s->sent_token, sh->last.payload.lease_token, sizeof(s->sent_token));
+		run_guard_token(&s->g, s->sent_token);
+	}
 	pthread_mutex_unlock(&sh->mu);
 	if (!s->lost &&
 	    (lost_now || now >= deadline ||
@@ -550,6 +592,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	run_shared sh;
 	run_sup sup;
 	keeper_args ka;
+	guard_rel_ctx grc;
 	pthread_t th;
 	char **argv2 = NULL, **cmd;
 	char token[LEASE_TOKEN_HEXSZ + 1];
@@ -702,13 +745,16 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	sh.name = name;
 	set_deadline(&sh, lease_lost_at(&r.payload, ttl), r.now, 0);
 	sup.sent_dl = sh.deadline;
+	memcpy(sup.sent_token, token, sizeof(sup.sent_token));
+	grc.ctx = ctx;
+	grc.name = name;
 	/* Orphans of the tree come here if the guard dies; then the guard
 	 * (single-threaded fork: the heartbeat thread starts afterwards). */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 ||
 	    run_guard_start(&sup.g, cmd, fg, sup.kill_grace,
 	                    sup.kill_grace < RUN_SIGNAL_KILL_MAX ? sup.kill_grace
 	                                                         : RUN_SIGNAL_KILL_MAX,
-	                    sh.deadline) < 0) {
+	                    sh.deadline, token, guard_release_lease, &grc) < 0) {
 		fprintf(stderr, "reflease run: cannot start CMD: %s\n", strerror(errno));
 		rc = release_now(ctx, st, name, token, &rel); /* F08 */
 		run_emit(&out, st, &rel, name, rc, "error", EXIT_SOFTWARE, 0, 0);

@@ -250,12 +250,13 @@ void run_tree_stop(int sig, double grace, pid_t watch, int *watch_status)
 /* ---- messages (fixed size, written atomically: < PIPE_BUF) ---- */
 
 typedef struct guard_msg {
-	int32_t type; /* 'D' deadline, 'K' kill, 'C' CMD exited, 'E' tree gone */
+	int32_t type; /* 'D' deadline, 'K' kill, 'T' token, 'C' CMD exited, 'E' tree gone */
 	int32_t value;
 	double d;
+	char token[LEASE_TOKEN_HEXSZ + 1]; /* 'T' */
 } guard_msg;
 
-static int send_msg(int fd, int type, int value, double d)
+static int send_msg_token(int fd, int type, int value, double d, const char *token)
 {
 	guard_msg m;
 	ssize_t n;
@@ -264,9 +265,16 @@ static int send_msg(int fd, int type, int value, double d)
 	m.type = type;
 	m.value = value;
 	m.d = d;
+	if (token)
+		snprintf(m.token, sizeof(m.token), "%s", token);
 	while ((n = write(fd, &m, sizeof(m))) < 0 && errno == EINTR)
 		;
 	return n == (ssize_t)sizeof(m) ? 0 : -1;
+}
+
+static int send_msg(int fd, int type, int value, double d)
+{
+	return send_msg_token(fd, type, value, d, NULL);
 }
 
 /* ---- CMD ---- */
@@ -351,8 +359,15 @@ static void close_cloexec_fds(int a, int b)
 		close(fds[i]);
 }
 
+/* What the guard does once the tree is gone after reflease's death. */
+typedef struct guard_release {
+	char token[LEASE_TOKEN_HEXSZ + 1];
+	run_guard_release_fn fn;
+	void *payload;
+} guard_release;
+
 static void guard_main(char **cmd, int ctl_r, int ev_w, int fg, double kill_grace,
-                       double leftover_grace, double deadline)
+                       double leftover_grace, double deadline, guard_release *rel)
 {
 	pid_t self = getpid(), pid;
 	sigset_t chld;
@@ -428,16 +443,22 @@ static void guard_main(char **cmd, int ctl_r, int ev_w, int fg, double kill_grac
 					deadline = m[i].d;
 				else if (m[i].type == 'K')
 					killer_start(&k, m[i].value, m[i].d);
+				else if (m[i].type == 'T')
+					memcpy(rel->token, m[i].token, sizeof(rel->token));
 			}
 		}
 	}
+	if (parent_gone && rel->fn && rel->token[0])
+		rel->fn(rel->token, rel->payload); /* nobody else will (issue 23) */
 	send_msg(ev_w, 'E', 0, 0);
 	_exit(0);
 }
 
 int run_guard_start(run_guard *g, char **cmd, int fg, double kill_grace, double leftover_grace,
-                    double deadline)
+                    double deadline, const char *token, run_guard_release_fn release,
+                    void *release_payload)
 {
+	guard_release rel;
 	int ctl[2], ev[2];
 	pid_t pid;
 
@@ -463,7 +484,11 @@ int run_guard_start(run_guard *g, char **cmd, int fg, double kill_grace, double 
 		close(ctl[1]);
 		close(ev[0]);
 		fcntl(ctl[0], F_SETFL, O_NONBLOCK);
-		guard_main(cmd, ctl[0], ev[1], fg, kill_grace, leftover_grace, deadline);
+		memset(&rel, 0, sizeof(rel));
+		snprintf(rel.token, sizeof(rel.token), "%s", token ? token : "");
+		rel.fn = release;
+		rel.payload = release_payload;
+		guard_main(cmd, ctl[0], ev[1], fg, kill_grace, leftover_grace, deadline, &rel);
 	}
 	close(ctl[0]);
 	close(ev[1]);
@@ -477,6 +502,11 @@ int run_guard_start(run_guard *g, char **cmd, int fg, double kill_grace, double 
 void run_guard_deadline(run_guard *g, double deadline)
 {
 	send_msg(g->ctl_w, 'D', 0, deadline);
+}
+
+void run_guard_token(run_guard *g, const char *token)
+{
+	send_msg_token(g->ctl_w, 'T', 0, 0, token);
 }
 
 void run_guard_kill(run_guard *g, int sig, double grace)

@@ -12,6 +12,13 @@
 
 #include "reflease/sys/clock.h"
 
+/* Called by the guard once the tree is gone after reflease died (SIGKILL,
+ * the OOM killer), with the token last given (run_guard_token): release the
+ * lease with it (CAS, validated; a token that is no longer current writes
+ * nothing), so waiters need not wait a TTL (issue 23). Runs in the guard
+ * process, which was forked single-threaded: it must open its own store. */
+typedef void (*run_guard_release_fn)(const char *token, void *payload);
+
 /* The guard as seen by reflease (the parent). */
 typedef struct run_guard {
 	pid_t pid; /* the guard process */
@@ -55,11 +62,17 @@ void run_terminating_signals(sigset_t *set);
  * reflease dies (SIGTERM, SIGKILL after @p kill_grace), and once CMD has
  * ended, to whatever CMD left running (SIGTERM, SIGKILL after
  * @p leftover_grace). It reports CMD's status, then TREE_GONE once the
- * whole tree has been reaped, and exits.
+ * whole tree has been reaped, and exits; when reflease died, it first calls
+ * @p release (may be NULL) with the token last given (@p token initially).
  * @return 0, or -1 with errno set (nothing forked).
  */
 int run_guard_start(run_guard *g, char **cmd, int fg, double kill_grace, double leftover_grace,
-                    double deadline);
+                    double deadline, const char *token, run_guard_release_fn release,
+                    void *release_payload);
+
+/* Give the guard the token now held (after a handoff rotation), for the
+ * release after reflease's death. */
+void run_guard_token(run_guard *g, const char *token);
 
 /* Set the guard's watchdog deadline (run_clock() seconds; 0 = none). */
 void run_guard_deadline(run_guard *g, double deadline);

@@ -1,0 +1,26 @@
+#!/bin/sh
+# shellcheck disable=SC1091,SC2015,SC2086,SC2154  # sourced helpers (rc, P, D, TB set there); A && B || fail is intended; $R is a word list
+# How `run` gives the lease back (issue 23, protocol.md §6 "The run
+# guarantee", F01): a SIGKILLed run's guard stops the tree, then releases
+# with the token, so waiters do not wait a TTL for nothing.
+. "$(dirname "$0")/lease_lib.sh"
+. "$(dirname "$0")/fence_lib.sh"
+
+# ---- SIGKILL of run --ttl 60 (F01): before the fix bob waited the whole
+# TTL (60 s) although the tree was gone after kill_grace; now the guard
+# releases right after the tree is gone: CMD alone (dies on SIGTERM) within a
+# few seconds, a tree with a TERM-ignoring member after kill_grace (10 s)
+for shape in child all; do
+  c=kill9-$shape
+  fence_start "$c" "$shape" 60
+  kill -KILL "$P"
+  tkill=$(now_ms)
+  wait_rc "$P"
+  bob_poll "$c" 25
+  fence_check "$c" "$TB"
+  lim=5000; [ "$shape" = all ] && lim=16000
+  [ $((TB - tkill)) -lt "$lim" ] || fail "$c: bob got the lease $((TB - tkill)) ms after the SIGKILL (limit $lim ms)"
+  git --git-dir="$S" log -1 --format=%B "refs/leases/$c^" | grep -q '"phase":"released"' ||
+    fail "$c: the lease was not released by the guard: $(git --git-dir="$S" log -1 --format=%B "refs/leases/$c^")"
+done
+echo ok
