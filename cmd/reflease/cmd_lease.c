@@ -3,6 +3,7 @@
  * validated before the first write (F08). */
 #define _GNU_SOURCE
 #include "cmd_lease.h"
+#include "run_guard.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -188,8 +189,13 @@ static void guard_write(int fd, const char *buf, size_t len)
 	}
 }
 
-static void on_lease_stop_signal(int sig)
+static void on_lease_stop_signal(int sig, siginfo_t *si, void *uctx)
 {
+	(void)uctx;
+	/* our own write to a reader that went away (EPIPE follows): losing the
+	 * output is no reason to stop renewing or to skip the release */
+	if (sig == SIGPIPE && si && si->si_code == SI_USER && si->si_pid == getpid())
+		return;
 	lease_stop_signal = sig;
 	/* async-signal-safe only: clock_gettime, open, write, _exit */
 	if (guard_sleeping && lease_clock_seconds(LEASE_CLOCK_MONOTONIC) < guard_until - 0.005) {
@@ -205,32 +211,36 @@ static void on_lease_stop_signal(int sig)
 
 void lease_install_stop_handlers(void)
 {
-	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
 	struct sigaction sa;
-	size_t i;
+	sigset_t term;
+	int s;
 
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_lease_stop_signal;
+	sa.sa_sigaction = on_lease_stop_signal;
 	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = 0; /* no SA_RESTART: a sleep returns early */
-	for (i = 0; i < 3; i++) {
+	sa.sa_flags = SA_SIGINFO; /* no SA_RESTART: a sleep returns early */
+	run_terminating_signals(&term);
+	for (s = 1; s < NSIG; s++) {
 		struct sigaction old;
 		/* an ignored signal stays ignored (nohup, a background job's SIGINT) */
-		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+		if (sigismember(&term, s) != 1 || sigaction(s, NULL, &old) < 0 ||
+		    old.sa_handler == SIG_IGN)
 			continue;
-		sigaction(sigs[i], &sa, NULL);
+		sigaction(s, &sa, NULL);
 	}
 }
 
 void lease_default_stop_handlers(void)
 {
-	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-	size_t i;
+	sigset_t term;
+	int s;
 
-	for (i = 0; i < 3; i++) {
+	run_terminating_signals(&term);
+	for (s = 1; s < NSIG; s++) {
 		struct sigaction old;
-		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == on_lease_stop_signal)
-			signal(sigs[i], SIG_DFL);
+		if (sigismember(&term, s) == 1 && sigaction(s, NULL, &old) == 0 &&
+		    (old.sa_flags & SA_SIGINFO) && old.sa_sigaction == on_lease_stop_signal)
+			signal(s, SIG_DFL);
 	}
 }
 
@@ -697,7 +707,9 @@ const cli_command cli_lease_commands[] = {
          "  --lease-token T  the token from acquire (or REFLEASE_LEASE_TOKEN)\n"
          "  --ttl S          new lease time (default: the stored ttl_seconds)\n"
          "  --every S        keep heartbeating every S seconds (at most ttl/2; default ttl/3);\n"
-         "                   stops on SIGINT/SIGTERM/SIGHUP (exit 130/143/129), exit 4 when lost\n"
+         "                   stops on any terminating signal (exit 128 + signal: 130/143/129\n"
+         "                   for INT/TERM/HUP), exit 4 when lost; a closed output does not stop "
+         "it\n"
          "  --release-on-exit  release the lease when stopped by a signal\n"},
         {"transition", cmd_transition, "transition NAME --lease-token T --to PHASE",
          "Move a held lease to another phase (claimed, working, review).",
@@ -721,7 +733,8 @@ const cli_command cli_lease_commands[] = {
          "stop the tree if the lease is lost.",
          "  --ttl S          lease time (default 300; at least 6)\n"
          "  --every S        heartbeat interval (default ttl/3, at most ttl/2)\n"
-         "  --wait S         wait up to S seconds for the lease\n"
+         "  --wait S         wait up to S seconds for the lease; 'forever' waits without a "
+         "limit\n"
          "  --json-file F    write the JSON result object to F (else, with --json, the last\n"
          "                   line of stderr); checked before the lease is acquired\n"
          "  --conflict-exit-code N\n"

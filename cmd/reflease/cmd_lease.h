@@ -60,8 +60,12 @@ int lease_exit_for_signal(int sig);
 
 /* The stop signal (SIGINT/SIGTERM/SIGHUP) received, 0 = none. */
 extern volatile sig_atomic_t lease_stop_signal;
-/* Install handlers for SIGINT/SIGTERM/SIGHUP that set lease_stop_signal (no
- * SA_RESTART), and end the process at once during an armed wait sleep. */
+/* Install handlers for every catchable terminating signal
+ * (run_terminating_signals(): HUP INT QUIT ABRT USR1 USR2 PIPE ALRM TERM ...)
+ * that set lease_stop_signal (no SA_RESTART), and end the process at once
+ * during an armed wait sleep. A signal found ignored stays ignored. A SIGPIPE
+ * from the process's own write to a reader that went away is not a stop (the
+ * write fails with EPIPE): losing the output never ends a keeper (issue 23). */
 void lease_install_stop_handlers(void);
 /* Restore the default action where lease_install_stop_handlers() installed
  * its handler (a child before exec). */

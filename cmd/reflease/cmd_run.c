@@ -316,31 +316,6 @@ static void run_signal_set(sigset_t *set)
 	sigaddset(set, SIGCHLD);
 }
 
-/* While acquiring, the other terminating signals (USR1, QUIT, ALRM, ...) act
- * like SIGINT/SIGTERM/SIGHUP: the handler lease_install_stop_handlers() put
- * on those is installed on them too (an ignored signal stays ignored). */
-static void install_extra_stop_handlers(void)
-{
-	static const int base[] = {SIGTERM, SIGINT, SIGHUP};
-	struct sigaction h, old;
-	sigset_t term;
-	size_t i;
-	int s, found = 0;
-
-	for (i = 0; i < 3 && !found; i++)
-		found = sigaction(base[i], NULL, &h) == 0 && h.sa_handler != SIG_DFL &&
-		        h.sa_handler != SIG_IGN;
-	if (!found)
-		return;
-	run_terminating_signals(&term);
-	for (s = 1; s < NSIG; s++) {
-		if (s == SIGTERM || s == SIGINT || s == SIGHUP || sigismember(&term, s) != 1 ||
-		    sigaction(s, NULL, &old) < 0 || old.sa_handler == SIG_IGN)
-			continue;
-		sigaction(s, &h, NULL);
-	}
-}
-
 static int open_signalfd(void)
 {
 	sigset_t set;
@@ -679,8 +654,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	 * backoff sleep ends the process at once (nothing is held then). */
 	lease_wait_guard_arm(ctx, name, out.json && !out.json_file ? STDERR_FILENO : -1,
 	                     out.json_file);
-	lease_install_stop_handlers();
-	install_extra_stop_handlers();
+	lease_install_stop_handlers(); /* every terminating signal ends the wait */
 	ao.owner = ctx->owner;
 	ao.host = ctx->host;
 	ao.ttl_seconds = ttl;
