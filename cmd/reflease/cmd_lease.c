@@ -738,11 +738,14 @@ const cli_command cli_lease_commands[] = {
          "  --json-file F    write the JSON result object to F (else, with --json, the last\n"
          "                   line of stderr); checked before the lease is acquired\n"
          "  --conflict-exit-code N\n"
-         "                   exit N (1-255) instead of 3 (held) and 4 (lost), so CMD's own\n"
-         "                   3 and 4 are not taken for reflease's\n"
+         "                   exit N (1-255) instead of 3 (held) and of a lost lease (4, or\n"
+         "                   77/65/69 for a permanent error), so CMD's own statuses are not\n"
+         "                   taken for reflease's\n"
          "CMD runs in its own process group with REFLEASE_LEASE_TOKEN, REFLEASE_TRANSITIONS and\n"
-         "REFLEASE_LEASE_NAME set; reflease exits with CMD's status, 4 when the lease was lost\n"
+         "REFLEASE_LEASE_NAME set; reflease exits with CMD's status (the release's when the\n"
+         "final release fails: the lease stays held), 4 when the lease was lost\n"
          "(CMD's whole tree is stopped first), 128 + signal when interrupted by any terminating\n"
          "signal (the tree gets the signal, then SIGKILL; the lease is released). The tree is\n"
-         "also stopped when reflease is SIGKILLed (docs/protocol.md §6).\n"},
+         "also stopped when reflease is SIGKILLed, and the lease released once it is gone\n"
+         "(docs/protocol.md §6).\n"},
         {NULL, NULL, NULL, NULL, NULL}};

@@ -820,7 +820,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		status = sh.lost_event == LEASE_KEEP_FAILED ? cli_exit_for(code) : EXIT_NOTHOLDER;
 		if (status == EXIT_OK)
 			status = EXIT_NOTHOLDER;
-		if (status == EXIT_NOTHOLDER && ra.conflict)
+		if (ra.conflict) /* lost is lost, whatever the cause (403, a bad payload) */
 			status = ra.conflict;
 		lr.holds_token = 0;
 		fprintf(stderr, "reflease run: %s: lease lost (%s%s%s); %s stopped\n", name,
@@ -851,10 +851,6 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	}
 
 	rc = release_now(ctx, st, name, token, &rel);
-	if (rc < 0)
-		fprintf(stderr, "reflease run: %s: release failed: %s\n", name,
-		        lease_store_last_error(st)[0] ? lease_store_last_error(st)
-		                                      : lease_error_id(rc));
 	if (sup.interrupted)
 		status = lease_exit_for_signal(sup.interrupted);
 	else if (sup.guard_died)
@@ -863,6 +859,21 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		status = WEXITSTATUS(sup.cmd_status);
 	else
 		status = 128 + WTERMSIG(sup.cmd_status);
+	if (rc < 0) {
+		/* the lease may still be held for a TTL: the status says so, not
+		 * CMD's (cli.md: a release that fails exits with its own status) */
+		int cmd_st = status;
+		status = cli_exit_for(rc);
+		if (status == EXIT_OK)
+			status = EXIT_SOFTWARE;
+		fprintf(stderr,
+		        "reflease run: %s: release failed (%s); the lease stays held until it "
+		        "expires; exit %d (CMD's status was %d)\n",
+		        name,
+		        lease_store_last_error(st)[0] ? lease_store_last_error(st)
+		                                      : lease_error_id(rc),
+		        status, cmd_st);
+	}
 	run_emit(&out, st, &rel, name, rc,
 	         sup.interrupted  ? "interrupted"
 	         : sup.guard_died ? "error"

@@ -23,4 +23,21 @@ for shape in child all; do
   git --git-dir="$S" log -1 --format=%B "refs/leases/$c^" | grep -q '"phase":"released"' ||
     fail "$c: the lease was not released by the guard: $(git --git-dir="$S" log -1 --format=%B "refs/leases/$c^")"
 done
+
+# ---- the final release fails (a stale ref lock CMD leaves: the release cannot
+# get the ref lock): before the fix run exited 0 with the lease held for a
+# TTL; now it exits with the release's status (75), naming CMD's
+c=relfail
+expect_rc 75 $R run "$c" --ttl 30 -- sh -c ": >'$S/refs/leases/$c.lock'"
+grep -q "release failed.*exit 75 (CMD's status was 0)" "$TMPDIR/err" || fail "$c: message: $(cat "$TMPDIR/err")"
+rm -f "$S/refs/leases/$c.lock"
+is_live "$c" || fail "$c: the lease is not held any more, yet the release failed"
+
+# ---- --conflict-exit-code N: a lease lost through a malformed payload (a
+# permanent heartbeat error) exits N too, not 65 (lost is lost)
+c=conflict-garbage9
+RUN_EXTRA="--conflict-exit-code 9" fence_start "$c" child 6
+garbage_tip "$c"
+[ "$rc" -eq 9 ] || { cat "$RUNLOG"; fail "$c: run exit $rc, want --conflict-exit-code's 9"; }
+fence_check "$c" "$texit"
 echo ok
