@@ -347,6 +347,20 @@ static int drain_signals(int sfd, int *chld)
 
 /* ---- run ---- */
 
+/* Whether /proc shows this process's own PID namespace: /proc/self names
+ * getpid(). Not so in a PID namespace that kept the parent's /proc (the
+ * process is another pid there, or not visible at all). */
+static int proc_is_ours(void)
+{
+	char buf[32];
+	ssize_t n = readlink("/proc/self", buf, sizeof(buf) - 1);
+
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return strtol(buf, NULL, 10) == (long)getpid();
+}
+
 static int release_now(cli_ctx *ctx, lease_store *st, const char *name, const char *token,
                        lease_result *r)
 {
@@ -632,6 +646,18 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		fprintf(stderr,
 		        "reflease run: /proc is not mounted: CMD's process tree could not be "
 		        "fenced (protocol.md §6); mount /proc\n");
+		return EXIT_CONFIG;
+	}
+	if (!proc_is_ours()) {
+		/* a PID namespace whose /proc is the parent's (unshare --pid
+		 * without --mount-proc): PPid chains and pids there are another
+		 * namespace's, the guard would neither find nor wait for the tree */
+		free(argv2);
+		fprintf(stderr,
+		        "reflease run: /proc is not this PID namespace's (/proc/self is not pid "
+		        "%ld): CMD's process tree could not be fenced (protocol.md §6); mount a "
+		        "/proc for the namespace (unshare --pid --fork --mount-proc)\n",
+		        (long)getpid());
 		return EXIT_CONFIG;
 	}
 	if (a->json_file && (rc = open_json_file(ctx, a->json_file, &out.json_fd)) < 0) {

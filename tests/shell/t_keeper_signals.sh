@@ -18,6 +18,8 @@ keeper() {
   HP=$!
   wait_until 20 "$1: the keeper's handlers" catches "$HP" 15
 }
+HP=""
+trap '[ -z "$HP" ] || kill -KILL "$HP" 2>/dev/null || true' EXIT # a failed cell leaves no keeper
 released() { [ "$("$R" status "$1" --json | jget status)" = released ]; }
 
 for cs in HUP:1 INT:2 QUIT:3 USR1:10 USR2:12 PIPE:13 ALRM:14 TERM:15 XCPU:24 VTALRM:26 PROF:27; do
