@@ -420,6 +420,7 @@ typedef struct run_sup {
 	run_guard g;
 	double kill_grace;
 	int wall_is_store; /* the store's time is this host's wall clock */
+	int fg;            /* reflease had the terminal's foreground (CMD was given it) */
 	int lost;          /* the lease is (or may be) lost */
 	int interrupted;   /* the first terminating signal received */
 	int have_cmd;      /* CMD's status is known */
@@ -494,6 +495,23 @@ static double check_lost(run_sup *s, run_shared *sh)
 	return deadline;
 }
 
+/* CMD was stopped by job control (Ctrl-Z: SIGTSTP; SIGTTIN, SIGTTOU): stop
+ * reflease too, as sudo does, so that the shell sees its job stopped and
+ * gives the prompt back; the terminal goes back to reflease's group first.
+ * While stopped nothing renews the lease (protocol.md §6): the guard's
+ * watchdog still runs and stops the tree at the lost deadline; on SIGCONT
+ * (fg, bg) CMD's tree is continued, and given the terminal when reflease has
+ * it (fg). */
+static void stop_with_cmd(run_sup *s)
+{
+	if (s->fg)
+		tcsetpgrp(STDIN_FILENO, getpgrp());
+	kill(getpid(), SIGSTOP); /* returns once continued */
+	if (s->fg && s->g.cmd_pid > 0 && tcgetpgrp(STDIN_FILENO) == getpgrp())
+		tcsetpgrp(STDIN_FILENO, s->g.cmd_pid);
+	run_guard_resume(&s->g);
+}
+
 /* Supervise until CMD's whole tree is gone: signals, the guard's reports,
  * the heartbeat service's reports and the watchdog. */
 static void supervise(run_sup *s, run_shared *sh, int sfd, int evfd)
@@ -542,6 +560,9 @@ static void supervise(run_sup *s, run_shared *sh, int sfd, int evfd)
 				s->cmd_status = st;
 			} else if (ev == RUN_GUARD_TREE_GONE) {
 				gone = 1;
+			} else if (ev == RUN_GUARD_CMD_STOPPED) {
+				if (!s->lost && !s->interrupted && !s->hard_at)
+					stop_with_cmd(s);
 			} else {
 				break; /* EOF */
 			}
@@ -738,6 +759,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		sigaddset(&t, SIGTTOU);
 		sigprocmask(SIG_BLOCK, &t, NULL);
 	}
+	sup.fg = fg;
 	pthread_mutex_init(&sh.mu, NULL);
 	sh.ev_w = evp[1];
 	sh.stop_r = stp[0];

@@ -21,10 +21,11 @@ typedef void (*run_guard_release_fn)(const char *token, void *payload);
 
 /* The guard as seen by reflease (the parent). */
 typedef struct run_guard {
-	pid_t pid; /* the guard process */
-	int ctl_w; /* reflease → guard (EOF = reflease died) */
-	int ev_r;  /* guard → reflease (EOF = guard died) */
-	int eof;   /* ev_r reached EOF */
+	pid_t pid;     /* the guard process */
+	int ctl_w;     /* reflease → guard (EOF = reflease died) */
+	int ev_r;      /* guard → reflease (EOF = guard died) */
+	int eof;       /* ev_r reached EOF */
+	pid_t cmd_pid; /* CMD (also its process group), once reported stopped */
 } run_guard;
 
 /* What the guard reports (run_guard_read). */
@@ -32,7 +33,9 @@ enum {
 	RUN_GUARD_NONE = 0,
 	RUN_GUARD_CMD_EXITED, /* CMD (the direct child) ended; status as waitpid(2) */
 	RUN_GUARD_TREE_GONE,  /* CMD ended and no process of its tree is left; the guard exits */
-	RUN_GUARD_EOF         /* the guard is gone (it died without TREE_GONE) */
+	RUN_GUARD_EOF,        /* the guard is gone (it died without TREE_GONE) */
+	RUN_GUARD_CMD_STOPPED /* CMD was stopped by SIGTSTP/SIGTTIN/SIGTTOU (Ctrl-Z); status =
+	                         the signal; run_guard.cmd_pid is set */
 };
 
 /* Seconds on CLOCK_BOOTTIME (counts a suspend, unlike CLOCK_MONOTONIC;
@@ -76,6 +79,9 @@ void run_guard_token(run_guard *g, const char *token);
 
 /* Set the guard's watchdog deadline (run_clock() seconds; 0 = none). */
 void run_guard_deadline(run_guard *g, double deadline);
+
+/* SIGCONT to every process of the tree (after a job-control stop). */
+void run_guard_resume(run_guard *g);
 
 /* Send @p sig to every process of the tree now, SIGKILL to all that are left
  * @p grace seconds later (the earliest such time asked for wins). */
