@@ -492,12 +492,25 @@ static void keep_report(const lease_keep_report *rep, void *payload)
 	const lease_result *r = rep->result;
 
 	switch (rep->event) {
-	case LEASE_KEEP_WRITE:
+	case LEASE_KEEP_WRITE: {
+		lease_result copy = *r;
 		if (r->has_payload && r->payload.lease_token[0])
 			memcpy(k->token, r->payload.lease_token, sizeof(k->token));
-		cli_print_result(k->ctx, r);
+		if (lease_status_of(r) == LEASE_STATUS_NOT_DUE) {
+			/* not a write (cli.md: one line per write): no noise */
+			if (k->ctx->verbosity >= LEASE_LOG_INFO)
+				fprintf(stderr, "reflease heartbeat: %s: not due; next in %.0f s\n",
+				        k->name, rep->next_in);
+			break;
+		}
+		/* a log block, not a hand-over: the token stays out of it (the
+		 * JSON object keeps its documented lease.lease_token) */
+		if (!k->ctx->json)
+			copy.holds_token = 0;
+		cli_print_result(k->ctx, &copy);
 		fflush(stdout);
 		break;
+	}
 	case LEASE_KEEP_RETRY:
 		if (k->ctx->verbosity >= LEASE_LOG_WARN)
 			fprintf(stderr,

@@ -102,6 +102,7 @@ typedef struct run_shared {
 	int lost_code;     /* its code */
 	lease_result last; /* the service's latest result */
 	int has_last;
+	int last_event;  /* the event of `last` (lease_keep_event) */
 	double deadline; /* the lost deadline on run_clock() (CLOCK_BOOTTIME), s */
 	double lost_at;  /* the lost deadline in store time, s since the epoch */
 	int changed;     /* deadline changed since the main thread looked */
@@ -136,6 +137,7 @@ static void keeper_report(const lease_keep_report *rep, void *payload)
 	pthread_mutex_lock(&sh->mu);
 	sh->last = *rep->result;
 	sh->has_last = 1;
+	sh->last_event = (int)rep->event;
 	switch (rep->event) {
 	case LEASE_KEEP_WRITE:
 		/* only a write moves the deadline later: a `not_due` answer (after
@@ -856,14 +858,21 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 			         "no heartbeat landed before the lost deadline");
 		}
 		if (!sh.lost) {
-			/* the watchdog fired: no heartbeat landed in time */
-			char prev[sizeof(lr.message)];
-			memcpy(prev, lr.message, sizeof(prev));
+			/* the watchdog fired: no heartbeat landed in time; one
+			 * message, with the cause: the last failure, or none yet */
+			char cause[sizeof(lr.message)];
+			if (sh.has_last && sh.last_event == LEASE_KEEP_RETRY && sh.last.message[0])
+				snprintf(cause, sizeof(cause),
+				         "the last heartbeat failed (%s): %.400s",
+				         lease_error_id(sh.last.code), sh.last.message);
+			else
+				snprintf(cause, sizeof(cause),
+				         "the heartbeat in flight got no answer (a store that does "
+				         "not answer, a ref lock held)");
 			lr.status = "expired";
 			lr.code = code = LEASE_EEXPIRED;
 			snprintf(lr.message, sizeof(lr.message),
-			         "no heartbeat landed before the lost deadline%s%.300s",
-			         prev[0] ? "; last: " : "", prev);
+			         "no heartbeat landed before the lost deadline; %.400s", cause);
 		}
 		status = sh.lost_event == LEASE_KEEP_FAILED ? cli_exit_for(code) : EXIT_NOTHOLDER;
 		if (status == EXIT_OK)
@@ -871,9 +880,9 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		if (ra.conflict) /* lost is lost, whatever the cause (403, a bad payload) */
 			status = ra.conflict;
 		lr.holds_token = 0;
-		fprintf(stderr, "reflease run: %s: lease lost (%s%s%s); %s stopped\n", name,
-		        lr.status ? lr.status : "error", lr.message[0] ? ": " : "", lr.message,
-		        cmd[0]);
+		fprintf(stderr, "reflease run: %s: lease lost (%s): %s; %s stopped\n", name,
+		        lr.status ? lr.status : "error",
+		        lr.message[0] ? lr.message : lease_error_id(code), cmd[0]);
 		if (thread_stuck) {
 			/* The store handle is still in use by the heartbeat thread:
 			 * report without touching it, and leave at once. */

@@ -232,9 +232,11 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 			r.holds_token = 0;
 			r.now = now;
 			snprintf(r.message, sizeof(r.message),
-			         "lease lost: no heartbeat landed before the lost deadline "
-			         "(expires_at - %.1f s)%s%.400s",
-			         lease_kill_grace(ttl) + 2.0, prev[0] ? "; last error: " : "",
+			         "no heartbeat landed before the lost deadline (expires_at - %.1f "
+			         "s); %s%.400s",
+			         lease_kill_grace(ttl) + 2.0,
+			         prev[0] ? "the last heartbeat failed: "
+			                 : "the heartbeat in flight got no answer",
 			         prev);
 			rc = LEASE_EEXPIRED;
 			emit_lost(opts, &r, rc, now, attempt, expires_at, lost_at, ttl);
