@@ -235,9 +235,11 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 			         "no heartbeat landed before the lost deadline (expires_at - %.1f "
 			         "s); %s%.400s",
 			         lease_kill_grace(ttl) + 2.0,
-			         prev[0] ? "the last heartbeat failed: "
-			                 : "the heartbeat in flight got no answer",
-			         prev);
+			         attempt > 0 && prev[0] ? "the last heartbeat failed: "
+			                                : "no heartbeat was answered in time (a "
+			                                  "store that does not "
+			                                  "answer, a stalled process)",
+			         attempt > 0 ? prev : "");
 			rc = LEASE_EEXPIRED;
 			emit_lost(opts, &r, rc, now, attempt, expires_at, lost_at, ttl);
 			break;
