@@ -1,7 +1,7 @@
 #!/bin/sh
 # shellcheck disable=SC1091,SC2015,SC2086,SC2154  # sourced helpers; A && B || fail is intended; $R is a word list
 # `heartbeat --every --release-on-exit` handles every catchable terminating
-# signal the way `run` does (issue 23, protocol.md §6): it releases, then
+# signal the way `run` does (F35, F36, issue 23, protocol.md §6): it releases, then
 # exits 128 + signal; and losing its output reader (SIGPIPE / EPIPE on
 # stdout) is no reason to stop renewing or to skip the release.
 . "$(dirname "$0")/lease_lib.sh"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # shellcheck disable=SC1091,SC2015  # sourced helpers; A && B || fail is intended
-# `run` in a PID namespace (issue 23, protocol.md §6 "The run guarantee"):
+# `run` in a PID namespace (F32, issue 23, protocol.md §6 "The run guarantee"):
 # with the parent's /proc (`unshare --pid --fork` without --mount-proc) the
 # guard cannot see CMD's tree — before the fix CMD ended at once and run never
 # did, heartbeating on. Now run refuses with exit 78 before writing anything;
