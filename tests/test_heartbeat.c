@@ -32,9 +32,25 @@ typedef struct fake {
 	int fail_after_first;   /* after the first write, make every write fail ENET */
 	int fail_n_after_first; /* ... or only the next N writes */
 	int break_after_first;  /* after the first write, another party breaks the lease */
+	int own_write_at_sleep; /* at this sleep, CMD heartbeats with the token (--ttl own_ttl) */
+	int64_t own_ttl;
+	int break_at_sleep; /* at this sleep, an administrator breaks the lease */
+	int changed;
 	volatile sig_atomic_t stop;
 	int sleeps;
 } fake;
+
+/* Another party (admin@elsewhere) breaks "job" (--force). */
+static void admin_break(fake *f)
+{
+	lease_op_options o = LEASE_OP_OPTIONS_INIT;
+	lease_result r;
+
+	o.owner = "admin";
+	o.host = "elsewhere";
+	o.force = 1;
+	ck_assert_int_eq(lease_break(&r, f->st, "job", &o), 0);
+}
 
 static int64_t fake_now(void *payload)
 {
@@ -49,6 +65,18 @@ static int fake_sleep(double seconds, void *payload)
 	f->t += seconds;
 	f->sleeps++;
 	ck_assert_int_lt(f->sleeps, 10000); /* never spins */
+	if (f->sleeps == f->own_write_at_sleep) {
+		lease_op_options o = LEASE_OP_OPTIONS_INIT;
+		lease_result r;
+		o.owner = "alice";
+		o.host = "h1";
+		o.lease_token = f->token;
+		o.ttl_seconds = f->own_ttl;
+		ck_assert_int_eq(lease_heartbeat(&r, f->st, "job", &o), 0);
+		ck_assert_str_eq(r.status, "renewed");
+	}
+	if (f->sleeps == f->break_at_sleep)
+		admin_break(f);
 	return f->stop != 0;
 }
 
@@ -74,18 +102,13 @@ static void on_report(const lease_keep_report *rep, void *payload)
 			memstore_faults_get(f->mem)->fail_before = 1000000;
 		if (f->writes == 1 && f->fail_n_after_first)
 			memstore_faults_get(f->mem)->fail_before = f->fail_n_after_first;
-		if (f->writes == 1 && f->break_after_first) {
-			lease_op_options o = LEASE_OP_OPTIONS_INIT;
-			lease_result r;
-			o.owner = "admin";
-			o.host = "elsewhere";
-			o.force = 1;
-			ck_assert_int_eq(lease_break(&r, f->st, "job", &o), 0);
-		}
+		if (f->writes == 1 && f->break_after_first)
+			admin_break(f);
 		break;
 	case LEASE_KEEP_RETRY: f->retries++; break;
 	case LEASE_KEEP_LOST: f->lost++; break;
 	case LEASE_KEEP_FAILED: f->failed++; break;
+	case LEASE_KEEP_CHANGED: f->changed++; break;
 	}
 }
 
@@ -290,6 +313,70 @@ START_TEST(test_lost_at_once_on_not_holder)
 	ck_assert_int_eq(f.at[1], f.at[0] + 10); /* found at the next scheduled heartbeat */
 	ck_assert_int_eq(lease_status(&st, f.st, "job"), 0);
 	ck_assert_str_eq(st.status, "released");
+	lease_store_free(f.st);
+}
+END_TEST
+
+/* Issue 23: the guarded command heartbeats with the token and a shorter TTL
+ * (12 s under a 60 s lease, every 20 s). With check_seconds the service sees
+ * the earlier stored expiry within a second, reports CHANGED with the stored
+ * lost deadline, and its next write lands before that deadline (with its own
+ * TTL again); without it the next write came 20 s after the acquire, 8 s past
+ * the stored expiry. */
+START_TEST(test_check_adopts_earlier_stored_expiry)
+{
+	fake f;
+	lease_keep_options k;
+	lease_result acq, last;
+	int64_t tw;
+	int i, w = -1;
+
+	fake_open(&f);
+	fake_acquire(&f, 60, &acq);
+	keep_init(&k, &f, 60, &acq);
+	k.check_seconds = 1;
+	f.own_write_at_sleep = 2;
+	f.own_ttl = 12;
+	f.stop_after_writes = 1;
+	ck_assert_int_eq(lease_keep(&last, f.st, "job", &k), 0);
+	ck_assert_int_eq(f.changed, 1);
+	for (i = 0; i < f.n; i++)
+		if (f.ev[i] == LEASE_KEEP_WRITE)
+			w = i;
+	ck_assert_int_ge(w, 1);
+	ck_assert_int_eq(f.ev[w - 1], LEASE_KEEP_CHANGED);
+	/* CMD wrote at sleep 2: acq.now + 2; stored expiry 12 s later */
+	tw = acq.now + 2;
+	ck_assert_int_eq(f.exp[w - 1], tw + 12);
+	ck_assert(f.lost_at[w - 1] <= (double)(tw + 12) - 2.0);
+	ck_assert_int_le(f.at[w - 1], tw + 1); /* seen within check_seconds */
+	ck_assert(f.at[w] <= f.lost_at[w - 1] - LEASE_KEEP_MARGIN);
+	ck_assert_str_eq(f.status[w], "renewed");
+	ck_assert_int_eq(f.exp[w], f.at[w] + 60);
+	lease_store_free(f.st);
+}
+END_TEST
+
+/* Issue 23: a break under the service is found at the next re-read, not at
+ * the next heartbeat an interval later. */
+START_TEST(test_check_lost_at_once_on_break)
+{
+	fake f;
+	lease_keep_options k;
+	lease_result acq, last;
+
+	fake_open(&f);
+	fake_acquire(&f, 60, &acq);
+	keep_init(&k, &f, 60, &acq);
+	k.check_seconds = 1;
+	f.break_at_sleep = 3;
+	ck_assert_int_eq(lease_keep(&last, f.st, "job", &k), LEASE_ENOTHOLDER);
+	ck_assert_int_eq(f.writes, 0);
+	ck_assert_int_eq(f.lost, 1);
+	ck_assert_int_le(f.at[f.n - 1], acq.now + 4);
+	ck_assert_str_eq(last.status, "not_holder");
+	ck_assert_ptr_nonnull(strstr(last.message, "released"));
+	ck_assert_str_eq(last.payload.lease_token, "");
 	lease_store_free(f.st);
 }
 END_TEST
@@ -522,6 +609,8 @@ Suite *heartbeat_suite(void)
 	tcase_add_test(tc, test_default_sleep_honours_stop_promptly);
 	tcase_add_test(tc, test_small_ttl_lands_before_watchdog);
 	tcase_add_test(tc, test_keep_check_ttl);
+	tcase_add_test(tc, test_check_adopts_earlier_stored_expiry);
+	tcase_add_test(tc, test_check_lost_at_once_on_break);
 	suite_add_tcase(s, tc);
 	return s;
 }

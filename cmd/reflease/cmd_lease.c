@@ -3,6 +3,7 @@
  * validated before the first write (F08). */
 #define _GNU_SOURCE
 #include "cmd_lease.h"
+#include "run_guard.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -188,8 +189,13 @@ static void guard_write(int fd, const char *buf, size_t len)
 	}
 }
 
-static void on_lease_stop_signal(int sig)
+static void on_lease_stop_signal(int sig, siginfo_t *si, void *uctx)
 {
+	(void)uctx;
+	/* our own write to a reader that went away (EPIPE follows): losing the
+	 * output is no reason to stop renewing or to skip the release */
+	if (sig == SIGPIPE && si && si->si_code == SI_USER && si->si_pid == getpid())
+		return;
 	lease_stop_signal = sig;
 	/* async-signal-safe only: clock_gettime, open, write, _exit */
 	if (guard_sleeping && lease_clock_seconds(LEASE_CLOCK_MONOTONIC) < guard_until - 0.005) {
@@ -205,32 +211,36 @@ static void on_lease_stop_signal(int sig)
 
 void lease_install_stop_handlers(void)
 {
-	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
 	struct sigaction sa;
-	size_t i;
+	sigset_t term;
+	int s;
 
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_lease_stop_signal;
+	sa.sa_sigaction = on_lease_stop_signal;
 	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = 0; /* no SA_RESTART: a sleep returns early */
-	for (i = 0; i < 3; i++) {
+	sa.sa_flags = SA_SIGINFO; /* no SA_RESTART: a sleep returns early */
+	run_terminating_signals(&term);
+	for (s = 1; s < NSIG; s++) {
 		struct sigaction old;
 		/* an ignored signal stays ignored (nohup, a background job's SIGINT) */
-		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+		if (sigismember(&term, s) != 1 || sigaction(s, NULL, &old) < 0 ||
+		    old.sa_handler == SIG_IGN)
 			continue;
-		sigaction(sigs[i], &sa, NULL);
+		sigaction(s, &sa, NULL);
 	}
 }
 
 void lease_default_stop_handlers(void)
 {
-	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-	size_t i;
+	sigset_t term;
+	int s;
 
-	for (i = 0; i < 3; i++) {
+	run_terminating_signals(&term);
+	for (s = 1; s < NSIG; s++) {
 		struct sigaction old;
-		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == on_lease_stop_signal)
-			signal(sigs[i], SIG_DFL);
+		if (sigismember(&term, s) == 1 && sigaction(s, NULL, &old) == 0 &&
+		    (old.sa_flags & SA_SIGINFO) && old.sa_sigaction == on_lease_stop_signal)
+			signal(s, SIG_DFL);
 	}
 }
 
@@ -460,6 +470,15 @@ static int cmd_acquire(cli_ctx *ctx, int argc, char **argv)
 	return finish(ctx, c.st, &c.r, c.name, rc);
 }
 
+void lease_keep_changed_note(const char *cmd, const char *name, const lease_keep_report *rep)
+{
+	fprintf(stderr,
+	        "reflease %s: %s: the stored lease now expires in %lld s (ttl %lld s, written "
+	        "with this token by another process); next heartbeat in %.0f s\n",
+	        cmd, name, (long long)(rep->expires_at - rep->now), (long long)rep->ttl_seconds,
+	        rep->next_in);
+}
+
 /* heartbeat --every: one line per write (cli.md), then the end state. */
 typedef struct keep_ctx {
 	cli_ctx *ctx;
@@ -473,12 +492,25 @@ static void keep_report(const lease_keep_report *rep, void *payload)
 	const lease_result *r = rep->result;
 
 	switch (rep->event) {
-	case LEASE_KEEP_WRITE:
+	case LEASE_KEEP_WRITE: {
+		lease_result copy = *r;
 		if (r->has_payload && r->payload.lease_token[0])
 			memcpy(k->token, r->payload.lease_token, sizeof(k->token));
-		cli_print_result(k->ctx, r);
+		if (lease_status_of(r) == LEASE_STATUS_NOT_DUE) {
+			/* not a write (cli.md: one line per write): no noise */
+			if (k->ctx->verbosity >= LEASE_LOG_INFO)
+				fprintf(stderr, "reflease heartbeat: %s: not due; next in %.0f s\n",
+				        k->name, rep->next_in);
+			break;
+		}
+		/* a log block, not a hand-over: the token stays out of it (the
+		 * JSON object keeps its documented lease.lease_token) */
+		if (!k->ctx->json)
+			copy.holds_token = 0;
+		cli_print_result(k->ctx, &copy);
 		fflush(stdout);
 		break;
+	}
 	case LEASE_KEEP_RETRY:
 		if (k->ctx->verbosity >= LEASE_LOG_WARN)
 			fprintf(stderr,
@@ -486,6 +518,10 @@ static void keep_report(const lease_keep_report *rep, void *payload)
 			        "%.0f s, lost in %.0f s\n",
 			        k->name, rep->attempt, lease_error_id(rep->code), r->message,
 			        rep->next_in, rep->lost_at - (double)rep->now);
+		break;
+	case LEASE_KEEP_CHANGED:
+		if (k->ctx->verbosity >= LEASE_LOG_INFO)
+			lease_keep_changed_note("heartbeat", k->name, rep);
 		break;
 	case LEASE_KEEP_LOST:
 	case LEASE_KEEP_FAILED: {
@@ -536,6 +572,7 @@ static int heartbeat_every(cli_ctx *ctx, lease_store *st, const char *name, cons
 	k.ttl_seconds = a->ttl;
 	k.every_seconds = a->every;
 	k.known_ttl_seconds = ttl;
+	k.check_seconds = lease_keep_check_interval(st);
 	k.stop = &lease_stop_signal;
 	k.report = keep_report;
 	k.report_payload = &kc;
@@ -683,7 +720,9 @@ const cli_command cli_lease_commands[] = {
          "  --lease-token T  the token from acquire (or REFLEASE_LEASE_TOKEN)\n"
          "  --ttl S          new lease time (default: the stored ttl_seconds)\n"
          "  --every S        keep heartbeating every S seconds (at most ttl/2; default ttl/3);\n"
-         "                   stops on SIGINT/SIGTERM/SIGHUP (exit 130/143/129), exit 4 when lost\n"
+         "                   stops on any terminating signal (exit 128 + signal: 130/143/129\n"
+         "                   for INT/TERM/HUP), exit 4 when lost; a closed output does not stop "
+         "it\n"
          "  --release-on-exit  release the lease when stopped by a signal\n"},
         {"transition", cmd_transition, "transition NAME --lease-token T --to PHASE",
          "Move a held lease to another phase (claimed, working, review).",
@@ -707,15 +746,19 @@ const cli_command cli_lease_commands[] = {
          "stop the tree if the lease is lost.",
          "  --ttl S          lease time (default 300; at least 6)\n"
          "  --every S        heartbeat interval (default ttl/3, at most ttl/2)\n"
-         "  --wait S         wait up to S seconds for the lease\n"
+         "  --wait S         wait up to S seconds for the lease; 'forever' waits without a "
+         "limit\n"
          "  --json-file F    write the JSON result object to F (else, with --json, the last\n"
          "                   line of stderr); checked before the lease is acquired\n"
          "  --conflict-exit-code N\n"
-         "                   exit N (1-255) instead of 3 (held) and 4 (lost), so CMD's own\n"
-         "                   3 and 4 are not taken for reflease's\n"
+         "                   exit N (1-255) instead of 3 (held) and of a lost lease (4, or\n"
+         "                   77/65/69 for a permanent error), so CMD's own statuses are not\n"
+         "                   taken for reflease's\n"
          "CMD runs in its own process group with REFLEASE_LEASE_TOKEN, REFLEASE_TRANSITIONS and\n"
-         "REFLEASE_LEASE_NAME set; reflease exits with CMD's status, 4 when the lease was lost\n"
+         "REFLEASE_LEASE_NAME set; reflease exits with CMD's status (the release's when the\n"
+         "final release fails: the lease stays held), 4 when the lease was lost\n"
          "(CMD's whole tree is stopped first), 128 + signal when interrupted by any terminating\n"
          "signal (the tree gets the signal, then SIGKILL; the lease is released). The tree is\n"
-         "also stopped when reflease is SIGKILLed (docs/protocol.md §6).\n"},
+         "also stopped when reflease is SIGKILLed, and the lease released once it is gone\n"
+         "(docs/protocol.md §6).\n"},
         {NULL, NULL, NULL, NULL, NULL}};

@@ -60,8 +60,12 @@ int lease_exit_for_signal(int sig);
 
 /* The stop signal (SIGINT/SIGTERM/SIGHUP) received, 0 = none. */
 extern volatile sig_atomic_t lease_stop_signal;
-/* Install handlers for SIGINT/SIGTERM/SIGHUP that set lease_stop_signal (no
- * SA_RESTART), and end the process at once during an armed wait sleep. */
+/* Install handlers for every catchable terminating signal
+ * (run_terminating_signals(): HUP INT QUIT ABRT USR1 USR2 PIPE ALRM TERM ...)
+ * that set lease_stop_signal (no SA_RESTART), and end the process at once
+ * during an armed wait sleep. A signal found ignored stays ignored. A SIGPIPE
+ * from the process's own write to a reader that went away is not a stop (the
+ * write fails with EPIPE): losing the output never ends a keeper (issue 23). */
 void lease_install_stop_handlers(void);
 /* Restore the default action where lease_install_stop_handlers() installed
  * its handler (a child before exec). */
@@ -84,5 +88,10 @@ void lease_wait_guard_disarm(void);
 
 /* `run NAME ... -- CMD` (cmd_run.c). */
 int cmd_run(cli_ctx *ctx, int argc, char **argv);
+
+/* The -v line of a keeper (`run`, `heartbeat --every`; command name @p cmd)
+ * when the heartbeat service adopted an earlier stored expiry
+ * (LEASE_KEEP_CHANGED, protocol.md §6), on stderr. */
+void lease_keep_changed_note(const char *cmd, const char *name, const lease_keep_report *rep);
 
 #endif

@@ -102,6 +102,7 @@ typedef struct run_shared {
 	int lost_code;     /* its code */
 	lease_result last; /* the service's latest result */
 	int has_last;
+	int last_event;  /* the event of `last` (lease_keep_event) */
 	double deadline; /* the lost deadline on run_clock() (CLOCK_BOOTTIME), s */
 	double lost_at;  /* the lost deadline in store time, s since the epoch */
 	int changed;     /* deadline changed since the main thread looked */
@@ -136,6 +137,7 @@ static void keeper_report(const lease_keep_report *rep, void *payload)
 	pthread_mutex_lock(&sh->mu);
 	sh->last = *rep->result;
 	sh->has_last = 1;
+	sh->last_event = (int)rep->event;
 	switch (rep->event) {
 	case LEASE_KEEP_WRITE:
 		/* only a write moves the deadline later: a `not_due` answer (after
@@ -153,6 +155,13 @@ static void keeper_report(const lease_keep_report *rep, void *payload)
 			        "lost in %.0f s\n",
 			        sh->name, lease_error_id(rep->code), rep->result->message,
 			        rep->next_in, rep->lost_at - (double)rep->now);
+		break;
+	case LEASE_KEEP_CHANGED:
+		/* someone with the token (CMD itself) stored an earlier expiry:
+		 * the deadline is min(own write, stored expiry) (§6) */
+		set_deadline(sh, rep->lost_at, rep->now, 1);
+		if (sh->verbosity >= LEASE_LOG_INFO)
+			lease_keep_changed_note("run", sh->name, rep);
 		break;
 	case LEASE_KEEP_LOST:
 	case LEASE_KEEP_FAILED:
@@ -309,31 +318,6 @@ static void run_signal_set(sigset_t *set)
 	sigaddset(set, SIGCHLD);
 }
 
-/* While acquiring, the other terminating signals (USR1, QUIT, ALRM, ...) act
- * like SIGINT/SIGTERM/SIGHUP: the handler lease_install_stop_handlers() put
- * on those is installed on them too (an ignored signal stays ignored). */
-static void install_extra_stop_handlers(void)
-{
-	static const int base[] = {SIGTERM, SIGINT, SIGHUP};
-	struct sigaction h, old;
-	sigset_t term;
-	size_t i;
-	int s, found = 0;
-
-	for (i = 0; i < 3 && !found; i++)
-		found = sigaction(base[i], NULL, &h) == 0 && h.sa_handler != SIG_DFL &&
-		        h.sa_handler != SIG_IGN;
-	if (!found)
-		return;
-	run_terminating_signals(&term);
-	for (s = 1; s < NSIG; s++) {
-		if (s == SIGTERM || s == SIGINT || s == SIGHUP || sigismember(&term, s) != 1 ||
-		    sigaction(s, NULL, &old) < 0 || old.sa_handler == SIG_IGN)
-			continue;
-		sigaction(s, &h, NULL);
-	}
-}
-
 static int open_signalfd(void)
 {
 	sigset_t set;
@@ -365,6 +349,20 @@ static int drain_signals(int sfd, int *chld)
 
 /* ---- run ---- */
 
+/* Whether /proc shows this process's own PID namespace: /proc/self names
+ * getpid(). Not so in a PID namespace that kept the parent's /proc (the
+ * process is another pid there, or not visible at all). */
+static int proc_is_ours(void)
+{
+	char buf[32];
+	ssize_t n = readlink("/proc/self", buf, sizeof(buf) - 1);
+
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return strtol(buf, NULL, 10) == (long)getpid();
+}
+
 static int release_now(cli_ctx *ctx, lease_store *st, const char *name, const char *token,
                        lease_result *r)
 {
@@ -385,11 +383,46 @@ static void set_env_long(const char *k, long long v)
 	setenv(k, buf, 1);
 }
 
+/* What the guard needs to release after reflease's death. */
+typedef struct guard_rel_ctx {
+	cli_ctx *ctx;
+	const char *name;
+} guard_rel_ctx;
+
+/* run_guard_release_fn, in the guard process once CMD's tree is gone after
+ * reflease died (SIGKILL, OOM): release with the token (CAS, validated; a
+ * token no longer current writes nothing), so that waiters and a restarted
+ * run do not wait a TTL for nothing (issue 23). The guard was forked
+ * single-threaded and closed reflease's store descriptors: a store of its own. */
+static void guard_release_lease(const char *token, void *payload)
+{
+	guard_rel_ctx *g = payload;
+	lease_store *st = NULL;
+	lease_result r;
+	int rc;
+
+	g->ctx->st = NULL; /* reflease's handle: its descriptors are closed here */
+	if (cli_open_store(g->ctx, &st) < 0) {
+		fprintf(stderr,
+		        "reflease run: %s: reflease died; CMD's tree is stopped but the "
+		        "store could not be opened to release the lease\n",
+		        g->name);
+		return;
+	}
+	rc = release_now(g->ctx, st, g->name, token, &r);
+	lease_result_fixup(&r, st, g->name, rc);
+	fprintf(stderr, "reflease run: %s: reflease died; CMD's tree is stopped; release: %s%s%s\n",
+	        g->name, r.status, r.message[0] ? ": " : "", r.message);
+	lease_store_free(st);
+	g->ctx->st = NULL;
+}
+
 /* The supervision of one run: the guard, and how it all ended. */
 typedef struct run_sup {
 	run_guard g;
 	double kill_grace;
 	int wall_is_store; /* the store's time is this host's wall clock */
+	int fg;            /* reflease had the terminal's foreground (CMD was given it) */
 	int lost;          /* the lease is (or may be) lost */
 	int interrupted;   /* the first terminating signal received */
 	int have_cmd;      /* CMD's status is known */
@@ -398,6 +431,7 @@ typedef struct run_sup {
 	int guard_reaped;  /* waitpid has collected the guard */
 	double hard_at;    /* the tree must be gone by then (run_clock), 0 = no limit */
 	double sent_dl;    /* the deadline the guard was last given */
+	char sent_token[LEASE_TOKEN_HEXSZ + 1]; /* the token the guard was last given */
 } run_sup;
 
 /* Ask the guard to kill the tree; remember by when it must be gone. */
@@ -441,6 +475,13 @@ static double check_lost(run_sup *s, run_shared *sh)
 		s->sent_dl = deadline;
 	}
 	sh->changed = 0;
+	if (sh->has_last && sh->last.has_payload && sh->last.holds_token &&
+	    sh->last.payload.lease_token[0] &&
+	    strcmp(sh->last.payload.lease_token, s->sent_token) != 0) {
+		/* a handoff rotated it: the guard releases with the current one */
+		memcpy(s->sent_token, sh->last.payload.lease_token, sizeof(s->sent_token));
+		run_guard_token(&s->g, s->sent_token);
+	}
 	pthread_mutex_unlock(&sh->mu);
 	if (!s->lost &&
 	    (lost_now || now >= deadline ||
@@ -454,6 +495,23 @@ static double check_lost(run_sup *s, run_shared *sh)
 		sup_kill(s, SIGTERM, grace < 0 ? 0 : grace);
 	}
 	return deadline;
+}
+
+/* CMD was stopped by job control (Ctrl-Z: SIGTSTP; SIGTTIN, SIGTTOU): stop
+ * reflease too, as sudo does, so that the shell sees its job stopped and
+ * gives the prompt back; the terminal goes back to reflease's group first.
+ * While stopped nothing renews the lease (protocol.md §6): the guard's
+ * watchdog still runs and stops the tree at the lost deadline; on SIGCONT
+ * (fg, bg) CMD's tree is continued, and given the terminal when reflease has
+ * it (fg). */
+static void stop_with_cmd(run_sup *s)
+{
+	if (s->fg)
+		tcsetpgrp(STDIN_FILENO, getpgrp());
+	kill(getpid(), SIGSTOP); /* returns once continued */
+	if (s->fg && s->g.cmd_pid > 0 && tcgetpgrp(STDIN_FILENO) == getpgrp())
+		tcsetpgrp(STDIN_FILENO, s->g.cmd_pid);
+	run_guard_resume(&s->g);
 }
 
 /* Supervise until CMD's whole tree is gone: signals, the guard's reports,
@@ -504,6 +562,9 @@ static void supervise(run_sup *s, run_shared *sh, int sfd, int evfd)
 				s->cmd_status = st;
 			} else if (ev == RUN_GUARD_TREE_GONE) {
 				gone = 1;
+			} else if (ev == RUN_GUARD_CMD_STOPPED) {
+				if (!s->lost && !s->interrupted && !s->hard_at)
+					stop_with_cmd(s);
 			} else {
 				break; /* EOF */
 			}
@@ -543,6 +604,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	run_shared sh;
 	run_sup sup;
 	keeper_args ka;
+	guard_rel_ctx grc;
 	pthread_t th;
 	char **argv2 = NULL, **cmd;
 	char token[LEASE_TOKEN_HEXSZ + 1];
@@ -609,6 +671,18 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		        "fenced (protocol.md §6); mount /proc\n");
 		return EXIT_CONFIG;
 	}
+	if (!proc_is_ours()) {
+		/* a PID namespace whose /proc is the parent's (unshare --pid
+		 * without --mount-proc): PPid chains and pids there are another
+		 * namespace's, the guard would neither find nor wait for the tree */
+		free(argv2);
+		fprintf(stderr,
+		        "reflease run: /proc is not this PID namespace's (/proc/self is not pid "
+		        "%ld): CMD's process tree could not be fenced (protocol.md §6); mount a "
+		        "/proc for the namespace (unshare --pid --fork --mount-proc)\n",
+		        (long)getpid());
+		return EXIT_CONFIG;
+	}
 	if (a->json_file && (rc = open_json_file(ctx, a->json_file, &out.json_fd)) < 0) {
 		free(argv2);
 		return cli_status_of(rc);
@@ -629,8 +703,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	 * backoff sleep ends the process at once (nothing is held then). */
 	lease_wait_guard_arm(ctx, name, out.json && !out.json_file ? STDERR_FILENO : -1,
 	                     out.json_file);
-	lease_install_stop_handlers();
-	install_extra_stop_handlers();
+	lease_install_stop_handlers(); /* every terminating signal ends the wait */
 	ao.owner = ctx->owner;
 	ao.host = ctx->host;
 	ao.ttl_seconds = ttl;
@@ -688,6 +761,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		sigaddset(&t, SIGTTOU);
 		sigprocmask(SIG_BLOCK, &t, NULL);
 	}
+	sup.fg = fg;
 	pthread_mutex_init(&sh.mu, NULL);
 	sh.ev_w = evp[1];
 	sh.stop_r = stp[0];
@@ -695,13 +769,16 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	sh.name = name;
 	set_deadline(&sh, lease_lost_at(&r.payload, ttl), r.now, 0);
 	sup.sent_dl = sh.deadline;
+	memcpy(sup.sent_token, token, sizeof(sup.sent_token));
+	grc.ctx = ctx;
+	grc.name = name;
 	/* Orphans of the tree come here if the guard dies; then the guard
 	 * (single-threaded fork: the heartbeat thread starts afterwards). */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 ||
 	    run_guard_start(&sup.g, cmd, fg, sup.kill_grace,
 	                    sup.kill_grace < RUN_SIGNAL_KILL_MAX ? sup.kill_grace
 	                                                         : RUN_SIGNAL_KILL_MAX,
-	                    sh.deadline) < 0) {
+	                    sh.deadline, token, guard_release_lease, &grc) < 0) {
 		fprintf(stderr, "reflease run: cannot start CMD: %s\n", strerror(errno));
 		rc = release_now(ctx, st, name, token, &rel); /* F08 */
 		run_emit(&out, st, &rel, name, rc, "error", EXIT_SOFTWARE, 0, 0);
@@ -720,6 +797,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		k.known_expires_at = r.payload.expires_at;
 		k.known_ttl_seconds = ttl;
 		k.known_now = r.now;
+		k.check_seconds = lease_keep_check_interval(st);
 		k.sleep = keeper_sleep;
 		k.sleep_payload = &sh;
 		k.report = keeper_report;
@@ -780,24 +858,31 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 			         "no heartbeat landed before the lost deadline");
 		}
 		if (!sh.lost) {
-			/* the watchdog fired: no heartbeat landed in time */
-			char prev[sizeof(lr.message)];
-			memcpy(prev, lr.message, sizeof(prev));
+			/* the watchdog fired: no heartbeat landed in time; one
+			 * message, with the cause: the last failure, or none yet */
+			char cause[sizeof(lr.message)];
+			if (sh.has_last && sh.last_event == LEASE_KEEP_RETRY && sh.last.message[0])
+				snprintf(cause, sizeof(cause),
+				         "the last heartbeat failed (%s): %.400s",
+				         lease_error_id(sh.last.code), sh.last.message);
+			else
+				snprintf(cause, sizeof(cause),
+				         "the heartbeat in flight got no answer (a store that does "
+				         "not answer, a ref lock held)");
 			lr.status = "expired";
 			lr.code = code = LEASE_EEXPIRED;
 			snprintf(lr.message, sizeof(lr.message),
-			         "no heartbeat landed before the lost deadline%s%.300s",
-			         prev[0] ? "; last: " : "", prev);
+			         "no heartbeat landed before the lost deadline; %.400s", cause);
 		}
 		status = sh.lost_event == LEASE_KEEP_FAILED ? cli_exit_for(code) : EXIT_NOTHOLDER;
 		if (status == EXIT_OK)
 			status = EXIT_NOTHOLDER;
-		if (status == EXIT_NOTHOLDER && ra.conflict)
+		if (ra.conflict) /* lost is lost, whatever the cause (403, a bad payload) */
 			status = ra.conflict;
 		lr.holds_token = 0;
-		fprintf(stderr, "reflease run: %s: lease lost (%s%s%s); %s stopped\n", name,
-		        lr.status ? lr.status : "error", lr.message[0] ? ": " : "", lr.message,
-		        cmd[0]);
+		fprintf(stderr, "reflease run: %s: lease lost (%s): %s; %s stopped\n", name,
+		        lr.status ? lr.status : "error",
+		        lr.message[0] ? lr.message : lease_error_id(code), cmd[0]);
 		if (thread_stuck) {
 			/* The store handle is still in use by the heartbeat thread:
 			 * report without touching it, and leave at once. */
@@ -823,10 +908,6 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	}
 
 	rc = release_now(ctx, st, name, token, &rel);
-	if (rc < 0)
-		fprintf(stderr, "reflease run: %s: release failed: %s\n", name,
-		        lease_store_last_error(st)[0] ? lease_store_last_error(st)
-		                                      : lease_error_id(rc));
 	if (sup.interrupted)
 		status = lease_exit_for_signal(sup.interrupted);
 	else if (sup.guard_died)
@@ -835,6 +916,21 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		status = WEXITSTATUS(sup.cmd_status);
 	else
 		status = 128 + WTERMSIG(sup.cmd_status);
+	if (rc < 0) {
+		/* the lease may still be held for a TTL: the status says so, not
+		 * CMD's (cli.md: a release that fails exits with its own status) */
+		int cmd_st = status;
+		status = cli_exit_for(rc);
+		if (status == EXIT_OK)
+			status = EXIT_SOFTWARE;
+		fprintf(stderr,
+		        "reflease run: %s: release failed (%s); the lease stays held until it "
+		        "expires; exit %d (CMD's status was %d)\n",
+		        name,
+		        lease_store_last_error(st)[0] ? lease_store_last_error(st)
+		                                      : lease_error_id(rc),
+		        status, cmd_st);
+	}
 	run_emit(&out, st, &rel, name, rc,
 	         sup.interrupted  ? "interrupted"
 	         : sup.guard_died ? "error"

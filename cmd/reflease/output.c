@@ -111,8 +111,14 @@ void cli_print_result_human(const lease_result *r)
 		       r->status, lease_phase_name(p->phase), p->owner, p->host, exp, left + 1,
 		       (long long)p->transitions);
 	else
-		printf("%s: %s — %s by %s on %s, expires %s (in %s), generation %lld\n", r->name,
-		       r->status, lease_phase_name(p->phase), p->owner, p->host, exp, left,
+		printf("%s: %s — %s%s by %s on %s, expires %s (in %s), generation %lld\n", r->name,
+		       r->status,
+		       /* a heartbeat with the current token from another identity
+		        * takes the lease over (§5): not a plain renewal */
+		       r->token_rotated && lease_status_of(r) == LEASE_STATUS_RENEWED
+		               ? "took over (the token rotated: the previous holder is fenced); "
+		               : "",
+		       lease_phase_name(p->phase), p->owner, p->host, exp, left,
 		       (long long)p->transitions);
 	if (r->holds_token)
 		printf("lease_token: %s\n", p->lease_token);

@@ -214,13 +214,21 @@ static void killer_start(killer *k, int sig, double grace)
 	killer_step(k);
 }
 
-/* Reap every child that has ended; CMD's status to *status (sets *done). */
-static int reap(pid_t cmd, int *status, int *done)
+/* Reap every child that has ended; CMD's status to *status (sets *done).
+ * With @p stopped (may be NULL), a job-control stop of CMD (SIGTSTP, SIGTTIN,
+ * SIGTTOU: Ctrl-Z, a background read) is reported there (its signal). */
+static int reap(pid_t cmd, int *status, int *done, int *stopped)
 {
 	pid_t w;
 	int st, any = 0;
 
-	while ((w = waitpid(-1, &st, WNOHANG)) > 0) {
+	while ((w = waitpid(-1, &st, WNOHANG | (stopped ? WUNTRACED : 0))) > 0) {
+		if (WIFSTOPPED(st)) {
+			int sig = WSTOPSIG(st);
+			if (w == cmd && (sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU))
+				*stopped = sig;
+			continue;
+		}
 		any = 1;
 		if (w == cmd) {
 			*status = st;
@@ -231,6 +239,18 @@ static int reap(pid_t cmd, int *status, int *done)
 	return w < 0 && errno == ECHILD ? -1 : any;
 }
 
+/* SIGCONT to every process of the tree (run resumed after a job-control
+ * stop: the shell continued reflease's group, not CMD's). */
+static void tree_continue(void)
+{
+	proc_entry *t;
+	size_t n = tree_scan(&t), i;
+
+	for (i = 0; i < n; i++)
+		kill(t[i].pid, SIGCONT);
+	free(t);
+}
+
 void run_tree_stop(int sig, double grace, pid_t watch, int *watch_status)
 {
 	killer k;
@@ -239,7 +259,7 @@ void run_tree_stop(int sig, double grace, pid_t watch, int *watch_status)
 	memset(&k, 0, sizeof(k));
 	killer_start(&k, sig, grace);
 	for (;;) {
-		int r = reap(watch, watch_status, &done);
+		int r = reap(watch, watch_status, &done, NULL);
 		if (killer_step(&k) == 0 && r < 0)
 			break;
 		lease_sleep_ms(KILL_POLL_MS, LEASE_SLEEP_INTERRUPTIBLE);
@@ -250,12 +270,14 @@ void run_tree_stop(int sig, double grace, pid_t watch, int *watch_status)
 /* ---- messages (fixed size, written atomically: < PIPE_BUF) ---- */
 
 typedef struct guard_msg {
-	int32_t type; /* 'D' deadline, 'K' kill, 'C' CMD exited, 'E' tree gone */
+	int32_t type; /* to the guard: 'D' deadline, 'K' kill, 'T' token, 'R' resume;
+	               * from it: 'C' CMD exited, 'S' CMD stopped, 'E' tree gone */
 	int32_t value;
 	double d;
+	char token[LEASE_TOKEN_HEXSZ + 1]; /* 'T' */
 } guard_msg;
 
-static int send_msg(int fd, int type, int value, double d)
+static int send_msg_token(int fd, int type, int value, double d, const char *token)
 {
 	guard_msg m;
 	ssize_t n;
@@ -264,9 +286,16 @@ static int send_msg(int fd, int type, int value, double d)
 	m.type = type;
 	m.value = value;
 	m.d = d;
+	if (token)
+		snprintf(m.token, sizeof(m.token), "%s", token);
 	while ((n = write(fd, &m, sizeof(m))) < 0 && errno == EINTR)
 		;
 	return n == (ssize_t)sizeof(m) ? 0 : -1;
+}
+
+static int send_msg(int fd, int type, int value, double d)
+{
+	return send_msg_token(fd, type, value, d, NULL);
 }
 
 /* ---- CMD ---- */
@@ -351,13 +380,20 @@ static void close_cloexec_fds(int a, int b)
 		close(fds[i]);
 }
 
+/* What the guard does once the tree is gone after reflease's death. */
+typedef struct guard_release {
+	char token[LEASE_TOKEN_HEXSZ + 1];
+	run_guard_release_fn fn;
+	void *payload;
+} guard_release;
+
 static void guard_main(char **cmd, int ctl_r, int ev_w, int fg, double kill_grace,
-                       double leftover_grace, double deadline)
+                       double leftover_grace, double deadline, guard_release *rel)
 {
 	pid_t self = getpid(), pid;
 	sigset_t chld;
 	killer k;
-	int sfd, status = 0, cmd_done = 0, parent_gone = 0, reported = 0;
+	int sfd, status = 0, cmd_done = 0, parent_gone = 0, reported = 0, stopped = 0;
 
 	memset(&k, 0, sizeof(k));
 	close_cloexec_fds(ctl_r, ev_w);
@@ -388,7 +424,12 @@ static void guard_main(char **cmd, int ctl_r, int ev_w, int fg, double kill_grac
 
 		if (!k.active && deadline > 0 && now >= deadline + GUARD_DEADLINE_LAG)
 			killer_start(&k, SIGTERM, kill_grace); /* the watchdog (§6) */
-		r = reap(pid, &status, &cmd_done);
+		r = reap(pid, &status, &cmd_done, &stopped);
+		if (stopped && !cmd_done && !k.active) {
+			/* Ctrl-Z: reflease stops itself too (as sudo does) */
+			send_msg(ev_w, 'S', stopped, (double)pid);
+		}
+		stopped = 0;
 		if (cmd_done && !reported) {
 			reported = 1;
 			send_msg(ev_w, 'C', status, 0);
@@ -396,7 +437,7 @@ static void guard_main(char **cmd, int ctl_r, int ev_w, int fg, double kill_grac
 				killer_start(&k, SIGTERM, leftover_grace); /* what CMD left */
 		}
 		if (k.active && killer_step(&k) == 0 && cmd_done) {
-			r = reap(pid, &status, &cmd_done);
+			r = reap(pid, &status, &cmd_done, NULL);
 			if (r < 0)
 				break;
 		} else if (cmd_done && !k.active && r < 0 && tree_scan(NULL) == 0) {
@@ -428,16 +469,24 @@ static void guard_main(char **cmd, int ctl_r, int ev_w, int fg, double kill_grac
 					deadline = m[i].d;
 				else if (m[i].type == 'K')
 					killer_start(&k, m[i].value, m[i].d);
+				else if (m[i].type == 'T')
+					memcpy(rel->token, m[i].token, sizeof(rel->token));
+				else if (m[i].type == 'R')
+					tree_continue();
 			}
 		}
 	}
+	if (parent_gone && rel->fn && rel->token[0])
+		rel->fn(rel->token, rel->payload); /* nobody else will (issue 23) */
 	send_msg(ev_w, 'E', 0, 0);
 	_exit(0);
 }
 
 int run_guard_start(run_guard *g, char **cmd, int fg, double kill_grace, double leftover_grace,
-                    double deadline)
+                    double deadline, const char *token, run_guard_release_fn release,
+                    void *release_payload)
 {
+	guard_release rel;
 	int ctl[2], ev[2];
 	pid_t pid;
 
@@ -463,7 +512,11 @@ int run_guard_start(run_guard *g, char **cmd, int fg, double kill_grace, double 
 		close(ctl[1]);
 		close(ev[0]);
 		fcntl(ctl[0], F_SETFL, O_NONBLOCK);
-		guard_main(cmd, ctl[0], ev[1], fg, kill_grace, leftover_grace, deadline);
+		memset(&rel, 0, sizeof(rel));
+		snprintf(rel.token, sizeof(rel.token), "%s", token ? token : "");
+		rel.fn = release;
+		rel.payload = release_payload;
+		guard_main(cmd, ctl[0], ev[1], fg, kill_grace, leftover_grace, deadline, &rel);
 	}
 	close(ctl[0]);
 	close(ev[1]);
@@ -477,6 +530,16 @@ int run_guard_start(run_guard *g, char **cmd, int fg, double kill_grace, double 
 void run_guard_deadline(run_guard *g, double deadline)
 {
 	send_msg(g->ctl_w, 'D', 0, deadline);
+}
+
+void run_guard_token(run_guard *g, const char *token)
+{
+	send_msg_token(g->ctl_w, 'T', 0, 0, token);
+}
+
+void run_guard_resume(run_guard *g)
+{
+	send_msg(g->ctl_w, 'R', 0, 0);
 }
 
 void run_guard_kill(run_guard *g, int sig, double grace)
@@ -502,6 +565,11 @@ int run_guard_read(run_guard *g, int *status)
 	if (m.type == 'C') {
 		*status = m.value;
 		return RUN_GUARD_CMD_EXITED;
+	}
+	if (m.type == 'S') {
+		*status = m.value;
+		g->cmd_pid = (pid_t)m.d;
+		return RUN_GUARD_CMD_STOPPED;
 	}
 	return m.type == 'E' ? RUN_GUARD_TREE_GONE : RUN_GUARD_NONE;
 }

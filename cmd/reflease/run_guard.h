@@ -12,12 +12,20 @@
 
 #include "reflease/sys/clock.h"
 
+/* Called by the guard once the tree is gone after reflease died (SIGKILL,
+ * the OOM killer), with the token last given (run_guard_token): release the
+ * lease with it (CAS, validated; a token that is no longer current writes
+ * nothing), so waiters need not wait a TTL (issue 23). Runs in the guard
+ * process, which was forked single-threaded: it must open its own store. */
+typedef void (*run_guard_release_fn)(const char *token, void *payload);
+
 /* The guard as seen by reflease (the parent). */
 typedef struct run_guard {
-	pid_t pid; /* the guard process */
-	int ctl_w; /* reflease → guard (EOF = reflease died) */
-	int ev_r;  /* guard → reflease (EOF = guard died) */
-	int eof;   /* ev_r reached EOF */
+	pid_t pid;     /* the guard process */
+	int ctl_w;     /* reflease → guard (EOF = reflease died) */
+	int ev_r;      /* guard → reflease (EOF = guard died) */
+	int eof;       /* ev_r reached EOF */
+	pid_t cmd_pid; /* CMD (also its process group), once reported stopped */
 } run_guard;
 
 /* What the guard reports (run_guard_read). */
@@ -25,7 +33,9 @@ enum {
 	RUN_GUARD_NONE = 0,
 	RUN_GUARD_CMD_EXITED, /* CMD (the direct child) ended; status as waitpid(2) */
 	RUN_GUARD_TREE_GONE,  /* CMD ended and no process of its tree is left; the guard exits */
-	RUN_GUARD_EOF         /* the guard is gone (it died without TREE_GONE) */
+	RUN_GUARD_EOF,        /* the guard is gone (it died without TREE_GONE) */
+	RUN_GUARD_CMD_STOPPED /* CMD was stopped by SIGTSTP/SIGTTIN/SIGTTOU (Ctrl-Z); status =
+	                         the signal; run_guard.cmd_pid is set */
 };
 
 /* Seconds on CLOCK_BOOTTIME (counts a suspend, unlike CLOCK_MONOTONIC;
@@ -55,14 +65,23 @@ void run_terminating_signals(sigset_t *set);
  * reflease dies (SIGTERM, SIGKILL after @p kill_grace), and once CMD has
  * ended, to whatever CMD left running (SIGTERM, SIGKILL after
  * @p leftover_grace). It reports CMD's status, then TREE_GONE once the
- * whole tree has been reaped, and exits.
+ * whole tree has been reaped, and exits; when reflease died, it first calls
+ * @p release (may be NULL) with the token last given (@p token initially).
  * @return 0, or -1 with errno set (nothing forked).
  */
 int run_guard_start(run_guard *g, char **cmd, int fg, double kill_grace, double leftover_grace,
-                    double deadline);
+                    double deadline, const char *token, run_guard_release_fn release,
+                    void *release_payload);
+
+/* Give the guard the token now held (after a handoff rotation), for the
+ * release after reflease's death. */
+void run_guard_token(run_guard *g, const char *token);
 
 /* Set the guard's watchdog deadline (run_clock() seconds; 0 = none). */
 void run_guard_deadline(run_guard *g, double deadline);
+
+/* SIGCONT to every process of the tree (after a job-control stop). */
+void run_guard_resume(run_guard *g);
 
 /* Send @p sig to every process of the tree now, SIGKILL to all that are left
  * @p grace seconds later (the earliest such time asked for wins). */

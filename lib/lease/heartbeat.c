@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lease/policy.h"
+#include "reflease/primitives.h"
 #include "store/store.h"
 #include "util/util.h"
 
@@ -43,6 +44,51 @@ static double aim_before(double lost_at, double now)
 	double latest = whole_before(lost_at - LEASE_KEEP_MARGIN);
 
 	return latest > now ? latest : now + 1;
+}
+
+double lease_keep_check_interval(const lease_store *st)
+{
+	return (double)lease_policy_floor(st ? lease_store_ttl_min(st) : LEASE_TTL_READ_MIN);
+}
+
+/* What a re-read of the stored lease found (check_stored). */
+enum { CHECK_SAME = 0, CHECK_EARLIER, CHECK_GONE };
+
+/* Re-read the stored lease (lease_keep_options.check_seconds): CHECK_GONE
+ * when it is absent, released or under another token than @p token (a break,
+ * a takeover: lost at once); CHECK_EARLIER when its expiry is earlier than
+ * @p expires_at (our own write); else CHECK_SAME. A read that fails says
+ * nothing: the heartbeats decide. *@p s receives the read. */
+static int check_stored(lease_result *s, lease_store *st, const char *name, const char *token,
+                        int64_t expires_at)
+{
+	lease_ref_state rs;
+	int c = CHECK_SAME;
+
+	memset(s, 0, sizeof(*s));
+	memset(&rs, 0, sizeof(rs));
+	/* the primitive read, not lease_status(): the token is compared */
+	if (lease_fetch_ref(&rs, st, name) < 0) {
+		lease_ref_state_clear(&rs);
+		return CHECK_SAME;
+	}
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	s->present = rs.present;
+	s->oid = rs.oid;
+	s->has_payload = rs.present && rs.payload_rc == 0;
+	if (s->has_payload)
+		s->payload = rs.payload;
+	s->now = lease_store_now(st);
+	s->status = "live";
+	lease_ref_state_clear(&rs);
+	if (!s->present || (s->has_payload && (s->payload.phase == LEASE_PHASE_RELEASED ||
+	                                       strcmp(s->payload.lease_token, token) != 0)))
+		c = CHECK_GONE;
+	else if (s->has_payload && s->payload.expires_at < expires_at)
+		c = CHECK_EARLIER;
+	if (c == CHECK_GONE) /* never pass another holder's token on */
+		memset(s->payload.lease_token, 0, sizeof(s->payload.lease_token));
+	return c;
 }
 
 int lease_heartbeat_every(int64_t *out, int64_t ttl_seconds, int64_t every)
@@ -106,15 +152,29 @@ static void emit(const lease_keep_options *o, lease_keep_report *rep, int attemp
 		o->report(rep, o->report_payload);
 }
 
+/* Report the lease lost (code @p code, result @p r) at store time @p now. */
+static void emit_lost(const lease_keep_options *o, const lease_result *r, int code, int64_t now,
+                      int attempt, int64_t expires_at, double lost_at, int64_t ttl)
+{
+	lease_keep_report rep;
+
+	memset(&rep, 0, sizeof(rep));
+	rep.event = LEASE_KEEP_LOST;
+	rep.code = code;
+	rep.result = r;
+	rep.now = now;
+	emit(o, &rep, attempt, expires_at, lost_at, ttl);
+}
+
 int lease_keep(lease_result *last, lease_store *st, const char *name,
                const lease_keep_options *opts)
 {
 	lease_op_options op = LEASE_OP_OPTIONS_INIT;
 	lease_keep_report rep;
-	lease_result r;
+	lease_result r, cr;
 	char token[LEASE_TOKEN_HEXSZ + 1];
 	int64_t ttl, every, expires_at = 0, now;
-	double backoff, backoff_max, lost_at, next;
+	double backoff, backoff_max, lost_at, next, check_at = 0;
 	int attempt = 0, rc = 0, have_known = 0;
 	lease_oid known_oid;
 	lease_payload known_payload;
@@ -172,21 +232,79 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 			r.holds_token = 0;
 			r.now = now;
 			snprintf(r.message, sizeof(r.message),
-			         "lease lost: no heartbeat landed before the lost deadline "
-			         "(expires_at - %.1f s)%s%.400s",
-			         lease_kill_grace(ttl) + 2.0, prev[0] ? "; last error: " : "",
-			         prev);
+			         "no heartbeat landed before the lost deadline (expires_at - %.1f "
+			         "s); %s%.400s",
+			         lease_kill_grace(ttl) + 2.0,
+			         attempt > 0 && prev[0] ? "the last heartbeat failed: "
+			                                : "no heartbeat was answered in time (a "
+			                                  "store that does not "
+			                                  "answer, a stalled process)",
+			         attempt > 0 ? prev : "");
 			rc = LEASE_EEXPIRED;
-			memset(&rep, 0, sizeof(rep));
-			rep.event = LEASE_KEEP_LOST;
-			rep.code = rc;
-			rep.result = &r;
-			rep.now = now;
-			emit(opts, &rep, attempt, expires_at, lost_at, ttl);
+			emit_lost(opts, &r, rc, now, attempt, expires_at, lost_at, ttl);
 			break;
+		}
+		if (opts->check_seconds > 0 && expires_at && (double)now < next &&
+		    (double)now >= check_at) {
+			/* §6: the fence must not outlive the stored expiry, whoever
+			 * wrote it with this token */
+			int c = check_stored(&cr, st, name, token, expires_at);
+			check_at = (double)now + opts->check_seconds;
+			if (c == CHECK_GONE) {
+				r = cr;
+				snprintf(r.message, sizeof(r.message), "%s",
+				         !r.present ? "the lease ref is gone (deleted under the "
+				                      "service)"
+				         : !r.has_payload || r.payload.phase != LEASE_PHASE_RELEASED
+				                 ? "the stored lease is under another token (taken "
+				                   "over under the service)"
+				                 : "the stored lease is released (a break, or a "
+				                   "release with this token)");
+				r.status = "not_holder";
+				r.holds_token = 0;
+				r.code = rc = LEASE_ENOTHOLDER;
+				emit_lost(opts, &r, rc, now, attempt, expires_at, lost_at, ttl);
+				break;
+			}
+			if (c == CHECK_EARLIER) {
+				int64_t t = cr.payload.has_ttl && cr.payload.ttl_seconds > 0
+				                    ? cr.payload.ttl_seconds
+				                    : ttl;
+				double l = lease_policy_lost_deadline(cr.payload.expires_at, t);
+				expires_at = cr.payload.expires_at;
+				if (l < lost_at)
+					lost_at = l;
+				/* heartbeat at the pace the stored TTL demands: at
+				 * once when the aim point has passed already */
+				if (next > lost_at - LEASE_KEEP_MARGIN)
+					next = whole_before(lost_at - LEASE_KEEP_MARGIN) >
+					                       (double)now
+					               ? whole_before(lost_at - LEASE_KEEP_MARGIN)
+					               : (double)now;
+				known_oid = cr.oid;
+				known_payload = cr.payload;
+				have_known = 1;
+				memset(&rep, 0, sizeof(rep));
+				rep.event = LEASE_KEEP_CHANGED;
+				rep.result = &cr;
+				rep.now = now;
+				rep.next_in = next - (double)now;
+				emit(opts, &rep, attempt, expires_at, lost_at, t);
+			} else if (cr.present && cr.has_payload) {
+				/* the next heartbeat's CAS starts from the stored tip
+				 * (a later expiry written with this token included) */
+				known_oid = cr.oid;
+				known_payload = cr.payload;
+				have_known = 1;
+			}
+			continue;
 		}
 		if ((double)now < next) {
 			double until = next < lost_at ? next : lost_at;
+			if (opts->check_seconds > 0 && expires_at && check_at < until)
+				until = check_at;
+			if (until <= (double)now)
+				until = (double)now + 1;
 			if (keep_sleep(opts, until - (double)now))
 				break;
 			continue;

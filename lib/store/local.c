@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <git2.h>
+#include <git2/sys/repository.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,7 @@ typedef struct local_transport {
 	char lockpath[4096];
 	unsigned int seed;
 	int have_empty_tree;
+	struct timespec pack_mtime; /* objects/pack when the odb was last opened */
 	char errbuf[8192];
 } local_transport;
 
@@ -117,6 +119,32 @@ static int write_error(local_transport *lt, int gerr, const char *what, const ch
 	return map_git_error(lt, gerr, what);
 }
 
+/* libgit2 keeps a pack file open (descriptor and mapping) once it has read
+ * from it, also after `git gc` or `git repack` deleted it: a long-lived holder
+ * (run, heartbeat --every) next to repeated maintenance gathered descriptors
+ * without bound (issue 23). When objects/pack has changed since the object
+ * database was opened, the repository gets a fresh one, which lets the
+ * deleted packs go. One stat(2) per object read or write. */
+static void refresh_odb(local_transport *lt)
+{
+	char dir[4096];
+	struct stat sb;
+	git_odb *odb = NULL;
+
+	common_path(lt, dir, sizeof(dir), "objects/pack");
+	if (stat(dir, &sb) < 0 || (sb.st_mtim.tv_sec == lt->pack_mtime.tv_sec &&
+	                           sb.st_mtim.tv_nsec == lt->pack_mtime.tv_nsec))
+		return;
+	common_path(lt, dir, sizeof(dir), "objects");
+	if (git_odb_open(&odb, dir) < 0)
+		return; /* the old one still works: reads refresh it on a miss */
+	if (git_repository_set_odb(lt->repo, odb) == 0) {
+		lt->pack_mtime = sb.st_mtim;
+		lt->have_empty_tree = 0;
+	}
+	git_odb_free(odb); /* the repository holds its own reference */
+}
+
 /* Sleep 1..(2^min(try,4)) ms, jittered. */
 static void backoff(local_transport *lt, int attempt)
 {
@@ -174,6 +202,7 @@ static int local_write_commit(lease_transport *t, lease_oid *out, const lease_oi
 	 * read back. A write that vanished while the directory takes writes
 	 * (seen with `git gc` pruning concurrently: libgit2 1.5 reported
 	 * success, the loose object was absent) is made again, twice at most. */
+	refresh_odb(lt);
 	for (attempt = 0; attempt < 3; attempt++) {
 		git_error_clear();
 		lt->errbuf[0] = '\0';
@@ -422,6 +451,7 @@ static int local_read_commit(lease_transport *t, lease_commit *out, const lease_
 
 	git_error_clear();
 	lt->errbuf[0] = '\0';
+	refresh_odb(lt);
 	if ((err = lease_git_read_commit(out, lt->repo, oid, &what)) == 0)
 		return 0;
 	lease_commit_clear(out);

@@ -123,6 +123,17 @@ fence_break() {
   fence_check "$1" "$texit"
 }
 
+# garbage_tip CELL: another writer puts a commit without a payload on CELL's
+# ref (a permanent heartbeat error: malformed payload), then run's end is
+# awaited: $rc its status, $texit (ms) when it ended
+garbage_tip() {
+  gt_empty=$(git --git-dir="$S" hash-object -t tree -w /dev/null)
+  git --git-dir="$S" update-ref "refs/leases/$1" \
+    "$(git --git-dir="$S" commit-tree -p "refs/leases/$1" -m 'not a payload' "$gt_empty")"
+  wait_rc "$P"
+  texit=$(now_ms)
+}
+
 # run's JSON object: the last line of its stderr
 run_json() { tail -n 1 "$RUNLOG" | jparse; }
 

@@ -73,7 +73,9 @@ wait_until() {
     sleep 0.05
   done
 }
-# catches PID SIGNUM: PID has a handler for SIGNUM (its SigCgt bit is set)
-catches() { m=$(awk '/^SigCgt:/ { print $2 }' "/proc/$1/status" 2>/dev/null) && [ -n "$m" ] && [ $(((0x$m >> ($2 - 1)) & 1)) -eq 1 ]; }
+# catches PID SIGNUM: PID has a handler for SIGNUM 1..32 (its SigCgt bit is
+# set; only the low 32 bits are read: a mask with real-time handlers sets the
+# top bit, which the shell's 64-bit arithmetic would saturate)
+catches() { m=$(awk '/^SigCgt:/ { print substr($2, length($2) - 7) }' "/proc/$1/status" 2>/dev/null) && [ -n "$m" ] && [ $(((0x$m >> ($2 - 1)) & 1)) -eq 1 ]; }
 # is_live NAME: the lease NAME is held (status live)
 is_live() { [ "$("$R" status "$1" --json 2>/dev/null | jget status)" = live ]; }

@@ -90,11 +90,7 @@ done
 # the ref): lost at once, exit 65 once the tree is gone
 c=garbage
 fence_start "$c" all 6
-empty=$(git --git-dir="$S" hash-object -t tree -w /dev/null)
-git --git-dir="$S" update-ref "refs/leases/$c" \
-  "$(git --git-dir="$S" commit-tree -p "refs/leases/$c" -m 'not a payload' "$empty")"
-wait_rc "$P"
-texit=$(now_ms)
+garbage_tip "$c"
 [ "$rc" -eq 65 ] || { cat "$RUNLOG"; fail "$c: run exit $rc, want 65"; }
 fence_check "$c" "$texit"
 

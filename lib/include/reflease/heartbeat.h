@@ -52,14 +52,26 @@ int lease_keep_check_ttl(int64_t ttl_seconds);
  */
 int lease_heartbeat_every(int64_t *out, int64_t ttl_seconds, int64_t every);
 
+/**
+ * The pace, seconds, at which a keeper re-reads the stored lease of @p st
+ * (lease_keep_options.check_seconds): the heartbeat floor of the store's
+ * shortest TTL, max(1 s, ⌊ttl_min/10⌋) — 1 s on a local store, 6 s on
+ * github/remote — so a write that shortened the lease to the shortest TTL
+ * the store takes is seen while heartbeats can still land (protocol.md §6).
+ */
+double lease_keep_check_interval(const lease_store *st);
+
 /** What a report of the heartbeat service is about. */
 typedef enum lease_keep_event {
 	LEASE_KEEP_WRITE = 0, /**< a heartbeat succeeded ("renewed" or "not_due") */
 	LEASE_KEEP_RETRY,     /**< a transient failure; the service will retry */
 	LEASE_KEEP_LOST,      /**< the lease is lost: not holder, expired, or the lost
 	                           deadline passed with failures; the service returns */
-	LEASE_KEEP_FAILED     /**< a permanent error (permission, payload, configuration);
+	LEASE_KEEP_FAILED,    /**< a permanent error (permission, payload, configuration);
 	                           the service returns */
+	LEASE_KEEP_CHANGED    /**< a re-read (check_seconds) found an earlier stored expiry,
+	                           written with this token by someone else (a shorter TTL):
+	                           the service adopted it (expires_at, lost_at, next_in) */
 } lease_keep_event;
 
 /** One report of the heartbeat service; borrowed for the callback's duration. */
@@ -107,12 +119,21 @@ typedef struct lease_keep_options {
 	void *report_payload;
 	double backoff_initial_s; /**< first retry delay, seconds; 0 = 1 s */
 	double backoff_max_s;     /**< longest retry delay, seconds; 0 = 30 s */
+	/** Re-read the stored lease every @p check_seconds while waiting for the
+	 *  next heartbeat (0 = never; lease_keep_check_interval() gives the pace
+	 *  for a store). Another writer with this token (a guarded command's own
+	 *  `heartbeat --ttl`, a transition) may have moved expires_at earlier:
+	 *  the service adopts min(own write, stored expiry) and heartbeats at the
+	 *  pace the stored TTL demands (LEASE_KEEP_CHANGED); a stored lease that
+	 *  is gone, released or under another token is lost at once (protocol.md
+	 *  §6 "The run guarantee"). */
+	double check_seconds;
 } lease_keep_options;
 
 #define LEASE_KEEP_OPTIONS_INIT                                                                    \
 	{                                                                                          \
 		LEASE_KEEP_OPTIONS_VERSION, NULL, NULL, NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL,     \
-		        NULL, NULL, 0, 0                                                           \
+		        NULL, NULL, 0, 0, 0                                                        \
 	}
 
 /**

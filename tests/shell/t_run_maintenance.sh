@@ -1,0 +1,60 @@
+#!/bin/sh
+# shellcheck disable=SC1091,SC2015,SC2086,SC2154  # sourced helpers; A && B || fail is intended; $R is a word list
+# Long-lived holders next to git maintenance (F35, issue 23): `run` and
+# `heartbeat --every` next to repeated `git gc` (safe next to writes, protocol.md §9) keep their file
+# descriptors bounded (libgit2 kept every deleted pack open: one more
+# descriptor per gc) and never lose the lease on a healthy store.
+. "$(dirname "$0")/lease_lib.sh"
+. "$(dirname "$0")/fence_lib.sh"
+
+GCS=8
+P=""; HP=""
+trap 'for p in $P $HP; do kill -TERM "$p" 2>/dev/null || true; done' EXIT # a failed cell leaves no holder
+fds() { find "/proc/$1/fd" -mindepth 1 -maxdepth 1 | wc -l; }
+# open descriptors of PID $1 whose file was deleted
+deleted_fds() { find "/proc/$1/fd" -mindepth 1 -maxdepth 1 -lname '* (deleted)' | wc -l; }
+tip() { git --git-dir="$S" rev-parse "refs/leases/$1"; }
+# two heartbeats land (every 1 s): the keeper has read the repacked tip since
+two_writes() {
+  t0=$(tip "$1")
+  wait_until 20 "$1: a heartbeat" sh -c "[ \"\$(git --git-dir='$S' rev-parse refs/leases/$1)\" != $t0 ]"
+  t1=$(tip "$1")
+  wait_until 20 "$1: another heartbeat" sh -c "[ \"\$(git --git-dir='$S' rev-parse refs/leases/$1)\" != $t1 ]"
+}
+# gc_next_to NAME PID: GCS rounds of gc + two heartbeats; the descriptors of
+# PID grow by at most 2 over them
+gc_next_to() {
+  git --git-dir="$S" gc -q
+  two_writes "$1"
+  f0=$(fds "$2")
+  i=0
+  while [ $i -lt $GCS ]; do
+    git --git-dir="$S" gc -q
+    two_writes "$1"
+    alive "$2" || fail "$1: the keeper ended during maintenance"
+    i=$((i + 1))
+  done
+  f1=$(fds "$2")
+  echo "$1: $f0 descriptors before $GCS gc rounds, $f1 after"
+  [ "$f1" -le $((f0 + 2)) ] || fail "$1: descriptors grew from $f0 to $f1 over $GCS gc rounds: $(deleted_fds "$2") deleted files still open"
+}
+
+c=run-gc
+D=$TMPDIR/cell.$c; mkdir -p "$D"
+$R run "$c" --ttl 6 --every 1 -- sleep 600 >"$D/out" 2>"$D/err" &
+P=$!
+wait_until 20 "$c: run holds the lease" is_live "$c"
+gc_next_to "$c" "$P"
+kill -TERM "$P"
+wait_rc "$P"
+[ "$rc" -eq 143 ] || fail "$c: exit $rc, want 143 (4 = the lease was lost): $(cat "$D/err")"
+
+c=hb-gc
+t=$(tok "$c" --ttl 6)
+$R heartbeat "$c" --lease-token "$t" --every 1 >"$TMPDIR/hb.out" 2>"$TMPDIR/hb.err" &
+HP=$!
+gc_next_to "$c" "$HP"
+kill -TERM "$HP"
+wait_rc "$HP"
+[ "$rc" -eq 143 ] || fail "$c: exit $rc, want 143 (4 = the lease was lost): $(cat "$TMPDIR/hb.err")"
+echo ok
