@@ -81,6 +81,8 @@ static int cmd_status(cli_ctx *ctx, int argc, char **argv)
 
 static const char *lease_list_status(lease_store *st, const lease_ref_state *l, int64_t now)
 {
+	if (l->payload_rc != 0 && l->commit.unreadable)
+		return "unreadable";
 	if (l->payload_rc != 0)
 		return l->payload_rc == LEASE_EVERSION ? "unsupported-version" : "malformed";
 	if (l->payload.phase == LEASE_PHASE_RELEASED)
@@ -125,12 +127,13 @@ static int cmd_list(cli_ctx *ctx, int argc, char **argv)
 			lease_time_format(exp, l->payload.expires_at);
 		if (arr) {
 			json_array_append_new(
-			        arr, json_pack("{s:s, s:s, s:s?, s:s?, s:s?, s:s?, s:s}", "name",
-			                       l->name, "oid", hex, "phase",
+			        arr, json_pack("{s:s, s:s, s:s?, s:s?, s:s?, s:s?, s:s, s:s?}",
+			                       "name", l->name, "oid", hex, "phase",
 			                       ok ? lease_phase_name(l->payload.phase) : NULL,
 			                       "owner", ok ? l->payload.owner : NULL, "host",
 			                       ok ? l->payload.host : NULL, "expires_at",
-			                       ok ? exp : NULL, "status", status));
+			                       ok ? exp : NULL, "status", status, "error",
+			                       ok ? NULL : l->payload_error));
 		} else if (ok) {
 			printf("%-30s %-9s %-8s %-24s %-20s  %s\n", l->name,
 			       lease_phase_name(l->payload.phase), status,

@@ -346,7 +346,16 @@ static int parse_payload(lease_ref_state *s)
 	s->payload_rc = 0;
 	s->payload_error[0] = '\0';
 	s->op = LEASE_OP_UNKNOWN;
-	/* Unreadable tips (§7): permanent (exit 65), break --force replaces them. */
+	/* Unreadable tips (§7): permanent (exit 65; 77 for a ref file this user
+	 * may not read), break --force replaces them. */
+	if (s->commit.unreadable) {
+		s->payload_rc = s->commit.unreadable;
+		snprintf(s->payload_error, sizeof(s->payload_error),
+		         "%s (break --force replaces the ref)",
+		         s->commit.message && *s->commit.message ? s->commit.message
+		                                                 : "the ref file cannot be read");
+		return 0;
+	}
 	if (s->commit.symbolic) {
 		s->payload_rc = LEASE_EPAYLOAD;
 		snprintf(s->payload_error, sizeof(s->payload_error),

@@ -264,8 +264,11 @@ static int64_t chain_max_transitions(op_ctx *c, const lease_ref_state *s)
 	return best;
 }
 
-/* Lenient look at an unreadable payload for break (F27): 1 when it shows a
- * live phase whose expires_at is still ahead, else 0. */
+/* Lenient look at an unreadable payload for break (F27, protocol.md §5):
+ * 1 when it shows a live phase whose expires_at is still ahead, 0 when it
+ * shows the lease free (a visible "released", or an expires_at that parses
+ * and is past), -1 when nothing in it tells (no commit, no readable
+ * expires_at): break needs --force then. */
 static int lenient_live(op_ctx *c, const lease_ref_state *s, int64_t now)
 {
 	const char *m, *e;
@@ -273,18 +276,18 @@ static int lenient_live(op_ctx *c, const lease_ref_state *s, int64_t now)
 	int64_t exp;
 
 	if (!s->commit.is_commit || !(m = s->commit.message))
-		return 0;
+		return -1;
 	if (strstr(m, "\"phase\":\"released\""))
 		return 0;
 	if (!(e = strstr(m, "\"expires_at\":\"")))
-		return 0;
+		return -1;
 	e += strlen("\"expires_at\":\"");
 	if (strlen(e) < LEASE_TIME_STRSZ)
-		return 0;
+		return -1;
 	memcpy(buf, e, LEASE_TIME_STRSZ);
 	buf[LEASE_TIME_STRSZ] = '\0';
 	if (lease_time_parse(&exp, buf) < 0)
-		return 0;
+		return -1;
 	return now <= exp + lease_store_skew_margin(c->st);
 }
 
@@ -425,14 +428,15 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 	const char *tok;
 	lease_relation rel;
 	lease_token_change ch;
-	int expired, tok_cur, rc;
+	int expired, tok_cur, rc, live;
 	char t[LEASE_TIME_STRSZ + 1];
 
 	memset(d, 0, sizeof(*d));
 	d->sop = kind_op[c->kind];
 	if (s->present && s->payload_rc != 0 && c->kind != OP_BREAK)
-		return result_fail(c->out, c->st, s->payload_rc, "%s: unreadable payload: %s",
-		                   c->out->ref, s->payload_error);
+		return result_fail(c->out, c->st, s->payload_rc, "%s: unreadable %s: %s",
+		                   c->out->ref, s->commit.unreadable ? "ref" : "payload",
+		                   s->payload_error);
 	if (s->present && s->payload_rc == 0)
 		cur = &s->payload;
 	rel = lease_relation_of(cur, o->owner, o->host);
@@ -554,7 +558,15 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 			             : "the lease does not exist");
 			return 0;
 		}
-		if (!o->force && ((cur && !expired) || (!cur && lenient_live(c, s, now)))) {
+		live = cur ? !expired : lenient_live(c, s, now);
+		if (!o->force && live < 0)
+			return result_fail(
+			        c->out, c->st, s->payload_rc,
+			        "%s: unreadable %s: %s; nothing readable shows the lease "
+			        "free, so break needs --force",
+			        c->out->ref, s->commit.unreadable ? "ref" : "payload",
+			        s->payload_error);
+		if (!o->force && live) {
 			no_write(d, "held", LEASE_EHELD, 0, "x");
 			if (cur)
 				holder_msg(d, cur, "live lease held (break --force to override)");
@@ -935,8 +947,8 @@ int lease_status(lease_result *out, lease_store *st, const char *name)
 	if (!s.present) {
 		out->status = "absent";
 	} else if (s.payload_rc != 0) {
-		rc = result_fail(out, st, s.payload_rc, "%s: unreadable payload: %s", out->ref,
-		                 s.payload_error);
+		rc = result_fail(out, st, s.payload_rc, "%s: unreadable %s: %s", out->ref,
+		                 s.commit.unreadable ? "ref" : "payload", s.payload_error);
 	} else if (s.payload.phase == LEASE_PHASE_RELEASED) {
 		out->status = "released";
 	} else if (lease_payload_expired(st, &s.payload, now)) {

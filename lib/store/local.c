@@ -23,6 +23,7 @@
 #include "store.h"
 #include "util/util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <git2.h>
@@ -257,30 +258,111 @@ static int symref_oid(lease_oid *out, const char *content, size_t len)
 	return 0;
 }
 
-/* Replace symbolic ref @p refname by a direct one at @p new_oid when its
- * file still reads as observed (@p current, symref_oid): under git's ref
- * lock, re-read, compare, write the lock file and rename it into place
- * (break --force over a symbolic ref, §7). */
-static int replace_symbolic(local_transport *lt, const char *refname, const lease_oid *new_oid,
-                            const lease_oid *current)
+/* What a loose ref file is, looked at directly (protocol.md §7, §9). */
+typedef enum raw_kind {
+	RAW_NONE,       /* absent, a directory, or a well-formed direct ref */
+	RAW_SYMBOLIC,   /* "ref: <target>" */
+	RAW_GARBLED,    /* empty or not a ref (a crashed writer's residue) */
+	RAW_UNREADABLE, /* this user may not open it */
+} raw_kind;
+
+/* Largest ref file content hashed as is; a larger one is observed at its
+ * identity, as an unreadable one is. */
+#define RAW_MAX 4096
+
+/* Look at <commondir>/@p refname itself. @p oid receives what the file is
+ * observed at, which a CAS compares under the ref lock: git's blob id of the
+ * content (a symbolic or garbled file), or for a file that cannot be read
+ * the blob id of its identity ("unreadable <dev> <ino> <size> <mtime>
+ * <ctime>"). @p why (may be NULL) receives the cause, naming the file. */
+static raw_kind observe_file(local_transport *lt, const char *refname, lease_oid *oid, char *why,
+                             size_t whylen)
 {
-	char path[4096], lock[4096 + 8], hex[LEASE_OID_HEXSZ + 2], buf[1200];
+	char path[4096], ident[256];
+	char buf[RAW_MAX + 1];
+	struct stat sb;
+	ssize_t n = 0, r;
+	size_t i;
+	int fd, e, hexok = 1, k;
+
+	common_path(lt, path, sizeof(path), refname);
+	memset(oid, 0, sizeof(*oid));
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
+		e = errno;
+		if ((e != EACCES && e != EPERM) || lstat(path, &sb) < 0 || !S_ISREG(sb.st_mode))
+			return RAW_NONE;
+		k = snprintf(ident, sizeof(ident),
+		             "unreadable %llu %llu %lld %lld.%09ld %lld.%09ld",
+		             (unsigned long long)sb.st_dev, (unsigned long long)sb.st_ino,
+		             (long long)sb.st_size, (long long)sb.st_mtim.tv_sec,
+		             sb.st_mtim.tv_nsec, (long long)sb.st_ctim.tv_sec, sb.st_ctim.tv_nsec);
+		if (symref_oid(oid, ident, (size_t)k) < 0)
+			return RAW_NONE;
+		if (why)
+			snprintf(why, whylen,
+			         "cannot read the ref file %s: %s (mode %04o, uid %lu, gid %lu; "
+			         "this process: uid %lu)",
+			         path, strerror(e), (unsigned)(sb.st_mode & 07777),
+			         (unsigned long)sb.st_uid, (unsigned long)sb.st_gid,
+			         (unsigned long)geteuid());
+		return RAW_UNREADABLE;
+	}
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return RAW_NONE;
+	}
+	while ((size_t)n < sizeof(buf) - 1 &&
+	       (r = read(fd, buf + n, sizeof(buf) - 1 - (size_t)n)) > 0)
+		n += r;
+	close(fd);
+	if (n >= 4 && memcmp(buf, "ref:", 4) == 0) {
+		if (symref_oid(oid, buf, (size_t)n) < 0)
+			return RAW_NONE;
+		return RAW_SYMBOLIC;
+	}
+	for (i = 0; i < LEASE_OID_HEXSZ && hexok; i++)
+		hexok = i < (size_t)n && strchr("0123456789abcdef", buf[i]) && buf[i];
+	if (hexok && ((size_t)n == LEASE_OID_HEXSZ || buf[LEASE_OID_HEXSZ] == '\n' ||
+	              buf[LEASE_OID_HEXSZ] == ' ' || buf[LEASE_OID_HEXSZ] == '\t'))
+		return RAW_NONE;
+	if ((size_t)n >= sizeof(buf) - 1) {
+		k = snprintf(ident, sizeof(ident), "oversized %llu %llu %lld %lld.%09ld",
+		             (unsigned long long)sb.st_dev, (unsigned long long)sb.st_ino,
+		             (long long)sb.st_size, (long long)sb.st_mtim.tv_sec,
+		             sb.st_mtim.tv_nsec);
+		if (symref_oid(oid, ident, (size_t)k) < 0)
+			return RAW_NONE;
+	} else if (symref_oid(oid, buf, (size_t)n) < 0) {
+		return RAW_NONE;
+	}
+	if (why && n == 0)
+		snprintf(why, whylen, "the ref file %s is empty (a crashed writer's residue?)",
+		         path);
+	else if (why)
+		snprintf(why, whylen, "the ref file %s is not a ref (%lld bytes, no object id)",
+		         path, (long long)sb.st_size);
+	return RAW_GARBLED;
+}
+
+/* Replace @p refname, whose file is symbolic, garbled or unreadable, by a
+ * direct ref at @p new_oid when it is still observed at @p current
+ * (observe_file): under git's ref lock, look again, compare, write the lock
+ * file and rename it into place (break --force over an unreadable tip, §7). */
+static int replace_raw(local_transport *lt, const char *refname, const lease_oid *new_oid,
+                       const lease_oid *current)
+{
+	char path[4096], lock[4096 + 8], hex[LEASE_OID_HEXSZ + 2];
 	lease_oid seen;
-	ssize_t n = -1;
-	int fd, rfd, rc;
+	int fd, rc;
 
 	common_path(lt, path, sizeof(path), refname);
 	snprintf(lock, sizeof(lock), "%s.lock", path);
 	if ((rc = lease_fs_lock(&fd, git_repository_commondir(lt->repo), path, LOCK_RETRY_MS,
 	                        lt->errbuf, sizeof(lt->errbuf))) < 0)
 		return rc == LEASE_ENOTFOUND ? fail(lt, LEASE_ECAS, "ref absent") : rc;
-	if ((rfd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
-		n = read(rfd, buf, sizeof(buf));
-		close(rfd);
-	}
 	rc = LEASE_ECAS;
-	if (n > 4 && (size_t)n < sizeof(buf) && memcmp(buf, "ref:", 4) == 0 &&
-	    symref_oid(&seen, buf, (size_t)n) == 0 && lease_oid_equal(&seen, current))
+	if (observe_file(lt, refname, &seen, NULL, 0) != RAW_NONE &&
+	    lease_oid_equal(&seen, current))
 		rc = 0;
 	if (rc == 0) {
 		int ok, e;
@@ -309,6 +391,23 @@ static int replace_symbolic(local_transport *lt, const char *refname, const leas
 	close(fd);
 	unlink(lock);
 	return fail(lt, LEASE_ECAS, "ref changed");
+}
+
+/* The state of a ref whose file libgit2 could not read (empty, garbled,
+ * unreadable): 1 with *@p oid and @p c filled (unreadable set), else 0. */
+static int unreadable_state(local_transport *lt, const char *refname, lease_oid *oid,
+                            lease_commit *c)
+{
+	char why[4096 + 512];
+	raw_kind k = observe_file(lt, refname, oid, why, sizeof(why));
+
+	if (k != RAW_GARBLED && k != RAW_UNREADABLE)
+		return 0;
+	memset(c, 0, sizeof(*c));
+	c->oid = *oid;
+	c->unreadable = k == RAW_GARBLED ? LEASE_EPAYLOAD : LEASE_EAUTH;
+	c->message = strdup(why);
+	return 1;
 }
 
 /* A ref write failed with @p err (not a CAS outcome, not a held lock): a
@@ -346,6 +445,7 @@ static int create_matching(local_transport *lt, const char *refname, const lease
 {
 	git_reference *ref = NULL;
 	git_oid nid, cid;
+	lease_oid seen;
 	int64_t deadline = lease_mono_ms() + LOCK_RETRY_MS;
 	int attempt = 0, err;
 
@@ -360,17 +460,16 @@ static int create_matching(local_transport *lt, const char *refname, const lease
 		ref = NULL;
 		if (err == 0)
 			return 0;
-		if (err == GIT_EMODIFIED) {
-			/* A symbolic ref never compares equal to an oid in libgit2. */
-			if (!lease_oid_is_zero(current) &&
-			    git_reference_lookup(&ref, lt->repo, refname) == 0 &&
-			    git_reference_type(ref) == GIT_REFERENCE_SYMBOLIC) {
-				git_reference_free(ref);
-				return replace_symbolic(lt, refname, new_oid, current);
-			}
-			git_reference_free(ref);
-			return fail(lt, LEASE_ECAS, "ref changed");
+		/* A symbolic, garbled or unreadable ref file never compares equal
+		 * to an oid in libgit2 (nor reads): observed as observe_file says. */
+		if (err != GIT_ENOTFOUND && observe_file(lt, refname, &seen, NULL, 0) != RAW_NONE) {
+			if (lease_oid_is_zero(current))
+				return fail(lt, LEASE_ECAS,
+				            "ref present (its file is not a direct ref)");
+			return replace_raw(lt, refname, new_oid, current);
 		}
+		if (err == GIT_EMODIFIED)
+			return fail(lt, LEASE_ECAS, "ref changed");
 		/* libgit2 1.5.1 compares under the lock and answers ENOTFOUND when
 		 * the ref to replace is absent. */
 		if (err == GIT_ENOTFOUND && !lease_oid_is_zero(current))
@@ -466,8 +565,28 @@ static int local_read_ref(lease_transport *t, const char *refname, int *present,
 	err = git_reference_lookup(&ref, lt->repo, refname);
 	if (err == GIT_ENOTFOUND)
 		return 0;
-	if (err < 0)
+	if (err < 0 && unreadable_state(lt, refname, oid, commit_out)) {
+		*present = *has_commit = 1;
+		git_error_clear();
+		return commit_out->message ? 0 : LEASE_ENOMEM;
+	}
+	if (err < 0) {
+		char path[4096];
+		int e;
+
+		/* libgit2 calls a file it may not open "locked" (75): it is 77,
+		 * naming the file */
+		common_path(lt, path, sizeof(path), refname);
+		if (access(path, R_OK) < 0 && ((e = errno) == EACCES || e == EPERM)) {
+			snprintf(lt->errbuf, sizeof(lt->errbuf),
+			         "cannot read the ref file %s: %s (the store's files and "
+			         "directories "
+			         "must be readable by every user of the store)",
+			         path, strerror(e));
+			return LEASE_EAUTH;
+		}
 		return map_git_error(lt, err, "cannot read the ref");
+	}
 	*present = 1;
 	if (git_reference_type(ref) == GIT_REFERENCE_SYMBOLIC) {
 		rc = symbolic_state(lt, ref, oid, commit_out);
@@ -484,6 +603,97 @@ static int local_read_ref(lease_transport *t, const char *refname, int *present,
 	else if (rc != LEASE_ENOTFOUND)
 		return rc;
 	return 0;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The loose ref files under <commondir>/@p rel (recursively, at most
+ * @p depth levels) whose name starts with @p prefix and that libgit2's
+ * iterator skipped (@p known, sorted): every empty, garbled or unreadable
+ * one is pushed to @p out as unreadable_state() reads it, so that no name in
+ * the namespace goes unseen (protocol.md §7 "unreadable-ref"). A directory
+ * that cannot be listed is an error naming it (EACCES: 77). */
+static int scan_loose(local_transport *lt, lease_ref_list *out, const char *prefix,
+                      char *const *known, size_t nknown, const char *rel, int depth)
+{
+	char dir[4096], name[1024];
+	struct dirent *de;
+	struct stat sb;
+	DIR *d;
+	int rc = 0, e;
+
+	common_path(lt, dir, sizeof(dir), rel);
+	if (!(d = opendir(dir))) {
+		e = errno;
+		if (e == ENOENT || e == ENOTDIR)
+			return 0;
+		snprintf(lt->errbuf, sizeof(lt->errbuf), "cannot list the refs in %s: %s%s", dir,
+		         strerror(e),
+		         e == EACCES || e == EPERM ? " (the store's directories must be readable "
+		                                     "by every user of the store)"
+		                                   : "");
+		return lease_fs_errno_class(e);
+	}
+	while (rc == 0 && (de = readdir(d)) != NULL) {
+		size_t n = strlen(de->d_name);
+		const char *nm = name;
+		char path[4096 + 256];
+		lease_commit c;
+		lease_oid oid;
+
+		if (de->d_name[0] == '.' || (n > 5 && strcmp(de->d_name + n - 5, ".lock") == 0))
+			continue;
+		if ((size_t)snprintf(name, sizeof(name), "%s/%s", rel, de->d_name) >=
+		            sizeof(name) ||
+		    (size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >=
+		            sizeof(path) ||
+		    lstat(path, &sb) < 0)
+			continue;
+		if (S_ISDIR(sb.st_mode)) {
+			if (depth > 0)
+				rc = scan_loose(lt, out, prefix, known, nknown, name, depth - 1);
+			continue;
+		}
+		if (!S_ISREG(sb.st_mode) || strncmp(name, prefix, strlen(prefix)) != 0 ||
+		    bsearch(&nm, known, nknown, sizeof(*known), name_cmp) ||
+		    !unreadable_state(lt, name, &oid, &c))
+			continue;
+		if (!c.message || (rc = lease_ref_list_push(out, name, &oid)) < 0) {
+			lease_commit_clear(&c);
+			rc = LEASE_ENOMEM;
+			break;
+		}
+		out->items[out->count - 1].commit = c;
+		out->items[out->count - 1].has_commit = 1;
+	}
+	closedir(d);
+	return rc;
+}
+
+/* local_list_refs' second pass: scan_loose() below @p prefix's directory. */
+static int list_unreadable(local_transport *lt, lease_ref_list *out, const char *prefix)
+{
+	char rel[1024], **known = NULL;
+	char *slash;
+	size_t i, n = out->count;
+	int rc;
+
+	snprintf(rel, sizeof(rel), "%s", prefix);
+	if (!(slash = strrchr(rel, '/')) || strncmp(rel, "refs/", 5) != 0)
+		return 0;
+	*slash = '\0';
+	if (n && !(known = malloc(n * sizeof(*known))))
+		return LEASE_ENOMEM;
+	for (i = 0; i < n; i++)
+		known[i] = out->items[i].refname;
+	if (n)
+		qsort(known, n, sizeof(*known), name_cmp);
+	rc = scan_loose(lt, out, prefix, known, n, rel, 16);
+	free(known);
+	return rc;
 }
 
 static int local_list_refs(lease_transport *t, lease_ref_list *out, const char *prefix)
@@ -541,6 +751,8 @@ static int local_list_refs(lease_transport *t, lease_ref_list *out, const char *
 	git_reference_iterator_free(it);
 	if (rc == 0 && err != GIT_ITEROVER)
 		rc = map_git_error(lt, err, "cannot list refs");
+	if (rc == 0)
+		rc = list_unreadable(lt, out, prefix);
 	if (rc < 0)
 		lease_ref_list_clear(out);
 	return rc;
@@ -550,7 +762,9 @@ static int local_list_refs(lease_transport *t, lease_ref_list *out, const char *
  * the filesystem work under the store's own lock file (DELETE_LOCK). */
 static int local_list_ref_locks(lease_transport *t, lease_ref_lock_list *out, const char *prefix)
 {
-	return lease_fs_list_ref_locks(out, git_repository_commondir(L(t)->repo), prefix);
+	L(t)->errbuf[0] = '\0';
+	return lease_fs_list_ref_locks(out, git_repository_commondir(L(t)->repo), prefix,
+	                               L(t)->errbuf, sizeof(L(t)->errbuf));
 }
 
 static int local_remove_ref_lock(lease_transport *t, const lease_ref_lock *lk, int64_t min_age_s,

@@ -41,7 +41,8 @@ static int join(char *out, size_t outlen, const char *dir, const char *rel)
 	return w < 0 || (size_t)w >= outlen ? LEASE_ENOMEM : 0;
 }
 
-int lease_fs_list_ref_locks(lease_ref_lock_list *out, const char *commondir, const char *prefix)
+int lease_fs_list_ref_locks(lease_ref_lock_list *out, const char *commondir, const char *prefix,
+                            char *err, size_t errlen)
 {
 	char dirpath[4096], path[4096 + 256], refname[1024];
 	lease_ref_lock *items = NULL, *grown;
@@ -54,8 +55,18 @@ int lease_fs_list_ref_locks(lease_ref_lock_list *out, const char *commondir, con
 	memset(out, 0, sizeof(*out));
 	if ((rc = join(dirpath, sizeof(dirpath), commondir, prefix)) < 0)
 		return rc;
-	if (!(d = opendir(dirpath)))
-		return errno == ENOENT || errno == ENOTDIR ? 0 : LEASE_EINTERNAL;
+	if (!(d = opendir(dirpath))) {
+		int e = errno;
+
+		if (e == ENOENT || e == ENOTDIR)
+			return 0;
+		snprintf(err, errlen, "cannot list the ref lock files in %s: %s%s", dirpath,
+		         strerror(e),
+		         e == EACCES || e == EPERM ? " (the store's directories must be readable "
+		                                     "by every user of the store)"
+		                                   : "");
+		return lease_fs_errno_class(e);
+	}
 	while ((de = readdir(d)) != NULL) {
 		size_t n = strlen(de->d_name);
 		int w;

@@ -108,9 +108,12 @@ int lease_remote_transport_new(lease_transport **out, const char *url, char *err
 /**
  * Filesystem helpers for local stores (lib/store/ref_locks.c): list the
  * "*.lock" files directly under <commondir>/<prefix>.
- * @return 0, LEASE_ENOMEM, LEASE_EINTERNAL
+ * @return 0, LEASE_ENOMEM, LEASE_EAUTH / LEASE_ECONFIG / LEASE_EINTERNAL
+ *         (lease_fs_errno_class of a directory that cannot be listed, with
+ *         @p err naming it)
  */
-int lease_fs_list_ref_locks(lease_ref_lock_list *out, const char *commondir, const char *prefix);
+int lease_fs_list_ref_locks(lease_ref_lock_list *out, const char *commondir, const char *prefix,
+                            char *err, size_t errlen);
 
 /**
  * Remove @p lk's lock file under <commondir> while holding @p store_lock
