@@ -46,6 +46,7 @@ typedef struct local_transport {
 	char lockpath[4096];
 	unsigned int seed;
 	int have_empty_tree;
+	int shared; /* core.sharedRepository, lease_fs_shared_perm() */
 	char errbuf[8192];
 } local_transport;
 
@@ -118,6 +119,33 @@ static int write_error(local_transport *lt, int gerr, const char *what, const ch
 	return map_git_error(lt, gerr, what);
 }
 
+/* The modes git gives what it writes in a shared repository
+ * (core.sharedRepository, issue 23): libgit2 ignores the setting (it creates
+ * with 0666/0777 less the umask, libgit2#3733), so what reflease had it
+ * write is adjusted after the write as git's adjust_shared_perm does. */
+static void share_object(local_transport *lt, const git_oid *id)
+{
+	char hex[LEASE_OID_HEXSZ + 1], rel[64];
+
+	if (!lt->shared)
+		return;
+	git_oid_tostr(hex, sizeof(hex), id);
+	snprintf(rel, sizeof(rel), "objects/%.2s/%s", hex, hex + 2);
+	(void)lease_fs_adjust_shared_tree(lt->shared, git_repository_commondir(lt->repo), rel);
+}
+
+/* share_object for a ref: its loose file, its reflog, the directories. */
+static void share_ref(local_transport *lt, const char *refname)
+{
+	char rel[1100];
+
+	if (!lt->shared)
+		return;
+	(void)lease_fs_adjust_shared_tree(lt->shared, git_repository_commondir(lt->repo), refname);
+	snprintf(rel, sizeof(rel), "logs/%s", refname);
+	(void)lease_fs_adjust_shared_tree(lt->shared, git_repository_commondir(lt->repo), rel);
+}
+
 /* Sleep 1..(2^min(try,4)) ms, jittered. */
 static void backoff(local_transport *lt, int attempt)
 {
@@ -186,14 +214,18 @@ static int local_write_commit(lease_transport *t, lease_oid *out, const lease_oi
 			return write_error(lt, err, what, "objects");
 		}
 		if (fresh_tree &&
-		    git_oid_fromstr(&tree, "4b825dc642cb6eb9a060e54bf8d69288fbee4904") == 0 &&
-		    (rc = read_back(lt, &tree, "tree")) < 0) {
-			if (rc != LEASE_EINTERNAL)
-				return rc;
-			continue;
+		    git_oid_fromstr(&tree, "4b825dc642cb6eb9a060e54bf8d69288fbee4904") == 0) {
+			if ((rc = read_back(lt, &tree, "tree")) < 0) {
+				if (rc != LEASE_EINTERNAL)
+					return rc;
+				continue;
+			}
+			share_object(lt, &tree);
 		}
 		lease_git_oid_to(&id, out);
-		if ((rc = read_back(lt, &id, "commit")) != LEASE_EINTERNAL)
+		if ((rc = read_back(lt, &id, "commit")) == 0)
+			share_object(lt, &id);
+		if (rc != LEASE_EINTERNAL)
 			return rc;
 	}
 	return rc;
@@ -358,7 +390,7 @@ static int replace_raw(local_transport *lt, const char *refname, const lease_oid
 	common_path(lt, path, sizeof(path), refname);
 	snprintf(lock, sizeof(lock), "%s.lock", path);
 	if ((rc = lease_fs_lock(&fd, git_repository_commondir(lt->repo), path, LOCK_RETRY_MS,
-	                        lt->errbuf, sizeof(lt->errbuf))) < 0)
+	                        lt->shared, lt->errbuf, sizeof(lt->errbuf))) < 0)
 		return rc == LEASE_ENOTFOUND ? fail(lt, LEASE_ECAS, "ref absent") : rc;
 	rc = LEASE_ECAS;
 	if (observe_file(lt, refname, &seen, NULL, 0) != RAW_NONE &&
@@ -386,6 +418,7 @@ static int replace_raw(local_transport *lt, const char *refname, const lease_oid
 			unlink(lock);
 			return lease_fs_errno_class(e);
 		}
+		share_ref(lt, refname);
 		return 0;
 	}
 	close(fd);
@@ -458,8 +491,10 @@ static int create_matching(local_transport *lt, const char *refname, const lease
 		err = git_reference_create_matching(&ref, lt->repo, refname, &nid, 1, &cid, NULL);
 		git_reference_free(ref);
 		ref = NULL;
-		if (err == 0)
+		if (err == 0) {
+			share_ref(lt, refname);
 			return 0;
+		}
 		/* A symbolic, garbled or unreadable ref file never compares equal
 		 * to an oid in libgit2 (nor reads): observed as observe_file says. */
 		if (err != GIT_ENOTFOUND && observe_file(lt, refname, &seen, NULL, 0) != RAW_NONE) {
@@ -510,7 +545,7 @@ static int local_delete_ref(lease_transport *t, const char *refname, const lease
 	git_error_clear();
 	lt->errbuf[0] = '\0';
 	return lease_fs_delete_ref(git_repository_commondir(lt->repo), refname, old_oid,
-	                           LOCK_RETRY_MS, lt->errbuf, sizeof(lt->errbuf));
+	                           LOCK_RETRY_MS, lt->shared, lt->errbuf, sizeof(lt->errbuf));
 }
 
 static int local_read_commit(lease_transport *t, lease_commit *out, const lease_oid *oid)
@@ -848,6 +883,22 @@ static void open_error(char *err, size_t errlen, int gerr, const char *named)
 		         path, path, *m ? ": " : "", m);
 }
 
+/* core.sharedRepository of @p repo, parsed (lease_fs_shared_perm); 0 when unset. */
+static int shared_setting(git_repository *repo)
+{
+	git_config *cfg = NULL;
+	git_buf v = {0};
+	int shared = 0;
+
+	if (git_repository_config_snapshot(&cfg, repo) == 0 &&
+	    git_config_get_string_buf(&v, cfg, "core.sharedRepository") == 0)
+		shared = lease_fs_shared_perm(v.ptr);
+	git_buf_dispose(&v);
+	git_config_free(cfg);
+	git_error_clear();
+	return shared;
+}
+
 /* The transport's calls and figures (protocol.md §4, §9). */
 static const lease_transport local_vtable = {
         .version = LEASE_TRANSPORT_VERSION,
@@ -900,6 +951,7 @@ int lease_local_transport_new(lease_transport **out, const char *path, char *err
 		return LEASE_ECONFIG;
 	}
 	lt->seed = (unsigned int)getpid() ^ (unsigned int)lease_mono_ms();
+	lt->shared = shared_setting(lt->repo);
 	lt->base = local_vtable;
 	*out = &lt->base;
 	return 0;
@@ -911,11 +963,19 @@ int lease_local_transport_new(lease_transport **out, const char *path, char *err
 static int configure(git_repository *repo)
 {
 	git_config *cfg = NULL;
+	char path[4096];
+	const char *common = git_repository_commondir(repo);
 	int gerr;
 
 	if ((gerr = git_repository_config(&cfg, repo)) == 0)
 		gerr = git_config_set_bool(cfg, "core.logAllRefUpdates", 1);
 	git_config_free(cfg);
+	/* libgit2 rewrote config with the umask's modes: a shared repository
+	 * keeps it readable by its group (issue 23) */
+	snprintf(path, sizeof(path), "%s%sconfig", common,
+	         common[0] && common[strlen(common) - 1] == '/' ? "" : "/");
+	if (gerr == 0)
+		(void)lease_fs_adjust_shared_perm(shared_setting(repo), path);
 	return gerr;
 }
 
@@ -953,7 +1013,17 @@ int lease_store_init_local(const char *path, int *created, char *err, size_t err
 		seterr(err, errlen, "cannot initialise libgit2 and libcurl for", path);
 		return rc;
 	}
-	if (git_repository_open_ext(&repo, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
+	if ((gerr = git_repository_open_ext(&repo, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) <
+	    0) {
+		const git_error *ge = git_error_last();
+
+		/* A repository that is there but not trusted: say so */
+		if (gerr == GIT_EOWNER ||
+		    (ge && ge->message &&
+		     (strstr(ge->message, "safe.directory") || strstr(ge->message, "not owned")))) {
+			open_error(err, errlen, gerr, path);
+			return LEASE_ECONFIG;
+		}
 		/* Never a bare skeleton inside somebody's repository (or its
 		 * working tree): looked up from PATH's nearest existing ancestor. */
 		git_error_clear();
