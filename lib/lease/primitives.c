@@ -475,6 +475,18 @@ int lease_list_ref_locks(lease_ref_lock_list *out, lease_store *st, const char *
 	return 0;
 }
 
+int lease_scan_commits(lease_store *st, const char *prefix, size_t max_objects,
+                       int (*visit)(const char *msg, void *payload), void *payload)
+{
+	int rc;
+
+	if (st->t->version < 2 || !st->t->scan_commits)
+		return LEASE_ENOTFOUND;
+	if ((rc = st->t->scan_commits(st->t, prefix, max_objects, visit, payload)) < 0)
+		return lease_store_set_error(st, rc, "%s", terr(st));
+	return 0;
+}
+
 int lease_remove_ref_lock(lease_store *st, const lease_ref_lock *lk, int64_t min_age_s)
 {
 	int rc;

@@ -248,19 +248,42 @@ static int max_visit(const lease_oid *oid, const lease_commit *cm, void *payload
 	return 0;
 }
 
+/* Objects a break over an unreadable tip looks at for its chain, at most. */
+#define SCAN_MAX_OBJECTS 4000000
+
+static int max_scan_visit(const char *msg, void *payload)
+{
+	int64_t *best = payload, t;
+
+	if ((t = lease_policy_lenient_transitions(msg)) > *best)
+		*best = t;
+	return 0;
+}
+
 /* Highest transitions readable (leniently) in the chain from the tip or in
  * the lease's archives (break over an unreadable tip, §5, §7); -1 when none
- * is readable. */
+ * is readable. When the tip itself is no readable commit (its object
+ * missing, a symbolic, garbled or unreadable ref file), its chain cannot be
+ * walked from it but is still in the object store: the store's commits of
+ * this name are scanned (local stores), so the fencing generation never
+ * goes backwards (issue 23; etcd-io/etcd#16028). */
 static int64_t chain_max_transitions(op_ctx *c, const lease_ref_state *s)
 {
 	int64_t best = -1, archived = -1;
+	char prefix[LEASE_NAME_MAX + 3];
 	int found = 0;
 
 	if (lease_fetch_archive_max_transitions(&archived, &found, c->st, c->name) == 0 && found)
 		best = archived;
-	if (!s->present || !s->commit.is_commit)
+	if (!s->present)
 		return best;
-	lease_walk_chain(c->st, &s->oid, &s->commit, LEASE_SETTLE_WALK_MAX, max_visit, &best);
+	if (s->commit.is_commit) {
+		lease_walk_chain(c->st, &s->oid, &s->commit, LEASE_SETTLE_WALK_MAX, max_visit,
+		                 &best);
+		return best;
+	}
+	snprintf(prefix, sizeof(prefix), "%s: ", c->name);
+	(void)lease_scan_commits(c->st, prefix, SCAN_MAX_OBJECTS, max_scan_visit, &best);
 	return best;
 }
 

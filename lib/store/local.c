@@ -831,6 +831,75 @@ static int local_wait_change(lease_transport *t, const char *refname, int known_
 	                                refname, known_present, known_oid, timeout_ms);
 }
 
+/* scan_commits (transport.h, version 2): every object of the store, loose
+ * and packed, referenced or not; commits whose message starts with the
+ * prefix go to the visitor. */
+typedef struct scan_ctx {
+	git_odb *odb;
+	const char *prefix;
+	size_t plen, seen, max;
+	int (*visit)(const char *msg, void *payload);
+	void *payload;
+	int stop, rc;
+} scan_ctx;
+
+static int scan_one(const git_oid *id, void *payload)
+{
+	scan_ctx *c = payload;
+	git_odb_object *obj = NULL;
+	git_object_t type;
+	size_t len, mlen;
+	const char *data, *msg;
+	char *copy;
+
+	if (c->seen++ >= c->max)
+		return 1;
+	if (git_odb_read_header(&len, &type, c->odb, id) < 0 || type != GIT_OBJECT_COMMIT)
+		return 0;
+	if (git_odb_read(&obj, c->odb, id) < 0)
+		return 0;
+	data = git_odb_object_data(obj);
+	len = git_odb_object_size(obj);
+	/* the message follows the first empty line */
+	for (msg = data; msg + 1 < data + len && !(msg[0] == '\n' && msg[1] == '\n'); msg++)
+		;
+	msg += 2;
+	mlen = msg < data + len ? (size_t)(data + len - msg) : 0;
+	if (mlen >= c->plen && memcmp(msg, c->prefix, c->plen) == 0) {
+		if (!(copy = malloc(mlen + 1))) {
+			c->rc = LEASE_ENOMEM;
+			git_odb_object_free(obj);
+			return 1;
+		}
+		memcpy(copy, msg, mlen);
+		copy[mlen] = '\0';
+		c->stop = c->visit(copy, c->payload);
+		free(copy);
+	}
+	git_odb_object_free(obj);
+	return c->stop ? 1 : 0;
+}
+
+static int local_scan_commits(lease_transport *t, const char *prefix, size_t max_objects,
+                              int (*visit)(const char *msg, void *payload), void *payload)
+{
+	local_transport *lt = L(t);
+	scan_ctx c = {NULL, prefix, strlen(prefix), 0, max_objects, visit, payload, 0, 0};
+	int err;
+
+	git_error_clear();
+	lt->errbuf[0] = '\0';
+	if ((err = git_repository_odb(&c.odb, lt->repo)) < 0)
+		return map_git_error(lt, err, "cannot open the object store");
+	err = git_odb_foreach(c.odb, scan_one, &c);
+	git_odb_free(c.odb);
+	if (c.rc < 0)
+		return c.rc;
+	if (err < 0 && err != 1 && err != GIT_EUSER)
+		return map_git_error(lt, err, "cannot list the object store");
+	return 0;
+}
+
 static const char *local_last_error(lease_transport *t)
 {
 	return L(t)->errbuf[0] ? L(t)->errbuf : NULL;
@@ -918,6 +987,7 @@ static const lease_transport local_vtable = {
         .list_ref_locks = local_list_ref_locks,
         .remove_ref_lock = local_remove_ref_lock,
         .wait_change = local_wait_change,
+        .scan_commits = local_scan_commits,
 };
 
 int lease_local_transport_new(lease_transport **out, const char *path, char *err, size_t errlen)
