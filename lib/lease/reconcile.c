@@ -238,7 +238,12 @@ static void check_floor(lease_reconcile_entry *e, const lease_payload *tip, leas
 		                                         : LEASE_HB_APPROXIMATE));
 		return;
 	}
-	if (!lease_policy_below_floor(interval, ttl))
+	/* the runtime's rule (policy.c): a TTL change is always due, and so is
+	 * a heartbeat with less than half its TTL left */
+	if (lease_policy_heartbeat_due(interval, ttl,
+	                               parent.has_ttl && tip->has_ttl &&
+	                                       parent.ttl_seconds != tip->ttl_seconds,
+	                               parent.expires_at - ht, ttl))
 		return;
 	a = add_anomaly(e, LEASE_ANOM_HEARTBEAT_FLOOR, LEASE_SEV_WARNING, "%s", "");
 	if (!a)

@@ -536,8 +536,8 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 			if (approx)
 				c->approximate = 1;
 			hb = cur->expires_at - stored;
-			if (same_ttl && lease_policy_below_floor(now - hb, stored) &&
-			    2 * (cur->expires_at - now) >= ttl_new) {
+			if (!lease_policy_heartbeat_due(now - hb, stored, !same_ttl,
+			                                cur->expires_at - now, ttl_new)) {
 				if (now - hb < 0) /* pre-bump, written with a longer TTL */
 					no_write(d, "not_due", 0, 1,
 					         "heartbeat not due: %lld s left, more than the "
