@@ -758,7 +758,9 @@ static int rt_fail(lease_engine *en, const lease_ref_state *s, lease_engine_fail
 
 	c->out->now = en->now;
 	rc = msg ? result_fail(c->out, c->st, rc, "%s", msg) : result_fail(c->out, c->st, rc, NULL);
-	if (why == LEASE_FAIL_UNKNOWN && s)
+	/* unknown outcome, or a write refused by a held ref lock: the ref as
+	 * last read (a wait ending on a stale lock names it, issue 23) */
+	if ((why == LEASE_FAIL_UNKNOWN || rc == LEASE_ELOCKED) && s)
 		result_state(c->out, s);
 	return rc;
 }
@@ -849,34 +851,56 @@ static double until_takeover(lease_store *st, const lease_result *out)
 	return (double)(out->payload.expires_at + lease_store_skew_margin(st) + 1) - now + 0.002;
 }
 
+/* Seconds of a wait begun at @p start_mono / @p start_store that have passed:
+ * the monotonic clock, or the store clock less its 1 s rounding when that
+ * runs faster (F22, F24). */
+static double wait_elapsed(lease_store *st, double start_mono, int64_t start_store)
+{
+	double elapsed = lease_clock_seconds(LEASE_CLOCK_MONOTONIC) - start_mono;
+	int64_t store_elapsed = lease_store_now(st) - start_store;
+
+	/* store time has whole seconds: it counts only past that rounding */
+	if ((double)store_elapsed - 1.0 > elapsed)
+		elapsed = (double)store_elapsed - 1.0;
+	return elapsed;
+}
+
+/* A write inside a wait waits for a held ref lock only as long as the wait
+ * has left (issue 23: a stale lock made each attempt take 3 s more). */
+static void bound_lock_wait(lease_store *st, double remaining_s)
+{
+	double ms = remaining_s * 1000.0;
+
+	lease_store_set_lock_wait(st, ms >= 3000.0 ? -1 : ms > 0 ? (int)ms : 0);
+}
+
 int lease_acquire(lease_result *out, lease_store *st, const char *name,
                   const lease_op_options *opts)
 {
-	double poll_s, start_mono;
-	int64_t start_store;
+	double poll_s, start_mono = lease_clock_seconds(LEASE_CLOCK_MONOTONIC);
+	int64_t start_store = 0;
 	int rc;
 
+	if (opts && opts->wait_seconds > 0) {
+		start_store = lease_store_now(st);
+		bound_lock_wait(st, (double)opts->wait_seconds);
+	}
 	rc = run_kind(OP_ACQUIRE, out, st, name, opts);
 	/* a ref lock held past the store's lock wait is waited out too */
-	if ((rc != LEASE_EHELD && rc != LEASE_ELOCKED) || !opts || opts->wait_seconds <= 0)
+	if ((rc != LEASE_EHELD && rc != LEASE_ELOCKED) || !opts || opts->wait_seconds <= 0) {
+		lease_store_set_lock_wait(st, -1);
 		return rc;
+	}
 	/* --wait (protocol.md §5 "Waiting"): wait until the ref changes or the
 	 * holder's expiry instant, then try again — no backoff, so a long wait
 	 * costs no handoff time; bounded by the wait on both clocks (F22, F24);
 	 * success only from a verified write of this call. A transport that
 	 * cannot watch is polled at a steady ttl_min/20 s. */
 	poll_s = lease_store_can_watch(st) ? 0 : (double)lease_store_ttl_min(st) / 20.0;
-	start_store = out->now ? out->now : lease_store_now(st);
-	start_mono = lease_clock_seconds(LEASE_CLOCK_MONOTONIC);
 	while (rc == LEASE_EHELD || rc == LEASE_ELOCKED) {
-		double elapsed = lease_clock_seconds(LEASE_CLOCK_MONOTONIC) - start_mono, remaining,
-		       wait_s, until, t0;
-		int64_t store_elapsed = lease_store_now(st) - start_store;
+		double remaining, wait_s, until, t0;
 
-		/* store time has whole seconds: it counts only past that rounding */
-		if ((double)store_elapsed - 1.0 > elapsed)
-			elapsed = (double)store_elapsed - 1.0;
-		remaining = (double)opts->wait_seconds - elapsed;
+		remaining = (double)opts->wait_seconds - wait_elapsed(st, start_mono, start_store);
 		if (remaining <= 0)
 			break;
 		wait_s = remaining < 3600 ? remaining : 3600; /* one wait at most an hour */
@@ -903,8 +927,11 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
 		    lease_clock_seconds(LEASE_CLOCK_MONOTONIC) < t0 + wait_s - 0.005 &&
 		    opts->wait_cb(0.0, opts->wait_payload))
 			goto interrupted;
+		bound_lock_wait(st, (double)opts->wait_seconds -
+		                            wait_elapsed(st, start_mono, start_store));
 		rc = run_kind(OP_ACQUIRE, out, st, name, opts);
 	}
+	lease_store_set_lock_wait(st, -1);
 	if (rc == LEASE_EHELD || rc == LEASE_ELOCKED) {
 		char m[sizeof(out->message)];
 		snprintf(m, sizeof(m), "%s",
@@ -915,6 +942,7 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
 	}
 	return rc;
 interrupted:
+	lease_store_set_lock_wait(st, -1);
 	snprintf(out->message, sizeof(out->message), "interrupted while waiting for the lease");
 	return rc;
 }

@@ -46,7 +46,8 @@ typedef struct local_transport {
 	char lockpath[4096];
 	unsigned int seed;
 	int have_empty_tree;
-	int shared; /* core.sharedRepository, lease_fs_shared_perm() */
+	int shared;       /* core.sharedRepository, lease_fs_shared_perm() */
+	int lock_wait_ms; /* ref lock wait of writes (set_lock_wait) */
 	char errbuf[8192];
 } local_transport;
 
@@ -389,7 +390,7 @@ static int replace_raw(local_transport *lt, const char *refname, const lease_oid
 
 	common_path(lt, path, sizeof(path), refname);
 	snprintf(lock, sizeof(lock), "%s.lock", path);
-	if ((rc = lease_fs_lock(&fd, git_repository_commondir(lt->repo), path, LOCK_RETRY_MS,
+	if ((rc = lease_fs_lock(&fd, git_repository_commondir(lt->repo), path, lt->lock_wait_ms,
 	                        lt->shared, lt->errbuf, sizeof(lt->errbuf))) < 0)
 		return rc == LEASE_ENOTFOUND ? fail(lt, LEASE_ECAS, "ref absent") : rc;
 	rc = LEASE_ECAS;
@@ -479,7 +480,7 @@ static int create_matching(local_transport *lt, const char *refname, const lease
 	git_reference *ref = NULL;
 	git_oid nid, cid;
 	lease_oid seen;
-	int64_t deadline = lease_mono_ms() + LOCK_RETRY_MS;
+	int64_t deadline = lease_mono_ms() + lt->lock_wait_ms;
 	int attempt = 0, err;
 
 	git_error_clear();
@@ -513,10 +514,15 @@ static int create_matching(local_transport *lt, const char *refname, const lease
 			break;
 		backoff(lt, attempt++);
 	}
-	if (err == GIT_ELOCKED)
-		return map_git_error(lt, err,
-		                     "ref lock held by another writer for 3 s (a crashed writer's "
-		                     "stale lock? reconcile --reap removes one older than 60 s)");
+	if (err == GIT_ELOCKED) {
+		char what[256];
+
+		snprintf(what, sizeof(what),
+		         "ref lock held by another writer for %.1f s (a crashed writer's stale "
+		         "lock? reconcile --reap removes one older than 60 s)",
+		         lt->lock_wait_ms / 1000.0);
+		return map_git_error(lt, err, what);
+	}
 	return ref_write_error(lt, err, refname);
 }
 
@@ -545,7 +551,7 @@ static int local_delete_ref(lease_transport *t, const char *refname, const lease
 	git_error_clear();
 	lt->errbuf[0] = '\0';
 	return lease_fs_delete_ref(git_repository_commondir(lt->repo), refname, old_oid,
-	                           LOCK_RETRY_MS, lt->shared, lt->errbuf, sizeof(lt->errbuf));
+	                           lt->lock_wait_ms, lt->shared, lt->errbuf, sizeof(lt->errbuf));
 }
 
 static int local_read_commit(lease_transport *t, lease_commit *out, const lease_oid *oid)
@@ -900,6 +906,11 @@ static int local_scan_commits(lease_transport *t, const char *prefix, size_t max
 	return 0;
 }
 
+static void local_set_lock_wait(lease_transport *t, int wait_ms)
+{
+	L(t)->lock_wait_ms = wait_ms < 0 ? LOCK_RETRY_MS : wait_ms;
+}
+
 static const char *local_last_error(lease_transport *t)
 {
 	return L(t)->errbuf[0] ? L(t)->errbuf : NULL;
@@ -988,6 +999,7 @@ static const lease_transport local_vtable = {
         .remove_ref_lock = local_remove_ref_lock,
         .wait_change = local_wait_change,
         .scan_commits = local_scan_commits,
+        .set_lock_wait = local_set_lock_wait,
 };
 
 int lease_local_transport_new(lease_transport **out, const char *path, char *err, size_t errlen)
@@ -1022,6 +1034,7 @@ int lease_local_transport_new(lease_transport **out, const char *path, char *err
 	}
 	lt->seed = (unsigned int)getpid() ^ (unsigned int)lease_mono_ms();
 	lt->shared = shared_setting(lt->repo);
+	lt->lock_wait_ms = LOCK_RETRY_MS;
 	lt->base = local_vtable;
 	*out = &lt->base;
 	return 0;

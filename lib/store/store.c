@@ -341,6 +341,12 @@ int64_t lease_store_pace(lease_store *st)
 	return waited;
 }
 
+void lease_store_set_lock_wait(lease_store *st, int wait_ms)
+{
+	if (st && st->t->version >= 2 && st->t->set_lock_wait)
+		st->t->set_lock_wait(st->t, wait_ms);
+}
+
 int64_t lease_store_paced_ms(const lease_store *st)
 {
 	return st->paced_ms;

@@ -41,6 +41,13 @@ struct lease_store {
  */
 int64_t lease_store_pace(lease_store *st);
 
+/**
+ * Bound the ref lock wait of @p st's next writes to @p wait_ms (< 0: the
+ * transport's default) through the transport's set_lock_wait (version 2;
+ * a no-op without it).
+ */
+void lease_store_set_lock_wait(lease_store *st, int wait_ms);
+
 /** Total milliseconds lease_store_pace() waited on @p st. */
 int64_t lease_store_paced_ms(const lease_store *st);
 

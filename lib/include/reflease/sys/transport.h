@@ -112,7 +112,7 @@ void lease_ref_lock_list_clear(lease_ref_lock_list *l);
  * one, LEASE_EINVALID naming it): write_commit, create_ref, replace_ref,
  * delete_ref, read_ref, read_commit, list_refs, last_error, free.
  * Optional calls (NULL = the behaviour each one states): now, list_ref_locks,
- * remove_ref_lock, pace, wait_change, scan_commits (version 2).
+ * remove_ref_lock, pace, wait_change, scan_commits and set_lock_wait (version 2).
  *
  * Error codes a call may return beyond those it names: LEASE_ENET
  * (unreachable; a write's outcome is then unknown and settled by re-reading,
@@ -267,6 +267,14 @@ struct lease_transport {
 	 */
 	int (*scan_commits)(lease_transport *t, const char *prefix, size_t max_objects,
 	                    int (*visit)(const char *msg, void *payload), void *payload);
+	/**
+	 * Optional (local stores; version 2). Bound how long the next writes wait
+	 * for another writer's ref lock before LEASE_ELOCKED to @p wait_ms
+	 * (< 0: the transport's own default, 3000 ms locally), so that a wait
+	 * (`acquire --wait`) ends on time when a stale lock is in the way
+	 * (issue 23). NULL = not adjustable.
+	 */
+	void (*set_lock_wait)(lease_transport *t, int wait_ms);
 };
 
 #ifdef __cplusplus
