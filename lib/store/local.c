@@ -933,14 +933,54 @@ static void seterr(char *err, size_t errlen, const char *what, const char *path)
 		         e && e->message ? e->message : "");
 }
 
-/* Why PATH did not open: another user's repository (libgit2's ownership
- * check, like git's safe.directory), or no repository at PATH itself. */
-static void open_error(char *err, size_t errlen, int gerr, const char *named)
+/* A repository at @p path that this user may not read (issue 23): the
+ * directory itself, or the HEAD, config or objects/refs of a bare one or of
+ * its .git. 1 with @p what naming the first such path, else 0. */
+static int unreadable_repo(const char *path, char *what, size_t whatlen)
+{
+	static const char *const parts[] = {
+	        "",      "/HEAD",      "/config",      "/objects",      "/refs",
+	        "/.git", "/.git/HEAD", "/.git/config", "/.git/objects", "/.git/refs"};
+	char p[4096];
+	struct stat sb;
+	size_t i;
+
+	for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		snprintf(p, sizeof(p), "%s%s", path, parts[i]);
+		if (stat(p, &sb) < 0) {
+			if (errno == EACCES || errno == EPERM)
+				break;
+			continue;
+		}
+		if (access(p, S_ISDIR(sb.st_mode) ? R_OK | X_OK : R_OK) < 0 &&
+		    (errno == EACCES || errno == EPERM))
+			break;
+	}
+	if (i == sizeof(parts) / sizeof(parts[0]))
+		return 0;
+	snprintf(what, whatlen, "%s", p);
+	return 1;
+}
+
+/* Why PATH did not open: a repository this user may not read (77),
+ * another user's repository (libgit2's ownership check, like git's
+ * safe.directory), or no repository at PATH itself (78). Returns the code. */
+static int open_error(char *err, size_t errlen, int gerr, const char *named)
 {
 	const git_error *e = git_error_last();
 	const char *m = e && e->message ? e->message : "";
 	const char *path = named ? named : ".";
+	char what[4096];
 	struct stat sb;
+
+	if (named && unreadable_repo(path, what, sizeof(what))) {
+		snprintf(err, errlen,
+		         "the repository at '%s' exists but this user (uid %lu) may not read it: "
+		         "%s: %s (a shared store needs group read and search permission on its "
+		         "files and directories: git init --shared=group, chgrp -R)",
+		         path, (unsigned long)geteuid(), what, strerror(EACCES));
+		return LEASE_EAUTH;
+	}
 
 	if ((gerr == GIT_EOWNER || strstr(m, "safe.directory") || strstr(m, "not owned")) &&
 	    stat(path, &sb) == 0) {
@@ -949,7 +989,7 @@ static void open_error(char *err, size_t errlen, int gerr, const char *named)
 		         "runs as uid %lu): git and libgit2 refuse it unless it is trusted; if "
 		         "you trust it, run: git config --global --add safe.directory '%s'",
 		         path, (unsigned long)sb.st_uid, (unsigned long)geteuid(), path);
-		return;
+		return LEASE_ECONFIG;
 	}
 	if (err && errlen && !named)
 		snprintf(err, errlen,
@@ -961,6 +1001,7 @@ static void open_error(char *err, size_t errlen, int gerr, const char *named)
 		         "itself: a bare repository, or a working tree's top directory or its "
 		         ".git; `reflease init %s` makes one)%s%s",
 		         path, path, *m ? ": " : "", m);
+	return LEASE_ECONFIG;
 }
 
 /* core.sharedRepository of @p repo, parsed (lease_fs_shared_perm); 0 when unset. */
@@ -1019,9 +1060,9 @@ int lease_local_transport_new(lease_transport **out, const char *path, char *err
 	 * or .git); only the default store searches upward, as git does. */
 	if ((gerr = git_repository_open_ext(&lt->repo, path ? path : ".",
 	                                    path ? GIT_REPOSITORY_OPEN_NO_SEARCH : 0, NULL)) < 0) {
-		open_error(err, errlen, gerr, path);
+		rc = open_error(err, errlen, gerr, path);
 		free(lt);
-		return LEASE_ECONFIG;
+		return rc;
 	}
 	common = git_repository_commondir(lt->repo);
 	n = snprintf(lt->lockpath, sizeof(lt->lockpath), "%s%s%s", common,
@@ -1104,8 +1145,7 @@ int lease_store_init_local(const char *path, int *created, char *err, size_t err
 		if (gerr == GIT_EOWNER ||
 		    (ge && ge->message &&
 		     (strstr(ge->message, "safe.directory") || strstr(ge->message, "not owned")))) {
-			open_error(err, errlen, gerr, path);
-			return LEASE_ECONFIG;
+			return open_error(err, errlen, gerr, path);
 		}
 		/* Never a bare skeleton inside somebody's repository (or its
 		 * working tree): looked up from PATH's nearest existing ancestor. */
