@@ -7,6 +7,7 @@
 # its value says so; `held` names the holder once; history signs a negative
 # heartbeat interval once; a summary cell has no empty first line.
 . "$(dirname "$0")/lease_lib.sh"
+cli=$(cd "$(dirname "$0")/../.." && pwd)/docs/cli.md
 cd "$TMPDIR" || exit 1
 
 # --- numbers and options ---------------------------------------------------
@@ -49,6 +50,30 @@ expect_rc 0 "$R" release p --lease-token "$tp"
 expect_rc 0 "$R" reconcile --prune-released 0 --summary "$TMPDIR/sum.md"
 grep -q "^| p | released |.* | pruned |$" "$TMPDIR/sum.md" || fail "summary row: $(grep '^| p ' "$TMPDIR/sum.md")"
 grep -q "| <br>" "$TMPDIR/sum.md" && fail "an empty first line in a cell: $(cat "$TMPDIR/sum.md")"
+
+# --- output files: one status for all (78), an empty name is usage (64) ----
+err_is 78 "--json-file $TMPDIR/nodir/f.json: cannot write" "$R" run o --json-file "$TMPDIR/nodir/f.json" -- true
+err_is 78 "--summary $TMPDIR/nodir/s.md: cannot write" "$R" reconcile --summary "$TMPDIR/nodir/s.md"
+err_is 64 "--summary: empty file name" "$R" reconcile --summary ""
+err_is 64 "--json-file: empty file name" "$R" run o --json-file "" -- true
+
+# --- docs: what the JSON carries is documented in cli.md --------------------
+for st in live expired released malformed unsupported-version unreadable; do
+  grep -q "\`$st\`" "$cli" || fail "cli.md does not document list status $st"
+done
+expect_rc 0 "$R" --json history h
+python3 - "$TMPDIR/out" "$cli" <<'PY' || fail "history --json: undocumented keys"
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+doc = open(sys.argv[2]).read()
+para = doc[doc.index("`history --json`"):]
+para = para[:para.index("\n\n")]
+keys = set(d) | {k for it in d["items"] for k in it}
+missing = [k for k in sorted(keys) if '"%s"' % k not in para]
+assert not missing, missing
+assert all("expires_in" not in it.get("lease", {}) for it in d["items"])
+assert "without\n`expires_in`" in para or "without `expires_in`" in para
+PY
 
 # --- a repository this user may not read: 77, saying so ---------------------
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1 && id nobody >/dev/null 2>&1; then
