@@ -689,9 +689,15 @@ static int scan_loose(local_transport *lt, lease_ref_list *out, const char *pref
 			continue;
 		if ((size_t)snprintf(name, sizeof(name), "%s/%s", rel, de->d_name) >=
 		            sizeof(name) ||
-		    (size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >=
-		            sizeof(path) ||
-		    lstat(path, &sb) < 0)
+		    (size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= sizeof(path))
+			continue;
+		/* a name libgit2 listed costs no system call (d_type, bsearch) */
+		if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN && de->d_type != DT_REG)
+			continue;
+		if (de->d_type != DT_DIR &&
+		    bsearch(&nm, known, nknown, sizeof(*known), name_cmp) != NULL)
+			continue;
+		if (lstat(path, &sb) < 0)
 			continue;
 		if (S_ISDIR(sb.st_mode)) {
 			if (depth > 0)
@@ -699,7 +705,6 @@ static int scan_loose(local_transport *lt, lease_ref_list *out, const char *pref
 			continue;
 		}
 		if (!S_ISREG(sb.st_mode) || strncmp(name, prefix, strlen(prefix)) != 0 ||
-		    bsearch(&nm, known, nknown, sizeof(*known), name_cmp) ||
 		    !unreadable_state(lt, name, &oid, &c))
 			continue;
 		if (!c.message || (rc = lease_ref_list_push(out, name, &oid)) < 0) {
