@@ -147,6 +147,27 @@ static void share_ref(local_transport *lt, const char *refname)
 	(void)lease_fs_adjust_shared_tree(lt->shared, git_repository_commondir(lt->repo), rel);
 }
 
+/* In a shared repository another member's write becomes readable when its
+ * writer has adjusted the modes, just after libgit2's rename (libgit2
+ * creates with the umask; git itself adjusts its lock file before the
+ * rename): a file this user may not read yet is looked at again, every
+ * 2 ms for up to SHARED_SETTLE_MS, before it counts as unreadable. 1 = look
+ * again (slept), 0 = it is what it is. */
+#define SHARED_SETTLE_MS 20
+static int shared_not_yet(local_transport *lt, const char *rel, int *waited)
+{
+	char path[4096];
+
+	if (!lt->shared || *waited >= SHARED_SETTLE_MS)
+		return 0;
+	common_path(lt, path, sizeof(path), rel);
+	if (access(path, R_OK) == 0 || (errno != EACCES && errno != EPERM))
+		return 0;
+	lease_sleep_ms(2, LEASE_SLEEP_FULL);
+	*waited += 2;
+	return 1;
+}
+
 /* Sleep 1..(2^min(try,4)) ms, jittered. */
 static void backoff(local_transport *lt, int attempt)
 {
@@ -212,7 +233,13 @@ static int local_write_commit(lease_transport *t, lease_oid *out, const lease_oi
 		                             when, &what);
 		if (err < 0) {
 			lt->have_empty_tree = 0;
-			return write_error(lt, err, what, "objects");
+			rc = write_error(lt, err, what, "objects");
+			/* another member's new objects/xx/ not adjusted yet (shared) */
+			if (rc == LEASE_EAUTH && lt->shared && attempt < 2) {
+				lease_sleep_ms(5, LEASE_SLEEP_FULL);
+				continue;
+			}
+			return rc;
 		}
 		if (fresh_tree &&
 		    git_oid_fromstr(&tree, "4b825dc642cb6eb9a060e54bf8d69288fbee4904") == 0) {
@@ -595,7 +622,7 @@ static int local_read_ref(lease_transport *t, const char *refname, int *present,
 {
 	local_transport *lt = L(t);
 	git_reference *ref = NULL;
-	int err, rc;
+	int err, rc, waited = 0;
 
 	git_error_clear();
 	lt->errbuf[0] = '\0';
@@ -603,7 +630,9 @@ static int local_read_ref(lease_transport *t, const char *refname, int *present,
 	*present = 0;
 	*has_commit = 0;
 	memset(oid, 0, sizeof(*oid));
-	err = git_reference_lookup(&ref, lt->repo, refname);
+	while ((err = git_reference_lookup(&ref, lt->repo, refname)) < 0 && err != GIT_ENOTFOUND &&
+	       shared_not_yet(lt, refname, &waited))
+		;
 	if (err == GIT_ENOTFOUND)
 		return 0;
 	if (err < 0 && unreadable_state(lt, refname, oid, commit_out)) {
@@ -663,8 +692,9 @@ static int scan_loose(local_transport *lt, lease_ref_list *out, const char *pref
 	char dir[4096], name[1024];
 	struct dirent *de;
 	struct stat sb;
+	git_oid gid;
 	DIR *d;
-	int rc = 0, e;
+	int rc = 0, e, gerr, waited;
 
 	common_path(lt, dir, sizeof(dir), rel);
 	if (!(d = opendir(dir))) {
@@ -704,8 +734,22 @@ static int scan_loose(local_transport *lt, lease_ref_list *out, const char *pref
 				rc = scan_loose(lt, out, prefix, known, nknown, name, depth - 1);
 			continue;
 		}
-		if (!S_ISREG(sb.st_mode) || strncmp(name, prefix, strlen(prefix)) != 0 ||
-		    !unreadable_state(lt, name, &oid, &c))
+		if (!S_ISREG(sb.st_mode) || strncmp(name, prefix, strlen(prefix)) != 0)
+			continue;
+		/* made since libgit2 listed, or not readable then (shared, not
+		 * adjusted yet): a ref that reads now is listed as it is */
+		waited = 0;
+		while ((gerr = git_reference_name_to_id(&gid, lt->repo, name)) < 0 &&
+		       gerr != GIT_ENOTFOUND && shared_not_yet(lt, name, &waited))
+			;
+		if (gerr == 0) {
+			lease_git_oid_from(&oid, &gid);
+			if ((rc = lease_ref_list_push(out, name, &oid)) < 0)
+				break;
+			continue;
+		}
+		git_error_clear();
+		if (gerr == GIT_ENOTFOUND || !unreadable_state(lt, name, &oid, &c))
 			continue;
 		if (!c.message || (rc = lease_ref_list_push(out, name, &oid)) < 0) {
 			lease_commit_clear(&c);

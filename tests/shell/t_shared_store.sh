@@ -84,6 +84,24 @@ for shared in group all; do
     fail "$shared: B lost sight of the leases"
   expect_rc 0 AS "$ub" git --git-dir="$SH" fsck --no-dangling
 
+  # concurrently: A writes (each write renamed into place, then adjusted)
+  # while B reads and lists; B never sees a ref it may not read
+  AS "$ua" sh -c 'for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
+      t=$("$1" --json acquire c --ttl 60 | sed "s/.*\"lease_token\":\"\([0-9a-f]*\)\".*/\1/")
+      "$1" release c --lease-token "$t" >/dev/null || exit 1
+    done' sh "$R" >"$TMPDIR/aw.out" 2>&1 &
+  aw=$!
+  n=0
+  while alive "$aw" && [ "$n" -lt 200 ]; do
+    n=$((n + 1))
+    set +e
+    AS "$ub" "$R" status c >"$TMPDIR/bs.out" 2>&1
+    rc=$?
+    set -e
+    [ "$rc" -eq 0 ] || { cat "$TMPDIR/bs.out" >&2; fail "$shared: B's status during A's writes: exit $rc"; }
+  done
+  wait "$aw" || { cat "$TMPDIR/aw.out" >&2; fail "$shared: A's writes failed"; }
+
   # the modes git gives (adjust_shared_perm): files group-readable (objects)
   # or group-writable (refs, reflogs, packed-refs), directories g+rwx setgid;
   # with "all", readable by everybody as well
