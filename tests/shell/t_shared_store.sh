@@ -86,6 +86,7 @@ for shared in group all; do
 
   # concurrently: A writes (each write renamed into place, then adjusted)
   # while B reads and lists; B never sees a ref it may not read
+  # shellcheck disable=SC2016  # expanded by the child shell
   AS "$ua" sh -c 'for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
       t=$("$1" --json acquire c --ttl 60 | sed "s/.*\"lease_token\":\"\([0-9a-f]*\)\".*/\1/")
       "$1" release c --lease-token "$t" >/dev/null || exit 1
