@@ -266,7 +266,8 @@ static int max_scan_visit(const char *msg, void *payload)
  * missing, a symbolic, garbled or unreadable ref file), its chain cannot be
  * walked from it but is still in the object store: the store's commits of
  * this name are scanned (local stores), so the fencing generation never
- * goes backwards (issue 23; etcd-io/etcd#16028). */
+ * goes backwards (issue 23; etcd-io/etcd#16028, F34); one more for a tip
+ * whose own object is missing. */
 static int64_t chain_max_transitions(op_ctx *c, const lease_ref_state *s)
 {
 	int64_t best = -1, archived = -1;
@@ -284,6 +285,13 @@ static int64_t chain_max_transitions(op_ctx *c, const lease_ref_state *s)
 	}
 	snprintf(prefix, sizeof(prefix), "%s: ", c->name);
 	(void)lease_scan_commits(c->st, prefix, SCAN_MAX_OBJECTS, max_scan_visit, &best);
+	/* A tip whose object is missing may have issued one generation more
+	 * than its parent (a rotating write adds 1) and nobody can read it: the
+	 * next one exceeds that too (F34). A symbolic ref or a non-commit issued
+	 * nothing; an empty, garbled or unreadable ref file's commit is still in
+	 * the store, where the scan saw it. */
+	if (s->commit.missing)
+		best = best >= 0 ? best + 1 : 0;
 	return best;
 }
 
