@@ -1,6 +1,6 @@
 #!/bin/sh
 # shellcheck disable=SC1091,SC2015  # sourced helper; A && B || fail is intended
-# Issue 23: a shared store (`git init --shared=group|all`, core.sharedRepository;
+# Issue 23, F33: a shared store (`git init --shared=group|all`, core.sharedRepository;
 # libgit2#3733, git-lfs#2992). Two real users of one group, each with umask
 # 077, take turns on the same leases: every file and directory reflease
 # makes (loose refs, reflogs, lock files renamed into place, packed-refs,

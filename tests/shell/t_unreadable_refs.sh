@@ -1,6 +1,6 @@
 #!/bin/sh
 # shellcheck disable=SC1091,SC2015  # sourced helper; A && B || fail is intended
-# Issue 23: no name in the namespace goes unseen. An empty or garbled loose
+# Issue 23 (F27, F33): no name in the namespace goes unseen. An empty or garbled loose
 # ref file (a crashed writer's residue) and a ref file this user may not
 # read are listed (`unreadable`), reported by reconcile (`unreadable-ref`,
 # error, naming the file), refused by status / acquire / break without
