@@ -650,8 +650,7 @@ static int local_read_ref(lease_transport *t, const char *refname, int *present,
 		if (access(path, R_OK) < 0 && ((e = errno) == EACCES || e == EPERM)) {
 			snprintf(lt->errbuf, sizeof(lt->errbuf),
 			         "cannot read the ref file %s: %s (the store's files and "
-			         "directories "
-			         "must be readable by every user of the store)",
+			         "directories must be readable by every user of the store)",
 			         path, strerror(e));
 			return LEASE_EAUTH;
 		}
