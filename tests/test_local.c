@@ -736,6 +736,62 @@ START_TEST(global_init_once)
 }
 END_TEST
 
+/* core.sharedRepository as git parses it (setup.c git_config_perm) and the
+ * modes git's adjust_shared_perm gives (issue 23). */
+START_TEST(shared_repository_modes)
+{
+	static const struct {
+		const char *value;
+		int want;
+	} parse[] = {{NULL, 0},       {"", 0},         {"umask", 0},        {"false", 0},
+	             {"0", 0},        {"group", 0660}, {"true", 0660},      {"1", 0660},
+	             {"all", 0664},   {"world", 0664}, {"everybody", 0664}, {"2", 0664},
+	             {"0666", -0666}, {"0640", -0640}, {"0777", -0666},     {"0440", 0},
+	             {"GROUP", 0660}, {"nonsense", 0}};
+	static const struct {
+		int shared, dir;
+		mode_t from, want;
+	} modes[] = {
+	        {0660, 0, 0600, 0660},   /* a ref file: group read/write */
+	        {0660, 0, 0400, 0440},   /* an object: read only stays read only */
+	        {0664, 0, 0600, 0664},   /* all: everybody reads */
+	        {0660, 1, 0700, 02770},  /* a directory: rwx for the group, setgid */
+	        {0664, 1, 0700, 02775},  /* all: everybody searches */
+	        {-0640, 0, 0666, 0640},  /* an octal mode replaces the bits */
+	        {-0640, 1, 0700, 02750}, /* ... with x copied from r on directories */
+	        {0, 0, 0600, 0600},      /* umask: left alone */
+	};
+	char dir[512], path[600];
+	struct stat sb;
+	size_t i;
+
+	for (i = 0; i < sizeof(parse) / sizeof(parse[0]); i++)
+		ck_assert_msg(lease_fs_shared_perm(parse[i].value) == parse[i].want, "%s: %d",
+		              parse[i].value ? parse[i].value : "(null)",
+		              lease_fs_shared_perm(parse[i].value));
+	snprintf(dir, sizeof(dir), "%s/reflease-shared-XXXXXX",
+	         getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		snprintf(path, sizeof(path), "%s/p%zu", dir, i);
+		if (modes[i].dir)
+			ck_assert_int_eq(mkdir(path, 0700), 0);
+		else
+			ck_assert_int_ge(close(open(path, O_CREAT | O_WRONLY, 0600)), 0);
+		ck_assert_int_eq(chmod(path, modes[i].from), 0);
+		ck_assert_int_eq(lease_fs_adjust_shared_perm(modes[i].shared, path), 0);
+		ck_assert_int_eq(stat(path, &sb), 0);
+		ck_assert_msg((sb.st_mode & 07777) == modes[i].want, "case %zu: %04o, want %04o", i,
+		              (unsigned)(sb.st_mode & 07777), (unsigned)modes[i].want);
+		if (modes[i].dir)
+			rmdir(path);
+		else
+			unlink(path);
+	}
+	rmdir(dir);
+}
+END_TEST
+
 Suite *local_suite(void);
 Suite *local_suite(void)
 {
@@ -754,6 +810,7 @@ Suite *local_suite(void)
 	tcase_add_test(tc, delete_rereads_packed_refs_under_lock);
 	tcase_add_test(tc, df_conflict_names_the_ref);
 	tcase_add_test(tc, symbolic_ref_cas);
+	tcase_add_test(tc, shared_repository_modes);
 	suite_add_tcase(s, tc);
 
 	tcase_set_timeout(race, 120);

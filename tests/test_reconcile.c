@@ -815,7 +815,7 @@ START_TEST(stale_lock_removal_rechecks_inode_and_age)
 	make_lock("a", T0 - 300);
 	make_lock("b", T0 - 300);
 	make_lock("c", T0 - 300);
-	ck_assert_int_eq(lease_fs_list_ref_locks(&l, repo, "refs/leases/"), 0);
+	ck_assert_int_eq(lease_fs_list_ref_locks(&l, repo, "refs/leases/", NULL, 0), 0);
 	ck_assert_uint_eq(l.count, 3);
 	/* b: replaced by a new file (another inode, renamed over it), old mtime kept */
 	make_lock("b-new", T0 - 300);

@@ -993,7 +993,9 @@ START_TEST(test_no_randomness_nothing_written)
 	ck_assert_int_eq(lease_acquire(&r, f.st, "new", &o), LEASE_EINTERNAL);
 	o = opt(ALICE, tok, 0);
 	ck_assert_int_eq(lease_release(&r, f.st, "l", &o), LEASE_EINTERNAL);
+	o.force = 1; /* g shows nothing that says it is free (issue 23) */
 	ck_assert_int_eq(lease_break(&r, f.st, "g", &o), LEASE_EINTERNAL);
+	o.force = 0;
 	ck_assert_int_eq(counts(&f)->write_commit, 0);
 	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_EHELD); /* no write needed */
 	fx_free(&f);
@@ -2077,7 +2079,11 @@ START_TEST(test_F27_break_unreadable)
 	o.lease_token = tok;
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), LEASE_EPAYLOAD);
 	o.lease_token = NULL;
+	/* nothing readable says it is free: break needs --force (issue 23) */
+	ck_assert_int_eq(lease_break(&r, f.st, "l", &o), LEASE_EPAYLOAD);
+	o.force = 1;
 	ck_assert_int_eq(lease_break(&r, f.st, "l", &o), 0);
+	o.force = 0;
 	ck_assert_str_eq(r.status, "broken");
 	ck_assert_int_eq(r.token_rotated, 1);
 	ck_assert(cur(&f, "l", &p, NULL));
@@ -2096,8 +2102,9 @@ START_TEST(test_F27_break_unreadable)
 	ck_assert_int_eq(lease_break(&r, f.st, "l", &o), 0);
 	ck_assert(cur(&f, "l", &p, NULL));
 	ck_assert_int_eq(p.transitions, 3);
-	/* garbage that says released, or whose expires_at is past or unreadable,
-	 * is breakable without --force */
+	/* garbage that says released, or whose expires_at is past, is breakable
+	 * without --force; one whose expires_at does not parse shows nothing:
+	 * --force is needed (issue 23: break never frees what may be live) */
 	o.force = 0;
 	raw_put(&f, "l",
 	        "l: x\n\n{\"phase\":\"released\",\"expires_at\":\"2999-01-01T00:00:00Z\"}\n");
@@ -2105,17 +2112,21 @@ START_TEST(test_F27_break_unreadable)
 	raw_put(&f, "l", "l: x\n\n{\"expires_at\":\"2000-01-01T00:00:00Z\"}\n");
 	ck_assert_int_eq(lease_break(&r, f.st, "l", &o), 0);
 	raw_put(&f, "l", "l: x\n\n{\"expires_at\":\"soon\"}\n");
-	ck_assert_int_eq(lease_break(&r, f.st, "l", &o), 0);
+	ck_assert_int_eq(lease_break(&r, f.st, "l", &o), LEASE_EPAYLOAD);
 	raw_put(&f, "l", "l: x\n\n{\"expires_at\":\"2999-99-99T00:00:00Z\"}\n");
+	ck_assert_int_eq(lease_break(&r, f.st, "l", &o), LEASE_EPAYLOAD);
+	o.force = 1;
 	ck_assert_int_eq(lease_break(&r, f.st, "l", &o), 0);
 	ck_assert_str_eq(r.status, "broken");
-	/* a ref at a non-commit object */
+	/* a ref at a non-commit object: --force is needed too */
 	{
 		lease_oid blob, old;
 		ck_assert_int_eq(memstore_put_blob(f.m, &blob, "hello"), 0);
 		ck_assert(ref_oid(&f, "l", &old));
 		ck_assert_int_eq(memstore_set_ref(f.m, "refs/leases/l", &blob), 0);
 		o.force = 0;
+		ck_assert_int_eq(lease_break(&r, f.st, "l", &o), LEASE_EPAYLOAD);
+		o.force = 1;
 		ck_assert_int_eq(lease_break(&r, f.st, "l", &o), 0);
 		ck_assert_str_eq(r.status, "broken");
 		ck_assert(cur(&f, "l", &p, NULL));

@@ -738,7 +738,8 @@ const cli_command cli_lease_commands[] = {
          "  --strict         exit 4 when the token is not the current one\n"},
         {"break", cmd_break, "break NAME [--force]",
          "Administrators: release a lease whatever its token (--force over a live lease).",
-         "  --force          also break a live lease\n"},
+         "  --force          also break a live lease, or an unreadable one that shows nothing\n"
+         "                   saying it is free (a missing object, a garbled ref file)\n"},
         {"run", cmd_run,
          "run NAME [--ttl S] [--every S] [--wait S] [--json-file F] [--conflict-exit-code N] "
          "-- CMD [ARG...]",

@@ -231,12 +231,15 @@ static void md_row(mdbuf *b, const lease_reconcile_entry *e)
 		          lease_anomaly_name(e->anomalies[k].id));
 		md_text(b, e->anomalies[k].message, MD_ESCAPE_BACKSLASH, 0);
 	}
+	/* the action on a line of its own only after anomalies (issue 23: no
+	 * empty first line, "| <br>pruned |") */
 	if (e->action == LEASE_ACTION_REAPED)
-		md_put(b, "<br>reaped", 10);
+		md_printf(b, "%sreaped", e->anomaly_count ? "<br>" : "");
 	else if (e->action == LEASE_ACTION_PRUNED)
-		md_put(b, "<br>pruned", 10);
+		md_printf(b, "%spruned", e->anomaly_count ? "<br>" : "");
 	else if (e->action == LEASE_ACTION_SKIPPED) {
-		md_printf(b, "<br>skipped %s: ", e->action_kind ? e->action_kind : "");
+		md_printf(b, "%sskipped %s: ", e->anomaly_count ? "<br>" : "",
+		          e->action_kind ? e->action_kind : "");
 		md_text(b, e->action_message ? e->action_message : "", MD_ESCAPE_BACKSLASH, 0);
 	}
 	md_put(b, " |\n", 3);
@@ -521,8 +524,10 @@ static void print_history_human(const lease_history *h)
 			printf(", ttl %llds", (long long)it->payload.ttl_seconds);
 		else
 			printf(", pre-bump %s", it->payload.sdlc_version);
+		/* signed once: "+12s", "-5971s" (a heartbeat time before its
+		 * parent's: clock skew), never "+-5971s" (issue 23) */
 		if (it->has_interval)
-			printf(", heartbeat +%llds (%s%s)", (long long)it->interval_seconds,
+			printf(", heartbeat %+llds (%s%s)", (long long)it->interval_seconds,
 			       lease_hb_method_name(it->interval_method),
 			       it->interval_method == LEASE_HB_APPROXIMATE ? ", TTL assumed" : "");
 		printf("\n");

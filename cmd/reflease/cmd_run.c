@@ -250,13 +250,17 @@ static int open_json_file(cli_ctx *ctx, const char *path, int *fd)
 {
 	struct stat sb;
 
+	/* an output file that cannot be written is configuration (78), as for
+	 * --summary (issue 23; cli.md exit table) */
 	*fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
 	if (*fd < 0)
-		return cli_usage(ctx, "--json-file %s: %s", path, strerror(errno));
+		return cli_fail(ctx, LEASE_ECONFIG, "--json-file %s: cannot write: %s", path,
+		                strerror(errno));
 	if (fstat(*fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
 		close(*fd);
 		*fd = -1;
-		return cli_usage(ctx, "--json-file %s: %s", path, strerror(EISDIR));
+		return cli_fail(ctx, LEASE_ECONFIG, "--json-file %s is a directory; name a file",
+		                path);
 	}
 	return 0;
 }

@@ -10,9 +10,37 @@
 
 static const struct option plain_longopts[] = {CLI_GLOBAL_LONGOPTS, {NULL, 0, NULL, 0}};
 
+/* init's PATH: "local:PATH" is PATH (the spelling --store takes); github:
+ * and remote: stores are not made by init (issue 23): a usage error saying
+ * what to do. A directory really named "local:x" is "./local:x". */
+static int init_path(cli_ctx *ctx, const char *arg, const char **path)
+{
+	*path = arg;
+	if (strncmp(arg, "local:", 6) == 0) {
+		*path = arg + 6;
+		if (!**path)
+			return cli_usage(ctx, "local: needs a PATH (init local:PATH)");
+		return 0;
+	}
+	if (strncmp(arg, "github:", 7) == 0)
+		return cli_usage(ctx,
+		                 "init makes local stores only: a github: store is the GitHub "
+		                 "repository itself and needs no init (create '%s' on GitHub, "
+		                 "then use --store %s with a token allowed contents: write)",
+		                 arg + 7, arg);
+	if (strncmp(arg, "remote:", 7) == 0)
+		return cli_usage(ctx,
+		                 "init makes local stores only: a remote: store is a repository on "
+		                 "the server; create it there (e.g. git init --bare on the host), "
+		                 "then use --store %s",
+		                 arg);
+	return 0;
+}
+
 static int cmd_init(cli_ctx *ctx, int argc, char **argv)
 {
 	char err[1024] = "";
+	const char *path;
 	int i, rc, created = 0;
 
 	if ((i = cli_parse(ctx, argc, argv, "vqh", plain_longopts, NULL, NULL)) < 0)
@@ -22,19 +50,20 @@ static int cmd_init(cli_ctx *ctx, int argc, char **argv)
 	if (argc - i > 1)
 		return cli_status_of(
 		        cli_usage(ctx, "unexpected argument '%s' after PATH", argv[i + 1]));
-	if ((rc = lease_store_init_local(argv[i], &created, err, sizeof(err))) < 0)
+	if ((rc = init_path(ctx, argv[i], &path)) < 0)
+		return cli_status_of(rc);
+	if ((rc = lease_store_init_local(path, &created, err, sizeof(err))) < 0)
 		return cli_status_of(cli_fail(ctx, rc, "%s", err));
 	if (ctx->json)
 		cli_emit_json(stdout, json_pack("{s:s, s:s, s:s}", "status",
 		                                created ? "initialized" : "configured", "path",
-		                                argv[i], "store", "local"));
+		                                path, "store", "local"));
 	else if (created)
-		printf("initialized a bare lease store at %s (use --store local:%s)\n", argv[i],
-		       argv[i]);
+		printf("initialized a bare lease store at %s (use --store local:%s)\n", path, path);
 	else
 		printf("configured the existing repository at %s as a lease store (use --store "
 		       "local:%s)\n",
-		       argv[i], argv[i]);
+		       path, path);
 	return EXIT_OK;
 }
 
@@ -81,6 +110,8 @@ static int cmd_status(cli_ctx *ctx, int argc, char **argv)
 
 static const char *lease_list_status(lease_store *st, const lease_ref_state *l, int64_t now)
 {
+	if (l->payload_rc != 0 && l->commit.unreadable)
+		return "unreadable";
 	if (l->payload_rc != 0)
 		return l->payload_rc == LEASE_EVERSION ? "unsupported-version" : "malformed";
 	if (l->payload.phase == LEASE_PHASE_RELEASED)
@@ -125,12 +156,13 @@ static int cmd_list(cli_ctx *ctx, int argc, char **argv)
 			lease_time_format(exp, l->payload.expires_at);
 		if (arr) {
 			json_array_append_new(
-			        arr, json_pack("{s:s, s:s, s:s?, s:s?, s:s?, s:s?, s:s}", "name",
-			                       l->name, "oid", hex, "phase",
+			        arr, json_pack("{s:s, s:s, s:s?, s:s?, s:s?, s:s?, s:s, s:s?}",
+			                       "name", l->name, "oid", hex, "phase",
 			                       ok ? lease_phase_name(l->payload.phase) : NULL,
 			                       "owner", ok ? l->payload.owner : NULL, "host",
 			                       ok ? l->payload.host : NULL, "expires_at",
-			                       ok ? exp : NULL, "status", status));
+			                       ok ? exp : NULL, "status", status, "error",
+			                       ok ? NULL : l->payload_error));
 		} else if (ok) {
 			printf("%-30s %-9s %-8s %-24s %-20s  %s\n", l->name,
 			       lease_phase_name(l->payload.phase), status,
@@ -172,7 +204,9 @@ static int cmd_version(cli_ctx *ctx, int argc, char **argv)
 
 const cli_command cli_store_commands[] = {
         {"init", cmd_init, "init PATH",
-         "Create a bare lease store at PATH, or configure the repository already there.", ""},
+         "Create a bare lease store at PATH (or local:PATH), or configure the repository already "
+         "there.",
+         ""},
         {"status", cmd_status, "status NAME [--fail-if-held]",
          "Show the lease: live, expired, released or absent; holder and time left (token omitted).",
          "  --fail-if-held   exit 3 when another identity holds the lease live (else 0: free,\n"

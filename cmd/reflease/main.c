@@ -155,19 +155,32 @@ void cli_mark_if_full(char *buf, size_t size)
 int cli_parse_number(cli_ctx *ctx, const char *what, const char *s, long lo, long hi,
                      const char *unit, long *out)
 {
+	const char *d = s + (*s == '-');
 	char *end = NULL;
 	long v;
 
 	errno = 0;
 	v = strtol(s, &end, 10);
 	/* strtol also takes leading blanks and '+': whole decimal numbers only */
-	if (!*s || (*s != '-' && (*s < '0' || *s > '9')) || *end || errno || v < lo || v > hi) {
+	if (!*d || strspn(d, "0123456789") != strlen(d) || *end || (errno && errno != ERANGE)) {
 		if (lo == LONG_MIN && hi == LONG_MAX) /* syntax only: the caller checks bounds */
 			return cli_usage(ctx, "%s: '%s' is not a whole number of %s", what, s,
 			                 unit);
 		return cli_usage(ctx, "%s: '%s' is not a whole number of %s in %ld..%ld", what, s,
 		                 unit, lo, hi);
 	}
+	/* A whole number past the range (issue 23): say so, with the bound.
+	 * Syntax only: the caller checks its own bounds on the clamped value. */
+	if (lo == LONG_MIN && hi == LONG_MAX) {
+		*out = v; /* strtol clamps an overflow to LONG_MIN / LONG_MAX */
+		return 0;
+	}
+	if (errno == ERANGE)
+		return cli_usage(ctx, "%s: '%s' is out of range: at %s %ld %s", what, s,
+		                 *s == '-' ? "least" : "most", *s == '-' ? lo : hi, unit);
+	if (v < lo || v > hi)
+		return cli_usage(ctx, "%s: '%s' is not a whole number of %s in %ld..%ld", what, s,
+		                 unit, lo, hi);
 	*out = v;
 	return 0;
 }
@@ -240,6 +253,30 @@ int cli_global_option(cli_ctx *ctx, int c, const char *arg)
 	}
 }
 
+/* getopt_long answered '?' or ':' for @p arg: an option without its value
+ * ("--store needs a value", issue 23), or one that does not exist. */
+static int bad_option(cli_ctx *ctx, const char *shortopts, const struct option *longopts,
+                      const char *arg)
+{
+	const struct option *o;
+	size_t n;
+
+	if (optopt && optopt < 256) {
+		const char *p = strchr(shortopts, optopt);
+
+		if (p && p[1] == ':')
+			return cli_usage(ctx, "option '-%c' needs a value (see --help)", optopt);
+		return cli_usage(ctx, "unknown option '-%c' (see --help)", optopt);
+	}
+	if (arg && strncmp(arg, "--", 2) == 0 && !strchr(arg, '=') && (n = strlen(arg + 2)) > 0)
+		for (o = longopts; o && o->name; o++)
+			if (strncmp(o->name, arg + 2, n) == 0 && o->has_arg == required_argument &&
+			    (o->val == optopt || strlen(o->name) == n))
+				return cli_usage(ctx, "option '--%s' needs a value (see --help)",
+				                 o->name);
+	return cli_usage(ctx, "unknown or ambiguous option '%s' (see --help)", arg);
+}
+
 int cli_parse(cli_ctx *ctx, int argc, char **argv, const char *shortopts,
               const struct option *longopts, cli_opt_handler handle, void *payload)
 {
@@ -248,12 +285,8 @@ int cli_parse(cli_ctx *ctx, int argc, char **argv, const char *shortopts,
 	optind = 0; /* re-initialise getopt: each command picks its own ordering ("+" or permute) */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-		if (c == '?' || c == ':') {
-			if (optopt && optopt < 256)
-				return cli_usage(ctx, "unknown option '-%c' (see --help)", optopt);
-			return cli_usage(ctx, "unknown or incomplete option '%s' (see --help)",
-			                 argv[optind - 1]);
-		}
+		if (c == '?' || c == ':')
+			return bad_option(ctx, shortopts, longopts, argv[optind - 1]);
 		rc = cli_global_option(ctx, c, optarg);
 		if (rc == 2) {
 			cli_print_help(cli_find_command(ctx->command));
@@ -478,13 +511,9 @@ int main(int argc, char **argv)
 			cmd = cli_find_command("version");
 			return cmd->run(&ctx, 1, (char *[]){"version", NULL});
 		}
-		if (c == '?' || c == ':') {
-			if (optopt && optopt < 256)
-				return -cli_usage(&ctx, "unknown option '-%c' (see --help)",
-				                  optopt);
-			return -cli_usage(&ctx, "unknown or incomplete option '%s' (see --help)",
-			                  argv[optind - 1]);
-		}
+		if (c == '?' || c == ':')
+			return -bad_option(&ctx, CLI_GLOBAL_SHORTOPTS "V", longopts,
+			                   argv[optind - 1]);
 		rc = cli_global_option(&ctx, c, optarg);
 		if (rc == 2) {
 			print_main_help();

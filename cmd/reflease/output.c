@@ -92,6 +92,33 @@ static void human_time_left(char *buf, size_t len, int64_t secs)
 		snprintf(buf, len, "%s%llds", sign, (long long)a);
 }
 
+/* The result's message under the first line, without the holder the first
+ * line already names (issue 23: "held — claimed by x on h, expires T" then
+ * "held by x on h until T"): a message ending in " by OWNER on HOST until T"
+ * loses that ending (and a ": held" before it), and one that was only
+ * "held" is not printed. */
+static void print_message_once(const lease_result *r, const char *exp)
+{
+	const lease_payload *p = &r->payload;
+	char tail[2 * LEASE_IDENT_MAX + LEASE_TIME_STRSZ + 32];
+	size_t n = strlen(r->message), t;
+
+	if (!n)
+		return;
+	snprintf(tail, sizeof(tail), " by %s on %s until %s", p->owner, p->host, exp);
+	t = strlen(tail);
+	if (n > t && strcmp(r->message + n - t, tail) == 0) {
+		n -= t;
+		if (n == 4 && strncmp(r->message, "held", 4) == 0)
+			return;
+		if (n > 6 && strncmp(r->message + n - 6, ": held", 6) == 0)
+			n -= 6; /* "still held after waiting 5 s: held" */
+		printf("  %.*s\n", (int)n, r->message);
+		return;
+	}
+	printf("  %s\n", r->message);
+}
+
 void cli_print_result_human(const lease_result *r)
 {
 	char exp[LEASE_TIME_STRSZ + 1], left[32];
@@ -122,8 +149,7 @@ void cli_print_result_human(const lease_result *r)
 		       (long long)p->transitions);
 	if (r->holds_token)
 		printf("lease_token: %s\n", p->lease_token);
-	if (r->message[0])
-		printf("  %s\n", r->message);
+	print_message_once(r, exp);
 }
 
 void cli_github_output(const char *key, const char *value)

@@ -156,8 +156,8 @@ int report_check_writable(cli_ctx *ctx, const char *what, const char *path)
 	struct stat sb;
 	int fd, created = 0;
 
-	if (!*path)
-		return cli_fail(ctx, LEASE_ECONFIG, "%s: empty file name", what);
+	if (!*path) /* the argument itself is wrong: usage, as --json-file '' */
+		return cli_usage(ctx, "%s: empty file name", what);
 	if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
 		return cli_fail(ctx, LEASE_ECONFIG,
 		                "%s %s is a directory; name a file (nothing was read or written)",

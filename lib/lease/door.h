@@ -20,6 +20,17 @@
 int lease_read_commit(lease_commit *out, lease_store *st, const lease_oid *oid);
 
 /**
+ * The transport's scan_commits (reflease/sys/transport.h): @p visit gets the
+ * message of every commit whose message starts with @p prefix, referenced or
+ * not, at most @p max_objects objects looked at.
+ * @return 0 (scanned, or stopped by @p visit), LEASE_ENOTFOUND (the store
+ *         cannot be scanned: no such call, or a version 1 transport), or the
+ *         transport's error
+ */
+int lease_scan_commits(lease_store *st, const char *prefix, size_t max_objects,
+                       int (*visit)(const char *msg, void *payload), void *payload);
+
+/**
  * Called by lease_walk_chain() for each commit: @p oid, and its commit, or
  * NULL when it could not be read (the walk ends after that call).
  * Return nonzero to stop the walk with that value.

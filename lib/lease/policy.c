@@ -17,6 +17,12 @@ int lease_policy_below_floor(int64_t interval, int64_t ttl)
 	return interval < lease_policy_floor(ttl);
 }
 
+int lease_policy_heartbeat_due(int64_t since, int64_t stored_ttl, int ttl_changes, int64_t left,
+                               int64_t ttl_new)
+{
+	return ttl_changes || 2 * left < ttl_new || !lease_policy_below_floor(since, stored_ttl);
+}
+
 int64_t lease_policy_interval(int64_t ttl, int64_t every)
 {
 	if (every <= 0)

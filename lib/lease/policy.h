@@ -27,6 +27,18 @@ int64_t lease_policy_floor(int64_t ttl);
 int lease_policy_below_floor(int64_t interval, int64_t ttl);
 
 /**
+ * The one heartbeat floor rule (protocol.md §6), for the runtime (may this
+ * preserving heartbeat write?) and the sweep (was this one legitimate?):
+ * a heartbeat @p since seconds after the last one, over a payload of TTL
+ * @p stored_ttl with @p left seconds to its expiry, asking for @p ttl_new,
+ * is due when it changes the TTL (@p ttl_changes: always due, cli.md), when
+ * less than half of @p ttl_new is left, or when @p since is not below the
+ * floor of @p stored_ttl. @return 1 due, 0 too early
+ */
+int lease_policy_heartbeat_due(int64_t since, int64_t stored_ttl, int ttl_changes, int64_t left,
+                               int64_t ttl_new);
+
+/**
  * The heartbeat interval for @p ttl, seconds: @p every when given (> 0),
  * never above ttl/2; else ttl/3; at least 1 (protocol.md §6).
  */

@@ -45,6 +45,19 @@ static const char *terr(lease_store *st)
 	return m && *m ? m : "no detail";
 }
 
+/* The store's debug log (-v -v, issue 23): one line per transport call,
+ * whatever the backend — "local: replace_ref refs/leases/a -> ok (0.4 ms)".
+ * @p t0 is lease_mono_ms() before the call. */
+static void tlog(lease_store *st, int64_t t0, const char *call, const char *subject, int rc)
+{
+	if (st->log_level < LEASE_LOG_DEBUG)
+		return;
+	lease_store_log(st, LEASE_LOG_DEBUG, "%s: %s%s%s -> %s (%lld ms)%s%s", lease_store_kind(st),
+	                call, subject ? " " : "", subject ? subject : "",
+	                rc < 0 ? lease_error_id(rc) : "ok", (long long)(lease_mono_ms() - t0),
+	                rc < 0 ? ": " : "", rc < 0 ? terr(st) : "");
+}
+
 static void cas_begin(lease_store *st, const char *primitive, const char *refname,
                       const lease_oid *expected)
 {
@@ -80,10 +93,13 @@ static int cas_fail(lease_store *st, int code, lease_outcome outcome, int noop, 
 static int reread(lease_store *st, const char *refname, int *present, lease_oid *oid)
 {
 	lease_commit c;
+	int64_t t0;
 	int has_commit = 0, rc;
 
 	memset(&c, 0, sizeof(c));
+	t0 = lease_mono_ms();
 	rc = st->t->read_ref(st->t, refname, present, oid, &has_commit, &c);
+	tlog(st, t0, "read_ref", refname, rc);
 	lease_commit_clear(&c);
 	if (rc < 0)
 		*present = 0;
@@ -267,18 +283,23 @@ static int cas_name_to_ref(lease_store *st, char *out, size_t outlen, const char
 int lease_write_commit(lease_oid *out, lease_store *st, const lease_oid *parent,
                        const char *message)
 {
+	int64_t t0;
 	int rc;
 
 	st->errmsg[0] = '\0';
 	if (!message)
 		return lease_store_set_error(st, LEASE_EINVALID, "no commit message");
-	if ((rc = st->t->write_commit(st->t, out, parent, message, lease_store_now(st))) < 0)
+	t0 = lease_mono_ms();
+	rc = st->t->write_commit(st->t, out, parent, message, lease_store_now(st));
+	tlog(st, t0, "write_commit", NULL, rc);
+	if (rc < 0)
 		return lease_store_set_error(st, rc, "cannot write the commit: %s", terr(st));
 	return 0;
 }
 
 int lease_cas_create_ref(lease_store *st, const char *refname, const lease_oid *new_oid)
 {
+	int64_t t0;
 	int rc;
 
 	memset(&st->cas_err, 0, sizeof(st->cas_err));
@@ -288,7 +309,9 @@ int lease_cas_create_ref(lease_store *st, const char *refname, const lease_oid *
 		return lease_store_set_error(st, LEASE_EINVALID, "cas_create %s: invalid new oid",
 		                             refname);
 	cas_begin(st, "cas_create", refname, new_oid);
+	t0 = lease_mono_ms();
 	rc = st->t->create_ref(st->t, refname, new_oid);
+	tlog(st, t0, "create_ref", refname, rc);
 	return verify(st, K_CREATE, refname, NULL, new_oid, rc);
 }
 
@@ -305,6 +328,7 @@ int lease_cas_create(lease_store *st, const char *name, const lease_oid *new_oid
 int lease_cas_replace(lease_store *st, const char *name, const lease_oid *old_oid,
                       const lease_oid *new_oid)
 {
+	int64_t t0;
 	char ref[320];
 	int rc;
 
@@ -319,12 +343,15 @@ int lease_cas_replace(lease_store *st, const char *name, const lease_oid *old_oi
 		return cas_fail(st, LEASE_ECAS, LEASE_OUTCOME_KNOWN, 1,
 		                "old and new oid are equal: a replace would be a no-op");
 	}
+	t0 = lease_mono_ms();
 	rc = st->t->replace_ref(st->t, ref, old_oid, new_oid);
+	tlog(st, t0, "replace_ref", ref, rc);
 	return verify(st, K_REPLACE, ref, old_oid, new_oid, rc);
 }
 
 int lease_cas_delete(lease_store *st, const char *name, const lease_oid *old_oid)
 {
+	int64_t t0;
 	char ref[320];
 	int rc;
 
@@ -333,7 +360,9 @@ int lease_cas_delete(lease_store *st, const char *name, const lease_oid *old_oid
 	if (!old_oid || lease_oid_is_zero(old_oid))
 		return lease_store_set_error(st, LEASE_EINVALID, "cas_delete %s: invalid oid", ref);
 	cas_begin(st, "cas_delete", ref, old_oid);
+	t0 = lease_mono_ms();
 	rc = st->t->delete_ref(st->t, ref, old_oid);
+	tlog(st, t0, "delete_ref", ref, rc);
 	return verify(st, K_DELETE, ref, old_oid, NULL, rc);
 }
 
@@ -346,7 +375,16 @@ static int parse_payload(lease_ref_state *s)
 	s->payload_rc = 0;
 	s->payload_error[0] = '\0';
 	s->op = LEASE_OP_UNKNOWN;
-	/* Unreadable tips (§7): permanent (exit 65), break --force replaces them. */
+	/* Unreadable tips (§7): permanent (exit 65; 77 for a ref file this user
+	 * may not read), break --force replaces them. */
+	if (s->commit.unreadable) {
+		s->payload_rc = s->commit.unreadable;
+		snprintf(s->payload_error, sizeof(s->payload_error),
+		         "%s (break --force replaces the ref)",
+		         s->commit.message && *s->commit.message ? s->commit.message
+		                                                 : "the ref file cannot be read");
+		return 0;
+	}
 	if (s->commit.symbolic) {
 		s->payload_rc = LEASE_EPAYLOAD;
 		snprintf(s->payload_error, sizeof(s->payload_error),
@@ -466,6 +504,18 @@ int lease_list_ref_locks(lease_ref_lock_list *out, lease_store *st, const char *
 	return 0;
 }
 
+int lease_scan_commits(lease_store *st, const char *prefix, size_t max_objects,
+                       int (*visit)(const char *msg, void *payload), void *payload)
+{
+	int rc;
+
+	if (st->t->version < 2 || !st->t->scan_commits)
+		return LEASE_ENOTFOUND;
+	if ((rc = st->t->scan_commits(st->t, prefix, max_objects, visit, payload)) < 0)
+		return lease_store_set_error(st, rc, "%s", terr(st));
+	return 0;
+}
+
 int lease_remove_ref_lock(lease_store *st, const lease_ref_lock *lk, int64_t min_age_s)
 {
 	int rc;
@@ -496,6 +546,7 @@ static int missing_confirmed(lease_store *st, const char *ref, const lease_oid *
 
 int lease_fetch_ref(lease_ref_state *out, lease_store *st, const char *name)
 {
+	int64_t t0;
 	char ref[320];
 	int present = 0, has_commit = 0, rc;
 
@@ -506,7 +557,9 @@ int lease_fetch_ref(lease_ref_state *out, lease_store *st, const char *name)
 		return rc;
 	snprintf(out->name, sizeof(out->name), "%s", name);
 	cas_begin(st, "fetch_ref", ref, NULL);
+	t0 = lease_mono_ms();
 	rc = st->t->read_ref(st->t, ref, &present, &out->oid, &has_commit, &out->commit);
+	tlog(st, t0, "read_ref", ref, rc);
 	if (rc < 0) {
 		lease_ref_state_clear(out);
 		snprintf(out->name, sizeof(out->name), "%s", name);
@@ -697,6 +750,7 @@ static int read_entry(lease_store *st, lease_ref_state *s, const lease_ref_entry
 
 int lease_fetch_namespace(lease_namespace *out, lease_store *st)
 {
+	int64_t t0;
 	lease_ref_list list = {NULL, 0, 0};
 	lease_ref_entry **sorted = NULL;
 	char prefix[LEASE_NS_MAX + 8], err[256];
@@ -708,7 +762,10 @@ int lease_fetch_namespace(lease_namespace *out, lease_store *st)
 	st->errmsg[0] = '\0';
 	plen = (size_t)snprintf(prefix, sizeof(prefix), "refs/%s/", st->ns);
 	cas_begin(st, "fetch_namespace", prefix, NULL);
-	if ((rc = st->t->list_refs(st->t, &list, prefix)) < 0) {
+	t0 = lease_mono_ms();
+	rc = st->t->list_refs(st->t, &list, prefix);
+	tlog(st, t0, "list_refs", prefix, rc);
+	if (rc < 0) {
 		rc = cas_fail(st, rc, LEASE_OUTCOME_KNOWN, 0, terr(st));
 		goto done;
 	}

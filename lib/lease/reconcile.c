@@ -42,7 +42,8 @@ static const char *const anomaly_names[LEASE_ANOM__COUNT] = {"malformed-payload"
                                                              "stale-ref-lock",
                                                              "pre-bump-payload",
                                                              "missing-object",
-                                                             "symbolic-ref"};
+                                                             "symbolic-ref",
+                                                             "unreadable-ref"};
 
 const char *lease_anomaly_name(lease_anomaly_id id)
 {
@@ -237,7 +238,12 @@ static void check_floor(lease_reconcile_entry *e, const lease_payload *tip, leas
 		                                         : LEASE_HB_APPROXIMATE));
 		return;
 	}
-	if (!lease_policy_below_floor(interval, ttl))
+	/* the runtime's rule (policy.c): a TTL change is always due, and so is
+	 * a heartbeat with less than half its TTL left */
+	if (lease_policy_heartbeat_due(interval, ttl,
+	                               parent.has_ttl && tip->has_ttl &&
+	                                       parent.ttl_seconds != tip->ttl_seconds,
+	                               parent.expires_at - ht, ttl))
 		return;
 	a = add_anomaly(e, LEASE_ANOM_HEARTBEAT_FLOOR, LEASE_SEV_WARNING, "%s", "");
 	if (!a)
@@ -290,6 +296,10 @@ int lease_reconcile_classify(lease_reconcile_entry *e, const lease_ref_state *s,
 	if (default_ttl <= 0)
 		default_ttl = LEASE_TTL_DEFAULT;
 	/* Unreadable tips (issue 14): ids of their own; break --force replaces them. */
+	if (s->payload_rc != 0 && s->commit.unreadable) {
+		add_anomaly(e, LEASE_ANOM_UNREADABLE_REF, LEASE_SEV_ERROR, "%s", s->payload_error);
+		return 0;
+	}
 	if (s->payload_rc != 0 && s->commit.symbolic) {
 		add_anomaly(e, LEASE_ANOM_SYMBOLIC_REF, LEASE_SEV_ERROR, "%s", s->payload_error);
 		return 0;
@@ -660,7 +670,7 @@ static int sweep_locks(lease_reconcile_report *r, size_t *cap, lease_store *st,
 
 	plen = (size_t)snprintf(prefix, sizeof(prefix), "refs/%s/", r->ns);
 	if ((rc = lease_list_ref_locks(&locks, st, prefix)) < 0)
-		return lease_store_set_error(st, rc, "cannot list ref lock files");
+		return rc; /* the error names the directory and the cause */
 	for (i = 0; i < locks.count && rc == 0; i++) {
 		const lease_ref_lock *lk = &locks.items[i];
 
@@ -673,7 +683,7 @@ static int sweep_locks(lease_reconcile_report *r, size_t *cap, lease_store *st,
 	if (rc < 0)
 		return rc;
 	if ((rc = lease_list_ref_locks(&locks, st, "")) < 0)
-		return lease_store_set_error(st, rc, "cannot list the store's lock files");
+		return rc;
 	/* The reaper's own lock first: removing any other stale lock takes it,
 	 * so a stale one of its own must be gone before (whatever the order the
 	 * directory lists them in). */

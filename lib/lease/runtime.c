@@ -248,24 +248,58 @@ static int max_visit(const lease_oid *oid, const lease_commit *cm, void *payload
 	return 0;
 }
 
+/* Objects a break over an unreadable tip looks at for its chain, at most. */
+#define SCAN_MAX_OBJECTS 4000000
+
+static int max_scan_visit(const char *msg, void *payload)
+{
+	int64_t *best = payload, t;
+
+	if ((t = lease_policy_lenient_transitions(msg)) > *best)
+		*best = t;
+	return 0;
+}
+
 /* Highest transitions readable (leniently) in the chain from the tip or in
  * the lease's archives (break over an unreadable tip, §5, §7); -1 when none
- * is readable. */
+ * is readable. When the tip itself is no readable commit (its object
+ * missing, a symbolic, garbled or unreadable ref file), its chain cannot be
+ * walked from it but is still in the object store: the store's commits of
+ * this name are scanned (local stores), so the fencing generation never
+ * goes backwards (issue 23; etcd-io/etcd#16028, F34); one more for a tip
+ * whose own object is missing. */
 static int64_t chain_max_transitions(op_ctx *c, const lease_ref_state *s)
 {
 	int64_t best = -1, archived = -1;
+	char prefix[LEASE_NAME_MAX + 3];
 	int found = 0;
 
 	if (lease_fetch_archive_max_transitions(&archived, &found, c->st, c->name) == 0 && found)
 		best = archived;
-	if (!s->present || !s->commit.is_commit)
+	if (!s->present)
 		return best;
-	lease_walk_chain(c->st, &s->oid, &s->commit, LEASE_SETTLE_WALK_MAX, max_visit, &best);
+	if (s->commit.is_commit) {
+		lease_walk_chain(c->st, &s->oid, &s->commit, LEASE_SETTLE_WALK_MAX, max_visit,
+		                 &best);
+		return best;
+	}
+	snprintf(prefix, sizeof(prefix), "%s: ", c->name);
+	(void)lease_scan_commits(c->st, prefix, SCAN_MAX_OBJECTS, max_scan_visit, &best);
+	/* A tip whose object is missing may have issued one generation more
+	 * than its parent (a rotating write adds 1) and nobody can read it: the
+	 * next one exceeds that too (F34). A symbolic ref or a non-commit issued
+	 * nothing; an empty, garbled or unreadable ref file's commit is still in
+	 * the store, where the scan saw it. */
+	if (s->commit.missing)
+		best = best >= 0 ? best + 1 : 0;
 	return best;
 }
 
-/* Lenient look at an unreadable payload for break (F27): 1 when it shows a
- * live phase whose expires_at is still ahead, else 0. */
+/* Lenient look at an unreadable payload for break (F27, protocol.md §5):
+ * 1 when it shows a live phase whose expires_at is still ahead, 0 when it
+ * shows the lease free (a visible "released", or an expires_at that parses
+ * and is past), -1 when nothing in it tells (no commit, no readable
+ * expires_at): break needs --force then. */
 static int lenient_live(op_ctx *c, const lease_ref_state *s, int64_t now)
 {
 	const char *m, *e;
@@ -273,18 +307,18 @@ static int lenient_live(op_ctx *c, const lease_ref_state *s, int64_t now)
 	int64_t exp;
 
 	if (!s->commit.is_commit || !(m = s->commit.message))
-		return 0;
+		return -1;
 	if (strstr(m, "\"phase\":\"released\""))
 		return 0;
 	if (!(e = strstr(m, "\"expires_at\":\"")))
-		return 0;
+		return -1;
 	e += strlen("\"expires_at\":\"");
 	if (strlen(e) < LEASE_TIME_STRSZ)
-		return 0;
+		return -1;
 	memcpy(buf, e, LEASE_TIME_STRSZ);
 	buf[LEASE_TIME_STRSZ] = '\0';
 	if (lease_time_parse(&exp, buf) < 0)
-		return 0;
+		return -1;
 	return now <= exp + lease_store_skew_margin(c->st);
 }
 
@@ -425,14 +459,15 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 	const char *tok;
 	lease_relation rel;
 	lease_token_change ch;
-	int expired, tok_cur, rc;
+	int expired, tok_cur, rc, live;
 	char t[LEASE_TIME_STRSZ + 1];
 
 	memset(d, 0, sizeof(*d));
 	d->sop = kind_op[c->kind];
 	if (s->present && s->payload_rc != 0 && c->kind != OP_BREAK)
-		return result_fail(c->out, c->st, s->payload_rc, "%s: unreadable payload: %s",
-		                   c->out->ref, s->payload_error);
+		return result_fail(c->out, c->st, s->payload_rc, "%s: unreadable %s: %s",
+		                   c->out->ref, s->commit.unreadable ? "ref" : "payload",
+		                   s->payload_error);
 	if (s->present && s->payload_rc == 0)
 		cur = &s->payload;
 	rel = lease_relation_of(cur, o->owner, o->host);
@@ -509,8 +544,8 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 			if (approx)
 				c->approximate = 1;
 			hb = cur->expires_at - stored;
-			if (same_ttl && lease_policy_below_floor(now - hb, stored) &&
-			    2 * (cur->expires_at - now) >= ttl_new) {
+			if (!lease_policy_heartbeat_due(now - hb, stored, !same_ttl,
+			                                cur->expires_at - now, ttl_new)) {
 				if (now - hb < 0) /* pre-bump, written with a longer TTL */
 					no_write(d, "not_due", 0, 1,
 					         "heartbeat not due: %lld s left, more than the "
@@ -554,7 +589,15 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 			             : "the lease does not exist");
 			return 0;
 		}
-		if (!o->force && ((cur && !expired) || (!cur && lenient_live(c, s, now)))) {
+		live = cur ? !expired : lenient_live(c, s, now);
+		if (!o->force && live < 0)
+			return result_fail(
+			        c->out, c->st, s->payload_rc,
+			        "%s: unreadable %s: %s; nothing readable shows the lease "
+			        "free, so break needs --force",
+			        c->out->ref, s->commit.unreadable ? "ref" : "payload",
+			        s->payload_error);
+		if (!o->force && live) {
 			no_write(d, "held", LEASE_EHELD, 0, "x");
 			if (cur)
 				holder_msg(d, cur, "live lease held (break --force to override)");
@@ -723,7 +766,9 @@ static int rt_fail(lease_engine *en, const lease_ref_state *s, lease_engine_fail
 
 	c->out->now = en->now;
 	rc = msg ? result_fail(c->out, c->st, rc, "%s", msg) : result_fail(c->out, c->st, rc, NULL);
-	if (why == LEASE_FAIL_UNKNOWN && s)
+	/* unknown outcome, or a write refused by a held ref lock: the ref as
+	 * last read (a wait ending on a stale lock names it, issue 23) */
+	if ((why == LEASE_FAIL_UNKNOWN || rc == LEASE_ELOCKED) && s)
 		result_state(c->out, s);
 	return rc;
 }
@@ -814,34 +859,56 @@ static double until_takeover(lease_store *st, const lease_result *out)
 	return (double)(out->payload.expires_at + lease_store_skew_margin(st) + 1) - now + 0.002;
 }
 
+/* Seconds of a wait begun at @p start_mono / @p start_store that have passed:
+ * the monotonic clock, or the store clock less its 1 s rounding when that
+ * runs faster (F22, F24). */
+static double wait_elapsed(lease_store *st, double start_mono, int64_t start_store)
+{
+	double elapsed = lease_clock_seconds(LEASE_CLOCK_MONOTONIC) - start_mono;
+	int64_t store_elapsed = lease_store_now(st) - start_store;
+
+	/* store time has whole seconds: it counts only past that rounding */
+	if ((double)store_elapsed - 1.0 > elapsed)
+		elapsed = (double)store_elapsed - 1.0;
+	return elapsed;
+}
+
+/* A write inside a wait waits for a held ref lock only as long as the wait
+ * has left (issue 23: a stale lock made each attempt take 3 s more). */
+static void bound_lock_wait(lease_store *st, double remaining_s)
+{
+	double ms = remaining_s * 1000.0;
+
+	lease_store_set_lock_wait(st, ms >= 3000.0 ? -1 : ms > 0 ? (int)ms : 0);
+}
+
 int lease_acquire(lease_result *out, lease_store *st, const char *name,
                   const lease_op_options *opts)
 {
-	double poll_s, start_mono;
-	int64_t start_store;
+	double poll_s, start_mono = lease_clock_seconds(LEASE_CLOCK_MONOTONIC);
+	int64_t start_store = 0;
 	int rc;
 
+	if (opts && opts->wait_seconds > 0) {
+		start_store = lease_store_now(st);
+		bound_lock_wait(st, (double)opts->wait_seconds);
+	}
 	rc = run_kind(OP_ACQUIRE, out, st, name, opts);
 	/* a ref lock held past the store's lock wait is waited out too */
-	if ((rc != LEASE_EHELD && rc != LEASE_ELOCKED) || !opts || opts->wait_seconds <= 0)
+	if ((rc != LEASE_EHELD && rc != LEASE_ELOCKED) || !opts || opts->wait_seconds <= 0) {
+		lease_store_set_lock_wait(st, -1);
 		return rc;
+	}
 	/* --wait (protocol.md §5 "Waiting"): wait until the ref changes or the
 	 * holder's expiry instant, then try again — no backoff, so a long wait
 	 * costs no handoff time; bounded by the wait on both clocks (F22, F24);
 	 * success only from a verified write of this call. A transport that
 	 * cannot watch is polled at a steady ttl_min/20 s. */
 	poll_s = lease_store_can_watch(st) ? 0 : (double)lease_store_ttl_min(st) / 20.0;
-	start_store = out->now ? out->now : lease_store_now(st);
-	start_mono = lease_clock_seconds(LEASE_CLOCK_MONOTONIC);
 	while (rc == LEASE_EHELD || rc == LEASE_ELOCKED) {
-		double elapsed = lease_clock_seconds(LEASE_CLOCK_MONOTONIC) - start_mono, remaining,
-		       wait_s, until, t0;
-		int64_t store_elapsed = lease_store_now(st) - start_store;
+		double remaining, wait_s, until, t0;
 
-		/* store time has whole seconds: it counts only past that rounding */
-		if ((double)store_elapsed - 1.0 > elapsed)
-			elapsed = (double)store_elapsed - 1.0;
-		remaining = (double)opts->wait_seconds - elapsed;
+		remaining = (double)opts->wait_seconds - wait_elapsed(st, start_mono, start_store);
 		if (remaining <= 0)
 			break;
 		wait_s = remaining < 3600 ? remaining : 3600; /* one wait at most an hour */
@@ -868,8 +935,11 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
 		    lease_clock_seconds(LEASE_CLOCK_MONOTONIC) < t0 + wait_s - 0.005 &&
 		    opts->wait_cb(0.0, opts->wait_payload))
 			goto interrupted;
+		bound_lock_wait(st, (double)opts->wait_seconds -
+		                            wait_elapsed(st, start_mono, start_store));
 		rc = run_kind(OP_ACQUIRE, out, st, name, opts);
 	}
+	lease_store_set_lock_wait(st, -1);
 	if (rc == LEASE_EHELD || rc == LEASE_ELOCKED) {
 		char m[sizeof(out->message)];
 		snprintf(m, sizeof(m), "%s",
@@ -880,6 +950,7 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
 	}
 	return rc;
 interrupted:
+	lease_store_set_lock_wait(st, -1);
 	snprintf(out->message, sizeof(out->message), "interrupted while waiting for the lease");
 	return rc;
 }
@@ -935,8 +1006,8 @@ int lease_status(lease_result *out, lease_store *st, const char *name)
 	if (!s.present) {
 		out->status = "absent";
 	} else if (s.payload_rc != 0) {
-		rc = result_fail(out, st, s.payload_rc, "%s: unreadable payload: %s", out->ref,
-		                 s.payload_error);
+		rc = result_fail(out, st, s.payload_rc, "%s: unreadable %s: %s", out->ref,
+		                 s.commit.unreadable ? "ref" : "payload", s.payload_error);
 	} else if (s.payload.phase == LEASE_PHASE_RELEASED) {
 		out->status = "released";
 	} else if (lease_payload_expired(st, &s.payload, now)) {

@@ -23,6 +23,7 @@
 #include "store.h"
 #include "util/util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <git2.h>
@@ -47,6 +48,8 @@ typedef struct local_transport {
 	unsigned int seed;
 	int have_empty_tree;
 	struct timespec pack_mtime; /* objects/pack when the odb was last opened */
+	int shared;       /* core.sharedRepository, lease_fs_shared_perm() */
+	int lock_wait_ms; /* ref lock wait of writes (set_lock_wait) */
 	char errbuf[8192];
 } local_transport;
 
@@ -145,6 +148,54 @@ static void refresh_odb(local_transport *lt)
 	git_odb_free(odb); /* the repository holds its own reference */
 }
 
+/* The modes git gives what it writes in a shared repository
+ * (core.sharedRepository, issue 23): libgit2 ignores the setting (it creates
+ * with 0666/0777 less the umask, libgit2#3733), so what reflease had it
+ * write is adjusted after the write as git's adjust_shared_perm does. */
+static void share_object(local_transport *lt, const git_oid *id)
+{
+	char hex[LEASE_OID_HEXSZ + 1], rel[64];
+
+	if (!lt->shared)
+		return;
+	git_oid_tostr(hex, sizeof(hex), id);
+	snprintf(rel, sizeof(rel), "objects/%.2s/%s", hex, hex + 2);
+	(void)lease_fs_adjust_shared_tree(lt->shared, git_repository_commondir(lt->repo), rel);
+}
+
+/* share_object for a ref: its loose file, its reflog, the directories. */
+static void share_ref(local_transport *lt, const char *refname)
+{
+	char rel[1100];
+
+	if (!lt->shared)
+		return;
+	(void)lease_fs_adjust_shared_tree(lt->shared, git_repository_commondir(lt->repo), refname);
+	snprintf(rel, sizeof(rel), "logs/%s", refname);
+	(void)lease_fs_adjust_shared_tree(lt->shared, git_repository_commondir(lt->repo), rel);
+}
+
+/* In a shared repository another member's write becomes readable when its
+ * writer has adjusted the modes, just after libgit2's rename (libgit2
+ * creates with the umask; git itself adjusts its lock file before the
+ * rename): a file this user may not read yet is looked at again, every
+ * 2 ms for up to SHARED_SETTLE_MS, before it counts as unreadable. 1 = look
+ * again (slept), 0 = it is what it is. */
+#define SHARED_SETTLE_MS 20
+static int shared_not_yet(local_transport *lt, const char *rel, int *waited)
+{
+	char path[4096];
+
+	if (!lt->shared || *waited >= SHARED_SETTLE_MS)
+		return 0;
+	common_path(lt, path, sizeof(path), rel);
+	if (access(path, R_OK) == 0 || (errno != EACCES && errno != EPERM))
+		return 0;
+	lease_sleep_ms(2, LEASE_SLEEP_FULL);
+	*waited += 2;
+	return 1;
+}
+
 /* Sleep 1..(2^min(try,4)) ms, jittered. */
 static void backoff(local_transport *lt, int attempt)
 {
@@ -211,17 +262,27 @@ static int local_write_commit(lease_transport *t, lease_oid *out, const lease_oi
 		                             when, &what);
 		if (err < 0) {
 			lt->have_empty_tree = 0;
-			return write_error(lt, err, what, "objects");
+			rc = write_error(lt, err, what, "objects");
+			/* another member's new objects/xx/ not adjusted yet (shared) */
+			if (rc == LEASE_EAUTH && lt->shared && attempt < 2) {
+				lease_sleep_ms(5, LEASE_SLEEP_FULL);
+				continue;
+			}
+			return rc;
 		}
 		if (fresh_tree &&
-		    git_oid_fromstr(&tree, "4b825dc642cb6eb9a060e54bf8d69288fbee4904") == 0 &&
-		    (rc = read_back(lt, &tree, "tree")) < 0) {
-			if (rc != LEASE_EINTERNAL)
-				return rc;
-			continue;
+		    git_oid_fromstr(&tree, "4b825dc642cb6eb9a060e54bf8d69288fbee4904") == 0) {
+			if ((rc = read_back(lt, &tree, "tree")) < 0) {
+				if (rc != LEASE_EINTERNAL)
+					return rc;
+				continue;
+			}
+			share_object(lt, &tree);
 		}
 		lease_git_oid_to(&id, out);
-		if ((rc = read_back(lt, &id, "commit")) != LEASE_EINTERNAL)
+		if ((rc = read_back(lt, &id, "commit")) == 0)
+			share_object(lt, &id);
+		if (rc != LEASE_EINTERNAL)
 			return rc;
 	}
 	return rc;
@@ -286,30 +347,111 @@ static int symref_oid(lease_oid *out, const char *content, size_t len)
 	return 0;
 }
 
-/* Replace symbolic ref @p refname by a direct one at @p new_oid when its
- * file still reads as observed (@p current, symref_oid): under git's ref
- * lock, re-read, compare, write the lock file and rename it into place
- * (break --force over a symbolic ref, §7). */
-static int replace_symbolic(local_transport *lt, const char *refname, const lease_oid *new_oid,
-                            const lease_oid *current)
+/* What a loose ref file is, looked at directly (protocol.md §7, §9). */
+typedef enum raw_kind {
+	RAW_NONE,       /* absent, a directory, or a well-formed direct ref */
+	RAW_SYMBOLIC,   /* "ref: <target>" */
+	RAW_GARBLED,    /* empty or not a ref (a crashed writer's residue) */
+	RAW_UNREADABLE, /* this user may not open it */
+} raw_kind;
+
+/* Largest ref file content hashed as is; a larger one is observed at its
+ * identity, as an unreadable one is. */
+#define RAW_MAX 4096
+
+/* Look at <commondir>/@p refname itself. @p oid receives what the file is
+ * observed at, which a CAS compares under the ref lock: git's blob id of the
+ * content (a symbolic or garbled file), or for a file that cannot be read
+ * the blob id of its identity ("unreadable <dev> <ino> <size> <mtime>
+ * <ctime>"). @p why (may be NULL) receives the cause, naming the file. */
+static raw_kind observe_file(local_transport *lt, const char *refname, lease_oid *oid, char *why,
+                             size_t whylen)
 {
-	char path[4096], lock[4096 + 8], hex[LEASE_OID_HEXSZ + 2], buf[1200];
+	char path[4096], ident[256];
+	char buf[RAW_MAX + 1];
+	struct stat sb;
+	ssize_t n = 0, r;
+	size_t i;
+	int fd, e, hexok = 1, k;
+
+	common_path(lt, path, sizeof(path), refname);
+	memset(oid, 0, sizeof(*oid));
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
+		e = errno;
+		if ((e != EACCES && e != EPERM) || lstat(path, &sb) < 0 || !S_ISREG(sb.st_mode))
+			return RAW_NONE;
+		k = snprintf(ident, sizeof(ident),
+		             "unreadable %llu %llu %lld %lld.%09ld %lld.%09ld",
+		             (unsigned long long)sb.st_dev, (unsigned long long)sb.st_ino,
+		             (long long)sb.st_size, (long long)sb.st_mtim.tv_sec,
+		             sb.st_mtim.tv_nsec, (long long)sb.st_ctim.tv_sec, sb.st_ctim.tv_nsec);
+		if (symref_oid(oid, ident, (size_t)k) < 0)
+			return RAW_NONE;
+		if (why)
+			snprintf(why, whylen,
+			         "cannot read the ref file %s: %s (mode %04o, uid %lu, gid %lu; "
+			         "this process: uid %lu)",
+			         path, strerror(e), (unsigned)(sb.st_mode & 07777),
+			         (unsigned long)sb.st_uid, (unsigned long)sb.st_gid,
+			         (unsigned long)geteuid());
+		return RAW_UNREADABLE;
+	}
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return RAW_NONE;
+	}
+	while ((size_t)n < sizeof(buf) - 1 &&
+	       (r = read(fd, buf + n, sizeof(buf) - 1 - (size_t)n)) > 0)
+		n += r;
+	close(fd);
+	if (n >= 4 && memcmp(buf, "ref:", 4) == 0) {
+		if (symref_oid(oid, buf, (size_t)n) < 0)
+			return RAW_NONE;
+		return RAW_SYMBOLIC;
+	}
+	for (i = 0; i < LEASE_OID_HEXSZ && hexok; i++)
+		hexok = i < (size_t)n && strchr("0123456789abcdef", buf[i]) && buf[i];
+	if (hexok && ((size_t)n == LEASE_OID_HEXSZ || buf[LEASE_OID_HEXSZ] == '\n' ||
+	              buf[LEASE_OID_HEXSZ] == ' ' || buf[LEASE_OID_HEXSZ] == '\t'))
+		return RAW_NONE;
+	if ((size_t)n >= sizeof(buf) - 1) {
+		k = snprintf(ident, sizeof(ident), "oversized %llu %llu %lld %lld.%09ld",
+		             (unsigned long long)sb.st_dev, (unsigned long long)sb.st_ino,
+		             (long long)sb.st_size, (long long)sb.st_mtim.tv_sec,
+		             sb.st_mtim.tv_nsec);
+		if (symref_oid(oid, ident, (size_t)k) < 0)
+			return RAW_NONE;
+	} else if (symref_oid(oid, buf, (size_t)n) < 0) {
+		return RAW_NONE;
+	}
+	if (why && n == 0)
+		snprintf(why, whylen, "the ref file %s is empty (a crashed writer's residue?)",
+		         path);
+	else if (why)
+		snprintf(why, whylen, "the ref file %s is not a ref (%lld bytes, no object id)",
+		         path, (long long)sb.st_size);
+	return RAW_GARBLED;
+}
+
+/* Replace @p refname, whose file is symbolic, garbled or unreadable, by a
+ * direct ref at @p new_oid when it is still observed at @p current
+ * (observe_file): under git's ref lock, look again, compare, write the lock
+ * file and rename it into place (break --force over an unreadable tip, §7). */
+static int replace_raw(local_transport *lt, const char *refname, const lease_oid *new_oid,
+                       const lease_oid *current)
+{
+	char path[4096], lock[4096 + 8], hex[LEASE_OID_HEXSZ + 2];
 	lease_oid seen;
-	ssize_t n = -1;
-	int fd, rfd, rc;
+	int fd, rc;
 
 	common_path(lt, path, sizeof(path), refname);
 	snprintf(lock, sizeof(lock), "%s.lock", path);
-	if ((rc = lease_fs_lock(&fd, git_repository_commondir(lt->repo), path, LOCK_RETRY_MS,
-	                        lt->errbuf, sizeof(lt->errbuf))) < 0)
+	if ((rc = lease_fs_lock(&fd, git_repository_commondir(lt->repo), path, lt->lock_wait_ms,
+	                        lt->shared, lt->errbuf, sizeof(lt->errbuf))) < 0)
 		return rc == LEASE_ENOTFOUND ? fail(lt, LEASE_ECAS, "ref absent") : rc;
-	if ((rfd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
-		n = read(rfd, buf, sizeof(buf));
-		close(rfd);
-	}
 	rc = LEASE_ECAS;
-	if (n > 4 && (size_t)n < sizeof(buf) && memcmp(buf, "ref:", 4) == 0 &&
-	    symref_oid(&seen, buf, (size_t)n) == 0 && lease_oid_equal(&seen, current))
+	if (observe_file(lt, refname, &seen, NULL, 0) != RAW_NONE &&
+	    lease_oid_equal(&seen, current))
 		rc = 0;
 	if (rc == 0) {
 		int ok, e;
@@ -333,11 +475,29 @@ static int replace_symbolic(local_transport *lt, const char *refname, const leas
 			unlink(lock);
 			return lease_fs_errno_class(e);
 		}
+		share_ref(lt, refname);
 		return 0;
 	}
 	close(fd);
 	unlink(lock);
 	return fail(lt, LEASE_ECAS, "ref changed");
+}
+
+/* The state of a ref whose file libgit2 could not read (empty, garbled,
+ * unreadable): 1 with *@p oid and @p c filled (unreadable set), else 0. */
+static int unreadable_state(local_transport *lt, const char *refname, lease_oid *oid,
+                            lease_commit *c)
+{
+	char why[4096 + 512];
+	raw_kind k = observe_file(lt, refname, oid, why, sizeof(why));
+
+	if (k != RAW_GARBLED && k != RAW_UNREADABLE)
+		return 0;
+	memset(c, 0, sizeof(*c));
+	c->oid = *oid;
+	c->unreadable = k == RAW_GARBLED ? LEASE_EPAYLOAD : LEASE_EAUTH;
+	c->message = strdup(why);
+	return 1;
 }
 
 /* A ref write failed with @p err (not a CAS outcome, not a held lock): a
@@ -375,7 +535,8 @@ static int create_matching(local_transport *lt, const char *refname, const lease
 {
 	git_reference *ref = NULL;
 	git_oid nid, cid;
-	int64_t deadline = lease_mono_ms() + LOCK_RETRY_MS;
+	lease_oid seen;
+	int64_t deadline = lease_mono_ms() + lt->lock_wait_ms;
 	int attempt = 0, err;
 
 	git_error_clear();
@@ -387,19 +548,20 @@ static int create_matching(local_transport *lt, const char *refname, const lease
 		err = git_reference_create_matching(&ref, lt->repo, refname, &nid, 1, &cid, NULL);
 		git_reference_free(ref);
 		ref = NULL;
-		if (err == 0)
+		if (err == 0) {
+			share_ref(lt, refname);
 			return 0;
-		if (err == GIT_EMODIFIED) {
-			/* A symbolic ref never compares equal to an oid in libgit2. */
-			if (!lease_oid_is_zero(current) &&
-			    git_reference_lookup(&ref, lt->repo, refname) == 0 &&
-			    git_reference_type(ref) == GIT_REFERENCE_SYMBOLIC) {
-				git_reference_free(ref);
-				return replace_symbolic(lt, refname, new_oid, current);
-			}
-			git_reference_free(ref);
-			return fail(lt, LEASE_ECAS, "ref changed");
 		}
+		/* A symbolic, garbled or unreadable ref file never compares equal
+		 * to an oid in libgit2 (nor reads): observed as observe_file says. */
+		if (err != GIT_ENOTFOUND && observe_file(lt, refname, &seen, NULL, 0) != RAW_NONE) {
+			if (lease_oid_is_zero(current))
+				return fail(lt, LEASE_ECAS,
+				            "ref present (its file is not a direct ref)");
+			return replace_raw(lt, refname, new_oid, current);
+		}
+		if (err == GIT_EMODIFIED)
+			return fail(lt, LEASE_ECAS, "ref changed");
 		/* libgit2 1.5.1 compares under the lock and answers ENOTFOUND when
 		 * the ref to replace is absent. */
 		if (err == GIT_ENOTFOUND && !lease_oid_is_zero(current))
@@ -408,10 +570,15 @@ static int create_matching(local_transport *lt, const char *refname, const lease
 			break;
 		backoff(lt, attempt++);
 	}
-	if (err == GIT_ELOCKED)
-		return map_git_error(lt, err,
-		                     "ref lock held by another writer for 3 s (a crashed writer's "
-		                     "stale lock? reconcile --reap removes one older than 60 s)");
+	if (err == GIT_ELOCKED) {
+		char what[256];
+
+		snprintf(what, sizeof(what),
+		         "ref lock held by another writer for %.1f s (a crashed writer's stale "
+		         "lock? reconcile --reap removes one older than 60 s)",
+		         lt->lock_wait_ms / 1000.0);
+		return map_git_error(lt, err, what);
+	}
 	return ref_write_error(lt, err, refname);
 }
 
@@ -440,7 +607,7 @@ static int local_delete_ref(lease_transport *t, const char *refname, const lease
 	git_error_clear();
 	lt->errbuf[0] = '\0';
 	return lease_fs_delete_ref(git_repository_commondir(lt->repo), refname, old_oid,
-	                           LOCK_RETRY_MS, lt->errbuf, sizeof(lt->errbuf));
+	                           lt->lock_wait_ms, lt->shared, lt->errbuf, sizeof(lt->errbuf));
 }
 
 static int local_read_commit(lease_transport *t, lease_commit *out, const lease_oid *oid)
@@ -485,7 +652,7 @@ static int local_read_ref(lease_transport *t, const char *refname, int *present,
 {
 	local_transport *lt = L(t);
 	git_reference *ref = NULL;
-	int err, rc;
+	int err, rc, waited = 0;
 
 	git_error_clear();
 	lt->errbuf[0] = '\0';
@@ -493,11 +660,32 @@ static int local_read_ref(lease_transport *t, const char *refname, int *present,
 	*present = 0;
 	*has_commit = 0;
 	memset(oid, 0, sizeof(*oid));
-	err = git_reference_lookup(&ref, lt->repo, refname);
+	while ((err = git_reference_lookup(&ref, lt->repo, refname)) < 0 && err != GIT_ENOTFOUND &&
+	       shared_not_yet(lt, refname, &waited))
+		;
 	if (err == GIT_ENOTFOUND)
 		return 0;
-	if (err < 0)
+	if (err < 0 && unreadable_state(lt, refname, oid, commit_out)) {
+		*present = *has_commit = 1;
+		git_error_clear();
+		return commit_out->message ? 0 : LEASE_ENOMEM;
+	}
+	if (err < 0) {
+		char path[4096];
+		int e;
+
+		/* libgit2 calls a file it may not open "locked" (75): it is 77,
+		 * naming the file */
+		common_path(lt, path, sizeof(path), refname);
+		if (access(path, R_OK) < 0 && ((e = errno) == EACCES || e == EPERM)) {
+			snprintf(lt->errbuf, sizeof(lt->errbuf),
+			         "cannot read the ref file %s: %s (the store's files and "
+			         "directories must be readable by every user of the store)",
+			         path, strerror(e));
+			return LEASE_EAUTH;
+		}
 		return map_git_error(lt, err, "cannot read the ref");
+	}
 	*present = 1;
 	if (git_reference_type(ref) == GIT_REFERENCE_SYMBOLIC) {
 		rc = symbolic_state(lt, ref, oid, commit_out);
@@ -514,6 +702,117 @@ static int local_read_ref(lease_transport *t, const char *refname, int *present,
 	else if (rc != LEASE_ENOTFOUND)
 		return rc;
 	return 0;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The loose ref files under <commondir>/@p rel (recursively, at most
+ * @p depth levels) whose name starts with @p prefix and that libgit2's
+ * iterator skipped (@p known, sorted): every empty, garbled or unreadable
+ * one is pushed to @p out as unreadable_state() reads it, so that no name in
+ * the namespace goes unseen (protocol.md §7 "unreadable-ref"). A directory
+ * that cannot be listed is an error naming it (EACCES: 77). */
+static int scan_loose(local_transport *lt, lease_ref_list *out, const char *prefix,
+                      char *const *known, size_t nknown, const char *rel, int depth)
+{
+	char dir[4096], name[1024];
+	struct dirent *de;
+	struct stat sb;
+	git_oid gid;
+	DIR *d;
+	int rc = 0, e, gerr, waited;
+
+	common_path(lt, dir, sizeof(dir), rel);
+	if (!(d = opendir(dir))) {
+		e = errno;
+		if (e == ENOENT || e == ENOTDIR)
+			return 0;
+		snprintf(lt->errbuf, sizeof(lt->errbuf), "cannot list the refs in %s: %s%s", dir,
+		         strerror(e),
+		         e == EACCES || e == EPERM ? " (the store's directories must be readable "
+		                                     "by every user of the store)"
+		                                   : "");
+		return lease_fs_errno_class(e);
+	}
+	while (rc == 0 && (de = readdir(d)) != NULL) {
+		size_t n = strlen(de->d_name);
+		const char *nm = name;
+		char path[4096 + 256];
+		lease_commit c;
+		lease_oid oid;
+
+		if (de->d_name[0] == '.' || (n > 5 && strcmp(de->d_name + n - 5, ".lock") == 0))
+			continue;
+		if ((size_t)snprintf(name, sizeof(name), "%s/%s", rel, de->d_name) >=
+		            sizeof(name) ||
+		    (size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= sizeof(path))
+			continue;
+		/* a name libgit2 listed costs no system call (d_type, bsearch) */
+		if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN && de->d_type != DT_REG)
+			continue;
+		if (de->d_type != DT_DIR &&
+		    bsearch(&nm, known, nknown, sizeof(*known), name_cmp) != NULL)
+			continue;
+		if (lstat(path, &sb) < 0)
+			continue;
+		if (S_ISDIR(sb.st_mode)) {
+			if (depth > 0)
+				rc = scan_loose(lt, out, prefix, known, nknown, name, depth - 1);
+			continue;
+		}
+		if (!S_ISREG(sb.st_mode) || strncmp(name, prefix, strlen(prefix)) != 0)
+			continue;
+		/* made since libgit2 listed, or not readable then (shared, not
+		 * adjusted yet): a ref that reads now is listed as it is */
+		waited = 0;
+		while ((gerr = git_reference_name_to_id(&gid, lt->repo, name)) < 0 &&
+		       gerr != GIT_ENOTFOUND && shared_not_yet(lt, name, &waited))
+			;
+		if (gerr == 0) {
+			lease_git_oid_from(&oid, &gid);
+			if ((rc = lease_ref_list_push(out, name, &oid)) < 0)
+				break;
+			continue;
+		}
+		git_error_clear();
+		if (gerr == GIT_ENOTFOUND || !unreadable_state(lt, name, &oid, &c))
+			continue;
+		if (!c.message || (rc = lease_ref_list_push(out, name, &oid)) < 0) {
+			lease_commit_clear(&c);
+			rc = LEASE_ENOMEM;
+			break;
+		}
+		out->items[out->count - 1].commit = c;
+		out->items[out->count - 1].has_commit = 1;
+	}
+	closedir(d);
+	return rc;
+}
+
+/* local_list_refs' second pass: scan_loose() below @p prefix's directory. */
+static int list_unreadable(local_transport *lt, lease_ref_list *out, const char *prefix)
+{
+	char rel[1024], **known = NULL;
+	char *slash;
+	size_t i, n = out->count;
+	int rc;
+
+	snprintf(rel, sizeof(rel), "%s", prefix);
+	if (!(slash = strrchr(rel, '/')) || strncmp(rel, "refs/", 5) != 0)
+		return 0;
+	*slash = '\0';
+	if (n && !(known = malloc(n * sizeof(*known))))
+		return LEASE_ENOMEM;
+	for (i = 0; i < n; i++)
+		known[i] = out->items[i].refname;
+	if (n)
+		qsort(known, n, sizeof(*known), name_cmp);
+	rc = scan_loose(lt, out, prefix, known, n, rel, 16);
+	free(known);
+	return rc;
 }
 
 static int local_list_refs(lease_transport *t, lease_ref_list *out, const char *prefix)
@@ -571,6 +870,8 @@ static int local_list_refs(lease_transport *t, lease_ref_list *out, const char *
 	git_reference_iterator_free(it);
 	if (rc == 0 && err != GIT_ITEROVER)
 		rc = map_git_error(lt, err, "cannot list refs");
+	if (rc == 0)
+		rc = list_unreadable(lt, out, prefix);
 	if (rc < 0)
 		lease_ref_list_clear(out);
 	return rc;
@@ -580,7 +881,9 @@ static int local_list_refs(lease_transport *t, lease_ref_list *out, const char *
  * the filesystem work under the store's own lock file (DELETE_LOCK). */
 static int local_list_ref_locks(lease_transport *t, lease_ref_lock_list *out, const char *prefix)
 {
-	return lease_fs_list_ref_locks(out, git_repository_commondir(L(t)->repo), prefix);
+	L(t)->errbuf[0] = '\0';
+	return lease_fs_list_ref_locks(out, git_repository_commondir(L(t)->repo), prefix,
+	                               L(t)->errbuf, sizeof(L(t)->errbuf));
 }
 
 static int local_remove_ref_lock(lease_transport *t, const lease_ref_lock *lk, int64_t min_age_s,
@@ -612,6 +915,80 @@ static int local_wait_change(lease_transport *t, const char *refname, int known_
 	                                refname, known_present, known_oid, timeout_ms);
 }
 
+/* scan_commits (transport.h, version 2): every object of the store, loose
+ * and packed, referenced or not; commits whose message starts with the
+ * prefix go to the visitor. */
+typedef struct scan_ctx {
+	git_odb *odb;
+	const char *prefix;
+	size_t plen, seen, max;
+	int (*visit)(const char *msg, void *payload);
+	void *payload;
+	int stop, rc;
+} scan_ctx;
+
+static int scan_one(const git_oid *id, void *payload)
+{
+	scan_ctx *c = payload;
+	git_odb_object *obj = NULL;
+	git_object_t type;
+	size_t len, mlen;
+	const char *data, *msg;
+	char *copy;
+
+	if (c->seen++ >= c->max)
+		return 1;
+	if (git_odb_read_header(&len, &type, c->odb, id) < 0 || type != GIT_OBJECT_COMMIT)
+		return 0;
+	if (git_odb_read(&obj, c->odb, id) < 0)
+		return 0;
+	data = git_odb_object_data(obj);
+	len = git_odb_object_size(obj);
+	/* the message follows the first empty line */
+	for (msg = data; msg + 1 < data + len && !(msg[0] == '\n' && msg[1] == '\n'); msg++)
+		;
+	msg += 2;
+	mlen = msg < data + len ? (size_t)(data + len - msg) : 0;
+	if (mlen >= c->plen && memcmp(msg, c->prefix, c->plen) == 0) {
+		if (!(copy = malloc(mlen + 1))) {
+			c->rc = LEASE_ENOMEM;
+			git_odb_object_free(obj);
+			return 1;
+		}
+		memcpy(copy, msg, mlen);
+		copy[mlen] = '\0';
+		c->stop = c->visit(copy, c->payload);
+		free(copy);
+	}
+	git_odb_object_free(obj);
+	return c->stop ? 1 : 0;
+}
+
+static int local_scan_commits(lease_transport *t, const char *prefix, size_t max_objects,
+                              int (*visit)(const char *msg, void *payload), void *payload)
+{
+	local_transport *lt = L(t);
+	scan_ctx c = {NULL, prefix, strlen(prefix), 0, max_objects, visit, payload, 0, 0};
+	int err;
+
+	git_error_clear();
+	lt->errbuf[0] = '\0';
+	if ((err = git_repository_odb(&c.odb, lt->repo)) < 0)
+		return map_git_error(lt, err, "cannot open the object store");
+	err = git_odb_foreach(c.odb, scan_one, &c);
+	git_odb_free(c.odb);
+	if (c.rc < 0)
+		return c.rc;
+	if (err < 0 && err != 1 && err != GIT_EUSER)
+		return map_git_error(lt, err, "cannot list the object store");
+	return 0;
+}
+
+static void local_set_lock_wait(lease_transport *t, int wait_ms)
+{
+	L(t)->lock_wait_ms = wait_ms < 0 ? LOCK_RETRY_MS : wait_ms;
+}
+
 static const char *local_last_error(lease_transport *t)
 {
 	return L(t)->errbuf[0] ? L(t)->errbuf : NULL;
@@ -634,14 +1011,54 @@ static void seterr(char *err, size_t errlen, const char *what, const char *path)
 		         e && e->message ? e->message : "");
 }
 
-/* Why PATH did not open: another user's repository (libgit2's ownership
- * check, like git's safe.directory), or no repository at PATH itself. */
-static void open_error(char *err, size_t errlen, int gerr, const char *named)
+/* A repository at @p path that this user may not read (issue 23): the
+ * directory itself, or the HEAD, config or objects/refs of a bare one or of
+ * its .git. 1 with @p what naming the first such path, else 0. */
+static int unreadable_repo(const char *path, char *what, size_t whatlen)
+{
+	static const char *const parts[] = {
+	        "",      "/HEAD",      "/config",      "/objects",      "/refs",
+	        "/.git", "/.git/HEAD", "/.git/config", "/.git/objects", "/.git/refs"};
+	char p[4096];
+	struct stat sb;
+	size_t i;
+
+	for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		snprintf(p, sizeof(p), "%s%s", path, parts[i]);
+		if (stat(p, &sb) < 0) {
+			if (errno == EACCES || errno == EPERM)
+				break;
+			continue;
+		}
+		if (access(p, S_ISDIR(sb.st_mode) ? R_OK | X_OK : R_OK) < 0 &&
+		    (errno == EACCES || errno == EPERM))
+			break;
+	}
+	if (i == sizeof(parts) / sizeof(parts[0]))
+		return 0;
+	snprintf(what, whatlen, "%s", p);
+	return 1;
+}
+
+/* Why PATH did not open: a repository this user may not read (77),
+ * another user's repository (libgit2's ownership check, like git's
+ * safe.directory), or no repository at PATH itself (78). Returns the code. */
+static int open_error(char *err, size_t errlen, int gerr, const char *named)
 {
 	const git_error *e = git_error_last();
 	const char *m = e && e->message ? e->message : "";
 	const char *path = named ? named : ".";
+	char what[4096];
 	struct stat sb;
+
+	if (named && unreadable_repo(path, what, sizeof(what))) {
+		snprintf(err, errlen,
+		         "the repository at '%s' exists but this user (uid %lu) may not read it: "
+		         "%s: %s (a shared store needs group read and search permission on its "
+		         "files and directories: git init --shared=group, chgrp -R)",
+		         path, (unsigned long)geteuid(), what, strerror(EACCES));
+		return LEASE_EAUTH;
+	}
 
 	if ((gerr == GIT_EOWNER || strstr(m, "safe.directory") || strstr(m, "not owned")) &&
 	    stat(path, &sb) == 0) {
@@ -650,7 +1067,7 @@ static void open_error(char *err, size_t errlen, int gerr, const char *named)
 		         "runs as uid %lu): git and libgit2 refuse it unless it is trusted; if "
 		         "you trust it, run: git config --global --add safe.directory '%s'",
 		         path, (unsigned long)sb.st_uid, (unsigned long)geteuid(), path);
-		return;
+		return LEASE_ECONFIG;
 	}
 	if (err && errlen && !named)
 		snprintf(err, errlen,
@@ -662,6 +1079,23 @@ static void open_error(char *err, size_t errlen, int gerr, const char *named)
 		         "itself: a bare repository, or a working tree's top directory or its "
 		         ".git; `reflease init %s` makes one)%s%s",
 		         path, path, *m ? ": " : "", m);
+	return LEASE_ECONFIG;
+}
+
+/* core.sharedRepository of @p repo, parsed (lease_fs_shared_perm); 0 when unset. */
+static int shared_setting(git_repository *repo)
+{
+	git_config *cfg = NULL;
+	git_buf v = {0};
+	int shared = 0;
+
+	if (git_repository_config_snapshot(&cfg, repo) == 0 &&
+	    git_config_get_string_buf(&v, cfg, "core.sharedRepository") == 0)
+		shared = lease_fs_shared_perm(v.ptr);
+	git_buf_dispose(&v);
+	git_config_free(cfg);
+	git_error_clear();
+	return shared;
 }
 
 /* The transport's calls and figures (protocol.md §4, §9). */
@@ -683,6 +1117,8 @@ static const lease_transport local_vtable = {
         .list_ref_locks = local_list_ref_locks,
         .remove_ref_lock = local_remove_ref_lock,
         .wait_change = local_wait_change,
+        .scan_commits = local_scan_commits,
+        .set_lock_wait = local_set_lock_wait,
 };
 
 int lease_local_transport_new(lease_transport **out, const char *path, char *err, size_t errlen)
@@ -702,9 +1138,9 @@ int lease_local_transport_new(lease_transport **out, const char *path, char *err
 	 * or .git); only the default store searches upward, as git does. */
 	if ((gerr = git_repository_open_ext(&lt->repo, path ? path : ".",
 	                                    path ? GIT_REPOSITORY_OPEN_NO_SEARCH : 0, NULL)) < 0) {
-		open_error(err, errlen, gerr, path);
+		rc = open_error(err, errlen, gerr, path);
 		free(lt);
-		return LEASE_ECONFIG;
+		return rc;
 	}
 	common = git_repository_commondir(lt->repo);
 	n = snprintf(lt->lockpath, sizeof(lt->lockpath), "%s%s%s", common,
@@ -716,6 +1152,8 @@ int lease_local_transport_new(lease_transport **out, const char *path, char *err
 		return LEASE_ECONFIG;
 	}
 	lt->seed = (unsigned int)getpid() ^ (unsigned int)lease_mono_ms();
+	lt->shared = shared_setting(lt->repo);
+	lt->lock_wait_ms = LOCK_RETRY_MS;
 	lt->base = local_vtable;
 	*out = &lt->base;
 	return 0;
@@ -727,11 +1165,19 @@ int lease_local_transport_new(lease_transport **out, const char *path, char *err
 static int configure(git_repository *repo)
 {
 	git_config *cfg = NULL;
+	char path[4096];
+	const char *common = git_repository_commondir(repo);
 	int gerr;
 
 	if ((gerr = git_repository_config(&cfg, repo)) == 0)
 		gerr = git_config_set_bool(cfg, "core.logAllRefUpdates", 1);
 	git_config_free(cfg);
+	/* libgit2 rewrote config with the umask's modes: a shared repository
+	 * keeps it readable by its group (issue 23) */
+	snprintf(path, sizeof(path), "%s%sconfig", common,
+	         common[0] && common[strlen(common) - 1] == '/' ? "" : "/");
+	if (gerr == 0)
+		(void)lease_fs_adjust_shared_perm(shared_setting(repo), path);
 	return gerr;
 }
 
@@ -769,7 +1215,16 @@ int lease_store_init_local(const char *path, int *created, char *err, size_t err
 		seterr(err, errlen, "cannot initialise libgit2 and libcurl for", path);
 		return rc;
 	}
-	if (git_repository_open_ext(&repo, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
+	if ((gerr = git_repository_open_ext(&repo, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) <
+	    0) {
+		const git_error *ge = git_error_last();
+
+		/* A repository that is there but not trusted: say so */
+		if (gerr == GIT_EOWNER ||
+		    (ge && ge->message &&
+		     (strstr(ge->message, "safe.directory") || strstr(ge->message, "not owned")))) {
+			return open_error(err, errlen, gerr, path);
+		}
 		/* Never a bare skeleton inside somebody's repository (or its
 		 * working tree): looked up from PATH's nearest existing ancestor. */
 		git_error_clear();

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,7 +42,8 @@ static int join(char *out, size_t outlen, const char *dir, const char *rel)
 	return w < 0 || (size_t)w >= outlen ? LEASE_ENOMEM : 0;
 }
 
-int lease_fs_list_ref_locks(lease_ref_lock_list *out, const char *commondir, const char *prefix)
+int lease_fs_list_ref_locks(lease_ref_lock_list *out, const char *commondir, const char *prefix,
+                            char *err, size_t errlen)
 {
 	char dirpath[4096], path[4096 + 256], refname[1024];
 	lease_ref_lock *items = NULL, *grown;
@@ -54,8 +56,18 @@ int lease_fs_list_ref_locks(lease_ref_lock_list *out, const char *commondir, con
 	memset(out, 0, sizeof(*out));
 	if ((rc = join(dirpath, sizeof(dirpath), commondir, prefix)) < 0)
 		return rc;
-	if (!(d = opendir(dirpath)))
-		return errno == ENOENT || errno == ENOTDIR ? 0 : LEASE_EINTERNAL;
+	if (!(d = opendir(dirpath))) {
+		int e = errno;
+
+		if (e == ENOENT || e == ENOTDIR)
+			return 0;
+		snprintf(err, errlen, "cannot list the ref lock files in %s: %s%s", dirpath,
+		         strerror(e),
+		         e == EACCES || e == EPERM ? " (the store's directories must be readable "
+		                                     "by every user of the store)"
+		                                   : "");
+		return lease_fs_errno_class(e);
+	}
 	while ((de = readdir(d)) != NULL) {
 		size_t n = strlen(de->d_name);
 		int w;
@@ -196,8 +208,95 @@ const char *lease_fs_errno_hint(int e)
 	}
 }
 
-/* mkdir -p of @p path's parent directories below @p base. */
-static void mkparents(const char *base, const char *path)
+int lease_fs_shared_perm(const char *value)
+{
+	static const char *const yes[] = {"true", "yes", "on"};
+	char *end;
+	long i;
+	size_t k;
+
+	if (!value || !*value || strcasecmp(value, "umask") == 0)
+		return 0;
+	if (strcasecmp(value, "group") == 0)
+		return LEASE_PERM_GROUP;
+	if (strcasecmp(value, "all") == 0 || strcasecmp(value, "world") == 0 ||
+	    strcasecmp(value, "everybody") == 0)
+		return LEASE_PERM_EVERYBODY;
+	i = strtol(value, &end, 8);
+	if (*end) {
+		for (k = 0; k < sizeof(yes) / sizeof(yes[0]); k++)
+			if (strcasecmp(value, yes[k]) == 0)
+				return LEASE_PERM_GROUP;
+		return 0;
+	}
+	switch (i) {
+	case 0: return 0;
+	case 1: return LEASE_PERM_GROUP;
+	case 2: return LEASE_PERM_EVERYBODY;
+	default: break;
+	}
+	if ((i & 0600) != 0600)
+		return 0;
+	return -(int)(i & 0666);
+}
+
+/* git's calc_shared_perm + adjust_shared_perm (path.c) on a mode. */
+static mode_t shared_mode(int shared, mode_t old)
+{
+	int tweak = shared < 0 ? -shared : shared;
+	mode_t m;
+
+	if (!(old & S_IWUSR))
+		tweak &= ~0222;
+	if (old & S_IXUSR)
+		tweak |= (tweak & 0444) >> 2;
+	m = shared < 0 ? (old & ~(mode_t)0777) | (mode_t)tweak : old | (mode_t)tweak;
+	if (S_ISDIR(old)) {
+		m |= (m & 0444) >> 2;
+		m |= S_ISGID;
+	}
+	return m;
+}
+
+int lease_fs_adjust_shared_perm(int shared, const char *path)
+{
+	struct stat sb;
+	mode_t m;
+
+	if (!shared || stat(path, &sb) < 0 || sb.st_uid != geteuid())
+		return 0;
+	m = shared_mode(shared, sb.st_mode);
+	if (((sb.st_mode ^ m) & ~(mode_t)S_IFMT) && chmod(path, m & ~(mode_t)S_IFMT) < 0)
+		return lease_fs_errno_class(errno);
+	return 0;
+}
+
+int lease_fs_adjust_shared_tree(int shared, const char *commondir, const char *rel)
+{
+	char path[4096];
+	size_t base;
+	char *p;
+	int rc = 0, r;
+
+	if (!shared)
+		return 0;
+	if (join(path, sizeof(path), commondir, rel) < 0)
+		return LEASE_ENOMEM;
+	base = strlen(path) - strlen(rel);
+	for (p = path + base; (p = strchr(p, '/')) != NULL; p++) {
+		*p = '\0';
+		if ((r = lease_fs_adjust_shared_perm(shared, path)) < 0 && rc == 0)
+			rc = r;
+		*p = '/';
+	}
+	if ((r = lease_fs_adjust_shared_perm(shared, path)) < 0 && rc == 0)
+		rc = r;
+	return rc;
+}
+
+/* mkdir -p of @p path's parent directories below @p base, with the modes
+ * core.sharedRepository asks for. */
+static void mkparents(const char *base, const char *path, int shared)
 {
 	char buf[4096];
 	size_t blen = strlen(base);
@@ -210,12 +309,13 @@ static void mkparents(const char *base, const char *path)
 		*p = '\0';
 		if (mkdir(buf, 0777) < 0 && errno != EEXIST)
 			return;
+		(void)lease_fs_adjust_shared_perm(shared, buf);
 		*p = '/';
 	}
 }
 
-int lease_fs_lock(int *fd, const char *commondir, const char *path, int wait_ms, char *err,
-                  size_t errlen)
+int lease_fs_lock(int *fd, const char *commondir, const char *path, int wait_ms, int shared,
+                  char *err, size_t errlen)
 {
 	static _Thread_local unsigned int seed; /* jitter, per thread */
 	char lock[4096 + 8];
@@ -227,11 +327,13 @@ int lease_fs_lock(int *fd, const char *commondir, const char *path, int wait_ms,
 		return LEASE_ENOMEM;
 	for (;;) {
 		*fd = open(lock, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-		if (*fd >= 0)
+		if (*fd >= 0) {
+			(void)lease_fs_adjust_shared_perm(shared, lock);
 			return 0;
+		}
 		if (errno == ENOENT && made < 3) {
 			/* git pack-refs --prune removes empty directories */
-			mkparents(commondir, lock);
+			mkparents(commondir, lock, shared);
 			made++;
 			continue;
 		}
@@ -358,7 +460,7 @@ static void fsync_dir_of(const char *path)
 }
 
 int lease_fs_delete_ref(const char *commondir, const char *refname, const lease_oid *old_oid,
-                        int wait_ms, char *err, size_t errlen)
+                        int wait_ms, int shared, char *err, size_t errlen)
 {
 	char loose[4096], lockp[4096 + 8], packed[4096], plock[4096 + 8], logp[4096];
 	char *ltext = NULL, *ptext = NULL;
@@ -376,14 +478,14 @@ int lease_fs_delete_ref(const char *commondir, const char *refname, const lease_
 	snprintf(plock, sizeof(plock), "%s.lock", packed);
 	snprintf(logp + strlen(logp), sizeof(logp) - strlen(logp), "/%s", refname);
 
-	if ((rc = lease_fs_lock(&lfd, commondir, loose, wait_ms, err, errlen)) < 0) {
+	if ((rc = lease_fs_lock(&lfd, commondir, loose, wait_ms, shared, err, errlen)) < 0) {
 		if (rc == LEASE_ENOTFOUND) {
 			snprintf(err, errlen, "ref absent");
 			rc = LEASE_ECAS;
 		}
 		return rc;
 	}
-	if ((rc = lease_fs_lock(&pfd, commondir, packed, wait_ms, err, errlen)) < 0)
+	if ((rc = lease_fs_lock(&pfd, commondir, packed, wait_ms, shared, err, errlen)) < 0)
 		goto out;
 	/* Both locks held: read the loose file and packed-refs now. */
 	rc = slurp(&ltext, &llen, loose);

@@ -134,7 +134,7 @@ static int transport_check(const lease_transport *t, char *err, size_t errlen)
 		lease_errf(err, errlen, "%s", "no transport given");
 		return LEASE_EINVALID;
 	}
-	if (t->version != LEASE_TRANSPORT_VERSION) {
+	if (t->version != LEASE_TRANSPORT_VERSION && t->version != 1) {
 		lease_errf(err, errlen,
 		           "transport of vtable version %u: this library speaks version %d "
 		           "(reflease/sys/transport.h)",
@@ -339,6 +339,12 @@ int64_t lease_store_pace(lease_store *st)
 		                (long long)waited);
 	}
 	return waited;
+}
+
+void lease_store_set_lock_wait(lease_store *st, int wait_ms)
+{
+	if (st && st->t->version >= 2 && st->t->set_lock_wait)
+		st->t->set_lock_wait(st->t, wait_ms);
 }
 
 int64_t lease_store_paced_ms(const lease_store *st)

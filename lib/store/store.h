@@ -41,6 +41,13 @@ struct lease_store {
  */
 int64_t lease_store_pace(lease_store *st);
 
+/**
+ * Bound the ref lock wait of @p st's next writes to @p wait_ms (< 0: the
+ * transport's default) through the transport's set_lock_wait (version 2;
+ * a no-op without it).
+ */
+void lease_store_set_lock_wait(lease_store *st, int wait_ms);
+
 /** Total milliseconds lease_store_pace() waited on @p st. */
 int64_t lease_store_paced_ms(const lease_store *st);
 
@@ -108,9 +115,12 @@ int lease_remote_transport_new(lease_transport **out, const char *url, char *err
 /**
  * Filesystem helpers for local stores (lib/store/ref_locks.c): list the
  * "*.lock" files directly under <commondir>/<prefix>.
- * @return 0, LEASE_ENOMEM, LEASE_EINTERNAL
+ * @return 0, LEASE_ENOMEM, LEASE_EAUTH / LEASE_ECONFIG / LEASE_EINTERNAL
+ *         (lease_fs_errno_class of a directory that cannot be listed, with
+ *         @p err naming it)
  */
-int lease_fs_list_ref_locks(lease_ref_lock_list *out, const char *commondir, const char *prefix);
+int lease_fs_list_ref_locks(lease_ref_lock_list *out, const char *commondir, const char *prefix,
+                            char *err, size_t errlen);
 
 /**
  * Remove @p lk's lock file under <commondir> while holding @p store_lock
@@ -131,16 +141,52 @@ int lease_fs_errno_class(int e);
 /** A parenthesised hint for @p e (" (the disk is full: ...)"), or "" (static). */
 const char *lease_fs_errno_hint(int e);
 
+/** core.sharedRepository = group (git's PERM_GROUP). */
+#define LEASE_PERM_GROUP 0660
+/** core.sharedRepository = all / world / everybody (git's PERM_EVERYBODY). */
+#define LEASE_PERM_EVERYBODY 0664
+
+/**
+ * Parse a core.sharedRepository value as git does (setup.c git_config_perm):
+ * NULL, "", "umask", false, 0 -> 0 (modes follow the umask); "group", true, 1
+ * -> LEASE_PERM_GROUP; "all", "world", "everybody", 2 -> LEASE_PERM_EVERYBODY;
+ * an octal mode "0xxx" -> -(xxx & 0666). A mode that denies its owner read
+ * or write (git refuses it) -> 0.
+ */
+int lease_fs_shared_perm(const char *value);
+
+/**
+ * git's adjust_shared_perm (path.c) for a file or directory reflease wrote in
+ * a repository whose core.sharedRepository parsed to @p shared
+ * (lease_fs_shared_perm): add the group (or everybody's) read and write bits
+ * (read only for a file without owner write, e.g. an object), x bits copied
+ * from r for directories and executables, setgid on directories; an octal
+ * mode replaces the permission bits instead. Only paths this user owns are
+ * changed (another user's were adjusted by their writer). A no-op when
+ * @p shared is 0. @return 0, or lease_fs_errno_class() of a failed chmod
+ */
+int lease_fs_adjust_shared_perm(int shared, const char *path);
+
+/**
+ * lease_fs_adjust_shared_perm() of every path from <commondir>/<first
+ * component of @p rel> down to <commondir>/@p rel ("refs/leases/a" adjusts
+ * refs, refs/leases and refs/leases/a). Missing paths are skipped.
+ * @return 0, or the first failure's class
+ */
+int lease_fs_adjust_shared_tree(int shared, const char *commondir, const char *rel);
+
 /**
  * Take git's lock on @p path: create "<path>.lock" O_EXCL (making missing
  * directories below @p commondir), waiting up to @p wait_ms while another
- * writer holds it. The caller writes through *@p fd and unlinks or renames
- * the lock file.
+ * writer holds it. The lock file and the directories made get the modes
+ * core.sharedRepository asks for (@p shared, lease_fs_shared_perm), as git
+ * gives them, so the file renamed into place keeps them. The caller writes
+ * through *@p fd and unlinks or renames the lock file.
  * @return 0, LEASE_ELOCKED (still held), LEASE_ENOTFOUND (a parent path is a
  *         file), LEASE_EAUTH / LEASE_ECONFIG (lease_fs_errno_class), LEASE_ENOMEM
  */
-int lease_fs_lock(int *fd, const char *commondir, const char *path, int wait_ms, char *err,
-                  size_t errlen);
+int lease_fs_lock(int *fd, const char *commondir, const char *path, int wait_ms, int shared,
+                  char *err, size_t errlen);
 
 /**
  * Delete @p refname of the repository whose common dir is @p commondir if it
@@ -148,13 +194,14 @@ int lease_fs_lock(int *fd, const char *commondir, const char *path, int wait_ms,
  * lock "packed-refs.lock", read the loose file and packed-refs under both
  * locks, compare, write packed-refs without the ref through its lock file and
  * rename it into place, unlink the loose file and its reflog, unlock. Never
- * rewrites packed-refs from a copy read before its lock.
+ * rewrites packed-refs from a copy read before its lock. A rewritten
+ * packed-refs gets the modes @p shared asks for (lease_fs_lock).
  * @return 0, LEASE_ECAS (absent, another oid, symbolic), LEASE_ELOCKED (a
  *         lock held past @p wait_ms), LEASE_EAUTH, LEASE_ECONFIG (disk full),
  *         LEASE_EINTERNAL, LEASE_ENOMEM; @p err says which
  */
 int lease_fs_delete_ref(const char *commondir, const char *refname, const lease_oid *old_oid,
-                        int wait_ms, char *err, size_t errlen);
+                        int wait_ms, int shared, char *err, size_t errlen);
 
 /**
  * Find out why a write in @p dir failed: create, write 4 KiB to, fsync and

@@ -23,6 +23,14 @@ expect_rc() {
   }
 }
 
+# err_is STATUS TEXT cmd...: exits STATUS and stderr contains TEXT
+err_is() {
+  st=$1 text=$2
+  shift 2
+  expect_rc "$st" "$@"
+  grep -qF -- "$text" "$TMPDIR/err" || fail "stderr lacks '$text': $(cat "$TMPDIR/err")"
+}
+
 # Parse one JSON object (stdin or $TMPDIR/out) into $TMPDIR/flat: one
 # "path<TAB>value" line per field (python3 starts slowly: parse once, read
 # many). Fails on anything but exactly one JSON object.

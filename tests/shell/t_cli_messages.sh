@@ -9,14 +9,6 @@
 . "$(dirname "$0")/lease_lib.sh"
 cd "$TMPDIR" || exit 1
 
-# err_is STATUS TEXT cmd...: exits STATUS and stderr contains TEXT
-err_is() {
-  st=$1 text=$2
-  shift 2
-  expect_rc "$st" "$@"
-  grep -qF -- "$text" "$TMPDIR/err" || fail "stderr lacks '$text': $(cat "$TMPDIR/err")"
-}
-
 err_is 64 "--ttl: 0 s is outside this local store's bounds 5..86400 s" "$R" acquire a --ttl 0
 err_is 64 "--ttl: 4 s is outside this local store's bounds 5..86400 s" "$R" acquire a --ttl 4
 err_is 64 "--ttl: 86401 s is outside this local store's bounds 5..86400 s" "$R" acquire a --ttl 86401

@@ -42,6 +42,20 @@ expect_rc 75 "$R" acquire lk --wait 5
 el=$(($(now_ms) - t0))
 [ "$el" -ge 5000 ] || fail "--wait 5 over a ref lock gave up after $el ms"
 grep -q "still locked after waiting 5 s" "$TMPDIR/err" || fail "lock message: $(cat "$TMPDIR/err")"
+# issue 23: and it ends on time — a write inside the wait waits for the lock
+# only as long as the wait has left (not the store's 3 s each time) — naming
+# the ref it read ("oid", never null)
+t=$(tok lk2 --ttl 60)
+expect_rc 0 "$R" release lk2 --lease-token "$t"
+oid=$(git --git-dir="$S" rev-parse refs/leases/lk2)
+: >"$S/refs/leases/lk2.lock"
+t0=$(now_ms)
+expect_rc 75 "$R" --json acquire lk2 --wait 1
+el=$(($(now_ms) - t0))
+[ "$el" -ge 1000 ] && [ "$el" -lt 2500 ] || fail "--wait 1 over a stale lock ended after $el ms"
+[ "$(jout oid)" = "$oid" ] || fail "a wait ended by a lock: oid $(jout oid), want $oid"
+[ "$(jout error.code)" = locked ] || fail "error code $(jout error.code)"
+rm -f "$S/refs/leases/lk2.lock"
 # the lock goes away while a --wait runs: the wait then takes the lease
 "$R" --json acquire lk --wait 90 >"$TMPDIR/lk.out" 2>"$TMPDIR/lk.err" &
 p=$!

@@ -183,8 +183,12 @@ done
 grep -q '^held  *claimed  *live' "$TMPDIR/out" || fail "list lost the good lease"
 expect_rc 0 "$R" --json list
 [ "$(jout namespace)" = leases ] || fail "list --json"
-# F27: break frees an unreadable lease by CAS; it is readable afterwards
-expect_rc 0 "$R" break huge
+# F27: break --force frees an unreadable lease by CAS; it is readable
+# afterwards. Without --force it is refused: nothing readable shows it free
+# (issue 23).
+expect_rc 65 "$R" break huge
+grep -q "needs --force" "$TMPDIR/err" || fail "break huge without --force"
+expect_rc 0 "$R" break huge --force
 expect_rc 0 "$R" --json status huge
 [ "$(jout status)" = released ] || fail "break did not free the oversized lease"
 [ "$(G rev-parse refs/heads/main)" = "$M" ] || fail "main moved"

@@ -46,12 +46,13 @@ expect_rc 0 "$R" run job --json-file "$TMPDIR/run.json" -- true
 jparse <"$TMPDIR/run.json"
 [ "$(jv status)" = released ] && [ "$(jv exit_status)" = 0 ] || fail "--json-file"
 
-# --json-file is checked before the lease is taken (F08): exit 64, CMD never
-# runs, nothing written; a directory is refused too
-expect_rc 64 "$R" run jf --json-file "$TMPDIR/nonexistent/dir/f" -- sh -c 'echo RAN'
+# --json-file is checked before the lease is taken (F08): exit 78 (an output
+# file that cannot be written, as --summary; issue 23), CMD never runs,
+# nothing written; a directory is refused too
+expect_rc 78 "$R" run jf --json-file "$TMPDIR/nonexistent/dir/f" -- sh -c 'echo RAN'
 grep -q RAN "$TMPDIR/out" && fail "CMD ran with an unwritable --json-file"
 grep -q 'nonexistent/dir/f' "$TMPDIR/err" || fail "--json-file: message does not name the file"
-expect_rc 64 "$R" run jf --json-file "$TMPDIR" -- true
+expect_rc 78 "$R" run jf --json-file "$TMPDIR" -- true
 refs | grep -q 'leases/jf$' && fail "--json-file: the lease was written"
 # --json keeps stdout for CMD: a usage error's object is the last line of stderr
 expect_rc 64 "$R" --json run job --ttl 0 -- true

@@ -30,6 +30,12 @@ typedef struct lease_commit {
 	/** The ref is a symbolic ref (local stores): oid = what it resolves to
 	 *  (all-zero when dangling), message = the name it points at. */
 	int symbolic;
+	/** The ref's own file cannot be read as a ref (local stores, protocol.md
+	 *  §7 "unreadable-ref"): LEASE_EPAYLOAD when it is empty or garbled (a
+	 *  crashed writer's residue), LEASE_EAUTH when this user may not read it;
+	 *  0 otherwise. oid = what the file is observed at (§9), is_commit 0,
+	 *  message = the cause naming the file. */
+	int unreadable;
 } lease_commit;
 
 /** Free what @p c owns and zero it. Accepts NULL. */

@@ -48,6 +48,7 @@ typedef enum lease_anomaly_id {
 	LEASE_ANOM_PRE_BUMP,
 	LEASE_ANOM_MISSING_OBJECT, /**< the ref's object is absent from the store (issue 14) */
 	LEASE_ANOM_SYMBOLIC_REF,   /**< the ref is a symbolic ref (issue 14) */
+	LEASE_ANOM_UNREADABLE_REF, /**< the ref's file is empty, garbled or unreadable (issue 23) */
 	LEASE_ANOM__COUNT
 } lease_anomaly_id;
 

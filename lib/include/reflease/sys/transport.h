@@ -43,10 +43,12 @@ extern "C" {
 /**
  * The vtable version this library speaks. A transport sets
  * lease_transport.version to it; lease_store_open_transport() refuses any
- * other value (LEASE_EINVALID). Later versions only append members, so
- * version, kind and the calls below keep their places.
+ * other value (LEASE_EINVALID) but 1, whose transport ends before the
+ * members version 2 appended (scan_commits: treated as NULL). Later versions
+ * only append members, so version, kind and the calls below keep their
+ * places.
  */
-#define LEASE_TRANSPORT_VERSION 1
+#define LEASE_TRANSPORT_VERSION 2
 
 /** One entry of a ref listing (list_refs). */
 typedef struct lease_ref_entry {
@@ -110,7 +112,7 @@ void lease_ref_lock_list_clear(lease_ref_lock_list *l);
  * one, LEASE_EINVALID naming it): write_commit, create_ref, replace_ref,
  * delete_ref, read_ref, read_commit, list_refs, last_error, free.
  * Optional calls (NULL = the behaviour each one states): now, list_ref_locks,
- * remove_ref_lock, pace, wait_change.
+ * remove_ref_lock, pace, wait_change, scan_commits and set_lock_wait (version 2).
  *
  * Error codes a call may return beyond those it names: LEASE_ENET
  * (unreachable; a write's outcome is then unknown and settled by re-reading,
@@ -251,6 +253,28 @@ struct lease_transport {
 	 */
 	int (*wait_change)(lease_transport *t, const char *refname, int known_present,
 	                   const lease_oid *known_oid, int timeout_ms);
+
+	/* Version 2. */
+
+	/**
+	 * Optional (local stores; version 2). Call @p visit with the message of
+	 * every commit object in the store whose message starts with @p prefix,
+	 * referenced or not — the chain below a tip whose object went missing is
+	 * still there (protocol.md §5 "generation", issue 23) — until it returns
+	 * nonzero; at most @p max_objects objects are looked at. @p msg is
+	 * borrowed for the call. NULL = the store cannot be scanned.
+	 * @return 0 (scanned, or stopped by @p visit), or an error
+	 */
+	int (*scan_commits)(lease_transport *t, const char *prefix, size_t max_objects,
+	                    int (*visit)(const char *msg, void *payload), void *payload);
+	/**
+	 * Optional (local stores; version 2). Bound how long the next writes wait
+	 * for another writer's ref lock before LEASE_ELOCKED to @p wait_ms
+	 * (< 0: the transport's own default, 3000 ms locally), so that a wait
+	 * (`acquire --wait`) ends on time when a stale lock is in the way
+	 * (issue 23). NULL = not adjustable.
+	 */
+	void (*set_lock_wait)(lease_transport *t, int wait_ms);
 };
 
 #ifdef __cplusplus
