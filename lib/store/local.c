@@ -48,8 +48,8 @@ typedef struct local_transport {
 	unsigned int seed;
 	int have_empty_tree;
 	struct timespec pack_mtime; /* objects/pack when the odb was last opened */
-	int shared;       /* core.sharedRepository, lease_fs_shared_perm() */
-	int lock_wait_ms; /* ref lock wait of writes (set_lock_wait) */
+	int shared;                 /* core.sharedRepository, lease_fs_shared_perm() */
+	int lock_wait_ms;           /* ref lock wait of writes (set_lock_wait) */
 	char errbuf[8192];
 } local_transport;
 
