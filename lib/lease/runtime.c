@@ -794,7 +794,9 @@ static int run_kind(op_kind kind, lease_result *out, lease_store *st, const char
 		return result_fail(out, st, LEASE_ENOMEM, "out of memory");
 	}
 	result_init(out, st, c->name);
+	lease_store_op_begin(st, 0); /* --timeout bounds the operation (issue 24) */
 	rc = run_op(c);
+	lease_store_op_end(st);
 	free(c);
 	return rc;
 }
@@ -833,6 +835,8 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
 	poll_s = lease_store_can_watch(st) ? 0 : (double)lease_store_ttl_min(st) / 20.0;
 	start_store = out->now ? out->now : lease_store_now(st);
 	start_mono = lease_clock_seconds(LEASE_CLOCK_MONOTONIC);
+	/* the wait bounds every attempt and rate-limit sleep in it (issue 24) */
+	lease_store_set_wait_end(st, lease_mono_ms() + (int64_t)opts->wait_seconds * 1000);
 	while (rc == LEASE_EHELD || rc == LEASE_ELOCKED) {
 		double elapsed = lease_clock_seconds(LEASE_CLOCK_MONOTONIC) - start_mono, remaining,
 		       wait_s, until, t0;
@@ -870,6 +874,7 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
 			goto interrupted;
 		rc = run_kind(OP_ACQUIRE, out, st, name, opts);
 	}
+	lease_store_set_wait_end(st, 0);
 	if (rc == LEASE_EHELD || rc == LEASE_ELOCKED) {
 		char m[sizeof(out->message)];
 		snprintf(m, sizeof(m), "%s",
@@ -880,6 +885,7 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
 	}
 	return rc;
 interrupted:
+	lease_store_set_wait_end(st, 0);
 	snprintf(out->message, sizeof(out->message), "interrupted while waiting for the lease");
 	return rc;
 }
@@ -925,7 +931,10 @@ int lease_status(lease_result *out, lease_store *st, const char *name)
 		return result_fail(out, st, LEASE_EINVALID, "invalid lease name: %s",
 		                   name ? err : "none given");
 	memset(&s, 0, sizeof(s));
-	if ((rc = lease_fetch_ref(&s, st, name)) < 0) {
+	lease_store_op_begin(st, 0);
+	rc = lease_fetch_ref(&s, st, name);
+	lease_store_op_end(st);
+	if (rc < 0) {
 		lease_ref_state_clear(&s);
 		return result_fail(out, st, rc, NULL);
 	}

@@ -66,7 +66,8 @@ typedef struct remote_transport {
 	char *url;
 	char *token; /* REFLEASE_GIT_TOKEN, wiped on free */
 	int have_empty_tree;
-	lease_probe poll; /* a waiter's last ls-remote (wait_change) */
+	lease_probe poll;       /* a waiter's last ls-remote (wait_change) */
+	int64_t op_deadline_ms; /* lease_mono_ms(): the running operation's end, 0 = none */
 	char errbuf[2048];
 } remote_transport;
 
@@ -940,6 +941,12 @@ static int open_cache(git_repository **out, const char *url, char *err, size_t e
 }
 
 /* The transport's calls and figures (protocol.md §4, §9). */
+void lease_remote_set_deadline(lease_transport *t, int64_t ms)
+{
+	if (t && t->free == remote_free)
+		R(t)->op_deadline_ms = ms > 0 ? lease_mono_ms() + ms : 0;
+}
+
 static const lease_transport remote_vtable = {
         .version = LEASE_TRANSPORT_VERSION,
         .kind = "remote",
