@@ -185,7 +185,11 @@ static int start_http(gitserver *gs)
 		        "server.port = %d\n"
 		        "server.errorlog = \"%s/lighttpd.err\"\n"
 		        "server.modules = (\"mod_alias\", \"mod_auth\", \"mod_authn_file\", "
-		        "\"mod_cgi\", \"mod_setenv\")\n"
+		        "\"mod_cgi\", \"mod_setenv\", \"mod_accesslog\")\n"
+		        /* each request's status and whether it carried credentials
+		         * (gitserver_failed_logins) */
+		        "accesslog.filename = \"%s/access.log\"\n"
+		        "accesslog.format = \"%%s %%{Authorization}i %%U\"\n"
 		        "alias.url = (\"/git/\" => \"/usr/lib/git-core/git-http-backend/\", "
 		        "\"/auth/\" => \"/usr/lib/git-core/git-http-backend/\")\n"
 		        "cgi.assign = (\"\" => \"\")\n"
@@ -195,7 +199,8 @@ static int start_http(gitserver *gs)
 		        "\"git\", \"require\" => \"valid-user\"))\n"
 		        "setenv.add-environment = (\"GIT_PROJECT_ROOT\" => \"%s\", "
 		        "\"GIT_HTTP_EXPORT_ALL\" => \"1\", \"GIT_CONFIG_GLOBAL\" => \"%s\")\n",
-		        gs->root, gs->http_port, gs->root, users, gs->root, global_config);
+		        gs->root, gs->http_port, gs->root, gs->root, users, gs->root,
+		        global_config);
 		fclose(f);
 		if ((gs->http_pid = spawn(argv, log)) < 0)
 			return -1;
@@ -407,4 +412,20 @@ int gitserver_move_on_fetch(gitserver *gs, const char *name, const char *ref, co
 		return -1;
 	fprintf(f, "%s %s\n", ref, oid_hex);
 	return fclose(f) == 0 ? 0 : -1;
+}
+
+int gitserver_failed_logins(const gitserver *gs)
+{
+	char path[600], line[1024];
+	FILE *f;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/access.log", gs->root);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "401 ", 4) == 0 && strncmp(line + 4, "- ", 2) != 0)
+			n++;
+	fclose(f);
+	return n;
 }
