@@ -666,14 +666,9 @@ static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const 
 		}
 	retry:
 		limited = 0;
-		wait = jitter(g, backoff, 0.5);
-		if (lease_http_mono_ms() + wait >= deadline_ms)
-			break;
-		gh_log(g, LEASE_LOG_DEBUG, "github: %s %s failed (%s); retrying in %lld ms", method,
-		       url_path(url), last, (long long)wait);
+		now = lease_http_mono_ms();
 		/* issue 23: a progress line at -v once the retries have lasted a
 		 * few seconds, then every PROGRESS_MS, instead of silence */
-		now = lease_http_mono_ms();
 		if (now - start >= PROGRESS_FIRST_MS && now - told >= PROGRESS_MS) {
 			told = now;
 			gh_log(g, LEASE_LOG_INFO,
@@ -682,6 +677,14 @@ static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const 
 			       (long long)((now - start) / 1000), last,
 			       (long long)((deadline_ms - now) / 1000), g->timeout_s);
 		}
+		/* the backoff, but a last attempt with half a second left */
+		wait = jitter(g, backoff, 0.5);
+		if (now + wait + 500 > deadline_ms)
+			wait = deadline_ms - now - 500;
+		if (wait < 0)
+			break;
+		gh_log(g, LEASE_LOG_DEBUG, "github: %s %s failed (%s); retrying in %lld ms", method,
+		       url_path(url), last, (long long)wait);
 		sleep_ms(wait);
 		if (backoff < 8000)
 			backoff *= 2;
