@@ -823,10 +823,16 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
 	int64_t start_store;
 	int rc;
 
+	/* the wait bounds every attempt and rate-limit sleep in it, the first
+	 * one's too (issue 24 #3) */
+	if (opts && opts->wait_seconds > 0)
+		lease_store_set_wait_end(st, lease_mono_ms() + (int64_t)opts->wait_seconds * 1000);
 	rc = run_kind(OP_ACQUIRE, out, st, name, opts);
 	/* a ref lock held past the store's lock wait is waited out too */
-	if ((rc != LEASE_EHELD && rc != LEASE_ELOCKED) || !opts || opts->wait_seconds <= 0)
+	if ((rc != LEASE_EHELD && rc != LEASE_ELOCKED) || !opts || opts->wait_seconds <= 0) {
+		lease_store_set_wait_end(st, 0);
 		return rc;
+	}
 	/* --wait (protocol.md §5 "Waiting"): wait until the ref changes or the
 	 * holder's expiry instant, then try again — no backoff, so a long wait
 	 * costs no handoff time; bounded by the wait on both clocks (F22, F24);
@@ -835,8 +841,6 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
 	poll_s = lease_store_can_watch(st) ? 0 : (double)lease_store_ttl_min(st) / 20.0;
 	start_store = out->now ? out->now : lease_store_now(st);
 	start_mono = lease_clock_seconds(LEASE_CLOCK_MONOTONIC);
-	/* the wait bounds every attempt and rate-limit sleep in it (issue 24) */
-	lease_store_set_wait_end(st, lease_mono_ms() + (int64_t)opts->wait_seconds * 1000);
 	while (rc == LEASE_EHELD || rc == LEASE_ELOCKED) {
 		double elapsed = lease_clock_seconds(LEASE_CLOCK_MONOTONIC) - start_mono, remaining,
 		       wait_s, until, t0;

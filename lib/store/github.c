@@ -540,12 +540,13 @@ static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const 
 		/* Known to be rate limited: never send before the limit resets. */
 		if (g->limited_until_ms > now) {
 			if (g->limited_until_ms > deadline_ms)
-				return gh_err(g, LEASE_ERATELIMIT,
-				              "%s: limited for another %lld s, past the operation "
-				              "timeout (%d s)",
-				              g->limited_why,
-				              (long long)((g->limited_until_ms - now + 999) / 1000),
-				              g->timeout_s);
+				return gh_err(
+				        g, LEASE_ERATELIMIT,
+				        "%s: limited for another %lld s, past the operation's "
+				        "end (--timeout %d s, or the --wait)",
+				        g->limited_why,
+				        (long long)((g->limited_until_ms - now + 999) / 1000),
+				        g->timeout_s);
 			sleep_ms(g->limited_until_ms - now);
 			now = lease_http_mono_ms();
 		}
@@ -589,7 +590,7 @@ static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const 
 					rc = gh_err(
 					        g, LEASE_ERATELIMIT,
 					        "%s; the next attempt would be in %lld s, past the "
-					        "operation timeout (%d s)",
+					        "operation's end (--timeout %d s, or the --wait)",
 					        last, (long long)((wait + 999) / 1000),
 					        g->timeout_s);
 					reply_clear(rp);
@@ -691,8 +692,8 @@ static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const 
 	}
 	reply_clear(rp);
 	if (limited)
-		return gh_err(g, LEASE_ERATELIMIT, "%s past the operation timeout (%d s)", last,
-		              g->timeout_s);
+		return gh_err(g, LEASE_ERATELIMIT, "%s past the operation's end (--timeout %d s)",
+		              last, g->timeout_s);
 	return gh_err(g, LEASE_ENET, "GitHub unreachable after %d attempts in %lld s: %s", attempt,
 	              (long long)((lease_http_mono_ms() - start + 500) / 1000), last);
 }

@@ -45,6 +45,12 @@ case $st in 3 | 75) ;; *) echo "FAIL: --wait 4: exit $st: $(cat err)"; exit 1 ;;
 [ "$took" -le 7 ] || { echo "FAIL: --wait 4 under rate-limited polls took ${took}s"; exit 1; }
 echo "t_github_deadlines: --wait 4 under rate-limited polls: exit $st after ${took}s"
 reset
+# every request rate limited: the first attempt's sleep is bounded by the wait too
+fault '{"endpoint":"any","kind":"403-retry","count":100000,"arg":30}'
+REFLEASE_OWNER=bob timed --timeout 60 acquire hb --wait 4
+[ "$st" -eq 75 ] || { echo "FAIL: --wait 4, all rate limited: exit $st: $(cat err)"; exit 1; }
+[ "$took" -le 7 ] || { echo "FAIL: --wait 4, all rate limited, took ${took}s"; exit 1; }
+reset
 
 # unreachable for a while: a progress line at -v within the first seconds
 fault '{"endpoint":"graphql","kind":"5xx","count":100000}'
