@@ -456,12 +456,18 @@ static int tls_refused(gh_transport *g, const char *url, const char *why)
 	              host, why);
 }
 
-/* A proxy answering 407 (issue 24 #5): a configuration error, at once. */
-static int proxy_refused(gh_transport *g, const char *url)
+/* A proxy answering 407, or refusing the tunnel by its rules (403; issue 24
+ * #5): a configuration error, at once. */
+static int proxy_refused(gh_transport *g, const char *url, long code)
 {
 	char host[256];
 
 	url_host(host, sizeof(host), url);
+	if (code != 407)
+		return gh_err(g, LEASE_ECONFIG,
+		              "the proxy (HTTPS_PROXY) refused the tunnel to %s (HTTP %ld to "
+		              "CONNECT): let the proxy through to it, or set NO_PROXY",
+		              host, code);
 	return gh_err(g, LEASE_ECONFIG,
 	              "the proxy between here and %s asks for credentials (HTTP 407 Proxy "
 	              "Authentication Required): put them into HTTPS_PROXY "
@@ -570,8 +576,9 @@ static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const 
 			return rc;
 		}
 		if (rp->r.proxy_auth || (rp->r.result == LEASE_HTTP_OK && rp->r.status == 407)) {
+			long code = rp->r.proxy_auth ? rp->r.proxy_auth : 407;
 			reply_clear(rp);
-			return proxy_refused(g, url);
+			return proxy_refused(g, url, code);
 		}
 		if (rp->r.result == LEASE_HTTP_OK) {
 			json_error_t jerr;

@@ -685,8 +685,10 @@ int lease_http_request(lease_http *h, lease_http_response *resp, const char *met
 	if (cc != CURLE_OK) {
 		long connect_code = 0;
 		curl_easy_getinfo(h->curl, CURLINFO_HTTP_CONNECTCODE, &connect_code);
-		if (connect_code == 407) {
-			resp->proxy_auth = 1;
+		/* the proxy refused the tunnel: for credentials (407) or by its
+		 * rules (403) — configuration; a 5xx of the proxy stays temporary */
+		if (connect_code == 407 || connect_code == 403) {
+			resp->proxy_auth = (int)connect_code;
 			resp->result = LEASE_HTTP_NOT_SENT;
 		}
 	}

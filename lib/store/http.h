@@ -44,7 +44,9 @@ typedef struct lease_http_response {
 	int tls_failed;       /**< the server's certificate did not verify, or the CA
 	                           bundle could not be used (result NOT_SENT): a
 	                           configuration error, never worth a retry (issue 24) */
-	int proxy_auth;       /**< a proxy answered 407 to CONNECT (result NOT_SENT) */
+	int proxy_auth;       /**< the proxy's answer to CONNECT when it refused the tunnel
+	                           for credentials (407) or by its rules (403), else 0
+	                           (result NOT_SENT) */
 } lease_http_response;
 
 /**

@@ -5,7 +5,8 @@
 # untrusted certificate is exit 78 within 5 s naming the host and the
 # problem (never retried as "unreachable"); the same command succeeds with
 # SSL_CERT_FILE, CURL_CA_BUNDLE, REFLEASE_CA_BUNDLE or --ca-bundle naming the
-# CA, in curl's order (CURL_CA_BUNDLE before SSL_CERT_FILE).
+# CA, in curl's order (CURL_CA_BUNDLE before SSL_CERT_FILE). A proxy asking
+# for credentials (407) or refusing the tunnel (403) is 78 at once too.
 set -eu
 FAKE="$BUILD/tools/fakegh"
 cd "$TMPDIR"
@@ -65,4 +66,19 @@ run 78 "another CA" -- --ca-bundle other/ca.pem status tls
 [ "$took" -le 5 ] || { echo "FAIL: 78 after ${took}s"; exit 1; }
 run 78 "missing bundle" -- --ca-bundle nowhere.pem status tls
 grep -q 'nowhere.pem' err || { echo "FAIL: $(cat err)"; exit 1; }
+# through a proxy (a second fake, plain http, answering CONNECT): a 407 is 78
+# at once naming HTTPS_PROXY; a tunnel refused by the proxy's rules too
+"$FAKE" --port-file pport >/dev/null 2>proxy.err &
+ppid=$!
+trap 'kill "$fpid" "$ppid" 2>/dev/null || true' EXIT INT TERM
+i=0
+while [ ! -s pport ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+proxy="http://127.0.0.1:$(cat pport)"
+curl -sf -XPOST "$proxy/_fakegh/fault" -d '{"endpoint":"other","kind":"407","count":1}' >/dev/null
+HTTPS_PROXY=$proxy NO_PROXY='' no_proxy='' run 78 "proxy 407" -- --ca-bundle good/ca.pem status tls
+[ "$took" -le 5 ] || { echo "FAIL: 407 after ${took}s"; exit 1; }
+grep -q 'HTTPS_PROXY' err || { echo "FAIL: 407: $(cat err)"; exit 1; }
+grep -q '407' err || { echo "FAIL: 407: $(cat err)"; exit 1; }
+HTTPS_PROXY=$proxy NO_PROXY='' no_proxy='' run 78 "proxy 403" -- --ca-bundle good/ca.pem status tls
+grep -q 'refused the tunnel' err || { echo "FAIL: 403: $(cat err)"; exit 1; }
 echo "t_github_tls: ok"

@@ -1408,6 +1408,20 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		control(f, &a, url + 9, body);
 		goto respond;
 	}
+	if (strcmp(method, "CONNECT") == 0) {
+		/* Used as an HTTPS proxy (issue 24 #5): a pending 407 fault is the
+		 * proxy asking for credentials (RFC 9110 §15.5.8); otherwise it
+		 * refuses the tunnel, as a proxy's deny rule does (403) */
+		f->counts[FAKEGH_ANY]++;
+		f->counts[FAKEGH_OTHER]++;
+		if (take_fault(f, FAKEGH_OTHER, &ft) && ft.kind == FAKEGH_FAULT_407)
+			apply_fault(f, &a, &ft, FAKEGH_OTHER);
+		else
+			answer_msg(&a, 403, "fakegh: tunnel refused by the proxy's rules");
+		a.no_rl_headers = 1;
+		log_line(f, method, url, FAKEGH_OTHER, a.status, 0);
+		goto respond;
+	}
 	rest = route(f, url, &wrong_repo);
 	ep = classify(method, rest, body);
 	f->counts[FAKEGH_ANY]++;
