@@ -44,6 +44,7 @@
 #include <ftw.h>
 #include <git2.h>
 #include <pwd.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,9 @@ typedef struct remote_transport {
 	int have_empty_tree;
 	lease_probe poll;       /* a waiter's last ls-remote (wait_change) */
 	int64_t op_deadline_ms; /* lease_mono_ms(): the running operation's end, 0 = none */
+	lease_log_fn log;       /* the store's logger (lease_remote_set_log) */
+	void *log_payload;
+	int log_level;
 	char errbuf[2048];
 } remote_transport;
 
@@ -419,6 +423,35 @@ static int not_connected(void)
 	       contains(m, "connection refused") || contains(m, "could not resolve");
 }
 
+__attribute__((format(printf, 3, 4))) static void rlog(remote_transport *rt, int level,
+                                                       const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	lease_vlog(rt->log, rt->log_payload, rt->log_level, level, fmt, ap);
+	va_end(ap);
+}
+
+/* A progress line at -v once the retries of an unreachable remote have
+ * lasted 3 s, then every 10 s (issue 23: as github: does). */
+static void progress(remote_transport *rt, int64_t start, int64_t *told)
+{
+	const git_error *e = git_error_last();
+	int64_t now = lease_mono_ms();
+	char host[256], why[300];
+
+	if (now - start < 3000 || now - *told < 10000)
+		return;
+	*told = now;
+	url_host(host, sizeof(host), rt->url);
+	snprintf(why, sizeof(why), "%s", e && e->message ? e->message : "no connection");
+	rlog(rt, LEASE_LOG_INFO,
+	     "remote: cannot reach %s for %lld s (%s); retrying for another %lld s (--timeout)",
+	     host, (long long)((now - start) / 1000), why,
+	     (long long)((rt->op_deadline_ms - now) / 1000));
+}
+
 /* An anonymous remote connected for fetching (ls-remote). */
 static int connect_fetch(remote_transport *rt, net_ctx *ctx, git_remote **out)
 {
@@ -426,7 +459,7 @@ static int connect_fetch(remote_transport *rt, net_ctx *ctx, git_remote **out)
 	git_proxy_options proxy;
 	int err;
 
-	int64_t backoff = 500;
+	int64_t backoff = 500, start = lease_mono_ms(), told = 0, wait;
 
 	*out = NULL;
 	for (;;) {
@@ -441,10 +474,14 @@ static int connect_fetch(remote_transport *rt, net_ctx *ctx, git_remote **out)
 		*out = NULL;
 		/* nothing reached the server (refused, not resolved): retried
 		 * within the operation's --timeout, as github: does (issue 23) */
-		if (!not_connected() || ctx->auth_failed || !rt->op_deadline_ms ||
-		    lease_mono_ms() + backoff >= rt->op_deadline_ms)
+		if (!not_connected() || ctx->auth_failed || !rt->op_deadline_ms)
 			return map_error(rt, ctx, err, "cannot reach the remote");
-		lease_sleep_ms(backoff, LEASE_SLEEP_FULL);
+		progress(rt, start, &told);
+		/* the backoff, but a last attempt with half a second left */
+		wait = rt->op_deadline_ms - lease_mono_ms() - 500;
+		if (wait <= 0)
+			return map_error(rt, ctx, err, "cannot reach the remote");
+		lease_sleep_ms(backoff < wait ? backoff : wait, LEASE_SLEEP_FULL);
 		backoff = backoff < 4000 ? backoff * 2 : 8000;
 		ctx->cred_calls = ctx->offered_token = 0;
 	}
@@ -996,6 +1033,15 @@ static int open_cache(git_repository **out, const char *url, char *err, size_t e
 }
 
 /* The transport's calls and figures (protocol.md §4, §9). */
+void lease_remote_set_log(lease_transport *t, lease_log_fn log, void *payload, int level)
+{
+	if (t && t->free == remote_free) {
+		R(t)->log = log;
+		R(t)->log_payload = payload;
+		R(t)->log_level = level;
+	}
+}
+
 void lease_remote_set_deadline(lease_transport *t, int64_t ms)
 {
 	if (t && t->free == remote_free)

@@ -48,8 +48,11 @@ static int github_ctor(lease_transport **out, const char *arg, const lease_store
 static int remote_ctor(lease_transport **out, const char *arg, const lease_store_options *opts,
                        char *err, size_t errlen)
 {
-	(void)opts;
-	return lease_remote_transport_new(out, arg, err, errlen);
+	int rc = lease_remote_transport_new(out, arg, err, errlen);
+
+	if (rc == 0 && opts)
+		lease_remote_set_log(*out, opts->log, opts->log_payload, opts->log_level);
+	return rc;
 }
 
 static const struct {

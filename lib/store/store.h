@@ -60,6 +60,8 @@ void lease_github_set_deadline(lease_transport *t, int64_t ms);
  * no-op on other transports.
  */
 void lease_remote_set_deadline(lease_transport *t, int64_t ms);
+/** Remote transport: log through @p log at @p level (the store's options). No-op elsewhere. */
+void lease_remote_set_log(lease_transport *t, lease_log_fn log, void *payload, int level);
 
 /** Gap between the content-creating requests of two operations of a burst, ms (issue 15). */
 #define LEASE_PACE_MS 1000

@@ -50,4 +50,17 @@ for url in "git://127.0.0.1:$port/s.git" "http://127.0.0.1:$port/s.git"; do
   grep -qi "time" "$TMPDIR/err" || fail "$url: no timeout in the message: $(cat "$TMPDIR/err")"
   echo "t_remote_timeout: $url: exit 69 after $took s: $(head -n 1 "$TMPDIR/err")"
 done
+# nothing listening: retried within --timeout (as github: is), with a progress
+# line at -v after a few seconds instead of giving up at once (issue 23)
+closed=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+t0=$(date +%s)
+set +e
+"$REFLEASE" -v --store "remote:git://127.0.0.1:$closed/s.git" --timeout 5 status x >"$TMPDIR/out" 2>"$TMPDIR/err"
+rc=$?
+set -e
+took=$(($(date +%s) - t0))
+[ "$rc" -eq 69 ] || fail "refused: exit $rc, expected 69: $(cat "$TMPDIR/err")"
+[ "$took" -ge 3 ] || fail "refused: gave up after $took s, before --timeout 5"
+[ "$took" -le 7 ] || fail "refused: took $took s, past --timeout 5"
+grep -q 'cannot reach 127.0.0.1 for [0-9]* s' "$TMPDIR/err" || fail "no progress line: $(cat "$TMPDIR/err")"
 echo "t_remote_timeout: ok"
