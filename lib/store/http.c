@@ -8,14 +8,12 @@
 #include "util/util.h"
 
 #include <curl/curl.h>
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
-#include <unistd.h>
 
 #ifndef REFLEASE_VERSION
 #define REFLEASE_VERSION "0"
@@ -452,13 +450,9 @@ int lease_http_new(lease_http **out, const char *token, char *err, size_t errlen
 	curl_easy_setopt(h->curl, CURLOPT_ACCEPT_ENCODING, "");
 	{
 		const char *file, *dir, *from;
+		/* as curl: a bundle that cannot be read fails https requests only
+		 * (CURLE_SSL_CACERT_BADFILE, reported at once as a TLS failure) */
 		lease_http_ca_locations(&file, &dir, &from);
-		if (file && access(file, R_OK) != 0) {
-			set_err(err, errlen, "%s=%s: the CA bundle cannot be read: %s", from, file,
-			        strerror(errno));
-			lease_http_free(h);
-			return LEASE_ECONFIG;
-		}
 		if (file)
 			curl_easy_setopt(h->curl, CURLOPT_CAINFO, file);
 		if (dir)

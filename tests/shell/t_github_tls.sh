@@ -66,6 +66,10 @@ run 78 "another CA" -- --ca-bundle other/ca.pem status tls
 [ "$took" -le 5 ] || { echo "FAIL: 78 after ${took}s"; exit 1; }
 run 78 "missing bundle" -- --ca-bundle nowhere.pem status tls
 grep -q 'nowhere.pem' err || { echo "FAIL: $(cat err)"; exit 1; }
+# a variable naming a missing bundle fails https requests only, at once (as curl)
+CURL_CA_BUNDLE=$PWD/nowhere.pem run 78 "missing CURL_CA_BUNDLE" -- status tls
+[ "$took" -le 5 ] || { echo "FAIL: 78 after ${took}s"; exit 1; }
+grep -q 'CURL_CA_BUNDLE=.*nowhere.pem' err || { echo "FAIL: $(cat err)"; exit 1; }
 # through a proxy (a second fake, plain http, answering CONNECT): a 407 is 78
 # at once naming HTTPS_PROXY; a tunnel refused by the proxy's rules too
 "$FAKE" --port-file pport >/dev/null 2>proxy.err &
