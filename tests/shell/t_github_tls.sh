@@ -6,7 +6,8 @@
 # problem (never retried as "unreachable"); the same command succeeds with
 # SSL_CERT_FILE, CURL_CA_BUNDLE, REFLEASE_CA_BUNDLE or --ca-bundle naming the
 # CA, in curl's order (CURL_CA_BUNDLE before SSL_CERT_FILE). A proxy asking
-# for credentials (407) or refusing the tunnel (403) is 78 at once too.
+# for credentials (407) or refusing the tunnel (403) is 78 at once too;
+# remote:https:// trusts the same CAs.
 set -eu
 FAKE="$BUILD/tools/fakegh"
 cd "$TMPDIR"
@@ -70,6 +71,18 @@ grep -q 'nowhere.pem' err || { echo "FAIL: $(cat err)"; exit 1; }
 CURL_CA_BUNDLE=$PWD/nowhere.pem run 78 "missing CURL_CA_BUNDLE" -- status tls
 [ "$took" -le 5 ] || { echo "FAIL: 78 after ${took}s"; exit 1; }
 grep -q 'CURL_CA_BUNDLE=.*nowhere.pem' err || { echo "FAIL: $(cat err)"; exit 1; }
+# remote:https:// trusts the same CAs (libgit2's GIT_OPT_SET_SSL_CERT_LOCATIONS):
+# untrusted → 78 naming the host; trusted → the TLS handshake passes and the
+# fake (no git server) answers 401: exit 77, no certificate complaint
+export XDG_CACHE_HOME="$PWD/cache"
+rurl="remote:https://localhost:$(cat port)/x.git"
+run 78 "remote: untrusted certificate" -- --store "$rurl" --timeout 5 status tls
+grep -q 'certificate of localhost' err || { echo "FAIL: remote: $(cat err)"; exit 1; }
+run 77 "remote: --ca-bundle" -- --store "$rurl" --ca-bundle good/ca.pem --timeout 5 status tls
+if grep -qi 'certificate' err; then echo "FAIL: remote: --ca-bundle: $(cat err)"; exit 1; fi
+SSL_CERT_FILE=$PWD/good/ca.pem run 77 "remote: SSL_CERT_FILE" -- --store "$rurl" --timeout 5 \
+  status tls
+
 # through a proxy (a second fake, plain http, answering CONNECT): a 407 is 78
 # at once naming HTTPS_PROXY; a tunnel refused by the proxy's rules too
 "$FAKE" --port-file pport >/dev/null 2>proxy.err &
