@@ -63,4 +63,7 @@ took=$(($(date +%s) - t0))
 [ "$took" -ge 3 ] || fail "refused: gave up after $took s, before --timeout 5"
 [ "$took" -le 7 ] || fail "refused: took $took s, past --timeout 5"
 grep -q 'cannot reach 127.0.0.1 for [0-9]* s' "$TMPDIR/err" || fail "no progress line: $(cat "$TMPDIR/err")"
+# the message states its cause alone: nothing was compared (issue 23)
+if grep -q 'expected -\|observed absent' "$TMPDIR/err"; then fail "refused: $(cat "$TMPDIR/err")"; fi
+grep -q 'Connection refused' "$TMPDIR/err" || fail "refused: no cause: $(cat "$TMPDIR/err")"
 echo "t_remote_timeout: ok"
