@@ -463,7 +463,7 @@ START_TEST(reap_releases_expired_and_removes_stale_locks)
 	ck_assert_int_eq(s.payload_rc, 0);
 	ck_assert_int_eq(s.op, LEASE_OP_REAP);
 	ck_assert_int_eq(s.payload.phase, LEASE_PHASE_RELEASED);
-	ck_assert_str_eq(s.payload.sdlc_version, "1.1.0");
+	ck_assert_str_eq(s.payload.sdlc_version, SDLC_VERSION);
 	ck_assert_int_eq(s.payload.ttl_seconds, 0);
 	ck_assert_str_eq(s.payload.lease_token, TOK_A);
 	ck_assert_str_eq(s.payload.owner, "janitor");

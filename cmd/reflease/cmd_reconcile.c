@@ -525,6 +525,9 @@ static void print_history_human(const lease_history *h)
 			printf(", heartbeat +%llds (%s%s)", (long long)it->interval_seconds,
 			       lease_hb_method_name(it->interval_method),
 			       it->interval_method == LEASE_HB_APPROXIMATE ? ", TTL assumed" : "");
+		if (it->payload.has_heartbeats && it->payload.heartbeats > 1)
+			printf(", %lld heartbeats (earlier ones replaced)",
+			       (long long)it->payload.heartbeats);
 		printf("\n");
 	}
 	if (h->truncated)

@@ -22,6 +22,12 @@ json_t *cli_payload_json(const lease_payload *p, int with_token, int64_t now)
 		return NULL;
 	if (p->has_ttl)
 		json_object_set_new(o, "ttl_seconds", json_integer((json_int_t)p->ttl_seconds));
+	if (p->has_heartbeats)
+		json_object_set_new(o, "heartbeats", json_integer((json_int_t)p->heartbeats));
+	if (p->has_previous_heartbeat) {
+		lease_time_format(acq, p->previous_heartbeat_at);
+		json_object_set_new(o, "previous_heartbeat_at", json_string(acq));
+	}
 	if (with_token)
 		json_object_set_new(o, "lease_token", json_string(p->lease_token));
 	return o;

@@ -207,7 +207,17 @@ static int check_clock_skew(lease_reconcile_entry *e, const lease_payload *p, in
 	return 0;
 }
 
-/* The heartbeat floor of the tip against its parent (protocol.md §6). */
+/* The heartbeat before @p tip (written by @p op) is named in the payload
+ * (1.2.0, protocol.md §2): a heartbeat that replaced one carries its time,
+ * exact (only a tip with ttl_seconds is replaced). */
+static int replaced_heartbeat(const lease_payload *tip, lease_op op)
+{
+	return op == LEASE_OP_HEARTBEAT && tip->has_ttl && tip->has_previous_heartbeat;
+}
+
+/* The heartbeat floor of the tip against the heartbeat before it
+ * (protocol.md §6): the one it replaced (previous_heartbeat_at, §2), else
+ * its parent's. */
 static void check_floor(lease_reconcile_entry *e, const lease_payload *tip, lease_op op,
                         const lease_commit *parent_commit, const char *name, int64_t default_ttl)
 {
@@ -217,15 +227,22 @@ static void check_floor(lease_reconcile_entry *e, const lease_payload *tip, leas
 	lease_anomaly *a;
 	char err[64];
 
-	if (!parent_commit->is_commit || !parent_commit->message)
-		return;
-	if (lease_message_parse(&parent, NULL, parent_commit->message,
-	                        strlen(parent_commit->message), name, err, sizeof(err)) < 0)
-		return;
-	if (!is_tenure_heartbeat(tip, op, &parent))
-		return;
-	hb_time(&ht, &mt, &at, tip, NULL, default_ttl);
-	hb_time(&hp, &mp, &ap, &parent, tip, default_ttl);
+	if (replaced_heartbeat(tip, op)) {
+		hb_time(&ht, &mt, &at, tip, NULL, default_ttl);
+		hp = tip->previous_heartbeat_at;
+		mp = LEASE_HB_EXACT;
+		ap = 0;
+	} else {
+		if (!parent_commit->is_commit || !parent_commit->message)
+			return;
+		if (lease_message_parse(&parent, NULL, parent_commit->message,
+		                        strlen(parent_commit->message), name, err, sizeof(err)) < 0)
+			return;
+		if (!is_tenure_heartbeat(tip, op, &parent))
+			return;
+		hb_time(&ht, &mt, &at, tip, NULL, default_ttl);
+		hb_time(&hp, &mp, &ap, &parent, tip, default_ttl);
+	}
 	ttl = tip->has_ttl ? tip->ttl_seconds : at;
 	interval = ht - hp;
 	if (interval < 0) {
@@ -355,7 +372,7 @@ int lease_reconcile_classify(lease_reconcile_entry *e, const lease_ref_state *s,
 		if (a)
 			a->seconds = now - p->expires_at;
 	}
-	if (s->has_parent_commit && p->phase != LEASE_PHASE_RELEASED)
+	if ((s->has_parent_commit || replaced_heartbeat(p, op)) && p->phase != LEASE_PHASE_RELEASED)
 		check_floor(e, p, op, &s->parent_commit, s->name, default_ttl);
 	return 0;
 }
@@ -900,11 +917,19 @@ int lease_history_read(lease_history *out, lease_store *st, const char *name, si
 		hb_time(&it->hb_time, &it->hb_method, &it->assumed_ttl, &it->payload,
 		        newer && newer->payload_rc == 0 ? &newer->payload : NULL, default_ttl);
 	}
-	for (i = 0; i + 1 < out->count; i++) {
+	for (i = 0; i < out->count; i++) {
 		lease_history_item *it = &out->items[i];
-		const lease_history_item *parent = &out->items[i + 1];
+		const lease_history_item *parent = i + 1 < out->count ? &out->items[i + 1] : NULL;
 
-		if (it->payload_rc != 0 || parent->payload_rc != 0)
+		if (it->payload_rc == 0 && replaced_heartbeat(&it->payload, it->op)) {
+			/* the heartbeat before it was replaced: its time is in the payload (§2) */
+			it->is_heartbeat = 1;
+			it->has_interval = 1;
+			it->interval_seconds = it->hb_time - it->payload.previous_heartbeat_at;
+			it->interval_method = LEASE_HB_EXACT;
+			continue;
+		}
+		if (!parent || it->payload_rc != 0 || parent->payload_rc != 0)
 			continue;
 		it->is_heartbeat = is_tenure_heartbeat(&it->payload, it->op, &parent->payload);
 		if (!it->is_heartbeat)

@@ -60,6 +60,10 @@ typedef struct lease_result {
 	int approximate_ttl;   /**< a pre-bump payload's TTL was assumed (§6) */
 	int64_t now;           /**< store time when the result was decided, s */
 	char message[512];     /**< human detail for errors and non-success */
+	/** The tip's first parent (after the operation), when known: pass it
+	 *  back as lease_op_options.known_parent with this oid and payload. */
+	int has_parent;
+	lease_oid parent;
 } lease_result;
 
 /** The cli.md name of @p id ("acquired", …); "error" for an unknown value. */
@@ -107,12 +111,19 @@ typedef struct lease_op_options {
 	 */
 	const lease_oid *known_oid;
 	const lease_payload *known_payload;
+	/**
+	 * heartbeat only, with known_oid: that commit's first parent
+	 * (lease_result.parent), so that a heartbeat over a heartbeat of the same
+	 * tenure replaces it without a read (protocol.md §2 "Heartbeats replace
+	 * heartbeats"). NULL = unknown: the heartbeat is appended. Borrowed.
+	 */
+	const lease_oid *known_parent;
 } lease_op_options;
 
 #define LEASE_OP_OPTIONS_INIT                                                                      \
 	{                                                                                          \
 		LEASE_OP_OPTIONS_VERSION, NULL, NULL, 0, LEASE_PHASE_NONE, LEASE_PHASE_NONE, NULL, \
-		        0, 0, NULL, NULL, NULL, NULL                                               \
+		        0, 0, NULL, NULL, NULL, NULL, NULL                                         \
 	}
 
 /**
