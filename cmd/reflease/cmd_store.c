@@ -1,9 +1,12 @@
-/* Store commands: init, status, list, version. */
+/* Store commands: init, status, list, gc, version. */
 #include "cli.h"
 
 #include <curl/curl.h>
+#include <errno.h>
 #include <git2.h>
+#include <spawn.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "reflease/version.h"
 #include "report.h"
@@ -148,6 +151,97 @@ static int cmd_list(cli_ctx *ctx, int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* ---- gc: local store maintenance (protocol.md §9 "Local store maintenance") ---- */
+
+enum { OPT_GRACE = OPT_COMMAND_BASE };
+
+/* Unreachable objects younger than this are kept, s: a commit written by a
+ * write whose CAS is still to come is never pruned (git gc's own rule, with
+ * a grace of its own; issue 29). */
+#define GC_GRACE_DEFAULT 3600
+
+static int gc_opt(cli_ctx *ctx, int c, const char *arg, void *payload)
+{
+	long v;
+	int rc;
+
+	if (c != OPT_GRACE)
+		return cli_usage(ctx, "unexpected option");
+	if ((rc = cli_parse_seconds(ctx, "--grace", arg, 0, 86400 * 365, &v)) < 0)
+		return rc;
+	*(long *)payload = v;
+	return 0;
+}
+
+extern char **environ;
+
+static int cmd_gc(cli_ctx *ctx, int argc, char **argv)
+{
+	static const struct option longopts[] = {{"grace", required_argument, NULL, OPT_GRACE},
+	                                         CLI_GLOBAL_LONGOPTS,
+	                                         {NULL, 0, NULL, 0}};
+	char prune[64], *args[8];
+	const char *path;
+	lease_store *st;
+	long grace = GC_GRACE_DEFAULT;
+	pid_t pid;
+	int i, rc, status;
+
+	if ((i = cli_parse(ctx, argc, argv, "vqh", longopts, gc_opt, &grace)) < 0)
+		return cli_status_of(i);
+	if (i < argc)
+		return cli_status_of(cli_usage(ctx, "unexpected argument '%s'", argv[i]));
+	if ((rc = cli_open_store(ctx, &st)) < 0)
+		return cli_status_of(rc);
+	if (strcmp(lease_store_kind(st), "local") != 0) {
+		/* GitHub and git servers pack and prune their own repositories */
+		if (ctx->json)
+			cli_emit_json(stdout, json_pack("{s:s, s:s}", "status", "nothing_to_do",
+			                                "store", lease_store_kind(st)));
+		else
+			printf("nothing to do: a %s store's server maintains its repository\n",
+			       lease_store_kind(st));
+		return EXIT_OK;
+	}
+	path = strncmp(ctx->store_spec, "local:", 6) == 0 && ctx->store_spec[6]
+	               ? ctx->store_spec + 6
+	               : ".";
+	if (grace)
+		snprintf(prune, sizeof(prune), "--prune=%ld.seconds.ago", grace);
+	else
+		snprintf(prune, sizeof(prune), "--prune=now");
+	/* git gc packs what reflease wrote (refs and objects) under git's ref
+	 * locks, and prunes unreachable objects older than the grace */
+	args[0] = "git";
+	args[1] = "-C";
+	args[2] = (char *)path;
+	args[3] = "gc";
+	args[4] = "--quiet";
+	args[5] = prune;
+	args[6] = NULL;
+	if ((rc = posix_spawnp(&pid, "git", NULL, NULL, args, environ)) != 0)
+		return cli_status_of(cli_fail(ctx, LEASE_ECONFIG,
+		                              "gc runs git, which could not be started: %s",
+		                              strerror(rc)));
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return cli_status_of(cli_fail(ctx, LEASE_EINTERNAL,
+			                              "gc: waiting for git: %s", strerror(errno)));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return cli_status_of(cli_fail(ctx, LEASE_EINTERNAL,
+		                              "gc: git gc %s in %s failed (exit %d)", prune, path,
+		                              WIFEXITED(status) ? WEXITSTATUS(status) : 128));
+	if (ctx->json)
+		cli_emit_json(stdout,
+		              json_pack("{s:s, s:s, s:s, s:I}", "status", "packed", "store",
+		                        "local", "path", path, "grace_seconds", (json_int_t)grace));
+	else
+		printf("packed the store at %s; unreachable objects older than %ld s pruned (git "
+		       "gc)\n",
+		       path, grace);
+	return EXIT_OK;
+}
+
 static int cmd_version(cli_ctx *ctx, int argc, char **argv)
 {
 	int i, maj, min, rev;
@@ -182,6 +276,10 @@ const cli_command cli_store_commands[] = {
          "List every lease of the namespace, one line each, under a header (NAME PHASE STATUS "
          "OWNER EXPIRES_AT HOST).",
          ""},
+        {"gc", cmd_gc, "gc [--grace S]",
+         "Pack a local store and drop what became unreachable (replaced heartbeats), with git gc.",
+         "  --grace S        keep unreachable objects younger than S seconds (default 3600;\n"
+         "                   0 only when no writer runs); other stores: nothing to do\n"},
         {"version", cmd_version, "version", "Show the version, SDLC_VERSION and library versions.",
          ""},
         {NULL, NULL, NULL, NULL, NULL}};
