@@ -91,13 +91,64 @@ static const char *lease_list_status(lease_store *st, const lease_ref_state *l, 
 	return lease_payload_expired(st, &l->payload, now) ? "expired" : "live";
 }
 
+/* list, streamed (issue 29): each lease printed as the namespace walk reads
+ * it, so list holds one lease's state beyond the listing. */
+typedef struct list_ctx {
+	cli_ctx *ctx;
+	lease_store *st;
+	int64_t now;
+	size_t shown;
+} list_ctx;
+
+static int list_visit(const lease_ref_state *l, const lease_invalid_ref *iv, size_t total,
+                      void *payload)
+{
+	list_ctx *c = payload;
+	const char *status;
+	char hex[LEASE_OID_HEXSZ + 1], exp[LEASE_TIME_STRSZ + 1] = "";
+	char own[LEASE_IDENT_MAX + 1], host[LEASE_IDENT_MAX + 1], err[512];
+	int ok;
+
+	(void)total;
+	if (!l)
+		return 0; /* names that break the rule: reconcile reports them */
+	status = lease_list_status(c->st, l, c->now);
+	ok = l->payload_rc == 0;
+	lease_oid_tohex(hex, &l->oid);
+	if (ok)
+		lease_time_format(exp, l->payload.expires_at);
+	if (c->ctx->json) {
+		json_t *o = json_pack(
+		        "{s:s, s:s, s:s?, s:s?, s:s?, s:s?, s:s}", "name", l->name, "oid", hex,
+		        "phase", ok ? lease_phase_name(l->payload.phase) : NULL, "owner",
+		        ok ? l->payload.owner : NULL, "host", ok ? l->payload.host : NULL,
+		        "expires_at", ok ? exp : NULL, "status", status);
+
+		if (cli_stream_json_item(o, c->shown == 0) < 0)
+			return LEASE_ENOMEM;
+	} else {
+		if (!c->shown)
+			printf("%-30s %-9s %-8s %-24s %-20s  %s\n", "NAME", "PHASE", "STATUS",
+			       "OWNER", "EXPIRES_AT", "HOST");
+		if (ok)
+			printf("%-30s %-9s %-8s %-24s %-20s  %s\n", l->name,
+			       lease_phase_name(l->payload.phase), status,
+			       report_clean(own, sizeof(own), l->payload.owner), exp,
+			       report_clean(host, sizeof(host), l->payload.host));
+		else
+			printf("%-30s %-9s %-8s %s\n", l->name, "?", status,
+			       report_clean(err, sizeof(err), l->payload_error));
+	}
+	c->shown++;
+	(void)iv;
+	return 0;
+}
+
 static int cmd_list(cli_ctx *ctx, int argc, char **argv)
 {
-	lease_namespace ns = {0};
+	list_ctx c;
 	lease_store *st;
-	json_t *arr = NULL;
-	int64_t now;
-	size_t k;
+	char *ns = NULL;
 	int i, rc;
 
 	if ((i = cli_parse(ctx, argc, argv, "vqh", plain_longopts, NULL, NULL)) < 0)
@@ -106,48 +157,27 @@ static int cmd_list(cli_ctx *ctx, int argc, char **argv)
 		return cli_status_of(cli_usage(ctx, "unexpected argument '%s'", argv[i]));
 	if ((rc = cli_open_store(ctx, &st)) < 0)
 		return cli_status_of(rc);
-	if ((rc = lease_fetch_namespace(&ns, st)) < 0)
-		return cli_status_of(cli_fail(ctx, rc, "%s", lease_store_last_error(st)));
-	now = lease_store_now(st);
+	memset(&c, 0, sizeof(c));
+	c.ctx = ctx;
+	c.st = st;
+	c.now = lease_store_now(st);
 	if (ctx->json)
-		arr = json_array();
-	else if (ns.count == 0)
-		printf("no leases in refs/%s/\n", lease_store_namespace(st));
-	else
-		printf("%-30s %-9s %-8s %-24s %-20s  %s\n", "NAME", "PHASE", "STATUS", "OWNER",
-		       "EXPIRES_AT", "HOST");
-	for (k = 0; k < ns.count; k++) {
-		const lease_ref_state *l = &ns.leases[k];
-		const char *status = lease_list_status(st, l, now);
-		char hex[LEASE_OID_HEXSZ + 1], exp[LEASE_TIME_STRSZ + 1] = "";
-		char own[LEASE_IDENT_MAX + 1], host[LEASE_IDENT_MAX + 1], err[512];
-		int ok = l->payload_rc == 0;
+		printf("{\"leases\":[");
+	rc = lease_namespace_each(st, list_visit, &c);
+	if (ctx->json) {
+		json_t *n = json_string(lease_store_namespace(st));
 
-		lease_oid_tohex(hex, &l->oid);
-		if (ok)
-			lease_time_format(exp, l->payload.expires_at);
-		if (arr) {
-			json_array_append_new(
-			        arr, json_pack("{s:s, s:s, s:s?, s:s?, s:s?, s:s?, s:s}", "name",
-			                       l->name, "oid", hex, "phase",
-			                       ok ? lease_phase_name(l->payload.phase) : NULL,
-			                       "owner", ok ? l->payload.owner : NULL, "host",
-			                       ok ? l->payload.host : NULL, "expires_at",
-			                       ok ? exp : NULL, "status", status));
-		} else if (ok) {
-			printf("%-30s %-9s %-8s %-24s %-20s  %s\n", l->name,
-			       lease_phase_name(l->payload.phase), status,
-			       report_clean(own, sizeof(own), l->payload.owner), exp,
-			       report_clean(host, sizeof(host), l->payload.host));
-		} else {
-			printf("%-30s %-9s %-8s %s\n", l->name, "?", status,
-			       report_clean(err, sizeof(err), l->payload_error));
-		}
+		ns = n ? json_dumps(n, JSON_ENCODE_ANY | JSON_ENSURE_ASCII) : NULL;
+		json_decref(n);
+		/* a failed walk still closes the object: valid JSON, exit status says why */
+		printf("],\"namespace\":%s}\n", ns ? ns : "null");
+		free(ns);
+	} else if (rc == 0 && c.shown == 0) {
+		printf("no leases in refs/%s/\n", lease_store_namespace(st));
 	}
-	if (arr)
-		cli_emit_json(stdout, json_pack("{s:s, s:o}", "namespace",
-		                                lease_store_namespace(st), "leases", arr));
-	lease_namespace_clear(&ns);
+	fflush(stdout);
+	if (rc < 0)
+		return cli_status_of(cli_fail(ctx, rc, "%s", lease_store_last_error(st)));
 	return EXIT_OK;
 }
 

@@ -83,6 +83,18 @@ void cli_emit_json(FILE *f, json_t *obj)
 	fflush(f);
 }
 
+int cli_stream_json_item(json_t *obj, int first)
+{
+	char *s = obj ? json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII) : NULL;
+
+	json_decref(obj);
+	if (!s)
+		return LEASE_ENOMEM;
+	printf("%s%s", first ? "" : ",", s);
+	free(s);
+	return 0;
+}
+
 static void human_time_left(char *buf, size_t len, int64_t secs)
 {
 	const char *sign = secs < 0 ? "-" : "";
