@@ -161,7 +161,11 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
  * when now − heartbeat time < max(1, ttl_seconds/10) and at least half the
  * TTL is left, nothing is written and the answer is "not_due" (success,
  * holds_token set); for a pre-bump payload the heartbeat time is
- * approximated and out->approximate_ttl is set.
+ * approximated and out->approximate_ttl is set. Over a heartbeat of the same
+ * tenure, phase and TTL the new heartbeat replaces it (protocol.md §2: its
+ * parent is the tip's parent, payload.heartbeats counts the run,
+ * payload.previous_heartbeat_at names the replaced one's time); still one
+ * CAS from the tip read.
  * @return 0 ("renewed", "not_due"), LEASE_ENOTHOLDER ("not_holder"),
  *         LEASE_EEXPIRED ("expired": reacquire), LEASE_EINVALID,
  *         LEASE_EVERSION, LEASE_EUNVERIFIED / LEASE_ENET, LEASE_ECAS
