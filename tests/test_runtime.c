@@ -1474,6 +1474,38 @@ START_TEST(test_heartbeat_replaces_heartbeat)
 }
 END_TEST
 
+/* Issue 29 (found by t_chaos.sh): reconcile --reap over a lease whose tip is
+ * a heartbeat that replaced one writes a released payload without the
+ * heartbeat fields (a released payload counts no heartbeats). */
+START_TEST(test_reap_over_replaced_heartbeat)
+{
+	fx f;
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+	lease_op_options o;
+	lease_reconcile_options ro = LEASE_RECONCILE_OPTIONS_INIT;
+	lease_reconcile_report rep;
+	lease_payload p;
+
+	fx_mem(&f);
+	must_acquire(&f, "l", ALICE, 30, tok);
+	o = opt(ALICE, tok, 0);
+	must_heartbeat(&f, "l", &o, T0 + 10, "renewed");
+	must_heartbeat(&f, "l", &o, T0 + 20, "renewed");
+	ck_assert(cur(&f, "l", &p, NULL));
+	ck_assert(p.has_previous_heartbeat);
+	f.clk.t = T0 + 200;
+	ro.reap = 1;
+	ck_assert_int_eq(lease_reconcile(&rep, f.st, &ro), 0);
+	ck_assert_uint_eq(rep.reaped, 1);
+	ck_assert_uint_eq(rep.skipped, 0);
+	lease_reconcile_report_free(&rep);
+	ck_assert(cur(&f, "l", &p, NULL));
+	ck_assert_int_eq(p.phase, LEASE_PHASE_RELEASED);
+	ck_assert(!p.has_heartbeats && !p.has_previous_heartbeat);
+	fx_free(&f);
+}
+END_TEST
+
 /* Write a heartbeat commit as another tool would: @p version, on top of the
  * tip (append) or on the tip's parent with the replaced one's time (replace). */
 static void foreign_heartbeat(fx *f, const char *name, const lease_payload *base, int64_t expires,
@@ -2747,6 +2779,7 @@ Suite *runtime_suite(void)
 	tcase_add_test(floor_tc, test_floor_prebump_approximate);
 	tcase_add_test(floor_tc, test_floor_runtime_agrees_with_reconcile);
 	tcase_add_test(floor_tc, test_heartbeat_replaces_heartbeat);
+	tcase_add_test(floor_tc, test_reap_over_replaced_heartbeat);
 	tcase_add_test(floor_tc, test_floor_same_on_replaced_chain);
 	tcase_add_test(floor_tc, test_F30_ttl_invalid_nothing_written);
 	tcase_add_test(floor_tc, test_F30_ttl_validate);

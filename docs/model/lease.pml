@@ -58,6 +58,13 @@
 #endif
 #define REACH(c) assert(!(c))
 
+/* a replacing heartbeat keeps the replaced one's TTL (section 2) */
+#ifdef VARTTL
+#define SAMETTL(r) (C[r].ttl == WTTL)
+#else
+#define SAMETTL(r) 1
+#endif
+
 /* ---- bounds (override with -D) ---- */
 #ifndef TTL
 #define TTL 2     /* lease TTL, time units */
@@ -328,11 +335,8 @@ inline BUILD() {
 		 * replaces it: its parent is the tip's parent; the CAS below is
 		 * still from r, the oid read (section 2, issue 29) */
 		if
-		:: op == HEARTBEAT && C[r].hb && C[r].tok == C[n].tok && C[r].phase == C[n].phase
-#ifdef VARTTL
-		   && C[r].ttl == WTTL
-#endif
-		   -> C[n].parent = C[r].parent;
+		:: op == HEARTBEAT && C[r].hb && C[r].tok == C[n].tok && C[r].phase == C[n].phase &&
+		   SAMETTL(r) -> C[n].parent = C[r].parent;
 		      REACH(REACH_REPLACED)
 		:: else -> skip
 		fi

@@ -441,6 +441,9 @@ static int reap_plan(lease_engine *en, const lease_ref_state *s, int64_t now, le
 	snprintf(p->owner, sizeof(p->owner), "%s",
 	         ro->o->owner ? ro->o->owner : "reflease-reconcile");
 	snprintf(p->host, sizeof(p->host), "%s", ro->o->host ? ro->o->host : "localhost");
+	/* a released payload is no heartbeat: it counts none (protocol.md §2) */
+	p->has_heartbeats = p->has_previous_heartbeat = 0;
+	p->heartbeats = p->previous_heartbeat_at = 0;
 	lease_policy_released(p, now);
 	if ((rc = lease_random_hex(p->nonce, LEASE_NONCE_HEXSZ / 2, lease_store_random(en->st))) <
 	            0 ||
