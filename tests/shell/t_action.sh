@@ -248,7 +248,7 @@ $GIT update-ref refs/leases/old "$c" ""
 act '{"command":"migrate"}'
 expect 0 "migrate plan"
 is outputs.status ok "migrate plan status"
-like summary '\| `old` \| 1\.0\.0 \| 1\.1\.0 \| commit-time \| would_migrate' "migrate plan summary row"
+like summary '\| `old` \| 1\.0\.0 \| 1\.2\.0 \| commit-time \| would_migrate' "migrate plan summary row"
 [ "$($GIT rev-parse refs/leases/old)" = "$c" ] || fail "a plan wrote"
 act '{"command":"migrate","args":"--apply"}'
 expect 0 "migrate --apply"

@@ -50,8 +50,13 @@ p1=$!
     # issue 29: reflease's own maintenance, pruning what a replacing
     # heartbeat left unreachable after a short grace (20 s: the writes'
     # commits become unreachable within milliseconds)
-    "$R" gc --grace 20 >/dev/null 2>&1 || echo "gc failed" >>"$TMPDIR/gc-failed"
-    echo reflease-gc >>"$TMPDIR/git-runs"
+    # (git refuses a second gc while one runs, e.g. the detached gc --auto
+    # above: "gc is already running"; that is git's lock doing its job)
+    if "$R" gc --grace 20 >/dev/null 2>"$TMPDIR/gc.err"; then
+      echo reflease-gc >>"$TMPDIR/git-runs"
+    elif ! grep -q 'gc is already running' "$TMPDIR/gc.err"; then
+      cat "$TMPDIR/gc.err" >>"$TMPDIR/gc-failed"
+    fi
   done
 ) &
 p2=$!
@@ -75,7 +80,7 @@ touch "$STOP"
 wait "$p1" "$p2" "$p3" || true
 cat "$TMPDIR/run"
 [ "$rc" -eq 0 ] || { tail -20 "$TMPDIR/run.err"; fail "writers failed ($rc)"; }
-[ ! -e "$TMPDIR/gc-failed" ] || fail "reflease gc failed $(wc -l <"$TMPDIR/gc-failed") time(s)"
+[ ! -e "$TMPDIR/gc-failed" ] || { cat "$TMPDIR/gc-failed"; fail "reflease gc failed"; }
 for k in pack-refs gc-auto gc maintenance reflease-gc prune; do
   c=$(grep -c "^$k\$" "$TMPDIR/git-runs" || true)
   echo "$k runs: $c"
