@@ -289,6 +289,13 @@ like annotations "name-mismatch" "reconcile annotation id"
 like annotations 'refs/leases/impostor' "reconcile annotation title"
 unlike annotations 'reflease reconcile: exit' "no extra annotation for exit 1"
 
+# 13. gc through the action (the scheduled workflow's last step, issue 29): a
+# github: store's server maintains its repository, so nothing to do
+act '{"command":"gc"}'
+expect 0 "gc"
+is outputs.status ok "gc status"
+is annotations '[]' "gc: no annotation"
+
 # the token canary: no step printed the GitHub token
 if grep -q "$CANARY" "$log"; then fail "the GitHub token was printed"; fi
 grep -q 'reflease acquire\*\* `deploy`: acquired' "$HARNESS_JOB_SUMMARY" || fail "job summary"
