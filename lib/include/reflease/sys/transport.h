@@ -108,6 +108,11 @@ void lease_ref_lock_list_clear(lease_ref_lock_list *l);
  * ownership (free is called by lease_store_free(), or at once when the open
  * fails).
  *
+ * A transport wrapping another by copying its vtable must override or clear
+ * every call it does not forward itself, later versions' calls included: a
+ * copied call is the inner transport's, and the library calls it with the
+ * wrapper's pointer.
+ *
  * Required calls (lease_store_open_transport() refuses a transport lacking
  * one, LEASE_EINVALID naming it): write_commit, create_ref, replace_ref,
  * delete_ref, read_ref, read_commit, list_refs, last_error, free.
