@@ -219,11 +219,13 @@ START_TEST(request_counts_per_primitive)
 	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_GQL_MUTATION), 1);
 	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_ANY), 2);
 
-	/* a delete's verification reads an absence: GraphQL's null is
-	 * confirmed by REST (issue 15 #3) */
+	/* a delete's verification reads an absence: the post-state re-read is
+	 * a REST read of the ref (read_ref_oid), whose 404 is authoritative —
+	 * no GraphQL null to confirm (issue 15 #3) */
 	fakegh_reset_counts(fk);
 	ck_assert_int_eq(lease_cas_delete(st, "x", &b), 0);
-	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_ANY), 3);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_REF_GET), 1);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_ANY), 2);
 
 	/* a later absent read: GraphQL + the REST confirmation, always */
 	fakegh_reset_counts(fk);
@@ -384,7 +386,8 @@ START_TEST(read_lag_polled_within_window)
 	ck_assert_int_eq(lease_cas_create(st, "lag", &a), 0);
 	ck_assert_int_eq(lease_cas_replace(st, "lag", &a, &b), 0);
 	ck_assert_int_eq(lease_cas_delete(st, "lag", &b), 0);
-	ck_assert_uint_gt(fakegh_count(fk, FAKEGH_GQL_QUERY), 3);
+	/* the post-state re-reads (REST, read_ref_oid) polled */
+	ck_assert_uint_gt(fakegh_count(fk, FAKEGH_REF_GET), 3);
 }
 END_TEST
 
@@ -734,7 +737,7 @@ START_TEST(create_exists_then_404_is_lag)
 		ck_assert_int_eq(lease_store_last_cas_error(s2)->observed_present, 1);
 		ck_assert(lease_oid_equal(&lease_store_last_cas_error(s2)->observed, &a));
 		if (round == 0) /* the re-read right after: inside the lag */
-			ck_assert_uint_gt(fakegh_count(fk, FAKEGH_GQL_QUERY), 1); /* polled */
+			ck_assert_uint_gt(fakegh_count(fk, FAKEGH_REF_GET), 1); /* polled */
 		fakegh_set_read_lag(fk, 0);
 	}
 	lease_store_free(s2);

@@ -862,6 +862,205 @@ START_TEST(F26_empty_repository)
 }
 END_TEST
 
+/* ---- the heartbeat service's re-reads (issue 23 follow-up) ------------------------ */
+
+/* A keeper (`run`, `heartbeat --every`) re-reads the stored lease every
+ * lease_keep_check_interval() (6 s on github) between heartbeats: a full read
+ * each time was ~600 counted requests an hour against GITHUB_TOKEN's 1,000.
+ * The clock is injected and advanced by the keeper's own sleeps. */
+static int64_t rr_offset;
+static int rr_writes, rr_stop_after, rr_changes, rr_lost, rr_lost_code;
+static unsigned rr_heartbeat_counted, rr_counted_at_write, rr_304_at_write, rr_first_counted;
+static volatile sig_atomic_t rr_stop;
+/* at the keeper's sleep number rr_act_at (counted from its first heartbeat),
+ * rr_act(rr_act_payload) runs once: another party writes */
+static int rr_sleeps, rr_act_at;
+static void (*rr_act)(void);
+static lease_store *rr_other;
+static lease_result rr_acq;
+
+static int64_t rr_now(void *payload)
+{
+	(void)payload;
+	return (int64_t)time(NULL) + rr_offset;
+}
+
+static int rr_sleep(double seconds, void *payload)
+{
+	(void)payload;
+	rr_offset += (int64_t)(seconds + 0.999);
+	if (rr_writes >= 1 && ++rr_sleeps == rr_act_at && rr_act) {
+		unsigned before = fakegh_counted(fk, NULL);
+		rr_act();
+		/* the other party's requests are not the keeper's */
+		rr_counted_at_write += fakegh_counted(fk, NULL) - before;
+	}
+	return rr_stop != 0;
+}
+
+static void rr_report(const lease_keep_report *rep, void *payload)
+{
+	unsigned nm = 0, n;
+
+	(void)payload;
+	if (rep->event == LEASE_KEEP_CHANGED) {
+		rr_changes++;
+		return;
+	}
+	if (rep->event != LEASE_KEEP_WRITE) {
+		rr_lost++;
+		rr_lost_code = rep->code;
+		rr_stop = 1;
+		return;
+	}
+	n = fakegh_counted(fk, &nm);
+	if (++rr_writes == 1) {
+		/* from the first heartbeat on: the state it wrote is known */
+		rr_first_counted = n;
+		fakegh_reset_counts(fk);
+		rr_counted_at_write = rr_304_at_write = 0;
+	} else {
+		/* every counted request since the last write: the heartbeat's
+		 * own (commit, updateRefs, re-read) and the re-reads' */
+		rr_heartbeat_counted += n - rr_counted_at_write;
+		rr_counted_at_write = n;
+		rr_304_at_write = nm;
+	}
+	if (rr_writes >= rr_stop_after)
+		rr_stop = 1;
+}
+
+static lease_store *rr_open(void)
+{
+	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
+	lease_store *s2 = NULL;
+	char err[512];
+
+	o.github_token = CANARY;
+	o.timeout_s = 5;
+	o.verify_timeout_ms = 1000;
+	o.clock.now = rr_now;
+	ck_assert_msg(lease_store_open(&s2, "github:octo/leases", &o, err, sizeof(err)) == 0, "%s",
+	              err);
+	return s2;
+}
+
+/* Run a keeper of "kept" (TTL @p ttl s: a heartbeat every ttl/3 s, a re-read
+ * every 6 s) until @p writes heartbeats landed or the lease is lost. */
+static void rr_keep(int writes, int with_known_oid, int64_t ttl)
+{
+	lease_op_options ao = who("keeper", NULL);
+	lease_keep_options ko = LEASE_KEEP_OPTIONS_INIT;
+	lease_store *s2 = rr_open();
+	lease_result last;
+
+	rr_offset = 0;
+	rr_writes = rr_changes = rr_lost = rr_lost_code = rr_sleeps = 0;
+	rr_heartbeat_counted = rr_counted_at_write = rr_304_at_write = rr_first_counted = 0;
+	rr_stop = 0;
+	rr_stop_after = writes;
+	rr_other = rr_open();
+	ao.ttl_seconds = ttl;
+	ck_assert_int_eq(lease_acquire(&rr_acq, s2, "kept", &ao), 0);
+	ko.owner = "keeper";
+	ko.host = "runner-1";
+	ko.lease_token = rr_acq.payload.lease_token;
+	ko.ttl_seconds = ttl;
+	ko.known_expires_at = rr_acq.payload.expires_at;
+	ko.known_ttl_seconds = ttl;
+	ko.known_now = rr_acq.now;
+	ko.known_oid = with_known_oid ? &rr_acq.oid : NULL;
+	ko.check_seconds = lease_keep_check_interval(s2);
+	ck_assert(ko.check_seconds == 6);
+	ko.sleep = rr_sleep;
+	ko.report = rr_report;
+	ko.stop = &rr_stop;
+	fakegh_reset_counts(fk);
+	lease_keep(&last, s2, "kept", &ko);
+	lease_store_free(rr_other);
+	rr_other = NULL;
+	lease_store_free(s2);
+}
+
+START_TEST(keeper_rereads_cost_no_counted_request)
+{
+	unsigned nm = 0;
+
+	rr_act = NULL;
+	rr_act_at = 0;
+	rr_keep(5, 0, 60);
+	ck_assert_int_eq(rr_lost, 0);
+	ck_assert_int_eq(rr_writes, 5);
+	/* 4 heartbeat periods of 20 s, each with 3 re-reads (6 s apart): the
+	 * heartbeats' own 3 requests each and nothing more; the re-reads are 304s */
+	fprintf(stderr, "keeper: %u counted requests over 4 heartbeats, %u answered 304\n",
+	        rr_heartbeat_counted, rr_304_at_write);
+	ck_assert_uint_eq(rr_heartbeat_counted, 4 * 3);
+	ck_assert_uint_ge(rr_304_at_write, 4 * 2);
+	(void)fakegh_counted(fk, &nm);
+	ck_assert_uint_ge(nm, rr_304_at_write);
+}
+END_TEST
+
+/* `run` hands the keeper the acquire's oid (lease_keep_options.known_oid):
+ * the re-reads before the first heartbeat are 304s too (the acquire's own
+ * re-read left the validator) */
+START_TEST(keeper_rereads_from_the_acquire)
+{
+	rr_act = NULL;
+	rr_act_at = 0;
+	rr_keep(2, 1, 60);
+	ck_assert_int_eq(rr_lost, 0);
+	/* 3 re-reads in the first 20 s, then the first heartbeat: a read (it
+	 * knows no payload yet, as `heartbeat` alone), commit, updateRefs, re-read */
+	ck_assert_uint_eq(rr_first_counted, 4);
+}
+END_TEST
+
+/* Another party breaks the lease between heartbeats: seen at the next re-read */
+static void rr_break(void)
+{
+	lease_op_options b = who("admin", NULL);
+	lease_result r;
+
+	b.force = 1;
+	ck_assert_int_eq(lease_break(&r, rr_other, "kept", &b), 0);
+}
+
+START_TEST(keeper_rereads_see_a_break)
+{
+	rr_act = rr_break;
+	rr_act_at = 2; /* between two re-reads after the first heartbeat */
+	rr_keep(5, 0, 60);
+	ck_assert_int_eq(rr_lost, 1);
+	ck_assert_int_eq(rr_lost_code, LEASE_ENOTHOLDER);
+	/* lost before the next heartbeat was due */
+	ck_assert_int_eq(rr_writes, 1);
+}
+END_TEST
+
+/* CMD's own `heartbeat --ttl 60` with the token under a 300 s keeper
+ * (t_run_stored.sh on github, where 60 s is the least TTL): the earlier
+ * stored expiry is adopted at the next re-read */
+static void rr_shorten(void)
+{
+	lease_op_options h = who("keeper", rr_acq.payload.lease_token);
+	lease_result r;
+
+	h.ttl_seconds = 60;
+	ck_assert_int_eq(lease_heartbeat(&r, rr_other, "kept", &h), 0);
+}
+
+START_TEST(keeper_rereads_see_own_token_shortening)
+{
+	rr_act = rr_shorten;
+	rr_act_at = 2;
+	rr_keep(3, 0, 300);
+	ck_assert_int_eq(rr_lost, 0);
+	ck_assert_int_ge(rr_changes, 1);
+}
+END_TEST
+
 Suite *github_runtime_suite(void);
 Suite *github_runtime_suite(void)
 {
@@ -878,6 +1077,15 @@ Suite *github_runtime_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, request_budget_per_invocation);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("keeper_rereads");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, keeper_rereads_cost_no_counted_request);
+	tcase_add_test(tc, keeper_rereads_from_the_acquire);
+	tcase_add_test(tc, keeper_rereads_see_a_break);
+	tcase_add_test(tc, keeper_rereads_see_own_token_shortening);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("processes");

@@ -148,6 +148,15 @@ START_TEST(test_shortened_ttl_lost_deadline_follows_stored_expiry)
 	late->base.list_refs = late_list;
 	late->base.last_error = late_last_error;
 	late->base.free = late_free;
+	/* a copied optional call would be the inner transport's, called with
+	 * this wrapper (transport.h): none of them, the ref alone is read
+	 * through late_read_ref too */
+	late->base.list_ref_locks = NULL;
+	late->base.remove_ref_lock = NULL;
+	late->base.wait_change = NULL;
+	late->base.scan_commits = NULL;
+	late->base.set_lock_wait = NULL;
+	late->base.read_ref_oid = NULL;
 	late->base.now = NULL;
 	late->clock = &fake_clock;
 	late->jump = 45;

@@ -306,7 +306,15 @@ START_TEST(stale_old_oid)
 	assert_server_ref(&r, "job-2", &c);
 
 	/* A create of the oid the ref already holds: "already present", flagged
-	 * noop, never success (§3). */
+	 * noop, never success (§3). The client has read that state (which
+	 * fetches its object; the post-state re-read above is an ls-remote
+	 * alone, read_ref_oid), as the runtime reads before it writes. */
+	{
+		lease_ref_state s;
+		ck_assert_int_eq(lease_fetch_ref(&s, r.st, "job-2"), 0);
+		ck_assert(lease_oid_equal(&s.oid, &c));
+		lease_ref_state_clear(&s);
+	}
 	ck_assert_int_eq(lease_cas_create(r.st, "job-2", &c), LEASE_ECAS);
 	ck_assert_int_eq(lease_store_last_cas_error(r.st)->noop, 1);
 

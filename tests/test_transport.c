@@ -141,6 +141,53 @@ START_TEST(version1_transport_accepted)
 }
 END_TEST
 
+static int oid_reads;
+
+static int trap_read_ref_oid(lease_transport *t, const char *refname, int *present, lease_oid *oid)
+{
+	(void)t, (void)refname, (void)present, (void)oid;
+	ck_abort_msg("read_ref_oid of a version 2 transport called");
+	return 0;
+}
+
+static int absent_read_ref_oid(lease_transport *t, const char *refname, int *present,
+                               lease_oid *oid)
+{
+	(void)t, (void)refname, (void)oid;
+	oid_reads++;
+	*present = 0;
+	return 0;
+}
+
+/* Version 2 transports (read_ref_oid appended, version 3) still open and
+ * their reads of the ref alone go through read_ref; a version 3 transport's
+ * read_ref_oid answers lease_ref_still_at(). */
+START_TEST(version2_transport_accepted)
+{
+	lease_transport *t = counted_transport();
+	lease_store *st = NULL;
+	lease_oid zero;
+	char err[256] = "";
+
+	memset(&zero, 0, sizeof(zero));
+	t->version = 2;
+	t->read_ref_oid = trap_read_ref_oid; /* beyond a real version 2 struct */
+	ck_assert_int_eq(lease_store_open_transport(&st, t, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(lease_ref_still_at(st, "x", &zero), 0);
+	lease_store_free(st);
+	ck_assert_int_eq(frees, 1);
+
+	t = counted_transport();
+	t->read_ref_oid = absent_read_ref_oid;
+	oid_reads = 0;
+	ck_assert_int_eq(lease_store_open_transport(&st, t, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(lease_ref_still_at(st, "x", &zero), 0);
+	ck_assert_int_eq(oid_reads, 1);
+	ck_assert_int_eq(lease_ref_still_at(st, "bad name!", &zero), LEASE_EINVALID);
+	lease_store_free(st);
+}
+END_TEST
+
 START_TEST(no_kind_refused)
 {
 	lease_transport *t = counted_transport();
@@ -238,6 +285,7 @@ Suite *transport_suite(void)
 	tcase_add_loop_test(tc, missing_required_call_refused, 0, NREQUIRED);
 	tcase_add_test(tc, wrong_version_refused);
 	tcase_add_test(tc, version1_transport_accepted);
+	tcase_add_test(tc, version2_transport_accepted);
 	tcase_add_test(tc, no_kind_refused);
 	tcase_add_test(tc, no_transport_refused);
 	tcase_add_test(tc, bad_options_free_transport);

@@ -188,6 +188,7 @@ typedef struct keeper_args {
 	lease_store *st;
 	const char *name;
 	lease_keep_options keep;
+	lease_oid at; /* the acquire's oid (keep.known_oid) */
 	run_shared *sh;
 } keeper_args;
 
@@ -802,6 +803,8 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		k.known_ttl_seconds = ttl;
 		k.known_now = r.now;
 		k.check_seconds = lease_keep_check_interval(st);
+		ka.at = r.oid;
+		k.known_oid = r.present ? &ka.at : NULL;
 		k.sleep = keeper_sleep;
 		k.sleep_payload = &sh;
 		k.report = keeper_report;

@@ -58,15 +58,23 @@ enum { CHECK_SAME = 0, CHECK_EARLIER, CHECK_GONE };
  * when it is absent, released or under another token than @p token (a break,
  * a takeover: lost at once); CHECK_EARLIER when its expiry is earlier than
  * @p expires_at (our own write); else CHECK_SAME. A read that fails says
- * nothing: the heartbeats decide. *@p s receives the read. */
+ * nothing: the heartbeats decide. *@p s receives the read (s->present 0
+ * with CHECK_SAME when nothing was read in full).
+ *
+ * With @p at (the oid of the state last known under @p token: our last
+ * heartbeat or re-read) the ref alone is looked at first, and the lease is
+ * read in full only when it has moved: on github a 304, which costs no
+ * counted request, while nobody else writes (protocol.md §6). */
 static int check_stored(lease_result *s, lease_store *st, const char *name, const char *token,
-                        int64_t expires_at)
+                        int64_t expires_at, const lease_oid *at)
 {
 	lease_ref_state rs;
 	int c = CHECK_SAME;
 
 	memset(s, 0, sizeof(*s));
 	memset(&rs, 0, sizeof(rs));
+	if (at && lease_ref_still_at(st, name, at) == 1)
+		return CHECK_SAME;
 	/* the primitive read, not lease_status(): the token is compared */
 	if (lease_fetch_ref(&rs, st, name) < 0) {
 		lease_ref_state_clear(&rs);
@@ -175,8 +183,9 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 	char token[LEASE_TOKEN_HEXSZ + 1];
 	int64_t ttl, every, expires_at = 0, now;
 	double backoff, backoff_max, lost_at, next, check_at = 0;
-	int attempt = 0, rc = 0, have_known = 0;
-	lease_oid known_oid, known_parent;
+	int attempt = 0, rc = 0, have_known = 0, have_at = 0;
+	lease_oid known_oid, known_parent,
+	        at_oid; /* at_oid: the state last known under our token */
 	lease_payload known_payload;
 	int known_has_parent = 0;
 
@@ -203,6 +212,10 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 	backoff_max = opts->backoff_max_s > 0 ? opts->backoff_max_s : 30.0;
 	every = lease_policy_interval(ttl, opts->every_seconds);
 	now = lease_store_now(st);
+	if (opts->known_expires_at && opts->known_oid) {
+		at_oid = *opts->known_oid;
+		have_at = 1;
+	}
 	if (opts->known_expires_at) {
 		int64_t since = opts->known_now ? opts->known_now : now;
 		expires_at = opts->known_expires_at;
@@ -249,7 +262,8 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 		    (double)now >= check_at) {
 			/* §6: the fence must not outlive the stored expiry, whoever
 			 * wrote it with this token */
-			int c = check_stored(&cr, st, name, token, expires_at);
+			int c = check_stored(&cr, st, name, token, expires_at,
+			                     have_at ? &at_oid : NULL);
 			check_at = (double)now + opts->check_seconds;
 			if (c == CHECK_GONE) {
 				r = cr;
@@ -282,9 +296,13 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 					                       (double)now
 					               ? whole_before(lost_at - LEASE_KEEP_MARGIN)
 					               : (double)now;
-				known_oid = cr.oid;
+				known_oid = at_oid = cr.oid;
 				known_payload = cr.payload;
-				have_known = 1;
+				have_known = have_at = 1;
+				/* another writer's tip: its parent is not ours, so the
+				 * next heartbeat appends to it (never a replacement
+				 * on a wrong parent, §2) */
+				known_has_parent = 0;
 				memset(&rep, 0, sizeof(rep));
 				rep.event = LEASE_KEEP_CHANGED;
 				rep.result = &cr;
@@ -294,9 +312,13 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 			} else if (cr.present && cr.has_payload) {
 				/* the next heartbeat's CAS starts from the stored tip
 				 * (a later expiry written with this token included) */
-				known_oid = cr.oid;
+				known_oid = at_oid = cr.oid;
 				known_payload = cr.payload;
-				have_known = 1;
+				have_known = have_at = 1;
+				/* another writer's tip: its parent is not ours, so the
+				 * next heartbeat appends to it (never a replacement
+				 * on a wrong parent, §2) */
+				known_has_parent = 0;
 			}
 			continue;
 		}
@@ -334,11 +356,11 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 				    strcmp(r.payload.lease_token, token))
 					memcpy(token, r.payload.lease_token, sizeof(token));
 				if (r.present && r.holds_token) {
-					known_oid = r.oid;
+					known_oid = at_oid = r.oid;
 					known_payload = r.payload;
 					known_has_parent = r.has_parent;
 					known_parent = r.parent;
-					have_known = 1;
+					have_known = have_at = 1;
 				}
 			}
 			every = lease_policy_interval(ttl, opts->every_seconds);

@@ -97,7 +97,9 @@ static int cas_fail(lease_store *st, int code, lease_outcome outcome, int noop, 
 	                             noop ? ", no-op" : "");
 }
 
-/* Read a ref's target (commit discarded). */
+/* Read a ref's target alone: the transport's read_ref_oid (version 3; a
+ * conditional read where the backend has one, which so also keeps the
+ * validator of this state), else read_ref with the commit discarded. */
 static int reread(lease_store *st, const char *refname, int *present, lease_oid *oid)
 {
 	lease_commit c;
@@ -106,8 +108,15 @@ static int reread(lease_store *st, const char *refname, int *present, lease_oid 
 
 	memset(&c, 0, sizeof(c));
 	t0 = lease_mono_ms();
-	rc = st->t->read_ref(st->t, refname, present, oid, &has_commit, &c);
-	tlog(st, t0, "read_ref", refname, rc);
+	if (st->t->version >= 3 && st->t->read_ref_oid) {
+		*present = 0;
+		memset(oid, 0, sizeof(*oid));
+		rc = st->t->read_ref_oid(st->t, refname, present, oid);
+		tlog(st, t0, "read_ref_oid", refname, rc);
+	} else {
+		rc = st->t->read_ref(st->t, refname, present, oid, &has_commit, &c);
+		tlog(st, t0, "read_ref", refname, rc);
+	}
 	lease_commit_clear(&c);
 	if (rc < 0)
 		*present = 0;
@@ -623,6 +632,20 @@ fail:
 int lease_store_can_watch(const lease_store *st)
 {
 	return st && st->t->wait_change != NULL;
+}
+
+int lease_ref_still_at(lease_store *st, const char *name, const lease_oid *oid)
+{
+	char ref[320];
+	lease_oid at;
+	int present = 0, rc;
+
+	st->errmsg[0] = '\0';
+	if ((rc = name_to_ref(st, ref, sizeof(ref), name)) < 0)
+		return rc;
+	if ((rc = reread(st, ref, &present, &at)) < 0)
+		return lease_store_set_error(st, rc, "%s", terr(st));
+	return present && lease_oid_equal(&at, oid);
 }
 
 int lease_wait_ref_change(lease_store *st, const char *name, int known_present,

@@ -1704,11 +1704,36 @@ static int gh_probe(lease_transport *t, const char *refname, lease_probe *p)
 	int present = 0, rc;
 
 	memset(&oid, 0, sizeof(oid));
-	if ((rc = rest_read_ref((gh_transport *)t, refname, &present, &oid, p)) < 0 ||
-	    p->not_modified)
+	if ((rc = rest_read_ref((gh_transport *)t, refname, &present, &oid, p)) < 0) {
+		/* a failed answer (a malformed 200 included) leaves no validator:
+		 * p->present and p->oid still hold the state of the last one */
+		p->etag[0] = '\0';
 		return rc;
+	}
+	if (p->not_modified)
+		return 0;
 	p->present = present;
 	p->oid = oid;
+	return 0;
+}
+
+/* read_ref_oid (transport.h, version 3): the conditional REST read of
+ * wait_change, sharing its validator. The re-read after a write is such a
+ * read (a 200 with the new ETag, in place of the GraphQL read), so the
+ * heartbeat service's re-reads of the ref it wrote are 304s until someone
+ * else moves it (protocol.md §6). */
+static int gh_read_ref_oid(lease_transport *t, const char *refname, int *present, lease_oid *oid)
+{
+	gh_transport *g = (gh_transport *)t;
+	int rc;
+
+	if ((rc = check_refname(g, refname)) < 0)
+		return rc;
+	g->poll.not_modified = 0;
+	if ((rc = gh_probe(t, refname, &g->poll)) < 0)
+		return rc;
+	*present = g->poll.present;
+	*oid = g->poll.oid;
 	return 0;
 }
 
@@ -1904,6 +1929,7 @@ static const lease_transport gh_vtable = {
         .last_error = gh_last_error,
         .free = gh_free,
         .wait_change = gh_wait_change,
+        .read_ref_oid = gh_read_ref_oid,
         .pace = gh_pace,
 };
 

@@ -647,8 +647,10 @@ static int symbolic_state(local_transport *lt, git_reference *ref, lease_oid *oi
 	return 0;
 }
 
-static int local_read_ref(lease_transport *t, const char *refname, int *present, lease_oid *oid,
-                          int *has_commit, lease_commit *commit_out)
+/* read_ref, and with @p want_commit 0 read_ref_oid: the target without
+ * reading its object (a symbolic or unreadable ref's state is built anyway). */
+static int read_ref_as(lease_transport *t, const char *refname, int *present, lease_oid *oid,
+                       int *has_commit, lease_commit *commit_out, int want_commit)
 {
 	local_transport *lt = L(t);
 	git_reference *ref = NULL;
@@ -695,6 +697,8 @@ static int local_read_ref(lease_transport *t, const char *refname, int *present,
 	}
 	lease_git_oid_from(oid, git_reference_target(ref));
 	git_reference_free(ref);
+	if (!want_commit)
+		return 0;
 	/* Objects are immutable: reading by the oid just read is consistent. */
 	rc = local_read_commit(t, commit_out, oid);
 	if (rc == 0)
@@ -702,6 +706,24 @@ static int local_read_ref(lease_transport *t, const char *refname, int *present,
 	else if (rc != LEASE_ENOTFOUND)
 		return rc;
 	return 0;
+}
+
+static int local_read_ref(lease_transport *t, const char *refname, int *present, lease_oid *oid,
+                          int *has_commit, lease_commit *commit_out)
+{
+	return read_ref_as(t, refname, present, oid, has_commit, commit_out, 1);
+}
+
+/* read_ref_oid (transport.h, version 3): the ref alone, no object read. */
+static int local_read_ref_oid(lease_transport *t, const char *refname, int *present, lease_oid *oid)
+{
+	lease_commit c;
+	int has_commit = 0, rc;
+
+	memset(&c, 0, sizeof(c));
+	rc = read_ref_as(t, refname, present, oid, &has_commit, &c, 0);
+	lease_commit_clear(&c);
+	return rc;
 }
 
 static int name_cmp(const void *a, const void *b)
@@ -1119,6 +1141,7 @@ static const lease_transport local_vtable = {
         .wait_change = local_wait_change,
         .scan_commits = local_scan_commits,
         .set_lock_wait = local_set_lock_wait,
+        .read_ref_oid = local_read_ref_oid,
 };
 
 int lease_local_transport_new(lease_transport **out, const char *path, char *err, size_t errlen)

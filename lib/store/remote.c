@@ -660,6 +660,16 @@ static int remote_probe(lease_transport *t, const char *refname, lease_probe *p)
 	return ls_and_fetch(R(t), refname, 0, &p->present, &p->oid, &fetched, &fetch_rc);
 }
 
+/* read_ref_oid (transport.h, version 3): one ls-remote, no fetch. */
+static int remote_read_ref_oid(lease_transport *t, const char *refname, int *present,
+                               lease_oid *oid)
+{
+	int fetched, fetch_rc;
+
+	git_error_clear(); /* no stale message from an earlier call */
+	return ls_and_fetch(R(t), refname, 0, present, oid, &fetched, &fetch_rc);
+}
+
 static int remote_wait_change(lease_transport *t, const char *refname, int known_present,
                               const lease_oid *known_oid, int timeout_ms)
 {
@@ -1064,6 +1074,7 @@ static const lease_transport remote_vtable = {
         .last_error = remote_last_error,
         .free = remote_free,
         .wait_change = remote_wait_change,
+        .read_ref_oid = remote_read_ref_oid,
 };
 
 /* A file:// remote is the local transport with the remote's figures. */

@@ -128,12 +128,19 @@ typedef struct lease_keep_options {
 	 *  is gone, released or under another token is lost at once (protocol.md
 	 *  §6 "The run guarantee"). */
 	double check_seconds;
+	/** The oid of the state behind known_expires_at (e.g. the acquire's
+	 *  result.oid), or NULL. The re-reads of @p check_seconds first ask
+	 *  whether the ref is still at the state last known under the token
+	 *  (lease_ref_still_at(): on github a conditional read, a 304 that costs
+	 *  no counted request) and read the lease in full only when it moved;
+	 *  without it the first re-read is a full read. */
+	const lease_oid *known_oid;
 } lease_keep_options;
 
 #define LEASE_KEEP_OPTIONS_INIT                                                                    \
 	{                                                                                          \
 		LEASE_KEEP_OPTIONS_VERSION, NULL, NULL, NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL,     \
-		        NULL, NULL, 0, 0, 0                                                        \
+		        NULL, NULL, 0, 0, 0, NULL                                                  \
 	}
 
 /**

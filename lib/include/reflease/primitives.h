@@ -115,6 +115,21 @@ int lease_cas_delete(lease_store *st, const char *name, const lease_oid *old_oid
 int lease_fetch_ref(lease_ref_state *out, lease_store *st, const char *name);
 
 /**
+ * Is refs/<ns>/<name> still at @p oid? One look at the ref's target alone,
+ * without its commit and without waiting, through the transport's
+ * read_ref_oid (reflease/sys/transport.h; read_ref when it has none): on
+ * github a conditional REST read that costs no counted request while the ref
+ * is unchanged since the last look or the last write's re-read (a 304), on
+ * remote one ls-remote, on local the ref file. The heartbeat service asks it
+ * between heartbeats and reads the lease in full only when it says no
+ * (protocol.md §6 "The run guarantee").
+ * @return 1 (still at @p oid), 0 (absent or elsewhere: read it in full),
+ *         LEASE_EINVALID (name), or the read's error (the store's last
+ *         error says why)
+ */
+int lease_ref_still_at(lease_store *st, const char *name, const lease_oid *oid);
+
+/**
  * Block until refs/<ns>/<name> may no longer be what the caller last read
  * (@p known_present, @p known_oid; NULL = zero oid), or @p timeout_ms passed
  * (protocol.md §5 "Waiting"). Reads only. Uses the transport's wait_change

@@ -43,12 +43,12 @@ extern "C" {
 /**
  * The vtable version this library speaks. A transport sets
  * lease_transport.version to it; lease_store_open_transport() refuses any
- * other value (LEASE_EINVALID) but 1, whose transport ends before the
- * members version 2 appended (scan_commits: treated as NULL). Later versions
- * only append members, so version, kind and the calls below keep their
- * places.
+ * other value (LEASE_EINVALID) but 1 and 2, whose transports end before the
+ * members later versions appended (version 2: scan_commits, set_lock_wait;
+ * version 3: read_ref_oid — each treated as NULL). Later versions only append
+ * members, so version, kind and the calls below keep their places.
  */
-#define LEASE_TRANSPORT_VERSION 2
+#define LEASE_TRANSPORT_VERSION 3
 
 /** One entry of a ref listing (list_refs). */
 typedef struct lease_ref_entry {
@@ -108,11 +108,17 @@ void lease_ref_lock_list_clear(lease_ref_lock_list *l);
  * ownership (free is called by lease_store_free(), or at once when the open
  * fails).
  *
+ * A transport wrapping another by copying its vtable must override or clear
+ * every call it does not forward itself, later versions' calls included: a
+ * copied call is the inner transport's, and the library calls it with the
+ * wrapper's pointer.
+ *
  * Required calls (lease_store_open_transport() refuses a transport lacking
  * one, LEASE_EINVALID naming it): write_commit, create_ref, replace_ref,
  * delete_ref, read_ref, read_commit, list_refs, last_error, free.
  * Optional calls (NULL = the behaviour each one states): now, list_ref_locks,
- * remove_ref_lock, pace, wait_change, scan_commits and set_lock_wait (version 2).
+ * remove_ref_lock, pace, wait_change, scan_commits and set_lock_wait (version 2),
+ * read_ref_oid (version 3).
  *
  * Error codes a call may return beyond those it names: LEASE_ENET
  * (unreachable; a write's outcome is then unknown and settled by re-reading,
@@ -275,6 +281,25 @@ struct lease_transport {
 	 * (issue 23). NULL = not adjustable.
 	 */
 	void (*set_lock_wait)(lease_transport *t, int wait_ms);
+
+	/* Version 3. */
+
+	/**
+	 * Optional (version 3). Read @p refname's target only, without its
+	 * commit: *@p present and *@p oid as read_ref would report them, in one
+	 * request and without waiting, as cheaply as the backend can. A backend
+	 * with conditional reads keeps the validator of its last answer for the
+	 * ref and asks conditionally, so asking "is the ref still at the oid I
+	 * wrote?" again and again costs nothing counted while it is (github:
+	 * REST GET with If-None-Match, a 304 does not count against GitHub's
+	 * primary rate limit; remote: one ls-remote; local: the ref file alone).
+	 * The library uses it for the post-state re-read of every write
+	 * (protocol.md §3), which so leaves the validator of its own write, and
+	 * for the heartbeat service's re-read of the stored lease (protocol.md
+	 * §6). NULL = read_ref (the commit read and dropped).
+	 * @return 0, or an error
+	 */
+	int (*read_ref_oid)(lease_transport *t, const char *refname, int *present, lease_oid *oid);
 };
 
 #ifdef __cplusplus
