@@ -55,7 +55,7 @@ step 64 break 'x;touch pwned1'
 step 64 break deploy '--force $(touch pwned2) `touch pwned3`'
 step 64 list '' '; touch pwned4 && $(touch pwned5)'
 step 64 frobnicate deploy
-grep -q "unknown command 'frobnicate' (acquire, heartbeat, transition, release, break, run, status, list, reconcile, migrate)" o.txt e.txt ||
+grep -q "unknown command 'frobnicate' (acquire, heartbeat, transition, release, break, run, status, list, reconcile, migrate, gc)" o.txt e.txt ||
   fail "unknown command message"
 for f in pwned1 pwned2 pwned3 pwned4 pwned5; do
   [ ! -e "$f" ] && [ ! -e "$ap/$f" ] || fail "an input was executed ($f)"
