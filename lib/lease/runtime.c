@@ -839,7 +839,9 @@ static int run_kind(op_kind kind, lease_result *out, lease_store *st, const char
 		return result_fail(out, st, LEASE_ENOMEM, "out of memory");
 	}
 	result_init(out, st, c->name);
+	lease_store_op_begin(st, 0); /* --timeout bounds the operation (issue 24) */
 	rc = run_op(c);
+	lease_store_op_end(st);
 	free(c);
 	return rc;
 }
@@ -942,13 +944,17 @@ static int acquire_waiting(lease_store *st, const lease_op_options *opts, acquir
 	const lease_result *b = NULL;
 	int rc;
 
+	/* the wait bounds every attempt and rate-limit sleep in it, the first
+	 * one's too (issue 24 #3), and each ref lock wait (issue 23) */
 	if (opts && opts->wait_seconds > 0) {
 		start_store = lease_store_now(st);
 		bound_lock_wait(st, (double)opts->wait_seconds);
+		lease_store_set_wait_end(st, lease_mono_ms() + (int64_t)opts->wait_seconds * 1000);
 	}
 	rc = attempt(arg, &b);
 	if ((rc != LEASE_EHELD && rc != LEASE_ELOCKED) || !opts || opts->wait_seconds <= 0) {
 		lease_store_set_lock_wait(st, -1);
+		lease_store_set_wait_end(st, 0);
 		return rc;
 	}
 	poll_s = lease_store_can_watch(st) ? 0 : (double)lease_store_ttl_min(st) / 20.0;
@@ -959,12 +965,14 @@ static int acquire_waiting(lease_store *st, const lease_op_options *opts, acquir
 			break;
 		if (w < 0) {
 			lease_store_set_lock_wait(st, -1);
+			lease_store_set_wait_end(st, 0);
 			snprintf(msg, msglen, "interrupted while waiting for the %s", what);
 			return rc;
 		}
 		rc = attempt(arg, &b);
 	}
 	lease_store_set_lock_wait(st, -1);
+	lease_store_set_wait_end(st, 0);
 	if (rc == LEASE_EHELD || rc == LEASE_ELOCKED) {
 		char m[1024];
 		snprintf(m, sizeof(m), "%s", msg[0] ? msg : lease_store_last_error(st));
@@ -1039,7 +1047,10 @@ int lease_status(lease_result *out, lease_store *st, const char *name)
 		return result_fail(out, st, LEASE_EINVALID, "invalid lease name: %s",
 		                   name ? err : "none given");
 	memset(&s, 0, sizeof(s));
-	if ((rc = lease_fetch_ref(&s, st, name)) < 0) {
+	lease_store_op_begin(st, 0);
+	rc = lease_fetch_ref(&s, st, name);
+	lease_store_op_end(st);
+	if (rc < 0) {
 		lease_ref_state_clear(&s);
 		return result_fail(out, st, rc, NULL);
 	}
@@ -1424,8 +1435,11 @@ static int set_kind(op_kind kind, lease_set_result *out, lease_store *st, const 
 				break;
 			}
 	}
-	if (rc == 0)
+	if (rc == 0) {
+		lease_store_op_begin(st, 0); /* --timeout bounds the operation (issue 24) */
 		rc = set_run(x);
+		lease_store_op_end(st);
+	}
 	for (i = 0; i < n; i++) {
 		lease_ref_state_clear(&x->s[i]);
 		free(x->c[i]);
