@@ -27,7 +27,7 @@ sets_worker() {
       flock "$TMPDIR/c.$n.lock" sh -c 'v=$(($(cat "$1") + 1)); echo "$v" >"$1"; [ "$v" -eq 1 ] || echo "two holders of $2: $v" >>"$3"' \
         sh "$TMPDIR/c.$n" "$n" "$TMPDIR/violations"
     done
-    sleep 0.0$(( $(date +%N | cut -c1-2) % 9 + 1 ))
+    sleep 0.0$(( 1$(date +%N | cut -c1-2) % 9 + 1 ))
     for n in "n$a" "n$b"; do
       # shellcheck disable=SC2016  # expanded by the inner sh
       flock "$TMPDIR/c.$n.lock" sh -c 'echo $(($(cat "$1") - 1)) >"$1"' sh "$TMPDIR/c.$n"
