@@ -797,8 +797,10 @@ static int cmd_break(cli_ctx *ctx, int argc, char **argv)
 }
 
 const cli_command cli_lease_commands[] = {
-        {"acquire", cmd_acquire, "acquire NAME [--ttl S] [--phase P] [--wait S] [--print-token]",
-         "Take a free or expired lease, or wait up to S seconds for it.",
+        {"acquire", cmd_acquire,
+         "acquire NAME [NAME...] [--ttl S] [--phase P] [--wait S] [--print-token]",
+         "Take a free or expired lease, or wait up to S seconds for it; several NAMEs: all in "
+         "one atomic write, or none.",
          "  --ttl S          lease time in whole seconds (5-86400 local, 60-86400 github/remote;\n"
          "                   default 300)\n"
          "  --phase P        initial phase: claimed (default), working or review\n"
@@ -808,7 +810,7 @@ const cli_command cli_lease_commands[] = {
          "  --print-token    print only the token (nothing on stdout when held, exit 3);\n"
          "                   for tok=$(reflease acquire NAME --print-token)\n"},
         {"heartbeat", cmd_heartbeat,
-         "heartbeat NAME --lease-token T [--ttl S] [--every S [--release-on-exit]]",
+         "heartbeat NAME [NAME...] --lease-token T [--ttl S] [--every S [--release-on-exit]]",
          "Extend a held lease once, or keep extending it every S seconds until stopped or lost.",
          "  --lease-token T  the token from acquire (or REFLEASE_LEASE_TOKEN)\n"
          "  --ttl S          new lease time (default: the stored ttl_seconds)\n"
@@ -817,7 +819,7 @@ const cli_command cli_lease_commands[] = {
          "                   for INT/TERM/HUP), exit 4 when lost; a closed output does not stop "
          "it\n"
          "  --release-on-exit  release the lease when stopped by a signal\n"},
-        {"transition", cmd_transition, "transition NAME --lease-token T --to PHASE",
+        {"transition", cmd_transition, "transition NAME [NAME...] --lease-token T --to PHASE",
          "Move a held lease to another phase (claimed, working, review).",
          "  --lease-token T  the token held (or REFLEASE_LEASE_TOKEN)\n"
          "  --to PHASE       claimed, working or review\n"},
@@ -825,7 +827,7 @@ const cli_command cli_lease_commands[] = {
          "Take back a lease this token still holds, even if it expired.",
          "  --lease-token T  the token held (or REFLEASE_LEASE_TOKEN)\n"
          "  --ttl S          lease time (default: the stored ttl_seconds)\n"},
-        {"release", cmd_release, "release NAME --lease-token T [--strict]",
+        {"release", cmd_release, "release NAME [NAME...] --lease-token T [--strict]",
          "Give a lease up (safe to run in cleanup: never frees someone else's lease).",
          "  --lease-token T  the token held (or REFLEASE_LEASE_TOKEN); empty or stale: not_owner\n"
          "  --strict         exit 4 when the token is not the current one\n"},

@@ -57,6 +57,13 @@ wait
 [ "$("$R" --json status x | jget holder.owner)" = bob ] || fail "x not bob's"
 [ "$("$R" --json status y | jget holder.owner)" = bob ] || fail "y not bob's"
 
+# remote: over git:// (and http(s), ssh) libgit2 cannot ask for an atomic
+# push: refused before any I/O (the port is closed), exit 78, never separate
+# writes; remote:file:// is a local store and writes sets atomically
+err_is 78 "cannot write several leases in one atomic write" env REFLEASE_STORE=remote:git://127.0.0.1:9/x.git "$R" acquire a b
+expect_rc 0 env REFLEASE_STORE="remote:file://$S" "$R" --json acquire f1 f2 --ttl 60
+[ "$(jout status)" = acquired ] || fail "remote:file:// set: $(jout status)"
+
 # contention: fresh names n0..n3
 sets_run 6 "${SETS_DUR:-15}" 30 20
 sets_check_history "$S"
