@@ -1353,6 +1353,12 @@ static int set_run(set_ctx *x)
 		return out->code;
 	}
 	for (round = 0; round < LEASE_ENGINE_ROUNDS_MAX; round++) {
+		/* a round's answer is its own (a failed commit write of an
+		 * earlier round settled as not landed says nothing) */
+		out->blocker = -1;
+		out->status = "error";
+		out->code = 0;
+		out->message[0] = '\0';
 		if ((rc = set_read(x)) < 0)
 			return rc;
 		now = lease_store_now(x->st);
