@@ -173,8 +173,7 @@ static int set_rows(lease_op_options *o)
 	fakegh_reset_counts(fk);
 	if (lease_acquire_set(r, st, names, 3, o) < 0)
 		goto out;
-	row("set acquire, 3 released leases (one invocation)", fakegh_count(fk, FAKEGH_ANY),
-	    3 + 3);
+	row("set acquire, 3 released leases (one invocation)", fakegh_count(fk, FAKEGH_ANY), 3 + 3);
 	rc = 0;
 out:
 	lease_store_free(st);
