@@ -180,6 +180,11 @@ json_t *cli_result_json(const lease_result *r);
 void cli_json_outcome(json_t *o, int failed, int code, const char *message);
 /* Print one JSON object on its own line to @p f; steals @p obj. */
 void cli_emit_json(FILE *f, json_t *obj);
+
+/* One element of a JSON array streamed to stdout (reconcile, list: issue 29):
+ * @p obj (consumed) in cli_emit_json()'s spelling, after a comma unless it is
+ * the @p first. Returns 0, or LEASE_ENOMEM (nothing written). */
+int cli_stream_json_item(json_t *obj, int first);
 /* Human rendering of a lease result on stdout (one or a few lines). */
 void cli_print_result_human(const lease_result *r);
 /* Print a result in the chosen format and write GitHub outputs when in

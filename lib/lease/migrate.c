@@ -242,6 +242,16 @@ static int build_message(char **out, const lease_payload *next, const char *read
 		rc = LEASE_EINTERNAL;
 		goto done;
 	}
+	/* lease_message_build() writes SDLC_VERSION: a run with an older
+	 * --to states the version its steps reached */
+	if (strcmp(next->sdlc_version, SDLC_VERSION) != 0) {
+		if (json_object_set_new(canon, "sdlc_version", json_string(next->sdlc_version)) <
+		    0) {
+			rc = LEASE_ENOMEM;
+			goto done;
+		}
+		extra++;
+	}
 	if (json_is_object(orig)) {
 		json_object_foreach(orig, key, v)
 		{

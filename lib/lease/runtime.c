@@ -65,6 +65,8 @@ typedef struct decision {
 	int live_write; /* sets expires_at = now + ttl */
 	int64_t ttl;
 	int64_t built_at;
+	int replace;      /* a heartbeat that replaces the tip: written on parent */
+	lease_oid parent; /* the tip's parent, when replace */
 	char message[512];
 } decision;
 
@@ -142,6 +144,11 @@ static void result_state(lease_result *out, const lease_ref_state *s)
 {
 	out->present = s->present;
 	out->oid = s->oid;
+	out->has_parent = s->present && s->commit.has_parent;
+	if (out->has_parent)
+		out->parent = s->commit.parent;
+	else
+		memset(&out->parent, 0, sizeof(out->parent));
 	out->has_payload = s->present && s->payload_rc == 0;
 	if (out->has_payload)
 		out->payload = s->payload;
@@ -613,6 +620,36 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 
 /* ---- writing ------------------------------------------------------------- */
 
+/* The shape of a heartbeat's commit (protocol.md §2 "Heartbeats replace
+ * heartbeats"): over a tip that is itself a heartbeat of the same tenure
+ * (summary op heartbeat; token, transitions, acquired_at, phase and
+ * ttl_seconds unchanged) whose parent is known, the new heartbeat replaces
+ * it: written on the tip's parent, counting one more heartbeat and carrying
+ * the replaced one's heartbeat time. Anything else (the first heartbeat of a
+ * tenure or after a transition, a TTL change, a pre-bump tip) is appended
+ * and starts a run of 1. Either way the CAS is from the tip as read. */
+static void heartbeat_shape(decision *d, const lease_ref_state *s)
+{
+	const lease_payload *cur = s->present && s->payload_rc == 0 ? &s->payload : NULL;
+	lease_payload *n = &d->next;
+
+	n->has_heartbeats = 1;
+	n->heartbeats = 1;
+	n->has_previous_heartbeat = 0;
+	d->replace = 0;
+	if (!cur || s->op != LEASE_OP_HEARTBEAT || !s->commit.has_parent || !cur->has_ttl ||
+	    cur->phase == LEASE_PHASE_RELEASED || cur->phase != n->phase ||
+	    cur->ttl_seconds != n->ttl_seconds || cur->transitions != n->transitions ||
+	    cur->acquired_at != n->acquired_at || strcmp(cur->lease_token, n->lease_token) != 0 ||
+	    cur->expires_at - cur->ttl_seconds > n->expires_at - n->ttl_seconds)
+		return;
+	d->replace = 1;
+	d->parent = s->commit.parent;
+	n->heartbeats = (cur->has_heartbeats ? cur->heartbeats : 1) + 1;
+	n->has_previous_heartbeat = 1;
+	n->previous_heartbeat_at = cur->expires_at - cur->ttl_seconds;
+}
+
 /* ---- finishing ----------------------------------------------------------- */
 
 static int finish_no_write(op_ctx *c, const lease_ref_state *s, const decision *d)
@@ -721,7 +758,13 @@ static int known_state(lease_ref_state *s, const op_ctx *c)
 	s->commit.oid = s->oid;
 	s->commit.is_commit = 1;
 	s->payload = *c->opts.known_payload;
-	s->op = LEASE_OP_HEARTBEAT;
+	/* a heartbeat commit says so in its payload since 1.2.0 (§2): only
+	 * that one is replaced, and only with its parent known */
+	s->op = s->payload.has_heartbeats ? LEASE_OP_HEARTBEAT : LEASE_OP_UNKNOWN;
+	if (c->opts.known_parent) {
+		s->commit.has_parent = 1;
+		s->commit.parent = *c->opts.known_parent;
+	}
 	return 0;
 }
 
@@ -743,8 +786,12 @@ static int rt_plan(lease_engine *en, const lease_ref_state *s, int64_t now, leas
 		en->rc = finish_no_write(c, s, &d);
 		return 1;
 	}
+	if (d.sop == LEASE_OP_HEARTBEAT)
+		heartbeat_shape(&d, s);
 	pl->p = d.next;
 	pl->op = d.sop;
+	pl->replace = d.replace;
+	pl->parent = d.parent;
 	pl->token_changed = d.token_changed;
 	pl->ttl = d.live_write ? d.ttl : 0;
 	pl->built_at = d.built_at;

@@ -249,7 +249,7 @@ $GIT update-ref refs/leases/old "$c" ""
 act '{"command":"migrate"}'
 expect 0 "migrate plan"
 is outputs.status ok "migrate plan status"
-like summary '\| `old` \| 1\.0\.0 \| 1\.1\.0 \| commit-time \| would_migrate' "migrate plan summary row"
+like summary '\| `old` \| 1\.0\.0 \| 1\.2\.0 \| commit-time \| would_migrate' "migrate plan summary row"
 [ "$($GIT rev-parse refs/leases/old)" = "$c" ] || fail "a plan wrote"
 act '{"command":"migrate","args":"--apply"}'
 expect 0 "migrate --apply"
@@ -289,6 +289,13 @@ like annotations "\"level\":\"error\"" "reconcile error annotation"
 like annotations "name-mismatch" "reconcile annotation id"
 like annotations 'refs/leases/impostor' "reconcile annotation title"
 unlike annotations 'reflease reconcile: exit' "no extra annotation for exit 1"
+
+# 13. gc through the action (the scheduled workflow's last step, issue 29): a
+# github: store's server maintains its repository, so nothing to do
+act '{"command":"gc"}'
+expect 0 "gc"
+is outputs.status ok "gc status"
+is annotations '[]' "gc: no annotation"
 
 # the token canary: no step printed the GitHub token
 if grep -q "$CANARY" "$log"; then fail "the GitHub token was printed"; fi

@@ -60,6 +60,10 @@ typedef struct lease_result {
 	int approximate_ttl;   /**< a pre-bump payload's TTL was assumed (§6) */
 	int64_t now;           /**< store time when the result was decided, s */
 	char message[512];     /**< human detail for errors and non-success */
+	/** The tip's first parent (after the operation), when known: pass it
+	 *  back as lease_op_options.known_parent with this oid and payload. */
+	int has_parent;
+	lease_oid parent;
 } lease_result;
 
 /** The cli.md name of @p id ("acquired", …); "error" for an unknown value. */
@@ -107,12 +111,19 @@ typedef struct lease_op_options {
 	 */
 	const lease_oid *known_oid;
 	const lease_payload *known_payload;
+	/**
+	 * heartbeat only, with known_oid: that commit's first parent
+	 * (lease_result.parent), so that a heartbeat over a heartbeat of the same
+	 * tenure replaces it without a read (protocol.md §2 "Heartbeats replace
+	 * heartbeats"). NULL = unknown: the heartbeat is appended. Borrowed.
+	 */
+	const lease_oid *known_parent;
 } lease_op_options;
 
 #define LEASE_OP_OPTIONS_INIT                                                                      \
 	{                                                                                          \
 		LEASE_OP_OPTIONS_VERSION, NULL, NULL, 0, LEASE_PHASE_NONE, LEASE_PHASE_NONE, NULL, \
-		        0, 0, NULL, NULL, NULL, NULL                                               \
+		        0, 0, NULL, NULL, NULL, NULL, NULL                                         \
 	}
 
 /**
@@ -150,7 +161,11 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
  * when now − heartbeat time < max(1, ttl_seconds/10) and at least half the
  * TTL is left, nothing is written and the answer is "not_due" (success,
  * holds_token set); for a pre-bump payload the heartbeat time is
- * approximated and out->approximate_ttl is set.
+ * approximated and out->approximate_ttl is set. Over a heartbeat of the same
+ * tenure, phase and TTL the new heartbeat replaces it (protocol.md §2: its
+ * parent is the tip's parent, payload.heartbeats counts the run,
+ * payload.previous_heartbeat_at names the replaced one's time); still one
+ * CAS from the tip read.
  * @return 0 ("renewed", "not_due"), LEASE_ENOTHOLDER ("not_holder"),
  *         LEASE_EEXPIRED ("expired": reacquire), LEASE_EINVALID,
  *         LEASE_EVERSION, LEASE_EUNVERIFIED / LEASE_ENET, LEASE_ECAS
