@@ -8,3 +8,4 @@ model: deps
 
 model-run:
 	@sh scripts/model-check.sh docs/model/lease.pml
+	@sh scripts/model-check.sh docs/model/sets.pml

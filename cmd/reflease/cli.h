@@ -174,6 +174,10 @@ json_t *cli_payload_json(const lease_payload *p, int with_token, int64_t now);
 /* The lease-operation object of cli.md ("status", "name", "ref", "oid",
  * "token_rotated", "lease", "holder", "error"). New reference. */
 json_t *cli_result_json(const lease_result *r);
+/* Add a result's outcome to JSON object @p o (cli.md "JSON output"): "error"
+ * {code: lease_error_id(@p code), message} when @p failed, else "message"
+ * when @p message is not empty. */
+void cli_json_outcome(json_t *o, int failed, int code, const char *message);
 /* Print one JSON object on its own line to @p f; steals @p obj. */
 void cli_emit_json(FILE *f, json_t *obj);
 

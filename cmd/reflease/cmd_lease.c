@@ -3,6 +3,7 @@
  * validated before the first write (F08). */
 #define _GNU_SOURCE
 #include "cmd_lease.h"
+#include "cmd_set.h"
 #include "run_guard.h"
 
 #include <errno.h>
@@ -321,15 +322,21 @@ void lease_wait_guard_disarm(void)
 /* Parse options, take NAME, resolve the token. Returns 0 or a negative
  * helper result (-status or CLI_HELP_SHOWN). */
 static int lease_parse(cli_ctx *ctx, int argc, char **argv, const struct option *longopts,
-                       lease_args *a, const char **name)
+                       lease_args *a, const char **name, const char **names, size_t *nnames)
 {
 	int i, rc;
 
 	memset(a, 0, sizeof(*a));
 	if ((i = cli_parse(ctx, argc, argv, LEASE_SHORTOPTS, longopts, lease_args_option, a)) < 0)
 		return i;
-	if ((rc = cli_take_name(ctx, argc, argv, i, name)) < 0)
+	/* several NAMEs: a set (protocol.md "Sets"), for the commands that take one */
+	if (names && argc - i > 1) {
+		if ((rc = set_take_names(ctx, argc, argv, i, names, nnames)) < 0)
+			return rc;
+		*name = names[0];
+	} else if ((rc = cli_take_name(ctx, argc, argv, i, name)) < 0) {
 		return rc;
+	}
 	if (!a->token)
 		a->token = getenv("REFLEASE_LEASE_TOKEN");
 	return 0;
@@ -388,9 +395,74 @@ typedef struct lease_cmd {
 	lease_args a;
 	const char *name;
 	lease_store *st;
-	lease_op_options o; /* from the options (op_init) once the store is open */
-	lease_result r;     /* zeroed once the store is open */
+	lease_op_options o;               /* from the options (op_init) once the store is open */
+	lease_result r;                   /* zeroed once the store is open */
+	const char *names[LEASE_SET_MAX]; /* a set's NAMEs (set_n > 1) */
+	size_t set_n;
+	int set_status_not_owner; /* the set's answer was not_owner (release --strict) */
 } lease_cmd;
+
+typedef int (*set_op_fn)(lease_set_result *, lease_store *, const char *const *, size_t,
+                         const lease_op_options *);
+
+/* One set operation (protocol.md "Sets") and its output. */
+static int set_op(cli_ctx *ctx, lease_cmd *c, set_op_fn fn)
+{
+	lease_set_result *r = calloc(1, sizeof(*r));
+	int rc, status;
+
+	if (!r) {
+		fprintf(stderr, "reflease %s: out of memory\n", ctx->command);
+		return cli_exit_for(LEASE_ENOMEM);
+	}
+	rc = fn(r, c->st, c->names, c->set_n, &c->o);
+	c->set_status_not_owner = r->status && strcmp(r->status, "not_owner") == 0;
+	status = set_finish(ctx, c->st, r, rc);
+	free(r);
+	return status;
+}
+
+/* acquire A B …: the whole set or nothing, --wait holding no part of it. */
+static int acquire_set(cli_ctx *ctx, lease_cmd *c)
+{
+	lease_set_result *r = calloc(1, sizeof(*r));
+	int rc, status;
+
+	if (!r) {
+		lease_wait_guard_disarm();
+		fprintf(stderr, "reflease acquire: out of memory\n");
+		return cli_exit_for(LEASE_ENOMEM);
+	}
+	if (c->a.wait > 0)
+		c->o.wait_payload = &r->members[0];
+	rc = lease_acquire_set(r, c->st, c->names, c->set_n, &c->o);
+	lease_wait_guard_disarm();
+	if (rc < 0 && lease_stop_signal) {
+		if (ctx->json)
+			cli_emit_json(stdout, set_result_json(r));
+		fprintf(stderr, "reflease acquire: interrupted while waiting for the set\n");
+		free(r);
+		return lease_exit_for_signal(lease_stop_signal);
+	}
+	if (c->a.print_token) {
+		const char *tok = rc == 0 && r->members[0].holds_token
+		                          ? r->members[0].payload.lease_token
+		                          : NULL;
+		if (tok) {
+			printf("%s\n", tok);
+			cli_github_output("status", r->status);
+			cli_github_output("lease-token", tok);
+			free(r);
+			return EXIT_OK;
+		}
+		fprintf(stderr, "reflease acquire: %s\n", r->message[0] ? r->message : r->status);
+		free(r);
+		return cli_exit_for(rc < 0 ? rc : LEASE_EINTERNAL);
+	}
+	status = set_finish(ctx, c->st, r, rc);
+	free(r);
+	return status;
+}
 
 /* Parse options and NAME (lease_parse); with @p need_token the token must be
  * well-formed. Returns 0 or a negative helper result. */
@@ -399,7 +471,14 @@ static int lease_cmd_parse(cli_ctx *ctx, int argc, char **argv, const struct opt
 {
 	int rc;
 
-	if ((rc = lease_parse(ctx, argc, argv, longopts, &c->a, &c->name)) < 0 ||
+	/* the commands that take a set (cli.md "Sets") */
+	int set_ok =
+	        strcmp(ctx->command, "acquire") == 0 || strcmp(ctx->command, "heartbeat") == 0 ||
+	        strcmp(ctx->command, "transition") == 0 || strcmp(ctx->command, "release") == 0;
+
+	c->set_n = 0;
+	if ((rc = lease_parse(ctx, argc, argv, longopts, &c->a, &c->name, set_ok ? c->names : NULL,
+	                      &c->set_n)) < 0 ||
 	    (need_token && (rc = require_token(ctx, &c->a)) < 0))
 		return rc;
 	return 0;
@@ -443,6 +522,8 @@ static int cmd_acquire(cli_ctx *ctx, int argc, char **argv)
 		c.o.wait_cb = lease_wait_guard_cb;
 		c.o.wait_payload = &c.r;
 	}
+	if (c.set_n > 1)
+		return acquire_set(ctx, &c);
 	rc = lease_acquire(&c.r, c.st, c.name, &c.o);
 	lease_wait_guard_disarm();
 	if (rc < 0 && lease_stop_signal) {
@@ -609,10 +690,15 @@ static int cmd_heartbeat(cli_ctx *ctx, int argc, char **argv)
 	if (c.a.every && c.a.ttl && c.a.every > c.a.ttl / 2)
 		return cli_status_of(cli_usage(ctx, "--every: %ld s is above ttl/2 (%ld s)",
 		                               c.a.every, c.a.ttl / 2));
+	if (c.set_n > 1 && c.a.every)
+		return cli_status_of(cli_usage(
+		        ctx, "--every keeps one lease; a set is heartbeated once per call"));
 	if ((rc = lease_cmd_open(ctx, &c, 1)) < 0)
 		return cli_status_of(rc);
 	if (c.a.every)
 		return heartbeat_every(ctx, c.st, c.name, &c.a);
+	if (c.set_n > 1)
+		return set_op(ctx, &c, lease_heartbeat_set);
 	rc = lease_heartbeat(&c.r, c.st, c.name, &c.o);
 	return finish(ctx, c.st, &c.r, c.name, rc);
 }
@@ -630,6 +716,8 @@ static int cmd_transition(cli_ctx *ctx, int argc, char **argv)
 	if ((rc = lease_cmd_open(ctx, &c, 0)) < 0)
 		return cli_status_of(rc);
 	c.o.to = c.a.to;
+	if (c.set_n > 1)
+		return set_op(ctx, &c, lease_transition_set);
 	rc = lease_transition(&c.r, c.st, c.name, &c.o);
 	if (rc == LEASE_EINVALID)
 		return cli_status_of(cli_usage(
@@ -657,6 +745,11 @@ static int cmd_release(cli_ctx *ctx, int argc, char **argv)
 	if ((rc = lease_cmd_parse(ctx, argc, argv, release_longopts, 0, &c)) < 0 ||
 	    (rc = lease_cmd_open(ctx, &c, 0)) < 0)
 		return cli_status_of(rc);
+	if (c.set_n > 1) {
+		status = set_op(ctx, &c, lease_release_set);
+		return status == EXIT_OK && c.a.strict && c.set_status_not_owner ? EXIT_NOTHOLDER
+		                                                                 : status;
+	}
 	if (token_well_formed(c.a.token)) {
 		rc = lease_release(&c.r, c.st, c.name, &c.o);
 	} else {
@@ -704,8 +797,10 @@ static int cmd_break(cli_ctx *ctx, int argc, char **argv)
 }
 
 const cli_command cli_lease_commands[] = {
-        {"acquire", cmd_acquire, "acquire NAME [--ttl S] [--phase P] [--wait S] [--print-token]",
-         "Take a free or expired lease, or wait up to S seconds for it.",
+        {"acquire", cmd_acquire,
+         "acquire NAME [NAME...] [--ttl S] [--phase P] [--wait S] [--print-token]",
+         "Take a free or expired lease, or wait up to S seconds for it; several NAMEs: all in "
+         "one atomic write, or none.",
          "  --ttl S          lease time in whole seconds (5-86400 local, 60-86400 github/remote;\n"
          "                   default 300)\n"
          "  --phase P        initial phase: claimed (default), working or review\n"
@@ -715,7 +810,7 @@ const cli_command cli_lease_commands[] = {
          "  --print-token    print only the token (nothing on stdout when held, exit 3);\n"
          "                   for tok=$(reflease acquire NAME --print-token)\n"},
         {"heartbeat", cmd_heartbeat,
-         "heartbeat NAME --lease-token T [--ttl S] [--every S [--release-on-exit]]",
+         "heartbeat NAME [NAME...] --lease-token T [--ttl S] [--every S [--release-on-exit]]",
          "Extend a held lease once, or keep extending it every S seconds until stopped or lost.",
          "  --lease-token T  the token from acquire (or REFLEASE_LEASE_TOKEN)\n"
          "  --ttl S          new lease time (default: the stored ttl_seconds)\n"
@@ -724,7 +819,7 @@ const cli_command cli_lease_commands[] = {
          "                   for INT/TERM/HUP), exit 4 when lost; a closed output does not stop "
          "it\n"
          "  --release-on-exit  release the lease when stopped by a signal\n"},
-        {"transition", cmd_transition, "transition NAME --lease-token T --to PHASE",
+        {"transition", cmd_transition, "transition NAME [NAME...] --lease-token T --to PHASE",
          "Move a held lease to another phase (claimed, working, review).",
          "  --lease-token T  the token held (or REFLEASE_LEASE_TOKEN)\n"
          "  --to PHASE       claimed, working or review\n"},
@@ -732,7 +827,7 @@ const cli_command cli_lease_commands[] = {
          "Take back a lease this token still holds, even if it expired.",
          "  --lease-token T  the token held (or REFLEASE_LEASE_TOKEN)\n"
          "  --ttl S          lease time (default: the stored ttl_seconds)\n"},
-        {"release", cmd_release, "release NAME --lease-token T [--strict]",
+        {"release", cmd_release, "release NAME [NAME...] --lease-token T [--strict]",
          "Give a lease up (safe to run in cleanup: never frees someone else's lease).",
          "  --lease-token T  the token held (or REFLEASE_LEASE_TOKEN); empty or stale: not_owner\n"
          "  --strict         exit 4 when the token is not the current one\n"},

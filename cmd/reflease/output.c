@@ -59,13 +59,19 @@ json_t *cli_result_json(const lease_result *r)
 			                              "host", r->payload.host, "expires_at", exp));
 		}
 	}
-	if (r->code < 0 && lease_status_of(r) == LEASE_STATUS_ERROR)
-		json_object_set_new(o, "error",
-		                    json_pack("{s:s, s:s}", "code", lease_error_id(r->code),
-		                              "message", r->message));
-	else if (r->message[0])
-		json_object_set_new(o, "message", json_string(r->message));
+	cli_json_outcome(o, r->code < 0 && lease_status_of(r) == LEASE_STATUS_ERROR, r->code,
+	                 r->message);
 	return o;
+}
+
+void cli_json_outcome(json_t *o, int failed, int code, const char *message)
+{
+	if (failed)
+		json_object_set_new(
+		        o, "error",
+		        json_pack("{s:s, s:s}", "code", lease_error_id(code), "message", message));
+	else if (message[0])
+		json_object_set_new(o, "message", json_string(message));
 }
 
 void cli_emit_json(FILE *f, json_t *obj)

@@ -1032,3 +1032,133 @@ done:
 		lease_namespace_clear(out);
 	return rc;
 }
+
+/* ---- sets (protocol.md "Sets", issue 27) ---------------------------------- */
+
+int lease_store_can_write_set(const lease_store *st)
+{
+	return st && st->t->version >= 3 && st->t->cas_many != NULL;
+}
+
+/* Re-read every member of a set write: counts of members at their target,
+ * at their old state, and elsewhere; 0 or the first read error. */
+static int set_observe(lease_store *st, const lease_ref_update *u, size_t n, size_t *at_new,
+                       size_t *at_old, size_t *elsewhere)
+{
+	size_t i;
+	int present, rc;
+	lease_oid oid;
+
+	*at_new = *at_old = *elsewhere = 0;
+	for (i = 0; i < n; i++) {
+		if ((rc = reread(st, u[i].refname, &present, &oid)) < 0)
+			return rc;
+		if (present && lease_oid_equal(&oid, &u[i].new_oid))
+			(*at_new)++;
+		else if (lease_oid_is_zero(&u[i].old_oid)
+		                 ? !present
+		                 : present && lease_oid_equal(&oid, &u[i].old_oid))
+			(*at_old)++;
+		else {
+			(*elsewhere)++;
+			observe(st, present, &oid);
+		}
+	}
+	return 0;
+}
+
+int lease_cas_set(lease_store *st, const char *const *names, const lease_oid *olds,
+                  const lease_oid *news, size_t n)
+{
+	lease_ref_update u[LEASE_SET_MAX];
+	char refs[LEASE_SET_MAX][320];
+	int window = st->verify_timeout_ms > 0 ? st->verify_timeout_ms : 0;
+	int64_t t0, deadline, pause = POLL_FIRST_MS;
+	size_t i, j, at_new, at_old, other;
+	int trc, rc;
+
+	memset(&st->cas_err, 0, sizeof(st->cas_err));
+	st->errmsg[0] = '\0';
+	if (n == 0 || n > LEASE_SET_MAX || !names || !news)
+		return lease_store_set_error(st, LEASE_EINVALID,
+		                             "a set names 1 to %d leases (%zu given)",
+		                             LEASE_SET_MAX, n);
+	for (i = 0; i < n; i++) {
+		if ((rc = name_to_ref(st, refs[i], sizeof(refs[i]), names[i])) < 0)
+			return rc;
+		for (j = 0; j < i; j++)
+			if (strcmp(refs[j], refs[i]) == 0)
+				return lease_store_set_error(st, LEASE_EINVALID,
+				                             "lease '%s' named twice in the set",
+				                             names[i]);
+		if (lease_oid_is_zero(&news[i]) || (olds && lease_oid_equal(&olds[i], &news[i])))
+			return lease_store_set_error(st, LEASE_EINVALID,
+			                             "cas_set %s: invalid oid (zero, or old equal "
+			                             "to new)",
+			                             refs[i]);
+		u[i].refname = refs[i];
+		if (olds)
+			u[i].old_oid = olds[i];
+		else
+			memset(&u[i].old_oid, 0, sizeof(u[i].old_oid));
+		u[i].new_oid = news[i];
+	}
+	snprintf(st->cas_err.primitive, sizeof(st->cas_err.primitive), "%s", "cas_set");
+	snprintf(st->cas_err.ref, sizeof(st->cas_err.ref), "%s", refs[0]);
+	st->cas_err.has_expected = 1;
+	st->cas_err.expected = news[0];
+	if (!lease_store_can_write_set(st))
+		return cas_fail(st, LEASE_ECONFIG, LEASE_OUTCOME_KNOWN, 1,
+		                "this store cannot write several leases in one atomic write "
+		                "(its transport has no cas_many); nothing written");
+	t0 = lease_mono_ms();
+	trc = st->t->cas_many(st->t, u, n);
+	tlog(st, t0, "cas_many", refs[0], trc);
+	if (trc < 0 && trc != LEASE_ECAS) {
+		char why[600];
+
+		snprintf(why, sizeof(why), "transport error: %s", terr(st));
+		rc = set_observe(st, u, n, &at_new, &at_old, &other);
+		return cas_fail(st, trc,
+		                refused(trc) && rc == 0 && at_new == 0 ? LEASE_OUTCOME_KNOWN
+		                                                       : LEASE_OUTCOME_UNKNOWN,
+		                0, why);
+	}
+	deadline = lease_mono_ms() + window;
+	for (;;) {
+		int64_t left;
+
+		if ((rc = set_observe(st, u, n, &at_new, &at_old, &other)) < 0) {
+			char why[600];
+
+			snprintf(why, sizeof(why), "cannot re-read the set: %s", terr(st));
+			return cas_fail(st, rc, LEASE_OUTCOME_UNKNOWN, 0, why);
+		}
+		if (trc == 0 && at_new == n)
+			return 0;
+		left = deadline - lease_mono_ms();
+		if (trc == LEASE_ECAS)
+			return cas_fail(st, LEASE_ECAS,
+			                at_new ? LEASE_OUTCOME_UNKNOWN : LEASE_OUTCOME_KNOWN, 0,
+			                "compare failed: a member does not hold the expected oid");
+		if (other)
+			return cas_fail(st, LEASE_ECAS, LEASE_OUTCOME_UNKNOWN, 0,
+			                "a member holds another state (lost race)");
+		if (left <= 0) {
+			char why[300];
+
+			if (at_new == 0 && window == 0)
+				return cas_fail(st, LEASE_ECAS, LEASE_OUTCOME_KNOWN, 1,
+				                "the transport reported success but no member "
+				                "changed (a no-op)");
+			snprintf(why, sizeof(why),
+			         "the transport reported success but %zu of %zu members show "
+			         "the write after the verify window",
+			         at_new, n);
+			return cas_fail(st, LEASE_EUNVERIFIED, LEASE_OUTCOME_UNKNOWN, at_new == 0,
+			                why);
+		}
+		lease_sleep_ms(pause < left ? pause : left, LEASE_SLEEP_FULL);
+		pause = pause * 2 > POLL_MAX_MS ? POLL_MAX_MS : pause * 2;
+	}
+}

@@ -931,11 +931,64 @@ static void bound_lock_wait(lease_store *st, double remaining_s)
 	lease_store_set_lock_wait(st, ms >= 3000.0 ? -1 : ms > 0 ? (int)ms : 0);
 }
 
-int lease_acquire(lease_result *out, lease_store *st, const char *name,
-                  const lease_op_options *opts)
+/* One wait of acquire --wait (protocol.md §5 "Waiting"), after an attempt
+ * that ended with @p rc (held, or a ref lock held past the lock wait) on the
+ * lease @p b (its state as read): until it changes or its holder's expiry
+ * instant, bounded by the wait left on both clocks (F22, F24), at the
+ * steady ttl_min/20 s poll (@p poll_s) on a store that cannot watch; no
+ * backoff. @p what names it in the log. 0 = try again, 1 = the wait ran
+ * out, -1 = wait_cb stopped it. */
+static int wait_step(lease_store *st, const lease_op_options *opts, int rc, const lease_result *b,
+                     const char *what, double start_mono, int64_t start_store, double poll_s)
+{
+	double remaining, wait_s, until, t0;
+
+	remaining = (double)opts->wait_seconds - wait_elapsed(st, start_mono, start_store);
+	if (remaining <= 0)
+		return 1;
+	wait_s = remaining < 3600 ? remaining : 3600; /* one wait at most an hour */
+	if (poll_s > 0 && poll_s < wait_s)
+		wait_s = poll_s;
+	until = until_takeover(st, b);
+	if (until <= 0 && b->has_payload)
+		until = 1.0; /* "expired" but held: look again each second */
+	if (until > 0 && until < wait_s)
+		wait_s = until;
+	/* a ref lock changes no ref: look again at the steady poll pace */
+	if (rc == LEASE_ELOCKED && wait_s > (double)lease_store_ttl_min(st) / 20.0)
+		wait_s = (double)lease_store_ttl_min(st) / 20.0;
+	if (opts->wait_cb && opts->wait_cb(wait_s, opts->wait_payload))
+		return -1;
+	lease_store_log(st, LEASE_LOG_INFO, "%s: held; waiting up to %.1f s for a change", what,
+	                wait_s);
+	t0 = lease_clock_seconds(LEASE_CLOCK_MONOTONIC);
+	lease_wait_ref_change(st, b->name, b->present, &b->oid, (int)(wait_s * 1000.0 + 0.5));
+	/* Woken before the announced time: the caller's window for
+	 * interrupting a wait ends here (nothing is held yet). */
+	if (opts->wait_cb && lease_clock_seconds(LEASE_CLOCK_MONOTONIC) < t0 + wait_s - 0.005 &&
+	    opts->wait_cb(0.0, opts->wait_payload))
+		return -1;
+	bound_lock_wait(st, (double)opts->wait_seconds - wait_elapsed(st, start_mono, start_store));
+	return 0;
+}
+
+/* One attempt of a waiting acquire: its code, and in *@p blocker the lease
+ * (as read) to wait for when it is held. */
+typedef int (*acquire_attempt)(void *arg, const lease_result **blocker);
+
+/* acquire --wait (protocol.md §5 "Waiting"): wait until the blocking ref
+ * changes or its holder's expiry instant, then try again — no backoff, so a
+ * long wait costs no handoff time; bounded by the wait on both clocks (F22,
+ * F24); success only from a verified write of this call. A transport that
+ * cannot watch is polled at a steady ttl_min/20 s. A ref lock held past the
+ * store's lock wait is waited out too. @p msg (@p msglen) is the result's
+ * message; @p what names what is waited for. */
+static int acquire_waiting(lease_store *st, const lease_op_options *opts, acquire_attempt attempt,
+                           void *arg, char *msg, size_t msglen, const char *what)
 {
 	double poll_s, start_mono = lease_clock_seconds(LEASE_CLOCK_MONOTONIC);
 	int64_t start_store = 0;
+	const lease_result *b = NULL;
 	int rc;
 
 	/* the wait bounds every attempt and rate-limit sleep in it, the first
@@ -945,69 +998,59 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
 		bound_lock_wait(st, (double)opts->wait_seconds);
 		lease_store_set_wait_end(st, lease_mono_ms() + (int64_t)opts->wait_seconds * 1000);
 	}
-	rc = run_kind(OP_ACQUIRE, out, st, name, opts);
-	/* a ref lock held past the store's lock wait is waited out too */
+	rc = attempt(arg, &b);
 	if ((rc != LEASE_EHELD && rc != LEASE_ELOCKED) || !opts || opts->wait_seconds <= 0) {
 		lease_store_set_lock_wait(st, -1);
 		lease_store_set_wait_end(st, 0);
 		return rc;
 	}
-	/* --wait (protocol.md §5 "Waiting"): wait until the ref changes or the
-	 * holder's expiry instant, then try again — no backoff, so a long wait
-	 * costs no handoff time; bounded by the wait on both clocks (F22, F24);
-	 * success only from a verified write of this call. A transport that
-	 * cannot watch is polled at a steady ttl_min/20 s. */
 	poll_s = lease_store_can_watch(st) ? 0 : (double)lease_store_ttl_min(st) / 20.0;
 	while (rc == LEASE_EHELD || rc == LEASE_ELOCKED) {
-		double remaining, wait_s, until, t0;
+		int w = wait_step(st, opts, rc, b, b->name, start_mono, start_store, poll_s);
 
-		remaining = (double)opts->wait_seconds - wait_elapsed(st, start_mono, start_store);
-		if (remaining <= 0)
+		if (w > 0)
 			break;
-		wait_s = remaining < 3600 ? remaining : 3600; /* one wait at most an hour */
-		if (poll_s > 0 && poll_s < wait_s)
-			wait_s = poll_s;
-		until = until_takeover(st, out);
-		if (until <= 0 && out->has_payload)
-			until = 1.0; /* "expired" but held: look again each second */
-		if (until > 0 && until < wait_s)
-			wait_s = until;
-		/* a ref lock changes no ref: look again at the steady poll pace */
-		if (rc == LEASE_ELOCKED && wait_s > (double)lease_store_ttl_min(st) / 20.0)
-			wait_s = (double)lease_store_ttl_min(st) / 20.0;
-		if (opts->wait_cb && opts->wait_cb(wait_s, opts->wait_payload))
-			goto interrupted;
-		lease_store_log(st, LEASE_LOG_INFO, "%s: held; waiting up to %.1f s for a change",
-		                name, wait_s);
-		t0 = lease_clock_seconds(LEASE_CLOCK_MONOTONIC);
-		lease_wait_ref_change(st, name, out->present, &out->oid,
-		                      (int)(wait_s * 1000.0 + 0.5));
-		/* Woken before the announced time: the caller's window for
-		 * interrupting a wait ends here (nothing is held yet). */
-		if (opts->wait_cb &&
-		    lease_clock_seconds(LEASE_CLOCK_MONOTONIC) < t0 + wait_s - 0.005 &&
-		    opts->wait_cb(0.0, opts->wait_payload))
-			goto interrupted;
-		bound_lock_wait(st, (double)opts->wait_seconds -
-		                            wait_elapsed(st, start_mono, start_store));
-		rc = run_kind(OP_ACQUIRE, out, st, name, opts);
+		if (w < 0) {
+			lease_store_set_lock_wait(st, -1);
+			lease_store_set_wait_end(st, 0);
+			snprintf(msg, msglen, "interrupted while waiting for the %s", what);
+			return rc;
+		}
+		rc = attempt(arg, &b);
 	}
 	lease_store_set_lock_wait(st, -1);
 	lease_store_set_wait_end(st, 0);
 	if (rc == LEASE_EHELD || rc == LEASE_ELOCKED) {
-		char m[sizeof(out->message)];
-		snprintf(m, sizeof(m), "%s",
-		         out->message[0] ? out->message : lease_store_last_error(st));
-		snprintf(out->message, sizeof(out->message),
-		         "still %s after waiting %lld s: %.400s",
+		char m[1024];
+		snprintf(m, sizeof(m), "%s", msg[0] ? msg : lease_store_last_error(st));
+		snprintf(msg, msglen, "still %s after waiting %lld s: %.400s",
 		         rc == LEASE_ELOCKED ? "locked" : "held", (long long)opts->wait_seconds, m);
 	}
 	return rc;
-interrupted:
-	lease_store_set_lock_wait(st, -1);
-	lease_store_set_wait_end(st, 0);
-	snprintf(out->message, sizeof(out->message), "interrupted while waiting for the lease");
-	return rc;
+}
+
+typedef struct single_attempt {
+	lease_result *out;
+	lease_store *st;
+	const char *name;
+	const lease_op_options *opts;
+} single_attempt;
+
+static int attempt_single(void *arg, const lease_result **blocker)
+{
+	single_attempt *a = arg;
+
+	*blocker = a->out;
+	return run_kind(OP_ACQUIRE, a->out, a->st, a->name, a->opts);
+}
+
+int lease_acquire(lease_result *out, lease_store *st, const char *name,
+                  const lease_op_options *opts)
+{
+	single_attempt a = {out, st, name, opts};
+
+	return acquire_waiting(st, opts, attempt_single, &a, out->message, sizeof(out->message),
+	                       "lease");
 }
 
 int lease_heartbeat(lease_result *out, lease_store *st, const char *name,
@@ -1082,4 +1125,426 @@ int lease_status(lease_result *out, lease_store *st, const char *name)
 	out->code = rc;
 	lease_ref_state_clear(&s);
 	return rc;
+}
+
+/* ---- sets (protocol.md "Sets", issue 27) --------------------------------- */
+
+#define SET_UNKNOWN_MAX 3 /* unknown outcomes of one set operation settled by re-reading */
+
+typedef struct set_ctx {
+	op_kind kind;
+	lease_set_result *out;
+	lease_store *st;
+	size_t n;
+	op_ctx *c[LEASE_SET_MAX];
+	lease_ref_state s[LEASE_SET_MAX];
+	decision d[LEASE_SET_MAX];
+	lease_oid news[LEASE_SET_MAX];
+} set_ctx;
+
+/* A member's answer when it was read but not written: what `status` says. */
+static void set_member_state(lease_store *st, lease_result *r, const lease_ref_state *s,
+                             int64_t now)
+{
+	result_state(r, s);
+	r->now = now;
+	r->code = 0;
+	if (!s->present)
+		r->status = "absent";
+	else if (s->payload_rc != 0)
+		r->status = "error";
+	else if (s->payload.phase == LEASE_PHASE_RELEASED)
+		r->status = "released";
+	else if (lease_payload_expired(st, &s->payload, now))
+		r->status = "expired";
+	else
+		r->status = "live";
+	memset(r->payload.lease_token, 0, sizeof(r->payload.lease_token));
+	snprintf(r->message, sizeof(r->message), "not written: the set was not taken");
+}
+
+/* The set fails with member @p i's answer (@p code, its message). */
+static int set_fail(set_ctx *x, size_t i, int code)
+{
+	lease_set_result *out = x->out;
+	const lease_result *m = &out->members[i];
+
+	out->code = code;
+	out->status = code == 0                                 ? m->status
+	              : m->status && strcmp(m->status, "error") ? m->status
+	                                                        : "error";
+	out->blocker = (int)i;
+	snprintf(out->message, sizeof(out->message), "%s: %s", m->name,
+	         m->message[0] ? m->message : lease_error_id(code));
+	if (code < 0)
+		lease_store_set_error(x->st, code, "%s", out->message);
+	return code;
+}
+
+/* A no-write answer that lets the rest of the set be written: a member
+ * already released (release) or not due (heartbeat). */
+static int set_skippable(const set_ctx *x, const decision *d)
+{
+	if (d->code != 0)
+		return 0;
+	return (x->kind == OP_RELEASE && strcmp(d->status, "already_released") == 0) ||
+	       (x->kind == OP_HEARTBEAT && strcmp(d->status, "not_due") == 0);
+}
+
+/* Read every member. 0, or the failing member's error (the set's answer set). */
+static int set_read(set_ctx *x)
+{
+	size_t i;
+	int rc;
+
+	for (i = 0; i < x->n; i++) {
+		lease_ref_state_clear(&x->s[i]);
+		if ((rc = lease_fetch_ref(&x->s[i], x->st, x->c[i]->name)) < 0) {
+			result_fail(&x->out->members[i], x->st, rc, NULL);
+			return set_fail(x, i, rc);
+		}
+	}
+	return 0;
+}
+
+/* The set landed (every written member verified at its commit): fill the
+ * answers. */
+static int set_landed(set_ctx *x, int64_t now)
+{
+	lease_set_result *out = x->out;
+	int late = 0;
+	size_t i;
+
+	for (i = 0; i < x->n; i++) {
+		lease_result *r = &out->members[i];
+		const decision *d = &x->d[i];
+
+		if (!d->write) {
+			finish_no_write(x->c[i], &x->s[i], d);
+			continue;
+		}
+		r->present = 1;
+		r->oid = x->news[i];
+		r->payload = d->next;
+		r->has_payload = 1;
+		r->status = kind_success[x->kind];
+		r->code = 0;
+		r->holds_token = is_live_kind(x->kind);
+		r->token_rotated = d->token_changed;
+		r->approximate_ttl = x->c[i]->approximate;
+		r->now = now;
+		r->message[0] = '\0';
+		if (is_live_kind(x->kind) && 2 * (d->next.expires_at - now) < d->next.ttl_seconds)
+			late = 1;
+	}
+	out->status = kind_success[x->kind];
+	out->code = 0;
+	out->message[0] = '\0';
+	if (late) {
+		/* Success only with half the TTL left (F15): the set is held, the
+		 * caller has the token and should release it. */
+		out->status = "error";
+		out->code = LEASE_EUNVERIFIED;
+		snprintf(out->message, sizeof(out->message),
+		         "granted too late: less than half the TTL left when verified");
+		lease_store_set_error(x->st, out->code, "%s", out->message);
+	}
+	return out->code;
+}
+
+/* Settle an unknown outcome: 1 landed (answered), 0 not landed anywhere
+ * (decide again), or the error the set ends with. */
+static int set_settle(set_ctx *x, int64_t *now)
+{
+	size_t i, written = 0, at_new = 0;
+	int rc;
+
+	if ((rc = set_read(x)) < 0)
+		return rc;
+	*now = lease_store_now(x->st);
+	for (i = 0; i < x->n; i++) {
+		if (!x->d[i].write)
+			continue;
+		written++;
+		at_new += x->s[i].present && lease_oid_equal(&x->s[i].oid, &x->news[i]);
+	}
+	if (at_new == written) {
+		set_landed(x, *now);
+		return 1;
+	}
+	if (at_new == 0)
+		return 0;
+	x->out->code = LEASE_EUNVERIFIED;
+	x->out->status = "error";
+	snprintf(x->out->message, sizeof(x->out->message),
+	         "the set write shows on %zu of its %zu members: the store did not apply it "
+	         "atomically",
+	         at_new, written);
+	lease_store_set_error(x->st, LEASE_EUNVERIFIED, "%s", x->out->message);
+	return LEASE_EUNVERIFIED;
+}
+
+/* One round's writes: a commit per written member, then one set CAS. */
+static int set_write(set_ctx *x, size_t *nw)
+{
+	const char *names[LEASE_SET_MAX];
+	lease_oid olds[LEASE_SET_MAX], news[LEASE_SET_MAX];
+	char err[256];
+	size_t i, k = 0;
+	int rc;
+
+	for (i = 0; i < x->n; i++) {
+		const decision *d = &x->d[i];
+		const lease_ref_state *s = &x->s[i];
+		char *msg = NULL;
+
+		if (!d->write)
+			continue;
+		if (lease_payload_validate(&d->next, err, sizeof(err)) < 0) {
+			result_fail(&x->out->members[i], x->st, LEASE_EINTERNAL,
+			            "refusing to write an invalid payload: %s", err);
+			return set_fail(x, i, LEASE_EINTERNAL);
+		}
+		if ((rc = lease_message_build(&msg, &d->next, d->sop)) < 0) {
+			result_fail(&x->out->members[i], x->st, rc,
+			            "could not build the commit message");
+			return set_fail(x, i, rc);
+		}
+		rc = lease_write_commit(&x->news[i], x->st,
+		                        s->present && s->commit.is_commit ? &s->oid : NULL, msg);
+		free(msg);
+		if (rc < 0) {
+			result_fail(&x->out->members[i], x->st, rc, NULL);
+			return set_fail(x, i, rc);
+		}
+		names[k] = x->c[i]->name;
+		if (s->present)
+			olds[k] = s->oid;
+		else
+			memset(&olds[k], 0, sizeof(olds[k]));
+		news[k++] = x->news[i];
+	}
+	*nw = k;
+	return lease_cas_set(x->st, names, olds, news, k);
+}
+
+/* Plan every member; 0 to write, 1 when answered without a write, or an error. */
+static int set_plan(set_ctx *x, int64_t now, size_t *nwrite)
+{
+	size_t i, first_changed = x->n;
+	int rc;
+
+	*nwrite = 0;
+	for (i = 0; i < x->n; i++) {
+		x->c[i]->out->now = now;
+		if ((rc = decide(x->c[i], &x->s[i], now, &x->d[i])) < 0) {
+			result_state(&x->out->members[i], &x->s[i]);
+			x->out->members[i].status = "error";
+			return set_fail(x, i, rc);
+		}
+	}
+	for (i = 0; i < x->n; i++) {
+		if (x->d[i].write || set_skippable(x, &x->d[i]))
+			continue;
+		/* One member is not free (or not ours): nothing is written. */
+		for (size_t j = 0; j < x->n; j++) {
+			if (j == i || !x->d[j].write)
+				finish_no_write(x->c[j], &x->s[j], &x->d[j]);
+			else
+				set_member_state(x->st, &x->out->members[j], &x->s[j], now);
+		}
+		set_fail(x, i, x->d[i].code < 0 ? x->d[i].code : LEASE_ENOTHOLDER);
+		if (x->d[i].code == 0) /* not_owner: answered, nothing written */
+			x->out->code = 0;
+		return x->out->code < 0 ? x->out->code : 1;
+	}
+	for (i = 0; i < x->n; i++) {
+		if (!x->d[i].write)
+			continue;
+		(*nwrite)++;
+		if (!x->d[i].token_changed)
+			continue;
+		/* One token for the set: every member whose token changes in
+		 * this write gets the first one minted (protocol.md "Sets"). */
+		if (first_changed == x->n)
+			first_changed = i;
+		else
+			memcpy(x->d[i].next.lease_token, x->d[first_changed].next.lease_token,
+			       sizeof(x->d[i].next.lease_token));
+	}
+	if (*nwrite == 0) {
+		for (i = 0; i < x->n; i++)
+			finish_no_write(x->c[i], &x->s[i], &x->d[i]);
+		x->out->status = x->out->members[0].status;
+		x->out->code = 0;
+		x->out->message[0] = '\0';
+		return 1;
+	}
+	return 0;
+}
+
+static int set_run(set_ctx *x)
+{
+	lease_set_result *out = x->out;
+	int64_t now;
+	int round, unknown = 0, rc;
+	size_t nw;
+
+	if (!lease_store_can_write_set(x->st)) {
+		out->code = lease_store_set_error(
+		        x->st, LEASE_ECONFIG,
+		        "the %s store cannot write several leases in one atomic write, so a set "
+		        "cannot be %s there (protocol.md \"Sets\"); nothing written",
+		        lease_store_kind(x->st), kind_success[x->kind]);
+		snprintf(out->message, sizeof(out->message), "%s", lease_store_last_error(x->st));
+		return out->code;
+	}
+	for (round = 0; round < LEASE_ENGINE_ROUNDS_MAX; round++) {
+		/* a round's answer is its own (a failed commit write of an
+		 * earlier round settled as not landed says nothing) */
+		out->blocker = -1;
+		out->status = "error";
+		out->code = 0;
+		out->message[0] = '\0';
+		if ((rc = set_read(x)) < 0)
+			return rc;
+		now = lease_store_now(x->st);
+		if ((rc = set_plan(x, now, &nw)) != 0)
+			return rc < 0 ? rc : out->code;
+		rc = set_write(x, &nw);
+		if (rc == 0)
+			return set_landed(x, lease_store_now(x->st));
+		if (rc == LEASE_ECAS &&
+		    lease_store_last_cas_error(x->st)->outcome == LEASE_OUTCOME_KNOWN)
+			continue; /* nothing applied: read again, decide again */
+		if (!lease_engine_settleable(rc)) {
+			if (out->code == 0 && out->blocker < 0) {
+				out->code = rc;
+				out->status = "error";
+				snprintf(out->message, sizeof(out->message), "%s",
+				         lease_store_last_error(x->st));
+			}
+			return out->code ? out->code : rc;
+		}
+		if (++unknown > SET_UNKNOWN_MAX) {
+			out->code = rc;
+			out->status = "error";
+			snprintf(out->message, sizeof(out->message),
+			         "the set write's outcome stayed unknown: %s",
+			         lease_store_last_error(x->st));
+			return rc;
+		}
+		if ((rc = set_settle(x, &now)) != 0)
+			return rc < 0 ? rc : out->code;
+	}
+	out->code = LEASE_ECAS;
+	out->status = "error";
+	snprintf(out->message, sizeof(out->message),
+	         "the set kept changing: %d rounds without a write", LEASE_ENGINE_ROUNDS_MAX);
+	return lease_store_set_error(x->st, LEASE_ECAS, "%s", out->message);
+}
+
+static int set_kind(op_kind kind, lease_set_result *out, lease_store *st, const char *const *names,
+                    size_t n, const lease_op_options *opts)
+{
+	set_ctx *x;
+	size_t i, j;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->status = "error";
+	out->blocker = -1;
+	if (n == 0 || n > LEASE_SET_MAX || !names) {
+		out->code = lease_store_set_error(st, LEASE_EINVALID,
+		                                  "a set names 1 to %d leases (%zu given)",
+		                                  LEASE_SET_MAX, names ? n : 0);
+		snprintf(out->message, sizeof(out->message), "%s", lease_store_last_error(st));
+		return out->code;
+	}
+	out->count = n;
+	if (!(x = calloc(1, sizeof(*x)))) {
+		out->code = LEASE_ENOMEM;
+		return LEASE_ENOMEM;
+	}
+	x->kind = kind;
+	x->out = out;
+	x->st = st;
+	x->n = n;
+	for (i = 0; i < n && rc == 0; i++) {
+		if (!(x->c[i] = ctx_new(kind, &out->members[i], st, names[i], opts))) {
+			rc = out->code = LEASE_ENOMEM;
+			break;
+		}
+		result_init(&out->members[i], st, x->c[i]->name);
+		if ((rc = check_inputs(x->c[i])) < 0) {
+			set_fail(x, i, rc);
+			break;
+		}
+		for (j = 0; j < i; j++)
+			if (strcmp(names[j], names[i]) == 0) {
+				rc = result_fail(&out->members[i], st, LEASE_EINVALID,
+				                 "lease '%s' named twice in the set", names[i]);
+				set_fail(x, i, rc);
+				break;
+			}
+	}
+	if (rc == 0) {
+		lease_store_op_begin(st, 0); /* --timeout bounds the operation (issue 24) */
+		rc = set_run(x);
+		lease_store_op_end(st);
+	}
+	for (i = 0; i < n; i++) {
+		lease_ref_state_clear(&x->s[i]);
+		free(x->c[i]);
+	}
+	free(x);
+	out->code = rc;
+	return rc;
+}
+
+typedef struct set_attempt {
+	lease_set_result *out;
+	lease_store *st;
+	const char *const *names;
+	size_t n;
+	const lease_op_options *opts;
+} set_attempt;
+
+/* --wait for the whole set, holding no part of it (protocol.md "Sets"): the
+ * wait is for the member that blocked the last attempt; then the whole set
+ * is read again. */
+static int attempt_set(void *arg, const lease_result **blocker)
+{
+	set_attempt *a = arg;
+	int rc = set_kind(OP_ACQUIRE, a->out, a->st, a->names, a->n, a->opts);
+
+	*blocker = &a->out->members[a->out->blocker >= 0 ? a->out->blocker : 0];
+	return rc;
+}
+
+int lease_acquire_set(lease_set_result *out, lease_store *st, const char *const *names, size_t n,
+                      const lease_op_options *opts)
+{
+	set_attempt a = {out, st, names, n, opts};
+
+	return acquire_waiting(st, opts, attempt_set, &a, out->message, sizeof(out->message),
+	                       "set");
+}
+
+int lease_heartbeat_set(lease_set_result *out, lease_store *st, const char *const *names, size_t n,
+                        const lease_op_options *opts)
+{
+	return set_kind(OP_HEARTBEAT, out, st, names, n, opts);
+}
+
+int lease_transition_set(lease_set_result *out, lease_store *st, const char *const *names, size_t n,
+                         const lease_op_options *opts)
+{
+	return set_kind(OP_TRANSITION, out, st, names, n, opts);
+}
+
+int lease_release_set(lease_set_result *out, lease_store *st, const char *const *names, size_t n,
+                      const lease_op_options *opts)
+{
+	return set_kind(OP_RELEASE, out, st, names, n, opts);
 }

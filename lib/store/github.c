@@ -1338,29 +1338,46 @@ static int gh_create_ref(lease_transport *t, const char *refname, const lease_oi
 	return rc;
 }
 
-/* updateRefs with a beforeOid: the compare-and-swap of replace and delete. */
-static int gh_update_ref(gh_transport *g, const char *refname, const lease_oid *old_oid,
-                         const char *after_hex, const char *what)
+/* updateRefs with a beforeOid per update: the compare-and-swap of replace
+ * and delete, and of a set (cas_many, protocol.md "Sets"): GitHub applies
+ * the @p n updates of one mutation atomically — "if one of them is rejected,
+ * no other ref will be modified" (GraphQL reference, mutation updateRefs);
+ * a zero beforeOid "verifies that the reference should not exist" (a
+ * create), a zero afterOid deletes. */
+static int gh_update_refs(gh_transport *g, const lease_ref_update *u, size_t n, const char *what)
 {
 	static const char q[] = "mutation($input:UpdateRefsInput!){updateRefs(input:$input){"
 	                        "clientMutationId}}";
-	char before[LEASE_OID_HEXSZ + 1], ns[64], msg[MSG_EXCERPT + 1];
+	char before[LEASE_OID_HEXSZ + 1], after[LEASE_OID_HEXSZ + 1], ns[64], msg[MSG_EXCERPT + 1];
+	const char *refname = u[0].refname;
 	gh_reply rp;
-	json_t *vars, *data;
+	json_t *vars, *ups, *data;
+	size_t i;
 	int rc;
 
-	if ((rc = ref_write_begin(g, refname)) < 0)
-		return rc;
+	for (i = 0; i < n; i++)
+		if ((rc = ref_write_begin(g, u[i].refname)) < 0)
+			return rc;
 	if ((rc = ensure_repo_id(g)) < 0)
 		return rc;
-	lease_oid_tohex(before, old_oid);
-	/* force:true — beforeOid already makes each update an exact
-	 * compare-and-swap; force:false would also demand a fast-forward
-	 * (schema: RefUpdate.force), which `break --force` over a blob tip
-	 * or any replace not descending from the tip can never be (issue 15 #5). */
-	vars = json_pack("{s:{s:s, s:[{s:s, s:s, s:s, s:b}]}}", "input", "repositoryId", g->repo_id,
-	                 "refUpdates", "name", refname, "beforeOid", before, "afterOid", after_hex,
-	                 "force", 1);
+	if (!(ups = json_array()))
+		return LEASE_ENOMEM;
+	for (i = 0; i < n; i++) {
+		lease_oid_tohex(before, &u[i].old_oid);
+		lease_oid_tohex(after, &u[i].new_oid);
+		/* force:true — beforeOid already makes each update an exact
+		 * compare-and-swap; force:false would also demand a fast-forward
+		 * (schema: RefUpdate.force), which `break --force` over a blob tip
+		 * or any replace not descending from the tip can never be (issue
+		 * 15 #5). */
+		if (json_array_append_new(ups, json_pack("{s:s, s:s, s:s, s:b}", "name",
+		                                         u[i].refname, "beforeOid", before,
+		                                         "afterOid", after, "force", 1)) < 0) {
+			json_decref(ups);
+			return LEASE_ENOMEM;
+		}
+	}
+	vars = json_pack("{s:{s:s, s:o}}", "input", "repositoryId", g->repo_id, "refUpdates", ups);
 	if (!vars)
 		return LEASE_ENOMEM;
 	pace_write(g);
@@ -1379,8 +1396,8 @@ static int gh_update_ref(gh_transport *g, const char *refname, const lease_oid *
 	excerpt(msg, sizeof(msg), gql_first_message(rp.json));
 	ref_ns(ns, refname);
 	if (gql_transient(rp.json))
-		rc = gh_err(g, LEASE_ENET, "GitHub failed %s of %s (%s): the outcome is unknown",
-		            what, refname, msg);
+		rc = gh_err(g, LEASE_ENET, "GitHub failed %s of %s%s (%s): the outcome is unknown",
+		            what, refname, n > 1 ? " and the rest of its set" : "", msg);
 	else if (contains_ci(msg, "rule violation") || contains_ci(msg, "repository rule"))
 		rc = gh_err(g, LEASE_EAUTH,
 		            "repository rules of %s/%s forbid writing refs/%s/ (%s): exempt the "
@@ -1389,24 +1406,45 @@ static int gh_update_ref(gh_transport *g, const char *refname, const lease_oid *
 	else
 		/* A stale beforeOid (HTTP 200 with errors[]): reported as a mismatch;
 		 * the primitives re-read to say what happened (protocol.md §3). */
-		rc = gh_err(g, LEASE_ECAS, "GitHub refused %s of %s (%s)", what, refname, msg);
+		rc = gh_err(g, LEASE_ECAS, "GitHub refused %s of %s%s (%s)", what, refname,
+		            n > 1 ? " and the rest of its set" : "", msg);
 out:
 	reply_clear(&rp);
 	return rc;
 }
 
+/* One ref's updateRefs (replace: @p new_oid; delete: NULL). */
+static int gh_update_ref(gh_transport *g, const char *refname, const lease_oid *old_oid,
+                         const lease_oid *new_oid, const char *what)
+{
+	lease_ref_update u;
+
+	memset(&u, 0, sizeof(u));
+	u.refname = refname;
+	u.old_oid = *old_oid;
+	if (new_oid)
+		u.new_oid = *new_oid;
+	return gh_update_refs(g, &u, 1, what);
+}
+
+/* cas_many (reflease/sys/transport.h version 3): the whole set in one
+ * updateRefs mutation, creations included (a zero beforeOid). */
+static int gh_cas_many(lease_transport *t, const lease_ref_update *u, size_t n)
+{
+	if (n == 0)
+		return gh_err((gh_transport *)t, LEASE_EINVALID, "an empty set write");
+	return gh_update_refs((gh_transport *)t, u, n, "writing a set of refs");
+}
+
 static int gh_replace_ref(lease_transport *t, const char *refname, const lease_oid *old_oid,
                           const lease_oid *new_oid)
 {
-	char after[LEASE_OID_HEXSZ + 1];
-
-	lease_oid_tohex(after, new_oid);
-	return gh_update_ref((gh_transport *)t, refname, old_oid, after, "replacing a ref");
+	return gh_update_ref((gh_transport *)t, refname, old_oid, new_oid, "replacing a ref");
 }
 
 static int gh_delete_ref(lease_transport *t, const char *refname, const lease_oid *old_oid)
 {
-	return gh_update_ref((gh_transport *)t, refname, old_oid, ZERO_OID, "deleting a ref");
+	return gh_update_ref((gh_transport *)t, refname, old_oid, NULL, "deleting a ref");
 }
 
 /* The schema probe riding on the first read: `ur:__type(name:"UpdateRefsInput")`
@@ -1931,6 +1969,7 @@ static const lease_transport gh_vtable = {
         .wait_change = gh_wait_change,
         .read_ref_oid = gh_read_ref_oid,
         .pace = gh_pace,
+        .cas_many = gh_cas_many,
 };
 
 int lease_github_transport_new(lease_transport **out, const char *arg,

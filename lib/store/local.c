@@ -1120,6 +1120,160 @@ static int shared_setting(git_repository *repo)
 	return shared;
 }
 
+/* ---- sets (protocol.md "Sets", issue 27) ---------------------------------- */
+
+/* The target of @p refname as a CAS compares it, read while its lock is
+ * held: a symbolic, garbled or unreadable file at what observe_file says,
+ * else the loose file or packed-refs through libgit2. 0 or an error. */
+static int locked_target(local_transport *lt, const char *refname, int *present, lease_oid *oid)
+{
+	git_oid id;
+	int err;
+
+	*present = 0;
+	memset(oid, 0, sizeof(*oid));
+	if (observe_file(lt, refname, oid, NULL, 0) != RAW_NONE) {
+		*present = 1;
+		return 0;
+	}
+	if ((err = git_reference_name_to_id(&id, lt->repo, refname)) == GIT_ENOTFOUND) {
+		git_error_clear();
+		return 0;
+	}
+	if (err < 0)
+		return map_git_error(lt, err, "cannot read a member of the set under its lock");
+	*present = 1;
+	lease_git_oid_from(oid, &id);
+	return 0;
+}
+
+/* @p order (0..n-1) sorted by the updates' ref names (n <= LEASE_SET_MAX). */
+static void sort_updates(size_t *order, const lease_ref_update *u, size_t n)
+{
+	size_t i, j, x;
+
+	for (i = 0; i < n; i++)
+		order[i] = i;
+	for (i = 1; i < n; i++) {
+		x = order[i];
+		for (j = i; j > 0 && strcmp(u[order[j - 1]].refname, u[x].refname) > 0; j--)
+			order[j] = order[j - 1];
+		order[j] = x;
+	}
+}
+
+/* Write "<hex>\n" to a ref's lock file and close it. 0 or an errno. */
+static int write_lock_file(int fd, const lease_oid *oid)
+{
+	char hex[LEASE_OID_HEXSZ + 2];
+	int ok, e;
+
+	lease_oid_tohex(hex, oid);
+	hex[LEASE_OID_HEXSZ] = '\n';
+	hex[LEASE_OID_HEXSZ + 1] = '\0';
+	ok = write(fd, hex, LEASE_OID_HEXSZ + 1) == LEASE_OID_HEXSZ + 1 && fsync(fd) == 0;
+	e = ok ? 0 : errno ? errno : EIO;
+	if (close(fd) < 0 && ok)
+		e = errno;
+	return e;
+}
+
+/* cas_many (reflease/sys/transport.h version 3): git's ref locks
+ * ("<ref>.lock", the ones libgit2 and git take, lease_fs_lock) for the whole
+ * set, in sorted name order so that two set writers never wait for each
+ * other in a cycle; every compare under all the locks; then each lock file
+ * written and renamed into place. Any failure before the first rename
+ * removes every lock taken and changes nothing. libgit2's git_transaction
+ * is not used: it neither compares old targets nor waits for a held lock,
+ * nor gives lock files core.sharedRepository's modes. */
+static int local_cas_many(lease_transport *t, const lease_ref_update *u, size_t n)
+{
+	local_transport *lt = L(t);
+	const char *cd = git_repository_commondir(lt->repo);
+	char path[LEASE_SET_MAX][4096], lock[4096 + 8], other[1024];
+	int fd[LEASE_SET_MAX];
+	size_t order[LEASE_SET_MAX], i, k, locked = 0, renamed = 0;
+	int rc = 0, present, e;
+	lease_oid cur;
+
+	git_error_clear();
+	lt->errbuf[0] = '\0';
+	if (n == 0 || n > LEASE_SET_MAX)
+		return fail(lt, LEASE_EINVALID, "a set write names 1 to 16 refs");
+	for (i = 0; i < n; i++) {
+		fd[i] = -1;
+		common_path(lt, path[i], sizeof(path[i]), u[i].refname);
+	}
+	sort_updates(order, u, n);
+	for (k = 0; k < n; k++) {
+		i = order[k];
+		if (k > 0 && strcmp(u[order[k - 1]].refname, u[i].refname) == 0) {
+			rc = fail(lt, LEASE_EINVALID, "a ref named twice in one set write");
+			goto unlock;
+		}
+		rc = lease_fs_lock(&fd[i], cd, path[i], lt->lock_wait_ms, lt->shared, lt->errbuf,
+		                   sizeof(lt->errbuf));
+		if (rc == LEASE_ENOTFOUND && df_conflict(lt, u[i].refname, other, sizeof(other)))
+			rc = df_fail(lt, u[i].refname, other);
+		if (rc < 0)
+			goto unlock;
+		locked = k + 1;
+	}
+	for (k = 0; k < n; k++) {
+		i = order[k];
+		if ((rc = locked_target(lt, u[i].refname, &present, &cur)) < 0)
+			goto unlock;
+		if (lease_oid_is_zero(&u[i].old_oid)
+		            ? present
+		            : !present || !lease_oid_equal(&cur, &u[i].old_oid)) {
+			snprintf(lt->errbuf, sizeof(lt->errbuf), "%s %s", u[i].refname,
+			         present ? "holds another oid" : "is absent");
+			rc = LEASE_ECAS;
+			goto unlock;
+		}
+		if (!present && df_conflict(lt, u[i].refname, other, sizeof(other))) {
+			rc = df_fail(lt, u[i].refname, other);
+			goto unlock;
+		}
+	}
+	for (k = 0; k < n; k++) {
+		i = order[k];
+		e = write_lock_file(fd[i], &u[i].new_oid);
+		fd[i] = -1;
+		if (e) {
+			snprintf(lt->errbuf, sizeof(lt->errbuf), "cannot write %s.lock: %s%s",
+			         path[i], strerror(e), lease_fs_errno_hint(e));
+			rc = lease_fs_errno_class(e);
+			goto unlock;
+		}
+	}
+	for (k = 0; k < n; k++, renamed = k) {
+		i = order[k];
+		snprintf(lock, sizeof(lock), "%s.lock", path[i]);
+		if (rename(lock, path[i]) < 0) {
+			e = errno;
+			/* Only a failing file system stops here: the members
+			 * renamed show, the primitive's re-read reports it. */
+			snprintf(lt->errbuf, sizeof(lt->errbuf),
+			         "cannot rename %s into place after %zu of %zu members: %s%s", lock,
+			         renamed, n, strerror(e), lease_fs_errno_hint(e));
+			rc = lease_fs_errno_class(e);
+			goto unlock;
+		}
+		share_ref(lt, u[i].refname);
+	}
+	return 0;
+unlock:
+	for (k = renamed; k < locked; k++) {
+		i = order[k];
+		if (fd[i] >= 0)
+			close(fd[i]);
+		snprintf(lock, sizeof(lock), "%s.lock", path[i]);
+		unlink(lock);
+	}
+	return rc;
+}
+
 /* The transport's calls and figures (protocol.md §4, §9). */
 static const lease_transport local_vtable = {
         .version = LEASE_TRANSPORT_VERSION,
@@ -1142,6 +1296,7 @@ static const lease_transport local_vtable = {
         .scan_commits = local_scan_commits,
         .set_lock_wait = local_set_lock_wait,
         .read_ref_oid = local_read_ref_oid,
+        .cas_many = local_cas_many,
 };
 
 int lease_local_transport_new(lease_transport **out, const char *path, char *err, size_t errlen)

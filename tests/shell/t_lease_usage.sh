@@ -22,7 +22,9 @@ done
 u "$R" acquire 'a/b'
 grep -q "/" "$TMPDIR/err" || fail "the message does not name the rule"
 u "$R" acquire
-u "$R" acquire a b
+u "$R" reacquire a b --lease-token "$z"  # one NAME: sets are for acquire, heartbeat, transition, release
+u "$R" acquire a b a                     # a set names each lease once
+u "$R" acquire a 'b/c'                   # every member's name is checked before any write
 u "$R" --namespace heads acquire x
 u "$R" --namespace Bad acquire x
 # TTLs (F30): never replaced by a default

@@ -794,7 +794,13 @@ static void gql_update_refs(fakegh *f, struct answer *a, json_t *vars)
 		answer_gql_error(a, "UNPROCESSABLE", "updateRefs", "No ref updates given.");
 		return;
 	}
-	/* Atomic: check every update first. */
+	/* Atomic, as GitHub's GraphQL reference says of updateRefs: "All
+	 * updates are performed atomically, meaning that if one of them is
+	 * rejected, no other ref will be modified" (docs.github.com/graphql/
+	 * reference/mutations#updaterefs). Every update is checked first (the
+	 * handler runs under f->mu, so nothing changes between check and
+	 * apply); a failure while applying restores the refs applied before
+	 * it. A name given twice is refused. */
 	json_array_foreach(ups, i, u)
 	{
 		const char *nm = json_string_value(json_object_get(u, "name"));
@@ -802,11 +808,19 @@ static void gql_update_refs(fakegh *f, struct answer *a, json_t *vars)
 		const char *after = json_string_value(json_object_get(u, "afterOid"));
 		git_oid b, af, cur;
 		int present;
+		size_t j;
 		if (!nm || !before || !after || git_oid_fromstr(&b, before) < 0 ||
 		    git_oid_fromstr(&af, after) < 0 || !valid_refname(nm)) {
 			answer_gql_error(a, "UNPROCESSABLE", "updateRefs", "Invalid ref update.");
 			return;
 		}
+		for (j = 0; j < i; j++)
+			if (strcmp(nm, json_string_value(json_object_get(json_array_get(ups, j),
+			                                                 "name"))) == 0) {
+				answer_gql_error(a, "UNPROCESSABLE", "updateRefs",
+				                 "Invalid ref update: a ref is updated twice.");
+				return;
+			}
 		present = lookup_ref(f, nm, &cur);
 		if ((present && !git_oid_equal(&cur, &b)) || (!present && !git_oid_is_zero(&b))) {
 			char ch[41] = ZERO_HEX;
@@ -845,22 +859,35 @@ static void gql_update_refs(fakegh *f, struct answer *a, json_t *vars)
 		const char *nm = json_string_value(json_object_get(u, "name"));
 		git_oid b, af;
 		git_reference *r = NULL;
+		int err = 0;
 		git_oid_fromstr(&b, json_string_value(json_object_get(u, "beforeOid")));
 		git_oid_fromstr(&af, json_string_value(json_object_get(u, "afterOid")));
-		if (git_oid_is_zero(&af)) {
-			git_reference_remove(f->repo, nm);
-		} else if (git_oid_is_zero(&b)) {
-			if (git_reference_create(&r, f->repo, nm, &af, 0, "fakegh") < 0) {
-				answer_gql_error(a, "UNPROCESSABLE", "updateRefs",
-				                 "Reference update failed");
-				return;
+		if (git_oid_is_zero(&af))
+			err = git_reference_remove(f->repo, nm);
+		else if (git_oid_is_zero(&b))
+			err = git_reference_create(&r, f->repo, nm, &af, 0, "fakegh");
+		else
+			err = git_reference_create_matching(&r, f->repo, nm, &af, 1, &b, "fakegh");
+		git_reference_free(r);
+		if (err < 0) {
+			size_t j;
+			/* undo the updates applied so far: back to each beforeOid */
+			for (j = 0; j < i; j++) {
+				json_t *uj = json_array_get(ups, j);
+				const char *nj = json_string_value(json_object_get(uj, "name"));
+				git_oid bj;
+				git_reference *rj = NULL;
+				git_oid_fromstr(
+				        &bj, json_string_value(json_object_get(uj, "beforeOid")));
+				if (git_oid_is_zero(&bj))
+					git_reference_remove(f->repo, nj);
+				else if (git_reference_create(&rj, f->repo, nj, &bj, 1,
+				                              "fakegh undo") == 0)
+					git_reference_free(rj);
 			}
-		} else if (git_reference_create_matching(&r, f->repo, nm, &af, 1, &b, "fakegh") <
-		           0) {
 			answer_gql_error(a, "STALE_DATA", "updateRefs", "Reference update failed");
 			return;
 		}
-		git_reference_free(r);
 		note_write(f, nm, !git_oid_is_zero(&b), &b);
 	}
 	answer_json(a, 200, json_pack("{s:{s:{s:n}}}", "data", "updateRefs", "clientMutationId"));

@@ -147,6 +147,29 @@ int lease_wait_ref_change(lease_store *st, const char *name, int known_present,
  *  returns early on one), 0 when it only sleeps. */
 int lease_store_can_watch(const lease_store *st);
 
+/** Most leases one set operation names (protocol.md "Sets"). */
+#define LEASE_SET_MAX 16
+
+/** 1 when the store can write a set in one atomic write (its transport has
+ *  cas_many, reflease/sys/transport.h version 3), else 0. */
+int lease_store_can_write_set(const lease_store *st);
+
+/**
+ * Move every refs/<ns>/@p names[i] from @p olds[i] (all-zero, or @p olds
+ * NULL: absent, a create) to @p news[i], all or none, in one atomic write of
+ * the store (the transport's cas_many: protocol.md "Sets"), then re-read
+ * every member: each must read its new oid (protocol.md §3). 1 to
+ * LEASE_SET_MAX distinct names.
+ * @return 0 (every member verified), LEASE_ECAS (a compare failed, or a
+ *         member moved elsewhere; outcome known when no member reads its
+ *         new oid), LEASE_EUNVERIFIED (reported applied but not all members
+ *         show it within the verify window), LEASE_ECONFIG (the store cannot
+ *         write a set: nothing written, never separate writes instead),
+ *         LEASE_EINVALID (names, oids), LEASE_ENET and other transport errors
+ */
+int lease_cas_set(lease_store *st, const char *const *names, const lease_oid *olds,
+                  const lease_oid *news, size_t n);
+
 /** A ref under refs/<ns>/ whose name breaks protocol.md §1. */
 typedef struct lease_invalid_ref {
 	char *refname; /**< owned */

@@ -256,6 +256,77 @@ int lease_break(lease_result *out, lease_store *st, const char *name, const leas
  */
 int lease_status(lease_result *out, lease_store *st, const char *name);
 
+/* ---- Sets: several leases in one atomic write (protocol.md "Sets") ---- */
+
+/**
+ * Outcome of one set operation: the set's answer and each member's, in the
+ * order the names were given (cli.md "Sets"). Owns no heap memory (about
+ * 16 lease_results: allocate it, do not put it on a small stack).
+ */
+typedef struct lease_set_result {
+	/** The set's status: the operation's success status when every member
+	 *  was written (or answered without a write: not_due, already_released),
+	 *  else the status of the member that stopped it (@p blocker), or
+	 *  "error". Static, never NULL after an operation. */
+	const char *status;
+	int code;          /**< the operation's return code */
+	int blocker;       /**< index of the member that stopped the set, or -1 */
+	size_t count;      /**< members[0..count) are filled */
+	char message[640]; /**< "NAME: why" when the set was not written */
+	/** Each member's answer. A member that was free but not written
+	 *  because another one stopped the set says what `status` would
+	 *  ("absent", "released", "expired", "live"), without a token. */
+	lease_result members[LEASE_SET_MAX];
+} lease_set_result;
+
+/**
+ * Take every lease of @p names (1..LEASE_SET_MAX distinct names) in one
+ * atomic write of the store, or none (protocol.md "Sets"): each member is
+ * decided as lease_acquire() decides it; when every one is free or expired,
+ * one commit per member (its own payload and transitions) and one set CAS
+ * (lease_cas_set(): local ref locks, GitHub updateRefs) take them all, and
+ * every member is re-read and verified. Every member gets the same new token
+ * (one token for the set: release, heartbeat and transition of the set
+ * present it once). With opts->wait_seconds > 0, waits for the whole set
+ * holding no part of it: for a change of the member that blocked, or its
+ * expiry instant, then reads the whole set again (same bounds and wait_cb
+ * as lease_acquire()).
+ * @return 0 ("acquired"), LEASE_EHELD (a member "held" / "already_held";
+ *         blocker names it), LEASE_ECONFIG (the store cannot write a set:
+ *         remote stores over libgit2, a transport without cas_many; nothing
+ *         written), LEASE_EINVALID (names, duplicates, options), and the
+ *         errors of lease_acquire()
+ */
+int lease_acquire_set(lease_set_result *out, lease_store *st, const char *const *names, size_t n,
+                      const lease_op_options *opts);
+
+/**
+ * Heartbeat every member with opts->lease_token in one atomic write
+ * (members not due are not written; when none is due nothing is). A member
+ * the token does not hold, or an expired one, stops the whole set: nothing
+ * written. @return as lease_heartbeat(), plus LEASE_ECONFIG as
+ * lease_acquire_set()
+ */
+int lease_heartbeat_set(lease_set_result *out, lease_store *st, const char *const *names, size_t n,
+                        const lease_op_options *opts);
+
+/**
+ * Move every member to opts->to in one atomic write; any member that cannot
+ * (not holder, expired, already in that phase) stops the set, nothing
+ * written. @return as lease_transition(), plus LEASE_ECONFIG
+ */
+int lease_transition_set(lease_set_result *out, lease_store *st, const char *const *names, size_t n,
+                         const lease_op_options *opts);
+
+/**
+ * Release every member held with opts->lease_token in one atomic write;
+ * members already released are skipped; a member whose token is not current
+ * makes the set "not_owner" with nothing written (code 0, as
+ * lease_release()). @return as lease_release(), plus LEASE_ECONFIG
+ */
+int lease_release_set(lease_set_result *out, lease_store *st, const char *const *names, size_t n,
+                      const lease_op_options *opts);
+
 /* ---- Helpers shared with the heartbeat service and `run` (§4, §6) ---- */
 
 /**

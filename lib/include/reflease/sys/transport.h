@@ -45,10 +45,21 @@ extern "C" {
  * lease_transport.version to it; lease_store_open_transport() refuses any
  * other value (LEASE_EINVALID) but 1 and 2, whose transports end before the
  * members later versions appended (version 2: scan_commits, set_lock_wait;
- * version 3: read_ref_oid — each treated as NULL). Later versions only append
- * members, so version, kind and the calls below keep their places.
+ * version 3: read_ref_oid, cas_many — each treated as NULL). Later versions
+ * only append members, so version, kind and the calls below keep their places.
  */
 #define LEASE_TRANSPORT_VERSION 3
+
+/**
+ * One compare-and-swap of a set write (cas_many, version 3): @p refname from
+ * @p old_oid (all-zero: the ref must be absent, i.e. a create) to
+ * @p new_oid (never zero: a set write creates or replaces, never deletes).
+ */
+typedef struct lease_ref_update {
+	const char *refname; /**< full ref name, borrowed */
+	lease_oid old_oid;   /**< expected target; zero = must be absent */
+	lease_oid new_oid;   /**< the new target */
+} lease_ref_update;
 
 /** One entry of a ref listing (list_refs). */
 typedef struct lease_ref_entry {
@@ -118,7 +129,7 @@ void lease_ref_lock_list_clear(lease_ref_lock_list *l);
  * delete_ref, read_ref, read_commit, list_refs, last_error, free.
  * Optional calls (NULL = the behaviour each one states): now, list_ref_locks,
  * remove_ref_lock, pace, wait_change, scan_commits and set_lock_wait (version 2),
- * read_ref_oid (version 3).
+ * read_ref_oid and cas_many (version 3).
  *
  * Error codes a call may return beyond those it names: LEASE_ENET
  * (unreachable; a write's outcome is then unknown and settled by re-reading,
@@ -300,6 +311,20 @@ struct lease_transport {
 	 * @return 0, or an error
 	 */
 	int (*read_ref_oid)(lease_transport *t, const char *refname, int *present, lease_oid *oid);
+
+	/**
+	 * Optional (version 3; protocol.md "Sets"). Apply the @p n updates @p u
+	 * (distinct refs) all together or not at all, atomically on the store's
+	 * side: every compare holds and every ref moves, or no ref changes.
+	 * Local: git's ref locks taken for the whole set in sorted name order,
+	 * released on any failure; github: one GraphQL updateRefs mutation;
+	 * remote: an atomic push (not available through libgit2 1.5: NULL).
+	 * NULL = the store cannot write a set; a set operation then fails with
+	 * LEASE_ECONFIG (exit 78) and never falls back to separate writes.
+	 * @return 0 (reported applied), LEASE_ECAS (a compare failed: nothing
+	 *         applied), or an error (LEASE_ENET: outcome unknown)
+	 */
+	int (*cas_many)(lease_transport *t, const lease_ref_update *u, size_t n);
 };
 
 #ifdef __cplusplus

@@ -1,0 +1,100 @@
+/* Sets of leases on the command line (cli.md "Sets", protocol.md "Sets"):
+ * `acquire`, `heartbeat`, `transition` and `release` given several names
+ * take, extend, move or give up all of them in one atomic write, or none. */
+#include "cmd_set.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int set_take_names(cli_ctx *ctx, int argc, char **argv, int optind_, const char **names, size_t *n)
+{
+	char err[256];
+	int i, j;
+
+	*n = 0;
+	if (optind_ >= argc)
+		return cli_usage(ctx, "missing NAME (see --help)");
+	if (argc - optind_ > LEASE_SET_MAX)
+		return cli_usage(ctx, "a set names at most %d leases (%d given)", LEASE_SET_MAX,
+		                 argc - optind_);
+	for (i = optind_; i < argc; i++) {
+		if (lease_name_validate(argv[i], err, sizeof(err)) < 0)
+			return cli_usage(ctx, "invalid lease name '%s': %s", argv[i],
+			                 strncmp(err, "name: ", 6) == 0 ? err + 6 : err);
+		for (j = optind_; j < i; j++)
+			if (strcmp(argv[j], argv[i]) == 0)
+				return cli_usage(ctx, "lease '%s' named twice in the set", argv[i]);
+		names[(*n)++] = argv[i];
+	}
+	return 0;
+}
+
+/* The set's token: the one every member written with a token holds. */
+static const char *set_token(const lease_set_result *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->count; i++)
+		if (r->members[i].holds_token && r->members[i].has_payload)
+			return r->members[i].payload.lease_token;
+	return NULL;
+}
+
+json_t *set_result_json(const lease_set_result *r)
+{
+	json_t *o = json_object(), *names = json_array(), *members = json_array();
+	const char *tok = set_token(r);
+	size_t i;
+
+	json_object_set_new(o, "status", json_string(r->status ? r->status : "error"));
+	json_object_set_new(o, "set", json_true());
+	for (i = 0; i < r->count; i++) {
+		json_array_append_new(names, json_string(r->members[i].name));
+		json_array_append_new(members, cli_result_json(&r->members[i]));
+	}
+	json_object_set_new(o, "names", names);
+	json_object_set_new(o, "members", members);
+	if (tok)
+		json_object_set_new(o, "lease_token", json_string(tok));
+	if (r->blocker >= 0 && (size_t)r->blocker < r->count)
+		json_object_set_new(o, "blocked_by", json_string(r->members[r->blocker].name));
+	cli_json_outcome(o, r->code < 0 && (!r->status || strcmp(r->status, "error") == 0), r->code,
+	                 r->message);
+	return o;
+}
+
+int set_finish(cli_ctx *ctx, lease_store *st, lease_set_result *r, int rc)
+{
+	const char *tok = set_token(r);
+	size_t i;
+
+	if (!r->status)
+		r->status = "error";
+	if (rc < 0 && !r->message[0])
+		snprintf(r->message, sizeof(r->message), "%s",
+		         lease_store_last_error(st)[0] ? lease_store_last_error(st)
+		                                       : lease_error_id(rc));
+	if (ctx->json) {
+		cli_emit_json(stdout, set_result_json(r));
+	} else {
+		printf("set of %zu: %s\n", r->count, r->status);
+		for (i = 0; i < r->count; i++) {
+			lease_result m = r->members[i];
+
+			m.holds_token = 0; /* printed once below */
+			printf("  ");
+			cli_print_result_human(&m);
+		}
+		if (tok)
+			printf("lease_token: %s\n", tok);
+	}
+	if (strcmp(r->status, "error") == 0) {
+		fprintf(stderr, "reflease %s: %s\n", ctx->command,
+		        r->message[0] ? r->message : lease_error_id(rc));
+		rc = rc < 0 ? rc : LEASE_EINTERNAL;
+	}
+	cli_github_output("status", r->status);
+	if (tok)
+		cli_github_output("lease-token", tok);
+	return cli_exit_for(rc);
+}
