@@ -221,7 +221,7 @@ static int check_refname(lease_store *st, const char *refname)
 	n = (size_t)snprintf(pfx, sizeof(pfx), "refs/%s/", st->ns);
 	an = (size_t)snprintf(apfx, sizeof(apfx), "refs/%s-archive/", st->ns);
 	if (strncmp(refname, pfx, n) == 0) {
-		if (lease_name_validate(refname + n, err, sizeof(err)) < 0)
+		if (lease_ref_name_validate(refname + n, err, sizeof(err)) < 0)
 			return lease_store_set_error(st, LEASE_EINVALID, "invalid ref '%s': %s",
 			                             refname, err);
 		return 0;
@@ -238,7 +238,7 @@ static int check_refname(lease_store *st, const char *refname)
 
 		memcpy(name, rest, (size_t)(slash - rest));
 		name[slash - rest] = '\0';
-		if (lease_name_validate(name, err, sizeof(err)) < 0)
+		if (lease_ref_name_validate(name, err, sizeof(err)) < 0)
 			return lease_store_set_error(st, LEASE_EINVALID, "invalid ref '%s': %s",
 			                             refname, err);
 	}
@@ -803,7 +803,7 @@ int lease_fetch_namespace(lease_namespace *out, lease_store *st)
 		lease_ref_state *s = &out->leases[out->count];
 		int gone = 0;
 
-		if (lease_name_validate(name, err, sizeof(err)) < 0) {
+		if (lease_ref_name_validate(name, err, sizeof(err)) < 0) {
 			lease_invalid_ref *iv = &out->invalid[out->invalid_count];
 
 			if (!(iv->refname = strdup(e->refname))) {
@@ -875,7 +875,7 @@ int lease_fetch_namespace_lenient(lease_namespace *out, lease_store *st)
 		if (strncmp(le->refname, prefix, plen) != 0 ||
 		    (i > 0 && strcmp(le->refname, list.items[i - 1].refname) == 0))
 			continue; /* look-alike or duplicate */
-		if (lease_name_validate(name, err, sizeof(err)) < 0) {
+		if (lease_ref_name_validate(name, err, sizeof(err)) < 0) {
 			if (!(out->invalid[out->invalid_count].refname = strdup(le->refname))) {
 				rc = LEASE_ENOMEM;
 				goto done;
