@@ -43,7 +43,8 @@ static const char *const anomaly_names[LEASE_ANOM__COUNT] = {"malformed-payload"
                                                              "pre-bump-payload",
                                                              "missing-object",
                                                              "symbolic-ref",
-                                                             "unreadable-ref"};
+                                                             "unreadable-ref",
+                                                             "slot-count-mismatch"};
 
 const char *lease_anomaly_name(lease_anomaly_id id)
 {
@@ -621,6 +622,82 @@ static lease_reconcile_entry *find_entry(lease_reconcile_report *r, size_t sorte
 	return NULL;
 }
 
+/* A slot entry of the report: its base name and count. */
+typedef struct slot_key {
+	char base[LEASE_NAME_MAX + 1];
+	int64_t slots;
+	size_t idx;
+} slot_key;
+
+static int slot_key_cmp(const void *a, const void *b)
+{
+	const slot_key *x = a, *y = b;
+	int c = strcmp(x->base, y->base);
+
+	return c ? c : (x->slots > y->slots) - (x->slots < y->slots);
+}
+
+/* A released lease holds nothing (an unreadable one may). */
+static int entry_released(const lease_reconcile_entry *e)
+{
+	return e->has_payload && e->payload.phase == LEASE_PHASE_RELEASED;
+}
+
+/* slot-count-mismatch (protocol.md "Slots"): the unreleased slots of one
+ * base name with two counts, or beside an unreleased plain lease of the base
+ * name, are each flagged. */
+static int check_slot_counts(lease_reconcile_report *r, size_t sorted)
+{
+	slot_key *keys;
+	size_t n = 0, i, j, k;
+	char err[256];
+
+	if (!(keys = malloc((r->count ? r->count : 1) * sizeof(*keys))))
+		return LEASE_ENOMEM;
+	for (i = 0; i < r->count; i++)
+		if (r->entries[i].name && !entry_released(&r->entries[i]) &&
+		    lease_slot_name_parse(r->entries[i].name, keys[n].base, NULL, &keys[n].slots,
+		                          err, sizeof(err)) == 1)
+			keys[n++].idx = i;
+	qsort(keys, n, sizeof(*keys), slot_key_cmp);
+	for (i = 0; i < n; i = j) {
+		lease_reconcile_entry *plain = find_entry(r, sorted, keys[i].base);
+		int mixed;
+
+		if (plain && entry_released(plain))
+			plain = NULL;
+		for (j = i + 1; j < n && strcmp(keys[j].base, keys[i].base) == 0; j++)
+			;
+		mixed = keys[j - 1].slots != keys[i].slots;
+		if (!mixed && !plain)
+			continue;
+		for (k = i; k < j; k++) {
+			if (mixed)
+				add_anomaly(
+				        &r->entries[keys[k].idx], LEASE_ANOM_SLOT_COUNT_MISMATCH,
+				        LEASE_SEV_WARNING,
+				        "%s has slots of two counts (%lld and %lld): more than N "
+				        "may hold it; release and prune the slots of the wrong "
+				        "count",
+				        keys[i].base, (long long)keys[i].slots,
+				        (long long)keys[j - 1].slots);
+			else
+				add_anomaly(
+				        &r->entries[keys[k].idx], LEASE_ANOM_SLOT_COUNT_MISMATCH,
+				        LEASE_SEV_WARNING,
+				        "%s is also a plain lease: one more may hold it; release "
+				        "and prune one form",
+				        keys[i].base);
+		}
+		if (plain)
+			add_anomaly(plain, LEASE_ANOM_SLOT_COUNT_MISMATCH, LEASE_SEV_WARNING,
+			            "%s is a plain lease and has slots (%s): both may hold it",
+			            keys[i].base, r->entries[keys[i].idx].name);
+	}
+	free(keys);
+	return 0;
+}
+
 /* One stale lock @p lk: stale-ref-lock on entry @p name (found or added)
  * and, with --reap, its safe removal. */
 static int stale_lock(lease_reconcile_report *r, size_t *cap, size_t sorted, lease_store *st,
@@ -773,6 +850,8 @@ int lease_reconcile(lease_reconcile_report *out, lease_store *st,
 	if ((rc = sweep_locks(out, &cap, st, opts, min_age)) < 0)
 		goto done;
 	qsort(out->entries, out->count, sizeof(*out->entries), entry_cmp);
+	if ((rc = check_slot_counts(out, out->count)) < 0)
+		goto done;
 	out->paced_ms = -lease_store_paced_ms(st);
 	for (i = 0; i < out->count; i++) {
 		lease_reconcile_entry *e = &out->entries[i];

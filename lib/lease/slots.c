@@ -12,8 +12,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Look at every ref of the namespace for another configuration of @p name:
- * a plain lease NAME, or a slot NAME@iofM with M != @p slots. */
+/* 1 when the lease @p n is present and not released (held, expired but not
+ * reaped, or unreadable: then it counts as held), else 0. */
+static int unreleased(lease_store *st, const char *n)
+{
+	lease_ref_state s;
+	int held;
+
+	memset(&s, 0, sizeof(s));
+	if (lease_fetch_ref(&s, st, n) < 0)
+		held = 1; /* unknown: never taken for free */
+	else
+		held = s.present && !(s.payload_rc == 0 && s.payload.phase == LEASE_PHASE_RELEASED);
+	lease_ref_state_clear(&s);
+	return held;
+}
+
+/* Look at every ref of the namespace for another configuration of @p name
+ * that is not released: a plain lease NAME, or a slot NAME@iofM with
+ * M != @p slots. Released ones are history: the count may change once
+ * every slot is released. */
 static int slots_check(lease_result *out, lease_store *st, const char *name, int64_t slots)
 {
 	lease_ref_list list = {0};
@@ -37,18 +55,18 @@ static int slots_check(lease_result *out, lease_store *st, const char *name, int
 		if (strncmp(ref, prefix, plen) != 0 || strchr(ref + plen, '/'))
 			continue;
 		n = ref + plen;
-		if (strcmp(n, name) == 0) {
+		if (strcmp(n, name) == 0 && unreleased(st, n)) {
 			snprintf(out->message, sizeof(out->message),
-			         "%s is a plain lease (%s), not one of %lld slots: slots and a "
-			         "plain "
-			         "lease of one name do not mix",
+			         "%s is a plain lease (%s is held), not one of %lld slots: slots "
+			         "and a plain lease of one name do not mix",
 			         name, ref, (long long)slots);
 			rc = LEASE_ECONFIG;
 		} else if (lease_slot_name_parse(n, base, &idx, &k, err, sizeof(err)) == 1 &&
-		           strcmp(base, name) == 0 && k != slots) {
+		           strcmp(base, name) == 0 && k != slots && unreleased(st, n)) {
 			snprintf(out->message, sizeof(out->message),
-			         "%s has %lld slots (%s), not %lld: every acquire of it must say "
-			         "--slots %lld",
+			         "%s has %lld slots (%s is held), not %lld: every acquire of it "
+			         "must "
+			         "say --slots %lld while one is held",
 			         name, (long long)k, ref, (long long)slots, (long long)k);
 			rc = LEASE_ECONFIG;
 		}

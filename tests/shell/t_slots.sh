@@ -43,7 +43,7 @@ echo "8 processes on 3 slots: at most $max at once, all 8 got in"
 # ---- the count is stored: another N is a configuration error naming both
 t=$("$R" acquire db --slots 2 --print-token)
 err_is 78 "db has 2 slots (refs/leases/db@" "$R" acquire db --slots 3
-grep -qF "not 3" "$TMPDIR/err" || fail "the error does not name 3: $(cat "$TMPDIR/err")"
+grep -qF "is held), not 3" "$TMPDIR/err" || fail "the error does not name 3: $(cat "$TMPDIR/err")"
 err_is 78 "db has 2 slots" "$R" run db --slots 5 -- true
 t2=$("$R" acquire db --slots 2 --print-token --owner bob)
 expect_rc 3 "$R" acquire db --slots 2 --owner carol
@@ -52,7 +52,7 @@ expect_rc 0 "$R" list
 [ "$(grep -c '^db@[12]of2 ' "$TMPDIR/out")" -eq 2 ] || fail "list does not show both slots"
 # a plain lease and slots of one name do not mix
 "$R" acquire plain >/dev/null
-err_is 78 "plain is a plain lease (refs/leases/plain)" "$R" acquire plain --slots 2
+err_is 78 "plain is a plain lease (refs/leases/plain is held)" "$R" acquire plain --slots 2
 # a slot's own name is taken only through --slots
 err_is 64 "db@1of2 is slot 1 of db's 2 slots" "$R" acquire db@1of2
 err_is 64 "--slots" "$R" acquire db --slots 0
@@ -93,4 +93,37 @@ while [ "$k" -le 10 ]; do
   [ "$ra" -eq 78 ] || [ "$rb" -eq 78 ] || fail "race$k: exits $ra and $rb, no configuration error"
   k=$((k + 1))
 done
+# ---- reconcile: slots beside a plain lease of the name are flagged; reap,
+# prune and migrate take slots as leases; N changes once the old slots are gone
+pt=$("$R" acquire db --print-token) # a plain acquire does not look at slots
+expect_rc 0 "$R" --json reconcile
+python3 - "$TMPDIR/out" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+ids = {l["name"]: [a["id"] for a in l["anomalies"]] for l in doc["leases"]}
+for n in ("db", "db@1of2", "db@2of2"):
+    assert ids[n] == ["slot-count-mismatch"], (n, ids)
+assert ids["pool@1of3"] == [], ids
+PY
+expect_rc 0 "$R" migrate
+grep -q "db@1of2" "$TMPDIR/out" || fail "migrate does not show the slots: $(cat "$TMPDIR/out")"
+expect_rc 0 "$R" release db --lease-token "$pt"
+# an hour later: the slots are expired, reaped, then pruned (archived)
+expect_rc 0 faketime -f '+1h' "$R" --json reconcile --reap
+python3 - "$TMPDIR/out" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+reaped = sorted(r["name"] if isinstance(r, dict) else r for r in doc["reaped"])
+assert "db@1of2" in reaped and "db@2of2" in reaped, reaped
+PY
+expect_rc 0 faketime -f '+1h' "$R" reconcile --prune-released 0
+[ -z "$(git -C "$S" for-each-ref 'refs/leases/db*')" ] || fail "db's refs not pruned: $(git -C "$S" for-each-ref 'refs/leases/db*')"
+git -C "$S" for-each-ref 'refs/leases-archive/db@1of2/' | grep -q . || fail "slot db@1of2 not archived"
+expect_rc 0 "$R" --json acquire db --slots 3
+case "$(jout name)" in db@[123]of3) ;; *) fail "acquire db --slots 3 after the prune: $(cat "$TMPDIR/out")" ;; esac
+# every slot released: the count may change (released slots hold nothing)
+expect_rc 0 "$R" release "$(jout name)" --lease-token "$(jout lease.lease_token)"
+expect_rc 0 "$R" --json acquire db --slots 4
+case "$(jout name)" in db@[1234]of4) ;; *) fail "acquire db --slots 4 once all are released: $(cat "$TMPDIR/out")" ;; esac
+err_is 78 "db has 4 slots" "$R" acquire db --slots 3
 echo "ok"

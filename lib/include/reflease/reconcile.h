@@ -49,6 +49,9 @@ typedef enum lease_anomaly_id {
 	LEASE_ANOM_MISSING_OBJECT, /**< the ref's object is absent from the store (issue 14) */
 	LEASE_ANOM_SYMBOLIC_REF,   /**< the ref is a symbolic ref (issue 14) */
 	LEASE_ANOM_UNREADABLE_REF, /**< the ref's file is empty, garbled or unreadable (issue 23) */
+	/** slots of one name with two counts, or slots beside a plain lease of
+	 *  that name (protocol.md "Slots", issue 27): more than N may hold it */
+	LEASE_ANOM_SLOT_COUNT_MISMATCH,
 	LEASE_ANOM__COUNT
 } lease_anomaly_id;
 
