@@ -132,6 +132,19 @@ run broken-settlemoved-d cex -DPROP_D -DBROKEN_SETTLEMOVED
 run finding-shortttl-e cex -DPROP_E -DVARTTL
 run fixed-shortttl-e ok -DPROP_E -DVARTTL -DFIX_SHORTTTL
 
+# Slots (issue 27, docs/model/slots.pml, protocol.md "Slots"): never more
+# than N holders, never two counts at once; an off-by-one slot check and a
+# missing post-write listing are caught. Skipped when a model file is given.
+if [ -z "${1:-}" ]; then
+  PML=$(pwd)/docs/model/slots.pml
+  run slots-reach-full cex -DPROP_N -DREACH_FULL=1
+  run slots-reach-backoff cex -DPROP_MIX -DREACH_BACKOFF=1
+  run slots-correct-n ok -DPROP_N
+  run slots-correct-mix ok -DPROP_MIX
+  run slots-broken-slot-n cex -DPROP_N -DBROKEN_SLOT
+  run slots-broken-nopostcheck-mix cex -DPROP_MIX -DBROKEN_NOPOSTCHECK
+fi
+
 end=$(date +%s)
 echo "model: $pass passed, $fail failed ($((end - start)) s)"
 [ "$fail" -eq 0 ]
