@@ -134,8 +134,8 @@ run fixed-shortttl-e ok -DPROP_E -DVARTTL -DFIX_SHORTTTL
 
 # Slots (issue 27, docs/model/slots.pml, protocol.md "Slots"): never more
 # than N holders, never two counts at once; an off-by-one slot check and a
-# missing post-write listing are caught. Skipped when a model file is given.
-if [ -z "${1:-}" ]; then
+# missing post-write listing are caught. Run beside lease.pml (make model).
+if [ "$(basename "${1:-lease.pml}")" = lease.pml ] && [ -f docs/model/slots.pml ]; then
   PML=$(pwd)/docs/model/slots.pml
   run slots-reach-full cex -DPROP_N -DREACH_FULL=1
   run slots-reach-backoff cex -DPROP_MIX -DREACH_BACKOFF=1
