@@ -66,6 +66,7 @@ enum {
 	OPT_TIMEOUT,
 	OPT_VERIFY_TIMEOUT,
 	OPT_TOKEN_FILE,
+	OPT_CA_BUNDLE,
 	OPT_HELP,
 	OPT_COMMAND_BASE = 1100 /* commands number their own long options from here */
 };
@@ -79,6 +80,7 @@ enum {
 	        {"timeout", required_argument, NULL, OPT_TIMEOUT},                                 \
 	        {"verify-timeout", required_argument, NULL, OPT_VERIFY_TIMEOUT},                   \
 	        {"token-file", required_argument, NULL, OPT_TOKEN_FILE},                           \
+	        {"ca-bundle", required_argument, NULL, OPT_CA_BUNDLE},                             \
 	        {"help", no_argument, NULL, OPT_HELP}, {"verbose", no_argument, NULL, 'v'},        \
 	{                                                                                          \
 		"quiet", no_argument, NULL, 'q'                                                    \

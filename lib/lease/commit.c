@@ -166,6 +166,7 @@ int lease_engine_run(lease_engine *en)
 	lease_plan pl;
 	int unknown = 0, rounds = 0, rc = 0, last_rc = 0, pending = 0, last_present = 0, wrote;
 	lease_oid last_oid;
+	char last_msg[600] = "";
 
 	memset(&rs, 0, sizeof(rs));
 	memset(&last_oid, 0, sizeof(last_oid));
@@ -213,7 +214,7 @@ int lease_engine_run(lease_engine *en)
 					snprintf(m, sizeof(m),
 					         "write outcome unknown after %d attempts: %.600s",
 					         LEASE_SETTLE_UNKNOWN_MAX + 1,
-					         lease_store_last_error(st));
+					         last_msg[0] ? last_msg : lease_error_id(last_rc));
 					rc = en->ops->fail(en, s, LEASE_FAIL_UNKNOWN,
 					                   last_rc == LEASE_ECAS ? LEASE_EUNVERIFIED
 					                                         : last_rc,
@@ -262,6 +263,9 @@ int lease_engine_run(lease_engine *en)
 		}
 		pending = 1;
 		last_rc = rc;
+		/* the write's own reason: the re-reads that follow replace the
+		 * store's message (issue 24 #5: never an empty reason) */
+		snprintf(last_msg, sizeof(last_msg), "%s", lease_store_last_error(st));
 		last_present = s->present;
 		last_oid = s->oid;
 		lease_store_log(st, LEASE_LOG_INFO, "%s: %s failed (%s); settling by re-reading",

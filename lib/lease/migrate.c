@@ -490,6 +490,7 @@ int lease_migrate(lease_migrate_report *out, lease_store *st, const lease_migrat
 		return lease_store_set_error(st, LEASE_ENOMEM, "out of memory");
 	}
 	out->paced_ms = -lease_store_paced_ms(st);
+	lease_store_op_begin(st, 0); /* each lease's operation: lease_store_pace() */
 	for (i = 0; i < ns.count; i++) {
 		lease_migrate_entry *e = &out->entries[i];
 
@@ -499,6 +500,7 @@ int lease_migrate(lease_migrate_report *out, lease_store *st, const lease_migrat
 		if (rc < 0)
 			break;
 	}
+	lease_store_op_end(st);
 	out->paced_ms += lease_store_paced_ms(st);
 	lease_namespace_clear(&ns);
 	return rc < 0 ? rc : 0;

@@ -62,6 +62,7 @@ static void cas_begin(lease_store *st, const char *primitive, const char *refnam
                       const lease_oid *expected)
 {
 	memset(&st->cas_err, 0, sizeof(st->cas_err));
+	st->cas_compared = 0;
 	st->errmsg[0] = '\0';
 	snprintf(st->cas_err.primitive, sizeof(st->cas_err.primitive), "%s", primitive);
 	snprintf(st->cas_err.ref, sizeof(st->cas_err.ref), "%s", refname);
@@ -79,6 +80,13 @@ static int cas_fail(lease_store *st, int code, lease_outcome outcome, int noop, 
 
 	e->outcome = outcome;
 	e->noop = noop;
+	/* "(expected …, observed …)" only where a post-state was compared (a
+	 * read's own failure — a 401, a refused connection — states its cause
+	 * alone; issue 23, issue 24 #5) */
+	if (!st->cas_compared)
+		return lease_store_set_error(st, code, "%s %s: %s%s", e->primitive, e->ref, why,
+		                             outcome == LEASE_OUTCOME_KNOWN ? ""
+		                                                            : " (outcome unknown)");
 	if (e->has_expected)
 		lease_oid_tohex(exp, &e->expected);
 	if (e->observed_present)
@@ -108,6 +116,7 @@ static int reread(lease_store *st, const char *refname, int *present, lease_oid 
 
 static void observe(lease_store *st, int present, const lease_oid *oid)
 {
+	st->cas_compared = 1;
 	st->cas_err.observed_present = present;
 	if (present)
 		st->cas_err.observed = *oid;
@@ -627,10 +636,15 @@ int lease_wait_ref_change(lease_store *st, const char *name, int known_present,
 		return rc;
 	if (timeout_ms <= 0)
 		return 0;
-	if (st->t->wait_change)
-		return st->t->wait_change(st->t, ref, known_present,
-		                          known_present && known_oid ? known_oid : &zero,
-		                          timeout_ms) > 0;
+	if (st->t->wait_change) {
+		/* the polls' requests end with the wait (issue 24 item 3) */
+		lease_store_op_begin(st, timeout_ms);
+		rc = st->t->wait_change(st->t, ref, known_present,
+		                        known_present && known_oid ? known_oid : &zero,
+		                        timeout_ms) > 0;
+		lease_store_op_end(st);
+		return rc;
+	}
 	/* a signal cuts the sleep short: 1, so the caller looks at it */
 	return lease_sleep_ms(timeout_ms, LEASE_SLEEP_INTERRUPTIBLE) < 0 ? 1 : 0;
 }

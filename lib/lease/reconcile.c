@@ -853,6 +853,7 @@ int lease_reconcile(lease_reconcile_report *out, lease_store *st,
 	if ((rc = check_slot_counts(out, out->count)) < 0)
 		goto done;
 	out->paced_ms = -lease_store_paced_ms(st);
+	lease_store_op_begin(st, 0); /* each lease's operation: lease_store_pace() */
 	for (i = 0; i < out->count; i++) {
 		lease_reconcile_entry *e = &out->entries[i];
 
@@ -868,6 +869,7 @@ int lease_reconcile(lease_reconcile_report *out, lease_store *st,
 		if (opts->progress && (opts->reap || opts->prune_days >= 0) && (i + 1) % 512 == 0)
 			opts->progress(i + 1, out->count, opts->progress_payload);
 	}
+	lease_store_op_end(st);
 	rc = 0;
 done:
 	out->paced_ms += lease_store_paced_ms(st);

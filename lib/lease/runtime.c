@@ -839,7 +839,9 @@ static int run_kind(op_kind kind, lease_result *out, lease_store *st, const char
 		return result_fail(out, st, LEASE_ENOMEM, "out of memory");
 	}
 	result_init(out, st, c->name);
+	lease_store_op_begin(st, 0); /* --timeout bounds the operation (issue 24) */
 	rc = run_op(c);
+	lease_store_op_end(st);
 	free(c);
 	return rc;
 }
@@ -889,14 +891,18 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
 	int64_t start_store = 0;
 	int rc;
 
+	/* the wait bounds every attempt and rate-limit sleep in it, the first
+	 * one's too (issue 24 #3), and each ref lock wait (issue 23) */
 	if (opts && opts->wait_seconds > 0) {
 		start_store = lease_store_now(st);
 		bound_lock_wait(st, (double)opts->wait_seconds);
+		lease_store_set_wait_end(st, lease_mono_ms() + (int64_t)opts->wait_seconds * 1000);
 	}
 	rc = run_kind(OP_ACQUIRE, out, st, name, opts);
 	/* a ref lock held past the store's lock wait is waited out too */
 	if ((rc != LEASE_EHELD && rc != LEASE_ELOCKED) || !opts || opts->wait_seconds <= 0) {
 		lease_store_set_lock_wait(st, -1);
+		lease_store_set_wait_end(st, 0);
 		return rc;
 	}
 	/* --wait (protocol.md §5 "Waiting"): wait until the ref changes or the
@@ -940,6 +946,7 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
 		rc = run_kind(OP_ACQUIRE, out, st, name, opts);
 	}
 	lease_store_set_lock_wait(st, -1);
+	lease_store_set_wait_end(st, 0);
 	if (rc == LEASE_EHELD || rc == LEASE_ELOCKED) {
 		char m[sizeof(out->message)];
 		snprintf(m, sizeof(m), "%s",
@@ -951,6 +958,7 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
 	return rc;
 interrupted:
 	lease_store_set_lock_wait(st, -1);
+	lease_store_set_wait_end(st, 0);
 	snprintf(out->message, sizeof(out->message), "interrupted while waiting for the lease");
 	return rc;
 }
@@ -996,7 +1004,10 @@ int lease_status(lease_result *out, lease_store *st, const char *name)
 		return result_fail(out, st, LEASE_EINVALID, "invalid lease name: %s",
 		                   name ? err : "none given");
 	memset(&s, 0, sizeof(s));
-	if ((rc = lease_fetch_ref(&s, st, name)) < 0) {
+	lease_store_op_begin(st, 0);
+	rc = lease_fetch_ref(&s, st, name);
+	lease_store_op_end(st);
+	if (rc < 0) {
 		lease_ref_state_clear(&s);
 		return result_fail(out, st, rc, NULL);
 	}

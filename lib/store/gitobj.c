@@ -15,7 +15,7 @@ int lease_git_global_setup(void)
 	/* Each commit is read once per operation: caching commits only costs
 	 * memory (a 10,000-lease sweep held ~20 MiB of them). */
 	git_libgit2_opts(GIT_OPT_SET_CACHE_OBJECT_LIMIT, GIT_OBJECT_COMMIT, (size_t)0);
-	return lease_git_net_timeouts() < 0 ? LEASE_EINTERNAL : 0;
+	return lease_git_net_setup() < 0 ? LEASE_EINTERNAL : 0;
 }
 
 void lease_git_oid_to(git_oid *g, const lease_oid *o)
