@@ -10,35 +10,8 @@
 . "$(dirname "$0")/lease_lib.sh"
 
 # ---- never more than N holders, and each gets in
-C="$TMPDIR/count"
-echo "0 0" >"$C"
-cat >"$TMPDIR/guarded.sh" <<'G'
-#!/bin/sh
-# count in (current and max), hold, count out; the lock is the counter's own
-set -eu
-C=$1
-flock "$C.lock" sh -c 'read -r cur max <"$1"; cur=$((cur + 1)); [ "$cur" -gt "$max" ] && max=$cur; echo "$cur $max" >"$1"' _ "$C"
-echo "$REFLEASE_LEASE_NAME" >>"$C.names"
-sleep 1
-flock "$C.lock" sh -c 'read -r cur max <"$1"; echo "$((cur - 1)) $max" >"$1"' _ "$C"
-G
-i=1
-while [ "$i" -le 8 ]; do
-  REFLEASE_OWNER="w$i" "$R" run pool --slots 3 --wait 120 --ttl 30 -- sh "$TMPDIR/guarded.sh" "$C" \
-    >"$TMPDIR/w$i.out" 2>"$TMPDIR/w$i.err" &
-  pids="${pids:-} $!"
-  i=$((i + 1))
-done
-rcs=0
-for p in $pids; do wait "$p" || rcs=$((rcs + 1)); done
-[ "$rcs" -eq 0 ] || { cat "$TMPDIR"/w*.err >&2; fail "$rcs of 8 run --slots 3 failed"; }
-read -r cur max <"$C"
-[ "$cur" -eq 0 ] || fail "counter left at $cur"
-[ "$max" -le 3 ] || fail "$max guarded commands ran at once on 3 slots"
-[ "$max" -ge 2 ] || fail "only $max at once: the slots did not run side by side"
-[ "$(wc -l <"$C.names")" -eq 8 ] || fail "not every process got in: $(cat "$C.names")"
-grep -qv '^pool@[123]of3$' "$C.names" && fail "unexpected slot names: $(cat "$C.names")"
-echo "8 processes on 3 slots: at most $max at once, all 8 got in"
+. "$(dirname "$0")/slots_lib.sh"
+slots_pool local 8 3 30
 
 # ---- the count is stored: another N is a configuration error naming both
 t=$("$R" acquire db --slots 2 --print-token)
