@@ -483,6 +483,8 @@ static int cmd_acquire(cli_ctx *ctx, int argc, char **argv)
 		printf("%s\n", c.r.payload.lease_token);
 		cli_github_output("status", c.r.status);
 		cli_github_output("lease-token", c.r.payload.lease_token);
+		if (c.a.slots)
+			cli_github_output("lease-name", c.r.name);
 		return EXIT_OK;
 	}
 	if (c.a.print_token) { /* held or failed: nothing on stdout, the reason on stderr */
