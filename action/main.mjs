@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import * as core from '@actions/core';
 import { root, bash, runEnv, readKeyValues } from './lib.mjs';
 
-const OUTPUTS = ['lease-token', 'status', 'oid', 'expires-at'];
+const OUTPUTS = ['lease-token', 'status', 'oid', 'expires-at', 'lease-name'];
 
 async function setup() {
   const bundle = join(root, 'build', 'bundle');
@@ -70,7 +70,7 @@ async function main() {
     if (cmd === 'acquire' && token && ['acquired', 'already_held'].includes(out.status)) {
       if (core.getBooleanInput('release-at-end')) {
         core.saveState('lease-token', token);
-        core.saveState('name', core.getInput('name'));
+        core.saveState('name', out['lease-name'] || core.getInput('name')); // a slot: its own name
         core.saveState('namespace', core.getInput('namespace'));
         core.saveState('store', core.getInput('store'));
         core.info('reflease: the lease is released at the end of the job (release-at-end)');

@@ -21,7 +21,8 @@ async function post() {
   try {
     const env = runEnv(
       { command: 'release', name, 'lease-token': token, namespace: core.getState('namespace'),
-        store: core.getState('store'), ttl: '', phase: '', wait: '', args: '', heartbeat: 'false' },
+        store: core.getState('store'), ttl: '', phase: '', wait: '', args: '', heartbeat: 'false',
+        slots: '' },
       { GITHUB_OUTPUT: join(tmp, 'output'), GITHUB_STEP_SUMMARY: join(tmp, 'summary') },
     );
     const r = await bash('run.sh', { env, capture: true, captureErr: true });

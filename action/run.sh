@@ -119,10 +119,15 @@ seconds() { # INPUT VALUE: empty, or whole seconds (the binary checks the range)
 }
 # Names end up in file names under RUNNER_TEMP: check their alphabet here (the
 # binary checks every rule of protocol.md §1).
-case $name in *[!A-Za-z0-9._-]* | .*) usage_error "invalid lease name '$name' (protocol.md §1: [A-Za-z0-9._-])" ;; esac
+case $name in *[!A-Za-z0-9._@-]* | .*) usage_error "invalid lease name '$name' (protocol.md §1: [A-Za-z0-9._-], and a slot's NAME@iofN)" ;; esac
 case $ns in *[!a-z0-9-]*) usage_error "invalid namespace '$ns' (protocol.md §1: [a-z][a-z0-9-]*)" ;; esac
 seconds ttl "$ttl"
 seconds wait "$wait_s"
+slots=${INPUT_SLOTS:-}
+case $slots in *[!0-9]*) usage_error "slots must be a whole number (1-64), not '$slots'" ;; esac
+if [ -n "$slots" ] && [ "$cmd" != acquire ] && [ "$cmd" != run ]; then
+  usage_error "slots applies to commands acquire and run (name the slot held, NAME@iofN, for the others)"
+fi
 [ -x "$bin" ] || usage_error "reflease is not built at $bin"
 # The store input (README.md, "Which store"): git = git pushes to this
 # repository on its GitHub server (remote:), the token only for that URL.
@@ -239,6 +244,7 @@ case $cmd in
 acquire)
   [ -z "$phase" ] || opts+=(--phase "$phase")
   [ -z "$wait_s" ] || opts+=(--wait "$wait_s")
+  [ -z "$slots" ] || opts+=(--slots "$slots")
   argv+=(acquire "${opts[@]}" "${extra[@]}" -- "$name")
   ;;
 heartbeat | release | status | break)
@@ -259,6 +265,7 @@ transition)
 run)
   [ ${#extra[@]} -gt 0 ] || usage_error "command run needs the command to run in the args input"
   [ -z "$wait_s" ] || opts+=(--wait "$wait_s")
+  [ -z "$slots" ] || opts+=(--slots "$slots")
   jf="$tmp/reflease-run.$$.json"
   rm -f "$jf"
   argv+=(run "${opts[@]}" --json-file "$jf" -- "$name" -- "${extra[@]}")
@@ -397,6 +404,14 @@ list | reconcile | migrate | gc) ;;
   ;;
 esac
 
+if [ "$cmd" = acquire ] && [ -n "$slots" ] && [ "$rc" -eq 0 ]; then
+  # the slot held is the lease kept and released (protocol.md "Slots")
+  held=$(sed -n 's/^lease-name=//p' "${GITHUB_OUTPUT:-/dev/null}" | tail -n 1)
+  if [ -n "$held" ]; then
+    name=$held
+    hb="$tmp/reflease-heartbeat.${ns:-${REFLEASE_NAMESPACE:-leases}}.$name"
+  fi
+fi
 if [ "$cmd" = acquire ] && [ "$heartbeat" = true ] && [ "$rc" -eq 0 ]; then
   if ! start_heartbeat; then
     # a lease this job cannot keep alive is given back at once

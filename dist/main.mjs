@@ -71495,7 +71495,8 @@ var RUN_INPUTS = [
   "namespace",
   "args",
   "heartbeat",
-  "store"
+  "store",
+  "slots"
 ];
 function runEnv(values = {}, extra = {}) {
   const env = {};
@@ -71550,7 +71551,7 @@ function readKeyValues(file) {
 }
 
 // action/main.mjs
-var OUTPUTS = ["lease-token", "status", "oid", "expires-at"];
+var OUTPUTS = ["lease-token", "status", "oid", "expires-at", "lease-name"];
 async function setup() {
   const bundle = join8(root, "build", "bundle");
   const k = await bash("setup.sh", { capture: true });
@@ -71601,7 +71602,7 @@ async function main() {
     if (cmd === "acquire" && token && ["acquired", "already_held"].includes(out.status)) {
       if (getBooleanInput("release-at-end")) {
         saveState("lease-token", token);
-        saveState("name", getInput("name"));
+        saveState("name", out["lease-name"] || getInput("name"));
         saveState("namespace", getInput("namespace"));
         saveState("store", getInput("store"));
         info("reflease: the lease is released at the end of the job (release-at-end)");

@@ -19631,7 +19631,8 @@ var RUN_INPUTS = [
   "namespace",
   "args",
   "heartbeat",
-  "store"
+  "store",
+  "slots"
 ];
 function runEnv(values = {}, extra = {}) {
   const env = {};
@@ -19703,7 +19704,8 @@ async function post() {
         phase: "",
         wait: "",
         args: "",
-        heartbeat: "false"
+        heartbeat: "false",
+        slots: ""
       },
       { GITHUB_OUTPUT: join2(tmp, "output"), GITHUB_STEP_SUMMARY: join2(tmp, "summary") }
     );

@@ -9,3 +9,4 @@ model: deps
 model-run:
 	@sh scripts/model-check.sh docs/model/lease.pml
 	@sh scripts/model-check.sh docs/model/sets.pml
+	@sh scripts/model-check.sh docs/model/slots.pml

@@ -509,6 +509,66 @@ START_TEST(test_no_token_is_not_holder)
 }
 END_TEST
 
+/* N-slot leases (protocol.md "Slots", issue 27) through the library: N
+ * identities fill the N slots (each its own token, generation 0), the next is
+ * held; another count is LEASE_ECONFIG naming both while one is held; an
+ * expired slot is taken over (its generation rises); once every slot is
+ * released the count may change. */
+START_TEST(test_slots_mem)
+{
+	fx f_slots;
+	static const ident ids[] = {{"s1", "h"}, {"s2", "h"}, {"s3", "h"}, {"s4", "h"}};
+	char tokens[3][LEASE_TOKEN_HEXSZ + 1], names[3][LEASE_NAME_MAX + 1];
+	lease_op_options o;
+	lease_result r;
+	int i, j;
+
+	fx_mem(&f_slots);
+	for (i = 0; i < 3; i++) {
+		o = opt(ids[i], NULL, 60);
+		ck_assert_int_eq(lease_slots_acquire(&r, f_slots.st, "db", 3, &o), 0);
+		ck_assert_str_eq(r.status, "acquired");
+		ck_assert_int_eq(r.payload.transitions, 0);
+		ck_assert_msg(strncmp(r.name, "db@", 3) == 0 && strstr(r.name, "of3"), "%s",
+		              r.name);
+		memcpy(tokens[i], r.payload.lease_token, sizeof(tokens[i]));
+		memcpy(names[i], r.name, sizeof(names[i]));
+		for (j = 0; j < i; j++)
+			ck_assert_str_ne(names[j], names[i]);
+	}
+	o = opt(ids[3], NULL, 60);
+	ck_assert_int_eq(lease_slots_acquire(&r, f_slots.st, "db", 3, &o), LEASE_EHELD);
+	ck_assert_ptr_nonnull(strstr(r.message, "all 3 slots of db are held"));
+	ck_assert_int_eq(lease_slots_acquire(&r, f_slots.st, "db", 2, &o), LEASE_ECONFIG);
+	ck_assert_ptr_nonnull(strstr(r.message, "db has 3 slots"));
+	ck_assert_ptr_nonnull(strstr(r.message, "not 2"));
+	ck_assert_int_eq(lease_slots_acquire(&r, f_slots.st, "db", 0, &o), LEASE_EINVALID);
+	ck_assert_int_eq(lease_slots_acquire(&r, f_slots.st, "db", LEASE_SLOTS_MAX + 1, &o),
+	                 LEASE_EINVALID);
+	/* each slot is its own lease: a heartbeat by its name and token */
+	o = opt(ids[0], tokens[0], 60);
+	ck_assert_int_eq(lease_heartbeat(&r, f_slots.st, names[0], &o), 0);
+	/* all expired: the fourth takes one over, its generation rises */
+	f_slots.clk.t += 3600;
+	o = opt(ids[3], NULL, 60);
+	ck_assert_int_eq(lease_slots_acquire(&r, f_slots.st, "db", 3, &o), 0);
+	ck_assert_int_eq(r.payload.transitions, 1);
+	for (i = 0; i < 3; i++) {
+		lease_result rr;
+
+		o = opt(ids[i], tokens[i], 0);
+		lease_release(&rr, f_slots.st, names[i], &o);
+	}
+	o = opt(ids[3], r.payload.lease_token, 0);
+	ck_assert_int_eq(lease_release(&r, f_slots.st, r.name, &o), 0);
+	/* every slot released: another count is taken */
+	o = opt(ids[0], NULL, 60);
+	ck_assert_int_eq(lease_slots_acquire(&r, f_slots.st, "db", 2, &o), 0);
+	ck_assert_msg(strstr(r.name, "of2") != NULL, "%s", r.name);
+	fx_free(&f_slots);
+}
+END_TEST
+
 /* ---- the rotation matrix itself ------------------------------------------ */
 
 START_TEST(test_rotation_matrix)
@@ -2764,6 +2824,7 @@ Suite *runtime_suite(void)
 	tcase_add_loop_test(cells_tc, test_cells_mem, 0, NCELLS);
 	tcase_add_loop_test(cells_tc, test_cells_local, 0, NCELLS);
 	tcase_add_test(cells_tc, test_no_token_is_not_holder);
+	tcase_add_test(cells_tc, test_slots_mem);
 	tcase_add_test(cells_tc, test_rotation_matrix);
 	tcase_add_test(cells_tc, test_rotation_divergence_from_phase_rule);
 	tcase_set_timeout(cells_tc, 20);

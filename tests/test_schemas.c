@@ -900,6 +900,55 @@ START_TEST(valid_names_accepted)
 }
 END_TEST
 
+/* Slot names (protocol.md "Slots", issue 27): NAME@iofN is never a plain
+ * name, splits back into (NAME, i, N), and only its canonical form is one. */
+START_TEST(slot_names)
+{
+	static const char *const bad[] = {
+	        "db@",      "db@1",     "db@1of",   "db@0of3",  "db@4of3",   "db@01of3",
+	        "db@1of03", "db@1of65", "db@1of3x", "db@@1of3", "@1of3",     "d/b@1of3",
+	        "db.@1of3", "db@1of3@", "db@-1of3", "db@1 of3", "db@{1}of3", "db@1of1000",
+	};
+	char out[LEASE_NAME_MAX + 1], base[LEASE_NAME_MAX + 1], err[256], ref[256];
+	char long_base[LEASE_NAME_MAX + 1];
+	int64_t i, n;
+	size_t k;
+
+	ck_assert_int_eq(lease_slot_name(out, "db", 2, 3, err, sizeof(err)), 0);
+	ck_assert_str_eq(out, "db@2of3");
+	ck_assert_int_eq(lease_name_validate(out, err, sizeof(err)), LEASE_EINVALID);
+	ck_assert_int_eq(lease_ref_name_validate(out, err, sizeof(err)), 0);
+	ck_assert_int_eq(lease_slot_name_parse(out, base, &i, &n, err, sizeof(err)), 1);
+	ck_assert_str_eq(base, "db");
+	ck_assert_int_eq(i, 2);
+	ck_assert_int_eq(n, 3);
+	ck_assert_int_eq(lease_refname(ref, sizeof(ref), "leases", out, err, sizeof(err)), 0);
+	ck_assert_str_eq(ref, "refs/leases/db@2of3");
+	ck_assert_int_eq(lease_slot_name(out, "a.b", 64, 64, err, sizeof(err)), 0);
+	ck_assert_str_eq(out, "a.b@64of64");
+	/* a plain name is no slot name */
+	ck_assert_int_eq(lease_slot_name_parse("db", base, &i, &n, err, sizeof(err)), 0);
+	for (k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		ck_assert_msg(lease_ref_name_validate(bad[k], err, sizeof(err)) == LEASE_EINVALID,
+		              "%s accepted", bad[k]);
+		ck_assert_msg(lease_slot_name_parse(bad[k], base, &i, &n, err, sizeof(err)) < 0,
+		              "%s parsed", bad[k]);
+	}
+	ck_assert_int_eq(lease_slot_name(out, "db", 0, 3, err, sizeof(err)), LEASE_EINVALID);
+	ck_assert_int_eq(lease_slot_name(out, "db", 4, 3, err, sizeof(err)), LEASE_EINVALID);
+	ck_assert_int_eq(lease_slot_name(out, "db", 1, 65, err, sizeof(err)), LEASE_EINVALID);
+	ck_assert_ptr_nonnull(strstr(err, "slots: 65 is not in 1..64"));
+	ck_assert_int_eq(lease_slot_name(out, "d@b", 1, 3, err, sizeof(err)), LEASE_EINVALID);
+	/* the whole slot name fits LEASE_NAME_MAX bytes, else the error says so */
+	memset(long_base, 'n', 95);
+	long_base[95] = '\0';
+	ck_assert_int_eq(lease_slot_name(out, long_base, 9, 9, err, sizeof(err)), 0);
+	ck_assert_uint_eq(strlen(out), LEASE_NAME_MAX);
+	ck_assert_int_eq(lease_slot_name(out, long_base, 10, 10, err, sizeof(err)), LEASE_EINVALID);
+	ck_assert_ptr_nonnull(strstr(err, "too long for 10 slots"));
+}
+END_TEST
+
 START_TEST(phase_names)
 {
 	lease_phase ph = LEASE_PHASE_NONE;
@@ -947,6 +996,7 @@ Suite *schemas_suite(void)
 	tcase_add_loop_test(tc, hostile_namespace_rejected, 0,
 	                    (int)(sizeof(hostile_namespaces) / sizeof(hostile_namespaces[0])));
 	tcase_add_test(tc, valid_names_accepted);
+	tcase_add_test(tc, slot_names);
 	tcase_add_test(tc, phase_names);
 	suite_add_tcase(s, tc);
 	return s;

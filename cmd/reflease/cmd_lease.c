@@ -34,6 +34,7 @@ static const struct option acquire_longopts[] = {
         {"phase", required_argument, NULL, OPT_PHASE},
         {"wait", required_argument, NULL, OPT_WAIT},
         {"print-token", no_argument, NULL, OPT_PRINT_TOKEN},
+        {"slots", required_argument, NULL, OPT_SLOTS},
         CLI_GLOBAL_LONGOPTS,
         {NULL, 0, NULL, 0}};
 static const struct option heartbeat_longopts[] = {
@@ -106,6 +107,9 @@ int lease_args_option(cli_ctx *ctx, int c, const char *arg, void *payload)
 			                 arg);
 		return 0;
 	case OPT_PRINT_TOKEN: a->print_token = 1; return 0;
+	case OPT_SLOTS:
+		return cli_parse_number(ctx, "--slots", arg, 1, LEASE_SLOTS_MAX, "slots",
+		                        &a->slots);
 	case OPT_PHASE: return parse_live_phase(ctx, "--phase", arg, &a->phase);
 	case OPT_TO: return parse_live_phase(ctx, "--to", arg, &a->to);
 	case OPT_LEASE_TOKEN: a->token = arg; return 0;
@@ -119,6 +123,22 @@ int lease_args_option(cli_ctx *ctx, int c, const char *arg, void *payload)
 		return 0;
 	default: return cli_usage(ctx, "unexpected option");
 	}
+}
+
+int lease_check_slots_name(cli_ctx *ctx, const char *name, long slots)
+{
+	char base[LEASE_NAME_MAX + 1], err[256];
+	int64_t i, n;
+
+	if (lease_slot_name_parse(name, base, &i, &n, err, sizeof(err)) != 1)
+		return slots ? (lease_slot_name(base, name, slots, slots, err, sizeof(err)) < 0
+		                        ? cli_usage(ctx, "--slots: %s", err)
+		                        : 0)
+		             : 0;
+	return cli_usage(ctx,
+	                 "%s is slot %lld of %s's %lld slots: take a slot with 'reflease %s %s "
+	                 "--slots %lld' (the count is checked there)",
+	                 name, (long long)i, base, (long long)n, ctx->command, base, (long long)n);
 }
 
 int lease_check_ttl(cli_ctx *ctx, lease_store *st, long ttl)
@@ -506,8 +526,14 @@ static int cmd_acquire(cli_ctx *ctx, int argc, char **argv)
 	lease_cmd c;
 	int rc;
 
-	if ((rc = lease_cmd_parse(ctx, argc, argv, acquire_longopts, 0, &c)) < 0)
+	if ((rc = lease_cmd_parse(ctx, argc, argv, acquire_longopts, 0, &c)) < 0 ||
+	    (rc = lease_check_slots_name(ctx, c.name, c.a.slots)) < 0)
 		return cli_status_of(rc);
+	if (c.set_n > 1 && c.a.slots)
+		return cli_status_of(cli_usage(ctx,
+		                               "--slots takes one NAME (%zu given): a set's "
+		                               "members are plain leases",
+		                               c.set_n));
 	if (c.a.print_token && ctx->json)
 		return cli_status_of(cli_usage(
 		        ctx, "--print-token and --json do not go together: pick one output"));
@@ -524,8 +550,11 @@ static int cmd_acquire(cli_ctx *ctx, int argc, char **argv)
 	}
 	if (c.set_n > 1)
 		return acquire_set(ctx, &c);
-	rc = lease_acquire(&c.r, c.st, c.name, &c.o);
+	rc = c.a.slots ? lease_slots_acquire(&c.r, c.st, c.name, c.a.slots, &c.o)
+	               : lease_acquire(&c.r, c.st, c.name, &c.o);
 	lease_wait_guard_disarm();
+	if (c.a.slots && rc == 0)
+		c.name = c.r.name; /* the slot taken */
 	if (rc < 0 && lease_stop_signal) {
 		lease_result_fixup(&c.r, c.st, c.name, rc);
 		if (ctx->json)
@@ -540,6 +569,8 @@ static int cmd_acquire(cli_ctx *ctx, int argc, char **argv)
 		printf("%s\n", c.r.payload.lease_token);
 		cli_github_output("status", c.r.status);
 		cli_github_output("lease-token", c.r.payload.lease_token);
+		if (c.a.slots)
+			cli_github_output("lease-name", c.r.name);
 		return EXIT_OK;
 	}
 	if (c.a.print_token) { /* held or failed: nothing on stdout, the reason on stderr */
@@ -798,7 +829,7 @@ static int cmd_break(cli_ctx *ctx, int argc, char **argv)
 
 const cli_command cli_lease_commands[] = {
         {"acquire", cmd_acquire,
-         "acquire NAME [NAME...] [--ttl S] [--phase P] [--wait S] [--print-token]",
+         "acquire NAME [NAME...] [--ttl S] [--phase P] [--wait S] [--slots N] [--print-token]",
          "Take a free or expired lease, or wait up to S seconds for it; several NAMEs: all in "
          "one atomic write, or none.",
          "  --ttl S          lease time in whole seconds (5-86400 local, 60-86400 github/remote;\n"
@@ -808,7 +839,9 @@ const cli_command cli_lease_commands[] = {
          "out);\n"
          "                   'forever' waits without a limit\n"
          "  --print-token    print only the token (nothing on stdout when held, exit 3);\n"
-         "                   for tok=$(reflease acquire NAME --print-token)\n"},
+         "                   for tok=$(reflease acquire NAME --print-token)\n"
+         "  --slots N        take one of NAME's N slots (1-64), the lease NAME@<i>ofN\n"
+         "                   (at most N holders; another N than the stored one: exit 78)\n"},
         {"heartbeat", cmd_heartbeat,
          "heartbeat NAME [NAME...] --lease-token T [--ttl S] [--every S [--release-on-exit]]",
          "Extend a held lease once, or keep extending it every S seconds until stopped or lost.",
@@ -836,14 +869,16 @@ const cli_command cli_lease_commands[] = {
          "  --force          also break a live lease, or an unreadable one that shows nothing\n"
          "                   saying it is free (a missing object, a garbled ref file)\n"},
         {"run", cmd_run,
-         "run NAME [--ttl S] [--every S] [--wait S] [--json-file F] [--conflict-exit-code N] "
-         "-- CMD [ARG...]",
+         "run NAME [--ttl S] [--every S] [--wait S] [--slots N] [--json-file F] "
+         "[--conflict-exit-code N] -- CMD [ARG...]",
          "Acquire, run CMD while heartbeating, release once CMD's whole process tree is gone; "
          "stop the tree if the lease is lost.",
          "  --ttl S          lease time (default 300; at least 6)\n"
          "  --every S        heartbeat interval (default ttl/3, at most ttl/2)\n"
          "  --wait S         wait up to S seconds for the lease; 'forever' waits without a "
          "limit\n"
+         "  --slots N        hold one of NAME's N slots (1-64; REFLEASE_LEASE_NAME is the\n"
+         "                   slot's name NAME@<i>ofN)\n"
          "  --json-file F    write the JSON result object to F (else, with --json, the last\n"
          "                   line of stderr); checked before the lease is acquired\n"
          "  --conflict-exit-code N\n"

@@ -22,7 +22,8 @@ enum {
 	OPT_STRICT,
 	OPT_FORCE,
 	OPT_JSON_FILE,
-	OPT_PRINT_TOKEN
+	OPT_PRINT_TOKEN,
+	OPT_SLOTS
 };
 
 /* --wait forever: a wait no run outlives (about 100 years, s). */
@@ -42,6 +43,7 @@ typedef struct lease_args {
 	int force;
 	const char *json_file;
 	int print_token; /* acquire --print-token */
+	long slots;      /* acquire/run --slots N, 0 = not given (protocol.md "Slots") */
 } lease_args;
 
 /* cli_parse handler for the options above. */
@@ -54,6 +56,11 @@ int lease_check_ttl(cli_ctx *ctx, lease_store *st, long ttl);
 
 /* Fill name/ref/status/message of @p r when the operation left them empty. */
 void lease_result_fixup(lease_result *r, lease_store *st, const char *name, int rc);
+
+/* acquire/run: refuse a slot's own name without --slots (its count is
+ * checked only by --slots) and --slots with a slot's name. Returns 0 or
+ * -EXIT_USAGE. */
+int lease_check_slots_name(cli_ctx *ctx, const char *name, long slots);
 
 /* Exit status for a signal number: 129, 130, 143 (cli.md), else 128 + sig. */
 int lease_exit_for_signal(int sig);

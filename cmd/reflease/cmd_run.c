@@ -65,6 +65,7 @@ static const struct option run_longopts[] = {
         {"wait", required_argument, NULL, OPT_WAIT},
         {"json-file", required_argument, NULL, OPT_JSON_FILE},
         {"conflict-exit-code", required_argument, NULL, OPT_CONFLICT_EXIT},
+        {"slots", required_argument, NULL, OPT_SLOTS},
         CLI_GLOBAL_LONGOPTS,
         {NULL, 0, NULL, 0}};
 
@@ -612,7 +613,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	guard_rel_ctx grc;
 	pthread_t th;
 	char **argv2 = NULL, **cmd;
-	char token[LEASE_TOKEN_HEXSZ + 1];
+	char token[LEASE_TOKEN_HEXSZ + 1], slot_name[LEASE_NAME_MAX + 1];
 	const char *name;
 	int i, j, rc, status = EXIT_SOFTWARE, sfd = -1, evp[2] = {-1, -1}, stp[2] = {-1, -1};
 	int fg = 0, thread_started = 0, thread_stuck = 0, sig0;
@@ -644,6 +645,10 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		return cli_status_of(j);
 	}
 	cmd = argv2 + j;
+	if ((rc = lease_check_slots_name(ctx, name, a->slots)) < 0) {
+		free(argv2);
+		return cli_status_of(rc);
+	}
 	if (!*cmd) {
 		free(argv2);
 		return cli_status_of(
@@ -716,8 +721,14 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	ao.wait_cb = lease_wait_guard_cb;
 	ao.wait_payload = &r; /* the ref as last read, for the interrupted object */
 	memset(&r, 0, sizeof(r));
-	rc = lease_acquire(&r, st, name, &ao);
+	rc = a->slots ? lease_slots_acquire(&r, st, name, a->slots, &ao)
+	              : lease_acquire(&r, st, name, &ao);
 	lease_wait_guard_disarm();
+	if (a->slots && rc == 0) {
+		/* from here on the slot taken is the lease kept and released */
+		memcpy(slot_name, r.name, sizeof(slot_name));
+		name = slot_name;
+	}
 	/* From here on every signal is read from the signalfd (no races). */
 	if ((sfd = open_signalfd()) < 0) {
 		fprintf(stderr, "reflease run: signalfd: %s\n", strerror(errno));

@@ -325,7 +325,8 @@ int cli_take_name(cli_ctx *ctx, int argc, char **argv, int optind_, const char *
 		return cli_usage(ctx, "missing NAME (see --help)");
 	if (argc - optind_ > 1)
 		return cli_usage(ctx, "unexpected argument '%s' after NAME", argv[optind_ + 1]);
-	if (lease_name_validate(argv[optind_], err, sizeof(err)) < 0)
+	/* a plain name, or a slot's "NAME@iofN" (protocol.md "Slots") */
+	if (lease_ref_name_validate(argv[optind_], err, sizeof(err)) < 0)
 		return cli_usage(ctx, "invalid lease name: %s",
 		                 strncmp(err, "name: ", 6) == 0 ? err + 6 : err);
 	*name = argv[optind_];

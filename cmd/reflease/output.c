@@ -207,4 +207,6 @@ void cli_print_result(cli_ctx *ctx, const lease_result *r)
 	cli_github_output("expires-at", exp);
 	if (r->holds_token && r->has_payload)
 		cli_github_output("lease-token", r->payload.lease_token);
+	if (r->holds_token && strchr(r->name, '@'))
+		cli_github_output("lease-name", r->name); /* the slot held (protocol.md "Slots") */
 }

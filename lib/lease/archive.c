@@ -15,7 +15,7 @@ int lease_fetch_archive_max_transitions(int64_t *out, int *found, lease_store *s
 	int rc;
 
 	*found = 0;
-	if ((rc = lease_name_validate(name, err, sizeof(err))) < 0)
+	if ((rc = lease_ref_name_validate(name, err, sizeof(err))) < 0)
 		return lease_store_set_error(st, rc, "%s", err);
 	snprintf(prefix, sizeof(prefix), "refs/%s-archive/%s/", st->ns, name);
 	plen = strlen(prefix);

@@ -239,7 +239,7 @@ static int check_refname(lease_store *st, const char *refname)
 	n = (size_t)snprintf(pfx, sizeof(pfx), "refs/%s/", st->ns);
 	an = (size_t)snprintf(apfx, sizeof(apfx), "refs/%s-archive/", st->ns);
 	if (strncmp(refname, pfx, n) == 0) {
-		if (lease_name_validate(refname + n, err, sizeof(err)) < 0)
+		if (lease_ref_name_validate(refname + n, err, sizeof(err)) < 0)
 			return lease_store_set_error(st, LEASE_EINVALID, "invalid ref '%s': %s",
 			                             refname, err);
 		return 0;
@@ -256,7 +256,7 @@ static int check_refname(lease_store *st, const char *refname)
 
 		memcpy(name, rest, (size_t)(slash - rest));
 		name[slash - rest] = '\0';
-		if (lease_name_validate(name, err, sizeof(err)) < 0)
+		if (lease_ref_name_validate(name, err, sizeof(err)) < 0)
 			return lease_store_set_error(st, LEASE_EINVALID, "invalid ref '%s': %s",
 			                             refname, err);
 	}
@@ -876,7 +876,7 @@ static int namespace_walk(lease_store *st, int strict, lease_namespace_visit vis
 
 		if (i > 0 && strcmp(e->refname, sorted[i - 1]->refname) == 0)
 			continue; /* lenient: a duplicate */
-		if (lease_name_validate(name, err, sizeof(err)) < 0) {
+		if (lease_ref_name_validate(name, err, sizeof(err)) < 0) {
 			lease_invalid_ref iv;
 
 			iv.refname = e->refname;
@@ -995,7 +995,7 @@ int lease_fetch_namespace_lenient(lease_namespace *out, lease_store *st)
 		if (strncmp(le->refname, prefix, plen) != 0 ||
 		    (i > 0 && strcmp(le->refname, list.items[i - 1].refname) == 0))
 			continue; /* look-alike or duplicate */
-		if (lease_name_validate(name, err, sizeof(err)) < 0) {
+		if (lease_ref_name_validate(name, err, sizeof(err)) < 0) {
 			if (!(out->invalid[out->invalid_count].refname = strdup(le->refname))) {
 				rc = LEASE_ENOMEM;
 				goto done;

@@ -219,7 +219,7 @@ static int check_inputs(op_ctx *c)
 	char err[256];
 	int rc;
 
-	if (!c->name || lease_name_validate(c->name, err, sizeof(err)) < 0)
+	if (!c->name || lease_ref_name_validate(c->name, err, sizeof(err)) < 0)
 		return result_fail(c->out, c->st, LEASE_EINVALID, "invalid lease name: %s",
 		                   c->name ? err : "none given");
 	if (!o || o->version != LEASE_OP_OPTIONS_VERSION)
@@ -1090,7 +1090,7 @@ int lease_status(lease_result *out, lease_store *st, const char *name)
 	int rc;
 
 	result_init(out, st, name);
-	if (!name || lease_name_validate(name, err, sizeof(err)) < 0)
+	if (!name || lease_ref_name_validate(name, err, sizeof(err)) < 0)
 		return result_fail(out, st, LEASE_EINVALID, "invalid lease name: %s",
 		                   name ? err : "none given");
 	memset(&s, 0, sizeof(s));

@@ -125,6 +125,113 @@ int lease_name_validate(const char *name, char *err, size_t errlen)
 	return 0;
 }
 
+/* ---------------------------------------------------------------- slot names */
+
+/* A decimal 1..LEASE_SLOTS_MAX without leading zeros in [s, s+n). */
+static int64_t slot_number(const char *s, size_t n)
+{
+	int64_t v = 0;
+	size_t i;
+
+	if (n == 0 || n > 3 || s[0] == '0')
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	return v;
+}
+
+int lease_slot_name(char out[LEASE_NAME_MAX + 1], const char *base, int64_t index, int64_t slots,
+                    char *err, size_t errlen)
+{
+	char buf[LEASE_NAME_MAX + 32];
+	int n;
+
+	if (lease_name_validate(base, err, errlen) < 0)
+		return LEASE_EINVALID;
+	if (slots < 1 || slots > LEASE_SLOTS_MAX) {
+		lease_errf(err, errlen, "slots: %lld is not in 1..%d", (long long)slots,
+		           LEASE_SLOTS_MAX);
+		return LEASE_EINVALID;
+	}
+	if (index < 1 || index > slots) {
+		lease_errf(err, errlen, "slot: %lld is not in 1..%lld", (long long)index,
+		           (long long)slots);
+		return LEASE_EINVALID;
+	}
+	n = snprintf(buf, sizeof(buf), "%s@%lldof%lld", base, (long long)index, (long long)slots);
+	if (n < 0 || n > LEASE_NAME_MAX) {
+		lease_errf(err, errlen,
+		           "name: '%s' is too long for %lld slots (the slot name '%s' must be at "
+		           "most %d bytes)",
+		           base, (long long)slots, buf, LEASE_NAME_MAX);
+		return LEASE_EINVALID;
+	}
+	memcpy(out, buf, (size_t)n + 1);
+	return 0;
+}
+
+int lease_slot_name_parse(const char *name, char base[LEASE_NAME_MAX + 1], int64_t *index,
+                          int64_t *slots, char *err, size_t errlen)
+{
+	const char *at, *of, *end;
+	char b[LEASE_NAME_MAX + 1];
+	int64_t i, k;
+	size_t n;
+
+	if (!name || !(at = strchr(name, '@')))
+		return 0;
+	n = (size_t)(at - name);
+	end = name + strlen(name);
+	if (strlen(name) > LEASE_NAME_MAX || n == 0) {
+		lease_errf(err, errlen, "name: a slot name is <name>@<i>of<N> in at most %d bytes",
+		           LEASE_NAME_MAX);
+		return LEASE_EINVALID;
+	}
+	memcpy(b, name, n);
+	b[n] = '\0';
+	if (lease_name_validate(b, err, errlen) < 0)
+		return LEASE_EINVALID;
+	of = strstr(at + 1, "of");
+	if (!of || (i = slot_number(at + 1, (size_t)(of - at - 1))) < 1 ||
+	    (k = slot_number(of + 2, (size_t)(end - of - 2))) < 1 || k > LEASE_SLOTS_MAX || i > k) {
+		lease_errf(err, errlen,
+		           "name: '@' only in a slot name <name>@<i>of<N> (1 <= i <= N <= %d, no "
+		           "leading zeros)",
+		           LEASE_SLOTS_MAX);
+		return LEASE_EINVALID;
+	}
+	if (base)
+		memcpy(base, b, n + 1);
+	if (index)
+		*index = i;
+	if (slots)
+		*slots = k;
+	return 1;
+}
+
+int lease_ref_name_validate(const char *name, char *err, size_t errlen)
+{
+	int rc;
+
+	if (name && strchr(name, '@')) {
+		char plain[256];
+
+		if ((rc = lease_slot_name_parse(name, NULL, NULL, NULL, err, errlen)) == 1)
+			return 0;
+		/* the plain rule broken (the '@' byte, or before it), then the slot form */
+		lease_name_validate(name, plain, sizeof(plain));
+		lease_errf(err, errlen,
+		           "%s; '@' only in a slot name <name>@<i>of<N> (1 <= i <= N <= %d, no "
+		           "leading zeros)",
+		           plain, LEASE_SLOTS_MAX);
+		return LEASE_EINVALID;
+	}
+	return lease_name_validate(name, err, errlen);
+}
+
 /* Names git, GitHub, GitLab or Gerrit treat specially (protocol.md §1). */
 static const char *const reserved_ns[] = {
         "heads",       "tags",      "remotes",     "notes",    "pull",     "gh",
@@ -187,7 +294,7 @@ int lease_refname(char *out, size_t outlen, const char *ns, const char *name, ch
 		ns = "leases";
 	if ((rc = lease_namespace_validate(ns, err, errlen)) < 0)
 		return rc;
-	if ((rc = lease_name_validate(name, err, errlen)) < 0)
+	if ((rc = lease_ref_name_validate(name, err, errlen)) < 0)
 		return rc;
 	if (!out || outlen == 0) {
 		lease_errf(err, errlen, "refname: no output buffer");
@@ -615,7 +722,7 @@ static int parse_object(lease_payload *p, json_t *root, char *err, size_t errlen
 
 	if ((rc = get_string(&s, &n, root, "name", err, errlen)) < 0)
 		return rc;
-	if (lease_name_validate(s, err, errlen) < 0)
+	if (lease_ref_name_validate(s, err, errlen) < 0)
 		return LEASE_EPAYLOAD;
 	memcpy(p->name, s, n + 1);
 
@@ -787,7 +894,7 @@ int lease_payload_validate(const lease_payload *p, char *err, size_t errlen)
 	                       errlen)) < 0 ||
 	    (rc = field_string("nonce", p->nonce, sizeof(p->nonce), err, errlen)) < 0)
 		return rc;
-	if (lease_name_validate(p->name, err, errlen) < 0)
+	if (lease_ref_name_validate(p->name, err, errlen) < 0)
 		return LEASE_EPAYLOAD;
 	if ((rc = check_ident("owner", p->owner, strlen(p->owner), err, errlen)) < 0 ||
 	    (rc = check_ident("host", p->host, strlen(p->host), err, errlen)) < 0)

@@ -924,17 +924,19 @@ static int commit_from_gql(lease_commit *c, json_t *obj, int is_commit)
 
 /* ---- REST helpers ------------------------------------------------------------ */
 
-/* refname: "refs/" + [A-Za-z0-9._/-], no "..", so it can go into a URL path as is. */
+/* refname: "refs/" + [A-Za-z0-9._/@-], no "..", no "@{", so it can go into a URL path as
+ * is ('@' is a path character, RFC 3986; slot names, protocol.md "Slots"). */
 static int check_refname(gh_transport *g, const char *refname)
 {
 	size_t i;
 
-	if (strncmp(refname, "refs/", 5) != 0 || strlen(refname) > 300 || strstr(refname, ".."))
+	if (strncmp(refname, "refs/", 5) != 0 || strlen(refname) > 300 || strstr(refname, "..") ||
+	    strstr(refname, "@{"))
 		return gh_err(g, LEASE_EINVALID, "invalid ref name '%.300s'", refname);
 	for (i = 5; refname[i]; i++) {
 		char c = refname[i];
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '.' || c == '_' || c == '-' || c == '/'))
+		      c == '.' || c == '_' || c == '-' || c == '/' || c == '@'))
 			return gh_err(g, LEASE_EINVALID, "invalid ref name '%.300s'", refname);
 	}
 	return 0;

@@ -78,3 +78,18 @@ is() { v=$(q "$1"); [ "$v" = "$2" ] || fail "$1 = '$v', expected '$2' ($3)"; }
 like() { v=$(q "$1"); printf '%s' "$v" | grep -Eq -- "$2" || fail "$1 = '$v' does not match /$2/ ($3)"; }
 unlike() { v=$(q "$1"); ! printf '%s' "$v" | grep -Eq -- "$2" || fail "$1 = '$v' matches /$2/ ($3)"; }
 hex() { like "$1" "^[0-9a-f]{$2}\$" "$3"; }
+
+# action_fakegh TOKEN: start the fake GitHub server (repository $TMPDIR/gh.git)
+# for the action; sets fpid (the caller's trap kills it) and exports
+# GITHUB_API_URL and GITHUB_GRAPHQL_URL.
+action_fakegh() {
+  "$BUILD/tools/fakegh" --token "$1" --repo "$TMPDIR/gh.git" --port-file "$TMPDIR/port" \
+    >/dev/null 2>"$TMPDIR/fake.err" &
+  fpid=$!
+  af_i=0
+  while [ ! -s "$TMPDIR/port" ] && [ $af_i -lt 100 ]; do sleep 0.05; af_i=$((af_i + 1)); done
+  [ -s "$TMPDIR/port" ] || fail "fakegh did not start: $(cat "$TMPDIR/fake.err")"
+  GITHUB_API_URL="http://127.0.0.1:$(cat "$TMPDIR/port")"
+  GITHUB_GRAPHQL_URL="$GITHUB_API_URL/graphql"
+  export GITHUB_API_URL GITHUB_GRAPHQL_URL
+}

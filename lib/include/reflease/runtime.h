@@ -327,6 +327,28 @@ int lease_transition_set(lease_set_result *out, lease_store *st, const char *con
 int lease_release_set(lease_set_result *out, lease_store *st, const char *const *names, size_t n,
                       const lease_op_options *opts);
 
+/**
+ * Take one of the @p slots slots of the N-slot lease @p name (protocol.md
+ * "Slots"): slot i is the ordinary lease "<name>@<i>of<slots>"
+ * (lease_slot_name()), taken by lease_acquire() (its own token and
+ * generation). The slots are tried in a per-process random rotating order.
+ * Before each round and after the write, every ref of the namespace is
+ * looked at: a plain lease @p name or a slot of another count is a
+ * configuration error naming both (after the write the slot just taken is
+ * released first). With opts->wait_seconds > 0 the rounds repeat, waiting
+ * between them for a change of one slot (rotating) for at most 1 s (a store
+ * that cannot watch: ttl_min/20 s), calling opts->wait_cb as
+ * lease_acquire() does.
+ * @param out  the slot's result (out->name is the slot's name) or, when
+ *             all are held, the one whose holder expires first
+ * @return 0, LEASE_EHELD (every slot held, also after the wait or an
+ *         interruption), LEASE_ECONFIG (another slot count or a plain
+ *         lease), LEASE_EINVALID (name, slots out of 1..LEASE_SLOTS_MAX,
+ *         too long), else lease_acquire()'s errors
+ */
+int lease_slots_acquire(lease_result *out, lease_store *st, const char *name, int64_t slots,
+                        const lease_op_options *opts);
+
 /* ---- Helpers shared with the heartbeat service and `run` (§4, §6) ---- */
 
 /**

@@ -106,6 +106,41 @@ const char *lease_op_name(lease_op op);
  */
 int lease_name_validate(const char *name, char *err, size_t errlen);
 
+/** Most slots an N-slot lease may have (protocol.md "Slots"). */
+#define LEASE_SLOTS_MAX 64
+
+/**
+ * Build the lease name of slot @p index (1-based) of the N-slot lease
+ * @p base with @p slots slots: "<base>@<index>of<slots>" (protocol.md
+ * "Slots"). '@' is no byte of a plain name, so no slot name is a plain
+ * name, and a slot name has no '/', so no ref of one is a directory of
+ * another (no D/F conflict). The whole name must fit LEASE_NAME_MAX bytes.
+ * @param out  receives the name (LEASE_NAME_MAX + 1 bytes)
+ * @return 0, or LEASE_EINVALID (bad base, 1 <= index <= slots <=
+ *         LEASE_SLOTS_MAX broken, or too long) with the rule in @p err
+ */
+int lease_slot_name(char out[LEASE_NAME_MAX + 1], const char *base, int64_t index, int64_t slots,
+                    char *err, size_t errlen);
+
+/**
+ * Split a slot name "<base>@<index>of<slots>" (protocol.md "Slots").
+ * @param base  receives the base name (LEASE_NAME_MAX + 1 bytes), may be NULL
+ * @param index,slots  receive the numbers, may be NULL
+ * @return 1 when @p name is a valid slot name, 0 when it is not one (a plain
+ *         name included), LEASE_EINVALID with the rule in @p err when it has
+ *         an '@' but breaks the slot form
+ */
+int lease_slot_name_parse(const char *name, char base[LEASE_NAME_MAX + 1], int64_t *index,
+                          int64_t *slots, char *err, size_t errlen);
+
+/**
+ * Validate the name of a lease ref: a plain name (lease_name_validate()) or
+ * a slot name (lease_slot_name_parse()). The payload parser, the primitives
+ * and lease_refname() take both. No I/O.
+ * @return 0, or LEASE_EINVALID with the rule in @p err
+ */
+int lease_ref_name_validate(const char *name, char *err, size_t errlen);
+
 /**
  * Validate a namespace (protocol.md §1): [a-z][a-z0-9-]{0,31}, not ending in
  * "-archive", not a reserved word (heads, tags, ...). No I/O.
@@ -114,7 +149,8 @@ int lease_name_validate(const char *name, char *err, size_t errlen);
 int lease_namespace_validate(const char *ns, char *err, size_t errlen);
 
 /**
- * Build "refs/<ns>/<name>" into @p out after validating both parts, so a
+ * Build "refs/<ns>/<name>" into @p out after validating both parts (the
+ * name by lease_ref_name_validate(): plain or slot name), so a
  * crafted name can never address a ref outside refs/<ns>/ (protocol.md §1).
  * @param ns  namespace; NULL means the default "leases"
  * @return 0, LEASE_EINVALID (bad name/namespace; @p out untouched), or

@@ -1,0 +1,56 @@
+#!/bin/sh
+# shellcheck disable=SC1091  # sourced helper
+# N-slot leases (issue 27) on the github: and remote: backends: 4 real
+# processes on `run pool --slots 2` (the fake GitHub server, then a git
+# smart-HTTP server) never have more than 2 guarded commands running at once
+# — counted by the commands under flock(1), not by reflease — and each gets
+# in; another count is exit 78 naming both. Shorter than t_slots.sh (local).
+set -eu
+: "${REFLEASE:?}" "${BUILD:?}" "${TMPDIR:?}"
+. "$(dirname "$0")/gitsrv_lib.sh"
+R=$REFLEASE
+export REFLEASE_HOST=h1
+unset REFLEASE_LEASE_TOKEN REFLEASE_NAMESPACE GITHUB_ACTIONS GITHUB_GRAPHQL_URL REFLEASE_GITHUB_TOKEN 2>/dev/null || true
+unset http_proxy HTTP_PROXY https_proxy HTTPS_PROXY all_proxy ALL_PROXY 2>/dev/null || true
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+fpid="" GITSRV_PID=""
+cleanup() {
+  [ -z "$fpid" ] || kill "$fpid" 2>/dev/null || true
+  [ -z "$GITSRV_PID" ] || kill "$GITSRV_PID" 2>/dev/null || true
+}
+trap cleanup EXIT INT TERM
+
+. "$(dirname "$0")/slots_lib.sh"
+
+# pool LABEL: 4 processes on --slots 2 against $REFLEASE_STORE, then a count clash
+pool() {
+  slots_pool "$1" 4 2 60
+  # another count is a configuration error naming both
+  t=$(REFLEASE_OWNER=alice "$R" acquire cfg --slots 2 --ttl 60 --print-token)
+  st=0
+  REFLEASE_OWNER=bob "$R" acquire cfg --slots 3 --ttl 60 >/dev/null 2>"$TMPDIR/$1.cfg.err" || st=$?
+  [ "$st" -eq 78 ] || fail "$1: another count: exit $st, not 78"
+  grep -qF "cfg has 2 slots" "$TMPDIR/$1.cfg.err" || fail "$1: $(cat "$TMPDIR/$1.cfg.err")"
+  for s in cfg@1of2 cfg@2of2; do
+    REFLEASE_OWNER=alice "$R" release "$s" --lease-token "$t" >/dev/null 2>&1 || true
+  done
+}
+
+# ---- github: the fake GitHub server
+"$BUILD/tools/fakegh" --token ghp_slotsTEST --port-file "$TMPDIR/port" >/dev/null 2>"$TMPDIR/fake.err" &
+fpid=$!
+i=0
+while [ ! -s "$TMPDIR/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+[ -s "$TMPDIR/port" ] || fail "fakegh did not start: $(cat "$TMPDIR/fake.err")"
+GITHUB_API_URL="http://127.0.0.1:$(cat "$TMPDIR/port")" GITHUB_TOKEN=ghp_slotsTEST \
+  REFLEASE_STORE=github:octo/leases pool github
+
+# ---- remote: git smart HTTP
+mkdir -p "$TMPDIR/srv"
+"$R" init "$TMPDIR/srv/s.git" >/dev/null
+git -C "$TMPDIR/srv/s.git" config http.receivepack true
+git_http_start "$TMPDIR/srv"
+[ -n "$GITSRV_PORT" ] || fail "git http server did not start"
+XDG_CACHE_HOME="$TMPDIR/cache" REFLEASE_STORE="remote:http://127.0.0.1:$GITSRV_PORT/git/s.git" pool remote
+echo ok
