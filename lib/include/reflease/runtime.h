@@ -60,6 +60,9 @@ typedef struct lease_result {
 	int approximate_ttl;   /**< a pre-bump payload's TTL was assumed (§6) */
 	int64_t now;           /**< store time when the result was decided, s */
 	char message[512];     /**< human detail for errors and non-success */
+	/** acquire --fair: store time from the waiter's first ticket to the
+	 *  acquire, s; -1 when the call took no ticket */
+	int64_t waited_seconds;
 } lease_result;
 
 /** The cli.md name of @p id ("acquired", …); "error" for an unknown value. */
@@ -107,12 +110,20 @@ typedef struct lease_op_options {
 	 */
 	const lease_oid *known_oid;
 	const lease_payload *known_payload;
+	/**
+	 * acquire --wait --fair (protocol.md §5 "Fair waiting", issue 28): take
+	 * a ticket in the lease's queue, keep it alive (its TTL is the lease's
+	 * TTL), and take the lease only when it is free and no older live ticket
+	 * exists; the ticket is removed on success, when the wait runs out, when
+	 * wait_cb stops it, and on any error.
+	 */
+	int fair;
 } lease_op_options;
 
 #define LEASE_OP_OPTIONS_INIT                                                                      \
 	{                                                                                          \
 		LEASE_OP_OPTIONS_VERSION, NULL, NULL, 0, LEASE_PHASE_NONE, LEASE_PHASE_NONE, NULL, \
-		        0, 0, NULL, NULL, NULL, NULL                                               \
+		        0, 0, NULL, NULL, NULL, NULL, 0                                            \
 	}
 
 /**
@@ -135,7 +146,8 @@ typedef struct lease_op_options {
  *         wait ran out or wait_cb stopped it), LEASE_EINVALID, LEASE_EVERSION,
  *         LEASE_EPAYLOAD (unreadable payload), LEASE_EUNVERIFIED / LEASE_ENET
  *         (outcome unknown after 3 retries), LEASE_ECAS (the lease kept
- *         changing)
+ *         changing). With opts->fair, out->waited_seconds is the store time
+ *         since the waiter's first ticket (set on success).
  */
 int lease_acquire(lease_result *out, lease_store *st, const char *name,
                   const lease_op_options *opts);
