@@ -132,6 +132,12 @@ run broken-settlemoved-d cex -DPROP_D -DBROKEN_SETTLEMOVED
 run finding-shortttl-e cex -DPROP_E -DVARTTL
 run fixed-shortttl-e ok -DPROP_E -DVARTTL -DFIX_SHORTTTL
 
+# Fair waiting (issue 28): docs/model/fair.pml, ticketed waiters; FIFO and
+# mutual exclusion hold, a waiter that ignores older tickets is caught.
+PML=$(cd "$(dirname "$0")/.." && pwd)/docs/model/fair.pml
+run fair-fifo ok
+run fair-broken-nocheck cex -DBROKEN_NOCHECK
+
 end=$(date +%s)
 echo "model: $pass passed, $fail failed ($((end - start)) s)"
 [ "$fail" -eq 0 ]
