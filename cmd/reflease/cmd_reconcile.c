@@ -91,6 +91,8 @@ static json_t *anomaly_json(const lease_anomaly *a)
 		json_object_set_new(o, "expired_seconds", json_integer(a->seconds));
 	} else if (a->id == LEASE_ANOM_STALE_REF_LOCK) {
 		json_object_set_new(o, "age_seconds", json_integer(a->seconds));
+	} else if (a->id == LEASE_ANOM_STALE_TICKET) {
+		json_object_set_new(o, "expired_seconds", json_integer(a->seconds));
 	}
 	return o;
 }
@@ -155,6 +157,9 @@ static json_t *report_json(const lease_reconcile_report *r)
 	                (json_int_t)r->counts[LEASE_SEV_WARNING], "error",
 	                (json_int_t)r->counts[LEASE_SEV_ERROR], "reaped", reaped, "skipped",
 	                skipped, "pruned", pruned, "locks_removed", locks);
+	if (top)
+		json_object_set_new(top, "tickets_removed",
+		                    json_integer((json_int_t)r->tickets_removed));
 	/* writes made: how long they were paced (GitHub asks >= 1 s in bursts) */
 	if (top && (r->reaped || r->pruned || r->skipped || r->paced_ms))
 		json_object_set_new(top, "paced_seconds", json_real((double)r->paced_ms / 1000.0));
@@ -199,6 +204,8 @@ static void print_human(const lease_reconcile_report *r)
 			                    e->action_message ? e->action_message : ""));
 		if (e->lock_removed)
 			printf("    stale ref lock removed\n");
+		if (e->tickets_removed)
+			printf("    stale tickets removed: %zu\n", e->tickets_removed);
 	}
 	printf("\nscanned %zu in refs/%s/ at %s: %zu ok, %zu info, %zu warning, %zu error",
 	       r->count, r->ns, now, r->counts[LEASE_SEV_OK], r->counts[LEASE_SEV_INFO],

@@ -15,6 +15,9 @@
  *    "from the future" test uses acquired_at and the largest readable TTL.
  */
 #include "reflease/reconcile.h"
+#include "reflease/queue.h"
+
+#include <stddef.h>
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -43,7 +46,8 @@ static const char *const anomaly_names[LEASE_ANOM__COUNT] = {"malformed-payload"
                                                              "pre-bump-payload",
                                                              "missing-object",
                                                              "symbolic-ref",
-                                                             "unreadable-ref"};
+                                                             "unreadable-ref",
+                                                             "stale-ticket"};
 
 const char *lease_anomaly_name(lease_anomaly_id id)
 {
@@ -700,6 +704,83 @@ static int sweep_locks(lease_reconcile_report *r, size_t *cap, lease_store *st,
 	return rc;
 }
 
+/* The stale tickets of lease @p name's queue (protocol.md §5 "Fair waiting"):
+ * stale-ticket on its entry (found or added) and, with --reap, each deleted
+ * by CAS from the oid read. */
+static int stale_tickets(lease_reconcile_report *r, size_t *cap, size_t sorted, lease_store *st,
+                         const lease_reconcile_options *o, const char *name)
+{
+	lease_reconcile_entry *e;
+	lease_anomaly *a;
+	lease_queue q;
+	size_t i, stale = 0, removed = 0;
+	int64_t past = 0;
+	int rc;
+
+	if ((rc = lease_queue_read(&q, st, name)) < 0)
+		return rc;
+	for (i = 0; i < q.count; i++) {
+		const lease_ticket *t = &q.items[i];
+
+		if (t->live)
+			continue;
+		stale++;
+		if (t->readable && r->now - t->expires_at > past)
+			past = r->now - t->expires_at;
+		if (o->reap && lease_cas_delete_ref(st, t->refname, &t->oid) == 0)
+			removed++;
+	}
+	lease_queue_clear(&q);
+	if (!stale)
+		return 0;
+	if (!(e = find_entry(r, sorted, name))) {
+		if ((rc = push_entry(r, cap, &e)) < 0)
+			return rc;
+		if (!(e->name = strdup(name)))
+			return LEASE_ENOMEM;
+	}
+	a = add_anomaly(
+	        e, LEASE_ANOM_STALE_TICKET, LEASE_SEV_WARNING,
+	        "%zu ticket(s) in refs/%s-queue/%s/ expired or unreadable, up to %llds past "
+	        "expiry (a fair waiter that died?)%s",
+	        stale, r->ns, name, (long long)past, o->reap ? "" : "; --reap removes them");
+	if (a)
+		a->seconds = past;
+	e->tickets_removed = removed;
+	r->tickets_removed += removed;
+	return 0;
+}
+
+/* Every lease queue under refs/<ns>-queue/: its stale tickets. */
+static int sweep_tickets(lease_reconcile_report *r, size_t *cap, lease_store *st,
+                         const lease_reconcile_options *o)
+{
+	char prefix[LEASE_NS_MAX + 16], last[LEASE_NAME_MAX + 1] = "";
+	lease_ref_list l;
+	size_t i, sorted = r->count, plen;
+	int rc = 0;
+
+	plen = (size_t)snprintf(prefix, sizeof(prefix), "refs/%s-queue/", r->ns);
+	if ((rc = lease_list_refs(&l, st, prefix)) < 0)
+		return rc;
+	for (i = 0; i < l.count && rc == 0; i++) {
+		const char *rest = l.items[i].refname, *slash;
+		char name[LEASE_NAME_MAX + 1], err[128];
+
+		if (strncmp(rest, prefix, plen) != 0 || !(slash = strchr(rest + plen, '/')) ||
+		    (size_t)(slash - rest - plen) > LEASE_NAME_MAX)
+			continue;
+		snprintf(name, sizeof(name), "%.*s", (int)(slash - rest - (ptrdiff_t)plen),
+		         rest + plen);
+		if (strcmp(name, last) == 0 || lease_name_validate(name, err, sizeof(err)) < 0)
+			continue;
+		snprintf(last, sizeof(last), "%s", name);
+		rc = stale_tickets(r, cap, sorted, st, o, name);
+	}
+	lease_ref_list_clear(&l);
+	return rc;
+}
+
 int lease_reconcile(lease_reconcile_report *out, lease_store *st,
                     const lease_reconcile_options *opts)
 {
@@ -771,6 +852,9 @@ int lease_reconcile(lease_reconcile_report *out, lease_store *st,
 	}
 	qsort(out->entries, out->count, sizeof(*out->entries), entry_cmp);
 	if ((rc = sweep_locks(out, &cap, st, opts, min_age)) < 0)
+		goto done;
+	qsort(out->entries, out->count, sizeof(*out->entries), entry_cmp);
+	if ((rc = sweep_tickets(out, &cap, st, opts)) < 0)
 		goto done;
 	qsort(out->entries, out->count, sizeof(*out->entries), entry_cmp);
 	out->paced_ms = -lease_store_paced_ms(st);

@@ -5,7 +5,7 @@
 # tight loop of fair clients cannot keep a waiter that reached the front
 # for more than two holds; a SIGKILLed waiter blocks the queue only until
 # its ticket expires; a ticket is removed on acquire, when --wait runs out
-# and on SIGINT.
+# and on SIGINT/SIGTERM; reconcile --reap removes a dead waiter's ticket.
 . "$(dirname "$0")/lease_lib.sh"
 
 G="git --git-dir=$S"
@@ -140,6 +140,13 @@ if [ -n "${FTLIB:-}" ] || { for f in /usr/lib/*/faketime/libfaketime.so.1; do [ 
   [ "$a" -gt "$e" ] || fail "acquired at $at, before the dead waiter's ticket expired ($exp)"
   [ "$a" -le $((e + 2)) ] || fail "acquired at $at, long after the dead waiter's ticket expired ($exp)"
   "$R" release k --lease-token "$(jout lease.lease_token)" --owner next >/dev/null
+  # the dead waiter's ticket: the anomaly stale-ticket, removed by --reap
+  expect_rc 0 "$R" reconcile --json
+  grep -q '"stale-ticket"' "$TMPDIR/out" || fail "no stale-ticket anomaly: $(cat "$TMPDIR/out")"
+  [ "$(tickets k)" -eq 1 ] || fail "the dead waiter's ticket went before the reap"
+  expect_rc 0 "$R" reconcile --reap --json
+  [ "$(jout tickets_removed)" = 1 ] || fail "tickets_removed: $(cat "$TMPDIR/out")"
+  [ "$(tickets k)" -eq 0 ] || fail "--reap left the stale ticket"
 fi
 
 # 4. The ticket goes when --wait runs out and on SIGTERM (SIGINT: the same handler; a background job of sh ignores it).
