@@ -5,6 +5,7 @@
 #include <git2.h>
 #include <string.h>
 
+#include "reflease/queue.h"
 #include "reflease/version.h"
 #include "report.h"
 
@@ -78,6 +79,31 @@ static int status_opt(cli_ctx *ctx, int c, const char *arg, void *payload)
 	return 0;
 }
 
+/* The live keyed tickets of lease @p name in @p q (protocol.md §5 "Fair
+ * waiting") as a JSON array: position, owner, host, since, expires_at,
+ * waiting_seconds. */
+static json_t *queue_json(const lease_queue *q, const char *name)
+{
+	char since[LEASE_TIME_STRSZ + 1], exp[LEASE_TIME_STRSZ + 1];
+	json_t *arr = json_array();
+	size_t i, pos = 0;
+
+	for (i = 0; arr && i < q->count; i++) {
+		const lease_ticket *t = &q->items[i];
+
+		if (!t->live || t->key == 0 || strcmp(t->name, name) != 0)
+			continue;
+		lease_time_format(since, t->since);
+		lease_time_format(exp, t->expires_at);
+		json_array_append_new(arr, json_pack("{s:I, s:s, s:s, s:s, s:s, s:I}", "position",
+		                                     (json_int_t)++pos, "owner", t->owner, "host",
+		                                     t->host, "since", since, "expires_at", exp,
+		                                     "waiting_seconds",
+		                                     (json_int_t)(q->now - t->since)));
+	}
+	return arr;
+}
+
 static int cmd_status(cli_ctx *ctx, int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -99,7 +125,28 @@ static int cmd_status(cli_ctx *ctx, int argc, char **argv)
 	if (rc < 0 && !r.present)
 		return cli_status_of(cli_fail(
 		        ctx, rc, "%s", r.message[0] ? r.message : lease_store_last_error(st)));
-	cli_print_result(ctx, &r);
+	{
+		lease_queue q;
+		json_t *queue = NULL, *t;
+		size_t k;
+		if (lease_queue_read(&q, st, name) == 0)
+			queue = queue_json(&q, name);
+		lease_queue_clear(&q);
+		cli_print_result_extra(ctx, &r, "queue", queue);
+		json_array_foreach(ctx->json ? NULL : queue, k, t)
+		{
+			char own[LEASE_IDENT_MAX + 1], host[LEASE_IDENT_MAX + 1];
+			printf("queue %zu: %s on %s, waiting since %s (%llds)\n", k + 1,
+			       report_clean(own, sizeof(own),
+			                    json_string_value(json_object_get(t, "owner"))),
+			       report_clean(host, sizeof(host),
+			                    json_string_value(json_object_get(t, "host"))),
+			       json_string_value(json_object_get(t, "since")),
+			       (long long)json_integer_value(
+			               json_object_get(t, "waiting_seconds")));
+		}
+		json_decref(queue);
+	}
 	/* --fail-if-held: exit 3 while someone else holds it live (lock-action's
 	 * fail_if_locked); free, expired, released or this identity's: 0 */
 	if (rc == 0 && fail_if_held && lease_status_of(&r) == LEASE_STATUS_LIVE &&
@@ -121,6 +168,7 @@ static const char *lease_list_status(lease_store *st, const lease_ref_state *l, 
 
 static int cmd_list(cli_ctx *ctx, int argc, char **argv)
 {
+	lease_queue queues = {0};
 	lease_namespace ns = {0};
 	lease_store *st;
 	json_t *arr = NULL;
@@ -137,6 +185,8 @@ static int cmd_list(cli_ctx *ctx, int argc, char **argv)
 	if ((rc = lease_fetch_namespace(&ns, st)) < 0)
 		return cli_status_of(cli_fail(ctx, rc, "%s", lease_store_last_error(st)));
 	now = lease_store_now(st);
+	if (ctx->json && lease_queue_read_all(&queues, st) < 0)
+		memset(&queues, 0, sizeof(queues)); /* the queues are extra: leases still listed */
 	if (ctx->json)
 		arr = json_array();
 	else if (ns.count == 0)
@@ -155,6 +205,11 @@ static int cmd_list(cli_ctx *ctx, int argc, char **argv)
 		if (ok)
 			lease_time_format(exp, l->payload.expires_at);
 		if (arr) {
+			json_t *queue = queue_json(&queues, l->name);
+			if (queue && json_array_size(queue) == 0) {
+				json_decref(queue);
+				queue = NULL;
+			}
 			json_array_append_new(
 			        arr, json_pack("{s:s, s:s, s:s?, s:s?, s:s?, s:s?, s:s, s:s?}",
 			                       "name", l->name, "oid", hex, "phase",
@@ -163,6 +218,9 @@ static int cmd_list(cli_ctx *ctx, int argc, char **argv)
 			                       ok ? l->payload.host : NULL, "expires_at",
 			                       ok ? exp : NULL, "status", status, "error",
 			                       ok ? NULL : l->payload_error));
+			if (queue)
+				json_object_set_new(json_array_get(arr, json_array_size(arr) - 1),
+				                    "queue", queue);
 		} else if (ok) {
 			printf("%-30s %-9s %-8s %-24s %-20s  %s\n", l->name,
 			       lease_phase_name(l->payload.phase), status,
@@ -177,6 +235,7 @@ static int cmd_list(cli_ctx *ctx, int argc, char **argv)
 		cli_emit_json(stdout, json_pack("{s:s, s:o}", "namespace",
 		                                lease_store_namespace(st), "leases", arr));
 	lease_namespace_clear(&ns);
+	lease_queue_clear(&queues);
 	return EXIT_OK;
 }
 

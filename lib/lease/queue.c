@@ -121,25 +121,25 @@ int lease_ticket_cmp(const lease_ticket *a, const lease_ticket *b)
 	return strcmp(a->id, b->id);
 }
 
-static int cmp_ticket(const void *a, const void *b)
+static int cmp_named(const void *a, const void *b)
 {
-	return lease_ticket_cmp(a, b);
+	const lease_ticket *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : lease_ticket_cmp(x, y);
 }
 
-int lease_queue_read(lease_queue *out, lease_store *st, const char *name)
+/* The tickets under @p prefix: refs/<ns>-queue/<name>/ (@p name set) or
+ * refs/<ns>-queue/ (every lease's; @p name NULL). */
+static int queue_list(lease_queue *out, lease_store *st, const char *prefix, const char *name)
 {
-	char prefix[LEASE_NS_MAX + LEASE_NAME_MAX + 32];
 	lease_ref_list l;
-	size_t i, plen;
+	size_t i, plen = strlen(prefix);
 	int rc;
 
-	memset(out, 0, sizeof(*out));
-	if ((rc = queue_prefix(st, prefix, sizeof(prefix), name)) < 0)
-		return rc;
 	out->now = lease_store_now(st);
 	if ((rc = lease_list_refs(&l, st, prefix)) < 0)
 		return rc;
-	plen = strlen(prefix);
 	if (l.count && !(out->items = calloc(l.count, sizeof(*out->items)))) {
 		lease_ref_list_clear(&l);
 		return lease_store_set_error(st, LEASE_ENOMEM, "out of memory");
@@ -147,18 +147,33 @@ int lease_queue_read(lease_queue *out, lease_store *st, const char *name)
 	for (i = 0; i < l.count; i++) {
 		lease_ref_entry *e = &l.items[i];
 		lease_ticket *t = &out->items[out->count];
+		const char *rest = e->refname + plen, *id = rest;
 		lease_commit c;
+		char err[128];
 
-		if (strncmp(e->refname, prefix, plen) != 0 || !is_id(e->refname + plen))
+		if (strncmp(e->refname, prefix, plen) != 0)
 			continue; /* a look-alike: not this queue's */
+		if (name) {
+			snprintf(t->name, sizeof(t->name), "%s", name);
+		} else {
+			const char *slash = strchr(rest, '/');
+			if (!slash || (size_t)(slash - rest) > LEASE_NAME_MAX)
+				continue;
+			snprintf(t->name, sizeof(t->name), "%.*s", (int)(slash - rest), rest);
+			if (lease_name_validate(t->name, err, sizeof(err)) < 0)
+				continue;
+			id = slash + 1;
+		}
+		if (!is_id(id))
+			continue;
 		snprintf(t->refname, sizeof(t->refname), "%s", e->refname);
-		snprintf(t->id, sizeof(t->id), "%s", e->refname + plen);
+		snprintf(t->id, sizeof(t->id), "%s", id);
 		t->oid = e->oid;
 		memset(&c, 0, sizeof(c));
 		if (e->has_commit && lease_oid_equal(&e->commit.oid, &e->oid))
-			parse_ticket(t, name, e->commit.message);
+			parse_ticket(t, t->name, e->commit.message);
 		else if (lease_read_commit(&c, st, &e->oid) == 0 && c.is_commit)
-			parse_ticket(t, name, c.message);
+			parse_ticket(t, t->name, c.message);
 		lease_commit_clear(&c);
 		t->live = t->readable &&
 		          out->now <= t->expires_at + (int64_t)lease_store_skew_margin(st);
@@ -167,13 +182,33 @@ int lease_queue_read(lease_queue *out, lease_store *st, const char *name)
 	lease_ref_list_clear(&l);
 	if (out->count > 1) {
 		size_t j = 1;
-		qsort(out->items, out->count, sizeof(*out->items), cmp_ticket);
+		qsort(out->items, out->count, sizeof(*out->items), cmp_named);
 		for (i = 1; i < out->count; i++) /* a listing may repeat a ref */
-			if (strcmp(out->items[i].id, out->items[j - 1].id) != 0)
+			if (strcmp(out->items[i].refname, out->items[j - 1].refname) != 0)
 				out->items[j++] = out->items[i];
 		out->count = j;
 	}
 	return 0;
+}
+
+int lease_queue_read(lease_queue *out, lease_store *st, const char *name)
+{
+	char prefix[LEASE_NS_MAX + LEASE_NAME_MAX + 32];
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = queue_prefix(st, prefix, sizeof(prefix), name)) < 0)
+		return rc;
+	return queue_list(out, st, prefix, name);
+}
+
+int lease_queue_read_all(lease_queue *out, lease_store *st)
+{
+	char prefix[LEASE_NS_MAX + 16];
+
+	memset(out, 0, sizeof(*out));
+	snprintf(prefix, sizeof(prefix), "refs/%s-queue/", lease_store_namespace(st));
+	return queue_list(out, st, prefix, NULL);
 }
 
 size_t lease_queue_position(const lease_queue *q, const char *id)

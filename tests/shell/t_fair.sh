@@ -50,6 +50,7 @@ wait_for 100 has_tickets b 2 || fail "the newcomer took no ticket"
 $G update-ref -d "refs/leases-queue/b/$id"
 wait "$p" || fail "the newcomer did not acquire once the ticket ahead went"
 [ "$(jget status <"$TMPDIR/b.out")" = acquired ] || fail "not acquired: $(cat "$TMPDIR/b.out")"
+[ "$(jget waited_seconds <"$TMPDIR/b.out")" -ge 0 ] || fail "no waited_seconds: $(cat "$TMPDIR/b.out")"
 [ "$(tickets b)" -eq 0 ] || fail "the newcomer's ticket stayed"
 
 # 1. Five fair waiters arriving in a known order acquire in that order, every
@@ -64,6 +65,21 @@ for round in 1 2 3; do
     pids="$pids $!"
     wait_for 100 has_tickets f "$i" || fail "round $round: w$i took no ticket"
   done
+  if [ "$round" = 1 ]; then # status and list show the queue in order
+    "$R" status f --json | python3 -c '
+import json, sys
+q = json.load(sys.stdin)["queue"]
+assert [t["owner"] for t in q] == ["w1", "w2", "w3", "w4", "w5"], q
+assert [t["position"] for t in q] == [1, 2, 3, 4, 5], q
+assert all(t["since"] and t["host"] == "h1" and t["waiting_seconds"] >= 0 for t in q), q
+' || fail "status --json: the queue is not w1..w5"
+    "$R" list --json | python3 -c '
+import json, sys
+l = {x["name"]: x for x in json.load(sys.stdin)["leases"]}
+assert [t["owner"] for t in l["f"]["queue"]] == ["w1", "w2", "w3", "w4", "w5"], l["f"]
+' || fail "list --json: the queue is not w1..w5"
+    "$R" status f | grep -q "^queue 1: w1 on h1, waiting since" || fail "status: no queue line"
+  fi
   # the newcomers: one every ~20 ms until the five are served, each queued
   # behind the live tickets (an unfair one barges in whenever the lease is
   # free as it arrives, or wins the race after a release)

@@ -29,6 +29,7 @@ extern "C" {
 typedef struct lease_ticket {
 	char refname[LEASE_NS_MAX + LEASE_NAME_MAX + 48]; /**< refs/<ns>-queue/<name>/<id> */
 	char id[LEASE_TICKET_ID_HEX + 1];                 /**< random hex: the tie-break */
+	char name[LEASE_NAME_MAX + 1];                    /**< the lease's name */
 	uint64_t key;  /**< the order: store time in ms, raised past every key seen; 0 = choosing */
 	lease_oid oid; /**< the ticket ref's target */
 	int readable;  /**< 0: its commit or payload could not be read (never live) */
@@ -64,6 +65,14 @@ void lease_queue_clear(lease_queue *q);
  * @return 0, LEASE_EINVALID (name), LEASE_ENOMEM, or the store's error
  */
 int lease_queue_read(lease_queue *out, lease_store *st, const char *name);
+
+/**
+ * Read every queue of the store's namespace (refs/<ns>-queue/) in one
+ * listing, as lease_queue_read() does for one: tickets sorted by lease name,
+ * then in queue order (list --json).
+ * @return 0, LEASE_ENOMEM, or the store's error
+ */
+int lease_queue_read_all(lease_queue *out, lease_store *st);
 
 /**
  * Position (1 = first) of the ticket @p id among the live keyed tickets of
