@@ -95,12 +95,12 @@ meaning() {
 
 # The commands the command input accepts (scripts/action-check.mjs compares this
 # list with action.yml's and the README's).
-commands="acquire heartbeat transition release break run status list reconcile migrate"
+commands="acquire heartbeat transition release break run status list reconcile migrate gc"
 case $cmd in
 acquire | heartbeat | transition | release | break | run | status)
   [ -n "$name" ] || usage_error "command $cmd needs the name input"
   ;;
-list | reconcile | migrate) ;;
+list | reconcile | migrate | gc) ;;
 '') usage_error "the command input is required" ;;
 *) usage_error "unknown command '$cmd' (${commands// /, })" ;;
 esac
@@ -263,7 +263,7 @@ run)
   rm -f "$jf"
   argv+=(run "${opts[@]}" --json-file "$jf" -- "$name" -- "${extra[@]}")
   ;;
-list | reconcile | migrate)
+list | reconcile | migrate | gc)
   argv+=("$cmd" "${extra[@]}")
   ;;
 esac
@@ -326,7 +326,7 @@ fi
 # ---- status, annotations, summary -----------------------------------------------------
 
 case $cmd in
-list | reconcile | migrate)
+list | reconcile | migrate | gc)
   case $rc in 0) st=ok ;; 1) st=found ;; *) st=error ;; esac
   output status "$st"
   ;;
@@ -389,7 +389,7 @@ fi
 rm -f "$errf"
 
 case $cmd in
-list | reconcile | migrate) ;;
+list | reconcile | migrate | gc) ;;
 *)
   exp=""
   [ -z "${GITHUB_OUTPUT:-}" ] || exp=$(sed -n 's/^expires-at=//p' "$GITHUB_OUTPUT" | tail -n 1)

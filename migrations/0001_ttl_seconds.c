@@ -23,17 +23,12 @@ static int64_t clamp(int64_t v, int64_t lo, int64_t hi)
 static int apply_0001(lease_payload *p, const char **method, const lease_migration_input *in,
                       char *err, size_t errlen)
 {
-	char nonce[LEASE_NONCE_HEXSZ + 1];
-	int rc;
-
 	if (p->version_major != 1 || p->version_minor != 0) {
 		if (err && errlen)
 			snprintf(err, errlen, "migration 0001 applies to 1.0.x, not %s",
 			         p->sdlc_version);
 		return LEASE_EPAYLOAD;
 	}
-	if ((rc = lease_random_hex(nonce, LEASE_NONCE_HEXSZ / 2, in->random)) < 0)
-		return rc;
 	if (p->phase == LEASE_PHASE_RELEASED) {
 		p->ttl_seconds = 0;
 		*method = "released";
@@ -48,12 +43,7 @@ static int apply_0001(lease_payload *p, const char **method, const lease_migrati
 		*method = "assumed";
 	}
 	p->has_ttl = 1;
-	snprintf(p->sdlc_version, sizeof(p->sdlc_version), "%s", lease_migration_0001.to);
-	p->version_major = lease_migration_0001.to_major;
-	p->version_minor = lease_migration_0001.to_minor;
-	p->version_patch = lease_migration_0001.to_patch;
-	snprintf(p->nonce, sizeof(p->nonce), "%s", nonce);
-	return 0;
+	return lease_migration_stamp(p, &lease_migration_0001, in);
 }
 
 const lease_migration lease_migration_0001 = {

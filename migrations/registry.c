@@ -35,6 +35,22 @@ static const registered_step registered[] = {
 
 #define N_REGISTERED (sizeof(registered) / sizeof(registered[0]) - 1)
 
+int lease_migration_stamp(lease_payload *p, const lease_migration *m,
+                          const lease_migration_input *in)
+{
+	char nonce[LEASE_NONCE_HEXSZ + 1];
+	int rc;
+
+	if ((rc = lease_random_hex(nonce, LEASE_NONCE_HEXSZ / 2, in->random)) < 0)
+		return rc;
+	snprintf(p->sdlc_version, sizeof(p->sdlc_version), "%s", m->to);
+	p->version_major = m->to_major;
+	p->version_minor = m->to_minor;
+	p->version_patch = m->to_patch;
+	memcpy(p->nonce, nonce, sizeof(p->nonce));
+	return 0;
+}
+
 size_t lease_migrations_count(void)
 {
 	return N_REGISTERED;

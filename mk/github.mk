@@ -16,6 +16,13 @@ BENCH_TARGETS += bench-github
 bench-github: $(BUILD)/tools/ghbench
 	$(BUILD)/tools/ghbench
 
+# `make bench-deadlines` (part of `make bench`, issue 24): the wall time of
+# commands under injected faults (--timeout and --wait hold).
+.PHONY: bench-deadlines
+BENCH_TARGETS += bench-deadlines
+bench-deadlines: $(BUILD)/tools/fakegh $(BIN)
+	sh scripts/bench-deadlines.sh $(BUILD)
+
 $(BUILD)/tools/ghbench: tests/tools/ghbench.c tests/support/fakegh.c tests/support/fakegh.h $(LIBA)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(MHD_CFLAGS) -Itests -o $@ tests/tools/ghbench.c tests/support/fakegh.c \

@@ -7,7 +7,7 @@
 #   install-deps.sh --build  only what building the binary needs (the GitHub Action)
 set -eu
 PKGS="build-essential pkg-config git libgit2-dev libjansson-dev libcurl4-openssl-dev check
-      faketime libmicrohttpd-dev gcovr clang-format cppcheck shellcheck groff-base man-db
+      faketime libmicrohttpd-dev openssl gcovr clang-format cppcheck shellcheck groff-base man-db
       spin jq python3 clang CLANG_RT curl hyperfine lighttpd openssh-server
       e2fsprogs util-linux mount etcd-server etcd-client"
 BUILD_PKGS="build-essential pkg-config libgit2-dev libjansson-dev libcurl4-openssl-dev"

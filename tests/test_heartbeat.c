@@ -186,6 +186,40 @@ START_TEST(test_schedule_default_interval)
 }
 END_TEST
 
+/* Issue 29: the service's heartbeats replace each other (protocol.md §2
+ * "Heartbeats replace heartbeats"), also when it writes from the state it
+ * last wrote without a read: 50 heartbeats leave acquire + one heartbeat
+ * reachable, counting 50, carrying the time of the one before it. */
+START_TEST(test_service_heartbeats_replace)
+{
+	fake f;
+	lease_keep_options k;
+	lease_result acq, last;
+	lease_history h;
+
+	fake_open(&f);
+	fake_acquire(&f, 30, &acq);
+	keep_init(&k, &f, 30, &acq);
+	f.stop_after_writes = 50;
+	ck_assert_int_eq(lease_keep(&last, f.st, "job", &k), 0);
+	ck_assert_int_eq(f.writes, 50);
+	ck_assert_int_eq(lease_history_read(&h, f.st, "job", 0, 0), 0);
+	ck_assert_uint_eq(h.count, 2);
+	ck_assert_int_eq(h.items[0].op, LEASE_OP_HEARTBEAT);
+	ck_assert_int_eq(h.items[0].payload.heartbeats, 50);
+	ck_assert(h.items[0].payload.has_previous_heartbeat);
+	ck_assert_int_eq(h.items[0].payload.previous_heartbeat_at, f.at[48]);
+	ck_assert(h.items[0].has_interval);
+	ck_assert_int_eq(h.items[0].interval_seconds, 10);
+	ck_assert_int_eq(h.items[1].op, LEASE_OP_ACQUIRE);
+	ck_assert(lease_oid_equal(&h.items[1].oid, &acq.oid));
+	ck_assert_str_eq(h.items[0].payload.lease_token, f.token);
+	ck_assert_int_eq(h.items[0].payload.transitions, acq.payload.transitions);
+	lease_history_free(&h);
+	lease_store_free(f.st);
+}
+END_TEST
+
 /* --every S is honoured; the token is preserved for the same identity. */
 START_TEST(test_schedule_every)
 {
@@ -598,6 +632,7 @@ Suite *heartbeat_suite(void)
 
 	tcase_add_test(tc, test_schedule_default_interval);
 	tcase_add_test(tc, test_schedule_every);
+	tcase_add_test(tc, test_service_heartbeats_replace);
 	tcase_add_test(tc, test_first_write_at_once_when_unknown);
 	tcase_add_test(tc, test_retry_until_lost_deadline);
 	tcase_add_test(tc, test_retry_then_recover);

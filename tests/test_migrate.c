@@ -18,6 +18,7 @@
 
 #include "lease/migration.h"
 #include "reflease/migrate.h"
+#include "reflease/reconcile.h"
 #include "reflease/runtime.h"
 #include "reflease/version.h"
 #include "store/store.h"
@@ -246,6 +247,7 @@ START_TEST(plan_mixed_store)
 
 	seed_mixed(oids);
 	o.assumed_ttl = 90;
+	o.to = "1.1.0"; /* the mixed store is migration 0001's */
 	ck_assert_int_eq(lease_migrate(&r, fx.st, &o), 0);
 	check_plan_entries(&r, 0);
 	ck_assert_uint_eq(r.counts[LEASE_MIGRATE_WOULD_MIGRATE], 6);
@@ -290,6 +292,7 @@ START_TEST(apply_mixed_store_then_rerun)
 	fx.now = T0 + 30;
 	o.apply = 1;
 	o.assumed_ttl = 90;
+	o.to = "1.1.0"; /* the mixed store is migration 0001's */
 	ck_assert_int_eq(lease_migrate(&r, fx.st, &o), 0);
 	check_plan_entries(&r, 1);
 	ck_assert_uint_eq(r.counts[LEASE_MIGRATE_MIGRATED], 6);
@@ -354,7 +357,7 @@ typedef struct hook_ctx {
 	int64_t last_expires;
 } hook_ctx;
 
-/* A holder heartbeats with the 1.1 runtime: the lease becomes 1.1.0. */
+/* A holder heartbeats with this build's runtime: the lease becomes SDLC_VERSION. */
 static void heartbeat_11(lease_store *st, const char *name, const char *expect_status)
 {
 	lease_op_options ho = LEASE_OP_OPTIONS_INIT;
@@ -425,7 +428,7 @@ START_TEST(concurrent_11_heartbeat_makes_current)
 	/* the tip is the heartbeat, directly on the seed: no migrate commit */
 	ck_assert_int_eq(s.op, LEASE_OP_HEARTBEAT);
 	ck_assert(lease_oid_equal(&s.commit.parent, &first));
-	ck_assert_str_eq(s.payload.sdlc_version, "1.1.0");
+	ck_assert_str_eq(s.payload.sdlc_version, SDLC_VERSION);
 	ck_assert_int_eq(s.payload.expires_at, T0 + 60 + 300);
 	lease_ref_state_clear(&s);
 	ck_assert_uint_eq(r.counts[LEASE_MIGRATE_CONFLICT], 0);
@@ -571,8 +574,8 @@ START_TEST(f28_mixed_versions_during_migration_window)
 	json = strstr(b1.commit.message, "\n\n");
 	ck_assert_ptr_nonnull(json);
 	json = strdup(json + 2);
-	ck_assert_ptr_nonnull((p = strstr(json, "\"sdlc_version\":\"1.1.0\"")));
-	p[strlen("\"sdlc_version\":\"1.")] = '0'; /* 1.1.0 -> 1.0.0 */
+	ck_assert_ptr_nonnull((p = strstr(json, "\"sdlc_version\":\"" SDLC_VERSION "\"")));
+	p[strlen("\"sdlc_version\":\"1.")] = '0'; /* 1.x.0 -> 1.0.0 */
 	ck_assert_int_eq(lease_payload_parse(&as10, json, strlen(json), NULL, 0), 0);
 	ck_assert(!as10.has_ttl);
 	assert_kept(&as10, &b0.payload, "f28-b as 1.0");
@@ -594,6 +597,87 @@ START_TEST(f28_mixed_versions_during_migration_window)
 }
 END_TEST
 
+/* Issue 29: a 1.1 chain (an acquire and ten heartbeats, each appended as the
+ * 1.1 runtime wrote them) migrated to 1.2.0: one migrate commit on the oid
+ * read, every older commit kept, nothing derived, the held fields as they
+ * were; then the holder's heartbeats: the first is appended on the migrate
+ * commit, the next ones replace it (the chain stops growing), and a 1.1
+ * reader still reads the 1.2 tip (the new fields are unknown to it). */
+START_TEST(migrate_11_chain_then_replaced_heartbeats)
+{
+	lease_migrate_options o = LEASE_MIGRATE_OPTIONS_INIT;
+	lease_migrate_report r;
+	lease_ref_state before, after;
+	lease_history h;
+	lease_oid prev, next;
+	lease_payload as11;
+	char json[1024], *body;
+	int i;
+
+	payload_json(json, sizeof(json), "1.1.0", "chain", "working", T0 - 100, T0 - 70, 3, "30");
+	prev = seed("chain", json, T0 - 100);
+	for (i = 1; i <= 10; i++) {
+		int64_t hb = T0 - 100 + 10 * i;
+		payload_json(json, sizeof(json), "1.1.0", "chain", "working", T0 - 100, hb + 30, 3,
+		             "30");
+		write_payload(&next, "chain", "heartbeat", json, hb, &prev);
+		ck_assert_int_eq(lease_cas_replace(fx.st, "chain", &prev, &next), 0);
+		prev = next;
+	}
+	ck_assert_int_eq(lease_history_read(&h, fx.st, "chain", 0, 0), 0);
+	ck_assert_uint_eq(h.count, 11);
+	ck_assert(h.items[0].is_heartbeat && h.items[0].interval_seconds == 10);
+	lease_history_free(&h);
+	read_state(&before, "chain");
+
+	fx.now = T0 + 5;
+	o.apply = 1;
+	ck_assert_int_eq(lease_migrate(&r, fx.st, &o), 0);
+	ck_assert_str_eq(r.target, SDLC_VERSION);
+	ck_assert_str_eq(lease_migrate_status_name(entry(&r, "chain")->status), "migrated");
+	ck_assert_str_eq(entry(&r, "chain")->from, "1.1.0");
+	ck_assert_ptr_null(entry(&r, "chain")->method); /* nothing derived */
+	lease_migrate_report_clear(&r);
+	read_state(&after, "chain");
+	ck_assert_str_eq(after.payload.sdlc_version, "1.2.0");
+	ck_assert_int_eq(after.op, LEASE_OP_MIGRATE);
+	ck_assert(lease_oid_equal(&after.commit.parent, &before.oid));
+	ck_assert(!after.payload.has_heartbeats && !after.payload.has_previous_heartbeat);
+	ck_assert_int_eq(after.payload.ttl_seconds, 30);
+	assert_kept(&after.payload, &before.payload, "chain");
+	/* a 1.1 reader: the 1.2 tip read as 1.1 is the same lease */
+	body = strstr(after.commit.message, "\n\n");
+	ck_assert_ptr_nonnull(body);
+	body = strdup(body + 2);
+	ck_assert_ptr_nonnull(strstr(body, "\"sdlc_version\":\"1.2.0\""));
+	strstr(body, "\"sdlc_version\":\"1.2.0\"")[strlen("\"sdlc_version\":\"1.")] = '1';
+	ck_assert_int_eq(lease_payload_parse(&as11, body, strlen(body), NULL, 0), 0);
+	assert_kept(&as11, &before.payload, "chain as 1.1");
+	free(body);
+	lease_ref_state_clear(&before);
+	ck_assert_int_eq(lease_history_read(&h, fx.st, "chain", 0, 0), 0);
+	ck_assert_uint_eq(h.count, 12); /* the migration drops nothing */
+	lease_history_free(&h);
+
+	/* the holder heartbeats: appended once on the migrate commit, then replaced */
+	for (i = 1; i <= 10; i++) {
+		fx.now = T0 + 5 + 10 * i;
+		heartbeat_11(fx.st, "chain", "renewed");
+		ck_assert_int_eq(lease_history_read(&h, fx.st, "chain", 0, 0), 0);
+		ck_assert_uint_eq(h.count, 13);
+		ck_assert_int_eq(h.items[0].payload.heartbeats, i);
+		ck_assert(lease_oid_equal(&h.items[1].oid, &after.oid));
+		if (i > 1) {
+			ck_assert(h.items[0].has_interval);
+			ck_assert_int_eq(h.items[0].interval_seconds, 10);
+			ck_assert_int_eq(h.items[0].payload.previous_heartbeat_at, fx.now - 10);
+		}
+		lease_history_free(&h);
+	}
+	lease_ref_state_clear(&after);
+}
+END_TEST
+
 /* --- registry, 0001 and options --- */
 
 START_TEST(registry_orders_and_chains)
@@ -607,18 +691,24 @@ START_TEST(registry_orders_and_chains)
 	ck_assert_str_eq(lease_migration_at(0)->id, "0001");
 	ck_assert_ptr_null(lease_migration_at(lease_migrations_count()));
 	ck_assert_ptr_eq(lease_migration_from(1, 0), lease_migration_at(0));
-	ck_assert_ptr_null(lease_migration_from(1, 1));
+	ck_assert_str_eq(lease_migration_at(1)->id, "0002");
+	ck_assert_ptr_eq(lease_migration_from(1, 1), lease_migration_at(1));
+	ck_assert_ptr_null(lease_migration_from(1, 2));
 	ck_assert_int_eq(lease_migrations_chain(steps, 8, &n, 1, 0, 1, 1), 0);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_ptr_eq(steps[0], lease_migration_at(0));
+	ck_assert_int_eq(lease_migrations_chain(steps, 8, &n, 1, 0, 1, 2), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_ptr_eq(steps[1], lease_migration_at(1));
 	ck_assert_int_eq(lease_migrations_chain(steps, 8, &n, 1, 1, 1, 1), 0);
 	ck_assert_uint_eq(n, 0);
 	ck_assert_int_eq(lease_migrations_chain(steps, 8, &n, 1, 2, 1, 1), LEASE_EVERSION);
 	ck_assert_int_eq(lease_migrations_chain(steps, 8, &n, 0, 9, 1, 1), LEASE_EINVALID);
 	ck_assert_int_eq(lease_migrate_target_validate("1.1.0", NULL, 0), 0);
+	ck_assert_int_eq(lease_migrate_target_validate("1.2.0", NULL, 0), 0);
 	ck_assert_int_eq(lease_migrate_target_validate("1.0.0", err, sizeof(err)), LEASE_EINVALID);
-	ck_assert_ptr_nonnull(strstr(err, "1.1.0"));
-	ck_assert_int_eq(lease_migrate_target_validate("1.2.0", NULL, 0), LEASE_EINVALID);
+	ck_assert_ptr_nonnull(strstr(err, "1.1.0, 1.2.0"));
+	ck_assert_int_eq(lease_migrate_target_validate("1.3.0", NULL, 0), LEASE_EINVALID);
 	ck_assert_int_eq(lease_migrate_target_validate("2.0.0", NULL, 0), LEASE_EINVALID);
 	ck_assert_int_eq(lease_migrate_target_validate("1.1", NULL, 0), LEASE_EINVALID);
 	ck_assert_int_eq(lease_migrate_target_validate("1.1.0x", NULL, 0), LEASE_EINVALID);
@@ -722,7 +812,7 @@ START_TEST(options_rejected_before_io)
 	ck_assert_int_eq(lease_migrate(&r, fx.st, &o), LEASE_EINVALID);
 	lease_migrate_report_clear(&r);
 	o.assumed_ttl = 0;
-	o.to = "1.2.0";
+	o.to = "1.3.0";
 	ck_assert_int_eq(lease_migrate(&r, fx.st, &o), LEASE_EINVALID);
 	lease_migrate_report_clear(&r);
 	/* nothing was written */
@@ -793,7 +883,7 @@ START_TEST(forked_migrators_race)
 		}
 		ck_assert_msg(n == 1, "%s: %d migrate commits", name, n);
 		read_state(&st, name);
-		ck_assert_str_eq(st.payload.sdlc_version, "1.1.0");
+		ck_assert_str_eq(st.payload.sdlc_version, SDLC_VERSION);
 		ck_assert_int_eq(st.payload.expires_at, T0 + 120);
 		ck_assert_int_eq(st.payload.ttl_seconds, 120);
 		lease_ref_state_clear(&st);
@@ -912,6 +1002,7 @@ Suite *migrate_suite(void)
 	tcase_add_test(tc, concurrent_10_writer_once_then_migrated);
 	tcase_add_test(tc, concurrent_10_writer_always_conflict);
 	tcase_add_test(tc, f28_mixed_versions_during_migration_window);
+	tcase_add_test(tc, migrate_11_chain_then_replaced_heartbeats);
 	tcase_add_test(tc, registry_orders_and_chains);
 	tcase_add_test(tc, registry_lists_every_step_file);
 	tcase_add_test(tc, step_0001_keeps_fields);

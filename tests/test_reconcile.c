@@ -349,6 +349,66 @@ START_TEST(exact_anomaly_set_per_lease)
 }
 END_TEST
 
+/* Issue 29: the streaming sweep visits the same entries as the collecting
+ * one — in name order, the same anomaly ids and severity, lock-only entries
+ * merged in place — one at a time (each entry is freed after its visit: the
+ * visit sees only the one it is given), with the same summary counts; a
+ * visit's nonzero return stops the sweep with that value. */
+typedef struct visit_log {
+	size_t n;
+	char names[64][64];
+	char ids[64][200];
+	int highest[64];
+	size_t stop_at;
+} visit_log;
+
+static int log_entry(const lease_reconcile_entry *e, void *payload)
+{
+	visit_log *v = payload;
+
+	ck_assert_uint_lt(v->n, 64);
+	snprintf(v->names[v->n], sizeof(v->names[0]), "%s", e->name);
+	snprintf(v->ids[v->n], sizeof(v->ids[0]), "%s", ids(e));
+	v->highest[v->n] = e->highest;
+	v->n++;
+	return v->stop_at && v->n == v->stop_at ? -12345 : 0;
+}
+
+START_TEST(streaming_sweep_same_entries)
+{
+	lease_store *st = open_store();
+	lease_reconcile_report r, sum;
+	visit_log *v = calloc(1, sizeof(*v));
+	size_t i;
+
+	ck_assert_ptr_nonnull(v);
+	build_store(st);
+	ck_assert_int_eq(lease_reconcile(&r, st, NULL), 0);
+	ck_assert_int_eq(lease_reconcile_each(&sum, st, NULL, log_entry, v), 0);
+	ck_assert_ptr_null(sum.entries);
+	ck_assert_uint_eq(sum.count, r.count);
+	ck_assert_uint_eq(v->n, r.count);
+	for (i = 0; i < 4; i++)
+		ck_assert_uint_eq(sum.counts[i], r.counts[i]);
+	for (i = 0; i < r.count; i++) {
+		ck_assert_str_eq(v->names[i], r.entries[i].name);
+		ck_assert_str_eq(v->ids[i], ids(&r.entries[i]));
+		ck_assert_int_eq(v->highest[i], r.entries[i].highest);
+		if (i)
+			ck_assert_int_lt(strcmp(v->names[i - 1], v->names[i]), 0);
+	}
+	lease_reconcile_report_free(&sum);
+	memset(v, 0, sizeof(*v));
+	v->stop_at = 3;
+	ck_assert_int_eq(lease_reconcile_each(&sum, st, NULL, log_entry, v), -12345);
+	ck_assert_uint_eq(v->n, 3);
+	lease_reconcile_report_free(&sum);
+	lease_reconcile_report_free(&r);
+	free(v);
+	lease_store_free(st);
+}
+END_TEST
+
 START_TEST(floor_figures_and_method)
 {
 	lease_store *st = open_store();
@@ -463,7 +523,7 @@ START_TEST(reap_releases_expired_and_removes_stale_locks)
 	ck_assert_int_eq(s.payload_rc, 0);
 	ck_assert_int_eq(s.op, LEASE_OP_REAP);
 	ck_assert_int_eq(s.payload.phase, LEASE_PHASE_RELEASED);
-	ck_assert_str_eq(s.payload.sdlc_version, "1.1.0");
+	ck_assert_str_eq(s.payload.sdlc_version, SDLC_VERSION);
 	ck_assert_int_eq(s.payload.ttl_seconds, 0);
 	ck_assert_str_eq(s.payload.lease_token, TOK_A);
 	ck_assert_str_eq(s.payload.owner, "janitor");
@@ -941,6 +1001,7 @@ Suite *reconcile_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, exact_anomaly_set_per_lease);
 	tcase_add_test(tc, floor_figures_and_method);
+	tcase_add_test(tc, streaming_sweep_same_entries);
 	tcase_add_test(tc, prebump_assumed_ttl_option);
 	tcase_add_test(tc, f17_future_timestamps_are_clock_skew_not_expired);
 	tcase_add_test(tc, reap_releases_expired_and_removes_stale_locks);

@@ -482,6 +482,50 @@ START_TEST(token_auth)
 }
 END_TEST
 
+/* Issue 23: remote:http://USER@HOST/... with REFLEASE_GIT_TOKEN sends the
+ * right credential first on every connection — no failed login (libgit2
+ * would first send USER with an empty password: 4 failed logins per
+ * acquire, and hosts ban IPs for that); a wrong token is offered once per
+ * connection, never twice. Counted at the server (lighttpd's access log). */
+START_TEST(url_user_right_credential_first)
+{
+	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
+	lease_store *st = NULL;
+	lease_namespace ns;
+	lease_result res;
+	lease_op_options op = LEASE_OP_OPTIONS_INIT;
+	char spec[600], err[512];
+	int before, rc;
+
+	ck_assert_msg(srv_up, "git servers did not start (git daemon, lighttpd)");
+	ck_assert_int_eq(gitserver_repo(&srv, "userrepo", NULL, 0), 0);
+	snprintf(spec, sizeof(spec),
+	         "remote:http://" GITSERVER_AUTH_USER "@127.0.0.1:%d/auth/userrepo.git",
+	         srv.http_port);
+	setenv("REFLEASE_GIT_TOKEN", GITSERVER_AUTH_TOKEN, 1);
+	o.verify_timeout_ms = 500;
+	ck_assert_int_eq(lease_store_open(&st, spec, &o, err, sizeof(err)), 0);
+	before = gitserver_failed_logins(&srv);
+	op.owner = "alice";
+	op.host = "h";
+	op.ttl_seconds = 120;
+	ck_assert_msg(lease_acquire(&res, st, "cred", &op) == 0, "%s", res.message);
+	ck_assert_int_eq(lease_fetch_namespace(&ns, st), 0);
+	lease_namespace_clear(&ns);
+	ck_assert_int_eq(gitserver_failed_logins(&srv) - before, 0);
+	lease_store_free(st);
+
+	setenv("REFLEASE_GIT_TOKEN", "wrong-token", 1);
+	ck_assert_int_eq(lease_store_open(&st, spec, &o, err, sizeof(err)), 0);
+	before = gitserver_failed_logins(&srv);
+	rc = lease_fetch_namespace(&ns, st);
+	ck_assert_msg(rc == LEASE_EAUTH, "%d %s", rc, lease_store_last_error(st));
+	ck_assert_int_eq(gitserver_failed_logins(&srv) - before, 1);
+	lease_store_free(st);
+	unsetenv("REFLEASE_GIT_TOKEN");
+}
+END_TEST
+
 /* Issue 15 item 8: one loopback policy for the library, by parsing.
  * REFLEASE_GIT_TOKEN is offered over plain http only to a numeric
  * 127.0.0.0/8 or ::1 host or localhost — never to a host whose name merely
@@ -747,6 +791,7 @@ Suite *remote_suite(void)
 	tcase_add_loop_test(tc, noop_push_caught, 0, 2);
 	tcase_add_loop_test(tc, read_recheck_after_copy, 0, 2);
 	tcase_add_test(tc, token_auth);
+	tcase_add_test(tc, url_user_right_credential_first);
 	tcase_add_test(tc, ssh_refusals);
 	suite_add_tcase(s, tc);
 

@@ -1361,6 +1361,264 @@ START_TEST(test_floor_runtime_agrees_with_reconcile)
 }
 END_TEST
 
+/* ---- issue 29: heartbeats replace heartbeats (protocol.md §2) ----------- */
+
+/* Commits reachable from the lease's tip by first parents. */
+static size_t chain_len(fx *f, const char *name)
+{
+	lease_history h;
+	size_t n;
+
+	ck_assert_int_eq(lease_history_read(&h, f->st, name, 0, 0), 0);
+	n = h.count;
+	lease_history_free(&h);
+	return n;
+}
+
+/* The tip's first parent. */
+static lease_oid tip_parent(fx *f, const char *name)
+{
+	lease_ref_state s;
+	lease_oid p;
+
+	memset(&s, 0, sizeof(s));
+	ck_assert_int_eq(lease_fetch_ref(&s, f->st, name), 0);
+	ck_assert(s.present && s.commit.has_parent);
+	p = s.commit.parent;
+	lease_ref_state_clear(&s);
+	return p;
+}
+
+static void must_heartbeat(fx *f, const char *name, lease_op_options *o, int64_t at,
+                           const char *status)
+{
+	lease_result r;
+
+	f->clk.t = at;
+	ck_assert_int_eq(lease_heartbeat(&r, f->st, name, o), 0);
+	ck_assert_str_eq(r.status, status);
+}
+
+/* A heartbeat over a heartbeat of the same tenure replaces it: the chain
+ * grows with the tenure and its transitions (acquire, transition, a TTL
+ * change, release), never with the heartbeats; token, transitions and
+ * acquired_at keep their meaning; history still shows each interval. */
+START_TEST(test_heartbeat_replaces_heartbeat)
+{
+	fx f;
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+	lease_op_options o;
+	lease_result r;
+	lease_payload acq, p;
+	lease_oid acq_oid, tr_oid;
+	lease_history h;
+	int i;
+
+	fx_mem(&f);
+	must_acquire(&f, "l", ALICE, 30, tok);
+	ck_assert(cur(&f, "l", &acq, &acq_oid));
+	o = opt(ALICE, tok, 0);
+	/* the first heartbeat of the tenure is appended: a run of 1 */
+	must_heartbeat(&f, "l", &o, T0 + 10, "renewed");
+	ck_assert_uint_eq(chain_len(&f, "l"), 2);
+	ck_assert(cur(&f, "l", &p, NULL));
+	ck_assert(p.has_heartbeats && p.heartbeats == 1 && !p.has_previous_heartbeat);
+	/* the next ones replace it: parent stays the acquire */
+	for (i = 2; i <= 12; i++) {
+		must_heartbeat(&f, "l", &o, T0 + 10 * i, "renewed");
+		ck_assert_uint_eq(chain_len(&f, "l"), 2);
+		ck_assert(cur(&f, "l", &p, NULL));
+		ck_assert_int_eq(p.heartbeats, i);
+		ck_assert(p.has_previous_heartbeat);
+		ck_assert_int_eq(p.previous_heartbeat_at, T0 + 10 * (i - 1));
+		ck_assert_int_eq(p.expires_at, T0 + 10 * i + 30);
+		ck_assert_str_eq(p.lease_token, tok);
+		ck_assert_int_eq(p.transitions, acq.transitions);
+		ck_assert_int_eq(p.acquired_at, acq.acquired_at);
+		{
+			lease_oid par = tip_parent(&f, "l");
+			ck_assert(lease_oid_equal(&par, &acq_oid));
+		}
+	}
+	ck_assert_int_eq(lease_history_read(&h, f.st, "l", 0, 0), 0);
+	ck_assert(h.items[0].is_heartbeat && h.items[0].has_interval);
+	ck_assert_int_eq(h.items[0].interval_seconds, 10);
+	ck_assert_int_eq(h.items[0].interval_method, LEASE_HB_EXACT);
+	lease_history_free(&h);
+	/* a transition is kept; the heartbeat after it is appended, then replaced */
+	f.clk.t = T0 + 130;
+	o.to = LEASE_PHASE_WORKING;
+	ck_assert_int_eq(lease_transition(&r, f.st, "l", &o), 0);
+	ck_assert(cur(&f, "l", NULL, &tr_oid));
+	ck_assert_uint_eq(chain_len(&f, "l"), 3);
+	must_heartbeat(&f, "l", &o, T0 + 140, "renewed");
+	ck_assert_uint_eq(chain_len(&f, "l"), 4);
+	must_heartbeat(&f, "l", &o, T0 + 150, "renewed");
+	ck_assert_uint_eq(chain_len(&f, "l"), 4);
+	{
+		lease_oid par = tip_parent(&f, "l");
+		ck_assert(lease_oid_equal(&par, &tr_oid));
+	}
+	/* a TTL change is kept (appended, a new run), then replaced again */
+	o.ttl_seconds = 60;
+	must_heartbeat(&f, "l", &o, T0 + 160, "renewed");
+	ck_assert_uint_eq(chain_len(&f, "l"), 5);
+	ck_assert(cur(&f, "l", &p, NULL));
+	ck_assert_int_eq(p.heartbeats, 1);
+	ck_assert_int_eq(p.ttl_seconds, 60);
+	must_heartbeat(&f, "l", &o, T0 + 180, "renewed");
+	ck_assert_uint_eq(chain_len(&f, "l"), 5);
+	/* the release is kept */
+	f.clk.t = T0 + 190;
+	ck_assert_int_eq(lease_release(&r, f.st, "l", &o), 0);
+	ck_assert_uint_eq(chain_len(&f, "l"), 6);
+	fx_free(&f);
+}
+END_TEST
+
+/* Issue 29 (found by t_chaos.sh): reconcile --reap over a lease whose tip is
+ * a heartbeat that replaced one writes a released payload without the
+ * heartbeat fields (a released payload counts no heartbeats). */
+START_TEST(test_reap_over_replaced_heartbeat)
+{
+	fx f;
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+	lease_op_options o;
+	lease_reconcile_options ro = LEASE_RECONCILE_OPTIONS_INIT;
+	lease_reconcile_report rep;
+	lease_payload p;
+
+	fx_mem(&f);
+	must_acquire(&f, "l", ALICE, 30, tok);
+	o = opt(ALICE, tok, 0);
+	must_heartbeat(&f, "l", &o, T0 + 10, "renewed");
+	must_heartbeat(&f, "l", &o, T0 + 20, "renewed");
+	ck_assert(cur(&f, "l", &p, NULL));
+	ck_assert(p.has_previous_heartbeat);
+	f.clk.t = T0 + 200;
+	ro.reap = 1;
+	ck_assert_int_eq(lease_reconcile(&rep, f.st, &ro), 0);
+	ck_assert_uint_eq(rep.reaped, 1);
+	ck_assert_uint_eq(rep.skipped, 0);
+	lease_reconcile_report_free(&rep);
+	ck_assert(cur(&f, "l", &p, NULL));
+	ck_assert_int_eq(p.phase, LEASE_PHASE_RELEASED);
+	ck_assert(!p.has_heartbeats && !p.has_previous_heartbeat);
+	fx_free(&f);
+}
+END_TEST
+
+/* Write a heartbeat commit as another tool would: @p version, on top of the
+ * tip (append) or on the tip's parent with the replaced one's time (replace). */
+static void foreign_heartbeat(fx *f, const char *name, const lease_payload *base, int64_t expires,
+                              int replace, const char *version)
+{
+	lease_payload n = *base;
+	lease_ref_state s;
+	lease_oid oid;
+	char *msg = NULL;
+
+	memset(&s, 0, sizeof(s));
+	ck_assert_int_eq(lease_fetch_ref(&s, f->st, name), 0);
+	n.expires_at = expires;
+	n.has_heartbeats = replace ? 1 : 0;
+	n.heartbeats = replace ? (base->has_heartbeats ? base->heartbeats : 1) + 1 : 0;
+	n.has_previous_heartbeat = replace;
+	n.previous_heartbeat_at = base->expires_at - base->ttl_seconds;
+	ck_assert_int_eq(lease_message_build(&msg, &n, LEASE_OP_HEARTBEAT), 0);
+	if (strcmp(version, SDLC_VERSION) != 0) {
+		char *v = strstr(msg, "\"sdlc_version\":\"" SDLC_VERSION "\"");
+		ck_assert_ptr_nonnull(v);
+		memcpy(v + strlen("\"sdlc_version\":\""), version, strlen(SDLC_VERSION));
+	}
+	ck_assert_int_eq(lease_write_commit(&oid, f->st, replace ? &s.commit.parent : &s.oid, msg),
+	                 0);
+	ck_assert_int_eq(lease_cas_replace(f->st, name, &s.oid, &oid), 0);
+	free(msg);
+	lease_ref_state_clear(&s);
+}
+
+/* The heartbeat-rate-above-floor answers of a replaced chain are those of the
+ * appended (1.1) chain the same heartbeats would have made, step by step:
+ * the runtime's heartbeats (replacing) against the same payloads written as
+ * 1.1 commits appended (the old format), TTL 25 (floor 2, the issue 17
+ * regression) and TTL 30, then a foreign heartbeat 1 s after the last: as a
+ * 1.1 commit appended on both, and as a 1.2 commit replacing the tip. */
+START_TEST(test_floor_same_on_replaced_chain)
+{
+	static const struct {
+		int64_t ttl;
+		int64_t at[8];
+	} runs[] = {
+	        {25, {2, 4, 5, 7, 8, 10, 0}},
+	        {30, {10, 12, 13, 16, 19, 20, 0}},
+	};
+	size_t k;
+
+	for (k = 0; k < sizeof(runs) / sizeof(runs[0]); k++) {
+		fx a, b;
+		char tok[LEASE_TOKEN_HEXSZ + 1];
+		lease_op_options o;
+		lease_result r;
+		lease_payload p;
+		double fa = 0, fb = 0;
+		int i, replace;
+
+		fx_mem(&a);
+		fx_mem(&b);
+		must_acquire(&a, "l", ALICE, runs[k].ttl, tok);
+		ck_assert(cur(&a, "l", &p, NULL));
+		put_payload_as(&b, "l", "acquire", "l", "1.1.0", ALICE, tok, "claimed",
+		               p.transitions, p.acquired_at, p.expires_at, p.ttl_seconds);
+		o = opt(ALICE, tok, 0);
+		for (i = 0; runs[k].at[i]; i++) {
+			a.clk.t = b.clk.t = T0 + runs[k].at[i];
+			ck_assert_int_eq(lease_heartbeat(&r, a.st, "l", &o), 0);
+			if (strcmp(r.status, "renewed") == 0) {
+				ck_assert(cur(&a, "l", &p, NULL));
+				put_payload_as(&b, "l", "heartbeat", "l", "1.1.0", ALICE, tok,
+				               "claimed", p.transitions, p.acquired_at,
+				               p.expires_at, p.ttl_seconds);
+			}
+			ck_assert_int_eq(floor_flag(&a, "l", &fa), floor_flag(&b, "l", &fb));
+			ck_assert(fa == fb);
+		}
+		ck_assert_uint_eq(chain_len(&a, "l"), 2);
+		ck_assert_uint_gt(chain_len(&b, "l"), 4);
+		ck_assert_int_eq(floor_flag(&a, "l", &fa), -1);
+		for (replace = 0; replace <= 1; replace++) {
+			fx c;
+			lease_payload q;
+			char ctok[LEASE_TOKEN_HEXSZ + 1];
+
+			/* a third store: a's chain with the foreign heartbeat on it */
+			fx_mem(&c);
+			must_acquire(&c, "l", ALICE, runs[k].ttl, ctok);
+			o = opt(ALICE, ctok, 0);
+			for (i = 0; runs[k].at[i]; i++) {
+				c.clk.t = T0 + runs[k].at[i];
+				ck_assert_int_eq(lease_heartbeat(&r, c.st, "l", &o), 0);
+			}
+			ck_assert(cur(&c, "l", &q, NULL));
+			foreign_heartbeat(&c, "l", &q, q.expires_at + 1, replace,
+			                  replace ? SDLC_VERSION : "1.1.0");
+			if (replace)
+				ck_assert_uint_eq(chain_len(&c, "l"), 2);
+			ck_assert_int_eq(floor_flag(&c, "l", &fa), 1);
+			ck_assert(fa == (double)lease_heartbeat_floor(runs[k].ttl));
+			fx_free(&c);
+		}
+		ck_assert(cur(&b, "l", &p, NULL));
+		put_payload_as(&b, "l", "heartbeat", "l", "1.1.0", ALICE, tok, "claimed",
+		               p.transitions, p.acquired_at, p.expires_at + 1, p.ttl_seconds);
+		ck_assert_int_eq(floor_flag(&b, "l", &fb), 1);
+		ck_assert(fb == (double)lease_heartbeat_floor(runs[k].ttl));
+		fx_free(&a);
+		fx_free(&b);
+	}
+}
+END_TEST
+
 /* A pre-bump payload: heartbeat time approximated with the TTL the next
  * payload gets, said so in approximate_ttl; its TTL becomes 300. */
 START_TEST(test_floor_prebump_approximate)
@@ -2531,6 +2789,9 @@ Suite *runtime_suite(void)
 	tcase_add_test(floor_tc, test_floor_never_below_half_ttl);
 	tcase_add_test(floor_tc, test_floor_prebump_approximate);
 	tcase_add_test(floor_tc, test_floor_runtime_agrees_with_reconcile);
+	tcase_add_test(floor_tc, test_heartbeat_replaces_heartbeat);
+	tcase_add_test(floor_tc, test_reap_over_replaced_heartbeat);
+	tcase_add_test(floor_tc, test_floor_same_on_replaced_chain);
 	tcase_add_test(floor_tc, test_F30_ttl_invalid_nothing_written);
 	tcase_add_test(floor_tc, test_F30_ttl_validate);
 	tcase_add_test(floor_tc, test_F30_ttl_stored_as_asked);

@@ -13,7 +13,8 @@
 #define TOKEN "0123456789abcdef0123456789abcdef"
 #define NONCE "89abcdef01234567"
 
-/* Base 1.1.0 payload, canonical (compact, sorted keys). */
+/* Base 1.1.0 payload (a writer emits it as SDLC_VERSION: canonical below,
+ * compact, sorted keys). */
 static const char *const base_fields[][2] = {
         {"acquired_at", "\"2026-11-30T07:00:00Z\""},
         {"expires_at", "\"2026-11-30T07:05:00Z\""},
@@ -33,7 +34,7 @@ static const char canonical[] =
         "{\"acquired_at\":\"2026-11-30T07:00:00Z\",\"expires_at\":\"2026-11-30T07:05:00Z\","
         "\"host\":\"runner-1\",\"lease_token\":\"" TOKEN "\",\"name\":\"deploy-prod\","
         "\"nonce\":\"" NONCE "\",\"owner\":\"alice\",\"phase\":\"working\","
-        "\"sdlc_version\":\"1.1.0\",\"transitions\":3,\"ttl_seconds\":300}";
+        "\"sdlc_version\":\"" SDLC_VERSION "\",\"transitions\":3,\"ttl_seconds\":300}";
 
 /* Build the base payload with up to two fields overridden (value NULL = drop
  * the field) and @p extra appended verbatim inside the object. */
@@ -88,7 +89,7 @@ START_TEST(prebump_payload_validates)
 	ck_assert_msg(rc == 0, "rc=%d err=%s", rc, err);
 	ck_assert_int_eq(p.has_ttl, 0);
 
-	/* A writer refuses to emit it until a ttl is chosen; then it is 1.1.0. */
+	/* A writer refuses to emit it until a ttl is chosen; then it is SDLC_VERSION. */
 	{
 		char *json = NULL;
 		ck_assert_int_eq(lease_payload_validate(&p, err, sizeof(err)), LEASE_EPAYLOAD);
@@ -98,7 +99,7 @@ START_TEST(prebump_payload_validates)
 		p.has_ttl = 1;
 		p.ttl_seconds = 300;
 		ck_assert_int_eq(lease_payload_emit(&json, &p), 0);
-		ck_assert_ptr_nonnull(strstr(json, "\"sdlc_version\":\"1.1.0\""));
+		ck_assert_ptr_nonnull(strstr(json, "\"sdlc_version\":\"" SDLC_VERSION "\""));
 		ck_assert_ptr_nonnull(strstr(json, "\"ttl_seconds\":300"));
 		free(json);
 	}
@@ -115,7 +116,8 @@ START_TEST(emit_is_canonical_and_round_trips)
 
 	/* Parse a non-canonical spelling (spaces, other key order, unknown field). */
 	static const char loose[] =
-	        "{ \"sdlc_version\": \"1.1.0\", \"name\": \"deploy-prod\", \"owner\": \"alice\",\n"
+	        "{ \"sdlc_version\": \"" SDLC_VERSION
+	        "\", \"name\": \"deploy-prod\", \"owner\": \"alice\",\n"
 	        "  \"host\": \"runner-1\", \"phase\": \"working\", \"lease_token\": \"" TOKEN
 	        "\",\n"
 	        "  \"transitions\": 3, \"acquired_at\": \"2026-11-30T07:00:00Z\",\n"
@@ -128,7 +130,7 @@ START_TEST(emit_is_canonical_and_round_trips)
 	ck_assert_int_eq(lease_payload_validate(&p, err, sizeof(err)), 0);
 
 	ck_assert_int_eq(lease_payload_emit(&json, &p), 0);
-	ck_assert_str_eq(json, canonical); /* compact, sorted, every 1.1.0 field */
+	ck_assert_str_eq(json, canonical); /* compact, sorted, every field */
 	ck_assert_ptr_null(strchr(json, ' '));
 	ck_assert_ptr_null(strchr(json, '\n'));
 	ck_assert_ptr_null(strstr(json, "future_field"));
@@ -203,22 +205,89 @@ START_TEST(message_summary_ops)
 }
 END_TEST
 
+/* Schema 1.2.0 (protocol.md §2 "Heartbeats replace heartbeats"): heartbeats
+ * and previous_heartbeat_at, optional, read and written; unknown (ignored) in
+ * a 1.1.0 payload; a writer refuses them where they cannot be true. */
+START_TEST(heartbeat_fields_1_2)
+{
+	char buf[2048], err[256];
+	lease_payload p, q;
+	char *json = NULL;
+	int rc;
+
+	build_payload(buf, sizeof(buf), "sdlc_version", "\"1.2.0\"", NULL, NULL,
+	              ",\"heartbeats\":4,\"previous_heartbeat_at\":\"2026-11-30T06:59:50Z\"");
+	rc = lease_payload_parse(&p, buf, strlen(buf), err, sizeof(err));
+	ck_assert_msg(rc == 0, "rc=%d err=%s", rc, err);
+	ck_assert_int_eq(p.has_heartbeats, 1);
+	ck_assert_int_eq(p.heartbeats, 4);
+	ck_assert_int_eq(p.has_previous_heartbeat, 1);
+	ck_assert_int_eq(p.previous_heartbeat_at, p.acquired_at - 10);
+	/* heartbeat time 07:00:00 (expires 07:05, ttl 300): 10 s after the previous one */
+	ck_assert_int_eq(lease_payload_validate(&p, err, sizeof(err)), 0);
+	ck_assert_int_eq(lease_payload_emit(&json, &p), 0);
+	ck_assert_ptr_nonnull(strstr(json, "\"heartbeats\":4,"));
+	ck_assert_ptr_nonnull(strstr(json, "\"previous_heartbeat_at\":\"2026-11-30T06:59:50Z\""));
+	rc = lease_payload_parse(&q, json, strlen(json), err, sizeof(err));
+	ck_assert_msg(rc == 0, "rc=%d err=%s", rc, err);
+	ck_assert_int_eq(q.heartbeats, 4);
+	ck_assert_int_eq(q.previous_heartbeat_at, p.previous_heartbeat_at);
+	free(json);
+
+	/* in 1.1.0 they are unknown fields: ignored, whatever they hold */
+	build_payload(buf, sizeof(buf), NULL, NULL, NULL, NULL,
+	              ",\"heartbeats\":\"x\",\"previous_heartbeat_at\":7");
+	rc = lease_payload_parse(&p, buf, strlen(buf), err, sizeof(err));
+	ck_assert_msg(rc == 0, "rc=%d err=%s", rc, err);
+	ck_assert_int_eq(p.has_heartbeats, 0);
+	ck_assert_int_eq(p.has_previous_heartbeat, 0);
+
+	/* in 1.2.0 a reader checks their types */
+	build_payload(buf, sizeof(buf), "sdlc_version", "\"1.2.0\"", NULL, NULL,
+	              ",\"heartbeats\":0");
+	ck_assert_int_eq(lease_payload_parse(&p, buf, strlen(buf), err, sizeof(err)),
+	                 LEASE_EPAYLOAD);
+	ck_assert_ptr_nonnull(strstr(err, "heartbeats: must be an integer >= 1"));
+	build_payload(buf, sizeof(buf), "sdlc_version", "\"1.2.0\"", NULL, NULL,
+	              ",\"previous_heartbeat_at\":\"yesterday\"");
+	ck_assert_int_eq(lease_payload_parse(&p, buf, strlen(buf), err, sizeof(err)),
+	                 LEASE_EPAYLOAD);
+	ck_assert_ptr_nonnull(strstr(err, "previous_heartbeat_at: must be a valid UTC timestamp"));
+
+	/* a writer: previous only with heartbeats >= 2, not after its own time, never released */
+	build_payload(buf, sizeof(buf), "sdlc_version", "\"1.2.0\"", NULL, NULL,
+	              ",\"heartbeats\":1,\"previous_heartbeat_at\":\"2026-11-30T06:59:50Z\"");
+	ck_assert_int_eq(lease_payload_parse(&p, buf, strlen(buf), err, sizeof(err)), 0);
+	ck_assert_int_eq(lease_payload_validate(&p, err, sizeof(err)), LEASE_EPAYLOAD);
+	ck_assert_ptr_nonnull(strstr(err, "previous_heartbeat_at: only a heartbeat that replaced"));
+	p.heartbeats = 2;
+	p.previous_heartbeat_at = p.expires_at - p.ttl_seconds + 1;
+	ck_assert_int_eq(lease_payload_validate(&p, err, sizeof(err)), LEASE_EPAYLOAD);
+	ck_assert_ptr_nonnull(strstr(err, "not after this heartbeat's time"));
+	p.has_previous_heartbeat = 0;
+	p.phase = LEASE_PHASE_RELEASED;
+	p.ttl_seconds = 0;
+	ck_assert_int_eq(lease_payload_validate(&p, err, sizeof(err)), LEASE_EPAYLOAD);
+	ck_assert_ptr_nonnull(strstr(err, "heartbeats: only a live payload"));
+}
+END_TEST
+
 START_TEST(newer_minor_parses_not_writable)
 {
 	char buf[2048], err[256];
 	lease_payload p;
 	int rc;
 
-	build_payload(buf, sizeof(buf), "sdlc_version", "\"1.2.0\"", NULL, NULL,
+	build_payload(buf, sizeof(buf), "sdlc_version", "\"1.3.0\"", NULL, NULL,
 	              ",\"priority\":7,\"labels\":[\"a\"]");
 	rc = lease_payload_parse(&p, buf, strlen(buf), err, sizeof(err));
 	ck_assert_msg(rc == 0, "rc=%d err=%s", rc, err);
-	ck_assert_int_eq(p.version_minor, 2);
+	ck_assert_int_eq(p.version_minor, 3);
 	ck_assert_int_eq(p.has_ttl, 1);
 	err[0] = '\0';
 	ck_assert_int_eq(lease_payload_writable(&p, err, sizeof(err)), LEASE_EVERSION);
 	ck_assert_ptr_nonnull(strstr(err, "payload written by a newer schema"));
-	ck_assert_ptr_nonnull(strstr(err, "1.2.0"));
+	ck_assert_ptr_nonnull(strstr(err, "1.3.0"));
 
 	/* Pre-release and build metadata are semver too. */
 	build_payload(buf, sizeof(buf), "sdlc_version", "\"1.1.1-rc.1+b7\"", NULL, NULL, NULL);
@@ -863,6 +932,7 @@ Suite *schemas_suite(void)
 	tcase_add_test(tc, emit_is_canonical_and_round_trips);
 	tcase_add_test(tc, message_summary_ops);
 	tcase_add_test(tc, newer_minor_parses_not_writable);
+	tcase_add_test(tc, heartbeat_fields_1_2);
 	tcase_add_test(tc, released_ttl_rules);
 	tcase_add_test(tc, validate_struct_rules);
 	tcase_add_loop_test(tc, malformed_table, 0, (int)NBAD);

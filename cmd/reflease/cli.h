@@ -66,6 +66,7 @@ enum {
 	OPT_TIMEOUT,
 	OPT_VERIFY_TIMEOUT,
 	OPT_TOKEN_FILE,
+	OPT_CA_BUNDLE,
 	OPT_HELP,
 	OPT_COMMAND_BASE = 1100 /* commands number their own long options from here */
 };
@@ -79,6 +80,7 @@ enum {
 	        {"timeout", required_argument, NULL, OPT_TIMEOUT},                                 \
 	        {"verify-timeout", required_argument, NULL, OPT_VERIFY_TIMEOUT},                   \
 	        {"token-file", required_argument, NULL, OPT_TOKEN_FILE},                           \
+	        {"ca-bundle", required_argument, NULL, OPT_CA_BUNDLE},                             \
 	        {"help", no_argument, NULL, OPT_HELP}, {"verbose", no_argument, NULL, 'v'},        \
 	{                                                                                          \
 		"quiet", no_argument, NULL, 'q'                                                    \
@@ -174,6 +176,11 @@ json_t *cli_payload_json(const lease_payload *p, int with_token, int64_t now);
 json_t *cli_result_json(const lease_result *r);
 /* Print one JSON object on its own line to @p f; steals @p obj. */
 void cli_emit_json(FILE *f, json_t *obj);
+
+/* One element of a JSON array streamed to stdout (reconcile, list: issue 29):
+ * @p obj (consumed) in cli_emit_json()'s spelling, after a comma unless it is
+ * the @p first. Returns 0, or LEASE_ENOMEM (nothing written). */
+int cli_stream_json_item(json_t *obj, int first);
 /* Human rendering of a lease result on stdout (one or a few lines). */
 void cli_print_result_human(const lease_result *r);
 /* Print a result in the chosen format and write GitHub outputs when in

@@ -5,6 +5,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -25,6 +26,30 @@ enum {
 	OPT_ASSUMED_TTL,
 	OPT_MAX
 };
+
+typedef struct stream_ctx stream_ctx;
+
+/* What the visit keeps while every entry is printed as it comes and freed:
+ * the markdown rows (capped), the annotations (capped by report_annotate),
+ * the JSON action lists (one small object per action) and the first failed
+ * action. Nothing grows with the leases that are fine. */
+struct stream_ctx {
+	cli_ctx *ctx;
+	const char *ns;
+	size_t seen;
+	mdbuf rows, row;
+	long rows_limit; /* 0: no summary */
+	size_t listed, shown;
+	int annotate;
+	report_annotations ann;
+	json_t *reaped, *skipped, *pruned, *locks;
+	size_t failed;
+	char first_kind[32], first_name[LEASE_NAME_MAX + 1], first_msg[400];
+	int first_code;
+};
+
+/* Bytes kept for the summary's header line above its rows. */
+#define SUMMARY_HEADER 1024
 
 typedef struct reconcile_args {
 	lease_reconcile_options o;
@@ -107,56 +132,41 @@ static json_t *oid_json(int present, const lease_oid *oid)
 	return json_string(hex);
 }
 
-static json_t *report_json(const lease_reconcile_report *r)
+/* One lease of `reconcile --json`'s "leases". */
+static json_t *entry_json(const lease_reconcile_entry *e)
 {
-	json_t *leases = json_array(), *reaped = json_array(), *skipped = json_array(),
-	       *pruned = json_array(), *locks = json_array(), *top;
+	char exp[LEASE_TIME_STRSZ + 1];
+	json_t *an = json_array();
+	size_t k;
+
+	for (k = 0; k < e->anomaly_count; k++)
+		json_array_append_new(an, anomaly_json(&e->anomalies[k]));
+	if (e->has_payload)
+		lease_time_format(exp, e->payload.expires_at);
+	return json_pack("{s:s, s:o, s:s?, s:s?, s:s?, s:o}", "name", e->name, "oid",
+	                 oid_json(e->present, &e->oid), "phase",
+	                 e->has_payload ? lease_phase_name(e->payload.phase) : NULL, "owner",
+	                 e->has_payload ? e->payload.owner : NULL, "expires_at",
+	                 e->has_payload ? exp : NULL, "anomalies", an);
+}
+
+/* Everything of `reconcile --json` but "leases" (streamed before it): the
+ * summary @p r, @p scanned leases in all, and the actions gathered by the
+ * sweep's visit in @p c. */
+static json_t *report_json(const lease_reconcile_report *r, size_t scanned, stream_ctx *c)
+{
 	char now[LEASE_TIME_STRSZ + 1];
-	size_t i, k;
+	json_t *top;
 
-	for (i = 0; i < r->count; i++) {
-		const lease_reconcile_entry *e = &r->entries[i];
-		char exp[LEASE_TIME_STRSZ + 1];
-		json_t *an = json_array(), *o;
-
-		for (k = 0; k < e->anomaly_count; k++)
-			json_array_append_new(an, anomaly_json(&e->anomalies[k]));
-		if (e->has_payload)
-			lease_time_format(exp, e->payload.expires_at);
-		o = json_pack("{s:s, s:o, s:s?, s:s?, s:s?, s:o}", "name", e->name, "oid",
-		              oid_json(e->present, &e->oid), "phase",
-		              e->has_payload ? lease_phase_name(e->payload.phase) : NULL, "owner",
-		              e->has_payload ? e->payload.owner : NULL, "expires_at",
-		              e->has_payload ? exp : NULL, "anomalies", an);
-		json_array_append_new(leases, o);
-		if (e->action == LEASE_ACTION_REAPED)
-			json_array_append_new(reaped,
-			                      json_pack("{s:s, s:o, s:o}", "name", e->name, "oid",
-			                                oid_json(1, &e->oid), "released_oid",
-			                                oid_json(1, &e->action_oid)));
-		else if (e->action == LEASE_ACTION_PRUNED)
-			json_array_append_new(pruned, json_pack("{s:s, s:o, s:s}", "name", e->name,
-			                                        "oid", oid_json(1, &e->oid),
-			                                        "archive_ref", e->archive_ref));
-		else if (e->action == LEASE_ACTION_SKIPPED)
-			json_array_append_new(
-			        skipped, json_pack("{s:s, s:o, s:s, s:s, s:s}", "name", e->name,
-			                           "oid", oid_json(e->present, &e->oid), "action",
-			                           e->action_kind ? e->action_kind : "?", "reason",
-			                           e->action_message ? e->action_message : "",
-			                           "code", lease_error_id(e->action_code)));
-		if (e->lock_removed)
-			json_array_append_new(locks, json_string(e->name));
-	}
 	lease_time_format(now, r->now);
-	top = json_pack("{s:s, s:I, s:s, s:I, s:o, s:{s:I, s:I, s:I, s:I}, s:o, s:o, s:o, s:o}",
-	                "namespace", r->ns, "scanned", (json_int_t)r->count, "now", now,
-	                "grace_seconds", (json_int_t)r->grace_seconds, "leases", leases, "counts",
-	                "ok", (json_int_t)r->counts[LEASE_SEV_OK], "info",
+	top = json_pack("{s:s, s:I, s:s, s:I, s:{s:I, s:I, s:I, s:I}, s:O, s:O, s:O, s:O}",
+	                "namespace", r->ns, "scanned", (json_int_t)scanned, "now", now,
+	                "grace_seconds", (json_int_t)r->grace_seconds, "counts", "ok",
+	                (json_int_t)r->counts[LEASE_SEV_OK], "info",
 	                (json_int_t)r->counts[LEASE_SEV_INFO], "warning",
 	                (json_int_t)r->counts[LEASE_SEV_WARNING], "error",
-	                (json_int_t)r->counts[LEASE_SEV_ERROR], "reaped", reaped, "skipped",
-	                skipped, "pruned", pruned, "locks_removed", locks);
+	                (json_int_t)r->counts[LEASE_SEV_ERROR], "reaped", c->reaped, "skipped",
+	                c->skipped, "pruned", c->pruned, "locks_removed", c->locks);
 	if (top)
 		json_object_set_new(top, "tickets_removed",
 		                    json_integer((json_int_t)r->tickets_removed));
@@ -165,50 +175,47 @@ static json_t *report_json(const lease_reconcile_report *r)
 		json_object_set_new(top, "paced_seconds", json_real((double)r->paced_ms / 1000.0));
 	return top;
 }
-
 /* ---- human table ---------------------------------------------------------------------- */
 
-static void print_human(const lease_reconcile_report *r)
+static void print_human_entry(const lease_reconcile_entry *e)
 {
-	char now[LEASE_TIME_STRSZ + 1], buf[LEASE_IDENT_MAX + 1], msg[400];
-	size_t i, k;
+	char buf[LEASE_IDENT_MAX + 1], msg[400], exp[LEASE_TIME_STRSZ + 1] = "-";
+	size_t k;
+
+	if (e->has_payload)
+		lease_time_format(exp, e->payload.expires_at);
+	printf("%-30s %-9s %-24s %-20s ", report_clean(msg, 200, e->name),
+	       e->has_payload ? lease_phase_name(e->payload.phase) : "?",
+	       e->has_payload ? report_clean(buf, sizeof(buf), e->payload.owner) : "?", exp);
+	if (!e->anomaly_count)
+		printf("ok");
+	for (k = 0; k < e->anomaly_count; k++)
+		printf("%s%s(%s)", k ? ", " : "", lease_anomaly_name(e->anomalies[k].id),
+		       lease_severity_name(e->anomalies[k].severity));
+	printf("\n");
+	for (k = 0; k < e->anomaly_count; k++)
+		printf("    %s: %s\n", lease_anomaly_name(e->anomalies[k].id),
+		       report_clean(msg, sizeof(msg), e->anomalies[k].message));
+	if (e->action == LEASE_ACTION_REAPED)
+		printf("    reaped: released by CAS\n");
+	else if (e->action == LEASE_ACTION_PRUNED)
+		printf("    pruned: archived as %s\n", e->archive_ref);
+	else if (e->action == LEASE_ACTION_SKIPPED)
+		printf("    skipped %s: %s\n", e->action_kind ? e->action_kind : "action",
+		       report_clean(msg, sizeof(msg), e->action_message ? e->action_message : ""));
+	if (e->lock_removed)
+		printf("    stale ref lock removed\n");
+	if (e->tickets_removed)
+		printf("    stale tickets removed: %zu\n", e->tickets_removed);
+}
+
+static void print_human_footer(const lease_reconcile_report *r, size_t scanned)
+{
+	char now[LEASE_TIME_STRSZ + 1];
 
 	lease_time_format(now, r->now);
-	printf("%-30s %-9s %-24s %-20s %s\n", "NAME", "PHASE", "OWNER", "EXPIRES_AT", "ANOMALIES");
-	for (i = 0; i < r->count; i++) {
-		const lease_reconcile_entry *e = &r->entries[i];
-		char exp[LEASE_TIME_STRSZ + 1] = "-";
-
-		if (e->has_payload)
-			lease_time_format(exp, e->payload.expires_at);
-		printf("%-30s %-9s %-24s %-20s ", report_clean(msg, 200, e->name),
-		       e->has_payload ? lease_phase_name(e->payload.phase) : "?",
-		       e->has_payload ? report_clean(buf, sizeof(buf), e->payload.owner) : "?",
-		       exp);
-		if (!e->anomaly_count)
-			printf("ok");
-		for (k = 0; k < e->anomaly_count; k++)
-			printf("%s%s(%s)", k ? ", " : "", lease_anomaly_name(e->anomalies[k].id),
-			       lease_severity_name(e->anomalies[k].severity));
-		printf("\n");
-		for (k = 0; k < e->anomaly_count; k++)
-			printf("    %s: %s\n", lease_anomaly_name(e->anomalies[k].id),
-			       report_clean(msg, sizeof(msg), e->anomalies[k].message));
-		if (e->action == LEASE_ACTION_REAPED)
-			printf("    reaped: released by CAS\n");
-		else if (e->action == LEASE_ACTION_PRUNED)
-			printf("    pruned: archived as %s\n", e->archive_ref);
-		else if (e->action == LEASE_ACTION_SKIPPED)
-			printf("    skipped %s: %s\n", e->action_kind ? e->action_kind : "action",
-			       report_clean(msg, sizeof(msg),
-			                    e->action_message ? e->action_message : ""));
-		if (e->lock_removed)
-			printf("    stale ref lock removed\n");
-		if (e->tickets_removed)
-			printf("    stale tickets removed: %zu\n", e->tickets_removed);
-	}
-	printf("\nscanned %zu in refs/%s/ at %s: %zu ok, %zu info, %zu warning, %zu error",
-	       r->count, r->ns, now, r->counts[LEASE_SEV_OK], r->counts[LEASE_SEV_INFO],
+	printf("\nscanned %zu in refs/%s/ at %s: %zu ok, %zu info, %zu warning, %zu error", scanned,
+	       r->ns, now, r->counts[LEASE_SEV_OK], r->counts[LEASE_SEV_INFO],
 	       r->counts[LEASE_SEV_WARNING], r->counts[LEASE_SEV_ERROR]);
 	if (r->reaped || r->pruned || r->skipped || r->locks_removed)
 		printf("; reaped %zu, pruned %zu, skipped %zu, locks removed %zu", r->reaped,
@@ -252,17 +259,17 @@ static void md_row(mdbuf *b, const lease_reconcile_entry *e)
 	md_put(b, " |\n", 3);
 }
 
-/* Render the summary, keeping it below @p limit bytes with an "N more" line. */
-static void render_summary(mdbuf *b, const lease_reconcile_report *r, long limit)
+/* The summary: the sweep's counts, then the rows the visit rendered (kept
+ * under the smallest summary file's limit, with an "N more" line). */
+static void render_summary(mdbuf *b, const lease_reconcile_report *r, size_t scanned,
+                           const stream_ctx *c)
 {
 	char now[LEASE_TIME_STRSZ + 1];
-	size_t i, shown = 0, listed = 0, more = 0;
-	mdbuf row = {NULL, 0, 0};
 
 	lease_time_format(now, r->now);
 	md_printf(b, "## reflease reconcile: refs/%s/\n\n", r->ns);
 	md_printf(b, "Scanned **%zu** leases at %s: %zu ok, %zu info, %zu warning, %zu error.",
-	          r->count, now, r->counts[LEASE_SEV_OK], r->counts[LEASE_SEV_INFO],
+	          scanned, now, r->counts[LEASE_SEV_OK], r->counts[LEASE_SEV_INFO],
 	          r->counts[LEASE_SEV_WARNING], r->counts[LEASE_SEV_ERROR]);
 	if (r->reaped || r->pruned || r->skipped || r->locks_removed)
 		md_printf(b, " Reaped %zu, pruned %zu, skipped %zu, stale locks removed %zu.",
@@ -272,49 +279,34 @@ static void render_summary(mdbuf *b, const lease_reconcile_report *r, long limit
 		          " Writes paced %.1f s (GitHub asks for >= 1 s between them in bursts).",
 		          (double)r->paced_ms / 1000.0);
 	md_put(b, "\n\n", 2);
-	for (i = 0; i < r->count; i++)
-		if (r->entries[i].anomaly_count || r->entries[i].action != LEASE_ACTION_NONE)
-			listed++;
-	if (!listed) {
+	if (!c->listed) {
 		md_printf(b, "%s", "No anomalies.\n");
 		return;
 	}
 	md_printf(b, "%s",
 	          "| lease | phase | owner | expires_at | anomalies |\n|---|---|---|---|---|\n");
-	for (i = 0; i < r->count; i++) {
-		const lease_reconcile_entry *e = &r->entries[i];
-
-		if (!e->anomaly_count && e->action == LEASE_ACTION_NONE)
-			continue;
-		row.len = 0;
-		md_row(&row, e);
-		/* keep room for the closing "N more" line */
-		if (!md_append_capped(b, &row, SUMMARY_RESERVE, limit)) {
-			more = listed - shown;
-			break;
-		}
-		shown++;
-	}
-	md_free(&row);
-	if (more)
+	if (c->rows.len)
+		md_put(b, c->rows.s, c->rows.len);
+	if (c->listed > c->shown)
 		md_printf(b,
 		          "\n_%zu more leases with anomalies not shown (summary kept under 1 MiB; "
 		          "run `reflease reconcile --json` for all)._\n",
-		          more);
+		          c->listed - c->shown);
 }
 
-static int write_summary(cli_ctx *ctx, const char *path, const lease_reconcile_report *r)
+static int write_summary(cli_ctx *ctx, const char *path, const lease_reconcile_report *r,
+                         size_t scanned, const stream_ctx *c)
 {
 	mdbuf b = {NULL, 0, 0};
 	long limit = report_summary_limit(path);
 	int rc;
 
-	if (limit < 1024) {
+	if (limit < SUMMARY_HEADER + SUMMARY_RESERVE) {
 		fprintf(stderr, "reflease reconcile: %s is nearly full; summary not written\n",
 		        path);
 		return 0;
 	}
-	render_summary(&b, r, limit);
+	render_summary(&b, r, scanned, c);
 	/* a failed write or close leaves what was written, as a partial summary */
 	if ((rc = report_write_summary(path, "a", &b)) < 0) {
 		md_free(&b);
@@ -325,68 +317,112 @@ static int write_summary(cli_ctx *ctx, const char *path, const lease_reconcile_r
 	return 0;
 }
 
-/* ---- GitHub annotations --------------------------------------------------------------- */
+/* ---- the streamed sweep (issue 29) ------------------------------------------------------ */
 
-static void annotate(const lease_reconcile_report *r)
+static void stream_annotate(stream_ctx *c, const lease_reconcile_entry *e)
 {
-	report_annotations ann;
-	char title[1024], text[1024], what[64];
-	size_t i, k;
+	char title[1024], text[1024];
+	size_t k;
+
+	for (k = 0; k < e->anomaly_count; k++) {
+		const lease_anomaly *a = &e->anomalies[k];
+		lease_severity sev = a->severity > LEASE_SEV_ERROR ? LEASE_SEV_ERROR : a->severity;
+
+		snprintf(title, sizeof(title), "reflease reconcile: refs/%s/%s", c->ns, e->name);
+		snprintf(text, sizeof(text), "%s %s: %s", e->name, lease_anomaly_name(a->id),
+		         a->message);
+		report_annotate(&c->ann, sev, title, text, 0);
+	}
+}
+
+static void annotate_more(stream_ctx *c)
+{
+	char what[64];
 	int s;
 
-	memset(&ann, 0, sizeof(ann));
-	for (i = 0; i < r->count; i++) {
-		const lease_reconcile_entry *e = &r->entries[i];
-
-		for (k = 0; k < e->anomaly_count; k++) {
-			const lease_anomaly *a = &e->anomalies[k];
-			lease_severity sev =
-			        a->severity > LEASE_SEV_ERROR ? LEASE_SEV_ERROR : a->severity;
-
-			snprintf(title, sizeof(title), "reflease reconcile: refs/%s/%s", r->ns,
-			         e->name);
-			snprintf(text, sizeof(text), "%s %s: %s", e->name,
-			         lease_anomaly_name(a->id), a->message);
-			report_annotate(&ann, sev, title, text, 0);
-		}
-	}
 	for (s = LEASE_SEV_ERROR; s >= LEASE_SEV_INFO; s--) {
 		snprintf(what, sizeof(what), "%s anomalies not annotated",
 		         lease_severity_name((lease_severity)s));
-		report_annotate_more(&ann, (lease_severity)s, "reflease reconcile", what);
+		report_annotate_more(&c->ann, (lease_severity)s, "reflease reconcile", what);
 	}
 	fflush(stderr);
 }
 
-/* ---- failed actions ------------------------------------------------------------------- */
+/* An action due but not done counts as failed unless a concurrent write won
+ * (LEASE_ECAS: the CAS doing its job). */
+static void stream_actions(stream_ctx *c, const lease_reconcile_entry *e)
+{
+	if (e->action == LEASE_ACTION_REAPED)
+		json_array_append_new(c->reaped,
+		                      json_pack("{s:s, s:o, s:o}", "name", e->name, "oid",
+		                                oid_json(1, &e->oid), "released_oid",
+		                                oid_json(1, &e->action_oid)));
+	else if (e->action == LEASE_ACTION_PRUNED)
+		json_array_append_new(c->pruned, json_pack("{s:s, s:o, s:s}", "name", e->name,
+		                                           "oid", oid_json(1, &e->oid),
+		                                           "archive_ref", e->archive_ref));
+	else if (e->action == LEASE_ACTION_SKIPPED)
+		json_array_append_new(c->skipped,
+		                      json_pack("{s:s, s:o, s:s, s:s, s:s}", "name", e->name, "oid",
+		                                oid_json(e->present, &e->oid), "action",
+		                                e->action_kind ? e->action_kind : "?", "reason",
+		                                e->action_message ? e->action_message : "", "code",
+		                                lease_error_id(e->action_code)));
+	if (e->lock_removed)
+		json_array_append_new(c->locks, json_string(e->name));
+	if (e->action == LEASE_ACTION_SKIPPED && e->action_code != LEASE_ECAS && !c->failed++) {
+		snprintf(c->first_kind, sizeof(c->first_kind), "%s",
+		         e->action_kind ? e->action_kind : "action");
+		snprintf(c->first_name, sizeof(c->first_name), "%s", e->name);
+		snprintf(c->first_msg, sizeof(c->first_msg), "%s",
+		         e->action_message ? e->action_message : "?");
+		c->first_code = e->action_code;
+	}
+}
+
+static int stream_visit(const lease_reconcile_entry *e, void *payload)
+{
+	stream_ctx *c = payload;
+
+	if (c->ctx->json) {
+		if (cli_stream_json_item(entry_json(e), c->seen == 0) < 0)
+			return LEASE_ENOMEM;
+	} else {
+		print_human_entry(e);
+	}
+	c->seen++;
+	if (!e->anomaly_count && e->action == LEASE_ACTION_NONE && !e->lock_removed)
+		return 0;
+	stream_actions(c, e);
+	if (c->annotate)
+		stream_annotate(c, e);
+	if (c->rows_limit && (e->anomaly_count || e->action != LEASE_ACTION_NONE)) {
+		c->listed++;
+		if (c->shown + 1 == c->listed) {
+			c->row.len = 0;
+			md_row(&c->row, e);
+			/* keep room for the header and the closing "N more" line */
+			if (md_append_capped(&c->rows, &c->row, SUMMARY_RESERVE, c->rows_limit))
+				c->shown++;
+		}
+	}
+	return 0;
+}
 
 /* The exit status of the actions: 0, or that of the first one due but not done
- * for a failure (a write refused, unreachable, unverified); a concurrent write
- * that won (LEASE_ECAS) is the CAS doing its job, not a failure. */
-static int actions_status(cli_ctx *ctx, const lease_reconcile_report *r)
+ * for a failure (a write refused, unreachable, unverified). */
+static int actions_status(cli_ctx *ctx, const stream_ctx *c)
 {
-	const lease_reconcile_entry *first = NULL;
 	char msg[400];
-	size_t i, failed = 0;
 
-	for (i = 0; i < r->count; i++) {
-		const lease_reconcile_entry *e = &r->entries[i];
-
-		if (e->action != LEASE_ACTION_SKIPPED || e->action_code == LEASE_ECAS)
-			continue;
-		if (!failed++)
-			first = e;
-	}
-	if (!failed)
+	if (!c->failed)
 		return EXIT_OK;
 	fprintf(stderr,
 	        "reflease %s: %zu action(s) failed; first: %s %s: %s (exit %d; see the "
 	        "skipped list)\n",
-	        ctx->command, failed, first->action_kind ? first->action_kind : "action",
-	        first->name,
-	        report_clean(msg, sizeof(msg), first->action_message ? first->action_message : "?"),
-	        cli_exit_for(first->action_code));
-	return cli_exit_for(first->action_code);
+	        ctx->command, c->failed, c->first_kind, c->first_name,
+	        report_clean(msg, sizeof(msg), c->first_msg), cli_exit_for(c->first_code));
+	return cli_exit_for(c->first_code);
 }
 
 /* ---- progress ------------------------------------------------------------------------- */
@@ -414,8 +450,10 @@ static int cmd_reconcile(cli_ctx *ctx, int argc, char **argv)
 	lease_reconcile_options defaults = LEASE_RECONCILE_OPTIONS_INIT;
 	lease_reconcile_report rep;
 	reconcile_args a;
+	stream_ctx sc;
 	lease_store *st;
 	const char *gss;
+	size_t scanned;
 	int i, rc, tty, status;
 
 	memset(&a, 0, sizeof(a));
@@ -437,31 +475,73 @@ static int cmd_reconcile(cli_ctx *ctx, int argc, char **argv)
 	tty = isatty(fileno(stderr)) && ctx->verbosity >= LEASE_LOG_WARN;
 	if (tty)
 		a.o.progress = progress;
-	rc = lease_reconcile(&rep, st, &a.o);
-	if (tty && rep.count >= PROGRESS_MIN)
-		fprintf(stderr, "\r\033[K");
-	if (rc < 0) {
-		lease_reconcile_report_free(&rep);
-		return cli_status_of(cli_fail(ctx, rc, "%s", lease_store_last_error(st)));
+	memset(&sc, 0, sizeof(sc));
+	sc.ctx = ctx;
+	sc.ns = lease_store_namespace(st);
+	sc.annotate = report_github_actions();
+	sc.reaped = json_array();
+	sc.skipped = json_array();
+	sc.pruned = json_array();
+	sc.locks = json_array();
+	if (a.summary || gss) {
+		long la = a.summary ? report_summary_limit(a.summary) : LONG_MAX;
+		long lg = gss ? report_summary_limit(gss) : LONG_MAX;
+
+		sc.rows_limit = (la < lg ? la : lg) - SUMMARY_HEADER;
+		if (sc.rows_limit < SUMMARY_RESERVE)
+			sc.rows_limit = SUMMARY_RESERVE; /* write_summary says it is full */
 	}
 	if (ctx->json)
-		cli_emit_json(stdout, report_json(&rep));
+		printf("{\"leases\":[");
 	else
-		print_human(&rep);
+		printf("%-30s %-9s %-24s %-20s %s\n", "NAME", "PHASE", "OWNER", "EXPIRES_AT",
+		       "ANOMALIES");
+	/* streamed: each lease printed as it is done and freed (issue 29) */
+	rc = lease_reconcile_each(&rep, st, &a.o, stream_visit, &sc);
+	if (tty && rep.count >= PROGRESS_MIN)
+		fprintf(stderr, "\r\033[K");
+	scanned = rep.count;
+	if (rc < 0) {
+		if (ctx->json)
+			printf("]}\n"); /* the partial object stays valid JSON */
+		fflush(stdout);
+		status = cli_status_of(cli_fail(ctx, rc, "%s", lease_store_last_error(st)));
+		goto done;
+	}
+	if (ctx->json) {
+		json_t *tail = report_json(&rep, scanned, &sc);
+		char *txt =
+		        tail ? json_dumps(tail, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII)
+		             : NULL;
+
+		json_decref(tail);
+		printf("],%s\n", txt ? txt + 1 : "\"error\":\"out of memory\"}");
+		free(txt);
+		fflush(stdout);
+	} else {
+		print_human_footer(&rep, scanned);
+	}
 	status = a.fail_on != LEASE_SEV_NEVER && lease_reconcile_highest(&rep) >= a.fail_on &&
 	                         lease_reconcile_highest(&rep) != LEASE_SEV_OK
 	                 ? EXIT_FOUND
 	                 : EXIT_OK;
-	if ((rc = actions_status(ctx, &rep)) != EXIT_OK)
+	if ((rc = actions_status(ctx, &sc)) != EXIT_OK)
 		status = rc; /* a failed action outranks what was found (1) */
-	if (a.summary && (rc = write_summary(ctx, a.summary, &rep)) < 0)
+	if (a.summary && (rc = write_summary(ctx, a.summary, &rep, scanned, &sc)) < 0)
 		status = cli_status_of(rc);
 	if (report_github_actions()) {
 		if (gss && (!a.summary || strcmp(a.summary, gss) != 0) &&
-		    (rc = write_summary(ctx, gss, &rep)) < 0 && status == EXIT_OK)
+		    (rc = write_summary(ctx, gss, &rep, scanned, &sc)) < 0 && status == EXIT_OK)
 			status = cli_status_of(rc);
-		annotate(&rep);
+		annotate_more(&sc);
 	}
+done:
+	md_free(&sc.rows);
+	md_free(&sc.row);
+	json_decref(sc.reaped);
+	json_decref(sc.skipped);
+	json_decref(sc.pruned);
+	json_decref(sc.locks);
 	lease_reconcile_report_free(&rep);
 	return status;
 }
@@ -537,6 +617,9 @@ static void print_history_human(const lease_history *h)
 			printf(", heartbeat %+llds (%s%s)", (long long)it->interval_seconds,
 			       lease_hb_method_name(it->interval_method),
 			       it->interval_method == LEASE_HB_APPROXIMATE ? ", TTL assumed" : "");
+		if (it->payload.has_heartbeats && it->payload.heartbeats > 1)
+			printf(", %lld heartbeats (earlier ones replaced)",
+			       (long long)it->payload.heartbeats);
 		printf("\n");
 	}
 	if (h->truncated)

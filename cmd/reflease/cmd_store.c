@@ -1,9 +1,12 @@
-/* Store commands: init, status, list, version. */
+/* Store commands: init, status, list, gc, version. */
 #include "cli.h"
 
 #include <curl/curl.h>
+#include <errno.h>
 #include <git2.h>
+#include <spawn.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "reflease/queue.h"
 #include "reflease/version.h"
@@ -166,14 +169,70 @@ static const char *lease_list_status(lease_store *st, const lease_ref_state *l, 
 	return lease_payload_expired(st, &l->payload, now) ? "expired" : "live";
 }
 
+/* list, streamed (issue 29): each lease printed as the namespace walk reads
+ * it, so list holds one lease's state beyond the listing. */
+typedef struct list_ctx {
+	cli_ctx *ctx;
+	lease_store *st;
+	int64_t now;
+	size_t shown;
+	lease_queue queues; /* --json: every queue, read once (issue 28) */
+} list_ctx;
+
+static int list_visit(const lease_ref_state *l, const lease_invalid_ref *iv, size_t total,
+                      void *payload)
+{
+	list_ctx *c = payload;
+	const char *status;
+	char hex[LEASE_OID_HEXSZ + 1], exp[LEASE_TIME_STRSZ + 1] = "";
+	char own[LEASE_IDENT_MAX + 1], host[LEASE_IDENT_MAX + 1], err[512];
+	int ok;
+
+	(void)total;
+	if (!l)
+		return 0; /* names that break the rule: reconcile reports them */
+	status = lease_list_status(c->st, l, c->now);
+	ok = l->payload_rc == 0;
+	lease_oid_tohex(hex, &l->oid);
+	if (ok)
+		lease_time_format(exp, l->payload.expires_at);
+	if (c->ctx->json) {
+		json_t *o = json_pack("{s:s, s:s, s:s?, s:s?, s:s?, s:s?, s:s, s:s?}", "name",
+		                      l->name, "oid", hex, "phase",
+		                      ok ? lease_phase_name(l->payload.phase) : NULL, "owner",
+		                      ok ? l->payload.owner : NULL, "host",
+		                      ok ? l->payload.host : NULL, "expires_at", ok ? exp : NULL,
+		                      "status", status, "error", ok ? NULL : l->payload_error);
+		json_t *queue = queue_json(&c->queues, l->name);
+
+		if (o && queue && json_array_size(queue) > 0)
+			json_object_set(o, "queue", queue);
+		json_decref(queue);
+		if (cli_stream_json_item(o, c->shown == 0) < 0)
+			return LEASE_ENOMEM;
+	} else {
+		if (!c->shown)
+			printf("%-30s %-9s %-8s %-24s %-20s  %s\n", "NAME", "PHASE", "STATUS",
+			       "OWNER", "EXPIRES_AT", "HOST");
+		if (ok)
+			printf("%-30s %-9s %-8s %-24s %-20s  %s\n", l->name,
+			       lease_phase_name(l->payload.phase), status,
+			       report_clean(own, sizeof(own), l->payload.owner), exp,
+			       report_clean(host, sizeof(host), l->payload.host));
+		else
+			printf("%-30s %-9s %-8s %s\n", l->name, "?", status,
+			       report_clean(err, sizeof(err), l->payload_error));
+	}
+	c->shown++;
+	(void)iv;
+	return 0;
+}
+
 static int cmd_list(cli_ctx *ctx, int argc, char **argv)
 {
-	lease_queue queues = {0};
-	lease_namespace ns = {0};
+	list_ctx c;
 	lease_store *st;
-	json_t *arr = NULL;
-	int64_t now;
-	size_t k;
+	char *ns = NULL;
 	int i, rc;
 
 	if ((i = cli_parse(ctx, argc, argv, "vqh", plain_longopts, NULL, NULL)) < 0)
@@ -182,60 +241,123 @@ static int cmd_list(cli_ctx *ctx, int argc, char **argv)
 		return cli_status_of(cli_usage(ctx, "unexpected argument '%s'", argv[i]));
 	if ((rc = cli_open_store(ctx, &st)) < 0)
 		return cli_status_of(rc);
-	if ((rc = lease_fetch_namespace(&ns, st)) < 0)
-		return cli_status_of(cli_fail(ctx, rc, "%s", lease_store_last_error(st)));
-	now = lease_store_now(st);
-	if (ctx->json && lease_queue_read_all(&queues, st) < 0)
-		memset(&queues, 0, sizeof(queues)); /* the queues are extra: leases still listed */
+	memset(&c, 0, sizeof(c));
+	c.ctx = ctx;
+	c.st = st;
+	c.now = lease_store_now(st);
+	/* the fair waiters' queues (few refs): one listing; extra, so a failure
+	 * still lists the leases */
+	if (ctx->json && lease_queue_read_all(&c.queues, st) < 0)
+		lease_queue_clear(&c.queues);
 	if (ctx->json)
-		arr = json_array();
-	else if (ns.count == 0)
-		printf("no leases in refs/%s/\n", lease_store_namespace(st));
-	else
-		printf("%-30s %-9s %-8s %-24s %-20s  %s\n", "NAME", "PHASE", "STATUS", "OWNER",
-		       "EXPIRES_AT", "HOST");
-	for (k = 0; k < ns.count; k++) {
-		const lease_ref_state *l = &ns.leases[k];
-		const char *status = lease_list_status(st, l, now);
-		char hex[LEASE_OID_HEXSZ + 1], exp[LEASE_TIME_STRSZ + 1] = "";
-		char own[LEASE_IDENT_MAX + 1], host[LEASE_IDENT_MAX + 1], err[512];
-		int ok = l->payload_rc == 0;
+		printf("{\"leases\":[");
+	rc = lease_namespace_each(st, list_visit, &c);
+	if (ctx->json) {
+		json_t *n = json_string(lease_store_namespace(st));
 
-		lease_oid_tohex(hex, &l->oid);
-		if (ok)
-			lease_time_format(exp, l->payload.expires_at);
-		if (arr) {
-			json_t *queue = queue_json(&queues, l->name);
-			if (queue && json_array_size(queue) == 0) {
-				json_decref(queue);
-				queue = NULL;
-			}
-			json_array_append_new(
-			        arr, json_pack("{s:s, s:s, s:s?, s:s?, s:s?, s:s?, s:s, s:s?}",
-			                       "name", l->name, "oid", hex, "phase",
-			                       ok ? lease_phase_name(l->payload.phase) : NULL,
-			                       "owner", ok ? l->payload.owner : NULL, "host",
-			                       ok ? l->payload.host : NULL, "expires_at",
-			                       ok ? exp : NULL, "status", status, "error",
-			                       ok ? NULL : l->payload_error));
-			if (queue)
-				json_object_set_new(json_array_get(arr, json_array_size(arr) - 1),
-				                    "queue", queue);
-		} else if (ok) {
-			printf("%-30s %-9s %-8s %-24s %-20s  %s\n", l->name,
-			       lease_phase_name(l->payload.phase), status,
-			       report_clean(own, sizeof(own), l->payload.owner), exp,
-			       report_clean(host, sizeof(host), l->payload.host));
-		} else {
-			printf("%-30s %-9s %-8s %s\n", l->name, "?", status,
-			       report_clean(err, sizeof(err), l->payload_error));
-		}
+		ns = n ? json_dumps(n, JSON_ENCODE_ANY | JSON_ENSURE_ASCII) : NULL;
+		json_decref(n);
+		/* a failed walk still closes the object: valid JSON, exit status says why */
+		printf("],\"namespace\":%s}\n", ns ? ns : "null");
+		free(ns);
+	} else if (rc == 0 && c.shown == 0) {
+		printf("no leases in refs/%s/\n", lease_store_namespace(st));
 	}
-	if (arr)
-		cli_emit_json(stdout, json_pack("{s:s, s:o}", "namespace",
-		                                lease_store_namespace(st), "leases", arr));
-	lease_namespace_clear(&ns);
-	lease_queue_clear(&queues);
+	fflush(stdout);
+	lease_queue_clear(&c.queues);
+	if (rc < 0)
+		return cli_status_of(cli_fail(ctx, rc, "%s", lease_store_last_error(st)));
+	return EXIT_OK;
+}
+
+/* ---- gc: local store maintenance (protocol.md §9 "Local store maintenance") ---- */
+
+enum { OPT_GRACE = OPT_COMMAND_BASE };
+
+/* Unreachable objects younger than this are kept, s: a commit written by a
+ * write whose CAS is still to come is never pruned (git gc's own rule, with
+ * a grace of its own; issue 29). */
+#define GC_GRACE_DEFAULT 3600
+
+static int gc_opt(cli_ctx *ctx, int c, const char *arg, void *payload)
+{
+	long v;
+	int rc;
+
+	if (c != OPT_GRACE)
+		return cli_usage(ctx, "unexpected option");
+	if ((rc = cli_parse_seconds(ctx, "--grace", arg, 0, 86400 * 365, &v)) < 0)
+		return rc;
+	*(long *)payload = v;
+	return 0;
+}
+
+extern char **environ;
+
+static int cmd_gc(cli_ctx *ctx, int argc, char **argv)
+{
+	static const struct option longopts[] = {{"grace", required_argument, NULL, OPT_GRACE},
+	                                         CLI_GLOBAL_LONGOPTS,
+	                                         {NULL, 0, NULL, 0}};
+	char prune[64], *args[8];
+	const char *path;
+	lease_store *st;
+	long grace = GC_GRACE_DEFAULT;
+	pid_t pid;
+	int i, rc, status;
+
+	if ((i = cli_parse(ctx, argc, argv, "vqh", longopts, gc_opt, &grace)) < 0)
+		return cli_status_of(i);
+	if (i < argc)
+		return cli_status_of(cli_usage(ctx, "unexpected argument '%s'", argv[i]));
+	if ((rc = cli_open_store(ctx, &st)) < 0)
+		return cli_status_of(rc);
+	if (strcmp(lease_store_kind(st), "local") != 0) {
+		/* GitHub and git servers pack and prune their own repositories */
+		if (ctx->json)
+			cli_emit_json(stdout, json_pack("{s:s, s:s}", "status", "nothing_to_do",
+			                                "store", lease_store_kind(st)));
+		else
+			printf("nothing to do: a %s store's server maintains its repository\n",
+			       lease_store_kind(st));
+		return EXIT_OK;
+	}
+	path = strncmp(ctx->store_spec, "local:", 6) == 0 && ctx->store_spec[6]
+	               ? ctx->store_spec + 6
+	               : ".";
+	if (grace)
+		snprintf(prune, sizeof(prune), "--prune=%ld.seconds.ago", grace);
+	else
+		snprintf(prune, sizeof(prune), "--prune=now");
+	/* git gc packs what reflease wrote (refs and objects) under git's ref
+	 * locks, and prunes unreachable objects older than the grace */
+	args[0] = "git";
+	args[1] = "-C";
+	args[2] = (char *)path;
+	args[3] = "gc";
+	args[4] = "--quiet";
+	args[5] = prune;
+	args[6] = NULL;
+	if ((rc = posix_spawnp(&pid, "git", NULL, NULL, args, environ)) != 0)
+		return cli_status_of(cli_fail(ctx, LEASE_ECONFIG,
+		                              "gc runs git, which could not be started: %s",
+		                              strerror(rc)));
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return cli_status_of(cli_fail(ctx, LEASE_EINTERNAL,
+			                              "gc: waiting for git: %s", strerror(errno)));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return cli_status_of(cli_fail(ctx, LEASE_EINTERNAL,
+		                              "gc: git gc %s in %s failed (exit %d)", prune, path,
+		                              WIFEXITED(status) ? WEXITSTATUS(status) : 128));
+	if (ctx->json)
+		cli_emit_json(stdout,
+		              json_pack("{s:s, s:s, s:s, s:I}", "status", "packed", "store",
+		                        "local", "path", path, "grace_seconds", (json_int_t)grace));
+	else
+		printf("packed the store at %s; unreachable objects older than %ld s pruned (git "
+		       "gc)\n",
+		       path, grace);
 	return EXIT_OK;
 }
 
@@ -275,6 +397,10 @@ const cli_command cli_store_commands[] = {
          "List every lease of the namespace, one line each, under a header (NAME PHASE STATUS "
          "OWNER EXPIRES_AT HOST).",
          ""},
+        {"gc", cmd_gc, "gc [--grace S]",
+         "Pack a local store and drop what became unreachable (replaced heartbeats), with git gc.",
+         "  --grace S        keep unreachable objects younger than S seconds (default 3600;\n"
+         "                   0 only when no writer runs); other stores: nothing to do\n"},
         {"version", cmd_version, "version", "Show the version, SDLC_VERSION and library versions.",
          ""},
         {NULL, NULL, NULL, NULL, NULL}};

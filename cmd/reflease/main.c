@@ -78,8 +78,12 @@ static void print_main_help(void)
 	       "  --timeout SECONDS      bound on each store operation, default 120 "
 	       "(REFLEASE_TIMEOUT)\n"
 	       "  --verify-timeout SECONDS  post-state verify window (REFLEASE_VERIFY_TIMEOUT)\n"
-	       "  --token-file FILE      GitHub token file (else GITHUB_TOKEN, "
-	       "REFLEASE_GITHUB_TOKEN)\n"
+	       "  --token-file FILE      GitHub token file, read again on a 401 "
+	       "(REFLEASE_GITHUB_TOKEN_FILE;\n"
+	       "                         else GITHUB_TOKEN, REFLEASE_GITHUB_TOKEN)\n"
+	       "  --ca-bundle FILE       certificate authorities to trust for https "
+	       "(REFLEASE_CA_BUNDLE;\n"
+	       "                         else CURL_CA_BUNDLE, SSL_CERT_FILE, SSL_CERT_DIR)\n"
 	       "  -v, -q                 more / less logging on stderr (REFLEASE_LOG)\n"
 	       "  -V, --version          show the version (same as 'reflease version')\n"
 	       "\nRun 'reflease help COMMAND' or 'reflease COMMAND --help' for a command's "
@@ -92,8 +96,8 @@ void cli_print_help(const cli_command *cmd)
 	if (cmd->help && *cmd->help)
 		printf("\nOptions:\n%s", cmd->help);
 	printf("\nGlobal options (--store, --namespace, --owner, --host, --json, --timeout,\n"
-	       "--verify-timeout, --token-file, -v, -q) are accepted too; see 'reflease "
-	       "--help'.\n");
+	       "--verify-timeout, --token-file, --ca-bundle, -v, -q) are accepted too; see "
+	       "'reflease --help'.\n");
 }
 
 static void vreport(cli_ctx *ctx, const char *id, const char *fmt, va_list ap)
@@ -214,6 +218,9 @@ static int read_token_file(cli_ctx *ctx, const char *path)
 		return cli_fail(ctx, LEASE_ECONFIG,
 		                "--token-file %s is empty; put the GitHub token in it", path);
 	ctx->token_file = path;
+	/* the transport reads it again on a 401 (a rotated token, issue 24) */
+	if (setenv("REFLEASE_GITHUB_TOKEN_FILE", path, 1) != 0)
+		return cli_fail(ctx, LEASE_ECONFIG, "--token-file %s: %s", path, strerror(errno));
 	return 0;
 }
 
@@ -241,6 +248,14 @@ int cli_global_option(cli_ctx *ctx, int c, const char *arg)
 	case OPT_TOKEN_FILE:
 		if ((rc = read_token_file(ctx, arg)) < 0)
 			return rc;
+		return 1;
+	case OPT_CA_BUNDLE: /* read by the https transports (issue 24) */
+		if (access(arg, R_OK) != 0)
+			return cli_fail(ctx, LEASE_ECONFIG, "--ca-bundle %s: %s", arg,
+			                strerror(errno));
+		if (setenv("REFLEASE_CA_BUNDLE", arg, 1) != 0)
+			return cli_fail(ctx, LEASE_ECONFIG, "--ca-bundle %s: %s", arg,
+			                strerror(errno));
 		return 1;
 	case 'v':
 		ctx->verbosity =

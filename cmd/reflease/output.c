@@ -22,6 +22,12 @@ json_t *cli_payload_json(const lease_payload *p, int with_token, int64_t now)
 		return NULL;
 	if (p->has_ttl)
 		json_object_set_new(o, "ttl_seconds", json_integer((json_int_t)p->ttl_seconds));
+	if (p->has_heartbeats)
+		json_object_set_new(o, "heartbeats", json_integer((json_int_t)p->heartbeats));
+	if (p->has_previous_heartbeat) {
+		lease_time_format(acq, p->previous_heartbeat_at);
+		json_object_set_new(o, "previous_heartbeat_at", json_string(acq));
+	}
 	if (with_token)
 		json_object_set_new(o, "lease_token", json_string(p->lease_token));
 	return o;
@@ -77,6 +83,18 @@ void cli_emit_json(FILE *f, json_t *obj)
 	}
 	json_decref(obj);
 	fflush(f);
+}
+
+int cli_stream_json_item(json_t *obj, int first)
+{
+	char *s = obj ? json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII) : NULL;
+
+	json_decref(obj);
+	if (!s)
+		return LEASE_ENOMEM;
+	printf("%s%s", first ? "" : ",", s);
+	free(s);
+	return 0;
 }
 
 static void human_time_left(char *buf, size_t len, int64_t secs)

@@ -38,7 +38,9 @@
  *   REACH_TAKEOVER   an acquire succeeds by taking over an expired live lease
  *   REACH_SETTLED    a lost response is settled into a success
  *   REACH_LOSTSINCE  settling finds the write landed and the lease lost since
- *   REACH_NOTDUE     a heartbeat answers not_due without a write */
+ *   REACH_NOTDUE     a heartbeat answers not_due without a write
+ *   REACH_REPLACED   a heartbeat replaces a heartbeat (protocol.md section 2,
+ *                    issue 29; needs OPS >= 3: acquire and two heartbeats) */
 #ifndef REACH_TAKEOVER
 #define REACH_TAKEOVER 0
 #endif
@@ -51,7 +53,17 @@
 #ifndef REACH_NOTDUE
 #define REACH_NOTDUE 0
 #endif
+#ifndef REACH_REPLACED
+#define REACH_REPLACED 0
+#endif
 #define REACH(c) assert(!(c))
+
+/* a replacing heartbeat keeps the replaced one's TTL (section 2) */
+#ifdef VARTTL
+#define SAMETTL(r) (C[r].ttl == WTTL)
+#else
+#define SAMETTL(r) 1
+#endif
 
 /* ---- bounds (override with -D) ---- */
 #ifndef TTL
@@ -112,7 +124,10 @@ typedef Commit {
 	byte trans;  /* transitions */
 	byte phase;
 	byte exp;    /* expires_at */
-	byte parent; /* commit the ref pointed at before (0 = created) */
+	byte parent; /* the commit's parent: the commit the ref pointed at before
+	              * (0 = created), or that commit's parent when a heartbeat
+	              * replaced a heartbeat (section 2; -DAPPEND_HEARTBEATS: never) */
+	bit hb;      /* written by a heartbeat */
 	bit applied; /* the store applied this write (ghost) */
 #ifdef VARTTL
 	byte ttl;    /* ttl_seconds */
@@ -303,6 +318,7 @@ inline SUCCESS() {
 inline BUILD() {
 	n = ncommit;
 	C[n].parent = r;
+	C[n].hb = 0;
 	if
 	:: dec == D_MINT || dec == D_ROTATE ->
 		C[n].owner = id; C[n].tok = tokctr + 1;
@@ -312,7 +328,19 @@ inline BUILD() {
 	:: dec == D_PRESERVE ->
 		C[n].owner = C[r].owner; C[n].tok = C[r].tok; C[n].trans = C[r].trans;
 		C[n].phase = (op == TRANSITION -> 3 - C[r].phase : C[r].phase);
-		C[n].exp = now + WTTL
+		C[n].exp = now + WTTL;
+		C[n].hb = (op == HEARTBEAT -> 1 : 0);
+#ifndef APPEND_HEARTBEATS
+		/* a heartbeat over a heartbeat of the same tenure, phase and TTL
+		 * replaces it: its parent is the tip's parent; the CAS below is
+		 * still from r, the oid read (section 2, issue 29) */
+		if
+		:: op == HEARTBEAT && C[r].hb && C[r].tok == C[n].tok && C[r].phase == C[n].phase &&
+		   SAMETTL(r) -> C[n].parent = C[r].parent;
+		      REACH(REACH_REPLACED)
+		:: else -> skip
+		fi
+#endif
 	:: dec == D_RELEASE ->
 		C[n].owner = id; C[n].tok = C[r].tok; C[n].trans = C[r].trans;
 		C[n].phase = REL; C[n].exp = now

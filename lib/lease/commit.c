@@ -32,7 +32,8 @@ static int is_base(const lease_engine *en, const lease_oid *oid)
 	size_t i;
 
 	for (i = 0; i < en->nw; i++)
-		if (en->w[i].has_base && lease_oid_equal(&en->w[i].base, oid))
+		if ((en->w[i].has_base && lease_oid_equal(&en->w[i].base, oid)) ||
+		    (en->w[i].has_parent && lease_oid_equal(&en->w[i].parent, oid)))
 			return 1;
 	return 0;
 }
@@ -43,7 +44,8 @@ static int landed_visit(const lease_oid *oid, const lease_commit *c, void *paylo
 
 	if ((lw->idx = find_written(lw->en, oid)) >= 0)
 		return 1;
-	/* nothing below the oids the writes were based on can be ours */
+	/* nothing below the oids the writes were based on (or their parents,
+	 * for a heartbeat that replaced the tip) can be ours */
 	return c && is_base(lw->en, oid);
 }
 
@@ -73,11 +75,14 @@ static lease_written *remember(lease_engine *en)
  * published, read again and decide again). */
 static int write_planned(lease_engine *en, const lease_ref_state *s, lease_plan *pl, int *rc)
 {
-	const lease_oid *parent = s->present && s->commit.is_commit ? &s->oid : NULL;
 	char err[256], m[320];
 	int rebuild;
 
 	for (rebuild = 0;; rebuild++) {
+		/* a replacing heartbeat sits on the tip's parent (§2), else on the tip */
+		const lease_oid *parent = pl->replace                         ? &pl->parent
+		                          : s->present && s->commit.is_commit ? &s->oid
+		                                                              : NULL;
 		lease_written *w;
 		lease_oid oid;
 		char *msg = pl->message;
@@ -113,6 +118,9 @@ static int write_planned(lease_engine *en, const lease_ref_state *s, lease_plan 
 		w->base = s->oid;
 		w->p = pl->p;
 		w->token_changed = pl->token_changed;
+		w->has_parent = parent != NULL;
+		if (parent)
+			w->parent = *parent;
 		if (pl->ttl <= 0)
 			return 0;
 		now2 = lease_store_now(en->st);
@@ -139,6 +147,8 @@ static void verified_tip(lease_ref_state *tip, const lease_engine *en)
 	tip->present = 1;
 	tip->oid = w->oid;
 	tip->payload = w->p;
+	tip->commit.has_parent = w->has_parent;
+	tip->commit.parent = w->parent;
 	snprintf(tip->name, sizeof(tip->name), "%s", en->name);
 }
 
@@ -166,6 +176,7 @@ int lease_engine_run(lease_engine *en)
 	lease_plan pl;
 	int unknown = 0, rounds = 0, rc = 0, last_rc = 0, pending = 0, last_present = 0, wrote;
 	lease_oid last_oid;
+	char last_msg[600] = "";
 
 	memset(&rs, 0, sizeof(rs));
 	memset(&last_oid, 0, sizeof(last_oid));
@@ -213,7 +224,7 @@ int lease_engine_run(lease_engine *en)
 					snprintf(m, sizeof(m),
 					         "write outcome unknown after %d attempts: %.600s",
 					         LEASE_SETTLE_UNKNOWN_MAX + 1,
-					         lease_store_last_error(st));
+					         last_msg[0] ? last_msg : lease_error_id(last_rc));
 					rc = en->ops->fail(en, s, LEASE_FAIL_UNKNOWN,
 					                   last_rc == LEASE_ECAS ? LEASE_EUNVERIFIED
 					                                         : last_rc,
@@ -262,6 +273,9 @@ int lease_engine_run(lease_engine *en)
 		}
 		pending = 1;
 		last_rc = rc;
+		/* the write's own reason: the re-reads that follow replace the
+		 * store's message (issue 24 #5: never an empty reason) */
+		snprintf(last_msg, sizeof(last_msg), "%s", lease_store_last_error(st));
 		last_present = s->present;
 		last_oid = s->oid;
 		lease_store_log(st, LEASE_LOG_INFO, "%s: %s failed (%s); settling by re-reading",

@@ -25,6 +25,8 @@ typedef struct lease_written {
 	lease_oid base;
 	lease_payload p;   /**< the payload it carries */
 	int token_changed; /**< the plan's token_changed */
+	int has_parent;    /**< the commit's parent: base, or base's parent when it replaced */
+	lease_oid parent;
 } lease_written;
 
 /** What a plan asks the engine to write. */
@@ -35,6 +37,11 @@ typedef struct lease_plan {
 	int token_changed; /**< kept in lease_written */
 	int64_t ttl;       /**< > 0: rebuild when built more than ttl/10 s before its CAS */
 	int64_t built_at;  /**< store time the payload was built at */
+	/** 1: a heartbeat that replaces the tip (protocol.md §2 "Heartbeats replace
+	 *  heartbeats"): the commit's parent is @c parent, the tip's own parent,
+	 *  not the tip; the CAS is still from the tip's oid as read. */
+	int replace;
+	lease_oid parent;
 } lease_plan;
 
 /** Why the engine gives up (lease_engine_ops.fail). */
@@ -103,7 +110,7 @@ lease_engine *lease_engine_new(lease_store *st, const char *name, const lease_en
  * Run @p en to its end (protocol.md §5): every write is a CAS from the oid
  * read; landed is "the tip is, or descends from, a commit this operation
  * wrote" (first parents, at most LEASE_SETTLE_WALK_MAX, stopping at the
- * oids the writes were based on). @return en->rc, or the failure's code.
+ * oids the writes were based on and at their parents). @return en->rc, or the failure's code.
  */
 int lease_engine_run(lease_engine *en);
 

@@ -176,8 +176,9 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 	int64_t ttl, every, expires_at = 0, now;
 	double backoff, backoff_max, lost_at, next, check_at = 0;
 	int attempt = 0, rc = 0, have_known = 0;
-	lease_oid known_oid;
+	lease_oid known_oid, known_parent;
 	lease_payload known_payload;
+	int known_has_parent = 0;
 
 	memset(&r, 0, sizeof(r));
 	if (last)
@@ -316,6 +317,7 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 		/* CAS from what the last heartbeat wrote: no read (issue 6 budget) */
 		op.known_oid = have_known ? &known_oid : NULL;
 		op.known_payload = have_known ? &known_payload : NULL;
+		op.known_parent = have_known && known_has_parent ? &known_parent : NULL;
 		rc = lease_heartbeat(&r, st, name, &op);
 		have_known = 0;
 		now = lease_store_now(st);
@@ -334,6 +336,8 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 				if (r.present && r.holds_token) {
 					known_oid = r.oid;
 					known_payload = r.payload;
+					known_has_parent = r.has_parent;
+					known_parent = r.parent;
 					have_known = 1;
 				}
 			}

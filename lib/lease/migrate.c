@@ -242,6 +242,16 @@ static int build_message(char **out, const lease_payload *next, const char *read
 		rc = LEASE_EINTERNAL;
 		goto done;
 	}
+	/* lease_message_build() writes SDLC_VERSION: a run with an older
+	 * --to states the version its steps reached */
+	if (strcmp(next->sdlc_version, SDLC_VERSION) != 0) {
+		if (json_object_set_new(canon, "sdlc_version", json_string(next->sdlc_version)) <
+		    0) {
+			rc = LEASE_ENOMEM;
+			goto done;
+		}
+		extra++;
+	}
 	if (json_is_object(orig)) {
 		json_object_foreach(orig, key, v)
 		{
@@ -490,6 +500,7 @@ int lease_migrate(lease_migrate_report *out, lease_store *st, const lease_migrat
 		return lease_store_set_error(st, LEASE_ENOMEM, "out of memory");
 	}
 	out->paced_ms = -lease_store_paced_ms(st);
+	lease_store_op_begin(st, 0); /* each lease's operation: lease_store_pace() */
 	for (i = 0; i < ns.count; i++) {
 		lease_migrate_entry *e = &out->entries[i];
 
@@ -499,6 +510,7 @@ int lease_migrate(lease_migrate_report *out, lease_store *st, const lease_migrat
 		if (rc < 0)
 			break;
 	}
+	lease_store_op_end(st);
 	out->paced_ms += lease_store_paced_ms(st);
 	lease_namespace_clear(&ns);
 	return rc < 0 ? rc : 0;

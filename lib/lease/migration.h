@@ -61,6 +61,15 @@ typedef struct lease_migration {
 	lease_migration_apply_fn apply;
 } lease_migration;
 
+/**
+ * The end of every step (protocol.md §8): stamp @p p with step @p m's "to"
+ * version (sdlc_version and the version_* numbers) and a new nonce drawn
+ * from @p in->random. No I/O.
+ * @return 0, or the randomness error (then @p p is unchanged)
+ */
+int lease_migration_stamp(lease_payload *p, const lease_migration *m,
+                          const lease_migration_input *in);
+
 /** Number of registered migrations (the numbered files of migrations/). */
 size_t lease_migrations_count(void);
 

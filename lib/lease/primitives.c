@@ -62,6 +62,7 @@ static void cas_begin(lease_store *st, const char *primitive, const char *refnam
                       const lease_oid *expected)
 {
 	memset(&st->cas_err, 0, sizeof(st->cas_err));
+	st->cas_compared = 0;
 	st->errmsg[0] = '\0';
 	snprintf(st->cas_err.primitive, sizeof(st->cas_err.primitive), "%s", primitive);
 	snprintf(st->cas_err.ref, sizeof(st->cas_err.ref), "%s", refname);
@@ -79,6 +80,13 @@ static int cas_fail(lease_store *st, int code, lease_outcome outcome, int noop, 
 
 	e->outcome = outcome;
 	e->noop = noop;
+	/* "(expected …, observed …)" only where a post-state was compared (a
+	 * read's own failure — a 401, a refused connection — states its cause
+	 * alone; issue 23, issue 24 #5) */
+	if (!st->cas_compared)
+		return lease_store_set_error(st, code, "%s %s: %s%s", e->primitive, e->ref, why,
+		                             outcome == LEASE_OUTCOME_KNOWN ? ""
+		                                                            : " (outcome unknown)");
 	if (e->has_expected)
 		lease_oid_tohex(exp, &e->expected);
 	if (e->observed_present)
@@ -108,6 +116,7 @@ static int reread(lease_store *st, const char *refname, int *present, lease_oid 
 
 static void observe(lease_store *st, int present, const lease_oid *oid)
 {
+	st->cas_compared = 1;
 	st->cas_err.observed_present = present;
 	if (present)
 		st->cas_err.observed = *oid;
@@ -687,10 +696,15 @@ int lease_wait_refname_change(lease_store *st, const char *ref, int known_presen
 		return ref ? rc : lease_store_set_error(st, LEASE_EINVALID, "no ref given");
 	if (timeout_ms <= 0)
 		return 0;
-	if (st->t->wait_change)
-		return st->t->wait_change(st->t, ref, known_present,
-		                          known_present && known_oid ? known_oid : &zero,
-		                          timeout_ms) > 0;
+	if (st->t->wait_change) {
+		/* the polls' requests end with the wait (issue 24 item 3) */
+		lease_store_op_begin(st, timeout_ms);
+		rc = st->t->wait_change(st->t, ref, known_present,
+		                        known_present && known_oid ? known_oid : &zero,
+		                        timeout_ms) > 0;
+		lease_store_op_end(st);
+		return rc;
+	}
 	/* a signal cuts the sleep short: 1, so the caller looks at it */
 	return lease_sleep_ms(timeout_ms, LEASE_SLEEP_INTERRUPTIBLE) < 0 ? 1 : 0;
 }
@@ -808,16 +822,56 @@ static int read_entry(lease_store *st, lease_ref_state *s, const lease_ref_entry
 	return parse_payload(s);
 }
 
-int lease_fetch_namespace(lease_namespace *out, lease_store *st)
+/* An entry read_entry() could not read consistently, read on its own
+ * (the lenient path, protocol.md §7): unreadable becomes payload_rc
+ * LEASE_EPAYLOAD ("unreadable: why"); *gone when deleted since the listing.
+ * Only LEASE_ENOMEM and LEASE_ENET end the walk. */
+static int read_entry_lenient(lease_store *st, lease_ref_state *s, const lease_ref_entry *e,
+                              const char *name, int *gone)
+{
+	char why[200];
+	int rc;
+
+	lease_ref_state_clear(s);
+	rc = lease_fetch_ref(s, st, name);
+	if (rc == LEASE_ENOMEM || rc == LEASE_ENET)
+		return rc;
+	if (rc < 0) {
+		snprintf(why, sizeof(why), "%s", lease_store_last_error(st));
+		lease_ref_state_clear(s);
+		snprintf(s->name, sizeof(s->name), "%s", name);
+		s->present = 1;
+		s->oid = e->oid;
+		s->payload_rc = LEASE_EPAYLOAD;
+		snprintf(s->payload_error, sizeof(s->payload_error), "unreadable: %s", why);
+	} else if (!s->present) {
+		*gone = 1;
+	} else if (s->commit.is_commit && s->commit.has_parent &&
+	           read_commit_checked(st, &s->parent_commit, &s->commit.parent) == 0) {
+		s->has_parent_commit = 1;
+	} else {
+		lease_commit_clear(&s->parent_commit);
+	}
+	return 0;
+}
+
+/* The namespace read, one lease at a time (lease_namespace_each(), and
+ * lease_fetch_namespace() with @p strict): list once, sort, then read each
+ * entry into one state and hand it to @p visit. Strict: a duplicated or
+ * inconsistent entry ends the walk (LEASE_EUNVERIFIED); lenient: a duplicate
+ * is skipped and an entry that cannot be read consistently is read on its
+ * own. */
+static int namespace_walk(lease_store *st, int strict, lease_namespace_visit visit, void *payload)
 {
 	int64_t t0;
 	lease_ref_list list = {NULL, 0, 0};
 	lease_ref_entry **sorted = NULL;
+	lease_ref_state s;
 	char prefix[LEASE_NS_MAX + 8], err[256];
 	size_t plen, n = 0, i;
 	int rc;
 
-	memset(out, 0, sizeof(*out));
+	memset(&s, 0, sizeof(s));
 	memset(&st->cas_err, 0, sizeof(st->cas_err));
 	st->errmsg[0] = '\0';
 	plen = (size_t)snprintf(prefix, sizeof(prefix), "refs/%s/", st->ns);
@@ -843,7 +897,7 @@ int lease_fetch_namespace(lease_namespace *out, lease_store *st)
 	}
 	if (n)
 		qsort(sorted, n, sizeof(*sorted), entry_cmp);
-	for (i = 1; i < n; i++) {
+	for (i = 1; strict && i < n; i++) {
 		if (strcmp(sorted[i]->refname, sorted[i - 1]->refname) == 0) {
 			snprintf(st->cas_err.ref, sizeof(st->cas_err.ref), "%s",
 			         sorted[i]->refname);
@@ -852,48 +906,91 @@ int lease_fetch_namespace(lease_namespace *out, lease_store *st)
 			goto done;
 		}
 	}
-	if (n && (!(out->leases = calloc(n, sizeof(*out->leases))) ||
-	          !(out->invalid = calloc(n, sizeof(*out->invalid))))) {
-		rc = LEASE_ENOMEM;
-		goto done;
-	}
 	for (i = 0; i < n; i++) {
 		const lease_ref_entry *e = sorted[i];
 		const char *name = e->refname + plen;
-		lease_ref_state *s = &out->leases[out->count];
 		int gone = 0;
 
+		if (i > 0 && strcmp(e->refname, sorted[i - 1]->refname) == 0)
+			continue; /* lenient: a duplicate */
 		if (lease_name_validate(name, err, sizeof(err)) < 0) {
-			lease_invalid_ref *iv = &out->invalid[out->invalid_count];
+			lease_invalid_ref iv;
 
-			if (!(iv->refname = strdup(e->refname))) {
-				rc = LEASE_ENOMEM;
+			iv.refname = e->refname;
+			iv.oid = e->oid;
+			if ((rc = visit(NULL, &iv, n, payload)) != 0)
 				goto done;
-			}
-			iv->oid = e->oid;
-			out->invalid_count++;
 			continue;
 		}
-		memset(s, 0, sizeof(*s));
-		snprintf(s->name, sizeof(s->name), "%s", name);
+		snprintf(s.name, sizeof(s.name), "%s", name);
 		snprintf(st->cas_err.ref, sizeof(st->cas_err.ref), "%s", e->refname);
 		st->cas_err.has_expected = 1;
 		st->cas_err.expected = e->oid;
-		rc = read_entry(st, s, e, &gone);
-		if (rc < 0 || gone) {
-			lease_ref_state_clear(s);
-			if (rc < 0)
-				goto done;
-			continue;
+		rc = read_entry(st, &s, e, &gone);
+		if (rc < 0 && !strict && rc != LEASE_ENOMEM && rc != LEASE_ENET) {
+			lease_store_log(st, LEASE_LOG_INFO, "%s: %s; reading it on its own", name,
+			                lease_store_last_error(st));
+			gone = 0;
+			rc = read_entry_lenient(st, &s, e, name, &gone);
 		}
-		out->count++;
+		if (rc == 0 && !gone)
+			rc = visit(&s, NULL, n, payload);
+		lease_ref_state_clear(&s);
+		if (rc != 0)
+			goto done;
 	}
 	memset(&st->cas_err, 0, sizeof(st->cas_err));
 	rc = 0;
 done:
+	lease_ref_state_clear(&s);
 	free(sorted);
 	lease_ref_list_clear(&list);
-	if (rc < 0)
+	return rc;
+}
+
+int lease_namespace_each(lease_store *st, lease_namespace_visit visit, void *payload)
+{
+	return namespace_walk(st, 0, visit, payload);
+}
+
+/* lease_fetch_namespace()'s visit: keep a copy of each state. */
+static int collect(const lease_ref_state *s, const lease_invalid_ref *iv, size_t total,
+                   void *payload)
+{
+	lease_namespace *out = payload;
+	lease_ref_state *d;
+	int rc;
+
+	if (!out->leases && total &&
+	    (!(out->leases = calloc(total, sizeof(*out->leases))) ||
+	     !(out->invalid = calloc(total, sizeof(*out->invalid)))))
+		return LEASE_ENOMEM;
+	if (iv) {
+		if (!(out->invalid[out->invalid_count].refname = strdup(iv->refname)))
+			return LEASE_ENOMEM;
+		out->invalid[out->invalid_count++].oid = iv->oid;
+		return 0;
+	}
+	d = &out->leases[out->count];
+	*d = *s;
+	memset(&d->commit, 0, sizeof(d->commit));
+	memset(&d->parent_commit, 0, sizeof(d->parent_commit));
+	if ((rc = lease_commit_copy(&d->commit, &s->commit)) < 0 ||
+	    (s->has_parent_commit &&
+	     (rc = lease_commit_copy(&d->parent_commit, &s->parent_commit)) < 0)) {
+		lease_ref_state_clear(d);
+		return rc;
+	}
+	out->count++;
+	return 0;
+}
+
+int lease_fetch_namespace(lease_namespace *out, lease_store *st)
+{
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = namespace_walk(st, 1, collect, out)) < 0)
 		lease_namespace_clear(out);
 	return rc;
 }

@@ -212,25 +212,49 @@ static int check_clock_skew(lease_reconcile_entry *e, const lease_payload *p, in
 	return 0;
 }
 
-/* The heartbeat floor of the tip against its parent (protocol.md §6). */
+/* The heartbeat before @p tip (written by @p op) is named in the payload
+ * (1.2.0, protocol.md §2): a heartbeat that replaced one carries its time,
+ * exact (only a tip with ttl_seconds is replaced). */
+static int replaced_heartbeat(const lease_payload *tip, lease_op op)
+{
+	return op == LEASE_OP_HEARTBEAT && tip->has_ttl && tip->has_previous_heartbeat;
+}
+
+/* The heartbeat floor of the tip against the heartbeat before it
+ * (protocol.md §6): the one it replaced (previous_heartbeat_at, §2), else
+ * its parent's. */
 static void check_floor(lease_reconcile_entry *e, const lease_payload *tip, lease_op op,
                         const lease_commit *parent_commit, const char *name, int64_t default_ttl)
 {
 	lease_payload parent;
 	lease_hb_method mt, mp;
-	int64_t ht, hp, at, ap, ttl, interval;
+	int64_t ht, hp, at, ap, ttl, interval, prev_expiry;
+	int ttl_changed;
 	lease_anomaly *a;
 	char err[64];
 
-	if (!parent_commit->is_commit || !parent_commit->message)
-		return;
-	if (lease_message_parse(&parent, NULL, parent_commit->message,
-	                        strlen(parent_commit->message), name, err, sizeof(err)) < 0)
-		return;
-	if (!is_tenure_heartbeat(tip, op, &parent))
-		return;
-	hb_time(&ht, &mt, &at, tip, NULL, default_ttl);
-	hb_time(&hp, &mp, &ap, &parent, tip, default_ttl);
+	if (replaced_heartbeat(tip, op)) {
+		/* it replaced a heartbeat of the same tenure and TTL (§2) */
+		hb_time(&ht, &mt, &at, tip, NULL, default_ttl);
+		hp = tip->previous_heartbeat_at;
+		mp = LEASE_HB_EXACT;
+		ap = 0;
+		ttl_changed = 0;
+		prev_expiry = hp + tip->ttl_seconds;
+	} else {
+		if (!parent_commit->is_commit || !parent_commit->message)
+			return;
+		if (lease_message_parse(&parent, NULL, parent_commit->message,
+		                        strlen(parent_commit->message), name, err, sizeof(err)) < 0)
+			return;
+		if (!is_tenure_heartbeat(tip, op, &parent))
+			return;
+		hb_time(&ht, &mt, &at, tip, NULL, default_ttl);
+		hb_time(&hp, &mp, &ap, &parent, tip, default_ttl);
+		ttl_changed =
+		        parent.has_ttl && tip->has_ttl && parent.ttl_seconds != tip->ttl_seconds;
+		prev_expiry = parent.expires_at;
+	}
 	ttl = tip->has_ttl ? tip->ttl_seconds : at;
 	interval = ht - hp;
 	if (interval < 0) {
@@ -244,10 +268,7 @@ static void check_floor(lease_reconcile_entry *e, const lease_payload *tip, leas
 	}
 	/* the runtime's rule (policy.c): a TTL change is always due, and so is
 	 * a heartbeat with less than half its TTL left */
-	if (lease_policy_heartbeat_due(interval, ttl,
-	                               parent.has_ttl && tip->has_ttl &&
-	                                       parent.ttl_seconds != tip->ttl_seconds,
-	                               parent.expires_at - ht, ttl))
+	if (lease_policy_heartbeat_due(interval, ttl, ttl_changed, prev_expiry - ht, ttl))
 		return;
 	a = add_anomaly(e, LEASE_ANOM_HEARTBEAT_FLOOR, LEASE_SEV_WARNING, "%s", "");
 	if (!a)
@@ -369,7 +390,7 @@ int lease_reconcile_classify(lease_reconcile_entry *e, const lease_ref_state *s,
 		if (a)
 			a->seconds = now - p->expires_at;
 	}
-	if (s->has_parent_commit && p->phase != LEASE_PHASE_RELEASED)
+	if ((s->has_parent_commit || replaced_heartbeat(p, op)) && p->phase != LEASE_PHASE_RELEASED)
 		check_floor(e, p, op, &s->parent_commit, s->name, default_ttl);
 	return 0;
 }
@@ -438,6 +459,9 @@ static int reap_plan(lease_engine *en, const lease_ref_state *s, int64_t now, le
 	snprintf(p->owner, sizeof(p->owner), "%s",
 	         ro->o->owner ? ro->o->owner : "reflease-reconcile");
 	snprintf(p->host, sizeof(p->host), "%s", ro->o->host ? ro->o->host : "localhost");
+	/* a released payload is no heartbeat: it counts none (protocol.md §2) */
+	p->has_heartbeats = p->has_previous_heartbeat = 0;
+	p->heartbeats = p->previous_heartbeat_at = 0;
 	lease_policy_released(p, now);
 	if ((rc = lease_random_hex(p->nonce, LEASE_NONCE_HEXSZ / 2, lease_store_random(en->st))) <
 	            0 ||
@@ -757,7 +781,7 @@ static int sweep_tickets(lease_reconcile_report *r, size_t *cap, lease_store *st
 {
 	char prefix[LEASE_NS_MAX + 16], last[LEASE_NAME_MAX + 1] = "";
 	lease_ref_list l;
-	size_t i, sorted = r->count, plen;
+	size_t i, sorted = 0, plen; /* the lock entries are not sorted yet */
 	int rc = 0;
 
 	plen = (size_t)snprintf(prefix, sizeof(prefix), "refs/%s-queue/", r->ns);
@@ -781,16 +805,141 @@ static int sweep_tickets(lease_reconcile_report *r, size_t *cap, lease_store *st
 	return rc;
 }
 
-int lease_reconcile(lease_reconcile_report *out, lease_store *st,
-                    const lease_reconcile_options *opts)
+/* One sweep in bounded memory (issue 29): the stale locks first (few), then
+ * the namespace walked lease by lease (lease_namespace_each), each entry
+ * classified, merged with its lock entry, acted on and handed to @c emit in
+ * name order; only the lock entries are held for the whole sweep. */
+typedef struct sweep {
+	lease_reconcile_report *r; /* the summary (counts, now, actions) */
+	lease_store *st;
+	const lease_reconcile_options *o;
+	int64_t skew, margin, default_ttl;
+	lease_reconcile_report locks; /* lock entries, sorted by name */
+	size_t lock_next;
+	size_t done, total;
+	/* takes the entry (zeroing it keeps what it owns) or leaves it to be cleared */
+	int (*emit)(lease_reconcile_entry *e, void *payload);
+	void *payload;
+} sweep;
+
+/* The opt-in action of @p e, its count, progress, then emit it. */
+static int finish(sweep *sw, lease_reconcile_entry *e)
+{
+	lease_reconcile_report *r = sw->r;
+	const lease_reconcile_options *o = sw->o;
+	int rc;
+
+	/* each action is one operation of the burst: its own --timeout, paced
+	 * (lease_store_pace(); issue 24); the streamed reads are not part of it */
+	lease_store_op_begin(sw->st, 0);
+	if (o->reap && e->action == LEASE_ACTION_NONE && has_anomaly(e, LEASE_ANOM_EXPIRED) &&
+	    !has_anomaly(e, LEASE_ANOM_NAME_MISMATCH))
+		reap_one(r, e, sw->st, o);
+	else if (o->prune_days >= 0 && e->action == LEASE_ACTION_NONE && e->has_payload &&
+	         e->payload.phase == LEASE_PHASE_RELEASED &&
+	         !has_anomaly(e, LEASE_ANOM_NAME_MISMATCH) &&
+	         r->now - e->payload.expires_at >= o->prune_days * 86400)
+		prune_one(r, e, sw->st);
+	lease_store_op_end(sw->st);
+	r->counts[e->highest <= LEASE_SEV_ERROR ? e->highest : LEASE_SEV_ERROR]++;
+	sw->done++;
+	if (o->progress && sw->done % 512 == 0)
+		o->progress(sw->done, sw->total > sw->done ? sw->total : sw->done,
+		            o->progress_payload);
+	rc = sw->emit(e, sw->payload);
+	lease_reconcile_entry_clear(e);
+	return rc;
+}
+
+/* Emit the lock-only entries named before @p name (NULL: all that are left);
+ * merge the one named @p name into @p e. */
+static int flush_locks(sweep *sw, const char *name, lease_reconcile_entry *e)
+{
+	int rc;
+
+	while (sw->lock_next < sw->locks.count) {
+		lease_reconcile_entry *l = &sw->locks.entries[sw->lock_next];
+		int cmp = name && e ? strcmp(l->name, name) : -1;
+		size_t k;
+
+		if (cmp > 0)
+			return 0;
+		sw->lock_next++;
+		if (cmp < 0 || !e) {
+			if ((rc = finish(sw, l)) != 0)
+				return rc;
+			continue;
+		}
+		for (k = 0; k < l->anomaly_count; k++) {
+			lease_anomaly *a =
+			        add_anomaly(e, l->anomalies[k].id, l->anomalies[k].severity, "%s",
+			                    l->anomalies[k].message);
+			if (a)
+				a->seconds = l->anomalies[k].seconds;
+		}
+		e->lock_removed = l->lock_removed;
+		e->tickets_removed = l->tickets_removed;
+		if (l->action != LEASE_ACTION_NONE && e->action == LEASE_ACTION_NONE) {
+			e->action = l->action;
+			e->action_kind = l->action_kind;
+			e->action_code = l->action_code;
+			e->action_message = l->action_message;
+			l->action_message = NULL;
+		}
+		lease_reconcile_entry_clear(l);
+		return 0;
+	}
+	return 0;
+}
+
+static int sweep_visit(const lease_ref_state *s, const lease_invalid_ref *iv, size_t total,
+                       void *payload)
+{
+	sweep *sw = payload;
+	lease_reconcile_entry e;
+	int rc;
+
+	sw->total = total;
+	memset(&e, 0, sizeof(e));
+	if (s) {
+		if ((rc = lease_reconcile_classify(&e, s, sw->r->now, sw->skew, sw->margin,
+		                                   sw->default_ttl)) < 0) {
+			lease_reconcile_entry_clear(&e);
+			return rc;
+		}
+	} else {
+		const char *full = iv->refname;
+		size_t plen = strlen(sw->r->ns) + 6;
+
+		if (!(e.name = strdup(strlen(full) > plen ? full + plen : full)))
+			return LEASE_ENOMEM;
+		e.present = 1;
+		e.oid = iv->oid;
+		add_anomaly(&e, LEASE_ANOM_INVALID_NAME, LEASE_SEV_WARNING,
+		            "a ref under refs/%s/ whose name breaks the lease-name rule (written "
+		            "by another tool)",
+		            sw->r->ns);
+	}
+	if ((rc = flush_locks(sw, e.name, &e)) != 0) {
+		lease_reconcile_entry_clear(&e);
+		return rc;
+	}
+	return finish(sw, &e);
+}
+
+/* The sweep with @p emit (protocol.md §7; issue 29). */
+static int sweep_run(lease_reconcile_report *out, lease_store *st,
+                     const lease_reconcile_options *opts,
+                     int (*emit)(lease_reconcile_entry *e, void *payload), void *payload)
 {
 	lease_reconcile_options defaults = LEASE_RECONCILE_OPTIONS_INIT;
-	lease_namespace ns = {0};
-	size_t cap = 0, i, total;
-	int64_t skew, margin, default_ttl, min_age;
+	sweep sw;
+	size_t cap = 0;
+	int64_t min_age;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
+	memset(&sw, 0, sizeof(sw));
 	if (!opts)
 		opts = &defaults;
 	if (opts->version != LEASE_RECONCILE_OPTIONS_VERSION)
@@ -799,85 +948,95 @@ int lease_reconcile(lease_reconcile_report *out, lease_store *st,
 	snprintf(out->ns, sizeof(out->ns), "%s", lease_store_namespace(st));
 	if (opts->prune_days > 36500 || opts->grace_seconds > 86400 * 365)
 		return lease_store_set_error(st, LEASE_EINVALID, "reconcile: option out of range");
-	skew = lease_store_skew_margin(st);
-	margin = opts->grace_seconds > skew ? opts->grace_seconds : skew;
-	default_ttl = opts->default_ttl > 0 ? opts->default_ttl : LEASE_TTL_DEFAULT;
+	sw.r = out;
+	sw.st = st;
+	sw.o = opts;
+	sw.emit = emit;
+	sw.payload = payload;
+	sw.skew = lease_store_skew_margin(st);
+	sw.margin = opts->grace_seconds > sw.skew ? opts->grace_seconds : sw.skew;
+	sw.default_ttl = opts->default_ttl > 0 ? opts->default_ttl : LEASE_TTL_DEFAULT;
 	min_age = opts->lock_age_seconds > 0 ? opts->lock_age_seconds : LOCK_STALE_S;
-	out->grace_seconds = margin;
-	rc = lease_fetch_namespace(&ns, st);
-	if (rc == LEASE_EUNVERIFIED) {
-		lease_store_log(st, LEASE_LOG_INFO, "reconcile: %s; reading lease by lease",
-		                lease_store_last_error(st));
-		rc = lease_fetch_namespace_lenient(&ns, st);
-	}
-	if (rc < 0)
-		return rc;
+	out->grace_seconds = sw.margin;
 	out->now = lease_store_now(st);
-	total = ns.count + ns.invalid_count;
-	/* One allocation of the right size (plus room for lock-only entries). */
-	cap = total + 16;
-	if (!(out->entries = malloc(cap * sizeof(*out->entries)))) {
-		rc = LEASE_ENOMEM;
-		goto done;
-	}
-	for (i = 0; i < ns.count; i++) {
-		lease_reconcile_entry *e;
-
-		if ((rc = push_entry(out, &cap, &e)) < 0 ||
-		    (rc = lease_reconcile_classify(e, &ns.leases[i], out->now, skew, margin,
-		                                   default_ttl)) < 0)
-			goto done;
-		/* Free the commit messages as we go: peak memory stays near one copy. */
-		lease_ref_state_clear(&ns.leases[i]);
-		if (opts->progress && (i + 1) % 512 == 0)
-			opts->progress(i + 1, total, opts->progress_payload);
-	}
-	for (i = 0; i < ns.invalid_count; i++) {
-		const char *full = ns.invalid[i].refname;
-		size_t plen = strlen(out->ns) + 6;
-		lease_reconcile_entry *e;
-
-		if ((rc = push_entry(out, &cap, &e)) < 0)
-			goto done;
-		if (!(e->name = strdup(strlen(full) > plen ? full + plen : full))) {
-			rc = LEASE_ENOMEM;
-			goto done;
-		}
-		e->present = 1;
-		e->oid = ns.invalid[i].oid;
-		add_anomaly(e, LEASE_ANOM_INVALID_NAME, LEASE_SEV_WARNING,
-		            "a ref under refs/%s/ whose name breaks the lease-name rule (written "
-		            "by another tool)",
-		            out->ns);
-	}
-	qsort(out->entries, out->count, sizeof(*out->entries), entry_cmp);
-	if ((rc = sweep_locks(out, &cap, st, opts, min_age)) < 0)
-		goto done;
-	qsort(out->entries, out->count, sizeof(*out->entries), entry_cmp);
-	if ((rc = sweep_tickets(out, &cap, st, opts)) < 0)
-		goto done;
-	qsort(out->entries, out->count, sizeof(*out->entries), entry_cmp);
 	out->paced_ms = -lease_store_paced_ms(st);
-	for (i = 0; i < out->count; i++) {
-		lease_reconcile_entry *e = &out->entries[i];
-
-		if (opts->reap && e->action == LEASE_ACTION_NONE &&
-		    has_anomaly(e, LEASE_ANOM_EXPIRED) && !has_anomaly(e, LEASE_ANOM_NAME_MISMATCH))
-			reap_one(out, e, st, opts);
-		else if (opts->prune_days >= 0 && e->action == LEASE_ACTION_NONE &&
-		         e->has_payload && e->payload.phase == LEASE_PHASE_RELEASED &&
-		         !has_anomaly(e, LEASE_ANOM_NAME_MISMATCH) &&
-		         out->now - e->payload.expires_at >= opts->prune_days * 86400)
-			prune_one(out, e, st);
-		out->counts[e->highest <= LEASE_SEV_ERROR ? e->highest : LEASE_SEV_ERROR]++;
-		if (opts->progress && (opts->reap || opts->prune_days >= 0) && (i + 1) % 512 == 0)
-			opts->progress(i + 1, out->count, opts->progress_payload);
-	}
-	rc = 0;
+	snprintf(sw.locks.ns, sizeof(sw.locks.ns), "%s", out->ns);
+	sw.locks.now = out->now;
+	/* stale locks: their own entries, merged into the leases' as the walk meets them */
+	if ((rc = sweep_locks(&sw.locks, &cap, st, opts, min_age)) < 0)
+		goto done;
+	/* stale tickets of the fair waiters' queues (issue 28): entries as the locks' */
+	if ((rc = sweep_tickets(&sw.locks, &cap, st, opts)) < 0)
+		goto done;
+	out->tickets_removed += sw.locks.tickets_removed;
+	out->locks_removed += sw.locks.locks_removed;
+	out->skipped += sw.locks.skipped;
+	if (sw.locks.count)
+		qsort(sw.locks.entries, sw.locks.count, sizeof(*sw.locks.entries), entry_cmp);
+	if ((rc = lease_namespace_each(st, sweep_visit, &sw)) != 0)
+		goto done;
+	rc = flush_locks(&sw, NULL, NULL);
 done:
+	out->count = sw.done;
 	out->paced_ms += lease_store_paced_ms(st);
-	lease_namespace_clear(&ns);
+	lease_reconcile_report_free(&sw.locks);
+	return rc < 0 ? rc : 0;
+}
+
+typedef struct collect_ctx {
+	lease_reconcile_entry *entries;
+	size_t n, cap;
+} collect_ctx;
+
+/* lease_reconcile()'s emit: keep every entry (the entry moves into the array). */
+static int collect_entry(lease_reconcile_entry *e, void *payload)
+{
+	collect_ctx *c = payload;
+
+	if (c->n == c->cap) {
+		size_t ncap = c->cap ? c->cap * 2 : 64;
+		lease_reconcile_entry *grown = realloc(c->entries, ncap * sizeof(*grown));
+
+		if (!grown)
+			return LEASE_ENOMEM;
+		c->entries = grown;
+		c->cap = ncap;
+	}
+	c->entries[c->n++] = *e;
+	memset(e, 0, sizeof(*e));
+	return 0;
+}
+
+int lease_reconcile(lease_reconcile_report *out, lease_store *st,
+                    const lease_reconcile_options *opts)
+{
+	collect_ctx c = {NULL, 0, 0};
+	int rc = sweep_run(out, st, opts, collect_entry, &c);
+
+	out->entries = c.entries;
+	out->count = c.n;
 	return rc;
+}
+
+typedef struct each_ctx {
+	lease_reconcile_visit visit;
+	void *payload;
+} each_ctx;
+
+static int each_entry(lease_reconcile_entry *e, void *payload)
+{
+	each_ctx *c = payload;
+
+	return c->visit(e, c->payload);
+}
+
+int lease_reconcile_each(lease_reconcile_report *summary, lease_store *st,
+                         const lease_reconcile_options *opts, lease_reconcile_visit visit,
+                         void *payload)
+{
+	each_ctx c = {visit, payload};
+
+	return sweep_run(summary, st, opts, each_entry, &c);
 }
 
 void lease_reconcile_report_free(lease_reconcile_report *r)
@@ -886,7 +1045,7 @@ void lease_reconcile_report_free(lease_reconcile_report *r)
 
 	if (!r)
 		return;
-	for (i = 0; i < r->count; i++)
+	for (i = 0; r->entries && i < r->count; i++) /* a summary has no entries */
 		lease_reconcile_entry_clear(&r->entries[i]);
 	free(r->entries);
 	memset(r, 0, sizeof(*r));
@@ -994,11 +1153,19 @@ int lease_history_read(lease_history *out, lease_store *st, const char *name, si
 		hb_time(&it->hb_time, &it->hb_method, &it->assumed_ttl, &it->payload,
 		        newer && newer->payload_rc == 0 ? &newer->payload : NULL, default_ttl);
 	}
-	for (i = 0; i + 1 < out->count; i++) {
+	for (i = 0; i < out->count; i++) {
 		lease_history_item *it = &out->items[i];
-		const lease_history_item *parent = &out->items[i + 1];
+		const lease_history_item *parent = i + 1 < out->count ? &out->items[i + 1] : NULL;
 
-		if (it->payload_rc != 0 || parent->payload_rc != 0)
+		if (it->payload_rc == 0 && replaced_heartbeat(&it->payload, it->op)) {
+			/* the heartbeat before it was replaced: its time is in the payload (§2) */
+			it->is_heartbeat = 1;
+			it->has_interval = 1;
+			it->interval_seconds = it->hb_time - it->payload.previous_heartbeat_at;
+			it->interval_method = LEASE_HB_EXACT;
+			continue;
+		}
+		if (!parent || it->payload_rc != 0 || parent->payload_rc != 0)
 			continue;
 		it->is_heartbeat = is_tenure_heartbeat(&it->payload, it->op, &parent->payload);
 		if (!it->is_heartbeat)

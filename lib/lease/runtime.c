@@ -66,6 +66,8 @@ typedef struct decision {
 	int live_write; /* sets expires_at = now + ttl */
 	int64_t ttl;
 	int64_t built_at;
+	int replace;      /* a heartbeat that replaces the tip: written on parent */
+	lease_oid parent; /* the tip's parent, when replace */
 	char message[512];
 } decision;
 
@@ -144,6 +146,11 @@ static void result_state(lease_result *out, const lease_ref_state *s)
 {
 	out->present = s->present;
 	out->oid = s->oid;
+	out->has_parent = s->present && s->commit.has_parent;
+	if (out->has_parent)
+		out->parent = s->commit.parent;
+	else
+		memset(&out->parent, 0, sizeof(out->parent));
 	out->has_payload = s->present && s->payload_rc == 0;
 	if (out->has_payload)
 		out->payload = s->payload;
@@ -615,6 +622,36 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 
 /* ---- writing ------------------------------------------------------------- */
 
+/* The shape of a heartbeat's commit (protocol.md §2 "Heartbeats replace
+ * heartbeats"): over a tip that is itself a heartbeat of the same tenure
+ * (summary op heartbeat; token, transitions, acquired_at, phase and
+ * ttl_seconds unchanged) whose parent is known, the new heartbeat replaces
+ * it: written on the tip's parent, counting one more heartbeat and carrying
+ * the replaced one's heartbeat time. Anything else (the first heartbeat of a
+ * tenure or after a transition, a TTL change, a pre-bump tip) is appended
+ * and starts a run of 1. Either way the CAS is from the tip as read. */
+static void heartbeat_shape(decision *d, const lease_ref_state *s)
+{
+	const lease_payload *cur = s->present && s->payload_rc == 0 ? &s->payload : NULL;
+	lease_payload *n = &d->next;
+
+	n->has_heartbeats = 1;
+	n->heartbeats = 1;
+	n->has_previous_heartbeat = 0;
+	d->replace = 0;
+	if (!cur || s->op != LEASE_OP_HEARTBEAT || !s->commit.has_parent || !cur->has_ttl ||
+	    cur->phase == LEASE_PHASE_RELEASED || cur->phase != n->phase ||
+	    cur->ttl_seconds != n->ttl_seconds || cur->transitions != n->transitions ||
+	    cur->acquired_at != n->acquired_at || strcmp(cur->lease_token, n->lease_token) != 0 ||
+	    cur->expires_at - cur->ttl_seconds > n->expires_at - n->ttl_seconds)
+		return;
+	d->replace = 1;
+	d->parent = s->commit.parent;
+	n->heartbeats = (cur->has_heartbeats ? cur->heartbeats : 1) + 1;
+	n->has_previous_heartbeat = 1;
+	n->previous_heartbeat_at = cur->expires_at - cur->ttl_seconds;
+}
+
 /* ---- finishing ----------------------------------------------------------- */
 
 static int finish_no_write(op_ctx *c, const lease_ref_state *s, const decision *d)
@@ -723,7 +760,13 @@ static int known_state(lease_ref_state *s, const op_ctx *c)
 	s->commit.oid = s->oid;
 	s->commit.is_commit = 1;
 	s->payload = *c->opts.known_payload;
-	s->op = LEASE_OP_HEARTBEAT;
+	/* a heartbeat commit says so in its payload since 1.2.0 (§2): only
+	 * that one is replaced, and only with its parent known */
+	s->op = s->payload.has_heartbeats ? LEASE_OP_HEARTBEAT : LEASE_OP_UNKNOWN;
+	if (c->opts.known_parent) {
+		s->commit.has_parent = 1;
+		s->commit.parent = *c->opts.known_parent;
+	}
 	return 0;
 }
 
@@ -745,8 +788,12 @@ static int rt_plan(lease_engine *en, const lease_ref_state *s, int64_t now, leas
 		en->rc = finish_no_write(c, s, &d);
 		return 1;
 	}
+	if (d.sop == LEASE_OP_HEARTBEAT)
+		heartbeat_shape(&d, s);
 	pl->p = d.next;
 	pl->op = d.sop;
+	pl->replace = d.replace;
+	pl->parent = d.parent;
 	pl->token_changed = d.token_changed;
 	pl->ttl = d.live_write ? d.ttl : 0;
 	pl->built_at = d.built_at;
@@ -841,7 +888,9 @@ static int run_kind(op_kind kind, lease_result *out, lease_store *st, const char
 		return result_fail(out, st, LEASE_ENOMEM, "out of memory");
 	}
 	result_init(out, st, c->name);
+	lease_store_op_begin(st, 0); /* --timeout bounds the operation (issue 24) */
 	rc = run_op(c);
+	lease_store_op_end(st);
 	free(c);
 	return rc;
 }
@@ -1069,9 +1118,12 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
 	int64_t start_store = 0;
 	int rc;
 
+	/* the wait bounds every attempt and rate-limit sleep in it, the first
+	 * one's too (issue 24 #3), and each ref lock wait (issue 23) */
 	if (opts && opts->wait_seconds > 0) {
 		start_store = lease_store_now(st);
 		bound_lock_wait(st, (double)opts->wait_seconds);
+		lease_store_set_wait_end(st, lease_mono_ms() + (int64_t)opts->wait_seconds * 1000);
 		if (opts->fair) {
 			rc = acquire_fair(out, st, name, opts, start_mono, start_store);
 			lease_store_set_lock_wait(st, -1);
@@ -1082,6 +1134,7 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
 	/* a ref lock held past the store's lock wait is waited out too */
 	if ((rc != LEASE_EHELD && rc != LEASE_ELOCKED) || !opts || opts->wait_seconds <= 0) {
 		lease_store_set_lock_wait(st, -1);
+		lease_store_set_wait_end(st, 0);
 		return rc;
 	}
 	/* --wait (protocol.md §5 "Waiting"): wait until the ref changes or the
@@ -1119,6 +1172,7 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
 		rc = run_kind(OP_ACQUIRE, out, st, name, opts);
 	}
 	lease_store_set_lock_wait(st, -1);
+	lease_store_set_wait_end(st, 0);
 	if (rc == LEASE_EHELD || rc == LEASE_ELOCKED) {
 		char m[sizeof(out->message)];
 		snprintf(m, sizeof(m), "%s",
@@ -1130,6 +1184,7 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
 	return rc;
 interrupted:
 	lease_store_set_lock_wait(st, -1);
+	lease_store_set_wait_end(st, 0);
 	snprintf(out->message, sizeof(out->message), "interrupted while waiting for the lease");
 	return rc;
 }
@@ -1175,7 +1230,10 @@ int lease_status(lease_result *out, lease_store *st, const char *name)
 		return result_fail(out, st, LEASE_EINVALID, "invalid lease name: %s",
 		                   name ? err : "none given");
 	memset(&s, 0, sizeof(s));
-	if ((rc = lease_fetch_ref(&s, st, name)) < 0) {
+	lease_store_op_begin(st, 0);
+	rc = lease_fetch_ref(&s, st, name);
+	lease_store_op_end(st);
+	if (rc < 0) {
 		lease_ref_state_clear(&s);
 		return result_fail(out, st, rc, NULL);
 	}

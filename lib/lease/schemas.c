@@ -568,6 +568,31 @@ static int check_ttl(int64_t ttl, lease_phase phase, int writer, char *err, size
 	return 0;
 }
 
+/* The 1.2.0 heartbeat fields (protocol.md §2): each optional; heartbeats an
+ * integer >= 1, previous_heartbeat_at a timestamp. */
+static int parse_heartbeat_fields(lease_payload *p, json_t *root, char *err, size_t errlen)
+{
+	int rc;
+
+	if (json_object_get(root, "heartbeats")) {
+		if ((rc = get_integer(&p->heartbeats, root, "heartbeats", err, errlen)) < 0)
+			return rc;
+		if (p->heartbeats < 1) {
+			lease_errf(err, errlen, "heartbeats: must be an integer >= 1 (got %lld)",
+			           (long long)p->heartbeats);
+			return LEASE_EPAYLOAD;
+		}
+		p->has_heartbeats = 1;
+	}
+	if (json_object_get(root, "previous_heartbeat_at")) {
+		if ((rc = get_time(&p->previous_heartbeat_at, root, "previous_heartbeat_at", err,
+		                   errlen)) < 0)
+			return rc;
+		p->has_previous_heartbeat = 1;
+	}
+	return 0;
+}
+
 static int parse_object(lease_payload *p, json_t *root, char *err, size_t errlen)
 {
 	const char *s;
@@ -654,7 +679,11 @@ static int parse_object(lease_payload *p, json_t *root, char *err, size_t errlen
 	if ((rc = check_ttl(p->ttl_seconds, p->phase, 0, err, errlen)) < 0)
 		return rc;
 	p->has_ttl = 1;
-	return 0;
+	/* heartbeats and previous_heartbeat_at exist since 1.2.0, optional (a
+	 * heartbeat commit's only); in a 1.1.x payload they are unknown fields. */
+	if (p->version_minor < 2)
+		return 0;
+	return parse_heartbeat_fields(p, root, err, errlen);
 }
 
 int lease_payload_parse(lease_payload *out, const char *json, size_t len, char *err, size_t errlen)
@@ -714,6 +743,39 @@ static int field_string(const char *field, const char *s, size_t cap, char *err,
 	return 0;
 }
 
+/* What a writer may put in the 1.2.0 heartbeat fields (protocol.md §2):
+ * only on a live payload; previous_heartbeat_at only with heartbeats >= 2,
+ * within years 0000-9999 and not after this heartbeat's own time. */
+static int check_heartbeat_fields(const lease_payload *p, char *err, size_t errlen)
+{
+	if (!p->has_heartbeats && !p->has_previous_heartbeat)
+		return 0;
+	if (p->phase == LEASE_PHASE_RELEASED) {
+		lease_errf(err, errlen, "heartbeats: only a live payload carries it");
+		return LEASE_EPAYLOAD;
+	}
+	if (!p->has_heartbeats || p->heartbeats < 1) {
+		lease_errf(err, errlen, "heartbeats: must be an integer >= 1");
+		return LEASE_EPAYLOAD;
+	}
+	if (!p->has_previous_heartbeat)
+		return 0;
+	if (p->heartbeats < 2) {
+		lease_errf(err, errlen,
+		           "previous_heartbeat_at: only a heartbeat that replaced one (heartbeats "
+		           ">= 2) carries it");
+		return LEASE_EPAYLOAD;
+	}
+	if (p->previous_heartbeat_at < TIME_MIN ||
+	    p->previous_heartbeat_at > p->expires_at - p->ttl_seconds) {
+		lease_errf(err, errlen,
+		           "previous_heartbeat_at: must lie in years 0000-9999 and not after "
+		           "this heartbeat's time");
+		return LEASE_EPAYLOAD;
+	}
+	return 0;
+}
+
 int lease_payload_validate(const lease_payload *p, char *err, size_t errlen)
 {
 	int rc;
@@ -768,7 +830,9 @@ int lease_payload_validate(const lease_payload *p, char *err, size_t errlen)
 		           SDLC_VERSION);
 		return LEASE_EPAYLOAD;
 	}
-	return check_ttl(p->ttl_seconds, p->phase, 1, err, errlen);
+	if ((rc = check_ttl(p->ttl_seconds, p->phase, 1, err, errlen)) < 0)
+		return rc;
+	return check_heartbeat_fields(p, err, errlen);
 }
 
 int lease_payload_writable(const lease_payload *p, char *err, size_t errlen)
@@ -805,6 +869,18 @@ int lease_payload_emit(char **out, const lease_payload *p)
 	                 p->nonce, "ttl_seconds", (json_int_t)p->ttl_seconds);
 	if (!root)
 		return LEASE_ENOMEM;
+	if (p->has_heartbeats &&
+	    json_object_set_new(root, "heartbeats", json_integer((json_int_t)p->heartbeats)) < 0) {
+		json_decref(root);
+		return LEASE_ENOMEM;
+	}
+	if (p->has_previous_heartbeat) {
+		lease_time_format(acq, p->previous_heartbeat_at);
+		if (json_object_set_new(root, "previous_heartbeat_at", json_string(acq)) < 0) {
+			json_decref(root);
+			return LEASE_ENOMEM;
+		}
+	}
 	s = json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(root);
 	if (!s)

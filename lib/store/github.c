@@ -8,6 +8,7 @@
 #include "store.h"
 #include "util/util.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,12 +16,15 @@
 #include <string.h>
 #include <time.h>
 
-#define EMPTY_TREE  "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-#define ZERO_OID    "0000000000000000000000000000000000000000"
-#define GQL_BATCH   100   /* aliased object look-ups per GraphQL request */
-#define REQ_MAX_MS  30000 /* bound on one request inside the operation timeout */
-#define MSG_EXCERPT 200   /* bytes of a server message quoted in an error */
-#define GH_POLL_MS  2000  /* a waiter's conditional read of the ref, every (jittered) */
+#define EMPTY_TREE        "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+#define ZERO_OID          "0000000000000000000000000000000000000000"
+#define GQL_BATCH         100   /* aliased object look-ups per GraphQL request */
+#define REQ_MAX_MS        30000 /* bound on one request inside the operation timeout */
+#define MSG_EXCERPT       200   /* bytes of a server message quoted in an error */
+#define GH_POLL_MS        2000  /* a waiter's conditional read of the ref, every (jittered) */
+#define BURST_GAP_MS      1000  /* between content-creating requests in a burst */
+#define PROGRESS_FIRST_MS 3000  /* retrying this long: say so at -v (issue 23) */
+#define PROGRESS_MS       10000 /* then again every */
 
 /* What GraphQL has shown about refs/<ns>/ (protocol.md §9: REST is the
  * fallback where GraphQL does not see the namespace). GraphQL's view of refs
@@ -45,9 +49,13 @@ typedef struct gh_transport {
 	lease_ref_list snap;
 	char snap_prefix[80];
 	int64_t snap_ms;
-	int64_t last_write_ms; /* monotonic: the last content-creating request ended */
-	int64_t date;          /* latest Date header, s */
-	int64_t date_ms;       /* monotonic ms when it arrived */
+	int64_t last_write_ms;  /* monotonic: the last content-creating request ended */
+	int burst;              /* a burst began (lease_store_pace): every write is paced */
+	int64_t paced_ms;       /* waited between the writes of one operation of a burst */
+	int64_t op_deadline_ms; /* monotonic: the running operation's end (0 = none) */
+	char *token_file;       /* REFLEASE_GITHUB_TOKEN_FILE: re-read on a 401 */
+	int64_t date;           /* latest Date header, s */
+	int64_t date_ms;        /* monotonic ms when it arrived */
 	int timeout_s;
 	int nohdr_waits;          /* consecutive rate-limit waits without a header */
 	int64_t limited_until_ms; /* monotonic: known rate limited until then */
@@ -270,6 +278,10 @@ static int is_rate_limited(const gh_reply *rp, int graphql)
 	if (st == 403)
 		return rp->r.retry_after >= 0 || rp->r.rl_remaining == 0 ||
 		       contains_ci(rest_message(rp), "rate limit") ||
+		       /* GitHub's older secondary-limit wording ("You have triggered
+		        * an abuse detection mechanism", the word octokit's
+		        * plugin-throttling matches: /\babuse\b/i), issue 24 #5 */
+		       contains_ci(rest_message(rp), "abuse") ||
 		       gql_rate_limit_error(rp->json) != NULL;
 	if (graphql && st == 200)
 		return gql_rate_limit_error(rp->json) != NULL;
@@ -404,6 +416,92 @@ static int redirect_target(gh_transport *g, const gh_reply *rp, const char *url,
 	return 0;
 }
 
+static void wipe_buf(char *p, size_t n)
+{
+	volatile char *v = p;
+
+	while (n--)
+		*v++ = 0;
+}
+
+/* The host of @p url, for messages. */
+static void url_host(char *out, size_t outlen, const char *url)
+{
+	const char *p = strstr(url, "://");
+	size_t n;
+
+	p = p ? p + 3 : url;
+	n = strcspn(p, "/?#");
+	snprintf(out, outlen, "%.*s", (int)(n < outlen ? n : outlen - 1), p);
+}
+
+/* A certificate that does not verify (issue 24 #1): a configuration error,
+ * reported at once naming the host and libcurl's reason; never retried. */
+static int tls_refused(gh_transport *g, const char *url, const char *why)
+{
+	char host[256];
+	const char *file, *dir, *from;
+
+	url_host(host, sizeof(host), url);
+	lease_http_ca_locations(&file, &dir, &from);
+	if (file || dir)
+		return gh_err(g, LEASE_ECONFIG,
+		              "TLS: the certificate of %s does not verify against %s%s%s%s (%s)",
+		              host, file ? from : "", file ? "=" : "", file ? file : "",
+		              dir ? (file ? " and SSL_CERT_DIR" : "SSL_CERT_DIR") : "", why);
+	return gh_err(g, LEASE_ECONFIG,
+	              "TLS: the certificate of %s does not verify against the system's "
+	              "certificate authorities (%s): for a private CA (GHES, a TLS-inspecting "
+	              "proxy) name its bundle with --ca-bundle FILE or SSL_CERT_FILE",
+	              host, why);
+}
+
+/* A proxy answering 407, or refusing the tunnel by its rules (403; issue 24
+ * #5): a configuration error, at once. */
+static int proxy_refused(gh_transport *g, const char *url, long code)
+{
+	char host[256];
+
+	url_host(host, sizeof(host), url);
+	if (code != 407)
+		return gh_err(g, LEASE_ECONFIG,
+		              "the proxy (HTTPS_PROXY) refused the tunnel to %s (HTTP %ld to "
+		              "CONNECT): let the proxy through to it, or set NO_PROXY",
+		              host, code);
+	return gh_err(g, LEASE_ECONFIG,
+	              "the proxy between here and %s asks for credentials (HTTP 407 Proxy "
+	              "Authentication Required): put them into HTTPS_PROXY "
+	              "(http://USER:PASSWORD@PROXY:PORT) or use a proxy that lets this host "
+	              "through",
+	              host);
+}
+
+/* On a 401: read REFLEASE_GITHUB_TOKEN_FILE again; 1 when it now holds
+ * another token, which the client sends from now on (issue 24 #6). */
+static int reread_token(gh_transport *g)
+{
+	char buf[512], err[200];
+	FILE *f;
+	size_t n;
+	int changed = 0;
+
+	if (!g->token_file || !(f = fopen(g->token_file, "r")))
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	if (n && !lease_http_token_is(g->http, buf) &&
+	    lease_http_set_token(g->http, buf, err, sizeof(err)) == 0) {
+		gh_log(g, LEASE_LOG_INFO,
+		       "github: 401 with the token read before; %s holds another one now: "
+		       "retrying with it",
+		       g->token_file);
+		changed = 1;
+	}
+	wipe_buf(buf, sizeof(buf));
+	return changed;
+}
+
 /* A non-idempotent request that may have applied: LEASE_ENET with "WHAT: the
  * outcome is unknown" (settled by re-reading, §5); @p rp is cleared. */
 __attribute__((format(printf, 3, 4))) static int outcome_unknown(gh_transport *g, gh_reply *rp,
@@ -430,8 +528,8 @@ __attribute__((format(printf, 3, 4))) static int outcome_unknown(gh_transport *g
 static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const char *url,
                        const char *body, int idempotent, int graphql, int64_t deadline_ms)
 {
-	int64_t backoff = 500, now, wait;
-	int attempt = 0, rc, limited = 0, hops = 0;
+	int64_t backoff = 500, now, wait, start = lease_http_mono_ms(), told = 0;
+	int attempt = 0, rc, limited = 0, hops = 0, rotated = 0;
 	char last[300] = "", moved[2][1024];
 
 	memset(rp, 0, sizeof(*rp));
@@ -439,30 +537,48 @@ static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const 
 		now = lease_http_mono_ms();
 		if (now >= deadline_ms && attempt > 0)
 			break;
+		if (now >= deadline_ms) /* an operation whose time is up sends nothing more */
+			return gh_err(
+			        g, LEASE_ENET,
+			        "the operation timeout (%d s, --timeout) ran out before %s %s "
+			        "was sent",
+			        g->timeout_s, method, url_path(url));
 		/* Known to be rate limited: never send before the limit resets. */
 		if (g->limited_until_ms > now) {
 			if (g->limited_until_ms > deadline_ms)
-				return gh_err(g, LEASE_ERATELIMIT,
-				              "%s: limited for another %lld s, past the operation "
-				              "timeout (%d s)",
-				              g->limited_why,
-				              (long long)((g->limited_until_ms - now + 999) / 1000),
-				              g->timeout_s);
+				return gh_err(
+				        g, LEASE_ERATELIMIT,
+				        "%s: limited for another %lld s, past the operation's "
+				        "end (--timeout %d s, or the --wait)",
+				        g->limited_why,
+				        (long long)((g->limited_until_ms - now + 999) / 1000),
+				        g->timeout_s);
 			sleep_ms(g->limited_until_ms - now);
 			now = lease_http_mono_ms();
 		}
 		attempt++;
 		reply_clear(rp);
+		/* each request gets what is left of the operation (REQ_MAX_MS at most) */
 		rc = lease_http_request(
 		        g->http, &rp->r, method, url, body,
 		        (long)(deadline_ms - now < REQ_MAX_MS
-		                       ? (deadline_ms - now > 1000 ? deadline_ms - now : 1000)
+		                       ? (deadline_ms - now > 500 ? deadline_ms - now : 500)
 		                       : REQ_MAX_MS));
 		if (rc < 0)
 			return gh_err(g, rc, "%s", rp->r.error);
 		if (rp->r.result == LEASE_HTTP_OK && rp->r.date >= 0) {
 			g->date = rp->r.date;
 			g->date_ms = rp->r.date_mono_ms;
+		}
+		if (rp->r.tls_failed) {
+			rc = tls_refused(g, url, rp->r.error);
+			reply_clear(rp);
+			return rc;
+		}
+		if (rp->r.proxy_auth || (rp->r.result == LEASE_HTTP_OK && rp->r.status == 407)) {
+			long code = rp->r.proxy_auth ? rp->r.proxy_auth : 407;
+			reply_clear(rp);
+			return proxy_refused(g, url, code);
 		}
 		if (rp->r.result == LEASE_HTTP_OK) {
 			json_error_t jerr;
@@ -481,7 +597,7 @@ static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const 
 					rc = gh_err(
 					        g, LEASE_ERATELIMIT,
 					        "%s; the next attempt would be in %lld s, past the "
-					        "operation timeout (%d s)",
+					        "operation's end (--timeout %d s, or the --wait)",
 					        last, (long long)((wait + 999) / 1000),
 					        g->timeout_s);
 					reply_clear(rp);
@@ -490,6 +606,14 @@ static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const 
 				gh_log(g, LEASE_LOG_WARN, "github: %s; retrying in %lld s", last,
 				       (long long)((wait + 999) / 1000));
 				sleep_ms(wait);
+				continue;
+			}
+			/* A 401 with a token file: a rotated token (a GitHub App's
+			 * installation token lasts an hour) is read again and the
+			 * request, which GitHub refused, sent once more (issue 24 #6). */
+			if (rp->r.status == 401 && !rotated && reread_token(g)) {
+				rotated = 1;
+				attempt--;
 				continue;
 			}
 			if (!graphql && (rp->r.status == 301 || rp->r.status == 302 ||
@@ -507,6 +631,22 @@ static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const 
 				url = moved[hops % 2]; /* repeated verbatim there */
 				attempt--;
 				continue;
+			}
+			/* A success whose body is not JSON is no answer of GitHub's
+			 * (a proxy's interstitial or captive page): temporary, as a
+			 * 5xx is (issue 24 #5). */
+			if (rp->r.status >= 200 && rp->r.status < 300 && rp->r.status != 204 &&
+			    !rp->json) {
+				if (!idempotent)
+					return outcome_unknown(g, rp,
+					                       "%s %s was answered HTTP %ld with a "
+					                       "body that is not "
+					                       "JSON (a proxy's page?)",
+					                       method, url_path(url), rp->r.status);
+				snprintf(last, sizeof(last),
+				         "HTTP %ld with a body that is not JSON (a proxy's page?)",
+				         rp->r.status);
+				goto retry;
 			}
 			if (graphql && idempotent && rp->r.status == 200 &&
 			    gql_transient(rp->json)) {
@@ -534,10 +674,24 @@ static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const 
 		}
 	retry:
 		limited = 0;
+		now = lease_http_mono_ms();
+		/* issue 23: a progress line at -v once the retries have lasted a
+		 * few seconds, then every PROGRESS_MS, instead of silence */
+		if (now - start >= PROGRESS_FIRST_MS && now - told >= PROGRESS_MS) {
+			told = now;
+			gh_log(g, LEASE_LOG_INFO,
+			       "github: no answer from GitHub for %lld s (%s); retrying for "
+			       "another %lld s (--timeout %d)",
+			       (long long)((now - start) / 1000), last,
+			       (long long)((deadline_ms - now) / 1000), g->timeout_s);
+		}
+		/* the backoff, but a last attempt with half a second left */
 		wait = jitter(g, backoff, 0.5);
-		if (lease_http_mono_ms() + wait >= deadline_ms)
+		if (now + wait + 500 > deadline_ms)
+			wait = deadline_ms - now - 500;
+		if (wait < 0)
 			break;
-		gh_log(g, LEASE_LOG_INFO, "github: %s %s failed (%s); retrying in %lld ms", method,
+		gh_log(g, LEASE_LOG_DEBUG, "github: %s %s failed (%s); retrying in %lld ms", method,
 		       url_path(url), last, (long long)wait);
 		sleep_ms(wait);
 		if (backoff < 8000)
@@ -545,14 +699,19 @@ static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const 
 	}
 	reply_clear(rp);
 	if (limited)
-		return gh_err(g, LEASE_ERATELIMIT, "%s past the operation timeout (%d s)", last,
-		              g->timeout_s);
-	return gh_err(g, LEASE_ENET, "GitHub unreachable after %d attempts in %d s: %s", attempt,
-	              g->timeout_s, last);
+		return gh_err(g, LEASE_ERATELIMIT, "%s past the operation's end (--timeout %d s)",
+		              last, g->timeout_s);
+	return gh_err(g, LEASE_ENET, "GitHub unreachable after %d attempts in %lld s: %s", attempt,
+	              (long long)((lease_http_mono_ms() - start + 500) / 1000), last);
 }
 
+/* The running operation's deadline (issue 24 item 3: --timeout bounds the
+ * whole operation, every request, retry and wait of it), or, outside an
+ * operation (a library user calling the primitives), the timeout from now. */
 static int64_t deadline(const gh_transport *g)
 {
+	if (g->op_deadline_ms > 0)
+		return g->op_deadline_ms;
 	return lease_http_mono_ms() + (int64_t)g->timeout_s * 1000;
 }
 
@@ -1008,6 +1167,21 @@ static int snap_serve(gh_transport *g, lease_ref_list *out, const char *prefix, 
 
 /* ---- the vtable ----------------------------------------------------------- */
 
+/* In a burst (gh_pace), a content-creating request waits until one second
+ * after the last one (issue 24 #4); outside a burst it goes at once. */
+static void pace_write(gh_transport *g)
+{
+	int64_t wait;
+
+	if (!g->burst || g->last_write_ms <= 0)
+		return;
+	wait = g->last_write_ms + BURST_GAP_MS - lease_http_mono_ms();
+	if (wait <= 0)
+		return;
+	sleep_ms(wait);
+	g->paced_ms += wait;
+}
+
 static int gh_write_commit(lease_transport *t, lease_oid *out, const lease_oid *parent,
                            const char *message, int64_t when)
 {
@@ -1034,6 +1208,7 @@ static int gh_write_commit(lease_transport *t, lease_oid *out, const lease_oid *
 	if (!body)
 		return LEASE_ENOMEM;
 	/* Writing an object is idempotent (same content, same oid): safe to resend. */
+	pace_write(g);
 	rc = rest_call(g, &rp, "POST", "git/commits", body, 1);
 	g->last_write_ms = lease_http_mono_ms();
 	json_decref(body);
@@ -1113,6 +1288,7 @@ static int gh_create_ref(lease_transport *t, const char *refname, const lease_oi
 	if (!(body = json_pack("{ssss}", "ref", refname, "sha", hex)))
 		return LEASE_ENOMEM;
 	for (tries = 1;; tries++) {
+		pace_write(g);
 		rc = rest_call(g, &rp, "POST", "git/refs", body, 0);
 		g->last_write_ms = lease_http_mono_ms();
 		if (rc < 0)
@@ -1187,6 +1363,7 @@ static int gh_update_ref(gh_transport *g, const char *refname, const lease_oid *
 	                 "force", 1);
 	if (!vars)
 		return LEASE_ENOMEM;
+	pace_write(g);
 	rc = gql_post(g, &rp, q, vars, 0, what);
 	g->last_write_ms = lease_http_mono_ms();
 	json_decref(vars);
@@ -1542,23 +1719,35 @@ static int gh_wait_change(lease_transport *t, const char *refname, int known_pre
 	                             known_present, known_oid, timeout_ms, GH_POLL_MS);
 }
 
-/* Pacing (issue 15 #7): GitHub asks for at least one second between
- * content-creating requests in bursts; the store calls this before each
- * operation of a burst (lease_store_pace), never between the writes of one
- * operation. The clock is lease_http_mono_ms() (virtual under a test
- * responder, like every wait of this transport). */
+/* Pacing (issue 15 #7, issue 24 #4): GitHub asks for at least one second
+ * between content-creating requests in bursts ("Best practices for using
+ * the REST API": about 1 s between POST, PATCH, PUT, DELETE requests; at most
+ * 80 content-generating requests a minute, "Rate limits for the REST API",
+ * secondary limits). The store calls this before each operation of a burst
+ * (lease_store_pace): it waits until @p gap_ms after the last
+ * content-creating request and puts the transport into burst mode, where
+ * every later content-creating request — the two of one operation too —
+ * waits the same (pace_write): >= 1 s apart, so never more than 60 in any
+ * 60 s. A lone operation is never paced. With @p gap_ms 0 it only reports.
+ * The clock is lease_http_mono_ms() (virtual under a test responder, like
+ * every wait of this transport). Returns the milliseconds waited here plus
+ * those waited between writes since the last call. */
 static int64_t gh_pace(lease_transport *t, int64_t gap_ms)
 {
 	gh_transport *g = (gh_transport *)t;
-	int64_t wait;
+	int64_t wait, inner = g->paced_ms;
 
+	if (gap_ms <= 0)
+		return inner; /* a look only (lease_store_paced_ms) */
+	g->burst = 1;
+	g->paced_ms = 0;
 	if (g->last_write_ms <= 0)
-		return 0;
+		return inner;
 	wait = g->last_write_ms + gap_ms - lease_http_mono_ms();
 	if (wait <= 0)
-		return 0;
+		return inner;
 	sleep_ms(wait);
-	return wait;
+	return inner + wait;
 }
 
 static int gh_now(lease_transport *t, int64_t *out)
@@ -1588,7 +1777,14 @@ static void gh_free(lease_transport *t)
 	lease_ref_list_clear(&g->snap);
 	free(g->api);
 	free(g->graphql);
+	free(g->token_file);
 	free(g);
+}
+
+void lease_github_set_deadline(lease_transport *t, int64_t ms)
+{
+	if (t && t->free == gh_free)
+		((gh_transport *)t)->op_deadline_ms = ms > 0 ? lease_http_mono_ms() + ms : 0;
 }
 
 lease_http *lease_github_http(lease_transport *t)
@@ -1661,6 +1857,35 @@ static int getenv_nonempty(const char *name, const char **out)
 	return 0;
 }
 
+/* Read a token file into @p buf (trailing newline and spaces dropped).
+ * @return 0, LEASE_ECONFIG naming the file */
+static int read_token_file(const char *path, char *buf, size_t len, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f) {
+		if (err && errlen)
+			snprintf(err, errlen, "REFLEASE_GITHUB_TOKEN_FILE %.300s: %s", path,
+			         strerror(errno));
+		return LEASE_ECONFIG;
+	}
+	n = fread(buf, 1, len - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+	if (!n) {
+		if (err && errlen)
+			snprintf(err, errlen,
+			         "REFLEASE_GITHUB_TOKEN_FILE %.300s is empty; put the GitHub token "
+			         "in it",
+			         path);
+		return LEASE_ECONFIG;
+	}
+	return 0;
+}
+
 /* The transport's calls and figures (protocol.md §4, §9). */
 static const lease_transport gh_vtable = {
         .version = LEASE_TRANSPORT_VERSION,
@@ -1686,7 +1911,8 @@ int lease_github_transport_new(lease_transport **out, const char *arg,
                                const lease_store_options *opts, char *err, size_t errlen)
 {
 	gh_transport *g = NULL;
-	const char *slash, *token = NULL, *api = NULL, *gql = NULL;
+	const char *slash, *token = NULL, *api = NULL, *gql = NULL, *tf = NULL;
+	char file_token[512] = "";
 	int rc;
 
 	*out = NULL;
@@ -1699,30 +1925,57 @@ int lease_github_transport_new(lease_transport **out, const char *arg,
 			         arg ? arg : "");
 		return LEASE_EINVALID;
 	}
-	if (opts && opts->github_token && *opts->github_token)
+	if (!(g = calloc(1, sizeof(*g))))
+		return LEASE_ENOMEM;
+	g->base = gh_vtable;
+	if (opts) {
+		g->random = opts->random;
+		g->log = opts->log;
+		g->log_payload = opts->log_payload;
+		g->log_level = opts->log_level;
+	}
+	rc = LEASE_ENOMEM;
+	/* A token file (REFLEASE_GITHUB_TOKEN_FILE; the CLI's --token-file sets
+	 * it) is read again on a 401: a rotated token is picked up (issue 24 #6). */
+	if (getenv_nonempty("REFLEASE_GITHUB_TOKEN_FILE", &tf) && !(g->token_file = strdup(tf)))
+		goto fail;
+	if (opts && opts->github_token && *opts->github_token) {
 		token = opts->github_token;
-	else if (!getenv_nonempty("REFLEASE_GITHUB_TOKEN", &token) &&
-	         !getenv_nonempty("GITHUB_TOKEN", &token)) {
+	} else if (g->token_file) {
+		if ((rc = read_token_file(g->token_file, file_token, sizeof(file_token), err,
+		                          errlen)) < 0)
+			goto fail;
+		token = file_token;
+	} else if (!getenv_nonempty("REFLEASE_GITHUB_TOKEN", &token) &&
+	           !getenv_nonempty("GITHUB_TOKEN", &token)) {
 		if (err && errlen)
 			snprintf(err, errlen, "%s",
 			         "no GitHub token: set GITHUB_TOKEN (or REFLEASE_GITHUB_TOKEN, or "
 			         "use --token-file FILE)");
-		return LEASE_ECONFIG;
+		rc = LEASE_ECONFIG;
+		goto fail;
 	}
 	if (!getenv_nonempty("GITHUB_API_URL", &api))
 		api = "https://api.github.com";
 	if ((rc = lease_http_check_url(api, err, errlen)) < 0)
-		return rc;
-	if (getenv_nonempty("GITHUB_GRAPHQL_URL", &gql) &&
-	    (rc = lease_http_check_url(gql, err, errlen)) < 0)
-		return rc;
-	if (!(g = calloc(1, sizeof(*g))))
-		return LEASE_ENOMEM;
+		goto fail;
 	if ((rc = lease_http_new(&g->http, token, err, errlen)) < 0)
 		goto fail;
 	rc = LEASE_ENOMEM;
 	if (!(g->api = strip_slash(api)))
 		goto fail;
+	/* One origin for the token (issue 24 #2): GraphQL is derived from the
+	 * API URL as @actions/github and @octokit/graphql do; a
+	 * GITHUB_GRAPHQL_URL (every Actions runner exports one) is used only on
+	 * the API's own origin, else ignored with a warning. */
+	if (getenv_nonempty("GITHUB_GRAPHQL_URL", &gql) && !lease_http_same_origin(gql, g->api)) {
+		gh_log(g, LEASE_LOG_WARN,
+		       "github: GITHUB_GRAPHQL_URL %.300s is not on the origin of the API URL "
+		       "%.300s: ignored (the token goes to the API's origin only); GraphQL "
+		       "at the API's own endpoint",
+		       gql, g->api);
+		gql = NULL;
+	}
 	if (!(g->graphql = gql ? strip_slash(gql) : derive_graphql(g->api)))
 		goto fail;
 	snprintf(g->repo_base, sizeof(g->repo_base), "%s/repos/%.*s/%s", g->api, (int)(slash - arg),
@@ -1731,17 +1984,12 @@ int lease_github_transport_new(lease_transport **out, const char *arg,
 		goto fail;
 	snprintf(g->owner, sizeof(g->owner), "%.*s", (int)(slash - arg), arg);
 	snprintf(g->repo, sizeof(g->repo), "%s", slash + 1);
-	g->base = gh_vtable;
 	g->timeout_s = opts && opts->timeout_s > 0 ? opts->timeout_s : 120;
-	if (opts) {
-		g->random = opts->random;
-		g->log = opts->log;
-		g->log_payload = opts->log_payload;
-		g->log_level = opts->log_level;
-	}
+	wipe_buf(file_token, sizeof(file_token));
 	*out = &g->base;
 	return 0;
 fail:
+	wipe_buf(file_token, sizeof(file_token));
 	gh_free(&g->base);
 	return rc;
 }

@@ -110,6 +110,40 @@ out:
 	return rc;
 }
 
+/* "scheme://host:port" of @p url (default port filled in), lower-case
+ * scheme and host; 0, or -1 when it does not parse. */
+static int url_origin(const char *url, char *out, size_t outlen)
+{
+	CURLU *u = curl_url();
+	char *scheme = NULL, *host = NULL, *port = NULL;
+	int rc = -1;
+	size_t i;
+
+	if (u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+	    curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
+	    curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK &&
+	    (size_t)snprintf(out, outlen, "%s://%s:%s", scheme, host, port) < outlen) {
+		for (i = 0; out[i]; i++)
+			if (out[i] >= 'A' && out[i] <= 'Z')
+				out[i] = (char)(out[i] - 'A' + 'a');
+		rc = 0;
+	}
+	curl_free(port);
+	curl_free(host);
+	curl_free(scheme);
+	curl_url_cleanup(u);
+	return rc;
+}
+
+int lease_http_same_origin(const char *a, const char *b)
+{
+	char oa[600], ob[600];
+
+	return url_origin(a, oa, sizeof(oa)) == 0 && url_origin(b, ob, sizeof(ob)) == 0 &&
+	       strcmp(oa, ob) == 0;
+}
+
 int lease_http_check_url(const char *url, char *err, size_t errlen)
 {
 	int rc = classify_url(url, err, errlen);
@@ -260,26 +294,59 @@ static struct curl_slist *add_header(struct curl_slist *l, const char *line, int
 	return n;
 }
 
+void lease_http_ca_locations(const char **file, const char **dir, const char **from)
+{
+	static const char *const files[] = {"REFLEASE_CA_BUNDLE", "CURL_CA_BUNDLE"};
+	const char *v;
+	size_t i;
+
+	*file = *dir = *from = NULL;
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		if ((v = getenv(files[i])) && *v) {
+			*file = v;
+			*from = files[i];
+			return;
+		}
+	}
+	if ((v = getenv("SSL_CERT_DIR")) && *v)
+		*dir = v;
+	if ((v = getenv("SSL_CERT_FILE")) && *v) {
+		*file = v;
+		*from = "SSL_CERT_FILE";
+	}
+}
+
 int lease_http_global_setup(void)
 {
 	return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : LEASE_ECONFIG;
 }
 
-int lease_http_new(lease_http **out, const char *token, char *err, size_t errlen)
+/* Free the header lists, wiping the credential they hold first. */
+static void drop_headers(lease_http *h)
 {
-	lease_http *h = NULL;
+	if (h->headers)
+		wipe(h->headers->data, strlen(h->headers->data));
+	if (h->json_headers)
+		wipe(h->json_headers->data, strlen(h->json_headers->data));
+	curl_slist_free_all(h->headers);
+	curl_slist_free_all(h->json_headers);
+	h->headers = h->json_headers = NULL;
+	if (h->token) {
+		wipe(h->token, h->token_len);
+		free(h->token);
+		h->token = NULL;
+		h->token_len = 0;
+	}
+}
+
+/* Take @p token (trimmed, checked) and build both header lists from it. */
+static int set_token(lease_http *h, const char *token, char *err, size_t errlen)
+{
 	char *auth = NULL;
 	int ok = 1;
-	size_t i, n, start = 0;
+	size_t i, n = 0, start = 0;
 
-	*out = NULL;
-	if (lease_global_init() < 0) {
-		set_err(err, errlen, "%s", "libgit2 and libcurl could not be initialised");
-		return LEASE_ECONFIG;
-	}
-	if (!(h = calloc(1, sizeof(*h))))
-		return LEASE_ENOMEM;
-	h->cap = LEASE_HTTP_BODY_CAP;
+	drop_headers(h);
 	if (token) {
 		n = strlen(token);
 		while (start < n && (token[start] == ' ' || token[start] == '\t' ||
@@ -294,33 +361,26 @@ int lease_http_new(lease_http **out, const char *token, char *err, size_t errlen
 				set_err(err, errlen, "%s",
 				        "the GitHub token contains whitespace or control "
 				        "characters");
-				free(h);
 				return LEASE_ECONFIG;
 			}
 		}
 		if (n > start) {
 			if (!(h->token = malloc(n - start + 1)))
-				goto nomem;
+				return LEASE_ENOMEM;
 			memcpy(h->token, token + start, n - start);
 			h->token[n - start] = '\0';
 			h->token_len = n - start;
 		}
 	}
-	if (!(h->curl = curl_easy_init())) {
-		set_err(err, errlen, "%s", "libcurl could not create a handle");
-		lease_http_free(h);
-		return LEASE_ECONFIG;
-	}
 	if (h->token) {
 		size_t alen = h->token_len + sizeof("Authorization: Bearer ");
 		if (!(auth = malloc(alen)))
-			goto nomem;
+			return LEASE_ENOMEM;
 		snprintf(auth, alen, "Authorization: Bearer %s", h->token);
 		h->headers = add_header(h->headers, auth, &ok);
 		h->json_headers = add_header(h->json_headers, auth, &ok);
 		wipe(auth, alen);
 		free(auth);
-		auth = NULL;
 	}
 	h->headers = add_header(h->headers, "Accept: application/vnd.github+json", &ok);
 	h->headers = add_header(h->headers, "X-GitHub-Api-Version: 2022-11-28", &ok);
@@ -328,8 +388,51 @@ int lease_http_new(lease_http **out, const char *token, char *err, size_t errlen
 	h->json_headers = add_header(h->json_headers, "X-GitHub-Api-Version: 2022-11-28", &ok);
 	h->json_headers = add_header(h->json_headers, "Content-Type: application/json", &ok);
 	h->json_headers = add_header(h->json_headers, "Expect:", &ok);
-	if (!ok)
-		goto nomem;
+	return ok ? 0 : LEASE_ENOMEM;
+}
+
+int lease_http_set_token(lease_http *h, const char *token, char *err, size_t errlen)
+{
+	return set_token(h, token, err, errlen);
+}
+
+int lease_http_token_is(const lease_http *h, const char *token)
+{
+	size_t n = token ? strlen(token) : 0, start = 0;
+
+	while (start < n && (token[start] == ' ' || token[start] == '\t' || token[start] == '\r' ||
+	                     token[start] == '\n'))
+		start++;
+	while (n > start && (token[n - 1] == ' ' || token[n - 1] == '\t' || token[n - 1] == '\r' ||
+	                     token[n - 1] == '\n'))
+		n--;
+	if (!h->token)
+		return n == start;
+	return h->token_len == n - start && memcmp(h->token, token + start, n - start) == 0;
+}
+
+int lease_http_new(lease_http **out, const char *token, char *err, size_t errlen)
+{
+	lease_http *h = NULL;
+	int rc;
+
+	*out = NULL;
+	if (lease_global_init() < 0) {
+		set_err(err, errlen, "%s", "libgit2 and libcurl could not be initialised");
+		return LEASE_ECONFIG;
+	}
+	if (!(h = calloc(1, sizeof(*h))))
+		return LEASE_ENOMEM;
+	h->cap = LEASE_HTTP_BODY_CAP;
+	if ((rc = set_token(h, token, err, errlen)) < 0) {
+		lease_http_free(h);
+		return rc;
+	}
+	if (!(h->curl = curl_easy_init())) {
+		set_err(err, errlen, "%s", "libcurl could not create a handle");
+		lease_http_free(h);
+		return LEASE_ECONFIG;
+	}
 
 	curl_easy_setopt(h->curl, CURLOPT_USERAGENT, "reflease/" REFLEASE_VERSION);
 	curl_easy_setopt(h->curl, CURLOPT_NOSIGNAL, 1L);
@@ -345,13 +448,18 @@ int lease_http_new(lease_http **out, const char *token, char *err, size_t errlen
 	curl_easy_setopt(h->curl, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(h->curl, CURLOPT_HEADERDATA, h);
 	curl_easy_setopt(h->curl, CURLOPT_ACCEPT_ENCODING, "");
+	{
+		const char *file, *dir, *from;
+		/* as curl: a bundle that cannot be read fails https requests only
+		 * (CURLE_SSL_CACERT_BADFILE, reported at once as a TLS failure) */
+		lease_http_ca_locations(&file, &dir, &from);
+		if (file)
+			curl_easy_setopt(h->curl, CURLOPT_CAINFO, file);
+		if (dir)
+			curl_easy_setopt(h->curl, CURLOPT_CAPATH, dir);
+	}
 	*out = h;
 	return 0;
-nomem:
-	if (auth)
-		free(auth);
-	lease_http_free(h);
-	return LEASE_ENOMEM;
 }
 
 void lease_http_set_body_cap(lease_http *h, size_t cap)
@@ -445,7 +553,11 @@ static lease_http_result classify_curl(CURLcode cc, long request_size)
 	case CURLE_COULDNT_CONNECT:
 	case CURLE_SSL_CONNECT_ERROR:
 	case CURLE_PEER_FAILED_VERIFICATION:
-	case CURLE_SSL_CACERT_BADFILE: return LEASE_HTTP_NOT_SENT;
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_CERTPROBLEM:
+	case CURLE_SSL_ISSUER_ERROR:
+	case CURLE_SSL_CRL_BADFILE:
+	case CURLE_SSL_PINNEDPUBKEYNOTMATCH: return LEASE_HTTP_NOT_SENT;
 	default: return request_size > 0 ? LEASE_HTTP_UNANSWERED : LEASE_HTTP_NOT_SENT;
 	}
 }
@@ -559,6 +671,21 @@ int lease_http_request(lease_http *h, lease_http_response *resp, const char *met
 	curl_easy_getinfo(h->curl, CURLINFO_REQUEST_SIZE, &reqsize);
 	curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &status);
 	resp->result = classify_curl(cc, reqsize);
+	/* A certificate that does not verify is a configuration error, not a
+	 * network blip (issue 24 item 1): the caller reports it at once. */
+	resp->tls_failed = cc == CURLE_PEER_FAILED_VERIFICATION || cc == CURLE_SSL_CACERT_BADFILE ||
+	                   cc == CURLE_SSL_CERTPROBLEM || cc == CURLE_SSL_ISSUER_ERROR ||
+	                   cc == CURLE_SSL_CRL_BADFILE || cc == CURLE_SSL_PINNEDPUBKEYNOTMATCH;
+	if (cc != CURLE_OK) {
+		long connect_code = 0;
+		curl_easy_getinfo(h->curl, CURLINFO_HTTP_CONNECTCODE, &connect_code);
+		/* the proxy refused the tunnel: for credentials (407) or by its
+		 * rules (403) — configuration; a 5xx of the proxy stays temporary */
+		if (connect_code == 407 || connect_code == 403) {
+			resp->proxy_auth = (int)connect_code;
+			resp->result = LEASE_HTTP_NOT_SENT;
+		}
+	}
 	if (resp->body_overflow)
 		resp->result = LEASE_HTTP_UNANSWERED;
 	if (resp->result == LEASE_HTTP_OK) {
@@ -592,16 +719,6 @@ void lease_http_free(lease_http *h)
 		return;
 	if (h->curl)
 		curl_easy_cleanup(h->curl);
-	/* The header lists hold a copy of the credential: wipe before freeing. */
-	if (h->headers)
-		wipe(h->headers->data, strlen(h->headers->data));
-	if (h->json_headers)
-		wipe(h->json_headers->data, strlen(h->json_headers->data));
-	curl_slist_free_all(h->headers);
-	curl_slist_free_all(h->json_headers);
-	if (h->token) {
-		wipe(h->token, h->token_len);
-		free(h->token);
-	}
+	drop_headers(h); /* they hold a copy of the credential: wiped first */
 	free(h);
 }

@@ -41,7 +41,27 @@ typedef struct lease_http_response {
 	char location[1024];  /**< `Location` (a redirect's target, never followed here), or "" */
 	char error[256];      /**< libcurl's reason when result != LEASE_HTTP_OK */
 	char etag[128];       /**< `ETag` header (a validator for If-None-Match), or "" */
+	int tls_failed;       /**< the server's certificate did not verify, or the CA
+	                           bundle could not be used (result NOT_SENT): a
+	                           configuration error, never worth a retry (issue 24) */
+	int proxy_auth;       /**< the proxy's answer to CONNECT when it refused the tunnel
+	                           for credentials (407) or by its rules (403), else 0
+	                           (result NOT_SENT) */
 } lease_http_response;
+
+/**
+ * Where the client finds the certificate authorities it trusts (issue 24
+ * item 1), in this order, as curl's tool does: REFLEASE_CA_BUNDLE (the
+ * CLI's --ca-bundle sets it), else CURL_CA_BUNDLE, else SSL_CERT_FILE; a
+ * directory of hashed certificates from SSL_CERT_DIR (unless REFLEASE_CA_BUNDLE
+ * or CURL_CA_BUNDLE is set). Unset: libcurl's built-in system store. A bundle
+ * replaces the system store (as with curl --cacert): a corporate bundle must
+ * hold the public roots too. Verification itself is never turned off.
+ * @param file  receives the bundle file or NULL (borrowed from the environment)
+ * @param dir   receives the directory or NULL
+ * @param from  receives the variable @p file came from, or NULL
+ */
+void lease_http_ca_locations(const char **file, const char **dir, const char **from);
 
 /**
  * Check that @p url may be used: https://, or http:// towards a loopback
@@ -63,6 +83,22 @@ int lease_http_global_setup(void);
  * @return 0, LEASE_ENOMEM, LEASE_ECONFIG (libcurl unusable)
  */
 int lease_http_new(lease_http **out, const char *token, char *err, size_t errlen);
+
+/**
+ * Replace the credential of @p h (a rotated token, issue 24 item 6): the old
+ * copy is wiped. @param token as for lease_http_new()
+ * @return 0, LEASE_ECONFIG (whitespace or controls inside), LEASE_ENOMEM
+ */
+int lease_http_set_token(lease_http *h, const char *token, char *err, size_t errlen);
+
+/** 1 when @p token (trimmed as lease_http_new() trims it) is the one @p h sends. */
+int lease_http_token_is(const lease_http *h, const char *token);
+
+/**
+ * 1 when @p a and @p b have the same origin (scheme, host and port, the
+ * default port filled in; RFC 6454), 0 otherwise or when either does not parse.
+ */
+int lease_http_same_origin(const char *a, const char *b);
 
 /** Set the body cap, bytes (0 = LEASE_HTTP_BODY_CAP). */
 void lease_http_set_body_cap(lease_http *h, size_t cap);

@@ -36,6 +36,7 @@
 #define _GNU_SOURCE
 #include "git2compat.h"
 #include "gitobj.h"
+#include "http.h"
 #include "store.h"
 #include "util/util.h"
 
@@ -43,6 +44,7 @@
 #include <ftw.h>
 #include <git2.h>
 #include <pwd.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,9 +66,15 @@ typedef struct remote_transport {
 	lease_transport base;
 	git_repository *cache;
 	char *url;
-	char *token; /* REFLEASE_GIT_TOKEN, wiped on free */
+	char *git_url;      /* what libgit2 is given: http(s) without the URL's user */
+	char url_user[128]; /* the user an http(s) URL names ("" = none) */
+	char *token;        /* REFLEASE_GIT_TOKEN, wiped on free */
 	int have_empty_tree;
-	lease_probe poll; /* a waiter's last ls-remote (wait_change) */
+	lease_probe poll;       /* a waiter's last ls-remote (wait_change) */
+	int64_t op_deadline_ms; /* lease_mono_ms(): the running operation's end, 0 = none */
+	lease_log_fn log;       /* the store's logger (lease_remote_set_log) */
+	void *log_payload;
+	int log_level;
 	char errbuf[2048];
 } remote_transport;
 
@@ -82,6 +90,7 @@ typedef struct net_ctx {
 	int rejected;
 	char status[512];
 	int cred_calls;
+	int offered_token; /* REFLEASE_GIT_TOKEN was offered on this connection */
 	int auth_failed;
 } net_ctx;
 
@@ -105,6 +114,8 @@ static int contains(const char *hay, const char *needle)
 	return hay && strcasestr(hay, needle) != NULL;
 }
 
+static void url_host(char *out, size_t outlen, const char *url);
+
 /* Map a failed libgit2 network or object call. */
 static int map_error(remote_transport *rt, const net_ctx *ctx, int gerr, const char *what)
 {
@@ -115,8 +126,15 @@ static int map_error(remote_transport *rt, const net_ctx *ctx, int gerr, const c
 	    contains(m, "status code: 403") || contains(m, "authentication") ||
 	    contains(m, "error authenticating") || contains(m, "permission denied"))
 		return fail(rt, LEASE_EAUTH, what);
-	if (gerr == GIT_ECERTIFICATE)
-		return fail(rt, LEASE_ECONFIG, what);
+	if (gerr == GIT_ECERTIFICATE || contains(m, "certificate")) {
+		char host[256], msg[400];
+		url_host(host, sizeof(host), rt->url);
+		snprintf(msg, sizeof(msg),
+		         "TLS: the certificate of %s does not verify (trust a private CA with "
+		         "--ca-bundle FILE or SSL_CERT_FILE)",
+		         host);
+		return fail(rt, LEASE_ECONFIG, msg);
+	}
 	if (contains(m, "status code: 404") || contains(m, "not exported") ||
 	    contains(m, "no such repository") || contains(m, "does not appear to be a git") ||
 	    contains(m, "unsupported URL protocol"))
@@ -236,6 +254,18 @@ static int cb_credentials(git_credential **out, const char *url, const char *use
 	net_ctx *ctx = payload;
 	remote_transport *rt = ctx->rt;
 
+	/* http(s): the URL's user is kept out of libgit2's URL (it would first
+	 * send that user with an empty password: a failed login on every
+	 * connection, issue 23) and named here, with the token */
+	if ((!username_from_url || !*username_from_url) && rt->url_user[0])
+		username_from_url = rt->url_user;
+	/* a token the server has refused is never offered again */
+	if ((allowed_types & GIT_CREDENTIAL_USERPASS_PLAINTEXT) && ctx->offered_token) {
+		ctx->auth_failed = 1;
+		git_error_set_str(GIT_ERROR_NET,
+		                  "authentication failed: the server refused REFLEASE_GIT_TOKEN");
+		return -1;
+	}
 	if (++ctx->cred_calls > CRED_TRIES) {
 		ctx->auth_failed = 1;
 		git_error_set_str(GIT_ERROR_NET, "authentication failed (credential rejected)");
@@ -246,7 +276,7 @@ static int cb_credentials(git_credential **out, const char *url, const char *use
 	if (allowed_types & GIT_CREDENTIAL_USERNAME)
 		return git_credential_username_new(out, cred_user(username_from_url));
 	if ((allowed_types & GIT_CREDENTIAL_USERPASS_PLAINTEXT) && rt->token) {
-		if (lease_remote_token_allowed(url))
+		if (lease_remote_token_allowed(url) && (ctx->offered_token = 1))
 			return git_credential_userpass_plaintext_new(
 			        out,
 			        username_from_url && *username_from_url ? username_from_url
@@ -373,7 +403,53 @@ static int anon_remote(remote_transport *rt, git_remote **out)
 	git_remote_create_options_init(&o, GIT_REMOTE_CREATE_OPTIONS_VERSION);
 	o.repository = rt->cache;
 	o.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF | GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC;
-	return git_remote_create_with_opts(out, rt->url, &o);
+	return git_remote_create_with_opts(out, rt->git_url, &o);
+}
+
+/* Bound the libgit2 network calls that follow by the operation's deadline
+ * (lease_remote_set_deadline; none outside an operation). */
+static void net_begin(remote_transport *rt)
+{
+	lease_git_set_deadline(rt->op_deadline_ms);
+}
+
+/* 1 when libgit2's last error says no connection was made at all. */
+static int not_connected(void)
+{
+	const git_error *e = git_error_last();
+	const char *m = e ? e->message : NULL;
+
+	return contains(m, "failed to connect") || contains(m, "failed to resolve") ||
+	       contains(m, "connection refused") || contains(m, "could not resolve");
+}
+
+__attribute__((format(printf, 3, 4))) static void rlog(remote_transport *rt, int level,
+                                                       const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	lease_vlog(rt->log, rt->log_payload, rt->log_level, level, fmt, ap);
+	va_end(ap);
+}
+
+/* A progress line at -v once the retries of an unreachable remote have
+ * lasted 3 s, then every 10 s (issue 23: as github: does). */
+static void progress(remote_transport *rt, int64_t start, int64_t *told)
+{
+	const git_error *e = git_error_last();
+	int64_t now = lease_mono_ms();
+	char host[256], why[300];
+
+	if (now - start < 3000 || now - *told < 10000)
+		return;
+	*told = now;
+	url_host(host, sizeof(host), rt->url);
+	snprintf(why, sizeof(why), "%s", e && e->message ? e->message : "no connection");
+	rlog(rt, LEASE_LOG_INFO,
+	     "remote: cannot reach %s for %lld s (%s); retrying for another %lld s (--timeout)",
+	     host, (long long)((now - start) / 1000), why,
+	     (long long)((rt->op_deadline_ms - now) / 1000));
 }
 
 /* An anonymous remote connected for fetching (ls-remote). */
@@ -383,17 +459,32 @@ static int connect_fetch(remote_transport *rt, net_ctx *ctx, git_remote **out)
 	git_proxy_options proxy;
 	int err;
 
+	int64_t backoff = 500, start = lease_mono_ms(), told = 0, wait;
+
 	*out = NULL;
-	if ((err = anon_remote(rt, out)) < 0)
-		return map_error(rt, ctx, err, "invalid remote URL");
-	init_callbacks(&cbs, ctx);
-	proxy_auto(&proxy);
-	if ((err = git_remote_connect(*out, GIT_DIRECTION_FETCH, &cbs, &proxy, NULL)) < 0) {
+	for (;;) {
+		net_begin(rt);
+		if ((err = anon_remote(rt, out)) < 0)
+			return map_error(rt, ctx, err, "invalid remote URL");
+		init_callbacks(&cbs, ctx);
+		proxy_auto(&proxy);
+		if ((err = git_remote_connect(*out, GIT_DIRECTION_FETCH, &cbs, &proxy, NULL)) >= 0)
+			return 0;
 		git_remote_free(*out);
 		*out = NULL;
-		return map_error(rt, ctx, err, "cannot reach the remote");
+		/* nothing reached the server (refused, not resolved): retried
+		 * within the operation's --timeout, as github: does (issue 23) */
+		if (!not_connected() || ctx->auth_failed || !rt->op_deadline_ms)
+			return map_error(rt, ctx, err, "cannot reach the remote");
+		progress(rt, start, &told);
+		/* the backoff, but a last attempt with half a second left */
+		wait = rt->op_deadline_ms - lease_mono_ms() - 500;
+		if (wait <= 0)
+			return map_error(rt, ctx, err, "cannot reach the remote");
+		lease_sleep_ms(backoff < wait ? backoff : wait, LEASE_SLEEP_FULL);
+		backoff = backoff < 4000 ? backoff * 2 : 8000;
+		ctx->cred_calls = ctx->offered_token = 0;
 	}
-	return 0;
 }
 
 /* Find @p refname in the remote's advertisement. */
@@ -700,6 +791,7 @@ static int push_update(remote_transport *rt, const char *refname, const lease_oi
 		rc = map_error(rt, &ctx, err, "invalid remote URL");
 		goto done;
 	}
+	net_begin(rt);
 	git_push_options_init(&po, GIT_PUSH_OPTIONS_VERSION);
 	init_callbacks(&po.callbacks, &ctx);
 	proxy_auto(&po.proxy_opts);
@@ -805,6 +897,7 @@ static void remote_free(lease_transport *t)
 		return;
 	git_repository_free(rt->cache);
 	free(rt->url);
+	free(rt->git_url);
 	if (rt->token) {
 		explicit_bzero(rt->token, strlen(rt->token));
 		free(rt->token);
@@ -940,6 +1033,21 @@ static int open_cache(git_repository **out, const char *url, char *err, size_t e
 }
 
 /* The transport's calls and figures (protocol.md §4, §9). */
+void lease_remote_set_log(lease_transport *t, lease_log_fn log, void *payload, int level)
+{
+	if (t && t->free == remote_free) {
+		R(t)->log = log;
+		R(t)->log_payload = payload;
+		R(t)->log_level = level;
+	}
+}
+
+void lease_remote_set_deadline(lease_transport *t, int64_t ms)
+{
+	if (t && t->free == remote_free)
+		R(t)->op_deadline_ms = ms > 0 ? lease_mono_ms() + ms : 0;
+}
+
 static const lease_transport remote_vtable = {
         .version = LEASE_TRANSPORT_VERSION,
         .kind = "remote",
@@ -965,6 +1073,54 @@ static void remote_figures(lease_transport *t)
 	t->skew_margin_s = remote_vtable.skew_margin_s;
 	t->ttl_min_s = remote_vtable.ttl_min_s;
 	t->verify_window_ms = remote_vtable.verify_window_ms;
+}
+
+/* http(s)://USER@HOST/...: libgit2 gets the URL without USER (which it
+ * would first send with an empty password), the credential callback names
+ * USER with the token (issue 23). Other schemes keep their URL (ssh needs
+ * its user). */
+static int split_url_user(remote_transport *rt)
+{
+	const char *p = strstr(rt->url, "://"), *end, *at;
+	size_t n;
+
+	if (strncmp(rt->url, "http://", 7) != 0 && strncmp(rt->url, "https://", 8) != 0) {
+		rt->git_url = strdup(rt->url);
+		return rt->git_url ? 0 : LEASE_ENOMEM;
+	}
+	p += 3;
+	end = p + strcspn(p, "/?#");
+	at = memchr(p, '@', (size_t)(end - p));
+	if (!at) {
+		rt->git_url = strdup(rt->url);
+		return rt->git_url ? 0 : LEASE_ENOMEM;
+	}
+	n = (size_t)(at - p);
+	if (n >= sizeof(rt->url_user))
+		return LEASE_EINVALID;
+	memcpy(rt->url_user, p, n);
+	rt->url_user[n] = '\0';
+	if (!(rt->git_url = malloc(strlen(rt->url) - n)))
+		return LEASE_ENOMEM;
+	snprintf(rt->git_url, strlen(rt->url) - n, "%.*s%s", (int)(p - rt->url), rt->url, at + 1);
+	return 0;
+}
+
+/* https: trust the certificate authorities curl and git would (issue 24
+ * #1): --ca-bundle / REFLEASE_CA_BUNDLE, CURL_CA_BUNDLE, SSL_CERT_FILE,
+ * SSL_CERT_DIR (lease_http_ca_locations); else libgit2's default. */
+static int trust_ca(char *err, size_t errlen)
+{
+	const char *file, *dir, *from;
+
+	lease_http_ca_locations(&file, &dir, &from);
+	if (!file && !dir)
+		return 0;
+	if (git_libgit2_opts(GIT_OPT_SET_SSL_CERT_LOCATIONS, file, dir) < 0) {
+		seterr(err, errlen, "cannot use the CA bundle", file ? file : dir);
+		return LEASE_ECONFIG;
+	}
+	return 0;
 }
 
 int lease_remote_transport_new(lease_transport **out, const char *url, char *err, size_t errlen)
@@ -1022,6 +1178,14 @@ int lease_remote_transport_new(lease_transport **out, const char *url, char *err
 		return LEASE_ENOMEM;
 	}
 	if ((rc = open_cache(&rt->cache, url, err, errlen)) < 0) {
+		remote_free(&rt->base);
+		return rc;
+	}
+	if ((rc = split_url_user(rt)) < 0) {
+		remote_free(&rt->base);
+		return rc;
+	}
+	if (strncmp(url, "https://", 8) == 0 && (rc = trust_ca(err, errlen)) < 0) {
 		remote_free(&rt->base);
 		return rc;
 	}

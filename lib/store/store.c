@@ -48,8 +48,11 @@ static int github_ctor(lease_transport **out, const char *arg, const lease_store
 static int remote_ctor(lease_transport **out, const char *arg, const lease_store_options *opts,
                        char *err, size_t errlen)
 {
-	(void)opts;
-	return lease_remote_transport_new(out, arg, err, errlen);
+	int rc = lease_remote_transport_new(out, arg, err, errlen);
+
+	if (rc == 0 && opts)
+		lease_remote_set_log(*out, opts->log, opts->log_payload, opts->log_level);
+	return rc;
 }
 
 static const struct {
@@ -329,9 +332,49 @@ int lease_commit_copy(lease_commit *dst, const lease_commit *src)
 	return 0;
 }
 
+/* Give the network transports a deadline @p ms from now (<= 0: none). */
+static void transport_deadline(lease_transport *t, int64_t ms)
+{
+	lease_github_set_deadline(t, ms);
+	lease_remote_set_deadline(t, ms);
+}
+
+void lease_store_op_begin(lease_store *st, int64_t cap_ms)
+{
+	int64_t ms = (int64_t)st->timeout_s * 1000;
+
+	if (st->op_depth++ > 0)
+		return;
+	if (st->wait_end_ms > 0) {
+		int64_t left = st->wait_end_ms - lease_mono_ms();
+		if (left < 1000)
+			left = 1000;
+		if (left < ms)
+			ms = left;
+	}
+	if (cap_ms > 0 && cap_ms < ms)
+		ms = cap_ms;
+	transport_deadline(st->t, ms);
+}
+
+void lease_store_op_end(lease_store *st)
+{
+	if (st->op_depth > 0 && --st->op_depth == 0)
+		transport_deadline(st->t, 0);
+}
+
+void lease_store_set_wait_end(lease_store *st, int64_t mono_ms)
+{
+	st->wait_end_ms = mono_ms;
+}
+
 int64_t lease_store_pace(lease_store *st)
 {
 	int64_t waited = st->t->pace ? st->t->pace(st->t, LEASE_PACE_MS) : 0;
+
+	/* each operation of a burst gets its own --timeout */
+	if (st->t->pace && st->op_depth > 0)
+		transport_deadline(st->t, (int64_t)st->timeout_s * 1000);
 
 	if (waited > 0) {
 		st->paced_ms += waited;
@@ -349,5 +392,6 @@ void lease_store_set_lock_wait(lease_store *st, int wait_ms)
 
 int64_t lease_store_paced_ms(const lease_store *st)
 {
-	return st->paced_ms;
+	/* pace(t, 0) only reports what the writes since the last call waited */
+	return st->paced_ms + (st->t->pace ? st->t->pace(st->t, 0) : 0);
 }

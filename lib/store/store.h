@@ -25,19 +25,56 @@ struct lease_store {
 	char spec[1024];
 	char errmsg[1024];
 	lease_cas_error cas_err;
-	int64_t paced_ms; /**< total waited by lease_store_pace() */
+	int cas_compared;    /**< a post-state was read for cas_err (primitives.c observe()) */
+	int64_t paced_ms;    /**< total waited by lease_store_pace() */
+	int op_depth;        /**< lease_store_op_begin() nesting */
+	int64_t wait_end_ms; /**< lease_store_set_wait_end(): monotonic ms, 0 = none */
 };
+
+/**
+ * Begin one operation (issue 24 item 3): unless one is already running
+ * (nested calls only count), the network transports get a deadline of
+ * --timeout (timeout_s) from now for everything the operation sends —
+ * each request, retry and rate-limit wait — capped at the wait's end
+ * (lease_store_set_wait_end(), never below 1 s) and at @p cap_ms when > 0.
+ * Pair with lease_store_op_end(). A no-op on local stores.
+ */
+void lease_store_op_begin(lease_store *st, int64_t cap_ms);
+/** End the operation begun by the matching lease_store_op_begin(). */
+void lease_store_op_end(lease_store *st);
+/**
+ * Cap every operation that begins from now on at @p mono_ms (lease_mono_ms()
+ * clock; a --wait's end, issue 24 item 3), 0 = no cap.
+ */
+void lease_store_set_wait_end(lease_store *st, int64_t mono_ms);
+
+/**
+ * GitHub transport (github.c): the running operation ends @p ms from now on
+ * its clock (lease_http_mono_ms()); @p ms <= 0 clears it (each request then
+ * gets the timeout from its own start). A no-op on other transports.
+ */
+void lease_github_set_deadline(lease_transport *t, int64_t ms);
+/**
+ * Remote transport (remote.c): as lease_github_set_deadline(), on
+ * lease_mono_ms(); bounds libgit2's connections, reads and writes too. A
+ * no-op on other transports.
+ */
+void lease_remote_set_deadline(lease_transport *t, int64_t ms);
+/** Remote transport: log through @p log at @p level (the store's options). No-op elsewhere. */
+void lease_remote_set_log(lease_transport *t, lease_log_fn log, void *payload, int level);
 
 /** Gap between the content-creating requests of two operations of a burst, ms (issue 15). */
 #define LEASE_PACE_MS 1000
 
 /**
  * Mark the start of one write operation of a burst (reconcile --reap /
- * --prune-released, migrate --apply: one per lease; never between the
- * writes of one operation): the transport waits until LEASE_PACE_MS have
- * passed since its last content-creating request (GitHub only; a no-op
- * elsewhere). @return the milliseconds waited, also added to
- * lease_store_paced_ms().
+ * --prune-released, migrate --apply: one per lease): the transport waits
+ * until LEASE_PACE_MS have passed since its last content-creating request,
+ * and from then on spaces every content-creating request LEASE_PACE_MS
+ * apart, the writes of one operation too (GitHub only; a no-op elsewhere;
+ * issue 24 item 4). The operation gets its own --timeout (the deadline is
+ * set again). @return the milliseconds waited (here and between the
+ * writes since the last call), also added to lease_store_paced_ms().
  */
 int64_t lease_store_pace(lease_store *st);
 
@@ -48,7 +85,7 @@ int64_t lease_store_pace(lease_store *st);
  */
 void lease_store_set_lock_wait(lease_store *st, int wait_ms);
 
-/** Total milliseconds lease_store_pace() waited on @p st. */
+/** Total milliseconds lease_store_pace() and the writes of a burst waited on @p st. */
 int64_t lease_store_paced_ms(const lease_store *st);
 
 /** Set the handle's error message (printf-style) and return @p code. */

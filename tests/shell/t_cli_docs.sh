@@ -23,7 +23,7 @@ root = sys.argv[1]
 bad = []
 opt = re.compile(r'(?<![\w-])(--[a-z][a-z-]*|-[a-zA-Z])\b')
 glob_only = {'--store', '--namespace', '--owner', '--host', '--json', '--timeout',
-             '--verify-timeout', '--token-file', '--help', '-v', '-q', '-V', '--version'}
+             '--verify-timeout', '--token-file', '--ca-bundle', '--help', '-v', '-q', '-V', '--version'}
 
 def opts(text):
     return {o for o in opt.findall(text) if o != '--'} - glob_only

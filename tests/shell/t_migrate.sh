@@ -2,7 +2,7 @@
 # reflease migrate against real processes (protocol.md §8, field case F28):
 # a holder's process heartbeats pre-bump (1.0) leases with the 1.1 client in
 # a loop while `migrate --apply` runs. No lease is lost, no migrate commit
-# changes an expiry (or any held field), the final state is 1.1, a second run
+# changes an expiry (or any held field), the final state is 1.2, a second run
 # writes nothing, and --json parses with the documented fields.
 set -eu
 R=$REFLEASE
@@ -33,13 +33,13 @@ seed() {
 # payload of a commit (everything after the first blank line)
 payload() { $GIT cat-file commit "$1" | sed '1,/^$/d' | sed '1,/^$/d'; }
 
-# check_chain NAME: the tip is 1.1.0 with the seeded token, and every migrate
+# check_chain NAME: the tip is 1.2.0 with the seeded token, and every migrate
 # commit keeps every held field of its parent (one git log, one jq).
 check_chain() {
   $GIT log --first-parent --format='%s%x09%b' "refs/leases/$1" | grep -v '^$' | jq -R -s -e '
     def held: [.owner, .host, .phase, .lease_token, .transitions, .acquired_at, .expires_at, .name];
     [split("\n")[] | select(length > 0) | split("\t") | {s: .[0], p: (.[1] | fromjson)}] as $c
-    | ($c[0].p.sdlc_version == "1.1.0") and ($c[0].p.lease_token == "'"$TOKEN"'")
+    | ($c[0].p.sdlc_version == "1.2.0") and ($c[0].p.lease_token == "'"$TOKEN"'")
       and all(range(0; $c | length) as $i | select($c[$i].s | test(": migrate "))
               | ($c[$i].p | held) == ($c[$i + 1].p | held)
                 and $c[$i].p.ttl_seconds >= 5 and $c[$i].p.ttl_seconds <= 86400; .)' >/dev/null
@@ -80,7 +80,7 @@ while [ "$round" -le "$ROUNDS" ]; do
   fi
   [ ! -e hb.fail ] || { cat hb.fail; fail "round $round: the holder lost a lease"; }
     for f in "mig$round.json" "other$round.json"; do
-    jq -e '.applied == true and .target == "1.1.0" and .counts.conflict == 0' "$f" >/dev/null ||
+    jq -e '.applied == true and .target == "1.2.0" and .counts.conflict == 0' "$f" >/dev/null ||
       fail "round $round: $(cat "$f")"
   done
   "$R" --store "$STORE" list --json |
@@ -111,7 +111,7 @@ seed plan-me
 jq -e '(keys == ["applied", "counts", "leases", "target"]) and .applied == false and
        (.counts | keys == ["conflict", "current", "migrated", "skipped_malformed", "skipped_newer", "would_migrate"]) and
        all(.leases[]; (keys - ["message"]) == ["from", "method", "name", "status", "to"]) and
-       (.leases[] | select(.name == "plan-me") | .status == "would_migrate" and .method == "commit-time" and .from == "1.0.0" and .to == "1.1.0")' \
+       (.leases[] | select(.name == "plan-me") | .status == "would_migrate" and .method == "commit-time" and .from == "1.0.0" and .to == "1.2.0")' \
   plan.json >/dev/null || fail "plan --json: $(cat plan.json)"
 [ "$(payload "$($GIT rev-parse refs/leases/plan-me)" | jq -r .sdlc_version)" = 1.0.0 ] || fail "a plan wrote"
 
@@ -140,7 +140,7 @@ grep -q '^::warning title=reflease migrate::lease evil%3A skipped_malformed' ann
 # shellcheck disable=SC2016
 grep -q '^| `evil` | - | - | - | skipped_malformed | .*pwned\\|&lt;b&gt;' sum.md || fail "summary escaping: $(cat sum.md)"
 # shellcheck disable=SC2016
-grep -q '^| `plan-me` | 1.0.0 | 1.1.0 | commit-time | migrated |' sum.md || fail "summary: $(cat sum.md)"
+grep -q '^| `plan-me` | 1.0.0 | 1.2.0 | commit-time | migrated |' sum.md || fail "summary: $(cat sum.md)"
 cmp -s sum.md step.md || fail "step summary differs from --summary"
 grep -q 'plan-me' human.txt || fail "human table"
 echo "ok"

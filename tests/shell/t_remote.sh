@@ -26,6 +26,7 @@ ts() { date -u -d "@$1" +%Y-%m-%dT%H:%M:%SZ; }
 # init creates the served repository; http-backend may receive-pack into it.
 "$REFLEASE" init "$root/s.git" >/dev/null
 git -C "$root/s.git" config http.receivepack true
+git -C "$root/s.git" config receive.denyNonFastForwards true # as `git init --shared` sets it
 empty=$(git -C "$root/s.git" hash-object -w -t tree /dev/null)
 
 base=$(( 20000 + $$ % 20000 ))
@@ -102,6 +103,10 @@ for url in "git://127.0.0.1:$port/s.git" "http://127.0.0.1:$hport/git/s.git" "fi
   [ "$st" = not_due ] || fail "early heartbeat: $st ($url)"
   st=$(F +20s --json heartbeat "$a" --lease-token "$tok" | jq -r .status)
   [ "$st" = renewed ] || fail "due heartbeat: $st ($url)"
+  # the next one replaces it (protocol.md §2), a non-fast-forward update the
+  # server takes with receive.denyNonFastForwards set (refs/heads/* only)
+  st=$(F +40s --json heartbeat "$a" --lease-token "$tok" | jq -r '.status + " " + (.lease.heartbeats | tostring)')
+  [ "$st" = "renewed 2" ] || fail "second due heartbeat: $st ($url)"
   R reacquire "$a" --lease-token "$tok" >/dev/null || fail "reacquire ($url)"
   R release "$a" --lease-token "$tok" >/dev/null || fail "release ($url)"
   R status "$a" | grep -q released || fail "status released ($url)"
@@ -130,7 +135,7 @@ for url in "git://127.0.0.1:$port/s.git" "http://127.0.0.1:$hport/git/s.git" "fi
   R migrate | grep -q "$m" || fail "migrate plan misses $m ($url)"
   [ "$(git -C "$root/s.git" rev-parse "refs/leases/$m")" = "$cm" ] || fail "plan wrote ($url)"
   R migrate --apply >/dev/null || fail "migrate --apply ($url)"
-  R --json status "$m" | jq -e '.lease.sdlc_version == "1.1.0"' >/dev/null ||
+  R --json status "$m" | jq -e '.lease.sdlc_version == "1.2.0"' >/dev/null ||
     fail "not migrated ($url)"
   tip=$(git -C "$root/s.git" rev-parse "refs/leases/$m")
   R migrate --apply >/dev/null || fail "second migrate --apply ($url)"

@@ -95,6 +95,7 @@ struct answer {
 	char link[600];     /* Link header, or "" */
 	char location[600]; /* Location header, or "" */
 	const char *resource;
+	int html; /* applied, then answered 200 with a proxy's HTML page */
 };
 
 static const char *const ep_names[FAKEGH_N_ENDPOINTS] = {
@@ -142,6 +143,9 @@ int fakegh_fault_parse(const char *name)
 	        {"gql-403-rate-limit", FAKEGH_FAULT_GQL_403_RATE_LIMIT},
 	        {"gql-untyped-rate-limit", FAKEGH_FAULT_GQL_UNTYPED_RATE_LIMIT},
 	        {"422-update-failed", FAKEGH_FAULT_422_UPDATE_FAILED},
+	        {"html-200", FAKEGH_FAULT_HTML_200},
+	        {"407", FAKEGH_FAULT_407},
+	        {"403-abuse", FAKEGH_FAULT_403_ABUSE},
 	};
 	size_t i;
 
@@ -1067,6 +1071,31 @@ static int apply_fault(fakegh *f, struct answer *a, const struct fault *ft, fake
 		answer_msg(a, 422, "Reference update failed");
 		return 1;
 	case FAKEGH_FAULT_DROP: a->drop = 1; return 0;
+	case FAKEGH_FAULT_HTML_200:
+		/* issue 24 #5: a proxy (TLS inspection, a captive or "continue"
+		 * interstitial page) forwards the request, then answers 200 with
+		 * its own HTML page instead of GitHub's JSON */
+		a->html = 1;
+		return 0;
+	case FAKEGH_FAULT_407:
+		/* RFC 9110 §15.5.8: a proxy that wants credentials answers 407 with
+		 * Proxy-Authenticate; nothing reaches GitHub (issue 24 #5) */
+		answer_msg(a, 407, "Proxy Authentication Required");
+		a->no_rl_headers = 1;
+		return 1;
+	case FAKEGH_FAULT_403_ABUSE:
+		/* GitHub's secondary limit in its older wording, still answered by
+		 * some GHES releases, without retry-after ("abuse rate limits",
+		 * developer.github.com/v3/#abuse-rate-limits; octokit
+		 * plugin-throttling.js matches /\babuse\b/i) */
+		answer_json(
+		        a, 403,
+		        json_pack("{s:s, s:s}", "message",
+		                  "You have triggered an abuse detection mechanism. Please wait "
+		                  "a few minutes before you try again.",
+		                  "documentation_url",
+		                  "https://developer.github.com/v3/#abuse-rate-limits"));
+		return 1;
 	}
 	return 0;
 }
@@ -1239,7 +1268,11 @@ static enum MHD_Result add_headers(fakegh *f, struct MHD_Response *resp, const s
 	gmtime_r(&now, &tm);
 	strftime(buf, sizeof(buf), "%a, %d %b %Y %H:%M:%S GMT", &tm);
 	MHD_add_response_header(resp, "Date", buf);
-	MHD_add_response_header(resp, "Content-Type", "application/json; charset=utf-8");
+	MHD_add_response_header(resp, "Content-Type",
+	                        a->html ? "text/html; charset=utf-8"
+	                                : "application/json; charset=utf-8");
+	if (a->status == 407)
+		MHD_add_response_header(resp, "Proxy-Authenticate", "Basic realm=\"fakegh proxy\"");
 	MHD_add_response_header(resp, "X-GitHub-Api-Version-Selected", "2022-11-28");
 	MHD_add_response_header(resp, "X-GitHub-Request-Id", "FAKE:0001");
 	if (!a->no_rl_headers) {
@@ -1335,7 +1368,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 {
 	fakegh *f = cls;
 	struct req *rq = *con_cls;
-	struct answer a = {0, NULL, 0, -1, 0, 0, 0, "", "", NULL};
+	struct answer a = {0, NULL, 0, -1, 0, 0, 0, "", "", NULL, 0};
 	struct MHD_Response *resp;
 	json_t *body = NULL;
 	fakegh_endpoint ep;
@@ -1373,6 +1406,20 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	pthread_mutex_lock(&f->mu);
 	if (strncmp(url, "/_fakegh/", 9) == 0) {
 		control(f, &a, url + 9, body);
+		goto respond;
+	}
+	if (strcmp(method, "CONNECT") == 0) {
+		/* Used as an HTTPS proxy (issue 24 #5): a pending 407 fault is the
+		 * proxy asking for credentials (RFC 9110 §15.5.8); otherwise it
+		 * refuses the tunnel, as a proxy's deny rule does (403) */
+		f->counts[FAKEGH_ANY]++;
+		f->counts[FAKEGH_OTHER]++;
+		if (take_fault(f, FAKEGH_OTHER, &ft) && ft.kind == FAKEGH_FAULT_407)
+			apply_fault(f, &a, &ft, FAKEGH_OTHER);
+		else
+			answer_msg(&a, 403, "fakegh: tunnel refused by the proxy's rules");
+		a.no_rl_headers = 1;
+		log_line(f, method, url, FAKEGH_OTHER, a.status, 0);
 		goto respond;
 	}
 	rest = route(f, url, &wrong_repo);
@@ -1417,6 +1464,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			handle(f, &a, ep, rest, body, pg ? (int)strtol(pg, NULL, 10) : 1);
 			conditional(f, conn, method, &a, etag);
 		}
+	}
+	if (a.html) { /* applied; the page replaces GitHub's answer */
+		free(a.body);
+		a.body = strdup("<!DOCTYPE html><html><head><title>Continue</title></head><body>"
+		                "This site is inspected by your organisation's proxy. <a "
+		                "href=\"/continue\">Continue</a></body></html>");
+		a.status = 200;
+		a.no_rl_headers = 1;
 	}
 	if (a.status != 304)
 		f->counted++;
@@ -1562,17 +1617,34 @@ int fakegh_start(fakegh **out, const fakegh_options *opts)
 	sa.sin_family = AF_INET;
 	sa.sin_port = htons(opts->port);
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	f->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_SUPPRESS_DATE_NO_CLOCK,
-	                        opts->port, NULL, NULL, on_request, f, MHD_OPTION_SOCK_ADDR, &sa,
-	                        MHD_OPTION_NOTIFY_COMPLETED, on_completed, f,
-	                        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60, MHD_OPTION_END);
+	if (opts->tls_cert_pem && opts->tls_key_pem) {
+		/* HTTPS with a test CA's certificate (libmicrohttpd over GnuTLS) */
+		if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+			fprintf(stderr, "fakegh: this libmicrohttpd has no TLS support\n");
+			goto fail;
+		}
+		f->d = MHD_start_daemon(
+		        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_SUPPRESS_DATE_NO_CLOCK |
+		                MHD_USE_TLS,
+		        opts->port, NULL, NULL, on_request, f, MHD_OPTION_SOCK_ADDR, &sa,
+		        MHD_OPTION_NOTIFY_COMPLETED, on_completed, f, MHD_OPTION_CONNECTION_TIMEOUT,
+		        (unsigned)60, MHD_OPTION_HTTPS_MEM_KEY, opts->tls_key_pem,
+		        MHD_OPTION_HTTPS_MEM_CERT, opts->tls_cert_pem, MHD_OPTION_END);
+	} else {
+		f->d = MHD_start_daemon(
+		        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_SUPPRESS_DATE_NO_CLOCK,
+		        opts->port, NULL, NULL, on_request, f, MHD_OPTION_SOCK_ADDR, &sa,
+		        MHD_OPTION_NOTIFY_COMPLETED, on_completed, f, MHD_OPTION_CONNECTION_TIMEOUT,
+		        (unsigned)60, MHD_OPTION_END);
+	}
 	if (!f->d) {
 		fprintf(stderr, "fakegh: cannot start the HTTP daemon\n");
 		goto fail;
 	}
 	info = MHD_get_daemon_info(f->d, MHD_DAEMON_INFO_BIND_PORT);
 	f->port = info ? info->port : 0;
-	snprintf(f->url, sizeof(f->url), "http://127.0.0.1:%u", (unsigned)f->port);
+	snprintf(f->url, sizeof(f->url), "%s://%s:%u", opts->tls_cert_pem ? "https" : "http",
+	         opts->tls_cert_pem ? "localhost" : "127.0.0.1", (unsigned)f->port);
 	*out = f;
 	return 0;
 fail:
@@ -1599,6 +1671,14 @@ void fakegh_stop(fakegh *f)
 	pthread_mutex_destroy(&f->mu);
 	git_libgit2_shutdown();
 	free(f);
+}
+
+void fakegh_set_token(fakegh *f, const char *token)
+{
+	pthread_mutex_lock(&f->mu);
+	free(f->token);
+	f->token = token ? strdup(token) : NULL;
+	pthread_mutex_unlock(&f->mu);
 }
 
 unsigned short fakegh_port(const fakegh *f)

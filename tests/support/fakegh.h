@@ -65,6 +65,11 @@ typedef enum fakegh_fault_kind {
 	FAKEGH_FAULT_422_UPDATE_FAILED,      /**< REST create: 422 "Reference update failed", not
 	                                        applied (github/rest-api-description#4887,
 	                                        exercism/website#8248) */
+	/* issue 24 (source next to each in fakegh.c): */
+	FAKEGH_FAULT_HTML_200,  /**< applied, then answered 200 with a proxy's HTML page */
+	FAKEGH_FAULT_407,       /**< 407 Proxy Authentication Required, not applied */
+	FAKEGH_FAULT_403_ABUSE, /**< 403 "abuse detection mechanism" (older secondary-limit
+	                           wording), no retry-after */
 } fakegh_fault_kind;
 
 /** What GraphQL shows of refs outside refs/heads/ and refs/tags/ (undocumented, issue 15 #3). */
@@ -89,6 +94,10 @@ typedef struct fakegh_options {
 	unsigned short port;          /**< 0 = ephemeral */
 	int no_update_refs; /**< an old GHES: no updateRefs mutation (schema and mutation) */
 	int page_size;      /**< matching-refs in pages of this many refs + Link (0 = one page) */
+	const char *tls_cert_pem; /**< with tls_key_pem: serve HTTPS with this certificate
+	                             (PEM, a chain for localhost); the URL is then
+	                             https://localhost:PORT */
+	const char *tls_key_pem;  /**< the certificate's private key (PEM) */
 } fakegh_options;
 
 /**
@@ -99,9 +108,16 @@ int fakegh_start(fakegh **out, const fakegh_options *opts);
 /** Stop the server, remove a temporary repository. Accepts NULL. */
 void fakegh_stop(fakegh *f);
 
+/**
+ * Accept only @p token from now on (NULL: any non-empty one): a rotated
+ * credential, as a GitHub App's installation token is every hour (issue 24).
+ */
+void fakegh_set_token(fakegh *f, const char *token);
+
 /** The bound port. */
 unsigned short fakegh_port(const fakegh *f);
-/** "http://127.0.0.1:PORT" (borrowed): the REST base and, + "/graphql", GraphQL. */
+/** "http://127.0.0.1:PORT" ("https://localhost:PORT" with TLS; borrowed): the REST
+ * base and, + "/graphql", GraphQL. */
 const char *fakegh_url(const fakegh *f);
 /** The bare repository's path (borrowed). */
 const char *fakegh_repo_path(const fakegh *f);

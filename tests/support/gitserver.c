@@ -185,7 +185,11 @@ static int start_http(gitserver *gs)
 		        "server.port = %d\n"
 		        "server.errorlog = \"%s/lighttpd.err\"\n"
 		        "server.modules = (\"mod_alias\", \"mod_auth\", \"mod_authn_file\", "
-		        "\"mod_cgi\", \"mod_setenv\")\n"
+		        "\"mod_cgi\", \"mod_setenv\", \"mod_accesslog\")\n"
+		        /* each request's status and whether it carried credentials
+		         * (gitserver_failed_logins) */
+		        "accesslog.filename = \"%s/access.log\"\n"
+		        "accesslog.format = \"%%s %%{Authorization}i %%U\"\n"
 		        "alias.url = (\"/git/\" => \"/usr/lib/git-core/git-http-backend/\", "
 		        "\"/auth/\" => \"/usr/lib/git-core/git-http-backend/\")\n"
 		        "cgi.assign = (\"\" => \"\")\n"
@@ -195,7 +199,8 @@ static int start_http(gitserver *gs)
 		        "\"git\", \"require\" => \"valid-user\"))\n"
 		        "setenv.add-environment = (\"GIT_PROJECT_ROOT\" => \"%s\", "
 		        "\"GIT_HTTP_EXPORT_ALL\" => \"1\", \"GIT_CONFIG_GLOBAL\" => \"%s\")\n",
-		        gs->root, gs->http_port, gs->root, users, gs->root, global_config);
+		        gs->root, gs->http_port, gs->root, gs->root, users, gs->root,
+		        global_config);
 		fclose(f);
 		if ((gs->http_pid = spawn(argv, log)) < 0)
 			return -1;
@@ -407,4 +412,68 @@ int gitserver_move_on_fetch(gitserver *gs, const char *name, const char *ref, co
 		return -1;
 	fprintf(f, "%s %s\n", ref, oid_hex);
 	return fclose(f) == 0 ? 0 : -1;
+}
+
+/* Ask the HTTP server for @p path (any answer); 0 when it was sent. */
+static int http_get(int port, const char *path)
+{
+	struct sockaddr_in sa;
+	char req[256], buf[512];
+	int s = socket(AF_INET, SOCK_STREAM, 0), rc = -1;
+
+	if (s < 0)
+		return -1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((unsigned short)port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n", path);
+	if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+	    write(s, req, strlen(req)) == (ssize_t)strlen(req)) {
+		while (read(s, buf, sizeof(buf)) > 0)
+			;
+		rc = 0;
+	}
+	close(s);
+	return rc;
+}
+
+/* Count the failed logins in the access log once @p marker is in it. */
+static int count_failed(const char *log, const char *marker, int *seen)
+{
+	char line[1024];
+	FILE *f = fopen(log, "r");
+	int n = 0;
+
+	*seen = 0;
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (strstr(line, marker))
+			*seen = 1;
+		if (strncmp(line, "401 ", 4) == 0 && strncmp(line + 4, "- ", 2) != 0)
+			n++;
+	}
+	fclose(f);
+	return n;
+}
+
+int gitserver_failed_logins(const gitserver *gs)
+{
+	static int seq;
+	char path[600], marker[64];
+	int n = 0, seen = 0, i;
+
+	/* lighttpd buffers its access log: a marker request, then wait until
+	 * the log holds it (everything before it is written by then) */
+	snprintf(path, sizeof(path), "%s/access.log", gs->root);
+	snprintf(marker, sizeof(marker), "/flush-marker-%d-%d", (int)getpid(), ++seq);
+	if (http_get(gs->http_port, marker) < 0)
+		return -1;
+	for (i = 0; i < 250 && !seen; i++) {
+		n = count_failed(path, marker, &seen);
+		if (!seen)
+			sleep_ms(20);
+	}
+	return seen ? n : -1;
 }

@@ -66,6 +66,13 @@ void gitserver_stop(gitserver *gs);
  */
 int gitserver_repo(gitserver *gs, const char *name, char *path, size_t pathlen);
 
+/**
+ * Failed logins the HTTP server has seen so far: requests answered 401 that
+ * carried credentials (an Authorization header; a first request without any,
+ * answered 401 with the challenge, is none). Hosts ban IPs for these.
+ */
+int gitserver_failed_logins(const gitserver *gs);
+
 /** The URL of repository @p name reached as @p kind. */
 void gitserver_url(const gitserver *gs, gitserver_kind kind, const char *name, char *out,
                    size_t outlen);

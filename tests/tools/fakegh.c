@@ -1,7 +1,7 @@
 /* The fake GitHub server as a process, for shell tests and benchmarks:
  *   fakegh [--repo PATH] [--empty] [--token T] [--owner O] [--name R]
  *          [--port N] [--port-file FILE] [--lag MS] [--graphql-blind]
- *          [--no-update-refs]
+ *          [--no-update-refs] [--tls-cert PEMFILE --tls-key PEMFILE]
  * Prints "PORT\n" on stdout once listening (and writes it to --port-file),
  * then serves until SIGINT/SIGTERM. Drive faults with POST /_fakegh/fault
  * {"endpoint":"create","kind":"5xx","count":1,"arg":0}, /_fakegh/lag
@@ -23,11 +23,30 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
+/* A whole (small) file, NUL-terminated; NULL with a message when unreadable. */
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	size_t n;
+
+	if (!f || !(buf = calloc(1, 65536))) {
+		fprintf(stderr, "fakegh: cannot read %s\n", path);
+		if (f)
+			fclose(f);
+		return NULL;
+	}
+	n = fread(buf, 1, 65535, f);
+	fclose(f);
+	buf[n] = '\0';
+	return buf;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: fakegh [--repo PATH] [--empty] [--token T] [--owner O] "
 	                "[--name R] [--port N] [--port-file FILE] [--lag MS] [--graphql-blind] "
-	                "[--no-update-refs]\n");
+	                "[--no-update-refs] [--tls-cert PEMFILE --tls-key PEMFILE]\n");
 	exit(64);
 }
 
@@ -63,6 +82,14 @@ int main(int argc, char **argv)
 			o.port = (unsigned short)strtol(v, NULL, 10), i++;
 		} else if (strcmp(a, "--port-file") == 0) {
 			port_file = v, i++;
+		} else if (strcmp(a, "--tls-cert") == 0) {
+			if (!(o.tls_cert_pem = slurp(v)))
+				return 64;
+			i++;
+		} else if (strcmp(a, "--tls-key") == 0) {
+			if (!(o.tls_key_pem = slurp(v)))
+				return 64;
+			i++;
 		} else if (strcmp(a, "--lag") == 0) {
 			lag = (int)strtol(v, NULL, 10), i++;
 		} else {

@@ -16,8 +16,10 @@
  * "writes N renewed N not_due N failed N prunes N".
  *
  * check: every oid in OUTDIR/h<i> must be the tip of refs/leases/h<i> or on
- * its first-parent chain (an acknowledged write is never undone). Prints
- * "acknowledged N lost N" and exits 1 when anything was lost. */
+ * its first-parent chain (an acknowledged write is never undone), or be a
+ * heartbeat that a later heartbeat of its tenure on the chain replaced
+ * (protocol.md §2, issue 29). Prints "acknowledged N lost N (replaced ...)"
+ * and exits 1 when anything was lost. */
 #define _DEFAULT_SOURCE
 #include <errno.h>
 #include <git2.h>
@@ -64,12 +66,19 @@ static lease_store *open_store(const char *path)
 	return st;
 }
 
-static void record(FILE *f, const lease_oid *oid)
+/* One acknowledged write: its oid and, for a heartbeat, what identifies the
+ * run it belongs to (heartbeats counted, parent, token): a later heartbeat
+ * replaces it and gc may prune it (issue 29). */
+static void record(FILE *f, const lease_result *r)
 {
-	char hex[LEASE_OID_HEXSZ + 1];
+	char hex[LEASE_OID_HEXSZ + 1], par[LEASE_OID_HEXSZ + 1] = "-";
 
-	lease_oid_tohex(hex, oid);
-	fprintf(f, "%s\n", hex);
+	lease_oid_tohex(hex, &r->oid);
+	if (r->has_parent)
+		lease_oid_tohex(par, &r->parent);
+	fprintf(f, "%s %lld %s %s\n", hex,
+	        (long long)(r->payload.has_heartbeats ? r->payload.heartbeats : 0), par,
+	        r->payload.lease_token);
 	fflush(f);
 }
 
@@ -106,7 +115,7 @@ static void holder(const char *path, int i, const char *outdir, long *counts)
 		_exit(3);
 	}
 	__atomic_add_fetch(&counts[C_WRITES], 1, __ATOMIC_SEQ_CST);
-	record(f, &r.oid);
+	record(f, &r);
 	memcpy(token, r.payload.lease_token, sizeof(token));
 	o.lease_token = token;
 	while (going(counts)) {
@@ -114,7 +123,7 @@ static void holder(const char *path, int i, const char *outdir, long *counts)
 		if (lease_heartbeat(&r, st, name, &o) == 0 && strcmp(r.status, "renewed") == 0) {
 			__atomic_add_fetch(&counts[C_WRITES], 1, __ATOMIC_SEQ_CST);
 			__atomic_add_fetch(&counts[C_RENEWED], 1, __ATOMIC_SEQ_CST);
-			record(f, &r.oid);
+			record(f, &r);
 		} else if (strcmp(r.status, "not_due") == 0) {
 			__atomic_add_fetch(&counts[C_NOT_DUE], 1, __ATOMIC_SEQ_CST);
 		} else {
@@ -197,21 +206,53 @@ static int oid_cmp(const void *a, const void *b)
 	return git_oid_cmp(a, b);
 }
 
+/* An acknowledged heartbeat off the chain is not lost when a later heartbeat
+ * of its tenure replaced it (protocol.md §2, issue 29): a chain commit on the
+ * parent it was written on, a heartbeat with the same token, counting more
+ * heartbeats. (The replaced commit itself may be gone: gc prunes it.) */
+static int superseded(git_repository *repo, long long hb, const git_oid *parent, const char *token,
+                      const git_oid *order, size_t n)
+{
+	size_t k;
+
+	for (k = 0; hb > 0 && k < n; k++) {
+		git_commit *c = NULL;
+		lease_payload y;
+		lease_op op = LEASE_OP_UNKNOWN;
+		const char *msg;
+		int ok;
+
+		if (git_commit_lookup(&c, repo, &order[k]) < 0)
+			continue;
+		msg = git_commit_message_raw(c);
+		ok = git_commit_parentcount(c) == 1 &&
+		     git_oid_equal(git_commit_parent_id(c, 0), parent) &&
+		     lease_message_parse(&y, &op, msg, strlen(msg), NULL, NULL, 0) == 0 &&
+		     op == LEASE_OP_HEARTBEAT && y.has_heartbeats && y.heartbeats > hb &&
+		     strcmp(y.lease_token, token) == 0;
+		git_commit_free(c);
+		if (ok)
+			return 1;
+	}
+	return 0;
+}
+
 static int check(const char *path, int writers, const char *outdir)
 {
 	git_repository *repo = NULL;
 	git_oid *chain = malloc(sizeof(git_oid) * CHAIN_MAX);
-	long acked = 0, lost = 0;
+	git_oid *order = malloc(sizeof(git_oid) * CHAIN_MAX);
+	long acked = 0, lost = 0, replaced = 0;
 	int i;
 
 	git_libgit2_init();
-	if (!chain ||
+	if (!chain || !order ||
 	    git_repository_open_ext(&repo, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) < 0) {
 		fprintf(stderr, "maint_stress: cannot open %s\n", path);
 		return 3;
 	}
 	for (i = 0; i < writers; i++) {
-		char ref[64], file[4200], line[128];
+		char ref[64], file[4200], line[256];
 		size_t n = 0;
 		git_oid cur;
 		git_commit *c = NULL;
@@ -236,6 +277,7 @@ static int check(const char *path, int writers, const char *outdir)
 			cur = *git_commit_parent_id(c, 0);
 			git_commit_free(c);
 		}
+		memcpy(order, chain, n * sizeof(*chain));
 		qsort(chain, n, sizeof(*chain), oid_cmp);
 		if (!(f = fopen(file, "r"))) {
 			fprintf(stderr, "maint_stress: no %s\n", file);
@@ -243,13 +285,23 @@ static int check(const char *path, int writers, const char *outdir)
 			continue;
 		}
 		while (fgets(line, sizeof(line), f)) {
-			git_oid id;
+			char hex[64] = "", par[64] = "", tok[64] = "";
+			long long hb = 0;
+			git_oid id, pid;
 
 			line[strcspn(line, "\n")] = '\0';
-			if (git_oid_fromstr(&id, line) < 0)
+			if (sscanf(line, "%63s %lld %63s %63s", hex, &hb, par, tok) < 1 ||
+			    git_oid_fromstr(&id, hex) < 0)
 				continue;
 			acked++;
-			if (!bsearch(&id, chain, n, sizeof(*chain), oid_cmp)) {
+			if (bsearch(&id, chain, n, sizeof(*chain), oid_cmp))
+				continue;
+			if (git_oid_fromstr(&pid, par) == 0 &&
+			    superseded(repo, hb, &pid, tok, order, n)) {
+				replaced++;
+				continue;
+			}
+			{
 				lost++;
 				fprintf(stderr,
 				        "maint_stress: %s: acknowledged %s is not in the chain\n",
@@ -258,8 +310,10 @@ static int check(const char *path, int writers, const char *outdir)
 		}
 		fclose(f);
 	}
-	printf("acknowledged %ld lost %ld\n", acked, lost);
+	printf("acknowledged %ld lost %ld (replaced by a later heartbeat %ld)\n", acked, lost,
+	       replaced);
 	git_repository_free(repo);
+	free(order);
 	free(chain);
 	return lost ? 1 : 0;
 }

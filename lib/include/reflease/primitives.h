@@ -183,6 +183,29 @@ void lease_namespace_clear(lease_namespace *ns);
 int lease_fetch_namespace(lease_namespace *out, lease_store *st);
 
 /**
+ * Called by lease_namespace_each() once per ref of the namespace, in name
+ * order: a lease's state @p s (its commit, parent commit and payload read;
+ * borrowed for the call), or, for a ref whose name breaks the lease-name rule,
+ * @p s NULL and @p invalid (borrowed). @p total is the number of refs listed.
+ * Return 0 to go on, anything else to stop the walk with that value.
+ */
+typedef int (*lease_namespace_visit)(const lease_ref_state *s, const lease_invalid_ref *invalid,
+                                     size_t total, void *payload);
+
+/**
+ * The namespace read in bounded memory (issue 29): one listing, then each
+ * lease read and handed to @p visit one at a time, so the caller holds one
+ * lease's state beyond the listing (protocol.md §7). Unlike
+ * lease_fetch_namespace() it never gives up on one entry: a duplicated
+ * listing entry is skipped, and an entry that cannot be read consistently is
+ * read on its own — unreadable is then payload_rc LEASE_EPAYLOAD
+ * ("unreadable: why"); a lease deleted since the listing is left out.
+ * @return 0, the first nonzero value of @p visit, LEASE_ENET, LEASE_ENOMEM,
+ *         or the listing's error
+ */
+int lease_namespace_each(lease_store *st, lease_namespace_visit visit, void *payload);
+
+/**
  * Highest `transitions` among the archives of lease @p name (protocol.md §1,
  * §5): the refs refs/<ns>-archive/<name>/<stamp>-<token8>, each read through
  * its commit. Unreadable archives are skipped. Used by a first create after a

@@ -149,8 +149,8 @@ typedef struct lease_reconcile_options {
 	}
 
 /**
- * Sweep the store's namespace (protocol.md §7): one lease_fetch_namespace(),
- * each lease classified with its parent commit; every scanned lease is
+ * Sweep the store's namespace (protocol.md §7): one listing, each lease
+ * read with its parent commit and classified; every scanned lease is
  * reported, an unreadable one never stops the sweep. Then the opt-in actions,
  * each a CAS on the oid read: a concurrent write wins and the lease is
  * reported skipped, never clobbered.
@@ -162,6 +162,30 @@ typedef struct lease_reconcile_options {
  */
 int lease_reconcile(lease_reconcile_report *out, lease_store *st,
                     const lease_reconcile_options *opts);
+
+/**
+ * Called by lease_reconcile_each() once per entry, in name order, after the
+ * entry's action: @p e is borrowed for the call. Return 0 to go on, anything
+ * else to stop the sweep with that value (returned when negative).
+ */
+typedef int (*lease_reconcile_visit)(const lease_reconcile_entry *e, void *payload);
+
+/**
+ * lease_reconcile() in bounded memory (issue 29, protocol.md §7): the same
+ * sweep, entries and actions, but each entry is handed to @p visit as it is
+ * done and then freed, so the sweep holds one lease's state and entry beyond
+ * the listing and the stale-lock entries, whatever the namespace's size. One
+ * entry that cannot be read consistently is read on its own
+ * (lease_namespace_each()), never ending the sweep.
+ * @param summary  filled like lease_reconcile()'s report but without entries
+ *                 (count = entries visited; counts, actions, now, ...); free
+ *                 it with lease_reconcile_report_free()
+ * @return 0, the first negative value of @p visit, LEASE_EINVALID (options),
+ *         LEASE_ENET, LEASE_ENOMEM
+ */
+int lease_reconcile_each(lease_reconcile_report *summary, lease_store *st,
+                         const lease_reconcile_options *opts, lease_reconcile_visit visit,
+                         void *payload);
 
 /** Free what @p r owns and zero it. Accepts NULL. */
 void lease_reconcile_report_free(lease_reconcile_report *r);

@@ -60,6 +60,10 @@ typedef struct lease_result {
 	int approximate_ttl;   /**< a pre-bump payload's TTL was assumed (§6) */
 	int64_t now;           /**< store time when the result was decided, s */
 	char message[512];     /**< human detail for errors and non-success */
+	/** The tip's first parent (after the operation), when known: pass it
+	 *  back as lease_op_options.known_parent with this oid and payload. */
+	int has_parent;
+	lease_oid parent;
 	/** acquire --fair: store time from the waiter's first ticket to the
 	 *  acquire, s; -1 when the call took no ticket */
 	int64_t waited_seconds;
@@ -111,6 +115,13 @@ typedef struct lease_op_options {
 	const lease_oid *known_oid;
 	const lease_payload *known_payload;
 	/**
+	 * heartbeat only, with known_oid: that commit's first parent
+	 * (lease_result.parent), so that a heartbeat over a heartbeat of the same
+	 * tenure replaces it without a read (protocol.md §2 "Heartbeats replace
+	 * heartbeats"). NULL = unknown: the heartbeat is appended. Borrowed.
+	 */
+	const lease_oid *known_parent;
+	/**
 	 * acquire --wait --fair (protocol.md §5 "Fair waiting", issue 28): take
 	 * a ticket in the lease's queue, keep it alive (its TTL is the lease's
 	 * TTL), and take the lease only when it is free and no older live ticket
@@ -123,7 +134,7 @@ typedef struct lease_op_options {
 #define LEASE_OP_OPTIONS_INIT                                                                      \
 	{                                                                                          \
 		LEASE_OP_OPTIONS_VERSION, NULL, NULL, 0, LEASE_PHASE_NONE, LEASE_PHASE_NONE, NULL, \
-		        0, 0, NULL, NULL, NULL, NULL, 0                                            \
+		        0, 0, NULL, NULL, NULL, NULL, NULL, 0                                      \
 	}
 
 /**
@@ -162,7 +173,11 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
  * when now − heartbeat time < max(1, ttl_seconds/10) and at least half the
  * TTL is left, nothing is written and the answer is "not_due" (success,
  * holds_token set); for a pre-bump payload the heartbeat time is
- * approximated and out->approximate_ttl is set.
+ * approximated and out->approximate_ttl is set. Over a heartbeat of the same
+ * tenure, phase and TTL the new heartbeat replaces it (protocol.md §2: its
+ * parent is the tip's parent, payload.heartbeats counts the run,
+ * payload.previous_heartbeat_at names the replaced one's time); still one
+ * CAS from the tip read.
  * @return 0 ("renewed", "not_due"), LEASE_ENOTHOLDER ("not_holder"),
  *         LEASE_EEXPIRED ("expired": reacquire), LEASE_EINVALID,
  *         LEASE_EVERSION, LEASE_EUNVERIFIED / LEASE_ENET, LEASE_ECAS

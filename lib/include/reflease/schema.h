@@ -72,6 +72,13 @@ typedef struct lease_payload {
 	char nonce[LEASE_NONCE_HEXSZ + 1];
 	int has_ttl;         /**< 0 for a pre-bump (1.0.x) payload without ttl_seconds */
 	int64_t ttl_seconds; /**< valid when has_ttl */
+	/** 1.2.0+: set on a heartbeat commit only (protocol.md §2 "Heartbeats
+	 *  replace heartbeats"); 0 when absent (any other commit, or older). */
+	int has_heartbeats;
+	int64_t heartbeats; /**< heartbeats of this tenure's run the commit stands for, >= 1 */
+	int has_previous_heartbeat; /**< 1.2.0+: this heartbeat replaced the heartbeat before it */
+	int64_t previous_heartbeat_at; /**< that heartbeat's time (its expires_at − ttl_seconds), s
+	                                */
 } lease_payload;
 
 /** Summary-line operation that wrote a commit (protocol.md §2). */

@@ -7,9 +7,9 @@
 #define REFLEASE_VERSION_H
 
 /** The payload schema version this build writes (protocol.md §2). */
-#define SDLC_VERSION       "1.1.0"
+#define SDLC_VERSION       "1.2.0"
 #define SDLC_VERSION_MAJOR 1
-#define SDLC_VERSION_MINOR 1
+#define SDLC_VERSION_MINOR 2
 #define SDLC_VERSION_PATCH 0
 
 #ifndef REFLEASE_VERSION

@@ -1,0 +1,51 @@
+#!/bin/sh
+# shellcheck disable=SC1091,SC2015  # sourced helper; A && B || fail is intended
+# Issue 29 item 2: `reflease gc` keeps a local store small. Heartbeats that
+# replace heartbeats (protocol.md §2) leave the replaced commits unreachable;
+# gc packs what is reachable and prunes what is unreachable once it is older
+# than the grace (default 1 h: a write whose CAS is still to come is never
+# pruned), and changes nothing a reader sees. The clock is shifted with
+# libfaketime; object ages with touch. (Concurrent writers beside gc:
+# t_local_maintenance.sh.)
+. "$(dirname "$0")/lease_lib.sh"
+command -v faketime >/dev/null || fail "faketime (libfaketime) is required"
+G() { git --git-dir="$S" "$@"; }
+loose() { G count-objects -v | sed -n 's/^count: //p'; }
+
+expect_rc 0 "$R" acquire gc1 --ttl 600 --json
+T=$(jout lease.lease_token)
+k=1
+while [ "$k" -le 20 ]; do
+  expect_rc 0 faketime -f "+$((k * 60))s" "$R" heartbeat gc1 --lease-token "$T" --json
+  [ "$(jout status)" = renewed ] || fail "heartbeat $k: $(jout status)"
+  k=$((k + 1))
+done
+[ "$(jout lease.heartbeats)" = 20 ] || fail "heartbeats counted: $(jout lease.heartbeats)"
+[ "$(G rev-list --count refs/leases/gc1)" -eq 2 ] || fail "reachable: $(G rev-list --count refs/leases/gc1)"
+tip=$(G rev-parse refs/leases/gc1)
+before=$(loose)
+[ "$before" -ge 21 ] || fail "loose objects before gc: $before"
+
+# default grace: everything is younger than an hour, nothing unreachable goes
+expect_rc 0 "$R" gc --json
+[ "$(jout status)" = packed ] && [ "$(jout grace_seconds)" = 3600 ] || fail "gc --json"
+kept=$(loose)
+[ "$kept" -ge 19 ] || fail "gc pruned objects younger than the grace: $kept loose left"
+[ "$kept" -lt "$before" ] || fail "gc packed nothing: $kept loose"
+
+# an hour and more later they go; the lease reads the same
+find "$S/objects" -type f -path '*/objects/??/*' -exec touch -d '2 hours ago' {} +
+expect_rc 0 "$R" gc
+[ "$(loose)" -eq 0 ] || fail "unreachable objects older than the grace kept: $(loose)"
+[ "$(G rev-parse refs/leases/gc1)" = "$tip" ] || fail "gc moved the ref"
+G fsck --strict --no-dangling >"$TMPDIR/fsck" 2>&1 || { cat "$TMPDIR/fsck"; fail "git fsck"; }
+expect_rc 0 faketime -f +1200s "$R" status gc1 --json
+[ "$(jout status)" = live ] && [ "$(jout lease.heartbeats)" = 20 ] || fail "status after gc"
+expect_rc 0 "$R" history gc1 --json
+expect_rc 0 faketime -f +1260s "$R" heartbeat gc1 --lease-token "$T" --json
+[ "$(jout lease.heartbeats)" = 21 ] || fail "heartbeat after gc: $(jout lease.heartbeats)"
+
+# bad input, and a store whose server maintains itself
+expect_rc 64 "$R" gc --grace soon
+expect_rc 64 "$R" gc extra
+echo "t_local_gc: ok"
