@@ -30,6 +30,7 @@ name=${INPUT_NAME:-}
 ttl=${INPUT_TTL:-}
 phase=${INPUT_PHASE:-}
 wait_s=${INPUT_WAIT:-}
+fair=${INPUT_FAIR:-false}
 ns=${INPUT_NAMESPACE:-}
 heartbeat=${INPUT_HEARTBEAT:-false}
 extra=()
@@ -123,6 +124,11 @@ case $name in *[!A-Za-z0-9._-]* | .*) usage_error "invalid lease name '$name' (p
 case $ns in *[!a-z0-9-]*) usage_error "invalid namespace '$ns' (protocol.md §1: [a-z][a-z0-9-]*)" ;; esac
 seconds ttl "$ttl"
 seconds wait "$wait_s"
+case $fair in
+true) [ -n "$wait_s" ] || usage_error "fair: true needs the wait input (the queue is for waiting)" ;;
+false | '') fair=false ;;
+*) usage_error "fair: '$fair' is neither true nor false" ;;
+esac
 [ -x "$bin" ] || usage_error "reflease is not built at $bin"
 # The store input (README.md, "Which store"): git = git pushes to this
 # repository on its GitHub server (remote:), the token only for that URL.
@@ -239,6 +245,7 @@ case $cmd in
 acquire)
   [ -z "$phase" ] || opts+=(--phase "$phase")
   [ -z "$wait_s" ] || opts+=(--wait "$wait_s")
+  [ "$fair" = false ] || opts+=(--fair)
   argv+=(acquire "${opts[@]}" "${extra[@]}" -- "$name")
   ;;
 heartbeat | release | status | break)
@@ -259,6 +266,7 @@ transition)
 run)
   [ ${#extra[@]} -gt 0 ] || usage_error "command run needs the command to run in the args input"
   [ -z "$wait_s" ] || opts+=(--wait "$wait_s")
+  [ "$fair" = false ] || opts+=(--fair)
   jf="$tmp/reflease-run.$$.json"
   rm -f "$jf"
   argv+=(run "${opts[@]}" --json-file "$jf" -- "$name" -- "${extra[@]}")
