@@ -11,7 +11,8 @@ fpid=$!
 trap 'kill "$fpid" 2>/dev/null || true' EXIT INT TERM
 i=0
 while [ ! -s "$TMPDIR/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-export GITHUB_API_URL="http://127.0.0.1:$(cat "$TMPDIR/port")" GITHUB_TOKEN="$CANARY"
+port=$(cat "$TMPDIR/port")
+export GITHUB_API_URL="http://127.0.0.1:$port" GITHUB_TOKEN="$CANARY"
 export REFLEASE_STORE=github:octo/leases REFLEASE_OWNER=holder REFLEASE_HOST=runner-1
 unset GITHUB_GRAPHQL_URL REFLEASE_GITHUB_TOKEN GITHUB_ACTIONS REFLEASE_NAMESPACE || true
 R=$REFLEASE
