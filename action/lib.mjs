@@ -12,8 +12,8 @@ export const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** The inputs action/run.sh reads, each as INPUT_<ID with _ for ->. */
 export const RUN_INPUTS = [
-  'command', 'name', 'ttl', 'phase', 'wait', 'lease-token', 'namespace', 'args', 'heartbeat', 'store',
-  'slots',
+  'command', 'name', 'ttl', 'phase', 'wait', 'fair', 'lease-token', 'namespace', 'args', 'heartbeat',
+  'store', 'slots',
 ];
 
 /**

@@ -30,6 +30,7 @@ name=${INPUT_NAME:-}
 ttl=${INPUT_TTL:-}
 phase=${INPUT_PHASE:-}
 wait_s=${INPUT_WAIT:-}
+fair=${INPUT_FAIR:-false}
 ns=${INPUT_NAMESPACE:-}
 heartbeat=${INPUT_HEARTBEAT:-false}
 extra=()
@@ -128,6 +129,12 @@ case $slots in *[!0-9]*) usage_error "slots must be a whole number (1-64), not '
 if [ -n "$slots" ] && [ "$cmd" != acquire ] && [ "$cmd" != run ]; then
   usage_error "slots applies to commands acquire and run (name the slot held, NAME@iofN, for the others)"
 fi
+case $fair in
+true) [ -n "$wait_s" ] || usage_error "fair: true needs the wait input (the queue is for waiting)" ;;
+false | '') fair=false ;;
+*) usage_error "fair: '$fair' is neither true nor false" ;;
+esac
+[ "$fair" = false ] || [ -z "$slots" ] || usage_error "fair: true and slots do not go together (the queue is for one lease)"
 [ -x "$bin" ] || usage_error "reflease is not built at $bin"
 # The store input (README.md, "Which store"): git = git pushes to this
 # repository on its GitHub server (remote:), the token only for that URL.
@@ -245,6 +252,7 @@ acquire)
   [ -z "$phase" ] || opts+=(--phase "$phase")
   [ -z "$wait_s" ] || opts+=(--wait "$wait_s")
   [ -z "$slots" ] || opts+=(--slots "$slots")
+  [ "$fair" = false ] || opts+=(--fair)
   argv+=(acquire "${opts[@]}" "${extra[@]}" -- "$name")
   ;;
 heartbeat | release | status | break)
@@ -266,6 +274,7 @@ run)
   [ ${#extra[@]} -gt 0 ] || usage_error "command run needs the command to run in the args input"
   [ -z "$wait_s" ] || opts+=(--wait "$wait_s")
   [ -z "$slots" ] || opts+=(--slots "$slots")
+  [ "$fair" = false ] || opts+=(--fair)
   jf="$tmp/reflease-run.$$.json"
   rm -f "$jf"
   argv+=(run "${opts[@]}" --json-file "$jf" -- "$name" -- "${extra[@]}")

@@ -71491,6 +71491,7 @@ var RUN_INPUTS = [
   "ttl",
   "phase",
   "wait",
+  "fair",
   "lease-token",
   "namespace",
   "args",

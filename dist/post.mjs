@@ -19627,6 +19627,7 @@ var RUN_INPUTS = [
   "ttl",
   "phase",
   "wait",
+  "fair",
   "lease-token",
   "namespace",
   "args",

@@ -10,3 +10,4 @@ model-run:
 	@sh scripts/model-check.sh docs/model/lease.pml
 	@sh scripts/model-check.sh docs/model/sets.pml
 	@sh scripts/model-check.sh docs/model/slots.pml
+	@sh scripts/model-check.sh docs/model/fair.pml

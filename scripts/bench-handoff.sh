@@ -57,10 +57,11 @@ rl_once() {
   tok=$(REFLEASE_OWNER=holder "$R" --json acquire x --ttl 600 |
     python3 -c 'import json, sys; print(json.load(sys.stdin)["lease"]["lease_token"])')
   rm -f "$W/w.err" "$W/w.done"
-  ( REFLEASE_OWNER=waiter REFLEASE_LOG=info "$R" --json acquire x --wait 600 --ttl 600 \
+  # shellcheck disable=SC2086 # RL_FLAGS is words (--fair, issue 28)
+  ( REFLEASE_OWNER=waiter REFLEASE_LOG=info "$R" --json acquire x --wait 600 --ttl 600 ${RL_FLAGS:-} \
       >"$W/w.out" 2>"$W/w.err"; echo "$? $(now)" >"$W/w.done" ) &
   wpid=$!
-  wait_for "$W/w.err" "waiting up to"
+  wait_for "$W/w.err" "${RL_WAITING:-waiting up to}"
   [ -z "${ON_WAIT:-}" ] || $ON_WAIT
   sleep "$1"
   t0=$(now)
@@ -152,6 +153,29 @@ EOF2
   echo "| ${hold} s | ${rm} s (${rx}) | ${em} s (${ex}) | ${fm} s (${fx}) |"
 done
 
+# ---- fair waiting (issue 28): the same handoff with --fair -----------------
+cat <<EOF
+
+Fair waiting (issue 28): the same local handoff with \`acquire --wait --fair\` (the waiter
+holds a ticket in \`refs/leases-queue/x/\`, sees no older one, waits on the lease ref, and
+deletes its ticket after the acquire, which is counted in the handoff).
+
+| holder held for | reflease \`local:\` \`--fair\` median (max) |
+|---|---|
+EOF
+for hold in $HOLDS; do
+  : >"$W/rlf"
+  n=0
+  while [ "$n" -lt "$RUNS" ]; do
+    RL_FLAGS=--fair RL_WAITING="fair wait" REFLEASE_STORE="local:$W/s" rl_once "$hold" >>"$W/rlf"
+    n=$((n + 1))
+  done
+  read -r rm rx <<EOF2
+$(stats "$W/rlf")
+EOF2
+  echo "| ${hold} s | ${rm} s (${rx}) |"
+done
+
 # ---- GitHub: the fake server ------------------------------------------------
 "$BUILD/tools/fakegh" --token bench-token --port-file "$W/port" >/dev/null 2>"$W/fake.err" &
 FPID=$!
@@ -232,4 +256,32 @@ every 2 s ± 25 %; the connections it made while waiting are counted in the daem
 | holder held for | reflease \`remote:\` median (max) | ls-remote connections while waiting (max) |
 |---|---|---|
 | ${RM_HOLD} s | ${mm} s (${mx}) | ${lmax} |
+EOF
+
+# ---- fair waiting on GitHub (issue 28): the requests a fair waiter spends ----
+: >"$W/ghf"
+: >"$W/ghfc"
+n=0
+while [ "$n" -lt "$RUNS" ]; do
+  GITHUB_API_URL=$base GITHUB_TOKEN=bench-token REFLEASE_STORE=github:octo/leases \
+    RL_FLAGS=--fair RL_WAITING="fair wait" ON_WAIT="snap c0" ON_RELEASE="snap c1" \
+    rl_once "$GH_HOLD" >>"$W/ghf"
+  read -r c0 m0 <"$W/c0"
+  read -r c1 m1 <"$W/c1"
+  echo "$((c1 - c0)) $((m1 - m0))" >>"$W/ghfc"
+  n=$((n + 1))
+done
+read -r gm gx <<EOF2
+$(stats "$W/ghf")
+EOF2
+cmax=$(awk 'BEGIN { m = 0 } $1 > m { m = $1 } END { print m }' "$W/ghfc")
+cat <<EOF
+
+Fair waiting on GitHub (issue 28; the fake server, $RUNS runs, hold $GH_HOLD s, ticket TTL
+600 s): counted requests from the moment the fair waiter waits (its ticket taken) to the
+release.
+
+| holder held for | reflease \`github:\` \`--fair\` median (max) | counted requests while waiting (max) |
+|---|---|---|
+| ${GH_HOLD} s | ${gm} s (${gx}) | ${cmax} |
 EOF

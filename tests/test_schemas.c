@@ -810,6 +810,7 @@ static const struct name_case hostile_namespaces[] = {
         {"environments", "is reserved"},
         {"x-archive", "namespace: must not end with '-archive'"},
         {"leases-archive", "must not end with '-archive'"},
+        {"x-queue", "namespace: must not end with '-queue'"},
         {"Leases", "namespace: must start with a lowercase letter"},
         {"leAses", "namespace: byte 0x41 at offset 2"},
         {"1leases", "must start with a lowercase letter"},

@@ -190,6 +190,10 @@ void cli_print_result_human(const lease_result *r);
 /* Print a result in the chosen format and write GitHub outputs when in
  * Actions ($GITHUB_OUTPUT: lease-token, status, oid, expires-at). */
 void cli_print_result(cli_ctx *ctx, const lease_result *r);
+
+/* As cli_print_result(), with @p extra (borrowed; NULL = none) set as member
+ * @p key of the JSON object (status's "queue"). */
+void cli_print_result_extra(cli_ctx *ctx, const lease_result *r, const char *key, json_t *extra);
 /* Append "key=value" lines to $GITHUB_OUTPUT when GITHUB_ACTIONS=true. */
 void cli_github_output(const char *key, const char *value);
 

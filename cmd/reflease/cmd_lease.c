@@ -33,6 +33,7 @@ static const struct option acquire_longopts[] = {
         TTL_OPT,
         {"phase", required_argument, NULL, OPT_PHASE},
         {"wait", required_argument, NULL, OPT_WAIT},
+        {"fair", no_argument, NULL, OPT_FAIR},
         {"print-token", no_argument, NULL, OPT_PRINT_TOKEN},
         {"slots", required_argument, NULL, OPT_SLOTS},
         CLI_GLOBAL_LONGOPTS,
@@ -110,6 +111,7 @@ int lease_args_option(cli_ctx *ctx, int c, const char *arg, void *payload)
 	case OPT_SLOTS:
 		return cli_parse_number(ctx, "--slots", arg, 1, LEASE_SLOTS_MAX, "slots",
 		                        &a->slots);
+	case OPT_FAIR: a->fair = 1; return 0;
 	case OPT_PHASE: return parse_live_phase(ctx, "--phase", arg, &a->phase);
 	case OPT_TO: return parse_live_phase(ctx, "--to", arg, &a->to);
 	case OPT_LEASE_TOKEN: a->token = arg; return 0;
@@ -332,6 +334,14 @@ int lease_wait_guard_cb(double sleep_seconds, void *payload)
 	return 0;
 }
 
+int lease_wait_fair_cb(double sleep_seconds, void *payload)
+{
+	(void)sleep_seconds;
+	(void)payload;
+	guard_sleeping = 0;
+	return lease_stop_signal != 0;
+}
+
 void lease_wait_guard_disarm(void)
 {
 	guard_sleeping = 0;
@@ -537,15 +547,23 @@ static int cmd_acquire(cli_ctx *ctx, int argc, char **argv)
 	if (c.a.print_token && ctx->json)
 		return cli_status_of(cli_usage(
 		        ctx, "--print-token and --json do not go together: pick one output"));
+	if (c.a.fair && c.a.wait <= 0)
+		return cli_status_of(cli_usage(
+		        ctx,
+		        "--fair goes with --wait S: the queue is for waiting (protocol.md §5)"));
+	if (c.a.fair && (c.set_n > 1 || c.a.slots))
+		return cli_status_of(cli_usage(ctx, "--fair queues for one lease: not with %s",
+		                               c.a.slots ? "--slots" : "a set of NAMEs"));
 	if ((rc = lease_cmd_open(ctx, &c, 1)) < 0)
 		return cli_status_of(rc);
 	c.o.lease_token = NULL;
 	c.o.phase = c.a.phase;
 	c.o.wait_seconds = c.a.wait;
+	c.o.fair = c.a.fair;
 	if (c.a.wait > 0) {
 		lease_wait_guard_arm(ctx, c.name, ctx->json ? STDOUT_FILENO : -1, NULL);
 		lease_install_stop_handlers();
-		c.o.wait_cb = lease_wait_guard_cb;
+		c.o.wait_cb = c.a.fair ? lease_wait_fair_cb : lease_wait_guard_cb;
 		c.o.wait_payload = &c.r;
 	}
 	if (c.set_n > 1)
@@ -829,7 +847,8 @@ static int cmd_break(cli_ctx *ctx, int argc, char **argv)
 
 const cli_command cli_lease_commands[] = {
         {"acquire", cmd_acquire,
-         "acquire NAME [NAME...] [--ttl S] [--phase P] [--wait S] [--slots N] [--print-token]",
+         "acquire NAME [NAME...] [--ttl S] [--phase P] [--wait S [--fair]] [--slots N] "
+         "[--print-token]",
          "Take a free or expired lease, or wait up to S seconds for it; several NAMEs: all in "
          "one atomic write, or none.",
          "  --ttl S          lease time in whole seconds (5-86400 local, 60-86400 github/remote;\n"
@@ -838,6 +857,8 @@ const cli_command cli_lease_commands[] = {
          "  --wait S         wait up to S seconds while the lease is held (exit 3 when it runs "
          "out);\n"
          "                   'forever' waits without a limit\n"
+         "  --fair           with --wait: queue first come, first served (a ticket in\n"
+         "                   refs/<ns>-queue/NAME/, kept alive while waiting, removed after)\n"
          "  --print-token    print only the token (nothing on stdout when held, exit 3);\n"
          "                   for tok=$(reflease acquire NAME --print-token)\n"
          "  --slots N        take one of NAME's N slots (1-64), the lease NAME@<i>ofN\n"
@@ -869,7 +890,7 @@ const cli_command cli_lease_commands[] = {
          "  --force          also break a live lease, or an unreadable one that shows nothing\n"
          "                   saying it is free (a missing object, a garbled ref file)\n"},
         {"run", cmd_run,
-         "run NAME [--ttl S] [--every S] [--wait S] [--slots N] [--json-file F] "
+         "run NAME [--ttl S] [--every S] [--wait S [--fair]] [--slots N] [--json-file F] "
          "[--conflict-exit-code N] -- CMD [ARG...]",
          "Acquire, run CMD while heartbeating, release once CMD's whole process tree is gone; "
          "stop the tree if the lease is lost.",
@@ -877,6 +898,7 @@ const cli_command cli_lease_commands[] = {
          "  --every S        heartbeat interval (default ttl/3, at most ttl/2)\n"
          "  --wait S         wait up to S seconds for the lease; 'forever' waits without a "
          "limit\n"
+         "  --fair           with --wait: queue first come, first served (as acquire --fair)\n"
          "  --slots N        hold one of NAME's N slots (1-64; REFLEASE_LEASE_NAME is the\n"
          "                   slot's name NAME@<i>ofN)\n"
          "  --json-file F    write the JSON result object to F (else, with --json, the last\n"

@@ -23,7 +23,8 @@ enum {
 	OPT_FORCE,
 	OPT_JSON_FILE,
 	OPT_PRINT_TOKEN,
-	OPT_SLOTS
+	OPT_SLOTS,
+	OPT_FAIR
 };
 
 /* --wait forever: a wait no run outlives (about 100 years, s). */
@@ -44,6 +45,7 @@ typedef struct lease_args {
 	const char *json_file;
 	int print_token; /* acquire --print-token */
 	long slots;      /* acquire/run --slots N, 0 = not given (protocol.md "Slots") */
+	int fair;        /* --fair: wait in the lease's queue (protocol.md §5 "Fair waiting") */
 } lease_args;
 
 /* cli_parse handler for the options above. */
@@ -86,6 +88,10 @@ void lease_wait_guard_arm(cli_ctx *ctx, const char *name, int json_fd, const cha
  * @p payload: NULL, or the lease_result the runtime fills, whose ref state
  * (oid) the interrupted object then shows. */
 int lease_wait_guard_cb(double sleep_seconds, void *payload);
+
+/* The wait_cb of a fair wait (--fair): a stop signal only ends the wait (the
+ * runtime then removes the ticket), never the process from the handler. */
+int lease_wait_fair_cb(double sleep_seconds, void *payload);
 /* The object of a wait stopped by a signal: the ref state of @p state (name,
  * ref, oid, holder) with status "error" and error code "interrupted". New
  * reference (NULL without memory). */

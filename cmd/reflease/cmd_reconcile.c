@@ -116,6 +116,8 @@ static json_t *anomaly_json(const lease_anomaly *a)
 		json_object_set_new(o, "expired_seconds", json_integer(a->seconds));
 	} else if (a->id == LEASE_ANOM_STALE_REF_LOCK) {
 		json_object_set_new(o, "age_seconds", json_integer(a->seconds));
+	} else if (a->id == LEASE_ANOM_STALE_TICKET) {
+		json_object_set_new(o, "expired_seconds", json_integer(a->seconds));
 	}
 	return o;
 }
@@ -165,6 +167,9 @@ static json_t *report_json(const lease_reconcile_report *r, size_t scanned, stre
 	                (json_int_t)r->counts[LEASE_SEV_WARNING], "error",
 	                (json_int_t)r->counts[LEASE_SEV_ERROR], "reaped", c->reaped, "skipped",
 	                c->skipped, "pruned", c->pruned, "locks_removed", c->locks);
+	if (top)
+		json_object_set_new(top, "tickets_removed",
+		                    json_integer((json_int_t)r->tickets_removed));
 	/* writes made: how long they were paced (GitHub asks >= 1 s in bursts) */
 	if (top && (r->reaped || r->pruned || r->skipped || r->paced_ms))
 		json_object_set_new(top, "paced_seconds", json_real((double)r->paced_ms / 1000.0));
@@ -200,6 +205,8 @@ static void print_human_entry(const lease_reconcile_entry *e)
 		       report_clean(msg, sizeof(msg), e->action_message ? e->action_message : ""));
 	if (e->lock_removed)
 		printf("    stale ref lock removed\n");
+	if (e->tickets_removed)
+		printf("    stale tickets removed: %zu\n", e->tickets_removed);
 }
 
 static void print_human_footer(const lease_reconcile_report *r, size_t scanned)

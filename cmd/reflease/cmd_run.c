@@ -63,6 +63,7 @@ static const struct option run_longopts[] = {
         {"ttl", required_argument, NULL, OPT_TTL},
         {"every", required_argument, NULL, OPT_EVERY},
         {"wait", required_argument, NULL, OPT_WAIT},
+        {"fair", no_argument, NULL, OPT_FAIR},
         {"json-file", required_argument, NULL, OPT_JSON_FILE},
         {"conflict-exit-code", required_argument, NULL, OPT_CONFLICT_EXIT},
         {"slots", required_argument, NULL, OPT_SLOTS},
@@ -654,6 +655,17 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		return cli_status_of(
 		        cli_usage(ctx, "missing CMD (run NAME [options] -- CMD [ARG...])"));
 	}
+	if (a->fair && a->wait <= 0) {
+		free(argv2);
+		return cli_status_of(cli_usage(
+		        ctx,
+		        "--fair goes with --wait S: the queue is for waiting (protocol.md §5)"));
+	}
+	if (a->fair && a->slots) {
+		free(argv2);
+		return cli_status_of(
+		        cli_usage(ctx, "--fair queues for one lease: not with --slots"));
+	}
 	ttl = a->ttl ? a->ttl : LEASE_TTL_DEFAULT;
 	if (lease_heartbeat_every(&every, ttl, a->every) < 0) {
 		free(argv2);
@@ -718,7 +730,8 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	ao.host = ctx->host;
 	ao.ttl_seconds = ttl;
 	ao.wait_seconds = a->wait;
-	ao.wait_cb = lease_wait_guard_cb;
+	ao.fair = a->fair;
+	ao.wait_cb = a->fair ? lease_wait_fair_cb : lease_wait_guard_cb;
 	ao.wait_payload = &r; /* the ref as last read, for the interrupted object */
 	memset(&r, 0, sizeof(r));
 	rc = a->slots ? lease_slots_acquire(&r, st, name, a->slots, &ao)

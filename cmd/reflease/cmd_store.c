@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "reflease/queue.h"
 #include "reflease/version.h"
 #include "report.h"
 
@@ -81,6 +82,31 @@ static int status_opt(cli_ctx *ctx, int c, const char *arg, void *payload)
 	return 0;
 }
 
+/* The live keyed tickets of lease @p name in @p q (protocol.md §5 "Fair
+ * waiting") as a JSON array: position, owner, host, since, expires_at,
+ * waiting_seconds. */
+static json_t *queue_json(const lease_queue *q, const char *name)
+{
+	char since[LEASE_TIME_STRSZ + 1], exp[LEASE_TIME_STRSZ + 1];
+	json_t *arr = json_array();
+	size_t i, pos = 0;
+
+	for (i = 0; arr && i < q->count; i++) {
+		const lease_ticket *t = &q->items[i];
+
+		if (!t->live || t->key == 0 || strcmp(t->name, name) != 0)
+			continue;
+		lease_time_format(since, t->since);
+		lease_time_format(exp, t->expires_at);
+		json_array_append_new(arr, json_pack("{s:I, s:s, s:s, s:s, s:s, s:I}", "position",
+		                                     (json_int_t)++pos, "owner", t->owner, "host",
+		                                     t->host, "since", since, "expires_at", exp,
+		                                     "waiting_seconds",
+		                                     (json_int_t)(q->now - t->since)));
+	}
+	return arr;
+}
+
 static int cmd_status(cli_ctx *ctx, int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -102,7 +128,28 @@ static int cmd_status(cli_ctx *ctx, int argc, char **argv)
 	if (rc < 0 && !r.present)
 		return cli_status_of(cli_fail(
 		        ctx, rc, "%s", r.message[0] ? r.message : lease_store_last_error(st)));
-	cli_print_result(ctx, &r);
+	{
+		lease_queue q;
+		json_t *queue = NULL, *t;
+		size_t k;
+		if (lease_queue_read(&q, st, name) == 0)
+			queue = queue_json(&q, name);
+		lease_queue_clear(&q);
+		cli_print_result_extra(ctx, &r, "queue", queue);
+		json_array_foreach(ctx->json ? NULL : queue, k, t)
+		{
+			char own[LEASE_IDENT_MAX + 1], host[LEASE_IDENT_MAX + 1];
+			printf("queue %zu: %s on %s, waiting since %s (%llds)\n", k + 1,
+			       report_clean(own, sizeof(own),
+			                    json_string_value(json_object_get(t, "owner"))),
+			       report_clean(host, sizeof(host),
+			                    json_string_value(json_object_get(t, "host"))),
+			       json_string_value(json_object_get(t, "since")),
+			       (long long)json_integer_value(
+			               json_object_get(t, "waiting_seconds")));
+		}
+		json_decref(queue);
+	}
 	/* --fail-if-held: exit 3 while someone else holds it live (lock-action's
 	 * fail_if_locked); free, expired, released or this identity's: 0 */
 	if (rc == 0 && fail_if_held && lease_status_of(&r) == LEASE_STATUS_LIVE &&
@@ -129,6 +176,7 @@ typedef struct list_ctx {
 	lease_store *st;
 	int64_t now;
 	size_t shown;
+	lease_queue queues; /* --json: every queue, read once (issue 28) */
 } list_ctx;
 
 static int list_visit(const lease_ref_state *l, const lease_invalid_ref *iv, size_t total,
@@ -155,7 +203,11 @@ static int list_visit(const lease_ref_state *l, const lease_invalid_ref *iv, siz
 		                      ok ? l->payload.owner : NULL, "host",
 		                      ok ? l->payload.host : NULL, "expires_at", ok ? exp : NULL,
 		                      "status", status, "error", ok ? NULL : l->payload_error);
+		json_t *queue = queue_json(&c->queues, l->name);
 
+		if (o && queue && json_array_size(queue) > 0)
+			json_object_set(o, "queue", queue);
+		json_decref(queue);
 		if (cli_stream_json_item(o, c->shown == 0) < 0)
 			return LEASE_ENOMEM;
 	} else {
@@ -193,6 +245,10 @@ static int cmd_list(cli_ctx *ctx, int argc, char **argv)
 	c.ctx = ctx;
 	c.st = st;
 	c.now = lease_store_now(st);
+	/* the fair waiters' queues (few refs): one listing; extra, so a failure
+	 * still lists the leases */
+	if (ctx->json && lease_queue_read_all(&c.queues, st) < 0)
+		lease_queue_clear(&c.queues);
 	if (ctx->json)
 		printf("{\"leases\":[");
 	rc = lease_namespace_each(st, list_visit, &c);
@@ -208,6 +264,7 @@ static int cmd_list(cli_ctx *ctx, int argc, char **argv)
 		printf("no leases in refs/%s/\n", lease_store_namespace(st));
 	}
 	fflush(stdout);
+	lease_queue_clear(&c.queues);
 	if (rc < 0)
 		return cli_status_of(cli_fail(ctx, rc, "%s", lease_store_last_error(st)));
 	return EXIT_OK;

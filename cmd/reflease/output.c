@@ -48,6 +48,8 @@ json_t *cli_result_json(const lease_result *r)
 		json_object_set_new(o, "oid", json_null());
 	}
 	json_object_set_new(o, "token_rotated", json_boolean(r->token_rotated));
+	if (r->waited_seconds >= 0 && lease_status_of(r) == LEASE_STATUS_ACQUIRED)
+		json_object_set_new(o, "waited_seconds", json_integer(r->waited_seconds));
 	if (r->has_payload) {
 		json_object_set_new(o, "lease",
 		                    cli_payload_json(&r->payload, r->holds_token, r->now));
@@ -192,12 +194,21 @@ void cli_github_output(const char *key, const char *value)
 
 void cli_print_result(cli_ctx *ctx, const lease_result *r)
 {
+	cli_print_result_extra(ctx, r, NULL, NULL);
+}
+
+void cli_print_result_extra(cli_ctx *ctx, const lease_result *r, const char *key, json_t *extra)
+{
 	char hex[LEASE_OID_HEXSZ + 1] = "", exp[LEASE_TIME_STRSZ + 1] = "";
 
-	if (ctx->json)
-		cli_emit_json(stdout, cli_result_json(r));
-	else
+	if (ctx->json) {
+		json_t *o = cli_result_json(r);
+		if (o && key && extra)
+			json_object_set(o, key, extra);
+		cli_emit_json(stdout, o);
+	} else {
 		cli_print_result_human(r);
+	}
 	if (r->present)
 		lease_oid_tohex(hex, &r->oid);
 	if (r->has_payload)

@@ -10,6 +10,7 @@
 #include "reflease/heartbeat.h"
 #include "reflease/migrate.h"
 #include "reflease/primitives.h"
+#include "reflease/queue.h"
 #include "reflease/reconcile.h"
 #include "reflease/runtime.h"
 #include "reflease/schema.h"

@@ -230,6 +230,32 @@ static int verify(lease_store *st, enum prim_kind k, const char *refname, const 
 }
 
 /* refs/<ns>/<name> or refs/<ns>-archive/<name>/<YYYYMMDDTHHMMSSZ>-<8 hex>. */
+/* A ticket ref's tail after refs/<ns>-queue/: <name>/<16 lowercase hex>
+ * (protocol.md §5 "Fair waiting"). */
+static int check_ticket_refname(lease_store *st, const char *rest, const char *refname)
+{
+	const char *slash = strchr(rest, '/');
+	char name[LEASE_NAME_MAX + 1], err[256];
+	size_t i;
+
+	if (!slash || (size_t)(slash - rest) > LEASE_NAME_MAX || strlen(slash + 1) != 16)
+		goto bad;
+	memcpy(name, rest, (size_t)(slash - rest));
+	name[slash - rest] = '\0';
+	if (lease_name_validate(name, err, sizeof(err)) < 0)
+		return lease_store_set_error(st, LEASE_EINVALID, "invalid ref '%s': %s", refname,
+		                             err);
+	for (i = 1; i <= 16; i++)
+		if (!((slash[i] >= '0' && slash[i] <= '9') || (slash[i] >= 'a' && slash[i] <= 'f')))
+			goto bad;
+	return 0;
+bad:
+	return lease_store_set_error(st, LEASE_EINVALID,
+	                             "invalid ticket ref '%s': expected "
+	                             "refs/%s-queue/<name>/<16 hex>",
+	                             refname, st->ns);
+}
+
 static int check_refname(lease_store *st, const char *refname)
 {
 	char pfx[LEASE_NS_MAX + 32], apfx[LEASE_NS_MAX + 32], err[256];
@@ -237,6 +263,9 @@ static int check_refname(lease_store *st, const char *refname)
 	const char *rest, *slash;
 
 	n = (size_t)snprintf(pfx, sizeof(pfx), "refs/%s/", st->ns);
+	an = (size_t)snprintf(apfx, sizeof(apfx), "refs/%s-queue/", st->ns);
+	if (strncmp(refname, apfx, an) == 0)
+		return check_ticket_refname(st, refname + an, refname);
 	an = (size_t)snprintf(apfx, sizeof(apfx), "refs/%s-archive/", st->ns);
 	if (strncmp(refname, pfx, n) == 0) {
 		if (lease_ref_name_validate(refname + n, err, sizeof(err)) < 0)
@@ -346,12 +375,23 @@ int lease_cas_create(lease_store *st, const char *name, const lease_oid *new_oid
 int lease_cas_replace(lease_store *st, const char *name, const lease_oid *old_oid,
                       const lease_oid *new_oid)
 {
-	int64_t t0;
 	char ref[320];
 	int rc;
 
 	if ((rc = cas_name_to_ref(st, ref, sizeof(ref), name)) < 0)
 		return rc;
+	return lease_cas_replace_ref(st, ref, old_oid, new_oid);
+}
+
+int lease_cas_replace_ref(lease_store *st, const char *ref, const lease_oid *old_oid,
+                          const lease_oid *new_oid)
+{
+	int64_t t0;
+	int rc;
+
+	memset(&st->cas_err, 0, sizeof(st->cas_err));
+	if (!ref || (rc = check_refname(st, ref)) < 0)
+		return ref ? rc : lease_store_set_error(st, LEASE_EINVALID, "no ref given");
 	if (!old_oid || !new_oid || lease_oid_is_zero(old_oid) || lease_oid_is_zero(new_oid))
 		return lease_store_set_error(st, LEASE_EINVALID, "cas_replace %s: invalid oid",
 		                             ref);
@@ -369,12 +409,22 @@ int lease_cas_replace(lease_store *st, const char *name, const lease_oid *old_oi
 
 int lease_cas_delete(lease_store *st, const char *name, const lease_oid *old_oid)
 {
-	int64_t t0;
 	char ref[320];
 	int rc;
 
 	if ((rc = cas_name_to_ref(st, ref, sizeof(ref), name)) < 0)
 		return rc;
+	return lease_cas_delete_ref(st, ref, old_oid);
+}
+
+int lease_cas_delete_ref(lease_store *st, const char *ref, const lease_oid *old_oid)
+{
+	int64_t t0;
+	int rc;
+
+	memset(&st->cas_err, 0, sizeof(st->cas_err));
+	if (!ref || (rc = check_refname(st, ref)) < 0)
+		return ref ? rc : lease_store_set_error(st, LEASE_EINVALID, "no ref given");
 	if (!old_oid || lease_oid_is_zero(old_oid))
 		return lease_store_set_error(st, LEASE_EINVALID, "cas_delete %s: invalid oid", ref);
 	cas_begin(st, "cas_delete", ref, old_oid);
@@ -651,12 +701,22 @@ int lease_ref_still_at(lease_store *st, const char *name, const lease_oid *oid)
 int lease_wait_ref_change(lease_store *st, const char *name, int known_present,
                           const lease_oid *known_oid, int timeout_ms)
 {
-	static const lease_oid zero;
 	char ref[320];
 	int rc;
 
 	if ((rc = name_to_ref(st, ref, sizeof(ref), name)) < 0)
 		return rc;
+	return lease_wait_refname_change(st, ref, known_present, known_oid, timeout_ms);
+}
+
+int lease_wait_refname_change(lease_store *st, const char *ref, int known_present,
+                              const lease_oid *known_oid, int timeout_ms)
+{
+	static const lease_oid zero;
+	int rc;
+
+	if (!ref || (rc = check_refname(st, ref)) < 0)
+		return ref ? rc : lease_store_set_error(st, LEASE_EINVALID, "no ref given");
 	if (timeout_ms <= 0)
 		return 0;
 	if (st->t->wait_change) {

@@ -15,6 +15,9 @@
  *    "from the future" test uses acquired_at and the largest readable TTL.
  */
 #include "reflease/reconcile.h"
+#include "reflease/queue.h"
+
+#include <stddef.h>
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -43,7 +46,8 @@ static const char *const anomaly_names[LEASE_ANOM__COUNT] = {"malformed-payload"
                                                              "pre-bump-payload",
                                                              "missing-object",
                                                              "symbolic-ref",
-                                                             "unreadable-ref"};
+                                                             "unreadable-ref",
+                                                             "stale-ticket"};
 
 const char *lease_anomaly_name(lease_anomaly_id id)
 {
@@ -724,6 +728,83 @@ static int sweep_locks(lease_reconcile_report *r, size_t *cap, lease_store *st,
 	return rc;
 }
 
+/* The stale tickets of lease @p name's queue (protocol.md §5 "Fair waiting"):
+ * stale-ticket on its entry (found or added) and, with --reap, each deleted
+ * by CAS from the oid read. */
+static int stale_tickets(lease_reconcile_report *r, size_t *cap, size_t sorted, lease_store *st,
+                         const lease_reconcile_options *o, const char *name)
+{
+	lease_reconcile_entry *e;
+	lease_anomaly *a;
+	lease_queue q;
+	size_t i, stale = 0, removed = 0;
+	int64_t past = 0;
+	int rc;
+
+	if ((rc = lease_queue_read(&q, st, name)) < 0)
+		return rc;
+	for (i = 0; i < q.count; i++) {
+		const lease_ticket *t = &q.items[i];
+
+		if (t->live)
+			continue;
+		stale++;
+		if (t->readable && r->now - t->expires_at > past)
+			past = r->now - t->expires_at;
+		if (o->reap && lease_cas_delete_ref(st, t->refname, &t->oid) == 0)
+			removed++;
+	}
+	lease_queue_clear(&q);
+	if (!stale)
+		return 0;
+	if (!(e = find_entry(r, sorted, name))) {
+		if ((rc = push_entry(r, cap, &e)) < 0)
+			return rc;
+		if (!(e->name = strdup(name)))
+			return LEASE_ENOMEM;
+	}
+	a = add_anomaly(
+	        e, LEASE_ANOM_STALE_TICKET, LEASE_SEV_WARNING,
+	        "%zu ticket(s) in refs/%s-queue/%s/ expired or unreadable, up to %llds past "
+	        "expiry (a fair waiter that died?)%s",
+	        stale, r->ns, name, (long long)past, o->reap ? "" : "; --reap removes them");
+	if (a)
+		a->seconds = past;
+	e->tickets_removed = removed;
+	r->tickets_removed += removed;
+	return 0;
+}
+
+/* Every lease queue under refs/<ns>-queue/: its stale tickets. */
+static int sweep_tickets(lease_reconcile_report *r, size_t *cap, lease_store *st,
+                         const lease_reconcile_options *o)
+{
+	char prefix[LEASE_NS_MAX + 16], last[LEASE_NAME_MAX + 1] = "";
+	lease_ref_list l;
+	size_t i, sorted = 0, plen; /* the lock entries are not sorted yet */
+	int rc = 0;
+
+	plen = (size_t)snprintf(prefix, sizeof(prefix), "refs/%s-queue/", r->ns);
+	if ((rc = lease_list_refs(&l, st, prefix)) < 0)
+		return rc;
+	for (i = 0; i < l.count && rc == 0; i++) {
+		const char *rest = l.items[i].refname, *slash;
+		char name[LEASE_NAME_MAX + 1], err[128];
+
+		if (strncmp(rest, prefix, plen) != 0 || !(slash = strchr(rest + plen, '/')) ||
+		    (size_t)(slash - rest - plen) > LEASE_NAME_MAX)
+			continue;
+		snprintf(name, sizeof(name), "%.*s", (int)(slash - rest - (ptrdiff_t)plen),
+		         rest + plen);
+		if (strcmp(name, last) == 0 || lease_name_validate(name, err, sizeof(err)) < 0)
+			continue;
+		snprintf(last, sizeof(last), "%s", name);
+		rc = stale_tickets(r, cap, sorted, st, o, name);
+	}
+	lease_ref_list_clear(&l);
+	return rc;
+}
+
 /* One sweep in bounded memory (issue 29): the stale locks first (few), then
  * the namespace walked lease by lease (lease_namespace_each), each entry
  * classified, merged with its lock entry, acted on and handed to @c emit in
@@ -797,6 +878,7 @@ static int flush_locks(sweep *sw, const char *name, lease_reconcile_entry *e)
 				a->seconds = l->anomalies[k].seconds;
 		}
 		e->lock_removed = l->lock_removed;
+		e->tickets_removed = l->tickets_removed;
 		if (l->action != LEASE_ACTION_NONE && e->action == LEASE_ACTION_NONE) {
 			e->action = l->action;
 			e->action_kind = l->action_kind;
@@ -883,6 +965,10 @@ static int sweep_run(lease_reconcile_report *out, lease_store *st,
 	/* stale locks: their own entries, merged into the leases' as the walk meets them */
 	if ((rc = sweep_locks(&sw.locks, &cap, st, opts, min_age)) < 0)
 		goto done;
+	/* stale tickets of the fair waiters' queues (issue 28): entries as the locks' */
+	if ((rc = sweep_tickets(&sw.locks, &cap, st, opts)) < 0)
+		goto done;
+	out->tickets_removed += sw.locks.tickets_removed;
 	out->locks_removed += sw.locks.locks_removed;
 	out->skipped += sw.locks.skipped;
 	if (sw.locks.count)

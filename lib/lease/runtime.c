@@ -7,6 +7,7 @@
 #include "lease/door.h"
 #include "lease/policy.h"
 #include "lease/rotation.h"
+#include "lease/ticket.h"
 #include "reflease/version.h"
 #include "store/store.h"
 #include "util/util.h"
@@ -135,6 +136,7 @@ static void result_init(lease_result *out, lease_store *st, const char *name)
 {
 	memset(out, 0, sizeof(*out));
 	out->status = "error";
+	out->waited_seconds = -1;
 	snprintf(out->name, sizeof(out->name), "%.*s", LEASE_NAME_MAX, name ? name : "");
 	snprintf(out->ref, sizeof(out->ref), "refs/%.*s/%.*s", LEASE_NS_MAX,
 	         lease_store_namespace(st), LEASE_NAME_MAX, name ? name : "");
@@ -931,6 +933,19 @@ static void bound_lock_wait(lease_store *st, double remaining_s)
 	lease_store_set_lock_wait(st, ms >= 3000.0 ? -1 : ms > 0 ? (int)ms : 0);
 }
 
+/* After a wait begun at @p t0 for @p wait_s: 1 when it ended early and
+ * wait_cb stops the wait (the caller's window for interrupting ends here:
+ * nothing is held yet); else bound the store's lock wait by what is left. */
+static int after_wait(lease_store *st, const lease_op_options *opts, double t0, double wait_s,
+                      double start_mono, int64_t start_store)
+{
+	if (opts->wait_cb && lease_clock_seconds(LEASE_CLOCK_MONOTONIC) < t0 + wait_s - 0.005 &&
+	    opts->wait_cb(0.0, opts->wait_payload))
+		return 1;
+	bound_lock_wait(st, (double)opts->wait_seconds - wait_elapsed(st, start_mono, start_store));
+	return 0;
+}
+
 /* One wait of acquire --wait (protocol.md §5 "Waiting"), after an attempt
  * that ended with @p rc (held, or a ref lock held past the lock wait) on the
  * lease @p b (its state as read): until it changes or its holder's expiry
@@ -963,13 +978,172 @@ static int wait_step(lease_store *st, const lease_op_options *opts, int rc, cons
 	                wait_s);
 	t0 = lease_clock_seconds(LEASE_CLOCK_MONOTONIC);
 	lease_wait_ref_change(st, b->name, b->present, &b->oid, (int)(wait_s * 1000.0 + 0.5));
-	/* Woken before the announced time: the caller's window for
-	 * interrupting a wait ends here (nothing is held yet). */
-	if (opts->wait_cb && lease_clock_seconds(LEASE_CLOCK_MONOTONIC) < t0 + wait_s - 0.005 &&
-	    opts->wait_cb(0.0, opts->wait_payload))
-		return -1;
-	bound_lock_wait(st, (double)opts->wait_seconds - wait_elapsed(st, start_mono, start_store));
-	return 0;
+	return after_wait(st, opts, t0, wait_s, start_mono, start_store) ? -1 : 0;
+}
+
+/* The live ticket a fair waiter @p me must let go first (protocol.md §5
+ * "Fair waiting", the bakery rule): one still choosing its key (key 0), else
+ * the oldest with a smaller (key, id); NULL when there is none. *present is
+ * 1 when @p me's own ticket is in @p q as written. */
+static const lease_ticket *queue_head(const lease_queue *q, const lease_own_ticket *me,
+                                      int *present)
+{
+	const lease_ticket *head = NULL;
+	size_t i;
+
+	*present = 0;
+	for (i = 0; i < q->count; i++) {
+		const lease_ticket *t = &q->items[i];
+
+		if (strcmp(t->id, me->t.id) == 0) {
+			*present = lease_oid_equal(&t->oid, &me->t.oid);
+			continue;
+		}
+		if (!head && t->live && (t->key == 0 || lease_ticket_cmp(t, &me->t) < 0))
+			head = t;
+	}
+	return head;
+}
+
+/* Seconds until the ticket @p me is due for renewal (ttl/3 after its last write). */
+static double until_renewal(lease_store *st, const lease_own_ticket *me)
+{
+	double due = (double)me->renewed_at + (double)me->t.ttl_seconds / 3.0;
+	double left = due - (double)lease_store_now(st);
+
+	return left > 0.05 ? left : 0.05;
+}
+
+/* acquire --wait --fair (protocol.md §5 "Fair waiting"). */
+static int acquire_fair(lease_result *out, lease_store *st, const char *name,
+                        const lease_op_options *opts, double start_mono, int64_t start_store)
+{
+	lease_own_ticket me;
+	int64_t ttl = opts->ttl_seconds > 0 ? opts->ttl_seconds : 300, since = 0;
+	int rc = LEASE_EHELD;
+
+	memset(&me, 0, sizeof(me));
+	if (ttl < lease_store_ttl_min(st))
+		ttl = lease_store_ttl_min(st);
+	for (;;) {
+		const lease_ticket *head;
+		lease_queue q;
+		double remaining, wait_s, until, t0;
+		const char *watch = NULL;
+		lease_oid watch_oid;
+		int watch_present = 0, present;
+
+		remaining = (double)opts->wait_seconds - wait_elapsed(st, start_mono, start_store);
+		if (remaining <= 0)
+			break;
+		if (!me.held) {
+			rc = lease_ticket_take(&me, st, name, opts->owner ? opts->owner : "",
+			                       opts->host ? opts->host : "", ttl, since);
+			if (rc < 0) {
+				result_init(out, st, name);
+				return result_fail(out, st, rc, "%s: cannot take a ticket: %s",
+				                   name, lease_store_last_error(st));
+			}
+			since = me.t.since;
+		} else if (until_renewal(st, &me) <= 0.05 &&
+		           (rc = lease_ticket_renew(&me, st, name)) < 0) {
+			/* expired (never revived) or reaped: take a new ticket */
+			lease_ticket_drop(&me, st);
+			continue;
+		}
+		if ((rc = lease_queue_read(&q, st, name)) < 0) {
+			lease_ticket_drop(&me, st);
+			result_init(out, st, name);
+			return result_fail(out, st, rc, "%s: cannot read the queue: %s", name,
+			                   lease_store_last_error(st));
+		}
+		head = queue_head(&q, &me, &present);
+		if (!present) { /* reaped or replaced: ours is gone */
+			lease_queue_clear(&q);
+			me.held = 0;
+			continue;
+		}
+		if (!head) {
+			lease_queue_clear(&q);
+			rc = run_kind(OP_ACQUIRE, out, st, name, opts);
+			if (rc == 0)
+				out->waited_seconds = out->now - since;
+			if (rc != LEASE_EHELD && rc != LEASE_ELOCKED) {
+				lease_ticket_drop(&me, st);
+				return rc;
+			}
+			until = until_takeover(st, out);
+			if (until <= 0 && out->has_payload)
+				until = 1.0;
+			watch_present = out->present;
+			watch_oid = out->oid;
+		} else {
+			lease_result cur;
+			/* the lease held: watch it; free: watch the ticket ahead */
+			lease_status(&cur, st, name);
+			until = until_takeover(st, &cur);
+			if (cur.has_payload && until > 0) {
+				watch_present = cur.present;
+				watch_oid = cur.oid;
+			} else {
+				double wall = lease_clock_seconds(LEASE_CLOCK_REALTIME);
+				watch = head->refname;
+				watch_present = 1;
+				watch_oid = head->oid;
+				until = (double)(head->expires_at + lease_store_skew_margin(st) +
+				                 1) -
+				        ((double)lease_store_now(st) +
+				         (wall - (double)(int64_t)wall)) +
+				        0.002;
+			}
+			*out = cur;
+			out->code = rc = LEASE_EHELD;
+			out->status = "held";
+			snprintf(out->message, sizeof(out->message),
+			         "queued behind %s@%s's ticket (since %lld)", head->owner,
+			         head->host, (long long)head->since);
+		}
+		wait_s = remaining < 3600 ? remaining : 3600;
+		if (until > 0 && until < wait_s)
+			wait_s = until;
+		if (until_renewal(st, &me) < wait_s)
+			wait_s = until_renewal(st, &me);
+		if (rc == LEASE_ELOCKED && wait_s > (double)lease_store_ttl_min(st) / 20.0)
+			wait_s = (double)lease_store_ttl_min(st) / 20.0;
+		if (opts->wait_cb && opts->wait_cb(wait_s, opts->wait_payload)) {
+			if (watch)
+				lease_queue_clear(&q);
+			goto interrupted;
+		}
+		lease_store_log(st, LEASE_LOG_INFO, "%s: fair wait (ticket %s); up to %.1f s", name,
+		                me.t.id, wait_s);
+		t0 = lease_clock_seconds(LEASE_CLOCK_MONOTONIC);
+		if (watch)
+			lease_wait_refname_change(st, watch, watch_present, &watch_oid,
+			                          (int)(wait_s * 1000.0 + 0.5));
+		else
+			lease_wait_ref_change(st, name, watch_present, &watch_oid,
+			                      (int)(wait_s * 1000.0 + 0.5));
+		if (watch)
+			lease_queue_clear(&q);
+		if (after_wait(st, opts, t0, wait_s, start_mono, start_store))
+			goto interrupted;
+	}
+	lease_ticket_drop(&me, st);
+	lease_store_set_lock_wait(st, -1);
+	{
+		char m[sizeof(out->message)];
+		snprintf(m, sizeof(m), "%s", out->message);
+		snprintf(out->message, sizeof(out->message),
+		         "still %s after waiting %lld s: %.400s",
+		         rc == LEASE_ELOCKED ? "locked" : "held", (long long)opts->wait_seconds, m);
+	}
+	return rc < 0 ? rc : LEASE_EHELD;
+interrupted:
+	lease_ticket_drop(&me, st);
+	lease_store_set_lock_wait(st, -1);
+	snprintf(out->message, sizeof(out->message), "interrupted while waiting for the lease");
+	return rc < 0 ? rc : LEASE_EHELD;
 }
 
 /* One attempt of a waiting acquire: its code, and in *@p blocker the lease
@@ -1049,6 +1223,19 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
 {
 	single_attempt a = {out, st, name, opts};
 
+	if (opts && opts->fair && opts->wait_seconds > 0) {
+		/* the wait bounds every attempt (issue 24 #3) and ref lock wait (issue 23) */
+		double start_mono = lease_clock_seconds(LEASE_CLOCK_MONOTONIC);
+		int64_t start_store = lease_store_now(st);
+		int rc;
+
+		bound_lock_wait(st, (double)opts->wait_seconds);
+		lease_store_set_wait_end(st, lease_mono_ms() + (int64_t)opts->wait_seconds * 1000);
+		rc = acquire_fair(out, st, name, opts, start_mono, start_store);
+		lease_store_set_lock_wait(st, -1);
+		lease_store_set_wait_end(st, 0);
+		return rc;
+	}
 	return acquire_waiting(st, opts, attempt_single, &a, out->message, sizeof(out->message),
 	                       "lease");
 }

@@ -273,6 +273,12 @@ int lease_namespace_validate(const char *ns, char *err, size_t errlen)
 		           "namespace: must not end with '-archive' (reserved for archive refs)");
 		return LEASE_EINVALID;
 	}
+	if (ends_with(ns, n, "-queue")) {
+		lease_errf(err, errlen,
+		           "namespace: must not end with '-queue' (reserved for the fair "
+		           "waiters' tickets)");
+		return LEASE_EINVALID;
+	}
 	for (i = 0; i < sizeof(reserved_ns) / sizeof(reserved_ns[0]); i++) {
 		if (strcmp(ns, reserved_ns[i]) == 0) {
 			lease_errf(err, errlen,

@@ -64,4 +64,7 @@ act '{"command":"status","name":"pool","slots":"2"}'
 expect 64 "slots on status"
 act '{"command":"acquire","name":"pool","slots":"two"}'
 expect 64 "slots not a number"
+act '{"command":"acquire","name":"pool","slots":"2","wait":"5","fair":"true"}'
+expect 64 "fair with slots"
+like stderr 'fair: true and slots' "the fair+slots refusal names both inputs"
 echo "ok"

@@ -77,4 +77,26 @@ if command -v node >/dev/null 2>&1 && [ -d "$root/node_modules/yaml" ]; then
 else
   echo "t_cli_action: action-check part skipped (node or node_modules missing)"
 fi
+# the fair input (issue 28): only with wait, only true/false, and passed as --fair:
+# a free lease with an older live ticket (written here) is not taken by a fair waiter
+fstep() {
+  set +e
+  INPUT_COMMAND=acquire INPUT_NAME=$2 INPUT_ARGS='' INPUT_TTL=60 INPUT_PHASE='' INPUT_WAIT=$3 \
+    INPUT_FAIR=$4 INPUT_LEASE_TOKEN='' INPUT_NAMESPACE='' INPUT_HEARTBEAT=false \
+    bash "$root/action/run.sh" >o.txt 2>e.txt
+  got=$?
+  set -e
+  [ "$got" -eq "$1" ] || fail "fair step '$2' wait '$3' fair '$4': exit $got, want $1: $(cat e.txt)"
+}
+fstep 64 fq '' true
+grep -q "fair: true needs the wait input" e.txt || fail "fair without wait: $(cat e.txt)"
+fstep 64 fq 1 maybe
+G="git --git-dir=$TMPDIR/s"
+exp=$(date -u -d '+60 seconds' +%Y-%m-%dT%H:%M:%SZ)
+ghost=$(printf 'queue fq: ticket\n\n{"expires_at":"%s","host":"h9","id":"00000000000000bb","key":"0000000000000001","name":"fq","owner":"ghost","schema":"reflease-ticket/1","since":"%s","ttl_seconds":60}\n' "$exp" "$exp" |
+  $G commit-tree "$($G hash-object -t tree -w /dev/null)")
+$G update-ref refs/leases-queue/fq/00000000000000bb "$ghost"
+fstep 3 fq 1 true
+$G rev-parse -q --verify refs/leases/fq >/dev/null && fail "fair: the action took the lease past a live ticket"
+fstep 0 fq 1 false
 echo "t_cli_action: ok"

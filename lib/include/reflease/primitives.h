@@ -97,6 +97,21 @@ int lease_cas_replace(lease_store *st, const char *name, const lease_oid *old_oi
                       const lease_oid *new_oid);
 
 /**
+ * As lease_cas_replace() for a full ref name under refs/<ns>/,
+ * refs/<ns>-archive/ or refs/<ns>-queue/ (tickets, protocol.md §5 "Fair
+ * waiting"); LEASE_EINVALID for any other ref.
+ */
+int lease_cas_replace_ref(lease_store *st, const char *refname, const lease_oid *old_oid,
+                          const lease_oid *new_oid);
+
+/**
+ * As lease_cas_delete() for a full ref name under refs/<ns>/,
+ * refs/<ns>-archive/ or refs/<ns>-queue/ (tickets, protocol.md §5 "Fair
+ * waiting"); LEASE_EINVALID for any other ref.
+ */
+int lease_cas_delete_ref(lease_store *st, const char *refname, const lease_oid *old_oid);
+
+/**
  * Delete refs/<ns>/<name> if it equals @p old_oid, then re-read: the ref must
  * be absent.
  * @return 0, LEASE_EINVALID, LEASE_ECAS, LEASE_EUNVERIFIED, LEASE_ENET
@@ -142,6 +157,15 @@ int lease_ref_still_at(lease_store *st, const char *name, const lease_oid *oid);
  */
 int lease_wait_ref_change(lease_store *st, const char *name, int known_present,
                           const lease_oid *known_oid, int timeout_ms);
+
+/**
+ * As lease_wait_ref_change() for a full ref name under refs/<ns>/,
+ * refs/<ns>-archive/ or refs/<ns>-queue/ (a fair waiter watches the ticket
+ * ahead of it, protocol.md §5 "Fair waiting").
+ * @return 1, 0, or LEASE_EINVALID (a ref outside those)
+ */
+int lease_wait_refname_change(lease_store *st, const char *refname, int known_present,
+                              const lease_oid *known_oid, int timeout_ms);
 
 /** 1 when the store's transport can wait for a change (lease_wait_ref_change()
  *  returns early on one), 0 when it only sleeps. */

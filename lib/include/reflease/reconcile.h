@@ -49,6 +49,7 @@ typedef enum lease_anomaly_id {
 	LEASE_ANOM_MISSING_OBJECT, /**< the ref's object is absent from the store (issue 14) */
 	LEASE_ANOM_SYMBOLIC_REF,   /**< the ref is a symbolic ref (issue 14) */
 	LEASE_ANOM_UNREADABLE_REF, /**< the ref's file is empty, garbled or unreadable (issue 23) */
+	LEASE_ANOM_STALE_TICKET,   /**< a fair waiter's ticket that is no longer live (issue 28) */
 	LEASE_ANOM__COUNT
 } lease_anomaly_id;
 
@@ -74,7 +75,8 @@ typedef struct lease_anomaly {
 	int64_t interval_seconds; /**< tip's heartbeat time minus its parent's, s */
 	double floor_seconds;     /**< max(1, ttl_seconds / 10), s */
 	int64_t assumed_ttl; /**< the TTL assumed for a pre-bump payload, s (approximate only) */
-	int64_t seconds;     /**< expired: seconds past expires_at; stale-ref-lock: lock age */
+	int64_t seconds;     /**< expired: seconds past expires_at; stale-ref-lock: lock age;
+	                        stale-ticket: seconds past the oldest stale ticket's expires_at */
 } lease_anomaly;
 
 /** What an action did to one lease (reported in reaped / skipped / pruned). */
@@ -105,6 +107,7 @@ typedef struct lease_reconcile_entry {
 	int action_code;  /**< SKIPPED: the LEASE_E* code why; LEASE_ECAS when a concurrent write
 	                     won (the CAS doing its job, not a failure); else 0 */
 	int lock_removed; /**< a stale lock of this ref was removed (with --reap) */
+	size_t tickets_removed; /**< stale tickets of this lease's queue deleted (with --reap) */
 } lease_reconcile_entry;
 
 /** The result of lease_reconcile(). Free with lease_reconcile_report_free(). */
@@ -116,8 +119,10 @@ typedef struct lease_reconcile_report {
 	size_t count;
 	size_t counts[4]; /**< entries by highest severity: [OK, INFO, WARNING, ERROR] */
 	size_t reaped, pruned, skipped, locks_removed;
-	int64_t paced_ms; /**< waited between the writes of successive leases (GitHub asks for
-	                     >= 1 s in bursts; issue 15), ms */
+	int64_t paced_ms;       /**< waited between the writes of successive leases (GitHub asks for
+	                           >= 1 s in bursts; issue 15), ms */
+	size_t tickets_removed; /**< stale tickets deleted (--reap; protocol.md §5 "Fair
+	                           waiting") */
 } lease_reconcile_report;
 
 #define LEASE_RECONCILE_OPTIONS_VERSION 1
@@ -125,8 +130,8 @@ typedef struct lease_reconcile_report {
 /** Options for lease_reconcile(). Initialise with LEASE_RECONCILE_OPTIONS_INIT. */
 typedef struct lease_reconcile_options {
 	unsigned int version;
-	int64_t grace_seconds;    /**< --grace, s; < 0 = the store's skew margin */
-	int reap;                 /**< --reap: release expired leases, remove stale ref locks */
+	int64_t grace_seconds; /**< --grace, s; < 0 = the store's skew margin */
+	int reap; /**< --reap: release expired leases, remove stale ref locks and tickets */
 	int64_t prune_days;       /**< --prune-released DAYS; < 0 = do not prune */
 	int64_t default_ttl;      /**< TTL assumed for pre-bump payloads, s; 0 = 300 (§6) */
 	int64_t lock_age_seconds; /**< a ref lock older than this is stale, s; 0 = 60 */

@@ -64,6 +64,9 @@ typedef struct lease_result {
 	 *  back as lease_op_options.known_parent with this oid and payload. */
 	int has_parent;
 	lease_oid parent;
+	/** acquire --fair: store time from the waiter's first ticket to the
+	 *  acquire, s; -1 when the call took no ticket */
+	int64_t waited_seconds;
 } lease_result;
 
 /** The cli.md name of @p id ("acquired", …); "error" for an unknown value. */
@@ -118,12 +121,22 @@ typedef struct lease_op_options {
 	 * heartbeats"). NULL = unknown: the heartbeat is appended. Borrowed.
 	 */
 	const lease_oid *known_parent;
+	/**
+	 * acquire --wait --fair (protocol.md §5 "Fair waiting", issue 28): take
+	 * a ticket in the lease's queue, keep it alive (its TTL is the lease's
+	 * TTL), and take the lease only when it is free and no older live ticket
+	 * exists; the ticket is removed on success, when the wait runs out, when
+	 * wait_cb stops it, and on any error. lease_acquire only:
+	 * lease_acquire_set and lease_slots_acquire wait unordered and ignore it
+	 * (the CLI refuses --fair with a set or --slots, exit 64).
+	 */
+	int fair;
 } lease_op_options;
 
 #define LEASE_OP_OPTIONS_INIT                                                                      \
 	{                                                                                          \
 		LEASE_OP_OPTIONS_VERSION, NULL, NULL, 0, LEASE_PHASE_NONE, LEASE_PHASE_NONE, NULL, \
-		        0, 0, NULL, NULL, NULL, NULL, NULL                                         \
+		        0, 0, NULL, NULL, NULL, NULL, NULL, 0                                      \
 	}
 
 /**
@@ -146,7 +159,8 @@ typedef struct lease_op_options {
  *         wait ran out or wait_cb stopped it), LEASE_EINVALID, LEASE_EVERSION,
  *         LEASE_EPAYLOAD (unreadable payload), LEASE_EUNVERIFIED / LEASE_ENET
  *         (outcome unknown after 3 retries), LEASE_ECAS (the lease kept
- *         changing)
+ *         changing). With opts->fair, out->waited_seconds is the store time
+ *         since the waiter's first ticket (set on success).
  */
 int lease_acquire(lease_result *out, lease_store *st, const char *name,
                   const lease_op_options *opts);

@@ -143,7 +143,7 @@ int lease_ref_name_validate(const char *name, char *err, size_t errlen);
 
 /**
  * Validate a namespace (protocol.md §1): [a-z][a-z0-9-]{0,31}, not ending in
- * "-archive", not a reserved word (heads, tags, ...). No I/O.
+ * "-archive" or "-queue", not a reserved word (heads, tags, ...). No I/O.
  * @return 0, or LEASE_EINVALID with the rule in @p err
  */
 int lease_namespace_validate(const char *ns, char *err, size_t errlen);

@@ -1,0 +1,378 @@
+/* The fair waiters' queue (protocol.md §5 "Fair waiting", issue 28): tickets
+ * are refs/<ns>-queue/<name>/<16 hex id>, each a commit whose message
+ * carries the waiter's identity, its key and the ticket's expiry. A ticket is
+ * taken as the bakery algorithm takes a number: first visible as "choosing"
+ * (key 0), then numbered past every key read. Every change is a CAS through
+ * the primitives; a ticket is never revived once expired. */
+#include "lease/door.h"
+#include "lease/ticket.h"
+#include "reflease/sys/clock.h"
+#include "store/store.h"
+#include "util/util.h"
+
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TICKET_SCHEMA "reflease-ticket/1"
+#define KEY_DIGITS    16
+
+void lease_queue_clear(lease_queue *q)
+{
+	if (!q)
+		return;
+	free(q->items);
+	memset(q, 0, sizeof(*q));
+}
+
+static int queue_prefix(lease_store *st, char *out, size_t len, const char *name)
+{
+	char err[256];
+
+	if (!name || lease_name_validate(name, err, sizeof(err)) < 0)
+		return lease_store_set_error(st, LEASE_EINVALID, "invalid lease name: %s",
+		                             name ? err : "none given");
+	snprintf(out, len, "refs/%s-queue/%s/", lease_store_namespace(st), name);
+	return 0;
+}
+
+static int parse_key(uint64_t *out, const char *s)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	if (strlen(s) != KEY_DIGITS)
+		return -1;
+	for (i = 0; i < KEY_DIGITS; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+static int is_id(const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < LEASE_TICKET_ID_HEX; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return s[i] == '\0';
+}
+
+static void copy_str(char *dst, size_t len, json_t *o, const char *k)
+{
+	const char *v = json_string_value(json_object_get(o, k));
+
+	snprintf(dst, len, "%s", v ? v : "");
+}
+
+static int get_time(int64_t *out, json_t *o, const char *k)
+{
+	const char *v = json_string_value(json_object_get(o, k));
+
+	return v && lease_time_parse(out, v) == 0 ? 0 : -1;
+}
+
+static int has_string(json_t *o, const char *k, const char *want)
+{
+	const char *v = json_string_value(json_object_get(o, k));
+
+	return v && strcmp(v, want) == 0;
+}
+
+/* Fill @p t's payload from a ticket commit message; readable 1 on success. */
+static void parse_ticket(lease_ticket *t, const char *name, const char *msg)
+{
+	const char *body = msg ? strstr(msg, "\n\n") : NULL;
+	const char *s;
+	json_t *o, *ttl;
+
+	t->readable = 0;
+	if (!body || !(o = json_loads(body + 2, JSON_REJECT_DUPLICATES, NULL)))
+		return;
+	if (!has_string(o, "schema", TICKET_SCHEMA) || !has_string(o, "name", name) ||
+	    !has_string(o, "id", t->id))
+		goto out;
+	s = json_string_value(json_object_get(o, "key"));
+	if (!s || parse_key(&t->key, s) < 0)
+		goto out;
+	ttl = json_object_get(o, "ttl_seconds");
+	if (!json_is_integer(ttl) || json_integer_value(ttl) <= 0)
+		goto out;
+	t->ttl_seconds = (int64_t)json_integer_value(ttl);
+	if (get_time(&t->since, o, "since") < 0 || get_time(&t->expires_at, o, "expires_at") < 0)
+		goto out;
+	copy_str(t->owner, sizeof(t->owner), o, "owner");
+	copy_str(t->host, sizeof(t->host), o, "host");
+	t->readable = 1;
+out:
+	json_decref(o);
+}
+
+int lease_ticket_cmp(const lease_ticket *a, const lease_ticket *b)
+{
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return strcmp(a->id, b->id);
+}
+
+static int cmp_named(const void *a, const void *b)
+{
+	const lease_ticket *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : lease_ticket_cmp(x, y);
+}
+
+/* The tickets under @p prefix: refs/<ns>-queue/<name>/ (@p name set) or
+ * refs/<ns>-queue/ (every lease's; @p name NULL). */
+static int queue_list(lease_queue *out, lease_store *st, const char *prefix, const char *name)
+{
+	lease_ref_list l;
+	size_t i, plen = strlen(prefix);
+	int rc;
+
+	out->now = lease_store_now(st);
+	if ((rc = lease_list_refs(&l, st, prefix)) < 0)
+		return rc;
+	if (l.count && !(out->items = calloc(l.count, sizeof(*out->items)))) {
+		lease_ref_list_clear(&l);
+		return lease_store_set_error(st, LEASE_ENOMEM, "out of memory");
+	}
+	for (i = 0; i < l.count; i++) {
+		lease_ref_entry *e = &l.items[i];
+		lease_ticket *t = &out->items[out->count];
+		const char *rest = e->refname + plen, *id = rest;
+		lease_commit c;
+		char err[128];
+
+		if (strncmp(e->refname, prefix, plen) != 0)
+			continue; /* a look-alike: not this queue's */
+		if (name) {
+			snprintf(t->name, sizeof(t->name), "%s", name);
+		} else {
+			const char *slash = strchr(rest, '/');
+			if (!slash || (size_t)(slash - rest) > LEASE_NAME_MAX)
+				continue;
+			snprintf(t->name, sizeof(t->name), "%.*s", (int)(slash - rest), rest);
+			if (lease_name_validate(t->name, err, sizeof(err)) < 0)
+				continue;
+			id = slash + 1;
+		}
+		if (!is_id(id))
+			continue;
+		snprintf(t->refname, sizeof(t->refname), "%s", e->refname);
+		snprintf(t->id, sizeof(t->id), "%s", id);
+		t->oid = e->oid;
+		memset(&c, 0, sizeof(c));
+		if (e->has_commit && lease_oid_equal(&e->commit.oid, &e->oid))
+			parse_ticket(t, t->name, e->commit.message);
+		else if (lease_read_commit(&c, st, &e->oid) == 0 && c.is_commit)
+			parse_ticket(t, t->name, c.message);
+		lease_commit_clear(&c);
+		t->live = t->readable &&
+		          out->now <= t->expires_at + (int64_t)lease_store_skew_margin(st);
+		out->count++;
+	}
+	lease_ref_list_clear(&l);
+	if (out->count > 1) {
+		size_t j = 1;
+		qsort(out->items, out->count, sizeof(*out->items), cmp_named);
+		for (i = 1; i < out->count; i++) /* a listing may repeat a ref */
+			if (strcmp(out->items[i].refname, out->items[j - 1].refname) != 0)
+				out->items[j++] = out->items[i];
+		out->count = j;
+	}
+	return 0;
+}
+
+int lease_queue_read(lease_queue *out, lease_store *st, const char *name)
+{
+	char prefix[LEASE_NS_MAX + LEASE_NAME_MAX + 32];
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = queue_prefix(st, prefix, sizeof(prefix), name)) < 0)
+		return rc;
+	return queue_list(out, st, prefix, name);
+}
+
+int lease_queue_read_all(lease_queue *out, lease_store *st)
+{
+	char prefix[LEASE_NS_MAX + 16];
+
+	memset(out, 0, sizeof(*out));
+	snprintf(prefix, sizeof(prefix), "refs/%s-queue/", lease_store_namespace(st));
+	return queue_list(out, st, prefix, NULL);
+}
+
+size_t lease_queue_position(const lease_queue *q, const char *id)
+{
+	size_t i, pos = 0;
+
+	for (i = 0; i < q->count; i++) {
+		if (!q->items[i].live || q->items[i].key == 0)
+			continue;
+		pos++;
+		if (strcmp(q->items[i].id, id) == 0)
+			return pos;
+	}
+	return 0;
+}
+
+/* Write the ticket commit for @p t (parent @p parent or none) into @p oid. */
+static int write_ticket(lease_store *st, const char *name, const lease_ticket *t,
+                        const lease_oid *parent, lease_oid *oid)
+{
+	char since[LEASE_TIME_STRSZ + 1], exp[LEASE_TIME_STRSZ + 1], key[24];
+	char *js = NULL, *msg = NULL;
+	size_t len;
+	json_t *o;
+	int rc;
+
+	lease_time_format(since, t->since);
+	lease_time_format(exp, t->expires_at);
+	snprintf(key, sizeof(key), "%016" PRIu64, t->key);
+	o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I}", "schema", TICKET_SCHEMA,
+	              "name", name, "id", t->id, "key", key, "owner", t->owner, "host", t->host,
+	              "since", since, "expires_at", exp, "ttl_seconds", (json_int_t)t->ttl_seconds);
+	if (o)
+		js = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
+	json_decref(o);
+	if (!js)
+		return lease_store_set_error(st, LEASE_ENOMEM, "out of memory");
+	len = strlen(name) + strlen(js) + 32;
+	if (!(msg = malloc(len))) {
+		free(js);
+		return lease_store_set_error(st, LEASE_ENOMEM, "out of memory");
+	}
+	snprintf(msg, len, "queue %s: ticket\n\n%s\n", name, js);
+	rc = lease_write_commit(oid, st, parent, msg);
+	free(js);
+	free(msg);
+	return rc;
+}
+
+int lease_ticket_take(lease_own_ticket *me, lease_store *st, const char *name, const char *owner,
+                      const char *host, int64_t ttl_seconds, int64_t since)
+{
+	char prefix[LEASE_NS_MAX + LEASE_NAME_MAX + 32];
+	lease_ticket *t = &me->t;
+	uint64_t newest = 0;
+	lease_queue q;
+	lease_oid oid;
+	double wall;
+	int64_t now = lease_store_now(st);
+	size_t i;
+	int tries, rc;
+
+	if ((rc = queue_prefix(st, prefix, sizeof(prefix), name)) < 0)
+		return rc;
+	me->held = 0;
+	/* 1. choosing: the ref with key 0 under a random id (one taken: another) */
+	for (tries = 0;; tries++) {
+		memset(t, 0, sizeof(*t));
+		if ((rc = lease_random_hex(t->id, LEASE_TICKET_ID_HEX / 2,
+		                           lease_store_random(st))) < 0)
+			return lease_store_set_error(st, rc, "no randomness for the ticket id");
+		snprintf(t->refname, sizeof(t->refname), "%s%s", prefix, t->id);
+		snprintf(t->owner, sizeof(t->owner), "%s", owner);
+		snprintf(t->host, sizeof(t->host), "%s", host);
+		t->since = since > 0 ? since : now;
+		t->ttl_seconds = ttl_seconds;
+		t->expires_at = now + ttl_seconds;
+		if ((rc = write_ticket(st, name, t, NULL, &t->oid)) < 0)
+			return rc;
+		if ((rc = lease_cas_create_ref(st, t->refname, &t->oid)) == 0)
+			break;
+		if (rc != LEASE_ECAS || tries >= 3)
+			return rc; /* unknown: the ticket may be there; it expires or is reaped */
+	}
+	me->held = 1;
+	me->renewed_at = now;
+	t->readable = t->live = 1;
+	/* 2. the number: the store time in ms, past every key read now */
+	if ((rc = lease_queue_read(&q, st, name)) < 0)
+		goto fail;
+	for (i = 0; i < q.count; i++)
+		if (q.items[i].key > newest)
+			newest = q.items[i].key;
+	now = q.now;
+	lease_queue_clear(&q);
+	wall = lease_clock_seconds(LEASE_CLOCK_REALTIME);
+	t->key = (uint64_t)now * 1000u + (uint64_t)((wall - (double)(int64_t)wall) * 1000.0);
+	if (t->key <= newest)
+		t->key = newest + 1;
+	t->expires_at = now + ttl_seconds;
+	if ((rc = write_ticket(st, name, t, &t->oid, &oid)) < 0 ||
+	    (rc = lease_cas_replace_ref(st, t->refname, &t->oid, &oid)) < 0)
+		goto fail;
+	t->oid = oid;
+	me->renewed_at = now;
+	return 0;
+fail:
+	lease_ticket_drop(me, st);
+	return rc;
+}
+
+int lease_ticket_renew(lease_own_ticket *me, lease_store *st, const char *name)
+{
+	lease_ticket n = me->t;
+	int64_t now = lease_store_now(st);
+	lease_oid oid;
+	int rc;
+
+	if (!me->held)
+		return LEASE_ECAS;
+	if (now >= me->t.expires_at) /* never revive an expired ticket */
+		return lease_store_set_error(st, LEASE_EEXPIRED, "%s: the ticket expired", name);
+	n.expires_at = now + n.ttl_seconds;
+	if ((rc = write_ticket(st, name, &n, &me->t.oid, &oid)) < 0)
+		return rc;
+	if ((rc = lease_cas_replace_ref(st, me->t.refname, &me->t.oid, &oid)) < 0) {
+		if (rc == LEASE_ECAS)
+			me->held = 0;
+		return rc;
+	}
+	n.oid = oid;
+	me->t = n;
+	me->renewed_at = now;
+	return 0;
+}
+
+void lease_ticket_drop(lease_own_ticket *me, lease_store *st)
+{
+	if (me->held)
+		(void)lease_cas_delete_ref(st, me->t.refname, &me->t.oid);
+	me->held = 0;
+}
+
+int lease_queue_reap(lease_store *st, const char *name, size_t *removed)
+{
+	lease_queue q;
+	size_t i, n = 0;
+	int rc, first = 0;
+
+	if (removed)
+		*removed = 0;
+	if ((rc = lease_queue_read(&q, st, name)) < 0)
+		return rc;
+	for (i = 0; i < q.count; i++) {
+		if (q.items[i].live)
+			continue;
+		rc = lease_cas_delete_ref(st, q.items[i].refname, &q.items[i].oid);
+		if (rc == 0)
+			n++;
+		else if (rc != LEASE_ECAS && !first)
+			first = rc;
+	}
+	lease_queue_clear(&q);
+	if (removed)
+		*removed = n;
+	return first;
+}

@@ -1,0 +1,40 @@
+/**
+ * @file ticket.h (internal)
+ * A fair waiter's own ticket (protocol.md §5 "Fair waiting"): take, renew
+ * and remove it. Used by lease_acquire() with opts->fair (runtime.c).
+ */
+#ifndef REFLEASE_TICKET_H
+#define REFLEASE_TICKET_H
+
+#include "reflease/queue.h"
+
+/** The waiter's own ticket. Zero it before the first lease_ticket_take(). */
+typedef struct lease_own_ticket {
+	lease_ticket t;     /**< as last written (refname, id, key, oid, payload) */
+	int held;           /**< 1 while the ref is believed to be there */
+	int64_t renewed_at; /**< store time of the last write, s */
+} lease_own_ticket;
+
+/**
+ * Take a ticket for lease @p name, as the bakery algorithm takes a number:
+ * create refs/<ns>-queue/<name>/<random id> with key 0 ("choosing"), then
+ * read the queue and write key = the store time in ms, raised past every
+ * key read, by CAS on the same ref. @p since is kept from an earlier ticket
+ * of the same wait (0: now).
+ * @return 0, or an error (the choosing ticket is deleted again when the
+ *         key could not be written)
+ */
+int lease_ticket_take(lease_own_ticket *me, lease_store *st, const char *name, const char *owner,
+                      const char *host, int64_t ttl_seconds, int64_t since);
+
+/**
+ * Renew @p me by CAS (expires_at = now + ttl). @return 0; LEASE_EEXPIRED
+ * when the ticket had expired (it is not renewed: the caller takes a new
+ * one); LEASE_ECAS when the ref is gone or changed (reaped); or an error.
+ */
+int lease_ticket_renew(lease_own_ticket *me, lease_store *st, const char *name);
+
+/** Delete @p me by CAS from its oid (best effort); held becomes 0. */
+void lease_ticket_drop(lease_own_ticket *me, lease_store *st);
+
+#endif
