@@ -137,7 +137,7 @@ static int transport_check(const lease_transport *t, char *err, size_t errlen)
 		lease_errf(err, errlen, "%s", "no transport given");
 		return LEASE_EINVALID;
 	}
-	if (t->version != LEASE_TRANSPORT_VERSION && t->version != 1) {
+	if (t->version < 1 || t->version > LEASE_TRANSPORT_VERSION) {
 		lease_errf(err, errlen,
 		           "transport of vtable version %u: this library speaks version %d "
 		           "(reflease/sys/transport.h)",
