@@ -296,7 +296,9 @@ struct lease_transport {
 	 * listing that is not atomic may miss anyway). While @p part runs, the
 	 * library may make other calls on @p t (read_ref, read_commit, ...).
 	 * A nonzero return of @p part ends the listing at once and is returned.
-	 * NULL = list_refs (the whole listing at once).
+	 * NULL = list_refs (the whole listing at once). A transport that wraps
+	 * another by copying its vtable and overrides list_refs overrides or
+	 * clears this one too (else the walk lists through the inner one).
 	 * @return 0 (every part handed over), the nonzero value of @p part, or an
 	 *         error — also after some parts were handed over: the caller then
 	 *         reports the listing as failed, never the parts as the whole
