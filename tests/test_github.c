@@ -1054,6 +1054,14 @@ static void seen_line(seen *w, const char *line)
 		fakegh_fault(fk, FAKEGH_MATCHING, w->fault_at_100, 3, 0);
 }
 
+static int count_visits(const lease_ref_state *s, const lease_invalid_ref *iv, size_t total,
+                        void *payload)
+{
+	(void)s, (void)iv, (void)total;
+	++*(int *)payload;
+	return 0;
+}
+
 static int seen_visit(const lease_ref_state *s, const lease_invalid_ref *iv, size_t total,
                       void *payload)
 {
@@ -1221,6 +1229,31 @@ static int canned_respond(void *payload, const char *method, const char *url, co
 	*raw_len = strlen(c->answer);
 	return 0;
 }
+
+/* A `next` link leading back to the same page fails the listing at once
+ * (before issue 29 it was followed 100 times and the listing taken as the
+ * whole): never a listing cut short passing for the whole one. */
+START_TEST(listing_link_loop_fails)
+{
+	static char answer[1024];
+	struct canned c = {answer, 0, {{0}}};
+	static int visits;
+
+	snprintf(answer, sizeof(answer),
+	         "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nLink: "
+	         "<%s/repos/octo/leases/git/matching-refs/leases/?page=2>; rel=\"next\"\r\n\r\n"
+	         "[{\"ref\":\"refs/leases/a\",\"object\":{\"sha\":"
+	         "\"0123456789abcdef0123456789abcdef01234567\"}}]",
+	         fakegh_url(fk));
+	lease_github_set_rest_only(st->t); /* no GraphQL prefetch: REST only */
+	lease_http_set_responder(lease_github_http(st->t), canned_respond, &c);
+	visits = 0;
+	ck_assert_int_eq(lease_namespace_each(st, count_visits, &visits), LEASE_EINTERNAL);
+	ck_assert_int_eq(c.requests, 2);
+	ck_assert_msg(strstr(lease_store_last_error(st), "does not advance"), "%s",
+	              lease_store_last_error(st));
+}
+END_TEST
 
 /* Issue 15 #7 on the virtual clock: lease_store_pace() waits until 1 s
  * after the last content-creating request, and only then; no real time. */
@@ -1483,6 +1516,7 @@ Suite *github_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, namespace_read_page_by_page);
 	tcase_add_test(tc, namespace_page_failing_midway_fails_the_sweep);
+	tcase_add_test(tc, listing_link_loop_fails);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("faults");

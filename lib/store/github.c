@@ -1090,15 +1090,42 @@ static int list_take(lease_ref_list *out, lease_ref_list *part)
 	return 0;
 }
 
+/* Pages of a listing followed at most (a guard; a loop is caught sooner by
+ * page_advances). */
+#define LIST_PAGES_MAX 100000
+
+/* GitHub lists refs in name order, so each page of a listing ends past the
+ * page before (*@p last, its highest name, malloc'd; updated): a page that
+ * does not — a `next` link leading back — fails the listing instead of
+ * looping through it. */
+static int page_advances(gh_transport *g, const lease_ref_list *part, char **last)
+{
+	const char *hi = NULL;
+	size_t i;
+
+	for (i = 0; i < part->count; i++)
+		if (!hi || strcmp(part->items[i].refname, hi) > 0)
+			hi = part->items[i].refname;
+	if (!hi)
+		return 0;
+	if (*last && strcmp(hi, *last) <= 0)
+		return gh_err(g, LEASE_EINTERNAL,
+		              "GitHub's ref listing does not advance (a page ends at %.200s, "
+		              "the page before at %.200s); not followed",
+		              hi, *last);
+	free(*last);
+	return (*last = strdup(hi)) ? 0 : LEASE_ENOMEM;
+}
+
 /* GET /git/matching-refs/<suffix> (a string-prefix match), following
- * `Link: rel="next"` (bounded): each page's refs handed to @p fn (which may
+ * `Link: rel="next"` (each page past the one before): each page's refs handed to @p fn (which may
  * take them; what it leaves is freed) before the next page is asked for.
  * A nonzero value of @p fn ends the listing and is returned. */
 static int rest_list_pages(gh_transport *g, const char *match,
                            int (*fn)(gh_transport *g, lease_ref_list *part, void *payload),
                            void *payload)
 {
-	char suffix[400], *url = NULL;
+	char suffix[400], *url = NULL, *last = NULL;
 	gh_reply rp;
 	json_t *e;
 	size_t i;
@@ -1107,9 +1134,17 @@ static int rest_list_pages(gh_transport *g, const char *match,
 	snprintf(suffix, sizeof(suffix), "git/matching-refs/%s", match);
 	if (!(url = rest_url(g, suffix)))
 		return LEASE_ENOMEM;
-	for (page = 0; url && page < 100; page++) {
+	for (page = 0; url; page++) {
 		lease_ref_list part = {NULL, 0, 0};
 
+		/* a listing cut short is never taken for the whole (issue 29) */
+		if (page >= LIST_PAGES_MAX) {
+			rc = gh_err(g, LEASE_EINTERNAL,
+			            "GitHub's ref listing goes on past %d pages; not followed "
+			            "further",
+			            LIST_PAGES_MAX);
+			break;
+		}
 		rc = gh_exchange(g, &rp, "GET", url, NULL, 1, 0, deadline(g));
 		free(url);
 		url = NULL;
@@ -1152,12 +1187,15 @@ static int rest_list_pages(gh_transport *g, const char *match,
 			rc = LEASE_ENOMEM;
 		reply_clear(&rp);
 		if (rc == 0)
+			rc = page_advances(g, &part, &last);
+		if (rc == 0)
 			rc = fn(g, &part, payload);
 		lease_ref_list_clear(&part);
 		if (rc != 0)
 			break;
 	}
 	free(url);
+	free(last);
 	return rc;
 }
 
