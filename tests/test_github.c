@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "reflease/primitives.h"
+#include "reflease/reconcile.h"
 #include "reflease/schema.h"
 #include "store/http.h"
 #include "store/store.h"
@@ -1000,6 +1001,199 @@ START_TEST(listing_follows_link_next)
 }
 END_TEST
 
+/* ---- the namespace read page by page (issue 29 item 3) ----------------------- */
+
+#define STREAM_PAGE   7   /* the fake's page of matching-refs */
+#define STREAM_LEASES 230 /* + an invalid name and a blob: 232 refs, 34 pages */
+#define STREAM_REFS   (STREAM_LEASES + 2)
+#define STREAM_PAGES  ((STREAM_REFS + STREAM_PAGE - 1) / STREAM_PAGE)
+#define GQL_BATCH     100 /* lib/store/github.c: refs prefetched per GraphQL request */
+
+/* A namespace of STREAM_LEASES leases, each its own commit (every tenth
+ * with a parent), a ref whose name breaks the rule and a ref at a blob,
+ * served by a fake that pages matching-refs by STREAM_PAGE. */
+static void stream_namespace(void)
+{
+	fakegh_options o;
+	lease_oid a, b;
+	char ref[64], name[16], hex[41];
+	int i;
+
+	teardown();
+	memset(&o, 0, sizeof(o));
+	o.page_size = STREAM_PAGE;
+	start(&o);
+	for (i = 0; i < STREAM_LEASES; i++) {
+		snprintf(name, sizeof(name), "s%03d", i);
+		commit(&a, name, NULL);
+		if (i % 10 == 0) {
+			commit(&b, name, &a);
+			a = b;
+		}
+		lease_oid_tohex(hex, &a);
+		snprintf(ref, sizeof(ref), "refs/leases/%s", name);
+		ck_assert_int_eq(fakegh_set_ref(fk, ref, hex), 0);
+	}
+	ck_assert_int_eq(fakegh_set_ref(fk, "refs/leases/s10x/y", hex), 0);
+	ck_assert_int_eq(fakegh_write_blob(fk, "not a commit", hex), 0);
+	ck_assert_int_eq(fakegh_set_ref(fk, "refs/leases/zblob", hex), 0);
+}
+
+/* What a walk saw: one line per visit, and the fake's state at the first. */
+typedef struct seen {
+	char lines[STREAM_REFS + 8][512];
+	size_t n;
+	unsigned pages_at_first;        /* matching-refs requests when the first lease came */
+	fakegh_fault_kind fault_at_100; /* injected into the next page after 100 visits */
+} seen;
+
+static void seen_line(seen *w, const char *line)
+{
+	if (w->n == 0)
+		w->pages_at_first = fakegh_count(fk, FAKEGH_MATCHING);
+	ck_assert_uint_lt(w->n, STREAM_REFS + 8);
+	snprintf(w->lines[w->n++], sizeof(w->lines[0]), "%s", line);
+	if (w->n == GQL_BATCH && w->fault_at_100)
+		fakegh_fault(fk, FAKEGH_MATCHING, w->fault_at_100, 3, 0);
+}
+
+static int count_visits(const lease_ref_state *s, const lease_invalid_ref *iv, size_t total,
+                        void *payload)
+{
+	(void)s, (void)iv, (void)total;
+	++*(int *)payload;
+	return 0;
+}
+
+static int seen_visit(const lease_ref_state *s, const lease_invalid_ref *iv, size_t total,
+                      void *payload)
+{
+	char line[512], hex[41], phex[41] = "-";
+
+	(void)total;
+	if (iv) {
+		lease_oid_tohex(hex, &iv->oid);
+		snprintf(line, sizeof(line), "invalid %s %s", iv->refname, hex);
+	} else {
+		lease_oid_tohex(hex, &s->oid);
+		if (s->has_parent_commit)
+			lease_oid_tohex(phex, &s->parent_commit.oid);
+		snprintf(line, sizeof(line), "%s %s %d %s %d rc=%d %.40s %.200s", s->name, hex,
+		         s->commit.is_commit, phex, s->commit.has_parent, s->payload_rc,
+		         s->payload_rc == 0 ? s->payload.lease_token : "",
+		         s->commit.message ? s->commit.message : "");
+	}
+	seen_line(payload, line);
+	return 0;
+}
+
+/* The requests of each class since the last reset. */
+static void request_counts(unsigned out[FAKEGH_N_ENDPOINTS])
+{
+	int ep;
+
+	for (ep = 0; ep < FAKEGH_N_ENDPOINTS; ep++)
+		out[ep] = fakegh_count(fk, (fakegh_endpoint)ep);
+}
+
+/* lease_namespace_each on GitHub holds one page at a time (issue 29 item 3):
+ * the first lease is visited before the last page is asked for, the
+ * transport never holds more than a page plus the refs carried to the next
+ * GraphQL batch, and the walk's entries and requests are those of the whole
+ * listing (list_refs, what the walk used before). */
+START_TEST(namespace_read_page_by_page)
+{
+	static seen whole, paged;
+	unsigned cw[FAKEGH_N_ENDPOINTS], cp[FAKEGH_N_ENDPOINTS];
+	int (*each)(lease_transport *, const char *, int (*)(lease_ref_list *, void *), void *);
+	size_t i, peak;
+	int ep;
+
+	stream_namespace();
+	memset(&whole, 0, sizeof(whole));
+	memset(&paged, 0, sizeof(paged));
+
+	/* the whole listing at once: the walk before list_refs_each */
+	each = st->t->list_refs_each;
+	ck_assert(each != NULL);
+	st->t->list_refs_each = NULL;
+	lease_github_listing_peak(st->t, 1);
+	fakegh_reset_counts(fk);
+	ck_assert_int_eq(lease_namespace_each(st, seen_visit, &whole), 0);
+	request_counts(cw);
+	ck_assert_uint_eq(lease_github_listing_peak(st->t, 1), STREAM_REFS);
+	ck_assert_uint_eq(whole.pages_at_first, STREAM_PAGES);
+	st->t->list_refs_each = each;
+
+	/* page by page */
+	fakegh_reset_counts(fk);
+	ck_assert_int_eq(lease_namespace_each(st, seen_visit, &paged), 0);
+	request_counts(cp);
+	peak = lease_github_listing_peak(st->t, 1);
+	ck_assert_msg(peak <= STREAM_PAGE + GQL_BATCH - 1,
+	              "the transport held %zu refs at once (a page is %d)", peak, STREAM_PAGE);
+	ck_assert_uint_eq(paged.pages_at_first, (GQL_BATCH + STREAM_PAGE - 1) / STREAM_PAGE);
+
+	/* the same entries, in the same order, for the same requests */
+	ck_assert_uint_eq(whole.n, STREAM_REFS);
+	ck_assert_uint_eq(paged.n, whole.n);
+	for (i = 0; i < whole.n; i++)
+		ck_assert_str_eq(paged.lines[i], whole.lines[i]);
+	ck_assert_ptr_nonnull(strstr(whole.lines[0], "s000 "));
+	ck_assert_ptr_nonnull(strstr(whole.lines[110], "invalid refs/leases/s10x/y"));
+	ck_assert_ptr_nonnull(strstr(whole.lines[STREAM_REFS - 1], "zblob "));
+	for (ep = 0; ep < FAKEGH_N_ENDPOINTS; ep++)
+		ck_assert_msg(cp[ep] == cw[ep], "%s: %u requests page by page, %u whole",
+		              fakegh_endpoint_name((fakegh_endpoint)ep), cp[ep], cw[ep]);
+	ck_assert_uint_eq(cp[FAKEGH_MATCHING], STREAM_PAGES);
+	ck_assert_uint_eq(cp[FAKEGH_GQL_QUERY], (STREAM_REFS + GQL_BATCH - 1) / GQL_BATCH);
+}
+END_TEST
+
+/* reconcile's visit: count, and break the next page after 100 entries. */
+static int seen_entry(const lease_reconcile_entry *e, void *payload)
+{
+	seen_line(payload, e->name);
+	return 0;
+}
+
+/* A page that fails after others were walked fails the read, and the sweep
+ * with it: no half namespace passes for the whole (issue 29 item 3). */
+START_TEST(namespace_page_failing_midway_fails_the_sweep)
+{
+	static seen w;
+	lease_reconcile_options ro = LEASE_RECONCILE_OPTIONS_INIT;
+	lease_reconcile_report sum;
+	int rc;
+
+	stream_namespace();
+	memset(&w, 0, sizeof(w));
+	w.fault_at_100 = FAKEGH_FAULT_401;
+	rc = lease_namespace_each(st, seen_visit, &w);
+	ck_assert_int_eq(rc, LEASE_EAUTH);
+	ck_assert_uint_eq(w.n, GQL_BATCH);
+	ck_assert_msg(strstr(lease_store_last_error(st), "the listing failed after 100 refs"), "%s",
+	              lease_store_last_error(st));
+
+	/* the sweep: reconcile stops with the error, its summary short */
+	fakegh_clear_faults(fk);
+	memset(&w, 0, sizeof(w));
+	w.fault_at_100 = FAKEGH_FAULT_403_FORBIDDEN;
+	rc = lease_reconcile_each(&sum, st, &ro, seen_entry, &w);
+	ck_assert_int_eq(rc, LEASE_EAUTH);
+	ck_assert_uint_eq(sum.count, GQL_BATCH);
+	ck_assert_ptr_nonnull(strstr(lease_store_last_error(st), "the listing failed after"));
+	lease_reconcile_report_free(&sum);
+
+	/* the fault gone, the same sweep sees every ref */
+	fakegh_clear_faults(fk);
+	memset(&w, 0, sizeof(w));
+	ck_assert_int_eq(lease_reconcile_each(&sum, st, &ro, seen_entry, &w), 0);
+	ck_assert_uint_eq(sum.count, STREAM_REFS);
+	lease_reconcile_report_free(&sum);
+}
+END_TEST
+
 /* GHES: base URLs with path prefixes (/api/v3, /api/graphql derived). */
 START_TEST(ghes_path_prefix)
 {
@@ -1038,6 +1232,31 @@ static int canned_respond(void *payload, const char *method, const char *url, co
 	*raw_len = strlen(c->answer);
 	return 0;
 }
+
+/* A `next` link leading back to the same page fails the listing at once
+ * (before issue 29 it was followed 100 times and the listing taken as the
+ * whole): never a listing cut short passing for the whole one. */
+START_TEST(listing_link_loop_fails)
+{
+	static char answer[1024];
+	struct canned c = {answer, 0, {{0}}};
+	static int visits;
+
+	snprintf(answer, sizeof(answer),
+	         "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nLink: "
+	         "<%s/repos/octo/leases/git/matching-refs/leases/?page=2>; rel=\"next\"\r\n\r\n"
+	         "[{\"ref\":\"refs/leases/a\",\"object\":{\"sha\":"
+	         "\"0123456789abcdef0123456789abcdef01234567\"}}]",
+	         fakegh_url(fk));
+	lease_github_set_rest_only(st->t); /* no GraphQL prefetch: REST only */
+	lease_http_set_responder(lease_github_http(st->t), canned_respond, &c);
+	visits = 0;
+	ck_assert_int_eq(lease_namespace_each(st, count_visits, &visits), LEASE_EINTERNAL);
+	ck_assert_int_eq(c.requests, 2);
+	ck_assert_msg(strstr(lease_store_last_error(st), "does not advance"), "%s",
+	              lease_store_last_error(st));
+}
+END_TEST
 
 /* Issue 15 #7 on the virtual clock: lease_store_pace() waits until 1 s
  * after the last content-creating request, and only then; no real time. */
@@ -1293,6 +1512,14 @@ Suite *github_suite(void)
 	tcase_add_loop_test(tc, same_answers_whatever_graphql_shows, 0, 4);
 	tcase_add_test(tc, moved_repository_followed_on_api_host);
 	tcase_add_test(tc, moved_repository_elsewhere_explained);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("stream");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, namespace_read_page_by_page);
+	tcase_add_test(tc, namespace_page_failing_midway_fails_the_sweep);
+	tcase_add_test(tc, listing_link_loop_fails);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("faults");

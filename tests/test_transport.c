@@ -276,6 +276,161 @@ START_TEST(optional_calls_absent)
 }
 END_TEST
 
+/* list_refs_each (version 3) over the memstore's list_refs: parts of three
+ * refs in name order, each after the first repeating the last ref of the
+ * part before (a page answered twice) and carrying a ref that sorts before
+ * it (listed out of order); the listing fails before part @c fail_part
+ * (-1 never). */
+static int fail_part = -1, parts_given;
+
+static int entry_name_cmp(const void *a, const void *b)
+{
+	return strcmp(((const lease_ref_entry *)a)->refname, ((const lease_ref_entry *)b)->refname);
+}
+
+static int parts_each(lease_transport *t, const char *prefix,
+                      int (*part)(lease_ref_list *l, void *payload), void *payload)
+{
+	lease_ref_list all = {NULL, 0, 0};
+	size_t i, j;
+	int rc;
+
+	parts_given = 0;
+	if ((rc = t->list_refs(t, &all, prefix)) < 0)
+		return rc;
+	qsort(all.items, all.count, sizeof(*all.items), entry_name_cmp);
+	for (i = 0; i < all.count && rc == 0; i += 3) {
+		lease_ref_list p = {NULL, 0, 0};
+
+		if (parts_given == fail_part) {
+			rc = LEASE_ENET;
+			break;
+		}
+		for (j = i; j < i + 3 && j < all.count; j++)
+			ck_assert_int_eq(
+			        lease_ref_list_push(&p, all.items[j].refname, &all.items[j].oid),
+			        0);
+		if (i > 0) {
+			ck_assert_int_eq(lease_ref_list_push(&p, all.items[i - 1].refname,
+			                                     &all.items[i - 1].oid),
+			                 0);
+			ck_assert_int_eq(
+			        lease_ref_list_push(&p, all.items[0].refname, &all.items[0].oid),
+			        0);
+		}
+		parts_given++;
+		rc = part(&p, payload);
+		lease_ref_list_clear(&p);
+	}
+	lease_ref_list_clear(&all);
+	return rc;
+}
+
+static int trap_each(lease_transport *t, const char *prefix,
+                     int (*part)(lease_ref_list *l, void *payload), void *payload)
+{
+	(void)t, (void)prefix, (void)part, (void)payload;
+	ck_abort_msg("list_refs_each of a version 2 transport called");
+	return 0;
+}
+
+/* The names a walk visited, the totals it was told, and where it stops. */
+typedef struct names_seen {
+	char names[16][LEASE_NAME_MAX + 1];
+	size_t total[16];
+	int n, stop_at;
+} names_seen;
+
+static int names_visit(const lease_ref_state *s, const lease_invalid_ref *iv, size_t total,
+                       void *payload)
+{
+	names_seen *w = payload;
+
+	ck_assert_ptr_nonnull(s);
+	ck_assert_ptr_null(iv);
+	ck_assert_int_lt(w->n, 16);
+	snprintf(w->names[w->n], sizeof(w->names[0]), "%s", s->name);
+	w->total[w->n++] = total;
+	return w->n == w->stop_at ? 7 : 0;
+}
+
+/* A store of ten leases n0..n9 over a memstore whose list_refs_each is
+ * parts_each (version 3), or trap_each (version 2). */
+static lease_store *parts_store(unsigned version)
+{
+	lease_transport *t = counted_transport();
+	lease_store *st = NULL;
+	char err[256] = "", name[8];
+	lease_oid c;
+	int i;
+
+	t->version = version;
+	t->list_refs_each = version >= 3 ? parts_each : trap_each;
+	ck_assert_int_eq(lease_store_open_transport(&st, t, NULL, err, sizeof(err)), 0);
+	for (i = 9; i >= 0; i--) {
+		snprintf(name, sizeof(name), "n%d", i);
+		ck_assert_int_eq(lease_write_commit(&c, st, NULL, "x: acquire\n\n{}"), 0);
+		ck_assert_int_eq(lease_cas_create(st, name, &c), 0);
+	}
+	fail_part = -1;
+	return st;
+}
+
+/* The namespace read over list_refs_each (issue 29): each lease once, in
+ * name order, whatever a part repeats or lists out of order; the total
+ * grows with the parts; the visitor's stop and a part's failure end it. */
+START_TEST(namespace_read_by_parts)
+{
+	lease_store *st = parts_store(3);
+	names_seen w;
+	int i;
+
+	memset(&w, 0, sizeof(w));
+	ck_assert_int_eq(lease_namespace_each(st, names_visit, &w), 0);
+	ck_assert_int_eq(w.n, 10);
+	ck_assert_int_eq(parts_given, 4);
+	for (i = 0; i < 10; i++) {
+		char want[8];
+
+		snprintf(want, sizeof(want), "n%d", i);
+		ck_assert_str_eq(w.names[i], want);
+	}
+	ck_assert_uint_eq(w.total[0], 3);
+	ck_assert_uint_eq(w.total[9], 3 + 5 + 5 + 3);
+
+	/* the visitor's value ends the listing at once and is returned */
+	memset(&w, 0, sizeof(w));
+	w.stop_at = 4;
+	ck_assert_int_eq(lease_namespace_each(st, names_visit, &w), 7);
+	ck_assert_int_eq(w.n, 4);
+	ck_assert_int_eq(parts_given, 2);
+
+	/* a part failing after two were walked fails the read */
+	memset(&w, 0, sizeof(w));
+	fail_part = 2;
+	ck_assert_int_eq(lease_namespace_each(st, names_visit, &w), LEASE_ENET);
+	ck_assert_int_eq(w.n, 6);
+	ck_assert_ptr_nonnull(
+	        strstr(lease_store_last_error(st), "the listing failed after 8 refs"));
+	lease_store_free(st);
+}
+END_TEST
+
+/* A version 2 transport opens; list_refs_each, beyond its struct's end, is
+ * never read: the namespace is read with list_refs. */
+START_TEST(version2_transport_lists_whole)
+{
+	lease_store *st = parts_store(2);
+	names_seen w;
+
+	memset(&w, 0, sizeof(w));
+	ck_assert_int_eq(lease_namespace_each(st, names_visit, &w), 0);
+	ck_assert_int_eq(w.n, 10);
+	ck_assert_uint_eq(w.total[0], 10);
+	lease_store_free(st);
+}
+END_TEST
+
 Suite *transport_suite(void);
 Suite *transport_suite(void)
 {
@@ -290,6 +445,8 @@ Suite *transport_suite(void)
 	tcase_add_test(tc, no_transport_refused);
 	tcase_add_test(tc, bad_options_free_transport);
 	tcase_add_test(tc, optional_calls_absent);
+	tcase_add_test(tc, namespace_read_by_parts);
+	tcase_add_test(tc, version2_transport_lists_whole);
 	suite_add_tcase(s, tc);
 	return s;
 }

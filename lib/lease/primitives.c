@@ -879,48 +879,69 @@ static int read_entry_lenient(lease_store *st, lease_ref_state *s, const lease_r
 }
 
 /* The namespace read, one lease at a time (lease_namespace_each(), and
- * lease_fetch_namespace() with @p strict): list once, sort, then read each
- * entry into one state and hand it to @p visit. Strict: a duplicated or
+ * lease_fetch_namespace() with @p strict): the listing in name order, each
+ * entry read into one state and handed to @c visit. Strict: a duplicated or
  * inconsistent entry ends the walk (LEASE_EUNVERIFIED); lenient: a duplicate
  * is skipped and an entry that cannot be read consistently is read on its
- * own. */
-static int namespace_walk(lease_store *st, int strict, lease_namespace_visit visit, void *payload)
+ * own. The listing comes as one part (list_refs) or, lenient on a transport
+ * that has it, part by part (list_refs_each: bounded memory, issue 29). */
+typedef struct walk {
+	lease_store *st;
+	int strict;
+	lease_namespace_visit visit;
+	void *payload;
+	char prefix[LEASE_NS_MAX + 8];
+	size_t plen;
+	size_t total;   /* refs of the namespace listed so far */
+	char *last;     /* the last ref name walked (malloc), NULL before the first */
+	size_t lastcap; /* bytes allocated at last */
+	int stop;       /* the walk's own nonzero value ended a list_refs_each */
+} walk;
+
+/* Remember @p refname as the last name walked. */
+static int walk_last(walk *w, const char *refname)
 {
-	int64_t t0;
-	lease_ref_list list = {NULL, 0, 0};
+	size_t n = strlen(refname) + 1;
+	char *p;
+
+	if (n > w->lastcap) {
+		if (!(p = realloc(w->last, n)))
+			return LEASE_ENOMEM;
+		w->last = p;
+		w->lastcap = n;
+	}
+	memcpy(w->last, refname, n);
+	return 0;
+}
+
+/* Walk one part of the listing: filter look-alikes, sort, skip what does
+ * not sort after the last name walked (a duplicate, or a part's entry
+ * before an earlier part's: sys/transport.h list_refs_each), read and visit
+ * the rest in name order. */
+static int walk_part(walk *w, const lease_ref_list *list)
+{
+	lease_store *st = w->st;
 	lease_ref_entry **sorted = NULL;
 	lease_ref_state s;
-	char prefix[LEASE_NS_MAX + 8], err[256];
-	size_t plen, n = 0, i;
-	int rc;
+	char err[256];
+	size_t n = 0, i;
+	int rc = 0;
 
 	memset(&s, 0, sizeof(s));
-	memset(&st->cas_err, 0, sizeof(st->cas_err));
-	st->errmsg[0] = '\0';
-	plen = (size_t)snprintf(prefix, sizeof(prefix), "refs/%s/", st->ns);
-	cas_begin(st, "fetch_namespace", prefix, NULL);
-	t0 = lease_mono_ms();
-	rc = st->t->list_refs(st->t, &list, prefix);
-	tlog(st, t0, "list_refs", prefix, rc);
-	if (rc < 0) {
-		rc = cas_fail(st, rc, LEASE_OUTCOME_KNOWN, 0, terr(st));
-		goto done;
-	}
-	if (list.count && !(sorted = calloc(list.count, sizeof(*sorted)))) {
-		rc = LEASE_ENOMEM;
-		goto done;
-	}
+	if (list->count && !(sorted = calloc(list->count, sizeof(*sorted))))
+		return LEASE_ENOMEM;
 	/* Look-alikes outside refs/<ns>/ (refs/<ns>-x/..., refs/<ns>x) are filtered. */
-	for (i = 0; i < list.count; i++) {
-		if (strncmp(list.items[i].refname, prefix, plen) == 0)
-			sorted[n++] = &list.items[i];
+	for (i = 0; i < list->count; i++) {
+		if (strncmp(list->items[i].refname, w->prefix, w->plen) == 0)
+			sorted[n++] = &list->items[i];
 		else
 			lease_store_log(st, LEASE_LOG_DEBUG, "fetch_namespace: ignoring %s",
-			                list.items[i].refname);
+			                list->items[i].refname);
 	}
+	w->total += n;
 	if (n)
 		qsort(sorted, n, sizeof(*sorted), entry_cmp);
-	for (i = 1; strict && i < n; i++) {
+	for (i = 1; w->strict && i < n; i++) {
 		if (strcmp(sorted[i]->refname, sorted[i - 1]->refname) == 0) {
 			snprintf(st->cas_err.ref, sizeof(st->cas_err.ref), "%s",
 			         sorted[i]->refname);
@@ -931,17 +952,25 @@ static int namespace_walk(lease_store *st, int strict, lease_namespace_visit vis
 	}
 	for (i = 0; i < n; i++) {
 		const lease_ref_entry *e = sorted[i];
-		const char *name = e->refname + plen;
+		const char *name = e->refname + w->plen;
 		int gone = 0;
 
-		if (i > 0 && strcmp(e->refname, sorted[i - 1]->refname) == 0)
-			continue; /* lenient: a duplicate */
+		if (w->last && strcmp(e->refname, w->last) <= 0) {
+			/* lenient: a duplicate, or listed out of order (never strict:
+			 * its one part has no duplicates left) */
+			lease_store_log(st, LEASE_LOG_DEBUG,
+			                "fetch_namespace: %s listed again or out of order; skipped",
+			                e->refname);
+			continue;
+		}
+		if ((rc = walk_last(w, e->refname)) < 0)
+			goto done;
 		if (lease_ref_name_validate(name, err, sizeof(err)) < 0) {
 			lease_invalid_ref iv;
 
 			iv.refname = e->refname;
 			iv.oid = e->oid;
-			if ((rc = visit(NULL, &iv, n, payload)) != 0)
+			if ((rc = w->visit(NULL, &iv, w->total, w->payload)) != 0)
 				goto done;
 			continue;
 		}
@@ -950,23 +979,85 @@ static int namespace_walk(lease_store *st, int strict, lease_namespace_visit vis
 		st->cas_err.has_expected = 1;
 		st->cas_err.expected = e->oid;
 		rc = read_entry(st, &s, e, &gone);
-		if (rc < 0 && !strict && rc != LEASE_ENOMEM && rc != LEASE_ENET) {
+		if (rc < 0 && !w->strict && rc != LEASE_ENOMEM && rc != LEASE_ENET) {
 			lease_store_log(st, LEASE_LOG_INFO, "%s: %s; reading it on its own", name,
 			                lease_store_last_error(st));
 			gone = 0;
 			rc = read_entry_lenient(st, &s, e, name, &gone);
 		}
 		if (rc == 0 && !gone)
-			rc = visit(&s, NULL, n, payload);
+			rc = w->visit(&s, NULL, w->total, w->payload);
 		lease_ref_state_clear(&s);
 		if (rc != 0)
+			goto done;
+	}
+done:
+	lease_ref_state_clear(&s);
+	free(sorted);
+	return rc;
+}
+
+/* list_refs_each's part callback: walk the part; a nonzero value of the
+ * walk (the visitor's, or a read's error) ends the listing and is kept. */
+static int walk_each_part(lease_ref_list *part, void *payload)
+{
+	walk *w = payload;
+	int rc = walk_part(w, part);
+
+	if (rc != 0)
+		w->stop = rc;
+	return rc;
+}
+
+static int namespace_walk(lease_store *st, int strict, lease_namespace_visit visit, void *payload)
+{
+	int64_t t0;
+	lease_ref_list list = {NULL, 0, 0};
+	walk w;
+	int rc, paged = !strict && st->t->version >= 3 && st->t->list_refs_each;
+
+	memset(&w, 0, sizeof(w));
+	w.st = st;
+	w.strict = strict;
+	w.visit = visit;
+	w.payload = payload;
+	w.plen = (size_t)snprintf(w.prefix, sizeof(w.prefix), "refs/%s/", st->ns);
+	memset(&st->cas_err, 0, sizeof(st->cas_err));
+	st->errmsg[0] = '\0';
+	cas_begin(st, "fetch_namespace", w.prefix, NULL);
+	t0 = lease_mono_ms();
+	if (paged) {
+		rc = st->t->list_refs_each(st->t, w.prefix, walk_each_part, &w);
+		if (w.stop) {
+			rc = w.stop; /* the walk's own end: its message is set */
+			goto done;
+		}
+		tlog(st, t0, "list_refs_each", w.prefix, rc);
+		if (rc < 0) {
+			/* a part that fails after others were walked fails the whole
+			 * read: never a partial namespace reported as complete */
+			char why[512];
+
+			snprintf(why, sizeof(why), "the listing failed after %zu refs: %s", w.total,
+			         terr(st));
+			cas_begin(st, "fetch_namespace", w.prefix, NULL);
+			rc = cas_fail(st, rc, LEASE_OUTCOME_KNOWN, 0, why);
+			goto done;
+		}
+	} else {
+		rc = st->t->list_refs(st->t, &list, w.prefix);
+		tlog(st, t0, "list_refs", w.prefix, rc);
+		if (rc < 0) {
+			rc = cas_fail(st, rc, LEASE_OUTCOME_KNOWN, 0, terr(st));
+			goto done;
+		}
+		if ((rc = walk_part(&w, &list)) != 0)
 			goto done;
 	}
 	memset(&st->cas_err, 0, sizeof(st->cas_err));
 	rc = 0;
 done:
-	lease_ref_state_clear(&s);
-	free(sorted);
+	free(w.last);
 	lease_ref_list_clear(&list);
 	return rc;
 }

@@ -65,6 +65,7 @@ typedef struct gh_transport {
 	lease_log_fn log;
 	void *log_payload;
 	int log_level;
+	size_t list_peak; /* most refs a listing held at once (lease_github_listing_peak) */
 	char errmsg[1024];
 } gh_transport;
 
@@ -1060,11 +1061,73 @@ static int rest_read_commit(gh_transport *g, lease_commit *out, const lease_oid 
 	return rc;
 }
 
-/* GET /git/matching-refs/<suffix> (a string-prefix match), following
- * `Link: rel="next"` (bounded), appended to @p out. */
-static int rest_list(gh_transport *g, lease_ref_list *out, const char *match)
+/* Keep the most refs a listing held at once (the test hook). */
+static void note_held(gh_transport *g, size_t n)
 {
-	char suffix[400], *url = NULL;
+	if (n > g->list_peak)
+		g->list_peak = n;
+}
+
+/* Move @p part's entries to the end of @p out (names and commits change
+ * hands; @p part is left empty). */
+static int list_take(lease_ref_list *out, lease_ref_list *part)
+{
+	lease_ref_entry *items;
+	size_t need = out->count + part->count, cap = out->cap ? out->cap : 16;
+
+	if (!part->count)
+		return 0;
+	while (cap < need)
+		cap *= 2;
+	if (cap != out->cap) {
+		if (!(items = realloc(out->items, cap * sizeof(*items))))
+			return LEASE_ENOMEM;
+		out->items = items;
+		out->cap = cap;
+	}
+	memcpy(out->items + out->count, part->items, part->count * sizeof(*items));
+	out->count = need;
+	free(part->items);
+	memset(part, 0, sizeof(*part));
+	return 0;
+}
+
+/* Pages of a listing followed at most (a guard; a loop is caught sooner by
+ * page_advances). */
+#define LIST_PAGES_MAX 100000
+
+/* GitHub lists refs in name order, so each page of a listing ends past the
+ * page before (*@p last, its highest name, malloc'd; updated): a page that
+ * does not — a `next` link leading back — fails the listing instead of
+ * looping through it. */
+static int page_advances(gh_transport *g, const lease_ref_list *part, char **last)
+{
+	const char *hi = NULL;
+	size_t i;
+
+	for (i = 0; i < part->count; i++)
+		if (!hi || strcmp(part->items[i].refname, hi) > 0)
+			hi = part->items[i].refname;
+	if (!hi)
+		return 0;
+	if (*last && strcmp(hi, *last) <= 0)
+		return gh_err(g, LEASE_EINTERNAL,
+		              "GitHub's ref listing does not advance (a page ends at %.200s, "
+		              "the page before at %.200s); not followed",
+		              hi, *last);
+	free(*last);
+	return (*last = strdup(hi)) ? 0 : LEASE_ENOMEM;
+}
+
+/* GET /git/matching-refs/<suffix> (a string-prefix match), following
+ * `Link: rel="next"` (each page past the one before): each page's refs handed to @p fn (which may
+ * take them; what it leaves is freed) before the next page is asked for.
+ * A nonzero value of @p fn ends the listing and is returned. */
+static int rest_list_pages(gh_transport *g, const char *match,
+                           int (*fn)(gh_transport *g, lease_ref_list *part, void *payload),
+                           void *payload)
+{
+	char suffix[400], *url = NULL, *last = NULL;
 	gh_reply rp;
 	json_t *e;
 	size_t i;
@@ -1073,7 +1136,17 @@ static int rest_list(gh_transport *g, lease_ref_list *out, const char *match)
 	snprintf(suffix, sizeof(suffix), "git/matching-refs/%s", match);
 	if (!(url = rest_url(g, suffix)))
 		return LEASE_ENOMEM;
-	for (page = 0; url && page < 100; page++) {
+	for (page = 0; url; page++) {
+		lease_ref_list part = {NULL, 0, 0};
+
+		/* a listing cut short is never taken for the whole (issue 29) */
+		if (page >= LIST_PAGES_MAX) {
+			rc = gh_err(g, LEASE_EINTERNAL,
+			            "GitHub's ref listing goes on past %d pages; not followed "
+			            "further",
+			            LIST_PAGES_MAX);
+			break;
+		}
 		rc = gh_exchange(g, &rp, "GET", url, NULL, 1, 0, deadline(g));
 		free(url);
 		url = NULL;
@@ -1100,7 +1173,7 @@ static int rest_list(gh_transport *g, lease_ref_list *out, const char *match)
 				            "malformed ref listing from GitHub");
 				break;
 			}
-			if ((rc = lease_ref_list_push(out, json_string_value(ref), &oid)) < 0)
+			if ((rc = lease_ref_list_push(&part, json_string_value(ref), &oid)) < 0)
 				break;
 		}
 		/* Follow a next page only under the API base: the request carries the
@@ -1115,11 +1188,33 @@ static int rest_list(gh_transport *g, lease_ref_list *out, const char *match)
 		if (rc == 0 && rp.r.next_url[0] && !(url = strdup(rp.r.next_url)))
 			rc = LEASE_ENOMEM;
 		reply_clear(&rp);
-		if (rc < 0)
+		if (rc == 0)
+			rc = page_advances(g, &part, &last);
+		if (rc == 0)
+			rc = fn(g, &part, payload);
+		lease_ref_list_clear(&part);
+		if (rc != 0)
 			break;
 	}
 	free(url);
+	free(last);
 	return rc;
+}
+
+/* rest_list's page callback: append the page to the list. */
+static int append_page(gh_transport *g, lease_ref_list *part, void *payload)
+{
+	lease_ref_list *out = payload;
+	int rc = list_take(out, part);
+
+	note_held(g, out->count);
+	return rc;
+}
+
+/* The whole listing of rest_list_pages() appended to @p out. */
+static int rest_list(gh_transport *g, lease_ref_list *out, const char *match)
+{
+	return rest_list_pages(g, match, append_page, out);
 }
 
 static void snap_drop(gh_transport *g)
@@ -1731,8 +1826,83 @@ static int gh_list_refs(lease_transport *t, lease_ref_list *out, const char *pre
 		return rc;
 	if (!snap_serve(g, out, prefix, &rc) && rc == 0)
 		rc = rest_list(g, out, prefix + 5);
+	note_held(g, out->count);
 	if (rc == 0 && out->count > 0 && g->sight != GQL_BLIND)
 		rc = prefetch_commits(g, out);
+	return rc;
+}
+
+/* list_refs_each (issue 29): the listing's pages re-cut into parts of
+ * GQL_BATCH refs, each prefetched by one GraphQL request (as many as
+ * gh_list_refs spends on the whole listing) and handed over before the next
+ * page is asked for. Held at once: one page plus fewer than GQL_BATCH refs
+ * carried over. On github.com the matching-refs answer is not paginated
+ * (one page, whatever its size: github/docs#3863, google/go-github#1567),
+ * so there the refs' names and oids arrive at once; their commits are still
+ * read GQL_BATCH at a time. */
+typedef struct gh_stream {
+	lease_ref_list carry; /* refs waiting for a full part */
+	int (*part)(lease_ref_list *l, void *payload);
+	void *payload;
+} gh_stream;
+
+/* Hand over the first @p n refs of the carry as one part. */
+static int stream_hand(gh_transport *g, gh_stream *s, size_t n)
+{
+	lease_ref_list part = {NULL, 0, 0};
+	int rc = 0;
+
+	if (!(part.items = malloc(n * sizeof(*part.items))))
+		return LEASE_ENOMEM;
+	memcpy(part.items, s->carry.items, n * sizeof(*part.items));
+	part.count = part.cap = n;
+	s->carry.count -= n;
+	memmove(s->carry.items, s->carry.items + n, s->carry.count * sizeof(*part.items));
+	if (g->sight != GQL_BLIND)
+		rc = prefetch_commits(g, &part);
+	if (rc == 0)
+		rc = s->part(&part, s->payload);
+	lease_ref_list_clear(&part);
+	return rc;
+}
+
+/* rest_list_pages' page callback: carry the page, hand over full parts. */
+static int stream_page(gh_transport *g, lease_ref_list *page, void *payload)
+{
+	gh_stream *s = payload;
+	int rc;
+
+	note_held(g, s->carry.count + page->count);
+	if ((rc = list_take(&s->carry, page)) < 0)
+		return rc;
+	while (rc == 0 && s->carry.count >= GQL_BATCH)
+		rc = stream_hand(g, s, GQL_BATCH);
+	return rc;
+}
+
+static int gh_list_refs_each(lease_transport *t, const char *prefix,
+                             int (*part)(lease_ref_list *l, void *payload), void *payload)
+{
+	gh_transport *g = (gh_transport *)t;
+	lease_ref_list served = {NULL, 0, 0};
+	gh_stream s;
+	int rc;
+
+	if ((rc = check_refname(g, prefix)) < 0)
+		return rc;
+	memset(&s, 0, sizeof(s));
+	s.part = part;
+	s.payload = payload;
+	if (snap_serve(g, &served, prefix, &rc)) {
+		if (rc == 0)
+			rc = stream_page(g, &served, &s);
+	} else if (rc == 0) {
+		rc = rest_list_pages(g, prefix + 5, stream_page, &s);
+	}
+	if (rc == 0 && s.carry.count)
+		rc = stream_hand(g, &s, s.carry.count);
+	lease_ref_list_clear(&served);
+	lease_ref_list_clear(&s.carry);
 	return rc;
 }
 
@@ -1850,6 +2020,19 @@ void lease_github_set_deadline(lease_transport *t, int64_t ms)
 {
 	if (t && t->free == gh_free)
 		((gh_transport *)t)->op_deadline_ms = ms > 0 ? lease_http_mono_ms() + ms : 0;
+}
+
+size_t lease_github_listing_peak(lease_transport *t, int reset)
+{
+	gh_transport *g = (gh_transport *)t;
+	size_t peak;
+
+	if (!t || t->free != gh_free)
+		return 0;
+	peak = g->list_peak;
+	if (reset)
+		g->list_peak = 0;
+	return peak;
 }
 
 lease_http *lease_github_http(lease_transport *t)
@@ -1972,6 +2155,7 @@ static const lease_transport gh_vtable = {
         .read_ref_oid = gh_read_ref_oid,
         .pace = gh_pace,
         .cas_many = gh_cas_many,
+        .list_refs_each = gh_list_refs_each,
 };
 
 int lease_github_transport_new(lease_transport **out, const char *arg,

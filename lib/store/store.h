@@ -131,6 +131,14 @@ void lease_github_set_rest_only(lease_transport *t);
 struct lease_http *lease_github_http(lease_transport *t);
 
 /**
+ * The most refs a listing of GitHub transport @p t held at once since it was
+ * opened or last reset (@p reset 1 zeroes it after reading): list_refs holds
+ * the whole listing, list_refs_each one page plus the refs carried over to
+ * the next part (issue 29). For tests and benchmarks; 0 for other transports.
+ */
+size_t lease_github_listing_peak(lease_transport *t, int reset);
+
+/**
  * 1 when REFLEASE_GIT_TOKEN may be offered to @p url: https://, or http://
  * towards a loopback host as lease_host_is_loopback() parses it (never a
  * name that merely begins with "127."); 0 otherwise (issue 15, protocol.md §9).

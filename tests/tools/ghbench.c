@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "reflease.h"
+#include "store/store.h"
 #include "support/fakegh.h"
 
 static fakegh *fk;
@@ -181,6 +182,38 @@ out:
 	return rc;
 }
 
+static int count_visit(const lease_ref_state *s, const lease_invalid_ref *iv, size_t total,
+                       void *payload)
+{
+	(void)s, (void)iv, (void)total;
+	++*(size_t *)payload;
+	return 0;
+}
+
+/* The sweep's namespace read as reconcile and list do it (lease_namespace_each,
+ * issue 29) at the fake @p f: one row of requests, against one request per
+ * page of matching-refs plus one GraphQL batch per 100 leases plus one. The
+ * refs the transport held at once go to *@p held. */
+static int sweep_row(fakegh *f, const char *what, size_t *held)
+{
+	lease_store *st;
+	size_t seen = 0;
+	unsigned pages;
+	char line[96];
+
+	setenv("GITHUB_API_URL", fakegh_url(f), 1);
+	st = open_gh();
+	fakegh_reset_counts(f);
+	if (lease_namespace_each(st, count_visit, &seen) < 0)
+		return -1;
+	pages = fakegh_count(f, FAKEGH_MATCHING);
+	snprintf(line, sizeof(line), "%s, N = %zu", what, seen);
+	row(line, fakegh_count(f, FAKEGH_ANY), (unsigned)(pages + (seen + 99) / 100 + 1));
+	*held = lease_github_listing_peak(st->t, 0);
+	lease_store_free(st);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	fakegh_options fo;
@@ -190,6 +223,8 @@ int main(int argc, char **argv)
 	lease_result r;
 	char token[LEASE_TOKEN_HEXSZ + 1], name[32], what[80];
 	int n = argc > 1 ? (int)strtol(argv[1], NULL, 10) : 250, i;
+	fakegh *paged = NULL;
+	size_t held_whole, held_one = 0, held_paged = 0;
 
 	memset(&fo, 0, sizeof(fo));
 	if (fakegh_start(&fk, &fo) < 0)
@@ -259,10 +294,23 @@ int main(int argc, char **argv)
 	memset(&ns, 0, sizeof(ns));
 	if (lease_fetch_namespace(&ns, st) < 0)
 		return 9;
-	snprintf(what, sizeof(what), "reconcile sweep (namespace read, N = %zu)", ns.count);
+	snprintf(what, sizeof(what), "namespace read, whole (N = %zu)", ns.count);
 	row(what, fakegh_count(fk, FAKEGH_ANY), (unsigned)((ns.count + 99) / 100 + 2));
 	lease_namespace_clear(&ns);
+	held_whole = lease_github_listing_peak(st->t, 0);
 	lease_store_free(st);
+	if (sweep_row(fk, "reconcile/list sweep", &held_one) < 0)
+		return 9;
+	/* the same repository behind a fake that pages matching-refs (GHES, a
+	 * proxy; github.com answers in one page) */
+	fo.repo_path = fakegh_repo_path(fk);
+	fo.page_size = 30;
+	if (fakegh_start(&paged, &fo) < 0 ||
+	    sweep_row(paged, "sweep, pages of 30 refs", &held_paged) < 0)
+		return 9;
+	printf("refs the listing held at once: whole %zu, sweep %zu, sweep in pages of 30 %zu\n",
+	       held_whole, held_one, held_paged);
+	fakegh_stop(paged);
 
 	lease_store_free(admin);
 	fakegh_stop(fk);

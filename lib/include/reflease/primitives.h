@@ -224,7 +224,9 @@ int lease_fetch_namespace(lease_namespace *out, lease_store *st);
  * Called by lease_namespace_each() once per ref of the namespace, in name
  * order: a lease's state @p s (its commit, parent commit and payload read;
  * borrowed for the call), or, for a ref whose name breaks the lease-name rule,
- * @p s NULL and @p invalid (borrowed). @p total is the number of refs listed.
+ * @p s NULL and @p invalid (borrowed). @p total is the number of refs listed
+ * so far: all of them, or, on a transport that lists part by part
+ * (list_refs_each, reflease/sys/transport.h), those of the parts read so far.
  * Return 0 to go on, anything else to stop the walk with that value.
  */
 typedef int (*lease_namespace_visit)(const lease_ref_state *s, const lease_invalid_ref *invalid,
@@ -233,7 +235,10 @@ typedef int (*lease_namespace_visit)(const lease_ref_state *s, const lease_inval
 /**
  * The namespace read in bounded memory (issue 29): one listing, then each
  * lease read and handed to @p visit one at a time, so the caller holds one
- * lease's state beyond the listing (protocol.md §7). Unlike
+ * lease's state beyond the listing (protocol.md §7); on a transport that
+ * lists part by part (list_refs_each: GitHub) one part of the listing at a
+ * time, a part's failure after others were walked returned as the listing's
+ * error (the walk is then incomplete, never reported as whole). Unlike
  * lease_fetch_namespace() it never gives up on one entry: a duplicated
  * listing entry is skipped, and an entry that cannot be read consistently is
  * read on its own — unreadable is then payload_rc LEASE_EPAYLOAD

@@ -181,7 +181,9 @@ typedef int (*lease_reconcile_visit)(const lease_reconcile_entry *e, void *paylo
  *                 (count = entries visited; counts, actions, now, ...); free
  *                 it with lease_reconcile_report_free()
  * @return 0, the first negative value of @p visit, LEASE_EINVALID (options),
- *         LEASE_ENET, LEASE_ENOMEM
+ *         LEASE_ENET, LEASE_ENOMEM, or the listing's error — also when a part
+ *         of a listing read part by part fails after others were swept (the
+ *         summary then covers the entries visited: an incomplete sweep)
  */
 int lease_reconcile_each(lease_reconcile_report *summary, lease_store *st,
                          const lease_reconcile_options *opts, lease_reconcile_visit visit,

@@ -24,7 +24,9 @@
  * through lease_commit_clear(), lease_ref_list_clear() and
  * lease_ref_lock_list_clear()). The commits and lists a call fills arrive
  * zeroed. The library calls a transport from the thread using its store
- * handle, one call at a time; a handle is not shared between threads.
+ * handle, one call at a time — but for list_refs_each, whose part callback
+ * may make other calls on the same transport; a handle is not shared between
+ * threads.
  */
 #ifndef REFLEASE_SYS_TRANSPORT_H
 #define REFLEASE_SYS_TRANSPORT_H
@@ -45,7 +47,7 @@ extern "C" {
  * lease_transport.version to it; lease_store_open_transport() refuses any
  * other value (LEASE_EINVALID) but 1 and 2, whose transports end before the
  * members later versions appended (version 2: scan_commits, set_lock_wait;
- * version 3: read_ref_oid, cas_many — each treated as NULL). Later versions
+ * version 3: read_ref_oid, cas_many, list_refs_each — each treated as NULL). Later versions
  * only append members, so version, kind and the calls below keep their places.
  */
 #define LEASE_TRANSPORT_VERSION 3
@@ -129,7 +131,7 @@ void lease_ref_lock_list_clear(lease_ref_lock_list *l);
  * delete_ref, read_ref, read_commit, list_refs, last_error, free.
  * Optional calls (NULL = the behaviour each one states): now, list_ref_locks,
  * remove_ref_lock, pace, wait_change, scan_commits and set_lock_wait (version 2),
- * read_ref_oid and cas_many (version 3).
+ * read_ref_oid, cas_many and list_refs_each (version 3).
  *
  * Error codes a call may return beyond those it names: LEASE_ENET
  * (unreachable; a write's outcome is then unknown and settled by re-reading,
@@ -325,6 +327,30 @@ struct lease_transport {
 	 *         applied), or an error (LEASE_ENET: outcome unknown)
 	 */
 	int (*cas_many)(lease_transport *t, const lease_ref_update *u, size_t n);
+
+	/**
+	 * Optional (GitHub; version 3). list_refs handed over part by part, so
+	 * that neither the transport nor the library holds the whole listing
+	 * (issue 29, protocol.md §7 "Bounded memory"): call @p part with
+	 * successive parts of the listing of refs under @p prefix, each a list
+	 * as list_refs fills (look-alikes, duplicates and prefetched commits
+	 * allowed), borrowed for the call — the transport frees it afterwards.
+	 * Parts come in ascending name order (strcmp of the full names, the
+	 * order git and GitHub list refs): the library sorts within a part and
+	 * skips an entry that does not sort after every name of the parts before
+	 * it (a part repeated, or a ref created during the listing, which a
+	 * listing that is not atomic may miss anyway). While @p part runs, the
+	 * library may make other calls on @p t (read_ref, read_commit, ...).
+	 * A nonzero return of @p part ends the listing at once and is returned.
+	 * NULL = list_refs (the whole listing at once). A transport that wraps
+	 * another by copying its vtable and overrides list_refs overrides or
+	 * clears this one too (else the walk lists through the inner one).
+	 * @return 0 (every part handed over), the nonzero value of @p part, or an
+	 *         error — also after some parts were handed over: the caller then
+	 *         reports the listing as failed, never the parts as the whole
+	 */
+	int (*list_refs_each)(lease_transport *t, const char *prefix,
+	                      int (*part)(lease_ref_list *l, void *payload), void *payload);
 };
 
 #ifdef __cplusplus
