@@ -1151,16 +1151,17 @@ static int rest_list_pages(gh_transport *g, const char *match,
 		free(url);
 		url = NULL;
 		if (rc < 0)
-			return rc;
+			break; /* `last` is freed below (a page failing after others) */
 		if (rp.r.status != 200) {
 			if ((rc = common_status(g, &rp, "listing refs")) == 0)
 				rc = unexpected_status(g, &rp, "listing refs");
 			reply_clear(&rp);
-			return rc;
+			break;
 		}
 		if (!json_is_array(rp.json)) {
 			reply_clear(&rp);
-			return gh_err(g, LEASE_EINTERNAL, "malformed ref listing from GitHub");
+			rc = gh_err(g, LEASE_EINTERNAL, "malformed ref listing from GitHub");
+			break;
 		}
 		json_array_foreach(rp.json, i, e)
 		{
