@@ -360,7 +360,7 @@ static lease_store *parts_store(unsigned version)
 {
 	lease_transport *t = counted_transport();
 	lease_store *st = NULL;
-	char err[256] = "", name[8];
+	char err[256] = "", name[16];
 	lease_oid c;
 	int i;
 
@@ -390,7 +390,7 @@ START_TEST(namespace_read_by_parts)
 	ck_assert_int_eq(w.n, 10);
 	ck_assert_int_eq(parts_given, 4);
 	for (i = 0; i < 10; i++) {
-		char want[8];
+		char want[16];
 
 		snprintf(want, sizeof(want), "n%d", i);
 		ck_assert_str_eq(w.names[i], want);

@@ -180,7 +180,7 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 	lease_op_options op = LEASE_OP_OPTIONS_INIT;
 	lease_keep_report rep;
 	lease_result r, cr;
-	char token[LEASE_TOKEN_HEXSZ + 1];
+	char token[LEASE_TOKEN_HEXSZ + 1], margin[32];
 	int64_t ttl, every, expires_at = 0, now;
 	double backoff, backoff_max, lost_at, next, check_at = 0;
 	int attempt = 0, rc = 0, have_known = 0, have_at = 0;
@@ -245,10 +245,13 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 			r.status = "expired";
 			r.holds_token = 0;
 			r.now = now;
+			/* the margin apart: a bounded string, so the message's
+			 * length is bounded at compile time (-Wformat-truncation) */
+			snprintf(margin, sizeof(margin), "%.1f", lease_kill_grace(ttl) + 2.0);
 			snprintf(r.message, sizeof(r.message),
-			         "no heartbeat landed before the lost deadline (expires_at - %.1f "
-			         "s); %s%.400s",
-			         lease_kill_grace(ttl) + 2.0,
+			         "no heartbeat landed before the lost deadline (expires_at - %s "
+			         "s); %s%.300s",
+			         margin,
 			         attempt > 0 && prev[0] ? "the last heartbeat failed: "
 			                                : "no heartbeat was answered in time (a "
 			                                  "store that does not "
