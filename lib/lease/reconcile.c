@@ -640,7 +640,9 @@ static lease_reconcile_entry *find_entry(lease_reconcile_report *r, size_t sorte
 
 	memset(&key, 0, sizeof(key));
 	key.name = (char *)(uintptr_t)name;
-	e = bsearch(&key, r->entries, sorted, sizeof(*r->entries), entry_cmp);
+	/* no entries yet (the streamed sweep's lock report starts empty): no
+	 * bsearch on a NULL array */
+	e = sorted ? bsearch(&key, r->entries, sorted, sizeof(*r->entries), entry_cmp) : NULL;
 	if (e)
 		return e;
 	for (i = sorted; i < r->count; i++)
