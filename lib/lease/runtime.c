@@ -1027,7 +1027,7 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 		ttl = lease_store_ttl_min(st);
 	for (;;) {
 		const lease_ticket *head;
-		lease_queue q;
+		lease_queue q = {0};
 		double remaining, wait_s, until, t0;
 		const char *watch = NULL;
 		lease_oid watch_oid;
@@ -1111,8 +1111,7 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 		if (rc == LEASE_ELOCKED && wait_s > (double)lease_store_ttl_min(st) / 20.0)
 			wait_s = (double)lease_store_ttl_min(st) / 20.0;
 		if (opts->wait_cb && opts->wait_cb(wait_s, opts->wait_payload)) {
-			if (watch)
-				lease_queue_clear(&q);
+			lease_queue_clear(&q);
 			goto interrupted;
 		}
 		lease_store_log(st, LEASE_LOG_INFO, "%s: fair wait (ticket %s); up to %.1f s", name,
@@ -1124,8 +1123,9 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 		else
 			lease_wait_ref_change(st, name, watch_present, &watch_oid,
 			                      (int)(wait_s * 1000.0 + 0.5));
-		if (watch)
-			lease_queue_clear(&q);
+		/* the queue read of this round (head and watch point into it;
+		 * already cleared when the lease was tried) */
+		lease_queue_clear(&q);
 		if (after_wait(st, opts, t0, wait_s, start_mono, start_store))
 			goto interrupted;
 	}
