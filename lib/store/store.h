@@ -195,7 +195,7 @@ const char *lease_fs_errno_hint(int e);
  * Parse a core.sharedRepository value as git does (setup.c git_config_perm):
  * NULL, "", "umask", false, 0 -> 0 (modes follow the umask); "group", true, 1
  * -> LEASE_PERM_GROUP; "all", "world", "everybody", 2 -> LEASE_PERM_EVERYBODY;
- * an octal mode "0xxx" -> -(xxx & 0666). A mode that denies its owner read
+ * an octal mode "0NNN" -> -(NNN & 0666). A mode that denies its owner read
  * or write (git refuses it) -> 0.
  */
 int lease_fs_shared_perm(const char *value);
