@@ -18,6 +18,7 @@
 static memstore *mem;
 static int partial; /* the test cas_many applies the first update only */
 static int many_calls;
+static int takeover; /* after applying, another writer builds on the last member at once */
 
 /* An atomic cas_many over the memstore: the test is single-threaded, so
  * checking every compare before any write is atomic. */
@@ -38,6 +39,19 @@ static int mem_cas_many(lease_transport *t, const lease_ref_update *u, size_t n)
 	for (i = 0; i < (partial ? 1 : n); i++)
 		if (memstore_set_ref(mem, u[i].refname, &u[i].new_oid) < 0)
 			return LEASE_ENOMEM;
+	if (takeover) {
+		/* the next writer, before the set's re-read: a commit on top of
+		 * the set's commit (its message copied: a readable payload) */
+		lease_commit c;
+		lease_oid next;
+
+		memset(&c, 0, sizeof(c));
+		ck_assert_int_eq(t->read_commit(t, &c, &u[n - 1].new_oid), 0);
+		ck_assert_int_eq(t->write_commit(t, &next, &u[n - 1].new_oid, c.message, c.time + 1),
+		                 0);
+		lease_commit_clear(&c);
+		ck_assert_int_eq(memstore_set_ref(mem, u[n - 1].refname, &next), 0);
+	}
 	return 0;
 }
 
@@ -55,6 +69,7 @@ static lease_store *open_mem(int with_many, unsigned int version)
 		t->cas_many = mem_cas_many;
 	ck_assert_int_eq(lease_store_open_transport(&st, t, NULL, err, sizeof(err)), 0);
 	partial = 0;
+	takeover = 0;
 	many_calls = 0;
 	return st;
 }
@@ -155,6 +170,29 @@ START_TEST(partial_set_write_is_caught)
 }
 END_TEST
 
+/* A set write that landed and was built on at once (a set release that a
+ * waiter's acquire followed before the releaser's re-read; seen on libgit2
+ * 1.9 in t_sets.sh) landed: the set is released, not "not atomic". */
+START_TEST(set_write_built_on_at_once_landed)
+{
+	lease_store *st = open_mem(1, LEASE_TRANSPORT_VERSION);
+	lease_set_result *r = calloc(1, sizeof(*r));
+	lease_op_options o = opts("alice");
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+
+	ck_assert_int_eq(lease_acquire_set(r, st, ab, 2, &o), 0);
+	memcpy(tok, r->members[0].payload.lease_token, sizeof(tok));
+	o.lease_token = tok;
+	takeover = 1;
+	ck_assert_msg(lease_release_set(r, st, ab, 2, &o) == 0, "%s", r->message);
+	ck_assert_str_eq(r->status, "released");
+	ck_assert_str_eq(r->members[1].status, "released");
+	ck_assert_int_eq(many_calls, 2);
+	free(r);
+	lease_store_free(st);
+}
+END_TEST
+
 START_TEST(bad_sets_refused_before_io)
 {
 	lease_store *st = open_mem(1, LEASE_TRANSPORT_VERSION);
@@ -182,6 +220,7 @@ Suite *sets_suite(void)
 	tcase_add_test(tc, held_member_stops_the_set);
 	tcase_add_loop_test(tc, store_without_set_write_refuses, 0, 2);
 	tcase_add_test(tc, partial_set_write_is_caught);
+	tcase_add_test(tc, set_write_built_on_at_once_landed);
 	tcase_add_test(tc, bad_sets_refused_before_io);
 	suite_add_tcase(s, tc);
 	return s;

@@ -1327,6 +1327,7 @@ typedef struct set_ctx {
 	lease_ref_state s[LEASE_SET_MAX];
 	decision d[LEASE_SET_MAX];
 	lease_oid news[LEASE_SET_MAX];
+	lease_oid bases[LEASE_SET_MAX]; /* each written member's tip when written (zero: absent) */
 } set_ctx;
 
 /* A member's answer when it was read but not written: what `status` says. */
@@ -1439,12 +1440,50 @@ static int set_landed(set_ctx *x, int64_t now)
 	return out->code;
 }
 
+/* A member's walk while settling: is @p want in the chain below the tip,
+ * above the tip the write was based on? */
+typedef struct set_walk {
+	const lease_oid *want, *base;
+	int found;
+} set_walk;
+
+static int set_walk_visit(const lease_oid *oid, const lease_commit *c, void *payload)
+{
+	set_walk *w = payload;
+
+	if (lease_oid_equal(oid, w->want)) {
+		w->found = 1;
+		return 1;
+	}
+	/* nothing below the commit the write was based on can be ours */
+	return c && !lease_oid_is_zero(w->base) && lease_oid_equal(oid, w->base);
+}
+
+/* Member @p i's write landed: its commit is the tip, or a later writer
+ * built on it (a release taken over at once by another acquire — the
+ * single-lease engine's rule, protocol.md §5 "Settling"). */
+static int set_member_landed(set_ctx *x, size_t i, int *at_tip)
+{
+	const lease_ref_state *s = &x->s[i];
+	set_walk w = {&x->news[i], &x->bases[i], 0};
+
+	*at_tip = s->present && lease_oid_equal(&s->oid, &x->news[i]);
+	if (*at_tip)
+		return 1;
+	if (s->present && s->commit.is_commit)
+		lease_walk_chain(x->st, &s->oid, &s->commit, LEASE_SETTLE_WALK_MAX,
+		                 set_walk_visit, &w);
+	return w.found;
+}
+
 /* Settle an unknown outcome: 1 landed (answered), 0 not landed anywhere
- * (decide again), or the error the set ends with. */
+ * (decide again), or the error the set ends with. A write is atomic, so
+ * it landed on every member or on none; a member whose tip moved past
+ * the set's commit counts as landed. */
 static int set_settle(set_ctx *x, int64_t *now)
 {
-	size_t i, written = 0, at_new = 0;
-	int rc;
+	size_t i, written = 0, landed = 0, at_new = 0;
+	int rc, tip;
 
 	if ((rc = set_read(x)) < 0)
 		return rc;
@@ -1453,20 +1492,23 @@ static int set_settle(set_ctx *x, int64_t *now)
 		if (!x->d[i].write)
 			continue;
 		written++;
-		at_new += x->s[i].present && lease_oid_equal(&x->s[i].oid, &x->news[i]);
+		landed += set_member_landed(x, i, &tip);
+		at_new += tip;
 	}
-	if (at_new == written) {
+	if (landed == written && (at_new == written || !is_live_kind(x->kind))) {
 		set_landed(x, *now);
 		return 1;
 	}
-	if (at_new == 0)
+	if (landed == written)
+		return 0; /* held, then changed since (broken, expired): decide again */
+	if (landed == 0)
 		return 0;
 	x->out->code = LEASE_EUNVERIFIED;
 	x->out->status = "error";
 	snprintf(x->out->message, sizeof(x->out->message),
 	         "the set write shows on %zu of its %zu members: the store did not apply it "
 	         "atomically",
-	         at_new, written);
+	         landed, written);
 	lease_store_set_error(x->st, LEASE_EUNVERIFIED, "%s", x->out->message);
 	return LEASE_EUNVERIFIED;
 }
@@ -1509,6 +1551,7 @@ static int set_write(set_ctx *x, size_t *nw)
 			olds[k] = s->oid;
 		else
 			memset(&olds[k], 0, sizeof(olds[k]));
+		x->bases[i] = olds[k];
 		news[k++] = x->news[i];
 	}
 	*nw = k;
