@@ -1,5 +1,6 @@
 #!/bin/sh
 # shellcheck disable=SC1091  # sourced helper
+# test: serial (run alone by run.sh: its timing or contention counts on the CPUs)
 # Fair waiting (issue 28, protocol.md §5 "Fair waiting"): --fair waiters are
 # served first come, first served; newcomers queue behind live tickets; a
 # tight loop of fair clients cannot keep a waiter that reached the front
