@@ -88,4 +88,23 @@ expect_rc 0 ft "$R" history f
 [ "$(grep -c 'waited [0-9]*s in the queue since .* (position [123] at entry)' "$TMPDIR/out")" -eq 3 ] ||
   fail "history: not three waits"
 grep 'acquire .* by alice ' "$TMPDIR/out" | grep -q waited && fail "history: a plain acquire shows a wait"
+
+# A fair acquire that found no queue still went through it: waited 0 s, first.
+# Reaped once expired, its released payload carries no wait (the reap copies
+# the tip's payload: protocol.md §2, a released payload never has queued_at).
+REFLEASE_OWNER=r expect_rc 0 ft "$R" acquire rp --ttl 30 --wait 5 --fair --json
+[ "$(jout lease.queue_position)" = 1 ] || fail "the lone fair acquire: no queue_position"
+[ "$(jout lease.queued_at)" != "<absent>" ] || fail "the lone fair acquire: no queued_at"
+echo "+1000" >"$CLOCK"
+expect_rc 0 ft "$R" reconcile --reap --json
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert [x["name"] for x in r["reaped"]] == ["rp"], r["reaped"]; assert not r["skipped"], r["skipped"]' \
+  "$TMPDIR/out" || fail "reconcile --reap did not reap the fair acquire: $(cat "$TMPDIR/out")"
+expect_rc 0 ft "$R" history rp --json
+python3 -c '
+import json, sys
+items = json.load(open(sys.argv[1]))["items"]
+assert [i["op"] for i in items] == ["reap", "acquire"], items
+assert "fair_wait" not in items[0] and "queued_at" not in items[0]["lease"], items[0]
+assert items[1]["fair_wait"]["waited_seconds"] <= 1 and items[1]["fair_wait"]["queue_position"] == 1, items[1]
+' "$TMPDIR/out" || fail "history rp: $(cat "$TMPDIR/out")"
 echo ok
