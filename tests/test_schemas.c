@@ -272,6 +272,89 @@ START_TEST(heartbeat_fields_1_2)
 }
 END_TEST
 
+/* A fair waiter's acquire (protocol.md §2, §5 "Fair waiting", issue 28):
+ * queued_at and queue_position, optional 1.2.0 fields, read and written
+ * (round trip); unknown (ignored) in a 1.1.0 payload, as every earlier 1.2
+ * reader ignores them; a writer refuses them where they cannot be true. */
+START_TEST(queue_fields_1_2)
+{
+	char buf[2048], err[256];
+	lease_payload p, q;
+	char *json = NULL;
+	int rc;
+
+	build_payload(buf, sizeof(buf), "sdlc_version", "\"1.2.0\"", NULL, NULL,
+	              ",\"queue_position\":3,\"queued_at\":\"2026-11-30T06:58:20Z\"");
+	rc = lease_payload_parse(&p, buf, strlen(buf), err, sizeof(err));
+	ck_assert_msg(rc == 0, "rc=%d err=%s", rc, err);
+	ck_assert_int_eq(p.has_queued_at, 1);
+	ck_assert_int_eq(p.queued_at, p.acquired_at - 100);
+	ck_assert_int_eq(p.queue_position, 3);
+	ck_assert_int_eq(lease_payload_validate(&p, err, sizeof(err)), 0);
+	ck_assert_int_eq(lease_payload_emit(&json, &p), 0);
+	ck_assert_ptr_nonnull(
+	        strstr(json, "\"queue_position\":3,\"queued_at\":\"2026-11-30T06:58:20Z\""));
+	rc = lease_payload_parse(&q, json, strlen(json), err, sizeof(err));
+	ck_assert_msg(rc == 0, "rc=%d err=%s", rc, err);
+	ck_assert_int_eq(q.has_queued_at, 1);
+	ck_assert_int_eq(q.queued_at, p.queued_at);
+	ck_assert_int_eq(q.queue_position, 3);
+	free(json);
+	/* the position is optional: queued_at alone round-trips without it */
+	p.queue_position = 0;
+	ck_assert_int_eq(lease_payload_emit(&json, &p), 0);
+	ck_assert_ptr_null(strstr(json, "queue_position"));
+	ck_assert_ptr_nonnull(strstr(json, "\"queued_at\":\"2026-11-30T06:58:20Z\""));
+	free(json);
+	/* a plain payload carries neither */
+	build_payload(buf, sizeof(buf), "sdlc_version", "\"1.2.0\"", NULL, NULL, "");
+	ck_assert_int_eq(lease_payload_parse(&p, buf, strlen(buf), err, sizeof(err)), 0);
+	ck_assert_int_eq(p.has_queued_at, 0);
+	ck_assert_int_eq(lease_payload_emit(&json, &p), 0);
+	ck_assert_ptr_null(strstr(json, "queue"));
+	free(json);
+
+	/* in 1.1.0 they are unknown fields: ignored, whatever they hold */
+	build_payload(buf, sizeof(buf), NULL, NULL, NULL, NULL,
+	              ",\"queue_position\":\"x\",\"queued_at\":7");
+	rc = lease_payload_parse(&p, buf, strlen(buf), err, sizeof(err));
+	ck_assert_msg(rc == 0, "rc=%d err=%s", rc, err);
+	ck_assert_int_eq(p.has_queued_at, 0);
+	ck_assert_int_eq(p.queue_position, 0);
+
+	/* in 1.2.0 a reader checks their types */
+	build_payload(buf, sizeof(buf), "sdlc_version", "\"1.2.0\"", NULL, NULL,
+	              ",\"queued_at\":\"soon\"");
+	ck_assert_int_eq(lease_payload_parse(&p, buf, strlen(buf), err, sizeof(err)),
+	                 LEASE_EPAYLOAD);
+	ck_assert_ptr_nonnull(strstr(err, "queued_at: must be a valid UTC timestamp"));
+	build_payload(buf, sizeof(buf), "sdlc_version", "\"1.2.0\"", NULL, NULL,
+	              ",\"queue_position\":0,\"queued_at\":\"2026-11-30T06:58:20Z\"");
+	ck_assert_int_eq(lease_payload_parse(&p, buf, strlen(buf), err, sizeof(err)),
+	                 LEASE_EPAYLOAD);
+	ck_assert_ptr_nonnull(strstr(err, "queue_position: must be an integer >= 1"));
+
+	/* a writer: queued_at not after the write time, never on released,
+	 * queue_position only with queued_at */
+	build_payload(buf, sizeof(buf), "sdlc_version", "\"1.2.0\"", NULL, NULL,
+	              ",\"queued_at\":\"2026-11-30T07:00:00Z\"");
+	ck_assert_int_eq(lease_payload_parse(&p, buf, strlen(buf), err, sizeof(err)), 0);
+	ck_assert_int_eq(lease_payload_validate(&p, err, sizeof(err)), 0); /* waited 0 s */
+	p.queued_at++;
+	ck_assert_int_eq(lease_payload_validate(&p, err, sizeof(err)), LEASE_EPAYLOAD);
+	ck_assert_ptr_nonnull(strstr(err, "queued_at: must lie in years 0000-9999 and not after"));
+	p.queued_at -= 2;
+	p.phase = LEASE_PHASE_RELEASED;
+	p.ttl_seconds = 0;
+	ck_assert_int_eq(lease_payload_validate(&p, err, sizeof(err)), LEASE_EPAYLOAD);
+	ck_assert_ptr_nonnull(strstr(err, "queued_at: only a live payload"));
+	p.has_queued_at = 0;
+	p.queue_position = 2;
+	ck_assert_int_eq(lease_payload_validate(&p, err, sizeof(err)), LEASE_EPAYLOAD);
+	ck_assert_ptr_nonnull(strstr(err, "queue_position: only with queued_at"));
+}
+END_TEST
+
 START_TEST(newer_minor_parses_not_writable)
 {
 	char buf[2048], err[256];
@@ -982,6 +1065,7 @@ Suite *schemas_suite(void)
 	tcase_add_test(tc, message_summary_ops);
 	tcase_add_test(tc, newer_minor_parses_not_writable);
 	tcase_add_test(tc, heartbeat_fields_1_2);
+	tcase_add_test(tc, queue_fields_1_2);
 	tcase_add_test(tc, released_ttl_rules);
 	tcase_add_test(tc, validate_struct_rules);
 	tcase_add_loop_test(tc, malformed_table, 0, (int)NBAD);

@@ -84,6 +84,7 @@ static int64_t clk_now(void *p)
 static lease_store *mem_st;
 static char mem_tok[LEASE_TOKEN_HEXSZ + 1];
 static int wc_calls, wc_timeout_ms, wc_known_present;
+static int64_t wc_advance_s; /* store time that passes before the scripted release */
 static lease_oid wc_known;
 static enum { WC_RELEASE, WC_TIME_PASSES } wc_script;
 
@@ -101,6 +102,8 @@ static int scripted_wait_change(lease_transport *t, const char *refname, int kno
 	if (wc_script == WC_RELEASE) {
 		lease_op_options o = who("alice", mem_tok, 0);
 		lease_result r;
+
+		clk += wc_advance_s;
 		ck_assert_int_eq(lease_release(&r, mem_st, "l", &o), 0);
 		return 1;
 	}
@@ -126,6 +129,7 @@ static void mem_open(int watch)
 	ck_assert_int_eq(lease_acquire(&r, mem_st, "l", &o), 0);
 	memcpy(mem_tok, r.payload.lease_token, sizeof(mem_tok));
 	wc_calls = 0;
+	wc_advance_s = 0;
 }
 
 /* A release wakes the waiter at once: one wait, announced as long as the
@@ -230,6 +234,60 @@ START_TEST(test_wait_steady_without_watch)
 	ck_assert_int_ge(w.n, 5);
 	for (i = 0; i < w.n && i < 64; i++)
 		ck_assert_msg(w.announced[i] == 0.25, "wait %d: %g s", i, w.announced[i]);
+	lease_store_free(mem_st);
+}
+END_TEST
+
+/* A fair waiter's wait is kept in its acquire commit (protocol.md §2
+ * queued_at/queue_position, §5 "Fair waiting"): bob queues at T0 behind
+ * alice's hold, alice releases 75 s later (injected clock), and bob's
+ * acquire records queued_at T0 and position 1; history shows the wait of
+ * that acquire only — not of alice's plain acquire, bob's heartbeat or his
+ * release. */
+START_TEST(test_fair_wait_in_history)
+{
+	lease_op_options o = who("bob", NULL, 600), hb;
+	lease_result r, h2;
+	lease_history h;
+
+	mem_open(1);
+	wc_script = WC_RELEASE;
+	wc_advance_s = 75;
+	o.wait_seconds = 300;
+	o.fair = 1;
+	ck_assert_int_eq(lease_acquire(&r, mem_st, "l", &o), 0);
+	ck_assert_str_eq(r.payload.owner, "bob");
+	ck_assert_int_eq(wc_calls, 1);
+	ck_assert_int_eq(r.waited_seconds, 75);
+	ck_assert(r.payload.has_queued_at);
+	ck_assert_int_eq(r.payload.queued_at, T0);
+	ck_assert_int_eq(r.payload.queue_position, 1);
+	ck_assert_int_eq(r.payload.acquired_at, T0 + 75);
+	/* a heartbeat of bob's tenure is no acquire: it carries no wait */
+	clk += 100;
+	hb = who("bob", r.payload.lease_token, 0);
+	ck_assert_int_eq(lease_heartbeat(&h2, mem_st, "l", &hb), 0);
+	ck_assert(!h2.payload.has_queued_at);
+
+	ck_assert_int_eq(lease_history_read(&h, mem_st, "l", 0, 0), 0);
+	ck_assert_uint_eq(h.count, 4); /* heartbeat, bob's acquire, release, alice's acquire */
+	ck_assert_int_eq(h.items[0].op, LEASE_OP_HEARTBEAT);
+	ck_assert(!h.items[0].has_wait);
+	ck_assert_int_eq(h.items[1].op, LEASE_OP_ACQUIRE);
+	ck_assert(h.items[1].has_wait);
+	ck_assert_int_eq(h.items[1].waited_seconds, 75);
+	ck_assert_str_eq(h.items[1].payload.owner, "bob");
+	ck_assert_int_eq(h.items[1].payload.queued_at, T0);
+	ck_assert_int_eq(h.items[1].payload.queue_position, 1);
+	ck_assert_int_eq(h.items[2].op, LEASE_OP_RELEASE);
+	ck_assert(!h.items[2].has_wait);
+	ck_assert_int_eq(h.items[3].op, LEASE_OP_ACQUIRE); /* alice's plain acquire */
+	ck_assert(!h.items[3].has_wait && !h.items[3].payload.has_queued_at);
+	lease_history_free(&h);
+
+	/* the release of a fair acquire carries no wait either */
+	ck_assert_int_eq(lease_release(&h2, mem_st, "l", &hb), 0);
+	ck_assert(!h2.payload.has_queued_at);
 	lease_store_free(mem_st);
 }
 END_TEST
@@ -530,6 +588,7 @@ Suite *wait_suite(void)
 	tcase_add_test(tc, test_wait_wakes_at_expiry);
 	tcase_add_test(tc, test_wait_stop_seen_after_wake);
 	tcase_add_test(tc, test_wait_steady_without_watch);
+	tcase_add_test(tc, test_fair_wait_in_history);
 	tcase_add_test(tc, test_local_wait_primitive);
 	tcase_add_test(tc, test_http_conditional_get);
 	suite_add_tcase(s, tc);

@@ -581,6 +581,18 @@ static json_t *history_item_json(const lease_history_item *it)
 		json_object_set_new(o, "interval_method",
 		                    json_string(lease_hb_method_name(it->interval_method)));
 	}
+	if (it->has_wait) { /* a fair waiter's acquire: who waited how long (§5) */
+		json_t *w;
+
+		lease_time_format(t, it->payload.queued_at);
+		w = json_pack("{s:s, s:s, s:s, s:I}", "owner", it->payload.owner, "host",
+		              it->payload.host, "queued_at", t, "waited_seconds",
+		              (json_int_t)it->waited_seconds);
+		if (w && it->payload.queue_position > 0)
+			json_object_set_new(w, "queue_position",
+			                    json_integer((json_int_t)it->payload.queue_position));
+		json_object_set_new(o, "fair_wait", w);
+	}
 	return o;
 }
 
@@ -620,6 +632,14 @@ static void print_history_human(const lease_history *h)
 		if (it->payload.has_heartbeats && it->payload.heartbeats > 1)
 			printf(", %lld heartbeats (earlier ones replaced)",
 			       (long long)it->payload.heartbeats);
+		if (it->has_wait) {
+			lease_time_format(e, it->payload.queued_at);
+			printf(", waited %llds in the queue since %s",
+			       (long long)it->waited_seconds, e);
+			if (it->payload.queue_position > 0)
+				printf(" (position %lld at entry)",
+				       (long long)it->payload.queue_position);
+		}
 		printf("\n");
 	}
 	if (h->truncated)
@@ -682,7 +702,8 @@ static int cmd_history(cli_ctx *ctx, int argc, char **argv)
 const cli_command cli_reconcile_commands[] = {
         {"history", cmd_history, "history NAME [--max N] [--assumed-ttl S]",
          "Show every payload the lease ever had, newest first, with heartbeat intervals and the "
-         "method used (exact, or approximate for pre-bump payloads).",
+         "method used (exact, or approximate for pre-bump payloads), and how long each fair "
+         "waiter (acquire --fair) waited in the queue.",
          "  --max N              show at most N entries (1..100000000)\n"
          "  --assumed-ttl S      TTL assumed for pre-bump payloads (default 300)\n"},
         {"reconcile", cmd_reconcile,

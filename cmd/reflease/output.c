@@ -28,6 +28,13 @@ json_t *cli_payload_json(const lease_payload *p, int with_token, int64_t now)
 		lease_time_format(acq, p->previous_heartbeat_at);
 		json_object_set_new(o, "previous_heartbeat_at", json_string(acq));
 	}
+	if (p->has_queued_at) {
+		lease_time_format(acq, p->queued_at);
+		json_object_set_new(o, "queued_at", json_string(acq));
+		if (p->queue_position > 0)
+			json_object_set_new(o, "queue_position",
+			                    json_integer((json_int_t)p->queue_position));
+	}
 	if (with_token)
 		json_object_set_new(o, "lease_token", json_string(p->lease_token));
 	return o;

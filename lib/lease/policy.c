@@ -108,6 +108,10 @@ void lease_policy_released(lease_payload *p, int64_t now)
 	p->expires_at = now > p->acquired_at ? now : p->acquired_at;
 	p->has_ttl = 1;
 	p->ttl_seconds = 0;
+	/* the fair waiter's wait belongs to its acquire commit only (§5) */
+	p->has_queued_at = 0;
+	p->queued_at = 0;
+	p->queue_position = 0;
 }
 
 /* ---- the public faces (runtime.h) ---------------------------------------- */

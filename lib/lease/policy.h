@@ -91,7 +91,8 @@ int64_t lease_policy_lenient_transitions(const char *msg);
 /**
  * Make @p p the `released` payload of a release, break or reap at store
  * time @p now (§5, §7): phase released, expires_at = max(now, acquired_at)
- * (never a chronology violation), ttl_seconds 0. Token, transitions,
+ * (never a chronology violation), ttl_seconds 0, no queued_at (a fair
+ * waiter's wait is its acquire commit's only). Token, transitions,
  * acquired_at and identity are the caller's.
  */
 void lease_policy_released(lease_payload *p, int64_t now);

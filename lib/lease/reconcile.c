@@ -1151,6 +1151,13 @@ int lease_history_read(lease_history *out, lease_store *st, const char *name, si
 
 		if (it->payload_rc != 0)
 			continue;
+		if (it->payload.has_queued_at && it->payload.has_ttl) {
+			/* a fair waiter's acquire: queued_at to the write (§5) */
+			int64_t w = it->payload.expires_at - it->payload.ttl_seconds -
+			            it->payload.queued_at;
+			it->has_wait = 1;
+			it->waited_seconds = w > 0 ? w : 0;
+		}
 		it->has_hb_time = 1;
 		hb_time(&it->hb_time, &it->hb_method, &it->assumed_ttl, &it->payload,
 		        newer && newer->payload_rc == 0 ? &newer->payload : NULL, default_ttl);

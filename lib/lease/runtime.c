@@ -53,7 +53,15 @@ typedef struct op_ctx {
 	char owner_buf[LEASE_IDENT_MAX + 2];
 	char host_buf[LEASE_IDENT_MAX + 2];
 	char token_buf[2 * LEASE_TOKEN_HEXSZ];
+	const struct queue_entry *entry; /* a fair waiter's acquire: its wait (§5) */
 } op_ctx;
+
+/* A fair waiter's entry into the queue, recorded in its acquire commit
+ * (protocol.md §2 queued_at/queue_position, §5 "Fair waiting"). */
+typedef struct queue_entry {
+	int64_t queued_at;      /* store time of its first ticket, s */
+	int64_t queue_position; /* its place at the first queue read, >= 1; 0 = unknown */
+} queue_entry;
 
 typedef struct decision {
 	int write;
@@ -514,9 +522,16 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 		if ((rc = check_writable(c, cur)) < 0)
 			return rc;
 		ch = lease_token_rule(rel, 0);
-		return plan_live(c, d, cur, ch,
-		                 o->phase == LEASE_PHASE_NONE ? LEASE_PHASE_CLAIMED : o->phase,
-		                 now);
+		if ((rc = plan_live(c, d, cur, ch,
+		                    o->phase == LEASE_PHASE_NONE ? LEASE_PHASE_CLAIMED : o->phase,
+		                    now)) < 0 ||
+		    !c->entry)
+			return rc;
+		/* who waited how long: on the acquire commit only (§2, §5) */
+		d->next.has_queued_at = 1;
+		d->next.queued_at = c->entry->queued_at < now ? c->entry->queued_at : now;
+		d->next.queue_position = c->entry->queue_position;
+		return 0;
 
 	case OP_HEARTBEAT:
 	case OP_TRANSITION:
@@ -876,8 +891,10 @@ static op_ctx *ctx_new(op_kind kind, lease_result *out, lease_store *st, const c
 	return c;
 }
 
-static int run_kind(op_kind kind, lease_result *out, lease_store *st, const char *name,
-                    const lease_op_options *opts)
+/* One operation; @p entry (acquire of a fair waiter, else NULL) is recorded
+ * in the acquire commit (borrowed for the call). */
+static int run_kind_entry(op_kind kind, lease_result *out, lease_store *st, const char *name,
+                          const lease_op_options *opts, const queue_entry *entry)
 {
 	op_ctx *c;
 	int rc;
@@ -887,12 +904,19 @@ static int run_kind(op_kind kind, lease_result *out, lease_store *st, const char
 		result_init(out, st, name);
 		return result_fail(out, st, LEASE_ENOMEM, "out of memory");
 	}
+	c->entry = entry;
 	result_init(out, st, c->name);
 	lease_store_op_begin(st, 0); /* --timeout bounds the operation (issue 24) */
 	rc = run_op(c);
 	lease_store_op_end(st);
 	free(c);
 	return rc;
+}
+
+static int run_kind(op_kind kind, lease_result *out, lease_store *st, const char *name,
+                    const lease_op_options *opts)
+{
+	return run_kind_entry(kind, out, st, name, opts, NULL);
 }
 
 /* ---- public operations --------------------------------------------------- */
@@ -1020,6 +1044,7 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 {
 	lease_own_ticket me;
 	int64_t ttl = opts->ttl_seconds > 0 ? opts->ttl_seconds : 300, since = 0;
+	queue_entry entry = {0, 0};
 	int rc = LEASE_EHELD;
 
 	memset(&me, 0, sizeof(me));
@@ -1063,9 +1088,12 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 			me.held = 0;
 			continue;
 		}
+		if (entry.queue_position == 0) /* the place at entry, kept past a new ticket */
+			entry.queue_position = (int64_t)lease_queue_position(&q, me.t.id);
+		entry.queued_at = since;
 		if (!head) {
 			lease_queue_clear(&q);
-			rc = run_kind(OP_ACQUIRE, out, st, name, opts);
+			rc = run_kind_entry(OP_ACQUIRE, out, st, name, opts, &entry);
 			if (rc == 0)
 				out->waited_seconds = out->now - since;
 			if (rc != LEASE_EHELD && rc != LEASE_ELOCKED) {

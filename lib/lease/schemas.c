@@ -1,4 +1,4 @@
-/* Lease names, namespaces, timestamps, the payload (schema 1.1.0) and its
+/* Lease names, namespaces, timestamps, the payload (schema 1.2.0) and its
  * commit message (reflease/schema.h; protocol.md §1, §2).
  *
  * Every error text names the field (or part) and the rule broken, e.g.
@@ -700,6 +700,31 @@ static int parse_heartbeat_fields(lease_payload *p, json_t *root, char *err, siz
 	return 0;
 }
 
+/* The fair waiter's fields (protocol.md §2, §5 "Fair waiting"), added to
+ * 1.2.0 as optional fields: queued_at a timestamp, queue_position an
+ * integer >= 1. An earlier 1.2 reader ignores both (unknown fields). */
+static int parse_queue_fields(lease_payload *p, json_t *root, char *err, size_t errlen)
+{
+	int rc;
+
+	if (json_object_get(root, "queued_at")) {
+		if ((rc = get_time(&p->queued_at, root, "queued_at", err, errlen)) < 0)
+			return rc;
+		p->has_queued_at = 1;
+	}
+	if (json_object_get(root, "queue_position")) {
+		if ((rc = get_integer(&p->queue_position, root, "queue_position", err, errlen)) < 0)
+			return rc;
+		if (p->queue_position < 1) {
+			lease_errf(err, errlen,
+			           "queue_position: must be an integer >= 1 (got %lld)",
+			           (long long)p->queue_position);
+			return LEASE_EPAYLOAD;
+		}
+	}
+	return 0;
+}
+
 static int parse_object(lease_payload *p, json_t *root, char *err, size_t errlen)
 {
 	const char *s;
@@ -790,7 +815,9 @@ static int parse_object(lease_payload *p, json_t *root, char *err, size_t errlen
 	 * heartbeat commit's only); in a 1.1.x payload they are unknown fields. */
 	if (p->version_minor < 2)
 		return 0;
-	return parse_heartbeat_fields(p, root, err, errlen);
+	if ((rc = parse_heartbeat_fields(p, root, err, errlen)) < 0)
+		return rc;
+	return parse_queue_fields(p, root, err, errlen);
 }
 
 int lease_payload_parse(lease_payload *out, const char *json, size_t len, char *err, size_t errlen)
@@ -883,6 +910,37 @@ static int check_heartbeat_fields(const lease_payload *p, char *err, size_t errl
 	return 0;
 }
 
+/* What a writer may put in the fair waiter's fields (protocol.md §2, §5
+ * "Fair waiting"): queued_at only on a live payload, within years 0000-9999
+ * and not after the commit's write time (expires_at − ttl_seconds);
+ * queue_position only with queued_at, >= 1 when recorded. */
+static int check_queue_fields(const lease_payload *p, char *err, size_t errlen)
+{
+	if (!p->has_queued_at) {
+		if (p->queue_position != 0) {
+			lease_errf(err, errlen, "queue_position: only with queued_at");
+			return LEASE_EPAYLOAD;
+		}
+		return 0;
+	}
+	if (p->phase == LEASE_PHASE_RELEASED) {
+		lease_errf(err, errlen, "queued_at: only a live payload carries it");
+		return LEASE_EPAYLOAD;
+	}
+	if (p->queued_at < TIME_MIN || p->queued_at > p->expires_at - p->ttl_seconds) {
+		lease_errf(err, errlen,
+		           "queued_at: must lie in years 0000-9999 and not after the commit's "
+		           "write time");
+		return LEASE_EPAYLOAD;
+	}
+	if (p->queue_position < 0) {
+		lease_errf(err, errlen, "queue_position: must be an integer >= 1 (got %lld)",
+		           (long long)p->queue_position);
+		return LEASE_EPAYLOAD;
+	}
+	return 0;
+}
+
 int lease_payload_validate(const lease_payload *p, char *err, size_t errlen)
 {
 	int rc;
@@ -939,7 +997,9 @@ int lease_payload_validate(const lease_payload *p, char *err, size_t errlen)
 	}
 	if ((rc = check_ttl(p->ttl_seconds, p->phase, 1, err, errlen)) < 0)
 		return rc;
-	return check_heartbeat_fields(p, err, errlen);
+	if ((rc = check_heartbeat_fields(p, err, errlen)) < 0)
+		return rc;
+	return check_queue_fields(p, err, errlen);
 }
 
 int lease_payload_writable(const lease_payload *p, char *err, size_t errlen)
@@ -984,6 +1044,16 @@ int lease_payload_emit(char **out, const lease_payload *p)
 	if (p->has_previous_heartbeat) {
 		lease_time_format(acq, p->previous_heartbeat_at);
 		if (json_object_set_new(root, "previous_heartbeat_at", json_string(acq)) < 0) {
+			json_decref(root);
+			return LEASE_ENOMEM;
+		}
+	}
+	if (p->has_queued_at) {
+		lease_time_format(acq, p->queued_at);
+		if (json_object_set_new(root, "queued_at", json_string(acq)) < 0 ||
+		    (p->queue_position > 0 &&
+		     json_object_set_new(root, "queue_position",
+		                         json_integer((json_int_t)p->queue_position)) < 0)) {
 			json_decref(root);
 			return LEASE_ENOMEM;
 		}

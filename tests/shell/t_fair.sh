@@ -8,18 +8,8 @@
 # its ticket expires; a ticket is removed on acquire, when --wait runs out
 # and on SIGINT/SIGTERM; reconcile --reap removes a dead waiter's ticket.
 . "$(dirname "$0")/lease_lib.sh"
+. "$(dirname "$0")/fair_lib.sh"
 
-G="git --git-dir=$S"
-tickets() { $G for-each-ref --format='%(refname)' "refs/leases-queue/$1/" | wc -l; }
-# wait_for N CMD...: up to N tenths of a second for CMD to succeed
-wait_for() {
-  n=$1; shift
-  while ! "$@" >/dev/null 2>&1; do
-    n=$((n - 1)); [ "$n" -gt 0 ] || return 1
-    sleep 0.1
-  done
-}
-has_tickets() { [ "$(tickets "$1")" -ge "$2" ]; }
 owner_ticket() { # owner_ticket NAME OWNER: the ticket ref of OWNER
   for r in $($G for-each-ref --format='%(refname)' "refs/leases-queue/$1/"); do
     $G log -1 --format=%B "$r" | grep -q "\"owner\":\"$2\"" && { echo "$r"; return 0; }

@@ -2,7 +2,7 @@
 # Fair waiting on GitHub (issue 28; the fake server tests/support/fakegh.c):
 # five fair waiters arriving in a known order take the lease in that order,
 # with fair newcomers arriving behind them; status --json shows the queue;
-# no ticket is left behind.
+# no ticket is left behind; history --json shows each one's wait.
 set -eu
 FAKE="$BUILD/tools/fakegh"
 CANARY="ghp_CANARYfair0123456789abcdefCANARY"
@@ -47,4 +47,17 @@ got=$(head -n 5 "$TMPDIR/order" | tr '\n' ' ')
 [ "$(wc -l <"$TMPDIR/order")" -eq 7 ] || fail "not every waiter ran: $(cat "$TMPDIR/order")"
 n=$("$R" status f --json | python3 -c 'import json, sys; print(len(json.load(sys.stdin)["queue"]))')
 [ "$n" -eq 0 ] || fail "$n tickets left behind"
+# history shows who waited how long (issue 28 item 4): every fair acquire in
+# the order served, w1..w5 first to fifth in the queue at entry, queued in order
+"$R" history f --json | python3 -c '
+import json, sys
+order = open(sys.argv[1]).read().split()
+items = list(reversed(json.load(sys.stdin)["items"]))
+fair = [i["fair_wait"] for i in items if "fair_wait" in i]
+assert [w["owner"] for w in fair] == order, (fair, order)
+assert [w["queue_position"] for w in fair[:5]] == [1, 2, 3, 4, 5], fair
+assert all(w["waited_seconds"] >= 0 and w["host"] == "runner-1" for w in fair), fair
+assert [w["queued_at"] for w in fair[:5]] == sorted(w["queued_at"] for w in fair[:5]), fair
+assert not any("fair_wait" in i for i in items if i["lease"]["owner"] == "holder"), items
+' "$TMPDIR/order" || fail "history --json: the waits are not in the order served"
 echo "t_fair_github: ok"

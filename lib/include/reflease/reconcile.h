@@ -227,6 +227,12 @@ typedef struct lease_history_item {
 	int has_interval;         /**< is_heartbeat and the parent's heartbeat time is known */
 	int64_t interval_seconds; /**< hb_time minus the parent's, s */
 	lease_hb_method interval_method; /**< exact only when both payloads are 1.1 */
+	/** A fair waiter's acquire (payload.has_queued_at, protocol.md §5 "Fair
+	 *  waiting"): the store time it waited, from queued_at to the commit's
+	 *  write time (expires_at − ttl_seconds), s, >= 0. The waiter is the
+	 *  payload's owner@host; payload.queue_position its place at entry. */
+	int has_wait;
+	int64_t waited_seconds;
 } lease_history_item;
 
 /** A lease's history. Free with lease_history_free(). */
@@ -240,7 +246,9 @@ typedef struct lease_history {
 
 /**
  * Every payload refs/<ns>/<name> ever had, newest first, following first
- * parents; heartbeat intervals per protocol.md §6 with the method used.
+ * parents; heartbeat intervals per protocol.md §6 with the method used, and
+ * each fair waiter's wait (§5 "Fair waiting"; a waiter that gave up wrote
+ * nothing to the lease and is not in it).
  * @param out          filled; free with lease_history_free() (also after a failure)
  * @param max_items    stop after this many commits; 0 = no limit
  * @param default_ttl  TTL assumed for pre-bump payloads, s; 0 = 300

@@ -79,6 +79,14 @@ typedef struct lease_payload {
 	int has_previous_heartbeat; /**< 1.2.0+: this heartbeat replaced the heartbeat before it */
 	int64_t previous_heartbeat_at; /**< that heartbeat's time (its expires_at − ttl_seconds), s
 	                                */
+	/** 1.2.0+, optional: set on the acquire commit of a fair waiter only
+	 *  (protocol.md §2, §5 "Fair waiting"); 0 when absent (any other commit,
+	 *  a plain acquire, or an older writer). */
+	int has_queued_at;
+	int64_t queued_at;      /**< store time the waiter took its first ticket, s (not after the
+	                             commit's write time, expires_at − ttl_seconds) */
+	int64_t queue_position; /**< its place in the queue at that time (1 = first), >= 1;
+	                             0 = not recorded (only with has_queued_at) */
 } lease_payload;
 
 /** Summary-line operation that wrote a commit (protocol.md §2). */
