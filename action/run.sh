@@ -139,8 +139,7 @@ done
 set_n=${#names[@]}
 if [ "$set_n" -gt 1 ]; then
   case $cmd in
-  acquire | heartbeat | transition | release | run) ;;
-  *) usage_error "command $cmd takes one name, not a set of $set_n ($name); sets are for acquire, heartbeat, transition, release and run" ;;
+  break | status) usage_error "command $cmd takes one name, not a set of $set_n ($name); sets are for acquire, heartbeat, transition, release and run" ;;
   esac
 fi
 case $ns in *[!a-z0-9-]*) usage_error "invalid namespace '$ns' (protocol.md §1: [a-z][a-z0-9-]*)" ;; esac

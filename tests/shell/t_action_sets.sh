@@ -12,9 +12,12 @@
 # 4. several names with slots, with fair, or with status are refused before
 #    anything runs (exit 64, saying why); an invalid member is named;
 # 5. run with several names passes them all before `--` (the argv the binary
-#    gets, recorded by a wrapper);
+#    gets, recorded by a wrapper) and the set is held while the command runs and
+#    released after; a reflease whose run keeps one lease is never given a set
+#    (it would read the second name as the command): exit 64 before it runs;
 # 6. action/heartbeat-set.sh on a local store: it renews every member, ends 143
-#    on SIGTERM, and 4 once a member is taken over.
+#    on SIGTERM, and 4 once a member is taken over; by exit status (a stand-in
+#    binary) 75 and 69 are retried, 4 is lost, 77 given up at once.
 # shellcheck disable=SC2016,SC2154 # backquotes in patterns are markdown; root and log come from action_lib.sh
 set -eu
 # shellcheck disable=SC1091 # sourced helper
@@ -132,6 +135,8 @@ like annotations.0.message 'fair: true queues for one lease, not a set of 2' "fa
 act '{"command":"status","name":"db prod"}'
 expect 64 "status of a set"
 like annotations.0.message 'command status takes one name, not a set of 2' "status of a set: said"
+act '{"command":"list","name":"db prod"}'
+expect 0 "list ignores the name input, one name or several"
 act '{"command":"acquire","name":"db\nb!d\nprod"}'
 expect 64 "an invalid member"
 like annotations.0.message "invalid lease name 'b!d'" "the invalid member is named"
@@ -152,12 +157,14 @@ EOF
 chmod +x "$ap2/build/bundle/bin/reflease"
 ap_saved=$ap
 ap=$ap2
-act '{"command":"run","name":"db\nprod","ttl":"60","args":"sh -c true"}'
+printf 'echo "names:$REFLEASE_LEASE_NAMES"\n' >"$TMPDIR/names.sh"
+act "{\"command\":\"run\",\"name\":\"db\\nprod\",\"ttl\":\"60\",\"args\":\"sh $TMPDIR/names.sh\"}"
 ap=$ap_saved
 if "$REFLEASE" run --help 2>&1 | grep -q 'run NAME \[NAME'; then
-  tr '\n' ' ' <"$TMPDIR/argv" | grep -Eq '^run --ttl 60 --json-file [^ ]+/result\.json -- db prod -- sh -c true $' ||
+  tr '\n' ' ' <"$TMPDIR/argv" | grep -Eq "^run --ttl 60 --json-file [^ ]+/result\\.json -- db prod -- sh $TMPDIR/names.sh \$" ||
     fail "run with a set: argv $(tr '\n' ' ' <"$TMPDIR/argv")"
   expect 0 "run with a set"
+  like stdout 'names:db prod' "the command ran holding the set"
   is outputs.status released "run with a set: released"
   like outputs.members '"name":"prod"' "run with a set: members"
   for n in db prod; do [ "$(phase_of "$n")" = released ] || fail "run: $n: $(status_json "$n")"; done
@@ -199,4 +206,25 @@ wait "$(cat "$TMPDIR/loop.pid")" || rc=$?
 [ "$rc" -eq 4 ] || fail "the set loop ended $rc once b was taken over: $(cat "$TMPDIR/loop.log")"
 grep -q 'the set is lost' "$TMPDIR/loop.log" || fail "loss not said: $(cat "$TMPDIR/loop.log")"
 rm -f "$TMPDIR/loop.pid"
+# its policy by exit status, with a stand-in for reflease that answers 75, 69, 0, then 4
+# (retried, retried, renewed, lost), or 77 (given up at once)
+cat >"$TMPDIR/answers.sh" <<'EOF'
+n=$(($(cat "$ANSWERS.n" 2>/dev/null || echo 0) + 1))
+echo "$n" >"$ANSWERS.n"
+exit "$(sed -n "${n}p" "$ANSWERS")"
+EOF
+answers() { # EXPECTED-EXIT EXPECTED-CALLS ANSWER...
+  want=$1 calls=$2
+  shift 2
+  printf '%s\n' "$@" >"$TMPDIR/seq"
+  rm -f "$TMPDIR/seq.n"
+  rc=0
+  ANSWERS=$TMPDIR/seq timeout 30 bash "$root/action/heartbeat-set.sh" 1 sh "$TMPDIR/answers.sh" \
+    >"$TMPDIR/seq.log" 2>&1 || rc=$?
+  { [ "$rc" -eq "$want" ] && [ "$(cat "$TMPDIR/seq.n")" = "$calls" ]; } ||
+    fail "answers $*: exit $rc after $(cat "$TMPDIR/seq.n") calls: $(cat "$TMPDIR/seq.log")"
+}
+answers 4 4 75 69 0 4
+[ "$(grep -c 'temporary failure' "$TMPDIR/seq.log")" = 2 ] || fail "temporary failures not said: $(cat "$TMPDIR/seq.log")"
+answers 77 1 77 0
 echo "ok"
