@@ -371,19 +371,22 @@ run_bin() { # ERRFILE|- CMD...: the exit status in rc; stdout to $outto when set
   child=""
 }
 
+# A field of a JSON result by its path from the top (a.b; a set's object has its
+# members' fields inside): a string or number, else empty.
+jfield() { # FILE PATH
+  "${REFLEASE_NODE:-node}" -e 'let v;
+try { v = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); } catch { process.exit(0); }
+for (const k of process.argv[2].split(".")) v = v == null ? v : v[k];
+if (typeof v === "string" || typeof v === "number") process.stdout.write(String(v));' "$1" "$2"
+}
+
 outbefore=0
 [ -z "${GITHUB_OUTPUT:-}" ] || outbefore=$(grep -c '^status=' "$GITHUB_OUTPUT" 2>/dev/null)
 errf="$tmp/reflease-stderr.$$"
 if [ "$cmd" = run ]; then
   # the guarded command's output stays live; the result comes from --json-file
   run_bin - "${argv[@]}"
-  # the top-level fields of the result (a set's object has its members' inside)
-  field() { # PATH (a.b): a string or number, else empty
-    "${REFLEASE_NODE:-node}" -e 'let v;
-try { v = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); } catch { process.exit(0); }
-for (const k of process.argv[2].split(".")) v = v == null ? v : v[k];
-if (typeof v === "string" || typeof v === "number") process.stdout.write(String(v));' "$jf" "$1"
-  }
+  field() { jfield "$jf" "$1"; }
   st=$(field status)
   reason=$(field reason)
   # a wait that a signal ended writes the wait's object: error code interrupted, no reason
@@ -459,6 +462,14 @@ if [ "$failed" -eq 1 ] && [ "$cmd" = run ]; then
 elif [ "$failed" -eq 1 ]; then
   why=""
   [ ! -f "$errf" ] || why=$(grep -v '^::' "$errf" | sed '/^[[:space:]]*$/d' | tail -n 1)
+  blocker=""
+  [ -z "$outto" ] || blocker=$(jfield "$outto" blocked_by)
+  if [ -n "$blocker" ]; then
+    # a set stopped by one member: name it, and say why (the set's message)
+    why=$(jfield "$outto" message)
+    [ -n "$why" ] || why=$(jfield "$outto" error.message)
+    why="the set is stopped by $blocker${why:+: $why}"
+  fi
   annotate error "reflease $cmd${name:+ $name}" \
     "reflease $cmd${name:+ $name}: $(meaning "$rc") (exit $rc)${why:+: $why}"
 fi
