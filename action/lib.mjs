@@ -21,7 +21,8 @@ export const RUN_INPUTS = [
  * runner's INPUT_* variables (the GitHub token input among them), plus each
  * of RUN_INPUTS from `values` (an input name -> string; default: the step's
  * inputs), the GitHub token in REFLEASE_GITHUB_TOKEN only, the matrix leg
- * (REFLEASE_JOB_INDEX/TOTAL) and GITHUB_ACTION_PATH; `extra` last.
+ * (REFLEASE_JOB_INDEX/TOTAL), GITHUB_ACTION_PATH and REFLEASE_NODE (the node
+ * that run.sh reads JSON results with); `extra` last.
  */
 export function runEnv(values = {}, extra = {}) {
   const env = {};
@@ -34,7 +35,10 @@ export function runEnv(values = {}, extra = {}) {
   env.REFLEASE_JOB_INDEX = core.getInput('job-index');
   env.REFLEASE_JOB_TOTAL = core.getInput('job-total');
   env.GITHUB_ACTION_PATH = root;
-  env.REFLEASE_NODE = process.execPath; // run.sh reads run's JSON result with it
+  // the node run.sh reads JSON results with: this one, unless the job names one
+  // (a node started through its loader, as t_action_bundle.sh starts it, has the
+  // loader as its execPath)
+  env.REFLEASE_NODE = process.env.REFLEASE_NODE || process.execPath;
   return Object.assign(env, extra);
 }
 

@@ -19646,7 +19646,7 @@ function runEnv(values = {}, extra = {}) {
   env.REFLEASE_JOB_INDEX = getInput("job-index");
   env.REFLEASE_JOB_TOTAL = getInput("job-total");
   env.GITHUB_ACTION_PATH = root;
-  env.REFLEASE_NODE = process.execPath;
+  env.REFLEASE_NODE = process.env.REFLEASE_NODE || process.execPath;
   return Object.assign(env, extra);
 }
 function readSet(file) {

@@ -124,6 +124,8 @@ printf '#!/bin/bash\nexec "%s/lib/%s" --library-path "%s/lib" "%s/node.bin" "$@"
   "$nd" "$loader" "$nd" "$nd" >"$nd/node"
 chmod 755 "$nd/node"
 export HARNESS_NODE="$nd/node"
+# the node action/run.sh reads JSON results with (this node's execPath is its loader)
+export REFLEASE_NODE="$nd/node"
 unset NODE_EXTRA_CA_CERTS 2>/dev/null || true # the root has no CA bundle; the stages talk to 127.0.0.1 only
 setup_ms() { q stdout | sed -n 's/^reflease: set-up \([0-9]*\) ms.*/\1/p' | tail -n 1; }
 stage_ms() { printf '%.0f' "$(q ms)"; }
