@@ -21,7 +21,8 @@ export const RUN_INPUTS = [
  * runner's INPUT_* variables (the GitHub token input among them), plus each
  * of RUN_INPUTS from `values` (an input name -> string; default: the step's
  * inputs), the GitHub token in REFLEASE_GITHUB_TOKEN only, the matrix leg
- * (REFLEASE_JOB_INDEX/TOTAL) and GITHUB_ACTION_PATH; `extra` last.
+ * (REFLEASE_JOB_INDEX/TOTAL), GITHUB_ACTION_PATH and REFLEASE_NODE (the node
+ * that run.sh reads JSON results with); `extra` last.
  */
 export function runEnv(values = {}, extra = {}) {
   const env = {};
@@ -34,7 +35,70 @@ export function runEnv(values = {}, extra = {}) {
   env.REFLEASE_JOB_INDEX = core.getInput('job-index');
   env.REFLEASE_JOB_TOTAL = core.getInput('job-total');
   env.GITHUB_ACTION_PATH = root;
+  // the node run.sh reads JSON results with: this one, unless the job names one
+  // (a node started through its loader, as t_action_bundle.sh starts it, has the
+  // loader as its execPath)
+  env.REFLEASE_NODE = process.env.REFLEASE_NODE || process.execPath;
   return Object.assign(env, extra);
+}
+
+/**
+ * The lease names of a name input: one name, or a set (cli.md "Sets")
+ * separated by blanks, newlines or commas (a lease name has none of them).
+ * The same split as action/run.sh's, which passes them to reflease.
+ */
+export function leaseNames(input) {
+  return String(input || '').split(/[\s,]+/).filter((n) => n !== '');
+}
+
+/**
+ * A set's JSON result (cli.md "Sets": status, set, names, members,
+ * lease_token, blocked_by) that action/run.sh left in FILE, or null when FILE
+ * is missing, unreadable or not a set's result.
+ */
+export function readSet(file) {
+  try {
+    const o = JSON.parse(readFileSync(file, 'utf8'));
+    return o && o.set === true && Array.isArray(o.members) ? o : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The members output: each member's object as reflease gives it, without its lease token. */
+export function setMembers(set) {
+  return set.members.map((m) => {
+    const c = structuredClone(m);
+    if (c.lease) delete c.lease.lease_token;
+    return c;
+  });
+}
+
+/**
+ * The expires-at output of a set: when the member that stopped the set frees
+ * up (blocked_by), else the earliest expiry of a member still held (the set is
+ * wholly held until then); '' when none is held.
+ */
+export function setExpiresAt(set) {
+  const held = set.members.filter((m) => m.holder && m.holder.expires_at);
+  const by = held.find((m) => m.name === set.blocked_by);
+  if (by) return by.holder.expires_at;
+  return held.map((m) => m.holder.expires_at).sort()[0] || '';
+}
+
+/** The log's lines for a set's result: the set's status, then one line per member. */
+export function setLines(set) {
+  const lines = [`set of ${set.members.length}: ${set.status}${set.blocked_by ? ` (blocked by ${set.blocked_by})` : ''}`];
+  for (const m of set.members) {
+    let l = `  ${m.name}: ${m.status}`;
+    if (m.lease && m.lease.phase) l += `, phase ${m.lease.phase}`;
+    if (m.holder) l += `, held by ${m.holder.owner} until ${m.holder.expires_at}`;
+    if (m.message) l += ` (${m.message})`;
+    lines.push(l);
+  }
+  const msg = set.message || (set.error && set.error.message);
+  if (msg) lines.push(`  ${msg}`);
+  return lines;
 }
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'];

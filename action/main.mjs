@@ -12,9 +12,9 @@
 import { mkdtempSync, existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import * as core from '@actions/core';
-import { root, bash, runEnv, readKeyValues } from './lib.mjs';
+import { root, bash, runEnv, readKeyValues, leaseNames, readSet, setMembers, setExpiresAt, setLines } from './lib.mjs';
 
-const OUTPUTS = ['lease-token', 'status', 'oid', 'expires-at', 'lease-name'];
+const OUTPUTS = ['lease-token', 'status', 'oid', 'expires-at', 'lease-name', 'members'];
 
 async function setup() {
   const bundle = join(root, 'build', 'bundle');
@@ -62,15 +62,25 @@ async function main() {
   const tmp = mkdtempSync(join(process.env.RUNNER_TEMP || '/tmp', 'reflease-main-'));
   const outFile = join(tmp, 'output');
   try {
-    const r = await bash('run.sh', { env: runEnv({}, { GITHUB_OUTPUT: outFile }) });
+    const result = join(tmp, 'result.json');
+    const r = await bash('run.sh', { env: runEnv({}, { GITHUB_OUTPUT: outFile, REFLEASE_ACTION_JSON: result }) });
     const out = readKeyValues(outFile);
-    for (const k of OUTPUTS) if (k in out) core.setOutput(k, out[k]);
     const cmd = core.getInput('command');
+    // a set (several names): its result's members, in the log (but run's, whose
+    // output is the command's) and as the members output
+    const set = readSet(result);
+    if (set) {
+      if (cmd !== 'run') for (const l of setLines(set)) core.info(l);
+      out.members = JSON.stringify(setMembers(set));
+      if (!out['expires-at']) out['expires-at'] = setExpiresAt(set);
+    }
+    for (const k of OUTPUTS) if (k in out) core.setOutput(k, out[k]);
     const token = out['lease-token'];
     if (cmd === 'acquire' && token && ['acquired', 'already_held'].includes(out.status)) {
       if (core.getBooleanInput('release-at-end')) {
         core.saveState('lease-token', token);
-        core.saveState('name', out['lease-name'] || core.getInput('name')); // a slot: its own name
+        // a slot: its own name; a set: its names, one blank apart
+        core.saveState('name', out['lease-name'] || leaseNames(core.getInput('name')).join(' '));
         core.saveState('namespace', core.getInput('namespace'));
         core.saveState('store', core.getInput('store'));
         core.info('reflease: the lease is released at the end of the job (release-at-end)');

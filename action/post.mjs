@@ -7,11 +7,12 @@
 // lease's (protocol: release by token), so another job's lease is never
 // touched. A lease this job already released (already_released, not_owner)
 // is a quiet no-op: nothing in the log (but a debug line), the summary or the
-// annotations.
+// annotations. A set (several names, cli.md "Sets") is released as the set:
+// one release of all its names by the set's one token, one atomic write.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import * as core from '@actions/core';
-import { bash, runEnv, readKeyValues } from './lib.mjs';
+import { bash, runEnv, readKeyValues, readSet, setLines } from './lib.mjs';
 
 async function post() {
   const token = core.getState('lease-token');
@@ -23,7 +24,8 @@ async function post() {
       { command: 'release', name, 'lease-token': token, namespace: core.getState('namespace'),
         store: core.getState('store'), ttl: '', phase: '', wait: '', args: '', heartbeat: 'false',
         slots: '' },
-      { GITHUB_OUTPUT: join(tmp, 'output'), GITHUB_STEP_SUMMARY: join(tmp, 'summary') },
+      { GITHUB_OUTPUT: join(tmp, 'output'), GITHUB_STEP_SUMMARY: join(tmp, 'summary'),
+        REFLEASE_ACTION_JSON: join(tmp, 'result.json') },
     );
     const r = await bash('run.sh', { env, capture: true, captureErr: true });
     const st = readKeyValues(join(tmp, 'output')).status || 'error';
@@ -33,6 +35,8 @@ async function post() {
       return 0;
     }
     process.stdout.write(r.out);
+    const set = readSet(join(tmp, 'result.json')); // a set (several names): its members
+    if (set) for (const l of setLines(set)) core.info(l);
     let line;
     if (st === 'released') {
       line = `- **reflease** \`${name}\`: released at the end of the job (release-at-end)`;

@@ -15,10 +15,18 @@
 # A failure is also an ::error annotation; each lease command adds one line to
 # the job summary (reconcile and migrate write their own summary).
 #
+# The name input is one lease or a set (cli.md "Sets", issue 27): names
+# separated by blanks, newlines or commas ("db prod", "db, prod", a YAML
+# block), passed to the binary as separate words after `--`, in the order
+# given; a set's result (--json on stdout, or run's --json-file) goes to
+# $REFLEASE_ACTION_JSON when the JavaScript gives one, which reads its members.
+#
 # acquire with heartbeat true starts `reflease heartbeat --every ttl/3`
 # detached (setsid, nohup) with its pid, exit status, log and token (mode 600)
-# under $RUNNER_TEMP/reflease-heartbeat.<namespace>.<name>.*; release stops it
-# first, and uses that token when no lease-token input is given.
+# under $RUNNER_TEMP/reflease-heartbeat.<namespace>.<name>.* (a set:
+# action/heartbeat-set.sh, one set heartbeat every ttl/3, under
+# ...<namespace>.set-<hash of the sorted names>.*); release stops it first,
+# and uses that token when no lease-token input is given.
 set -uo pipefail
 
 root=${GITHUB_ACTION_PATH:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -26,7 +34,12 @@ bin="$root/build/bundle/bin/reflease" # make bundle (action/build.sh, or the cac
 tmp=${RUNNER_TEMP:-${TMPDIR:-/tmp}}
 
 cmd=${INPUT_COMMAND:-}
-name=${INPUT_NAME:-}
+# the names, split on blanks, newlines and commas (a lease name has none of them)
+names=()
+words=()
+IFS=$' \t\n\r,' read -ra words -d '' <<<"${INPUT_NAME:-}" || true
+for w in "${words[@]}"; do [ -z "$w" ] || names+=("$w"); done
+name="${names[*]}" # for messages: the names as given, one blank apart
 ttl=${INPUT_TTL:-}
 phase=${INPUT_PHASE:-}
 wait_s=${INPUT_WAIT:-}
@@ -119,8 +132,16 @@ seconds() { # INPUT VALUE: empty, or whole seconds (the binary checks the range)
   esac
 }
 # Names end up in file names under RUNNER_TEMP: check their alphabet here (the
-# binary checks every rule of protocol.md §1).
-case $name in *[!A-Za-z0-9._@-]* | .*) usage_error "invalid lease name '$name' (protocol.md §1: [A-Za-z0-9._-], and a slot's NAME@iofN)" ;; esac
+# binary checks every rule of protocol.md §1, and that no name is given twice).
+for n in "${names[@]}"; do
+  case $n in *[!A-Za-z0-9._@-]* | .*) usage_error "invalid lease name '$n' (protocol.md §1: [A-Za-z0-9._-], and a slot's NAME@iofN; several names are separated by blanks, newlines or commas)" ;; esac
+done
+set_n=${#names[@]}
+if [ "$set_n" -gt 1 ]; then
+  case $cmd in
+  break | status) usage_error "command $cmd takes one name, not a set of $set_n ($name); sets are for acquire, heartbeat, transition, release and run" ;;
+  esac
+fi
 case $ns in *[!a-z0-9-]*) usage_error "invalid namespace '$ns' (protocol.md §1: [a-z][a-z0-9-]*)" ;; esac
 seconds ttl "$ttl"
 seconds wait "$wait_s"
@@ -129,12 +150,16 @@ case $slots in *[!0-9]*) usage_error "slots must be a whole number (1-64), not '
 if [ -n "$slots" ] && [ "$cmd" != acquire ] && [ "$cmd" != run ]; then
   usage_error "slots applies to commands acquire and run (name the slot held, NAME@iofN, for the others)"
 fi
+if [ -n "$slots" ] && [ "$set_n" -gt 1 ]; then
+  usage_error "slots takes one name, not a set of $set_n ($name): a set's members are plain leases (cli.md \"Sets\")"
+fi
 case $fair in
 true) [ -n "$wait_s" ] || usage_error "fair: true needs the wait input (the queue is for waiting)" ;;
 false | '') fair=false ;;
 *) usage_error "fair: '$fair' is neither true nor false" ;;
 esac
 [ "$fair" = false ] || [ -z "$slots" ] || usage_error "fair: true and slots do not go together (the queue is for one lease)"
+[ "$fair" = false ] || [ "$set_n" -le 1 ] || usage_error "fair: true queues for one lease, not a set of $set_n ($name)"
 [ -x "$bin" ] || usage_error "reflease is not built at $bin"
 # The store input (README.md, "Which store"): git = git pushes to this
 # repository on its GitHub server (remote:), the token only for that URL.
@@ -167,14 +192,27 @@ opts=("${ttlopt[@]}")
 
 # ---- the background heartbeat ---------------------------------------------------------
 
-hb="$tmp/reflease-heartbeat.${ns:-${REFLEASE_NAMESPACE:-leases}}.$name"
+# The heartbeat's files: by the lease's name; a set's by a hash of its sorted
+# names (a set names up to 16 leases of up to 100 bytes each, more than a file
+# name holds), so that a release naming the set in another order finds them.
+# hbnames: the names the heartbeat is given (a set's sorted).
+hb_files() {
+  local key=$name
+  hbnames=("${names[@]}")
+  if [ "${#names[@]}" -gt 1 ]; then
+    mapfile -t hbnames < <(printf '%s\n' "${names[@]}" | LC_ALL=C sort)
+    key="set-$(printf '%s\n' "${hbnames[@]}" | sha256sum | cut -c1-32)"
+  fi
+  hb="$tmp/reflease-heartbeat.${ns:-${REFLEASE_NAMESPACE:-leases}}.$key"
+}
+hb_files
 
-# Is PID our heartbeat process for this lease (not a recycled pid)?
+# Is PID our heartbeat process for this lease or set (not a recycled pid)?
 is_heartbeat() {
   local c
   [ -r "/proc/$1/cmdline" ] || return 1
   c=$(tr '\0' ' ' <"/proc/$1/cmdline")
-  case $c in *" heartbeat "*" -- $name ") return 0 ;; esac
+  case $c in *" heartbeat "*" -- ${hbnames[*]} ") return 0 ;; esac
   return 1
 }
 
@@ -219,6 +257,11 @@ start_heartbeat() {
   rm -f "$hb.pid" "$hb.rc"
   # for a release step that does not pass lease-token (same job, same runner)
   (umask 077 && printf '%s\n' "$token" >"$hb.token")
+  local keep=("${base[@]}" heartbeat "${ttlopt[@]}" --every "$every" -- "$name")
+  # heartbeat --every keeps one lease: a set's is heartbeated once per tick
+  [ "${#names[@]}" -eq 1 ] ||
+    keep=(bash --noprofile --norc "$root/action/heartbeat-set.sh" "$every" "${base[@]}" heartbeat
+      "${ttlopt[@]}" -- "${hbnames[@]}")
   # Not a step any more once detached: no step outputs or summary from it, and no
   # descriptor of the step's (the runner waits for the step's output pipes to close).
   # shellcheck disable=SC2016 # the inner script expands its own arguments
@@ -229,8 +272,7 @@ start_heartbeat() {
       echo $! >"$f.pid.tmp" && mv "$f.pid.tmp" "$f.pid"
       wait $!
       echo $? >"$f.rc.tmp" && mv "$f.rc.tmp" "$f.rc"' \
-    reflease-heartbeat "$hb" "${base[@]}" heartbeat "${ttlopt[@]}" --every "$every" -- "$name" \
-    </dev/null >"$hb.log" 2>&1 &
+    reflease-heartbeat "$hb" "${keep[@]}" </dev/null >"$hb.log" 2>&1 &
   for ((i = 0; i < 50; i++)); do
     [ -f "$hb.pid" ] && break
     sleep 0.1
@@ -253,7 +295,7 @@ acquire)
   [ -z "$wait_s" ] || opts+=(--wait "$wait_s")
   [ -z "$slots" ] || opts+=(--slots "$slots")
   [ "$fair" = false ] || opts+=(--fair)
-  argv+=(acquire "${opts[@]}" "${extra[@]}" -- "$name")
+  argv+=(acquire "${opts[@]}" "${extra[@]}" -- "${names[@]}")
   ;;
 heartbeat | release | status | break)
   if [ "$cmd" = release ]; then
@@ -264,25 +306,36 @@ heartbeat | release | status | break)
     stop_heartbeat
   fi
   [ "$cmd" = heartbeat ] || opts=()
-  argv+=("$cmd" "${opts[@]}" "${extra[@]}" -- "$name")
+  argv+=("$cmd" "${opts[@]}" "${extra[@]}" -- "${names[@]}")
   ;;
 transition)
   [ -n "$phase" ] || usage_error "command transition needs the phase input"
-  argv+=(transition --to "$phase" "${extra[@]}" -- "$name")
+  argv+=(transition --to "$phase" "${extra[@]}" -- "${names[@]}")
   ;;
 run)
   [ ${#extra[@]} -gt 0 ] || usage_error "command run needs the command to run in the args input"
+  # a reflease whose run keeps one lease would read the second name as the command
+  if [ "$set_n" -gt 1 ] && ! "$bin" run --help 2>&1 | grep -q 'run NAME \[NAME'; then
+    usage_error "this reflease's run keeps one lease (run NAME): a set of $set_n ($name) needs run NAME [NAME...]"
+  fi
   [ -z "$wait_s" ] || opts+=(--wait "$wait_s")
   [ -z "$slots" ] || opts+=(--slots "$slots")
   [ "$fair" = false ] || opts+=(--fair)
-  jf="$tmp/reflease-run.$$.json"
+  jf=${REFLEASE_ACTION_JSON:-$tmp/reflease-run.$$.json}
   rm -f "$jf"
-  argv+=(run "${opts[@]}" --json-file "$jf" -- "$name" -- "${extra[@]}")
+  argv+=(run "${opts[@]}" --json-file "$jf" -- "${names[@]}" -- "${extra[@]}")
   ;;
 list | reconcile | migrate | gc)
   argv+=("$cmd" "${extra[@]}")
   ;;
 esac
+# a set's result: its JSON object (members, blocked_by) for the JavaScript,
+# which shows it in the log and sets the members output
+outto=""
+if [ "$set_n" -gt 1 ] && [ "$cmd" != run ] && [ -n "${REFLEASE_ACTION_JSON:-}" ]; then
+  outto=$REFLEASE_ACTION_JSON
+  argv=("${argv[@]:0:${#base[@]}}" --json "${argv[@]:${#base[@]}}")
+fi
 
 # The binary runs as a child that the step's signals reach: the runner signals
 # the step's process alone (SIGINT on cancel, SIGTERM 7.5 s later, then the
@@ -297,10 +350,12 @@ forward() { [ -z "$child" ] || kill -"$1" "$child" 2>/dev/null || true; }
 trap 'forward INT' INT
 trap 'forward TERM' TERM
 trap 'forward HUP' HUP
-run_bin() { # ERRFILE|- CMD...: the exit status in rc
+run_bin() { # ERRFILE|- CMD...: the exit status in rc; stdout to $outto when set
   local errto=$1
   shift
-  if [ "$errto" = - ]; then
+  if [ -n "${outto:-}" ]; then
+    (trap - INT QUIT && exec "$@") <&0 >"$outto" 2>"$errto" &
+  elif [ "$errto" = - ]; then
     (trap - INT QUIT && exec "$@") <&0 &
   else
     (trap - INT QUIT && exec "$@") <&0 2>"$errto" &
@@ -316,24 +371,32 @@ run_bin() { # ERRFILE|- CMD...: the exit status in rc
   child=""
 }
 
+# A field of a JSON result by its path from the top (a.b; a set's object has its
+# members' fields inside): a string or number, else empty.
+jfield() { # FILE PATH
+  "${REFLEASE_NODE:-node}" -e 'let v;
+try { v = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); } catch { process.exit(0); }
+for (const k of process.argv[2].split(".")) v = v == null ? v : v[k];
+if (typeof v === "string" || typeof v === "number") process.stdout.write(String(v));' "$1" "$2"
+}
+
 outbefore=0
 [ -z "${GITHUB_OUTPUT:-}" ] || outbefore=$(grep -c '^status=' "$GITHUB_OUTPUT" 2>/dev/null)
 errf="$tmp/reflease-stderr.$$"
 if [ "$cmd" = run ]; then
   # the guarded command's output stays live; the result comes from --json-file
   run_bin - "${argv[@]}"
-  field() { sed -n "s/.*\"$1\":\"\\([^\"]*\\)\".*/\\1/p" "$jf" 2>/dev/null | head -n 1; }
-  num() { sed -n "s/.*\"$1\":\\([0-9][0-9]*\\).*/\\1/p" "$jf" 2>/dev/null | head -n 1; }
+  field() { jfield "$jf" "$1"; }
   st=$(field status)
   reason=$(field reason)
   # a wait that a signal ended writes the wait's object: error code interrupted, no reason
-  [ -n "$reason" ] || [ "$(field code)" != interrupted ] || reason=interrupted
-  cmd_code=$(num exit_code)
-  cmd_sig=$(num signal)
+  [ -n "$reason" ] || [ "$(field error.code)" != interrupted ] || reason=interrupted
+  cmd_code=$(field command.exit_code)
+  cmd_sig=$(field command.signal)
   output status "${st:-error}"
   output oid "$(field oid)"
-  output expires-at "$(field expires_at)"
-  rm -f "$jf"
+  output expires-at "$(field lease.expires_at)"
+  [ -n "${REFLEASE_ACTION_JSON:-}" ] || rm -f "$jf"
 else
   run_bin "$errf" "${argv[@]}"
   cat "$errf" >&2
@@ -399,6 +462,14 @@ if [ "$failed" -eq 1 ] && [ "$cmd" = run ]; then
 elif [ "$failed" -eq 1 ]; then
   why=""
   [ ! -f "$errf" ] || why=$(grep -v '^::' "$errf" | sed '/^[[:space:]]*$/d' | tail -n 1)
+  blocker=""
+  [ -z "$outto" ] || blocker=$(jfield "$outto" blocked_by)
+  if [ -n "$blocker" ]; then
+    # a set stopped by one member: name it, and say why (the set's message)
+    why=$(jfield "$outto" message)
+    [ -n "$why" ] || why=$(jfield "$outto" error.message)
+    why="the set is stopped by $blocker${why:+: $why}"
+  fi
   annotate error "reflease $cmd${name:+ $name}" \
     "reflease $cmd${name:+ $name}: $(meaning "$rc") (exit $rc)${why:+: $why}"
 fi
@@ -418,14 +489,15 @@ if [ "$cmd" = acquire ] && [ -n "$slots" ] && [ "$rc" -eq 0 ]; then
   held=$(sed -n 's/^lease-name=//p' "${GITHUB_OUTPUT:-/dev/null}" | tail -n 1)
   if [ -n "$held" ]; then
     name=$held
-    hb="$tmp/reflease-heartbeat.${ns:-${REFLEASE_NAMESPACE:-leases}}.$name"
+    names=("$held")
+    hb_files
   fi
 fi
 if [ "$cmd" = acquire ] && [ "$heartbeat" = true ] && [ "$rc" -eq 0 ]; then
   if ! start_heartbeat; then
     # a lease this job cannot keep alive is given back at once
     REFLEASE_LEASE_TOKEN=$(sed -n 's/^lease-token=//p' "${GITHUB_OUTPUT:-/dev/null}" | tail -n 1) \
-      "${base[@]}" release -- "$name" >&2 || true
+      "${base[@]}" release -- "${names[@]}" >&2 || true
     output status error
     rc=70
   fi

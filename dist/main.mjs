@@ -71510,7 +71510,45 @@ function runEnv(values = {}, extra = {}) {
   env.REFLEASE_JOB_INDEX = getInput("job-index");
   env.REFLEASE_JOB_TOTAL = getInput("job-total");
   env.GITHUB_ACTION_PATH = root;
+  env.REFLEASE_NODE = process.env.REFLEASE_NODE || process.execPath;
   return Object.assign(env, extra);
+}
+function leaseNames(input) {
+  return String(input || "").split(/[\s,]+/).filter((n) => n !== "");
+}
+function readSet(file) {
+  try {
+    const o = JSON.parse(readFileSync(file, "utf8"));
+    return o && o.set === true && Array.isArray(o.members) ? o : null;
+  } catch {
+    return null;
+  }
+}
+function setMembers(set) {
+  return set.members.map((m) => {
+    const c = structuredClone(m);
+    if (c.lease) delete c.lease.lease_token;
+    return c;
+  });
+}
+function setExpiresAt(set) {
+  const held = set.members.filter((m) => m.holder && m.holder.expires_at);
+  const by = held.find((m) => m.name === set.blocked_by);
+  if (by) return by.holder.expires_at;
+  return held.map((m) => m.holder.expires_at).sort()[0] || "";
+}
+function setLines(set) {
+  const lines = [`set of ${set.members.length}: ${set.status}${set.blocked_by ? ` (blocked by ${set.blocked_by})` : ""}`];
+  for (const m of set.members) {
+    let l = `  ${m.name}: ${m.status}`;
+    if (m.lease && m.lease.phase) l += `, phase ${m.lease.phase}`;
+    if (m.holder) l += `, held by ${m.holder.owner} until ${m.holder.expires_at}`;
+    if (m.message) l += ` (${m.message})`;
+    lines.push(l);
+  }
+  const msg = set.message || set.error && set.error.message;
+  if (msg) lines.push(`  ${msg}`);
+  return lines;
 }
 var SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"];
 var SIGNO = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
@@ -71552,7 +71590,7 @@ function readKeyValues(file) {
 }
 
 // action/main.mjs
-var OUTPUTS = ["lease-token", "status", "oid", "expires-at", "lease-name"];
+var OUTPUTS = ["lease-token", "status", "oid", "expires-at", "lease-name", "members"];
 async function setup() {
   const bundle = join8(root, "build", "bundle");
   const k = await bash("setup.sh", { capture: true });
@@ -71595,15 +71633,22 @@ async function main() {
   const tmp = mkdtempSync(join8(process.env.RUNNER_TEMP || "/tmp", "reflease-main-"));
   const outFile = join8(tmp, "output");
   try {
-    const r = await bash("run.sh", { env: runEnv({}, { GITHUB_OUTPUT: outFile }) });
+    const result = join8(tmp, "result.json");
+    const r = await bash("run.sh", { env: runEnv({}, { GITHUB_OUTPUT: outFile, REFLEASE_ACTION_JSON: result }) });
     const out = readKeyValues(outFile);
-    for (const k of OUTPUTS) if (k in out) setOutput(k, out[k]);
     const cmd = getInput("command");
+    const set = readSet(result);
+    if (set) {
+      if (cmd !== "run") for (const l of setLines(set)) info(l);
+      out.members = JSON.stringify(setMembers(set));
+      if (!out["expires-at"]) out["expires-at"] = setExpiresAt(set);
+    }
+    for (const k of OUTPUTS) if (k in out) setOutput(k, out[k]);
     const token = out["lease-token"];
     if (cmd === "acquire" && token && ["acquired", "already_held"].includes(out.status)) {
       if (getBooleanInput("release-at-end")) {
         saveState("lease-token", token);
-        saveState("name", out["lease-name"] || getInput("name"));
+        saveState("name", out["lease-name"] || leaseNames(getInput("name")).join(" "));
         saveState("namespace", getInput("namespace"));
         saveState("store", getInput("store"));
         info("reflease: the lease is released at the end of the job (release-at-end)");

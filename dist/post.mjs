@@ -19646,7 +19646,29 @@ function runEnv(values = {}, extra = {}) {
   env.REFLEASE_JOB_INDEX = getInput("job-index");
   env.REFLEASE_JOB_TOTAL = getInput("job-total");
   env.GITHUB_ACTION_PATH = root;
+  env.REFLEASE_NODE = process.env.REFLEASE_NODE || process.execPath;
   return Object.assign(env, extra);
+}
+function readSet(file) {
+  try {
+    const o = JSON.parse(readFileSync(file, "utf8"));
+    return o && o.set === true && Array.isArray(o.members) ? o : null;
+  } catch {
+    return null;
+  }
+}
+function setLines(set) {
+  const lines = [`set of ${set.members.length}: ${set.status}${set.blocked_by ? ` (blocked by ${set.blocked_by})` : ""}`];
+  for (const m of set.members) {
+    let l = `  ${m.name}: ${m.status}`;
+    if (m.lease && m.lease.phase) l += `, phase ${m.lease.phase}`;
+    if (m.holder) l += `, held by ${m.holder.owner} until ${m.holder.expires_at}`;
+    if (m.message) l += ` (${m.message})`;
+    lines.push(l);
+  }
+  const msg = set.message || set.error && set.error.message;
+  if (msg) lines.push(`  ${msg}`);
+  return lines;
 }
 var SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"];
 var SIGNO = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
@@ -19708,7 +19730,11 @@ async function post() {
         heartbeat: "false",
         slots: ""
       },
-      { GITHUB_OUTPUT: join2(tmp, "output"), GITHUB_STEP_SUMMARY: join2(tmp, "summary") }
+      {
+        GITHUB_OUTPUT: join2(tmp, "output"),
+        GITHUB_STEP_SUMMARY: join2(tmp, "summary"),
+        REFLEASE_ACTION_JSON: join2(tmp, "result.json")
+      }
     );
     const r = await bash("run.sh", { env, capture: true, captureErr: true });
     const st = readKeyValues(join2(tmp, "output")).status || "error";
@@ -19719,6 +19745,8 @@ ${r.out}`);
       return 0;
     }
     process.stdout.write(r.out);
+    const set = readSet(join2(tmp, "result.json"));
+    if (set) for (const l of setLines(set)) info(l);
     let line;
     if (st === "released") {
       line = `- **reflease** \`${name}\`: released at the end of the job (release-at-end)`;

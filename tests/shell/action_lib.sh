@@ -13,6 +13,8 @@
 #   post [STATE]      the post stage of the step whose state is STATE (default
 #                     as above), with that step's inputs, as the runner runs it
 #   q PATH            a field of the last result ("" when absent)
+#   action_cleanup [PIDFILE...]  (for a trap) stop the background heartbeats
+#                     under RUNNER_TEMP, the processes of the PIDFILEs, fakegh
 #   expect N MSG, is PATH V MSG, like PATH RE MSG, unlike PATH RE MSG, hex PATH N MSG
 # shellcheck disable=SC2034 # $ap, $log are the sourcing test's
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -92,4 +94,14 @@ action_fakegh() {
   GITHUB_API_URL="http://127.0.0.1:$(cat "$TMPDIR/port")"
   GITHUB_GRAPHQL_URL="$GITHUB_API_URL/graphql"
   export GITHUB_API_URL GITHUB_GRAPHQL_URL
+}
+
+# action_cleanup [PIDFILE...]: for a test's trap: kill the background
+# heartbeats the action left under RUNNER_TEMP, the process of each PIDFILE
+# given, and the fake GitHub server ($fpid, when started).
+action_cleanup() {
+  for p in "$RUNNER_TEMP"/reflease-heartbeat.*.pid "$@"; do
+    [ -f "$p" ] && { kill "$(cat "$p")" 2>/dev/null || true; }
+  done
+  [ -z "${fpid:-}" ] || kill "$fpid" 2>/dev/null || true
 }

@@ -19,7 +19,9 @@
 # Then the post stage (issue 25): acquire with heartbeat -> a failing step ->
 # post releases and stops the heartbeat; acquire -> explicit release -> post is
 # a no-op that writes nothing; another job's lease is never touched; run with a
-# script exiting 3 is annotated as the script's own status.
+# script exiting 3 is annotated as the script's own status; a set of two names
+# with heartbeat true is released as a set (issue 27: the set's heartbeat, its
+# members read from its JSON result by the runner's node).
 # Cache miss (REFLEASE_ACTION_MISS=1, as .ci/run sets it): a throwaway copy of
 # the root and a copy of the action's source: the build step installs the
 # build packages with apt and builds the bundle, then the command runs.
@@ -124,6 +126,8 @@ printf '#!/bin/bash\nexec "%s/lib/%s" --library-path "%s/lib" "%s/node.bin" "$@"
   "$nd" "$loader" "$nd" "$nd" >"$nd/node"
 chmod 755 "$nd/node"
 export HARNESS_NODE="$nd/node"
+# the node action/run.sh reads JSON results with (this node's execPath is its loader)
+export REFLEASE_NODE="$nd/node"
 unset NODE_EXTRA_CA_CERTS 2>/dev/null || true # the root has no CA bundle; the stages talk to 127.0.0.1 only
 setup_ms() { q stdout | sed -n 's/^reflease: set-up \([0-9]*\) ms.*/\1/p' | tail -n 1; }
 stage_ms() { printf '%.0f' "$(q ms)"; }
@@ -206,9 +210,17 @@ PATH="$shims:$PATH" act "{\"command\":\"run\",\"name\":\"script\",\"ttl\":\"60\"
 expect 3 "root: run exits with the script's status"
 is outputs.status released "root: run released"
 like annotations.0.message 'the command exited with status 3 \(its own status\); the lease was acquired and released' "root: run annotation"
+# a set (issue 27) with its background heartbeat, released as a set by the post stage
+PATH="$shims:$PATH" HARNESS_STATE=$TMPDIR/set.json act '{"command":"acquire","name":"sa\nsb","ttl":"60","heartbeat":"true"}'
+expect 0 "root: set acquire"
+like outputs.members '"name":"sb"' "root: the set's members"
+PATH="$shims:$PATH" post "$TMPDIR/set.json"
+expect 0 "root: post of the set"
+like stdout 'background heartbeat of sa sb stopped \(exit 143\)' "root: the set's heartbeat stopped"
+like stdout 'sa sb released at the end of the job' "root: the set released"
 [ ! -s "$TMPDIR/shim-calls" ] || fail "the post scenarios called: $(cat "$TMPDIR/shim-calls")"
 if grep -q "$CANARY" "$log"; then fail "the token was printed"; fi
-echo "t_action_bundle: post stage in $rname: released at the job's end, silent after a release, another job's lease untouched"
+echo "t_action_bundle: post stage in $rname: released at the job's end, silent after a release, another job's lease untouched; a set released as a set"
 
 # ---- cache miss -------------------------------------------------------------------
 if [ "${REFLEASE_ACTION_MISS:-}" != 1 ]; then

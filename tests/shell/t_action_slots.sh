@@ -14,15 +14,7 @@ action_setup
 action_dir "$TMPDIR/action-path"
 
 CANARY="ghs_SLOTScanary0123456789abcdefCANARY"
-fpid=""
-# shellcheck disable=SC2317 # called by the trap
-cleanup() {
-  for p in "$TMPDIR"/runner-temp/reflease-heartbeat.*.pid; do
-    [ -f "$p" ] && { kill "$(cat "$p")" 2>/dev/null || true; }
-  done
-  [ -z "$fpid" ] || kill "$fpid" 2>/dev/null || true
-}
-trap cleanup EXIT INT TERM
+trap 'action_cleanup' EXIT INT TERM
 action_fakegh "$CANARY"
 field() { sed -n "s/.*\"$1\":\"\\([^\"]*\\)\".*/\\1/p" | head -n 1; }
 status_of() { REFLEASE_GITHUB_TOKEN=$CANARY "$REFLEASE" --json status "$1" 2>>"$log" | field status; }
