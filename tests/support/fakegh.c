@@ -701,6 +701,87 @@ static void gql_objects(fakegh *f, const char *q, json_t *vars, json_t *repo)
 	}
 }
 
+/* The name of a GraphQL argument's value at @p v: "$var" looked up in
+ * @p vars, or a "literal"; "" when neither. */
+static void gql_arg(char *out, size_t len, const char *v, json_t *vars)
+{
+	out[0] = '\0';
+	if (*v == '$') {
+		size_t m = strspn(v + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0"
+		                         "123456789_");
+		char var[64];
+		const char *val;
+		if (m >= sizeof(var))
+			return;
+		memcpy(var, v + 1, m);
+		var[m] = '\0';
+		val = json_string_value(json_object_get(vars, var));
+		snprintf(out, len, "%s", val ? val : "");
+	} else if (*v == '"') {
+		size_t m = strcspn(v + 1, "\"");
+		if (m < len) {
+			memcpy(out, v + 1, m);
+			out[m] = '\0';
+		}
+	}
+}
+
+/* Every ref(qualifiedName:) of the query, aliased ("r0:ref(qualifiedName:$r0)",
+ * a set's batched read: one key per alias) or not ("ref"): the Ref with its
+ * target, or null for a ref that does not exist — GitHub's schema types
+ * Repository.ref as a nullable Ref, "Fetch a given ref from the repository"
+ * (docs.github.com/en/graphql/reference/objects#repository; octokit/
+ * graphql-schema schema.graphql `ref(qualifiedName: String!): Ref`), and an
+ * aliased field answers under its alias (GraphQL spec, "Field Alias"), the
+ * missing one as `"r1": null` beside the others without an error. */
+static void gql_refs(fakegh *f, const char *q, json_t *vars, json_t *repo)
+{
+	const char *p = q;
+
+	while ((p = strstr(p, "ref(qualifiedName:"))) {
+		const char *s = p;
+		char key[64] = "ref", ref[512], shown[512];
+		int ordinary;
+		git_oid oid;
+
+		if (p > q && p[-1] == ':') {
+			size_t n;
+			s = p - 1;
+			while (s > q && (s[-1] == '_' || (s[-1] >= '0' && s[-1] <= '9') ||
+			                 (s[-1] >= 'a' && s[-1] <= 'z') || (s[-1] >= 'A' && s[-1] <= 'Z')))
+				s--;
+			n = (size_t)(p - 1 - s);
+			if (n == 0 || n >= sizeof(key)) {
+				p += 4;
+				continue;
+			}
+			memcpy(key, s, n);
+			key[n] = '\0';
+		}
+		p += strlen("ref(qualifiedName:");
+		gql_arg(ref, sizeof(ref), p, vars);
+		ordinary = strncmp(ref, "refs/heads/", 11) == 0 || strncmp(ref, "refs/tags/", 10) == 0;
+		/* GraphQL's view of refs outside heads/ and tags/ is undocumented
+		 * (issue 15 #3): each fakegh_gql_view is one possible answer. */
+		snprintf(shown, sizeof(shown), "%s", ref);
+		if (*ref && !ordinary && f->gql_view == FAKEGH_GQL_ELSEWHERE)
+			snprintf(shown, sizeof(shown), "refs/heads/%s",
+			         strrchr(ref, '/') ? strrchr(ref, '/') + 1 : ref);
+		if (*ref &&
+		    (ordinary || (!f->gql_blind && (f->gql_view == FAKEGH_GQL_SEES ||
+		                                    f->gql_view == FAKEGH_GQL_ELSEWHERE))) &&
+		    read_ref_lagged(f, shown, &oid)) {
+			const char *short_name = strrchr(shown, '/') + 1;
+			json_object_set_new(repo, key,
+			                    json_pack("{s:s#, s:s, s:o}", "prefix", shown,
+			                              (int)(short_name - shown), "name", short_name,
+			                              "target", gql_object(f, &oid, 0)));
+		} else {
+			json_object_set_new(repo, key, json_null());
+		}
+	}
+}
+
 static void gql_query(fakegh *f, struct answer *a, const char *q, json_t *vars)
 {
 	const char *owner = json_string_value(json_object_get(vars, "owner"));
@@ -723,31 +804,7 @@ static void gql_query(fakegh *f, struct answer *a, const char *q, json_t *vars)
 		return;
 	}
 	repo = json_pack("{s:s}", "id", REPO_ID);
-	if (strstr(q, "ref(qualifiedName:")) {
-		const char *ref = json_string_value(json_object_get(vars, "ref"));
-		int ordinary = ref && (strncmp(ref, "refs/heads/", 11) == 0 ||
-		                       strncmp(ref, "refs/tags/", 10) == 0);
-		char shown[512];
-		git_oid oid;
-		/* GraphQL's view of refs outside heads/ and tags/ is undocumented
-		 * (issue 15 #3): each fakegh_gql_view is one possible answer. */
-		snprintf(shown, sizeof(shown), "%s", ref ? ref : "");
-		if (ref && !ordinary && f->gql_view == FAKEGH_GQL_ELSEWHERE)
-			snprintf(shown, sizeof(shown), "refs/heads/%s",
-			         strrchr(ref, '/') ? strrchr(ref, '/') + 1 : ref);
-		if (ref &&
-		    (ordinary || (!f->gql_blind && (f->gql_view == FAKEGH_GQL_SEES ||
-		                                    f->gql_view == FAKEGH_GQL_ELSEWHERE))) &&
-		    read_ref_lagged(f, shown, &oid)) {
-			const char *short_name = strrchr(shown, '/') + 1;
-			json_object_set_new(repo, "ref",
-			                    json_pack("{s:s#, s:s, s:o}", "prefix", shown,
-			                              (int)(short_name - shown), "name", short_name,
-			                              "target", gql_object(f, &oid, 0)));
-		} else {
-			json_object_set_new(repo, "ref", json_null());
-		}
-	}
+	gql_refs(f, q, vars, repo);
 	if (strstr(q, "refs(refPrefix:")) {
 		/* nsrefs:refs(refPrefix:$ns,first:1){totalCount} */
 		const char *ns = json_string_value(json_object_get(vars, "ns"));
