@@ -422,7 +422,7 @@ START_TEST(set_request_budget_per_invocation)
 	ck_assert_uint_eq(set_counted(lease_transition_set, &o, "transitioned", r), 3 + 3);
 	ck_assert_uint_eq(set_counted(lease_release_set, &o, "released", r), 3 + 3);
 	o.lease_token = NULL;
-	o.to = 0;
+	o.to = LEASE_PHASE_NONE;
 	ck_assert_uint_eq(set_counted(lease_acquire_set, &o, "acquired", r), 3 + 3);
 	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_GQL_QUERY), 2);
 	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_REF_GET), 0);
