@@ -756,6 +756,21 @@ START_TEST(no_update_refs_refused_before_writing)
 	ck_assert_ptr_nonnull(strstr(r.message, "updateRefs"));
 	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_COMMIT_POST), 0);
 	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_REF_CREATE), 0);
+	/* a set's batched read carries the schema probe of a process's first
+	 * read: refused before any commit too */
+	{
+		static const char *const ab[] = {"old-a", "old-b"};
+		lease_set_result *sr = calloc(1, sizeof(*sr));
+		lease_store *s2 = NULL;
+
+		ck_assert_int_eq(open_gh(&s2, 5, 1000), 0);
+		ck_assert_int_eq(lease_acquire_set(sr, s2, ab, 2, &o), LEASE_ECONFIG);
+		ck_assert_msg(strstr(sr->message, "updateRefs") != NULL, "%s", sr->message);
+		ck_assert_uint_eq(fakegh_count(fk, FAKEGH_COMMIT_POST), 0);
+		ck_assert_uint_eq(fakegh_count(fk, FAKEGH_GQL_MUTATION), 0);
+		lease_store_free(s2);
+		free(sr);
+	}
 }
 END_TEST
 
