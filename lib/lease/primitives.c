@@ -717,7 +717,8 @@ static int read_refs_call(lease_store *st, lease_ref_read *r, size_t n)
 	int rc;
 
 	rc = st->t->read_refs(st->t, r, n);
-	snprintf(subject, sizeof(subject), "%s%s", r[0].refname, n > 1 ? " and the rest of the set" : "");
+	snprintf(subject, sizeof(subject), "%s%s", r[0].refname,
+	         n > 1 ? " and the rest of the set" : "");
 	tlog(st, t0, "read_refs", subject, rc);
 	for (i = 0; i < n; i++) {
 		if (rc < 0 || !r[i].answered || !r[i].present) {
@@ -743,8 +744,9 @@ int lease_fetch_refs(lease_ref_state *out, lease_store *st, const char *const *n
 
 	memset(r, 0, sizeof(r));
 	if (n == 0 || n > LEASE_SET_MAX || !names) {
-		rc = lease_store_set_error(st, LEASE_EINVALID, "a set names 1 to %d leases (%zu given)",
-		                           LEASE_SET_MAX, n);
+		rc = lease_store_set_error(st, LEASE_EINVALID,
+		                           "a set names 1 to %d leases (%zu given)", LEASE_SET_MAX,
+		                           n);
 		goto done;
 	}
 	memset(out, 0, n * sizeof(*out));

@@ -1634,7 +1634,7 @@ static int gql_ref_is(json_t *ref, const char *refname)
 /* What a read asks of a Ref: its name (gql_ref_is) and its target, the
  * commit with its message, date and first parent (commit_from_gql). */
 #define GQL_REF_FIELDS                                                                             \
-	"{prefix name target{__typename oid ...on Commit{message committedDate "                  \
+	"{prefix name target{__typename oid ...on Commit{message committedDate "                   \
 	"parents(first:1){nodes{oid}}}}}"
 /* The schema probe riding on a process's first read (check_schema). */
 #define GQL_PROBE "ur:__type(name:\"UpdateRefsInput\"){name}"
@@ -1645,9 +1645,9 @@ static int gql_ref_is(json_t *ref, const char *refname)
 static int gql_read_ref(gh_transport *g, const char *refname, int *present, lease_oid *oid,
                         int *has_commit, lease_commit *commit_out)
 {
-	static const char q[] = "query($owner:String!,$name:String!,$ref:String!){repository("
-	                        "owner:$owner,name:$name){id ref(qualifiedName:$ref)" GQL_REF_FIELDS
-	                        "}}";
+	static const char q[] =
+	        "query($owner:String!,$name:String!,$ref:String!){repository("
+	        "owner:$owner,name:$name){id ref(qualifiedName:$ref)" GQL_REF_FIELDS "}}";
 	static const char q_probe[] = "query($owner:String!,$name:String!,$ref:String!){" GQL_PROBE
 	                              " repository(owner:$owner,name:$name){id "
 	                              "ref(qualifiedName:$ref)" GQL_REF_FIELDS "}}";
@@ -1738,7 +1738,8 @@ static int rest_confirm(gh_transport *g, const char *const *refs, size_t n, int 
 				oid[i] = g->snap.items[j].oid;
 			}
 		}
-		if (!present[i] && (rc = lease_ref_list_push(&g->snap_absent, refs[i], &zero)) < 0) {
+		if (!present[i] &&
+		    (rc = lease_ref_list_push(&g->snap_absent, refs[i], &zero)) < 0) {
 			snap_drop(g);
 			return rc;
 		}

@@ -747,8 +747,9 @@ static void gql_refs(fakegh *f, const char *q, json_t *vars, json_t *repo)
 		if (p > q && p[-1] == ':') {
 			size_t n;
 			s = p - 1;
-			while (s > q && (s[-1] == '_' || (s[-1] >= '0' && s[-1] <= '9') ||
-			                 (s[-1] >= 'a' && s[-1] <= 'z') || (s[-1] >= 'A' && s[-1] <= 'Z')))
+			while (s > q &&
+			       (s[-1] == '_' || (s[-1] >= '0' && s[-1] <= '9') ||
+			        (s[-1] >= 'a' && s[-1] <= 'z') || (s[-1] >= 'A' && s[-1] <= 'Z')))
 				s--;
 			n = (size_t)(p - 1 - s);
 			if (n == 0 || n >= sizeof(key)) {
@@ -760,7 +761,8 @@ static void gql_refs(fakegh *f, const char *q, json_t *vars, json_t *repo)
 		}
 		p += strlen("ref(qualifiedName:");
 		gql_arg(ref, sizeof(ref), p, vars);
-		ordinary = strncmp(ref, "refs/heads/", 11) == 0 || strncmp(ref, "refs/tags/", 10) == 0;
+		ordinary =
+		        strncmp(ref, "refs/heads/", 11) == 0 || strncmp(ref, "refs/tags/", 10) == 0;
 		/* GraphQL's view of refs outside heads/ and tags/ is undocumented
 		 * (issue 15 #3): each fakegh_gql_view is one possible answer. */
 		snprintf(shown, sizeof(shown), "%s", ref);
