@@ -272,6 +272,14 @@ START_TEST(bad_sets_refused_before_io)
 }
 END_TEST
 
+/* Take the set {a, b} as @p o's owner; @p o then presents its token @p tok. */
+static void take_ab(lease_set_result *r, lease_store *st, lease_op_options *o, char *tok)
+{
+	ck_assert_msg(lease_acquire_set(r, st, ab, 2, o) == 0, "%s", r->message);
+	memcpy(tok, r->members[0].payload.lease_token, LEASE_TOKEN_HEXSZ + 1);
+	o->lease_token = tok;
+}
+
 /* With read_refs a set operation reads its members in one call, and
  * verifies its write in one more: nothing read member by member. */
 START_TEST(batched_read_one_call_per_read)
@@ -281,11 +289,9 @@ START_TEST(batched_read_one_call_per_read)
 	lease_op_options o = opts("alice");
 	char tok[LEASE_TOKEN_HEXSZ + 1];
 
-	ck_assert_int_eq(lease_acquire_set(r, st, ab, 2, &o), 0);
+	take_ab(r, st, &o, tok);
 	ck_assert_int_eq(rr_calls, 2); /* the read, the post-state re-read */
 	ck_assert_int_eq(own_reads(), 0);
-	memcpy(tok, r->members[0].payload.lease_token, sizeof(tok));
-	o.lease_token = tok;
 	ck_assert_int_eq(lease_release_set(r, st, ab, 2, &o), 0);
 	ck_assert_str_eq(r->status, "released");
 	ck_assert_int_eq(rr_calls, 4);
@@ -322,10 +328,8 @@ START_TEST(batched_read_partial_answer_read_alone)
 	char tok[LEASE_TOKEN_HEXSZ + 1];
 
 	rr_skip = 1;
-	ck_assert_int_eq(lease_acquire_set(r, st, ab, 2, &o), 0);
+	take_ab(r, st, &o, tok);
 	ck_assert_int_eq(own_reads(), 2); /* b: read, re-read */
-	memcpy(tok, r->members[0].payload.lease_token, sizeof(tok));
-	o.lease_token = tok;
 	/* b is present now: an unanswered (zeroed) entry taken as "absent"
 	 * would stop the release as not ours */
 	ck_assert_int_eq(lease_release_set(r, st, ab, 2, &o), 0);
@@ -384,9 +388,7 @@ START_TEST(batched_read_wrong_object_read_alone)
 	lease_op_options o = opts("alice");
 	char tok[LEASE_TOKEN_HEXSZ + 1];
 
-	ck_assert_int_eq(lease_acquire_set(r, st, ab, 2, &o), 0);
-	memcpy(tok, r->members[0].payload.lease_token, sizeof(tok));
-	o.lease_token = tok;
+	take_ab(r, st, &o, tok);
 	rr_wrong = 0;
 	ck_assert_int_eq(lease_release_set(r, st, ab, 2, &o), 0);
 	ck_assert_str_eq(r->members[0].status, "released");

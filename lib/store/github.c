@@ -1631,6 +1631,19 @@ static int gql_ref_is(json_t *ref, const char *refname)
 	       strcmp(refname + n, json_string_value(name)) == 0;
 }
 
+/* A ref read's answer: the schema probe's part taken (when @p probe: it
+ * rode on this read), then data.repository as gql_repository() gives it. */
+static int gql_read_answer(gh_transport *g, json_t *json, int probe, const char *what,
+                           json_t **repo)
+{
+	if (probe) {
+		drop_alias_errors(json, "ur");
+		check_schema(g, json_object_get(json, "data"));
+		g->probed = 1;
+	}
+	return gql_repository(g, json, what, repo);
+}
+
 /* What a read asks of a Ref: its name (gql_ref_is) and its target, the
  * commit with its message, date and first parent (commit_from_gql). */
 #define GQL_REF_FIELDS                                                                             \
@@ -1662,12 +1675,7 @@ static int gql_read_ref(gh_transport *g, const char *refname, int *present, leas
 	json_decref(vars);
 	if (rc < 0)
 		return rc;
-	if (probe) {
-		drop_alias_errors(rp.json, "ur");
-		check_schema(g, json_object_get(rp.json, "data"));
-		g->probed = 1;
-	}
-	if ((rc = gql_repository(g, rp.json, "reading a ref", &repo)) < 0)
+	if ((rc = gql_read_answer(g, rp.json, probe, "reading a ref", &repo)) < 0)
 		goto out;
 	ref = json_object_get(repo, "ref");
 	if (!json_is_object(ref)) {
@@ -1826,12 +1834,7 @@ static int read_refs_batch(gh_transport *g, lease_ref_read *r, size_t n)
 	snprintf(q + len, cap - len, "}}");
 	if ((rc = gql_post(g, &rp, q, vars, 1, "reading a set of refs")) < 0)
 		goto out;
-	if (probe) {
-		drop_alias_errors(rp.json, "ur");
-		check_schema(g, json_object_get(rp.json, "data"));
-		g->probed = 1;
-	}
-	if ((rc = gql_repository(g, rp.json, "reading a set of refs", &repo)) < 0)
+	if ((rc = gql_read_answer(g, rp.json, probe, "reading a set of refs", &repo)) < 0)
 		goto out;
 	for (i = 0; i < n; i++) {
 		snprintf(alias, sizeof(alias), "r%zu", i);
