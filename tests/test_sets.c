@@ -19,6 +19,10 @@ static memstore *mem;
 static int partial; /* the test cas_many applies the first update only */
 static int many_calls;
 static int takeover; /* after applying, another writer builds on the last member at once */
+static int fail_reads_after_write; /* after applying, the library's own reads fail */
+static int own_reads_fail;         /* read_ref fails LEASE_ENET (read_refs' reads do not) */
+static int (*mem_read_ref)(lease_transport *, const char *, int *, lease_oid *, int *,
+                           lease_commit *);
 
 /* An atomic cas_many over the memstore: the test is single-threaded, so
  * checking every compare before any write is atomic. */
@@ -39,6 +43,7 @@ static int mem_cas_many(lease_transport *t, const lease_ref_update *u, size_t n)
 	for (i = 0; i < (partial ? 1 : n); i++)
 		if (memstore_set_ref(mem, u[i].refname, &u[i].new_oid) < 0)
 			return LEASE_ENOMEM;
+	own_reads_fail = fail_reads_after_write;
 	if (takeover) {
 		/* the next writer, before the set's re-read: a commit on top of
 		 * the set's commit (its message copied: a readable payload) */
@@ -99,8 +104,8 @@ static int mem_read_refs(lease_transport *t, lease_ref_read *r, size_t n)
 		    (!rr_stale_until || rr_calls <= rr_stale_until))
 			memstore_faults_get(mem)->stale_reads = 1;
 		rr_inner++;
-		rc = t->read_ref(t, r[i].refname, &r[i].present, &r[i].oid, &r[i].has_commit,
-		                 &r[i].commit);
+		rc = mem_read_ref(t, r[i].refname, &r[i].present, &r[i].oid, &r[i].has_commit,
+		                  &r[i].commit);
 		if (rc < 0)
 			return rc;
 		if ((int)i == rr_wrong && r[i].has_commit)
@@ -108,6 +113,15 @@ static int mem_read_refs(lease_transport *t, lease_ref_read *r, size_t n)
 		r[i].answered = 1;
 	}
 	return 0;
+}
+
+/* The library's own read_ref, failing on demand. */
+static int own_read_ref(lease_transport *t, const char *refname, int *present, lease_oid *oid,
+                        int *has_commit, lease_commit *commit_out)
+{
+	if (own_reads_fail)
+		return LEASE_ENET;
+	return mem_read_ref(t, refname, present, oid, has_commit, commit_out);
 }
 
 /* A store over the memstore with the lying batched read (and cas_many). */
@@ -121,8 +135,11 @@ static lease_store *open_batched(unsigned int version)
 	t->version = version;
 	t->cas_many = mem_cas_many;
 	t->read_refs = mem_read_refs;
+	mem_read_ref = t->read_ref;
+	t->read_ref = own_read_ref;
 	ck_assert_int_eq(lease_store_open_transport(&st, t, NULL, err, sizeof(err)), 0);
 	partial = takeover = many_calls = 0;
+	fail_reads_after_write = own_reads_fail = 0;
 	rr_calls = rr_inner = 0;
 	rr_skip = rr_stale = rr_wrong = -1;
 	rr_stale_from = 1;
@@ -347,6 +364,27 @@ START_TEST(batched_read_partial_answer_read_alone)
 }
 END_TEST
 
+/* A partial answer whose missing member then cannot be read: the set's
+ * outcome is unknown, reported as the read's error, and the answers the
+ * batched read gave are freed (LeakSanitizer under SANITIZE=1). */
+START_TEST(batched_read_partial_answer_then_read_error)
+{
+	lease_store *st = open_batched(LEASE_TRANSPORT_VERSION);
+	lease_set_result *r = calloc(1, sizeof(*r));
+	lease_op_options o = opts("alice");
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+
+	take_ab(r, st, &o, tok);
+	rr_skip = 0; /* a: unanswered, before b's answer with its commit */
+	fail_reads_after_write = 1;
+	ck_assert_int_eq(lease_release_set(r, st, ab, 2, &o), LEASE_ENET);
+	ck_assert_int_eq(many_calls, 2);
+	ck_assert_str_eq(r->status, "error");
+	free(r);
+	lease_store_free(st);
+}
+END_TEST
+
 /* A stale answer: the batched re-read of a set write answers a member as it
  * was before the write. Once: the write is settled by reading again and
  * landed; every time: never reported taken — the set is unverified. */
@@ -413,6 +451,7 @@ Suite *sets_suite(void)
 	tcase_add_test(tc, batched_read_one_call_per_read);
 	tcase_add_test(tc, batched_read_not_in_version_3);
 	tcase_add_test(tc, batched_read_partial_answer_read_alone);
+	tcase_add_test(tc, batched_read_partial_answer_then_read_error);
 	tcase_add_test(tc, batched_read_stale_answer_caught);
 	tcase_add_test(tc, batched_read_wrong_object_read_alone);
 	suite_add_tcase(s, tc);

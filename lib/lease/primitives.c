@@ -1333,8 +1333,9 @@ static int set_observe(lease_store *st, const lease_ref_update *u, size_t n, siz
 	 * re-read on its own */
 	if (batched_read(st) && (rc = read_refs_call(st, r, n)) < 0)
 		return rc;
+	for (i = 0; i < n; i++)
+		lease_commit_clear(&r[i].commit); /* the targets alone are compared */
 	for (i = 0; i < n; i++) {
-		lease_commit_clear(&r[i].commit);
 		present = r[i].present;
 		oid = r[i].oid;
 		if (!r[i].answered && (rc = reread(st, u[i].refname, &present, &oid)) < 0)
