@@ -406,6 +406,182 @@ START_TEST(read_lag_past_window_unverified)
 }
 END_TEST
 
+/* ---- sets: the batched read (read_refs, protocol.md "Sets") ------------------ */
+
+/* Create refs/leases/@p name at a fresh commit (through the primitives). */
+static void plant_ref(lease_oid *out, const char *name)
+{
+	commit(out, name, NULL);
+	ck_assert_int_eq(lease_cas_create(st, name, out), 0);
+}
+
+/* Every member in one GraphQL query, each with its commit; a missing one
+ * (GraphQL's `ref: null`) confirmed by one REST listing for all of them. */
+START_TEST(set_read_in_one_query)
+{
+	static const char *const abc[] = {"sa", "sb", "sc"};
+	lease_ref_state s[3];
+	lease_oid a, b;
+	size_t failed = 9, i;
+
+	memset(s, 0, sizeof(s));
+	plant_ref(&a, "sa");
+	plant_ref(&b, "sb");
+	fakegh_reset_counts(fk);
+	ck_assert_int_eq(lease_fetch_refs(s, st, abc, 2, &failed), 0);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_ANY), 1);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_GQL_QUERY), 1);
+	ck_assert(s[0].present && lease_oid_equal(&s[0].oid, &a) && s[0].payload_rc == 0);
+	ck_assert(s[1].present && lease_oid_equal(&s[1].oid, &b) && s[1].payload_rc == 0);
+	ck_assert_str_eq(s[1].payload.name, "sb");
+	for (i = 0; i < 2; i++)
+		lease_ref_state_clear(&s[i]);
+	fakegh_reset_counts(fk);
+	ck_assert_int_eq(lease_fetch_refs(s, st, abc, 3, &failed), 0);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_GQL_QUERY), 1);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_MATCHING), 1);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_ANY), 2);
+	ck_assert(s[0].present && s[1].present && !s[2].present);
+	for (i = 0; i < 3; i++)
+		lease_ref_state_clear(&s[i]);
+}
+END_TEST
+
+/* The absences of a set's read serve each member's archive listing once
+ * (the generation floor of a fresh acquire, protocol.md §5), never another
+ * listing. */
+START_TEST(set_absences_serve_each_archive_listing)
+{
+	static const char *const xy[] = {"ax", "ay"};
+	lease_ref_state s[2];
+	lease_ref_list l = {NULL, 0, 0};
+	lease_store *s2 = NULL;
+	lease_oid a;
+	char hex[41];
+
+	memset(s, 0, sizeof(s));
+	commit(&a, "ax", NULL);
+	lease_oid_tohex(hex, &a);
+	ck_assert_int_eq(
+	        fakegh_set_ref(fk, "refs/leases-archive/ax/20261130T000000Z-0123abcd", hex), 0);
+	ck_assert_int_eq(open_store(&s2, CANARY, 5, 2000), 0);
+	fakegh_reset_counts(fk);
+	ck_assert_int_eq(lease_fetch_refs(s, s2, xy, 2, NULL), 0);
+	ck_assert(!s[0].present && !s[1].present);
+	lease_ref_state_clear(&s[0]);
+	lease_ref_state_clear(&s[1]);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_MATCHING), 1);
+	ck_assert_int_eq(s2->t->list_refs(s2->t, &l, "refs/leases-archive/ay/"), 0);
+	ck_assert_uint_eq(l.count, 0);
+	lease_ref_list_clear(&l);
+	ck_assert_int_eq(s2->t->list_refs(s2->t, &l, "refs/leases-archive/zz/"), 0);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_MATCHING), 2); /* not a member: asked */
+	lease_ref_list_clear(&l);
+	ck_assert_int_eq(s2->t->list_refs(s2->t, &l, "refs/leases-archive/ax/"), 0);
+	ck_assert_uint_eq(l.count, 1);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_MATCHING), 2); /* served */
+	lease_ref_list_clear(&l);
+	ck_assert_int_eq(s2->t->list_refs(s2->t, &l, "refs/leases-archive/ax/"), 0);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_MATCHING), 3); /* once only */
+	lease_ref_list_clear(&l);
+	lease_store_free(s2);
+}
+END_TEST
+
+/* Whatever GraphQL shows of refs/<ns>/ (issue 15 #3), the batched read
+ * answers as the single read does: presence only from the ref asked for,
+ * absences confirmed by REST. */
+START_TEST(set_read_same_whatever_graphql_shows)
+{
+	static const fakegh_gql_view views[] = {FAKEGH_GQL_SEES, FAKEGH_GQL_BLIND,
+	                                        FAKEGH_GQL_DISAGREE, FAKEGH_GQL_ELSEWHERE};
+	static const char *const names[] = {"w1", "v", "w2"};
+	fakegh_options o;
+	lease_ref_state s[3], one;
+	lease_oid a, b, other;
+	char hex[41];
+	size_t i;
+
+	teardown();
+	memset(&o, 0, sizeof(o));
+	o.graphql_view = views[_i];
+	start(&o);
+	memset(s, 0, sizeof(s));
+	commit(&other, "other", NULL);
+	lease_oid_tohex(hex, &other);
+	ck_assert_int_eq(fakegh_set_ref(fk, "refs/leases/other", hex), 0);
+	ck_assert_int_eq(fakegh_set_ref(fk, "refs/heads/v", hex), 0);
+	commit(&a, "w1", NULL);
+	lease_oid_tohex(hex, &a);
+	ck_assert_int_eq(fakegh_set_ref(fk, "refs/leases/w1", hex), 0);
+	ck_assert_int_eq(lease_fetch_refs(s, st, names, 3, NULL), 0);
+	ck_assert_msg(s[0].present && lease_oid_equal(&s[0].oid, &a), "view %d: w1", _i);
+	ck_assert_msg(!s[1].present, "view %d: absent lease read as present", _i);
+	ck_assert_msg(!s[2].present, "view %d: w2", _i);
+	for (i = 0; i < 3; i++)
+		lease_ref_state_clear(&s[i]);
+	/* a set write of two creates, verified by the batched re-read */
+	{
+		const char *const vw[] = {"v", "w2"};
+		lease_oid olds[2], news[2];
+		memset(olds, 0, sizeof(olds));
+		commit(&news[0], "v", NULL);
+		commit(&news[1], "w2", NULL);
+		ck_assert_msg(lease_cas_set(st, vw, olds, news, 2) == 0, "view %d: %s", _i,
+		              lease_store_last_error(st));
+		commit(&b, "v", &news[0]);
+		olds[0] = news[0];
+		olds[1] = news[1];
+		news[0] = b;
+		commit(&news[1], "w2", &olds[1]);
+		ck_assert_int_eq(lease_cas_set(st, vw, olds, news, 2), 0);
+		/* a stale set write: a compare fails, nothing applied */
+		ck_assert_int_eq(lease_cas_set(st, vw, olds, news, 2), LEASE_ECAS);
+	}
+	ck_assert_int_eq(lease_fetch_refs(s, st, names, 3, NULL), 0);
+	ck_assert(s[0].present && s[1].present && s[2].present);
+	ck_assert(lease_oid_equal(&s[1].oid, &b));
+	memset(&one, 0, sizeof(one));
+	for (i = 0; i < 3; i++) {
+		ck_assert_int_eq(lease_fetch_ref(&one, st, names[i]), 0);
+		ck_assert(lease_oid_equal(&one.oid, &s[i].oid));
+		ck_assert_int_eq(one.payload_rc, s[i].payload_rc);
+		lease_ref_state_clear(&one);
+		lease_ref_state_clear(&s[i]);
+	}
+}
+END_TEST
+
+/* Replica lag: the set write's batched re-read polls through it inside the
+ * verify window; past the window the set is unverified, never taken as
+ * written. */
+START_TEST(set_write_verified_through_read_lag)
+{
+	static const char *const ab[] = {"la", "lb"}, *const cd[] = {"lc", "ld"};
+	lease_store *s2 = NULL;
+	lease_oid olds[2], news[2];
+	unsigned q;
+
+	memset(olds, 0, sizeof(olds));
+	commit(&news[0], "la", NULL);
+	commit(&news[1], "lb", NULL);
+	fakegh_set_read_lag(fk, 400);
+	fakegh_reset_counts(fk);
+	ck_assert_int_eq(lease_cas_set(st, ab, olds, news, 2), 0);
+	q = fakegh_count(fk, FAKEGH_GQL_QUERY);
+	ck_assert_uint_gt(q, 1); /* polled */
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_REF_GET), 0);
+
+	commit(&news[0], "lc", NULL);
+	commit(&news[1], "ld", NULL);
+	ck_assert_int_eq(open_store(&s2, CANARY, 5, 200), 0);
+	fakegh_set_read_lag(fk, 3000);
+	ck_assert_int_eq(lease_cas_set(s2, cd, olds, news, 2), LEASE_EUNVERIFIED);
+	ck_assert_int_eq(lease_store_last_cas_error(s2)->outcome, LEASE_OUTCOME_UNKNOWN);
+	lease_store_free(s2);
+}
+END_TEST
+
 /* ---- the fault matrix -------------------------------------------------------- */
 
 enum op { OP_COMMIT, OP_CREATE, OP_REPLACE, OP_DELETE, OP_READ, OP_LIST };
@@ -1510,6 +1686,10 @@ Suite *github_suite(void)
 	tcase_add_test(tc, ghes_path_prefix);
 	tcase_add_test(tc, listing_follows_link_next);
 	tcase_add_loop_test(tc, same_answers_whatever_graphql_shows, 0, 4);
+	tcase_add_test(tc, set_read_in_one_query);
+	tcase_add_test(tc, set_absences_serve_each_archive_listing);
+	tcase_add_loop_test(tc, set_read_same_whatever_graphql_shows, 0, 4);
+	tcase_add_test(tc, set_write_verified_through_read_lag);
 	tcase_add_test(tc, moved_repository_followed_on_api_host);
 	tcase_add_test(tc, moved_repository_elsewhere_explained);
 	suite_add_tcase(s, tc);

@@ -360,6 +360,76 @@ START_TEST(request_budget_per_invocation)
 }
 END_TEST
 
+/* Sets (issue 27, protocol.md "Sets"): a set operation of k leases costs one
+ * read of every member (one GraphQL query), k commit writes, one updateRefs
+ * mutation and one verifying read of every member — k + 3 — and a set
+ * acquire on fresh names one REST listing more (GraphQL's null confirmed,
+ * each member's archive listing served from it). Each a fresh store handle
+ * (one CLI invocation) on a store clock @p offset s ahead. Was 3k + 1
+ * (fresh: 15 for k = 3): every member read, then re-read, on its own. */
+static int64_t set_clock_offset;
+static int64_t set_clock(void *payload)
+{
+	(void)payload;
+	return (int64_t)time(NULL) + set_clock_offset;
+}
+
+typedef int (*set_fn)(lease_set_result *, lease_store *, const char *const *, size_t,
+                      const lease_op_options *);
+
+static unsigned set_counted(set_fn fn, const lease_op_options *o, const char *want,
+                            lease_set_result *r)
+{
+	static const char *const names[] = {"s-a", "s-b", "s-c"};
+	lease_store_options so = LEASE_STORE_OPTIONS_INIT;
+	lease_store *s2 = NULL;
+	char err[512];
+	unsigned n;
+
+	so.github_token = CANARY;
+	so.timeout_s = 5;
+	so.verify_timeout_ms = 1000;
+	so.clock.now = set_clock;
+	ck_assert_int_eq(lease_store_open(&s2, "github:octo/leases", &so, err, sizeof(err)), 0);
+	fakegh_reset_counts(fk);
+	ck_assert_msg(fn(r, s2, names, 3, o) == 0, "%s: %s", want, r->message);
+	ck_assert_str_eq(r->status, want);
+	n = fakegh_count(fk, FAKEGH_ANY);
+	fprintf(stderr, "budget: set %s of 3 leases %u requests\n", want, n);
+	/* the write is at its floor: k commits, one mutation */
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_COMMIT_POST), 3);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_GQL_MUTATION), 1);
+	lease_store_free(s2);
+	return n;
+}
+
+START_TEST(set_request_budget_per_invocation)
+{
+	lease_set_result *r = calloc(1, sizeof(*r));
+	lease_op_options o = who("alice", NULL);
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+
+	ck_assert_ptr_nonnull(r);
+	set_clock_offset = 0;
+	ck_assert_uint_eq(set_counted(lease_acquire_set, &o, "acquired", r), 3 + 4);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_MATCHING), 1);
+	memcpy(tok, r->members[0].payload.lease_token, sizeof(tok));
+	o.lease_token = tok;
+	set_clock_offset = 200; /* past ttl/3 of the 300 s TTL: the heartbeat is due */
+	ck_assert_uint_eq(set_counted(lease_heartbeat_set, &o, "renewed", r), 3 + 3);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_GQL_QUERY), 2);
+	o.to = LEASE_PHASE_WORKING;
+	ck_assert_uint_eq(set_counted(lease_transition_set, &o, "transitioned", r), 3 + 3);
+	ck_assert_uint_eq(set_counted(lease_release_set, &o, "released", r), 3 + 3);
+	o.lease_token = NULL;
+	o.to = LEASE_PHASE_NONE;
+	ck_assert_uint_eq(set_counted(lease_acquire_set, &o, "acquired", r), 3 + 3);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_GQL_QUERY), 2);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_REF_GET), 0);
+	free(r);
+}
+END_TEST
+
 /* ---- 16 processes through the fake ------------------------------------------------ */
 
 static double realtime(void)
@@ -686,6 +756,21 @@ START_TEST(no_update_refs_refused_before_writing)
 	ck_assert_ptr_nonnull(strstr(r.message, "updateRefs"));
 	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_COMMIT_POST), 0);
 	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_REF_CREATE), 0);
+	/* a set's batched read carries the schema probe of a process's first
+	 * read: refused before any commit too */
+	{
+		static const char *const ab[] = {"old-a", "old-b"};
+		lease_set_result *sr = calloc(1, sizeof(*sr));
+		lease_store *s2 = NULL;
+
+		ck_assert_int_eq(open_gh(&s2, 5, 1000), 0);
+		ck_assert_int_eq(lease_acquire_set(sr, s2, ab, 2, &o), LEASE_ECONFIG);
+		ck_assert_msg(strstr(sr->message, "updateRefs") != NULL, "%s", sr->message);
+		ck_assert_uint_eq(fakegh_count(fk, FAKEGH_COMMIT_POST), 0);
+		ck_assert_uint_eq(fakegh_count(fk, FAKEGH_GQL_MUTATION), 0);
+		lease_store_free(s2);
+		free(sr);
+	}
 }
 END_TEST
 
@@ -1077,6 +1162,7 @@ Suite *github_runtime_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, request_budget_per_invocation);
+	tcase_add_test(tc, set_request_budget_per_invocation);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("keeper_rereads");

@@ -158,6 +158,7 @@ START_TEST(test_shortened_ttl_lost_deadline_follows_stored_expiry)
 	late->base.set_lock_wait = NULL;
 	late->base.read_ref_oid = NULL;
 	late->base.cas_many = NULL;
+	late->base.read_refs = NULL;
 	late->base.now = NULL;
 	late->clock = &fake_clock;
 	late->jump = 45;

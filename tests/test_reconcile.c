@@ -640,6 +640,7 @@ START_TEST(reap_racing_injected_heartbeat_never_clobbers)
 	rt->base.list_ref_locks = NULL;
 	rt->base.read_ref_oid = NULL; /* the ref alone through rt_read_ref */
 	rt->base.cas_many = NULL;
+	rt->base.read_refs = NULL;
 	rt->base.remove_ref_lock = NULL;
 	so.clock.now = test_clock;
 	ck_assert_int_eq(lease_store_open_transport(&rst, &rt->base, &so, err, sizeof(err)), 0);

@@ -1218,6 +1218,7 @@ static wrap *fx_wrap(fx *f)
 	w->base.free = w_free;
 	w->base.read_ref_oid = NULL; /* the ref alone through w_read_ref */
 	w->base.cas_many = NULL;
+	w->base.read_refs = NULL;
 	w->read_commit_rc = LEASE_ENET;
 	ck_assert_int_eq(lease_store_open_transport(&f->st, &w->base, &o, NULL, 0), 0);
 	f->clk.m = f->m;

@@ -19,6 +19,10 @@ static memstore *mem;
 static int partial; /* the test cas_many applies the first update only */
 static int many_calls;
 static int takeover; /* after applying, another writer builds on the last member at once */
+static int fail_reads_after_write; /* after applying, the library's own reads fail */
+static int own_reads_fail;         /* read_ref fails LEASE_ENET (read_refs' reads do not) */
+static int (*mem_read_ref)(lease_transport *, const char *, int *, lease_oid *, int *,
+                           lease_commit *);
 
 /* An atomic cas_many over the memstore: the test is single-threaded, so
  * checking every compare before any write is atomic. */
@@ -39,6 +43,7 @@ static int mem_cas_many(lease_transport *t, const lease_ref_update *u, size_t n)
 	for (i = 0; i < (partial ? 1 : n); i++)
 		if (memstore_set_ref(mem, u[i].refname, &u[i].new_oid) < 0)
 			return LEASE_ENOMEM;
+	own_reads_fail = fail_reads_after_write;
 	if (takeover) {
 		/* the next writer, before the set's re-read: a commit on top of
 		 * the set's commit (its message copied: a readable payload) */
@@ -72,6 +77,80 @@ static lease_store *open_mem(int with_many, unsigned int version)
 	takeover = 0;
 	many_calls = 0;
 	return st;
+}
+
+/* A batched read over the memstore (read_refs, transport version 4) that
+ * can be told to lie: leave a member unanswered, answer a member with its
+ * state before its last write (a stale read), or answer a member with
+ * another commit than its target. Each read it makes is counted, so a test
+ * can tell its reads from the library's own per-member reads. */
+static int rr_calls, rr_inner; /* read_refs calls; read_ref calls made inside them */
+static int rr_skip;            /* this member is never answered (-1: none) */
+static int rr_stale;           /* this member is answered stale ... (-1: none) */
+static int rr_stale_from;      /* ... from this read_refs call on (1 = the first) */
+static int rr_stale_until;     /* ... up to this one (0 = every later call) */
+static int rr_wrong;           /* this member's commit is answered with another oid */
+
+static int mem_read_refs(lease_transport *t, lease_ref_read *r, size_t n)
+{
+	size_t i;
+	int rc;
+
+	rr_calls++;
+	for (i = 0; i < n; i++) {
+		if ((int)i == rr_skip)
+			continue;
+		if ((int)i == rr_stale && rr_calls >= rr_stale_from &&
+		    (!rr_stale_until || rr_calls <= rr_stale_until))
+			memstore_faults_get(mem)->stale_reads = 1;
+		rr_inner++;
+		rc = mem_read_ref(t, r[i].refname, &r[i].present, &r[i].oid, &r[i].has_commit,
+		                  &r[i].commit);
+		if (rc < 0)
+			return rc;
+		if ((int)i == rr_wrong && r[i].has_commit)
+			r[i].commit.oid.id[0] ^= 0x5a;
+		r[i].answered = 1;
+	}
+	return 0;
+}
+
+/* The library's own read_ref, failing on demand. */
+static int own_read_ref(lease_transport *t, const char *refname, int *present, lease_oid *oid,
+                        int *has_commit, lease_commit *commit_out)
+{
+	if (own_reads_fail)
+		return LEASE_ENET;
+	return mem_read_ref(t, refname, present, oid, has_commit, commit_out);
+}
+
+/* A store over the memstore with the lying batched read (and cas_many). */
+static lease_store *open_batched(unsigned int version)
+{
+	lease_transport *t = memstore_new(&mem);
+	lease_store *st = NULL;
+	char err[256];
+
+	ck_assert_ptr_nonnull(t);
+	t->version = version;
+	t->cas_many = mem_cas_many;
+	t->read_refs = mem_read_refs;
+	mem_read_ref = t->read_ref;
+	t->read_ref = own_read_ref;
+	ck_assert_int_eq(lease_store_open_transport(&st, t, NULL, err, sizeof(err)), 0);
+	partial = takeover = many_calls = 0;
+	fail_reads_after_write = own_reads_fail = 0;
+	rr_calls = rr_inner = 0;
+	rr_skip = rr_stale = rr_wrong = -1;
+	rr_stale_from = 1;
+	rr_stale_until = 0;
+	return st;
+}
+
+/* Reads the library made itself, one ref at a time (outside read_refs). */
+static int own_reads(void)
+{
+	return memstore_counts_get(mem)->read_ref - rr_inner;
 }
 
 static lease_op_options opts(const char *owner)
@@ -210,6 +289,153 @@ START_TEST(bad_sets_refused_before_io)
 }
 END_TEST
 
+/* Take the set {a, b} as @p o's owner; @p o then presents its token @p tok. */
+static void take_ab(lease_set_result *r, lease_store *st, lease_op_options *o, char *tok)
+{
+	ck_assert_msg(lease_acquire_set(r, st, ab, 2, o) == 0, "%s", r->message);
+	memcpy(tok, r->members[0].payload.lease_token, LEASE_TOKEN_HEXSZ + 1);
+	o->lease_token = tok;
+}
+
+/* With read_refs a set operation reads its members in one call, and
+ * verifies its write in one more: nothing read member by member. */
+START_TEST(batched_read_one_call_per_read)
+{
+	lease_store *st = open_batched(LEASE_TRANSPORT_VERSION);
+	lease_set_result *r = calloc(1, sizeof(*r));
+	lease_op_options o = opts("alice");
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+
+	take_ab(r, st, &o, tok);
+	ck_assert_int_eq(rr_calls, 2); /* the read, the post-state re-read */
+	ck_assert_int_eq(own_reads(), 0);
+	ck_assert_int_eq(lease_release_set(r, st, ab, 2, &o), 0);
+	ck_assert_str_eq(r->status, "released");
+	ck_assert_int_eq(rr_calls, 4);
+	ck_assert_int_eq(own_reads(), 0);
+	free(r);
+	lease_store_free(st);
+}
+END_TEST
+
+/* A version 3 transport ends before read_refs: never called. */
+START_TEST(batched_read_not_in_version_3)
+{
+	lease_store *st = open_batched(3);
+	lease_set_result *r = calloc(1, sizeof(*r));
+	lease_op_options o = opts("alice");
+
+	ck_assert_int_eq(lease_acquire_set(r, st, ab, 2, &o), 0);
+	ck_assert_int_eq(rr_calls, 0);
+	ck_assert_int_eq(own_reads(), 4); /* each member read, then re-read */
+	free(r);
+	lease_store_free(st);
+}
+END_TEST
+
+/* A partial answer: a member the batched read leaves unanswered is read on
+ * its own (never taken as absent), in the read and in the verification;
+ * with a write applied to one member only, the member read alone shows it
+ * and the set is unverified. */
+START_TEST(batched_read_partial_answer_read_alone)
+{
+	lease_store *st = open_batched(LEASE_TRANSPORT_VERSION);
+	lease_set_result *r = calloc(1, sizeof(*r));
+	lease_op_options o = opts("alice");
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+
+	rr_skip = 1;
+	take_ab(r, st, &o, tok);
+	ck_assert_int_eq(own_reads(), 2); /* b: read, re-read */
+	/* b is present now: an unanswered (zeroed) entry taken as "absent"
+	 * would stop the release as not ours */
+	ck_assert_int_eq(lease_release_set(r, st, ab, 2, &o), 0);
+	ck_assert_str_eq(r->members[1].status, "released");
+	lease_store_free(st);
+
+	st = open_batched(LEASE_TRANSPORT_VERSION);
+	o.lease_token = NULL;
+	rr_skip = 1;
+	partial = 1; /* cas_many applies a only */
+	ck_assert_int_eq(lease_acquire_set(r, st, ab, 2, &o), LEASE_EUNVERIFIED);
+	ck_assert_msg(strstr(r->message, "1 of its 2 members") != NULL, "message: %s", r->message);
+	free(r);
+	lease_store_free(st);
+}
+END_TEST
+
+/* A partial answer whose missing member then cannot be read: the set's
+ * outcome is unknown, reported as the read's error, and the answers the
+ * batched read gave are freed (LeakSanitizer under SANITIZE=1). */
+START_TEST(batched_read_partial_answer_then_read_error)
+{
+	lease_store *st = open_batched(LEASE_TRANSPORT_VERSION);
+	lease_set_result *r = calloc(1, sizeof(*r));
+	lease_op_options o = opts("alice");
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+
+	take_ab(r, st, &o, tok);
+	rr_skip = 0; /* a: unanswered, before b's answer with its commit */
+	fail_reads_after_write = 1;
+	ck_assert_int_eq(lease_release_set(r, st, ab, 2, &o), LEASE_ENET);
+	ck_assert_int_eq(many_calls, 2);
+	ck_assert_str_eq(r->status, "error");
+	free(r);
+	lease_store_free(st);
+}
+END_TEST
+
+/* A stale answer: the batched re-read of a set write answers a member as it
+ * was before the write. Once: the write is settled by reading again and
+ * landed; every time: never reported taken — the set is unverified. */
+START_TEST(batched_read_stale_answer_caught)
+{
+	lease_store *st = open_batched(LEASE_TRANSPORT_VERSION);
+	lease_set_result *r = calloc(1, sizeof(*r));
+	lease_op_options o = opts("alice");
+	lease_result one;
+
+	rr_stale = 1;
+	rr_stale_from = rr_stale_until = 2; /* the post-state re-read only */
+	ck_assert_msg(lease_acquire_set(r, st, ab, 2, &o) == 0, "%s", r->message);
+	ck_assert_str_eq(r->status, "acquired");
+	ck_assert_int_eq(many_calls, 1); /* settled, not written again */
+	ck_assert_int_ge(rr_calls, 3);
+	lease_store_free(st);
+
+	st = open_batched(LEASE_TRANSPORT_VERSION);
+	rr_stale = 1;
+	rr_stale_from = 2; /* from the re-read on, for ever */
+	ck_assert_int_eq(lease_acquire_set(r, st, ab, 2, &o), LEASE_EUNVERIFIED);
+	ck_assert_str_eq(r->status, "error");
+	ck_assert_int_eq(many_calls, 1);
+	/* what the store holds: both written (the lie was only in the reads) */
+	ck_assert_int_eq(lease_status(&one, st, "b"), 0);
+	ck_assert_str_eq(one.status, "live");
+	free(r);
+	lease_store_free(st);
+}
+END_TEST
+
+/* A batched answer whose commit is another object than the ref's target is
+ * not parsed: the member is read on its own. */
+START_TEST(batched_read_wrong_object_read_alone)
+{
+	lease_store *st = open_batched(LEASE_TRANSPORT_VERSION);
+	lease_set_result *r = calloc(1, sizeof(*r));
+	lease_op_options o = opts("alice");
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+
+	take_ab(r, st, &o, tok);
+	rr_wrong = 0;
+	ck_assert_int_eq(lease_release_set(r, st, ab, 2, &o), 0);
+	ck_assert_str_eq(r->members[0].status, "released");
+	ck_assert_int_eq(own_reads(), 1); /* a, read alone once */
+	free(r);
+	lease_store_free(st);
+}
+END_TEST
+
 Suite *sets_suite(void);
 Suite *sets_suite(void)
 {
@@ -222,6 +448,12 @@ Suite *sets_suite(void)
 	tcase_add_test(tc, partial_set_write_is_caught);
 	tcase_add_test(tc, set_write_built_on_at_once_landed);
 	tcase_add_test(tc, bad_sets_refused_before_io);
+	tcase_add_test(tc, batched_read_one_call_per_read);
+	tcase_add_test(tc, batched_read_not_in_version_3);
+	tcase_add_test(tc, batched_read_partial_answer_read_alone);
+	tcase_add_test(tc, batched_read_partial_answer_then_read_error);
+	tcase_add_test(tc, batched_read_stale_answer_caught);
+	tcase_add_test(tc, batched_read_wrong_object_read_alone);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -612,27 +612,29 @@ static int missing_confirmed(lease_store *st, const char *ref, const lease_oid *
 	return rc == LEASE_ENOTFOUND;
 }
 
-int lease_fetch_ref(lease_ref_state *out, lease_store *st, const char *name)
+/* A lease read starts: @p out cleared and named, the full ref name into @p ref. */
+static int fetch_begin(lease_ref_state *out, lease_store *st, const char *name, char *ref,
+                       size_t reflen)
 {
-	int64_t t0;
-	char ref[320];
-	int present = 0, has_commit = 0, rc;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
 	memset(&st->cas_err, 0, sizeof(st->cas_err));
 	st->errmsg[0] = '\0';
-	if ((rc = name_to_ref(st, ref, sizeof(ref), name)) < 0)
+	if ((rc = name_to_ref(st, ref, reflen, name)) < 0)
 		return rc;
 	snprintf(out->name, sizeof(out->name), "%s", name);
-	cas_begin(st, "fetch_ref", ref, NULL);
-	t0 = lease_mono_ms();
-	rc = st->t->read_ref(st->t, ref, &present, &out->oid, &has_commit, &out->commit);
-	tlog(st, t0, "read_ref", ref, rc);
-	if (rc < 0) {
-		lease_ref_state_clear(out);
-		snprintf(out->name, sizeof(out->name), "%s", name);
-		return cas_fail(st, rc, LEASE_OUTCOME_KNOWN, 0, terr(st));
-	}
+	return 0;
+}
+
+/* A lease read ends: the ref @p ref was read (@p present, out->oid, and
+ * out->commit when @p has_commit); read the commit when it did not come
+ * with the answer, check it is the ref's object, parse the payload. */
+static int fetch_finish(lease_ref_state *out, lease_store *st, const char *ref, int present,
+                        int has_commit)
+{
+	int rc;
+
 	if (!present) {
 		lease_commit_clear(&out->commit);
 		memset(&out->oid, 0, sizeof(out->oid));
@@ -676,6 +678,127 @@ int lease_fetch_ref(lease_ref_state *out, lease_store *st, const char *name)
 	return 0;
 fail:
 	lease_ref_state_clear(out);
+	return rc;
+}
+
+int lease_fetch_ref(lease_ref_state *out, lease_store *st, const char *name)
+{
+	int64_t t0;
+	char ref[320];
+	int present = 0, has_commit = 0, rc;
+
+	if ((rc = fetch_begin(out, st, name, ref, sizeof(ref))) < 0)
+		return rc;
+	cas_begin(st, "fetch_ref", ref, NULL);
+	t0 = lease_mono_ms();
+	rc = st->t->read_ref(st->t, ref, &present, &out->oid, &has_commit, &out->commit);
+	tlog(st, t0, "read_ref", ref, rc);
+	if (rc < 0) {
+		lease_ref_state_clear(out);
+		snprintf(out->name, sizeof(out->name), "%s", name);
+		return cas_fail(st, rc, LEASE_OUTCOME_KNOWN, 0, terr(st));
+	}
+	return fetch_finish(out, st, ref, present, has_commit);
+}
+
+/* The transport's batched read (read_refs, version 4), or NULL. */
+static int (*batched_read(const lease_store *st))(lease_transport *, lease_ref_read *, size_t)
+{
+	return st->t->version >= 4 ? st->t->read_refs : NULL;
+}
+
+/* One read_refs call over @p r (refnames set, the rest zeroed); a failed
+ * call leaves every entry unanswered, its commits freed. */
+static int read_refs_call(lease_store *st, lease_ref_read *r, size_t n)
+{
+	int64_t t0 = lease_mono_ms();
+	char subject[360];
+	size_t i;
+	int rc;
+
+	rc = st->t->read_refs(st->t, r, n);
+	snprintf(subject, sizeof(subject), "%s%s", r[0].refname,
+	         n > 1 ? " and the rest of the set" : "");
+	tlog(st, t0, "read_refs", subject, rc);
+	for (i = 0; i < n; i++) {
+		if (rc < 0 || !r[i].answered || !r[i].present) {
+			lease_commit_clear(&r[i].commit);
+			r[i].has_commit = 0;
+		}
+		if (rc < 0 || !r[i].answered) {
+			r[i].answered = 0;
+			r[i].present = 0;
+			memset(&r[i].oid, 0, sizeof(r[i].oid));
+		}
+	}
+	return rc;
+}
+
+int lease_fetch_refs(lease_ref_state *out, lease_store *st, const char *const *names, size_t n,
+                     size_t *failed)
+{
+	lease_ref_read r[LEASE_SET_MAX];
+	char refs[LEASE_SET_MAX][320];
+	size_t i, f = 0;
+	int rc = 0;
+
+	memset(r, 0, sizeof(r));
+	if (n == 0 || n > LEASE_SET_MAX || !names) {
+		rc = lease_store_set_error(st, LEASE_EINVALID,
+		                           "a set names 1 to %d leases (%zu given)", LEASE_SET_MAX,
+		                           n);
+		goto done;
+	}
+	memset(out, 0, n * sizeof(*out));
+	for (i = 0; i < n; i++) {
+		if ((rc = fetch_begin(&out[i], st, names[i], refs[i], sizeof(refs[i]))) < 0) {
+			f = i;
+			goto done;
+		}
+		r[i].refname = refs[i];
+	}
+	if (batched_read(st) && (rc = read_refs_call(st, r, n)) < 0) {
+		/* the whole read failed: reported on the first member */
+		cas_begin(st, "fetch_refs", r[0].refname, NULL);
+		rc = cas_fail(st, rc, LEASE_OUTCOME_KNOWN, 0, terr(st));
+		goto done;
+	}
+	for (i = 0; i < n; i++) {
+		f = i;
+		/* a ref left unanswered, or answered with another object than
+		 * its target, is read on its own (sys/transport.h read_refs) */
+		if (r[i].answered && r[i].present && r[i].has_commit &&
+		    !lease_oid_equal(&r[i].commit.oid, &r[i].oid)) {
+			lease_store_log(st, LEASE_LOG_DEBUG,
+			                "fetch_refs: %s answered with another object; read alone",
+			                refs[i]);
+			lease_commit_clear(&r[i].commit);
+			r[i].answered = 0;
+		}
+		if (!r[i].answered) {
+			if ((rc = lease_fetch_ref(&out[i], st, names[i])) < 0)
+				goto done;
+			continue;
+		}
+		cas_begin(st, "fetch_ref", r[i].refname, NULL);
+		out[i].oid = r[i].oid;
+		out[i].commit = r[i].commit; /* moved */
+		memset(&r[i].commit, 0, sizeof(r[i].commit));
+		if ((rc = fetch_finish(&out[i], st, refs[i], r[i].present, r[i].has_commit)) < 0) {
+			snprintf(out[i].name, sizeof(out[i].name), "%s", names[i]);
+			goto done;
+		}
+	}
+done:
+	for (i = 0; i < LEASE_SET_MAX; i++)
+		lease_commit_clear(&r[i].commit);
+	if (rc < 0) {
+		for (i = 0; names && i < n && n <= LEASE_SET_MAX; i++)
+			if (i != f)
+				lease_ref_state_clear(&out[i]);
+		if (failed)
+			*failed = f;
+	}
 	return rc;
 }
 
@@ -1196,13 +1319,26 @@ int lease_store_can_write_set(const lease_store *st)
 static int set_observe(lease_store *st, const lease_ref_update *u, size_t n, size_t *at_new,
                        size_t *at_old, size_t *elsewhere)
 {
+	lease_ref_read r[LEASE_SET_MAX];
 	size_t i;
 	int present, rc;
 	lease_oid oid;
 
 	*at_new = *at_old = *elsewhere = 0;
+	memset(r, 0, sizeof(r));
+	for (i = 0; i < n; i++)
+		r[i].refname = u[i].refname;
+	/* the whole set in one read where the transport can (github: one
+	 * GraphQL query, protocol.md "Sets"); a ref it leaves unanswered is
+	 * re-read on its own */
+	if (batched_read(st) && (rc = read_refs_call(st, r, n)) < 0)
+		return rc;
+	for (i = 0; i < n; i++)
+		lease_commit_clear(&r[i].commit); /* the targets alone are compared */
 	for (i = 0; i < n; i++) {
-		if ((rc = reread(st, u[i].refname, &present, &oid)) < 0)
+		present = r[i].present;
+		oid = r[i].oid;
+		if (!r[i].answered && (rc = reread(st, u[i].refname, &present, &oid)) < 0)
 			return rc;
 		if (present && lease_oid_equal(&oid, &u[i].new_oid))
 			(*at_new)++;

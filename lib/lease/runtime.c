@@ -1407,18 +1407,22 @@ static int set_skippable(const set_ctx *x, const decision *d)
 	       (x->kind == OP_HEARTBEAT && strcmp(d->status, "not_due") == 0);
 }
 
-/* Read every member. 0, or the failing member's error (the set's answer set). */
+/* Read every member, in one read of the store where it can (github: one
+ * GraphQL query, protocol.md "Sets"). 0, or the failing member's error (the
+ * set's answer set). */
 static int set_read(set_ctx *x)
 {
-	size_t i;
+	const char *names[LEASE_SET_MAX];
+	size_t i, failed = 0;
 	int rc;
 
 	for (i = 0; i < x->n; i++) {
 		lease_ref_state_clear(&x->s[i]);
-		if ((rc = lease_fetch_ref(&x->s[i], x->st, x->c[i]->name)) < 0) {
-			result_fail(&x->out->members[i], x->st, rc, NULL);
-			return set_fail(x, i, rc);
-		}
+		names[i] = x->c[i]->name;
+	}
+	if ((rc = lease_fetch_refs(x->s, x->st, names, x->n, &failed)) < 0) {
+		result_fail(&x->out->members[failed], x->st, rc, NULL);
+		return set_fail(x, failed, rc);
 	}
 	return 0;
 }

@@ -19,6 +19,8 @@
 #define EMPTY_TREE        "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 #define ZERO_OID          "0000000000000000000000000000000000000000"
 #define GQL_BATCH         100   /* aliased object look-ups per GraphQL request */
+#define GQL_REFS_BATCH    50    /* aliased ref look-ups per GraphQL request (read_refs) */
+#define SNAP_PREFIX_MAX   80    /* bytes of the directory an absence listing covers */
 #define REQ_MAX_MS        30000 /* bound on one request inside the operation timeout */
 #define MSG_EXCERPT       200   /* bytes of a server message quoted in an error */
 #define GH_POLL_MS        2000  /* a waiter's conditional read of the ref, every (jittered) */
@@ -47,7 +49,8 @@ typedef struct gh_transport {
 	/* The REST listing that confirmed an absence (refs/<ns>*: the namespace and
 	 * its archives), kept for the archive listing that follows at once. */
 	lease_ref_list snap;
-	char snap_prefix[80];
+	lease_ref_list snap_absent; /* the refs it confirmed absent, each served once */
+	char snap_prefix[SNAP_PREFIX_MAX];
 	int64_t snap_ms;
 	int64_t last_write_ms;  /* monotonic: the last content-creating request ended */
 	int burst;              /* a burst began (lease_store_pace): every write is paced */
@@ -1221,6 +1224,7 @@ static int rest_list(gh_transport *g, lease_ref_list *out, const char *match)
 static void snap_drop(gh_transport *g)
 {
 	lease_ref_list_clear(&g->snap);
+	lease_ref_list_clear(&g->snap_absent);
 	g->snap_prefix[0] = '\0';
 }
 
@@ -1239,27 +1243,58 @@ static int ref_write_begin(gh_transport *g, const char *refname)
 	return 0;
 }
 
-/* An archive listing (refs/<ns>-archive/...) asked for right after an absence
- * was confirmed by listing refs/<ns>*: served from that listing, which was
- * taken after the ref was seen absent (so it holds every archive written
- * before the lease was pruned). 1 when served. */
+/* The index in snap_absent of the ref whose archive listing @p prefix is
+ * ("<snap_prefix>-archive/<name>/" for the ref "<snap_prefix>/<name>"), or -1. */
+static long snap_absent_of(const gh_transport *g, const char *prefix)
+{
+	size_t i, n = strlen(g->snap_prefix), tail;
+	const char *name;
+
+	if (!n || strncmp(prefix, g->snap_prefix, n) != 0 ||
+	    strncmp(prefix + n, "-archive/", 9) != 0)
+		return -1;
+	name = prefix + n + 9;
+	tail = strlen(name);
+	if (tail < 2 || name[tail - 1] != '/')
+		return -1;
+	for (i = 0; i < g->snap_absent.count; i++) {
+		const char *r = g->snap_absent.items[i].refname;
+		if (strncmp(r, g->snap_prefix, n) == 0 && r[n] == '/' &&
+		    strlen(r + n + 1) == tail - 1 && strncmp(r + n + 1, name, tail - 1) == 0)
+			return (long)i;
+	}
+	return -1;
+}
+
+/* An archive listing (refs/<ns>-archive/<name>/) asked for right after the
+ * absence of refs/<ns>/<name> was confirmed by listing refs/<ns>*: served
+ * from that listing, which was taken after the ref was seen absent (so it
+ * holds every archive written before the lease was pruned) — once per ref
+ * the listing confirmed absent (one, or every absent member of a set read
+ * by read_refs). 1 when served. */
 static int snap_serve(gh_transport *g, lease_ref_list *out, const char *prefix, int *rc)
 {
-	size_t i, n = strlen(g->snap_prefix);
-	int fresh = n && lease_http_mono_ms() - g->snap_ms < 2000 &&
-	            strncmp(prefix, g->snap_prefix, n) == 0 &&
-	            strstr(prefix + n, "-archive/") == prefix + n;
+	lease_ref_list *a = &g->snap_absent;
+	long k;
+	size_t i;
 
 	*rc = 0;
-	if (!fresh) {
+	if (!g->snap_prefix[0] || lease_http_mono_ms() - g->snap_ms >= 2000) {
 		snap_drop(g);
 		return 0;
 	}
+	if ((k = snap_absent_of(g, prefix)) < 0)
+		return 0; /* another listing: asked for at GitHub, the snapshot kept */
 	for (i = 0; i < g->snap.count && *rc == 0; i++)
 		if (strncmp(g->snap.items[i].refname, prefix, strlen(prefix)) == 0)
 			*rc = lease_ref_list_push(out, g->snap.items[i].refname,
 			                          &g->snap.items[i].oid);
-	snap_drop(g);
+	/* served once: the ref leaves the list, the snapshot with the last one */
+	free(a->items[k].refname);
+	a->items[k] = a->items[a->count - 1];
+	a->count--;
+	if (a->count == 0)
+		snap_drop(g);
 	return 1;
 }
 
@@ -1596,6 +1631,27 @@ static int gql_ref_is(json_t *ref, const char *refname)
 	       strcmp(refname + n, json_string_value(name)) == 0;
 }
 
+/* A ref read's answer: the schema probe's part taken (when @p probe: it
+ * rode on this read), then data.repository as gql_repository() gives it. */
+static int gql_read_answer(gh_transport *g, json_t *json, int probe, const char *what,
+                           json_t **repo)
+{
+	if (probe) {
+		drop_alias_errors(json, "ur");
+		check_schema(g, json_object_get(json, "data"));
+		g->probed = 1;
+	}
+	return gql_repository(g, json, what, repo);
+}
+
+/* What a read asks of a Ref: its name (gql_ref_is) and its target, the
+ * commit with its message, date and first parent (commit_from_gql). */
+#define GQL_REF_FIELDS                                                                             \
+	"{prefix name target{__typename oid ...on Commit{message committedDate "                   \
+	"parents(first:1){nodes{oid}}}}}"
+/* The schema probe riding on a process's first read (check_schema). */
+#define GQL_PROBE "ur:__type(name:\"UpdateRefsInput\"){name}"
+
 /* GraphQL read: repository id + ref target with its message in one answer
  * (the first read of a process also carries the schema probe). *present is
  * 1 only when GraphQL returned the very ref asked for; 0 is no evidence. */
@@ -1603,14 +1659,11 @@ static int gql_read_ref(gh_transport *g, const char *refname, int *present, leas
                         int *has_commit, lease_commit *commit_out)
 {
 	static const char q[] =
-	        "query($owner:String!,$name:String!,$ref:String!){repository(owner:$owner,"
-	        "name:$name){id ref(qualifiedName:$ref){prefix name target{__typename oid ...on "
-	        "Commit{message committedDate parents(first:1){nodes{oid}}}}}}}";
-	static const char q_probe[] =
-	        "query($owner:String!,$name:String!,$ref:String!){ur:__type(name:"
-	        "\"UpdateRefsInput\"){name} repository(owner:$owner,name:$name){id "
-	        "ref(qualifiedName:$ref){prefix name target{__typename oid ...on Commit{message "
-	        "committedDate parents(first:1){nodes{oid}}}}}}}";
+	        "query($owner:String!,$name:String!,$ref:String!){repository("
+	        "owner:$owner,name:$name){id ref(qualifiedName:$ref)" GQL_REF_FIELDS "}}";
+	static const char q_probe[] = "query($owner:String!,$name:String!,$ref:String!){" GQL_PROBE
+	                              " repository(owner:$owner,name:$name){id "
+	                              "ref(qualifiedName:$ref)" GQL_REF_FIELDS "}}";
 	gh_reply rp;
 	json_t *vars, *repo, *ref, *target;
 	int rc, probe = !g->probed;
@@ -1622,12 +1675,7 @@ static int gql_read_ref(gh_transport *g, const char *refname, int *present, leas
 	json_decref(vars);
 	if (rc < 0)
 		return rc;
-	if (probe) {
-		drop_alias_errors(rp.json, "ur");
-		check_schema(g, json_object_get(rp.json, "data"));
-		g->probed = 1;
-	}
-	if ((rc = gql_repository(g, rp.json, "reading a ref", &repo)) < 0)
+	if ((rc = gql_read_answer(g, rp.json, probe, "reading a ref", &repo)) < 0)
 		goto out;
 	ref = json_object_get(repo, "ref");
 	if (!json_is_object(ref)) {
@@ -1654,6 +1702,68 @@ out:
 	return rc;
 }
 
+/* The length of the directory the @p n refs share ("refs/<ns>" of
+ * "refs/<ns>/<name>"), when they share one that fits snap_prefix; else 0. */
+static size_t snap_dir(const char *const *refs, size_t n)
+{
+	const char *slash = strrchr(refs[0], '/');
+	size_t i, len = slash ? (size_t)(slash - refs[0]) : 0;
+
+	if (len < 6 || len >= SNAP_PREFIX_MAX)
+		return 0;
+	for (i = 1; i < n; i++)
+		if (strncmp(refs[i], refs[0], len + 1) != 0 || strchr(refs[i] + len + 1, '/'))
+			return 0;
+	return len;
+}
+
+/* Confirm the absence GraphQL suggested (a null) of the @p n refs @p refs,
+ * which share a directory (snap_dir): one REST listing of refs/<ns>*
+ * answers every one of them (present[i], oid[i]) and also answers the
+ * archive listing each absent one's create asks for next (snap_serve, once
+ * per ref). A ref the listing shows that GraphQL did not: GraphQL does not
+ * see the namespace, and refs are read through REST from now on (§9). */
+static int rest_confirm(gh_transport *g, const char *const *refs, size_t n, int *present,
+                        lease_oid *oid)
+{
+	static const lease_oid zero;
+	size_t i, j, len = snap_dir(refs, n);
+	int rc;
+
+	snap_drop(g);
+	memcpy(g->snap_prefix, refs[0], len);
+	g->snap_prefix[len] = '\0';
+	if ((rc = rest_list(g, &g->snap, g->snap_prefix + 5)) < 0) {
+		snap_drop(g);
+		return rc;
+	}
+	g->snap_ms = lease_http_mono_ms();
+	for (i = 0; i < n; i++) {
+		present[i] = 0;
+		for (j = 0; j < g->snap.count; j++) {
+			if (strcmp(g->snap.items[j].refname, refs[i]) == 0) {
+				present[i] = 1;
+				oid[i] = g->snap.items[j].oid;
+			}
+		}
+		if (!present[i] &&
+		    (rc = lease_ref_list_push(&g->snap_absent, refs[i], &zero)) < 0) {
+			snap_drop(g);
+			return rc;
+		}
+		if (present[i] && g->sight != GQL_BLIND) {
+			gh_log(g, LEASE_LOG_INFO,
+			       "github: GraphQL does not see %s; reading refs through REST from "
+			       "now on",
+			       refs[i]);
+			g->sight = GQL_BLIND;
+		}
+	}
+	if (!g->snap_absent.count)
+		snap_drop(g);
+	return 0;
+}
+
 static int gh_read_ref(lease_transport *t, const char *refname, int *present, lease_oid *oid,
                        int *has_commit, lease_commit *commit_out)
 {
@@ -1674,36 +1784,145 @@ static int gh_read_ref(lease_transport *t, const char *refname, int *present, le
 	if (*present)
 		return 0;
 	/* GraphQL's null is never taken for "absent": its view of refs outside
-	 * heads/ and tags/ is undocumented (§9, issue 15 #3). One REST listing
-	 * of refs/<ns>* confirms the absence and also answers the archive
-	 * listing a create of a fresh name asks for next (served from it, once). */
-	{
-		const char *slash = strrchr(refname, '/');
-		size_t i, n = (size_t)(slash - refname);
-		snap_drop(g);
-		if (n >= sizeof(g->snap_prefix))
-			return rest_read_ref(g, refname, present, oid, NULL);
-		memcpy(g->snap_prefix, refname, n);
-		g->snap_prefix[n] = '\0';
-		if ((rc = rest_list(g, &g->snap, g->snap_prefix + 5)) < 0) {
-			snap_drop(g);
-			return rc;
-		}
-		g->snap_ms = lease_http_mono_ms();
-		for (i = 0; i < g->snap.count; i++) {
-			if (strcmp(g->snap.items[i].refname, refname) == 0) {
-				rest_present = 1;
-				rest_oid = g->snap.items[i].oid;
-			}
+	 * heads/ and tags/ is undocumented (§9, issue 15 #3). */
+	if (!snap_dir(&refname, 1))
+		return rest_read_ref(g, refname, present, oid, NULL);
+	if ((rc = rest_confirm(g, &refname, 1, &rest_present, &rest_oid)) < 0)
+		return rc;
+	*present = rest_present;
+	if (rest_present)
+		*oid = rest_oid;
+	return 0;
+}
+
+/* One GraphQL query for the @p n (<= GQL_REFS_BATCH) refs of @p r: an
+ * aliased Repository.ref(qualifiedName:) each, answered as gql_read_ref
+ * answers one (the ref asked for, with its commit), the process's first
+ * read carrying the schema probe. The refs GraphQL answers null (or with
+ * another ref) are confirmed by REST: one listing for all of them when they
+ * share a directory (rest_confirm), else a REST read each. */
+static int read_refs_batch(gh_transport *g, lease_ref_read *r, size_t n)
+{
+	const char *unconf[GQL_REFS_BATCH];
+	int upresent[GQL_REFS_BATCH], probe = !g->probed, rc;
+	lease_oid uoid[GQL_REFS_BATCH];
+	size_t idx[GQL_REFS_BATCH], u = 0, i, len, cap;
+	char *q = NULL, alias[24];
+	json_t *vars = NULL, *repo, *ref;
+	gh_reply rp;
+
+	memset(&rp, 0, sizeof(rp));
+	cap = 256 + sizeof(GQL_PROBE) + n * (64 + sizeof(GQL_REF_FIELDS));
+	if (!(q = malloc(cap)) || !(vars = repo_vars(g))) {
+		rc = LEASE_ENOMEM;
+		goto out;
+	}
+	len = (size_t)snprintf(q, cap, "query($owner:String!,$name:String!");
+	for (i = 0; i < n; i++)
+		len += (size_t)snprintf(q + len, cap - len, ",$r%zu:String!", i);
+	len += (size_t)snprintf(q + len, cap - len, "){%srepository(owner:$owner,name:$name){id",
+	                        probe ? GQL_PROBE " " : "");
+	for (i = 0; i < n; i++) {
+		len += (size_t)snprintf(q + len, cap - len, " r%zu:ref(qualifiedName:$r%zu)%s", i,
+		                        i, GQL_REF_FIELDS);
+		snprintf(alias, sizeof(alias), "r%zu", i);
+		if (json_object_set_new(vars, alias, json_string(r[i].refname)) < 0) {
+			rc = LEASE_ENOMEM;
+			goto out;
 		}
 	}
-	if (rest_present) {
-		gh_log(g, LEASE_LOG_INFO,
-		       "github: GraphQL does not see %s; reading refs through REST from now on",
-		       refname);
-		g->sight = GQL_BLIND;
-		*present = 1;
-		*oid = rest_oid;
+	snprintf(q + len, cap - len, "}}");
+	if ((rc = gql_post(g, &rp, q, vars, 1, "reading a set of refs")) < 0)
+		goto out;
+	if ((rc = gql_read_answer(g, rp.json, probe, "reading a set of refs", &repo)) < 0)
+		goto out;
+	for (i = 0; i < n; i++) {
+		snprintf(alias, sizeof(alias), "r%zu", i);
+		ref = json_object_get(repo, alias);
+		if (!json_is_object(ref) || !gql_ref_is(ref, r[i].refname)) {
+			if (json_is_object(ref))
+				gh_log(g, LEASE_LOG_DEBUG,
+				       "github: GraphQL answered another ref than %s; asking REST",
+				       r[i].refname);
+			idx[u] = i;
+			unconf[u++] = r[i].refname;
+			continue;
+		}
+		if (commit_from_gql(&r[i].commit, json_object_get(ref, "target"), 0) < 0) {
+			lease_commit_clear(&r[i].commit);
+			rc = gh_err(g, LEASE_EINTERNAL, "malformed GraphQL answer reading %s",
+			            r[i].refname);
+			goto out;
+		}
+		r[i].present = 1;
+		r[i].oid = r[i].commit.oid;
+		r[i].has_commit = 1;
+		r[i].answered = 1;
+	}
+	reply_clear(&rp);
+	if (u && snap_dir(unconf, u)) {
+		if ((rc = rest_confirm(g, unconf, u, upresent, uoid)) < 0)
+			goto out;
+	} else {
+		for (i = 0; i < u; i++) {
+			upresent[i] = 0;
+			if ((rc = rest_read_ref(g, unconf[i], &upresent[i], &uoid[i], NULL)) < 0)
+				goto out;
+		}
+	}
+	for (i = 0; i < u; i++) {
+		r[idx[i]].present = upresent[i];
+		if (upresent[i])
+			r[idx[i]].oid = uoid[i];
+		r[idx[i]].answered = 1;
+	}
+out:
+	reply_clear(&rp);
+	json_decref(vars);
+	free(q);
+	return rc;
+}
+
+/*
+ * read_refs (reflease/sys/transport.h version 4; protocol.md "Sets"): the
+ * members of a set in one GraphQL query with one aliased
+ * `rN:ref(qualifiedName:$rN){prefix name target{...}}` per ref. Schema:
+ * Repository.ref(qualifiedName: String!) is a nullable Ref, "Fetch a given
+ * ref from the repository" (docs.github.com/en/graphql/reference/objects
+ * #repository; octokit/graphql-schema schema.graphql), so a missing ref is
+ * `null` beside the others' answers; Ref.target is the GitObject, a Commit's
+ * `message`, `committedDate` and `parents(first:1)`. Cost: one request;
+ * GraphQL's primary rate limit charges a query the requests its connections
+ * may need — here one `parents(first:1)` per ref — divided by 100, rounded,
+ * at least 1 point ("Rate limits and query limits for the GraphQL API",
+ * docs.github.com/en/graphql/overview/rate-limits-and-query-limits-for-the-
+ * graphql-api), so a set of up to GQL_REFS_BATCH refs costs 1 point; the
+ * secondary limit counts a query without a mutation as 1 point (of 2,000 a
+ * minute). Where GraphQL does not see the namespace (§9), each ref is read
+ * as read_ref reads it.
+ */
+static int gh_read_refs(lease_transport *t, lease_ref_read *r, size_t n)
+{
+	gh_transport *g = (gh_transport *)t;
+	size_t i, start;
+	int rc;
+
+	for (i = 0; i < n; i++)
+		if ((rc = check_refname(g, r[i].refname)) < 0)
+			return rc;
+	for (start = 0; start < n; start += GQL_REFS_BATCH) {
+		size_t m = n - start < GQL_REFS_BATCH ? n - start : GQL_REFS_BATCH;
+
+		if (g->sight == GQL_BLIND) {
+			for (i = start; i < start + m; i++) {
+				if ((rc = gh_read_ref(t, r[i].refname, &r[i].present, &r[i].oid,
+				                      &r[i].has_commit, &r[i].commit)) < 0)
+					return rc;
+				r[i].answered = 1;
+			}
+		} else if ((rc = read_refs_batch(g, r + start, m)) < 0) {
+			return rc;
+		}
 	}
 	return 0;
 }
@@ -2010,7 +2229,7 @@ static void gh_free(lease_transport *t)
 	if (!g)
 		return;
 	lease_http_free(g->http);
-	lease_ref_list_clear(&g->snap);
+	snap_drop(g);
 	free(g->api);
 	free(g->graphql);
 	free(g->token_file);
@@ -2157,6 +2376,7 @@ static const lease_transport gh_vtable = {
         .pace = gh_pace,
         .cas_many = gh_cas_many,
         .list_refs_each = gh_list_refs_each,
+        .read_refs = gh_read_refs,
 };
 
 int lease_github_transport_new(lease_transport **out, const char *arg,

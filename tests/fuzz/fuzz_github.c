@@ -4,7 +4,8 @@
  * STALE_DATA, FORBIDDEN, undefinedField...), the body cap.
  *
  * Input: byte 0 picks the transport call (read_ref, read_commit, list_refs,
- * create_ref, replace_ref, delete_ref, write_commit, now), byte 1 holds
+ * create_ref, replace_ref, delete_ref, write_commit, now, read_refs of three
+ * refs), byte 1 holds
  * flags (bit 0: REST only; bit 1: a 4 KiB body cap), the rest is the
  * sequence of raw HTTP answers the server gives, separated by a line
  * "--8<--". No network: lib/store/http.c's test responder serves the
@@ -121,7 +122,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	lease_oid_fromhex(&a, "1111111111111111111111111111111111111111");
 	lease_oid_fromhex(&b, "2222222222222222222222222222222222222222");
 	memset(&c, 0, sizeof(c));
-	switch (data[0] % 8) {
+	switch (data[0] % 9) {
 	case 0:
 		rc = t->read_ref(t, "refs/leases/x", &present, &out, &has_commit, &c);
 		check_rc(rc);
@@ -150,7 +151,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_rc(t->write_commit(t, &out, &a, "x: acquire claimed by o on h\n\n{}",
 		                         1700000000));
 		break;
-	default:
+	case 8: {
+		/* a set's batched read: each entry answered or left for the
+		 * library, an answer what it claims (a commit only when present,
+		 * with a message) */
+		lease_ref_read rr[3];
+		memset(rr, 0, sizeof(rr));
+		rr[0].refname = "refs/leases/x";
+		rr[1].refname = "refs/leases/y";
+		rr[2].refname = "refs/leases/z";
+		rc = t->read_refs(t, rr, 3);
+		check_rc(rc);
+		for (i = 0; i < 3; i++) {
+			if (rc == 0 && rr[i].answered && rr[i].has_commit &&
+			    (!rr[i].present || (rr[i].commit.is_commit && !rr[i].commit.message)))
+				abort();
+			lease_commit_clear(&rr[i].commit);
+		}
+		break;
+	}
+	case 7:
 		/* a read first (any answer), then the store's time */
 		rc = t->read_ref(t, "refs/leases/x", &present, &out, &has_commit, &c);
 		check_rc(rc);

@@ -652,52 +652,114 @@ static void h_matching(fakegh *f, struct answer *a, const char *prefix, const ch
 
 /* ---- GraphQL ------------------------------------------------------------------- */
 
+/* The name of a GraphQL argument's value at @p v: "$var" looked up in
+ * @p vars, or a "literal"; "" when neither. */
+static void gql_arg(char *out, size_t len, const char *v, json_t *vars)
+{
+	out[0] = '\0';
+	if (*v == '$') {
+		size_t m = strspn(v + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0"
+		                         "123456789_");
+		char var[64];
+		const char *val;
+		if (m >= sizeof(var))
+			return;
+		memcpy(var, v + 1, m);
+		var[m] = '\0';
+		val = json_string_value(json_object_get(vars, var));
+		snprintf(out, len, "%s", val ? val : "");
+	} else if (*v == '"') {
+		size_t m = strcspn(v + 1, "\"");
+		if (m < len) {
+			memcpy(out, v + 1, m);
+			out[m] = '\0';
+		}
+	}
+}
+
+/* The alias written before the ':' at @p colon in the query @p q
+ * ("r0:ref(...)": "r0") into @p out; 0 when there is none that fits. */
+static int gql_alias(char *out, size_t len, const char *q, const char *colon)
+{
+	const char *s = colon;
+	size_t n;
+
+	while (s > q && (s[-1] == '_' || (s[-1] >= '0' && s[-1] <= '9') ||
+	                 (s[-1] >= 'a' && s[-1] <= 'z') || (s[-1] >= 'A' && s[-1] <= 'Z')))
+		s--;
+	n = (size_t)(colon - s);
+	if (n == 0 || n >= len)
+		return 0;
+	memcpy(out, s, n);
+	out[n] = '\0';
+	return 1;
+}
+
 /* Aliased object(oid:) look-ups: "alias:object(oid:$var)" or (oid:"hex"). */
 static void gql_objects(fakegh *f, const char *q, json_t *vars, json_t *repo)
 {
 	const char *p = q;
 
 	while ((p = strstr(p, ":object(oid:"))) {
-		const char *s = p, *v = p + strlen(":object(oid:");
+		const char *v = p + strlen(":object(oid:");
 		char alias[64], hex[64];
-		size_t n;
 		git_oid oid;
+		int named = gql_alias(alias, sizeof(alias), q, p);
 
-		while (s > q && (s[-1] == '_' || (s[-1] >= '0' && s[-1] <= '9') ||
-		                 (s[-1] >= 'a' && s[-1] <= 'z') || (s[-1] >= 'A' && s[-1] <= 'Z')))
-			s--;
-		n = (size_t)(p - s);
 		p = v;
-		if (n == 0 || n >= sizeof(alias))
+		if (!named)
 			continue;
-		memcpy(alias, s, n);
-		alias[n] = '\0';
-		if (*v == '$') {
-			size_t m = strspn(v + 1,
-			                  "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0"
-			                  "123456789_");
-			char var[64];
-			if (m >= sizeof(var))
-				continue;
-			memcpy(var, v + 1, m);
-			var[m] = '\0';
-			snprintf(hex, sizeof(hex), "%s",
-			         json_string_value(json_object_get(vars, var))
-			                 ? json_string_value(json_object_get(vars, var))
-			                 : "");
-		} else if (*v == '"') {
-			size_t m = strcspn(v + 1, "\"");
-			if (m >= sizeof(hex))
-				continue;
-			memcpy(hex, v + 1, m);
-			hex[m] = '\0';
-		} else {
-			continue;
-		}
+		gql_arg(hex, sizeof(hex), v, vars);
 		if (strlen(hex) != 40 || git_oid_fromstr(&oid, hex) < 0)
 			json_object_set_new(repo, alias, json_null());
 		else
 			json_object_set_new(repo, alias, gql_object(f, &oid, 1));
+	}
+}
+
+/* Every ref(qualifiedName:) of the query, aliased ("r0:ref(qualifiedName:$r0)",
+ * a set's batched read: one key per alias) or not ("ref"): the Ref with its
+ * target, or null for a ref that does not exist — GitHub's schema types
+ * Repository.ref as a nullable Ref, "Fetch a given ref from the repository"
+ * (docs.github.com/en/graphql/reference/objects#repository; octokit/
+ * graphql-schema schema.graphql `ref(qualifiedName: String!): Ref`), and an
+ * aliased field answers under its alias (GraphQL spec, "Field Alias"), the
+ * missing one as `"r1": null` beside the others without an error. */
+static void gql_refs(fakegh *f, const char *q, json_t *vars, json_t *repo)
+{
+	const char *p = q;
+
+	while ((p = strstr(p, "ref(qualifiedName:"))) {
+		char key[64] = "ref", ref[512], shown[528];
+		int ordinary;
+		git_oid oid;
+
+		if (p > q && p[-1] == ':' && !gql_alias(key, sizeof(key), q, p - 1)) {
+			p += 4;
+			continue;
+		}
+		p += strlen("ref(qualifiedName:");
+		gql_arg(ref, sizeof(ref), p, vars);
+		ordinary =
+		        strncmp(ref, "refs/heads/", 11) == 0 || strncmp(ref, "refs/tags/", 10) == 0;
+		/* GraphQL's view of refs outside heads/ and tags/ is undocumented
+		 * (issue 15 #3): each fakegh_gql_view is one possible answer. */
+		snprintf(shown, sizeof(shown), "%s", ref);
+		if (*ref && !ordinary && f->gql_view == FAKEGH_GQL_ELSEWHERE)
+			snprintf(shown, sizeof(shown), "refs/heads/%s",
+			         strrchr(ref, '/') ? strrchr(ref, '/') + 1 : ref);
+		if (*ref &&
+		    (ordinary || (!f->gql_blind && (f->gql_view == FAKEGH_GQL_SEES ||
+		                                    f->gql_view == FAKEGH_GQL_ELSEWHERE))) &&
+		    read_ref_lagged(f, shown, &oid)) {
+			const char *short_name = strrchr(shown, '/') + 1;
+			json_object_set_new(repo, key,
+			                    json_pack("{s:s#, s:s, s:o}", "prefix", shown,
+			                              (int)(short_name - shown), "name", short_name,
+			                              "target", gql_object(f, &oid, 0)));
+		} else {
+			json_object_set_new(repo, key, json_null());
+		}
 	}
 }
 
@@ -723,31 +785,7 @@ static void gql_query(fakegh *f, struct answer *a, const char *q, json_t *vars)
 		return;
 	}
 	repo = json_pack("{s:s}", "id", REPO_ID);
-	if (strstr(q, "ref(qualifiedName:")) {
-		const char *ref = json_string_value(json_object_get(vars, "ref"));
-		int ordinary = ref && (strncmp(ref, "refs/heads/", 11) == 0 ||
-		                       strncmp(ref, "refs/tags/", 10) == 0);
-		char shown[512];
-		git_oid oid;
-		/* GraphQL's view of refs outside heads/ and tags/ is undocumented
-		 * (issue 15 #3): each fakegh_gql_view is one possible answer. */
-		snprintf(shown, sizeof(shown), "%s", ref ? ref : "");
-		if (ref && !ordinary && f->gql_view == FAKEGH_GQL_ELSEWHERE)
-			snprintf(shown, sizeof(shown), "refs/heads/%s",
-			         strrchr(ref, '/') ? strrchr(ref, '/') + 1 : ref);
-		if (ref &&
-		    (ordinary || (!f->gql_blind && (f->gql_view == FAKEGH_GQL_SEES ||
-		                                    f->gql_view == FAKEGH_GQL_ELSEWHERE))) &&
-		    read_ref_lagged(f, shown, &oid)) {
-			const char *short_name = strrchr(shown, '/') + 1;
-			json_object_set_new(repo, "ref",
-			                    json_pack("{s:s#, s:s, s:o}", "prefix", shown,
-			                              (int)(short_name - shown), "name", short_name,
-			                              "target", gql_object(f, &oid, 0)));
-		} else {
-			json_object_set_new(repo, "ref", json_null());
-		}
-	}
+	gql_refs(f, q, vars, repo);
 	if (strstr(q, "refs(refPrefix:")) {
 		/* nsrefs:refs(refPrefix:$ns,first:1){totalCount} */
 		const char *ns = json_string_value(json_object_get(vars, "ns"));

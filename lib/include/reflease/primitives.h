@@ -130,6 +130,25 @@ int lease_cas_delete(lease_store *st, const char *name, const lease_oid *old_oid
 int lease_fetch_ref(lease_ref_state *out, lease_store *st, const char *name);
 
 /**
+ * Read the leases @p names (1 to LEASE_SET_MAX distinct names) as
+ * lease_fetch_ref() reads one each: through the transport's read_refs in one
+ * call where it has one (reflease/sys/transport.h version 4; github: one
+ * GraphQL query for the whole set, protocol.md "Sets"), else one by one. A
+ * member the batched read leaves unanswered, or answers with another object
+ * than its target, is read on its own. Used for a set operation's read of
+ * every member.
+ * @param out     n states, filled; the caller clears each with
+ *                lease_ref_state_clear() (all cleared on an error but the
+ *                failed one's name)
+ * @param failed  receives the index of the member whose read failed (0 when
+ *                the batched read as a whole failed); may be NULL
+ * @return 0, LEASE_EINVALID (a name, or n), LEASE_EUNVERIFIED (inconsistent
+ *         or incomplete read), LEASE_ENET and the transport's other errors
+ */
+int lease_fetch_refs(lease_ref_state *out, lease_store *st, const char *const *names, size_t n,
+                     size_t *failed);
+
+/**
  * Is refs/<ns>/<name> still at @p oid? One look at the ref's target alone,
  * without its commit and without waiting, through the transport's
  * read_ref_oid (reflease/sys/transport.h; read_ref when it has none): on

@@ -45,12 +45,13 @@ extern "C" {
 /**
  * The vtable version this library speaks. A transport sets
  * lease_transport.version to it; lease_store_open_transport() refuses any
- * other value (LEASE_EINVALID) but 1 and 2, whose transports end before the
+ * other value (LEASE_EINVALID) but 1, 2 and 3, whose transports end before the
  * members later versions appended (version 2: scan_commits, set_lock_wait;
- * version 3: read_ref_oid, cas_many, list_refs_each — each treated as NULL). Later versions
- * only append members, so version, kind and the calls below keep their places.
+ * version 3: read_ref_oid, cas_many, list_refs_each; version 4: read_refs — each
+ * treated as NULL). Later versions only append members, so version, kind and the
+ * calls below keep their places.
  */
-#define LEASE_TRANSPORT_VERSION 3
+#define LEASE_TRANSPORT_VERSION 4
 
 /**
  * One compare-and-swap of a set write (cas_many, version 3): @p refname from
@@ -62,6 +63,23 @@ typedef struct lease_ref_update {
 	lease_oid old_oid;   /**< expected target; zero = must be absent */
 	lease_oid new_oid;   /**< the new target */
 } lease_ref_update;
+
+/**
+ * One ref of a batched read (read_refs, version 4). The library sets
+ * @p refname and zeroes the rest; the transport fills the answer of each
+ * ref it read, as read_ref fills its out-parameters, and sets @p answered.
+ */
+typedef struct lease_ref_read {
+	const char *refname; /**< full ref name asked for, borrowed */
+	/** 1 when the transport read this ref (the fields below are its answer);
+	 *  0 = no answer for it: the library reads it on its own (read_ref) */
+	int answered;
+	int present;         /**< 1 present (@p oid its target), 0 absent */
+	lease_oid oid;       /**< the ref's target when present */
+	int has_commit;      /**< 1 when @p commit is the target's commit */
+	lease_commit commit; /**< as read_ref's commit_out: owned (message: malloc),
+	                          freed by the library whatever has_commit says */
+} lease_ref_read;
 
 /** One entry of a ref listing (list_refs). */
 typedef struct lease_ref_entry {
@@ -131,7 +149,7 @@ void lease_ref_lock_list_clear(lease_ref_lock_list *l);
  * delete_ref, read_ref, read_commit, list_refs, last_error, free.
  * Optional calls (NULL = the behaviour each one states): now, list_ref_locks,
  * remove_ref_lock, pace, wait_change, scan_commits and set_lock_wait (version 2),
- * read_ref_oid, cas_many and list_refs_each (version 3).
+ * read_ref_oid, cas_many and list_refs_each (version 3), read_refs (version 4).
  *
  * Error codes a call may return beyond those it names: LEASE_ENET
  * (unreachable; a write's outcome is then unknown and settled by re-reading,
@@ -351,6 +369,30 @@ struct lease_transport {
 	 */
 	int (*list_refs_each)(lease_transport *t, const char *prefix,
 	                      int (*part)(lease_ref_list *l, void *payload), void *payload);
+
+	/* Version 4. */
+
+	/**
+	 * Optional (GitHub; version 4; protocol.md "Sets"). Read the @p n refs
+	 * of @p refs (distinct names, n >= 1) together, as cheaply as the
+	 * backend can — github: one GraphQL query with one aliased
+	 * Repository.ref(qualifiedName:) per ref, each answered with its target
+	 * commit (message, first parent); a ref GraphQL answers null is
+	 * confirmed absent by REST within the call, as read_ref does. Fill each
+	 * entry as read_ref fills its out-parameters and set its answered to 1.
+	 * The answers need not be one atomic snapshot of the refs (each entry
+	 * is one ref's state at some instant during the call), and the library
+	 * trusts none of them further than a read_ref answer: it checks each
+	 * commit against its oid, reads an entry left unanswered (or whose
+	 * commit is another object) with read_ref, and validates every
+	 * post-state of a set write from these reads (protocol.md §3).
+	 * The library uses it for a set operation's read of every member and
+	 * for the post-state re-read of the set write (lease_cas_set). NULL =
+	 * each ref read on its own (read_ref; read_ref_oid for the re-read).
+	 * @return 0 (every entry answered or left unanswered), or an error
+	 *         (the library then frees the entries' commits and reports it)
+	 */
+	int (*read_refs)(lease_transport *t, lease_ref_read *refs, size_t n);
 };
 
 #ifdef __cplusplus
