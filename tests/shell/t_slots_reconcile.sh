@@ -8,7 +8,9 @@
 # exactly the state in which acquire --slots refuses NAME (exit 78). Released
 # refs of another count are history, not an anomaly. --reap releases an
 # older count's expired slots, after which the name is clean and acquire
-# --slots takes it again.
+# --slots takes it again. --prune-released archives a released slot (its
+# generation continues when it is created again) and migrate --apply
+# migrates a slot's pre-bump payload, each by the slot's name.
 . "$(dirname "$0")/lease_lib.sh"
 
 # push_as FROM TO: a copy of lease FROM's tip as lease TO (its name
@@ -86,4 +88,24 @@ expect_rc 0 "$R" --json reconcile --fail-on never
 if mismatches | grep -q '^q@'; then fail "after the reap: $(mismatches)"; fi
 expect_rc 0 "$R" --json acquire q --slots 3
 case "$(jout name)" in q@[23]of3) ;; *) fail "acquire q --slots 3 after the reap: $(cat "$TMPDIR/out")" ;; esac
+
+# ---- prune and migrate take a slot as a lease of its own
+t=$("$R" acquire one --slots 1 --print-token)
+expect_rc 0 "$R" release one@1of1 --lease-token "$t"
+expect_rc 0 "$R" --json status one@1of1
+g=$(jout lease.transitions)
+expect_rc 0 faketime -f '+2d' "$R" reconcile --prune-released 1 --fail-on never
+git --git-dir="$S" for-each-ref 'refs/leases-archive/one@1of1/' | grep -q . || fail "one@1of1 not archived"
+[ -z "$(git --git-dir="$S" for-each-ref refs/leases/one@1of1)" ] || fail "one@1of1 not deleted"
+expect_rc 0 "$R" --json acquire one --slots 1
+[ "$(jout name)" = one@1of1 ] || fail "acquire one --slots 1: $(cat "$TMPDIR/out")"
+[ "$(jout lease.transitions)" = $((g + 1)) ] || fail "the slot's generation does not continue past its archive ($g)"
+# a pre-bump payload on a slot (1.0.0, no ttl_seconds) is migrated by its name
+git --git-dir="$S" cat-file commit refs/leases/one@1of1 |
+  sed 's/,"ttl_seconds":300//; s/"sdlc_version":"1.2.0"/"sdlc_version":"1.0.0"/' >"$TMPDIR/c"
+git --git-dir="$S" update-ref refs/leases/one@1of1 "$(git --git-dir="$S" hash-object -t commit -w "$TMPDIR/c")"
+expect_rc 0 "$R" migrate --apply
+grep -q '^one@1of1 *1.0.0 *1.2.0 *commit-time *migrated' "$TMPDIR/out" || fail "migrate: $(cat "$TMPDIR/out")"
+expect_rc 0 "$R" --json status one@1of1
+[ "$(jout lease.ttl_seconds)" = 300 ] || fail "after migrate: $(cat "$TMPDIR/out")"
 echo "ok"
