@@ -3,7 +3,8 @@
  * the exact anomaly set per lease, the heartbeat-floor figures and method,
  * reap racing a heartbeat (an injected concurrent write, and a real forked
  * heartbeating process), prune + archive, history, and workflow-command
- * escaping. Field cases: F17 (clock skew), F27 (malformed leases). */
+ * escaping; slot-count-mismatch over a memstore listed out of order and in
+ * parts (issue 27). Field cases: F17 (clock skew), F27 (malformed leases). */
 #define _GNU_SOURCE
 #include <check.h>
 #include <fcntl.h>
@@ -17,7 +18,9 @@
 #include <unistd.h>
 
 #include "reflease.h"
+#include "reflease/sys/transport.h"
 #include "store/store.h"
+#include "support/memstore.h"
 
 /* A fixed store time: 2027-01-15T08:00:00Z. */
 #define T0    1800000000LL
@@ -977,6 +980,202 @@ START_TEST(history_newest_first_with_intervals)
 }
 END_TEST
 
+/* ---- slot-count-mismatch (issue 27, protocol.md "Slots") ------------------------------ */
+
+/* list_refs_each over the memstore's list_refs: parts of two refs in name
+ * order, each part's entries given in reverse (a part is sorted by the walk,
+ * not by the transport), so a NAME's slots are split across parts. */
+static int list_name_cmp(const void *a, const void *b)
+{
+	return strcmp(((const lease_ref_entry *)a)->refname, ((const lease_ref_entry *)b)->refname);
+}
+
+static int two_by_two(lease_transport *t, const char *prefix,
+                      int (*part)(lease_ref_list *l, void *payload), void *payload)
+{
+	lease_ref_list all = {NULL, 0, 0};
+	size_t i, j;
+	int rc;
+
+	if ((rc = t->list_refs(t, &all, prefix)) < 0)
+		return rc;
+	qsort(all.items, all.count, sizeof(*all.items), list_name_cmp);
+	for (i = 0; i < all.count && rc == 0; i += 2) {
+		lease_ref_list p = {NULL, 0, 0};
+
+		for (j = i + 2 > all.count ? all.count : i + 2; j > i; j--)
+			ck_assert_int_eq(lease_ref_list_push(&p, all.items[j - 1].refname,
+			                                     &all.items[j - 1].oid),
+			                 0);
+		rc = part(&p, payload);
+		lease_ref_list_clear(&p);
+	}
+	lease_ref_list_clear(&all);
+	return rc;
+}
+
+/* A memstore (its listing in creation order, not sorted), paged by
+ * two_by_two when @p paged. */
+static lease_store *open_mem(int paged)
+{
+	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
+	lease_transport *t = memstore_new(NULL);
+	lease_store *st = NULL;
+	char err[256];
+
+	ck_assert_ptr_nonnull(t);
+	if (paged) {
+		t->version = 3;
+		t->list_refs_each = two_by_two;
+	}
+	o.clock.now = test_clock;
+	ck_assert_msg(lease_store_open_transport(&st, t, &o, err, sizeof(err)) == 0, "%s", err);
+	return st;
+}
+
+/* A released payload of @p name (released at T0 - 10). */
+static void put_released(lease_store *st, const char *name)
+{
+	char js[1024];
+	lease_oid p;
+
+	p = put11(st, name, NULL, "acquire", TOK_A, T0 - 400, T0 - 400, 300);
+	payload_json(js, sizeof(js), "1.1.0", name, "released", TOK_A, T0 - 400, T0 - 10, 0);
+	put_raw(st, name, &p, "release", js, T0 - 10);
+}
+
+/* Created out of name order on purpose. */
+static void build_slots(lease_store *st)
+{
+	static const char *const held[] = {"db@2of2",   "db-a",      "db",        "db@1of3",
+	                                   "db-a@1of2", "pool@1of3", "pool@2of3", "old@1of3",
+	                                   "tri@2of2",  "tri@1of3",  "tri@1of2",  "exp@1of3",
+	                                   "rel@1of2"};
+	static const char *const released[] = {"db@1of2", "pool@3of3", "old@2of2", "old@1of2",
+	                                       "rel"};
+	size_t i;
+
+	for (i = 0; i < sizeof(held) / sizeof(held[0]); i++)
+		put11(st, held[i], NULL, "acquire", TOK_A, T0 - 10, T0 - 10, 300);
+	for (i = 0; i < sizeof(released) / sizeof(released[0]); i++)
+		put_released(st, released[i]);
+	/* an older count's slot expired 100 s ago, never reaped */
+	put11(st, "exp@1of2", NULL, "acquire", TOK_A, T0 - 400, T0 - 400, 300);
+}
+
+static const struct {
+	const char *name, *ids, *other;
+	int64_t slots, other_slots;
+} slot_expected[] = {
+        {"db", "", NULL, 0, 0},
+        {"db-a", "", NULL, 0, 0},
+        /* the plain db-a, under db on the stack of plain names */
+        {"db-a@1of2", "slot-count-mismatch", "db-a", 2, 0},
+        {"db@1of2", "", NULL, 0, 0}, /* released: history */
+        /* db, walked before db-a and db-a@1of2 */
+        {"db@1of3", "slot-count-mismatch", "db", 3, 0},
+        {"db@2of2", "slot-count-mismatch", "db", 2, 0},
+        {"exp@1of2", "expired", NULL, 0, 0},
+        {"exp@1of3", "slot-count-mismatch", "exp@1of2", 3, 2}, /* expired is not released */
+        {"old@1of2", "", NULL, 0, 0}, /* the count changed once all were released */
+        {"old@1of3", "", NULL, 0, 0},
+        {"old@2of2", "", NULL, 0, 0},
+        {"pool@1of3", "", NULL, 0, 0},
+        {"pool@2of3", "", NULL, 0, 0},
+        {"pool@3of3", "", NULL, 0, 0},
+        {"rel", "", NULL, 0, 0}, /* a released plain lease beside slots */
+        {"rel@1of2", "", NULL, 0, 0},
+        {"tri@1of2", "", NULL, 0, 0}, /* the first not released: nothing to compare yet */
+        {"tri@1of3", "slot-count-mismatch", "tri@1of2", 3, 2},
+        {"tri@2of2", "slot-count-mismatch", "tri@1of3", 2, 3},
+};
+#define NSLOTEXP (sizeof(slot_expected) / sizeof(slot_expected[0]))
+
+/* Every NAME whose refs of two configurations (slot counts, or slots and a
+ * plain NAME) are not released at once is reported on each such ref after
+ * the first, naming the other, as an error; released refs of another count
+ * are history. The same entries whether the listing comes whole and
+ * unsorted, or in reversed parts of two (GitHub's paged walk), streamed one
+ * entry at a time. */
+START_TEST(slot_count_mismatch_streamed)
+{
+	int paged;
+
+	for (paged = 0; paged < 2; paged++) {
+		lease_store *st = open_mem(paged);
+		lease_reconcile_report r, sum;
+		visit_log *v = calloc(1, sizeof(*v));
+		size_t i;
+
+		ck_assert_ptr_nonnull(v);
+		build_slots(st);
+		ck_assert_int_eq(lease_reconcile(&r, st, NULL), 0);
+		ck_assert_uint_eq(r.count, NSLOTEXP);
+		for (i = 0; i < NSLOTEXP; i++) {
+			const lease_reconcile_entry *e = &r.entries[i];
+
+			ck_assert_str_eq(e->name, slot_expected[i].name);
+			ck_assert_msg(strcmp(ids(e), slot_expected[i].ids) == 0,
+			              "%s (paged %d): got [%s], want [%s]", e->name, paged, ids(e),
+			              slot_expected[i].ids);
+			if (slot_expected[i].other) {
+				const lease_anomaly *a = anomaly(e, LEASE_ANOM_SLOT_COUNT_MISMATCH);
+
+				ck_assert_int_eq(a->severity, LEASE_SEV_ERROR);
+				ck_assert_int_eq(e->highest, LEASE_SEV_ERROR);
+				ck_assert_str_eq(a->other, slot_expected[i].other);
+				ck_assert_int_eq(a->slots, slot_expected[i].slots);
+				ck_assert_int_eq(a->other_slots, slot_expected[i].other_slots);
+				ck_assert_ptr_nonnull(strstr(a->message, "refs/leases/"));
+				ck_assert_ptr_nonnull(strstr(a->message, a->other));
+				ck_assert_ptr_nonnull(strstr(a->message, "exit 78"));
+			}
+		}
+		ck_assert_uint_eq(r.counts[LEASE_SEV_ERROR], 6);
+		/* streamed: the same entries, one at a time */
+		ck_assert_int_eq(lease_reconcile_each(&sum, st, NULL, log_entry, v), 0);
+		ck_assert_uint_eq(v->n, NSLOTEXP);
+		for (i = 0; i < NSLOTEXP; i++) {
+			ck_assert_str_eq(v->names[i], slot_expected[i].name);
+			ck_assert_str_eq(v->ids[i], slot_expected[i].ids);
+		}
+		ck_assert_uint_eq(sum.counts[LEASE_SEV_ERROR], 6);
+		lease_reconcile_report_free(&sum);
+		lease_reconcile_report_free(&r);
+		free(v);
+		lease_store_free(st);
+	}
+}
+END_TEST
+
+/* An older count's expired slot beside a held one of a new count is a
+ * mismatch; --reap releases the expired one, walked first: the mismatch is
+ * gone in that sweep (the reap is what it found undone) and after it. */
+START_TEST(slot_count_mismatch_reaped_older_count)
+{
+	lease_store *st = open_mem(0);
+	lease_reconcile_options o = LEASE_RECONCILE_OPTIONS_INIT;
+	lease_reconcile_report r;
+
+	put11(st, "exp@1of2", NULL, "acquire", TOK_A, T0 - 400, T0 - 400, 300);
+	put11(st, "exp@1of3", NULL, "acquire", TOK_A, T0 - 10, T0 - 10, 300);
+	ck_assert_int_eq(lease_reconcile(&r, st, NULL), 0);
+	ck_assert_str_eq(ids(find(&r, "exp@1of3")), "slot-count-mismatch");
+	lease_reconcile_report_free(&r);
+	o.reap = 1;
+	ck_assert_int_eq(lease_reconcile(&r, st, &o), 0);
+	ck_assert_uint_eq(r.count, 2);
+	ck_assert_uint_eq(r.reaped, 1);
+	ck_assert_int_eq(find(&r, "exp@1of2")->action, LEASE_ACTION_REAPED);
+	ck_assert_str_eq(ids(find(&r, "exp@1of3")), "");
+	lease_reconcile_report_free(&r);
+	ck_assert_int_eq(lease_reconcile(&r, st, NULL), 0);
+	ck_assert_int_eq(lease_reconcile_highest(&r), LEASE_SEV_OK);
+	lease_reconcile_report_free(&r);
+	lease_store_free(st);
+}
+END_TEST
+
 START_TEST(severity_and_names)
 {
 	lease_severity s;
@@ -990,6 +1189,8 @@ START_TEST(severity_and_names)
 	ck_assert_str_eq(lease_anomaly_name(LEASE_ANOM_HEARTBEAT_FLOOR),
 	                 "heartbeat-rate-above-floor");
 	ck_assert_str_eq(lease_anomaly_name(LEASE_ANOM_PRE_BUMP), "pre-bump-payload");
+	ck_assert_str_eq(lease_anomaly_name(LEASE_ANOM_SLOT_COUNT_MISMATCH), "slot-count-mismatch");
+	ck_assert_str_eq(lease_anomaly_name(LEASE_ANOM__COUNT), "unknown");
 	ck_assert_str_eq(lease_hb_method_name(LEASE_HB_APPROXIMATE), "approximate");
 }
 END_TEST
@@ -1015,6 +1216,8 @@ Suite *reconcile_suite(void)
 	tcase_add_test(tc, stale_lock_removal_rechecks_inode_and_age);
 	tcase_add_test(tc, unreadable_lease_never_stops_the_sweep);
 	tcase_add_test(tc, history_newest_first_with_intervals);
+	tcase_add_test(tc, slot_count_mismatch_streamed);
+	tcase_add_test(tc, slot_count_mismatch_reaped_older_count);
 	tcase_add_test(tc, severity_and_names);
 	suite_add_tcase(s, tc);
 	return s;

@@ -569,6 +569,73 @@ START_TEST(test_slots_mem)
 }
 END_TEST
 
+/* lease_slots_status() (`status NAME` of a slotted name, issue 27): the slot
+ * refs of NAME in name order with their status, the count not released and
+ * how many of it are live; another name's slots (dbx@…) are not NAME's;
+ * expired is not released; all released is 0; two counts not released are
+ * -1. The slots are taken by their own names (deterministic). */
+START_TEST(test_slots_status_mem)
+{
+	fx f;
+	static const ident ids[] = {{"s1", "h"}, {"s2", "h"}};
+	lease_slots_view v;
+	lease_op_options o;
+	lease_result r1, r2, r;
+
+	fx_mem(&f);
+	ck_assert_int_eq(lease_slots_status(&v, f.st, "db"), 0);
+	ck_assert_uint_eq(v.count, 0);
+	ck_assert_int_eq(v.slots, 0);
+	o = opt(ids[0], NULL, 60);
+	ck_assert_int_eq(lease_acquire(&r2, f.st, "db@2of3", &o), 0);
+	o = opt(ids[1], NULL, 60);
+	ck_assert_int_eq(lease_acquire(&r1, f.st, "db@1of3", &o), 0);
+	ck_assert_int_eq(lease_acquire(&r, f.st, "dbx@1of2", &o), 0);
+	ck_assert_int_eq(lease_slots_status(&v, f.st, "db"), 0);
+	ck_assert_uint_eq(v.count, 2);
+	ck_assert_int_eq(v.slots, 3);
+	ck_assert_uint_eq(v.live, 2);
+	ck_assert_str_eq(v.items[0].name, "db@1of3");
+	ck_assert_str_eq(v.items[1].name, "db@2of3");
+	ck_assert_str_eq(v.items[0].status, "live");
+	ck_assert_str_eq(v.items[0].payload.owner, "s2");
+	lease_slots_view_clear(&v);
+	/* expired: not released, not live */
+	f.clk.t += 3600;
+	ck_assert_int_eq(lease_slots_status(&v, f.st, "db"), 0);
+	ck_assert_int_eq(v.slots, 3);
+	ck_assert_uint_eq(v.live, 0);
+	ck_assert_str_eq(v.items[1].status, "expired");
+	lease_slots_view_clear(&v);
+	/* every slot released: 0 */
+	o = opt(ids[0], r2.payload.lease_token, 0);
+	ck_assert_int_eq(lease_release(&r, f.st, "db@2of3", &o), 0);
+	o = opt(ids[1], r1.payload.lease_token, 0);
+	ck_assert_int_eq(lease_release(&r, f.st, "db@1of3", &o), 0);
+	ck_assert_int_eq(lease_slots_status(&v, f.st, "db"), 0);
+	ck_assert_uint_eq(v.count, 2);
+	ck_assert_int_eq(v.slots, 0);
+	ck_assert_uint_eq(v.live, 0);
+	lease_slots_view_clear(&v);
+	ck_assert_int_eq(lease_slots_status(&v, f.st, "dbx"), 0);
+	ck_assert_uint_eq(v.count, 1);
+	ck_assert_int_eq(v.slots, 2);
+	lease_slots_view_clear(&v);
+	/* a slot of 2 beside a slot of 3, both held: -1 */
+	o = opt(ids[0], NULL, 60);
+	ck_assert_int_eq(lease_acquire(&r, f.st, "db@3of3", &o), 0);
+	ck_assert_int_eq(lease_acquire(&r, f.st, "db@1of2", &o), 0);
+	ck_assert_int_eq(lease_slots_status(&v, f.st, "db"), 0);
+	ck_assert_uint_eq(v.count, 4);
+	ck_assert_int_eq(v.slots, -1);
+	ck_assert_uint_eq(v.live, 0);
+	ck_assert_str_eq(v.items[0].name, "db@1of2");
+	lease_slots_view_clear(&v);
+	ck_assert_int_eq(lease_slots_status(&v, f.st, "db@1of2"), LEASE_EINVALID);
+	fx_free(&f);
+}
+END_TEST
+
 /* ---- the rotation matrix itself ------------------------------------------ */
 
 START_TEST(test_rotation_matrix)
@@ -2826,6 +2893,7 @@ Suite *runtime_suite(void)
 	tcase_add_loop_test(cells_tc, test_cells_local, 0, NCELLS);
 	tcase_add_test(cells_tc, test_no_token_is_not_holder);
 	tcase_add_test(cells_tc, test_slots_mem);
+	tcase_add_test(cells_tc, test_slots_status_mem);
 	tcase_add_test(cells_tc, test_rotation_matrix);
 	tcase_add_test(cells_tc, test_rotation_divergence_from_phase_rule);
 	tcase_set_timeout(cells_tc, 20);

@@ -192,7 +192,8 @@ void cli_print_result_human(const lease_result *r);
 void cli_print_result(cli_ctx *ctx, const lease_result *r);
 
 /* As cli_print_result(), with @p extra (borrowed; NULL = none) set as member
- * @p key of the JSON object (status's "queue"). */
+ * @p key of the JSON object (status's "queue"); @p key NULL: @p extra is an
+ * object whose members are added (status's "queue" and "slots"). */
 void cli_print_result_extra(cli_ctx *ctx, const lease_result *r, const char *key, json_t *extra);
 /* Append "key=value" lines to $GITHUB_OUTPUT when GITHUB_ACTIONS=true. */
 void cli_github_output(const char *key, const char *value);

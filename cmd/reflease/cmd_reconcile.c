@@ -118,6 +118,11 @@ static json_t *anomaly_json(const lease_anomaly *a)
 		json_object_set_new(o, "age_seconds", json_integer(a->seconds));
 	} else if (a->id == LEASE_ANOM_STALE_TICKET) {
 		json_object_set_new(o, "expired_seconds", json_integer(a->seconds));
+	} else if (a->id == LEASE_ANOM_SLOT_COUNT_MISMATCH) {
+		json_object_set_new(o, "slots", json_integer(a->slots));
+		json_object_set_new(o, "other", json_string(a->other));
+		json_object_set_new(o, "other_slots",
+		                    a->other_slots ? json_integer(a->other_slots) : json_null());
 	}
 	return o;
 }

@@ -107,6 +107,57 @@ static json_t *queue_json(const lease_queue *q, const char *name)
 	return arr;
 }
 
+/* The slots of a plain NAME that holds nothing itself (protocol.md "Slots":
+ * status): as JSON {"count", "live", "refs": [each slot's status object]},
+ * each slot's human lines and a summary line; *@p full: 1 when a --slots
+ * acquire by this identity would find no slot free (every slot of the count
+ * held live by another identity, or two counts not released). NULL when NAME
+ * has no slot refs. */
+static json_t *slots_json(cli_ctx *ctx, lease_slots_view *v, const char *name, int *full)
+{
+	json_t *refs = json_array(), *o;
+	size_t i, others = 0;
+
+	*full = 0;
+	if (!v->count) {
+		json_decref(refs);
+		return NULL;
+	}
+	for (i = 0; i < v->count; i++) {
+		const lease_result *s = &v->items[i];
+		int64_t idx, n;
+		char base[LEASE_NAME_MAX + 1], err[8];
+
+		json_array_append_new(refs, cli_result_json(s));
+		if (!ctx->json)
+			cli_print_result_human(s);
+		if (lease_status_of(s) == LEASE_STATUS_LIVE &&
+		    lease_slot_name_parse(s->name, base, &idx, &n, err, sizeof(err)) == 1 &&
+		    n == v->slots &&
+		    !(strcmp(s->payload.owner, ctx->owner) == 0 &&
+		      strcmp(s->payload.host, ctx->host) == 0))
+			others++;
+	}
+	*full = v->slots < 0 || (v->slots > 0 && others >= (size_t)v->slots);
+	if (!ctx->json) {
+		if (v->slots > 0)
+			printf("%s has %lld slots: %zu held live\n", name, (long long)v->slots,
+			       v->live);
+		else if (v->slots == 0)
+			printf("%s has slots, all released (acquire --slots N may take any "
+			       "count)\n",
+			       name);
+		else
+			printf("%s has slots of two counts not released (slot-count-mismatch: see "
+			       "reconcile); acquire --slots refuses it\n",
+			       name);
+	}
+	o = json_pack("{s:o, s:I, s:o}", "count",
+	              v->slots >= 0 ? json_integer((json_int_t)v->slots) : json_null(), "live",
+	              (json_int_t)v->live, "refs", refs);
+	return o;
+}
+
 static int cmd_status(cli_ctx *ctx, int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -115,8 +166,9 @@ static int cmd_status(cli_ctx *ctx, int argc, char **argv)
 	        {NULL, 0, NULL, 0}};
 	lease_store *st;
 	lease_result r;
+	lease_slots_view slots = {NULL, 0, 0, 0};
 	const char *name;
-	int i, rc, fail_if_held = 0;
+	int i, rc, fail_if_held = 0, full = 0;
 
 	if ((i = cli_parse(ctx, argc, argv, "vqh", longopts, status_opt, &fail_if_held)) < 0)
 		return cli_status_of(i);
@@ -128,14 +180,34 @@ static int cmd_status(cli_ctx *ctx, int argc, char **argv)
 	if (rc < 0 && !r.present)
 		return cli_status_of(cli_fail(
 		        ctx, rc, "%s", r.message[0] ? r.message : lease_store_last_error(st)));
+	/* a plain NAME that holds nothing itself: its slots NAME@iofN, if any
+	 * (protocol.md "Slots"; a held plain lease costs no listing more) */
+	if (!strchr(name, '@') && rc == 0 &&
+	    (!r.present || lease_status_of(&r) == LEASE_STATUS_RELEASED)) {
+		int src = lease_slots_status(&slots, st, name);
+
+		if (src < 0)
+			return cli_status_of(cli_fail(ctx, src, "%s", lease_store_last_error(st)));
+	}
 	{
 		lease_queue q;
-		json_t *queue = NULL, *t;
+		json_t *queue = NULL, *t, *extra = json_object(), *sj;
 		size_t k;
 		if (lease_queue_read(&q, st, name) == 0)
 			queue = queue_json(&q, name);
 		lease_queue_clear(&q);
-		cli_print_result_extra(ctx, &r, "queue", queue);
+		if (extra && queue)
+			json_object_set(extra, "queue", queue);
+		if (ctx->json) {
+			if ((sj = slots_json(ctx, &slots, name, &full)) && extra)
+				json_object_set_new(extra, "slots", sj);
+			else
+				json_decref(sj);
+		}
+		cli_print_result_extra(ctx, &r, NULL, extra);
+		json_decref(extra);
+		if (!ctx->json)
+			json_decref(slots_json(ctx, &slots, name, &full));
 		json_array_foreach(ctx->json ? NULL : queue, k, t)
 		{
 			char own[LEASE_IDENT_MAX + 1], host[LEASE_IDENT_MAX + 1];
@@ -154,6 +226,10 @@ static int cmd_status(cli_ctx *ctx, int argc, char **argv)
 	 * fail_if_locked); free, expired, released or this identity's: 0 */
 	if (rc == 0 && fail_if_held && lease_status_of(&r) == LEASE_STATUS_LIVE &&
 	    !(strcmp(r.payload.owner, ctx->owner) == 0 && strcmp(r.payload.host, ctx->host) == 0))
+		return EXIT_HELD;
+	/* ... and for a slotted NAME, while no slot is free for this identity */
+	lease_slots_view_clear(&slots);
+	if (rc == 0 && fail_if_held && full)
 		return EXIT_HELD;
 	return cli_exit_for(rc);
 }

@@ -212,6 +212,8 @@ void cli_print_result_extra(cli_ctx *ctx, const lease_result *r, const char *key
 		json_t *o = cli_result_json(r);
 		if (o && key && extra)
 			json_object_set(o, key, extra);
+		else if (o && extra)
+			json_object_update(o, extra); /* several members */
 		cli_emit_json(stdout, o);
 	} else {
 		cli_print_result_human(r);

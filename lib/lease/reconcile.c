@@ -47,7 +47,8 @@ static const char *const anomaly_names[LEASE_ANOM__COUNT] = {"malformed-payload"
                                                              "missing-object",
                                                              "symbolic-ref",
                                                              "unreadable-ref",
-                                                             "stale-ticket"};
+                                                             "stale-ticket",
+                                                             "slot-count-mismatch"};
 
 const char *lease_anomaly_name(lease_anomaly_id id)
 {
@@ -807,6 +808,132 @@ static int sweep_tickets(lease_reconcile_report *r, size_t *cap, lease_store *st
 	return rc;
 }
 
+/* slot-count-mismatch (protocol.md "Slots") in bounded memory. The walk
+ * hands the refs over in strictly increasing name order on every store
+ * (primitives.c walk_part sorts each part of the listing and skips what does
+ * not sort after the last name walked), so the slots NAME@… of one NAME come
+ * one after another, and a plain lease NAME before them (a prefix sorts
+ * first), possibly with other names between ("db", "db-a", "db@1of2"). Kept:
+ * the plain names that are prefixes of the name walked — a stack, each entry
+ * a prefix of the next, so at most LEASE_NAME_MAX deep and all of them
+ * prefixes of the last one pushed — and, for the NAME whose slots are being
+ * walked, the first slot not released and the first not released of another
+ * count. Nothing grows with the namespace. */
+typedef struct slot_walk {
+	char plain[LEASE_NAME_MAX + 1];      /* the last plain name pushed */
+	size_t len[LEASE_NAME_MAX];          /* the stack: lengths of prefixes of plain */
+	unsigned char unrel[LEASE_NAME_MAX]; /* ... each one not released */
+	size_t depth;
+	char base[LEASE_NAME_MAX + 1];  /* the NAME of the slots walked ("" none yet) */
+	char first[LEASE_NAME_MAX + 1]; /* its first slot not released ("" none) */
+	int64_t first_n;
+	char other[LEASE_NAME_MAX + 1]; /* its first not released of a count != first_n */
+	int64_t other_n;
+} slot_walk;
+
+/* Whether entry @p e holds its name as acquire --slots sees it (slots.c
+ * unreleased()): present and not a readable released payload of its own
+ * name — held, expired but not reaped, or unreadable (unknown is never taken
+ * for free). A reap done by this sweep releases it. */
+static int entry_unreleased(const lease_reconcile_entry *e)
+{
+	if (!e->present || e->action == LEASE_ACTION_REAPED)
+		return 0;
+	return !(e->has_payload && !has_anomaly(e, LEASE_ANOM_NAME_MISMATCH) &&
+	         e->payload.phase == LEASE_PHASE_RELEASED);
+}
+
+/* Pop the plain names that are not prefixes of @p name. */
+static void slot_walk_pop(slot_walk *w, const char *name)
+{
+	while (w->depth && strncmp(name, w->plain, w->len[w->depth - 1]) != 0)
+		w->depth--;
+}
+
+/* Before @p e's action: slot-count-mismatch when @p e is a slot not released
+ * and a ref of another configuration of its NAME met before it is not
+ * released either (the state in which acquire --slots refuses NAME, exit
+ * 78). */
+static void slot_walk_check(slot_walk *w, lease_reconcile_entry *e, const char *ns)
+{
+	char base[LEASE_NAME_MAX + 1], err[8];
+	int64_t idx, n;
+	const char *other = NULL;
+	int64_t other_n = 0;
+	lease_anomaly *a;
+
+	if (!e->present || lease_slot_name_parse(e->name, base, &idx, &n, err, sizeof(err)) != 1)
+		return;
+	slot_walk_pop(w, e->name);
+	if (strcmp(w->base, base) != 0) { /* the first slot of this NAME */
+		snprintf(w->base, sizeof(w->base), "%s", base);
+		w->first[0] = w->other[0] = '\0';
+	}
+	if (!entry_unreleased(e))
+		return;
+	/* a stacked prefix of NAME@… of NAME's length is NAME: the top, if any */
+	if (w->depth && w->len[w->depth - 1] == strlen(base) && w->unrel[w->depth - 1])
+		other = base;
+	else if (w->first[0] && w->first_n != n)
+		other = w->first, other_n = w->first_n;
+	else if (w->other[0])
+		other = w->other, other_n = w->other_n;
+	if (!other)
+		return;
+	if (other_n)
+		a = add_anomaly(e, LEASE_ANOM_SLOT_COUNT_MISMATCH, LEASE_SEV_ERROR,
+		                "%.100s has slots of two counts not released: this one of %lld "
+		                "and refs/%s/%.100s (%lld slots); neither count bounds its "
+		                "holders, and acquire --slots refuses %.100s (exit 78) until one "
+		                "count's slots are released",
+		                base, (long long)n, ns, other, (long long)other_n, base);
+	else
+		a = add_anomaly(e, LEASE_ANOM_SLOT_COUNT_MISMATCH, LEASE_SEV_ERROR,
+		                "%.100s is both a plain lease and slots, not released: this slot "
+		                "of %lld and the plain lease refs/%s/%.100s; acquire --slots "
+		                "refuses %.100s (exit 78) until one side is released",
+		                base, (long long)n, ns, other, base);
+	if (a) {
+		a->slots = n;
+		a->other_slots = other_n;
+		snprintf(a->other, sizeof(a->other), "%s", other);
+	}
+}
+
+/* After @p e's action: remember it for the refs after it. */
+static void slot_walk_note(slot_walk *w, const lease_reconcile_entry *e)
+{
+	char base[LEASE_NAME_MAX + 1], err[8];
+	int64_t idx, n;
+	size_t len;
+
+	if (!e->present)
+		return;
+	slot_walk_pop(w, e->name);
+	if (lease_slot_name_parse(e->name, base, &idx, &n, err, sizeof(err)) == 1) {
+		if (strcmp(w->base, base) != 0 || !entry_unreleased(e))
+			return;
+		if (!w->first[0]) {
+			snprintf(w->first, sizeof(w->first), "%s", e->name);
+			w->first_n = n;
+		} else if (!w->other[0] && n != w->first_n) {
+			snprintf(w->other, sizeof(w->other), "%s", e->name);
+			w->other_n = n;
+		}
+		return;
+	}
+	/* a plain name (an invalid one is no prefix of a slot name that matters:
+	 * lease_name_validate() decides as for a slot's NAME) */
+	len = strlen(e->name);
+	if (len > LEASE_NAME_MAX || w->depth >= LEASE_NAME_MAX ||
+	    lease_name_validate(e->name, err, sizeof(err)) < 0)
+		return;
+	memcpy(w->plain, e->name, len + 1); /* the stacked names are prefixes of it */
+	w->len[w->depth] = len;
+	w->unrel[w->depth] = (unsigned char)entry_unreleased(e);
+	w->depth++;
+}
+
 /* One sweep in bounded memory (issue 29): the stale locks first (few), then
  * the namespace walked lease by lease (lease_namespace_each), each entry
  * classified, merged with its lock entry, acted on and handed to @c emit in
@@ -819,13 +946,15 @@ typedef struct sweep {
 	lease_reconcile_report locks; /* lock entries, sorted by name */
 	size_t lock_next;
 	size_t done, total;
+	slot_walk slots; /* slot-count-mismatch across adjacent entries */
 	/* takes the entry (zeroing it keeps what it owns) or leaves it to be cleared */
 	int (*emit)(lease_reconcile_entry *e, void *payload);
 	void *payload;
 } sweep;
 
-/* The opt-in action of @p e, its count, progress, then emit it. */
-static int finish(sweep *sw, lease_reconcile_entry *e)
+/* The opt-in action of @p e, its count, progress, then emit it; @p walked:
+ * a ref of the walk (not a lock-only entry), noted for slot-count-mismatch. */
+static int finish(sweep *sw, lease_reconcile_entry *e, int walked)
 {
 	lease_reconcile_report *r = sw->r;
 	const lease_reconcile_options *o = sw->o;
@@ -843,6 +972,8 @@ static int finish(sweep *sw, lease_reconcile_entry *e)
 	         r->now - e->payload.expires_at >= o->prune_days * 86400)
 		prune_one(r, e, sw->st);
 	lease_store_op_end(sw->st);
+	if (walked)
+		slot_walk_note(&sw->slots, e);
 	r->counts[e->highest <= LEASE_SEV_ERROR ? e->highest : LEASE_SEV_ERROR]++;
 	sw->done++;
 	if (o->progress && sw->done % 512 == 0)
@@ -868,7 +999,7 @@ static int flush_locks(sweep *sw, const char *name, lease_reconcile_entry *e)
 			return 0;
 		sw->lock_next++;
 		if (cmp < 0 || !e) {
-			if ((rc = finish(sw, l)) != 0)
+			if ((rc = finish(sw, l, 0)) != 0)
 				return rc;
 			continue;
 		}
@@ -926,7 +1057,9 @@ static int sweep_visit(const lease_ref_state *s, const lease_invalid_ref *iv, si
 		lease_reconcile_entry_clear(&e);
 		return rc;
 	}
-	return finish(sw, &e);
+	if (s)
+		slot_walk_check(&sw->slots, &e, sw->r->ns);
+	return finish(sw, &e, s != NULL);
 }
 
 /* The sweep with @p emit (protocol.md §7; issue 29). */

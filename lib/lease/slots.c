@@ -215,3 +215,72 @@ int lease_slots_acquire(lease_result *out, lease_store *st, const char *name, in
 		         (long long)slots, name, out->name);
 	return LEASE_EHELD;
 }
+
+static int refname_cmp(const void *a, const void *b)
+{
+	return strcmp(((const lease_ref_entry *)a)->refname, ((const lease_ref_entry *)b)->refname);
+}
+
+void lease_slots_view_clear(lease_slots_view *v)
+{
+	if (!v)
+		return;
+	free(v->items);
+	memset(v, 0, sizeof(*v));
+}
+
+int lease_slots_status(lease_slots_view *out, lease_store *st, const char *name)
+{
+	lease_ref_list list = {0};
+	char prefix[LEASE_NS_MAX + LEASE_NAME_MAX + 16], base[LEASE_NAME_MAX + 1], err[256];
+	int64_t count = 0;
+	size_t i, plen, nslen;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!name || lease_name_validate(name, err, sizeof(err)) < 0)
+		return lease_store_set_error(st, LEASE_EINVALID, "slots of '%s': %s",
+		                             name ? name : "", name ? err : "no name given");
+	nslen = strlen(lease_store_namespace(st)) + 6; /* "refs/<ns>/" */
+	plen = (size_t)snprintf(prefix, sizeof(prefix), "refs/%s/%s@", lease_store_namespace(st),
+	                        name);
+	if ((rc = lease_list_refs(&list, st, prefix)) < 0)
+		return rc;
+	if (list.count && !(out->items = calloc(list.count, sizeof(*out->items)))) {
+		lease_ref_list_clear(&list);
+		return LEASE_ENOMEM;
+	}
+	/* the listing in name order, as list and reconcile show the slots */
+	if (list.count)
+		qsort(list.items, list.count, sizeof(*list.items), refname_cmp);
+	for (i = 0; i < list.count && rc == 0; i++) {
+		const char *n = list.items[i].refname + nslen;
+		lease_result *r = &out->items[out->count];
+		int64_t idx, k;
+
+		if (strncmp(list.items[i].refname, prefix, plen) != 0 ||
+		    lease_slot_name_parse(n, base, &idx, &k, err, sizeof(err)) != 1 ||
+		    strcmp(base, name) != 0 ||
+		    (out->count && strcmp(out->items[out->count - 1].name, n) == 0))
+			continue;
+		if ((rc = lease_status(r, st, n)) < 0 && !r->present)
+			break; /* the read failed: the view is incomplete */
+		rc = 0;
+		if (!r->present)
+			continue; /* deleted since the listing */
+		out->count++;
+		if (lease_status_of(r) == LEASE_STATUS_LIVE)
+			out->live += (size_t)(count == 0 || count == k);
+		if (lease_status_of(r) != LEASE_STATUS_RELEASED && count != -1)
+			count = count == 0 || count == k ? k : -1;
+	}
+	lease_ref_list_clear(&list);
+	if (rc < 0) {
+		lease_slots_view_clear(out);
+		return rc;
+	}
+	out->slots = count;
+	if (count <= 0)
+		out->live = 0;
+	return 0;
+}

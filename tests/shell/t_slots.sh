@@ -71,13 +71,17 @@ done
 # ---- reconcile, reap, prune and migrate take slots as leases of their own;
 # N changes once the old slots are gone
 pt=$("$R" acquire db --print-token) # a plain acquire does not look at slots
-expect_rc 0 "$R" --json reconcile
+# ... reconcile does: the held slots beside the held plain db are an error
+expect_rc 1 "$R" --json reconcile
 python3 - "$TMPDIR/out" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
 names = {l["name"] for l in doc["leases"]}
 for n in ("db", "db@1of2", "db@2of2", "pool@1of3"):
     assert n in names, (n, names)
+mism = {l["name"]: a["other"] for l in doc["leases"] for a in l["anomalies"]
+        if a["id"] == "slot-count-mismatch"}
+assert mism == {"db@1of2": "db", "db@2of2": "db"}, mism
 PY
 expect_rc 0 "$R" migrate
 grep -q "db@1of2" "$TMPDIR/out" || fail "migrate does not show the slots: $(cat "$TMPDIR/out")"

@@ -4,7 +4,9 @@
 # processes on `run pool --slots 2` (the fake GitHub server, then a git
 # smart-HTTP server) never have more than 2 guarded commands running at once
 # — counted by the commands under flock(1), not by reflease — and each gets
-# in; another count is exit 78 naming both. Shorter than t_slots.sh (local).
+# in; another count is exit 78 naming both; status NAME lists the slots and
+# reconcile reports a plain lease beside them (slot-count-mismatch) through
+# each store's listing. Shorter than t_slots.sh (local).
 set -eu
 : "${REFLEASE:?}" "${BUILD:?}" "${TMPDIR:?}"
 . "$(dirname "$0")/gitsrv_lib.sh"
@@ -32,6 +34,20 @@ pool() {
   REFLEASE_OWNER=bob "$R" acquire cfg --slots 3 --ttl 60 >/dev/null 2>"$TMPDIR/$1.cfg.err" || st=$?
   [ "$st" -eq 78 ] || fail "$1: another count: exit $st, not 78"
   grep -qF "cfg has 2 slots" "$TMPDIR/$1.cfg.err" || fail "$1: $(cat "$TMPDIR/$1.cfg.err")"
+  # status of the slotted name lists its slots (one listing of refs/leases/cfg@)
+  REFLEASE_OWNER=bob "$R" --json status cfg >"$TMPDIR/$1.st" || fail "$1: status cfg"
+  jq -e '.status == "absent" and .slots.count == 2 and .slots.live == 1 and
+    (.slots.refs | length) == 1 and (.slots.refs[0].name | test("^cfg@[12]of2$"))' \
+    "$TMPDIR/$1.st" >/dev/null || fail "$1: status cfg: $(cat "$TMPDIR/$1.st")"
+  # a plain cfg beside the held slot: reconcile's streamed walk reports it
+  pt=$(REFLEASE_OWNER=alice "$R" acquire cfg --ttl 60 --print-token)
+  st=0
+  REFLEASE_OWNER=alice "$R" --json reconcile >"$TMPDIR/$1.rec" || st=$?
+  [ "$st" -eq 1 ] || fail "$1: reconcile of a plain cfg beside its slot: exit $st"
+  jq -e '[.leases[] | .name as $n | .anomalies[] | select(.id == "slot-count-mismatch")
+    | [($n | test("^cfg@[12]of2$")), .other, .other_slots]] == [[true, "cfg", null]]' \
+    "$TMPDIR/$1.rec" >/dev/null || fail "$1: reconcile: $(cat "$TMPDIR/$1.rec")"
+  REFLEASE_OWNER=alice "$R" release cfg --lease-token "$pt" >/dev/null
   for s in cfg@1of2 cfg@2of2; do
     REFLEASE_OWNER=alice "$R" release "$s" --lease-token "$t" >/dev/null 2>&1 || true
   done

@@ -4,7 +4,9 @@
  * classified and handed over one at a time, issue 29) and report the peak RSS
  * of this process (getrusage). Not a test: `make bench-reconcile`.
  *
- * usage: bench_reconcile N [DIR]   (DIR: reuse or create the store there)
+ * usage: bench_reconcile N [DIR [slots]]   (DIR: reuse or create the store there;
+ *        slots: every lease a slot of 3, lease-<k>@<i>of3 — and in every 100th NAME
+ *        the third slot lease-<k>@1of2, a slot-count-mismatch — issue 27)
  */
 #define _DEFAULT_SOURCE
 #include <stdio.h>
@@ -64,9 +66,9 @@ static void commit(FILE *f, const char *ref, unsigned long mark, unsigned long f
 
 /* N leases: most heartbeating cleanly (100 s apart, TTL 300), every 50th
  * heartbeating every 2 s (floor anomaly), every 20th expired, every 10th released. */
-static int build(const char *dir, unsigned long n, int64_t now)
+static int build(const char *dir, unsigned long n, int64_t now, int slots)
 {
-	char cmd[4200], ref[64], name[32], msg[2048];
+	char cmd[4200], ref[64], name[40], msg[2048];
 	unsigned long i;
 	FILE *f;
 
@@ -78,7 +80,12 @@ static int build(const char *dir, unsigned long n, int64_t now)
 		int64_t acq = now - 1000, hb = now - 10, prev = hb - (i % 50 == 0 ? 2 : 100);
 		const char *phase = "working";
 
-		snprintf(name, sizeof(name), "lease-%07lu", i);
+		if (!slots)
+			snprintf(name, sizeof(name), "lease-%07lu", i);
+		else if (i % 300 == 2)
+			snprintf(name, sizeof(name), "lease-%07lu@1of2", i / 3);
+		else
+			snprintf(name, sizeof(name), "lease-%07lu@%luof3", i / 3, i % 3 + 1);
 		snprintf(ref, sizeof(ref), "refs/leases/%s", name);
 		if (i % 20 == 5) {
 			hb = now - 2000;
@@ -117,10 +124,10 @@ int main(int argc, char **argv)
 	unsigned long n;
 	double t0, t1, t2;
 	int64_t now = (int64_t)time(NULL);
-	int rc;
+	int rc, slots = argc > 3 && strcmp(argv[3], "slots") == 0;
 
-	if (argc < 2 || (n = strtoul(argv[1], NULL, 10)) == 0) {
-		fprintf(stderr, "usage: bench_reconcile N [DIR]\n");
+	if (argc < 2 || (n = strtoul(argv[1], NULL, 10)) == 0 || (argc > 3 && !slots)) {
+		fprintf(stderr, "usage: bench_reconcile N [DIR [slots]]\n");
 		return 64;
 	}
 	if (argc > 2)
@@ -130,7 +137,7 @@ int main(int argc, char **argv)
 		         getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", n);
 	t0 = mono();
 	if (stat(dir, &sb) != 0) {
-		if (build(dir, n, now) < 0) {
+		if (build(dir, n, now, slots) < 0) {
 			fprintf(stderr, "bench_reconcile: building %s failed\n", dir);
 			return 1;
 		}

@@ -50,6 +50,9 @@ typedef enum lease_anomaly_id {
 	LEASE_ANOM_SYMBOLIC_REF,   /**< the ref is a symbolic ref (issue 14) */
 	LEASE_ANOM_UNREADABLE_REF, /**< the ref's file is empty, garbled or unreadable (issue 23) */
 	LEASE_ANOM_STALE_TICKET,   /**< a fair waiter's ticket that is no longer live (issue 28) */
+	LEASE_ANOM_SLOT_COUNT_MISMATCH, /**< refs of one NAME of two slot counts, or slots and a
+	                                   plain lease NAME, not released at once (protocol.md
+	                                   "Slots") */
 	LEASE_ANOM__COUNT
 } lease_anomaly_id;
 
@@ -77,6 +80,11 @@ typedef struct lease_anomaly {
 	int64_t assumed_ttl; /**< the TTL assumed for a pre-bump payload, s (approximate only) */
 	int64_t seconds;     /**< expired: seconds past expires_at; stale-ref-lock: lock age;
 	                        stale-ticket: seconds past the oldest stale ticket's expires_at */
+	/* slot-count-mismatch only: this ref's slot count, and the not-released ref of
+	   another configuration met before it in the walk (name order) */
+	int64_t slots;                  /**< N of this slot ref NAME@iofN */
+	char other[LEASE_NAME_MAX + 1]; /**< the other ref's name (NAME, or NAME@jofM) */
+	int64_t other_slots;            /**< M of the other ref; 0: a plain lease NAME */
 } lease_anomaly;
 
 /** What an action did to one lease (reported in reaped / skipped / pruned). */

@@ -363,6 +363,33 @@ int lease_release_set(lease_set_result *out, lease_store *st, const char *const 
 int lease_slots_acquire(lease_result *out, lease_store *st, const char *name, int64_t slots,
                         const lease_op_options *opts);
 
+/** The slots of a name as `status NAME` shows them (lease_slots_status()). */
+typedef struct lease_slots_view {
+	lease_result *items; /**< lease_status() of each slot ref NAME@iofN present, in
+	                        name order (owned; free with lease_slots_view_clear()) */
+	size_t count;
+	/** The count of the slots not released (held, expired or unreadable): N
+	 *  when one count is, 0 when none is, -1 when two counts are (a
+	 *  slot-count-mismatch, protocol.md "Slots") */
+	int64_t slots;
+	size_t live; /**< slots of that count held live (status "live") */
+} lease_slots_view;
+
+/** Free what @p v owns and zero it. Accepts NULL. */
+void lease_slots_view_clear(lease_slots_view *v);
+
+/**
+ * The slot refs of the slotted name @p name (protocol.md "Slots": status):
+ * one listing of refs/<ns>/<name>@, then lease_status() of each slot ref in
+ * it (a read each). Refs under that prefix that are no slot of @p name are
+ * left out. @p name is a plain name (a slot's own name is LEASE_EINVALID).
+ * @param out  receives the view (the caller's; lease_slots_view_clear());
+ *             count 0 when @p name has no slots
+ * @return 0, LEASE_EINVALID, the listing's or a read's error (LEASE_ENET,
+ *         LEASE_EAUTH, ...), LEASE_ENOMEM
+ */
+int lease_slots_status(lease_slots_view *out, lease_store *st, const char *name);
+
 /* ---- Helpers shared with the heartbeat service and `run` (§4, §6) ---- */
 
 /**
