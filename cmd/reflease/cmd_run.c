@@ -116,6 +116,9 @@ typedef struct run_shared {
 	int last_event;  /* the event of `last` (lease_keep_event) */
 	double deadline; /* the lost deadline on run_clock() (CLOCK_BOOTTIME), s */
 	double lost_at;  /* the lost deadline in store time, s since the epoch */
+	double grace;    /* kill_grace of the TTL behind lost_at, s (a shorter TTL
+	                    written under run shortens it: the tree must be gone by
+	                    expires_at − 2 s, protocol.md §6) */
 	int changed;     /* deadline changed since the main thread looked */
 	int done;        /* the service returned */
 	int verbosity;
@@ -129,8 +132,10 @@ static void notify(run_shared *sh)
 	(void)n; /* a full pipe already carries a wake-up */
 }
 
-/* Set the deadlines from a report at store time @p now (under mu). */
-static void set_deadline(run_shared *sh, double lost_at, int64_t now, int only_earlier)
+/* Set the deadlines from a report at store time @p now, for a lease of
+ * @p ttl seconds (under mu). */
+static void set_deadline(run_shared *sh, double lost_at, int64_t now, int64_t ttl,
+                         int only_earlier)
 {
 	double d = run_clock() + (lost_at - (double)now) - STORE_TIME_SLACK;
 
@@ -138,6 +143,7 @@ static void set_deadline(run_shared *sh, double lost_at, int64_t now, int only_e
 		return;
 	sh->deadline = d;
 	sh->lost_at = lost_at;
+	sh->grace = lease_kill_grace(ttl);
 	sh->changed = 1;
 }
 
@@ -154,12 +160,12 @@ static void keeper_report(const lease_keep_report *rep, void *payload)
 		/* only a write moves the deadline later: a `not_due` answer (after
 		 * the wall clock stepped back, say) keeps the one the last write
 		 * set on CLOCK_BOOTTIME — other hosts judge by the real time */
-		set_deadline(sh, rep->lost_at, rep->now,
+		set_deadline(sh, rep->lost_at, rep->now, rep->ttl_seconds,
 		             lease_status_of(rep->result) != LEASE_STATUS_RENEWED);
 		break;
 	case LEASE_KEEP_RETRY:
 		/* a failed heartbeat may show an earlier stored expiry (§6) */
-		set_deadline(sh, rep->lost_at, rep->now, 1);
+		set_deadline(sh, rep->lost_at, rep->now, rep->ttl_seconds, 1);
 		if (sh->verbosity >= LEASE_LOG_WARN)
 			fprintf(stderr,
 			        "reflease run: %s: heartbeat failed (%s: %s); retrying in %.0f s, "
@@ -170,7 +176,7 @@ static void keeper_report(const lease_keep_report *rep, void *payload)
 	case LEASE_KEEP_CHANGED:
 		/* someone with the token (CMD itself) stored an earlier expiry:
 		 * the deadline is min(own write, stored expiry) (§6) */
-		set_deadline(sh, rep->lost_at, rep->now, 1);
+		set_deadline(sh, rep->lost_at, rep->now, rep->ttl_seconds, 1);
 		if (sh->verbosity >= LEASE_LOG_INFO)
 			lease_keep_changed_note("run", sh->name, rep);
 		break;
@@ -505,12 +511,15 @@ static void sup_reap(run_sup *s)
  * the guard. Returns the deadline (run_clock()). */
 static double check_lost(run_sup *s, run_shared *sh)
 {
-	double now = run_clock(), deadline, lost_at;
+	double now = run_clock(), deadline, lost_at, kg;
 	int lost_now;
 
 	pthread_mutex_lock(&sh->mu);
 	deadline = sh->deadline;
 	lost_at = sh->lost_at;
+	/* the kill_grace of the TTL behind the deadline: CMD's own heartbeat
+	 * with a shorter TTL shortens it (the tree is gone by expires_at − 2 s) */
+	kg = sh->grace > 0 && sh->grace < s->kill_grace ? sh->grace : s->kill_grace;
 	lost_now = sh->lost;
 	if (sh->changed && !s->lost && deadline != s->sent_dl) {
 		run_guard_deadline(&s->g, deadline);
@@ -528,10 +537,10 @@ static double check_lost(run_sup *s, run_shared *sh)
 	if (!s->lost &&
 	    (lost_now || now >= deadline ||
 	     (s->wall_is_store && lease_clock_seconds(LEASE_CLOCK_REALTIME) >= lost_at))) {
-		double grace = s->kill_grace;
+		double grace = kg;
 		if (s->wall_is_store &&
-		    lost_at + s->kill_grace - lease_clock_seconds(LEASE_CLOCK_REALTIME) < grace)
-			grace = lost_at + s->kill_grace - lease_clock_seconds(LEASE_CLOCK_REALTIME);
+		    lost_at + kg - lease_clock_seconds(LEASE_CLOCK_REALTIME) < grace)
+			grace = lost_at + kg - lease_clock_seconds(LEASE_CLOCK_REALTIME);
 		s->lost = 1;
 		run_guard_deadline(&s->g, 0);
 		sup_kill(s, SIGTERM, grace < 0 ? 0 : grace);
@@ -938,7 +947,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	sh.stop_r = stp[0];
 	sh.verbosity = ctx->verbosity;
 	sh.name = rn.label;
-	set_deadline(&sh, lease_lost_at(&r.payload, ttl), r.now, 0);
+	set_deadline(&sh, lease_lost_at(&r.payload, ttl), r.now, ttl, 0);
 	sup.sent_dl = sh.deadline;
 	memcpy(sup.sent_token, token, sizeof(sup.sent_token));
 	grc.ctx = ctx;
