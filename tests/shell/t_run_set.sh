@@ -23,6 +23,10 @@ grep -q -- "--fair queues for one lease: not with a set of NAMEs" "$TMPDIR/err" 
 expect_rc 64 "$R" run a a -- true
 grep -q "named twice" "$TMPDIR/err" || fail "twice: $(cat "$TMPDIR/err")"
 git --git-dir="$S" rev-parse -q --verify refs/leases/a >/dev/null && fail "a usage error wrote a"
+# remote over git:// cannot write a set atomically: refused with 78 before
+# any I/O (the port is closed), CMD never started
+err_is 78 "cannot write several leases in one atomic write" env REFLEASE_STORE=remote:git://127.0.0.1:9/x.git "$R" run a b -- sh -c ': >"$0"' "$TMPDIR/started"
+[ ! -e "$TMPDIR/started" ] || fail "remote: CMD started without the set"
 # one NAME without `--` keeps its meaning: CMD starts at the first word
 expect_rc 0 "$R" run one sh -c 'test "$REFLEASE_LEASE_NAMES" = one'
 

@@ -1,0 +1,50 @@
+#!/bin/sh
+# shellcheck disable=SC1091,SC2016  # sourced helpers; CMD scripts in single quotes
+# `run A B -- CMD` on the github: backend (issue 27 item 1, protocol.md
+# "Sets"), against the fake GitHub (build/tools/fakegh, whose updateRefs is
+# atomic as GitHub documents it): the set is taken in one write and held for
+# CMD's life with one token, released as a set when CMD ends (CMD's status);
+# a set with a held member starts nothing and writes nothing.
+set -eu
+FAKE="$BUILD/tools/fakegh"
+R=$REFLEASE
+fail() { echo "FAIL: $*" >&2; exit 1; }
+git init -q --bare "$TMPDIR/gh.git"
+"$FAKE" --repo "$TMPDIR/gh.git" --token ghp_runset --port-file "$TMPDIR/port" >/dev/null 2>"$TMPDIR/fake.err" &
+fpid=$!
+trap 'kill "$fpid" 2>/dev/null || true' EXIT INT TERM
+i=0
+while [ ! -s "$TMPDIR/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+GITHUB_API_URL="http://127.0.0.1:$(cat "$TMPDIR/port")"
+export GITHUB_API_URL GITHUB_TOKEN=ghp_runset
+export REFLEASE_STORE=github:octo/leases REFLEASE_OWNER=alice REFLEASE_HOST=runner-1
+unset GITHUB_GRAPHQL_URL REFLEASE_GITHUB_TOKEN GITHUB_ACTIONS REFLEASE_LEASE_TOKEN 2>/dev/null || true
+G="$TMPDIR/gh.git"
+export R G
+
+# held for CMD's life, one token in both payloads, CMD's status
+st=0
+"$R" run a b --ttl 60 --json-file "$TMPDIR/run.json" -- sh -c '
+  for n in a b; do
+    "$R" status "$n" | grep -q ": live" || exit 91
+    git --git-dir="$G" log -1 --format=%b "refs/leases/$n" | grep -q "\"lease_token\":\"$REFLEASE_LEASE_TOKEN\"" || exit 92
+  done
+  [ "$REFLEASE_LEASE_NAMES" = "a b" ] || exit 93
+  exit 5' 2>"$TMPDIR/err" || st=$?
+[ "$st" -eq 5 ] || { cat "$TMPDIR/err"; fail "run a b: exit $st, want CMD's 5"; }
+for n in a b; do "$R" status "$n" | grep -q ": released" || fail "$n not released after CMD"; done
+python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["set"] and d["status"] == "released" and d["reason"] == "exited", d
+assert [m["status"] for m in d["members"]] == ["released"] * 2, d
+' "$TMPDIR/run.json" || fail "json-file: $(cat "$TMPDIR/run.json")"
+
+# a held member: nothing written, CMD never started, exit 3
+t=$("$R" acquire b --ttl 60 --print-token)
+st=0
+"$R" run b c -- sh -c ': >"$0"' "$TMPDIR/started" 2>"$TMPDIR/err" || st=$?
+[ "$st" -eq 3 ] || { cat "$TMPDIR/err"; fail "held set: exit $st, want 3"; }
+[ ! -e "$TMPDIR/started" ] || fail "CMD started without the whole set"
+git --git-dir="$G" rev-parse -q --verify refs/leases/c >/dev/null && fail "c written by a set run that was not taken"
+"$R" release b --lease-token "$t" >/dev/null
+echo "t_run_set_github: ok"
