@@ -1,6 +1,8 @@
 /*
- * `run NAME [--ttl S] [--every S] [--wait S] [--json-file F]
- * [--conflict-exit-code N] -- CMD [ARG...]` (cli.md, protocol.md §6):
+ * `run NAME [NAME...] [--ttl S] [--every S] [--wait S] [--json-file F]
+ * [--conflict-exit-code N] -- CMD [ARG...]` (cli.md, protocol.md §6; several
+ * NAMEs are a set, taken, kept and released in one write each, protocol.md
+ * "Sets"):
  * acquire, run CMD while a heartbeat thread keeps the lease, release once
  * CMD's whole process tree is gone and exit with CMD's status. Like flock(1),
  * for leases.
@@ -134,8 +136,7 @@ static void notify(run_shared *sh)
 
 /* Set the deadlines from a report at store time @p now, for a lease of
  * @p ttl seconds (under mu). */
-static void set_deadline(run_shared *sh, double lost_at, int64_t now, int64_t ttl,
-                         int only_earlier)
+static void set_deadline(run_shared *sh, double lost_at, int64_t now, int64_t ttl, int only_earlier)
 {
 	double d = run_clock() + (lost_at - (double)now) - STORE_TIME_SLACK;
 
@@ -774,8 +775,8 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	}
 	if (!*cmd) {
 		free(argv2);
-		return cli_status_of(
-		        cli_usage(ctx, "missing CMD (run NAME [options] -- CMD [ARG...])"));
+		return cli_status_of(cli_usage(
+		        ctx, "missing CMD (run NAME [NAME...] [options] -- CMD [ARG...])"));
 	}
 	if (a->fair && a->wait <= 0) {
 		free(argv2);
