@@ -197,6 +197,18 @@ static void keep_init(lease_keep_options *k, fake *f, int64_t ttl, const lease_r
 	}
 }
 
+/* fake_open_set with a set of @p ttl, and the keeper's options for it
+ * (keep_init, the set's expiry known). The set's answer: free() it. */
+static lease_set_result *set_keeper(fake *f, lease_keep_options *k, int64_t ttl)
+{
+	lease_set_result *acq = calloc(1, sizeof(*acq));
+
+	ck_assert_ptr_nonnull(acq);
+	fake_open_set(f, ttl, acq);
+	keep_init(k, f, ttl, &acq->members[0]);
+	return acq;
+}
+
 /* Default schedule: every ttl/3 from the acquire, each write renews to now + ttl. */
 START_TEST(test_schedule_default_interval)
 {
@@ -390,6 +402,29 @@ START_TEST(test_lost_at_once_on_not_holder)
 }
 END_TEST
 
+/* After CMD's heartbeat with --ttl 12 at sleep 2 (from @p t0, the acquire's
+ * time): the re-read adopted the earlier stored expiry (LEASE_KEEP_CHANGED,
+ * seen within check_seconds) and the next write, "renewed", came before its
+ * lost deadline. Returns that write's report index. */
+static int check_adopted(const fake *f, int64_t t0)
+{
+	int64_t tw = t0 + 2; /* CMD's write; the stored expiry 12 s later */
+	int i, w = -1;
+
+	ck_assert_int_eq(f->changed, 1);
+	for (i = 0; i < f->n; i++)
+		if (f->ev[i] == LEASE_KEEP_WRITE)
+			w = i;
+	ck_assert_int_ge(w, 1);
+	ck_assert_int_eq(f->ev[w - 1], LEASE_KEEP_CHANGED);
+	ck_assert_int_eq(f->exp[w - 1], tw + 12);
+	ck_assert(f->lost_at[w - 1] <= (double)(tw + 12) - 2.0);
+	ck_assert_int_le(f->at[w - 1], tw + 1);
+	ck_assert(f->at[w] <= f->lost_at[w - 1] - LEASE_KEEP_MARGIN);
+	ck_assert_str_eq(f->status[w], "renewed");
+	return w;
+}
+
 /* Issue 23: the guarded command heartbeats with the token and a shorter TTL
  * (12 s under a 60 s lease, every 20 s). With check_seconds the service sees
  * the earlier stored expiry within a second, reports CHANGED with the stored
@@ -401,8 +436,7 @@ START_TEST(test_check_adopts_earlier_stored_expiry)
 	fake f;
 	lease_keep_options k;
 	lease_result acq, last;
-	int64_t tw;
-	int i, w = -1;
+	int w;
 
 	fake_open(&f);
 	fake_acquire(&f, 60, &acq);
@@ -412,19 +446,7 @@ START_TEST(test_check_adopts_earlier_stored_expiry)
 	f.own_ttl = 12;
 	f.stop_after_writes = 1;
 	ck_assert_int_eq(lease_keep(&last, f.st, "job", &k), 0);
-	ck_assert_int_eq(f.changed, 1);
-	for (i = 0; i < f.n; i++)
-		if (f.ev[i] == LEASE_KEEP_WRITE)
-			w = i;
-	ck_assert_int_ge(w, 1);
-	ck_assert_int_eq(f.ev[w - 1], LEASE_KEEP_CHANGED);
-	/* CMD wrote at sleep 2: acq.now + 2; stored expiry 12 s later */
-	tw = acq.now + 2;
-	ck_assert_int_eq(f.exp[w - 1], tw + 12);
-	ck_assert(f.lost_at[w - 1] <= (double)(tw + 12) - 2.0);
-	ck_assert_int_le(f.at[w - 1], tw + 1); /* seen within check_seconds */
-	ck_assert(f.at[w] <= f.lost_at[w - 1] - LEASE_KEEP_MARGIN);
-	ck_assert_str_eq(f.status[w], "renewed");
+	w = check_adopted(&f, acq.now);
 	ck_assert_int_eq(f.exp[w], f.at[w] + 60);
 	lease_store_free(f.st);
 }
@@ -460,16 +482,11 @@ START_TEST(test_set_keeper_heartbeats_every_member)
 {
 	fake f;
 	lease_keep_options k;
-	lease_set_result *acq = calloc(1, sizeof(*acq));
+	lease_set_result *acq;
 	lease_result last;
 	int i;
 
-	ck_assert_ptr_nonnull(acq);
-	fake_open_set(&f, 30, acq);
-	keep_init(&k, &f, 30, NULL);
-	k.known_expires_at = acq->members[0].payload.expires_at;
-	k.known_ttl_seconds = 30;
-	k.known_now = acq->members[0].now;
+	acq = set_keeper(&f, &k, 30);
 	f.stop_after_writes = 3;
 	memstore_counts_reset(f.mem);
 	ck_assert_int_eq(lease_keep_set(&last, f.st, set_names, 3, &k), 0);
@@ -497,37 +514,21 @@ START_TEST(test_set_check_adopts_earlier_member_expiry)
 {
 	fake f;
 	lease_keep_options k;
-	lease_set_result *acq = calloc(1, sizeof(*acq));
+	lease_set_result *acq;
 	lease_result last;
-	int64_t tw, t0;
-	int i, w = -1;
+	int64_t t0;
+	int w;
 
-	ck_assert_ptr_nonnull(acq);
-	fake_open_set(&f, 60, acq);
+	acq = set_keeper(&f, &k, 60);
 	t0 = acq->members[0].now;
-	keep_init(&k, &f, 60, NULL);
-	k.known_expires_at = acq->members[0].payload.expires_at;
-	k.known_ttl_seconds = 60;
-	k.known_now = t0;
 	k.check_seconds = 1;
 	f.target = "db";
 	f.own_write_at_sleep = 2;
 	f.own_ttl = 12;
 	f.stop_after_writes = 1;
 	ck_assert_int_eq(lease_keep_set(&last, f.st, set_names, 3, &k), 0);
-	ck_assert_int_eq(f.changed, 1);
-	for (i = 0; i < f.n; i++)
-		if (f.ev[i] == LEASE_KEEP_WRITE)
-			w = i;
-	ck_assert_int_ge(w, 1);
-	ck_assert_int_eq(f.ev[w - 1], LEASE_KEEP_CHANGED);
-	tw = t0 + 2;
-	ck_assert_int_eq(f.exp[w - 1], tw + 12);
-	ck_assert(f.lost_at[w - 1] <= (double)(tw + 12) - 2.0);
-	ck_assert_int_le(f.at[w - 1], tw + 1);
 	/* the set heartbeat lands before db's lost deadline */
-	ck_assert(f.at[w] <= f.lost_at[w - 1] - LEASE_KEEP_MARGIN);
-	ck_assert_str_eq(f.status[w], "renewed");
+	w = check_adopted(&f, t0);
 	/* db was due (its short TTL) and written with the run's TTL again */
 	ck_assert_int_eq(stored_expiry(&f, "db"), f.at[w] + 60);
 	lease_store_free(f.st);
@@ -541,15 +542,10 @@ START_TEST(test_set_lost_at_once_on_member_break)
 {
 	fake f;
 	lease_keep_options k;
-	lease_set_result *acq = calloc(1, sizeof(*acq));
+	lease_set_result *acq;
 	lease_result last;
 
-	ck_assert_ptr_nonnull(acq);
-	fake_open_set(&f, 60, acq);
-	keep_init(&k, &f, 60, NULL);
-	k.known_expires_at = acq->members[0].payload.expires_at;
-	k.known_ttl_seconds = 60;
-	k.known_now = acq->members[0].now;
+	acq = set_keeper(&f, &k, 60);
 	k.check_seconds = 1;
 	f.target = "prod";
 	f.break_at_sleep = 3;
@@ -571,15 +567,10 @@ START_TEST(test_set_lost_on_heartbeat_of_broken_member)
 {
 	fake f;
 	lease_keep_options k;
-	lease_set_result *acq = calloc(1, sizeof(*acq));
+	lease_set_result *acq;
 	lease_result last;
 
-	ck_assert_ptr_nonnull(acq);
-	fake_open_set(&f, 30, acq);
-	keep_init(&k, &f, 30, NULL);
-	k.known_expires_at = acq->members[0].payload.expires_at;
-	k.known_ttl_seconds = 30;
-	k.known_now = acq->members[0].now;
+	acq = set_keeper(&f, &k, 30);
 	f.target = "db";
 	f.break_after_first = 1;
 	ck_assert_int_eq(lease_keep_set(&last, f.st, set_names, 3, &k), LEASE_ENOTHOLDER);
