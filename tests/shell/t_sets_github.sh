@@ -43,15 +43,15 @@ export R G
 
 # held for CMD's life, one token in both payloads, CMD's status
 st=0
-"$R" run a b --ttl 60 --json-file "$TMPDIR/run.json" -- sh -c '
-  for n in a b; do
+"$R" run ra rb --ttl 60 --json-file "$TMPDIR/run.json" -- sh -c '
+  for n in ra rb; do
     "$R" status "$n" | grep -q ": live" || exit 91
     git --git-dir="$G" log -1 --format=%b "refs/leases/$n" | grep -q "\"lease_token\":\"$REFLEASE_LEASE_TOKEN\"" || exit 92
   done
-  [ "$REFLEASE_LEASE_NAMES" = "a b" ] || exit 93
+  [ "$REFLEASE_LEASE_NAMES" = "ra rb" ] || exit 93
   exit 5' 2>"$TMPDIR/err" || st=$?
-[ "$st" -eq 5 ] || { cat "$TMPDIR/err"; fail "run a b: exit $st, want CMD's 5"; }
-for n in a b; do "$R" status "$n" | grep -q ": released" || fail "$n not released after CMD"; done
+[ "$st" -eq 5 ] || { cat "$TMPDIR/err"; fail "run ra rb: exit $st, want CMD's 5"; }
+for n in ra rb; do "$R" status "$n" | grep -q ": released" || fail "$n not released after CMD"; done
 python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["set"] and d["status"] == "released" and d["reason"] == "exited", d
@@ -59,13 +59,13 @@ assert [m["status"] for m in d["members"]] == ["released"] * 2, d
 ' "$TMPDIR/run.json" || fail "json-file: $(cat "$TMPDIR/run.json")"
 
 # a held member: nothing written, CMD never started, exit 3
-t=$("$R" acquire b --ttl 60 --print-token)
+t=$("$R" acquire rb --ttl 60 --print-token)
 st=0
-"$R" run b c -- sh -c ': >"$0"' "$TMPDIR/started" 2>"$TMPDIR/err" || st=$?
+"$R" run rb rc -- sh -c ': >"$0"' "$TMPDIR/started" 2>"$TMPDIR/err" || st=$?
 [ "$st" -eq 3 ] || { cat "$TMPDIR/err"; fail "held set: exit $st, want 3"; }
 [ ! -e "$TMPDIR/started" ] || fail "CMD started without the whole set"
-git --git-dir="$G" rev-parse -q --verify refs/leases/c >/dev/null && fail "c written by a set run that was not taken"
-"$R" release b --lease-token "$t" >/dev/null
+git --git-dir="$G" rev-parse -q --verify refs/leases/rc >/dev/null && fail "rc written by a set run that was not taken"
+"$R" release rb --lease-token "$t" >/dev/null
 sets_run 6 "${SETS_DUR:-8}" 60 30
 sets_check_history "$G"
 echo "t_sets_github: ok"
