@@ -846,7 +846,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 
 	/* Acquire (waiting on held). Signals are handled here: an interrupted
 	 * backoff sleep ends the process at once (nothing is held then). */
-	lease_wait_guard_arm(ctx, rn.label, out.json && !out.json_file ? STDERR_FILENO : -1,
+	lease_wait_guard_arm(ctx, name, out.json && !out.json_file ? STDERR_FILENO : -1,
 	                     out.json_file);
 	lease_install_stop_handlers(); /* every terminating signal ends the wait */
 	ao.owner = ctx->owner;
