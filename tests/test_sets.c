@@ -47,8 +47,8 @@ static int mem_cas_many(lease_transport *t, const lease_ref_update *u, size_t n)
 
 		memset(&c, 0, sizeof(c));
 		ck_assert_int_eq(t->read_commit(t, &c, &u[n - 1].new_oid), 0);
-		ck_assert_int_eq(t->write_commit(t, &next, &u[n - 1].new_oid, c.message, c.time + 1),
-		                 0);
+		ck_assert_int_eq(
+		        t->write_commit(t, &next, &u[n - 1].new_oid, c.message, c.time + 1), 0);
 		lease_commit_clear(&c);
 		ck_assert_int_eq(memstore_set_ref(mem, u[n - 1].refname, &next), 0);
 	}

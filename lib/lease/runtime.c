@@ -1471,8 +1471,8 @@ static int set_member_landed(set_ctx *x, size_t i, int *at_tip)
 	if (*at_tip)
 		return 1;
 	if (s->present && s->commit.is_commit)
-		lease_walk_chain(x->st, &s->oid, &s->commit, LEASE_SETTLE_WALK_MAX,
-		                 set_walk_visit, &w);
+		lease_walk_chain(x->st, &s->oid, &s->commit, LEASE_SETTLE_WALK_MAX, set_walk_visit,
+		                 &w);
 	return w.found;
 }
 
