@@ -523,7 +523,7 @@ static double check_lost(run_sup *s, run_shared *sh)
 	kg = sh->grace > 0 && sh->grace < s->kill_grace ? sh->grace : s->kill_grace;
 	lost_now = sh->lost;
 	if (sh->changed && !s->lost && deadline != s->sent_dl) {
-		run_guard_deadline(&s->g, deadline);
+		run_guard_deadline(&s->g, deadline, kg);
 		s->sent_dl = deadline;
 	}
 	sh->changed = 0;
@@ -543,7 +543,7 @@ static double check_lost(run_sup *s, run_shared *sh)
 		    lost_at + kg - lease_clock_seconds(LEASE_CLOCK_REALTIME) < grace)
 			grace = lost_at + kg - lease_clock_seconds(LEASE_CLOCK_REALTIME);
 		s->lost = 1;
-		run_guard_deadline(&s->g, 0);
+		run_guard_deadline(&s->g, 0, 0);
 		sup_kill(s, SIGTERM, grace < 0 ? 0 : grace);
 	}
 	return deadline;

@@ -142,6 +142,34 @@ short_case() { # short_case MEMBER NAME...: run NAME... with CMD shortening MEMB
 short_case s2 s1 s2
 short_case s0 s0
 
+# ---- the same with reflease stopped (SIGSTOP) after it saw the shortened
+# member: the guard's own watchdog stops the tree, SIGKILL after the short
+# TTL's kill_grace (1 s) too — before the fix the guard waited run's 10 s
+cat >"$TMPDIR/gshort.sh" <<'EOF'
+"$R" heartbeat "$1" --lease-token "$REFLEASE_LEASE_TOKEN" --ttl 6 >/dev/null || exit 90
+: >"$S/refs/leases/$1.lock" # no heartbeat restores run's TTL
+trap '' TERM
+sleep 1.6 # the keeper re-reads every 1 s, the main thread passes it on within 0.2 s
+: >"$TMPDIR/gshort.seen"
+while :; do date +%s%3N >"$TMPDIR/stamp.t" && mv -f "$TMPDIR/stamp.t" "$TMPDIR/stamp"; sleep 0.05; done
+EOF
+rm -f "$TMPDIR/stamp"
+"$R" run gs1 gs2 --ttl 60 -- sh "$TMPDIR/gshort.sh" gs2 >"$TMPDIR/gs.out" 2>"$TMPDIR/gs.err" &
+P=$!
+wait_until 30 "gs: CMD saw the keeper" test -e "$TMPDIR/gshort.seen"
+kill -STOP "$P"
+exp=$(git --git-dir="$S" log -1 --format=%b refs/leases/gs2 | jget expires_at)
+exp_ms=$(($(date -u -d "$exp" +%s) * 1000))
+stamp_stops() { [ -s "$TMPDIR/stamp" ] && l=$(cat "$TMPDIR/stamp") && sleep 0.3 && [ "$(cat "$TMPDIR/stamp")" = "$l" ]; }
+wait_until 30 "gs: the guard stopped CMD" stamp_stops
+last=$(cat "$TMPDIR/stamp")
+kill -CONT "$P"
+wait_rc "$P"
+rm -f "$S/refs/leases/gs2.lock"
+[ "$rc" -eq 4 ] || { cat "$TMPDIR/gs.err"; fail "guard short: run exit $rc, want 4"; }
+[ "$last" -lt "$exp_ms" ] || fail "guard short: CMD ran until $last ms, gs2 expired at $exp_ms ms"
+echo "guard short: CMD stopped $((exp_ms - last)) ms before gs2's expires_at"
+
 # ---- SIGTERM to run: forwarded, then the set released; exit 143
 "$R" run t1 t2 --ttl 30 -- sh -c ': >"$TMPDIR/t.in"; exec sleep 100' >"$TMPDIR/t.out" 2>"$TMPDIR/t.err" &
 P=$!
