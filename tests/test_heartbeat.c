@@ -6,11 +6,13 @@
 #include <check.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
 
 #include "reflease.h"
+#include "reflease/sys/transport.h"
 #include "support/memstore.h"
 
 /* A fake store clock advanced only by the injected sleep (and by hand). */
@@ -35,6 +37,7 @@ typedef struct fake {
 	int own_write_at_sleep; /* at this sleep, CMD heartbeats with the token (--ttl own_ttl) */
 	int64_t own_ttl;
 	int break_at_sleep; /* at this sleep, an administrator breaks the lease */
+	const char *target; /* the lease CMD heartbeats and the admin breaks; NULL = "job" */
 	int changed;
 	volatile sig_atomic_t stop;
 	int sleeps;
@@ -49,7 +52,7 @@ static void admin_break(fake *f)
 	o.owner = "admin";
 	o.host = "elsewhere";
 	o.force = 1;
-	ck_assert_int_eq(lease_break(&r, f->st, "job", &o), 0);
+	ck_assert_int_eq(lease_break(&r, f->st, f->target ? f->target : "job", &o), 0);
 }
 
 static int64_t fake_now(void *payload)
@@ -72,7 +75,7 @@ static int fake_sleep(double seconds, void *payload)
 		o.host = "h1";
 		o.lease_token = f->token;
 		o.ttl_seconds = f->own_ttl;
-		ck_assert_int_eq(lease_heartbeat(&r, f->st, "job", &o), 0);
+		ck_assert_int_eq(lease_heartbeat(&r, f->st, f->target ? f->target : "job", &o), 0);
 		ck_assert_str_eq(r.status, "renewed");
 	}
 	if (f->sleeps == f->break_at_sleep)
@@ -137,6 +140,42 @@ static void fake_acquire(fake *f, int64_t ttl, lease_result *r)
 	memcpy(f->token, r->payload.lease_token, sizeof(f->token));
 }
 
+/* A set of leases (protocol.md "Sets") needs an atomic cas_many. */
+static const char *const set_names[] = {"job", "db", "prod"};
+
+/* Like fake_open, on a memstore that writes sets; then acquire set_names
+ * as alice@h1 with @p ttl (the set's one token to f->token). */
+static void fake_open_set(fake *f, int64_t ttl, lease_set_result *acq)
+{
+	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
+	lease_op_options ao = LEASE_OP_OPTIONS_INIT;
+	lease_transport *t;
+	char err[256];
+
+	memset(f, 0, sizeof(*f));
+	f->t = 1800000000.0;
+	o.clock.now = fake_now;
+	o.clock.payload = f;
+	ck_assert_ptr_nonnull(t = memstore_new(&f->mem));
+	t->cas_many = memstore_cas_many;
+	ck_assert_int_eq(lease_store_open_transport(&f->st, t, &o, err, sizeof(err)), 0);
+	ao.owner = "alice";
+	ao.host = "h1";
+	ao.ttl_seconds = ttl;
+	ck_assert_int_eq(lease_acquire_set(acq, f->st, set_names, 3, &ao), 0);
+	memcpy(f->token, acq->members[0].payload.lease_token, sizeof(f->token));
+}
+
+/* The stored expiry of @p name. */
+static int64_t stored_expiry(fake *f, const char *name)
+{
+	lease_result r;
+
+	ck_assert_int_eq(lease_status(&r, f->st, name), 0);
+	ck_assert_str_eq(r.status, "live");
+	return r.payload.expires_at;
+}
+
 static void keep_init(lease_keep_options *k, fake *f, int64_t ttl, const lease_result *acq)
 {
 	lease_keep_options init = LEASE_KEEP_OPTIONS_INIT;
@@ -156,6 +195,18 @@ static void keep_init(lease_keep_options *k, fake *f, int64_t ttl, const lease_r
 		k->known_ttl_seconds = ttl;
 		k->known_now = acq->now;
 	}
+}
+
+/* fake_open_set with a set of @p ttl, and the keeper's options for it
+ * (keep_init, the set's expiry known). The set's answer: free() it. */
+static lease_set_result *set_keeper(fake *f, lease_keep_options *k, int64_t ttl)
+{
+	lease_set_result *acq = calloc(1, sizeof(*acq));
+
+	ck_assert_ptr_nonnull(acq);
+	fake_open_set(f, ttl, acq);
+	keep_init(k, f, ttl, &acq->members[0]);
+	return acq;
 }
 
 /* Default schedule: every ttl/3 from the acquire, each write renews to now + ttl. */
@@ -351,6 +402,29 @@ START_TEST(test_lost_at_once_on_not_holder)
 }
 END_TEST
 
+/* After CMD's heartbeat with --ttl 12 at sleep 2 (from @p t0, the acquire's
+ * time): the re-read adopted the earlier stored expiry (LEASE_KEEP_CHANGED,
+ * seen within check_seconds) and the next write, "renewed", came before its
+ * lost deadline. Returns that write's report index. */
+static int check_adopted(const fake *f, int64_t t0)
+{
+	int64_t tw = t0 + 2; /* CMD's write; the stored expiry 12 s later */
+	int i, w = -1;
+
+	ck_assert_int_eq(f->changed, 1);
+	for (i = 0; i < f->n; i++)
+		if (f->ev[i] == LEASE_KEEP_WRITE)
+			w = i;
+	ck_assert_int_ge(w, 1);
+	ck_assert_int_eq(f->ev[w - 1], LEASE_KEEP_CHANGED);
+	ck_assert_int_eq(f->exp[w - 1], tw + 12);
+	ck_assert(f->lost_at[w - 1] <= (double)(tw + 12) - 2.0);
+	ck_assert_int_le(f->at[w - 1], tw + 1);
+	ck_assert(f->at[w] <= f->lost_at[w - 1] - LEASE_KEEP_MARGIN);
+	ck_assert_str_eq(f->status[w], "renewed");
+	return w;
+}
+
 /* Issue 23: the guarded command heartbeats with the token and a shorter TTL
  * (12 s under a 60 s lease, every 20 s). With check_seconds the service sees
  * the earlier stored expiry within a second, reports CHANGED with the stored
@@ -362,8 +436,7 @@ START_TEST(test_check_adopts_earlier_stored_expiry)
 	fake f;
 	lease_keep_options k;
 	lease_result acq, last;
-	int64_t tw;
-	int i, w = -1;
+	int w;
 
 	fake_open(&f);
 	fake_acquire(&f, 60, &acq);
@@ -373,19 +446,7 @@ START_TEST(test_check_adopts_earlier_stored_expiry)
 	f.own_ttl = 12;
 	f.stop_after_writes = 1;
 	ck_assert_int_eq(lease_keep(&last, f.st, "job", &k), 0);
-	ck_assert_int_eq(f.changed, 1);
-	for (i = 0; i < f.n; i++)
-		if (f.ev[i] == LEASE_KEEP_WRITE)
-			w = i;
-	ck_assert_int_ge(w, 1);
-	ck_assert_int_eq(f.ev[w - 1], LEASE_KEEP_CHANGED);
-	/* CMD wrote at sleep 2: acq.now + 2; stored expiry 12 s later */
-	tw = acq.now + 2;
-	ck_assert_int_eq(f.exp[w - 1], tw + 12);
-	ck_assert(f.lost_at[w - 1] <= (double)(tw + 12) - 2.0);
-	ck_assert_int_le(f.at[w - 1], tw + 1); /* seen within check_seconds */
-	ck_assert(f.at[w] <= f.lost_at[w - 1] - LEASE_KEEP_MARGIN);
-	ck_assert_str_eq(f.status[w], "renewed");
+	w = check_adopted(&f, acq.now);
 	ck_assert_int_eq(f.exp[w], f.at[w] + 60);
 	lease_store_free(f.st);
 }
@@ -411,6 +472,135 @@ START_TEST(test_check_lost_at_once_on_break)
 	ck_assert_str_eq(last.status, "not_holder");
 	ck_assert_ptr_nonnull(strstr(last.message, "released"));
 	ck_assert_str_eq(last.payload.lease_token, "");
+	lease_store_free(f.st);
+}
+END_TEST
+
+/* Issue 27 (run A B … -- CMD): the set keeper heartbeats every member in one
+ * write per heartbeat, at the single-lease pace, with the set's one token. */
+START_TEST(test_set_keeper_heartbeats_every_member)
+{
+	fake f;
+	lease_keep_options k;
+	lease_set_result *acq;
+	lease_result last;
+	int i;
+
+	acq = set_keeper(&f, &k, 30);
+	f.stop_after_writes = 3;
+	memstore_counts_reset(f.mem);
+	ck_assert_int_eq(lease_keep_set(&last, f.st, set_names, 3, &k), 0);
+	ck_assert_int_eq(f.writes, 3);
+	for (i = 0; i < 3; i++) {
+		ck_assert_int_eq(f.ev[i], LEASE_KEEP_WRITE);
+		ck_assert_str_eq(f.status[i], "renewed");
+		ck_assert_int_eq(f.at[i], acq->members[0].now + 10 * (i + 1));
+		ck_assert_int_eq(f.exp[i], f.at[i] + 30);
+	}
+	/* one write per heartbeat: single ref writes never used */
+	ck_assert_int_eq(memstore_counts_get(f.mem)->replace_ref, 0);
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(stored_expiry(&f, set_names[i]), f.at[2] + 30);
+	ck_assert_str_eq(last.payload.lease_token, f.token);
+	lease_store_free(f.st);
+	free(acq);
+}
+END_TEST
+
+/* CMD heartbeats one member with a shorter TTL: the set's lost deadline
+ * follows that member's stored expiry (the earliest), and the next set
+ * heartbeat comes before it. */
+START_TEST(test_set_check_adopts_earlier_member_expiry)
+{
+	fake f;
+	lease_keep_options k;
+	lease_set_result *acq;
+	lease_result last;
+	int64_t t0;
+	int w;
+
+	acq = set_keeper(&f, &k, 60);
+	t0 = acq->members[0].now;
+	k.check_seconds = 1;
+	f.target = "db";
+	f.own_write_at_sleep = 2;
+	f.own_ttl = 12;
+	f.stop_after_writes = 1;
+	ck_assert_int_eq(lease_keep_set(&last, f.st, set_names, 3, &k), 0);
+	/* the set heartbeat lands before db's lost deadline */
+	w = check_adopted(&f, t0);
+	/* db was due (its short TTL) and written with the run's TTL again */
+	ck_assert_int_eq(stored_expiry(&f, "db"), f.at[w] + 60);
+	lease_store_free(f.st);
+	free(acq);
+}
+END_TEST
+
+/* A break of one member under the keeper is the whole set lost, at the
+ * next re-read; the summary names the member. */
+START_TEST(test_set_lost_at_once_on_member_break)
+{
+	fake f;
+	lease_keep_options k;
+	lease_set_result *acq;
+	lease_result last;
+
+	acq = set_keeper(&f, &k, 60);
+	k.check_seconds = 1;
+	f.target = "prod";
+	f.break_at_sleep = 3;
+	ck_assert_int_eq(lease_keep_set(&last, f.st, set_names, 3, &k), LEASE_ENOTHOLDER);
+	ck_assert_int_eq(f.writes, 0);
+	ck_assert_int_eq(f.lost, 1);
+	ck_assert_int_le(f.at[f.n - 1], acq->members[0].now + 4);
+	ck_assert_str_eq(last.name, "prod");
+	ck_assert_str_eq(last.status, "not_holder");
+	ck_assert_str_eq(last.payload.lease_token, "");
+	lease_store_free(f.st);
+	free(acq);
+}
+END_TEST
+
+/* Without re-reads, the set heartbeat itself finds the broken member: the
+ * set write stops (nothing written) and the set is lost. */
+START_TEST(test_set_lost_on_heartbeat_of_broken_member)
+{
+	fake f;
+	lease_keep_options k;
+	lease_set_result *acq;
+	lease_result last;
+
+	acq = set_keeper(&f, &k, 30);
+	f.target = "db";
+	f.break_after_first = 1;
+	ck_assert_int_eq(lease_keep_set(&last, f.st, set_names, 3, &k), LEASE_ENOTHOLDER);
+	ck_assert_int_eq(f.writes, 1);
+	ck_assert_int_eq(f.lost, 1);
+	ck_assert_str_eq(last.name, "db");
+	ck_assert_ptr_nonnull(strstr(last.message, "db"));
+	/* nothing written by the lost heartbeat: job kept its last expiry */
+	ck_assert_int_eq(stored_expiry(&f, "job"), f.exp[0]);
+	lease_store_free(f.st);
+	free(acq);
+}
+END_TEST
+
+/* A store that cannot write a set: the keeper fails at once, writes nothing. */
+START_TEST(test_set_keeper_refused_without_cas_many)
+{
+	fake f;
+	lease_keep_options k;
+	lease_result acq, last;
+	const char *names[2] = {"job", "db"};
+
+	fake_open(&f);
+	fake_acquire(&f, 30, &acq);
+	keep_init(&k, &f, 30, &acq);
+	ck_assert_int_eq(lease_keep_set(&last, f.st, names, 2, &k), LEASE_ECONFIG);
+	ck_assert_int_eq(f.failed, 1);
+	ck_assert_int_eq(f.writes, 0);
+	names[1] = "job";
+	ck_assert_int_eq(lease_keep_set(&last, f.st, names, 2, &k), LEASE_EINVALID);
 	lease_store_free(f.st);
 }
 END_TEST
@@ -646,6 +836,11 @@ Suite *heartbeat_suite(void)
 	tcase_add_test(tc, test_keep_check_ttl);
 	tcase_add_test(tc, test_check_adopts_earlier_stored_expiry);
 	tcase_add_test(tc, test_check_lost_at_once_on_break);
+	tcase_add_test(tc, test_set_keeper_heartbeats_every_member);
+	tcase_add_test(tc, test_set_check_adopts_earlier_member_expiry);
+	tcase_add_test(tc, test_set_lost_at_once_on_member_break);
+	tcase_add_test(tc, test_set_lost_on_heartbeat_of_broken_member);
+	tcase_add_test(tc, test_set_keeper_refused_without_cas_many);
 	suite_add_tcase(s, tc);
 	return s;
 }

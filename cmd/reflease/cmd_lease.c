@@ -890,7 +890,7 @@ const cli_command cli_lease_commands[] = {
          "  --force          also break a live lease, or an unreadable one that shows nothing\n"
          "                   saying it is free (a missing object, a garbled ref file)\n"},
         {"run", cmd_run,
-         "run NAME [--ttl S] [--every S] [--wait S [--fair]] [--slots N] [--json-file F] "
+         "run NAME [NAME...] [--ttl S] [--every S] [--wait S [--fair]] [--slots N] [--json-file F] "
          "[--conflict-exit-code N] -- CMD [ARG...]",
          "Acquire, run CMD while heartbeating, release once CMD's whole process tree is gone; "
          "stop the tree if the lease is lost.",

@@ -1,6 +1,8 @@
 /*
- * `run NAME [--ttl S] [--every S] [--wait S] [--json-file F]
- * [--conflict-exit-code N] -- CMD [ARG...]` (cli.md, protocol.md §6):
+ * `run NAME [NAME...] [--ttl S] [--every S] [--wait S] [--json-file F]
+ * [--conflict-exit-code N] -- CMD [ARG...]` (cli.md, protocol.md §6; several
+ * NAMEs are a set, taken, kept and released in one write each, protocol.md
+ * "Sets"):
  * acquire, run CMD while a heartbeat thread keeps the lease, release once
  * CMD's whole process tree is gone and exit with CMD's status. Like flock(1),
  * for leases.
@@ -30,6 +32,7 @@
  */
 #define _GNU_SOURCE
 #include "cmd_lease.h"
+#include "cmd_set.h"
 #include "run_guard.h"
 
 #include <errno.h>
@@ -94,6 +97,14 @@ static int run_option(cli_ctx *ctx, int c, const char *arg, void *payload)
 	return lease_args_option(ctx, c, arg, &ra->a);
 }
 
+/* The names a run holds: one lease, or a set (protocol.md "Sets"). */
+typedef struct run_names {
+	const char *names[LEASE_SET_MAX];
+	size_t n;
+	lease_set_result *set; /* n > 1: the set's latest answer (owned) */
+	char label[LEASE_SET_MAX * (LEASE_NAME_MAX + 1) + 1]; /* "A B C", for messages */
+} run_names;
+
 /* State shared with the heartbeat thread (under mu). */
 typedef struct run_shared {
 	pthread_mutex_t mu;
@@ -107,6 +118,9 @@ typedef struct run_shared {
 	int last_event;  /* the event of `last` (lease_keep_event) */
 	double deadline; /* the lost deadline on run_clock() (CLOCK_BOOTTIME), s */
 	double lost_at;  /* the lost deadline in store time, s since the epoch */
+	double grace;    /* kill_grace of the TTL behind lost_at, s (a shorter TTL
+	                    written under run shortens it: the tree must be gone by
+	                    expires_at − 2 s, protocol.md §6) */
 	int changed;     /* deadline changed since the main thread looked */
 	int done;        /* the service returned */
 	int verbosity;
@@ -120,8 +134,9 @@ static void notify(run_shared *sh)
 	(void)n; /* a full pipe already carries a wake-up */
 }
 
-/* Set the deadlines from a report at store time @p now (under mu). */
-static void set_deadline(run_shared *sh, double lost_at, int64_t now, int only_earlier)
+/* Set the deadlines from a report at store time @p now, for a lease of
+ * @p ttl seconds (under mu). */
+static void set_deadline(run_shared *sh, double lost_at, int64_t now, int64_t ttl, int only_earlier)
 {
 	double d = run_clock() + (lost_at - (double)now) - STORE_TIME_SLACK;
 
@@ -129,6 +144,7 @@ static void set_deadline(run_shared *sh, double lost_at, int64_t now, int only_e
 		return;
 	sh->deadline = d;
 	sh->lost_at = lost_at;
+	sh->grace = lease_kill_grace(ttl);
 	sh->changed = 1;
 }
 
@@ -145,12 +161,12 @@ static void keeper_report(const lease_keep_report *rep, void *payload)
 		/* only a write moves the deadline later: a `not_due` answer (after
 		 * the wall clock stepped back, say) keeps the one the last write
 		 * set on CLOCK_BOOTTIME — other hosts judge by the real time */
-		set_deadline(sh, rep->lost_at, rep->now,
+		set_deadline(sh, rep->lost_at, rep->now, rep->ttl_seconds,
 		             lease_status_of(rep->result) != LEASE_STATUS_RENEWED);
 		break;
 	case LEASE_KEEP_RETRY:
 		/* a failed heartbeat may show an earlier stored expiry (§6) */
-		set_deadline(sh, rep->lost_at, rep->now, 1);
+		set_deadline(sh, rep->lost_at, rep->now, rep->ttl_seconds, 1);
 		if (sh->verbosity >= LEASE_LOG_WARN)
 			fprintf(stderr,
 			        "reflease run: %s: heartbeat failed (%s: %s); retrying in %.0f s, "
@@ -161,7 +177,7 @@ static void keeper_report(const lease_keep_report *rep, void *payload)
 	case LEASE_KEEP_CHANGED:
 		/* someone with the token (CMD itself) stored an earlier expiry:
 		 * the deadline is min(own write, stored expiry) (§6) */
-		set_deadline(sh, rep->lost_at, rep->now, 1);
+		set_deadline(sh, rep->lost_at, rep->now, rep->ttl_seconds, 1);
 		if (sh->verbosity >= LEASE_LOG_INFO)
 			lease_keep_changed_note("run", sh->name, rep);
 		break;
@@ -188,7 +204,7 @@ static int keeper_sleep(double seconds, void *payload)
 
 typedef struct keeper_args {
 	lease_store *st;
-	const char *name;
+	const run_names *rn;
 	lease_keep_options keep;
 	lease_oid at; /* the acquire's oid (keep.known_oid) */
 	run_shared *sh;
@@ -198,7 +214,8 @@ static void *keeper_main(void *arg)
 {
 	keeper_args *k = arg;
 	lease_result last;
-	int rc = lease_keep(&last, k->st, k->name, &k->keep);
+	int rc = k->rn->n == 1 ? lease_keep(&last, k->st, k->rn->names[0], &k->keep)
+	                       : lease_keep_set(&last, k->st, k->rn->names, k->rn->n, &k->keep);
 
 	pthread_mutex_lock(&k->sh->mu);
 	k->sh->done = 1;
@@ -268,18 +285,11 @@ static int open_json_file(cli_ctx *ctx, const char *path, int *fd)
 	return 0;
 }
 
-/* The run object: the last lease result plus how CMD and reflease ended.
+/* Write the run object @p obj (taken) with how CMD and reflease ended.
  * With --json it is the last line of stderr; with --json-file F it goes to F. */
-static void run_emit(const run_out *o, lease_store *st, lease_result *r, const char *name, int rc,
-                     const char *reason, int exit_status, int have_cmd, int cmd_status)
+static void run_emit_obj(const run_out *o, json_t *obj, const char *reason, int exit_status,
+                         int have_cmd, int cmd_status)
 {
-	json_t *obj;
-
-	if (st)
-		lease_result_fixup(r, st, name, rc);
-	if (!o->json && o->json_fd < 0)
-		return;
-	obj = cli_result_json(r);
 	json_object_set_new(obj, "reason", json_string(reason));
 	json_object_set_new(obj, "exit_status", json_integer(exit_status));
 	if (have_cmd) {
@@ -314,6 +324,19 @@ static void run_emit(const run_out *o, lease_store *st, lease_result *r, const c
 		fflush(stderr);
 		cli_emit_json(stderr, obj);
 	}
+}
+
+/* The run object: the last lease result (a set's answer for a set) plus how
+ * CMD and reflease ended. */
+static void run_emit(const run_out *o, lease_store *st, lease_result *r, const run_names *rn,
+                     int rc, const char *reason, int exit_status, int have_cmd, int cmd_status)
+{
+	if (st && rn->n == 1)
+		lease_result_fixup(r, st, rn->names[0], rc);
+	if (!o->json && o->json_fd < 0)
+		return;
+	run_emit_obj(o, rn->n > 1 ? set_result_json(rn->set) : cli_result_json(r), reason,
+	             exit_status, have_cmd, cmd_status);
 }
 
 /* ---- signals ---- */
@@ -370,16 +393,33 @@ static int proc_is_ours(void)
 	return strtol(buf, NULL, 10) == (long)getpid();
 }
 
-static int release_now(cli_ctx *ctx, lease_store *st, const char *name, const char *token,
+/* Release what the run holds with @p token: the lease, or the whole set in
+ * one write (lease_release_set(); the set's answer in rn->set, its status
+ * and message in *@p r too). */
+static int release_now(cli_ctx *ctx, lease_store *st, const run_names *rn, const char *token,
                        lease_result *r)
 {
 	lease_op_options o = LEASE_OP_OPTIONS_INIT;
+	int rc;
 
 	o.owner = ctx->owner;
 	o.host = ctx->host;
 	o.lease_token = token;
 	memset(r, 0, sizeof(*r));
-	return lease_release(r, st, name, &o);
+	if (rn->n == 1)
+		return lease_release(r, st, rn->names[0], &o);
+	rc = lease_release_set(rn->set, st, rn->names, rn->n, &o);
+	if (!rn->set->status)
+		rn->set->status = "error";
+	if (rc < 0 && !rn->set->message[0])
+		snprintf(rn->set->message, sizeof(rn->set->message), "%s",
+		         lease_store_last_error(st)[0] ? lease_store_last_error(st)
+		                                       : lease_error_id(rc));
+	snprintf(r->name, sizeof(r->name), "%s", rn->names[0]);
+	r->status = rn->set->status;
+	r->code = rc;
+	snprintf(r->message, sizeof(r->message), "%.500s", rn->set->message);
+	return rc;
 }
 
 static void set_env_long(const char *k, long long v)
@@ -393,13 +433,14 @@ static void set_env_long(const char *k, long long v)
 /* What the guard needs to release after reflease's death. */
 typedef struct guard_rel_ctx {
 	cli_ctx *ctx;
-	const char *name;
+	run_names *rn;
 } guard_rel_ctx;
 
 /* run_guard_release_fn, in the guard process once CMD's tree is gone after
  * reflease died (SIGKILL, OOM): release with the token (CAS, validated; a
  * token no longer current writes nothing), so that waiters and a restarted
- * run do not wait a TTL for nothing (issue 23). The guard was forked
+ * run do not wait a TTL for nothing (issue 23); a set is released as a set,
+ * by its one token (protocol.md "Sets"). The guard was forked
  * single-threaded and closed reflease's store descriptors: a store of its own. */
 static void guard_release_lease(const char *token, void *payload)
 {
@@ -413,13 +454,14 @@ static void guard_release_lease(const char *token, void *payload)
 		fprintf(stderr,
 		        "reflease run: %s: reflease died; CMD's tree is stopped but the "
 		        "store could not be opened to release the lease\n",
-		        g->name);
+		        g->rn->label);
 		return;
 	}
-	rc = release_now(g->ctx, st, g->name, token, &r);
-	lease_result_fixup(&r, st, g->name, rc);
+	rc = release_now(g->ctx, st, g->rn, token, &r);
+	if (g->rn->n == 1)
+		lease_result_fixup(&r, st, g->rn->names[0], rc);
 	fprintf(stderr, "reflease run: %s: reflease died; CMD's tree is stopped; release: %s%s%s\n",
-	        g->name, r.status, r.message[0] ? ": " : "", r.message);
+	        g->rn->label, r.status ? r.status : "error", r.message[0] ? ": " : "", r.message);
 	lease_store_free(st);
 	g->ctx->st = NULL;
 }
@@ -470,15 +512,18 @@ static void sup_reap(run_sup *s)
  * the guard. Returns the deadline (run_clock()). */
 static double check_lost(run_sup *s, run_shared *sh)
 {
-	double now = run_clock(), deadline, lost_at;
+	double now = run_clock(), deadline, lost_at, kg;
 	int lost_now;
 
 	pthread_mutex_lock(&sh->mu);
 	deadline = sh->deadline;
 	lost_at = sh->lost_at;
+	/* the kill_grace of the TTL behind the deadline: CMD's own heartbeat
+	 * with a shorter TTL shortens it (the tree is gone by expires_at − 2 s) */
+	kg = sh->grace > 0 && sh->grace < s->kill_grace ? sh->grace : s->kill_grace;
 	lost_now = sh->lost;
 	if (sh->changed && !s->lost && deadline != s->sent_dl) {
-		run_guard_deadline(&s->g, deadline);
+		run_guard_deadline(&s->g, deadline, kg);
 		s->sent_dl = deadline;
 	}
 	sh->changed = 0;
@@ -493,12 +538,12 @@ static double check_lost(run_sup *s, run_shared *sh)
 	if (!s->lost &&
 	    (lost_now || now >= deadline ||
 	     (s->wall_is_store && lease_clock_seconds(LEASE_CLOCK_REALTIME) >= lost_at))) {
-		double grace = s->kill_grace;
+		double grace = kg;
 		if (s->wall_is_store &&
-		    lost_at + s->kill_grace - lease_clock_seconds(LEASE_CLOCK_REALTIME) < grace)
-			grace = lost_at + s->kill_grace - lease_clock_seconds(LEASE_CLOCK_REALTIME);
+		    lost_at + kg - lease_clock_seconds(LEASE_CLOCK_REALTIME) < grace)
+			grace = lost_at + kg - lease_clock_seconds(LEASE_CLOCK_REALTIME);
 		s->lost = 1;
-		run_guard_deadline(&s->g, 0);
+		run_guard_deadline(&s->g, 0, 0);
 		sup_kill(s, SIGTERM, grace < 0 ? 0 : grace);
 	}
 	return deadline;
@@ -600,6 +645,81 @@ static void supervise(run_sup *s, run_shared *sh, int sfd, int evfd)
 	}
 }
 
+/* The answer of a set lost under run (cli.md "Sets"): each member as
+ * `status` reads it (with @p st NULL, the names only: the store is busy),
+ * the set's status, code and message the loss's @p lr, blocked_by the member
+ * it names. */
+static void set_lost_answer(lease_store *st, run_names *rn, const lease_result *lr, int code)
+{
+	lease_set_result *s = rn->set;
+	size_t i;
+
+	s->count = rn->n;
+	s->blocker = -1;
+	for (i = 0; i < rn->n; i++) {
+		lease_result *m = &s->members[i];
+
+		memset(m, 0, sizeof(*m));
+		if (!st || lease_status(m, st, rn->names[i]) < 0 || !m->status) {
+			memset(m, 0, sizeof(*m));
+			snprintf(m->name, sizeof(m->name), "%s", rn->names[i]);
+			m->status = lr->status;
+		}
+		if (strcmp(rn->names[i], lr->name) == 0)
+			s->blocker = (int)i;
+	}
+	s->status = lr->status ? lr->status : "expired";
+	s->code = code;
+	snprintf(s->message, sizeof(s->message), "%s", lr->message);
+}
+
+/* NAME [NAME...] [options] -- CMD, or NAME [options] CMD (cli.md "run"):
+ * every word before the first `--` that is not an option is a NAME (a set,
+ * protocol.md "Sets"); with no `--` after it, CMD starts at the first word
+ * after the options that follow NAME, as for one lease. @p argv2 (argc + 1
+ * entries) receives what getopt last saw; *@p cmd points into it. Returns 0
+ * or cli_usage()'s negative status. */
+static int run_take_names(cli_ctx *ctx, int argc, char **argv, int i, run_args *ra, run_names *rn,
+                          char **argv2, char ***cmd)
+{
+	char *given[LEASE_SET_MAX];
+	int pos = i + 1, j, k, m, rc;
+	size_t n = 1;
+
+	if ((rc = cli_take_name(ctx, i < argc ? i + 1 : argc, argv, i, &rn->names[0])) < 0)
+		return rc;
+	given[0] = argv[i];
+	for (;;) {
+		argv2[0] = argv[0];
+		for (m = 1, k = pos; k < argc; k++)
+			argv2[m++] = argv[k];
+		argv2[m] = NULL;
+		if ((j = cli_parse(ctx, m, argv2, CLI_GLOBAL_SHORTOPTS, run_longopts, run_option,
+		                   ra)) < 0)
+			return j;
+		if ((j >= 2 && strcmp(argv2[j - 1], "--") == 0) || !argv2[j])
+			break; /* CMD follows `--` (or is missing) */
+		for (k = j + 1; argv2[k] && strcmp(argv2[k], "--") != 0; k++)
+			;
+		if (!argv2[k])
+			break; /* no `--` later: CMD starts here */
+		if (n >= LEASE_SET_MAX)
+			return cli_usage(ctx, "a set names at most %d leases", LEASE_SET_MAX);
+		given[n++] = argv2[j];
+		pos += j;
+	}
+	*cmd = argv2 + j;
+	rn->n = 1;
+	if (n > 1 && (rc = set_take_names(ctx, (int)n, given, 0, rn->names, &rn->n)) < 0)
+		return rc;
+	for (k = 0; k < (int)rn->n; k++) {
+		size_t len = strlen(rn->label);
+		snprintf(rn->label + len, sizeof(rn->label) - len, "%s%s", k ? " " : "",
+		         rn->names[k]);
+	}
+	return 0;
+}
+
 int cmd_run(cli_ctx *ctx, int argc, char **argv)
 {
 	lease_op_options ao = LEASE_OP_OPTIONS_INIT;
@@ -612,8 +732,9 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	run_sup sup;
 	keeper_args ka;
 	guard_rel_ctx grc;
+	run_names rn;
 	pthread_t th;
-	char **argv2 = NULL, **cmd;
+	char **argv2 = NULL, **cmd = NULL;
 	char token[LEASE_TOKEN_HEXSZ + 1], slot_name[LEASE_NAME_MAX + 1];
 	const char *name;
 	int i, j, rc, status = EXIT_SOFTWARE, sfd = -1, evp[2] = {-1, -1}, stp[2] = {-1, -1};
@@ -621,6 +742,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	int64_t ttl, every;
 
 	memset(&ra, 0, sizeof(ra));
+	memset(&rn, 0, sizeof(rn));
 	memset(&sh, 0, sizeof(sh));
 	memset(&sup, 0, sizeof(sup));
 	sup.g.pid = -1;
@@ -633,27 +755,28 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	if ((i = cli_parse(ctx, argc, argv, CLI_GLOBAL_SHORTOPTS, run_longopts, run_option, &ra)) <
 	    0)
 		return cli_status_of(i);
-	if ((rc = cli_take_name(ctx, i < argc ? i + 1 : argc, argv, i, &name)) < 0)
-		return cli_status_of(rc);
-	if (!(argv2 = calloc((size_t)(argc - i) + 1, sizeof(*argv2))))
+	if (!(argv2 = calloc((size_t)argc + 1, sizeof(*argv2))))
 		return EXIT_SOFTWARE;
-	argv2[0] = argv[0];
-	for (j = i + 1; j < argc; j++)
-		argv2[j - i] = argv[j];
-	if ((j = cli_parse(ctx, argc - i, argv2, CLI_GLOBAL_SHORTOPTS, run_longopts, run_option,
-	                   &ra)) < 0) {
+	if ((rc = run_take_names(ctx, argc, argv, i, &ra, &rn, argv2, &cmd)) < 0) {
 		free(argv2);
-		return cli_status_of(j);
+		return cli_status_of(rc);
 	}
-	cmd = argv2 + j;
+	name = rn.names[0];
+	if (rn.n > 1 && a->slots) {
+		free(argv2);
+		return cli_status_of(cli_usage(ctx,
+		                               "--slots takes one NAME (%zu given): a set's "
+		                               "members are plain leases",
+		                               rn.n));
+	}
 	if ((rc = lease_check_slots_name(ctx, name, a->slots)) < 0) {
 		free(argv2);
 		return cli_status_of(rc);
 	}
 	if (!*cmd) {
 		free(argv2);
-		return cli_status_of(
-		        cli_usage(ctx, "missing CMD (run NAME [options] -- CMD [ARG...])"));
+		return cli_status_of(cli_usage(
+		        ctx, "missing CMD (run NAME [NAME...] [options] -- CMD [ARG...])"));
 	}
 	if (a->fair && a->wait <= 0) {
 		free(argv2);
@@ -661,10 +784,10 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		        ctx,
 		        "--fair goes with --wait S: the queue is for waiting (protocol.md §5)"));
 	}
-	if (a->fair && a->slots) {
+	if (a->fair && (a->slots || rn.n > 1)) {
 		free(argv2);
-		return cli_status_of(
-		        cli_usage(ctx, "--fair queues for one lease: not with --slots"));
+		return cli_status_of(cli_usage(ctx, "--fair queues for one lease: not with %s",
+		                               a->slots ? "--slots" : "a set of NAMEs"));
 	}
 	ttl = a->ttl ? a->ttl : LEASE_TTL_DEFAULT;
 	if (lease_heartbeat_every(&every, ttl, a->every) < 0) {
@@ -734,19 +857,45 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	ao.wait_cb = a->fair ? lease_wait_fair_cb : lease_wait_guard_cb;
 	ao.wait_payload = &r; /* the ref as last read, for the interrupted object */
 	memset(&r, 0, sizeof(r));
-	rc = a->slots ? lease_slots_acquire(&r, st, name, a->slots, &ao)
-	              : lease_acquire(&r, st, name, &ao);
+	if (rn.n > 1) {
+		/* the whole set in one write, or none; --wait holds no part of it
+		 * (protocol.md "Sets") */
+		if (!(rn.set = calloc(1, sizeof(*rn.set)))) {
+			lease_wait_guard_disarm();
+			fprintf(stderr, "reflease run: out of memory\n");
+			goto cleanup;
+		}
+		ao.wait_payload = &rn.set->members[0];
+		rc = lease_acquire_set(rn.set, st, rn.names, rn.n, &ao);
+		if (!rn.set->status)
+			rn.set->status = "error";
+		if (rc < 0 && !rn.set->message[0])
+			snprintf(rn.set->message, sizeof(rn.set->message), "%s",
+			         lease_store_last_error(st)[0] ? lease_store_last_error(st)
+			                                       : lease_error_id(rc));
+		/* the set as one result: the token, and the earliest expiry */
+		r = rn.set->members[0];
+		for (j = 1; rc == 0 && j < (int)rn.n; j++)
+			if (rn.set->members[j].payload.expires_at < r.payload.expires_at)
+				r = rn.set->members[j];
+		r.status = rn.set->status;
+		snprintf(r.message, sizeof(r.message), "%.500s", rn.set->message);
+	} else {
+		rc = a->slots ? lease_slots_acquire(&r, st, name, a->slots, &ao)
+		              : lease_acquire(&r, st, name, &ao);
+	}
 	lease_wait_guard_disarm();
 	if (a->slots && rc == 0) {
 		/* from here on the slot taken is the lease kept and released */
 		memcpy(slot_name, r.name, sizeof(slot_name));
-		name = slot_name;
+		name = rn.names[0] = slot_name;
+		snprintf(rn.label, sizeof(rn.label), "%s", slot_name);
 	}
 	/* From here on every signal is read from the signalfd (no races). */
 	if ((sfd = open_signalfd()) < 0) {
 		fprintf(stderr, "reflease run: signalfd: %s\n", strerror(errno));
 		if (rc == 0)
-			release_now(ctx, st, name, r.payload.lease_token, &rel);
+			release_now(ctx, st, &rn, r.payload.lease_token, &rel);
 		goto cleanup;
 	}
 	sig0 = lease_stop_signal;
@@ -756,22 +905,23 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 			sig0 = s;
 	}
 	if (rc < 0) {
-		lease_result_fixup(&r, st, name, rc);
+		if (rn.n == 1)
+			lease_result_fixup(&r, st, name, rc);
 		status = sig0 ? lease_exit_for_signal(sig0) : cli_exit_for(rc);
 		if (status == EXIT_HELD && ra.conflict)
 			status = ra.conflict;
-		fprintf(stderr, "reflease run: %s: %s%s%s\n", name, r.status,
+		fprintf(stderr, "reflease run: %s: %s%s%s\n", rn.label, r.status,
 		        r.message[0] ? ": " : "", r.message);
-		run_emit(&out, st, &r, name, rc, sig0 ? "interrupted" : "not_acquired", status, 0,
+		run_emit(&out, st, &r, &rn, rc, sig0 ? "interrupted" : "not_acquired", status, 0,
 		         0);
 		goto cleanup;
 	}
 	memcpy(token, r.payload.lease_token, sizeof(token));
 	if (sig0) {
 		/* Interrupted while acquiring: give it back, never start CMD. */
-		rc = release_now(ctx, st, name, token, &rel);
+		rc = release_now(ctx, st, &rn, token, &rel);
 		status = lease_exit_for_signal(sig0);
-		run_emit(&out, st, &rel, name, rc, "interrupted", status, 0, 0);
+		run_emit(&out, st, &rel, &rn, rc, "interrupted", status, 0, 0);
 		goto cleanup;
 	}
 	ttl = lease_payload_ttl(&r.payload, ttl, NULL); /* the TTL this acquire granted */
@@ -779,7 +929,9 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	/* CMD's environment (§6). Set before fork: the process is single-threaded. */
 	setenv("REFLEASE_LEASE_TOKEN", token, 1);
 	set_env_long("REFLEASE_TRANSITIONS", (long long)r.payload.transitions);
+	/* a set: the first NAME (as given), and every NAME in REFLEASE_LEASE_NAMES */
 	setenv("REFLEASE_LEASE_NAME", name, 1);
+	setenv("REFLEASE_LEASE_NAMES", rn.label, 1);
 	fflush(stdout);
 	fflush(stderr);
 	fg = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
@@ -795,12 +947,12 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	sh.ev_w = evp[1];
 	sh.stop_r = stp[0];
 	sh.verbosity = ctx->verbosity;
-	sh.name = name;
-	set_deadline(&sh, lease_lost_at(&r.payload, ttl), r.now, 0);
+	sh.name = rn.label;
+	set_deadline(&sh, lease_lost_at(&r.payload, ttl), r.now, ttl, 0);
 	sup.sent_dl = sh.deadline;
 	memcpy(sup.sent_token, token, sizeof(sup.sent_token));
 	grc.ctx = ctx;
-	grc.name = name;
+	grc.rn = &rn;
 	/* Orphans of the tree come here if the guard dies; then the guard
 	 * (single-threaded fork: the heartbeat thread starts afterwards). */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 ||
@@ -809,8 +961,8 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	                                                         : RUN_SIGNAL_KILL_MAX,
 	                    sh.deadline, token, guard_release_lease, &grc) < 0) {
 		fprintf(stderr, "reflease run: cannot start CMD: %s\n", strerror(errno));
-		rc = release_now(ctx, st, name, token, &rel); /* F08 */
-		run_emit(&out, st, &rel, name, rc, "error", EXIT_SOFTWARE, 0, 0);
+		rc = release_now(ctx, st, &rn, token, &rel); /* F08 */
+		run_emit(&out, st, &rel, &rn, rc, "error", EXIT_SOFTWARE, 0, 0);
 		status = EXIT_SOFTWARE;
 		goto cleanup;
 	}
@@ -836,7 +988,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		ka.keep = k;
 	}
 	ka.st = st;
-	ka.name = name;
+	ka.rn = &rn;
 	ka.sh = &sh;
 	if (pthread_create(&th, NULL, keeper_main, &ka) != 0) {
 		fprintf(stderr, "reflease run: cannot start the heartbeat thread\n");
@@ -911,7 +1063,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		if (ra.conflict) /* lost is lost, whatever the cause (403, a bad payload) */
 			status = ra.conflict;
 		lr.holds_token = 0;
-		fprintf(stderr, "reflease run: %s: lease lost (%s): %s; %s stopped\n", name,
+		fprintf(stderr, "reflease run: %s: lease lost (%s): %s; %s stopped\n", rn.label,
 		        lr.status ? lr.status : "error",
 		        lr.message[0] ? lr.message : lease_error_id(code), cmd[0]);
 		if (thread_stuck) {
@@ -921,10 +1073,14 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 				snprintf(lr.message, sizeof(lr.message), "lease lost");
 			if (!lr.status)
 				lr.status = "expired";
-			snprintf(lr.name, sizeof(lr.name), "%s", name);
-			snprintf(lr.ref, sizeof(lr.ref), "refs/%s/%s", ctx->ns ? ctx->ns : "leases",
-			         name);
-			run_emit(&out, NULL, &lr, name, code, "lost", status, sup.have_cmd,
+			if (!lr.name[0]) {
+				snprintf(lr.name, sizeof(lr.name), "%s", name);
+				snprintf(lr.ref, sizeof(lr.ref), "refs/%s/%s",
+				         ctx->ns ? ctx->ns : "leases", name);
+			}
+			if (rn.n > 1)
+				set_lost_answer(NULL, &rn, &lr, code);
+			run_emit(&out, NULL, &lr, &rn, code, "lost", status, sup.have_cmd,
 			         sup.cmd_status);
 			fflush(NULL);
 			_exit(status);
@@ -932,13 +1088,15 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		if (!thread_started) {
 			/* no heartbeat thread could be started: the lease is still
 			 * ours, give it back (F08) */
-			release_now(ctx, st, name, token, &rel);
+			release_now(ctx, st, &rn, token, &rel);
 		}
-		run_emit(&out, st, &lr, name, code, "lost", status, sup.have_cmd, sup.cmd_status);
+		if (rn.n > 1)
+			set_lost_answer(st, &rn, &lr, code);
+		run_emit(&out, st, &lr, &rn, code, "lost", status, sup.have_cmd, sup.cmd_status);
 		goto cleanup;
 	}
 
-	rc = release_now(ctx, st, name, token, &rel);
+	rc = release_now(ctx, st, &rn, token, &rel);
 	if (sup.interrupted)
 		status = lease_exit_for_signal(sup.interrupted);
 	else if (sup.guard_died)
@@ -957,12 +1115,12 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		fprintf(stderr,
 		        "reflease run: %s: release failed (%s); the lease stays held until it "
 		        "expires; exit %d (CMD's status was %d)\n",
-		        name,
+		        rn.label,
 		        lease_store_last_error(st)[0] ? lease_store_last_error(st)
 		                                      : lease_error_id(rc),
 		        status, cmd_st);
 	}
-	run_emit(&out, st, &rel, name, rc,
+	run_emit(&out, st, &rel, &rn, rc,
 	         sup.interrupted  ? "interrupted"
 	         : sup.guard_died ? "error"
 	                          : "exited",
@@ -985,6 +1143,7 @@ cleanup:
 	}
 	if (out.json_fd >= 0)
 		close(out.json_fd);
+	free(rn.set);
 	free(argv2);
 	return status;
 }

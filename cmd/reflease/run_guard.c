@@ -465,9 +465,13 @@ static void guard_main(char **cmd, int ctl_r, int ev_w, int fg, double kill_grac
 				killer_start(&k, SIGTERM, kill_grace);
 			}
 			for (i = 0; n > 0 && i < (size_t)n / sizeof(m[0]); i++) {
-				if (m[i].type == 'D')
+				if (m[i].type == 'D') {
 					deadline = m[i].d;
-				else if (m[i].type == 'K')
+					/* the kill_grace of the TTL behind it (ms), when
+					 * shorter: a lease CMD shortened (§6) */
+					if (m[i].value > 0 && m[i].value / 1000.0 < kill_grace)
+						kill_grace = m[i].value / 1000.0;
+				} else if (m[i].type == 'K')
 					killer_start(&k, m[i].value, m[i].d);
 				else if (m[i].type == 'T')
 					memcpy(rel->token, m[i].token, sizeof(rel->token));
@@ -527,9 +531,9 @@ int run_guard_start(run_guard *g, char **cmd, int fg, double kill_grace, double 
 	return 0;
 }
 
-void run_guard_deadline(run_guard *g, double deadline)
+void run_guard_deadline(run_guard *g, double deadline, double grace)
 {
-	send_msg(g->ctl_w, 'D', 0, deadline);
+	send_msg(g->ctl_w, 'D', grace > 0 ? (int32_t)(grace * 1000.0) : 0, deadline);
 }
 
 void run_guard_token(run_guard *g, const char *token)

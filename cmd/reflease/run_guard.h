@@ -77,8 +77,11 @@ int run_guard_start(run_guard *g, char **cmd, int fg, double kill_grace, double 
  * release after reflease's death. */
 void run_guard_token(run_guard *g, const char *token);
 
-/* Set the guard's watchdog deadline (run_clock() seconds; 0 = none). */
-void run_guard_deadline(run_guard *g, double deadline);
+/* Set the guard's watchdog deadline (run_clock() seconds; 0 = none) and the
+ * kill_grace of the TTL behind it (seconds; 0 = unchanged): a grace shorter
+ * than the guard's replaces it, for the watchdog and for reflease's death
+ * (after CMD shortened the lease the tree must be gone by its expiry, §6). */
+void run_guard_deadline(run_guard *g, double deadline, double grace);
 
 /* SIGCONT to every process of the tree (after a job-control stop). */
 void run_guard_resume(run_guard *g);

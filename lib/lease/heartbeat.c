@@ -3,6 +3,7 @@
 #include "reflease/heartbeat.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lease/policy.h"
@@ -99,6 +100,76 @@ static int check_stored(lease_result *s, lease_store *st, const char *name, cons
 	return c;
 }
 
+/* check_stored() over every member of a set: CHECK_GONE at the first member
+ * gone (*@p cr its read), else CHECK_EARLIER with the member whose stored
+ * expiry is the earliest below @p expires_at (the set's earliest, protocol.md
+ * "Sets"), else CHECK_SAME (cr->present 0). @p at / @p have_at: each member's
+ * state last known under @p token, updated from the reads. */
+static int check_set(lease_result *cr, lease_store *st, const char *const *names, size_t n,
+                     const char *token, int64_t expires_at, lease_oid *at, int *have_at)
+{
+	lease_result m;
+	int c = CHECK_SAME;
+	size_t i;
+
+	memset(cr, 0, sizeof(*cr));
+	for (i = 0; i < n; i++) {
+		int ci = check_stored(&m, st, names[i], token, expires_at,
+		                      have_at[i] ? &at[i] : NULL);
+		if (ci == CHECK_GONE) {
+			*cr = m;
+			return CHECK_GONE;
+		}
+		if (m.present && m.has_payload) {
+			at[i] = m.oid;
+			have_at[i] = 1;
+		}
+		if (ci == CHECK_EARLIER &&
+		    (c != CHECK_EARLIER || m.payload.expires_at < cr->payload.expires_at)) {
+			*cr = m;
+			c = CHECK_EARLIER;
+		}
+	}
+	return c;
+}
+
+/* A set heartbeat's answer as one lease_result (what the keeper schedules
+ * by and reports): the member that stopped the set when one did, else the
+ * member whose lost deadline is the earliest (protocol.md "Sets": the set is
+ * lost when any member is); status, code and message are the set's. */
+static void set_summary(lease_result *r, const lease_set_result *s)
+{
+	const lease_result *pick = NULL;
+	double best = 0;
+	size_t i;
+
+	if (s->blocker >= 0 && (size_t)s->blocker < s->count)
+		pick = &s->members[s->blocker];
+	else
+		for (i = 0; i < s->count; i++) {
+			const lease_result *m = &s->members[i];
+			double l;
+			if (!m->has_payload)
+				continue;
+			l = lease_policy_lost_deadline(m->payload.expires_at,
+			                               m->payload.has_ttl &&
+			                                               m->payload.ttl_seconds > 0
+			                                       ? m->payload.ttl_seconds
+			                                       : LEASE_TTL_DEFAULT);
+			if (!pick || l < best) {
+				pick = m;
+				best = l;
+			}
+		}
+	if (!pick)
+		pick = &s->members[0];
+	*r = *pick;
+	r->status = s->status;
+	r->code = s->code;
+	if (s->message[0])
+		snprintf(r->message, sizeof(r->message), "%.500s", s->message);
+}
+
 int lease_heartbeat_every(int64_t *out, int64_t ttl_seconds, int64_t every)
 {
 	if (ttl_seconds < LEASE_TTL_READ_MIN || ttl_seconds > LEASE_TTL_READ_MAX || every < 0)
@@ -174,9 +245,14 @@ static void emit_lost(const lease_keep_options *o, const lease_result *r, int co
 	emit(o, &rep, attempt, expires_at, lost_at, ttl);
 }
 
-int lease_keep(lease_result *last, lease_store *st, const char *name,
-               const lease_keep_options *opts)
+/* The keeper of lease_keep() (@p n 1, @p set NULL) and lease_keep_set()
+ * (@p set: the set heartbeat's buffer, the caller's). */
+static int keep_engine(lease_result *last, lease_store *st, const char *const *names, size_t n,
+                       lease_set_result *set, const lease_keep_options *opts)
 {
+	const char *name = names[0];
+	lease_oid set_at[LEASE_SET_MAX];
+	int set_have_at[LEASE_SET_MAX];
 	lease_op_options op = LEASE_OP_OPTIONS_INIT;
 	lease_keep_report rep;
 	lease_result r, cr;
@@ -190,6 +266,7 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 	int known_has_parent = 0;
 
 	memset(&r, 0, sizeof(r));
+	memset(set_have_at, 0, sizeof(set_have_at));
 	if (last)
 		memset(last, 0, sizeof(*last));
 	if (!opts || opts->version != LEASE_KEEP_OPTIONS_VERSION || !st || !name || !opts->owner ||
@@ -265,8 +342,10 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 		    (double)now >= check_at) {
 			/* §6: the fence must not outlive the stored expiry, whoever
 			 * wrote it with this token */
-			int c = check_stored(&cr, st, name, token, expires_at,
-			                     have_at ? &at_oid : NULL);
+			int c = set ? check_set(&cr, st, names, n, token, expires_at, set_at,
+			                        set_have_at)
+			            : check_stored(&cr, st, name, token, expires_at,
+			                           have_at ? &at_oid : NULL);
 			check_at = (double)now + opts->check_seconds;
 			if (c == CHECK_GONE) {
 				r = cr;
@@ -343,7 +422,16 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 		op.known_oid = have_known ? &known_oid : NULL;
 		op.known_payload = have_known ? &known_payload : NULL;
 		op.known_parent = have_known && known_has_parent ? &known_parent : NULL;
-		rc = lease_heartbeat(&r, st, name, &op);
+		if (set) {
+			/* one atomic write for every member due (protocol.md "Sets") */
+			op.known_oid = NULL;
+			op.known_payload = NULL;
+			op.known_parent = NULL;
+			rc = lease_heartbeat_set(set, st, names, n, &op);
+			set_summary(&r, set);
+		} else {
+			rc = lease_heartbeat(&r, st, name, &op);
+		}
 		have_known = 0;
 		now = lease_store_now(st);
 		memset(&rep, 0, sizeof(rep));
@@ -415,5 +503,46 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 	}
 	if (last)
 		*last = r;
+	return rc;
+}
+
+int lease_keep(lease_result *last, lease_store *st, const char *name,
+               const lease_keep_options *opts)
+{
+	const char *names[1];
+
+	names[0] = name;
+	return keep_engine(last, st, names, 1, NULL, opts);
+}
+
+int lease_keep_set(lease_result *last, lease_store *st, const char *const *names, size_t n,
+                   const lease_keep_options *opts)
+{
+	lease_set_result *set;
+	size_t i, j;
+	int rc;
+
+	if (last)
+		memset(last, 0, sizeof(*last));
+	if (!names || n < 1 || n > LEASE_SET_MAX || !names[0])
+		return st ? lease_store_set_error(st, LEASE_EINVALID,
+		                                  "heartbeat service: a set names 1 to %d leases",
+		                                  LEASE_SET_MAX)
+		          : LEASE_EINVALID;
+	for (i = 0; i < n; i++)
+		for (j = 0; j < i; j++)
+			if (!names[i] || strcmp(names[i], names[j]) == 0)
+				return st ? lease_store_set_error(
+				                    st, LEASE_EINVALID,
+				                    "heartbeat service: lease '%s' named "
+				                    "twice in the set",
+				                    names[i] ? names[i] : "(null)")
+				          : LEASE_EINVALID;
+	if (!(set = calloc(1, sizeof(*set))))
+		return st ? lease_store_set_error(st, LEASE_ENOMEM,
+		                                  "heartbeat service: out of memory")
+		          : LEASE_ENOMEM;
+	rc = keep_engine(last, st, names, n, set, opts);
+	free(set);
 	return rc;
 }

@@ -416,6 +416,29 @@ void memstore_counts_reset(memstore *m)
 	memset(&m->counts, 0, sizeof(m->counts));
 }
 
+int memstore_cas_many(lease_transport *t, const lease_ref_update *u, size_t n)
+{
+	memstore *m = M(t);
+	size_t i;
+	int rc, drop;
+
+	if (!write_faults(m, &m->faults.lie_replace, &rc, &drop))
+		return rc;
+	/* single-threaded: every compare before any write is atomic */
+	for (i = 0; i < n; i++) {
+		const mem_ref *r = find_ref(m, u[i].refname);
+		int present = r && r->present;
+		if (lease_oid_is_zero(&u[i].old_oid)
+		            ? present
+		            : !present || !lease_oid_equal(&r->oid, &u[i].old_oid))
+			return seterr(m, LEASE_ECAS, "stale before-oid");
+	}
+	for (i = 0; i < n; i++)
+		if (memstore_set_ref(m, u[i].refname, &u[i].new_oid) < 0)
+			return LEASE_ENOMEM;
+	return finish_write(m, drop);
+}
+
 int memstore_set_ref(memstore *m, const char *refname, const lease_oid *oid)
 {
 	mem_ref *r = get_ref(m, refname);

@@ -70,6 +70,14 @@ void memstore_counts_reset(memstore *m);
  * @return 0 or LEASE_ENOMEM
  */
 int memstore_set_ref(memstore *m, const char *refname, const lease_oid *oid);
+/**
+ * An atomic cas_many (a set write, protocol.md "Sets") over the memstore
+ * @p t, for tests to install as t->cas_many: every compare, then every
+ * update; the fault knobs fail_before, lie_replace and drop_after_apply
+ * apply to the whole write. @return 0, LEASE_ECAS (nothing applied),
+ * LEASE_ENET (injected), LEASE_ENOMEM
+ */
+int memstore_cas_many(lease_transport *t, const lease_ref_update *u, size_t n);
 /** 1 and *oid when @p refname is present, else 0. Bypasses faults. */
 int memstore_get_ref(const memstore *m, const char *refname, lease_oid *oid);
 /** Store a non-commit object (a blob) with @p data; its oid in @p out. 0 or LEASE_ENOMEM. */

@@ -75,25 +75,41 @@ static void keep_report(const lease_keep_report *rep, void *payload)
 		keep_stop = 1;
 }
 
-static int keep_row(void)
+/* The keeper's requests per heartbeat: of one lease (@p n 1), or of a set
+ * of @p n (run A B C -- CMD, issue 27: one set write per heartbeat). */
+static int keep_row(size_t n)
 {
+	static const char *const one[] = {"bench-keep"};
+	static const char *const set[] = {"bench-keep-a", "bench-keep-b", "bench-keep-c"};
+	const char *const *names = n == 1 ? one : set;
 	lease_store_options so = LEASE_STORE_OPTIONS_INIT;
 	lease_op_options ao = LEASE_OP_OPTIONS_INIT;
 	lease_keep_options ko = LEASE_KEEP_OPTIONS_INIT;
+	lease_set_result *sr = calloc(1, sizeof(*sr));
 	lease_store *st = NULL;
 	lease_result r, last;
 	char err[512];
+	int rc = 1;
 
+	keep_writes = 0;
+	keep_stop = 0;
 	so.github_token = "ghbench-token";
 	so.timeout_s = 10;
 	so.clock.now = keep_now;
-	if (lease_store_open(&st, "github:octo/leases", &so, err, sizeof(err)) < 0)
-		return 1;
+	if (!sr || lease_store_open(&st, "github:octo/leases", &so, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ghbench: keeper's store: %s\n", sr ? err : "out of memory");
+		goto out;
+	}
 	ao.owner = "keeper";
 	ao.host = "bench";
 	ao.ttl_seconds = 300;
-	if (lease_acquire(&r, st, "bench-keep", &ao) < 0)
-		return 1;
+	if (n == 1 ? lease_acquire(&r, st, names[0], &ao) < 0
+	           : lease_acquire_set(sr, st, names, n, &ao) < 0) {
+		fprintf(stderr, "ghbench: keeper's acquire: %s\n", lease_store_last_error(st));
+		goto out;
+	}
+	if (n > 1)
+		r = sr->members[0];
 	ko.owner = "keeper";
 	ko.host = "bench";
 	ko.lease_token = r.payload.lease_token;
@@ -105,12 +121,24 @@ static int keep_row(void)
 	ko.report = keep_report;
 	ko.stop = &keep_stop;
 	fakegh_reset_counts(fk);
-	lease_keep(&last, st, "bench-keep", &ko);
+	if (n == 1)
+		lease_keep(&last, st, names[0], &ko);
+	else if (lease_keep_set(&last, st, names, n, &ko) < 0)
+		fprintf(stderr, "ghbench: set keeper: %s\n", lease_store_last_error(st));
+	if (keep_writes < 3) {
+		fprintf(stderr, "ghbench: the keeper stopped after %d heartbeats\n", keep_writes);
+		goto out;
+	}
+	if (n == 1)
+		row("heartbeat (each later one in heartbeat --every / run)", keep_requests, 3);
+	else
+		row("set heartbeat, 3 leases (each later one in run A B C)", keep_requests,
+		    (unsigned)n + 3);
+	rc = 0;
+out:
 	lease_store_free(st);
-	if (keep_writes < 3)
-		return 1;
-	row("heartbeat (each later one in heartbeat --every / run)", keep_requests, 3);
-	return 0;
+	free(sr);
+	return rc;
 }
 
 /* Plant a payload whose last heartbeat is old enough to make the next due. */
@@ -302,7 +330,7 @@ int main(int argc, char **argv)
 		return 5;
 	row("heartbeat (one invocation)", fakegh_count(fk, FAKEGH_ANY), 4);
 	lease_store_free(st);
-	if (keep_row() != 0)
+	if (keep_row(1) != 0 || keep_row(3) != 0)
 		return 5;
 
 	st = open_gh();

@@ -169,6 +169,31 @@ typedef struct lease_keep_options {
 int lease_keep(lease_result *last, lease_store *st, const char *name,
                const lease_keep_options *opts);
 
+/**
+ * Keep a set of leases (protocol.md "Sets"; `run A B … -- CMD`) as
+ * lease_keep() keeps one: every heartbeat is one lease_heartbeat_set() with
+ * the set's one token, a single atomic write of the members that are due
+ * (the single-lease due rule, lease_policy_heartbeat_due(), applied to each
+ * member: a member not due is not written; none due writes nothing). The
+ * schedule and the lost deadline follow the member whose lost deadline is the
+ * earliest (its stored expires_at and TTL); the re-reads of
+ * @p opts->check_seconds read every member: one gone, released or under
+ * another token is lost at once, one whose stored expiry is earlier than the
+ * set's earliest (a heartbeat of that member with a shorter TTL) moves the
+ * deadline (LEASE_KEEP_CHANGED). A member lost is the whole set lost: the
+ * service returns. Reports carry a summary of the set write: its status, code
+ * and message, and the payload of the member that decided (the one that
+ * stopped the set, else the one with the earliest lost deadline).
+ * @p opts->known_oid is ignored (the first re-read reads each member in full).
+ *
+ * @param last   receives the last summary (as the reports'; may be NULL)
+ * @param names  1..LEASE_SET_MAX distinct lease names, borrowed for the call
+ * @return as lease_keep(); LEASE_EINVALID also for bad @p names, LEASE_ECONFIG
+ *         when the store cannot write a set (nothing written), LEASE_ENOMEM
+ */
+int lease_keep_set(lease_result *last, lease_store *st, const char *const *names, size_t n,
+                   const lease_keep_options *opts);
+
 #ifdef __cplusplus
 }
 #endif
