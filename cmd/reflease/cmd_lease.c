@@ -954,14 +954,15 @@ const cli_command cli_lease_commands[] = {
          "                   (at most N holders; another N than the stored one: exit 78)\n"},
         {"heartbeat", cmd_heartbeat,
          "heartbeat NAME [NAME...] --lease-token T [--ttl S] [--every S [--release-on-exit]]",
-         "Extend a held lease once, or keep extending it every S seconds until stopped or lost.",
+         "Extend a held lease once, or keep extending it every S seconds until stopped or lost; "
+         "several NAMEs: the whole set in one atomic write each time.",
          "  --lease-token T  the token from acquire (or REFLEASE_LEASE_TOKEN)\n"
          "  --ttl S          new lease time (default: the stored ttl_seconds)\n"
          "  --every S        keep heartbeating every S seconds (at most ttl/2; default ttl/3);\n"
          "                   stops on any terminating signal (exit 128 + signal: 130/143/129\n"
          "                   for INT/TERM/HUP), exit 4 when lost; a closed output does not stop "
          "it\n"
-         "  --release-on-exit  release the lease when stopped by a signal\n"},
+         "  --release-on-exit  release the lease (a set: the whole set) when stopped by a signal\n"},
         {"transition", cmd_transition, "transition NAME [NAME...] --lease-token T --to PHASE",
          "Move a held lease to another phase (claimed, working, review).",
          "  --lease-token T  the token held (or REFLEASE_LEASE_TOKEN)\n"

@@ -116,4 +116,12 @@ err_is 64 "--every: 4 s is above ttl/2 (ttl 6 s)" "$R" heartbeat k l --lease-tok
 [ "$(oid k)" = "$ok" ] && [ "$(oid l)" = "$ol" ] || fail "a refused keeper wrote"
 # a set named twice, and a usage error before any write
 err_is 64 "named twice" "$R" heartbeat k k --lease-token "$T" --every 2
+
+# ---- the docs say so (before: "--every keeps one lease")
+root=$(cd "$(dirname "$0")/../.." && pwd)
+$R help heartbeat | grep -q 'several NAMEs: the whole set' || fail "help heartbeat omits the set keeper"
+hbman=$(sed -n '/^\.BI heartbeat /,/^\.TP/p' "$root/docs/reflease.1")
+echo "$hbman" | grep -q 'kept as a whole' || fail "the man page's heartbeat entry omits the set keeper"
+grep -q 'heartbeat A B … --every S` keeps the whole set' "$root/docs/cli.md" || fail "cli.md: the set keeper"
+! grep -q 'heartbeat --every` keeps one lease' "$root/docs/cli.md" || fail "cli.md still says --every keeps one lease"
 echo ok
