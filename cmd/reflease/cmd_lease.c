@@ -798,8 +798,6 @@ static int heartbeat_every(cli_ctx *ctx, lease_cmd *c)
 	/* Stopped by a signal: a handoff stays possible unless --release-on-exit. */
 	status = lease_exit_for_signal(lease_stop_signal ? lease_stop_signal : SIGTERM);
 	if (a->release_on_exit) {
-		int sig = lease_stop_signal;
-
 		op_init(&c->o, ctx, a);
 		c->o.lease_token = kc.token;
 		memset(&r, 0, sizeof(r));
@@ -812,7 +810,6 @@ static int heartbeat_every(cli_ctx *ctx, lease_cmd *c)
 		}
 		if (rc != EXIT_OK)
 			status = rc;
-		lease_stop_signal = sig;
 	}
 done:
 	free(kc.set);
@@ -962,7 +959,8 @@ const cli_command cli_lease_commands[] = {
          "                   stops on any terminating signal (exit 128 + signal: 130/143/129\n"
          "                   for INT/TERM/HUP), exit 4 when lost; a closed output does not stop "
          "it\n"
-         "  --release-on-exit  release the lease (a set: the whole set) when stopped by a signal\n"},
+         "  --release-on-exit  release the lease (a set: the whole set) when stopped by a\n"
+         "                   signal\n"},
         {"transition", cmd_transition, "transition NAME [NAME...] --lease-token T --to PHASE",
          "Move a held lease to another phase (claimed, working, review).",
          "  --lease-token T  the token held (or REFLEASE_LEASE_TOKEN)\n"
