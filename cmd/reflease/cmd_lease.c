@@ -756,8 +756,10 @@ static int heartbeat_every(cli_ctx *ctx, lease_cmd *c)
 	int rc, status;
 
 	/* No --ttl: the stored ttl_seconds decides (§6); read it so that
-	 * --every is checked against ttl/2 before any write. */
-	if (!ttl)
+	 * --every is checked against ttl/2 before any write. A store that
+	 * cannot write a set is not read: the keeper's first set heartbeat
+	 * refuses it before any I/O (exit 78), as `heartbeat A B` does. */
+	if (!ttl && (n == 1 || lease_store_can_write_set(c->st)))
 		ttl = keep_stored_ttl(c->st, names, n);
 	if (a->every && ttl && lease_heartbeat_every(&every, ttl, a->every) < 0)
 		return cli_status_of(cli_usage(ctx, "--every: %ld s is above ttl/2 (ttl %lld s)",

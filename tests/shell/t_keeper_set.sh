@@ -114,6 +114,10 @@ expect_rc 0 "$R" heartbeat l --lease-token "$T" --ttl 6
 ok=$(oid k) ol=$(oid l)
 err_is 64 "--every: 4 s is above ttl/2 (ttl 6 s)" "$R" heartbeat k l --lease-token "$T" --every 4
 [ "$(oid k)" = "$ok" ] && [ "$(oid l)" = "$ol" ] || fail "a refused keeper wrote"
+# a remote over git:// cannot write a set: refused before any I/O (the port
+# is closed; before the fix the TTL reads retried it for --timeout), exit 78
+err_is 78 "cannot write several leases in one atomic write" env REFLEASE_STORE=remote:git://127.0.0.1:9/x.git \
+  timeout 30 "$R" heartbeat k l --lease-token "$T" --every 30
 # a set named twice, and a usage error before any write
 err_is 64 "named twice" "$R" heartbeat k k --lease-token "$T" --every 2
 
