@@ -21,10 +21,10 @@
 # given; a set's result (--json on stdout, or run's --json-file) goes to
 # $REFLEASE_ACTION_JSON when the JavaScript gives one, which reads its members.
 #
-# acquire with heartbeat true starts `reflease heartbeat --every ttl/3`
+# acquire with heartbeat true starts `reflease heartbeat NAME... --every ttl/3`
 # detached (setsid, nohup) with its pid, exit status, log and token (mode 600)
-# under $RUNNER_TEMP/reflease-heartbeat.<namespace>.<name>.* (a set:
-# action/heartbeat-set.sh, one set heartbeat every ttl/3, under
+# under $RUNNER_TEMP/reflease-heartbeat.<namespace>.<name>.* (a set: one
+# keeper of the whole set, one atomic set heartbeat each time, under
 # ...<namespace>.set-<hash of the sorted names>.*); release stops it first,
 # and uses that token when no lease-token input is given.
 set -uo pipefail
@@ -257,11 +257,8 @@ start_heartbeat() {
   rm -f "$hb.pid" "$hb.rc"
   # for a release step that does not pass lease-token (same job, same runner)
   (umask 077 && printf '%s\n' "$token" >"$hb.token")
-  local keep=("${base[@]}" heartbeat "${ttlopt[@]}" --every "$every" -- "$name")
-  # heartbeat --every keeps one lease: a set's is heartbeated once per tick
-  [ "${#names[@]}" -eq 1 ] ||
-    keep=(bash --noprofile --norc "$root/action/heartbeat-set.sh" "$every" "${base[@]}" heartbeat
-      "${ttlopt[@]}" -- "${hbnames[@]}")
+  # a set: the whole set kept by one keeper (cli.md "Sets"), its names sorted
+  local keep=("${base[@]}" heartbeat "${ttlopt[@]}" --every "$every" -- "${hbnames[@]}")
   # Not a step any more once detached: no step outputs or summary from it, and no
   # descriptor of the step's (the runner waits for the step's output pipes to close).
   # shellcheck disable=SC2016 # the inner script expands its own arguments

@@ -28,6 +28,8 @@ typedef struct fake {
 	double lost_at[64];
 	double real[64]; /* f->t at each report */
 	char status[64][24];
+	size_t set_n[64];        /* rep->set->count, 0 without a set answer */
+	char set_blocker[64][8]; /* the set answer's blocked member, "" = none */
 	char token[LEASE_TOKEN_HEXSZ + 1];
 	/* actions */
 	int stop_after_writes;  /* set stop after this many writes (0 = never) */
@@ -95,6 +97,10 @@ static void on_report(const lease_keep_report *rep, void *payload)
 	f->real[f->n] = f->t;
 	snprintf(f->status[f->n], sizeof(f->status[0]), "%s",
 	         rep->result && rep->result->status ? rep->result->status : "");
+	f->set_n[f->n] = rep->set ? rep->set->count : 0;
+	snprintf(f->set_blocker[f->n], sizeof(f->set_blocker[0]), "%s",
+	         rep->set && rep->set->blocker >= 0 ? rep->set->members[rep->set->blocker].name
+	                                            : "");
 	f->n++;
 	switch (rep->event) {
 	case LEASE_KEEP_WRITE:
@@ -254,6 +260,7 @@ START_TEST(test_service_heartbeats_replace)
 	f.stop_after_writes = 50;
 	ck_assert_int_eq(lease_keep(&last, f.st, "job", &k), 0);
 	ck_assert_int_eq(f.writes, 50);
+	ck_assert_uint_eq(f.set_n[0], 0); /* lease_keep: no set answer */
 	ck_assert_int_eq(lease_history_read(&h, f.st, "job", 0, 0), 0);
 	ck_assert_uint_eq(h.count, 2);
 	ck_assert_int_eq(h.items[0].op, LEASE_OP_HEARTBEAT);
@@ -496,6 +503,9 @@ START_TEST(test_set_keeper_heartbeats_every_member)
 		ck_assert_str_eq(f.status[i], "renewed");
 		ck_assert_int_eq(f.at[i], acq->members[0].now + 10 * (i + 1));
 		ck_assert_int_eq(f.exp[i], f.at[i] + 30);
+		/* the set write's whole answer, each member's (heartbeat --every A B) */
+		ck_assert_uint_eq(f.set_n[i], 3);
+		ck_assert_str_eq(f.set_blocker[i], "");
 	}
 	/* one write per heartbeat: single ref writes never used */
 	ck_assert_int_eq(memstore_counts_get(f.mem)->replace_ref, 0);
@@ -556,6 +566,7 @@ START_TEST(test_set_lost_at_once_on_member_break)
 	ck_assert_str_eq(last.name, "prod");
 	ck_assert_str_eq(last.status, "not_holder");
 	ck_assert_str_eq(last.payload.lease_token, "");
+	ck_assert_uint_eq(f.set_n[f.n - 1], 0); /* a re-read, not a set write */
 	lease_store_free(f.st);
 	free(acq);
 }
@@ -578,6 +589,10 @@ START_TEST(test_set_lost_on_heartbeat_of_broken_member)
 	ck_assert_int_eq(f.lost, 1);
 	ck_assert_str_eq(last.name, "db");
 	ck_assert_ptr_nonnull(strstr(last.message, "db"));
+	/* the lost report carries the set write that stopped, naming db */
+	ck_assert_int_eq(f.ev[f.n - 1], LEASE_KEEP_LOST);
+	ck_assert_uint_eq(f.set_n[f.n - 1], 3);
+	ck_assert_str_eq(f.set_blocker[f.n - 1], "db");
 	/* nothing written by the lost heartbeat: job kept its last expiry */
 	ck_assert_int_eq(stored_expiry(&f, "job"), f.exp[0]);
 	lease_store_free(f.st);

@@ -609,12 +609,33 @@ void lease_keep_changed_note(const char *cmd, const char *name, const lease_keep
 	        rep->next_in);
 }
 
-/* heartbeat --every: one line per write (cli.md), then the end state. */
+/* heartbeat --every: one line per write (cli.md), then the end state; a set
+ * (protocol.md "Sets"): one block per set write, as `heartbeat A B` prints. */
 typedef struct keep_ctx {
 	cli_ctx *ctx;
-	const char *name;
+	lease_store *st;
+	const char *name;         /* the lease, or the set's names ("A B") */
+	const char *const *names; /* a set's names (n > 1) */
+	size_t n;
+	lease_set_result *set; /* n > 1: the answer of a loss no set write gave */
 	char token[LEASE_TOKEN_HEXSZ + 1];
 } keep_ctx;
+
+/* The lost (or failed) set's answer and the member that stopped it: the set
+ * write's own answer, else each member as `status` reads it. */
+static const lease_set_result *keep_set_lost(keep_ctx *k, const lease_keep_report *rep,
+                                             const lease_result *r, const char **member)
+{
+	const lease_set_result *s = rep->set;
+
+	if (!s) {
+		set_lost_answer(k->set, k->st, k->names, k->n, r, rep->code);
+		s = k->set;
+	}
+	*member = s->blocker >= 0 && (size_t)s->blocker < s->count ? s->members[s->blocker].name
+	                                                           : r->name;
+	return s;
+}
 
 static void keep_report(const lease_keep_report *rep, void *payload)
 {
@@ -631,6 +652,15 @@ static void keep_report(const lease_keep_report *rep, void *payload)
 			if (k->ctx->verbosity >= LEASE_LOG_INFO)
 				fprintf(stderr, "reflease heartbeat: %s: not due; next in %.0f s\n",
 				        k->name, rep->next_in);
+			break;
+		}
+		if (rep->set) {
+			/* the set write: each member (the token only in JSON) */
+			if (k->ctx->json)
+				cli_emit_json(stdout, set_result_json(rep->set));
+			else
+				set_print_human(rep->set, 0);
+			fflush(stdout);
 			break;
 		}
 		/* a log block, not a hand-over: the token stays out of it (the
@@ -650,51 +680,105 @@ static void keep_report(const lease_keep_report *rep, void *payload)
 			        rep->next_in, rep->lost_at - (double)rep->now);
 		break;
 	case LEASE_KEEP_CHANGED:
+		/* a set: the member whose stored expiry moved */
 		if (k->ctx->verbosity >= LEASE_LOG_INFO)
-			lease_keep_changed_note("heartbeat", k->name, rep);
+			lease_keep_changed_note("heartbeat", k->n > 1 ? r->name : k->name, rep);
 		break;
 	case LEASE_KEEP_LOST:
 	case LEASE_KEEP_FAILED: {
 		lease_result copy = *r;
+		const char *what = rep->event == LEASE_KEEP_LOST ? "lease lost" : "giving up";
 		if (lease_status_of(&copy) == LEASE_STATUS_ERROR) {
 			copy.status = "error";
 			copy.code = rep->code;
+		}
+		if (k->n > 1) {
+			/* the set's answer, and the member that lost it named once
+			 * (a set write's message starts with it already) */
+			const char *m = NULL;
+			const lease_set_result *s = keep_set_lost(k, rep, &copy, &m);
+			size_t ml = strlen(m);
+			int named = strncmp(copy.message, m, ml) == 0 && copy.message[ml] == ':';
+			if (k->ctx->json)
+				cli_emit_json(stdout, set_result_json(s));
+			else if (lease_status_of(&copy) != LEASE_STATUS_ERROR)
+				set_print_human(s, 0);
+			fprintf(stderr, "reflease heartbeat: %s: %s: %s%s%s\n", k->name, what,
+			        named ? "" : m, named ? "" : (copy.message[0] ? ": " : ""),
+			        copy.message);
+			break;
 		}
 		if (k->ctx->json)
 			cli_emit_json(stdout, cli_result_json(&copy));
 		else if (lease_status_of(&copy) != LEASE_STATUS_ERROR)
 			cli_print_result_human(&copy);
-		fprintf(stderr, "reflease heartbeat: %s: %s%s%s\n", k->name,
-		        rep->event == LEASE_KEEP_LOST ? "lease lost" : "giving up",
+		fprintf(stderr, "reflease heartbeat: %s: %s%s%s\n", k->name, what,
 		        copy.message[0] ? ": " : "", copy.message);
 		break;
 	}
 	}
 }
 
-static int heartbeat_every(cli_ctx *ctx, lease_store *st, const char *name, const lease_args *a)
+/* The TTL --every is checked against when no --ttl is given (§6): the
+ * stored ttl_seconds, the shortest of a set's members; 0 when none is read. */
+static int64_t keep_stored_ttl(lease_store *st, const char *const *names, size_t n)
 {
-	lease_keep_options k = LEASE_KEEP_OPTIONS_INIT;
-	lease_result last, r;
-	keep_ctx kc;
-	int64_t ttl = a->ttl, every;
-	int rc;
+	int64_t ttl = 0;
+	size_t i;
 
-	if (!ttl) {
-		/* No --ttl: the stored ttl_seconds decides (§6); read it so that
-		 * --every is checked against ttl/2 before any write. */
+	for (i = 0; i < n; i++) {
+		lease_result r;
 		memset(&r, 0, sizeof(r));
-		if (lease_status(&r, st, name) == 0 && r.has_payload &&
+		if (lease_status(&r, st, names[i]) == 0 && r.has_payload &&
 		    r.payload.phase != LEASE_PHASE_RELEASED) {
-			ttl = lease_payload_kept_ttl(st, &r.payload, NULL);
+			int64_t t = lease_payload_kept_ttl(st, &r.payload, NULL);
+			if (t && (!ttl || t < ttl))
+				ttl = t;
 		}
 	}
+	return ttl;
+}
+
+/* heartbeat NAME --every S, or A B … --every S (a set: the library's set
+ * keeper, one atomic set heartbeat each time): the same options, policy,
+ * signals and exit statuses. */
+static int heartbeat_every(cli_ctx *ctx, lease_cmd *c)
+{
+	lease_keep_options k = LEASE_KEEP_OPTIONS_INIT;
+	const lease_args *a = &c->a;
+	const char *const *names = c->set_n > 1 ? c->names : &c->name;
+	size_t n = c->set_n > 1 ? c->set_n : 1;
+	lease_result last, r;
+	keep_ctx kc;
+	char label[LEASE_SET_MAX * (LEASE_NAME_MAX + 1) + 1];
+	int64_t ttl = a->ttl, every;
+	size_t i;
+	int rc, status;
+
+	/* No --ttl: the stored ttl_seconds decides (§6); read it so that
+	 * --every is checked against ttl/2 before any write. A store that
+	 * cannot write a set is not read: the keeper's first set heartbeat
+	 * refuses it before any I/O (exit 78), as `heartbeat A B` does. */
+	if (!ttl && (n == 1 || lease_store_can_write_set(c->st)))
+		ttl = keep_stored_ttl(c->st, names, n);
 	if (a->every && ttl && lease_heartbeat_every(&every, ttl, a->every) < 0)
 		return cli_status_of(cli_usage(ctx, "--every: %ld s is above ttl/2 (ttl %lld s)",
 		                               a->every, (long long)ttl));
 	memset(&kc, 0, sizeof(kc));
+	label[0] = '\0';
+	for (i = 0; i < n; i++) {
+		size_t len = strlen(label);
+		snprintf(label + len, sizeof(label) - len, "%s%s", i ? " " : "", names[i]);
+	}
 	kc.ctx = ctx;
-	kc.name = name;
+	kc.st = c->st;
+	kc.name = label;
+	kc.names = names;
+	kc.n = n;
+	if (n > 1 && !(kc.set = calloc(1, sizeof(*kc.set)))) {
+		fprintf(stderr, "reflease heartbeat: out of memory\n");
+		return cli_exit_for(LEASE_ENOMEM);
+	}
 	memcpy(kc.token, a->token, sizeof(kc.token));
 	k.owner = ctx->owner;
 	k.host = ctx->host;
@@ -702,29 +786,36 @@ static int heartbeat_every(cli_ctx *ctx, lease_store *st, const char *name, cons
 	k.ttl_seconds = a->ttl;
 	k.every_seconds = a->every;
 	k.known_ttl_seconds = ttl;
-	k.check_seconds = lease_keep_check_interval(st);
+	k.check_seconds = lease_keep_check_interval(c->st);
 	k.stop = &lease_stop_signal;
 	k.report = keep_report;
 	k.report_payload = &kc;
 	lease_install_stop_handlers();
-	rc = lease_keep(&last, st, name, &k);
-	if (rc < 0)
-		return cli_exit_for(rc);
-	/* Stopped by a signal: a handoff stays possible unless --release-on-exit. */
-	if (a->release_on_exit) {
-		lease_op_options o;
-		int sig = lease_stop_signal;
-
-		op_init(&o, ctx, a);
-		o.lease_token = kc.token;
-		memset(&r, 0, sizeof(r));
-		rc = lease_release(&r, st, name, &o);
-		/* a release that failed is the status: the lease may still be held */
-		if ((rc = finish(ctx, st, &r, name, rc)) != EXIT_OK)
-			return rc;
-		lease_stop_signal = sig;
+	rc = n > 1 ? lease_keep_set(&last, c->st, names, n, &k)
+	           : lease_keep(&last, c->st, c->name, &k);
+	if (rc < 0) {
+		status = cli_exit_for(rc);
+		goto done;
 	}
-	return lease_exit_for_signal(lease_stop_signal ? lease_stop_signal : SIGTERM);
+	/* Stopped by a signal: a handoff stays possible unless --release-on-exit. */
+	status = lease_exit_for_signal(lease_stop_signal ? lease_stop_signal : SIGTERM);
+	if (a->release_on_exit) {
+		op_init(&c->o, ctx, a);
+		c->o.lease_token = kc.token;
+		memset(&r, 0, sizeof(r));
+		/* a release that failed is the status: the lease may still be held */
+		if (n > 1) {
+			rc = set_op(ctx, c, lease_release_set);
+		} else {
+			rc = lease_release(&r, c->st, c->name, &c->o);
+			rc = finish(ctx, c->st, &r, c->name, rc);
+		}
+		if (rc != EXIT_OK)
+			status = rc;
+	}
+done:
+	free(kc.set);
+	return status;
 }
 
 static int cmd_heartbeat(cli_ctx *ctx, int argc, char **argv)
@@ -739,13 +830,10 @@ static int cmd_heartbeat(cli_ctx *ctx, int argc, char **argv)
 	if (c.a.every && c.a.ttl && c.a.every > c.a.ttl / 2)
 		return cli_status_of(cli_usage(ctx, "--every: %ld s is above ttl/2 (%ld s)",
 		                               c.a.every, c.a.ttl / 2));
-	if (c.set_n > 1 && c.a.every)
-		return cli_status_of(cli_usage(
-		        ctx, "--every keeps one lease; a set is heartbeated once per call"));
 	if ((rc = lease_cmd_open(ctx, &c, 1)) < 0)
 		return cli_status_of(rc);
 	if (c.a.every)
-		return heartbeat_every(ctx, c.st, c.name, &c.a);
+		return heartbeat_every(ctx, &c);
 	if (c.set_n > 1)
 		return set_op(ctx, &c, lease_heartbeat_set);
 	rc = lease_heartbeat(&c.r, c.st, c.name, &c.o);
@@ -865,14 +953,16 @@ const cli_command cli_lease_commands[] = {
          "                   (at most N holders; another N than the stored one: exit 78)\n"},
         {"heartbeat", cmd_heartbeat,
          "heartbeat NAME [NAME...] --lease-token T [--ttl S] [--every S [--release-on-exit]]",
-         "Extend a held lease once, or keep extending it every S seconds until stopped or lost.",
+         "Extend a held lease once, or keep extending it every S seconds until stopped or lost; "
+         "several NAMEs: the whole set in one atomic write each time.",
          "  --lease-token T  the token from acquire (or REFLEASE_LEASE_TOKEN)\n"
          "  --ttl S          new lease time (default: the stored ttl_seconds)\n"
          "  --every S        keep heartbeating every S seconds (at most ttl/2; default ttl/3);\n"
          "                   stops on any terminating signal (exit 128 + signal: 130/143/129\n"
          "                   for INT/TERM/HUP), exit 4 when lost; a closed output does not stop "
          "it\n"
-         "  --release-on-exit  release the lease when stopped by a signal\n"},
+         "  --release-on-exit  release the lease (a set: the whole set) when stopped by a\n"
+         "                   signal\n"},
         {"transition", cmd_transition, "transition NAME [NAME...] --lease-token T --to PHASE",
          "Move a held lease to another phase (claimed, working, review).",
          "  --lease-token T  the token held (or REFLEASE_LEASE_TOKEN)\n"

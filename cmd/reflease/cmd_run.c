@@ -645,34 +645,6 @@ static void supervise(run_sup *s, run_shared *sh, int sfd, int evfd)
 	}
 }
 
-/* The answer of a set lost under run (cli.md "Sets"): each member as
- * `status` reads it (with @p st NULL, the names only: the store is busy),
- * the set's status, code and message the loss's @p lr, blocked_by the member
- * it names. */
-static void set_lost_answer(lease_store *st, run_names *rn, const lease_result *lr, int code)
-{
-	lease_set_result *s = rn->set;
-	size_t i;
-
-	s->count = rn->n;
-	s->blocker = -1;
-	for (i = 0; i < rn->n; i++) {
-		lease_result *m = &s->members[i];
-
-		memset(m, 0, sizeof(*m));
-		if (!st || lease_status(m, st, rn->names[i]) < 0 || !m->status) {
-			memset(m, 0, sizeof(*m));
-			snprintf(m->name, sizeof(m->name), "%s", rn->names[i]);
-			m->status = lr->status;
-		}
-		if (strcmp(rn->names[i], lr->name) == 0)
-			s->blocker = (int)i;
-	}
-	s->status = lr->status ? lr->status : "expired";
-	s->code = code;
-	snprintf(s->message, sizeof(s->message), "%s", lr->message);
-}
-
 /* NAME [NAME...] [options] -- CMD, or NAME [options] CMD (cli.md "run"):
  * every word before the first `--` that is not an option is a NAME (a set,
  * protocol.md "Sets"); with no `--` after it, CMD starts at the first word
@@ -1079,7 +1051,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 				         ctx->ns ? ctx->ns : "leases", name);
 			}
 			if (rn.n > 1)
-				set_lost_answer(NULL, &rn, &lr, code);
+				set_lost_answer(rn.set, NULL, rn.names, rn.n, &lr, code);
 			run_emit(&out, NULL, &lr, &rn, code, "lost", status, sup.have_cmd,
 			         sup.cmd_status);
 			fflush(NULL);
@@ -1091,7 +1063,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 			release_now(ctx, st, &rn, token, &rel);
 		}
 		if (rn.n > 1)
-			set_lost_answer(st, &rn, &lr, code);
+			set_lost_answer(rn.set, st, rn.names, rn.n, &lr, code);
 		run_emit(&out, st, &lr, &rn, code, "lost", status, sup.have_cmd, sup.cmd_status);
 		goto cleanup;
 	}

@@ -63,10 +63,50 @@ json_t *set_result_json(const lease_set_result *r)
 	return o;
 }
 
-int set_finish(cli_ctx *ctx, lease_store *st, lease_set_result *r, int rc)
+void set_print_human(const lease_set_result *r, int with_token)
 {
 	const char *tok = set_token(r);
 	size_t i;
+
+	printf("set of %zu: %s\n", r->count, r->status ? r->status : "error");
+	for (i = 0; i < r->count; i++) {
+		lease_result m = r->members[i];
+
+		m.holds_token = 0; /* printed once below */
+		printf("  ");
+		cli_print_result_human(&m);
+	}
+	if (tok && with_token)
+		printf("lease_token: %s\n", tok);
+}
+
+void set_lost_answer(lease_set_result *s, lease_store *st, const char *const *names, size_t n,
+                     const lease_result *lr, int code)
+{
+	size_t i;
+
+	s->count = n;
+	s->blocker = -1;
+	for (i = 0; i < n; i++) {
+		lease_result *m = &s->members[i];
+
+		memset(m, 0, sizeof(*m));
+		if (!st || lease_status(m, st, names[i]) < 0 || !m->status) {
+			memset(m, 0, sizeof(*m));
+			snprintf(m->name, sizeof(m->name), "%s", names[i]);
+			m->status = lr->status;
+		}
+		if (strcmp(names[i], lr->name) == 0)
+			s->blocker = (int)i;
+	}
+	s->status = lr->status ? lr->status : "expired";
+	s->code = code;
+	snprintf(s->message, sizeof(s->message), "%s", lr->message);
+}
+
+int set_finish(cli_ctx *ctx, lease_store *st, lease_set_result *r, int rc)
+{
+	const char *tok = set_token(r);
 
 	if (!r->status)
 		r->status = "error";
@@ -74,20 +114,10 @@ int set_finish(cli_ctx *ctx, lease_store *st, lease_set_result *r, int rc)
 		snprintf(r->message, sizeof(r->message), "%s",
 		         lease_store_last_error(st)[0] ? lease_store_last_error(st)
 		                                       : lease_error_id(rc));
-	if (ctx->json) {
+	if (ctx->json)
 		cli_emit_json(stdout, set_result_json(r));
-	} else {
-		printf("set of %zu: %s\n", r->count, r->status);
-		for (i = 0; i < r->count; i++) {
-			lease_result m = r->members[i];
-
-			m.holds_token = 0; /* printed once below */
-			printf("  ");
-			cli_print_result_human(&m);
-		}
-		if (tok)
-			printf("lease_token: %s\n", tok);
-	}
+	else
+		set_print_human(r, 1);
 	if (strcmp(r->status, "error") == 0) {
 		fprintf(stderr, "reflease %s: %s\n", ctx->command,
 		        r->message[0] ? r->message : lease_error_id(rc));

@@ -436,6 +436,7 @@ static int keep_engine(lease_result *last, lease_store *st, const char *const *n
 		now = lease_store_now(st);
 		memset(&rep, 0, sizeof(rep));
 		rep.result = &r;
+		rep.set = set;
 		rep.code = rc;
 		rep.now = now;
 		if (rc == 0) {

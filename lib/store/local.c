@@ -775,7 +775,8 @@ static int scan_loose(local_transport *lt, lease_ref_list *out, const char *pref
 		/* a name libgit2 listed costs no system call (d_type, bsearch) */
 		if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN && de->d_type != DT_REG)
 			continue;
-		if (de->d_type != DT_DIR &&
+		/* nknown 0: known may be NULL, which bsearch must not get (UBSan) */
+		if (de->d_type != DT_DIR && nknown > 0 &&
 		    bsearch(&nm, known, nknown, sizeof(*known), name_cmp) != NULL)
 			continue;
 		if (lstat(path, &sb) < 0)

@@ -85,6 +85,11 @@ typedef struct lease_keep_report {
 	double lost_at;             /**< the lost deadline (§6), seconds since the epoch */
 	int64_t ttl_seconds;        /**< TTL of the last successful write, seconds */
 	double next_in;             /**< seconds until the next attempt (WRITE, RETRY) */
+	/** lease_keep_set() after a set write (WRITE, RETRY, and LOST or FAILED
+	 *  decided by that write): the write's whole answer, each member's result
+	 *  (@p result is its summary); NULL for lease_keep() and for the reports
+	 *  of a re-read or of the lost deadline. */
+	const lease_set_result *set;
 } lease_keep_report;
 
 #define LEASE_KEEP_OPTIONS_VERSION 1
@@ -183,7 +188,8 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
  * deadline (LEASE_KEEP_CHANGED). A member lost is the whole set lost: the
  * service returns. Reports carry a summary of the set write: its status, code
  * and message, and the payload of the member that decided (the one that
- * stopped the set, else the one with the earliest lost deadline).
+ * stopped the set, else the one with the earliest lost deadline) as
+ * `result`, and the set write's whole answer as `set`.
  * @p opts->known_oid is ignored (the first re-read reads each member in full).
  *
  * @param last   receives the last summary (as the reports'; may be NULL)
