@@ -570,7 +570,10 @@ START_TEST(set_write_verified_through_read_lag)
 	ck_assert_int_eq(lease_cas_set(st, ab, olds, news, 2), 0);
 	q = fakegh_count(fk, FAKEGH_GQL_QUERY);
 	ck_assert_uint_gt(q, 1); /* polled */
-	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_REF_GET), 0);
+	/* a member the lag still hides is GraphQL's null, confirmed by REST
+	 * (a listing, or a ref read when no listing is at hand: seen in the
+	 * slower sanitized build) — at most one per member and poll */
+	ck_assert_uint_le(fakegh_count(fk, FAKEGH_REF_GET), 2 * q);
 
 	commit(&news[0], "lc", NULL);
 	commit(&news[1], "ld", NULL);
