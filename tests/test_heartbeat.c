@@ -28,8 +28,8 @@ typedef struct fake {
 	double lost_at[64];
 	double real[64]; /* f->t at each report */
 	char status[64][24];
-	size_t set_n[64];        /* rep->set->count, 0 without a set answer */
-	char set_blocker[64][8]; /* the set answer's blocked member, "" = none */
+	size_t set_n[64];                         /* rep->set->count, 0 without a set answer */
+	char set_blocker[64][LEASE_NAME_MAX + 1]; /* the set answer's blocked member, "" = none */
 	char token[LEASE_TOKEN_HEXSZ + 1];
 	/* actions */
 	int stop_after_writes;  /* set stop after this many writes (0 = never) */
