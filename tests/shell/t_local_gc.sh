@@ -39,7 +39,7 @@ before=$(loose)
 # default grace: everything is younger than an hour, nothing unreachable goes
 expect_rc 0 "$R" gc --json
 [ "$(jout status)" = packed ] && [ "$(jout grace_seconds)" = 3600 ] || fail "gc --json"
-# kept: loose (git < 2.43) or in a cruft pack (gc.cruftPacks, git 2.43's
+# kept: loose (Debian 12's git 2.39) or in a cruft pack (gc.cruftPacks, a newer git's
 # default: Debian 13); either way every one is still there
 [ "$(present)" -eq 19 ] || fail "gc pruned objects younger than the grace: $(present) of 19 left"
 kept=$(loose)
