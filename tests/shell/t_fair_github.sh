@@ -1,18 +1,15 @@
 #!/bin/sh
+# shellcheck disable=SC1091,SC2154  # sourced helpers; fpid and base set by fakegh_start
 # Fair waiting on GitHub (issue 28; the fake server tests/support/fakegh.c):
 # five fair waiters arriving in a known order take the lease in that order,
 # with fair newcomers arriving behind them; status --json shows the queue;
 # no ticket is left behind; history --json shows each one's wait.
 set -eu
-FAKE="$BUILD/tools/fakegh"
 CANARY="ghp_CANARYfair0123456789abcdefCANARY"
-"$FAKE" --token "$CANARY" --port-file "$TMPDIR/port" >/dev/null 2>"$TMPDIR/fake.err" &
-fpid=$!
+. "$(dirname "$0")/fakegh_lib.sh"
+fakegh_start --token "$CANARY"
 trap 'kill "$fpid" 2>/dev/null || true' EXIT INT TERM
-i=0
-while [ ! -s "$TMPDIR/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-port=$(cat "$TMPDIR/port")
-export GITHUB_API_URL="http://127.0.0.1:$port" GITHUB_TOKEN="$CANARY"
+export GITHUB_API_URL="$base" GITHUB_TOKEN="$CANARY"
 export REFLEASE_STORE=github:octo/leases REFLEASE_OWNER=holder REFLEASE_HOST=runner-1
 unset GITHUB_GRAPHQL_URL REFLEASE_GITHUB_TOKEN GITHUB_ACTIONS REFLEASE_NAMESPACE || true
 R=$REFLEASE

@@ -1,18 +1,14 @@
 #!/bin/sh
+# shellcheck disable=SC1091,SC2154  # sourced helper; fpid and base set by fakegh_start
 # The CLI on the github: backend, against the fake GitHub server run as a
 # process (build/tools/fakegh): every lease command works as on local:, exit
 # statuses follow cli.md for injected faults (77, 78, 75, 69), and a verbose
 # run's every output stream never contains the token (the canary).
 set -eu
-FAKE="$BUILD/tools/fakegh"
 CANARY="ghp_CANARYshell0123456789abcdefCANARY"
-"$FAKE" --token "$CANARY" --port-file "$TMPDIR/port" >/dev/null 2>"$TMPDIR/fake.err" &
-fpid=$!
+. "$(dirname "$0")/fakegh_lib.sh"
+fakegh_start --token "$CANARY"
 trap 'kill "$fpid" 2>/dev/null || true' EXIT INT TERM
-i=0
-while [ ! -s "$TMPDIR/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-port=$(cat "$TMPDIR/port")
-base="http://127.0.0.1:$port"
 export GITHUB_API_URL="$base" GITHUB_TOKEN="$CANARY" REFLEASE_STORE=github:octo/leases
 export REFLEASE_OWNER=alice REFLEASE_HOST=runner-1
 unset GITHUB_GRAPHQL_URL REFLEASE_GITHUB_TOKEN GITHUB_ACTIONS || true

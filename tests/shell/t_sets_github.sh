@@ -1,5 +1,5 @@
 #!/bin/sh
-# shellcheck disable=SC1091,SC2016  # sourced helpers; CMD scripts in single quotes
+# shellcheck disable=SC1091,SC2016,SC2154  # sourced helpers; CMD scripts in single quotes; fpid and base set by fakegh_start
 # Sets of leases on the github: backend (issue 27, protocol.md "Sets"),
 # against the fake GitHub (build/tools/fakegh, whose updateRefs is atomic as
 # GitHub documents it): a set with a held member takes nothing, a set is
@@ -8,17 +8,13 @@
 # requests) never give a name two holders or leave a partial hold
 # (sets_lib.sh). Also `run A B -- CMD` (t_run_set.sh on a local store).
 set -eu
-FAKE="$BUILD/tools/fakegh"
 R=$REFLEASE
 fail() { echo "FAIL: $*" >&2; exit 1; }
 git init -q --bare "$TMPDIR/gh.git"
-"$FAKE" --repo "$TMPDIR/gh.git" --token ghp_sets --port-file "$TMPDIR/port" >/dev/null 2>"$TMPDIR/fake.err" &
-fpid=$!
+. "$(dirname "$0")/fakegh_lib.sh"
+fakegh_start --repo "$TMPDIR/gh.git" --token ghp_sets
 trap 'kill "$fpid" 2>/dev/null || true' EXIT INT TERM
-i=0
-while [ ! -s "$TMPDIR/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-GITHUB_API_URL="http://127.0.0.1:$(cat "$TMPDIR/port")"
-export GITHUB_API_URL GITHUB_TOKEN=ghp_sets
+export GITHUB_API_URL="$base" GITHUB_TOKEN=ghp_sets
 export REFLEASE_STORE=github:octo/leases REFLEASE_OWNER=alice REFLEASE_HOST=runner-1
 unset GITHUB_GRAPHQL_URL REFLEASE_GITHUB_TOKEN GITHUB_ACTIONS REFLEASE_LEASE_TOKEN 2>/dev/null || true
 . "$(dirname "$0")/sets_lib.sh"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# shellcheck disable=SC1091  # sourced helper
+# shellcheck disable=SC1091,SC2154  # sourced helpers; base set by fakegh_start
 # N-slot leases (issue 27) on the github: and remote: backends: 4 real
 # processes on `run pool --slots 2` (the fake GitHub server, then a git
 # smart-HTTP server) never have more than 2 guarded commands running at once
@@ -54,12 +54,9 @@ pool() {
 }
 
 # ---- github: the fake GitHub server
-"$BUILD/tools/fakegh" --token ghp_slotsTEST --port-file "$TMPDIR/port" >/dev/null 2>"$TMPDIR/fake.err" &
-fpid=$!
-i=0
-while [ ! -s "$TMPDIR/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-[ -s "$TMPDIR/port" ] || fail "fakegh did not start: $(cat "$TMPDIR/fake.err")"
-GITHUB_API_URL="http://127.0.0.1:$(cat "$TMPDIR/port")" GITHUB_TOKEN=ghp_slotsTEST \
+. "$(dirname "$0")/fakegh_lib.sh"
+fakegh_start --token ghp_slotsTEST
+GITHUB_API_URL="$base" GITHUB_TOKEN=ghp_slotsTEST \
   REFLEASE_STORE=github:octo/leases pool github
 
 # ---- remote: git smart HTTP

@@ -1,0 +1,13 @@
+# shellcheck shell=sh disable=SC2034  # fpid and base are set for the sourcing test
+# The fake GitHub server for shell tests (sourced; not a test itself).
+# fakegh_start [FAKEGH OPTION...]: start build/tools/fakegh on 127.0.0.1 with
+# its port file in $TMPDIR; sets fpid (its pid, for the caller's trap) and
+# base (http://127.0.0.1:PORT); fails when it has not started within 5 s.
+fakegh_start() {
+  "$BUILD/tools/fakegh" "$@" --port-file "$TMPDIR/port" >/dev/null 2>"$TMPDIR/fake.err" &
+  fpid=$!
+  fg_i=0
+  while [ ! -s "$TMPDIR/port" ] && [ $fg_i -lt 100 ]; do sleep 0.05; fg_i=$((fg_i + 1)); done
+  [ -s "$TMPDIR/port" ] || { echo "FAIL: fakegh did not start: $(cat "$TMPDIR/fake.err")" >&2; exit 1; }
+  base="http://127.0.0.1:$(cat "$TMPDIR/port")"
+}
