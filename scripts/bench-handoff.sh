@@ -188,17 +188,24 @@ counted() { stat | python3 -c 'import json, sys; d = json.load(sys.stdin); print
 snap() { $COUNTER >"$W/$1"; }
 COUNTER=counted
 GH_HOLD=${GH_HOLD:-30}
-: >"$W/gh"
-: >"$W/ghc"
-n=0
-while [ "$n" -lt "$RUNS" ]; do
-  GITHUB_API_URL=$base GITHUB_TOKEN=bench-token REFLEASE_STORE=github:octo/leases \
-    ON_WAIT="snap c0" ON_RELEASE="snap c1" rl_once "$GH_HOLD" >>"$W/gh"
-  read -r c0 m0 <"$W/c0"
-  read -r c1 m1 <"$W/c1"
-  echo "$((c1 - c0)) $((m1 - m0))" >>"$W/ghc"
-  n=$((n + 1))
-done
+# gh_runs TIMES COUNTS FLAGS WAITING: RUNS handoffs on the fake server (the
+# waiter's extra flags and the log line that says it waits); each handoff's
+# time to TIMES, the counted requests and 304 answers while it waited to COUNTS
+gh_runs() {
+  : >"$1"
+  : >"$2"
+  n=0
+  while [ "$n" -lt "$RUNS" ]; do
+    GITHUB_API_URL=$base GITHUB_TOKEN=bench-token REFLEASE_STORE=github:octo/leases \
+      RL_FLAGS=$3 RL_WAITING=$4 ON_WAIT="snap c0" ON_RELEASE="snap c1" \
+      rl_once "$GH_HOLD" >>"$1"
+    read -r c0 m0 <"$W/c0"
+    read -r c1 m1 <"$W/c1"
+    echo "$((c1 - c0)) $((m1 - m0))" >>"$2"
+    n=$((n + 1))
+  done
+}
+gh_runs "$W/gh" "$W/ghc" "" "waiting up to"
 read -r gm gx <<EOF2
 $(stats "$W/gh")
 EOF2
@@ -259,18 +266,7 @@ every 2 s ± 25 %; the connections it made while waiting are counted in the daem
 EOF
 
 # ---- fair waiting on GitHub (issue 28): the requests a fair waiter spends ----
-: >"$W/ghf"
-: >"$W/ghfc"
-n=0
-while [ "$n" -lt "$RUNS" ]; do
-  GITHUB_API_URL=$base GITHUB_TOKEN=bench-token REFLEASE_STORE=github:octo/leases \
-    RL_FLAGS=--fair RL_WAITING="fair wait" ON_WAIT="snap c0" ON_RELEASE="snap c1" \
-    rl_once "$GH_HOLD" >>"$W/ghf"
-  read -r c0 m0 <"$W/c0"
-  read -r c1 m1 <"$W/c1"
-  echo "$((c1 - c0)) $((m1 - m0))" >>"$W/ghfc"
-  n=$((n + 1))
-done
+gh_runs "$W/ghf" "$W/ghfc" --fair "fair wait"
 read -r gm gx <<EOF2
 $(stats "$W/ghf")
 EOF2
