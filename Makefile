@@ -89,7 +89,8 @@ $(BUILD)/tools/%: tests/tools/%.c $(LIBA)
 # The Check runner adds every tests/test_<module>.c's <module>_suite().
 $(BUILD)/tests/suites.inc: $(TEST_SRC) Makefile
 	@mkdir -p $(dir $@)
-	@for f in $(TEST_SRC); do n=$${f#tests/test_}; echo "SUITE($${n%.c})"; done > $@.tmp && mv $@.tmp $@
+	@for f in $(TEST_SRC); do n=$${f#tests/test_}; echo "SUITE($${n%.c})"; done > $@.tmp && \
+	  if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 
 $(BUILD)/tests/runner.o: tests/runner.c $(BUILD)/tests/suites.inc
 	@mkdir -p $(dir $@)
@@ -110,9 +111,10 @@ $(BUILD)/migrations/registry.o: INCLUDES += -I$(BUILD)/migrations
 .PHONY: FORCE
 FORCE:
 
-$(BUILD)/tests/%.o: tests/%.c
+# tests/support/suitefix.h declares every suite from the generated list.
+$(BUILD)/tests/%.o: tests/%.c | $(BUILD)/tests/suites.inc
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -Itests -MMD -MP -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -Itests -I$(BUILD)/tests -MMD -MP -c $< -o $@
 
 $(RUNNER): $(TEST_OBJ) $(LIBA)
 	$(CC) -o $@ $(TEST_OBJ) $(LIBA) $(SANLD) $(CHECK_LIBS) $(PKG_LIBS)

@@ -2,6 +2,7 @@
 #include <check.h>
 
 #include "../cmd/reflease/report.h"
+#include "support/suitefix.h"
 
 /* ---- workflow-command escaping ----------------------------------------------------------- */
 
@@ -22,13 +23,10 @@ START_TEST(annotation_escaping)
 }
 END_TEST
 
-Suite *cli_suite(void);
 Suite *cli_suite(void)
 {
 	Suite *s = suite_create("cli");
-	TCase *tc = tcase_create("cli");
 
-	tcase_add_test(tc, annotation_escaping);
-	suite_add_tcase(s, tc);
+	suitefix_add(s, "cli", 0, NULL, ONE(annotation_escaping), NULL);
 	return s;
 }

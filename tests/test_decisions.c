@@ -8,16 +8,10 @@
 
 #include "reflease.h"
 #include "support/memstore.h"
-
-Suite *decisions_suite(void);
+#include "support/storefix.h"
+#include "support/suitefix.h"
 
 static int64_t clock_s = 1800000000;
-
-static int64_t fake_now(void *payload)
-{
-	(void)payload;
-	return clock_s;
-}
 
 START_TEST(test_f07_earlier_read_never_admits)
 {
@@ -27,11 +21,10 @@ START_TEST(test_f07_earlier_read_never_admits)
 	lease_store *st = NULL;
 	memstore *mem;
 	lease_oid before, after;
-	char err[256];
 
-	so.clock.now = fake_now;
-	ck_assert_int_eq(lease_store_open_transport(&st, memstore_new(&mem), &so, err, sizeof(err)),
-	                 0);
+	so.clock.now = storefix_clock;
+	so.clock.payload = &clock_s;
+	st = storefix_mem(&mem, &so);
 	a.owner = "job-a";
 	a.host = "h1";
 	b.owner = "job-b";
@@ -58,9 +51,7 @@ END_TEST
 Suite *decisions_suite(void)
 {
 	Suite *s = suite_create("decisions");
-	TCase *tc = tcase_create("f07");
 
-	tcase_add_test(tc, test_f07_earlier_read_never_admits);
-	suite_add_tcase(s, tc);
+	suitefix_add(s, "f07", 0, NULL, ONE(test_f07_earlier_read_never_admits), NULL);
 	return s;
 }

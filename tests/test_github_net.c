@@ -19,7 +19,9 @@
 #include "store/http.h"
 #include "store/store.h"
 #include "support/fakegh.h"
+#include "support/ghfix.h"
 #include "support/logcap.h"
+#include "support/suitefix.h"
 
 #define CANARY "ghp_CANARYnet0123456789abcdefCANARY"
 
@@ -27,40 +29,17 @@ static fakegh *fk;
 static lease_store *st;
 static int open_gh(lease_store **out, const char *token, int timeout_s)
 {
-	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
-	char err[512];
-	int rc;
-
-	o.github_token = token;
-	o.timeout_s = timeout_s;
-	o.verify_timeout_ms = 1000;
-	o.log = logcap;
-	o.log_level = LEASE_LOG_DEBUG;
-	if ((rc = lease_store_open(out, "github:octo/leases", &o, err, sizeof(err))) < 0)
-		fprintf(stderr, "open: %s\n", err);
-	return rc;
+	return ghfix_open(out, token, timeout_s, 1000);
 }
 
 static void setup(void)
 {
-	fakegh_options o;
-
-	memset(&o, 0, sizeof(o));
-	ck_assert_int_eq(fakegh_start(&fk, &o), 0);
-	setenv("GITHUB_API_URL", fakegh_url(fk), 1);
-	unsetenv("GITHUB_GRAPHQL_URL");
-	unsetenv("REFLEASE_GITHUB_TOKEN_FILE");
-	logcap_reset();
-	ck_assert_int_eq(open_gh(&st, CANARY, 10), 0);
+	ghfix_begin(&fk, &st, NULL, CANARY, 10, 1000);
 }
 
 static void teardown(void)
 {
-	lease_store_free(st);
-	st = NULL;
-	fakegh_stop(fk);
-	fk = NULL;
-	unsetenv("REFLEASE_GITHUB_TOKEN_FILE");
+	ghfix_end(&fk, &st);
 }
 
 static lease_op_options who(const char *owner)
@@ -394,22 +373,16 @@ START_TEST(token_file_read_again_on_401)
 }
 END_TEST
 
-Suite *github_net_suite(void);
 Suite *github_net_suite(void)
 {
+	const suitefix_fixture fx = {setup, teardown, 0};
 	Suite *s = suite_create("github_net");
-	TCase *tc = tcase_create("net");
 
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, graphql_on_another_origin_never_receives_the_token);
-	tcase_add_test(tc, timeout_bounds_the_whole_operation);
-	tcase_add_test(tc, burst_spaces_every_write);
-	tcase_add_test(tc, non_json_200_is_temporary_and_a_landed_write_is_recognised);
-	tcase_add_test(tc, proxy_407_is_config_and_abuse_wording_is_a_rate_limit);
-	tcase_add_test(tc, persistent_422_names_its_cause);
-	tcase_add_test(tc, read_errors_state_their_cause_only);
-	tcase_add_test(tc, token_file_read_again_on_401);
-	suite_add_tcase(s, tc);
+	suitefix_add(s, "net", 60, &fx, ONE(graphql_on_another_origin_never_receives_the_token),
+	             ONE(timeout_bounds_the_whole_operation), ONE(burst_spaces_every_write),
+	             ONE(non_json_200_is_temporary_and_a_landed_write_is_recognised),
+	             ONE(proxy_407_is_config_and_abuse_wording_is_a_rate_limit),
+	             ONE(persistent_422_names_its_cause), ONE(read_errors_state_their_cause_only),
+	             ONE(token_file_read_again_on_401), NULL);
 	return s;
 }

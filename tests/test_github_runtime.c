@@ -16,6 +16,10 @@
 
 #include "reflease.h"
 #include "support/fakegh.h"
+#include "support/ghfix.h"
+#include "support/logcap.h"
+#include "support/payload.h"
+#include "support/suitefix.h"
 
 #define CANARY "ghp_CANARYruntime0123456789abcdefCANARY"
 #define BOBTOK "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
@@ -23,59 +27,20 @@
 
 static fakegh *fk;
 static lease_store *st;
-static char logs[1 << 16];
-static size_t logs_len;
-
-static void capture(int level, const char *msg, void *payload)
-{
-	int n;
-
-	(void)payload;
-	n = snprintf(logs + logs_len, sizeof(logs) - logs_len, "%d %s\n", level, msg);
-	if (n > 0 && (size_t)n < sizeof(logs) - logs_len)
-		logs_len += (size_t)n;
-}
 
 static int open_gh(lease_store **out, int timeout_s, int verify_ms)
 {
-	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
-	char err[512];
-	int rc;
-
-	o.github_token = CANARY;
-	o.timeout_s = timeout_s;
-	o.verify_timeout_ms = verify_ms;
-	o.log = capture;
-	o.log_level = LEASE_LOG_DEBUG;
-	if ((rc = lease_store_open(out, "github:octo/leases", &o, err, sizeof(err))) < 0)
-		fprintf(stderr, "open: %s\n", err);
-	return rc;
-}
-
-static void start_fake(const fakegh_options *o)
-{
-	fakegh_options def;
-
-	memset(&def, 0, sizeof(def));
-	ck_assert_int_eq(fakegh_start(&fk, o ? o : &def), 0);
-	setenv("GITHUB_API_URL", fakegh_url(fk), 1);
-	unsetenv("GITHUB_GRAPHQL_URL");
-	logs_len = 0;
-	logs[0] = '\0';
+	return ghfix_open(out, CANARY, timeout_s, verify_ms);
 }
 
 static void setup(void)
 {
-	start_fake(NULL);
-	ck_assert_int_eq(open_gh(&st, 5, 1000), 0);
+	ghfix_begin(&fk, &st, NULL, CANARY, 5, 1000);
 }
 
 static void teardown(void)
 {
-	lease_store_free(st);
-	st = NULL;
-	fakegh_stop(fk);
-	fk = NULL;
+	ghfix_end(&fk, &st);
 }
 
 static lease_op_options who(const char *owner, const char *token)
@@ -107,41 +72,16 @@ static void plant(lease_oid *out, const char *name, const char *owner, const cha
 	parent = s.oid;
 	lease_ref_state_clear(&s);
 	now = lease_store_now(st);
-	memset(&p, 0, sizeof(p));
-	snprintf(p.sdlc_version, sizeof(p.sdlc_version), "1.1.0");
-	p.version_major = 1;
-	p.version_minor = 1;
-	snprintf(p.name, sizeof(p.name), "%s", name);
-	snprintf(p.owner, sizeof(p.owner), "%s", owner);
-	snprintf(p.host, sizeof(p.host), "runner-1");
-	p.phase = LEASE_PHASE_CLAIMED;
-	snprintf(p.lease_token, sizeof(p.lease_token), "%s", token);
+	payload_fill(&p, name, owner, LEASE_PHASE_CLAIMED, token, now + acquired_rel,
+	             now + expires_rel);
 	p.transitions = 1;
-	p.acquired_at = now + acquired_rel;
-	p.expires_at = now + expires_rel;
-	snprintf(p.nonce, sizeof(p.nonce), "%016llx", (unsigned long long)random());
-	p.has_ttl = 1;
-	p.ttl_seconds = 300;
-	ck_assert_int_eq(lease_message_build(&m, &p, LEASE_OP_ACQUIRE), 0);
+	m = payload_message(&p, LEASE_OP_ACQUIRE);
 	ck_assert_int_eq(lease_write_commit(out, st, has_parent ? &parent : NULL, m), 0);
 	free(m);
 	if (has_parent)
 		ck_assert_int_eq(lease_cas_replace(st, name, &parent, out), 0);
 	else
 		ck_assert_int_eq(lease_cas_create(st, name, out), 0);
-}
-
-/* The lease as the fake's repository holds it. */
-static int tip(const char *name, lease_oid *oid)
-{
-	char ref[300], hex[41];
-	int present;
-
-	snprintf(ref, sizeof(ref), "refs/leases/%s", name);
-	present = fakegh_get_ref(fk, ref, hex);
-	if (present == 1)
-		ck_assert_int_eq(lease_oid_fromhex(oid, hex), 0);
-	return present;
 }
 
 static void tip_payload(const char *name, lease_ref_state *s)
@@ -208,7 +148,7 @@ START_TEST(fault_matrix_runtime)
 	case W_TAKEOVER: plant(&before, "job", "bob", BOBTOK, -1000, -100); break;
 	default: plant(&before, "job", "alice", ALITOK, -200, 100); break; /* due for a heartbeat */
 	}
-	had = tip("job", &before);
+	had = ghfix_tip(fk, "job", &before);
 	ep = f->write_ep ? (w == W_ACQUIRE ? FAKEGH_REF_CREATE : FAKEGH_GQL_MUTATION) : f->ep;
 	if (f->kind)
 		fakegh_fault(fk, ep, f->kind, f->count, f->arg);
@@ -263,11 +203,11 @@ START_TEST(fault_matrix_runtime)
 	} else {
 		/* refused: nothing changed, no lease lost, no second holder */
 		ck_assert_str_eq(r.status, "error");
-		ck_assert_int_eq(tip("job", &after), had);
+		ck_assert_int_eq(ghfix_tip(fk, "job", &after), had);
 		if (had)
 			ck_assert(lease_oid_equal(&after, &before));
 	}
-	ck_assert(!strstr(logs, CANARY));
+	ck_assert(!strstr(logcap_buf, CANARY));
 	ck_assert(!strstr(r.message, CANARY));
 }
 END_TEST
@@ -606,7 +546,7 @@ START_TEST(heartbeat_under_persistent_graphql_rate_limit)
 		ck_assert_ptr_nonnull(strstr(r.message, "rate limit"));
 		ck_assert_uint_le(fakegh_count(fk, FAKEGH_COMMIT_POST), 1);
 		ck_assert_uint_le(fakegh_count(fk, FAKEGH_GQL_MUTATION), 1);
-		ck_assert_int_eq(tip(name, &now_at), 1);
+		ck_assert_int_eq(ghfix_tip(fk, name, &now_at), 1);
 		ck_assert(lease_oid_equal(&now_at, &x));
 		fakegh_clear_faults(fk);
 		/* and reads too: nothing written at all */
@@ -750,7 +690,7 @@ START_TEST(no_update_refs_refused_before_writing)
 	teardown();
 	memset(&fo, 0, sizeof(fo));
 	fo.no_update_refs = 1;
-	start_fake(&fo);
+	fk = ghfix_start(&fo);
 	ck_assert_int_eq(open_gh(&st, 5, 1000), 0);
 	ck_assert_int_eq(lease_acquire(&r, st, "old-ghes", &o), LEASE_ECONFIG);
 	ck_assert_ptr_nonnull(strstr(r.message, "updateRefs"));
@@ -784,22 +724,11 @@ START_TEST(transitions_continue_after_prune)
 	lease_oid oid;
 	char *m = NULL, hex[41];
 
-	memset(&p, 0, sizeof(p));
-	snprintf(p.sdlc_version, sizeof(p.sdlc_version), "1.1.0");
-	p.version_major = 1;
-	p.version_minor = 1;
-	snprintf(p.name, sizeof(p.name), "pruned");
-	snprintf(p.owner, sizeof(p.owner), "bob");
-	snprintf(p.host, sizeof(p.host), "runner-1");
-	p.phase = LEASE_PHASE_RELEASED;
-	snprintf(p.lease_token, sizeof(p.lease_token), BOBTOK);
-	p.transitions = 7;
-	p.acquired_at = 1700000000;
-	p.expires_at = 1700000100;
+	payload_fill(&p, "pruned", "bob", LEASE_PHASE_RELEASED, BOBTOK, 1700000000, 1700000100);
 	snprintf(p.nonce, sizeof(p.nonce), "0123456789abcdef");
-	p.has_ttl = 1;
+	p.transitions = 7;
 	p.ttl_seconds = 0;
-	ck_assert_int_eq(lease_message_build(&m, &p, LEASE_OP_RELEASE), 0);
+	m = payload_message(&p, LEASE_OP_RELEASE);
 	ck_assert_int_eq(lease_write_commit(&oid, st, NULL, m), 0);
 	free(m);
 	lease_oid_tohex(hex, &oid);
@@ -899,7 +828,7 @@ START_TEST(F24_rate_limited_acquire)
 
 	fakegh_fault(fk, FAKEGH_GQL_QUERY, FAKEGH_FAULT_403_RETRY, 1, 1);
 	ck_assert_int_eq(lease_acquire(&r, st, "busy", &o), 0);
-	ck_assert_ptr_nonnull(strstr(logs, "rate limited"));
+	ck_assert_ptr_nonnull(strstr(logcap_buf, "rate limited"));
 	o.lease_token = NULL;
 	o.owner = "bob";
 	fakegh_fault(fk, FAKEGH_GQL_QUERY, FAKEGH_FAULT_403_RESET, 1, 600);
@@ -938,7 +867,7 @@ START_TEST(F26_empty_repository)
 	teardown();
 	memset(&fo, 0, sizeof(fo));
 	fo.empty = 1;
-	start_fake(&fo);
+	fk = ghfix_start(&fo);
 	ck_assert_int_eq(open_gh(&st, 5, 1000), 0);
 	ck_assert_int_eq(lease_acquire(&r, st, "first", &o), LEASE_ECONFIG);
 	ck_assert_ptr_nonnull(strstr(r.message, "empty"));
@@ -1146,55 +1075,25 @@ START_TEST(keeper_rereads_see_own_token_shortening)
 }
 END_TEST
 
-Suite *github_runtime_suite(void);
 Suite *github_runtime_suite(void)
 {
+	const suitefix_fixture fx = {setup, teardown, 0};
 	Suite *s = suite_create("github_runtime");
-	TCase *tc;
 
-	tc = tcase_create("fault_matrix");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, fault_matrix_runtime, 0, (int)(NRT * W_N));
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("budget_contention");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, request_budget_per_invocation);
-	tcase_add_test(tc, set_request_budget_per_invocation);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("keeper_rereads");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, keeper_rereads_cost_no_counted_request);
-	tcase_add_test(tc, keeper_rereads_from_the_acquire);
-	tcase_add_test(tc, keeper_rereads_see_a_break);
-	tcase_add_test(tc, keeper_rereads_see_own_token_shortening);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("processes");
-	tcase_set_timeout(tc, 240);
-	tcase_add_test(tc, contend_16_processes_no_overlap);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("field_cases");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, no_update_refs_refused_before_writing);
-	tcase_add_test(tc, transitions_continue_after_prune);
-	tcase_add_test(tc, F02_release_during_network_blip);
-	tcase_add_test(tc, F09_release_already_gone);
-	tcase_add_test(tc, F10_path_collision);
-	tcase_add_test(tc, F24_rate_limited_acquire);
-	tcase_add_test(tc, F25_rules_and_permission);
-	tcase_add_test(tc, F26_empty_repository);
-	tcase_add_test(tc, heartbeat_under_persistent_graphql_rate_limit);
-	tcase_add_test(tc, acquire_through_sporadic_422);
-	tcase_add_test(tc, break_force_over_blob_tip);
-	tcase_add_test(tc, moved_repository_lifecycle);
-	tcase_add_test(tc, burst_writes_paced_one_second);
-	suite_add_tcase(s, tc);
+	suitefix_add(s, "fault_matrix", 60, &fx, LOOP(fault_matrix_runtime, 0, (int)(NRT * W_N)),
+	             NULL);
+	suitefix_add(s, "budget_contention", 120, &fx, ONE(request_budget_per_invocation),
+	             ONE(set_request_budget_per_invocation), NULL);
+	suitefix_add(s, "keeper_rereads", 60, &fx, ONE(keeper_rereads_cost_no_counted_request),
+	             ONE(keeper_rereads_from_the_acquire), ONE(keeper_rereads_see_a_break),
+	             ONE(keeper_rereads_see_own_token_shortening), NULL);
+	suitefix_add(s, "processes", 240, NULL, ONE(contend_16_processes_no_overlap), NULL);
+	suitefix_add(s, "field_cases", 60, &fx, ONE(no_update_refs_refused_before_writing),
+	             ONE(transitions_continue_after_prune), ONE(F02_release_during_network_blip),
+	             ONE(F09_release_already_gone), ONE(F10_path_collision),
+	             ONE(F24_rate_limited_acquire), ONE(F25_rules_and_permission),
+	             ONE(F26_empty_repository), ONE(heartbeat_under_persistent_graphql_rate_limit),
+	             ONE(acquire_through_sporadic_422), ONE(break_force_over_blob_tip),
+	             ONE(moved_repository_lifecycle), ONE(burst_writes_paced_one_second), NULL);
 	return s;
 }

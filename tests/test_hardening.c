@@ -11,6 +11,7 @@
 #include "reflease.h"
 #include "store/http.h"
 #include "store/store.h"
+#include "support/suitefix.h"
 
 typedef struct canned {
 	char *answers[8]; /* raw HTTP answers, served in turn; the last repeats */
@@ -188,17 +189,12 @@ START_TEST(absurd_rate_limit_headers)
 }
 END_TEST
 
-Suite *hardening_suite(void);
 Suite *hardening_suite(void)
 {
 	Suite *s = suite_create("hardening");
-	TCase *tc = tcase_create("github_hostile_answers");
 
-	tcase_set_timeout(tc, 30);
-	tcase_add_test(tc, oversized_body_refused);
-	tcase_add_test(tc, deeply_nested_json_refused);
-	tcase_add_test(tc, pagination_link_elsewhere_not_followed);
-	tcase_add_test(tc, absurd_rate_limit_headers);
-	suite_add_tcase(s, tc);
+	suitefix_add(s, "github_hostile_answers", 30, NULL, ONE(oversized_body_refused),
+	             ONE(deeply_nested_json_refused), ONE(pagination_link_elsewhere_not_followed),
+	             ONE(absurd_rate_limit_headers), NULL);
 	return s;
 }

@@ -14,6 +14,8 @@
 #include "reflease.h"
 #include "reflease/sys/transport.h"
 #include "support/memstore.h"
+#include "support/storefix.h"
+#include "support/suitefix.h"
 
 /* A fake store clock advanced only by the injected sleep (and by hand). */
 typedef struct fake {
@@ -121,17 +123,25 @@ static void on_report(const lease_keep_report *rep, void *payload)
 	}
 }
 
-static void fake_open(fake *f)
+/* A fresh fake on a memstore; @p sets: the memstore writes sets (cas_many). */
+static void fake_open_on(fake *f, int sets)
 {
 	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
-	char err[256];
+	lease_transport *t;
 
 	memset(f, 0, sizeof(*f));
 	f->t = 1800000000.0;
 	o.clock.now = fake_now;
 	o.clock.payload = f;
-	ck_assert_int_eq(
-	        lease_store_open_transport(&f->st, memstore_new(&f->mem), &o, err, sizeof(err)), 0);
+	t = memstore_new(&f->mem);
+	if (t && sets)
+		t->cas_many = memstore_cas_many;
+	f->st = storefix_transport(t, &o);
+}
+
+static void fake_open(fake *f)
+{
+	fake_open_on(f, 0);
 }
 
 /* Acquire "job" as alice@h1 with @p ttl; the token goes to f->token. */
@@ -153,18 +163,9 @@ static const char *const set_names[] = {"job", "db", "prod"};
  * as alice@h1 with @p ttl (the set's one token to f->token). */
 static void fake_open_set(fake *f, int64_t ttl, lease_set_result *acq)
 {
-	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
 	lease_op_options ao = LEASE_OP_OPTIONS_INIT;
-	lease_transport *t;
-	char err[256];
 
-	memset(f, 0, sizeof(*f));
-	f->t = 1800000000.0;
-	o.clock.now = fake_now;
-	o.clock.payload = f;
-	ck_assert_ptr_nonnull(t = memstore_new(&f->mem));
-	t->cas_many = memstore_cas_many;
-	ck_assert_int_eq(lease_store_open_transport(&f->st, t, &o, err, sizeof(err)), 0);
+	fake_open_on(f, 1);
 	ao.owner = "alice";
 	ao.host = "h1";
 	ao.ttl_seconds = ttl;
@@ -741,11 +742,9 @@ START_TEST(test_default_sleep_honours_stop_promptly)
 	struct timespec t0, t1;
 	lease_store *st;
 	memstore *mem;
-	char err[256];
 	double took;
 
-	ck_assert_int_eq(lease_store_open_transport(&st, memstore_new(&mem), &o, err, sizeof(err)),
-	                 0);
+	st = storefix_mem(&mem, &o);
 	ao.owner = "alice";
 	ao.host = "h1";
 	ck_assert_int_eq(lease_acquire(&acq, st, "job", &ao), 0);
@@ -829,33 +828,24 @@ START_TEST(test_keep_check_ttl)
 }
 END_TEST
 
-Suite *heartbeat_suite(void);
 Suite *heartbeat_suite(void)
 {
 	Suite *s = suite_create("heartbeat");
-	TCase *tc = tcase_create("service");
 
-	tcase_add_test(tc, test_schedule_default_interval);
-	tcase_add_test(tc, test_schedule_every);
-	tcase_add_test(tc, test_service_heartbeats_replace);
-	tcase_add_test(tc, test_first_write_at_once_when_unknown);
-	tcase_add_test(tc, test_retry_until_lost_deadline);
-	tcase_add_test(tc, test_retry_then_recover);
-	tcase_add_test(tc, test_lost_at_once_on_not_holder);
-	tcase_add_test(tc, test_lost_when_expired);
-	tcase_add_test(tc, test_handoff_rotation_followed);
-	tcase_add_test(tc, test_stop_flag);
-	tcase_add_test(tc, test_invalid_options_write_nothing);
-	tcase_add_test(tc, test_default_sleep_honours_stop_promptly);
-	tcase_add_test(tc, test_small_ttl_lands_before_watchdog);
-	tcase_add_test(tc, test_keep_check_ttl);
-	tcase_add_test(tc, test_check_adopts_earlier_stored_expiry);
-	tcase_add_test(tc, test_check_lost_at_once_on_break);
-	tcase_add_test(tc, test_set_keeper_heartbeats_every_member);
-	tcase_add_test(tc, test_set_check_adopts_earlier_member_expiry);
-	tcase_add_test(tc, test_set_lost_at_once_on_member_break);
-	tcase_add_test(tc, test_set_lost_on_heartbeat_of_broken_member);
-	tcase_add_test(tc, test_set_keeper_refused_without_cas_many);
-	suite_add_tcase(s, tc);
+	suitefix_add(
+	        s, "service", 0, NULL, ONE(test_schedule_default_interval),
+	        ONE(test_schedule_every), ONE(test_service_heartbeats_replace),
+	        ONE(test_first_write_at_once_when_unknown), ONE(test_retry_until_lost_deadline),
+	        ONE(test_retry_then_recover), ONE(test_lost_at_once_on_not_holder),
+	        ONE(test_lost_when_expired), ONE(test_handoff_rotation_followed),
+	        ONE(test_stop_flag), ONE(test_invalid_options_write_nothing),
+	        ONE(test_default_sleep_honours_stop_promptly),
+	        ONE(test_small_ttl_lands_before_watchdog), ONE(test_keep_check_ttl),
+	        ONE(test_check_adopts_earlier_stored_expiry), ONE(test_check_lost_at_once_on_break),
+	        ONE(test_set_keeper_heartbeats_every_member),
+	        ONE(test_set_check_adopts_earlier_member_expiry),
+	        ONE(test_set_lost_at_once_on_member_break),
+	        ONE(test_set_lost_on_heartbeat_of_broken_member),
+	        ONE(test_set_keeper_refused_without_cas_many), NULL);
 	return s;
 }

@@ -8,28 +8,19 @@
 
 #include "reflease.h"
 #include "support/memstore.h"
-
-Suite *known_state_suite(void);
+#include "support/storefix.h"
+#include "support/suitefix.h"
 
 static int64_t clock_s;
-
-static int64_t fake_now(void *payload)
-{
-	(void)payload;
-	return clock_s;
-}
 
 static lease_store *open_mem(memstore **mem)
 {
 	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
-	lease_store *st = NULL;
-	char err[256];
 
 	clock_s = 1800000000;
-	o.clock.now = fake_now;
-	ck_assert_int_eq(lease_store_open_transport(&st, memstore_new(mem), &o, err, sizeof(err)),
-	                 0);
-	return st;
+	o.clock.now = storefix_clock;
+	o.clock.payload = &clock_s;
+	return storefix_mem(mem, &o);
 }
 
 static void acquire(lease_store *st, lease_result *r)
@@ -104,10 +95,8 @@ END_TEST
 Suite *known_state_suite(void)
 {
 	Suite *s = suite_create("known_state");
-	TCase *tc = tcase_create("heartbeat");
 
-	tcase_add_test(tc, test_known_state_skips_the_read);
-	tcase_add_test(tc, test_stale_known_state_is_settled_by_reading);
-	suite_add_tcase(s, tc);
+	suitefix_add(s, "heartbeat", 0, NULL, ONE(test_known_state_skips_the_read),
+	             ONE(test_stale_known_state_is_settled_by_reading), NULL);
 	return s;
 }

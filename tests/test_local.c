@@ -18,6 +18,8 @@
 
 #include "reflease/primitives.h"
 #include "store/store.h"
+#include "support/storefix.h"
+#include "support/suitefix.h"
 #include "support/testrepo.h"
 
 #define EMPTY_TREE "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -26,13 +28,8 @@ static unsigned int counter;
 
 static lease_store *open_store(const char *path)
 {
-	lease_store *st = NULL;
-	char spec[1024], err[512] = "";
-	int rc;
+	lease_store *st = storefix_local(path, NULL);
 
-	snprintf(spec, sizeof(spec), "local:%s", path);
-	rc = lease_store_open(&st, spec, NULL, err, sizeof(err));
-	ck_assert_msg(rc == 0, "open %s: %s", spec, err);
 	ck_assert_str_eq(lease_store_kind(st), "local");
 	return st;
 }
@@ -792,30 +789,16 @@ START_TEST(shared_repository_modes)
 }
 END_TEST
 
-Suite *local_suite(void);
 Suite *local_suite(void)
 {
 	Suite *s = suite_create("local");
-	TCase *tc = tcase_create("local");
-	TCase *race = tcase_create("race");
 
-	tcase_set_timeout(tc, 30);
-	tcase_add_test(tc, global_init_once);
-	tcase_add_test(tc, repo_kinds);
-	tcase_add_test(tc, open_errors);
-	tcase_add_test(tc, init_and_git_cli_crosscheck);
-	tcase_add_test(tc, commit_time_from_store_clock);
-	tcase_add_test(tc, packed_refs_and_gc);
-	tcase_add_test(tc, lock_contention);
-	tcase_add_test(tc, delete_rereads_packed_refs_under_lock);
-	tcase_add_test(tc, df_conflict_names_the_ref);
-	tcase_add_test(tc, symbolic_ref_cas);
-	tcase_add_test(tc, shared_repository_modes);
-	suite_add_tcase(s, tc);
-
-	tcase_set_timeout(race, 120);
-	tcase_add_test(race, race_16_creators_one_winner);
-	tcase_add_test(race, concurrent_deleters_packed);
-	suite_add_tcase(s, race);
+	suitefix_add(s, "local", 30, NULL, ONE(global_init_once), ONE(repo_kinds), ONE(open_errors),
+	             ONE(init_and_git_cli_crosscheck), ONE(commit_time_from_store_clock),
+	             ONE(packed_refs_and_gc), ONE(lock_contention),
+	             ONE(delete_rereads_packed_refs_under_lock), ONE(df_conflict_names_the_ref),
+	             ONE(symbolic_ref_cas), ONE(shared_repository_modes), NULL);
+	suitefix_add(s, "race", 120, NULL, ONE(race_16_creators_one_winner),
+	             ONE(concurrent_deleters_packed), NULL);
 	return s;
 }

@@ -23,6 +23,8 @@
 #include "reflease/version.h"
 #include "store/store.h"
 #include "support/memstore.h"
+#include "support/storefix.h"
+#include "support/suitefix.h"
 #include "support/testrepo.h"
 
 #define T0      ((int64_t)1796000000) /* 2026-11-30T...Z */
@@ -37,36 +39,29 @@ typedef struct fixture {
 
 static fixture fx;
 
-static int64_t fx_clock(void *payload)
+static lease_store_options fx_options(void)
 {
-	return *(int64_t *)payload;
+	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
+
+	fx.now = T0;
+	o.clock.now = storefix_clock;
+	o.clock.payload = &fx.now;
+	return o;
 }
 
 static void setup(void)
 {
-	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
-	char spec[300], err[256] = "";
+	lease_store_options o = fx_options();
 
-	snprintf(fx.dir, sizeof(fx.dir), "%s/reflease-migrate-XXXXXX",
-	         getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	ck_assert_ptr_nonnull(mkdtemp(fx.dir));
-	ck_assert_int_eq(lease_store_init_local(fx.dir, NULL, err, sizeof(err)), 0);
-	fx.now = T0;
-	o.clock.now = fx_clock;
-	o.clock.payload = &fx.now;
-	snprintf(spec, sizeof(spec), "local:%s", fx.dir);
-	ck_assert_msg(lease_store_open(&fx.st, spec, &o, err, sizeof(err)) == 0, "%s", err);
+	storefix_local_dir(fx.dir, sizeof(fx.dir));
+	fx.st = storefix_local(fx.dir, &o);
 }
 
 static void teardown(void)
 {
-	char cmd[400];
-
 	lease_store_free(fx.st);
 	fx.st = NULL;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx.dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", fx.dir);
+	testrepo_remove(fx.dir);
 }
 
 /* A payload as JSON with sorted keys; @p ttl NULL = no ttl_seconds (1.0). */
@@ -897,15 +892,9 @@ static memstore *mem;
 
 static void mem_setup(void)
 {
-	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
-	char err[256] = "";
+	lease_store_options o = fx_options();
 
-	fx.now = T0;
-	o.clock.now = fx_clock;
-	o.clock.payload = &fx.now;
-	ck_assert_msg(
-	        lease_store_open_transport(&fx.st, memstore_new(&mem), &o, err, sizeof(err)) == 0,
-	        "%s", err);
+	fx.st = storefix_mem(&mem, &o);
 }
 
 static void mem_teardown(void)
@@ -988,33 +977,23 @@ START_TEST(mem_failing_writes_conflict_and_blob_skipped)
 }
 END_TEST
 
-Suite *migrate_suite(void);
 Suite *migrate_suite(void)
 {
+	const suitefix_fixture fx_setup = {setup, teardown, 0};
+	const suitefix_fixture fx_mem_setup = {mem_setup, mem_teardown, 0};
 	Suite *s = suite_create("migrate");
-	TCase *tc = tcase_create("migrate");
 
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 20);
-	tcase_add_test(tc, plan_mixed_store);
-	tcase_add_test(tc, apply_mixed_store_then_rerun);
-	tcase_add_test(tc, concurrent_11_heartbeat_makes_current);
-	tcase_add_test(tc, concurrent_10_writer_once_then_migrated);
-	tcase_add_test(tc, concurrent_10_writer_always_conflict);
-	tcase_add_test(tc, f28_mixed_versions_during_migration_window);
-	tcase_add_test(tc, migrate_11_chain_then_replaced_heartbeats);
-	tcase_add_test(tc, registry_orders_and_chains);
-	tcase_add_test(tc, registry_lists_every_step_file);
-	tcase_add_test(tc, step_0001_keeps_fields);
-	tcase_add_test(tc, options_rejected_before_io);
-	tcase_add_test(tc, forked_migrators_race);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("migrate-mem");
-	tcase_add_checked_fixture(tc, mem_setup, mem_teardown);
-	tcase_add_test(tc, mem_lost_answer_settles_as_migrated);
-	tcase_add_test(tc, mem_noop_success_is_retried);
-	tcase_add_test(tc, mem_failing_writes_conflict_and_blob_skipped);
-	suite_add_tcase(s, tc);
+	suitefix_add(s, "migrate", 20, &fx_setup, ONE(plan_mixed_store),
+	             ONE(apply_mixed_store_then_rerun), ONE(concurrent_11_heartbeat_makes_current),
+	             ONE(concurrent_10_writer_once_then_migrated),
+	             ONE(concurrent_10_writer_always_conflict),
+	             ONE(f28_mixed_versions_during_migration_window),
+	             ONE(migrate_11_chain_then_replaced_heartbeats),
+	             ONE(registry_orders_and_chains), ONE(registry_lists_every_step_file),
+	             ONE(step_0001_keeps_fields), ONE(options_rejected_before_io),
+	             ONE(forked_migrators_race), NULL);
+	suitefix_add(s, "migrate-mem", 0, &fx_mem_setup, ONE(mem_lost_answer_settles_as_migrated),
+	             ONE(mem_noop_success_is_retried),
+	             ONE(mem_failing_writes_conflict_and_blob_skipped), NULL);
 	return s;
 }

@@ -13,9 +13,8 @@
 
 #include "reflease.h"
 #include "store/store.h"
+#include "support/suitefix.h"
 #include "support/testrepo.h"
-
-Suite *model_replay_suite(void);
 
 /* A transport over the local store whose replace applies the write, then
  * lets @c jump seconds of store time pass and loses the answer. */
@@ -205,10 +204,8 @@ END_TEST
 Suite *model_replay_suite(void)
 {
 	Suite *s = suite_create("model_replay");
-	TCase *tc = tcase_create("counterexamples");
 
-	tcase_set_timeout(tc, 30);
-	tcase_add_test(tc, test_shortened_ttl_lost_deadline_follows_stored_expiry);
-	suite_add_tcase(s, tc);
+	suitefix_add(s, "counterexamples", 30, NULL,
+	             ONE(test_shortened_ttl_lost_deadline_follows_stored_expiry), NULL);
 	return s;
 }

@@ -13,6 +13,8 @@
 #include "reflease/primitives.h"
 #include "store/store.h"
 #include "support/memstore.h"
+#include "support/storefix.h"
+#include "support/suitefix.h"
 #include "support/testrepo.h"
 
 enum { B_LOCAL = 0, B_MEM = 1 };
@@ -29,24 +31,17 @@ static unsigned int msg_counter;
 static void backend_open_ns(backend *b, int which, int verify_ms, const char *ns)
 {
 	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
-	char err[512] = "";
-	int rc;
 
 	memset(b, 0, sizeof(*b));
 	b->which = which;
 	o.verify_timeout_ms = verify_ms;
 	o.ns = ns;
 	if (which == B_LOCAL) {
-		char spec[600];
-
 		ck_assert_int_eq(testrepo_make(b->dir, sizeof(b->dir), TESTREPO_BARE), 0);
-		snprintf(spec, sizeof(spec), "local:%s", b->dir);
-		rc = lease_store_open(&b->st, spec, &o, err, sizeof(err));
+		b->st = storefix_local(b->dir, &o);
 	} else {
-		rc = lease_store_open_transport(&b->st, memstore_new(&b->mem), &o, err,
-		                                sizeof(err));
+		b->st = storefix_mem(&b->mem, &o);
 	}
-	ck_assert_msg(rc == 0, "open: %s", err);
 }
 
 static void backend_open(backend *b, int which)
@@ -176,37 +171,6 @@ START_TEST(create_absent_ok)
 }
 END_TEST
 
-START_TEST(create_exists_other_fails)
-{
-	backend b;
-	lease_oid a, x;
-
-	backend_open(&b, _i);
-	a = created(&b, "job");
-	x = commit_for(&b, "job", NULL);
-	ck_assert_int_eq(lease_cas_create(b.st, "job", &x), LEASE_ECAS);
-	assert_cas(&b, "cas_create", 1, LEASE_OUTCOME_KNOWN, &x, &a);
-	ck_assert_str_eq(lease_store_last_cas_error(b.st)->ref, "refs/leases/job");
-	assert_ref(&b, "job", &a);
-	backend_close(&b);
-}
-END_TEST
-
-/* No-op regression 1/5 (cas_create): the ref already holds the very oid the
- * create asks for; "already present" must fail (noop), never pass as a win. */
-START_TEST(noop_create_same_sha)
-{
-	backend b;
-	lease_oid a;
-
-	backend_open(&b, _i);
-	a = created(&b, "same");
-	ck_assert_int_eq(lease_cas_create(b.st, "same", &a), LEASE_ECAS);
-	assert_cas(&b, "cas_create", 1, LEASE_OUTCOME_UNKNOWN, &a, &a);
-	backend_close(&b);
-}
-END_TEST
-
 START_TEST(create_invalid_before_io)
 {
 	static const char *bad[] = {"a/b", "../x", "", ".hidden", "x.lock", "a..b", "-x", "x."};
@@ -227,6 +191,7 @@ START_TEST(create_invalid_before_io)
 	ck_assert_int_eq(lease_cas_create_ref(b.st, "refs/leases-archive/x/2026", &a),
 	                 LEASE_EINVALID);
 	ck_assert_int_eq(lease_cas_create_ref(b.st, "refs/leasesx/a", &a), LEASE_EINVALID);
+	ck_assert_int_eq(lease_cas_delete(b.st, "d..", &a), LEASE_EINVALID);
 	ck_assert_int_eq(lease_fetch_namespace(&ns, b.st), 0);
 	ck_assert_uint_eq(ns.count, 0);
 	ck_assert_uint_eq(ns.invalid_count, 0);
@@ -264,59 +229,6 @@ START_TEST(replace_ok)
 }
 END_TEST
 
-START_TEST(replace_lost_race)
-{
-	backend b;
-	lease_oid a, x, n;
-
-	backend_open(&b, _i);
-	a = created(&b, "r");
-	x = commit_for(&b, "r", &a);
-	n = commit_for(&b, "r", &a);
-	ck_assert_int_eq(lease_cas_replace(b.st, "r", &a, &x), 0); /* someone else */
-	ck_assert_int_eq(lease_cas_replace(b.st, "r", &a, &n), LEASE_ECAS);
-	assert_cas(&b, "cas_replace", 0, LEASE_OUTCOME_KNOWN, &n, &x);
-	assert_ref(&b, "r", &x);
-	backend_close(&b);
-}
-END_TEST
-
-START_TEST(replace_absent_fails)
-{
-	backend b;
-	lease_oid a, n;
-
-	backend_open(&b, _i);
-	a = commit_for(&b, "r", NULL);
-	n = commit_for(&b, "r", &a);
-	ck_assert_int_eq(lease_cas_replace(b.st, "r", &a, &n), LEASE_ECAS);
-	assert_cas(&b, "cas_replace", 0, LEASE_OUTCOME_KNOWN, &n, NULL);
-	assert_ref(&b, "r", NULL);
-	backend_close(&b);
-}
-END_TEST
-
-/* No-op regression 2/5 (cas_replace): old == new is a same-SHA update that a
- * transport would report as success; it fails with noop and no I/O. */
-START_TEST(noop_replace_same_sha)
-{
-	backend b;
-	lease_oid a;
-
-	backend_open(&b, _i);
-	a = created(&b, "r");
-	if (b.mem)
-		memstore_counts_reset(b.mem);
-	ck_assert_int_eq(lease_cas_replace(b.st, "r", &a, &a), LEASE_ECAS);
-	assert_cas(&b, "cas_replace", 1, LEASE_OUTCOME_KNOWN, &a, NULL);
-	if (b.mem) {
-		const memstore_counts *c = memstore_counts_get(b.mem);
-		ck_assert_int_eq(c->replace_ref + c->read_ref + c->read_commit, 0);
-	}
-	backend_close(&b);
-}
-END_TEST
-
 /* ---- cas_delete ---- */
 
 START_TEST(delete_ok)
@@ -332,34 +244,198 @@ START_TEST(delete_ok)
 }
 END_TEST
 
-START_TEST(delete_replaced_meanwhile)
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- writes that fail or cannot be settled: one table ---- */
+
+/* The ref "l" before the write: absent, at a (created), or at x (a, then
+ * replaced by another writer's x, a child of a). */
+enum { ST_ABSENT, ST_A, ST_X };
+/* The write: create a, create c (another root), replace a by n (a child of
+ * a), replace a by a, delete a. */
+enum { W_CREATE_A, W_CREATE_C, W_REPLACE_A_N, W_REPLACE_A_A, W_DELETE_A };
+/* An oid of the row (O_NONE: absent, none). */
+enum { O_NONE, O_A, O_N, O_X, O_C, O_UNCHECKED };
+/* The lying transport's knob set to 1 before the write (memstore.h). */
+enum {
+	F_NONE,
+	F_LIE_CREATE,
+	F_LIE_REPLACE,
+	F_LIE_DELETE,
+	F_STALE_READS,
+	F_FAIL_BEFORE,
+	F_DROP_AFTER_APPLY,
+	F_EXISTS_ON_CREATE
+};
+
+typedef struct cas_row {
+	const char *what;
+	int state, fault, window_ms; /* window_ms: the store's verify window (-1 the default, 0) */
+	int write, rc;
+	const char *primitive; /* the CAS error the write leaves (protocol.md §3) */
+	int noop;
+	lease_outcome outcome;
+	int expected, observed; /* O_NONE observed: the ref absent */
+	int ref_after;          /* the ref read afterwards, O_UNCHECKED: not read */
+	const char *error_has;  /* in lease_store_last_error(), or NULL */
+	int min_reads;          /* read_ref calls the write made at least (memstore) */
+	int no_io;              /* the write made no read or write call (memstore) */
+	int retry_ok;           /* the same write, sent again with no fault, succeeds */
+} cas_row;
+
+/* Both backends: a write losing to the ref's real state. */
+static const cas_row cas_both[] = {
+        {"create over another's ref", ST_A, F_NONE, -1, W_CREATE_C, LEASE_ECAS, "cas_create", 1,
+         LEASE_OUTCOME_KNOWN, O_C, O_A, O_A, NULL, 0, 0, 0},
+        /* No-op regression 1/5 (cas_create): the ref already holds the very oid
+         * the create asks for; "already present" must fail (noop), never pass as
+         * a win. */
+        {"create of the oid already there", ST_A, F_NONE, -1, W_CREATE_A, LEASE_ECAS, "cas_create",
+         1, LEASE_OUTCOME_UNKNOWN, O_A, O_A, O_UNCHECKED, NULL, 0, 0, 0},
+        {"replace after a lost race", ST_X, F_NONE, -1, W_REPLACE_A_N, LEASE_ECAS, "cas_replace", 0,
+         LEASE_OUTCOME_KNOWN, O_N, O_X, O_X, NULL, 0, 0, 0},
+        {"replace of an absent ref", ST_ABSENT, F_NONE, -1, W_REPLACE_A_N, LEASE_ECAS,
+         "cas_replace", 0, LEASE_OUTCOME_KNOWN, O_N, O_NONE, O_NONE, NULL, 0, 0, 0},
+        /* No-op regression 2/5 (cas_replace): old == new is a same-SHA update
+         * that a transport would report as success; it fails with noop and no
+         * I/O. */
+        {"replace by the same oid", ST_A, F_NONE, -1, W_REPLACE_A_A, LEASE_ECAS, "cas_replace", 1,
+         LEASE_OUTCOME_KNOWN, O_A, O_NONE, O_UNCHECKED, NULL, 0, 1, 0},
+        {"delete of a ref replaced meanwhile", ST_X, F_NONE, -1, W_DELETE_A, LEASE_ECAS,
+         "cas_delete", 0, LEASE_OUTCOME_KNOWN, O_A, O_X, O_X, NULL, 0, 0, 0},
+        /* Absent is the target state: the outcome is unknown (maybe our own
+         * resend). */
+        {"delete of an absent ref", ST_ABSENT, F_NONE, -1, W_DELETE_A, LEASE_ECAS, "cas_delete", 0,
+         LEASE_OUTCOME_UNKNOWN, O_A, O_NONE, O_UNCHECKED, NULL, 0, 0, 0},
+};
+#define NCAS_BOTH (sizeof(cas_both) / sizeof(cas_both[0]))
+
+/* The lying transport: successes without acting, stale reads, lost answers. */
+static const cas_row cas_lying[] = {
+        /* A create reported done without acting (window 0: the store's read is
+         * authoritative, decided at once). */
+        {"lied create, window 0", ST_ABSENT, F_LIE_CREATE, -1, W_CREATE_A, LEASE_ECAS, "cas_create",
+         1, LEASE_OUTCOME_KNOWN, O_A, O_NONE, O_UNCHECKED, NULL, 0, 0, 0},
+        /* With a verify window, a success that never shows is unverified
+         * (unknown), decided only after polling the whole window. */
+        {"lied create, window 150 ms", ST_ABSENT, F_LIE_CREATE, 150, W_CREATE_A, LEASE_EUNVERIFIED,
+         "cas_create", 1, LEASE_OUTCOME_UNKNOWN, O_A, O_NONE, O_UNCHECKED, NULL, 3, 0, 0},
+        {"lied replace", ST_A, F_LIE_REPLACE, -1, W_REPLACE_A_N, LEASE_ECAS, "cas_replace", 1,
+         LEASE_OUTCOME_KNOWN, O_N, O_A, O_UNCHECKED, "no-op", 0, 0, 0},
+        /* No-op regression 3/5 (cas_delete): reported deleted, ref still old. */
+        {"lied delete", ST_A, F_LIE_DELETE, -1, W_DELETE_A, LEASE_ECAS, "cas_delete", 1,
+         LEASE_OUTCOME_KNOWN, O_A, O_A, O_A, NULL, 0, 0, 0},
+        /* Without a window a stale re-read is decided at once. */
+        {"stale re-read, window 0", ST_A, F_STALE_READS, -1, W_REPLACE_A_N, LEASE_ECAS,
+         "cas_replace", 1, LEASE_OUTCOME_KNOWN, O_N, O_A, O_UNCHECKED, NULL, 0, 0, 0},
+        /* "Already exists" is never settled by an absent read: poll the window,
+         * then unverified (outcome unknown)... */
+        {"exists, yet absent", ST_ABSENT, F_EXISTS_ON_CREATE, 100, W_CREATE_A, LEASE_EUNVERIFIED,
+         "cas_create", 1, LEASE_OUTCOME_UNKNOWN, O_A, O_NONE, O_UNCHECKED, NULL, 2, 0, 0},
+        /* ...with the ref ours (our create re-sent by an HTTP client), a CAS
+         * failure. */
+        {"exists, and ours", ST_A, F_EXISTS_ON_CREATE, 100, W_CREATE_A, LEASE_ECAS, "cas_create", 1,
+         LEASE_OUTCOME_UNKNOWN, O_A, O_A, O_UNCHECKED, NULL, 0, 0, 0},
+        /* Transport errors: before applying (known nothing) vs after applying
+         * (answer lost): both unknown; the observed state is reported. */
+        {"create failing before it applies", ST_ABSENT, F_FAIL_BEFORE, -1, W_CREATE_A, LEASE_ENET,
+         "cas_create", 0, LEASE_OUTCOME_UNKNOWN, O_A, O_NONE, O_NONE, "injected", 0, 0, 0},
+        {"create applied, answer lost", ST_ABSENT, F_DROP_AFTER_APPLY, -1, W_CREATE_A, LEASE_ENET,
+         "cas_create", 0, LEASE_OUTCOME_UNKNOWN, O_A, O_A, O_A, NULL, 0, 0, 0},
+        {"replace applied, answer lost", ST_A, F_DROP_AFTER_APPLY, -1, W_REPLACE_A_N, LEASE_ENET,
+         "cas_replace", 0, LEASE_OUTCOME_UNKNOWN, O_N, O_N, O_N, NULL, 0, 0, 0},
+        {"delete failing before it applies", ST_A, F_FAIL_BEFORE, -1, W_DELETE_A, LEASE_ENET,
+         "cas_delete", 0, LEASE_OUTCOME_UNKNOWN, O_A, O_A, O_A, NULL, 0, 0, 1},
+};
+#define NCAS_LYING (sizeof(cas_lying) / sizeof(cas_lying[0]))
+
+static void set_fault(memstore_faults *f, int fault)
+{
+	switch (fault) {
+	case F_LIE_CREATE: f->lie_create = 1; break;
+	case F_LIE_REPLACE: f->lie_replace = 1; break;
+	case F_LIE_DELETE: f->lie_delete = 1; break;
+	case F_STALE_READS: f->stale_reads = 1; break;
+	case F_FAIL_BEFORE: f->fail_before = 1; break;
+	case F_DROP_AFTER_APPLY: f->drop_after_apply = 1; break;
+	case F_EXISTS_ON_CREATE: f->exists_on_create = 1; break;
+	default: break;
+	}
+}
+
+static int cas_write(backend *b, int write, const lease_oid *oids)
+{
+	switch (write) {
+	case W_CREATE_A: return lease_cas_create(b->st, "l", &oids[O_A]);
+	case W_CREATE_C: return lease_cas_create(b->st, "l", &oids[O_C]);
+	case W_REPLACE_A_N: return lease_cas_replace(b->st, "l", &oids[O_A], &oids[O_N]);
+	case W_REPLACE_A_A: return lease_cas_replace(b->st, "l", &oids[O_A], &oids[O_A]);
+	default: return lease_cas_delete(b->st, "l", &oids[O_A]);
+	}
+}
+
+/* One row on backend @p which: the state, the fault, the write; then its
+ * code, its CAS error (assert_cas), the ref and what the row adds. */
+static void cas_row_run(const cas_row *row, int which)
 {
 	backend b;
-	lease_oid a, x;
+	lease_oid oids[O_UNCHECKED];
+	int64_t t0;
+	int rc;
 
-	backend_open(&b, _i);
-	a = created(&b, "d");
-	x = commit_for(&b, "d", &a);
-	ck_assert_int_eq(lease_cas_replace(b.st, "d", &a, &x), 0);
-	ck_assert_int_eq(lease_cas_delete(b.st, "d", &a), LEASE_ECAS);
-	assert_cas(&b, "cas_delete", 0, LEASE_OUTCOME_KNOWN, &a, &x);
-	assert_ref(&b, "d", &x);
+	backend_open_ns(&b, which, row->window_ms, NULL);
+	memset(oids, 0, sizeof(oids));
+	oids[O_A] = commit_for(&b, "l", NULL);
+	oids[O_N] = commit_for(&b, "l", &oids[O_A]);
+	oids[O_X] = commit_for(&b, "l", &oids[O_A]);
+	oids[O_C] = commit_for(&b, "l", NULL);
+	if (row->state != ST_ABSENT)
+		ck_assert_int_eq(lease_cas_create(b.st, "l", &oids[O_A]), 0);
+	if (row->state == ST_X) /* someone else */
+		ck_assert_int_eq(lease_cas_replace(b.st, "l", &oids[O_A], &oids[O_X]), 0);
+	if (b.mem) {
+		set_fault(memstore_faults_get(b.mem), row->fault);
+		memstore_counts_reset(b.mem);
+	}
+	t0 = now_ms();
+	rc = cas_write(&b, row->write, oids);
+	ck_assert_msg(rc == row->rc, "%s: %d, want %d", row->what, rc, row->rc);
+	if (row->rc == LEASE_EUNVERIFIED) /* decided only after polling the whole window */
+		ck_assert_int_ge(now_ms() - t0, row->window_ms);
+	assert_cas(&b, row->primitive, row->noop, row->outcome, &oids[row->expected],
+	           row->observed == O_NONE ? NULL : &oids[row->observed]);
+	ck_assert_str_eq(lease_store_last_cas_error(b.st)->ref, "refs/leases/l");
+	if (row->error_has)
+		ck_assert_ptr_nonnull(strstr(lease_store_last_error(b.st), row->error_has));
+	if (b.mem) {
+		const memstore_counts *c = memstore_counts_get(b.mem);
+		ck_assert_int_ge(c->read_ref, row->min_reads);
+		if (row->no_io)
+			ck_assert_int_eq(c->replace_ref + c->read_ref + c->read_commit, 0);
+	}
+	if (row->ref_after != O_UNCHECKED)
+		assert_ref(&b, "l", row->ref_after == O_NONE ? NULL : &oids[row->ref_after]);
+	if (row->retry_ok)
+		ck_assert_int_eq(cas_write(&b, row->write, oids), 0);
 	backend_close(&b);
+}
+
+/* Row _i / 2 of cas_both on backend _i % 2 (local, then the memstore). */
+START_TEST(cas_fails_both)
+{
+	cas_row_run(&cas_both[_i / 2], _i % 2);
 }
 END_TEST
 
-START_TEST(delete_absent_fails)
+START_TEST(cas_fails_lying)
 {
-	backend b;
-	lease_oid a;
-
-	backend_open(&b, _i);
-	a = commit_for(&b, "d", NULL);
-	ck_assert_int_eq(lease_cas_delete(b.st, "d", &a), LEASE_ECAS);
-	/* Absent is the target state: the outcome is unknown (maybe our own resend). */
-	assert_cas(&b, "cas_delete", 0, LEASE_OUTCOME_UNKNOWN, &a, NULL);
-	ck_assert_int_eq(lease_cas_delete(b.st, "d..", &a), LEASE_EINVALID);
-	backend_close(&b);
+	cas_row_run(&cas_lying[_i], B_MEM);
 }
 END_TEST
 
@@ -513,83 +589,6 @@ START_TEST(namespace_empty)
 END_TEST
 
 /* ---- the lying transport ---- */
-
-/* A transport that reports a create done without acting (window 0: the
- * store's read is authoritative, decided at once). */
-START_TEST(lie_create_window0)
-{
-	backend b;
-	lease_oid a;
-
-	backend_open(&b, B_MEM);
-	a = commit_for(&b, "l", NULL);
-	memstore_faults_get(b.mem)->lie_create = 1;
-	ck_assert_int_eq(lease_cas_create(b.st, "l", &a), LEASE_ECAS);
-	assert_cas(&b, "cas_create", 1, LEASE_OUTCOME_KNOWN, &a, NULL);
-	backend_close(&b);
-}
-END_TEST
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* With a verify window, a success that never shows is unverified (unknown),
- * decided only after polling the whole window. */
-START_TEST(lie_create_window)
-{
-	backend b;
-	lease_oid a;
-	int64_t t0;
-
-	backend_open_ns(&b, B_MEM, 150, NULL);
-	a = commit_for(&b, "l", NULL);
-	memstore_faults_get(b.mem)->lie_create = 1;
-	memstore_counts_reset(b.mem);
-	t0 = now_ms();
-	ck_assert_int_eq(lease_cas_create(b.st, "l", &a), LEASE_EUNVERIFIED);
-	ck_assert_int_ge(now_ms() - t0, 150);
-	ck_assert_int_ge(memstore_counts_get(b.mem)->read_ref, 3);
-	assert_cas(&b, "cas_create", 1, LEASE_OUTCOME_UNKNOWN, &a, NULL);
-	backend_close(&b);
-}
-END_TEST
-
-START_TEST(lie_replace)
-{
-	backend b;
-	lease_oid a, n;
-
-	backend_open(&b, B_MEM);
-	a = created(&b, "l");
-	n = commit_for(&b, "l", &a);
-	memstore_faults_get(b.mem)->lie_replace = 1;
-	ck_assert_int_eq(lease_cas_replace(b.st, "l", &a, &n), LEASE_ECAS);
-	assert_cas(&b, "cas_replace", 1, LEASE_OUTCOME_KNOWN, &n, &a);
-	ck_assert(strstr(lease_store_last_error(b.st), "no-op") != NULL);
-	backend_close(&b);
-}
-END_TEST
-
-/* No-op regression 3/5 (cas_delete): reported deleted, ref still old. */
-START_TEST(noop_delete_lie)
-{
-	backend b;
-	lease_oid a;
-
-	backend_open(&b, B_MEM);
-	a = created(&b, "l");
-	memstore_faults_get(b.mem)->lie_delete = 1;
-	ck_assert_int_eq(lease_cas_delete(b.st, "l", &a), LEASE_ECAS);
-	assert_cas(&b, "cas_delete", 1, LEASE_OUTCOME_KNOWN, &a, &a);
-	ck_assert(memstore_get_ref(b.mem, "refs/leases/l", NULL));
-	backend_close(&b);
-}
-END_TEST
 
 /* No-op regression 4/5 (fetch_ref): the commit returned is not the oid the
  * ref holds: an inconsistent read, never a payload. */
@@ -763,76 +762,6 @@ START_TEST(stale_read_polled_within_window)
 }
 END_TEST
 
-/* Without a window the same stale read is decided at once. */
-START_TEST(stale_read_window0)
-{
-	backend b;
-	lease_oid a, n;
-
-	backend_open(&b, B_MEM);
-	a = created(&b, "s");
-	n = commit_for(&b, "s", &a);
-	memstore_faults_get(b.mem)->stale_reads = 1;
-	ck_assert_int_eq(lease_cas_replace(b.st, "s", &a, &n), LEASE_ECAS);
-	assert_cas(&b, "cas_replace", 1, LEASE_OUTCOME_KNOWN, &n, &a);
-	backend_close(&b);
-}
-END_TEST
-
-/* "Already exists" is never settled by an absent read: poll the window,
- * then unverified (outcome unknown). With the ref appearing, a CAS failure. */
-START_TEST(create_exists_but_absent)
-{
-	backend b;
-	lease_oid a;
-
-	backend_open_ns(&b, B_MEM, 100, NULL);
-	a = commit_for(&b, "e", NULL);
-	memstore_faults_get(b.mem)->exists_on_create = 1;
-	memstore_counts_reset(b.mem);
-	ck_assert_int_eq(lease_cas_create(b.st, "e", &a), LEASE_EUNVERIFIED);
-	ck_assert_int_ge(memstore_counts_get(b.mem)->read_ref, 2);
-	assert_cas(&b, "cas_create", 1, LEASE_OUTCOME_UNKNOWN, &a, NULL);
-	/* Our create re-sent by an HTTP client: "exists", and the ref is ours. */
-	ck_assert_int_eq(memstore_set_ref(b.mem, "refs/leases/e", &a), 0);
-	memstore_faults_get(b.mem)->exists_on_create = 1;
-	ck_assert_int_eq(lease_cas_create(b.st, "e", &a), LEASE_ECAS);
-	assert_cas(&b, "cas_create", 1, LEASE_OUTCOME_UNKNOWN, &a, &a);
-	backend_close(&b);
-}
-END_TEST
-
-/* Transport errors: before applying (known nothing) vs after applying (answer
- * lost): both unknown; the observed state is reported. */
-START_TEST(transport_errors)
-{
-	backend b;
-	lease_oid a, n;
-
-	backend_open(&b, B_MEM);
-	a = commit_for(&b, "t", NULL);
-	memstore_faults_get(b.mem)->fail_before = 1;
-	ck_assert_int_eq(lease_cas_create(b.st, "t", &a), LEASE_ENET);
-	assert_cas(&b, "cas_create", 0, LEASE_OUTCOME_UNKNOWN, &a, NULL);
-	ck_assert(strstr(lease_store_last_error(b.st), "injected") != NULL);
-
-	memstore_faults_get(b.mem)->drop_after_apply = 1;
-	ck_assert_int_eq(lease_cas_create(b.st, "t", &a), LEASE_ENET);
-	assert_cas(&b, "cas_create", 0, LEASE_OUTCOME_UNKNOWN, &a, &a);
-
-	n = commit_for(&b, "t", &a);
-	memstore_faults_get(b.mem)->drop_after_apply = 1;
-	ck_assert_int_eq(lease_cas_replace(b.st, "t", &a, &n), LEASE_ENET);
-	assert_cas(&b, "cas_replace", 0, LEASE_OUTCOME_UNKNOWN, &n, &n);
-
-	memstore_faults_get(b.mem)->fail_before = 1;
-	ck_assert_int_eq(lease_cas_delete(b.st, "t", &n), LEASE_ENET);
-	assert_cas(&b, "cas_delete", 0, LEASE_OUTCOME_UNKNOWN, &n, &n);
-	ck_assert_int_eq(lease_cas_delete(b.st, "t", &n), 0);
-	backend_close(&b);
-}
-END_TEST
-
 /* ---- the door's reads (issue 17): checked commit read, bounded walk ---- */
 
 typedef struct walk_log {
@@ -947,51 +876,22 @@ START_TEST(door_lenient_namespace)
 }
 END_TEST
 
-Suite *primitives_suite(void);
 Suite *primitives_suite(void)
 {
 	Suite *s = suite_create("primitives");
-	TCase *both = tcase_create("both_backends");
-	TCase *mem = tcase_create("lying_transport");
 
-	tcase_set_timeout(both, 20);
-	tcase_add_loop_test(both, create_absent_ok, 0, 2);
-	tcase_add_loop_test(both, create_exists_other_fails, 0, 2);
-	tcase_add_loop_test(both, noop_create_same_sha, 0, 2);
-	tcase_add_loop_test(both, create_invalid_before_io, 0, 2);
-	tcase_add_loop_test(both, replace_ok, 0, 2);
-	tcase_add_loop_test(both, replace_lost_race, 0, 2);
-	tcase_add_loop_test(both, replace_absent_fails, 0, 2);
-	tcase_add_loop_test(both, noop_replace_same_sha, 0, 2);
-	tcase_add_loop_test(both, delete_ok, 0, 2);
-	tcase_add_loop_test(both, delete_replaced_meanwhile, 0, 2);
-	tcase_add_loop_test(both, delete_absent_fails, 0, 2);
-	tcase_add_loop_test(both, fetch_absent, 0, 2);
-	tcase_add_loop_test(both, fetch_name_mismatch_and_garbage, 0, 2);
-	tcase_add_loop_test(both, fetch_not_a_commit, 0, 2);
-	tcase_add_loop_test(both, namespace_sorted_filtered, 0, 2);
-	tcase_add_loop_test(both, namespace_other_ns, 0, 2);
-	tcase_add_loop_test(both, namespace_empty, 0, 2);
-	tcase_add_loop_test(both, door_walk_bounded_and_checked, 0, 2);
-	suite_add_tcase(s, both);
-
-	tcase_set_timeout(mem, 20);
-	tcase_add_test(mem, lie_create_window0);
-	tcase_add_test(mem, lie_create_window);
-	tcase_add_test(mem, lie_replace);
-	tcase_add_test(mem, noop_delete_lie);
-	tcase_add_test(mem, noop_fetch_wrong_object);
-	tcase_add_test(mem, fetch_missing_object);
-	tcase_add_test(mem, noop_namespace_duplicates);
-	tcase_add_test(mem, namespace_lookalikes_filtered);
-	tcase_add_test(mem, namespace_changed_between_list_and_read);
-	tcase_add_test(mem, namespace_wrong_object_bounded);
-	tcase_add_test(mem, stale_read_polled_within_window);
-	tcase_add_test(mem, stale_read_window0);
-	tcase_add_test(mem, create_exists_but_absent);
-	tcase_add_test(mem, transport_errors);
-	tcase_add_test(mem, door_wrong_object_refused);
-	tcase_add_test(mem, door_lenient_namespace);
-	suite_add_tcase(s, mem);
+	suitefix_add(s, "both_backends", 20, NULL, LOOP(create_absent_ok, 0, 2),
+	             LOOP(create_invalid_before_io, 0, 2), LOOP(replace_ok, 0, 2),
+	             LOOP(delete_ok, 0, 2), LOOP(fetch_absent, 0, 2),
+	             LOOP(fetch_name_mismatch_and_garbage, 0, 2), LOOP(fetch_not_a_commit, 0, 2),
+	             LOOP(namespace_sorted_filtered, 0, 2), LOOP(namespace_other_ns, 0, 2),
+	             LOOP(namespace_empty, 0, 2), LOOP(door_walk_bounded_and_checked, 0, 2),
+	             LOOP(cas_fails_both, 0, (int)(2 * NCAS_BOTH)), NULL);
+	suitefix_add(s, "lying_transport", 20, NULL, LOOP(cas_fails_lying, 0, (int)NCAS_LYING),
+	             ONE(noop_fetch_wrong_object), ONE(fetch_missing_object),
+	             ONE(noop_namespace_duplicates), ONE(namespace_lookalikes_filtered),
+	             ONE(namespace_changed_between_list_and_read),
+	             ONE(namespace_wrong_object_bounded), ONE(stale_read_polled_within_window),
+	             ONE(door_wrong_object_refused), ONE(door_lenient_namespace), NULL);
 	return s;
 }

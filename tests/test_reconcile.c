@@ -21,6 +21,9 @@
 #include "reflease/sys/transport.h"
 #include "store/store.h"
 #include "support/memstore.h"
+#include "support/storefix.h"
+#include "support/suitefix.h"
+#include "support/testrepo.h"
 
 /* A fixed store time: 2027-01-15T08:00:00Z. */
 #define T0    1800000000LL
@@ -37,41 +40,23 @@ static int64_t test_clock(void *payload)
 	return clock_now;
 }
 
-static void rm_rf(const char *path)
-{
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", path);
-}
-
 static lease_store *open_store(void)
 {
 	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
-	lease_store *st = NULL;
-	char spec[300], err[256];
 
 	o.clock.now = test_clock;
-	snprintf(spec, sizeof(spec), "local:%s", repo);
-	ck_assert_msg(lease_store_open(&st, spec, &o, err, sizeof(err)) == 0, "%s", err);
-	return st;
+	return storefix_local(repo, &o);
 }
 
 static void setup(void)
 {
-	char err[256];
-
-	snprintf(repo, sizeof(repo), "%s/reconcile-XXXXXX",
-	         getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	ck_assert_ptr_nonnull(mkdtemp(repo));
-	ck_assert_msg(lease_store_init_local(repo, NULL, err, sizeof(err)) == 0, "%s", err);
+	storefix_local_dir(repo, sizeof(repo));
 	clock_now = T0;
 }
 
 static void teardown(void)
 {
-	rm_rf(repo);
+	testrepo_remove(repo);
 }
 
 /* A payload as JSON (sorted keys). ttl < 0 omits ttl_seconds (pre-bump). */
@@ -1195,30 +1180,23 @@ START_TEST(severity_and_names)
 }
 END_TEST
 
-Suite *reconcile_suite(void);
 Suite *reconcile_suite(void)
 {
+	const suitefix_fixture fx = {setup, teardown, 0};
 	Suite *s = suite_create("reconcile");
-	TCase *tc = tcase_create("sweep");
 
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 30);
-	tcase_add_test(tc, exact_anomaly_set_per_lease);
-	tcase_add_test(tc, floor_figures_and_method);
-	tcase_add_test(tc, streaming_sweep_same_entries);
-	tcase_add_test(tc, prebump_assumed_ttl_option);
-	tcase_add_test(tc, f17_future_timestamps_are_clock_skew_not_expired);
-	tcase_add_test(tc, reap_releases_expired_and_removes_stale_locks);
-	tcase_add_test(tc, reap_racing_injected_heartbeat_never_clobbers);
-	tcase_add_test(tc, reap_racing_real_heartbeating_process_never_clobbers);
-	tcase_add_test(tc, prune_archives_then_deletes_and_create_continues_transitions);
-	tcase_add_test(tc, f27_break_and_reconcile_of_malformed_leases);
-	tcase_add_test(tc, stale_lock_removal_rechecks_inode_and_age);
-	tcase_add_test(tc, unreadable_lease_never_stops_the_sweep);
-	tcase_add_test(tc, history_newest_first_with_intervals);
-	tcase_add_test(tc, slot_count_mismatch_streamed);
-	tcase_add_test(tc, slot_count_mismatch_reaped_older_count);
-	tcase_add_test(tc, severity_and_names);
-	suite_add_tcase(s, tc);
+	suitefix_add(s, "sweep", 30, &fx, ONE(exact_anomaly_set_per_lease),
+	             ONE(floor_figures_and_method), ONE(streaming_sweep_same_entries),
+	             ONE(prebump_assumed_ttl_option),
+	             ONE(f17_future_timestamps_are_clock_skew_not_expired),
+	             ONE(reap_releases_expired_and_removes_stale_locks),
+	             ONE(reap_racing_injected_heartbeat_never_clobbers),
+	             ONE(reap_racing_real_heartbeating_process_never_clobbers),
+	             ONE(prune_archives_then_deletes_and_create_continues_transitions),
+	             ONE(f27_break_and_reconcile_of_malformed_leases),
+	             ONE(stale_lock_removal_rechecks_inode_and_age),
+	             ONE(unreadable_lease_never_stops_the_sweep),
+	             ONE(history_newest_first_with_intervals), ONE(slot_count_mismatch_streamed),
+	             ONE(slot_count_mismatch_reaped_older_count), ONE(severity_and_names), NULL);
 	return s;
 }

@@ -27,6 +27,8 @@
 #include "reflease/runtime.h"
 #include "store/store.h"
 #include "support/gitserver.h"
+#include "support/storefix.h"
+#include "support/suitefix.h"
 #include "support/testrepo.h"
 #include "util/util.h"
 
@@ -90,8 +92,7 @@ typedef struct rstore {
 static void open_kind(rstore *r, gitserver_kind kind, const char *name, int verify_ms, int fresh)
 {
 	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
-	char spec[900], err[1024] = "";
-	int rc;
+	char spec[900];
 
 	ck_assert_msg(srv_up, "git servers did not start (git daemon, lighttpd)");
 	memset(r, 0, sizeof(*r));
@@ -105,8 +106,7 @@ static void open_kind(rstore *r, gitserver_kind kind, const char *name, int veri
 		ssh_client_env();
 	snprintf(spec, sizeof(spec), "remote:%s", r->url);
 	o.verify_timeout_ms = verify_ms;
-	rc = lease_store_open(&r->st, spec, &o, err, sizeof(err));
-	ck_assert_msg(rc == 0, "open %s: %s", spec, err);
+	r->st = storefix_open(spec, &o);
 }
 
 static void open_new(rstore *r, gitserver_kind kind, int verify_ms)
@@ -780,36 +780,19 @@ START_TEST(contention_git_daemon)
 }
 END_TEST
 
-Suite *remote_suite(void);
 Suite *remote_suite(void)
 {
+	const suitefix_fixture fx = {srv_setup, srv_teardown, 1};
 	Suite *s = suite_create("remote");
-	TCase *tc = tcase_create("servers");
-	TCase *tn = tcase_create("refusals");
-	TCase *tk = tcase_create("contention");
 
-	tcase_add_unchecked_fixture(tc, srv_setup, srv_teardown);
-	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, figures, 0, 4);
-	tcase_add_loop_test(tc, primitives_roundtrip, 0, 4);
-	tcase_add_loop_test(tc, stale_old_oid, 0, 3);
-	tcase_add_loop_test(tc, stale_under_lock, 0, 2);
-	tcase_add_loop_test(tc, hook_refuses, 0, 3);
-	tcase_add_loop_test(tc, df_conflict_named, 0, 2);
-	tcase_add_loop_test(tc, noop_push_caught, 0, 2);
-	tcase_add_loop_test(tc, read_recheck_after_copy, 0, 2);
-	tcase_add_test(tc, token_auth);
-	tcase_add_test(tc, url_user_right_credential_first);
-	tcase_add_test(tc, ssh_refusals);
-	suite_add_tcase(s, tc);
-
-	tcase_add_test(tn, url_refusals);
-	tcase_add_test(tn, token_never_to_non_loopback_http);
-	suite_add_tcase(s, tn);
-
-	tcase_add_unchecked_fixture(tk, srv_setup, srv_teardown);
-	tcase_set_timeout(tk, 180);
-	tcase_add_loop_test(tk, contention_git_daemon, 0, 2);
-	suite_add_tcase(s, tk);
+	suitefix_add(s, "servers", 60, &fx, LOOP(figures, 0, 4), LOOP(primitives_roundtrip, 0, 4),
+	             LOOP(stale_old_oid, 0, 3), LOOP(stale_under_lock, 0, 2),
+	             LOOP(hook_refuses, 0, 3), LOOP(df_conflict_named, 0, 2),
+	             LOOP(noop_push_caught, 0, 2), LOOP(read_recheck_after_copy, 0, 2),
+	             ONE(token_auth), ONE(url_user_right_credential_first), ONE(ssh_refusals),
+	             NULL);
+	suitefix_add(s, "refusals", 0, NULL, ONE(url_refusals),
+	             ONE(token_never_to_non_loopback_http), NULL);
+	suitefix_add(s, "contention", 180, &fx, LOOP(contention_git_daemon, 0, 2), NULL);
 	return s;
 }

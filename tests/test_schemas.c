@@ -9,6 +9,7 @@
 
 #include "reflease/schema.h"
 #include "reflease/version.h"
+#include "support/suitefix.h"
 
 #define TOKEN "0123456789abcdef0123456789abcdef"
 #define NONCE "89abcdef01234567"
@@ -1051,38 +1052,23 @@ START_TEST(phase_names)
 }
 END_TEST
 
-Suite *schemas_suite(void);
-
 Suite *schemas_suite(void)
 {
 	Suite *s = suite_create("schemas");
-	TCase *tc = tcase_create("payload");
 
-	tcase_set_timeout(tc, 20); /* the mutation loop under ASan on a loaded machine */
-
-	tcase_add_test(tc, prebump_payload_validates);
-	tcase_add_test(tc, emit_is_canonical_and_round_trips);
-	tcase_add_test(tc, message_summary_ops);
-	tcase_add_test(tc, newer_minor_parses_not_writable);
-	tcase_add_test(tc, heartbeat_fields_1_2);
-	tcase_add_test(tc, queue_fields_1_2);
-	tcase_add_test(tc, released_ttl_rules);
-	tcase_add_test(tc, validate_struct_rules);
-	tcase_add_loop_test(tc, malformed_table, 0, (int)NBAD);
-	tcase_add_test(tc, oversized_message);
-	tcase_add_test(tc, null_and_small_buffers);
-	tcase_add_test(tc, mutations_never_crash);
-	tcase_add_test(tc, time_format_parse);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("names");
-	tcase_add_loop_test(tc, hostile_name_rejected, 0,
-	                    (int)(sizeof(hostile_names) / sizeof(hostile_names[0])));
-	tcase_add_loop_test(tc, hostile_namespace_rejected, 0,
-	                    (int)(sizeof(hostile_namespaces) / sizeof(hostile_namespaces[0])));
-	tcase_add_test(tc, valid_names_accepted);
-	tcase_add_test(tc, slot_names);
-	tcase_add_test(tc, phase_names);
-	suite_add_tcase(s, tc);
+	/* the mutation loop under ASan on a loaded machine */
+	suitefix_add(s, "payload", 20, NULL, ONE(prebump_payload_validates),
+	             ONE(emit_is_canonical_and_round_trips), ONE(message_summary_ops),
+	             ONE(newer_minor_parses_not_writable), ONE(heartbeat_fields_1_2),
+	             ONE(queue_fields_1_2), ONE(released_ttl_rules), ONE(validate_struct_rules),
+	             LOOP(malformed_table, 0, (int)NBAD), ONE(oversized_message),
+	             ONE(null_and_small_buffers), ONE(mutations_never_crash),
+	             ONE(time_format_parse), NULL);
+	suitefix_add(s, "names", 0, NULL,
+	             LOOP(hostile_name_rejected, 0,
+	                  (int)(sizeof(hostile_names) / sizeof(hostile_names[0]))),
+	             LOOP(hostile_namespace_rejected, 0,
+	                  (int)(sizeof(hostile_namespaces) / sizeof(hostile_namespaces[0]))),
+	             ONE(valid_names_accepted), ONE(slot_names), ONE(phase_names), NULL);
 	return s;
 }

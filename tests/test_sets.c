@@ -14,6 +14,8 @@
 #include "reflease/runtime.h"
 #include "reflease/sys/transport.h"
 #include "support/memstore.h"
+#include "support/storefix.h"
+#include "support/suitefix.h"
 
 static memstore *mem;
 static int partial; /* the test cas_many applies the first update only */
@@ -65,14 +67,13 @@ static int mem_cas_many(lease_transport *t, const lease_ref_update *u, size_t n)
 static lease_store *open_mem(int with_many, unsigned int version)
 {
 	lease_transport *t = memstore_new(&mem);
-	lease_store *st = NULL;
-	char err[256];
+	lease_store *st;
 
 	ck_assert_ptr_nonnull(t);
 	t->version = version;
 	if (with_many)
 		t->cas_many = mem_cas_many;
-	ck_assert_int_eq(lease_store_open_transport(&st, t, NULL, err, sizeof(err)), 0);
+	st = storefix_transport(t, NULL);
 	partial = 0;
 	takeover = 0;
 	many_calls = 0;
@@ -128,8 +129,7 @@ static int own_read_ref(lease_transport *t, const char *refname, int *present, l
 static lease_store *open_batched(unsigned int version)
 {
 	lease_transport *t = memstore_new(&mem);
-	lease_store *st = NULL;
-	char err[256];
+	lease_store *st;
 
 	ck_assert_ptr_nonnull(t);
 	t->version = version;
@@ -137,7 +137,7 @@ static lease_store *open_batched(unsigned int version)
 	t->read_refs = mem_read_refs;
 	mem_read_ref = t->read_ref;
 	t->read_ref = own_read_ref;
-	ck_assert_int_eq(lease_store_open_transport(&st, t, NULL, err, sizeof(err)), 0);
+	st = storefix_transport(t, NULL);
 	partial = takeover = many_calls = 0;
 	fail_reads_after_write = own_reads_fail = 0;
 	rr_calls = rr_inner = 0;
@@ -436,24 +436,18 @@ START_TEST(batched_read_wrong_object_read_alone)
 }
 END_TEST
 
-Suite *sets_suite(void);
 Suite *sets_suite(void)
 {
 	Suite *s = suite_create("sets");
-	TCase *tc = tcase_create("sets");
 
-	tcase_add_test(tc, set_taken_and_released_as_one);
-	tcase_add_test(tc, held_member_stops_the_set);
-	tcase_add_loop_test(tc, store_without_set_write_refuses, 0, 2);
-	tcase_add_test(tc, partial_set_write_is_caught);
-	tcase_add_test(tc, set_write_built_on_at_once_landed);
-	tcase_add_test(tc, bad_sets_refused_before_io);
-	tcase_add_test(tc, batched_read_one_call_per_read);
-	tcase_add_test(tc, batched_read_not_in_version_3);
-	tcase_add_test(tc, batched_read_partial_answer_read_alone);
-	tcase_add_test(tc, batched_read_partial_answer_then_read_error);
-	tcase_add_test(tc, batched_read_stale_answer_caught);
-	tcase_add_test(tc, batched_read_wrong_object_read_alone);
-	suite_add_tcase(s, tc);
+	suitefix_add(s, "sets", 0, NULL, ONE(set_taken_and_released_as_one),
+	             ONE(held_member_stops_the_set), LOOP(store_without_set_write_refuses, 0, 2),
+	             ONE(partial_set_write_is_caught), ONE(set_write_built_on_at_once_landed),
+	             ONE(bad_sets_refused_before_io), ONE(batched_read_one_call_per_read),
+	             ONE(batched_read_not_in_version_3),
+	             ONE(batched_read_partial_answer_read_alone),
+	             ONE(batched_read_partial_answer_then_read_error),
+	             ONE(batched_read_stale_answer_caught),
+	             ONE(batched_read_wrong_object_read_alone), NULL);
 	return s;
 }

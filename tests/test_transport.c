@@ -14,6 +14,7 @@
 #include "reflease/primitives.h"
 #include "reflease/sys/transport.h"
 #include "support/memstore.h"
+#include "support/suitefix.h"
 
 /* The required calls, in the order the open checks them. */
 static const char *const required[] = {"write_commit", "create_ref", "replace_ref",
@@ -431,22 +432,15 @@ START_TEST(version2_transport_lists_whole)
 }
 END_TEST
 
-Suite *transport_suite(void);
 Suite *transport_suite(void)
 {
 	Suite *s = suite_create("transport");
-	TCase *tc = tcase_create("open_check");
 
-	tcase_add_loop_test(tc, missing_required_call_refused, 0, NREQUIRED);
-	tcase_add_test(tc, wrong_version_refused);
-	tcase_add_test(tc, version1_transport_accepted);
-	tcase_add_test(tc, version2_transport_accepted);
-	tcase_add_test(tc, no_kind_refused);
-	tcase_add_test(tc, no_transport_refused);
-	tcase_add_test(tc, bad_options_free_transport);
-	tcase_add_test(tc, optional_calls_absent);
-	tcase_add_test(tc, namespace_read_by_parts);
-	tcase_add_test(tc, version2_transport_lists_whole);
-	suite_add_tcase(s, tc);
+	suitefix_add(s, "open_check", 0, NULL, LOOP(missing_required_call_refused, 0, NREQUIRED),
+	             ONE(wrong_version_refused), ONE(version1_transport_accepted),
+	             ONE(version2_transport_accepted), ONE(no_kind_refused),
+	             ONE(no_transport_refused), ONE(bad_options_free_transport),
+	             ONE(optional_calls_absent), ONE(namespace_read_by_parts),
+	             ONE(version2_transport_lists_whole), NULL);
 	return s;
 }

@@ -28,6 +28,7 @@ int testrepo_make(char *out, size_t outlen, testrepo_kind kind)
 	if (n < 0 || (size_t)n >= outlen || !mkdtemp(out))
 		return -1;
 	switch (kind) {
+	case TESTREPO_EMPTY_DIR: return 0;
 	case TESTREPO_BARE: snprintf(cmd, sizeof(cmd), "git init -q --bare '%s'", out); break;
 	case TESTREPO_NONBARE:
 		snprintf(cmd, sizeof(cmd),

@@ -11,9 +11,10 @@
 
 /** Kinds of repository testrepo_make() creates. */
 typedef enum testrepo_kind {
-	TESTREPO_BARE = 0,     /**< git init --bare, no commits */
-	TESTREPO_NONBARE,      /**< git init with one commit on the default branch */
-	TESTREPO_EMPTY_NONBARE /**< git init, no commits */
+	TESTREPO_BARE = 0,      /**< git init --bare, no commits */
+	TESTREPO_NONBARE,       /**< git init with one commit on the default branch */
+	TESTREPO_EMPTY_NONBARE, /**< git init, no commits */
+	TESTREPO_EMPTY_DIR      /**< an empty directory, no repository */
 } testrepo_kind;
 
 /**

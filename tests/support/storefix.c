@@ -1,0 +1,57 @@
+/* Stores for tests, opened in one line (storefix.h). */
+#define _DEFAULT_SOURCE
+#include "support/storefix.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "support/testrepo.h"
+
+int64_t storefix_clock(void *payload)
+{
+	return *(const int64_t *)payload;
+}
+
+lease_store *storefix_transport(lease_transport *t, const lease_store_options *o)
+{
+	lease_store *st = NULL;
+	char err[512] = "";
+
+	ck_assert_ptr_nonnull(t);
+	ck_assert_msg(lease_store_open_transport(&st, t, o, err, sizeof(err)) == 0,
+	              "open transport: %s", err);
+	return st;
+}
+
+lease_store *storefix_mem(memstore **mem, const lease_store_options *o)
+{
+	return storefix_transport(memstore_new(mem), o);
+}
+
+lease_store *storefix_open(const char *spec, const lease_store_options *o)
+{
+	lease_store *st = NULL;
+	char err[512] = "";
+
+	ck_assert_msg(lease_store_open(&st, spec, o, err, sizeof(err)) == 0, "open %s: %s", spec,
+	              err);
+	return st;
+}
+
+lease_store *storefix_local(const char *dir, const lease_store_options *o)
+{
+	char spec[1100];
+
+	snprintf(spec, sizeof(spec), "local:%s", dir);
+	return storefix_open(spec, o);
+}
+
+void storefix_local_dir(char *out, size_t outlen)
+{
+	char err[512] = "";
+
+	ck_assert_int_eq(testrepo_make(out, outlen, TESTREPO_EMPTY_DIR), 0);
+	ck_assert_msg(lease_store_init_local(out, NULL, err, sizeof(err)) == 0, "init %s: %s", out,
+	              err);
+}

@@ -1,0 +1,58 @@
+/**
+ * @file storefix.h
+ * Stores for tests, opened in one line: an in-memory one (memstore.h) or a
+ * local one on a temporary repository (testrepo.h), with the caller's store
+ * options; and a virtual clock for those options. A failed open fails the
+ * test with the open's message.
+ *
+ *     int64_t now = T0;
+ *     lease_store_options o = LEASE_STORE_OPTIONS_INIT;
+ *     o.clock.now = storefix_clock;
+ *     o.clock.payload = &now;
+ *     st = storefix_mem(&mem, &o);            // or storefix_local(dir, &o)
+ */
+#ifndef REFLEASE_TEST_STOREFIX_H
+#define REFLEASE_TEST_STOREFIX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "reflease.h"
+#include "support/memstore.h"
+
+/**
+ * A store clock (lease_store_options.clock.now) reading the store time, in
+ * seconds since the epoch, from the int64_t its payload points at: the test
+ * moves time by assigning it.
+ */
+int64_t storefix_clock(void *payload);
+
+/**
+ * A store on transport @p t (NULL: the test fails, as for an allocation that
+ * failed), which it owns from then on, with @p o (NULL: defaults); the
+ * caller's (lease_store_free).
+ */
+lease_store *storefix_transport(lease_transport *t, const lease_store_options *o);
+
+/**
+ * A store on a new in-memory transport with @p o (NULL: defaults); *@p mem
+ * (when @p mem is not NULL) receives the memstore, valid until the store is
+ * freed. The store is the caller's (lease_store_free).
+ */
+lease_store *storefix_mem(memstore **mem, const lease_store_options *o);
+
+/** The store @p spec (lease_store_open) with @p o (NULL: defaults); the caller's
+ * (lease_store_free). */
+lease_store *storefix_open(const char *spec, const lease_store_options *o);
+
+/** The store "local:@p dir" with @p o (NULL: defaults); the caller's (lease_store_free). */
+lease_store *storefix_local(const char *dir, const lease_store_options *o);
+
+/**
+ * A new reflease store (lease_store_init_local) in a new temporary directory
+ * under $TMPDIR; its path to @p out (@p outlen bytes). Remove it with
+ * testrepo_remove().
+ */
+void storefix_local_dir(char *out, size_t outlen);
+
+#endif
