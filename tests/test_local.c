@@ -34,6 +34,19 @@ static lease_store *open_store(const char *path)
 	return st;
 }
 
+/* The refs under refs/leases of the repository @p dir, as git lists them
+ * ("oid refname" lines), are exactly @p want. */
+static void assert_lease_refs(const char *dir, const char *want)
+{
+	char out[4096];
+
+	ck_assert_int_eq(
+	        testrepo_git(out, sizeof(out), dir,
+	                     "for-each-ref --format='%(objectname) %(refname)' refs/leases"),
+	        0);
+	ck_assert_str_eq(out, want);
+}
+
 static lease_oid write_msg(lease_store *st, const char *name, const char *op,
                            const lease_oid *parent)
 {
@@ -184,12 +197,8 @@ START_TEST(init_and_git_cli_crosscheck)
 	hex(ha, &a);
 	hex(hb, &b);
 
-	ck_assert_int_eq(
-	        testrepo_git(out, sizeof(out), path,
-	                     "for-each-ref --format='%(objectname) %(refname)' refs/leases"),
-	        0);
 	snprintf(args, sizeof(args), "%s refs/leases/deploy-1\n", hb);
-	ck_assert_str_eq(out, args);
+	assert_lease_refs(path, args);
 
 	ck_assert_int_eq(testrepo_git(out, sizeof(out), path,
 	                              "log --format='%H|%P|%T|%an <%ae>|%cn <%ce>|%s' "
@@ -303,16 +312,12 @@ START_TEST(packed_refs_and_gc)
 	ck_assert_int_eq(lease_cas_replace(st, "p3", &a[3], &b), 0);
 	a[1] = write_msg(st, "p1", "acquire", NULL);
 	ck_assert_int_eq(lease_cas_create(st, "p1", &a[1]), 0); /* re-create after delete */
-	ck_assert_int_eq(
-	        testrepo_git(out, sizeof(out), dir,
-	                     "for-each-ref --format='%(objectname) %(refname)' refs/leases"),
-	        0);
 	hex(hb, &b);
 	{
 		char want[256], h1[41];
 		hex(h1, &a[1]);
 		snprintf(want, sizeof(want), "%s refs/leases/p1\n%s refs/leases/p3\n", h1, hb);
-		ck_assert_str_eq(out, want);
+		assert_lease_refs(dir, want);
 	}
 	lease_store_free(st);
 	testrepo_remove(dir);
@@ -623,12 +628,8 @@ START_TEST(delete_rereads_packed_refs_under_lock)
 	ck_assert_int_eq(rename(plock, packed), 0);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	ck_assert_int_eq(
-	        testrepo_git(out, sizeof(out), dir,
-	                     "for-each-ref --format='%(objectname) %(refname)' refs/leases"),
-	        0);
 	snprintf(text, sizeof(text), "%s refs/leases/y\n", hy2);
-	ck_assert_str_eq(out, text);
+	assert_lease_refs(dir, text);
 	(void)hy;
 	ck_assert_int_eq(access(plock, F_OK), -1);
 	lease_store_free(st);

@@ -914,42 +914,31 @@ static lease_migrate_report apply_all(void)
 	return r;
 }
 
-/* The write applied but its answer was lost: settled by re-reading as
- * migrated, with exactly one migration commit (never written twice). */
-START_TEST(mem_lost_answer_settles_as_migrated)
+/* A write through the lying transport settles as migrated, with exactly one
+ * migration commit on the seeded oid: the write applied but its answer was
+ * lost (settled by re-reading, never written twice: 1 attempt); the transport
+ * reported success without acting (the primitive catches it, the migration
+ * re-reads and writes again from the same oid: 2 attempts). */
+static const struct {
+	const char *name;
+	int drop_after_apply, lie_replace, attempts;
+} mem_settle_rows[] = {{"lost", 1, 0, 1}, {"liar", 0, 1, 2}};
+
+START_TEST(mem_write_settles_as_migrated)
 {
 	lease_migrate_report r;
 	lease_ref_state s;
-	lease_oid seeded = seed10("lost", "working", T0 + 120, T0);
+	lease_oid seeded = seed10(mem_settle_rows[_i].name, "working", T0 + 120, T0);
 
-	memstore_faults_get(mem)->drop_after_apply = 1;
+	memstore_faults_get(mem)->drop_after_apply = mem_settle_rows[_i].drop_after_apply;
+	memstore_faults_get(mem)->lie_replace = mem_settle_rows[_i].lie_replace;
 	r = apply_all();
 	ck_assert_str_eq(lease_migrate_status_name(r.entries[0].status), "migrated");
-	ck_assert_int_eq(r.entries[0].attempts, 1);
-	read_state(&s, "lost");
+	ck_assert_int_eq(r.entries[0].attempts, mem_settle_rows[_i].attempts);
+	read_state(&s, mem_settle_rows[_i].name);
 	ck_assert_int_eq(s.op, LEASE_OP_MIGRATE);
 	ck_assert(lease_oid_equal(&s.commit.parent, &seeded));
 	ck_assert(lease_oid_equal(&s.oid, &r.entries[0].new_oid));
-	lease_ref_state_clear(&s);
-	lease_migrate_report_clear(&r);
-}
-END_TEST
-
-/* The transport reports success without acting: the primitive catches it,
- * the migration re-reads and writes again from the same oid. */
-START_TEST(mem_noop_success_is_retried)
-{
-	lease_migrate_report r;
-	lease_ref_state s;
-	lease_oid seeded = seed10("liar", "working", T0 + 120, T0);
-
-	memstore_faults_get(mem)->lie_replace = 1;
-	r = apply_all();
-	ck_assert_str_eq(lease_migrate_status_name(r.entries[0].status), "migrated");
-	ck_assert_int_eq(r.entries[0].attempts, 2);
-	read_state(&s, "liar");
-	ck_assert_int_eq(s.op, LEASE_OP_MIGRATE);
-	ck_assert(lease_oid_equal(&s.commit.parent, &seeded));
 	lease_ref_state_clear(&s);
 	lease_migrate_report_clear(&r);
 }
@@ -992,8 +981,7 @@ Suite *migrate_suite(void)
 	             ONE(registry_orders_and_chains), ONE(registry_lists_every_step_file),
 	             ONE(step_0001_keeps_fields), ONE(options_rejected_before_io),
 	             ONE(forked_migrators_race), NULL);
-	suitefix_add(s, "migrate-mem", 0, &fx_mem_setup, ONE(mem_lost_answer_settles_as_migrated),
-	             ONE(mem_noop_success_is_retried),
+	suitefix_add(s, "migrate-mem", 0, &fx_mem_setup, LOOP(mem_write_settles_as_migrated, 0, 2),
 	             ONE(mem_failing_writes_conflict_and_blob_skipped), NULL);
 	return s;
 }

@@ -278,6 +278,17 @@ static void build_store(lease_store *st)
 	raw_ref("refs/leases/-dash", 0);
 }
 
+/* A store built by build_store(), reconciled with @p o (NULL: defaults) into
+ * *@p r; the store is the caller's. */
+static lease_store *reconciled(lease_reconcile_report *r, const lease_reconcile_options *o)
+{
+	lease_store *st = open_store();
+
+	build_store(st);
+	ck_assert_int_eq(lease_reconcile(r, st, o), 0);
+	return st;
+}
+
 static const struct {
 	const char *name;
 	const char *ids;
@@ -311,12 +322,11 @@ static const struct {
 
 START_TEST(exact_anomaly_set_per_lease)
 {
-	lease_store *st = open_store();
+	lease_store *st;
 	lease_reconcile_report r;
 	size_t i, counts[4] = {0};
 
-	build_store(st);
-	ck_assert_int_eq(lease_reconcile(&r, st, NULL), 0);
+	st = reconciled(&r, NULL);
 	ck_assert_uint_eq(r.count, NEXPECTED);
 	for (i = 0; i < NEXPECTED; i++) {
 		const lease_reconcile_entry *e = find(&r, expected[i].name);
@@ -364,14 +374,12 @@ static int log_entry(const lease_reconcile_entry *e, void *payload)
 
 START_TEST(streaming_sweep_same_entries)
 {
-	lease_store *st = open_store();
 	lease_reconcile_report r, sum;
+	lease_store *st = reconciled(&r, NULL);
 	visit_log *v = calloc(1, sizeof(*v));
 	size_t i;
 
 	ck_assert_ptr_nonnull(v);
-	build_store(st);
-	ck_assert_int_eq(lease_reconcile(&r, st, NULL), 0);
 	ck_assert_int_eq(lease_reconcile_each(&sum, st, NULL, log_entry, v), 0);
 	ck_assert_ptr_null(sum.entries);
 	ck_assert_uint_eq(sum.count, r.count);
@@ -399,12 +407,11 @@ END_TEST
 
 START_TEST(floor_figures_and_method)
 {
-	lease_store *st = open_store();
+	lease_store *st;
 	lease_reconcile_report r;
 	const lease_anomaly *a;
 
-	build_store(st);
-	ck_assert_int_eq(lease_reconcile(&r, st, NULL), 0);
+	st = reconciled(&r, NULL);
 	/* every 2 s with a 300 s TTL: exact, interval 2, floor 30 */
 	a = anomaly(find(&r, "fast"), LEASE_ANOM_HEARTBEAT_FLOOR);
 	ck_assert(a->has_floor);
@@ -433,12 +440,11 @@ END_TEST
 START_TEST(prebump_assumed_ttl_option)
 {
 	lease_reconcile_options o = LEASE_RECONCILE_OPTIONS_INIT;
-	lease_store *st = open_store();
+	lease_store *st;
 	lease_reconcile_report r;
 
-	build_store(st);
 	o.default_ttl = 30;
-	ck_assert_int_eq(lease_reconcile(&r, st, &o), 0);
+	st = reconciled(&r, &o);
 	ck_assert_str_eq(ids(find(&r, "prebump")), "pre-bump-payload");
 	lease_reconcile_report_free(&r);
 	lease_store_free(st);
@@ -450,12 +456,11 @@ END_TEST
 START_TEST(f17_future_timestamps_are_clock_skew_not_expired)
 {
 	lease_reconcile_options o = LEASE_RECONCILE_OPTIONS_INIT;
-	lease_store *st = open_store();
+	lease_store *st;
 	lease_reconcile_report r;
 
-	build_store(st);
 	o.grace_seconds = 200;
-	ck_assert_int_eq(lease_reconcile(&r, st, &o), 0);
+	st = reconciled(&r, &o);
 	ck_assert_str_eq(ids(find(&r, "future")), "clock-skew");
 	ck_assert_str_eq(ids(find(&r, "future2")), "clock-skew");
 	ck_assert_str_eq(ids(find(&r, "expired")), ""); /* 100 s late < grace 200 */
