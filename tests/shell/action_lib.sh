@@ -16,17 +16,24 @@
 #   action_cleanup [PIDFILE...]  (for a trap) stop the background heartbeats
 #                     under RUNNER_TEMP, the processes of the PIDFILEs, fakegh
 #   expect N MSG, is PATH V MSG, like PATH RE MSG, unlike PATH RE MSG, hex PATH N MSG
-# shellcheck disable=SC2034 # $ap, $log are the sourcing test's
+#   action_fakegh TOKEN  the fake GitHub server on $TMPDIR/gh.git (below)
+#   status_json NAME  the lease as reflease sees it (outside the action)
+#   field KEY         the first string field KEY of the JSON on stdin
+#   ref NAME          the oid of refs/leases/NAME in the fake's repository (fails when absent)
+#   alive PID         PID runs (not a zombie)
+# shellcheck disable=SC2034,SC1091,SC2154 # $ap, $log are the sourcing test's; fakegh_lib.sh sets $base
 root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$(dirname "$0")/fakegh_lib.sh"
 
 action_setup() {
   if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
     echo "$(basename "$0" .sh): SKIP: node/npm are not installed (scripts/install-deps.sh installs them)"
     exit 0
   fi
-  if [ ! -d "$root/node_modules/yaml" ]; then
-    (cd "$root" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
-  fi
+  # one npm ci at a time: the action tests run in parallel (run.sh), and two
+  # npm ci in one tree remove each other's files (the lock: package-lock.json)
+  (cd "$root" && flock package-lock.json sh -c \
+    '[ -d node_modules/yaml ] || npm ci --no-audit --no-fund --loglevel=error >/dev/null')
   export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
   # a runner has no make of its own around the action (make check SANITIZE=1 would pass it on)
   unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES 2>/dev/null || true
@@ -85,16 +92,16 @@ hex() { like "$1" "^[0-9a-f]{$2}\$" "$3"; }
 # for the action; sets fpid (the caller's trap kills it) and exports
 # GITHUB_API_URL and GITHUB_GRAPHQL_URL.
 action_fakegh() {
-  "$BUILD/tools/fakegh" --token "$1" --repo "$TMPDIR/gh.git" --port-file "$TMPDIR/port" \
-    >/dev/null 2>"$TMPDIR/fake.err" &
-  fpid=$!
-  af_i=0
-  while [ ! -s "$TMPDIR/port" ] && [ $af_i -lt 100 ]; do sleep 0.05; af_i=$((af_i + 1)); done
-  [ -s "$TMPDIR/port" ] || fail "fakegh did not start: $(cat "$TMPDIR/fake.err")"
-  GITHUB_API_URL="http://127.0.0.1:$(cat "$TMPDIR/port")"
+  fakegh_start --token "$1" --repo "$TMPDIR/gh.git"
+  GITHUB_API_URL=$base
   GITHUB_GRAPHQL_URL="$GITHUB_API_URL/graphql"
   export GITHUB_API_URL GITHUB_GRAPHQL_URL
 }
+
+status_json() { REFLEASE_GITHUB_TOKEN=${CANARY:-} "$REFLEASE" --json status "$1" 2>>"$log"; }
+field() { sed -n "s/.*\"$1\":\"\\([^\"]*\\)\".*/\\1/p" | head -n 1; }
+ref() { git --git-dir="$TMPDIR/gh.git" rev-parse "refs/leases/$1"; }
+alive() { kill -0 "$1" 2>/dev/null && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
 
 # action_cleanup [PIDFILE...]: for a test's trap: kill the background
 # heartbeats the action left under RUNNER_TEMP, the process of each PIDFILE

@@ -1,4 +1,5 @@
 #!/bin/sh
+# test: seconds 32
 # The action (action.yml: dist/main.mjs + action/run.sh) run step by step by
 # tests/action/harness.mjs in a simulated Actions environment (GITHUB_ACTIONS,
 # GITHUB_OUTPUT, GITHUB_STATE, GITHUB_STEP_SUMMARY, GITHUB_REPOSITORY,
@@ -18,26 +19,10 @@ action_setup
 action_dir "$TMPDIR/action-path"
 
 CANARY="ghs_ACTIONcanary0123456789abcdefCANARY"
-"$BUILD/tools/fakegh" --token "$CANARY" --repo "$TMPDIR/gh.git" --port-file "$TMPDIR/port" \
-  >/dev/null 2>"$TMPDIR/fake.err" &
-fpid=$!
-cleanup() {
-  for p in "$TMPDIR"/runner-temp/reflease-heartbeat.*.pid; do
-    [ -f "$p" ] && kill "$(cat "$p")" 2>/dev/null
-  done
-  kill "$fpid" 2>/dev/null || true
-}
-trap cleanup EXIT INT TERM
-i=0
-while [ ! -s "$TMPDIR/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-port=$(cat "$TMPDIR/port")
-export GITHUB_API_URL="http://127.0.0.1:$port" GITHUB_GRAPHQL_URL="http://127.0.0.1:$port/graphql"
+trap action_cleanup EXIT INT TERM
+action_fakegh "$CANARY"
 
 stamp='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$'
-status_json() { # the lease as reflease sees it (outside the action)
-  REFLEASE_GITHUB_TOKEN=$CANARY "$REFLEASE" --json status "$1" 2>>"$log"
-}
-field() { sed -n "s/.*\"$1\":\"\\([^\"]*\\)\".*/\\1/p" | head -n 1; }
 
 # 0. the first run on a runner: a cache miss, so the build step builds the
 # bundle from the action's own source (a copy, plain flags)

@@ -84,30 +84,21 @@ done
 : >"$TMPDIR/shim-calls"
 
 CANARY="ghs_BUNDLEcanary0123456789abcdefCANARY"
-"$BUILD/tools/fakegh" --token "$CANARY" --repo "$TMPDIR/gh.git" --port-file "$TMPDIR/port" \
-  >/dev/null 2>"$TMPDIR/fake.err" &
-fpid=$!
 GITSRV_PID=""
 mroot=""
 cleanup() {
-  for p in "$RUNNER_TEMP"/reflease-heartbeat.*.pid; do
-    [ -f "$p" ] && { kill "$(cat "$p")" 2>/dev/null || true; }
-  done
-  kill "$fpid" 2>/dev/null || true
+  action_cleanup
   [ -z "$GITSRV_PID" ] || kill "$GITSRV_PID" 2>/dev/null || true
   [ -z "$mroot" ] || rm -rf "$mroot"
 }
 trap cleanup EXIT INT TERM
-i=0
-while [ ! -s "$TMPDIR/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-port=$(cat "$TMPDIR/port")
+action_fakegh "$CANARY"
 # the git store serves the fake GitHub's own repository: both stores see the same refs
 mkdir -p "$TMPDIR/srv/octo"
 ln -s "$TMPDIR/gh.git" "$TMPDIR/srv/octo/leases"
 git -C "$TMPDIR/gh.git" config http.receivepack true
 printf 'x-access-token:%s\n' "$CANARY" >"$TMPDIR/users"
 git_http_start "$TMPDIR/srv" "$TMPDIR/users"
-export GITHUB_API_URL="http://127.0.0.1:$port" GITHUB_GRAPHQL_URL="http://127.0.0.1:$port/graphql"
 export GITHUB_SERVER_URL="http://127.0.0.1:$GITSRV_PORT/git"
 export XDG_CACHE_HOME="$TMPDIR/cache"
 
@@ -160,8 +151,6 @@ if grep -q "$CANARY" "$log"; then fail "the token was printed"; fi
 echo "t_action_bundle: hit in $rname: set-up $hit_setup ms (node's start to run.sh: cache key, no build), main stage $hit_stage ms with acquire and the root's entry; no apt-get, no compiler"
 
 # ---- the post stage in the root (issue 25) -----------------------------------------
-alive() { kill -0 "$1" 2>/dev/null && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
-ref() { git --git-dir="$TMPDIR/gh.git" rev-parse "refs/leases/$1"; }
 phase() { git --git-dir="$TMPDIR/gh.git" log -1 --format=%B "refs/leases/$1" | sed -n 's/.*"phase":"\([^"]*\)".*/\1/p'; }
 owner() { git --git-dir="$TMPDIR/gh.git" log -1 --format=%B "refs/leases/$1" | sed -n 's/.*"owner":"\([^"]*\)".*/\1/p'; }
 quiet() {

@@ -24,26 +24,15 @@ action_setup
 action_dir "$TMPDIR/action-path"
 
 CANARY="ghs_POSTcanary0123456789abcdefCANARY"
-"$BUILD/tools/fakegh" --token "$CANARY" --repo "$TMPDIR/gh.git" --port-file "$TMPDIR/port" \
-  >/dev/null 2>"$TMPDIR/fake.err" &
-fpid=$!
-cleanup() {
+cleanup() { # SIGKILL: a guarded command here may ignore SIGTERM
   for p in "$TMPDIR"/runner-temp/reflease-heartbeat.*.pid "$TMPDIR"/guard.*.pid; do
     [ -f "$p" ] && { kill -9 "$(cat "$p")" 2>/dev/null || true; }
   done
-  kill "$fpid" 2>/dev/null || true
+  [ -z "${fpid:-}" ] || kill "$fpid" 2>/dev/null || true
 }
 trap cleanup EXIT INT TERM
-i=0
-while [ ! -s "$TMPDIR/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-port=$(cat "$TMPDIR/port")
-export GITHUB_API_URL="http://127.0.0.1:$port"
-export GITHUB_GRAPHQL_URL="$GITHUB_API_URL/graphql"
+action_fakegh "$CANARY"
 
-status_json() { REFLEASE_GITHUB_TOKEN=$CANARY "$REFLEASE" --json status "$1" 2>>"$log"; }
-field() { sed -n "s/.*\"$1\":\"\\([^\"]*\\)\".*/\\1/p" | head -n 1; }
-ref() { git --git-dir="$TMPDIR/gh.git" rev-parse "refs/leases/$1"; }
-alive() { kill -0 "$1" 2>/dev/null && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
 quiet() { # the post stage wrote nothing: no line but ::debug::, no summary, no annotation
   expect 0 "$1: post"
   is summary "" "$1: no summary"

@@ -29,12 +29,9 @@ action_dir "$TMPDIR/action-path"
 CANARY="ghs_SETScanary0123456789abcdefCANARYx"
 trap 'action_cleanup "$TMPDIR/loop.pid"' EXIT INT TERM
 action_fakegh "$CANARY"
-field() { sed -n "s/.*\"$1\":\"\\([^\"]*\\)\".*/\\1/p" | head -n 1; }
-status_json() { REFLEASE_GITHUB_TOKEN=$CANARY "$REFLEASE" --json status "$1" 2>>"$log"; }
 phase_of() { status_json "$1" | field phase; }
 token_of() { git --git-dir="$TMPDIR/gh.git" cat-file -p "refs/leases/$1" | field lease_token; }
 ref() { git --git-dir="$TMPDIR/gh.git" rev-parse -q --verify "refs/leases/$1" || true; }
-alive() { kill -0 "$1" 2>/dev/null && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
 # the heartbeat files of a set (action/run.sh: its sorted names, hashed)
 setkey() { printf '%s\n' "$@" | LC_ALL=C sort | sha256sum | cut -c1-32; }
 

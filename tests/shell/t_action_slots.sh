@@ -16,7 +16,6 @@ action_dir "$TMPDIR/action-path"
 CANARY="ghs_SLOTScanary0123456789abcdefCANARY"
 trap 'action_cleanup' EXIT INT TERM
 action_fakegh "$CANARY"
-field() { sed -n "s/.*\"$1\":\"\\([^\"]*\\)\".*/\\1/p" | head -n 1; }
 status_of() { REFLEASE_GITHUB_TOKEN=$CANARY "$REFLEASE" --json status "$1" 2>>"$log" | field status; }
 
 # 1. two jobs each hold one of 2 slots, a third is held

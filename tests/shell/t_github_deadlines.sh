@@ -1,4 +1,5 @@
 #!/bin/sh
+# shellcheck disable=SC1091,SC2154  # the sourced fakegh_lib.sh sets fpid and base
 # issue 24 #3 and issue 23 on the CLI against the fake GitHub (process mode):
 # --timeout bounds a whole command (a heartbeat whose commit write gets 5xx
 # for ever ends within the timeout and a second, not timeout x attempts);
@@ -6,14 +7,11 @@
 # no poll sleeps past the wait; exit 3 or 75); and a command retrying an
 # unreachable GitHub says so at -v after a few seconds instead of silence.
 set -eu
-FAKE="$BUILD/tools/fakegh"
+. "$(dirname "$0")/fakegh_lib.sh"
 cd "$TMPDIR"
-"$FAKE" --port-file port >/dev/null 2>fake.err &
-fpid=$!
-trap 'kill "$fpid" 2>/dev/null || true' EXIT INT TERM
-i=0
-while [ ! -s port ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-base="http://127.0.0.1:$(cat port)"
+trap 'kill "${fpid:-}" 2>/dev/null || true' EXIT INT TERM
+# shellcheck disable=SC2119 # no options
+fakegh_start
 export GITHUB_API_URL="$base" GITHUB_TOKEN=ghp_deadlines0123456789 REFLEASE_STORE=github:octo/leases
 export REFLEASE_HOST=runner-1
 unset GITHUB_GRAPHQL_URL REFLEASE_GITHUB_TOKEN REFLEASE_GITHUB_TOKEN_FILE GITHUB_ACTIONS || true

@@ -1,4 +1,5 @@
 #!/bin/sh
+# shellcheck disable=SC1091,SC2154  # the sourced fakegh_lib.sh sets fpid and base
 # issue 24 #1: TLS trust like curl and git, on the CLI against the fake GitHub
 # over HTTPS (tools/fakegh --tls-cert/--tls-key; libmicrohttpd over GnuTLS)
 # with a test CA made here by openssl (test-only keys, never committed). An
@@ -9,7 +10,7 @@
 # for credentials (407) or refusing the tunnel (403) is 78 at once too;
 # remote:https:// trusts the same CAs.
 set -eu
-FAKE="$BUILD/tools/fakegh"
+. "$(dirname "$0")/fakegh_lib.sh"
 cd "$TMPDIR"
 unset CURL_CA_BUNDLE SSL_CERT_FILE SSL_CERT_DIR REFLEASE_CA_BUNDLE GITHUB_GRAPHQL_URL \
   REFLEASE_GITHUB_TOKEN REFLEASE_GITHUB_TOKEN_FILE GITHUB_ACTIONS https_proxy HTTPS_PROXY \
@@ -27,12 +28,8 @@ mkca() { # mkca DIR: a CA and, in DIR, its certificate for localhost
 }
 mkca good
 mkca other
-"$FAKE" --tls-cert good/srv.pem --tls-key good/srv.key --port-file port >/dev/null 2>fake.err &
-fpid=$!
-trap 'kill "$fpid" 2>/dev/null || true' EXIT INT TERM
-i=0
-while [ ! -s port ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-[ -s port ] || { echo "fakegh did not start: $(cat fake.err)"; exit 1; }
+trap 'kill "${fpid:-}" 2>/dev/null || true' EXIT INT TERM
+fakegh_start --tls-cert good/srv.pem --tls-key good/srv.key
 GITHUB_API_URL="https://localhost:$(cat port)"
 export GITHUB_API_URL GITHUB_TOKEN=ghp_tlstest0123456789
 export REFLEASE_STORE=github:octo/leases REFLEASE_OWNER=alice REFLEASE_HOST=runner-1
@@ -85,12 +82,10 @@ SSL_CERT_FILE=$PWD/good/ca.pem run 77 "remote: SSL_CERT_FILE" -- --store "$rurl"
 
 # through a proxy (a second fake, plain http, answering CONNECT): a 407 is 78
 # at once naming HTTPS_PROXY; a tunnel refused by the proxy's rules too
-"$FAKE" --port-file pport >/dev/null 2>proxy.err &
-ppid=$!
-trap 'kill "$fpid" "$ppid" 2>/dev/null || true' EXIT INT TERM
-i=0
-while [ ! -s pport ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-proxy="http://127.0.0.1:$(cat pport)"
+gh_pid=$fpid
+trap 'kill "$gh_pid" "${fpid:-}" 2>/dev/null || true' EXIT INT TERM
+fakegh_start_at "$TMPDIR/pport"
+proxy=$base
 curl -sf -XPOST "$proxy/_fakegh/fault" -d '{"endpoint":"other","kind":"407","count":1}' >/dev/null
 HTTPS_PROXY=$proxy NO_PROXY='' no_proxy='' run 78 "proxy 407" -- --ca-bundle good/ca.pem status tls
 [ "$took" -le 5 ] || { echo "FAIL: 407 after ${took}s"; exit 1; }
