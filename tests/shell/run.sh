@@ -5,8 +5,11 @@
 #
 # The tests run JOBS at a time (REFLEASE_TEST_JOBS, default 3: most of a
 # test's time is spent waiting on real processes, clocks and servers, not on
-# a CPU). A test whose first 15 lines say "# test: serial" (contention runs
-# that count on the CPUs, measurements) runs alone after the others. Each
+# a CPU), the longest first: "# test: seconds N" in a test's first 15 lines is
+# its wall time in make check on the 2-core machine (the result lines give
+# it; label a test that takes 20 s or more). A test whose first 15 lines say
+# "# test: serial" (a CPU-heavy stress run, or a claim about real time tight
+# enough that a loaded CPU could break it) runs alone after the others. Each
 # result line names the test and its wall time; a failure prints the last
 # 40 lines of its output.
 #
@@ -54,16 +57,33 @@ for f in /dev/shm/sem.faketime_sem_* /dev/shm/faketime_shm_*; do
   p=${f##*_}
   [ "$(cat "/proc/$p/comm" 2>/dev/null)" = faketime ] || rm -f "$f"
 done
+# The Action's tests (action_lib.sh, t_action_lint.sh through
+# scripts/lint-action.sh, t_cli_action.sh) share the tree's node_modules, which
+# each installs when missing: installed once here, before they run side by
+# side (two npm ci in one tree remove each other's files).
+root=$(cd "$here/../.." && pwd)
+if command -v npm >/dev/null 2>&1 && [ ! -d "$root/node_modules/yaml" ]; then
+  (cd "$root" && flock package-lock.json sh -c \
+    '[ -d node_modules/yaml ] || npm ci --no-audit --no-fund --loglevel=error >/dev/null') ||
+    echo "run.sh: npm ci failed; the Action's tests will say why" >&2
+fi
 res=$(mktemp -d)
 : >"$res/.parallel"
 : >"$res/.serial"
+# longest first (no long test starts last and runs on alone); unlabelled
+# tests follow in name order
 for t in "$here"/t_*.sh; do
   [ -e "$t" ] || continue
+  secs=$(head -n 15 "$t" | sed -n 's/^# test: seconds \([0-9][0-9]*\).*/\1/p' | head -n 1)
   if head -n 15 "$t" | grep -q '^# test: serial'; then
-    echo "$t" >>"$res/.serial"
+    echo "${secs:-0} $t" >>"$res/.serial"
   else
-    echo "$t" >>"$res/.parallel"
+    echo "${secs:-0} $t" >>"$res/.parallel"
   fi
+done
+for f in .parallel .serial; do
+  sort -k1,1nr -s "$res/$f" | cut -d' ' -f2- >"$res/$f.sorted"
+  mv "$res/$f.sorted" "$res/$f"
 done
 t0=$(date +%s)
 xargs -P "$jobs" -n 1 sh "$here/run.sh" --one "$BIN" "$BUILD" "$res" <"$res/.parallel"

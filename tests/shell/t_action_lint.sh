@@ -1,4 +1,5 @@
 #!/bin/sh
+# test: seconds 51
 # make lint-action (scripts/lint-action.sh) passes on the repository's action
 # and workflows, and fails on each deliberately broken copy: a misspelt key of
 # an action input, an undeclared input used in action.yml, an input run.sh

@@ -1,5 +1,6 @@
 #!/bin/sh
 # shellcheck disable=SC1091,SC2015  # sourced helper; A && B || fail is intended
+# test: seconds 21
 # Crash chaos on a local store (issue 8): writers — the real binary and
 # library loops — get SIGKILL at random points during several hundred
 # operations on five leases (build/tools/chaos). Afterwards: `git fsck` is

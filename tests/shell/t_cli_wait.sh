@@ -1,5 +1,6 @@
 #!/bin/sh
 # shellcheck disable=SC1091,SC2015  # sourced helper; A && B || fail is intended
+# test: seconds 26
 # Issue 19: `acquire --wait S` never gives up before S seconds (the monotonic
 # clock, not the store's whole-second clock, decides) and says so; it waits out
 # a local ref lock instead of giving up after the store's 3 s lock wait;

@@ -1,5 +1,6 @@
 #!/bin/sh
 # shellcheck disable=SC1091  # sourced helper
+# test: seconds 32
 # test: serial (run alone by run.sh: its timing or contention counts on the CPUs)
 # Fair waiting (issue 28, protocol.md §5 "Fair waiting"): --fair waiters are
 # served first come, first served; newcomers queue behind live tickets; a

@@ -1,5 +1,6 @@
 #!/bin/sh
 # shellcheck disable=SC1091,SC2015  # sourced helper; A && B || fail is intended
+# test: seconds 22
 # Issue 23, F34: the fencing generation never goes backwards and a recovery
 # exceeds every generation issued for the name (etcd-io/etcd#16028,
 # "revisions never decrease from the clients' perspective"). When a tip

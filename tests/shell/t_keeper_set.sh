@@ -1,5 +1,6 @@
 #!/bin/sh
 # shellcheck disable=SC1091,SC2015,SC2086,SC2154  # sourced helpers; A && B || fail is intended; $R is a word list
+# test: seconds 22
 # `heartbeat A B --every S` keeps a whole set (issue 27, cli.md "Sets",
 # protocol.md "Sets"): the library's set keeper (lease_keep_set), with the
 # policy, output, exit statuses and signal handling of the single

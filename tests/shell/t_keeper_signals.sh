@@ -1,5 +1,6 @@
 #!/bin/sh
 # shellcheck disable=SC1091,SC2015,SC2086,SC2154  # sourced helpers; A && B || fail is intended; $R is a word list
+# test: seconds 34
 # `heartbeat --every --release-on-exit` handles every catchable terminating
 # signal the way `run` does (F35, F36, issue 23, protocol.md §6): it releases, then
 # exits 128 + signal; and losing its output reader (SIGPIPE / EPIPE on

@@ -1,5 +1,6 @@
 #!/bin/sh
 # shellcheck disable=SC1091,SC2015,SC2016  # sourced helper; A && B || fail is intended; CMD scripts in single quotes
+# test: seconds 24
 # acquire / heartbeat / transition / reacquire / release / break on the real
 # binary: happy paths, every documented exit status, --json fields, the token
 # shown only to its holder. Field cases F03, F04, F05, F06, F09, F13.

@@ -1,5 +1,6 @@
 #!/bin/sh
 # shellcheck disable=SC1091,SC2015,SC2016  # sourced helper; A && B || fail is intended; CMD scripts in single quotes
+# test: seconds 32
 # Time-dependent behaviour on the real binary, shifted with libfaketime:
 # F01 (holder vanishes: expiry, takeover with a rotated token, the old
 # holder's cleanup release is harmless), F14 (heartbeat after expiry → 4;

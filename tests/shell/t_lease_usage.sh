@@ -1,5 +1,6 @@
 #!/bin/sh
 # shellcheck disable=SC1091,SC2015,SC2016  # sourced helper; A && B || fail is intended; CMD scripts in single quotes
+# test: seconds 23
 # Invalid names, TTLs, phases, tokens and options: exit 64 and nothing written
 # (F08: inputs validated before any write; F10: '/' rejected up front naming
 # the rule; F30: 0, negative, huge and "5m" TTLs rejected, never replaced).

@@ -1,5 +1,6 @@
 #!/bin/sh
 # shellcheck disable=SC1091,SC2015  # sourced helper; A && B || fail is intended
+# test: seconds 23
 # Issue 29 item 2: `reflease gc` keeps a local store small. Heartbeats that
 # replace heartbeats (protocol.md §2) leave the replaced commits unreachable;
 # gc packs what is reachable and prunes what is unreachable once it is older

@@ -1,5 +1,6 @@
 #!/bin/sh
 # shellcheck disable=SC1091,SC2015  # sourced helper; A && B || fail is intended
+# test: seconds 31
 # test: serial (run alone by run.sh: its timing or contention counts on the CPUs)
 # Issue 14 item 1: no acknowledged write is lost to concurrent git
 # maintenance (protocol.md §9). STRESS_WRITERS (default 16) holders heartbeat

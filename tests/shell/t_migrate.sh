@@ -1,4 +1,5 @@
 #!/bin/sh
+# test: seconds 22
 # reflease migrate against real processes (protocol.md §8, field case F28):
 # a holder's process heartbeats pre-bump (1.0) leases with the 1.1 client in
 # a loop while `migrate --apply` runs. No lease is lost, no migrate commit

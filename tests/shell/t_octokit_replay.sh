@@ -1,4 +1,5 @@
 #!/bin/sh
+# test: seconds 21
 # Issue 6 item 6: GitHub's real recorded responses (@octokit/fixtures, pinned
 # in tests/octokit/package-lock.json) replayed to reflease's GitHub transport
 # through @octokit/fixtures-server; build/tools/ghreplay asserts each answer

@@ -1,4 +1,5 @@
 #!/bin/sh
+# test: seconds 20
 # Every CLI command (migrate and reconcile too) on the remote backend (protocol.md §9 "remote") against
 # real servers this script starts on 127.0.0.1: git daemon (git://), git
 # http-backend behind lighttpd (http://), and file://. TTLs >= 60 s (the

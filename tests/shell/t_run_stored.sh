@@ -1,5 +1,6 @@
 #!/bin/sh
 # shellcheck disable=SC1091,SC2015,SC2086,SC2154  # sourced helpers (rc, P, D, TB set there); A && B || fail is intended; $R is a word list
+# test: seconds 41
 # `run`'s fence follows the stored lease, not its own last write (F31, issue 23,
 # protocol.md §6 "The run guarantee"): CMD holds REFLEASE_LEASE_TOKEN and may
 # write with it (`heartbeat --ttl 5`, "always due"), an administrator may

@@ -1,6 +1,6 @@
 #!/bin/sh
 # shellcheck disable=SC1091  # sourced helpers
-# test: serial (run alone by run.sh: its timing or contention counts on the CPUs)
+# test: seconds 25
 # Sets of leases on a local store (issue 27, protocol.md "Sets"): the CLI's
 # all-or-nothing answers, then 6 processes each taking random pairs of 4
 # names as one set for 15 s (make check runs on 2 cores: half the issue's

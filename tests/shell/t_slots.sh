@@ -1,6 +1,6 @@
 #!/bin/sh
 # shellcheck disable=SC1091  # sourced helper
-# test: serial (run alone by run.sh: its timing or contention counts on the CPUs)
+# test: seconds 19
 # N-slot leases (issue 27, protocol.md "Slots") on a local store: 8 real
 # processes on `run pool --slots 3` never have more than 3 guarded commands
 # running at once — counted by the commands themselves under flock(1), not
