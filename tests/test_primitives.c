@@ -111,6 +111,17 @@ static lease_oid created(backend *b, const char *name)
 	return oid;
 }
 
+/* @p name created at *@p first, then replaced by a child of it: the child. */
+static lease_oid replaced(backend *b, const char *name, lease_oid *first)
+{
+	lease_oid n;
+
+	*first = created(b, name);
+	n = commit_for(b, name, first);
+	ck_assert_int_eq(lease_cas_replace(b->st, name, first, &n), 0);
+	return n;
+}
+
 static void assert_cas(backend *b, const char *prim, int noop, lease_outcome outcome,
                        const lease_oid *expected, const lease_oid *observed)
 {
@@ -216,9 +227,7 @@ START_TEST(replace_ok)
 	lease_oid a, n;
 
 	backend_open(&b, _i);
-	a = created(&b, "r");
-	n = commit_for(&b, "r", &a);
-	ck_assert_int_eq(lease_cas_replace(b.st, "r", &a, &n), 0);
+	n = replaced(&b, "r", &a);
 	ck_assert_int_eq(lease_fetch_ref(&s, b.st, "r"), 0);
 	ck_assert(lease_oid_equal(&s.oid, &n));
 	ck_assert_int_eq(s.commit.has_parent, 1);
@@ -522,9 +531,7 @@ START_TEST(namespace_sorted_filtered)
 	backend_open(&b, _i);
 	c = created(&b, "c");
 	a = created(&b, "a");
-	b1 = created(&b, "b");
-	b2 = commit_for(&b, "b", &b1);
-	ck_assert_int_eq(lease_cas_replace(b.st, "b", &b1, &b2), 0);
+	b2 = replaced(&b, "b", &b1);
 	other = commit_for(&b, "z", NULL);
 	set_raw_ref(&b, "refs/leases-x/a", &other);   /* look-alike namespace */
 	set_raw_ref(&b, "refs/leasesx", &other);      /* look-alike prefix */
@@ -696,9 +703,7 @@ START_TEST(namespace_changed_between_list_and_read)
 	lease_oid a, n;
 
 	backend_open(&b, B_MEM);
-	a = created(&b, "a");
-	n = commit_for(&b, "a", &a);
-	ck_assert_int_eq(lease_cas_replace(b.st, "a", &a, &n), 0);
+	n = replaced(&b, "a", &a);
 	memstore_faults_get(b.mem)->stale_list = 1;
 	memstore_faults_get(b.mem)->prefetch = 1;
 	ck_assert_int_eq(lease_fetch_namespace(&ns, b.st), 0);
@@ -848,12 +853,10 @@ START_TEST(door_lenient_namespace)
 {
 	backend b;
 	lease_namespace ns;
-	lease_oid a1, a2, ghost;
+	lease_oid a1, ghost;
 
 	backend_open(&b, B_MEM);
-	a1 = created(&b, "a");
-	a2 = commit_for(&b, "a", &a1);
-	ck_assert_int_eq(lease_cas_replace(b.st, "a", &a1, &a2), 0);
+	(void)replaced(&b, "a", &a1);
 	ck_assert_int_eq(lease_oid_fromhex(&ghost, "1111111111111111111111111111111111111111"), 0);
 	set_raw_ref(&b, "refs/leases/ghost", &ghost);
 	set_raw_ref(&b, "refs/leases/-x", &a1);
