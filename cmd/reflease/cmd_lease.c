@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "reflease/sys/clock.h"
+#include "util/clock.h"
 
 /* Permute mode: options may follow NAME (`acquire deploy --ttl 60`); `--`
  * still ends them. */

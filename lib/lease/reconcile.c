@@ -28,7 +28,7 @@
 #include "lease/door.h"
 #include "lease/policy.h"
 #include "reflease/version.h"
-#include "store/store.h"
+#include "store/frontend.h"
 #include "util/util.h"
 
 /* Ref lock files older than this are stale, s (protocol.md §7). */

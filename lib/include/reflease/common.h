@@ -96,24 +96,6 @@ int lease_random_bytes(const lease_random *rnd, unsigned char *buf, size_t len);
  */
 int lease_random_hex(char *out, size_t nbytes, const lease_random *rnd);
 
-/* ---- messages ---- */
-
-/**
- * Rewrite the message in @p msg in place so that no ": "-separated segment
- * directly repeats the one before it ("cannot write the commit: cannot write
- * the commit: x" becomes "cannot write the commit: x"). NULL is ignored.
- * The library tidies its own messages (lease_store_last_error()) so; a
- * program adding its own context tidies the result the same way.
- */
-void lease_err_collapse(char *msg);
-
-/**
- * When a message of @p needed bytes (a vsnprintf result, NUL excluded) did
- * not fit in @p buf (@p len bytes), end the text kept with "..." so that a
- * reader sees it was cut. Does nothing when it fit or @p len < 8.
- */
-void lease_err_mark_cut(char *buf, size_t len, int needed);
-
 /** Log levels, most severe first. */
 typedef enum lease_log_level {
 	LEASE_LOG_ERROR = 0,

@@ -32,7 +32,7 @@
 #define REFLEASE_SYS_TRANSPORT_H
 
 #include "../common.h"
-#include "../primitives.h"
+#include "../object.h"
 #include "../store.h"
 
 #include <stddef.h>
@@ -209,7 +209,7 @@ struct lease_transport {
 	 * @p commit_out whatever @p has_commit says, and checks commit_out->oid
 	 * against *@p oid. A local store may report a symbolic ref or a target
 	 * whose object is absent through commit_out->symbolic / missing
-	 * (reflease/primitives.h).
+	 * (reflease/object.h).
 	 * @return 0, or an error
 	 */
 	int (*read_ref)(lease_transport *t, const char *refname, int *present, lease_oid *oid,
