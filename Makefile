@@ -77,6 +77,9 @@ $(BUILD)/%.o: %.c
 # lib/util only (-Ilib for "util/..."; scripts/lint-includes.sh refuses a
 # cmd/ include of lib/lease or lib/store).
 $(CMD_OBJ): INCLUDES = -Ilib/include -Ilib
+# The library exports its public API only (issue 26): REFLEASE_EXTERN marks
+# it in lib/include/reflease/; everything else is hidden (t_exports.sh).
+$(LIB_OBJ): ALL_CFLAGS += -fvisibility=hidden
 
 $(LIBA): $(LIB_OBJ)
 	@rm -f $@

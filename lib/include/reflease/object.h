@@ -37,9 +37,9 @@ typedef struct lease_commit {
 } lease_commit;
 
 /** Free what @p c owns and zero it. Accepts NULL. */
-void lease_commit_clear(lease_commit *c);
+REFLEASE_EXTERN void lease_commit_clear(lease_commit *c);
 /** Deep copy @p src into @p dst (dst's old contents are not freed). 0 or LEASE_ENOMEM. */
-int lease_commit_copy(lease_commit *dst, const lease_commit *src);
+REFLEASE_EXTERN int lease_commit_copy(lease_commit *dst, const lease_commit *src);
 
 #ifdef __cplusplus
 }
