@@ -17,7 +17,7 @@
 #include <git2.h>
 
 #include "reflease/primitives.h"
-#include "store/store.h"
+#include "store/backend.h"
 #include "support/storefix.h"
 #include "support/suitefix.h"
 #include "support/testrepo.h"
