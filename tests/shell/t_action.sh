@@ -231,11 +231,16 @@ expect 3 "another matrix leg of the same job is another owner"
 GIT="git --git-dir=$TMPDIR/gh.git"
 now=$(date +%s)
 ts() { date -u -d "@$1" +%Y-%m-%dT%H:%M:%SZ; }
+# plant NAME JSON: refs/leases/NAME at a new heartbeat commit of alice on h
+# whose payload is JSON (written behind the action's back); its oid in $c
+plant() {
+  c=$(printf '%s: heartbeat working by alice on h\n\n%s\n' "$1" "$2" |
+    GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@localhost GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@localhost \
+      $GIT commit-tree "$($GIT hash-object -t tree /dev/null)")
+  $GIT update-ref "refs/leases/$1" "$c" ""
+}
 json="{\"acquired_at\":\"$(ts $((now - 500)))\",\"expires_at\":\"$(ts $((now + 3000)))\",\"host\":\"h\",\"lease_token\":\"0123456789abcdef0123456789abcdef\",\"name\":\"old\",\"nonce\":\"0011223344556677\",\"owner\":\"alice\",\"phase\":\"working\",\"sdlc_version\":\"1.0.0\",\"transitions\":3}"
-c=$(printf 'old: heartbeat working by alice on h\n\n%s\n' "$json" |
-  GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@localhost GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@localhost \
-    $GIT commit-tree "$($GIT hash-object -t tree /dev/null)")
-$GIT update-ref refs/leases/old "$c" ""
+plant old "$json"
 act '{"command":"migrate"}'
 expect 0 "migrate plan"
 is outputs.status ok "migrate plan status"
@@ -256,10 +261,7 @@ unlike summary 'reflease reconcile\*\*' "no lease-command line for reconcile"
 # a holder that stopped heartbeating 10 minutes ago: expired (warning), reaped
 # as the scheduled workflow does (--reap --fail-on error)
 json="{\"acquired_at\":\"$(ts $((now - 900)))\",\"expires_at\":\"$(ts $((now - 600)))\",\"host\":\"h\",\"lease_token\":\"0123456789abcdef0123456789abcdef\",\"name\":\"stale\",\"nonce\":\"0011223344556677\",\"owner\":\"alice\",\"phase\":\"working\",\"sdlc_version\":\"1.1.0\",\"transitions\":1,\"ttl_seconds\":60}"
-c=$(printf 'stale: heartbeat working by alice on h\n\n%s\n' "$json" |
-  GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@localhost GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@localhost \
-    $GIT commit-tree "$($GIT hash-object -t tree /dev/null)")
-$GIT update-ref refs/leases/stale "$c" ""
+plant stale "$json"
 act '{"command":"reconcile","args":"--reap --fail-on error"}'
 expect 0 "reconcile --reap: a warning is below --fail-on error"
 is outputs.status ok "reap status"

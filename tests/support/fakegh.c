@@ -1168,57 +1168,33 @@ static int apply_fault(fakegh *f, struct answer *a, const struct fault *ft, fake
 static void handle(fakegh *f, struct answer *a, fakegh_endpoint ep, const char *rest, json_t *body,
                    int page)
 {
-	int empty = repo_is_empty(f);
+	char ref[512];
 
-	switch (ep) {
-	case FAKEGH_COMMIT_POST:
-		if (empty)
-			answer_msg(a, 409, "Git Repository is empty.");
-		else
-			h_commit_post(f, a, body);
-		break;
-	case FAKEGH_COMMIT_GET:
-		if (empty)
-			answer_msg(a, 409, "Git Repository is empty.");
-		else
-			h_commit_get(f, a, rest + 12);
-		break;
-	case FAKEGH_REF_GET: {
-		char ref[512];
-		snprintf(ref, sizeof(ref), "refs/%s", rest + 8);
-		if (empty)
-			answer_msg(a, 409, "Git Repository is empty.");
-		else
-			h_ref_get(f, a, ref);
-		break;
+	/* an empty repository: its REST git data endpoints answer 409 */
+	if (ep >= FAKEGH_COMMIT_POST && ep <= FAKEGH_MATCHING && repo_is_empty(f)) {
+		answer_msg(a, 409, "Git Repository is empty.");
+		return;
 	}
-	case FAKEGH_REF_CREATE:
-		if (empty)
-			answer_msg(a, 409, "Git Repository is empty.");
-		else
-			h_ref_create(f, a, body);
+	switch (ep) {
+	case FAKEGH_COMMIT_POST: h_commit_post(f, a, body); break;
+	case FAKEGH_COMMIT_GET: h_commit_get(f, a, rest + 12); break;
+	case FAKEGH_REF_GET:
+		snprintf(ref, sizeof(ref), "refs/%s", rest + 8);
+		h_ref_get(f, a, ref);
 		break;
+	case FAKEGH_REF_CREATE: h_ref_create(f, a, body); break;
 	case FAKEGH_REF_PATCH:
-	case FAKEGH_REF_DELETE: {
-		char ref[512];
+	case FAKEGH_REF_DELETE:
 		snprintf(ref, sizeof(ref), "refs/%s", rest + 9);
-		if (empty)
-			answer_msg(a, 409, "Git Repository is empty.");
-		else if (ep == FAKEGH_REF_PATCH)
+		if (ep == FAKEGH_REF_PATCH)
 			h_ref_patch(f, a, ref, body);
 		else
 			h_ref_delete(f, a, ref);
 		break;
-	}
-	case FAKEGH_MATCHING: {
-		char prefix[512];
-		snprintf(prefix, sizeof(prefix), "refs/%s", rest + 18);
-		if (empty)
-			answer_msg(a, 409, "Git Repository is empty.");
-		else
-			h_matching(f, a, prefix, rest, page);
+	case FAKEGH_MATCHING:
+		snprintf(ref, sizeof(ref), "refs/%s", rest + 18);
+		h_matching(f, a, ref, rest, page);
 		break;
-	}
 	case FAKEGH_GQL_QUERY:
 	case FAKEGH_GQL_MUTATION: {
 		if (ep == FAKEGH_GQL_MUTATION && f->no_update_refs) {

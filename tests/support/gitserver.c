@@ -19,15 +19,6 @@
 
 #include "testrepo.h"
 
-static int run(const char *cmd)
-{
-	int st = system(cmd);
-
-	if (st == -1 || !WIFEXITED(st))
-		return -1;
-	return WEXITSTATUS(st);
-}
-
 static void sleep_ms(long ms)
 {
 	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -122,6 +113,32 @@ static void stop(pid_t *pid)
 	*pid = 0;
 }
 
+/* Start the server @p argv (output to @p log) on a free port, trying up to 5:
+ * @p prepare(@p ctx, port) first writes what the server reads for that port.
+ * *@p port and *@p pid are set. 0, or -1 when none came up. */
+static int start_on_free_port(char *const argv[], const char *log, int *port, pid_t *pid,
+                              int (*prepare)(void *ctx, int port), void *ctx)
+{
+	int attempt;
+
+	for (attempt = 0; attempt < 5; attempt++) {
+		*port = free_port();
+		if (prepare(ctx, *port) < 0 || (*pid = spawn(argv, log)) < 0)
+			return -1;
+		if (wait_up(*pid, *port) == 0)
+			return 0;
+		stop(pid);
+	}
+	return -1;
+}
+
+/* git daemon's --port=PORT argument (ctx: its buffer of 32 bytes). */
+static int daemon_port_arg(void *ctx, int port)
+{
+	snprintf(ctx, 32, "--port=%d", port);
+	return 0;
+}
+
 static int start_daemon(gitserver *gs)
 {
 	char base[600], port[32], log[600];
@@ -136,20 +153,50 @@ static int start_daemon(gitserver *gs)
 	                port,
 	                gs->root,
 	                NULL};
-	int attempt;
 
 	snprintf(base, sizeof(base), "--base-path=%s", gs->root);
 	snprintf(log, sizeof(log), "%s/daemon.log", gs->root);
-	for (attempt = 0; attempt < 5; attempt++) {
-		gs->daemon_port = free_port();
-		snprintf(port, sizeof(port), "--port=%d", gs->daemon_port);
-		if ((gs->daemon_pid = spawn(argv, log)) < 0)
-			return -1;
-		if (wait_up(gs->daemon_pid, gs->daemon_port) == 0)
-			return 0;
-		stop(&gs->daemon_pid);
-	}
-	return -1;
+	return start_on_free_port(argv, log, &gs->daemon_port, &gs->daemon_pid, daemon_port_arg,
+	                          port);
+}
+
+/* What lighttpd reads (start_http). */
+typedef struct http_conf {
+	const gitserver *gs;
+	const char *conf, *users;
+} http_conf;
+
+/* lighttpd's configuration for @p port (ctx: an http_conf). */
+static int write_http_conf(void *ctx, int port)
+{
+	const http_conf *h = ctx;
+	FILE *f = fopen(h->conf, "w");
+
+	if (!f)
+		return -1;
+	fprintf(f,
+	        "server.document-root = \"%s\"\n"
+	        "server.bind = \"127.0.0.1\"\n"
+	        "server.port = %d\n"
+	        "server.errorlog = \"%s/lighttpd.err\"\n"
+	        "server.modules = (\"mod_alias\", \"mod_auth\", \"mod_authn_file\", "
+	        "\"mod_cgi\", \"mod_setenv\", \"mod_accesslog\")\n"
+	        /* each request's status and whether it carried credentials
+	         * (gitserver_failed_logins) */
+	        "accesslog.filename = \"%s/access.log\"\n"
+	        "accesslog.format = \"%%s %%{Authorization}i %%U\"\n"
+	        "alias.url = (\"/git/\" => \"/usr/lib/git-core/git-http-backend/\", "
+	        "\"/auth/\" => \"/usr/lib/git-core/git-http-backend/\")\n"
+	        "cgi.assign = (\"\" => \"\")\n"
+	        "auth.backend = \"plain\"\n"
+	        "auth.backend.plain.userfile = \"%s\"\n"
+	        "auth.require = (\"/auth/\" => (\"method\" => \"basic\", \"realm\" => "
+	        "\"git\", \"require\" => \"valid-user\"))\n"
+	        "setenv.add-environment = (\"GIT_PROJECT_ROOT\" => \"%s\", "
+	        "\"GIT_HTTP_EXPORT_ALL\" => \"1\", \"GIT_CONFIG_GLOBAL\" => \"%s\")\n",
+	        h->gs->root, port, h->gs->root, h->gs->root, h->users, h->gs->root, global_config);
+	fclose(f);
+	return 0;
 }
 
 static int start_http(gitserver *gs)
@@ -158,7 +205,7 @@ static int start_http(gitserver *gs)
 	char *argv[] = {"lighttpd", "-D", "-f", conf, NULL};
 	const char *lighttpd =
 	        access("/usr/sbin/lighttpd", X_OK) == 0 ? "/usr/sbin/lighttpd" : NULL;
-	int attempt;
+	http_conf h = {gs, conf, users};
 
 	if (!lighttpd)
 		return -1;
@@ -173,42 +220,7 @@ static int start_http(gitserver *gs)
 		fprintf(f, "%s:%s\n", GITSERVER_AUTH_USER, GITSERVER_AUTH_TOKEN);
 		fclose(f);
 	}
-	for (attempt = 0; attempt < 5; attempt++) {
-		FILE *f = fopen(conf, "w");
-
-		if (!f)
-			return -1;
-		gs->http_port = free_port();
-		fprintf(f,
-		        "server.document-root = \"%s\"\n"
-		        "server.bind = \"127.0.0.1\"\n"
-		        "server.port = %d\n"
-		        "server.errorlog = \"%s/lighttpd.err\"\n"
-		        "server.modules = (\"mod_alias\", \"mod_auth\", \"mod_authn_file\", "
-		        "\"mod_cgi\", \"mod_setenv\", \"mod_accesslog\")\n"
-		        /* each request's status and whether it carried credentials
-		         * (gitserver_failed_logins) */
-		        "accesslog.filename = \"%s/access.log\"\n"
-		        "accesslog.format = \"%%s %%{Authorization}i %%U\"\n"
-		        "alias.url = (\"/git/\" => \"/usr/lib/git-core/git-http-backend/\", "
-		        "\"/auth/\" => \"/usr/lib/git-core/git-http-backend/\")\n"
-		        "cgi.assign = (\"\" => \"\")\n"
-		        "auth.backend = \"plain\"\n"
-		        "auth.backend.plain.userfile = \"%s\"\n"
-		        "auth.require = (\"/auth/\" => (\"method\" => \"basic\", \"realm\" => "
-		        "\"git\", \"require\" => \"valid-user\"))\n"
-		        "setenv.add-environment = (\"GIT_PROJECT_ROOT\" => \"%s\", "
-		        "\"GIT_HTTP_EXPORT_ALL\" => \"1\", \"GIT_CONFIG_GLOBAL\" => \"%s\")\n",
-		        gs->root, gs->http_port, gs->root, gs->root, users, gs->root,
-		        global_config);
-		fclose(f);
-		if ((gs->http_pid = spawn(argv, log)) < 0)
-			return -1;
-		if (wait_up(gs->http_pid, gs->http_port) == 0)
-			return 0;
-		stop(&gs->http_pid);
-	}
-	return -1;
+	return start_on_free_port(argv, log, &gs->http_port, &gs->http_pid, write_http_conf, &h);
 }
 
 /* uploadpack.packObjectsHook for the servers: a repository holding a file
@@ -287,7 +299,7 @@ int gitserver_start_ssh(gitserver *gs)
 	         "mkdir -p '%s/.ssh' && cd '%s' && ssh-keygen -q -t ed25519 -N '' -f hostkey && "
 	         "ssh-keygen -q -t ed25519 -N '' -f userkey && cp userkey.pub authorized_keys",
 	         gs->ssh_home, dir);
-	if (strchr(dir, '\'') || run(cmd) != 0)
+	if (strchr(dir, '\'') || testrepo_sh(cmd) != 0)
 		return -1;
 	(void)mkdir("/run/sshd", 0755); /* sshd's privilege separation directory */
 	snprintf(conf, sizeof(conf), "%s/sshd_config", dir);
@@ -328,7 +340,7 @@ int gitserver_start_ssh(gitserver *gs)
 		sleep_ms(20);
 	snprintf(cmd, sizeof(cmd), "SSH_AUTH_SOCK='%s' ssh-add -q '%s/userkey' 2>/dev/null",
 	         gs->agent_sock, dir);
-	if (run(cmd) != 0)
+	if (testrepo_sh(cmd) != 0)
 		goto fail;
 	return 0;
 fail:
@@ -359,7 +371,7 @@ int gitserver_repo(gitserver *gs, const char *name, char *path, size_t pathlen)
 	         "rm -rf '%s' && git init -q --bare '%s' && git -C '%s' config http.receivepack "
 	         "true",
 	         dir, dir, dir);
-	if (run(cmd) != 0)
+	if (testrepo_sh(cmd) != 0)
 		return -1;
 	if (path)
 		snprintf(path, pathlen, "%s", dir);

@@ -87,20 +87,32 @@ static mem_ref *find_ref(const memstore *m, const char *name)
 	return NULL;
 }
 
+/* @p items (@p n used of *@p cap, each @p size bytes) with room for one
+ * more: the same array or a larger one (*@p cap updated), NULL when out of
+ * memory (@p items unchanged). */
+static void *grow(void *items, size_t *cap, size_t n, size_t size)
+{
+	size_t c;
+	void *p;
+
+	if (n < *cap)
+		return items;
+	c = *cap ? *cap * 2 : 16;
+	if (!(p = realloc(items, c * size)))
+		return NULL;
+	*cap = c;
+	return p;
+}
+
 static mem_ref *get_ref(memstore *m, const char *name)
 {
 	mem_ref *r = find_ref(m, name);
 
 	if (r)
 		return r;
-	if (m->nrefs == m->caprefs) {
-		size_t cap = m->caprefs ? m->caprefs * 2 : 16;
-		mem_ref *n = realloc(m->refs, cap * sizeof(*n));
-		if (!n)
-			return NULL;
-		m->refs = n;
-		m->caprefs = cap;
-	}
+	if (!(r = grow(m->refs, &m->caprefs, m->nrefs, sizeof(*r))))
+		return NULL;
+	m->refs = r;
 	r = &m->refs[m->nrefs];
 	memset(r, 0, sizeof(*r));
 	if (!(r->name = strdup(name)))
@@ -121,14 +133,11 @@ static const mem_obj *find_obj(const memstore *m, const lease_oid *oid)
 
 static mem_obj *new_obj(memstore *m)
 {
-	if (m->nobjs == m->capobjs) {
-		size_t cap = m->capobjs ? m->capobjs * 2 : 16;
-		mem_obj *n = realloc(m->objs, cap * sizeof(*n));
-		if (!n)
-			return NULL;
-		m->objs = n;
-		m->capobjs = cap;
-	}
+	mem_obj *o = grow(m->objs, &m->capobjs, m->nobjs, sizeof(*o));
+
+	if (!o)
+		return NULL;
+	m->objs = o;
 	memset(&m->objs[m->nobjs], 0, sizeof(mem_obj));
 	return &m->objs[m->nobjs];
 }
@@ -207,37 +216,38 @@ static int mem_create_ref(lease_transport *t, const char *refname, const lease_o
 	return finish_write(m, drop);
 }
 
-static int mem_replace_ref(lease_transport *t, const char *refname, const lease_oid *old_oid,
-                           const lease_oid *new_oid)
+/* A CAS update of @p refname from @p old_oid to @p new_oid (NULL: delete),
+ * counted in *@p count, lied about per *@p lie. */
+static int cas_update(memstore *m, int *count, int *lie, const char *refname,
+                      const lease_oid *old_oid, const lease_oid *new_oid)
 {
-	memstore *m = M(t);
 	mem_ref *r;
 	int rc, drop;
 
-	m->counts.replace_ref++;
-	if (!write_faults(m, &m->faults.lie_replace, &rc, &drop))
+	(*count)++;
+	if (!write_faults(m, lie, &rc, &drop))
 		return rc;
 	r = find_ref(m, refname);
 	if (!r || !r->present || !lease_oid_equal(&r->oid, old_oid))
 		return seterr(m, LEASE_ECAS, "stale before-oid");
-	set_state(r, 1, new_oid);
+	set_state(r, new_oid != NULL, new_oid);
 	return finish_write(m, drop);
+}
+
+static int mem_replace_ref(lease_transport *t, const char *refname, const lease_oid *old_oid,
+                           const lease_oid *new_oid)
+{
+	memstore *m = M(t);
+
+	return cas_update(m, &m->counts.replace_ref, &m->faults.lie_replace, refname, old_oid,
+	                  new_oid);
 }
 
 static int mem_delete_ref(lease_transport *t, const char *refname, const lease_oid *old_oid)
 {
 	memstore *m = M(t);
-	mem_ref *r;
-	int rc, drop;
 
-	m->counts.delete_ref++;
-	if (!write_faults(m, &m->faults.lie_delete, &rc, &drop))
-		return rc;
-	r = find_ref(m, refname);
-	if (!r || !r->present || !lease_oid_equal(&r->oid, old_oid))
-		return seterr(m, LEASE_ECAS, "stale before-oid");
-	set_state(r, 0, NULL);
-	return finish_write(m, drop);
+	return cas_update(m, &m->counts.delete_ref, &m->faults.lie_delete, refname, old_oid, NULL);
 }
 
 /* Copy object @p oid into @p out, lying when wrong_commit says so. */

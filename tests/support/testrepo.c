@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-static int run(const char *cmd)
+int testrepo_sh(const char *cmd)
 {
 	int st = system(cmd);
 
@@ -38,7 +38,7 @@ int testrepo_make(char *out, size_t outlen, testrepo_kind kind)
 		break;
 	default: snprintf(cmd, sizeof(cmd), "git init -q '%s'", out); break;
 	}
-	return run(cmd) == 0 ? 0 : -1;
+	return testrepo_sh(cmd) == 0 ? 0 : -1;
 }
 
 void testrepo_remove(const char *path)
@@ -48,7 +48,7 @@ void testrepo_remove(const char *path)
 	if (!path || !*path || strstr(path, "reflease-test-") == NULL || strchr(path, '\''))
 		return;
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
-	(void)run(cmd);
+	(void)testrepo_sh(cmd);
 }
 
 int testrepo_git(char *out, size_t outlen, const char *dir, const char *args)

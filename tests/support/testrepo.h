@@ -35,4 +35,10 @@ void testrepo_remove(const char *path);
  */
 int testrepo_git(char *out, size_t outlen, const char *dir, const char *args);
 
+/**
+ * Run @p cmd with system(3).
+ * @return its exit status (0 = success), or -1 when it did not exit normally
+ */
+int testrepo_sh(const char *cmd);
+
 #endif

@@ -17,6 +17,7 @@
 
 #include "reflease.h"
 #include "support/fakegh.h"
+#include "tools/tool_gh.h"
 
 static fakegh *fk;
 
@@ -30,44 +31,15 @@ static double mono_ms(void)
 
 static lease_store *open_gh(void)
 {
-	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
-	lease_store *st = NULL;
-	char err[512];
-
-	o.github_token = "bench-token";
-	o.timeout_s = 30;
-	if (lease_store_open(&st, "github:octo/leases", &o, err, sizeof(err)) < 0) {
-		fprintf(stderr, "bench_ghlatency: %s\n", err);
-		exit(1);
-	}
-	return st;
+	return tool_open_gh("bench_ghlatency", "bench-token", 30);
 }
 
-/* Make the next heartbeat of @p name due: plant a payload (same owner,
- * host and token) whose heartbeat time lies 200 s back (TTL 300). */
+/* Make the next heartbeat of @p name due (same owner, host and token). */
 static void make_due(const char *name)
 {
 	lease_store *st = open_gh();
-	lease_ref_state s;
-	lease_payload p;
-	lease_oid oid;
-	char *m = NULL;
-	int64_t now;
 
-	memset(&s, 0, sizeof(s));
-	if (lease_fetch_ref(&s, st, name) < 0 || !s.present || s.payload_rc != 0)
-		exit(2);
-	p = s.payload;
-	now = lease_store_now(st);
-	p.expires_at = now + 100;
-	p.acquired_at = now - 200;
-	p.ttl_seconds = 300;
-	if (lease_message_build(&m, &p, LEASE_OP_HEARTBEAT) < 0 ||
-	    lease_write_commit(&oid, st, &s.oid, m) < 0 ||
-	    lease_cas_replace(st, name, &s.oid, &oid) < 0)
-		exit(3);
-	free(m);
-	lease_ref_state_clear(&s);
+	tool_make_due(st, name, NULL, NULL);
 	lease_store_free(st);
 }
 

@@ -15,23 +15,14 @@
 #include "store/backend.h"
 #include "store/handle.h"
 #include "support/fakegh.h"
+#include "tools/tool_gh.h"
 
 static fakegh *fk;
 static int over;
 
 static lease_store *open_gh(void)
 {
-	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
-	lease_store *st = NULL;
-	char err[512];
-
-	o.github_token = "ghbench-token";
-	o.timeout_s = 10;
-	if (lease_store_open(&st, "github:octo/leases", &o, err, sizeof(err)) < 0) {
-		fprintf(stderr, "ghbench: %s\n", err);
-		exit(1);
-	}
-	return st;
+	return tool_open_gh("ghbench", "ghbench-token", 10);
 }
 
 static void row(const char *what, unsigned n, unsigned budget)
@@ -140,33 +131,6 @@ out:
 	lease_store_free(st);
 	free(sr);
 	return rc;
-}
-
-/* Plant a payload whose last heartbeat is old enough to make the next due. */
-static void make_due(lease_store *st, const char *name, const char *owner, const char *token)
-{
-	lease_ref_state s;
-	lease_payload p;
-	lease_oid oid;
-	char *m = NULL;
-	int64_t now;
-
-	memset(&s, 0, sizeof(s));
-	if (lease_fetch_ref(&s, st, name) < 0 || !s.present || s.payload_rc != 0)
-		exit(2);
-	p = s.payload;
-	now = lease_store_now(st);
-	snprintf(p.owner, sizeof(p.owner), "%s", owner);
-	snprintf(p.lease_token, sizeof(p.lease_token), "%s", token);
-	p.expires_at = now + 100;
-	p.acquired_at = now - 200;
-	p.ttl_seconds = 300;
-	if (lease_message_build(&m, &p, LEASE_OP_HEARTBEAT) < 0 ||
-	    lease_write_commit(&oid, st, &s.oid, m) < 0 ||
-	    lease_cas_replace(st, name, &s.oid, &oid) < 0)
-		exit(3);
-	free(m);
-	lease_ref_state_clear(&s);
 }
 
 /* A set of 3 leases (issue 27, protocol.md "Sets"): acquired fresh, heartbeat
@@ -324,7 +288,7 @@ int main(int argc, char **argv)
 	lease_store_free(st);
 
 	o.lease_token = token;
-	make_due(admin, "bench", "bench", token);
+	tool_make_due(admin, "bench", "bench", token);
 	st = open_gh();
 	fakegh_reset_counts(fk);
 	if (lease_heartbeat(&r, st, "bench", &o) < 0 || strcmp(r.status, "renewed") != 0)
