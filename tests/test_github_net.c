@@ -22,6 +22,7 @@
 #include "support/fakegh.h"
 #include "support/ghfix.h"
 #include "support/logcap.h"
+#include "support/storefix.h"
 #include "support/suitefix.h"
 
 #define CANARY "ghp_CANARYnet0123456789abcdefCANARY"
@@ -45,12 +46,7 @@ static void teardown(void)
 
 static lease_op_options who(const char *owner)
 {
-	lease_op_options o = LEASE_OP_OPTIONS_INIT;
-
-	o.owner = owner;
-	o.host = "runner-1";
-	o.ttl_seconds = 300;
-	return o;
+	return storefix_op(owner, "runner-1", NULL, 300);
 }
 
 /* ---- a responder forwarding to the fake, on the virtual clock ------------------- */

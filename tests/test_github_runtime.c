@@ -19,6 +19,7 @@
 #include "support/ghfix.h"
 #include "support/logcap.h"
 #include "support/payload.h"
+#include "support/storefix.h"
 #include "support/suitefix.h"
 
 #define CANARY "ghp_CANARYruntime0123456789abcdefCANARY"
@@ -45,13 +46,7 @@ static void teardown(void)
 
 static lease_op_options who(const char *owner, const char *token)
 {
-	lease_op_options o = LEASE_OP_OPTIONS_INIT;
-
-	o.owner = owner;
-	o.host = "runner-1";
-	o.lease_token = token;
-	o.ttl_seconds = 300;
-	return o;
+	return storefix_op(owner, "runner-1", token, 300);
 }
 
 /* Plant a payload commit for @p name as @p owner with the given times
@@ -308,11 +303,6 @@ END_TEST
  * (one CLI invocation) on a store clock @p offset s ahead. Was 3k + 1
  * (fresh: 15 for k = 3): every member read, then re-read, on its own. */
 static int64_t set_clock_offset;
-static int64_t set_clock(void *payload)
-{
-	(void)payload;
-	return (int64_t)time(NULL) + set_clock_offset;
-}
 
 typedef int (*set_fn)(lease_set_result *, lease_store *, const char *const *, size_t,
                       const lease_op_options *);
@@ -329,7 +319,8 @@ static unsigned set_counted(set_fn fn, const lease_op_options *o, const char *wa
 	so.github_token = CANARY;
 	so.timeout_s = 5;
 	so.verify_timeout_ms = 1000;
-	so.clock.now = set_clock;
+	so.clock.now = storefix_clock_ahead;
+	so.clock.payload = &set_clock_offset;
 	ck_assert_int_eq(lease_store_open(&s2, "github:octo/leases", &so, err, sizeof(err)), 0);
 	fakegh_reset_counts(fk);
 	ck_assert_msg(fn(r, s2, names, 3, o) == 0, "%s: %s", want, r->message);
@@ -893,12 +884,6 @@ static void (*rr_act)(void);
 static lease_store *rr_other;
 static lease_result rr_acq;
 
-static int64_t rr_now(void *payload)
-{
-	(void)payload;
-	return (int64_t)time(NULL) + rr_offset;
-}
-
 static int rr_sleep(double seconds, void *payload)
 {
 	(void)payload;
@@ -953,7 +938,8 @@ static lease_store *rr_open(void)
 	o.github_token = CANARY;
 	o.timeout_s = 5;
 	o.verify_timeout_ms = 1000;
-	o.clock.now = rr_now;
+	o.clock.now = storefix_clock_ahead;
+	o.clock.payload = &rr_offset;
 	ck_assert_msg(lease_store_open(&s2, "github:octo/leases", &o, err, sizeof(err)) == 0, "%s",
 	              err);
 	return s2;
@@ -976,13 +962,7 @@ static void rr_keep(int writes, int with_known_oid, int64_t ttl)
 	rr_other = rr_open();
 	ao.ttl_seconds = ttl;
 	ck_assert_int_eq(lease_acquire(&rr_acq, s2, "kept", &ao), 0);
-	ko.owner = "keeper";
-	ko.host = "runner-1";
-	ko.lease_token = rr_acq.payload.lease_token;
-	ko.ttl_seconds = ttl;
-	ko.known_expires_at = rr_acq.payload.expires_at;
-	ko.known_ttl_seconds = ttl;
-	ko.known_now = rr_acq.now;
+	storefix_keep_from(&ko, "keeper", "runner-1", &rr_acq, ttl, ttl);
 	ko.known_oid = with_known_oid ? &rr_acq.oid : NULL;
 	ko.check_seconds = lease_keep_check_interval(s2);
 	ck_assert(ko.check_seconds == 6);

@@ -748,12 +748,7 @@ START_TEST(test_default_sleep_honours_stop_promptly)
 	ao.owner = "alice";
 	ao.host = "h1";
 	ck_assert_int_eq(lease_acquire(&acq, st, "job", &ao), 0);
-	k.owner = "alice";
-	k.host = "h1";
-	k.lease_token = acq.payload.lease_token;
-	k.known_expires_at = acq.payload.expires_at;
-	k.known_ttl_seconds = 300;
-	k.known_now = acq.now;
+	storefix_keep_from(&k, "alice", "h1", &acq, k.ttl_seconds, 300);
 	k.stop = &alarm_stop;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_alarm;

@@ -13,6 +13,7 @@
 
 #include "reflease.h"
 #include "store/backend.h"
+#include "support/storefix.h"
 #include "support/suitefix.h"
 #include "support/testrepo.h"
 
@@ -173,13 +174,7 @@ START_TEST(test_shortened_ttl_lost_deadline_follows_stored_expiry)
 
 	/* It keeps the lease with a shorter TTL (60 s); every write lands late. */
 	late->armed = 1;
-	ko.owner = "alice";
-	ko.host = "h1";
-	ko.lease_token = acq.payload.lease_token;
-	ko.ttl_seconds = 60;
-	ko.known_expires_at = acq.payload.expires_at;
-	ko.known_ttl_seconds = 300;
-	ko.known_now = acq.now;
+	storefix_keep_from(&ko, "alice", "h1", &acq, 60, 300);
 	ko.sleep = fake_sleep;
 	ko.report = on_report;
 	ko.report_payload = &s;

@@ -155,12 +155,7 @@ static int own_reads(void)
 
 static lease_op_options opts(const char *owner)
 {
-	lease_op_options o = LEASE_OP_OPTIONS_INIT;
-
-	o.owner = owner;
-	o.host = "h1";
-	o.ttl_seconds = 60;
-	return o;
+	return storefix_op(owner, "h1", NULL, 60);
 }
 
 static const char *const ab[] = {"a", "b"};

@@ -37,13 +37,7 @@ static double mono(void)
 
 static lease_op_options who(const char *owner, const char *token, int64_t ttl)
 {
-	lease_op_options o = LEASE_OP_OPTIONS_INIT;
-
-	o.owner = owner;
-	o.host = "h";
-	o.lease_token = token;
-	o.ttl_seconds = ttl;
-	return o;
+	return storefix_op(owner, "h", token, ttl);
 }
 
 /* What the waiter's wait_cb saw: the announced waits, in order. */

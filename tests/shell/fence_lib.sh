@@ -1,4 +1,4 @@
-# shellcheck shell=sh disable=SC2034,SC2086  # sourced: P, rc, TB, D are the callers'; $R is a word list
+# shellcheck shell=sh disable=SC2034,SC2086,SC2154  # sourced: P, rc, TB, D are the callers'; $R is a word list; wait_rc, now_ms from lease_lib.sh
 # Helpers of the `run` fence matrix (t_run_fence*.sh; sourced, not a test).
 # protocol.md §6 "The run guarantee": when anyone else can take the lease
 # over, no process of CMD's tree is alive. Every cell starts `run` with a tree
@@ -51,8 +51,6 @@ members_of() {
   esac
 }
 
-now_ms() { date +%s%3N; }
-wait_rc() { set +e; wait "$1"; rc=$?; set -e; }
 
 # fence_start CELL SHAPE TTL [env-prefix...]: `run CELL --ttl TTL` with the
 # tree in the background (with $RUN_EXTRA's options; $P its pid, $D the stamp directory, $RUNLOG its

@@ -5,6 +5,10 @@
 #       (receive-pack on); with USERFILE ("user:password" lines) every request
 #       needs HTTP basic authentication. Sets GITSRV_PORT and GITSRV_PID; the
 #       caller kills GITSRV_PID when done. Needs $TMPDIR.
+#   git_daemon_start DIR REPO
+#       git daemon serving the repositories under DIR at git://127.0.0.1:$GITD_PORT/
+#       (receive-pack on), up once REPO (a path under DIR) answers ls-remote.
+#       Sets GITD_PORT and GITD_PID; the caller kills GITD_PID when done.
 git_http_start() {
   command -v lighttpd >/dev/null 2>&1 || PATH=$PATH:/usr/sbin
   gs_dir=$1 gs_users=${2:-}
@@ -41,5 +45,28 @@ git_http_start() {
     GITSRV_PID=""
   done
   echo "gitsrv: lighttpd did not start: $(cat "$TMPDIR/gitsrv.err" "$TMPDIR/gitsrv.log" 2>/dev/null)" >&2
+  return 1
+}
+
+# shellcheck disable=SC2034  # GITD_PORT is the sourcing test's
+git_daemon_start() {
+  gd_dir=$1 gd_repo=$2
+  gd_base=$((20000 + $$ % 20000))
+  GITD_PORT="" GITD_PID=""
+  for gd_p in $gd_base $((gd_base + 1)) $((gd_base + 2)) $((gd_base + 3)) $((gd_base + 4)); do
+    git daemon --enable=receive-pack --export-all --reuseaddr --base-path="$gd_dir" \
+      --listen=127.0.0.1 --port="$gd_p" "$gd_dir" >"$TMPDIR/daemon.log" 2>&1 &
+    GITD_PID=$!
+    gd_i=0
+    while [ $gd_i -lt 100 ]; do
+      if git ls-remote "git://127.0.0.1:$gd_p/$gd_repo" >/dev/null 2>&1; then GITD_PORT=$gd_p; return 0; fi
+      kill -0 "$GITD_PID" 2>/dev/null || break
+      sleep 0.05
+      gd_i=$((gd_i + 1))
+    done
+    kill "$GITD_PID" 2>/dev/null || true
+    GITD_PID=""
+  done
+  echo "gitsrv: git daemon did not start: $(cat "$TMPDIR/daemon.log" 2>/dev/null)" >&2
   return 1
 }

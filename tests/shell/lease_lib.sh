@@ -87,3 +87,18 @@ wait_until() {
 catches() { m=$(awk '/^SigCgt:/ { print substr($2, length($2) - 7) }' "/proc/$1/status" 2>/dev/null) && [ -n "$m" ] && [ $(((0x$m >> ($2 - 1)) & 1)) -eq 1 ]; }
 # is_live NAME: the lease NAME is held (status live)
 is_live() { [ "$("$R" status "$1" --json 2>/dev/null | jget status)" = live ]; }
+# wait_rc PID: wait for PID without set -e ending the script; its status in $rc
+wait_rc() { set +e; wait "$1"; rc=$?; set -e; }
+# now_ms: the wall clock in milliseconds
+now_ms() { date +%s%3N; }
+# lost_by_break NAME PID ERRFILE: NAME broken (--force) by an admin while the
+# run PID holds it: run must exit 4 (lost) within 6 s, one TTL of 6 s (the
+# next heartbeat within ttl/3, then kill_grace); ERRFILE shown on a failure
+lost_by_break() {
+  expect_rc 0 env REFLEASE_OWNER=admin "$R" break "$1" --force
+  lb_t0=$(now_ms)
+  wait_rc "$2"
+  lb_took=$(($(now_ms) - lb_t0))
+  [ "$rc" -eq 4 ] || { cat "$3"; fail "break $1: run exit $rc, want 4"; }
+  [ "$lb_took" -lt 6000 ] || fail "break $1: run ended $lb_took ms after the break"
+}

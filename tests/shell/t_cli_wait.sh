@@ -9,7 +9,6 @@
 . "$(dirname "$0")/lease_lib.sh"
 cd "$TMPDIR" || exit 1
 
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
 # wait_for PID SECONDS: wait for PID to end (bounded); its status in $rc
 wait_for() {
   i=0

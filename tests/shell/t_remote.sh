@@ -22,6 +22,8 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# shellcheck disable=SC1091  # sourced helper
+. "$(dirname "$0")/gitsrv_lib.sh"
 ts() { date -u -d "@$1" +%Y-%m-%dT%H:%M:%SZ; }
 
 # init creates the served repository; http-backend may receive-pack into it.
@@ -30,47 +32,12 @@ git -C "$root/s.git" config http.receivepack true
 git -C "$root/s.git" config receive.denyNonFastForwards true # as `git init --shared` sets it
 empty=$(git -C "$root/s.git" hash-object -w -t tree /dev/null)
 
-base=$(( 20000 + $$ % 20000 ))
-port=""
-for p in $base $((base + 1)) $((base + 2)) $((base + 3)) $((base + 4)); do
-  git daemon --enable=receive-pack --export-all --reuseaddr --base-path="$root" \
-    --listen=127.0.0.1 --port="$p" "$root" >"$TMPDIR/daemon.log" 2>&1 &
-  dpid=$!
-  i=0
-  while [ $i -lt 100 ]; do
-    if git ls-remote "git://127.0.0.1:$p/s.git" >/dev/null 2>&1; then port=$p; break; fi
-    kill -0 "$dpid" 2>/dev/null || break
-    sleep 0.05; i=$((i + 1))
-  done
-  [ -n "$port" ] && break
-  kill "$dpid" 2>/dev/null || true; dpid=""
-done
-[ -n "$port" ] || fail "git daemon did not start"
+git_daemon_start "$root" s.git || fail "git daemon did not start"
+dpid=$GITD_PID port=$GITD_PORT
 
-hport=""
-for p in $((base + 10)) $((base + 11)) $((base + 12)) $((base + 13)) $((base + 14)); do
-  cat >"$TMPDIR/lighttpd.conf" <<EOF
-server.document-root = "$root"
-server.bind = "127.0.0.1"
-server.port = $p
-server.errorlog = "$TMPDIR/lighttpd.err"
-server.modules = ("mod_alias", "mod_cgi", "mod_setenv")
-alias.url = ("/git/" => "/usr/lib/git-core/git-http-backend/")
-cgi.assign = ("" => "")
-setenv.add-environment = ("GIT_PROJECT_ROOT" => "$root", "GIT_HTTP_EXPORT_ALL" => "1")
-EOF
-  lighttpd -D -f "$TMPDIR/lighttpd.conf" >"$TMPDIR/lighttpd.log" 2>&1 &
-  hpid=$!
-  i=0
-  while [ $i -lt 100 ]; do
-    if git ls-remote "http://127.0.0.1:$p/git/s.git" >/dev/null 2>&1; then hport=$p; break; fi
-    kill -0 "$hpid" 2>/dev/null || break
-    sleep 0.05; i=$((i + 1))
-  done
-  [ -n "$hport" ] && break
-  kill "$hpid" 2>/dev/null || true; hpid=""
-done
-[ -n "$hport" ] || fail "lighttpd did not start"
+GITSRV_PID=""
+git_http_start "$root" || fail "lighttpd did not start"
+hpid=$GITSRV_PID hport=$GITSRV_PORT
 
 "$REFLEASE" version >/dev/null || fail "version"
 

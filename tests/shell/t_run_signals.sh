@@ -16,7 +16,6 @@ start_run() {
   wait_until 30 "CMD of $n started" test -s "$TMPDIR/$n.pid"
   C=$(cat "$TMPDIR/$n.pid")
 }
-wait_rc() { set +e; wait "$1"; rc=$?; set -e; }
 # CMD: record the signal it got, then exit 9 (its status is not reflease's)
 TRAPS="trap 'echo TERM >\"$TMPDIR/\$REFLEASE_LEASE_NAME.sig\"; exit 9' TERM;
        trap 'echo HUP >\"$TMPDIR/\$REFLEASE_LEASE_NAME.sig\"; exit 9' HUP;

@@ -5,12 +5,18 @@
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "support/testrepo.h"
 
 int64_t storefix_clock(void *payload)
 {
 	return *(const int64_t *)payload;
+}
+
+int64_t storefix_clock_ahead(void *payload)
+{
+	return (int64_t)time(NULL) + *(const int64_t *)payload;
 }
 
 lease_store *storefix_transport(lease_transport *t, const lease_store_options *o)
@@ -54,4 +60,28 @@ void storefix_local_dir(char *out, size_t outlen)
 	ck_assert_int_eq(testrepo_make(out, outlen, TESTREPO_EMPTY_DIR), 0);
 	ck_assert_msg(lease_store_init_local(out, NULL, err, sizeof(err)) == 0, "init %s: %s", out,
 	              err);
+}
+
+lease_op_options storefix_op(const char *owner, const char *host, const char *token,
+                             int64_t ttl_seconds)
+{
+	lease_op_options o = LEASE_OP_OPTIONS_INIT;
+
+	o.owner = owner;
+	o.host = host;
+	o.lease_token = token;
+	o.ttl_seconds = ttl_seconds;
+	return o;
+}
+
+void storefix_keep_from(lease_keep_options *k, const char *owner, const char *host,
+                        const lease_result *acq, int64_t ttl_seconds, int64_t known_ttl)
+{
+	k->owner = owner;
+	k->host = host;
+	k->lease_token = acq->payload.lease_token;
+	k->ttl_seconds = ttl_seconds;
+	k->known_expires_at = acq->payload.expires_at;
+	k->known_ttl_seconds = known_ttl;
+	k->known_now = acq->now;
 }

@@ -28,6 +28,12 @@
 int64_t storefix_clock(void *payload);
 
 /**
+ * A store clock running with the real one, ahead by the int64_t its payload
+ * points at (seconds; the test moves time on by adding to it).
+ */
+int64_t storefix_clock_ahead(void *payload);
+
+/**
  * A store on transport @p t (NULL: the test fails, as for an allocation that
  * failed), which it owns from then on, with @p o (NULL: defaults); the
  * caller's (lease_store_free).
@@ -47,6 +53,22 @@ lease_store *storefix_open(const char *spec, const lease_store_options *o);
 
 /** The store "local:@p dir" with @p o (NULL: defaults); the caller's (lease_store_free). */
 lease_store *storefix_local(const char *dir, const lease_store_options *o);
+
+/**
+ * Operation options for @p owner on @p host with @p token (NULL: none) and a
+ * TTL of @p ttl_seconds; the rest LEASE_OP_OPTIONS_INIT's.
+ */
+lease_op_options storefix_op(const char *owner, const char *host, const char *token,
+                             int64_t ttl_seconds);
+
+/**
+ * Set @p k's lease from acquire's answer @p acq: @p owner on @p host, its
+ * token, a TTL of @p ttl_seconds, and what is known of it (the stored expiry,
+ * a stored TTL of @p known_ttl seconds, the store time of the answer). The
+ * other fields stay as they are.
+ */
+void storefix_keep_from(lease_keep_options *k, const char *owner, const char *host,
+                        const lease_result *acq, int64_t ttl_seconds, int64_t known_ttl);
 
 /**
  * A new reflease store (lease_store_init_local) in a new temporary directory
