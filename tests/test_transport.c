@@ -284,11 +284,6 @@ END_TEST
  * (-1 never). */
 static int fail_part = -1, parts_given;
 
-static int entry_name_cmp(const void *a, const void *b)
-{
-	return strcmp(((const lease_ref_entry *)a)->refname, ((const lease_ref_entry *)b)->refname);
-}
-
 static int parts_each(lease_transport *t, const char *prefix,
                       int (*part)(lease_ref_list *l, void *payload), void *payload)
 {
@@ -297,9 +292,8 @@ static int parts_each(lease_transport *t, const char *prefix,
 	int rc;
 
 	parts_given = 0;
-	if ((rc = t->list_refs(t, &all, prefix)) < 0)
+	if ((rc = memstore_list_sorted(t, &all, prefix)) < 0)
 		return rc;
-	qsort(all.items, all.count, sizeof(*all.items), entry_name_cmp);
 	for (i = 0; i < all.count && rc == 0; i += 3) {
 		lease_ref_list p = {NULL, 0, 0};
 

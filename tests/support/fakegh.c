@@ -933,8 +933,26 @@ static void gql_update_refs(fakegh *f, struct answer *a, json_t *vars)
 
 /* ---- dispatch ------------------------------------------------------------------- */
 
+/* The REST git data endpoints: method, path (below /repos/O/R/) exact or as
+ * a prefix. */
+static const struct route {
+	const char *method, *path;
+	int prefix;
+	fakegh_endpoint ep;
+} routes[] = {
+        {"POST", "git/commits", 0, FAKEGH_COMMIT_POST},
+        {"GET", "git/commits/", 1, FAKEGH_COMMIT_GET},
+        {"GET", "git/ref/", 1, FAKEGH_REF_GET},
+        {"POST", "git/refs", 0, FAKEGH_REF_CREATE},
+        {"PATCH", "git/refs/", 1, FAKEGH_REF_PATCH},
+        {"DELETE", "git/refs/", 1, FAKEGH_REF_DELETE},
+        {"GET", "git/matching-refs/", 1, FAKEGH_MATCHING},
+};
+
 static fakegh_endpoint classify(const char *method, const char *rest, json_t *body)
 {
+	size_t i;
+
 	if (!rest)
 		return FAKEGH_OTHER;
 	if (strcmp(rest, "/graphql") == 0 && strcmp(method, "POST") == 0) {
@@ -943,20 +961,13 @@ static fakegh_endpoint classify(const char *method, const char *rest, json_t *bo
 			return FAKEGH_GQL_MUTATION;
 		return FAKEGH_GQL_QUERY;
 	}
-	if (strcmp(method, "POST") == 0 && strcmp(rest, "git/commits") == 0)
-		return FAKEGH_COMMIT_POST;
-	if (strcmp(method, "GET") == 0 && strncmp(rest, "git/commits/", 12) == 0)
-		return FAKEGH_COMMIT_GET;
-	if (strcmp(method, "GET") == 0 && strncmp(rest, "git/ref/", 8) == 0)
-		return FAKEGH_REF_GET;
-	if (strcmp(method, "POST") == 0 && strcmp(rest, "git/refs") == 0)
-		return FAKEGH_REF_CREATE;
-	if (strcmp(method, "PATCH") == 0 && strncmp(rest, "git/refs/", 9) == 0)
-		return FAKEGH_REF_PATCH;
-	if (strcmp(method, "DELETE") == 0 && strncmp(rest, "git/refs/", 9) == 0)
-		return FAKEGH_REF_DELETE;
-	if (strcmp(method, "GET") == 0 && strncmp(rest, "git/matching-refs/", 18) == 0)
-		return FAKEGH_MATCHING;
+	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+		const struct route *r = &routes[i];
+		if (strcmp(method, r->method) == 0 &&
+		    (r->prefix ? strncmp(rest, r->path, strlen(r->path)) == 0
+		               : strcmp(rest, r->path) == 0))
+			return r->ep;
+	}
 	return FAKEGH_OTHER;
 }
 

@@ -481,3 +481,17 @@ int memstore_put_blob(memstore *m, lease_oid *out, const char *data)
 	*out = o->c.oid;
 	return 0;
 }
+
+static int refname_cmp(const void *a, const void *b)
+{
+	return strcmp(((const lease_ref_entry *)a)->refname, ((const lease_ref_entry *)b)->refname);
+}
+
+int memstore_list_sorted(lease_transport *t, lease_ref_list *all, const char *prefix)
+{
+	int rc = t->list_refs(t, all, prefix);
+
+	if (rc == 0)
+		qsort(all->items, all->count, sizeof(*all->items), refname_cmp);
+	return rc;
+}

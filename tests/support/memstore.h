@@ -78,6 +78,12 @@ int memstore_set_ref(memstore *m, const char *refname, const lease_oid *oid);
  * LEASE_ENET (injected), LEASE_ENOMEM
  */
 int memstore_cas_many(lease_transport *t, const lease_ref_update *u, size_t n);
+/**
+ * The listing of @p t (its list_refs) under @p prefix into @p all, sorted by
+ * ref name (a memstore lists in creation order): for tests that hand it out
+ * in parts as a list_refs_each would. @return list_refs' code
+ */
+int memstore_list_sorted(lease_transport *t, lease_ref_list *all, const char *prefix);
 /** 1 and *oid when @p refname is present, else 0. Bypasses faults. */
 int memstore_get_ref(const memstore *m, const char *refname, lease_oid *oid);
 /** Store a non-commit object (a blob) with @p data; its oid in @p out. 0 or LEASE_ENOMEM. */
