@@ -73,7 +73,7 @@ static int slots_check(lease_result *out, lease_store *st, const char *name, int
 	}
 	lease_ref_list_clear(&list);
 	if (rc < 0) {
-		out->status = "error";
+		out->status = LEASE_STATUS_ERROR;
 		out->code = rc;
 		lease_store_set_error(st, rc, "%s", out->message);
 	}
@@ -131,7 +131,7 @@ int lease_slots_acquire(lease_result *out, lease_store *st, const char *name, in
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	out->status = "error";
+	out->status = LEASE_STATUS_ERROR;
 	snprintf(out->name, sizeof(out->name), "%.*s", LEASE_NAME_MAX, name ? name : "");
 	if (!opts || !name ||
 	    (rc = lease_slot_name(slot, name, slots, slots, err, sizeof(err))) < 0) {
@@ -269,9 +269,9 @@ int lease_slots_status(lease_slots_view *out, lease_store *st, const char *name)
 		if (!r->present)
 			continue; /* deleted since the listing */
 		out->count++;
-		if (lease_status_of(r) == LEASE_STATUS_LIVE)
+		if (r->status == LEASE_STATUS_LIVE)
 			out->live += (size_t)(count == 0 || count == k);
-		if (lease_status_of(r) != LEASE_STATUS_RELEASED && count != -1)
+		if (r->status != LEASE_STATUS_RELEASED && count != -1)
 			count = count == 0 || count == k ? k : -1;
 	}
 	lease_ref_list_clear(&list);
