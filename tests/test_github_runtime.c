@@ -262,7 +262,7 @@ START_TEST(fault_matrix_runtime)
 		lease_ref_state_clear(&s);
 	} else {
 		/* refused: nothing changed, no lease lost, no second holder */
-		ck_assert_str_eq(r.status, "error");
+		ck_assert_int_eq(r.status, LEASE_STATUS_ERROR);
 		ck_assert_int_eq(tip("job", &after), had);
 		if (had)
 			ck_assert(lease_oid_equal(&after, &before));
@@ -475,8 +475,9 @@ static int contender(int idx, int iters, FILE *out)
 		o.lease_token = token;
 		t1 = realtime();
 		if ((rc = lease_release(&r, s2, "shared", &o)) < 0 ||
-		    strcmp(r.status, "released") != 0) {
-			fprintf(stderr, "%s release: %s %s\n", owner, r.status, r.message);
+		    r.status != LEASE_STATUS_RELEASED) {
+			fprintf(stderr, "%s release: %s %s\n", owner, lease_status_name(r.status),
+			        r.message);
 			rc = rc < 0 ? rc : -1;
 			break;
 		}
@@ -631,7 +632,7 @@ START_TEST(acquire_through_sporadic_422)
 
 	fakegh_fault(fk, FAKEGH_REF_CREATE, FAKEGH_FAULT_422_UPDATE_FAILED, 1, 0);
 	ck_assert_msg(lease_acquire(&r, st, "sporadic", &o) == 0, "%s", r.message);
-	ck_assert_str_eq(r.status, "acquired");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ACQUIRED);
 	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_REF_CREATE), 2);
 }
 END_TEST
@@ -674,7 +675,7 @@ START_TEST(moved_repository_lifecycle)
 	memcpy(token, r.payload.lease_token, sizeof(token));
 	o.lease_token = token;
 	ck_assert_msg(lease_release(&r, st, "moved", &o) == 0, "%s", r.message);
-	ck_assert_str_eq(r.status, "released");
+	ck_assert_int_eq(r.status, LEASE_STATUS_RELEASED);
 }
 END_TEST
 
@@ -829,7 +830,7 @@ START_TEST(F02_release_during_network_blip)
 	fakegh_fault(fk, FAKEGH_GQL_MUTATION, FAKEGH_FAULT_5XX, 1, 0);
 	fakegh_fault(fk, FAKEGH_GQL_QUERY, FAKEGH_FAULT_DROP, 1, 0);
 	ck_assert_int_eq(lease_release(&r, st, "blip", &o), 0);
-	ck_assert_str_eq(r.status, "released");
+	ck_assert_int_eq(r.status, LEASE_STATUS_RELEASED);
 	tip_payload("blip", &s);
 	ck_assert(s.payload.phase == LEASE_PHASE_RELEASED);
 	lease_ref_state_clear(&s);
@@ -840,7 +841,7 @@ START_TEST(F02_release_during_network_blip)
 	ck_assert_int_eq(open_gh(&st, 2, 500), 0);
 	fakegh_fault(fk, FAKEGH_ANY, FAKEGH_FAULT_5XX, 1000, 0);
 	ck_assert_int_eq(lease_release(&r, st, "blip2", &o), LEASE_ENET);
-	ck_assert_str_eq(r.status, "error");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ERROR);
 	fakegh_clear_faults(fk);
 	tip_payload("blip2", &s);
 	ck_assert(s.payload.phase == LEASE_PHASE_CLAIMED);
@@ -857,17 +858,17 @@ START_TEST(F09_release_already_gone)
 	lease_oid x;
 
 	ck_assert_int_eq(lease_release(&r, st, "gone", &o), 0);
-	ck_assert_str_eq(r.status, "already_released");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ALREADY_RELEASED);
 	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_COMMIT_POST), 0);
 	plant(&x, "gone", "alice", ALITOK, -200, 100);
 	ck_assert_int_eq(lease_release(&r, st, "gone", &o), 0);
-	ck_assert_str_eq(r.status, "released");
+	ck_assert_int_eq(r.status, LEASE_STATUS_RELEASED);
 	ck_assert_int_eq(lease_release(&r, st, "gone", &o), 0);
-	ck_assert_str_eq(r.status, "already_released");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ALREADY_RELEASED);
 	/* deleted behind our back (pruned) between two cleanups */
 	ck_assert_int_eq(fakegh_set_ref(fk, "refs/leases/gone", NULL), 0);
 	ck_assert_int_eq(lease_release(&r, st, "gone", &o), 0);
-	ck_assert_str_eq(r.status, "already_released");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ALREADY_RELEASED);
 }
 END_TEST
 
@@ -885,7 +886,7 @@ START_TEST(F10_path_collision)
 	ck_assert_int_eq(fakegh_get_ref(fk, "refs/heads/main", hex), 1);
 	ck_assert_int_eq(fakegh_set_ref(fk, "refs/leases/a/b", hex), 0);
 	ck_assert_int_eq(lease_acquire(&r, st, "a", &o), LEASE_ECONFIG);
-	ck_assert_str_ne(r.status, "held");
+	ck_assert_int_ne(r.status, LEASE_STATUS_HELD);
 	ck_assert_ptr_nonnull(strstr(r.message, "422"));
 }
 END_TEST

@@ -326,7 +326,7 @@ int main(int argc, char **argv)
 	make_due(admin, "bench", "bench", token);
 	st = open_gh();
 	fakegh_reset_counts(fk);
-	if (lease_heartbeat(&r, st, "bench", &o) < 0 || strcmp(r.status, "renewed") != 0)
+	if (lease_heartbeat(&r, st, "bench", &o) < 0 || r.status != LEASE_STATUS_RENEWED)
 		return 5;
 	row("heartbeat (one invocation)", fakegh_count(fk, FAKEGH_ANY), 4);
 	lease_store_free(st);
@@ -343,7 +343,7 @@ int main(int argc, char **argv)
 
 	st = open_gh();
 	fakegh_reset_counts(fk);
-	if (lease_release(&r, st, "bench", &o) < 0 || strcmp(r.status, "released") != 0)
+	if (lease_release(&r, st, "bench", &o) < 0 || r.status != LEASE_STATUS_RELEASED)
 		return 7;
 	row("release (one invocation)", fakegh_count(fk, FAKEGH_ANY), 4);
 	lease_store_free(st);
