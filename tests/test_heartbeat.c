@@ -96,7 +96,7 @@ static void on_report(const lease_keep_report *rep, void *payload)
 	f->lost_at[f->n] = rep->lost_at;
 	f->real[f->n] = f->t;
 	snprintf(f->status[f->n], sizeof(f->status[0]), "%s",
-	         rep->result && rep->result->status ? rep->result->status : "");
+	         rep->result ? lease_status_name(rep->result->status) : "");
 	f->set_n[f->n] = rep->set ? rep->set->count : 0;
 	snprintf(f->set_blocker[f->n], sizeof(f->set_blocker[0]), "%s",
 	         rep->set && rep->set->blocker >= 0 ? rep->set->members[rep->set->blocker].name

@@ -203,7 +203,7 @@ static int set_row(const char *what, set_fn fn, const lease_op_options *o, const
 	fakegh_reset_counts(fk);
 	rc = fn(r, st, names, 3, o);
 	lease_store_free(st);
-	if (rc < 0 || strcmp(r->status, want) != 0) {
+	if (rc < 0 || strcmp(lease_status_name(r->status), want) != 0) {
 		fprintf(stderr, "ghbench: %s: %s\n", what, r->message);
 		return 1;
 	}
