@@ -1184,12 +1184,20 @@ typedef struct wrap {
 	int fail_read_commit;
 	int read_commit_rc;
 	int fail_list;
+	int fail_write_commit; /* fail this many write_commit with fail_rc */
+	int fail_rc;
+	const char *why; /* what last_error says when set */
 } wrap;
 
 static int w_write_commit(lease_transport *t, lease_oid *out, const lease_oid *parent,
                           const char *message, int64_t when)
 {
 	wrap *w = (wrap *)t;
+
+	if (w->fail_write_commit > 0) {
+		w->fail_write_commit--;
+		return w->fail_rc;
+	}
 	return w->in->write_commit(w->in, out, parent, message, when);
 }
 static int w_create(lease_transport *t, const char *ref, const lease_oid *n)
@@ -1249,6 +1257,9 @@ static int w_list(lease_transport *t, lease_ref_list *out, const char *prefix)
 static const char *w_last_error(lease_transport *t)
 {
 	wrap *w = (wrap *)t;
+
+	if (w->why)
+		return w->why;
 	return w->in->last_error ? w->in->last_error(w->in) : "injected";
 }
 static void w_free(lease_transport *t)
@@ -1291,6 +1302,45 @@ static wrap *fx_wrap(fx *f)
 	f->clk.m = f->m;
 	return w;
 }
+
+/* Issue 26 step 2, one error channel: a transport's message is the handle's
+ * and the result's, verbatim — the first (deepest) error wins and no layer
+ * prefixes it ("cannot write the commit: ...", "l: ..."); each call starts
+ * clean, so a later failure is not hidden behind an earlier one. */
+START_TEST(test_error_first_wins)
+{
+	static const char why[] = "no space left on the device holding objects/ab";
+	fx f;
+	wrap *w = fx_wrap(&f);
+	lease_op_options o = opt(ALICE, NULL, 60);
+	lease_result r;
+
+	w->fail_write_commit = 1;
+	w->fail_rc = LEASE_ECONFIG;
+	w->why = why;
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_ECONFIG);
+	ck_assert_int_eq(r.status, LEASE_STATUS_ERROR);
+	ck_assert_str_eq(r.message, why);
+	ck_assert_str_eq(lease_store_last_error(f.st), why);
+	/* a read that fails: its message, once */
+	w->why = "connection refused by 127.0.0.1";
+	w->fail_read_ref = 1;
+	ck_assert_int_eq(lease_status(&r, f.st, "l"), LEASE_ENET);
+	ck_assert_str_eq(r.message, "connection refused by 127.0.0.1");
+	ck_assert_str_eq(lease_store_last_error(f.st), "connection refused by 127.0.0.1");
+	/* the next call begins clean: its own error, not the one before */
+	ck_assert_int_eq(lease_acquire(&r, f.st, "a/b", &o), LEASE_EINVALID);
+	ck_assert_ptr_nonnull(strstr(r.message, "must not contain '/'"));
+	ck_assert_ptr_null(strstr(r.message, "refused"));
+	ck_assert_ptr_null(strstr(r.message, "name: name:"));
+	ck_assert_str_eq(lease_store_last_error(f.st), r.message);
+	/* and a call that succeeds leaves no message behind */
+	w->why = NULL;
+	ck_assert_int_eq(lease_status(&r, f.st, "l"), 0);
+	ck_assert_str_eq(lease_store_last_error(f.st), "");
+	fx_free(&f);
+}
+END_TEST
 
 /* A read that fails is an error (never a decision); a failed re-read after a
  * write leaves the outcome unknown and the runtime settles it. */
@@ -2933,6 +2983,7 @@ Suite *runtime_suite(void)
 	tcase_add_test(floor_tc, test_F30_ttl_stored_as_asked);
 	tcase_add_test(floor_tc, test_time_helpers);
 	tcase_add_test(floor_tc, test_status_enum_names);
+	tcase_add_test(floor_tc, test_error_first_wins);
 	tcase_add_test(floor_tc, test_policy_rules);
 	tcase_add_test(floor_tc, test_options_versions_checked);
 	suite_add_tcase(s, floor_tc);

@@ -162,10 +162,9 @@ void lease_result_fixup(lease_result *r, lease_store *st, const char *name, int 
 		snprintf(r->name, sizeof(r->name), "%s", name);
 	if (!r->ref[0])
 		snprintf(r->ref, sizeof(r->ref), "refs/%s/%s", lease_store_namespace(st), name);
+	/* the library's results carry their message; one made here may not */
 	if (rc < 0 && r->status == LEASE_STATUS_ERROR && !r->message[0])
-		snprintf(r->message, sizeof(r->message), "%s",
-		         lease_store_last_error(st)[0] ? lease_store_last_error(st)
-		                                       : lease_error_id(rc));
+		snprintf(r->message, sizeof(r->message), "%s", lease_error_id(rc));
 	cli_mark_if_full(r->message, sizeof(r->message));
 	if (rc < 0 && r->status == LEASE_STATUS_ERROR)
 		r->code = rc;
@@ -443,7 +442,7 @@ static int set_op(cli_ctx *ctx, lease_cmd *c, set_op_fn fn)
 	}
 	rc = fn(r, c->st, c->names, c->set_n, &c->o);
 	c->set_status_not_owner = r->status == LEASE_STATUS_NOT_OWNER;
-	status = set_finish(ctx, c->st, r, rc);
+	status = set_finish(ctx, r, rc);
 	free(r);
 	return status;
 }
@@ -486,7 +485,7 @@ static int acquire_set(cli_ctx *ctx, lease_cmd *c)
 		free(r);
 		return cli_exit_for(rc < 0 ? rc : LEASE_EINTERNAL);
 	}
-	status = set_finish(ctx, c->st, r, rc);
+	status = set_finish(ctx, r, rc);
 	free(r);
 	return status;
 }
@@ -854,8 +853,7 @@ static int cmd_transition(cli_ctx *ctx, int argc, char **argv)
 		return set_op(ctx, &c, lease_transition_set);
 	rc = lease_transition(&c.r, c.st, c.name, &c.o);
 	if (rc == LEASE_EINVALID)
-		return cli_status_of(cli_usage(
-		        ctx, "%s", c.r.message[0] ? c.r.message : lease_store_last_error(c.st)));
+		return cli_status_of(cli_usage(ctx, "%s", c.r.message));
 	return finish(ctx, c.st, &c.r, c.name, rc);
 }
 

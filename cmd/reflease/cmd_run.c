@@ -409,10 +409,6 @@ static int release_now(cli_ctx *ctx, lease_store *st, const run_names *rn, const
 	if (rn->n == 1)
 		return lease_release(r, st, rn->names[0], &o);
 	rc = lease_release_set(rn->set, st, rn->names, rn->n, &o);
-	if (rc < 0 && !rn->set->message[0])
-		snprintf(rn->set->message, sizeof(rn->set->message), "%s",
-		         lease_store_last_error(st)[0] ? lease_store_last_error(st)
-		                                       : lease_error_id(rc));
 	snprintf(r->name, sizeof(r->name), "%s", rn->names[0]);
 	r->status = rn->set->status;
 	r->code = rc;
@@ -837,10 +833,6 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		}
 		ao.wait_payload = &rn.set->members[0];
 		rc = lease_acquire_set(rn.set, st, rn.names, rn.n, &ao);
-		if (rc < 0 && !rn.set->message[0])
-			snprintf(rn.set->message, sizeof(rn.set->message), "%s",
-			         lease_store_last_error(st)[0] ? lease_store_last_error(st)
-			                                       : lease_error_id(rc));
 		/* the set as one result: the token, and the earliest expiry */
 		r = rn.set->members[0];
 		for (j = 1; rc == 0 && j < (int)rn.n; j++)
@@ -1081,10 +1073,8 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		fprintf(stderr,
 		        "reflease run: %s: release failed (%s); the lease stays held until it "
 		        "expires; exit %d (CMD's status was %d)\n",
-		        rn.label,
-		        lease_store_last_error(st)[0] ? lease_store_last_error(st)
-		                                      : lease_error_id(rc),
-		        status, cmd_st);
+		        rn.label, rel.message[0] ? rel.message : lease_error_id(rc), status,
+		        cmd_st);
 	}
 	run_emit(&out, st, &rel, &rn, rc,
 	         sup.interrupted  ? "interrupted"

@@ -103,14 +103,13 @@ void set_lost_answer(lease_set_result *s, lease_store *st, const char *const *na
 	snprintf(s->message, sizeof(s->message), "%s", lr->message);
 }
 
-int set_finish(cli_ctx *ctx, lease_store *st, lease_set_result *r, int rc)
+int set_finish(cli_ctx *ctx, lease_set_result *r, int rc)
 {
 	const char *tok = set_token(r);
 
+	/* the library's results carry their message; one made here may not */
 	if (rc < 0 && !r->message[0])
-		snprintf(r->message, sizeof(r->message), "%s",
-		         lease_store_last_error(st)[0] ? lease_store_last_error(st)
-		                                       : lease_error_id(rc));
+		snprintf(r->message, sizeof(r->message), "%s", lease_error_id(rc));
 	if (ctx->json)
 		cli_emit_json(stdout, set_result_json(r));
 	else

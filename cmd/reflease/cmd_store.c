@@ -178,8 +178,7 @@ static int cmd_status(cli_ctx *ctx, int argc, char **argv)
 		return cli_status_of(rc);
 	rc = lease_status(&r, st, name);
 	if (rc < 0 && !r.present)
-		return cli_status_of(cli_fail(
-		        ctx, rc, "%s", r.message[0] ? r.message : lease_store_last_error(st)));
+		return cli_status_of(cli_fail(ctx, rc, "%s", r.message));
 	/* a plain NAME that holds nothing itself: its slots NAME@iofN, if any
 	 * (protocol.md "Slots"; a held plain lease costs no listing more) */
 	if (!strchr(name, '@') && rc == 0 && (!r.present || r.status == LEASE_STATUS_RELEASED)) {

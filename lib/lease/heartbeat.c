@@ -512,6 +512,7 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 {
 	const char *names[1];
 
+	lease_store_clear_error(st); /* a call begins: its first error wins */
 	names[0] = name;
 	return keep_engine(last, st, names, 1, NULL, opts);
 }
@@ -523,6 +524,7 @@ int lease_keep_set(lease_result *last, lease_store *st, const char *const *names
 	size_t i, j;
 	int rc;
 
+	lease_store_clear_error(st); /* a call begins: its first error wins */
 	if (last)
 		memset(last, 0, sizeof(*last));
 	if (!names || n < 1 || n > LEASE_SET_MAX || !names[0])

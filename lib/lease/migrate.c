@@ -465,6 +465,7 @@ int lease_migrate(lease_migrate_report *out, lease_store *st, const lease_migrat
 	size_t i;
 	int rc = 0, patch = 0;
 
+	lease_store_clear_error(st); /* a call begins: its first error wins */
 	memset(out, 0, sizeof(*out));
 	memset(&ns, 0, sizeof(ns));
 	memset(&run, 0, sizeof(run));

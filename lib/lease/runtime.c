@@ -92,10 +92,9 @@ int lease_ttl_validate(const lease_store *st, int64_t ttl_seconds, char *err, si
 	int lo = lease_store_ttl_min(st), hi = lease_store_ttl_max(st);
 
 	if (ttl_seconds < lo || ttl_seconds > hi) {
-		if (err && errlen)
-			snprintf(err, errlen,
-			         "invalid TTL %lld: must be whole seconds in %d..%d on a %s store",
-			         (long long)ttl_seconds, lo, hi, lease_store_kind(st));
+		lease_error_set(err, errlen,
+		                "invalid TTL %lld: must be whole seconds in %d..%d on a %s store",
+		                (long long)ttl_seconds, lo, hi, lease_store_kind(st));
 		return LEASE_EINVALID;
 	}
 	return 0;
@@ -157,6 +156,17 @@ static void result_state(lease_result *out, const lease_ref_state *s)
 		memset(&out->payload, 0, sizeof(out->payload));
 }
 
+/* The result carries the handle's message (the first error of the
+ * operation), or the code's name when there is none: the caller need not
+ * ask the handle (issue 26 step 2). */
+static void result_message(lease_result *out, const lease_store *st, int code)
+{
+	const char *m = lease_store_last_error(st);
+	int n = snprintf(out->message, sizeof(out->message), "%s", *m ? m : lease_error_id(code));
+
+	lease_err_mark_cut(out->message, sizeof(out->message), n);
+}
+
 static int result_fail(lease_result *out, lease_store *st, int code, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));
 
@@ -166,16 +176,17 @@ static int result_fail(lease_result *out, lease_store *st, int code, const char 
 	out->code = code;
 	out->holds_token = 0;
 	if (fmt) {
+		char msg[LEASE_STORE_ERRMSG_SZ];
 		va_list ap;
 		va_start(ap, fmt);
-		vsnprintf(out->message, sizeof(out->message), fmt, ap);
+		vsnprintf(msg, sizeof(msg), fmt, ap);
 		va_end(ap);
-		lease_store_set_error(st, code, "%s", out->message);
-	} else {
-		const char *m = lease_store_last_error(st);
-		snprintf(out->message, sizeof(out->message), "%s",
-		         m && *m ? m : lease_error_id(code));
+		/* the runtime's own conclusion: what it handled below does not
+		 * stand for it (a re-read's or a lost CAS's message) */
+		lease_store_clear_error(st);
+		(void)lease_store_set_error(st, code, "%s", msg);
 	}
+	result_message(out, st, code);
 	return code;
 }
 
@@ -221,8 +232,8 @@ static int check_inputs(op_ctx *c)
 	int rc;
 
 	if (!c->name || lease_ref_name_validate(c->name, err, sizeof(err)) < 0)
-		return result_fail(c->out, c->st, LEASE_EINVALID, "invalid lease name: %s",
-		                   c->name ? err : "none given");
+		return result_fail(c->out, c->st, LEASE_EINVALID, "%s",
+		                   c->name ? err : "name: none given");
 	if (!o || o->version != LEASE_OP_OPTIONS_VERSION)
 		return result_fail(c->out, c->st, LEASE_EINVALID,
 		                   "lease options missing or of an unsupported version");
@@ -672,7 +683,7 @@ static int finish_no_write(op_ctx *c, const lease_ref_state *s, const decision *
 	out->approximate_ttl = c->approximate;
 	snprintf(out->message, sizeof(out->message), "%s", d->message);
 	if (d->code < 0)
-		lease_store_set_error(c->st, d->code, "%s: %s", c->name, d->message);
+		(void)lease_store_set_error(c->st, d->code, "%s: %s", c->name, d->message);
 	return d->code;
 }
 
@@ -710,7 +721,7 @@ static int settle_landed(op_ctx *c, const lease_ref_state *s, int idx, int64_t n
 			out->code = *rc = LEASE_ENOTHOLDER;
 			snprintf(out->message, sizeof(out->message),
 			         "the write landed but the lease was lost since");
-			lease_store_set_error(c->st, *rc, "%s: %s", c->name, out->message);
+			(void)lease_store_set_error(c->st, *rc, "%s: %s", c->name, out->message);
 			return 1;
 		}
 		if (2 * (w->p.expires_at - now) < w->p.ttl_seconds) {
@@ -890,6 +901,7 @@ static int run_kind_entry(op_kind kind, lease_result *out, lease_store *st, cons
 	op_ctx *c;
 	int rc;
 
+	lease_store_clear_error(st); /* an operation begins: its first error wins */
 	/* Copied first: the caller may pass strings that live in @p out. */
 	if (!(c = ctx_new(kind, out, st, name, opts))) {
 		result_init(out, st, name);
@@ -901,6 +913,8 @@ static int run_kind_entry(op_kind kind, lease_result *out, lease_store *st, cons
 	rc = run_op(c);
 	lease_store_op_end(st);
 	free(c);
+	if (rc < 0 && !out->message[0])
+		result_message(out, st, rc);
 	return rc;
 }
 
@@ -1057,8 +1071,7 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 			                       opts->host ? opts->host : "", ttl, since);
 			if (rc < 0) {
 				result_init(out, st, name);
-				return result_fail(out, st, rc, "%s: cannot take a ticket: %s",
-				                   name, lease_store_last_error(st));
+				return result_fail(out, st, rc, NULL); /* the ticket's message */
 			}
 			since = me.t.since;
 		} else if (until_renewal(st, &me) <= 0.05 &&
@@ -1068,10 +1081,14 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 			continue;
 		}
 		if ((rc = lease_queue_read(&q, st, name)) < 0) {
+			char why[LEASE_STORE_ERRMSG_SZ];
+
+			/* the read's message, kept over the ticket's removal */
+			snprintf(why, sizeof(why), "%s", lease_store_last_error(st));
 			lease_ticket_drop(&me, st);
 			result_init(out, st, name);
-			return result_fail(out, st, rc, "%s: cannot read the queue: %s", name,
-			                   lease_store_last_error(st));
+			lease_store_clear_error(st);
+			return result_fail(out, st, rc, "%s", why);
 		}
 		head = queue_head(&q, &me, &present);
 		if (!present) { /* reaped or replaced: ours is gone */
@@ -1242,6 +1259,7 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
 {
 	single_attempt a = {out, st, name, opts};
 
+	lease_store_clear_error(st); /* an operation begins: its first error wins */
 	if (opts && opts->fair && opts->wait_seconds > 0) {
 		/* the wait bounds every attempt (issue 24 #3) and ref lock wait (issue 23) */
 		double start_mono = lease_clock_seconds(LEASE_CLOCK_MONOTONIC);
@@ -1295,10 +1313,10 @@ int lease_status(lease_result *out, lease_store *st, const char *name)
 	int64_t now;
 	int rc;
 
+	lease_store_clear_error(st); /* an operation begins: its first error wins */
 	result_init(out, st, name);
 	if (!name || lease_ref_name_validate(name, err, sizeof(err)) < 0)
-		return result_fail(out, st, LEASE_EINVALID, "invalid lease name: %s",
-		                   name ? err : "none given");
+		return result_fail(out, st, LEASE_EINVALID, "%s", name ? err : "name: none given");
 	memset(&s, 0, sizeof(s));
 	lease_store_op_begin(st, 0);
 	rc = lease_fetch_ref(&s, st, name);
@@ -1382,7 +1400,7 @@ static int set_fail(set_ctx *x, size_t i, int code)
 	snprintf(out->message, sizeof(out->message), "%s: %s", m->name,
 	         m->message[0] ? m->message : lease_error_id(code));
 	if (code < 0)
-		lease_store_set_error(x->st, code, "%s", out->message);
+		(void)lease_store_set_error(x->st, code, "%s", out->message);
 	return code;
 }
 
@@ -1456,7 +1474,7 @@ static int set_landed(set_ctx *x, int64_t now)
 		out->code = LEASE_EUNVERIFIED;
 		snprintf(out->message, sizeof(out->message),
 		         "granted too late: less than half the TTL left when verified");
-		lease_store_set_error(x->st, out->code, "%s", out->message);
+		(void)lease_store_set_error(x->st, out->code, "%s", out->message);
 	}
 	return out->code;
 }
@@ -1530,7 +1548,7 @@ static int set_settle(set_ctx *x, int64_t *now)
 	         "the set write shows on %zu of its %zu members: the store did not apply it "
 	         "atomically",
 	         landed, written);
-	lease_store_set_error(x->st, LEASE_EUNVERIFIED, "%s", x->out->message);
+	(void)lease_store_set_error(x->st, LEASE_EUNVERIFIED, "%s", x->out->message);
 	return LEASE_EUNVERIFIED;
 }
 
@@ -1646,7 +1664,7 @@ static int set_run(set_ctx *x)
 		        x->st, LEASE_ECONFIG,
 		        "the %s store cannot write several leases in one atomic write, so a set "
 		        "cannot be %s there (protocol.md \"Sets\"); nothing written",
-		        lease_store_kind(x->st), kind_success[x->kind]);
+		        lease_store_kind(x->st), lease_status_name(kind_success[x->kind]));
 		snprintf(out->message, sizeof(out->message), "%s", lease_store_last_error(x->st));
 		return out->code;
 	}
@@ -1702,6 +1720,7 @@ static int set_kind(op_kind kind, lease_set_result *out, lease_store *st, const 
 	size_t i, j;
 	int rc = 0;
 
+	lease_store_clear_error(st); /* an operation begins: its first error wins */
 	memset(out, 0, sizeof(*out));
 	out->status = LEASE_STATUS_ERROR;
 	out->blocker = -1;
@@ -1750,6 +1769,10 @@ static int set_kind(op_kind kind, lease_set_result *out, lease_store *st, const 
 	}
 	free(x);
 	out->code = rc;
+	if (rc < 0 && !out->message[0]) {
+		const char *m = lease_store_last_error(st);
+		snprintf(out->message, sizeof(out->message), "%s", *m ? m : lease_error_id(rc));
+	}
 	return rc;
 }
 

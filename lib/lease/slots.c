@@ -42,8 +42,7 @@ static int slots_check(lease_result *out, lease_store *st, const char *name, int
 	snprintf(prefix, sizeof(prefix), "refs/%s/", lease_store_namespace(st));
 	plen = strlen(prefix);
 	if ((rc = lease_list_refs(&list, st, prefix)) < 0) {
-		snprintf(out->message, sizeof(out->message), "cannot list the slots of %s: %s",
-		         name, lease_store_last_error(st));
+		snprintf(out->message, sizeof(out->message), "%s", lease_store_last_error(st));
 		out->code = rc;
 		return rc;
 	}
@@ -75,7 +74,7 @@ static int slots_check(lease_result *out, lease_store *st, const char *name, int
 	if (rc < 0) {
 		out->status = LEASE_STATUS_ERROR;
 		out->code = rc;
-		lease_store_set_error(st, rc, "%s", out->message);
+		(void)lease_store_set_error(st, rc, "%s", out->message);
 	}
 	return rc;
 }
@@ -130,6 +129,7 @@ int lease_slots_acquire(lease_result *out, lease_store *st, const char *name, in
 	int64_t start, watch;
 	int rc;
 
+	lease_store_clear_error(st); /* a call begins: its first error wins */
 	memset(out, 0, sizeof(*out));
 	out->status = LEASE_STATUS_ERROR;
 	snprintf(out->name, sizeof(out->name), "%.*s", LEASE_NAME_MAX, name ? name : "");
@@ -237,6 +237,7 @@ int lease_slots_status(lease_slots_view *out, lease_store *st, const char *name)
 	size_t i, plen, nslen;
 	int rc;
 
+	lease_store_clear_error(st); /* a call begins: its first error wins */
 	memset(out, 0, sizeof(*out));
 	if (!name || lease_name_validate(name, err, sizeof(err)) < 0)
 		return lease_store_set_error(st, LEASE_EINVALID, "slots of '%s': %s",

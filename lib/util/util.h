@@ -42,10 +42,18 @@ void lease_vlog(lease_log_fn log, void *payload, int max_level, int level, const
                 va_list ap) __attribute__((format(printf, 5, 0)));
 
 /**
- * Format an error message into @p err (at most @p errlen bytes, always
- * NUL-terminated); does nothing when @p err is NULL or @p errlen is 0.
+ * The one error setter of the library (as jansson's one setter; curl's
+ * Curl_failf): format a message into @p err (at most @p errlen bytes,
+ * always NUL-terminated; a message cut short ends in "...",
+ * lease_err_mark_cut()). Does nothing when @p err is NULL or @p errlen is 0
+ * — which is how a store handle that already holds an error keeps the first
+ * (deepest) one: lease_store_set_error() passes no buffer then (store.h).
+ * The message says only what the error code does not (the code is
+ * returned beside it, never spelled in it) and is written once, where the
+ * failure is seen: no caller adds its own prefix to a message it got.
+ * Never a credential.
  */
-void lease_errf(char *err, size_t errlen, const char *fmt, ...)
+void lease_error_set(char *err, size_t errlen, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -17,7 +17,12 @@
 extern "C" {
 #endif
 
-/** Error codes returned (negated) by every reflease function. */
+/**
+ * Error codes returned (negated) by every reflease function. The code is
+ * the outcome; the message beside it (lease_store_last_error(),
+ * lease_result.message, or an err buffer a call fills) says only what the
+ * code does not, and lease_error_id() spells the code.
+ */
 typedef enum lease_error_code {
 	LEASE_OK = 0,
 	LEASE_EHELD = -1,       /**< the lease is held (by another, or by this identity) */
@@ -97,15 +102,6 @@ int lease_random_bytes(const lease_random *rnd, unsigned char *buf, size_t len);
 int lease_random_hex(char *out, size_t nbytes, const lease_random *rnd);
 
 /* ---- messages ---- */
-
-/**
- * Rewrite the message in @p msg in place so that no ": "-separated segment
- * directly repeats the one before it ("cannot write the commit: cannot write
- * the commit: x" becomes "cannot write the commit: x"). NULL is ignored.
- * The library tidies its own messages (lease_store_last_error()) so; a
- * program adding its own context tidies the result the same way.
- */
-void lease_err_collapse(char *msg);
 
 /**
  * When a message of @p needed bytes (a vsnprintf result, NUL excluded) did

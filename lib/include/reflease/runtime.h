@@ -60,7 +60,10 @@ typedef struct lease_result {
 	int token_rotated;     /**< this operation minted or rotated the token */
 	int approximate_ttl;   /**< a pre-bump payload's TTL was assumed (§6) */
 	int64_t now;           /**< store time when the result was decided, s */
-	char message[512];     /**< human detail for errors and non-success */
+	/** Human detail for errors and non-success. On an error: the call's
+	 *  first (deepest) error, as lease_store_last_error() says it, else the
+	 *  code's lease_error_id(); never empty then. Ends in "..." when cut. */
+	char message[512];
 	/** The tip's first parent (after the operation), when known: pass it
 	 *  back as lease_op_options.known_parent with this oid and payload. */
 	int has_parent;
