@@ -89,8 +89,9 @@ static int stale_lock(lease_reconcile_report *r, size_t *cap, size_t sorted, lea
 			e->lock_removed = rr == 0;
 			r->locks_removed += rr == 0;
 		} else if (e->action == LEASE_ACTION_NONE) {
-			lease_rec_skip(r, e, rr, "remove-lock", "stale lock kept: %s",
-			               lease_store_last_error(st));
+			/* the removal's own words ("... changed or is younger
+			 * than 60s: kept"), not prefixed again (issue 26) */
+			lease_rec_skip(r, e, rr, "remove-lock", "%s", lease_store_last_error(st));
 		}
 	}
 	return 0;
