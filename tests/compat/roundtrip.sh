@@ -18,6 +18,8 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 fail() { echo "roundtrip: FAIL: $*" >&2; exit 1; }
+# shellcheck disable=SC1091  # git_daemon_start, as the shell tests start it
+. "$(dirname "$0")/../shell/gitsrv_lib.sh"
 field() { sed -n "s/.*\"$1\":\"\\([^\"]*\\)\".*/\\1/p" | head -n 1; }
 export REFLEASE_OWNER=compat REFLEASE_HOST=compat-host XDG_CACHE_HOME="$t/cache"
 unset REFLEASE_STORE REFLEASE_GITHUB_TOKEN GITHUB_TOKEN REFLEASE_LEASE_TOKEN 2>/dev/null || true
@@ -57,23 +59,7 @@ round() {
 
 round "local:$t/s.git" local
 
-base=$((20000 + $$ % 20000))
-port=""
-for p in $base $((base + 1)) $((base + 2)) $((base + 3)) $((base + 4)); do
-  git daemon --enable=receive-pack --export-all --reuseaddr --base-path="$t" \
-    --listen=127.0.0.1 --port="$p" "$t" >"$t/daemon.log" 2>&1 &
-  dpid=$!
-  i=0
-  while [ $i -lt 100 ]; do
-    if git ls-remote "git://127.0.0.1:$p/s.git" >/dev/null 2>&1; then port=$p; break; fi
-    kill -0 "$dpid" 2>/dev/null || break
-    sleep 0.05
-    i=$((i + 1))
-  done
-  [ -n "$port" ] && break
-  kill "$dpid" 2>/dev/null || true
-  dpid=""
-done
-[ -n "$port" ] || fail "git daemon did not start"
+TMPDIR=$t git_daemon_start "$t" s.git || fail "git daemon did not start"
+dpid=$GITD_PID port=$GITD_PORT
 round "remote:git://127.0.0.1:$port/s.git" remote
 echo "roundtrip: ok"

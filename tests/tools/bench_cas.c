@@ -25,14 +25,7 @@
 #include <time.h>
 
 #include "reflease.h"
-
-static double mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#include "tool.h"
 
 static int64_t fake_now;
 
@@ -87,7 +80,7 @@ static double run_cas(lease_store *st, double seconds, long *seq)
 {
 	lease_oid cur, next;
 	lease_ref_state s;
-	double t0 = mono(), t;
+	double t0 = tool_mono(), t;
 	long n = 0;
 	char *msg;
 
@@ -108,7 +101,7 @@ static double run_cas(lease_store *st, double seconds, long *seq)
 		free(msg);
 		cur = next;
 		n++;
-	} while ((t = mono() - t0) < seconds);
+	} while ((t = tool_mono() - t0) < seconds);
 	return (double)n / t;
 }
 
@@ -116,7 +109,7 @@ static double run_heartbeat(lease_store *st, double seconds, const char *token)
 {
 	lease_op_options o = LEASE_OP_OPTIONS_INIT;
 	lease_result r;
-	double t0 = mono(), t;
+	double t0 = tool_mono(), t;
 	long n = 0;
 
 	o.owner = "bench";
@@ -131,7 +124,7 @@ static double run_heartbeat(lease_store *st, double seconds, const char *token)
 			return -1;
 		}
 		n++;
-	} while ((t = mono() - t0) < seconds);
+	} while ((t = tool_mono() - t0) < seconds);
 	return (double)n / t;
 }
 
@@ -139,7 +132,7 @@ static double run_acquire_release(lease_store *st, double seconds, long *seq)
 {
 	lease_op_options o = LEASE_OP_OPTIONS_INIT;
 	lease_result r;
-	double t0 = mono(), t;
+	double t0 = tool_mono(), t;
 	long n = 0;
 	char name[32], token[LEASE_TOKEN_HEXSZ + 1];
 
@@ -162,7 +155,7 @@ static double run_acquire_release(lease_store *st, double seconds, long *seq)
 			return -1;
 		}
 		n += 2;
-	} while ((t = mono() - t0) < seconds);
+	} while ((t = tool_mono() - t0) < seconds);
 	return (double)n / t;
 }
 
@@ -193,12 +186,12 @@ int main(int argc, char **argv)
 	fake_now = (int64_t)time(NULL);
 	so.clock.now = fake_clock;
 	snprintf(spec, sizeof(spec), "local:%s", argv[1]);
-	open_ms = mono();
+	open_ms = tool_mono();
 	if (lease_store_open(&st, spec, &so, err, sizeof(err)) < 0) {
 		fprintf(stderr, "bench_cas: %s\n", err);
 		return 1;
 	}
-	open_ms = (mono() - open_ms) * 1e3;
+	open_ms = (tool_mono() - open_ms) * 1e3;
 	/* setup: a lease for the raw CAS, one for heartbeats */
 	if (!(msg = message_for("cas", 0, NULL)) || lease_write_commit(&first, st, NULL, msg) < 0 ||
 	    lease_cas_create(st, "cas", &first) < 0) {

@@ -25,25 +25,12 @@
 #include <git2.h>
 
 #include "reflease.h"
+#include "tool.h"
 
 #define TTL   30
 #define EVERY 10
 
 static int64_t clk;
-
-static int64_t bench_clock(void *payload)
-{
-	(void)payload;
-	return clk;
-}
-
-static double mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void die(lease_store *st, const char *what)
 {
@@ -182,7 +169,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_history: %s\n", err);
 		return 1;
 	}
-	so.clock.now = bench_clock;
+	so.clock.now = tool_clock;
+	so.clock.payload = &clk;
 	snprintf(spec, sizeof(spec), "local:%s", argv[1]);
 	clk = t0;
 	if (lease_store_open(&st, spec, &so, err, sizeof(err)) < 0) {
@@ -204,9 +192,9 @@ int main(int argc, char **argv)
 			die(st, "acquire");
 		memcpy(tokens[i], r.payload.lease_token, sizeof(tokens[i]));
 	}
-	t = mono();
+	t = tool_mono();
 	writes = run(st, n, tokens, t0 + EVERY, t0 + secs, append);
-	t = mono() - t;
+	t = tool_mono() - t;
 	chains(st, n, &lo, &hi);
 	disk(argv[1], &kib, &loose);
 	printf("%s: %d leases, TTL %d, a heartbeat every %d s for %lld s of store time: %ld "
@@ -216,10 +204,10 @@ int main(int argc, char **argv)
 	printf("  reachable commits per lease: %zu..%zu (1 tenure, 0 transitions)\n", lo, hi);
 	printf("  store before maintenance: %.1f MiB, %ld loose objects\n", kib / 1024.0, loose);
 	snprintf(cmd, sizeof(cmd), "git --git-dir='%s' gc --quiet --prune=now", argv[1]);
-	t = mono();
+	t = tool_mono();
 	if (system(cmd) != 0)
 		die(NULL, "git gc");
-	t = mono() - t;
+	t = tool_mono() - t;
 	disk(argv[1], &kib2, &loose2);
 	printf("  store after maintenance (git gc --prune=now, %.1f s): %.2f MiB, %ld loose "
 	       "objects\n",

@@ -18,24 +18,9 @@
 #include <unistd.h>
 
 #include "reflease.h"
+#include "tool.h"
 
 static int64_t bench_now;
-
-/* The store's clock is pinned to the build time, so the anomaly mix is the
- * same on every run over a reused store. */
-static int64_t pinned_clock(void *payload)
-{
-	(void)payload;
-	return bench_now;
-}
-
-static double mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void payload(char *out, size_t cap, const char *name, const char *phase, int64_t acq,
                     int64_t exp, int64_t ttl, unsigned long nonce)
@@ -135,14 +120,14 @@ int main(int argc, char **argv)
 	else
 		snprintf(dir, sizeof(dir), "%s/bench-reconcile-%lu",
 		         getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", n);
-	t0 = mono();
+	t0 = tool_mono();
 	if (stat(dir, &sb) != 0) {
 		if (build(dir, n, now, slots) < 0) {
 			fprintf(stderr, "bench_reconcile: building %s failed\n", dir);
 			return 1;
 		}
 		printf("built %lu leases (each with a parent) in %s: %.2f s\n", n, dir,
-		       mono() - t0);
+		       tool_mono() - t0);
 		snprintf(stamp, sizeof(stamp), "%s/bench-now", dir);
 		if ((f = fopen(stamp, "w"))) {
 			fprintf(f, "%lld\n", (long long)now);
@@ -160,16 +145,19 @@ int main(int argc, char **argv)
 		printf("reusing %s\n", dir);
 	}
 	bench_now = now;
-	so.clock.now = pinned_clock;
+	/* the store's clock pinned to the build time: the anomaly mix is the
+	 * same on every run over a reused store */
+	so.clock.now = tool_clock;
+	so.clock.payload = &bench_now;
 	snprintf(spec, sizeof(spec), "local:%s", dir);
-	t1 = mono();
+	t1 = tool_mono();
 	if ((rc = lease_store_open(&st, spec, &so, err, sizeof(err))) < 0) {
 		fprintf(stderr, "bench_reconcile: %s\n", err);
 		return 1;
 	}
 	/* the streaming sweep (issue 29): one entry at a time, counted */
 	rc = lease_reconcile_each(&rep, st, NULL, count_entry, &visited);
-	t2 = mono();
+	t2 = tool_mono();
 	if (rc < 0) {
 		fprintf(stderr, "bench_reconcile: %s\n", lease_store_last_error(st));
 		return 1;

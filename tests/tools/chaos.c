@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "reflease.h"
+#include "tool.h"
 
 #define NLEASES 5
 #define NSLOTS  3
@@ -44,14 +45,6 @@
 static const char *const owners[] = {"o1", "o2"};
 static const char *const hosts[] = {"h1", "h2"};
 static const char *const phases[] = {"claimed", "working", "review"};
-
-static double mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void nap_ms(double ms)
 {
@@ -294,7 +287,7 @@ int main(int argc, char **argv)
 	unsigned int seed;
 	slot slots[NSLOTS];
 	int i, round_left = ROUND, spawned = 0, killed = 0, finished = 0, recovered = 0, bad;
-	double t0 = mono();
+	double t0 = tool_mono();
 
 	git_libgit2_init();
 	if (argc == 3 && strcmp(argv[1], "--check") == 0) {
@@ -349,7 +342,7 @@ int main(int argc, char **argv)
 			    waitpid(slots[i].pid, &status, WNOHANG) == slots[i].pid) {
 				finished++;
 				slots[i].pid = 0;
-			} else if (slots[i].pid && mono() >= slots[i].deadline) {
+			} else if (slots[i].pid && tool_mono() >= slots[i].deadline) {
 				kill(slots[i].pid, SIGKILL);
 				waitpid(slots[i].pid, &status, 0);
 				killed++;
@@ -382,7 +375,7 @@ int main(int argc, char **argv)
 			slots[i].pid = pid;
 			/* library loops: 2..60 ms; one binary operation: 0..80 ms */
 			slots[i].deadline =
-			        mono() +
+			        tool_mono() +
 			        (library ? 2.0 + (double)(s >> 8) / (double)(RAND_MAX >> 8) * 58.0
 			                 : (double)(s >> 8) / (double)(RAND_MAX >> 8) * 80.0) /
 			                1000.0;
@@ -397,7 +390,7 @@ int main(int argc, char **argv)
 	       "%d stale ref locks recovered between rounds, %d left; %ld commits checked, %d "
 	       "problems\n",
 	       __atomic_load_n(started, __ATOMIC_SEQ_CST), killed + finished, killed, finished,
-	       mono() - t0, recovered, clear_locks(argv[1], 0), commits, bad);
+	       tool_mono() - t0, recovered, clear_locks(argv[1], 0), commits, bad);
 	git_libgit2_shutdown();
 	return bad ? 1 : 0;
 }

@@ -33,18 +33,11 @@
 #include <unistd.h>
 
 #include "reflease.h"
+#include "tool.h"
 
 #define CHAIN_MAX 200000
 
 enum { C_WRITES, C_RENEWED, C_NOT_DUE, C_FAILED, C_PRUNES, C_N };
-
-static double mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void nap_ms(long ms)
 {
@@ -88,7 +81,7 @@ static long min_writes;
 /* Keep going: before the deadline, or past it until min_writes (bounded). */
 static int going(const long *counts)
 {
-	double now = mono();
+	double now = tool_mono();
 
 	return now < until || (now < hard_until &&
 	                       __atomic_load_n(&counts[C_WRITES], __ATOMIC_SEQ_CST) < min_writes);
@@ -181,7 +174,7 @@ static int run(const char *path, int writers, int seconds, const char *outdir, l
 	if (counts == MAP_FAILED)
 		return 3;
 	memset(counts, 0, sizeof(long) * C_N);
-	until = mono() + seconds;
+	until = tool_mono() + seconds;
 	hard_until = until + seconds;
 	min_writes = min;
 	for (i = 0; i <= writers; i++) {
