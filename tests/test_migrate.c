@@ -402,20 +402,28 @@ static int interfere(lease_store *st, const char *name, const lease_oid *read_oi
 	return 0;
 }
 
+/* lease_migrate --apply with the old writer of @p h interfering before the
+ * writes (interfere): its report into @p r. */
+static void migrate_interfered(lease_migrate_report *r, hook_ctx *h)
+{
+	lease_migrate_options o = LEASE_MIGRATE_OPTIONS_INIT;
+
+	o.apply = 1;
+	o.before_write = interfere;
+	o.hook_payload = h;
+	ck_assert_int_eq(lease_migrate(r, fx.st, &o), 0);
+}
+
 /* A holder heartbeating with a 1.1 client meanwhile makes the lease current;
  * the migration writes nothing over it. */
 START_TEST(concurrent_11_heartbeat_makes_current)
 {
-	lease_migrate_options o = LEASE_MIGRATE_OPTIONS_INIT;
 	lease_migrate_report r;
 	lease_ref_state s;
 	hook_ctx h = {0, 1, 1, 0, 0};
 	lease_oid first = seed10("held", "working", T0 + 120, T0);
 
-	o.apply = 1;
-	o.before_write = interfere;
-	o.hook_payload = &h;
-	ck_assert_int_eq(lease_migrate(&r, fx.st, &o), 0);
+	migrate_interfered(&r, &h);
 	ck_assert_uint_eq(r.count, 1);
 	ck_assert_str_eq(lease_migrate_status_name(r.entries[0].status), "current");
 	ck_assert_int_eq(r.entries[0].attempts, 1);
@@ -435,16 +443,12 @@ END_TEST
 /* An old writer once: re-read, migrate the new tip (its own commit time). */
 START_TEST(concurrent_10_writer_once_then_migrated)
 {
-	lease_migrate_options o = LEASE_MIGRATE_OPTIONS_INIT;
 	lease_migrate_report r;
 	lease_ref_state s;
 	hook_ctx h = {0, 1, 0, 0, 0};
 
 	seed10("held", "working", T0 + 120, T0);
-	o.apply = 1;
-	o.before_write = interfere;
-	o.hook_payload = &h;
-	ck_assert_int_eq(lease_migrate(&r, fx.st, &o), 0);
+	migrate_interfered(&r, &h);
 	ck_assert_str_eq(lease_migrate_status_name(r.entries[0].status), "migrated");
 	ck_assert_int_eq(r.entries[0].attempts, 2);
 	ck_assert_int_eq(r.entries[0].ttl_seconds, h.last_expires - h.last_commit_time);
@@ -461,17 +465,13 @@ END_TEST
  * left as its writer left it. */
 START_TEST(concurrent_10_writer_always_conflict)
 {
-	lease_migrate_options o = LEASE_MIGRATE_OPTIONS_INIT;
 	lease_migrate_report r;
 	lease_ref_state s;
 	hook_ctx h = {0, 100, 0, 0, 0};
 
 	seed10("held", "working", T0 + 120, T0);
 	seed10("other", "working", T0 + 120, T0);
-	o.apply = 1;
-	o.before_write = interfere;
-	o.hook_payload = &h;
-	ck_assert_int_eq(lease_migrate(&r, fx.st, &o), 0);
+	migrate_interfered(&r, &h);
 	ck_assert_uint_eq(r.count, 2);
 	ck_assert_str_eq(lease_migrate_status_name(entry(&r, "held")->status), "conflict");
 	ck_assert_int_eq(entry(&r, "held")->attempts, 1 + LEASE_MIGRATE_MAX_RETRIES);

@@ -401,6 +401,17 @@ static json_t *gql_object(fakegh *f, const git_oid *oid, int depth)
 
 /* ---- REST handlers ------------------------------------------------------------- */
 
+/* A commit's author or committer from the request's JSON @p who (name and
+ * email, "fake" and "fake@localhost" when absent) at @p when. */
+static int signature_of(git_signature **out, json_t *who, int64_t when)
+{
+	const char *name = json_string_value(json_object_get(who, "name"));
+	const char *email = json_string_value(json_object_get(who, "email"));
+
+	return git_signature_new(out, name ? name : "fake", email ? email : "fake@localhost",
+	                         (git_time_t)when, 0);
+}
+
 static void h_commit_post(fakegh *f, struct answer *a, json_t *body)
 {
 	const char *msg = json_string_value(json_object_get(body, "message"));
@@ -440,22 +451,7 @@ static void h_commit_post(fakegh *f, struct answer *a, json_t *body)
 		at = server_time(f);
 	if (ct < 0)
 		ct = at;
-	if (git_signature_new(&author,
-	                      json_string_value(json_object_get(au, "name"))
-	                              ? json_string_value(json_object_get(au, "name"))
-	                              : "fake",
-	                      json_string_value(json_object_get(au, "email"))
-	                              ? json_string_value(json_object_get(au, "email"))
-	                              : "fake@localhost",
-	                      (git_time_t)at, 0) < 0 ||
-	    git_signature_new(&committer,
-	                      json_string_value(json_object_get(co, "name"))
-	                              ? json_string_value(json_object_get(co, "name"))
-	                              : "fake",
-	                      json_string_value(json_object_get(co, "email"))
-	                              ? json_string_value(json_object_get(co, "email"))
-	                              : "fake@localhost",
-	                      (git_time_t)ct, 0) < 0 ||
+	if (signature_of(&author, au, at) < 0 || signature_of(&committer, co, ct) < 0 ||
 	    git_commit_create(&oid, f->repo, NULL, author, committer, NULL, msg, tree, np,
 	                      (const git_commit **)pc) < 0 ||
 	    git_commit_lookup(&c, f->repo, &oid) < 0) {

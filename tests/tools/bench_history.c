@@ -180,14 +180,11 @@ int main(int argc, char **argv)
 	/* durability is not measured here: no fsync (this process only) */
 	git_libgit2_opts(GIT_OPT_ENABLE_FSYNC_GITDIR, 0);
 	for (i = 0; i < n; i++) {
-		lease_op_options o = LEASE_OP_OPTIONS_INIT;
+		lease_op_options o = tool_op("bench", "h", TTL);
 		lease_result r;
 		char name[32];
 
 		snprintf(name, sizeof(name), "l%02d", i);
-		o.owner = "bench";
-		o.host = "h";
-		o.ttl_seconds = TTL;
 		if (lease_acquire(&r, st, name, &o) < 0)
 			die(st, "acquire");
 		memcpy(tokens[i], r.payload.lease_token, sizeof(tokens[i]));

@@ -315,14 +315,11 @@ int main(int argc, char **argv)
 	}
 	*started = 0;
 	for (i = 0; i < NLEASES; i++) { /* every lease exists before the chaos */
-		lease_op_options o = LEASE_OP_OPTIONS_INIT;
+		lease_op_options o = tool_op("o1", "h1", 5);
 		lease_result r;
 		char name[16];
 
 		snprintf(name, sizeof(name), "c%d", i);
-		o.owner = "o1";
-		o.host = "h1";
-		o.ttl_seconds = 5;
 		if (lease_acquire(&r, st, name, &o) < 0 && r.status != LEASE_STATUS_ALREADY_HELD &&
 		    r.status != LEASE_STATUS_HELD) {
 			fprintf(stderr, "chaos: setup acquire %s: %s\n", name, r.message);

@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "reflease.h"
+
 /* The monotonic clock, seconds. */
 static inline double tool_mono(void)
 {
@@ -20,6 +22,17 @@ static inline double tool_mono(void)
 static inline int64_t tool_clock(void *payload)
 {
 	return *(const int64_t *)payload;
+}
+
+/* Operation options for @p owner on @p host with a TTL of @p ttl_seconds. */
+static inline lease_op_options tool_op(const char *owner, const char *host, int64_t ttl_seconds)
+{
+	lease_op_options o = LEASE_OP_OPTIONS_INIT;
+
+	o.owner = owner;
+	o.host = host;
+	o.ttl_seconds = ttl_seconds;
+	return o;
 }
 
 #endif
