@@ -21,8 +21,22 @@ here=$(cd "$(dirname "$0")" && pwd)
 # let ASan accept that order for every test (no effect on a plain build).
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 
+# faketime(1) names its semaphore and shared memory after its pid and fails
+# ("sem_open: File exists") when a killed run left them behind for a pid now
+# reused (other runs on the machine too): drop those whose faketime process
+# is gone, before each test. A live faketime keeps its name (its own process,
+# alive while its command runs).
+faketime_sweep() {
+  for f in /dev/shm/sem.faketime_sem_* /dev/shm/faketime_shm_*; do
+    [ -e "$f" ] || continue
+    p=${f##*_}
+    [ "$(cat "/proc/$p/comm" 2>/dev/null)" = faketime ] || rm -f "$f"
+  done
+}
+
 if [ "${1:-}" = --one ]; then
   BIN=$2 BUILD=$3 res=$4 t=$5
+  faketime_sweep
   name=$(basename "$t")
   tmp=$(mktemp -d)
   t0=$(date +%s)
@@ -48,15 +62,6 @@ BIN=$1
 BUILD=$2
 jobs=${REFLEASE_TEST_JOBS:-3}
 case $jobs in '' | *[!0-9]* | 0) echo "run.sh: REFLEASE_TEST_JOBS must be a positive number" >&2; exit 64 ;; esac
-# faketime(1) names its semaphore and shared memory after its pid and fails
-# ("sem_open: File exists") when a killed run left them behind for a pid now
-# reused: drop those whose faketime process is gone, once before the tests
-# (not between them: a parallel test's faketime may be starting).
-for f in /dev/shm/sem.faketime_sem_* /dev/shm/faketime_shm_*; do
-  [ -e "$f" ] || continue
-  p=${f##*_}
-  [ "$(cat "/proc/$p/comm" 2>/dev/null)" = faketime ] || rm -f "$f"
-done
 # The Action's tests (action_lib.sh, t_action_lint.sh through
 # scripts/lint-action.sh, t_cli_action.sh) share the tree's node_modules, which
 # each installs when missing: installed once here, before they run side by

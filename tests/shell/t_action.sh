@@ -1,5 +1,5 @@
 #!/bin/sh
-# test: seconds 32
+# test: seconds 113
 # The action (action.yml: dist/main.mjs + action/run.sh) run step by step by
 # tests/action/harness.mjs in a simulated Actions environment (GITHUB_ACTIONS,
 # GITHUB_OUTPUT, GITHUB_STATE, GITHUB_STEP_SUMMARY, GITHUB_REPOSITORY,

@@ -1,5 +1,5 @@
 #!/bin/sh
-# test: seconds 37
+# test: seconds 38
 # The Action's git store (input store: git; README.md, "Which store"): the
 # action writes its lease refs with git pushes to
 # $GITHUB_SERVER_URL/$GITHUB_REPOSITORY (remote:) with the job's token as

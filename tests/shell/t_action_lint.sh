@@ -1,5 +1,5 @@
 #!/bin/sh
-# test: seconds 51
+# test: seconds 144
 # make lint-action (scripts/lint-action.sh) passes on the repository's action
 # and workflows, and fails on each deliberately broken copy: a misspelt key of
 # an action input, an undeclared input used in action.yml, an input run.sh

@@ -1,4 +1,5 @@
 #!/bin/sh
+# test: seconds 67
 # test: serial (run alone by run.sh: its timing or contention counts on the CPUs)
 # The action's post stage and cancellation (issue 25), played by
 # tests/action/harness.mjs as the runner plays them (main stage, then

@@ -1,4 +1,5 @@
 #!/bin/sh
+# test: seconds 44
 # The Action's name input as a set of leases (issue 27 item 4; cli.md "Sets"),
 # through tests/action/harness.mjs (real node, real CLI) against the fake
 # GitHub server (its updateRefs is atomic as GitHub documents it):

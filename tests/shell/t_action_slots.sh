@@ -1,4 +1,5 @@
 #!/bin/sh
+# test: seconds 20
 # The Action's slots input (issue 27) through tests/action/harness.mjs against
 # the fake GitHub server: acquire with slots 2 and heartbeat true holds a slot
 # (output lease-name NAME@iof2, the background heartbeat keeps that slot), a

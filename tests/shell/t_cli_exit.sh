@@ -1,5 +1,6 @@
 #!/bin/sh
 # shellcheck disable=SC1091,SC2015  # sourced helper; A && B || fail is intended
+# test: seconds 20
 # Issue 19: no green failures, nothing half-done.
 # - reconcile --reap whose reap writes fail exits non-zero (a ref lock that the
 #   write cannot get: 75; a read-only store: 77) and names the failure; a clean

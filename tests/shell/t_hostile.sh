@@ -1,6 +1,6 @@
 #!/bin/sh
 # shellcheck disable=SC1091,SC2015  # sourced helper; A && B || fail is intended
-# test: seconds 77
+# test: seconds 91
 # Hostile input on the real binary (issue 8; protocol.md §1 is a security
 # boundary: a crafted name or namespace must never address a ref outside
 # refs/<ns>/). Every crafted name and namespace, given to acquire, heartbeat,

@@ -1,6 +1,6 @@
 #!/bin/sh
 # shellcheck disable=SC1091,SC2015,SC2086,SC2046,SC2154  # sourced helpers (rc, P, D, TB set there); A && B || fail is intended; $R and $(ft) are word lists
-# test: seconds 31
+# test: seconds 32
 # The `run` fence on a `remote:` store served by git daemon on 127.0.0.1
 # (protocol.md §6 "The run guarantee", F01, F21): the cells of
 # t_run_fence.sh whose behaviour depends on the store — its transport, its
