@@ -1,0 +1,652 @@
+#define _DEFAULT_SOURCE
+/* The write-and-settle engine (commit.c; protocol.md §5 "Settling"): every
+ * operation that writes settles a failed, unverified or unanswered CAS by
+ * re-reading, against a transport told to lie; field cases F13 F15 F23.
+ * Moved from tests/test_runtime.c. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reflease.h"
+#include "store/store.h"
+#include "support/memstore.h"
+#include "support/rtfx.h"
+
+/* ---- settling (§5) with injected faults ---------------------------------- */
+
+START_TEST(test_settle_create_applied_answer_dropped)
+{
+	fx f;
+	lease_op_options o = opt(ALICE, NULL, 60);
+	lease_result r;
+	lease_payload p;
+	lease_oid oid;
+
+	fx_mem(&f);
+	memstore_faults_get(f.m)->drop_after_apply = 1;
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "acquired");
+	ck_assert_int_eq(counts(&f)->write_commit, 1); /* settled, not re-sent */
+	ck_assert_int_eq(counts(&f)->create_ref, 1);
+	ck_assert(cur(&f, "l", &p, &oid));
+	ck_assert(lease_oid_equal(&oid, &r.oid));
+	ck_assert_str_eq(p.lease_token, r.payload.lease_token);
+	fx_free(&f);
+}
+END_TEST
+
+START_TEST(test_settle_replace_applied_answer_dropped)
+{
+	fx f;
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+	lease_op_options o;
+	lease_result r;
+	lease_payload p;
+
+	fx_mem(&f);
+	must_acquire(&f, "l", ALICE, 60, tok);
+	f.clk.t += 20;
+	o = opt(ALICE, tok, 0);
+	memstore_counts_reset(f.m);
+	memstore_faults_get(f.m)->drop_after_apply = 1;
+	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "renewed");
+	ck_assert_int_eq(counts(&f)->replace_ref, 1);
+	ck_assert(cur(&f, "l", &p, NULL));
+	ck_assert_int_eq(p.expires_at, f.clk.t + 60);
+	/* transition and release too */
+	memstore_faults_get(f.m)->drop_after_apply = 1;
+	o.to = LEASE_PHASE_WORKING;
+	ck_assert_int_eq(lease_transition(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "transitioned");
+	memstore_faults_get(f.m)->drop_after_apply = 1;
+	ck_assert_int_eq(lease_release(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "released");
+	ck_assert(cur(&f, "l", &p, NULL));
+	ck_assert_int_eq(p.phase, LEASE_PHASE_RELEASED);
+	fx_free(&f);
+}
+END_TEST
+
+/* The transport reports success without acting: the tip is still the old
+ * oid, so the outcome is unknown and the whole operation is retried. */
+START_TEST(test_settle_lie_then_retry)
+{
+	fx f;
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+	lease_op_options o = opt(ALICE, NULL, 60);
+	lease_result r;
+
+	fx_mem(&f);
+	memstore_faults_get(f.m)->lie_create = 1;
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), 0);
+	ck_assert_int_eq(counts(&f)->create_ref, 2);
+	ck_assert_int_eq(counts(&f)->write_commit, 2);
+	memcpy(tok, r.payload.lease_token, sizeof(tok));
+	f.clk.t += 20;
+	memstore_counts_reset(f.m);
+	memstore_faults_get(f.m)->lie_replace = 2;
+	o = opt(ALICE, tok, 0);
+	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "renewed");
+	ck_assert_int_eq(counts(&f)->replace_ref, 3);
+	fx_free(&f);
+}
+END_TEST
+
+START_TEST(test_settle_lie_forever_is_unknown)
+{
+	fx f;
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+	lease_op_options o;
+	lease_result r;
+	lease_oid before, after;
+
+	fx_mem(&f);
+	must_acquire(&f, "l", ALICE, 60, tok);
+	ck_assert(ref_oid(&f, "l", &before));
+	f.clk.t += 20;
+	memstore_counts_reset(f.m);
+	memstore_faults_get(f.m)->lie_replace = 100;
+	o = opt(ALICE, tok, 0);
+	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), LEASE_EUNVERIFIED);
+	ck_assert_str_eq(r.status, "error");
+	ck_assert_int_eq(counts(&f)->replace_ref, 4); /* 1 + 3 retries */
+	ck_assert(ref_oid(&f, "l", &after));
+	ck_assert(lease_oid_equal(&before, &after));
+	fx_free(&f);
+}
+END_TEST
+
+/* A create answered "already exists" without acting, and a write failing
+ * before it applies: both settle by re-reading and retrying. */
+START_TEST(test_settle_exists_and_fail_before)
+{
+	fx f;
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+	lease_op_options o = opt(ALICE, NULL, 60);
+	lease_result r;
+
+	fx_mem(&f);
+	memstore_faults_get(f.m)->exists_on_create = 1;
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "acquired");
+	memcpy(tok, r.payload.lease_token, sizeof(tok));
+	o.lease_token = tok;
+	memstore_faults_get(f.m)->fail_before = 1;
+	memstore_counts_reset(f.m);
+	ck_assert_int_eq(lease_release(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "released");
+	ck_assert_int_eq(counts(&f)->replace_ref, 2);
+	/* a store that never answers: the error, not success */
+	memstore_faults_get(f.m)->fail_before = 100;
+	o.lease_token = NULL;
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_ENET);
+	ck_assert_str_eq(r.status, "error");
+	ck_assert_int_eq(r.holds_token, 0);
+	fx_free(&f);
+}
+END_TEST
+
+/* Another writer between our read and our CAS: decide again (F03, F23). */
+static char bob_token[LEASE_TOKEN_HEXSZ + 1];
+static void bob_acquires(fx *f)
+{
+	lease_op_options o = opt(BOB, NULL, 60);
+	lease_result r;
+
+	ck_assert_int_eq(lease_acquire(&r, f->st, "l", &o), 0);
+	memcpy(bob_token, r.payload.lease_token, sizeof(bob_token));
+}
+
+START_TEST(test_settle_concurrent_acquire_F23)
+{
+	fx f;
+	lease_op_options o = opt(ALICE, NULL, 60);
+	lease_result r;
+	lease_payload p;
+
+	fx_mem(&f);
+	hook(&f, H_WRITE_COMMIT, 1, 0, bob_acquires);
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_EHELD);
+	ck_assert_str_eq(r.status, "held");
+	ck_assert_int_eq(r.holds_token, 0);
+	ck_assert(cur(&f, "l", &p, NULL));
+	ck_assert_str_eq(p.owner, "bob");
+	ck_assert_str_eq(p.lease_token, bob_token);
+
+	/* the same after a release: exactly one of the two waiters wins */
+	o = opt(BOB, bob_token, 0);
+	ck_assert_int_eq(lease_release(&r, f.st, "l", &o), 0);
+	o = opt(ALICE, NULL, 60);
+	f.clk.on = H_NONE;
+	hook(&f, H_WRITE_COMMIT, 1, 0, bob_acquires);
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_EHELD);
+	ck_assert(cur(&f, "l", &p, NULL));
+	ck_assert_str_eq(p.lease_token, bob_token);
+	fx_free(&f);
+}
+END_TEST
+
+/* F13: a heartbeat racing a release never recreates the released lease. */
+static char alice_token[LEASE_TOKEN_HEXSZ + 1];
+static void alice_releases(fx *f)
+{
+	lease_op_options o = opt(ALICE, alice_token, 0);
+	lease_result r;
+
+	ck_assert_int_eq(lease_release(&r, f->st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "released");
+}
+
+START_TEST(test_F13_heartbeat_racing_release)
+{
+	fx f;
+	lease_op_options o;
+	lease_result r;
+	lease_payload p;
+	lease_oid rel, after;
+
+	fx_mem(&f);
+	must_acquire(&f, "l", ALICE, 60, alice_token);
+	f.clk.t += 20;
+	hook(&f, H_WRITE_COMMIT, 1, 0, alice_releases);
+	o = opt(ALICE, alice_token, 0);
+	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), LEASE_ENOTHOLDER);
+	ck_assert_str_eq(r.status, "not_holder");
+	ck_assert(cur(&f, "l", &p, &rel));
+	ck_assert_int_eq(p.phase, LEASE_PHASE_RELEASED);
+	/* a heartbeat on a lease that is gone: not_holder, never recreated */
+	f.clk.on = H_NONE;
+	ck_assert_int_eq(lease_cas_delete(f.st, "l", &rel), 0);
+	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), LEASE_ENOTHOLDER);
+	ck_assert(!ref_oid(&f, "l", &after));
+	fx_free(&f);
+}
+END_TEST
+
+/* Landed, then lost before the answer came back: the tip descends from our
+ * commit but carries another token: answer for the current state. */
+static void bob_takes_over_with_token(fx *f)
+{
+	lease_op_options o = opt(BOB, alice_token, 0);
+	lease_result r;
+
+	ck_assert_int_eq(lease_heartbeat(&r, f->st, "l", &o), 0); /* a live handoff */
+	ck_assert_int_eq(r.token_rotated, 1);
+}
+
+static int log_fired;
+static void settle_log(int level, const char *msg, void *payload)
+{
+	(void)level;
+	if (strstr(msg, "settling") && !log_fired) {
+		log_fired = 1;
+		bob_takes_over_with_token(payload);
+	}
+}
+
+START_TEST(test_settle_landed_then_lost)
+{
+	fx f;
+	lease_op_options o;
+	lease_result r;
+	lease_payload p;
+
+	fx_mem(&f);
+	must_acquire(&f, "l", ALICE, 60, alice_token);
+	f.clk.t += 20;
+	log_fired = 0;
+	f.st->log = settle_log;
+	f.st->log_payload = &f;
+	f.st->log_level = LEASE_LOG_INFO;
+	memstore_faults_get(f.m)->drop_after_apply = 1;
+	o = opt(ALICE, alice_token, 0);
+	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), LEASE_ENOTHOLDER);
+	ck_assert_str_eq(r.status, "not_holder");
+	ck_assert_int_eq(log_fired, 1);
+	ck_assert(cur(&f, "l", &p, NULL));
+	ck_assert_str_eq(p.owner, "bob");
+	f.st->log = NULL;
+	fx_free(&f);
+}
+END_TEST
+
+/* Acquire landed, then lost before the answer came back (§5): the tip
+ * descends from our create but carries another token: held by the new
+ * holder; if the lease is merely free again, decide again. */
+static int acq_lost_mode;
+static void admin_breaks_then_maybe_bob(fx *f)
+{
+	lease_op_options o = opt((ident){"admin", "console"}, NULL, 0);
+	lease_result r;
+
+	o.force = 1;
+	ck_assert_int_eq(lease_break(&r, f->st, "l", &o), 0);
+	if (acq_lost_mode == 1)
+		bob_acquires(f);
+}
+
+static void acq_log(int level, const char *msg, void *payload)
+{
+	(void)level;
+	if (strstr(msg, "settling") && !log_fired) {
+		log_fired = 1;
+		admin_breaks_then_maybe_bob(payload);
+	}
+}
+
+START_TEST(test_settle_acquire_landed_then_lost)
+{
+	fx f;
+	lease_op_options o = opt(ALICE, NULL, 60);
+	lease_result r;
+	lease_payload p;
+
+	fx_mem(&f);
+	f.st->log = acq_log;
+	f.st->log_payload = &f;
+	f.st->log_level = LEASE_LOG_INFO;
+	/* broken, then taken by bob: held */
+	acq_lost_mode = 1;
+	log_fired = 0;
+	memstore_faults_get(f.m)->drop_after_apply = 1;
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_EHELD);
+	ck_assert_str_eq(r.status, "held");
+	ck_assert_int_eq(r.holds_token, 0);
+	ck_assert(cur(&f, "l", &p, NULL));
+	ck_assert_str_eq(p.lease_token, bob_token);
+	/* broken only: free again, so acquire decides again and wins */
+	o = opt(BOB, bob_token, 0);
+	ck_assert_int_eq(lease_release(&r, f.st, "l", &o), 0);
+	acq_lost_mode = 0;
+	log_fired = 0;
+	o = opt(ALICE, NULL, 60);
+	memstore_faults_get(f.m)->drop_after_apply = 1;
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "acquired");
+	ck_assert(cur(&f, "l", &p, NULL));
+	ck_assert_str_eq(p.lease_token, r.payload.lease_token);
+	ck_assert_str_eq(p.owner, "alice");
+	f.st->log = NULL;
+	fx_free(&f);
+}
+END_TEST
+
+/* A payload rebuilt after a delay may find the lease expired meanwhile. */
+START_TEST(test_F15_rebuild_finds_expired)
+{
+	fx f;
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+	lease_op_options o;
+	lease_result r;
+
+	fx_mem(&f);
+	must_acquire(&f, "l", ALICE, 60, tok);
+	f.clk.t = T0 + 20;
+	hook(&f, H_WRITE_COMMIT, 1, 50, NULL);
+	o = opt(ALICE, tok, 0);
+	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), LEASE_EEXPIRED);
+	ck_assert_str_eq(r.status, "expired");
+	ck_assert_int_eq(counts(&f)->replace_ref, 0);
+	fx_free(&f);
+}
+END_TEST
+
+/* A lease that changes under every attempt: bounded, then a CAS conflict. */
+static void someone_rewrites(fx *f)
+{
+	lease_payload p;
+	lease_oid parent, oid;
+	char *msg = NULL;
+
+	ck_assert(cur(f, "l", &p, &parent));
+	p.expires_at = f->clk.t - 100; /* still expired, but another commit */
+	ck_assert_int_eq(lease_random_hex(p.nonce, LEASE_NONCE_HEXSZ / 2, NULL), 0);
+	ck_assert_int_eq(lease_message_build(&msg, &p, LEASE_OP_HEARTBEAT), 0);
+	ck_assert_int_eq(lease_write_commit(&oid, f->st, &parent, msg), 0);
+	free(msg);
+	ck_assert_int_eq(memstore_set_ref(f->m, "refs/leases/l", &oid), 0);
+}
+
+START_TEST(test_settle_churn_is_bounded)
+{
+	fx f;
+	lease_op_options o = opt(BOB, NULL, 60);
+	lease_result r;
+
+	fx_mem(&f);
+	must_acquire(&f, "l", ALICE, 60, NULL);
+	f.clk.t = T0 + 500;
+	hook(&f, H_WRITE_COMMIT, 1, 0, someone_rewrites);
+	f.clk.repeat = 1;
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_ECAS);
+	ck_assert_str_eq(r.status, "error");
+	ck_assert_ptr_nonnull(strstr(r.message, "kept changing"));
+	ck_assert_int_le(counts(&f)->replace_ref, 12);
+	fx_free(&f);
+}
+END_TEST
+
+/* An inconsistent read is an error, never a decision. */
+START_TEST(test_inconsistent_read_is_error)
+{
+	fx f;
+	lease_op_options o = opt(ALICE, NULL, 60);
+	lease_result r;
+
+	fx_mem(&f);
+	must_acquire(&f, "l", ALICE, 60, NULL);
+	memstore_faults_get(f.m)->wrong_commit = 100;
+	ck_assert_int_eq(lease_status(&r, f.st, "l"), LEASE_EUNVERIFIED);
+	ck_assert_str_eq(r.status, "error");
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_EUNVERIFIED);
+	ck_assert_str_eq(r.status, "error");
+	fx_free(&f);
+}
+END_TEST
+
+/* ---- read faults: a wrapper over the mem transport ------------------------ */
+
+typedef struct wrap {
+	lease_transport base;
+	lease_transport *in;
+	int skip_read_ref; /* let this many read_ref calls through, then ... */
+	int fail_read_ref; /* ... fail this many with LEASE_ENET */
+	int strip_commit;  /* flag: read_ref never returns the commit */
+	int fail_read_commit;
+	int read_commit_rc;
+	int fail_list;
+} wrap;
+
+static int w_write_commit(lease_transport *t, lease_oid *out, const lease_oid *parent,
+                          const char *message, int64_t when)
+{
+	wrap *w = (wrap *)t;
+	return w->in->write_commit(w->in, out, parent, message, when);
+}
+static int w_create(lease_transport *t, const char *ref, const lease_oid *n)
+{
+	wrap *w = (wrap *)t;
+	return w->in->create_ref(w->in, ref, n);
+}
+static int w_replace(lease_transport *t, const char *ref, const lease_oid *o, const lease_oid *n)
+{
+	wrap *w = (wrap *)t;
+	return w->in->replace_ref(w->in, ref, o, n);
+}
+static int w_delete(lease_transport *t, const char *ref, const lease_oid *o)
+{
+	wrap *w = (wrap *)t;
+	return w->in->delete_ref(w->in, ref, o);
+}
+static int w_read_ref(lease_transport *t, const char *ref, int *present, lease_oid *oid,
+                      int *has_commit, lease_commit *c)
+{
+	wrap *w = (wrap *)t;
+	int rc;
+
+	if (w->skip_read_ref > 0) {
+		w->skip_read_ref--;
+	} else if (w->fail_read_ref > 0) {
+		w->fail_read_ref--;
+		return LEASE_ENET;
+	}
+	rc = w->in->read_ref(w->in, ref, present, oid, has_commit, c);
+	if (rc == 0 && w->strip_commit && *has_commit) {
+		lease_commit_clear(c);
+		*has_commit = 0;
+	}
+	return rc;
+}
+static int w_read_commit(lease_transport *t, lease_commit *out, const lease_oid *oid)
+{
+	wrap *w = (wrap *)t;
+
+	if (w->fail_read_commit > 0) {
+		w->fail_read_commit--;
+		return w->read_commit_rc;
+	}
+	return w->in->read_commit(w->in, out, oid);
+}
+static int w_list(lease_transport *t, lease_ref_list *out, const char *prefix)
+{
+	wrap *w = (wrap *)t;
+
+	if (w->fail_list > 0) {
+		w->fail_list--;
+		return LEASE_ENET;
+	}
+	return w->in->list_refs(w->in, out, prefix);
+}
+static const char *w_last_error(lease_transport *t)
+{
+	wrap *w = (wrap *)t;
+	return w->in->last_error ? w->in->last_error(w->in) : "injected";
+}
+static void w_free(lease_transport *t)
+{
+	wrap *w = (wrap *)t;
+	w->in->free(w->in);
+	free(w);
+}
+
+static wrap *fx_wrap(fx *f)
+{
+	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
+	wrap *w = calloc(1, sizeof(*w));
+
+	ck_assert_ptr_nonnull(w);
+	memset(f, 0, sizeof(*f));
+	f->clk.t = T0;
+	f->clk.f = f;
+	o.clock.now = tclock_now;
+	o.clock.payload = &f->clk;
+	w->in = memstore_new(&f->m);
+	ck_assert_ptr_nonnull(w->in);
+	w->base = *w->in;
+	w->base.kind = "wrap";
+	w->base.write_commit = w_write_commit;
+	w->base.create_ref = w_create;
+	w->base.replace_ref = w_replace;
+	w->base.delete_ref = w_delete;
+	w->base.read_ref = w_read_ref;
+	w->base.read_commit = w_read_commit;
+	w->base.list_refs = w_list;
+	w->base.now = NULL;
+	w->base.last_error = w_last_error;
+	w->base.free = w_free;
+	w->base.read_ref_oid = NULL; /* the ref alone through w_read_ref */
+	w->base.cas_many = NULL;
+	w->base.read_refs = NULL;
+	w->read_commit_rc = LEASE_ENET;
+	ck_assert_int_eq(lease_store_open_transport(&f->st, &w->base, &o, NULL, 0), 0);
+	f->clk.m = f->m;
+	return w;
+}
+
+/* A read that fails is an error (never a decision); a failed re-read after a
+ * write leaves the outcome unknown and the runtime settles it. */
+START_TEST(test_read_faults_settle)
+{
+	fx f;
+	wrap *w = fx_wrap(&f);
+	lease_op_options o = opt(ALICE, NULL, 60);
+	lease_result r;
+	lease_payload p;
+
+	w->fail_read_ref = 1;
+	ck_assert_int_eq(lease_status(&r, f.st, "l"), LEASE_ENET);
+	w->fail_read_ref = 1;
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_ENET);
+	ck_assert_str_eq(r.status, "error");
+	/* the post-write re-read fails, then the settling read too */
+	w->skip_read_ref = 1; /* the runtime's read passes */
+	w->fail_read_ref = 2;
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), 0);
+	ck_assert_str_eq(r.status, "acquired");
+	ck_assert(cur(&f, "l", &p, NULL));
+	ck_assert_str_eq(p.lease_token, r.payload.lease_token);
+	ck_assert_int_eq(counts(&f)->create_ref, 1);
+	/* reads without the commit: the commit is read by oid; its failures */
+	w->strip_commit = 1;
+	ck_assert_int_eq(lease_status(&r, f.st, "l"), 0);
+	ck_assert_str_eq(r.status, "live");
+	w->fail_read_commit = 1;
+	ck_assert_int_eq(lease_status(&r, f.st, "l"), LEASE_ENET);
+	w->fail_read_commit = 1;
+	w->read_commit_rc = LEASE_ENOTFOUND;
+	ck_assert_int_eq(lease_status(&r, f.st, "l"), LEASE_EUNVERIFIED);
+	/* archive listing failure: no create without knowing the base */
+	w->fail_list = 1;
+	ck_assert_int_eq(lease_acquire(&r, f.st, "new", &o), LEASE_ENET);
+	ck_assert_int_eq(lease_status(&r, f.st, "new"), 0);
+	ck_assert_str_eq(r.status, "absent");
+	fx_free(&f);
+}
+END_TEST
+
+/* The reap of @p name in a fresh reconcile --reap sweep (a copy). */
+static lease_reconcile_entry reap_entry(fx *f, const char *name, char *why, size_t whylen)
+{
+	lease_reconcile_options ro = LEASE_RECONCILE_OPTIONS_INIT;
+	lease_reconcile_report rep;
+	lease_reconcile_entry out;
+	size_t i;
+
+	memset(&out, 0, sizeof(out));
+	why[0] = '\0';
+	ro.reap = 1;
+	ck_assert_int_eq(lease_reconcile(&rep, f->st, &ro), 0);
+	for (i = 0; i < rep.count; i++)
+		if (strcmp(rep.entries[i].name, name) == 0) {
+			out.action = rep.entries[i].action;
+			out.action_code = rep.entries[i].action_code;
+			if (rep.entries[i].action_message)
+				snprintf(why, whylen, "%s", rep.entries[i].action_message);
+		}
+	lease_reconcile_report_free(&rep);
+	return out;
+}
+
+/* Issue 17: reap goes through the one write-and-settle engine. An answer
+ * lost after the write applied settles as reaped by re-reading; a write
+ * that did not apply is reported unverified and never written twice. The
+ * released payload of a reap and of a release follow one rule. */
+START_TEST(test_reap_settles_through_engine)
+{
+	fx f;
+	char why[256];
+	lease_reconcile_entry e;
+	lease_payload p;
+
+	fx_mem(&f);
+	must_acquire(&f, "a", ALICE, 60, NULL);
+	f.clk.t = T0 + 100;
+	memstore_faults_get(f.m)->drop_after_apply = 1;
+	e = reap_entry(&f, "a", why, sizeof(why));
+	ck_assert_int_eq(e.action, LEASE_ACTION_REAPED);
+	ck_assert(cur(&f, "a", &p, NULL));
+	ck_assert_int_eq(p.phase, LEASE_PHASE_RELEASED);
+	ck_assert_int_eq(p.expires_at, T0 + 100);
+	ck_assert_int_eq(p.ttl_seconds, 0);
+	/* "a" is released now; "b" meets a write that never applies */
+	must_acquire(&f, "b", ALICE, 60, NULL);
+	f.clk.t = T0 + 200;
+	memstore_counts_reset(f.m);
+	memstore_faults_get(f.m)->fail_before = 1;
+	e = reap_entry(&f, "b", why, sizeof(why));
+	ck_assert_int_eq(e.action, LEASE_ACTION_SKIPPED);
+	ck_assert_int_eq(e.action_code, LEASE_ENET);
+	ck_assert_ptr_nonnull(strstr(why, "outcome not verified"));
+	ck_assert_int_eq(counts(&f)->replace_ref, 1);
+	ck_assert(cur(&f, "b", &p, NULL));
+	ck_assert_int_eq(p.phase, LEASE_PHASE_CLAIMED);
+	fx_free(&f);
+}
+END_TEST
+
+Suite *engine_suite(void);
+Suite *engine_suite(void)
+{
+	Suite *s = suite_create("engine");
+	TCase *settle = tcase_create("settle");
+
+	tcase_add_test(settle, test_settle_create_applied_answer_dropped);
+	tcase_add_test(settle, test_settle_replace_applied_answer_dropped);
+	tcase_add_test(settle, test_settle_lie_then_retry);
+	tcase_add_test(settle, test_settle_lie_forever_is_unknown);
+	tcase_add_test(settle, test_settle_exists_and_fail_before);
+	tcase_add_test(settle, test_settle_concurrent_acquire_F23);
+	tcase_add_test(settle, test_F13_heartbeat_racing_release);
+	tcase_add_test(settle, test_settle_landed_then_lost);
+	tcase_add_test(settle, test_settle_acquire_landed_then_lost);
+	tcase_add_test(settle, test_F15_rebuild_finds_expired);
+	tcase_add_test(settle, test_settle_churn_is_bounded);
+	tcase_add_test(settle, test_inconsistent_read_is_error);
+	tcase_add_test(settle, test_read_faults_settle);
+	tcase_add_test(settle, test_reap_settles_through_engine);
+	suite_add_tcase(s, settle);
+	return s;
+}
