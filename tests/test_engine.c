@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lease/commit.h"
 #include "reflease.h"
 #include "store/store.h"
 #include "support/memstore.h"
@@ -627,11 +628,201 @@ START_TEST(test_reap_settles_through_engine)
 }
 END_TEST
 
+/* ---- the engine's contract: a typed step from each callback (commit.h) ---- */
+
+/* A scripted caller: the steps its callbacks answer, what they were told. */
+typedef struct script {
+	lease_step plans[4];  /* plan's answers, in order (the last repeats) */
+	lease_step landed_at; /* landed's answer */
+	lease_step failed_at; /* failed's answer */
+	lease_payload p;      /* what a WRITE writes */
+	int nplan, nlanded, nfailed;
+	size_t writes_seen[4]; /* r->writes at each plan */
+	int landed_deleted, landed_present, landed_at_tip;
+	lease_engine_failure why;
+	int rc;
+} script;
+
+static lease_step sc_plan(void *ctx, const lease_round *r, lease_plan *pl)
+{
+	script *sc = ctx;
+	int i = sc->nplan < 3 ? sc->nplan : 3;
+
+	sc->writes_seen[i] = r->writes;
+	sc->nplan++;
+	if (sc->plans[i].kind == LEASE_STEP_WRITE) {
+		pl->p = sc->p;
+		pl->op = LEASE_OP_HEARTBEAT;
+		ck_assert_int_eq(lease_random_hex(pl->p.nonce, LEASE_NONCE_HEXSZ / 2, NULL), 0);
+	}
+	return sc->plans[i];
+}
+
+static lease_step sc_landed(void *ctx, const lease_round *r, const lease_written *w)
+{
+	script *sc = ctx;
+
+	sc->nlanded++;
+	sc->landed_deleted = w->deleted;
+	sc->landed_present = r->s->present;
+	sc->landed_at_tip = r->s->present && lease_oid_equal(&r->s->oid, &w->oid);
+	return sc->landed_at;
+}
+
+static lease_step sc_failed(void *ctx, const lease_round *r, lease_engine_failure why, int rc,
+                            const char *msg)
+{
+	script *sc = ctx;
+
+	(void)r;
+	(void)msg;
+	sc->nfailed++;
+	sc->why = why;
+	sc->rc = rc;
+	return sc->failed_at;
+}
+
+static const lease_engine_ops sc_ops = {sc_plan, sc_landed, sc_failed};
+
+/* A mem store with lease "l" held by alice; the script writes a heartbeat
+ * of it (1 s later). */
+static void sc_setup(fx *f, script *sc)
+{
+	memset(sc, 0, sizeof(*sc));
+	fx_mem(f);
+	must_acquire(f, "l", ALICE, 60, NULL);
+	ck_assert(cur(f, "l", &sc->p, NULL));
+	sc->p.expires_at++;
+	f->clk.t += 1;
+	sc->landed_at = lease_step_done(0);
+	sc->failed_at = lease_step_done(-1000);
+	memstore_counts_reset(f->m);
+}
+
+static int sc_run(fx *f, script *sc)
+{
+	return lease_engine_run(f->st, "l", &sc_ops, sc, NULL, 0);
+}
+
+/* DONE from plan: the operation's answer, nothing written. */
+START_TEST(test_engine_plan_done)
+{
+	fx f;
+	script sc;
+
+	sc_setup(&f, &sc);
+	sc.plans[0] = lease_step_done(LEASE_EHELD);
+	ck_assert_int_eq(sc_run(&f, &sc), LEASE_EHELD);
+	ck_assert_int_eq(sc.nplan, 1);
+	ck_assert_int_eq(sc.nlanded + sc.nfailed, 0);
+	ck_assert_int_eq(counts(&f)->write_commit, 0);
+	fx_free(&f);
+}
+END_TEST
+
+/* WRITE, verified: landed is told the write (the tip), its DONE is the
+ * answer; DECIDE plans again on a fresh read, which counts the write. */
+START_TEST(test_engine_write_landed)
+{
+	fx f;
+	script sc;
+
+	sc_setup(&f, &sc);
+	sc.plans[0] = lease_step_write();
+	sc.landed_at = lease_step_done(0);
+	ck_assert_int_eq(sc_run(&f, &sc), 0);
+	ck_assert_int_eq(sc.nlanded, 1);
+	ck_assert(sc.landed_present && sc.landed_at_tip && !sc.landed_deleted);
+	ck_assert_int_eq(counts(&f)->replace_ref, 1);
+	fx_free(&f);
+
+	sc_setup(&f, &sc);
+	sc.plans[0] = lease_step_write();
+	sc.plans[1] = lease_step_done(LEASE_ENOTHOLDER);
+	sc.landed_at = lease_step_decide();
+	ck_assert_int_eq(sc_run(&f, &sc), LEASE_ENOTHOLDER);
+	ck_assert_int_eq(sc.nplan, 2);
+	ck_assert_uint_eq(sc.writes_seen[0], 0);
+	ck_assert_uint_eq(sc.writes_seen[1], 1);
+	/* the second plan's read found the write landed: landed told again */
+	ck_assert_int_eq(sc.nlanded, 2);
+	fx_free(&f);
+}
+END_TEST
+
+/* A lost CAS (a transport that says it wrote and did not): failed is told
+ * LOST; DONE stops there, SETTLE re-reads, finds the old state (unknown)
+ * and plans again. */
+START_TEST(test_engine_lost_done_or_settle)
+{
+	fx f;
+	script sc;
+
+	sc_setup(&f, &sc);
+	memstore_faults_get(f.m)->lie_replace = 1;
+	sc.plans[0] = lease_step_write();
+	sc.failed_at = lease_step_done(LEASE_ECAS);
+	ck_assert_int_eq(sc_run(&f, &sc), LEASE_ECAS);
+	ck_assert_int_eq(sc.nfailed, 1);
+	ck_assert_int_eq(sc.why, LEASE_FAIL_LOST);
+	ck_assert(lease_engine_settleable(sc.rc));
+	ck_assert_int_eq(sc.nplan, 1);
+	fx_free(&f);
+
+	sc_setup(&f, &sc);
+	memstore_faults_get(f.m)->lie_replace = 1;
+	sc.plans[0] = sc.plans[1] = lease_step_write();
+	sc.failed_at = lease_step_settle();
+	ck_assert_int_eq(sc_run(&f, &sc), 0);
+	ck_assert_int_eq(sc.nfailed, 1);
+	ck_assert_int_eq(sc.nplan, 2);
+	ck_assert_int_eq(sc.nlanded, 1);
+	ck_assert_int_eq(counts(&f)->replace_ref, 2);
+	fx_free(&f);
+}
+END_TEST
+
+/* DELETE: a CAS delete from the oid read; landed is told the ref is gone.
+ * DELETE of an absent ref, and an invalid plan, end in failed (ERROR); an
+ * answer other than DONE to ERROR counts as DONE with its code. */
+START_TEST(test_engine_delete_and_errors)
+{
+	fx f;
+	script sc;
+
+	sc_setup(&f, &sc);
+	sc.plans[0] = lease_step_delete();
+	ck_assert_int_eq(sc_run(&f, &sc), 0);
+	ck_assert_int_eq(sc.nlanded, 1);
+	ck_assert(sc.landed_deleted && !sc.landed_present);
+	ck_assert_int_eq(counts(&f)->delete_ref, 1);
+	ck_assert(!ref_oid(&f, "l", NULL));
+	memset(&sc.p, 0, sizeof(sc.p));
+	sc.nplan = sc.nfailed = 0;
+	sc.failed_at = lease_step_done(LEASE_EINVALID);
+	ck_assert_int_eq(sc_run(&f, &sc), LEASE_EINVALID); /* "l" is gone now */
+	ck_assert_int_eq(sc.nfailed, 1);
+	ck_assert_int_eq(sc.why, LEASE_FAIL_ERROR);
+	ck_assert_int_eq(sc.rc, LEASE_EINTERNAL);
+	fx_free(&f);
+
+	sc_setup(&f, &sc);
+	memset(&sc.p, 0, sizeof(sc.p)); /* an invalid payload is never written */
+	sc.plans[0] = lease_step_write();
+	sc.failed_at = lease_step_settle();
+	ck_assert_int_eq(sc_run(&f, &sc), LEASE_EINTERNAL);
+	ck_assert_int_eq(sc.why, LEASE_FAIL_ERROR);
+	ck_assert_int_eq(counts(&f)->write_commit, 0);
+	fx_free(&f);
+}
+END_TEST
+
 Suite *engine_suite(void);
 Suite *engine_suite(void)
 {
 	Suite *s = suite_create("engine");
 	TCase *settle = tcase_create("settle");
+	TCase *contract = tcase_create("contract");
 
 	tcase_add_test(settle, test_settle_create_applied_answer_dropped);
 	tcase_add_test(settle, test_settle_replace_applied_answer_dropped);
@@ -648,5 +839,11 @@ Suite *engine_suite(void)
 	tcase_add_test(settle, test_read_faults_settle);
 	tcase_add_test(settle, test_reap_settles_through_engine);
 	suite_add_tcase(s, settle);
+
+	tcase_add_test(contract, test_engine_plan_done);
+	tcase_add_test(contract, test_engine_write_landed);
+	tcase_add_test(contract, test_engine_lost_done_or_settle);
+	tcase_add_test(contract, test_engine_delete_and_errors);
+	suite_add_tcase(s, contract);
 	return s;
 }

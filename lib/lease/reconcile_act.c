@@ -50,24 +50,23 @@ typedef struct reap_op {
 
 /* The released payload of a reap (protocol.md §7): token and transitions
  * kept, the reaper's identity; written only over the state the sweep read. */
-static int reap_plan(lease_engine *en, const lease_ref_state *s, int64_t now, lease_plan *pl)
+static lease_step reap_plan(void *ctx, const lease_round *r, lease_plan *pl)
 {
-	reap_op *ro = en->ctx;
+	reap_op *ro = ctx;
 	lease_reconcile_entry *e = ro->e;
 	lease_payload *p = &pl->p;
 	char err[256];
 	int rc;
 
-	(void)s;
-	if (en->nw > 0) { /* the write neither landed nor lost: do not write again */
+	if (r->writes > 0) { /* the write neither landed nor lost: do not write again */
 		lease_rec_skip(ro->r, e, ro->last_rc, "reap", "outcome not verified: %s",
-		               lease_store_last_error(en->st));
-		return 1;
+		               lease_store_last_error(r->st));
+		return lease_step_done(0);
 	}
 	*p = e->payload;
 	if ((rc = lease_payload_writable(p, err, sizeof(err))) < 0) {
 		lease_rec_skip(ro->r, e, rc, "reap", "%s", err);
-		return 1;
+		return lease_step_done(0);
 	}
 	snprintf(p->sdlc_version, sizeof(p->sdlc_version), "%s", SDLC_VERSION);
 	p->version_major = SDLC_VERSION_MAJOR;
@@ -79,75 +78,66 @@ static int reap_plan(lease_engine *en, const lease_ref_state *s, int64_t now, le
 	/* a released payload is no heartbeat: it counts none (protocol.md §2) */
 	p->has_heartbeats = p->has_previous_heartbeat = 0;
 	p->heartbeats = p->previous_heartbeat_at = 0;
-	lease_policy_released(p, now);
-	if ((rc = lease_random_hex(p->nonce, LEASE_NONCE_HEXSZ / 2, lease_store_random(en->st))) <
+	lease_policy_released(p, r->now);
+	if ((rc = lease_random_hex(p->nonce, LEASE_NONCE_HEXSZ / 2, lease_store_random(r->st))) <
 	            0 ||
 	    (rc = lease_payload_validate(p, err, sizeof(err))) < 0) {
 		lease_rec_skip(ro->r, e, rc, "reap", "cannot build the released payload: %s",
 		               rc == LEASE_EPAYLOAD ? err : lease_error_id(rc));
-		return 1;
+		return lease_step_done(0);
 	}
 	pl->op = LEASE_OP_REAP;
-	return 0;
+	return lease_step_write();
 }
 
-static int reap_landed(lease_engine *en, const lease_ref_state *s, size_t idx, int64_t now)
+static lease_step reap_landed(void *ctx, const lease_round *r, const lease_written *w)
 {
-	reap_op *ro = en->ctx;
+	reap_op *ro = ctx;
 
-	(void)s;
-	(void)now;
+	(void)r;
 	ro->landed = 1;
-	ro->new_oid = en->w[idx].oid;
-	en->rc = 0;
-	return 1;
+	ro->new_oid = w->oid;
+	return lease_step_done(0);
 }
 
-/* A lost CAS is skipped, never retried: the sweep decided from the state it read. */
-static int reap_lost(lease_engine *en, const lease_ref_state *s, int rc)
+/* A lost CAS is skipped, never retried: the sweep decided from the state it
+ * read; an unknown outcome settles by re-reading (§5). */
+static lease_step reap_failed(void *ctx, const lease_round *r, lease_engine_failure why, int rc,
+                              const char *msg)
 {
-	reap_op *ro = en->ctx;
+	reap_op *ro = ctx;
 	char hex[LEASE_OID_HEXSZ + 1];
 
-	(void)s;
-	ro->last_rc = rc;
-	if (rc != LEASE_ECAS)
-		return 1; /* unknown outcome: settle by re-reading (§5) */
-	{
-		const lease_cas_error *ce = lease_store_last_cas_error(en->st);
+	if (why == LEASE_FAIL_LOST) {
+		const lease_cas_error *ce;
+
+		ro->last_rc = rc;
+		if (rc != LEASE_ECAS)
+			return lease_step_settle();
+		ce = lease_store_last_cas_error(r->st);
 		if (ce->observed_present)
 			lease_oid_tohex(hex, &ce->observed);
 		lease_rec_skip(ro->r, ro->e, LEASE_ECAS, "reap",
 		               "a concurrent write won: the ref is now %s",
 		               ce->observed_present ? hex : "absent");
+		return lease_step_done(LEASE_ECAS);
 	}
-	en->rc = LEASE_ECAS;
-	return 0;
-}
-
-static int reap_fail(lease_engine *en, const lease_ref_state *s, lease_engine_failure why, int rc,
-                     const char *msg)
-{
-	reap_op *ro = en->ctx;
-
-	(void)s;
 	if (why == LEASE_FAIL_ERROR)
 		lease_rec_skip(ro->r, ro->e, rc, "reap", "%s",
-		               msg ? msg : lease_store_last_error(en->st));
+		               msg ? msg : lease_store_last_error(r->st));
 	else
 		lease_rec_skip(ro->r, ro->e, rc, "reap", "outcome not verified: %s",
-		               msg ? msg : lease_store_last_error(en->st));
-	return rc;
+		               msg ? msg : lease_store_last_error(r->st));
+	return lease_step_done(rc);
 }
 
-static const lease_engine_ops reap_ops = {reap_plan, reap_landed, NULL, reap_lost, reap_fail};
+static const lease_engine_ops reap_ops = {reap_plan, reap_landed, reap_failed};
 
 void lease_rec_reap(lease_reconcile_report *r, lease_reconcile_entry *e, lease_store *st,
                     const lease_reconcile_options *o)
 {
 	reap_op ro;
 	lease_ref_state first;
-	lease_engine *en;
 
 	memset(&ro, 0, sizeof(ro));
 	ro.r = r;
@@ -162,12 +152,7 @@ void lease_rec_reap(lease_reconcile_report *r, lease_reconcile_entry *e, lease_s
 	first.commit.is_commit = 1;
 	first.payload = e->payload;
 	/* paced: one operation of a burst (issue 15) */
-	if (!(en = lease_engine_new(st, e->name, &reap_ops, &ro, &first, 1))) {
-		lease_rec_skip(r, e, LEASE_ENOMEM, "reap", "out of memory");
-		return;
-	}
-	lease_engine_run(en);
-	free(en);
+	lease_engine_run(st, e->name, &reap_ops, &ro, &first, 1);
 	if (!ro.landed)
 		return;
 	e->action = LEASE_ACTION_REAPED;

@@ -39,7 +39,6 @@ typedef struct op_ctx {
 	const char *name;
 	const lease_op_options *o;
 	lease_result *out;
-	lease_engine en;       /* the write-and-settle engine (commit.c) */
 	lease_ref_state known; /* lease_op_options.known_*: the first round's state */
 	int approximate;
 	int refreshing; /* a landed write came too late: extend it as its holder */
@@ -685,11 +684,11 @@ static int finish_no_write(op_ctx *c, const lease_ref_state *s, const decision *
 	return d->code;
 }
 
-/* Outcome of a landed write (§5). Returns 1 when the operation is finished
- * (out filled, *rc set), 0 to go on (decide again, or refresh). */
-static int settle_landed(op_ctx *c, const lease_ref_state *s, int idx, int64_t now, int *rc)
+/* Outcome of the landed write @p w (§5). Returns 1 when the operation is
+ * finished (out filled, *rc set), 0 to go on (decide again, or refresh). */
+static int settle_landed(op_ctx *c, const lease_ref_state *s, const lease_written *w, int64_t now,
+                         int *rc)
 {
-	const lease_written *w = &c->en.w[idx];
 	lease_result *out = c->out;
 
 	c->token_changed |= w->token_changed;
@@ -787,24 +786,22 @@ static int known_state(lease_ref_state *s, const op_ctx *c)
 
 /* ---- the engine's decisions (commit.c) ------------------------------------ */
 
-static int rt_plan(lease_engine *en, const lease_ref_state *s, int64_t now, lease_plan *pl)
+static lease_step rt_plan(void *ctx, const lease_round *r, lease_plan *pl)
 {
-	op_ctx *c = en->ctx;
+	op_ctx *c = ctx;
 	decision d;
 	int rc;
 
-	c->out->now = en->now;
-	if ((rc = decide(c, s, now, &d)) < 0) {
-		result_state(c->out, s);
+	c->out->now = r->read_at;
+	if ((rc = decide(c, r->s, r->now, &d)) < 0) {
+		result_state(c->out, r->s);
 		c->out->status = "error";
-		return rc;
+		return lease_step_done(rc);
 	}
-	if (!d.write) {
-		en->rc = finish_no_write(c, s, &d);
-		return 1;
-	}
+	if (!d.write)
+		return lease_step_done(finish_no_write(c, r->s, &d));
 	if (d.sop == LEASE_OP_HEARTBEAT)
-		heartbeat_shape(&d, s);
+		heartbeat_shape(&d, r->s);
 	pl->p = d.next;
 	pl->op = d.sop;
 	pl->replace = d.replace;
@@ -812,49 +809,53 @@ static int rt_plan(lease_engine *en, const lease_ref_state *s, int64_t now, leas
 	pl->token_changed = d.token_changed;
 	pl->ttl = d.live_write ? d.ttl : 0;
 	pl->built_at = d.built_at;
-	return 0;
+	return lease_step_write();
 }
 
-static int rt_landed(lease_engine *en, const lease_ref_state *s, size_t idx, int64_t now)
+static lease_step rt_landed(void *ctx, const lease_round *r, const lease_written *w)
 {
-	op_ctx *c = en->ctx;
+	op_ctx *c = ctx;
+	int rc = 0;
 
-	c->out->now = en->now;
-	return settle_landed(c, s, (int)idx, now, &en->rc);
+	c->out->now = r->read_at;
+	if (settle_landed(c, r->s, w, r->now, &rc))
+		return lease_step_done(rc);
+	return lease_step_decide();
 }
 
-static int rt_fail(lease_engine *en, const lease_ref_state *s, lease_engine_failure why, int rc,
-                   const char *msg)
+/* A lost, unverified or unanswered write settles by re-reading (§5); any
+ * other failure is the operation's answer. */
+static lease_step rt_failed(void *ctx, const lease_round *r, lease_engine_failure why, int rc,
+                            const char *msg)
 {
-	op_ctx *c = en->ctx;
+	op_ctx *c = ctx;
 
-	c->out->now = en->now;
+	if (why == LEASE_FAIL_LOST)
+		return lease_step_settle();
+	c->out->now = r->read_at;
 	rc = msg ? result_fail(c->out, c->st, rc, "%s", msg) : result_fail(c->out, c->st, rc, NULL);
 	/* unknown outcome, or a write refused by a held ref lock: the ref as
 	 * last read (a wait ending on a stale lock names it, issue 23) */
-	if ((why == LEASE_FAIL_UNKNOWN || rc == LEASE_ELOCKED) && s)
-		result_state(c->out, s);
-	return rc;
+	if ((why == LEASE_FAIL_UNKNOWN || rc == LEASE_ELOCKED) && r->s)
+		result_state(c->out, r->s);
+	return lease_step_done(rc);
 }
 
-static const lease_engine_ops rt_ops = {rt_plan, rt_landed, NULL, NULL, rt_fail};
+static const lease_engine_ops rt_ops = {rt_plan, rt_landed, rt_failed};
 
 /* Check the inputs, then run the engine with this operation's decisions (§5). */
 static int run_op(op_ctx *c)
 {
+	const lease_ref_state *first = NULL;
 	int rc;
 
 	if ((rc = check_inputs(c)) < 0)
 		return rc;
-	c->en.st = c->st;
-	c->en.name = c->name;
-	c->en.ops = &rt_ops;
-	c->en.ctx = c;
 	if (c->kind == OP_HEARTBEAT && c->opts.known_oid && c->opts.known_payload) {
 		known_state(&c->known, c);
-		c->en.first = &c->known;
+		first = &c->known;
 	}
-	rc = lease_engine_run(&c->en);
+	rc = lease_engine_run(c->st, c->name, &rt_ops, c, first, 0);
 	c->out->code = rc;
 	return rc;
 }
