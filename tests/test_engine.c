@@ -419,6 +419,8 @@ typedef struct wrap {
 	int fail_read_commit;
 	int read_commit_rc;
 	int fail_list;
+	int delete_applied_rc; /* the next delete applies, then answers this (0: none) */
+	int delete_rewrites;   /* another writer moves the ref just before this many deletes */
 } wrap;
 
 static int w_write_commit(lease_transport *t, lease_oid *out, const lease_oid *parent,
@@ -440,7 +442,27 @@ static int w_replace(lease_transport *t, const char *ref, const lease_oid *o, co
 static int w_delete(lease_transport *t, const char *ref, const lease_oid *o)
 {
 	wrap *w = (wrap *)t;
-	return w->in->delete_ref(w->in, ref, o);
+	int rc;
+
+	if (w->delete_rewrites > 0) {
+		int present = 0, has = 0;
+		lease_oid at, n;
+		lease_commit c;
+
+		w->delete_rewrites--;
+		memset(&c, 0, sizeof(c));
+		ck_assert_int_eq(w->in->read_ref(w->in, ref, &present, &at, &has, &c), 0);
+		ck_assert(present && has && c.message);
+		ck_assert_int_eq(w->in->write_commit(w->in, &n, &at, c.message, T0), 0);
+		ck_assert_int_eq(w->in->replace_ref(w->in, ref, &at, &n), 0);
+		lease_commit_clear(&c);
+	}
+	rc = w->in->delete_ref(w->in, ref, o);
+	if (rc == 0 && w->delete_applied_rc) {
+		rc = w->delete_applied_rc;
+		w->delete_applied_rc = 0;
+	}
+	return rc;
 }
 static int w_read_ref(lease_transport *t, const char *ref, int *present, lease_oid *oid,
                       int *has_commit, lease_commit *c)
@@ -568,8 +590,11 @@ START_TEST(test_read_faults_settle)
 }
 END_TEST
 
-/* The reap of @p name in a fresh reconcile --reap sweep (a copy). */
-static lease_reconcile_entry reap_entry(fx *f, const char *name, char *why, size_t whylen)
+/* @p name's entry (a copy: action, code, message in @p why) in a fresh
+ * reconcile sweep with --reap (@p reap) or --prune-released @p prune_days
+ * (>= 0). */
+static lease_reconcile_entry swept_entry(fx *f, const char *name, int reap, int prune_days,
+                                         char *why, size_t whylen)
 {
 	lease_reconcile_options ro = LEASE_RECONCILE_OPTIONS_INIT;
 	lease_reconcile_report rep;
@@ -578,7 +603,8 @@ static lease_reconcile_entry reap_entry(fx *f, const char *name, char *why, size
 
 	memset(&out, 0, sizeof(out));
 	why[0] = '\0';
-	ro.reap = 1;
+	ro.reap = reap;
+	ro.prune_days = prune_days;
 	ck_assert_int_eq(lease_reconcile(&rep, f->st, &ro), 0);
 	for (i = 0; i < rep.count; i++)
 		if (strcmp(rep.entries[i].name, name) == 0) {
@@ -606,7 +632,7 @@ START_TEST(test_reap_settles_through_engine)
 	must_acquire(&f, "a", ALICE, 60, NULL);
 	f.clk.t = T0 + 100;
 	memstore_faults_get(f.m)->drop_after_apply = 1;
-	e = reap_entry(&f, "a", why, sizeof(why));
+	e = swept_entry(&f, "a", 1, -1, why, sizeof(why));
 	ck_assert_int_eq(e.action, LEASE_ACTION_REAPED);
 	ck_assert(cur(&f, "a", &p, NULL));
 	ck_assert_int_eq(p.phase, LEASE_PHASE_RELEASED);
@@ -617,7 +643,7 @@ START_TEST(test_reap_settles_through_engine)
 	f.clk.t = T0 + 200;
 	memstore_counts_reset(f.m);
 	memstore_faults_get(f.m)->fail_before = 1;
-	e = reap_entry(&f, "b", why, sizeof(why));
+	e = swept_entry(&f, "b", 1, -1, why, sizeof(why));
 	ck_assert_int_eq(e.action, LEASE_ACTION_SKIPPED);
 	ck_assert_int_eq(e.action_code, LEASE_ENET);
 	ck_assert_ptr_nonnull(strstr(why, "outcome not verified"));
@@ -817,12 +843,99 @@ START_TEST(test_engine_delete_and_errors)
 }
 END_TEST
 
+/* ---- prune's delete settles through the engine (protocol.md §5, §7) -------- */
+
+/* A released lease "a" in the wrapped mem store, due for pruning; returns
+ * its oid. */
+static lease_oid prunable(fx *f)
+{
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+	lease_oid oid;
+
+	must_acquire(f, "a", ALICE, 60, tok);
+	must_release(f, "a", ALICE, tok);
+	ck_assert(ref_oid(f, "a", &oid));
+	f->clk.t = T0 + 3 * 86400;
+	memstore_counts_reset(f->m);
+	return oid;
+}
+
+/* A delete reported done that did not happen (once): the re-read shows the
+ * lease unchanged, the outcome unknown, and the delete is sent again — it
+ * was skipped as "changed since it was read" when prune settled outside the
+ * engine. Always lying: not verified, the lease and its archive kept. */
+START_TEST(test_prune_delete_lie_settles)
+{
+	fx f;
+	wrap *w = fx_wrap(&f);
+	char why[512];
+	lease_reconcile_entry e;
+	lease_oid oid = prunable(&f);
+
+	(void)w;
+	memstore_faults_get(f.m)->lie_delete = 1;
+	e = swept_entry(&f, "a", 0, 1, why, sizeof(why));
+	ck_assert_msg(e.action == LEASE_ACTION_PRUNED, "not pruned: %s", why);
+	ck_assert_int_eq(counts(&f)->delete_ref, 2);
+	ck_assert(!ref_oid(&f, "a", NULL));
+	fx_free(&f);
+
+	w = fx_wrap(&f);
+	oid = prunable(&f);
+	memstore_faults_get(f.m)->lie_delete = 100;
+	e = swept_entry(&f, "a", 0, 1, why, sizeof(why));
+	ck_assert_int_eq(e.action, LEASE_ACTION_SKIPPED);
+	ck_assert_int_eq(e.action_code, LEASE_EUNVERIFIED);
+	ck_assert_ptr_nonnull(strstr(why, "not verified"));
+	ck_assert_ptr_nonnull(strstr(why, "archive refs/leases-archive/a/"));
+	ck_assert_int_eq(counts(&f)->delete_ref, 1 + LEASE_SETTLE_UNKNOWN_MAX);
+	{
+		lease_oid now;
+		ck_assert(ref_oid(&f, "a", &now));
+		ck_assert(lease_oid_equal(&now, &oid));
+	}
+	fx_free(&f);
+}
+END_TEST
+
+/* A delete reported failed (a lost CAS) that did happen: the re-read shows
+ * the ref gone, the delete landed — it was skipped as "changed since it was
+ * read" when prune settled outside the engine. A lease written since the
+ * sweep read it is not pruned. */
+START_TEST(test_prune_delete_applied_reported_lost)
+{
+	fx f;
+	wrap *w = fx_wrap(&f);
+	char why[512];
+	lease_reconcile_entry e;
+
+	prunable(&f);
+	w->delete_applied_rc = LEASE_ECAS;
+	e = swept_entry(&f, "a", 0, 1, why, sizeof(why));
+	ck_assert_msg(e.action == LEASE_ACTION_PRUNED, "not pruned: %s", why);
+	ck_assert_int_eq(counts(&f)->delete_ref, 1);
+	ck_assert(!ref_oid(&f, "a", NULL));
+	fx_free(&f);
+
+	w = fx_wrap(&f);
+	prunable(&f);
+	w->delete_rewrites = 1; /* another writer just before the delete */
+	e = swept_entry(&f, "a", 0, 1, why, sizeof(why));
+	ck_assert_int_eq(e.action, LEASE_ACTION_SKIPPED);
+	ck_assert_int_eq(e.action_code, LEASE_ECAS);
+	ck_assert_ptr_nonnull(strstr(why, "changed since it was read"));
+	ck_assert(ref_oid(&f, "a", NULL));
+	fx_free(&f);
+}
+END_TEST
+
 Suite *engine_suite(void);
 Suite *engine_suite(void)
 {
 	Suite *s = suite_create("engine");
 	TCase *settle = tcase_create("settle");
 	TCase *contract = tcase_create("contract");
+	TCase *prune = tcase_create("prune");
 
 	tcase_add_test(settle, test_settle_create_applied_answer_dropped);
 	tcase_add_test(settle, test_settle_replace_applied_answer_dropped);
@@ -845,5 +958,9 @@ Suite *engine_suite(void)
 	tcase_add_test(contract, test_engine_lost_done_or_settle);
 	tcase_add_test(contract, test_engine_delete_and_errors);
 	suite_add_tcase(s, contract);
+
+	tcase_add_test(prune, test_prune_delete_lie_settles);
+	tcase_add_test(prune, test_prune_delete_applied_reported_lost);
+	suite_add_tcase(s, prune);
 	return s;
 }

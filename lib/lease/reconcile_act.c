@@ -48,6 +48,18 @@ typedef struct reap_op {
 	lease_oid new_oid;
 } reap_op;
 
+/* The state the sweep read of @p e: every action's CAS is from its oid. */
+static void swept_state(lease_ref_state *s, const lease_reconcile_entry *e)
+{
+	memset(s, 0, sizeof(*s));
+	snprintf(s->name, sizeof(s->name), "%s", e->name);
+	s->present = 1;
+	s->oid = e->oid;
+	s->commit.oid = e->oid;
+	s->commit.is_commit = 1;
+	s->payload = e->payload;
+}
+
 /* The released payload of a reap (protocol.md §7): token and transitions
  * kept, the reaper's identity; written only over the state the sweep read. */
 static lease_step reap_plan(void *ctx, const lease_round *r, lease_plan *pl)
@@ -143,14 +155,7 @@ void lease_rec_reap(lease_reconcile_report *r, lease_reconcile_entry *e, lease_s
 	ro.r = r;
 	ro.e = e;
 	ro.o = o;
-	/* the state the sweep read: the CAS is from its oid */
-	memset(&first, 0, sizeof(first));
-	snprintf(first.name, sizeof(first.name), "%s", e->name);
-	first.present = 1;
-	first.oid = e->oid;
-	first.commit.oid = e->oid;
-	first.commit.is_commit = 1;
-	first.payload = e->payload;
+	swept_state(&first, e);
 	/* paced: one operation of a burst (issue 15) */
 	lease_engine_run(st, e->name, &reap_ops, &ro, &first, 1);
 	if (!ro.landed)
@@ -161,10 +166,66 @@ void lease_rec_reap(lease_reconcile_report *r, lease_reconcile_entry *e, lease_s
 	r->reaped++;
 }
 
+/* ---- prune: the archive ref, then the delete through the engine ---------- */
+
+typedef struct prune_op {
+	lease_reconcile_report *r;
+	lease_reconcile_entry *e;
+	const char *archive; /* the archive ref written (kept whatever happens) */
+	int landed;
+} prune_op;
+
+/* Delete the lease as the sweep read it, by CAS from its oid (§7); a lease
+ * written since is not pruned. */
+static lease_step prune_plan(void *ctx, const lease_round *r, lease_plan *pl)
+{
+	prune_op *po = ctx;
+	char hex[LEASE_OID_HEXSZ + 1];
+
+	(void)pl;
+	if (r->s->present && lease_oid_equal(&r->s->oid, &po->e->oid))
+		return lease_step_delete();
+	if (r->s->present)
+		lease_oid_tohex(hex, &r->s->oid);
+	lease_rec_skip(po->r, po->e, LEASE_ECAS, "prune",
+	               "the lease changed since it was read (archive %s kept): the ref is now %s",
+	               po->archive, r->s->present ? hex : "absent");
+	return lease_step_done(LEASE_ECAS);
+}
+
+static lease_step prune_landed(void *ctx, const lease_round *r, const lease_written *w)
+{
+	prune_op *po = ctx;
+
+	(void)r;
+	(void)w;
+	po->landed = 1;
+	return lease_step_done(0);
+}
+
+/* A delete lost, unverified or unanswered settles by re-reading as every
+ * write does (§5): gone is pruned, changed is skipped, unchanged is retried. */
+static lease_step prune_failed(void *ctx, const lease_round *r, lease_engine_failure why, int rc,
+                               const char *msg)
+{
+	prune_op *po = ctx;
+
+	if (why == LEASE_FAIL_LOST)
+		return lease_step_settle();
+	lease_rec_skip(po->r, po->e, rc, "prune", "%s (archive %s kept): %s",
+	               why == LEASE_FAIL_ERROR ? "the delete failed"
+	                                       : "the delete was not verified",
+	               po->archive, msg ? msg : lease_store_last_error(r->st));
+	return lease_step_done(rc);
+}
+
+static const lease_engine_ops prune_ops = {prune_plan, prune_landed, prune_failed};
+
 void lease_rec_prune(lease_reconcile_report *r, lease_reconcile_entry *e, lease_store *st)
 {
-	char ts[LEASE_TIME_STRSZ + 1], compact[17], refname[512], why[1024];
-	lease_ref_state now_state;
+	char ts[LEASE_TIME_STRSZ + 1], compact[17], refname[512];
+	lease_ref_state first;
+	prune_op po;
 	int rc, n;
 
 	/* refs/<ns>-archive/<name>/<YYYYMMDDTHHMMSSZ>-<first 8 hex of token> (§1) */
@@ -193,22 +254,15 @@ void lease_rec_prune(lease_reconcile_report *r, lease_reconcile_entry *e, lease_
 		lease_rec_skip(r, e, LEASE_ENOMEM, "prune", "out of memory");
 		return;
 	}
-	rc = lease_cas_delete(st, e->name, &e->oid);
-	/* the delete's own reason, before a re-read replaces the message */
-	snprintf(why, sizeof(why), "%s", lease_store_last_error(st));
-	if (rc < 0 && rc != LEASE_ECAS) {
-		memset(&now_state, 0, sizeof(now_state));
-		if (lease_fetch_ref(&now_state, st, e->name) == 0 && !now_state.present)
-			rc = 0;
-		lease_ref_state_clear(&now_state);
-	}
-	if (rc < 0) {
-		lease_rec_skip(r, e, rc, "prune", "%s (archive %s kept): %s",
-		               rc == LEASE_ECAS ? "the lease changed since it was read"
-		                                : "the delete failed",
-		               refname, why);
+	memset(&po, 0, sizeof(po));
+	po.r = r;
+	po.e = e;
+	po.archive = e->archive_ref;
+	swept_state(&first, e);
+	/* paced once above: the archive ref and the delete are one operation */
+	lease_engine_run(st, e->name, &prune_ops, &po, &first, 0);
+	if (!po.landed)
 		return;
-	}
 	e->action = LEASE_ACTION_PRUNED;
 	e->action_kind = "prune";
 	r->pruned++;
