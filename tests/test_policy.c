@@ -338,6 +338,27 @@ START_TEST(test_time_helpers)
 }
 END_TEST
 
+/* every <= ttl/2 (protocol.md §6 "Ceiling"), one spelling: the library's
+ * check, the interval's clamp and the public face the CLI's messages use
+ * agree, odd TTLs included. */
+START_TEST(test_policy_every_ceiling)
+{
+	static const int64_t ttls[] = {5, 25, 60, 61, 300, 86400};
+	size_t i;
+
+	for (i = 0; i < sizeof(ttls) / sizeof(ttls[0]); i++) {
+		int64_t ttl = ttls[i], max = lease_policy_every_max(ttl), out = 0;
+
+		ck_assert_int_eq(max, ttl / 2);
+		ck_assert_int_eq(lease_heartbeat_every_max(ttl), max);
+		ck_assert_int_eq(lease_heartbeat_every(&out, ttl, max), 0);
+		ck_assert_int_eq(out, max);
+		ck_assert_int_eq(lease_heartbeat_every(&out, ttl, max + 1), LEASE_EINVALID);
+		ck_assert_int_eq(lease_policy_interval(ttl, max + 1), max);
+	}
+}
+END_TEST
+
 Suite *policy_suite(void);
 Suite *policy_suite(void)
 {
@@ -354,6 +375,7 @@ Suite *policy_suite(void)
 
 	tcase_add_test(rules, test_policy_rules);
 	tcase_add_test(rules, test_time_helpers);
+	tcase_add_test(rules, test_policy_every_ceiling);
 	suite_add_tcase(s, rules);
 	return s;
 }

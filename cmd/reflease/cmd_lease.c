@@ -827,9 +827,10 @@ static int cmd_heartbeat(cli_ctx *ctx, int argc, char **argv)
 		return cli_status_of(rc);
 	if (c.a.release_on_exit && !c.a.every)
 		return cli_status_of(cli_usage(ctx, "--release-on-exit needs --every S"));
-	if (c.a.every && c.a.ttl && c.a.every > c.a.ttl / 2)
-		return cli_status_of(cli_usage(ctx, "--every: %ld s is above ttl/2 (%ld s)",
-		                               c.a.every, c.a.ttl / 2));
+	if (c.a.every && c.a.ttl && c.a.every > lease_heartbeat_every_max(c.a.ttl))
+		return cli_status_of(cli_usage(ctx, "--every: %ld s is above ttl/2 (%lld s)",
+		                               c.a.every,
+		                               (long long)lease_heartbeat_every_max(c.a.ttl)));
 	if ((rc = lease_cmd_open(ctx, &c, 1)) < 0)
 		return cli_status_of(rc);
 	if (c.a.every)

@@ -273,7 +273,8 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	if (lease_heartbeat_every(&every, ttl, a->every) < 0) {
 		free(argv2);
 		return cli_status_of(cli_usage(ctx, "--every: %ld s is above ttl/2 (%lld s)",
-		                               a->every, (long long)(ttl / 2)));
+		                               a->every,
+		                               (long long)lease_heartbeat_every_max(ttl)));
 	}
 	if ((rc = cli_open_store(ctx, &st)) < 0 || (rc = lease_check_ttl(ctx, st, a->ttl)) < 0) {
 		free(argv2);

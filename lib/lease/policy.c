@@ -23,12 +23,17 @@ int lease_policy_heartbeat_due(int64_t since, int64_t stored_ttl, int ttl_change
 	return ttl_changes || 2 * left < ttl_new || !lease_policy_below_floor(since, stored_ttl);
 }
 
+int64_t lease_policy_every_max(int64_t ttl)
+{
+	return ttl / 2;
+}
+
 int64_t lease_policy_interval(int64_t ttl, int64_t every)
 {
 	if (every <= 0)
 		every = ttl / 3;
-	else if (every > ttl / 2)
-		every = ttl / 2;
+	else if (every > lease_policy_every_max(ttl))
+		every = lease_policy_every_max(ttl);
 	return every < 1 ? 1 : every;
 }
 
@@ -139,6 +144,11 @@ int64_t lease_payload_kept_ttl(const lease_store *st, const lease_payload *p, in
 int64_t lease_heartbeat_floor(int64_t ttl_seconds)
 {
 	return lease_policy_floor(ttl_seconds);
+}
+
+int64_t lease_heartbeat_every_max(int64_t ttl_seconds)
+{
+	return lease_policy_every_max(ttl_seconds);
 }
 
 int64_t lease_heartbeat_interval(int64_t ttl_seconds)

@@ -39,8 +39,14 @@ int lease_policy_heartbeat_due(int64_t since, int64_t stored_ttl, int ttl_change
                                int64_t ttl_new);
 
 /**
+ * The longest heartbeat interval for @p ttl, seconds: ⌊ttl/2⌋ (protocol.md
+ * §6 "Ceiling"); an interval asked above it is refused, never replaced.
+ */
+int64_t lease_policy_every_max(int64_t ttl);
+
+/**
  * The heartbeat interval for @p ttl, seconds: @p every when given (> 0),
- * never above ttl/2; else ttl/3; at least 1 (protocol.md §6).
+ * never above lease_policy_every_max(); else ttl/3; at least 1 (§6).
  */
 int64_t lease_policy_interval(int64_t ttl, int64_t every);
 
