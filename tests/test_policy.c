@@ -359,6 +359,21 @@ START_TEST(test_policy_every_ceiling)
 }
 END_TEST
 
+/* Half the TTL left (protocol.md §6, F15), one spelling: a heartbeat is due
+ * below it whatever the floor, and a write landing below it is no success. */
+START_TEST(test_policy_half_ttl_left)
+{
+	ck_assert(!lease_policy_less_than_half_left(30, 60));
+	ck_assert(lease_policy_less_than_half_left(29, 60));
+	ck_assert(!lease_policy_less_than_half_left(13, 25)); /* 26 >= 25 */
+	ck_assert(lease_policy_less_than_half_left(12, 25));
+	ck_assert(lease_policy_less_than_half_left(-1, 60)); /* already expired */
+	/* due below half even inside the floor (since 0 < floor 6) */
+	ck_assert(lease_policy_heartbeat_due(0, 60, 0, 29, 60));
+	ck_assert(!lease_policy_heartbeat_due(0, 60, 0, 30, 60));
+}
+END_TEST
+
 Suite *policy_suite(void);
 Suite *policy_suite(void)
 {
@@ -376,6 +391,7 @@ Suite *policy_suite(void)
 	tcase_add_test(rules, test_policy_rules);
 	tcase_add_test(rules, test_time_helpers);
 	tcase_add_test(rules, test_policy_every_ceiling);
+	tcase_add_test(rules, test_policy_half_ttl_left);
 	suite_add_tcase(s, rules);
 	return s;
 }

@@ -17,10 +17,16 @@ int lease_policy_below_floor(int64_t interval, int64_t ttl)
 	return interval < lease_policy_floor(ttl);
 }
 
+int lease_policy_less_than_half_left(int64_t left, int64_t ttl)
+{
+	return 2 * left < ttl;
+}
+
 int lease_policy_heartbeat_due(int64_t since, int64_t stored_ttl, int ttl_changes, int64_t left,
                                int64_t ttl_new)
 {
-	return ttl_changes || 2 * left < ttl_new || !lease_policy_below_floor(since, stored_ttl);
+	return ttl_changes || lease_policy_less_than_half_left(left, ttl_new) ||
+	       !lease_policy_below_floor(since, stored_ttl);
 }
 
 int64_t lease_policy_every_max(int64_t ttl)

@@ -27,6 +27,13 @@ int64_t lease_policy_floor(int64_t ttl);
 int lease_policy_below_floor(int64_t interval, int64_t ttl);
 
 /**
+ * Whether @p left seconds (expires_at − now) are less than half of @p ttl:
+ * 2·left < ttl (protocol.md §6, F15). A heartbeat is always due then, and a
+ * write granted so late is no success.
+ */
+int lease_policy_less_than_half_left(int64_t left, int64_t ttl);
+
+/**
  * The one heartbeat floor rule (protocol.md §6), for the runtime (may this
  * preserving heartbeat write?) and the sweep (was this one legitimate?):
  * a heartbeat @p since seconds after the last one, over a payload of TTL

@@ -721,7 +721,7 @@ static int settle_landed(op_ctx *c, const lease_ref_state *s, const lease_writte
 			lease_store_set_error(c->st, *rc, "%s: %s", c->name, out->message);
 			return 1;
 		}
-		if (2 * (w->p.expires_at - now) < w->p.ttl_seconds) {
+		if (lease_policy_less_than_half_left(w->p.expires_at - now, w->p.ttl_seconds)) {
 			/* Success only with half the TTL left (F15). */
 			if (c->has_late && lease_oid_equal(&c->late_oid, &w->oid))
 				return 0; /* already refreshing this one */
@@ -1455,7 +1455,8 @@ static int set_landed(set_ctx *x, int64_t now)
 		r->approximate_ttl = x->c[i]->approximate;
 		r->now = now;
 		r->message[0] = '\0';
-		if (is_live_kind(x->kind) && 2 * (d->next.expires_at - now) < d->next.ttl_seconds)
+		if (is_live_kind(x->kind) &&
+		    lease_policy_less_than_half_left(d->next.expires_at - now, d->next.ttl_seconds))
 			late = 1;
 	}
 	out->status = kind_success[x->kind];
