@@ -374,6 +374,18 @@ START_TEST(test_policy_half_ttl_left)
 }
 END_TEST
 
+/* The lost deadline's margin, kill_grace + 2 s (protocol.md §6), one
+ * spelling: the deadline is expiry minus it, for short and long TTLs. */
+START_TEST(test_policy_lost_margin)
+{
+	ck_assert(lease_policy_lost_margin(300) == 12.0);
+	ck_assert(lease_policy_lost_margin(30) == 7.0);
+	ck_assert(lease_policy_lost_margin(0) == 2.0);
+	ck_assert(lease_policy_lost_deadline(1000, 300) == 1000 - lease_policy_lost_margin(300));
+	ck_assert(lease_policy_lost_deadline(1000, 30) == 993.0);
+}
+END_TEST
+
 Suite *policy_suite(void);
 Suite *policy_suite(void)
 {
@@ -392,6 +404,7 @@ Suite *policy_suite(void)
 	tcase_add_test(rules, test_time_helpers);
 	tcase_add_test(rules, test_policy_every_ceiling);
 	tcase_add_test(rules, test_policy_half_ttl_left);
+	tcase_add_test(rules, test_policy_lost_margin);
 	suite_add_tcase(s, rules);
 	return s;
 }

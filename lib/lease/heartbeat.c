@@ -324,7 +324,7 @@ static int keep_engine(lease_result *last, lease_store *st, const char *const *n
 			r.now = now;
 			/* the margin apart: a bounded string, so the message's
 			 * length is bounded at compile time (-Wformat-truncation) */
-			snprintf(margin, sizeof(margin), "%.1f", lease_kill_grace(ttl) + 2.0);
+			snprintf(margin, sizeof(margin), "%.1f", lease_policy_lost_margin(ttl));
 			snprintf(r.message, sizeof(r.message),
 			         "no heartbeat landed before the lost deadline (expires_at - %s "
 			         "s); %s%.300s",

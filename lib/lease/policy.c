@@ -49,9 +49,14 @@ double lease_policy_kill_grace(int64_t ttl)
 	return g < 10.0 ? (g > 0 ? g : 0) : 10.0;
 }
 
+double lease_policy_lost_margin(int64_t ttl)
+{
+	return lease_policy_kill_grace(ttl) + 2.0;
+}
+
 double lease_policy_lost_deadline(int64_t expires_at, int64_t ttl)
 {
-	return (double)expires_at - (lease_policy_kill_grace(ttl) + 2.0);
+	return (double)expires_at - lease_policy_lost_margin(ttl);
 }
 
 int64_t lease_policy_stored_ttl(const lease_payload *p, int64_t assumed, int *approximate)

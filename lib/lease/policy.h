@@ -61,8 +61,14 @@ int64_t lease_policy_interval(int64_t ttl, int64_t every);
 double lease_policy_kill_grace(int64_t ttl);
 
 /**
+ * How long before its expiry a holder of a lease of @p ttl must consider it
+ * lost: kill_grace + 2 s, seconds (§6).
+ */
+double lease_policy_lost_margin(int64_t ttl);
+
+/**
  * The lost deadline of a lease expiring at @p expires_at with @p ttl:
- * expires_at − (kill_grace + 2 s), seconds on the store clock (§6).
+ * expires_at − lease_policy_lost_margin(), seconds on the store clock (§6).
  */
 double lease_policy_lost_deadline(int64_t expires_at, int64_t ttl);
 
