@@ -386,6 +386,29 @@ START_TEST(test_policy_lost_margin)
 }
 END_TEST
 
+/* The heartbeat time, expires_at - TTL (protocol.md §6), one spelling:
+ * exact with ttl_seconds, approximate with the TTL assumed (the default when
+ * none), and the public face agrees. */
+START_TEST(test_policy_heartbeat_time)
+{
+	lease_payload p;
+	int approx = -1;
+
+	memset(&p, 0, sizeof(p));
+	p.expires_at = 1000;
+	p.has_ttl = 1;
+	p.ttl_seconds = 60;
+	ck_assert_int_eq(lease_policy_heartbeat_time(&p, 100, &approx), 940);
+	ck_assert_int_eq(approx, 0);
+	p.has_ttl = 0;
+	ck_assert_int_eq(lease_policy_heartbeat_time(&p, 100, &approx), 900);
+	ck_assert_int_eq(approx, 1);
+	ck_assert_int_eq(lease_policy_heartbeat_time(&p, 0, NULL), 1000 - LEASE_TTL_DEFAULT);
+	ck_assert_int_eq(lease_payload_heartbeat_time(&p, 100, NULL),
+	                 lease_policy_heartbeat_time(&p, 100, NULL));
+}
+END_TEST
+
 Suite *policy_suite(void);
 Suite *policy_suite(void)
 {
@@ -405,6 +428,7 @@ Suite *policy_suite(void)
 	tcase_add_test(rules, test_policy_every_ceiling);
 	tcase_add_test(rules, test_policy_half_ttl_left);
 	tcase_add_test(rules, test_policy_lost_margin);
+	tcase_add_test(rules, test_policy_heartbeat_time);
 	suite_add_tcase(s, rules);
 	return s;
 }

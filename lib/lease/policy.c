@@ -71,6 +71,11 @@ int64_t lease_policy_stored_ttl(const lease_payload *p, int64_t assumed, int *ap
 	return assumed > 0 ? assumed : LEASE_TTL_DEFAULT;
 }
 
+int64_t lease_policy_heartbeat_time(const lease_payload *p, int64_t assumed, int *approximate)
+{
+	return p->expires_at - lease_policy_stored_ttl(p, assumed, approximate);
+}
+
 int64_t lease_policy_kept_ttl(const lease_payload *p, int64_t ttl_min, int *approximate)
 {
 	int64_t ttl = lease_policy_stored_ttl(p, LEASE_TTL_DEFAULT, approximate);
@@ -144,7 +149,7 @@ int64_t lease_payload_ttl(const lease_payload *p, int64_t assumed_ttl, int *appr
 
 int64_t lease_payload_heartbeat_time(const lease_payload *p, int64_t assumed_ttl, int *approximate)
 {
-	return p->expires_at - lease_policy_stored_ttl(p, assumed_ttl, approximate);
+	return lease_policy_heartbeat_time(p, assumed_ttl, approximate);
 }
 
 int64_t lease_payload_kept_ttl(const lease_store *st, const lease_payload *p, int *approximate)

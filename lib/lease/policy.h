@@ -80,6 +80,14 @@ double lease_policy_lost_deadline(int64_t expires_at, int64_t ttl);
 int64_t lease_policy_stored_ttl(const lease_payload *p, int64_t assumed, int *approximate);
 
 /**
+ * The heartbeat time of @p p: when its write was made, expires_at − its TTL
+ * (lease_policy_stored_ttl() with @p assumed; exact when ttl_seconds is
+ * stored, else *approximate = 1), seconds on the store clock (§6).
+ * @p approximate may be NULL.
+ */
+int64_t lease_policy_heartbeat_time(const lease_payload *p, int64_t assumed, int *approximate);
+
+/**
  * The TTL a write granted by a preserving write without a TTL option keeps
  * (§6): the stored ttl_seconds (LEASE_TTL_DEFAULT for pre-bump or 0), raised
  * to @p ttl_min. @p approximate (may be NULL) is set for pre-bump payloads.

@@ -657,13 +657,13 @@ static void heartbeat_shape(decision *d, const lease_ref_state *s)
 	    cur->phase == LEASE_PHASE_RELEASED || cur->phase != n->phase ||
 	    cur->ttl_seconds != n->ttl_seconds || cur->transitions != n->transitions ||
 	    cur->acquired_at != n->acquired_at || strcmp(cur->lease_token, n->lease_token) != 0 ||
-	    cur->expires_at - cur->ttl_seconds > n->expires_at - n->ttl_seconds)
+	    lease_policy_heartbeat_time(cur, 0, NULL) > lease_policy_heartbeat_time(n, 0, NULL))
 		return;
 	d->replace = 1;
 	d->parent = s->commit.parent;
 	n->heartbeats = (cur->has_heartbeats ? cur->heartbeats : 1) + 1;
 	n->has_previous_heartbeat = 1;
-	n->previous_heartbeat_at = cur->expires_at - cur->ttl_seconds;
+	n->previous_heartbeat_at = lease_policy_heartbeat_time(cur, 0, NULL);
 }
 
 /* ---- finishing ----------------------------------------------------------- */

@@ -5,6 +5,7 @@
  * "lease_token: must be 32 lowercase hex characters". */
 #include "reflease/schema.h"
 
+#include "lease/policy.h"
 #include "reflease/version.h"
 #include "util/util.h"
 
@@ -901,7 +902,7 @@ static int check_heartbeat_fields(const lease_payload *p, char *err, size_t errl
 		return LEASE_EPAYLOAD;
 	}
 	if (p->previous_heartbeat_at < TIME_MIN ||
-	    p->previous_heartbeat_at > p->expires_at - p->ttl_seconds) {
+	    p->previous_heartbeat_at > lease_policy_heartbeat_time(p, 0, NULL)) {
 		lease_errf(err, errlen,
 		           "previous_heartbeat_at: must lie in years 0000-9999 and not after "
 		           "this heartbeat's time");
@@ -927,7 +928,7 @@ static int check_queue_fields(const lease_payload *p, char *err, size_t errlen)
 		lease_errf(err, errlen, "queued_at: only a live payload carries it");
 		return LEASE_EPAYLOAD;
 	}
-	if (p->queued_at < TIME_MIN || p->queued_at > p->expires_at - p->ttl_seconds) {
+	if (p->queued_at < TIME_MIN || p->queued_at > lease_policy_heartbeat_time(p, 0, NULL)) {
 		lease_errf(err, errlen,
 		           "queued_at: must lie in years 0000-9999 and not after the commit's "
 		           "write time");
