@@ -1051,6 +1051,32 @@ START_TEST(phase_names)
 }
 END_TEST
 
+/* The token's form, 32 lowercase hex (protocol.md §2), one spelling: the
+ * payload check, the CLI's --lease-token check and the heartbeat service's
+ * options all use lease_token_validate(). */
+START_TEST(token_form)
+{
+	static const char *const bad[] = {NULL,
+	                                  "",
+	                                  "0123456789abcdef0123456789abcde",
+	                                  "0123456789abcdef0123456789abcdef0",
+	                                  "0123456789ABCDEF0123456789abcdef",
+	                                  "0123456789abcdef0123456789abcdeg",
+	                                  "0123456789abcdef 123456789abcdef"};
+	char err[128];
+	size_t i;
+
+	ck_assert_int_eq(lease_token_validate("0123456789abcdef0123456789abcdef", err, sizeof(err)),
+	                 0);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		ck_assert_int_eq(lease_token_validate(bad[i], err, sizeof(err)), LEASE_EINVALID);
+		ck_assert_ptr_nonnull(strstr(err, "32 lowercase hex"));
+	}
+	ck_assert_int_eq(lease_token_validate(bad[4], NULL, 0), LEASE_EINVALID);
+}
+END_TEST
+
 Suite *schemas_suite(void);
 
 Suite *schemas_suite(void)
@@ -1083,6 +1109,7 @@ Suite *schemas_suite(void)
 	tcase_add_test(tc, valid_names_accepted);
 	tcase_add_test(tc, slot_names);
 	tcase_add_test(tc, phase_names);
+	tcase_add_test(tc, token_form);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -270,7 +270,7 @@ static int keep_engine(lease_result *last, lease_store *st, const char *const *n
 	if (last)
 		memset(last, 0, sizeof(*last));
 	if (!opts || opts->version != LEASE_KEEP_OPTIONS_VERSION || !st || !name || !opts->owner ||
-	    !opts->host || !opts->lease_token || strlen(opts->lease_token) != LEASE_TOKEN_HEXSZ ||
+	    !opts->host || lease_token_validate(opts->lease_token, NULL, 0) < 0 ||
 	    opts->ttl_seconds < 0 || opts->ttl_seconds > LEASE_TTL_READ_MAX ||
 	    opts->every_seconds < 0)
 		return st ? lease_store_set_error(st, LEASE_EINVALID,

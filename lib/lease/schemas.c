@@ -479,6 +479,16 @@ static int is_lower_hex(const char *s, size_t want)
 	return 1;
 }
 
+int lease_token_validate(const char *token, char *err, size_t errlen)
+{
+	if (!token || !is_lower_hex(token, LEASE_TOKEN_HEXSZ)) {
+		lease_errf(err, errlen, "not a lease token (%d lowercase hex digits)",
+		           LEASE_TOKEN_HEXSZ);
+		return LEASE_EINVALID;
+	}
+	return 0;
+}
+
 static int check_ident(const char *field, const char *s, size_t n, char *err, size_t errlen)
 {
 	size_t bad;
@@ -968,7 +978,7 @@ int lease_payload_validate(const lease_payload *p, char *err, size_t errlen)
 		lease_errf(err, errlen, "phase: must be one of claimed, working, review, released");
 		return LEASE_EPAYLOAD;
 	}
-	if (!is_lower_hex(p->lease_token, LEASE_TOKEN_HEXSZ)) {
+	if (lease_token_validate(p->lease_token, NULL, 0) < 0) {
 		lease_errf(err, errlen, "lease_token: must be %d lowercase hex characters",
 		           LEASE_TOKEN_HEXSZ);
 		return LEASE_EPAYLOAD;
