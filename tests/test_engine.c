@@ -10,7 +10,7 @@
 
 #include "lease/commit.h"
 #include "reflease.h"
-#include "store/store.h"
+#include "store/handle.h"
 #include "support/memstore.h"
 #include "support/rtfx.h"
 

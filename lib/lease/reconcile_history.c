@@ -8,7 +8,7 @@
 
 #include "lease/door.h"
 #include "lease/policy.h"
-#include "store/store.h"
+#include "store/frontend.h"
 #include "util/util.h"
 
 /* ---- history -------------------------------------------------------------------------- */

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "reflease/version.h"
-#include "store/store.h"
+#include "store/handle.h"
 #include "support/testrepo.h"
 
 /* ---- fixture: a store with an injected clock and an interleaving hook ---- */
