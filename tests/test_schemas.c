@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lease/schemas.h"
 #include "reflease/schema.h"
 #include "reflease/version.h"
 
@@ -1077,6 +1078,38 @@ START_TEST(token_form)
 }
 END_TEST
 
+/* The archive ref's name (protocol.md §1) and the version stamp, built and
+ * checked in one place (schemas.c): the name prune writes is the one the
+ * primitives accept and archive.c lists. */
+START_TEST(archive_name_and_stamp)
+{
+	lease_payload p;
+	char ref[512], pfx[300];
+
+	memset(&p, 0, sizeof(p));
+	p.expires_at = 1700000000;
+	memcpy(p.lease_token, "0123456789abcdef0123456789abcdef", LEASE_TOKEN_HEXSZ + 1);
+	ck_assert_int_eq(lease_archive_refname(ref, sizeof(ref), "leases", "db", &p), 0);
+	ck_assert_str_eq(ref, "refs/leases-archive/db/20231114T221320Z-01234567");
+	ck_assert_int_eq(lease_archive_prefix(pfx, sizeof(pfx), "leases", "db"), 0);
+	ck_assert_str_eq(pfx, "refs/leases-archive/db/");
+	ck_assert(strncmp(ref, pfx, strlen(pfx)) == 0);
+	ck_assert(lease_archive_tail_valid(ref + strlen(pfx)));
+	ck_assert(!lease_archive_tail_valid("20231114T221320Z-0123456"));
+	ck_assert(!lease_archive_tail_valid("2023111xT221320Z-01234567"));
+	ck_assert(!lease_archive_tail_valid("20231114T221320Z-0123456g"));
+	ck_assert(!lease_archive_tail_valid("20231114X221320Z-01234567"));
+	ck_assert_int_eq(lease_archive_refname(ref, 20, "leases", "db", &p), LEASE_EINVALID);
+	ck_assert_int_eq(lease_archive_prefix(pfx, 10, "leases", "db"), LEASE_EINVALID);
+	lease_payload_stamp(&p);
+	ck_assert_str_eq(p.sdlc_version, SDLC_VERSION);
+	ck_assert_int_eq(p.version_major, SDLC_VERSION_MAJOR);
+	ck_assert_int_eq(p.version_minor, SDLC_VERSION_MINOR);
+	ck_assert_int_eq(p.version_patch, SDLC_VERSION_PATCH);
+	ck_assert_int_eq(lease_payload_writable(&p, NULL, 0), 0);
+}
+END_TEST
+
 Suite *schemas_suite(void);
 
 Suite *schemas_suite(void)
@@ -1110,6 +1143,7 @@ Suite *schemas_suite(void)
 	tcase_add_test(tc, slot_names);
 	tcase_add_test(tc, phase_names);
 	tcase_add_test(tc, token_form);
+	tcase_add_test(tc, archive_name_and_stamp);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -11,6 +11,7 @@
 #include "lease/commit.h"
 #include "lease/door.h"
 #include "lease/policy.h"
+#include "lease/schemas.h"
 #include "reflease/version.h"
 #include "store/frontend.h"
 #include "util/util.h"
@@ -80,10 +81,7 @@ static lease_step reap_plan(void *ctx, const lease_round *r, lease_plan *pl)
 		lease_rec_skip(ro->r, e, rc, "reap", "%s", err);
 		return lease_step_done(0);
 	}
-	snprintf(p->sdlc_version, sizeof(p->sdlc_version), "%s", SDLC_VERSION);
-	p->version_major = SDLC_VERSION_MAJOR;
-	p->version_minor = SDLC_VERSION_MINOR;
-	p->version_patch = SDLC_VERSION_PATCH;
+	lease_payload_stamp(p);
 	snprintf(p->owner, sizeof(p->owner), "%s",
 	         ro->o->owner ? ro->o->owner : "reflease-reconcile");
 	snprintf(p->host, sizeof(p->host), "%s", ro->o->host ? ro->o->host : "localhost");
@@ -223,18 +221,12 @@ static const lease_engine_ops prune_ops = {prune_plan, prune_landed, prune_faile
 
 void lease_rec_prune(lease_reconcile_report *r, lease_reconcile_entry *e, lease_store *st)
 {
-	char ts[LEASE_TIME_STRSZ + 1], compact[17], refname[512];
+	char refname[512];
 	lease_ref_state first;
 	prune_op po;
-	int rc, n;
+	int rc;
 
-	/* refs/<ns>-archive/<name>/<YYYYMMDDTHHMMSSZ>-<first 8 hex of token> (§1) */
-	lease_time_format(ts, e->payload.expires_at);
-	snprintf(compact, sizeof(compact), "%.4s%.2s%.2sT%.2s%.2s%.2sZ", ts, ts + 5, ts + 8,
-	         ts + 11, ts + 14, ts + 17);
-	n = snprintf(refname, sizeof(refname), "refs/%s-archive/%s/%s-%.8s", r->ns, e->name,
-	             compact, e->payload.lease_token);
-	if (n < 0 || (size_t)n >= sizeof(refname)) {
+	if (lease_archive_refname(refname, sizeof(refname), r->ns, e->name, &e->payload) < 0) {
 		lease_rec_skip(r, e, LEASE_EINVALID, "prune", "archive ref name too long");
 		return;
 	}

@@ -7,6 +7,7 @@
 #include "lease/door.h"
 #include "lease/policy.h"
 #include "lease/rotation.h"
+#include "lease/schemas.h"
 #include "lease/ticket.h"
 #include "reflease/version.h"
 #include "store/frontend.h"
@@ -200,10 +201,7 @@ static int check_identity(op_ctx *c)
 		                   "an owner and a host are required for %s",
 		                   lease_op_name(kind_op[c->kind]));
 	memset(&probe, 0, sizeof(probe));
-	snprintf(probe.sdlc_version, sizeof(probe.sdlc_version), "%s", SDLC_VERSION);
-	probe.version_major = SDLC_VERSION_MAJOR;
-	probe.version_minor = SDLC_VERSION_MINOR;
-	probe.version_patch = SDLC_VERSION_PATCH;
+	lease_payload_stamp(&probe);
 	snprintf(probe.name, sizeof(probe.name), "%s", c->name);
 	if (strlen(o->owner) > LEASE_IDENT_MAX || strlen(o->host) > LEASE_IDENT_MAX)
 		return result_fail(c->out, c->st, LEASE_EINVALID,
@@ -343,10 +341,7 @@ static int lenient_live(op_ctx *c, const lease_ref_state *s, int64_t now)
 static void payload_base(lease_payload *n, const char *name)
 {
 	memset(n, 0, sizeof(*n));
-	snprintf(n->sdlc_version, sizeof(n->sdlc_version), "%s", SDLC_VERSION);
-	n->version_major = SDLC_VERSION_MAJOR;
-	n->version_minor = SDLC_VERSION_MINOR;
-	n->version_patch = SDLC_VERSION_PATCH;
+	lease_payload_stamp(n);
 	snprintf(n->name, sizeof(n->name), "%s", name);
 	n->has_ttl = 1;
 }

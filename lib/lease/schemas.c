@@ -6,6 +6,7 @@
 #include "reflease/schema.h"
 
 #include "lease/policy.h"
+#include "lease/schemas.h"
 #include "reflease/version.h"
 #include "util/util.h"
 
@@ -1183,4 +1184,50 @@ int lease_message_parse(lease_payload *out, lease_op *op_out, const char *messag
 	}
 	*out = pl;
 	return 0;
+}
+
+/* ---- the version stamp and the archive ref name (schemas.h) --------------- */
+
+void lease_payload_stamp(lease_payload *p)
+{
+	snprintf(p->sdlc_version, sizeof(p->sdlc_version), "%s", SDLC_VERSION);
+	p->version_major = SDLC_VERSION_MAJOR;
+	p->version_minor = SDLC_VERSION_MINOR;
+	p->version_patch = SDLC_VERSION_PATCH;
+}
+
+int lease_archive_prefix(char *out, size_t outlen, const char *ns, const char *name)
+{
+	int n = snprintf(out, outlen, "refs/%s-archive/%s/", ns, name);
+
+	return n < 0 || (size_t)n >= outlen ? LEASE_EINVALID : 0;
+}
+
+int lease_archive_refname(char *out, size_t outlen, const char *ns, const char *name,
+                          const lease_payload *p)
+{
+	char ts[LEASE_TIME_STRSZ + 1];
+	int n;
+
+	lease_time_format(ts, p->expires_at);
+	n = snprintf(out, outlen, "refs/%s-archive/%s/%.4s%.2s%.2sT%.2s%.2s%.2sZ-%.8s", ns, name,
+	             ts, ts + 5, ts + 8, ts + 11, ts + 14, ts + 17, p->lease_token);
+	return n < 0 || (size_t)n >= outlen ? LEASE_EINVALID : 0;
+}
+
+int lease_archive_tail_valid(const char *tail)
+{
+	size_t i;
+
+	if (strlen(tail) != 25 || tail[8] != 'T' || tail[15] != 'Z' || tail[16] != '-')
+		return 0;
+	for (i = 0; i < 25; i++) {
+		char c = tail[i];
+		if (i == 8 || i == 15 || i == 16)
+			continue;
+		if (i < 15 ? !(c >= '0' && c <= '9')
+		           : !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+			return 0;
+	}
+	return 1;
 }
