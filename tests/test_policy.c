@@ -303,12 +303,6 @@ START_TEST(test_policy_rules)
 	ck_assert_int_eq(p.phase, LEASE_PHASE_RELEASED);
 	ck_assert_int_eq(lease_policy_next_generation(-1), 0);
 	ck_assert_int_eq(lease_policy_next_generation(9), 10);
-	ck_assert_int_eq(lease_policy_lenient_transitions("{\"transitions\" : 5}"), 5);
-	ck_assert_int_eq(lease_policy_lenient_transitions("\"transitions\"x \"transitions\":\"7\","
-	                                                  "\"transitions\":8"),
-	                 8);
-	ck_assert_int_eq(lease_policy_lenient_transitions("{\"phase\":\"working\"}"), -1);
-	ck_assert_int_eq(lease_policy_lenient_transitions(NULL), -1);
 }
 END_TEST
 

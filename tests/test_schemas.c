@@ -1110,6 +1110,37 @@ START_TEST(archive_name_and_stamp)
 }
 END_TEST
 
+/* The lenient reader (protocol.md §5 break, §7), one spelling: the fencing
+ * generation and whether the lease shows free, whatever the payload's
+ * version or name (moved from test_policy.c's rules with the reader). */
+START_TEST(lenient_reader)
+{
+	lease_lenient l;
+
+	lease_lenient_read(&l, "{\"transitions\" : 5}");
+	ck_assert_int_eq(l.transitions, 5);
+	lease_lenient_read(&l, "\"transitions\"x \"transitions\":\"7\",\"transitions\":8");
+	ck_assert_int_eq(l.transitions, 8);
+	lease_lenient_read(&l, "{\"phase\":\"working\"}");
+	ck_assert_int_eq(l.transitions, -1);
+	ck_assert(!l.released && !l.has_expires);
+	lease_lenient_read(&l, NULL);
+	ck_assert_int_eq(l.transitions, -1);
+	ck_assert(!l.released && !l.has_expires);
+	lease_lenient_read(&l, "x: acquire\n\n{\"sdlc_version\":\"9.0.0\",\"phase\":\"released\","
+	                       "\"transitions\":3}");
+	ck_assert(l.released);
+	ck_assert_int_eq(l.transitions, 3);
+	lease_lenient_read(&l, "{\"expires_at\":\"2023-11-14T22:13:20Z\",\"phase\":\"claimed\"}");
+	ck_assert(!l.released && l.has_expires);
+	ck_assert_int_eq(l.expires_at, 1700000000);
+	lease_lenient_read(&l, "{\"expires_at\":\"2023-11-14T22:13\"}");
+	ck_assert(!l.has_expires);
+	lease_lenient_read(&l, "{\"expires_at\":\"not-a-time-at-all-xx\"}");
+	ck_assert(!l.has_expires);
+}
+END_TEST
+
 Suite *schemas_suite(void);
 
 Suite *schemas_suite(void)
@@ -1144,6 +1175,7 @@ Suite *schemas_suite(void)
 	tcase_add_test(tc, phase_names);
 	tcase_add_test(tc, token_form);
 	tcase_add_test(tc, archive_name_and_stamp);
+	tcase_add_test(tc, lenient_reader);
 	suite_add_tcase(s, tc);
 	return s;
 }

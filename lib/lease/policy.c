@@ -3,7 +3,6 @@
 #include "lease/policy.h"
 #include "reflease/runtime.h"
 
-#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,32 +94,6 @@ int lease_policy_expired(const lease_payload *p, int64_t now, int64_t margin)
 int64_t lease_policy_next_generation(int64_t highest)
 {
 	return highest >= 0 ? highest + 1 : 0;
-}
-
-int64_t lease_policy_lenient_transitions(const char *msg)
-{
-	static const char key[] = "\"transitions\"";
-	const char *m = msg;
-
-	while (m && (m = strstr(m, key)) != NULL) {
-		const char *v = m + sizeof(key) - 1;
-		char *end;
-		long long n;
-
-		m = v;
-		while (*v == ' ' || *v == '\t')
-			v++;
-		if (*v++ != ':')
-			continue;
-		while (*v == ' ' || *v == '\t')
-			v++;
-		if (!isdigit((unsigned char)*v))
-			continue;
-		n = strtoll(v, &end, 10);
-		if (end != v && n >= 0)
-			return (int64_t)n;
-	}
-	return -1;
 }
 
 void lease_policy_released(lease_payload *p, int64_t now)

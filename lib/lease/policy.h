@@ -109,13 +109,6 @@ int lease_policy_expired(const lease_payload *p, int64_t now, int64_t margin);
 int64_t lease_policy_next_generation(int64_t highest);
 
 /**
- * The `transitions` value in a commit message read leniently: the first
- * `"transitions":N` (N ≥ 0) anywhere in @p msg, whatever the payload's version or
- * name; -1 when none is there (§5 `break`, §7).
- */
-int64_t lease_policy_lenient_transitions(const char *msg);
-
-/**
  * Make @p p the `released` payload of a release, break or reap at store
  * time @p now (§5, §7): phase released, expires_at = max(now, acquired_at)
  * (never a chronology violation), ttl_seconds 0, no queued_at (a fair

@@ -253,12 +253,16 @@ static int check_inputs(op_ctx *c)
 
 static int max_visit(const lease_oid *oid, const lease_commit *cm, void *payload)
 {
-	int64_t *best = payload, t;
+	int64_t *best = payload;
+	lease_lenient l;
 
 	(void)oid;
 	/* read leniently: a payload this build rejects still counts (§5) */
-	if (cm && cm->message && (t = lease_policy_lenient_transitions(cm->message)) > *best)
-		*best = t;
+	if (cm && cm->message) {
+		lease_lenient_read(&l, cm->message);
+		if (l.transitions > *best)
+			*best = l.transitions;
+	}
 	return 0;
 }
 
@@ -267,10 +271,12 @@ static int max_visit(const lease_oid *oid, const lease_commit *cm, void *payload
 
 static int max_scan_visit(const char *msg, void *payload)
 {
-	int64_t *best = payload, t;
+	int64_t *best = payload;
+	lease_lenient l;
 
-	if ((t = lease_policy_lenient_transitions(msg)) > *best)
-		*best = t;
+	lease_lenient_read(&l, msg);
+	if (l.transitions > *best)
+		*best = l.transitions;
 	return 0;
 }
 
@@ -316,24 +322,16 @@ static int64_t chain_max_transitions(op_ctx *c, const lease_ref_state *s)
  * expires_at): break needs --force then. */
 static int lenient_live(op_ctx *c, const lease_ref_state *s, int64_t now)
 {
-	const char *m, *e;
-	char buf[LEASE_TIME_STRSZ + 1];
-	int64_t exp;
+	lease_lenient l;
 
-	if (!s->commit.is_commit || !(m = s->commit.message))
+	if (!s->commit.is_commit || !s->commit.message)
 		return -1;
-	if (strstr(m, "\"phase\":\"released\""))
+	lease_lenient_read(&l, s->commit.message);
+	if (l.released)
 		return 0;
-	if (!(e = strstr(m, "\"expires_at\":\"")))
+	if (!l.has_expires)
 		return -1;
-	e += strlen("\"expires_at\":\"");
-	if (strlen(e) < LEASE_TIME_STRSZ)
-		return -1;
-	memcpy(buf, e, LEASE_TIME_STRSZ);
-	buf[LEASE_TIME_STRSZ] = '\0';
-	if (lease_time_parse(&exp, buf) < 0)
-		return -1;
-	return now <= exp + lease_store_skew_margin(c->st);
+	return now <= l.expires_at + lease_store_skew_margin(c->st);
 }
 
 /* ---- deciding ------------------------------------------------------------ */

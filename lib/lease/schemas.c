@@ -10,6 +10,7 @@
 #include "reflease/version.h"
 #include "util/util.h"
 
+#include <ctype.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1230,4 +1231,52 @@ int lease_archive_tail_valid(const char *tail)
 			return 0;
 	}
 	return 1;
+}
+
+/* ---- the lenient reader (schemas.h) ---------------------------------------- */
+
+static int64_t lenient_transitions(const char *msg)
+{
+	static const char key[] = "\"transitions\"";
+	const char *m = msg;
+
+	while (m && (m = strstr(m, key)) != NULL) {
+		const char *v = m + sizeof(key) - 1;
+		char *end;
+		long long n;
+
+		m = v;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		if (*v++ != ':')
+			continue;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		if (!isdigit((unsigned char)*v))
+			continue;
+		n = strtoll(v, &end, 10);
+		if (end != v && n >= 0)
+			return (int64_t)n;
+	}
+	return -1;
+}
+
+void lease_lenient_read(lease_lenient *out, const char *msg)
+{
+	char buf[LEASE_TIME_STRSZ + 1];
+	const char *e;
+
+	memset(out, 0, sizeof(*out));
+	out->transitions = lenient_transitions(msg);
+	if (!msg)
+		return;
+	out->released = strstr(msg, "\"phase\":\"released\"") != NULL;
+	if (!(e = strstr(msg, "\"expires_at\":\"")))
+		return;
+	e += strlen("\"expires_at\":\"");
+	if (strlen(e) < LEASE_TIME_STRSZ)
+		return;
+	memcpy(buf, e, LEASE_TIME_STRSZ);
+	buf[LEASE_TIME_STRSZ] = '\0';
+	out->has_expires = lease_time_parse(&out->expires_at, buf) == 0;
 }

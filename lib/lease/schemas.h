@@ -30,4 +30,19 @@ int lease_archive_prefix(char *out, size_t outlen, const char *ns, const char *n
 /** Whether @p tail is an archive ref's last part, <YYYYMMDDTHHMMSSZ>-<8 hex> (§1): 1 or 0. */
 int lease_archive_tail_valid(const char *tail);
 
+/** What a commit message shows read leniently: whatever its payload's version or name. */
+typedef struct lease_lenient {
+	int64_t transitions; /**< the first `"transitions":N` (N >= 0), -1 when none */
+	int released;        /**< it says `"phase":"released"` */
+	int has_expires;     /**< an `"expires_at":"…"` that parses */
+	int64_t expires_at;  /**< ... its value, s since the epoch */
+} lease_lenient;
+
+/**
+ * Read @p msg (may be NULL) leniently into @p out (protocol.md §5 `break`,
+ * §7): the fencing generation a payload this build rejects still shows, and
+ * whether it shows the lease free.
+ */
+void lease_lenient_read(lease_lenient *out, const char *msg);
+
 #endif
