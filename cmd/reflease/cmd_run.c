@@ -437,9 +437,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	/* Orphans of the tree come here if the guard dies; then the guard
 	 * (single-threaded fork: the heartbeat thread starts afterwards). */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 ||
-	    run_guard_start(&sup.g, cmd, fg, sup.kill_grace,
-	                    sup.kill_grace < RUN_SIGNAL_KILL_MAX ? sup.kill_grace
-	                                                         : RUN_SIGNAL_KILL_MAX,
+	    run_guard_start(&sup.g, cmd, fg, sup.kill_grace, run_signal_grace(sup.kill_grace),
 	                    sh.deadline, token, guard_release_lease, &grc) < 0) {
 		fprintf(stderr, "reflease run: cannot start CMD: %s\n", strerror(errno));
 		rc = release_now(ctx, st, &rn, token, &rel); /* F08 */
