@@ -403,6 +403,27 @@ START_TEST(test_policy_heartbeat_time)
 }
 END_TEST
 
+/* Expiry with the skew allowance (protocol.md §4), one spelling: past it
+ * at expires_at + margin + 1, the takeover instant the waits aim at; a
+ * released payload never expires. */
+START_TEST(test_policy_expiry)
+{
+	lease_payload p;
+
+	ck_assert(!lease_policy_past_expiry(1000, 1005, 5));
+	ck_assert(lease_policy_past_expiry(1000, 1006, 5));
+	ck_assert_int_eq(lease_policy_takeover_at(1000, 5), 1006);
+	ck_assert(lease_policy_past_expiry(1000, lease_policy_takeover_at(1000, 5), 5));
+	ck_assert(!lease_policy_past_expiry(1000, lease_policy_takeover_at(1000, 5) - 1, 5));
+	memset(&p, 0, sizeof(p));
+	p.phase = LEASE_PHASE_CLAIMED;
+	p.expires_at = 1000;
+	ck_assert(lease_policy_expired(&p, 1006, 5));
+	p.phase = LEASE_PHASE_RELEASED;
+	ck_assert(!lease_policy_expired(&p, 1006, 5));
+}
+END_TEST
+
 Suite *policy_suite(void);
 Suite *policy_suite(void)
 {
@@ -423,6 +444,7 @@ Suite *policy_suite(void)
 	tcase_add_test(rules, test_policy_half_ttl_left);
 	tcase_add_test(rules, test_policy_lost_margin);
 	tcase_add_test(rules, test_policy_heartbeat_time);
+	tcase_add_test(rules, test_policy_expiry);
 	suite_add_tcase(s, rules);
 	return s;
 }

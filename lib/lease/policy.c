@@ -84,11 +84,21 @@ int64_t lease_policy_kept_ttl(const lease_payload *p, int64_t ttl_min, int *appr
 	return ttl < ttl_min ? ttl_min : ttl; /* readers accept at most the store maximum */
 }
 
+int lease_policy_past_expiry(int64_t expires_at, int64_t now, int64_t margin)
+{
+	return now > expires_at + margin;
+}
+
+int64_t lease_policy_takeover_at(int64_t expires_at, int64_t margin)
+{
+	return expires_at + margin + 1;
+}
+
 int lease_policy_expired(const lease_payload *p, int64_t now, int64_t margin)
 {
 	if (p->phase == LEASE_PHASE_RELEASED)
 		return 0;
-	return now > p->expires_at + margin;
+	return lease_policy_past_expiry(p->expires_at, now, margin);
 }
 
 int64_t lease_policy_next_generation(int64_t highest)

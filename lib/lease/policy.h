@@ -95,9 +95,22 @@ int64_t lease_policy_heartbeat_time(const lease_payload *p, int64_t assumed, int
 int64_t lease_policy_kept_ttl(const lease_payload *p, int64_t ttl_min, int *approximate);
 
 /**
+ * Whether a lease expiring at @p expires_at is past it at store time @p now
+ * with @p margin seconds of skew allowance: now > expires_at + margin (§4).
+ */
+int lease_policy_past_expiry(int64_t expires_at, int64_t now, int64_t margin);
+
+/**
+ * The first store second at which a lease expiring at @p expires_at may be
+ * taken over with @p margin seconds of skew allowance: expires_at + margin
+ * + 1 (§4), the first for which lease_policy_past_expiry() holds.
+ */
+int64_t lease_policy_takeover_at(int64_t expires_at, int64_t margin);
+
+/**
  * Whether @p p counts as expired at @p now with @p margin seconds of skew
- * allowance: a live phase and now > expires_at + margin (§4). Released
- * payloads are never expired.
+ * allowance: a live phase past its expiry (lease_policy_past_expiry(), §4).
+ * Released payloads are never expired.
  */
 int lease_policy_expired(const lease_payload *p, int64_t now, int64_t margin);
 

@@ -331,7 +331,7 @@ static int lenient_live(op_ctx *c, const lease_ref_state *s, int64_t now)
 		return 0;
 	if (!l.has_expires)
 		return -1;
-	return now <= l.expires_at + lease_store_skew_margin(c->st);
+	return !lease_policy_past_expiry(l.expires_at, now, lease_store_skew_margin(c->st));
 }
 
 /* ---- deciding ------------------------------------------------------------ */
@@ -925,7 +925,9 @@ static double until_takeover(lease_store *st, const lease_result *out)
 	if (!out->has_payload || out->payload.phase == LEASE_PHASE_RELEASED)
 		return -1;
 	now = (double)lease_store_now(st) + (wall - (double)(int64_t)wall);
-	return (double)(out->payload.expires_at + lease_store_skew_margin(st) + 1) - now + 0.002;
+	return (double)lease_policy_takeover_at(out->payload.expires_at,
+	                                        lease_store_skew_margin(st)) -
+	       now + 0.002;
 }
 
 /* Seconds of a wait begun at @p start_mono / @p start_store that have passed:
@@ -1112,8 +1114,8 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 				watch = head->refname;
 				watch_present = 1;
 				watch_oid = head->oid;
-				until = (double)(head->expires_at + lease_store_skew_margin(st) +
-				                 1) -
+				until = (double)lease_policy_takeover_at(
+				                head->expires_at, lease_store_skew_margin(st)) -
 				        ((double)lease_store_now(st) +
 				         (wall - (double)(int64_t)wall)) +
 				        0.002;
