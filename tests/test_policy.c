@@ -424,6 +424,18 @@ START_TEST(test_policy_expiry)
 }
 END_TEST
 
+/* A live payload goes stale ttl/10 after it was built (protocol.md §5,
+ * F15): the engine plans it again before its CAS. */
+START_TEST(test_policy_payload_stale)
+{
+	ck_assert(!lease_policy_payload_stale(100, 106, 60));
+	ck_assert(lease_policy_payload_stale(100, 107, 60));
+	ck_assert(!lease_policy_payload_stale(100, 102, 25)); /* 20 <= 25 */
+	ck_assert(lease_policy_payload_stale(100, 103, 25));
+	ck_assert(!lease_policy_payload_stale(100, 100, 5));
+}
+END_TEST
+
 Suite *policy_suite(void);
 Suite *policy_suite(void)
 {
@@ -445,6 +457,7 @@ Suite *policy_suite(void)
 	tcase_add_test(rules, test_policy_lost_margin);
 	tcase_add_test(rules, test_policy_heartbeat_time);
 	tcase_add_test(rules, test_policy_expiry);
+	tcase_add_test(rules, test_policy_payload_stale);
 	suite_add_tcase(s, rules);
 	return s;
 }

@@ -1,6 +1,7 @@
 /* The one write-and-settle engine (protocol.md §5 "Settling"; commit.h). */
 #include "lease/commit.h"
 #include "lease/door.h"
+#include "lease/policy.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,7 +184,8 @@ static int write_planned(lease_engine *en, const lease_ref_state *s, lease_plan 
 		if (pl->ttl <= 0)
 			return 0;
 		now2 = lease_store_now(en->st);
-		if (10 * (now2 - pl->built_at) <= pl->ttl || rebuild >= LEASE_ENGINE_REBUILD_MAX)
+		if (!lease_policy_payload_stale(pl->built_at, now2, pl->ttl) ||
+		    rebuild >= LEASE_ENGINE_REBUILD_MAX)
 			return 0;
 		lease_store_log(en->st, LEASE_LOG_INFO,
 		                "%s: payload built %lld s before its CAS (ttl %lld): rebuilding",

@@ -84,6 +84,11 @@ int64_t lease_policy_kept_ttl(const lease_payload *p, int64_t ttl_min, int *appr
 	return ttl < ttl_min ? ttl_min : ttl; /* readers accept at most the store maximum */
 }
 
+int lease_policy_payload_stale(int64_t built_at, int64_t now, int64_t ttl)
+{
+	return 10 * (now - built_at) > ttl;
+}
+
 int lease_policy_past_expiry(int64_t expires_at, int64_t now, int64_t margin)
 {
 	return now > expires_at + margin;

@@ -95,6 +95,13 @@ int64_t lease_policy_heartbeat_time(const lease_payload *p, int64_t assumed, int
 int64_t lease_policy_kept_ttl(const lease_payload *p, int64_t ttl_min, int *approximate);
 
 /**
+ * Whether a live payload of TTL @p ttl built at store time @p built_at is
+ * stale at @p now: built more than ttl/10 before (10·(now − built_at) > ttl),
+ * so that it is planned again before its CAS (protocol.md §5, F15).
+ */
+int lease_policy_payload_stale(int64_t built_at, int64_t now, int64_t ttl);
+
+/**
  * Whether a lease expiring at @p expires_at is past it at store time @p now
  * with @p margin seconds of skew allowance: now > expires_at + margin (§4).
  */
