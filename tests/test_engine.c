@@ -27,7 +27,7 @@ START_TEST(test_settle_create_applied_answer_dropped)
 	fx_mem(&f);
 	memstore_faults_get(f.m)->drop_after_apply = 1;
 	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "acquired");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ACQUIRED);
 	ck_assert_int_eq(counts(&f)->write_commit, 1); /* settled, not re-sent */
 	ck_assert_int_eq(counts(&f)->create_ref, 1);
 	ck_assert(cur(&f, "l", &p, &oid));
@@ -52,7 +52,7 @@ START_TEST(test_settle_replace_applied_answer_dropped)
 	memstore_counts_reset(f.m);
 	memstore_faults_get(f.m)->drop_after_apply = 1;
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "renewed");
+	ck_assert_int_eq(r.status, LEASE_STATUS_RENEWED);
 	ck_assert_int_eq(counts(&f)->replace_ref, 1);
 	ck_assert(cur(&f, "l", &p, NULL));
 	ck_assert_int_eq(p.expires_at, f.clk.t + 60);
@@ -60,10 +60,10 @@ START_TEST(test_settle_replace_applied_answer_dropped)
 	memstore_faults_get(f.m)->drop_after_apply = 1;
 	o.to = LEASE_PHASE_WORKING;
 	ck_assert_int_eq(lease_transition(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "transitioned");
+	ck_assert_int_eq(r.status, LEASE_STATUS_TRANSITIONED);
 	memstore_faults_get(f.m)->drop_after_apply = 1;
 	ck_assert_int_eq(lease_release(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "released");
+	ck_assert_int_eq(r.status, LEASE_STATUS_RELEASED);
 	ck_assert(cur(&f, "l", &p, NULL));
 	ck_assert_int_eq(p.phase, LEASE_PHASE_RELEASED);
 	fx_free(&f);
@@ -90,7 +90,7 @@ START_TEST(test_settle_lie_then_retry)
 	memstore_faults_get(f.m)->lie_replace = 2;
 	o = opt(ALICE, tok, 0);
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "renewed");
+	ck_assert_int_eq(r.status, LEASE_STATUS_RENEWED);
 	ck_assert_int_eq(counts(&f)->replace_ref, 3);
 	fx_free(&f);
 }
@@ -112,7 +112,7 @@ START_TEST(test_settle_lie_forever_is_unknown)
 	memstore_faults_get(f.m)->lie_replace = 100;
 	o = opt(ALICE, tok, 0);
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), LEASE_EUNVERIFIED);
-	ck_assert_str_eq(r.status, "error");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ERROR);
 	ck_assert_int_eq(counts(&f)->replace_ref, 4); /* 1 + 3 retries */
 	ck_assert(ref_oid(&f, "l", &after));
 	ck_assert(lease_oid_equal(&before, &after));
@@ -132,19 +132,19 @@ START_TEST(test_settle_exists_and_fail_before)
 	fx_mem(&f);
 	memstore_faults_get(f.m)->exists_on_create = 1;
 	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "acquired");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ACQUIRED);
 	memcpy(tok, r.payload.lease_token, sizeof(tok));
 	o.lease_token = tok;
 	memstore_faults_get(f.m)->fail_before = 1;
 	memstore_counts_reset(f.m);
 	ck_assert_int_eq(lease_release(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "released");
+	ck_assert_int_eq(r.status, LEASE_STATUS_RELEASED);
 	ck_assert_int_eq(counts(&f)->replace_ref, 2);
 	/* a store that never answers: the error, not success */
 	memstore_faults_get(f.m)->fail_before = 100;
 	o.lease_token = NULL;
 	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_ENET);
-	ck_assert_str_eq(r.status, "error");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ERROR);
 	ck_assert_int_eq(r.holds_token, 0);
 	fx_free(&f);
 }
@@ -171,7 +171,7 @@ START_TEST(test_settle_concurrent_acquire_F23)
 	fx_mem(&f);
 	hook(&f, H_WRITE_COMMIT, 1, 0, bob_acquires);
 	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_EHELD);
-	ck_assert_str_eq(r.status, "held");
+	ck_assert_int_eq(r.status, LEASE_STATUS_HELD);
 	ck_assert_int_eq(r.holds_token, 0);
 	ck_assert(cur(&f, "l", &p, NULL));
 	ck_assert_str_eq(p.owner, "bob");
@@ -198,7 +198,7 @@ static void alice_releases(fx *f)
 	lease_result r;
 
 	ck_assert_int_eq(lease_release(&r, f->st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "released");
+	ck_assert_int_eq(r.status, LEASE_STATUS_RELEASED);
 }
 
 START_TEST(test_F13_heartbeat_racing_release)
@@ -215,7 +215,7 @@ START_TEST(test_F13_heartbeat_racing_release)
 	hook(&f, H_WRITE_COMMIT, 1, 0, alice_releases);
 	o = opt(ALICE, alice_token, 0);
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), LEASE_ENOTHOLDER);
-	ck_assert_str_eq(r.status, "not_holder");
+	ck_assert_int_eq(r.status, LEASE_STATUS_NOT_HOLDER);
 	ck_assert(cur(&f, "l", &p, &rel));
 	ck_assert_int_eq(p.phase, LEASE_PHASE_RELEASED);
 	/* a heartbeat on a lease that is gone: not_holder, never recreated */
@@ -265,7 +265,7 @@ START_TEST(test_settle_landed_then_lost)
 	memstore_faults_get(f.m)->drop_after_apply = 1;
 	o = opt(ALICE, alice_token, 0);
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), LEASE_ENOTHOLDER);
-	ck_assert_str_eq(r.status, "not_holder");
+	ck_assert_int_eq(r.status, LEASE_STATUS_NOT_HOLDER);
 	ck_assert_int_eq(log_fired, 1);
 	ck_assert(cur(&f, "l", &p, NULL));
 	ck_assert_str_eq(p.owner, "bob");
@@ -314,7 +314,7 @@ START_TEST(test_settle_acquire_landed_then_lost)
 	log_fired = 0;
 	memstore_faults_get(f.m)->drop_after_apply = 1;
 	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_EHELD);
-	ck_assert_str_eq(r.status, "held");
+	ck_assert_int_eq(r.status, LEASE_STATUS_HELD);
 	ck_assert_int_eq(r.holds_token, 0);
 	ck_assert(cur(&f, "l", &p, NULL));
 	ck_assert_str_eq(p.lease_token, bob_token);
@@ -326,7 +326,7 @@ START_TEST(test_settle_acquire_landed_then_lost)
 	o = opt(ALICE, NULL, 60);
 	memstore_faults_get(f.m)->drop_after_apply = 1;
 	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "acquired");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ACQUIRED);
 	ck_assert(cur(&f, "l", &p, NULL));
 	ck_assert_str_eq(p.lease_token, r.payload.lease_token);
 	ck_assert_str_eq(p.owner, "alice");
@@ -349,7 +349,7 @@ START_TEST(test_F15_rebuild_finds_expired)
 	hook(&f, H_WRITE_COMMIT, 1, 50, NULL);
 	o = opt(ALICE, tok, 0);
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), LEASE_EEXPIRED);
-	ck_assert_str_eq(r.status, "expired");
+	ck_assert_int_eq(r.status, LEASE_STATUS_EXPIRED);
 	ck_assert_int_eq(counts(&f)->replace_ref, 0);
 	fx_free(&f);
 }
@@ -383,7 +383,7 @@ START_TEST(test_settle_churn_is_bounded)
 	hook(&f, H_WRITE_COMMIT, 1, 0, someone_rewrites);
 	f.clk.repeat = 1;
 	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_ECAS);
-	ck_assert_str_eq(r.status, "error");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ERROR);
 	ck_assert_ptr_nonnull(strstr(r.message, "kept changing"));
 	ck_assert_int_le(counts(&f)->replace_ref, 12);
 	fx_free(&f);
@@ -401,9 +401,9 @@ START_TEST(test_inconsistent_read_is_error)
 	must_acquire(&f, "l", ALICE, 60, NULL);
 	memstore_faults_get(f.m)->wrong_commit = 100;
 	ck_assert_int_eq(lease_status(&r, f.st, "l"), LEASE_EUNVERIFIED);
-	ck_assert_str_eq(r.status, "error");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ERROR);
 	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_EUNVERIFIED);
-	ck_assert_str_eq(r.status, "error");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ERROR);
 	fx_free(&f);
 }
 END_TEST
@@ -419,6 +419,9 @@ typedef struct wrap {
 	int fail_read_commit;
 	int read_commit_rc;
 	int fail_list;
+	int fail_write_commit; /* fail this many write_commit with fail_rc */
+	int fail_rc;
+	const char *why;       /* what last_error says when set */
 	int delete_applied_rc; /* the next delete applies, then answers this (0: none) */
 	int delete_rewrites;   /* another writer moves the ref just before this many deletes */
 } wrap;
@@ -427,6 +430,11 @@ static int w_write_commit(lease_transport *t, lease_oid *out, const lease_oid *p
                           const char *message, int64_t when)
 {
 	wrap *w = (wrap *)t;
+
+	if (w->fail_write_commit > 0) {
+		w->fail_write_commit--;
+		return w->fail_rc;
+	}
 	return w->in->write_commit(w->in, out, parent, message, when);
 }
 static int w_create(lease_transport *t, const char *ref, const lease_oid *n)
@@ -506,6 +514,9 @@ static int w_list(lease_transport *t, lease_ref_list *out, const char *prefix)
 static const char *w_last_error(lease_transport *t)
 {
 	wrap *w = (wrap *)t;
+
+	if (w->why)
+		return w->why;
 	return w->in->last_error ? w->in->last_error(w->in) : "injected";
 }
 static void w_free(lease_transport *t)
@@ -549,6 +560,45 @@ static wrap *fx_wrap(fx *f)
 	return w;
 }
 
+/* Issue 26 step 2, one error channel: a transport's message is the handle's
+ * and the result's, verbatim — the first (deepest) error wins and no layer
+ * prefixes it ("cannot write the commit: ...", "l: ..."); each call starts
+ * clean, so a later failure is not hidden behind an earlier one. */
+START_TEST(test_error_first_wins)
+{
+	static const char why[] = "no space left on the device holding objects/ab";
+	fx f;
+	wrap *w = fx_wrap(&f);
+	lease_op_options o = opt(ALICE, NULL, 60);
+	lease_result r;
+
+	w->fail_write_commit = 1;
+	w->fail_rc = LEASE_ECONFIG;
+	w->why = why;
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_ECONFIG);
+	ck_assert_int_eq(r.status, LEASE_STATUS_ERROR);
+	ck_assert_str_eq(r.message, why);
+	ck_assert_str_eq(lease_store_last_error(f.st), why);
+	/* a read that fails: its message, once */
+	w->why = "connection refused by 127.0.0.1";
+	w->fail_read_ref = 1;
+	ck_assert_int_eq(lease_status(&r, f.st, "l"), LEASE_ENET);
+	ck_assert_str_eq(r.message, "connection refused by 127.0.0.1");
+	ck_assert_str_eq(lease_store_last_error(f.st), "connection refused by 127.0.0.1");
+	/* the next call begins clean: its own error, not the one before */
+	ck_assert_int_eq(lease_acquire(&r, f.st, "a/b", &o), LEASE_EINVALID);
+	ck_assert_ptr_nonnull(strstr(r.message, "must not contain '/'"));
+	ck_assert_ptr_null(strstr(r.message, "refused"));
+	ck_assert_ptr_null(strstr(r.message, "name: name:"));
+	ck_assert_str_eq(lease_store_last_error(f.st), r.message);
+	/* and a call that succeeds leaves no message behind */
+	w->why = NULL;
+	ck_assert_int_eq(lease_status(&r, f.st, "l"), 0);
+	ck_assert_str_eq(lease_store_last_error(f.st), "");
+	fx_free(&f);
+}
+END_TEST
+
 /* A read that fails is an error (never a decision); a failed re-read after a
  * write leaves the outcome unknown and the runtime settles it. */
 START_TEST(test_read_faults_settle)
@@ -563,19 +613,19 @@ START_TEST(test_read_faults_settle)
 	ck_assert_int_eq(lease_status(&r, f.st, "l"), LEASE_ENET);
 	w->fail_read_ref = 1;
 	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_ENET);
-	ck_assert_str_eq(r.status, "error");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ERROR);
 	/* the post-write re-read fails, then the settling read too */
 	w->skip_read_ref = 1; /* the runtime's read passes */
 	w->fail_read_ref = 2;
 	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "acquired");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ACQUIRED);
 	ck_assert(cur(&f, "l", &p, NULL));
 	ck_assert_str_eq(p.lease_token, r.payload.lease_token);
 	ck_assert_int_eq(counts(&f)->create_ref, 1);
 	/* reads without the commit: the commit is read by oid; its failures */
 	w->strip_commit = 1;
 	ck_assert_int_eq(lease_status(&r, f.st, "l"), 0);
-	ck_assert_str_eq(r.status, "live");
+	ck_assert_int_eq(r.status, LEASE_STATUS_LIVE);
 	w->fail_read_commit = 1;
 	ck_assert_int_eq(lease_status(&r, f.st, "l"), LEASE_ENET);
 	w->fail_read_commit = 1;
@@ -585,7 +635,7 @@ START_TEST(test_read_faults_settle)
 	w->fail_list = 1;
 	ck_assert_int_eq(lease_acquire(&r, f.st, "new", &o), LEASE_ENET);
 	ck_assert_int_eq(lease_status(&r, f.st, "new"), 0);
-	ck_assert_str_eq(r.status, "absent");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ABSENT);
 	fx_free(&f);
 }
 END_TEST
@@ -950,6 +1000,7 @@ Suite *engine_suite(void)
 	tcase_add_test(settle, test_settle_churn_is_bounded);
 	tcase_add_test(settle, test_inconsistent_read_is_error);
 	tcase_add_test(settle, test_read_faults_settle);
+	tcase_add_test(settle, test_error_first_wins);
 	tcase_add_test(settle, test_reap_settles_through_engine);
 	suite_add_tcase(s, settle);
 

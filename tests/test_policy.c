@@ -28,14 +28,14 @@ START_TEST(test_floor_not_due)
 	f.clk.t = T0 + 5; /* floor is 6 s */
 	memstore_counts_reset(f.m);
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "not_due");
+	ck_assert_int_eq(r.status, LEASE_STATUS_NOT_DUE);
 	ck_assert_int_eq(r.holds_token, 1);
 	ck_assert_int_eq(r.approximate_ttl, 0);
 	ck_assert_str_eq(r.payload.lease_token, tok);
 	ck_assert_int_eq(counts(&f)->write_commit, 0);
 	f.clk.t = T0 + 6;
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "renewed");
+	ck_assert_int_eq(r.status, LEASE_STATUS_RENEWED);
 	ck_assert_int_eq(r.payload.expires_at, T0 + 66);
 	/* a stale token is not_holder, not not_due (token checks first) */
 	o.lease_token = STALE;
@@ -43,7 +43,7 @@ START_TEST(test_floor_not_due)
 	/* a cross-host heartbeat with the token is never not_due: it rotates */
 	o = opt(ALICE2, tok, 0);
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "renewed");
+	ck_assert_int_eq(r.status, LEASE_STATUS_RENEWED);
 	ck_assert_int_eq(r.token_rotated, 1);
 	fx_free(&f);
 }
@@ -62,7 +62,7 @@ START_TEST(test_floor_never_below_half_ttl)
 	f.clk.t = T0 + 2;
 	o = opt(ALICE, tok, 600); /* 58 s left of a 600 s TTL asked */
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "renewed");
+	ck_assert_int_eq(r.status, LEASE_STATUS_RENEWED);
 	ck_assert_int_eq(r.payload.ttl_seconds, 600);
 	ck_assert_int_eq(r.payload.expires_at, T0 + 602);
 	fx_free(&f);
@@ -110,14 +110,14 @@ START_TEST(test_floor_runtime_agrees_with_reconcile)
 	o = opt(ALICE, tok, 0);
 	f.clk.t = T0 + 2;
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "renewed");
+	ck_assert_int_eq(r.status, LEASE_STATUS_RENEWED);
 	f.clk.t = T0 + 4;
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "renewed");
+	ck_assert_int_eq(r.status, LEASE_STATUS_RENEWED);
 	ck_assert_int_eq(floor_flag(&f, "l", &floor_s), -1);
 	f.clk.t = T0 + 5;
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "not_due");
+	ck_assert_int_eq(r.status, LEASE_STATUS_NOT_DUE);
 	ck_assert_int_eq(floor_flag(&f, "l", &floor_s), -1);
 	/* another tool's heartbeat 1 s after the last: below the floor */
 	ck_assert(cur(&f, "l", &p, NULL));
@@ -196,7 +196,7 @@ START_TEST(test_floor_same_on_replaced_chain)
 		for (i = 0; runs[k].at[i]; i++) {
 			a.clk.t = b.clk.t = T0 + runs[k].at[i];
 			ck_assert_int_eq(lease_heartbeat(&r, a.st, "l", &o), 0);
-			if (strcmp(r.status, "renewed") == 0) {
+			if (r.status == LEASE_STATUS_RENEWED) {
 				ck_assert(cur(&a, "l", &p, NULL));
 				put_payload_as(&b, "l", "heartbeat", "l", "1.1.0", ALICE, tok,
 				               "claimed", p.transitions, p.acquired_at,
@@ -257,11 +257,11 @@ START_TEST(test_floor_prebump_approximate)
 	o = opt(ALICE, TOK1, 0);
 	f.clk.t = T0 + 10; /* heartbeat time ~T0, floor 30 s */
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "not_due");
+	ck_assert_int_eq(r.status, LEASE_STATUS_NOT_DUE);
 	ck_assert_int_eq(r.approximate_ttl, 1);
 	f.clk.t = T0 + 40;
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "renewed");
+	ck_assert_int_eq(r.status, LEASE_STATUS_RENEWED);
 	ck_assert_int_eq(r.approximate_ttl, 1);
 	ck_assert(cur(&f, "l", &p, NULL));
 	ck_assert_int_eq(p.has_ttl, 1);
@@ -273,7 +273,7 @@ START_TEST(test_floor_prebump_approximate)
 	/* now exact */
 	f.clk.t = T0 + 45;
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "not_due");
+	ck_assert_int_eq(r.status, LEASE_STATUS_NOT_DUE);
 	ck_assert_int_eq(r.approximate_ttl, 0);
 	fx_free(&f);
 }

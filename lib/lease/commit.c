@@ -383,7 +383,7 @@ int lease_engine_run(lease_store *st, const char *name, const lease_engine_ops *
 		r.s = NULL;
 		r.now = r.read_at = lease_store_now(st);
 		r.writes = 0;
-		lease_store_set_error(st, LEASE_ENOMEM, "%s: out of memory", name);
+		(void)lease_store_set_error(st, LEASE_ENOMEM, "%s: out of memory", name);
 		return end_with(ops, ctx, &r, LEASE_FAIL_ERROR, LEASE_ENOMEM, "out of memory");
 	}
 	en->st = st;

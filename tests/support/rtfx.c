@@ -140,8 +140,8 @@ void must_acquire(fx *f, const char *name, ident id, int64_t ttl, char *tok)
 	lease_result r;
 	int rc = lease_acquire(&r, f->st, name, &o);
 
-	ck_assert_msg(rc == 0, "acquire %s: %s (%s)", name, r.status, r.message);
-	ck_assert_str_eq(r.status, "acquired");
+	ck_assert_msg(rc == 0, "acquire %s: %s (%s)", name, lease_status_name(r.status), r.message);
+	ck_assert_int_eq(r.status, LEASE_STATUS_ACQUIRED);
 	ck_assert_int_eq(r.holds_token, 1);
 	if (tok)
 		memcpy(tok, r.payload.lease_token, LEASE_TOKEN_HEXSZ + 1);
@@ -153,7 +153,7 @@ void must_release(fx *f, const char *name, ident id, const char *tok)
 	lease_result r;
 
 	ck_assert_int_eq(lease_release(&r, f->st, name, &o), 0);
-	ck_assert_str_eq(r.status, "released");
+	ck_assert_int_eq(r.status, LEASE_STATUS_RELEASED);
 }
 
 /* The ref's oid whatever its payload: 1 when present. */
