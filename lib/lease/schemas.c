@@ -494,7 +494,7 @@ int lease_token_validate(const char *token, char *err, size_t errlen)
 {
 	if (!token || !is_lower_hex(token, LEASE_TOKEN_HEXSZ)) {
 		lease_error_set(err, errlen, "not a lease token (%d lowercase hex digits)",
-		           LEASE_TOKEN_HEXSZ);
+		                LEASE_TOKEN_HEXSZ);
 		return LEASE_EINVALID;
 	}
 	return 0;
