@@ -21,6 +21,7 @@
 #include "store/handle.h"
 #include "support/memstore.h"
 #include "support/rtfx.h"
+#include "support/suitefix.h"
 #include "support/testrepo.h"
 
 /* ---- every cell of the §5 operation table -------------------------------- */
@@ -1689,65 +1690,33 @@ START_TEST(test_contend_16_processes_no_overlap)
 }
 END_TEST
 
-Suite *runtime_suite(void);
 Suite *runtime_suite(void)
 {
 	Suite *s = suite_create("runtime");
-	TCase *cells_tc = tcase_create("cells");
-	TCase *settle = tcase_create("settle");
-	TCase *floor_tc = tcase_create("floor_ttl");
-	TCase *fieldc = tcase_create("field_cases");
-	TCase *procs = tcase_create("processes");
 
-	tcase_add_loop_test(cells_tc, test_cells_mem, 0, NCELLS);
-	tcase_add_loop_test(cells_tc, test_cells_local, 0, NCELLS);
-	tcase_add_test(cells_tc, test_no_token_is_not_holder);
-	tcase_add_test(cells_tc, test_slots_mem);
-	tcase_add_test(cells_tc, test_slots_status_mem);
-	tcase_add_test(cells_tc, test_rotation_matrix);
-	tcase_add_test(cells_tc, test_rotation_divergence_from_phase_rule);
-	tcase_set_timeout(cells_tc, 20);
-	suite_add_tcase(s, cells_tc);
-
-	tcase_add_test(settle, test_no_randomness_nothing_written);
-	tcase_add_test(settle, test_wait_bounded_by_store_time);
-	tcase_add_test(settle, test_primitive_arguments);
-	suite_add_tcase(s, settle);
-
-	tcase_add_test(floor_tc, test_heartbeat_replaces_heartbeat);
-	tcase_add_test(floor_tc, test_reap_over_replaced_heartbeat);
-	tcase_add_test(floor_tc, test_F30_ttl_invalid_nothing_written);
-	tcase_add_test(floor_tc, test_F30_ttl_validate);
-	tcase_add_test(floor_tc, test_F30_ttl_stored_as_asked);
-	tcase_add_test(floor_tc, test_status_enum_names);
-	tcase_add_test(floor_tc, test_options_versions_checked);
-	suite_add_tcase(s, floor_tc);
-
-	tcase_add_test(fieldc, test_F01_holder_vanishes);
-	tcase_add_test(fieldc, test_F03_identity_collision);
-	tcase_add_test(fieldc, test_F04_double_release);
-	tcase_add_test(fieldc, test_F05_waiter_cleanup);
-	tcase_add_test(fieldc, test_F06_same_human_second_run_waits);
-	tcase_add_test(fieldc, test_F08_inputs_validated_before_any_write);
-	tcase_add_test(fieldc, test_F14_heartbeat_after_expiry);
-	tcase_add_test(fieldc, test_F15_stale_payload_rebuilt);
-	tcase_add_test(fieldc, test_F15_late_success_extended);
-	tcase_add_test(fieldc, test_F15_always_late_never_success);
-	tcase_add_test(fieldc, test_F21_read_only_holder);
-	tcase_add_test(fieldc, test_F22_wait_verified_write);
-	tcase_add_test(fieldc, test_F29_rerun_attempt);
-	tcase_add_test(fieldc, test_break_force_over_live);
-	tcase_add_test(fieldc, test_F27_break_unreadable);
-	tcase_add_test(fieldc, test_break_unreadable_keeps_generation);
-	tcase_add_test(fieldc, test_newer_minor_refused);
-	tcase_add_test(fieldc, test_status_states);
-	tcase_add_test(fieldc, test_archive_transitions_continue);
-	tcase_set_timeout(fieldc, 10);
-	suite_add_tcase(s, fieldc);
-
-	tcase_add_test(procs, test_F23_one_waiter_wins_local_processes);
-	tcase_add_test(procs, test_contend_16_processes_no_overlap);
-	tcase_set_timeout(procs, 60);
-	suite_add_tcase(s, procs);
+	suitefix_add(s, "cells", 20, NULL, LOOP(test_cells_mem, 0, NCELLS),
+	             LOOP(test_cells_local, 0, NCELLS), ONE(test_no_token_is_not_holder),
+	             ONE(test_slots_mem), ONE(test_slots_status_mem), ONE(test_rotation_matrix),
+	             ONE(test_rotation_divergence_from_phase_rule), NULL);
+	suitefix_add(s, "settle", 0, NULL, ONE(test_no_randomness_nothing_written),
+	             ONE(test_wait_bounded_by_store_time), ONE(test_primitive_arguments), NULL);
+	suitefix_add(s, "floor_ttl", 0, NULL, ONE(test_heartbeat_replaces_heartbeat),
+	             ONE(test_reap_over_replaced_heartbeat),
+	             ONE(test_F30_ttl_invalid_nothing_written), ONE(test_F30_ttl_validate),
+	             ONE(test_F30_ttl_stored_as_asked), ONE(test_status_enum_names),
+	             ONE(test_options_versions_checked), NULL);
+	suitefix_add(s, "field_cases", 10, NULL, ONE(test_F01_holder_vanishes),
+	             ONE(test_F03_identity_collision), ONE(test_F04_double_release),
+	             ONE(test_F05_waiter_cleanup), ONE(test_F06_same_human_second_run_waits),
+	             ONE(test_F08_inputs_validated_before_any_write),
+	             ONE(test_F14_heartbeat_after_expiry), ONE(test_F15_stale_payload_rebuilt),
+	             ONE(test_F15_late_success_extended), ONE(test_F15_always_late_never_success),
+	             ONE(test_F21_read_only_holder), ONE(test_F22_wait_verified_write),
+	             ONE(test_F29_rerun_attempt), ONE(test_break_force_over_live),
+	             ONE(test_F27_break_unreadable), ONE(test_break_unreadable_keeps_generation),
+	             ONE(test_newer_minor_refused), ONE(test_status_states),
+	             ONE(test_archive_transitions_continue), NULL);
+	suitefix_add(s, "processes", 60, NULL, ONE(test_F23_one_waiter_wins_local_processes),
+	             ONE(test_contend_16_processes_no_overlap), NULL);
 	return s;
 }
