@@ -1,5 +1,5 @@
 #!/bin/sh
-# shellcheck disable=SC1091,SC2015,SC2016  # sourced helper; A && B || fail is intended; CMD scripts in single quotes
+# shellcheck disable=SC1091,SC2015,SC2016,SC2154  # sourced helper (wait_rc sets rc); A && B || fail is intended; CMD scripts in single quotes
 # `run` when the lease is lost while CMD runs (protocol.md §6, F21): CMD's
 # group gets SIGTERM, then SIGKILL after kill_grace, reflease exits 4 — and CMD
 # is dead before the lease's expires_at, i.e. before anyone else may take over.

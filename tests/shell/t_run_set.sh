@@ -1,5 +1,5 @@
 #!/bin/sh
-# shellcheck disable=SC1091,SC2015,SC2016  # sourced helpers; A && B || fail is intended; CMD scripts in single quotes
+# shellcheck disable=SC1091,SC2015,SC2016,SC2154  # sourced helpers (wait_rc sets rc); A && B || fail is intended; CMD scripts in single quotes
 # test: seconds 25
 # `run A B … -- CMD` (issue 27 item 1, protocol.md "Sets", cli.md "run"): the
 # whole set is taken in one atomic acquire and held for CMD's life with one

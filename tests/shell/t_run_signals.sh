@@ -1,5 +1,5 @@
 #!/bin/sh
-# shellcheck disable=SC1091,SC2015,SC2016  # sourced helper; A && B || fail is intended; CMD scripts in single quotes
+# shellcheck disable=SC1091,SC2015,SC2016,SC2154  # sourced helper (wait_rc sets rc); A && B || fail is intended; CMD scripts in single quotes
 # `run`: SIGTERM, SIGHUP and SIGINT to reflease are forwarded to CMD's process
 # group, the lease is released (within 5 s) and reflease exits 143/129/130;
 # SIGKILL to reflease kills CMD too (its guard outlives reflease).
