@@ -22,3 +22,9 @@ fi
 if grep -n '#include "\.\./' cmd/reflease/*.[ch]; then
   echo "lint: cmd/ includes by relative path (it sees the public reflease/ headers only)"; exit 1
 fi
+# One environment (issue 26): the library reads no environment variable; its
+# configuration, clocks and log come in lease_store_options (the CLI maps its
+# ENVIRONMENT onto them in cmd/reflease/cli_env.c).
+if grep -nE '\b(secure_)?getenv\(' lib/*/*.c lib/*/*.h migrations/*.c; then
+  echo "lint: the library reads the environment (take it from lease_store_options)"; exit 1
+fi

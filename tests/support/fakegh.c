@@ -47,6 +47,8 @@ struct lag {
 struct fakegh {
 	struct MHD_Daemon *d;
 	pthread_mutex_t mu;
+	int64_t (*log_clock_ms)(void *payload); /* the log's clock (options), or NULL */
+	void *log_clock_payload;
 	git_repository *repo;
 	git_oid empty_tree;
 	char path[1024];
@@ -1316,7 +1318,7 @@ static void log_line(fakegh *f, const char *method, const char *url, fakegh_endp
 			return;
 		f->log_ms = nt;
 	}
-	f->log_ms[f->nlog] = mono_ms();
+	f->log_ms[f->nlog] = f->log_clock_ms ? f->log_clock_ms(f->log_clock_payload) : mono_ms();
 	snprintf(line, sizeof(line), "%s %s %s %s", method, url, fakegh_endpoint_name(ep),
 	         drop ? "dropped" : "");
 	if (!drop)
@@ -1661,6 +1663,8 @@ int fakegh_start(fakegh **out, const fakegh_options *opts)
 	snprintf(f->name, sizeof(f->name), "%s", opts->repo ? opts->repo : "leases");
 	f->token = opts->token ? strdup(opts->token) : NULL;
 	f->offset = opts->time_offset_s;
+	f->log_clock_ms = opts->log_clock_ms;
+	f->log_clock_payload = opts->log_clock_payload;
 	f->gql_blind = opts->graphql_blind;
 	f->gql_view = opts->graphql_view;
 	f->page_size = opts->page_size;

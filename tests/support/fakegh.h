@@ -98,6 +98,11 @@ typedef struct fakegh_options {
 	                             (PEM, a chain for localhost); the URL is then
 	                             https://localhost:PORT */
 	const char *tls_key_pem;  /**< the certificate's private key (PEM) */
+	/** the clock of the request log's times (fakegh_log_time_ms), ms: a test's
+	 *  virtual clock (tests/support/vclock.h); NULL = CLOCK_MONOTONIC. Read lag
+	 *  and stalls stay on CLOCK_MONOTONIC. */
+	int64_t (*log_clock_ms)(void *payload);
+	void *log_clock_payload;
 } fakegh_options;
 
 /**
@@ -140,7 +145,8 @@ void fakegh_set_read_lag(fakegh *f, int ms);
  * renames (repository(owner:, name:) keeps answering).
  */
 void fakegh_set_moved(fakegh *f, const char *location_base);
-/** Monotonic time (ms, CLOCK_MONOTONIC) when log line @p i's request arrived; -1 if none. */
+/** Time (ms, CLOCK_MONOTONIC or the options' log_clock_ms) when log line @p i's request
+ *  arrived; -1 if none. */
 int64_t fakegh_log_time_ms(fakegh *f, size_t i);
 
 /** Requests received of class @p ep (FAKEGH_ANY: all), control requests excluded. */
