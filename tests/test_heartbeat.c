@@ -797,7 +797,7 @@ START_TEST(test_small_ttl_lands_before_watchdog)
 		keep_init(&k, &f, cases[c][0], &acq);
 		k.every_seconds = cases[c][1];
 		f.stop_after_writes = 8;
-		/* run's watchdog after the acquire (cmd_run.c set_deadline) */
+		/* run's watchdog after the acquire (run_keeper.c run_set_deadline) */
 		wd = f.t + (lease_lost_at(&acq.payload, cases[c][0]) - (double)acq.now) - 1.0;
 		ck_assert_int_eq(lease_keep(&last, f.st, "job", &k), 0);
 		ck_assert_int_eq(f.lost + f.failed + f.retries, 0);

@@ -1,4 +1,4 @@
-/* Reconcile (lib/lease/reconcile.c; protocol.md §6, §7): stores built with
+/* Reconcile (lib/lease/reconcile*.c; protocol.md §6, §7): stores built with
  * crafted histories (commits written directly with hand-built payload JSON),
  * the exact anomaly set per lease, the heartbeat-floor figures and method,
  * reap racing a heartbeat (an injected concurrent write, and a real forked

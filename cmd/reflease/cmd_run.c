@@ -31,34 +31,17 @@
  * tree, SIGKILL after min(kill_grace, 3 s), then release; exit 128 + signal.
  */
 #define _GNU_SOURCE
-#include "cmd_lease.h"
 #include "cmd_set.h"
-#include "run_guard.h"
+#include "run.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-/* Longest wait between a forwarded signal and SIGKILL, seconds, so that the
- * release happens within 5 s of the signal (cli.md). */
-#define RUN_SIGNAL_KILL_MAX 3.0
-/* Store time has whole seconds: a reading of `now` may be up to 1 s behind,
- * so the watchdog's deadline is taken that much earlier (never later). */
-#define STORE_TIME_SLACK 1.0
-/* Longest sleep of the main thread, ms: the wall clock (a step, a resume)
- * is looked at this often. */
-#define RUN_TICK_MS 200
-/* When the tree is not gone this long after its SIGKILL was due, reflease
- * kills its whole subtree itself, the guard included (a stopped guard). */
-#define RUN_GUARD_SLACK 1.0
 
 #define OPT_CONFLICT_EXIT (OPT_COMMAND_BASE + 90)
 
@@ -95,302 +78,6 @@ static int run_option(cli_ctx *ctx, int c, const char *arg, void *payload)
 		return 0;
 	}
 	return lease_args_option(ctx, c, arg, &ra->a);
-}
-
-/* The names a run holds: one lease, or a set (protocol.md "Sets"). */
-typedef struct run_names {
-	const char *names[LEASE_SET_MAX];
-	size_t n;
-	lease_set_result *set; /* n > 1: the set's latest answer (owned) */
-	char label[LEASE_SET_MAX * (LEASE_NAME_MAX + 1) + 1]; /* "A B C", for messages */
-} run_names;
-
-/* State shared with the heartbeat thread (under mu). */
-typedef struct run_shared {
-	pthread_mutex_t mu;
-	int ev_w;          /* event pipe, write end (thread → main) */
-	int stop_r;        /* stop pipe, read end (main → thread) */
-	int lost;          /* the service reported LOST or FAILED */
-	int lost_event;    /* LEASE_KEEP_LOST or LEASE_KEEP_FAILED */
-	int lost_code;     /* its code */
-	lease_result last; /* the service's latest result */
-	int has_last;
-	int last_event;  /* the event of `last` (lease_keep_event) */
-	double deadline; /* the lost deadline on run_clock() (CLOCK_BOOTTIME), s */
-	double lost_at;  /* the lost deadline in store time, s since the epoch */
-	double grace;    /* kill_grace of the TTL behind lost_at, s (a shorter TTL
-	                    written under run shortens it: the tree must be gone by
-	                    expires_at − 2 s, protocol.md §6) */
-	int changed;     /* deadline changed since the main thread looked */
-	int done;        /* the service returned */
-	int verbosity;
-	const char *name;
-} run_shared;
-
-static void notify(run_shared *sh)
-{
-	char b = 'x';
-	ssize_t n = write(sh->ev_w, &b, 1);
-	(void)n; /* a full pipe already carries a wake-up */
-}
-
-/* Set the deadlines from a report at store time @p now, for a lease of
- * @p ttl seconds (under mu). */
-static void set_deadline(run_shared *sh, double lost_at, int64_t now, int64_t ttl, int only_earlier)
-{
-	double d = run_clock() + (lost_at - (double)now) - STORE_TIME_SLACK;
-
-	if (only_earlier && d >= sh->deadline)
-		return;
-	sh->deadline = d;
-	sh->lost_at = lost_at;
-	sh->grace = lease_kill_grace(ttl);
-	sh->changed = 1;
-}
-
-static void keeper_report(const lease_keep_report *rep, void *payload)
-{
-	run_shared *sh = payload;
-
-	pthread_mutex_lock(&sh->mu);
-	sh->last = *rep->result;
-	sh->has_last = 1;
-	sh->last_event = (int)rep->event;
-	switch (rep->event) {
-	case LEASE_KEEP_WRITE:
-		/* only a write moves the deadline later: a `not_due` answer (after
-		 * the wall clock stepped back, say) keeps the one the last write
-		 * set on CLOCK_BOOTTIME — other hosts judge by the real time */
-		set_deadline(sh, rep->lost_at, rep->now, rep->ttl_seconds,
-		             lease_status_of(rep->result) != LEASE_STATUS_RENEWED);
-		break;
-	case LEASE_KEEP_RETRY:
-		/* a failed heartbeat may show an earlier stored expiry (§6) */
-		set_deadline(sh, rep->lost_at, rep->now, rep->ttl_seconds, 1);
-		if (sh->verbosity >= LEASE_LOG_WARN)
-			fprintf(stderr,
-			        "reflease run: %s: heartbeat failed (%s: %s); retrying in %.0f s, "
-			        "lost in %.0f s\n",
-			        sh->name, lease_error_id(rep->code), rep->result->message,
-			        rep->next_in, rep->lost_at - (double)rep->now);
-		break;
-	case LEASE_KEEP_CHANGED:
-		/* someone with the token (CMD itself) stored an earlier expiry:
-		 * the deadline is min(own write, stored expiry) (§6) */
-		set_deadline(sh, rep->lost_at, rep->now, rep->ttl_seconds, 1);
-		if (sh->verbosity >= LEASE_LOG_INFO)
-			lease_keep_changed_note("run", sh->name, rep);
-		break;
-	case LEASE_KEEP_LOST:
-	case LEASE_KEEP_FAILED:
-		sh->lost = 1;
-		sh->lost_event = (int)rep->event;
-		sh->lost_code = rep->code;
-		break;
-	}
-	pthread_mutex_unlock(&sh->mu);
-	notify(sh);
-}
-
-/* The service's sleep: wait on the stop pipe, so a stop is seen at once. */
-static int keeper_sleep(double seconds, void *payload)
-{
-	run_shared *sh = payload;
-	struct pollfd p = {sh->stop_r, POLLIN, 0};
-	int ms = seconds > 3600 ? 3600000 : (int)(seconds * 1000.0);
-
-	return poll(&p, 1, ms) > 0;
-}
-
-typedef struct keeper_args {
-	lease_store *st;
-	const run_names *rn;
-	lease_keep_options keep;
-	lease_oid at; /* the acquire's oid (keep.known_oid) */
-	run_shared *sh;
-} keeper_args;
-
-static void *keeper_main(void *arg)
-{
-	keeper_args *k = arg;
-	lease_result last;
-	int rc = k->rn->n == 1 ? lease_keep(&last, k->st, k->rn->names[0], &k->keep)
-	                       : lease_keep_set(&last, k->st, k->rn->names, k->rn->n, &k->keep);
-
-	pthread_mutex_lock(&k->sh->mu);
-	k->sh->done = 1;
-	if (rc < 0 && !k->sh->lost) {
-		/* bad options: treat as a permanent failure */
-		k->sh->lost = 1;
-		k->sh->lost_event = LEASE_KEEP_FAILED;
-		k->sh->lost_code = rc;
-		k->sh->last = last;
-		k->sh->has_last = 1;
-	}
-	pthread_mutex_unlock(&k->sh->mu);
-	notify(k->sh);
-	return NULL;
-}
-
-/* Wait up to @p seconds for the heartbeat thread to finish; 1 when it has. */
-static int wait_done(run_shared *sh, int evfd, double seconds)
-{
-	double end = run_clock() + seconds;
-	int done;
-
-	for (;;) {
-		struct pollfd p = {evfd, POLLIN, 0};
-		double left;
-		char buf[64];
-
-		pthread_mutex_lock(&sh->mu);
-		done = sh->done;
-		pthread_mutex_unlock(&sh->mu);
-		left = end - run_clock();
-		if (done || left <= 0)
-			return done;
-		if (poll(&p, 1, (int)(left * 1000.0) + 1) > 0)
-			while (read(evfd, buf, sizeof(buf)) > 0)
-				;
-	}
-}
-
-/* ---- output ---- */
-
-typedef struct run_out {
-	cli_ctx *ctx;
-	int json;
-	const char *json_file;
-	int json_fd; /* --json-file, opened before anything is acquired; -1 = none */
-} run_out;
-
-/* --json-file F must be writable before the lease is taken (F08): open it
- * now (created empty when missing, kept otherwise). */
-static int open_json_file(cli_ctx *ctx, const char *path, int *fd)
-{
-	struct stat sb;
-
-	/* an output file that cannot be written is configuration (78), as for
-	 * --summary (issue 23; cli.md exit table) */
-	*fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
-	if (*fd < 0)
-		return cli_fail(ctx, LEASE_ECONFIG, "--json-file %s: cannot write: %s", path,
-		                strerror(errno));
-	if (fstat(*fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-		close(*fd);
-		*fd = -1;
-		return cli_fail(ctx, LEASE_ECONFIG, "--json-file %s is a directory; name a file",
-		                path);
-	}
-	return 0;
-}
-
-/* Write the run object @p obj (taken) with how CMD and reflease ended.
- * With --json it is the last line of stderr; with --json-file F it goes to F. */
-static void run_emit_obj(const run_out *o, json_t *obj, const char *reason, int exit_status,
-                         int have_cmd, int cmd_status)
-{
-	json_object_set_new(obj, "reason", json_string(reason));
-	json_object_set_new(obj, "exit_status", json_integer(exit_status));
-	if (have_cmd) {
-		json_t *c = json_object();
-		if (WIFEXITED(cmd_status)) {
-			json_object_set_new(c, "exit_code", json_integer(WEXITSTATUS(cmd_status)));
-			json_object_set_new(c, "signal", json_null());
-		} else {
-			json_object_set_new(c, "exit_code", json_null());
-			json_object_set_new(c, "signal", json_integer(WTERMSIG(cmd_status)));
-		}
-		json_object_set_new(obj, "command", c);
-	}
-	if (o->json_fd >= 0) {
-		int fd = dup(o->json_fd);
-		FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-		if (!f) {
-			fprintf(stderr, "reflease run: --json-file %s: %s\n", o->json_file,
-			        strerror(errno));
-			if (fd >= 0)
-				close(fd);
-			json_decref(obj);
-			return;
-		}
-		if (ftruncate(fd, 0) == 0)
-			lseek(fd, 0, SEEK_SET);
-		cli_emit_json(f, obj);
-		if (fclose(f) != 0)
-			fprintf(stderr, "reflease run: --json-file %s: %s\n", o->json_file,
-			        strerror(errno));
-	} else {
-		fflush(stderr);
-		cli_emit_json(stderr, obj);
-	}
-}
-
-/* The run object: the last lease result (a set's answer for a set) plus how
- * CMD and reflease ended. */
-static void run_emit(const run_out *o, lease_store *st, lease_result *r, const run_names *rn,
-                     int rc, const char *reason, int exit_status, int have_cmd, int cmd_status)
-{
-	if (st && rn->n == 1)
-		lease_result_fixup(r, st, rn->names[0], rc);
-	if (!o->json && o->json_fd < 0)
-		return;
-	run_emit_obj(o, rn->n > 1 ? set_result_json(rn->set) : cli_result_json(r), reason,
-	             exit_status, have_cmd, cmd_status);
-}
-
-/* ---- signals ---- */
-
-/* The signals run handles: every catchable terminating one, and SIGCHLD. */
-static void run_signal_set(sigset_t *set)
-{
-	run_terminating_signals(set);
-	sigaddset(set, SIGCHLD);
-}
-
-static int open_signalfd(void)
-{
-	sigset_t set;
-
-	run_signal_set(&set);
-	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
-		return -1;
-	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-}
-
-/* Read pending signals; returns the first terminating one seen (0 if none)
- * and sets *chld on SIGCHLD. */
-static int drain_signals(int sfd, int *chld)
-{
-	struct signalfd_siginfo si;
-	int sig = 0;
-
-	while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-		if (si.ssi_signo == SIGCHLD)
-			*chld = 1;
-		else if (si.ssi_signo == SIGPIPE && si.ssi_code == SI_USER &&
-		         (pid_t)si.ssi_pid == getpid())
-			continue; /* our own write to a closed pipe (EPIPE is handled) */
-		else if (!sig)
-			sig = (int)si.ssi_signo;
-	}
-	return sig;
-}
-
-/* ---- run ---- */
-
-/* Whether /proc shows this process's own PID namespace: /proc/self names
- * getpid(). Not so in a PID namespace that kept the parent's /proc (the
- * process is another pid there, or not visible at all). */
-static int proc_is_ours(void)
-{
-	char buf[32];
-	ssize_t n = readlink("/proc/self", buf, sizeof(buf) - 1);
-
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	return strtol(buf, NULL, 10) == (long)getpid();
 }
 
 /* Release what the run holds with @p token: the lease, or the whole set in
@@ -464,185 +151,6 @@ static void guard_release_lease(const char *token, void *payload)
 	        g->rn->label, r.status ? r.status : "error", r.message[0] ? ": " : "", r.message);
 	lease_store_free(st);
 	g->ctx->st = NULL;
-}
-
-/* The supervision of one run: the guard, and how it all ended. */
-typedef struct run_sup {
-	run_guard g;
-	double kill_grace;
-	int wall_is_store; /* the store's time is this host's wall clock */
-	int fg;            /* reflease had the terminal's foreground (CMD was given it) */
-	int lost;          /* the lease is (or may be) lost */
-	int interrupted;   /* the first terminating signal received */
-	int have_cmd;      /* CMD's status is known */
-	int cmd_status;    /* as waitpid(2) */
-	int guard_died;    /* the guard ended without reporting the tree gone */
-	int guard_reaped;  /* waitpid has collected the guard */
-	double hard_at;    /* the tree must be gone by then (run_clock), 0 = no limit */
-	double sent_dl;    /* the deadline the guard was last given */
-	char sent_token[LEASE_TOKEN_HEXSZ + 1]; /* the token the guard was last given */
-} run_sup;
-
-/* Ask the guard to kill the tree; remember by when it must be gone. */
-static void sup_kill(run_sup *s, int sig, double grace)
-{
-	double at = run_clock() + grace + RUN_GUARD_SLACK;
-
-	run_guard_kill(&s->g, sig, grace);
-	if (!s->hard_at || at < s->hard_at)
-		s->hard_at = at;
-}
-
-/* Reap reflease's own children (the guard, or orphans after its death). */
-static void sup_reap(run_sup *s)
-{
-	pid_t w;
-	int st;
-
-	while ((w = waitpid(-1, &st, WNOHANG)) > 0)
-		if (w == s->g.pid) {
-			s->guard_reaped = 1;
-			s->guard_died = 1; /* TREE_GONE, when it came, was read before */
-		}
-}
-
-/* The watchdog (§6): lost when the service said so, or at the lost deadline
- * on either clock; then the tree gets SIGTERM and SIGKILL after kill_grace,
- * never later than expires_at − 2 s in store time. Passes the deadline on to
- * the guard. Returns the deadline (run_clock()). */
-static double check_lost(run_sup *s, run_shared *sh)
-{
-	double now = run_clock(), deadline, lost_at, kg;
-	int lost_now;
-
-	pthread_mutex_lock(&sh->mu);
-	deadline = sh->deadline;
-	lost_at = sh->lost_at;
-	/* the kill_grace of the TTL behind the deadline: CMD's own heartbeat
-	 * with a shorter TTL shortens it (the tree is gone by expires_at − 2 s) */
-	kg = sh->grace > 0 && sh->grace < s->kill_grace ? sh->grace : s->kill_grace;
-	lost_now = sh->lost;
-	if (sh->changed && !s->lost && deadline != s->sent_dl) {
-		run_guard_deadline(&s->g, deadline, kg);
-		s->sent_dl = deadline;
-	}
-	sh->changed = 0;
-	if (sh->has_last && sh->last.has_payload && sh->last.holds_token &&
-	    sh->last.payload.lease_token[0] &&
-	    strcmp(sh->last.payload.lease_token, s->sent_token) != 0) {
-		/* a handoff rotated it: the guard releases with the current one */
-		memcpy(s->sent_token, sh->last.payload.lease_token, sizeof(s->sent_token));
-		run_guard_token(&s->g, s->sent_token);
-	}
-	pthread_mutex_unlock(&sh->mu);
-	if (!s->lost &&
-	    (lost_now || now >= deadline ||
-	     (s->wall_is_store && lease_clock_seconds(LEASE_CLOCK_REALTIME) >= lost_at))) {
-		double grace = kg;
-		if (s->wall_is_store &&
-		    lost_at + kg - lease_clock_seconds(LEASE_CLOCK_REALTIME) < grace)
-			grace = lost_at + kg - lease_clock_seconds(LEASE_CLOCK_REALTIME);
-		s->lost = 1;
-		run_guard_deadline(&s->g, 0, 0);
-		sup_kill(s, SIGTERM, grace < 0 ? 0 : grace);
-	}
-	return deadline;
-}
-
-/* CMD was stopped by job control (Ctrl-Z: SIGTSTP; SIGTTIN, SIGTTOU): stop
- * reflease too, as sudo does, so that the shell sees its job stopped and
- * gives the prompt back; the terminal goes back to reflease's group first.
- * While stopped nothing renews the lease (protocol.md §6): the guard's
- * watchdog still runs and stops the tree at the lost deadline; on SIGCONT
- * (fg, bg) CMD's tree is continued, and given the terminal when reflease has
- * it (fg). */
-static void stop_with_cmd(run_sup *s)
-{
-	if (s->fg)
-		tcsetpgrp(STDIN_FILENO, getpgrp());
-	kill(getpid(), SIGSTOP); /* returns once continued */
-	if (s->fg && s->g.cmd_pid > 0 && tcgetpgrp(STDIN_FILENO) == getpgrp())
-		tcsetpgrp(STDIN_FILENO, s->g.cmd_pid);
-	run_guard_resume(&s->g);
-}
-
-/* Supervise until CMD's whole tree is gone: signals, the guard's reports,
- * the heartbeat service's reports and the watchdog. */
-static void supervise(run_sup *s, run_shared *sh, int sfd, int evfd)
-{
-	for (;;) {
-		struct pollfd fds[3] = {
-		        {sfd, POLLIN, 0}, {evfd, POLLIN, 0}, {s->g.ev_r, POLLIN, 0}};
-		double now = run_clock(), deadline = check_lost(s, sh);
-		int chld = 0, sig, ms = RUN_TICK_MS, ev, st = 0, gone = 0;
-
-		if (s->hard_at && now >= s->hard_at) {
-			/* the guard did not finish in time (stopped?): kill the
-			 * whole subtree from here, the guard included */
-			run_tree_stop(SIGKILL, 0, s->g.pid, &st);
-			s->guard_reaped = 1;
-			if (!s->have_cmd) {
-				s->have_cmd = 1;
-				s->cmd_status = SIGKILL;
-			}
-			return;
-		}
-		if (!s->lost && (deadline - now) * 1000.0 < ms)
-			ms = (int)((deadline - now) * 1000.0) + 1;
-		if (s->hard_at && (s->hard_at - now) * 1000.0 < ms)
-			ms = (int)((s->hard_at - now) * 1000.0) + 1;
-		if (poll(fds, 3, ms < 0 ? 0 : ms) < 0 && errno != EINTR)
-			ms = 0;
-		if (fds[1].revents & POLLIN) {
-			char buf[64];
-			while (read(evfd, buf, sizeof(buf)) > 0)
-				;
-		}
-		sig = drain_signals(sfd, &chld);
-		if (sig) {
-			/* forwarded to every process of the tree; SIGKILL after
-			 * min(kill_grace, 3 s), then release (cli.md: within 5 s) */
-			double k = s->kill_grace < RUN_SIGNAL_KILL_MAX ? s->kill_grace
-			                                               : RUN_SIGNAL_KILL_MAX;
-			sup_kill(s, sig, k);
-			if (!s->interrupted)
-				s->interrupted = sig;
-		}
-		while ((ev = run_guard_read(&s->g, &st)) != RUN_GUARD_NONE) {
-			if (ev == RUN_GUARD_CMD_EXITED) {
-				s->have_cmd = 1;
-				s->cmd_status = st;
-			} else if (ev == RUN_GUARD_TREE_GONE) {
-				gone = 1;
-			} else if (ev == RUN_GUARD_CMD_STOPPED) {
-				if (!s->lost && !s->interrupted && !s->hard_at)
-					stop_with_cmd(s);
-			} else {
-				break; /* EOF */
-			}
-		}
-		if (gone) {
-			/* a deadline passed while reflease was stopped counts */
-			check_lost(s, sh);
-			return;
-		}
-		if (chld)
-			sup_reap(s);
-		if (s->g.eof || s->guard_died) {
-			/* The guard died (SIGKILL): CMD died with it (PDEATHSIG), the
-			 * rest of the tree re-parented here. Kill it from here. */
-			s->guard_died = 1;
-			fprintf(stderr,
-			        "reflease run: the guard process died; stopping CMD's tree\n");
-			run_tree_stop(SIGTERM, s->kill_grace, s->g.pid, &st);
-			s->guard_reaped = 1;
-			if (!s->have_cmd) {
-				s->have_cmd = 1;
-				s->cmd_status = SIGKILL;
-			}
-			return;
-		}
-	}
 }
 
 /* NAME [NAME...] [options] -- CMD, or NAME [options] CMD (cli.md "run"):
@@ -788,7 +296,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		        "fenced (protocol.md §6); mount /proc\n");
 		return EXIT_CONFIG;
 	}
-	if (!proc_is_ours()) {
+	if (!run_proc_is_ours()) {
 		/* a PID namespace whose /proc is the parent's (unshare --pid
 		 * without --mount-proc): PPid chains and pids there are another
 		 * namespace's, the guard would neither find nor wait for the tree */
@@ -800,7 +308,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		        (long)getpid());
 		return EXIT_CONFIG;
 	}
-	if (a->json_file && (rc = open_json_file(ctx, a->json_file, &out.json_fd)) < 0) {
+	if (a->json_file && (rc = run_open_json_file(ctx, a->json_file, &out.json_fd)) < 0) {
 		free(argv2);
 		return cli_status_of(rc);
 	}
@@ -864,7 +372,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		snprintf(rn.label, sizeof(rn.label), "%s", slot_name);
 	}
 	/* From here on every signal is read from the signalfd (no races). */
-	if ((sfd = open_signalfd()) < 0) {
+	if ((sfd = run_open_signalfd()) < 0) {
 		fprintf(stderr, "reflease run: signalfd: %s\n", strerror(errno));
 		if (rc == 0)
 			release_now(ctx, st, &rn, r.payload.lease_token, &rel);
@@ -872,7 +380,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	}
 	sig0 = lease_stop_signal;
 	{
-		int chld = 0, s = drain_signals(sfd, &chld);
+		int chld = 0, s = run_drain_signals(sfd, &chld);
 		if (s && !sig0)
 			sig0 = s;
 	}
@@ -920,7 +428,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	sh.stop_r = stp[0];
 	sh.verbosity = ctx->verbosity;
 	sh.name = rn.label;
-	set_deadline(&sh, lease_lost_at(&r.payload, ttl), r.now, ttl, 0);
+	run_set_deadline(&sh, lease_lost_at(&r.payload, ttl), r.now, ttl, 0);
 	sup.sent_dl = sh.deadline;
 	memcpy(sup.sent_token, token, sizeof(sup.sent_token));
 	grc.ctx = ctx;
@@ -953,16 +461,16 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		k.check_seconds = lease_keep_check_interval(st);
 		ka.at = r.oid;
 		k.known_oid = r.present ? &ka.at : NULL;
-		k.sleep = keeper_sleep;
+		k.sleep = run_keeper_sleep;
 		k.sleep_payload = &sh;
-		k.report = keeper_report;
+		k.report = run_keeper_report;
 		k.report_payload = &sh;
 		ka.keep = k;
 	}
 	ka.st = st;
 	ka.rn = &rn;
 	ka.sh = &sh;
-	if (pthread_create(&th, NULL, keeper_main, &ka) != 0) {
+	if (pthread_create(&th, NULL, run_keeper_main, &ka) != 0) {
 		fprintf(stderr, "reflease run: cannot start the heartbeat thread\n");
 		sh.lost = 1; /* stop CMD at once: nobody keeps the lease */
 		sh.lost_event = LEASE_KEEP_FAILED;
@@ -971,7 +479,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		thread_started = 1;
 	}
 
-	supervise(&sup, &sh, sfd, evp[0]);
+	run_supervise(&sup, &sh, sfd, evp[0]);
 	if (!sup.guard_reaped)
 		while (waitpid(sup.g.pid, NULL, 0) < 0 && errno == EINTR)
 			;
@@ -985,7 +493,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		(void)n;
 		/* When the lease is lost there is nothing left to write: do not
 		 * wait long for a heartbeat stuck inside the store. */
-		if (!sup.lost || wait_done(&sh, evp[0], 1.0))
+		if (!sup.lost || run_wait_done(&sh, evp[0], 1.0))
 			pthread_join(th, NULL);
 		else
 			thread_stuck = 1;

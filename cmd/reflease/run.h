@@ -1,0 +1,121 @@
+/*
+ * `run`'s parts (cmd_run.c: the command; run_supervise.c: CMD's process
+ * tree and the signals; run_keeper.c: the heartbeat service's glue;
+ * run_output.c: the run object) and what they share. The guarantee they
+ * keep together is described in cmd_run.c (protocol.md §6 "The run
+ * guarantee").
+ */
+#ifndef REFLEASE_RUN_H
+#define REFLEASE_RUN_H
+
+#include "cmd_lease.h"
+#include "run_guard.h"
+
+#include <pthread.h>
+
+/* Longest wait between a forwarded signal and SIGKILL, seconds, so that the
+ * release happens within 5 s of the signal (cli.md). */
+#define RUN_SIGNAL_KILL_MAX 3.0
+
+/* The names a run holds: one lease, or a set (protocol.md "Sets"). */
+typedef struct run_names {
+	const char *names[LEASE_SET_MAX];
+	size_t n;
+	lease_set_result *set; /* n > 1: the set's latest answer (owned) */
+	char label[LEASE_SET_MAX * (LEASE_NAME_MAX + 1) + 1]; /* "A B C", for messages */
+} run_names;
+
+/* State shared with the heartbeat thread (under mu). */
+typedef struct run_shared {
+	pthread_mutex_t mu;
+	int ev_w;          /* event pipe, write end (thread → main) */
+	int stop_r;        /* stop pipe, read end (main → thread) */
+	int lost;          /* the service reported LOST or FAILED */
+	int lost_event;    /* LEASE_KEEP_LOST or LEASE_KEEP_FAILED */
+	int lost_code;     /* its code */
+	lease_result last; /* the service's latest result */
+	int has_last;
+	int last_event;  /* the event of `last` (lease_keep_event) */
+	double deadline; /* the lost deadline on run_clock() (CLOCK_BOOTTIME), s */
+	double lost_at;  /* the lost deadline in store time, s since the epoch */
+	double grace;    /* kill_grace of the TTL behind lost_at, s (a shorter TTL
+	                    written under run shortens it: the tree must be gone by
+	                    expires_at − 2 s, protocol.md §6) */
+	int changed;     /* deadline changed since the main thread looked */
+	int done;        /* the service returned */
+	int verbosity;
+	const char *name;
+} run_shared;
+
+typedef struct keeper_args {
+	lease_store *st;
+	const run_names *rn;
+	lease_keep_options keep;
+	lease_oid at; /* the acquire's oid (keep.known_oid) */
+	run_shared *sh;
+} keeper_args;
+
+typedef struct run_out {
+	cli_ctx *ctx;
+	int json;
+	const char *json_file;
+	int json_fd; /* --json-file, opened before anything is acquired; -1 = none */
+} run_out;
+
+/* The supervision of one run: the guard, and how it all ended. */
+typedef struct run_sup {
+	run_guard g;
+	double kill_grace;
+	int wall_is_store; /* the store's time is this host's wall clock */
+	int fg;            /* reflease had the terminal's foreground (CMD was given it) */
+	int lost;          /* the lease is (or may be) lost */
+	int interrupted;   /* the first terminating signal received */
+	int have_cmd;      /* CMD's status is known */
+	int cmd_status;    /* as waitpid(2) */
+	int guard_died;    /* the guard ended without reporting the tree gone */
+	int guard_reaped;  /* waitpid has collected the guard */
+	double hard_at;    /* the tree must be gone by then (run_clock), 0 = no limit */
+	double sent_dl;    /* the deadline the guard was last given */
+	char sent_token[LEASE_TOKEN_HEXSZ + 1]; /* the token the guard was last given */
+} run_sup;
+
+/* ---- the heartbeat service's glue (run_keeper.c) ---- */
+
+/* Set the deadlines from a report at store time @p now, for a lease of
+ * @p ttl seconds (under mu). */
+void run_set_deadline(run_shared *sh, double lost_at, int64_t now, int64_t ttl, int only_earlier);
+/* lease_keep_options.report: the service's reports into the shared state. */
+void run_keeper_report(const lease_keep_report *rep, void *payload);
+/* The service's sleep: wait on the stop pipe, so a stop is seen at once. */
+int run_keeper_sleep(double seconds, void *payload);
+/* The heartbeat thread: lease_keep() (one lease) or lease_keep_set() (a set). */
+void *run_keeper_main(void *arg);
+/* Wait up to @p seconds for the heartbeat thread to finish; 1 when it has. */
+int run_wait_done(run_shared *sh, int evfd, double seconds);
+
+/* ---- the run object (run_output.c) ---- */
+
+/* --json-file F must be writable before the lease is taken (F08): open it
+ * now (created empty when missing, kept otherwise). */
+int run_open_json_file(cli_ctx *ctx, const char *path, int *fd);
+/* The run object: the last lease result (a set's answer for a set) plus how
+ * CMD and reflease ended. */
+void run_emit(const run_out *o, lease_store *st, lease_result *r, const run_names *rn, int rc,
+              const char *reason, int exit_status, int have_cmd, int cmd_status);
+
+/* ---- CMD's process tree and the signals (run_supervise.c) ---- */
+
+/* Block the signals run handles and open a signalfd for them; -1 on error. */
+int run_open_signalfd(void);
+/* Read pending signals; returns the first terminating one seen (0 if none)
+ * and sets *chld on SIGCHLD. */
+int run_drain_signals(int sfd, int *chld);
+/* Whether /proc shows this process's own PID namespace: /proc/self names
+ * getpid(). Not so in a PID namespace that kept the parent's /proc (the
+ * process is another pid there, or not visible at all). */
+int run_proc_is_ours(void);
+/* Supervise until CMD's whole tree is gone: signals, the guard's reports,
+ * the heartbeat service's reports and the watchdog. */
+void run_supervise(run_sup *s, run_shared *sh, int sfd, int evfd);
+
+#endif
