@@ -36,7 +36,7 @@ void vclock_apply(vclock *v, lease_clock *c, int with_wall);
 
 /** @p v's monotonic time, ms. */
 int64_t vclock_mono_ms(vclock *v);
-/** vclock_mono_ms() as a callback (@p payload is the vclock), e.g. fakegh_options.log_clock_ms. */
+/** vclock_mono_ms() as a callback (@p payload is the vclock), e.g. fakegh_options.clock_ms. */
 int64_t vclock_ms_cb(void *payload);
 /** Move @p v forward @p ms milliseconds (as a sleep would, without counting one). */
 void vclock_advance(vclock *v, int64_t ms);
