@@ -15,8 +15,9 @@
 #include "reflease/primitives.h"
 #include "reflease/reconcile.h"
 #include "reflease/schema.h"
+#include "store/backend.h"
+#include "store/handle.h"
 #include "store/http.h"
-#include "store/store.h"
 #include "support/fakegh.h"
 #include "support/vclock.h"
 

@@ -18,8 +18,9 @@
 #include <unistd.h>
 
 #include "reflease.h"
+#include "store/backend.h"
+#include "store/handle.h"
 #include "store/http.h"
-#include "store/store.h"
 #include "support/fakegh.h"
 #include "support/logcap.h"
 #include "support/vclock.h"

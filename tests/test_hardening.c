@@ -9,8 +9,9 @@
 #include <string.h>
 
 #include "reflease.h"
+#include "store/backend.h"
+#include "store/handle.h"
 #include "store/http.h"
-#include "store/store.h"
 #include "support/vclock.h"
 
 typedef struct canned {

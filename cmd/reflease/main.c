@@ -13,6 +13,7 @@
 
 #include "cli_env.h"
 #include "report.h"
+#include "util/util.h"
 
 int cli_exit_for(int code)
 {

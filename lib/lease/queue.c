@@ -6,7 +6,7 @@
  * the primitives; a ticket is never revived once expired. */
 #include "lease/door.h"
 #include "lease/ticket.h"
-#include "store/store.h"
+#include "store/frontend.h"
 #include "util/util.h"
 
 #include <inttypes.h>

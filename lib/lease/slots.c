@@ -4,7 +4,7 @@
  * slot refs present, checked before and after each write. */
 #include "lease/door.h"
 #include "reflease/runtime.h"
-#include "store/store.h"
+#include "store/frontend.h"
 #include "util/util.h"
 
 #include <stdio.h>

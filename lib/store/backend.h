@@ -1,53 +1,20 @@
 /**
- * @file store.h (internal)
- * The store handle's layout and what the store layer shares internally:
- * pacing, error and log helpers, the backend constructors and their
- * filesystem and wait helpers. The transport vtable the backends implement
- * is public: reflease/sys/transport.h (style.md §8).
+ * @file backend.h (internal)
+ * What the transports in lib/store share: the backend constructors, their
+ * deadline, log and test hooks, the filesystem helpers of local stores and
+ * the probe/wait helpers. Included by lib/store (and tests), never by
+ * lib/lease or cmd/ (`make lint` checks it). The transport vtable itself is
+ * public: reflease/sys/transport.h (style.md §8).
  */
-#ifndef REFLEASE_STORE_INTERNAL_H
-#define REFLEASE_STORE_INTERNAL_H
+#ifndef REFLEASE_STORE_BACKEND_H
+#define REFLEASE_STORE_BACKEND_H
 
 #include "reflease/store.h"
-#include "reflease/sys/clock.h"
 #include "reflease/sys/transport.h"
+#include "util/clock.h"
 
-/** The store handle (opaque to users of reflease/store.h). */
-struct lease_store {
-	lease_transport *t;
-	char ns[LEASE_NS_MAX + 1];
-	lease_clock clock;
-	lease_random random;
-	int verify_timeout_ms;
-	int timeout_s;
-	lease_log_fn log;
-	void *log_payload;
-	int log_level;
-	char spec[1024];
-	char errmsg[1024];
-	lease_cas_error cas_err;
-	int cas_compared;    /**< a post-state was read for cas_err (primitives.c observe()) */
-	int64_t paced_ms;    /**< total waited by lease_store_pace() */
-	int op_depth;        /**< lease_store_op_begin() nesting */
-	int64_t wait_end_ms; /**< lease_store_set_wait_end(): monotonic ms, 0 = none */
-};
-
-/**
- * Begin one operation (issue 24 item 3): unless one is already running
- * (nested calls only count), the network transports get a deadline of
- * --timeout (timeout_s) from now for everything the operation sends —
- * each request, retry and rate-limit wait — capped at the wait's end
- * (lease_store_set_wait_end(), never below 1 s) and at @p cap_ms when > 0.
- * Pair with lease_store_op_end(). A no-op on local stores.
- */
-void lease_store_op_begin(lease_store *st, int64_t cap_ms);
-/** End the operation begun by the matching lease_store_op_begin(). */
-void lease_store_op_end(lease_store *st);
-/**
- * Cap every operation that begins from now on at @p mono_ms (the store's
- * lease_store_mono_ms() clock; a --wait's end, issue 24 item 3), 0 = no cap.
- */
-void lease_store_set_wait_end(lease_store *st, int64_t mono_ms);
+#include <stddef.h>
+#include <stdint.h>
 
 /**
  * GitHub transport (github.c): the running operation ends @p ms from now on
@@ -62,60 +29,6 @@ void lease_github_set_deadline(lease_transport *t, int64_t ms);
  * other transports.
  */
 void lease_remote_set_deadline(lease_transport *t, int64_t ms);
-
-/**
- * The store's monotonic clock, ms (lease_store_options.clock.mono_ms, else
- * CLOCK_MONOTONIC): the clock of every wait, verify poll and deadline.
- */
-int64_t lease_store_mono_ms(const lease_store *st);
-/**
- * Sleep @p ms on the store's clock (lease_store_options.clock.sleep_ms, else
- * nanosleep(2)). @return 0, or -1 when @p mode is LEASE_SLEEP_INTERRUPTIBLE
- * and a signal cut it short
- */
-int lease_store_sleep_ms(const lease_store *st, int64_t ms, lease_sleep_mode mode);
-/**
- * The fraction of a second of the store's wall clock, [0, 1): 0 under an
- * injected clock.now (whole seconds), else CLOCK_REALTIME's.
- */
-double lease_store_wall_fraction(const lease_store *st);
-/**
- * The store's time (lease_store_now()) with the local wall clock's fraction
- * of a second (lease_store_wall_fraction()), seconds.
- */
-double lease_store_now_precise(lease_store *st);
-
-/** Gap between the content-creating requests of two operations of a burst, ms (issue 15). */
-#define LEASE_PACE_MS 1000
-
-/**
- * Mark the start of one write operation of a burst (reconcile --reap /
- * --prune-released, migrate --apply: one per lease): the transport waits
- * until LEASE_PACE_MS have passed since its last content-creating request,
- * and from then on spaces every content-creating request LEASE_PACE_MS
- * apart, the writes of one operation too (GitHub only; a no-op elsewhere;
- * issue 24 item 4). The operation gets its own --timeout (the deadline is
- * set again). @return the milliseconds waited (here and between the
- * writes since the last call), also added to lease_store_paced_ms().
- */
-int64_t lease_store_pace(lease_store *st);
-
-/**
- * Bound the ref lock wait of @p st's next writes to @p wait_ms (< 0: the
- * transport's default) through the transport's set_lock_wait (version 2;
- * a no-op without it).
- */
-void lease_store_set_lock_wait(lease_store *st, int wait_ms);
-
-/** Total milliseconds lease_store_pace() and the writes of a burst waited on @p st. */
-int64_t lease_store_paced_ms(const lease_store *st);
-
-/** Set the handle's error message (printf-style) and return @p code. */
-int lease_store_set_error(lease_store *st, int code, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
-/** Log through the handle's callback when @p level is enabled. */
-void lease_store_log(lease_store *st, int level, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
 
 /**
  * Local backend (lib/store/local.c) over libgit2: @p path is a repository
@@ -301,8 +214,8 @@ typedef int (*lease_probe_fn)(lease_transport *t, const char *refname, lease_pro
 
 /**
  * The wait_change of a polled backend (github, remote): probe @p refname every
- * @p interval_ms on the transport's clock @p clk (jittered to 75-125 %, never growing) until what
- * it sees differs from (@p known_present, @p known_oid) or @p timeout_ms passed.
+ * @p interval_ms on the transport's clock @p clk (jittered to 75-125 %, never growing) until what it sees
+ * differs from (@p known_present, @p known_oid) or @p timeout_ms passed.
  * @p state keeps the validator across calls (owned by the transport). A
  * failed probe is not a change: polling goes on at the same pace.
  * @return 1 (changed), 0 (timeout)
