@@ -214,8 +214,8 @@ typedef int (*lease_probe_fn)(lease_transport *t, const char *refname, lease_pro
 
 /**
  * The wait_change of a polled backend (github, remote): probe @p refname every
- * @p interval_ms on the transport's clock @p clk (jittered to 75-125 %, never growing) until what it sees
- * differs from (@p known_present, @p known_oid) or @p timeout_ms passed.
+ * @p interval_ms on the transport's clock @p clk (jittered to 75-125 %, never growing) until what
+ * it sees differs from (@p known_present, @p known_oid) or @p timeout_ms passed.
  * @p state keeps the validator across calls (owned by the transport). A
  * failed probe is not a change: polling goes on at the same pace.
  * @return 1 (changed), 0 (timeout)
