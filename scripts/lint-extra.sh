@@ -10,6 +10,12 @@ done
 # transport) follows from it: only primitives.c sees the handle's layout
 # (store/handle.h), so only it can reach st->t.
 sh scripts/lint-includes.sh
+# One environment (issue 26): the library reads no environment variable; its
+# configuration, clocks and log come in lease_store_options (the CLI maps its
+# ENVIRONMENT onto them in cmd/reflease/cli_env.c).
+if grep -nE '\b(secure_)?getenv\(' lib/*/*.c lib/*/*.h migrations/*.c; then
+  echo "lint: the library reads the environment (take it from lease_store_options)"; exit 1
+fi
 # One error setter (issue 26 step 2): in lib/ and migrations/ an error message
 # is written by lease_error_set() (lib/util/common.c) alone — no other function
 # formats into an error buffer, and the old setters stay gone.
