@@ -19,20 +19,74 @@
 #include "store/handle.h"
 #include "store/http.h"
 #include "support/fakegh.h"
-#include "support/ghfix.h"
-#include "support/logcap.h"
-#include "support/payload.h"
-#include "support/suitefix.h"
+#include "support/vclock.h"
 
 #define CANARY "ghp_CANARYtoken0123456789abcdefCANARY"
 #define TOKEN  "0123456789abcdef0123456789abcdef"
 
 static fakegh *fk;
 static lease_store *st;
+static char logs[1 << 16];
+static size_t logs_len;
+
+static void capture(int level, const char *msg, void *payload)
+{
+	int n;
+
+	(void)payload;
+	n = snprintf(logs + logs_len, sizeof(logs) - logs_len, "%d %s\n", level, msg);
+	if (n > 0 && (size_t)n < sizeof(logs) - logs_len)
+		logs_len += (size_t)n;
+}
+
+/* The API URL the stores of a test open with (the fake's, by default). */
+static char api_url[256];
+
+static void env_for(const fakegh *f)
+{
+	snprintf(api_url, sizeof(api_url), "%s", fakegh_url(f));
+}
+
+/* Open a store on the fake; on @p vc's virtual time when not NULL. */
+static int open_store_on(lease_store **out, const char *token, int timeout_s, int verify_ms,
+                         vclock *vc)
+{
+	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
+	char err[512];
+	int rc;
+
+	if (vc)
+		vclock_apply(vc, &o.clock, 0);
+	o.github_api_url = api_url;
+	o.github_token = token;
+	o.timeout_s = timeout_s;
+	o.verify_timeout_ms = verify_ms;
+	o.log = capture;
+	o.log_level = LEASE_LOG_DEBUG;
+	rc = lease_store_open(out, "github:octo/leases", &o, err, sizeof(err));
+	if (rc < 0)
+		fprintf(stderr, "open: %s\n", err);
+	return rc;
+}
+
+/* The time of a test's stores and of the fake (read lag, the request log):
+ * virtual (issue 26), so retries, backoff, verify polls and lag cost no real
+ * time. */
+static vclock gvc;
+
+static int open_store(lease_store **out, const char *token, int timeout_s, int verify_ms)
+{
+	return open_store_on(out, token, timeout_s, verify_ms, &gvc);
+}
 
 static void start(const fakegh_options *o)
 {
-	ghfix_begin(&fk, &st, o, CANARY, 5, 2000);
+	vclock_init(&gvc, 0);
+	ck_assert_int_eq(fakegh_start_clocked(&fk, o, vclock_ms_cb, &gvc), 0);
+	env_for(fk);
+	logs_len = 0;
+	logs[0] = '\0';
+	ck_assert_int_eq(open_store(&st, CANARY, 5, 2000), 0);
 }
 
 static void setup(void)
@@ -42,16 +96,34 @@ static void setup(void)
 
 static void teardown(void)
 {
-	ghfix_end(&fk, &st);
+	lease_store_free(st);
+	st = NULL;
+	fakegh_stop(fk);
+	fk = NULL;
 }
 
 /* A valid payload message for @p name. */
 static char *message(const char *name, lease_phase phase, int64_t now)
 {
 	lease_payload p;
+	char *m = NULL;
 
-	payload_fill(&p, name, "alice", phase, TOKEN, now, now + 300);
-	return payload_message(&p, LEASE_OP_ACQUIRE);
+	memset(&p, 0, sizeof(p));
+	snprintf(p.sdlc_version, sizeof(p.sdlc_version), "1.1.0");
+	p.version_major = 1;
+	p.version_minor = 1;
+	snprintf(p.name, sizeof(p.name), "%s", name);
+	snprintf(p.owner, sizeof(p.owner), "alice");
+	snprintf(p.host, sizeof(p.host), "runner-1");
+	p.phase = phase;
+	snprintf(p.lease_token, sizeof(p.lease_token), TOKEN);
+	p.acquired_at = now;
+	p.expires_at = now + 300;
+	snprintf(p.nonce, sizeof(p.nonce), "%016llx", (unsigned long long)rand());
+	p.has_ttl = 1;
+	p.ttl_seconds = 300;
+	ck_assert_int_eq(lease_message_build(&m, &p, LEASE_OP_ACQUIRE), 0);
+	return m;
 }
 
 static void commit(lease_oid *out, const char *name, const lease_oid *parent)
@@ -63,6 +135,19 @@ static void commit(lease_oid *out, const char *name, const lease_oid *parent)
 		fprintf(stderr, "write_commit: %s\n", lease_store_last_error(st));
 	ck_assert_int_eq(rc, 0);
 	free(m);
+}
+
+/* The ref as the fake's repository holds it: 1 with *oid, or 0 absent. */
+static int ref_at(const char *name, lease_oid *oid)
+{
+	char ref[300], hex[41];
+	int present;
+
+	snprintf(ref, sizeof(ref), "refs/leases/%s", name);
+	present = fakegh_get_ref(fk, ref, hex);
+	if (present == 1)
+		ck_assert_int_eq(lease_oid_fromhex(oid, hex), 0);
+	return present;
 }
 
 static void dump_log(void)
@@ -89,7 +174,7 @@ START_TEST(cycle_create_read_replace_delete)
 
 	commit(&a, "deploy", NULL);
 	ck_assert_int_eq(lease_cas_create(st, "deploy", &a), 0);
-	ck_assert_int_eq(ghfix_tip(fk, "deploy", &seen), 1);
+	ck_assert_int_eq(ref_at("deploy", &seen), 1);
 	ck_assert(lease_oid_equal(&seen, &a));
 
 	ck_assert_int_eq(lease_fetch_ref(&s, st, "deploy"), 0);
@@ -109,7 +194,7 @@ START_TEST(cycle_create_read_replace_delete)
 	lease_ref_state_clear(&s);
 
 	ck_assert_int_eq(lease_cas_delete(st, "deploy", &b), 0);
-	ck_assert_int_eq(ghfix_tip(fk, "deploy", &seen), 0);
+	ck_assert_int_eq(ref_at("deploy", &seen), 0);
 	/* REST PATCH and DELETE carry no precondition: never used (§9). */
 	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_REF_PATCH), 0);
 	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_REF_DELETE), 0);
@@ -178,7 +263,7 @@ START_TEST(absent_read_in_seen_namespace_confirmed_by_rest)
 	memset(&s, 0, sizeof(s));
 	commit(&a, "other", NULL);
 	ck_assert_int_eq(lease_cas_create(st, "other", &a), 0);
-	ck_assert_int_eq(ghfix_open(&s2, CANARY, 5, 2000), 0);
+	ck_assert_int_eq(open_store(&s2, CANARY, 5, 2000), 0);
 	fakegh_reset_counts(fk);
 	ck_assert_int_eq(lease_fetch_ref(&s, s2, "newname"), 0);
 	ck_assert_int_eq(s.present, 0);
@@ -204,7 +289,7 @@ START_TEST(absence_listing_serves_archive_listing_once)
 	lease_oid_tohex(hex, &a);
 	ck_assert_int_eq(
 	        fakegh_set_ref(fk, "refs/leases-archive/arch/20261130T000000Z-0123abcd", hex), 0);
-	ck_assert_int_eq(ghfix_open(&s2, CANARY, 5, 2000), 0);
+	ck_assert_int_eq(open_store(&s2, CANARY, 5, 2000), 0);
 	fakegh_reset_counts(fk);
 	ck_assert_int_eq(lease_fetch_ref(&s, s2, "arch"), 0);
 	ck_assert_int_eq(s.present, 0);
@@ -326,7 +411,7 @@ START_TEST(read_lag_past_window_unverified)
 	lease_oid a;
 
 	commit(&a, "lag2", NULL);
-	ck_assert_int_eq(ghfix_open(&s2, CANARY, 5, 200), 0);
+	ck_assert_int_eq(open_store(&s2, CANARY, 5, 200), 0);
 	fakegh_set_read_lag(fk, 3000);
 	ck_assert_int_eq(lease_cas_create(s2, "lag2", &a), LEASE_EUNVERIFIED);
 	ck_assert_int_eq(lease_store_last_cas_error(s2)->outcome, LEASE_OUTCOME_UNKNOWN);
@@ -392,7 +477,7 @@ START_TEST(set_absences_serve_each_archive_listing)
 	lease_oid_tohex(hex, &a);
 	ck_assert_int_eq(
 	        fakegh_set_ref(fk, "refs/leases-archive/ax/20261130T000000Z-0123abcd", hex), 0);
-	ck_assert_int_eq(ghfix_open(&s2, CANARY, 5, 2000), 0);
+	ck_assert_int_eq(open_store(&s2, CANARY, 5, 2000), 0);
 	fakegh_reset_counts(fk);
 	ck_assert_int_eq(lease_fetch_refs(s, s2, xy, 2, NULL), 0);
 	ck_assert(!s[0].present && !s[1].present);
@@ -505,7 +590,7 @@ START_TEST(set_write_verified_through_read_lag)
 
 	commit(&news[0], "lc", NULL);
 	commit(&news[1], "ld", NULL);
-	ck_assert_int_eq(ghfix_open(&s2, CANARY, 5, 200), 0);
+	ck_assert_int_eq(open_store(&s2, CANARY, 5, 200), 0);
 	fakegh_set_read_lag(fk, 3000);
 	ck_assert_int_eq(lease_cas_set(s2, cd, olds, news, 2), LEASE_EUNVERIFIED);
 	ck_assert_int_eq(lease_store_last_cas_error(s2)->outcome, LEASE_OUTCOME_UNKNOWN);
@@ -705,7 +790,7 @@ START_TEST(fault_matrix)
 		ck_assert_msg(strstr(lease_store_last_error(st), fc->needle),
 		              "%s: '%s' not in '%s'", fc->id, fc->needle,
 		              lease_store_last_error(st));
-	present = ghfix_tip(fk, "f", &seen);
+	present = ref_at("f", &seen);
 	if (fc->after == AFTER_OLD) {
 		if (old)
 			ck_assert_msg(present && lease_oid_equal(&seen, old), "%s: not old",
@@ -724,7 +809,7 @@ START_TEST(fault_matrix)
 	ck_assert_uint_le(fakegh_count(fk, FAKEGH_REF_CREATE),
 	                  fc->kind == FAKEGH_FAULT_422_UPDATE_FAILED ? 3 : 2);
 	ck_assert_uint_le(fakegh_count(fk, FAKEGH_GQL_MUTATION), 2);
-	ck_assert(!strstr(logcap_buf, CANARY));
+	ck_assert(!strstr(logs, CANARY));
 	ck_assert(!strstr(lease_store_last_error(st), CANARY));
 }
 END_TEST
@@ -742,7 +827,7 @@ START_TEST(F24_rate_limit_waited_inside_timeout)
 	ck_assert_int_eq(lease_cas_replace(st, "w", &a, &b), 0);
 	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_REF_CREATE), 2);
 	/* progress is logged */
-	ck_assert_ptr_nonnull(strstr(logcap_buf, "retrying in 1 s"));
+	ck_assert_ptr_nonnull(strstr(logs, "retrying in 1 s"));
 }
 END_TEST
 
@@ -756,21 +841,21 @@ START_TEST(timeouts_read_unreachable_write_unknown)
 	int i;
 
 	commit(&a, "slow", NULL);
-	ck_assert_int_eq(ghfix_open(&s2, CANARY, 1, 200), 0);
+	ck_assert_int_eq(open_store(&s2, CANARY, 1, 200), 0);
 	memset(&s, 0, sizeof(s));
 	fakegh_fault(fk, FAKEGH_GQL_QUERY, FAKEGH_FAULT_STALL, 1, 2500);
 	ck_assert_int_eq(lease_fetch_ref(&s, s2, "slow"), LEASE_ENET);
 	ck_assert_ptr_nonnull(strstr(lease_store_last_error(s2), "unreachable"));
 	lease_ref_state_clear(&s);
 	lease_store_free(s2);
-	ck_assert_int_eq(ghfix_open(&s2, CANARY, 1, 200), 0);
+	ck_assert_int_eq(open_store(&s2, CANARY, 1, 200), 0);
 	fakegh_fault(fk, FAKEGH_REF_CREATE, FAKEGH_FAULT_STALL, 1, 2500);
 	ck_assert_int_eq(lease_cas_create(s2, "slow", &a), LEASE_ENET);
 	ck_assert_int_eq(lease_store_last_cas_error(s2)->outcome, LEASE_OUTCOME_UNKNOWN);
 	lease_store_free(s2);
-	for (i = 0; i < 50 && ghfix_tip(fk, "slow", &seen) != 1; i++)
+	for (i = 0; i < 50 && ref_at("slow", &seen) != 1; i++)
 		usleep(100000);
-	ck_assert_int_eq(ghfix_tip(fk, "slow", &seen), 1); /* it landed after all */
+	ck_assert_int_eq(ref_at("slow", &seen), 1); /* it landed after all */
 	ck_assert(lease_oid_equal(&seen, &a));
 }
 END_TEST
@@ -828,7 +913,7 @@ START_TEST(create_exists_then_404_is_lag)
 	lease_oid a, b;
 	int round;
 
-	ck_assert_int_eq(ghfix_open(&s2, CANARY, 10, 8000), 0);
+	ck_assert_int_eq(open_store(&s2, CANARY, 10, 8000), 0);
 	for (round = 0; round < 2; round++) {
 		char name[16];
 		snprintf(name, sizeof(name), "lagx%d", round);
@@ -943,7 +1028,7 @@ START_TEST(moved_repository_followed_on_api_host)
 	/* the commit and create (307), the first listing (301); then the new place */
 	ck_assert_uint_ge(redirected, 2);
 	ck_assert_uint_le(redirected, 3);
-	ck_assert_ptr_nonnull(strstr(logcap_buf, "moved"));
+	ck_assert_ptr_nonnull(strstr(logs, "moved"));
 }
 END_TEST
 
@@ -1011,7 +1096,7 @@ START_TEST(wrong_token_is_eauth)
 	ck_assert_int_eq(lease_fetch_ref(&s, st, "x"), LEASE_EAUTH);
 	ck_assert_ptr_nonnull(strstr(lease_store_last_error(st), "401"));
 	ck_assert(!strstr(lease_store_last_error(st), CANARY));
-	ck_assert(!strstr(logcap_buf, CANARY));
+	ck_assert(!strstr(logs, CANARY));
 	lease_ref_state_clear(&s);
 }
 END_TEST
@@ -1309,15 +1394,15 @@ START_TEST(ghes_path_prefix)
 	lease_oid a;
 
 	snprintf(url, sizeof(url), "%s/api/v3/", fakegh_url(fk));
-	setenv("GITHUB_API_URL", url, 1);
-	ck_assert_int_eq(ghfix_open(&s2, CANARY, 5, 2000), 0);
+	snprintf(api_url, sizeof(api_url), "%s", url);
+	ck_assert_int_eq(open_store(&s2, CANARY, 5, 2000), 0);
 	ck_assert_int_eq(lease_write_commit(&a, s2, NULL, "g: acquire claimed\n\n{}"), 0);
 	ck_assert_int_eq(lease_cas_create(s2, "g", &a), 0);
 	lease_store_free(s2);
 }
 END_TEST
 
-/* ---- the injected clock (lease_http_set_responder: virtual time) ----------------- */
+/* ---- canned answers (lease_http_set_responder); virtual time (vclock) ---------- */
 
 struct canned {
 	const char *answer; /* every request gets it */
@@ -1365,8 +1450,9 @@ START_TEST(listing_link_loop_fails)
 }
 END_TEST
 
-/* Issue 15 #7 on the virtual clock: lease_store_pace() waits until 1 s
- * after the last content-creating request, and only then; no real time. */
+/* Issue 15 #7 on the virtual clock (the store options' clock, issue 26):
+ * lease_store_pace() waits until 1 s after the last content-creating
+ * request, and only then; no real time. */
 START_TEST(pacing_on_the_virtual_clock)
 {
 	struct canned c = {"HTTP/1.1 201 Created\r\nDate: Mon, 30 Nov 2026 08:00:00 GMT\r\n\r\n"
@@ -1374,29 +1460,33 @@ START_TEST(pacing_on_the_virtual_clock)
 	                   0,
 	                   {{0}}};
 	struct timespec t0, t1;
+	lease_store *s2 = NULL;
+	vclock vc;
 	lease_oid a;
 	int64_t v0, waited;
 
-	lease_http_set_responder(lease_github_http(st->t), canned_respond, &c);
+	vclock_init(&vc, 0);
+	ck_assert_int_eq(open_store_on(&s2, CANARY, 5, 2000, &vc), 0);
+	lease_http_set_responder(lease_github_http(s2->t), canned_respond, &c);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	ck_assert_int_eq(lease_store_pace(st), 0); /* nothing written yet */
-	ck_assert_int_eq(lease_write_commit(&a, st, NULL, "p: acquire claimed\n\n{}"), 0);
-	v0 = lease_http_mono_ms();
-	waited = lease_store_pace(st);
+	ck_assert_int_eq(lease_store_pace(s2), 0); /* nothing written yet */
+	ck_assert_int_eq(lease_write_commit(&a, s2, NULL, "p: acquire claimed\n\n{}"), 0);
+	v0 = vclock_mono_ms(&vc);
+	waited = lease_store_pace(s2);
 	ck_assert_int_gt(waited, 900);
 	ck_assert_int_le(waited, 1000);
-	ck_assert_int_ge(lease_http_mono_ms() - v0, waited);
-	ck_assert_int_eq(lease_store_pace(st), 0); /* a second has passed */
-	ck_assert_int_eq(lease_store_paced_ms(st), waited);
-	lease_http_sleep_ms(400);
-	ck_assert_int_eq(lease_write_commit(&a, st, NULL, "p: acquire claimed\n\n{}"), 0);
-	lease_http_sleep_ms(400);
-	waited = lease_store_pace(st);
+	ck_assert_int_ge(vclock_mono_ms(&vc) - v0, waited);
+	ck_assert_int_eq(lease_store_pace(s2), 0); /* a second has passed */
+	ck_assert_int_eq(lease_store_paced_ms(s2), waited);
+	vclock_advance(&vc, 400);
+	ck_assert_int_eq(lease_write_commit(&a, s2, NULL, "p: acquire claimed\n\n{}"), 0);
+	vclock_advance(&vc, 400);
+	waited = lease_store_pace(s2);
 	ck_assert_int_gt(waited, 500);
 	ck_assert_int_le(waited, 600);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	ck_assert_int_lt((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000, 900);
-	lease_http_set_responder(lease_github_http(st->t), NULL, NULL);
+	lease_store_free(s2);
 }
 END_TEST
 
@@ -1468,24 +1558,23 @@ START_TEST(plain_http_only_to_loopback)
 		ck_assert_msg((lease_http_check_url(t[i].url, err, sizeof(err)) == 0) == t[i].ok,
 		              "%s", t[i].url);
 	o.github_token = CANARY;
-	setenv("GITHUB_API_URL", "http://api.example.invalid", 1);
+	o.github_api_url = "http://api.example.invalid";
 	ck_assert_int_eq(lease_store_open(&s2, "github:octo/leases", &o, err, sizeof(err)),
 	                 LEASE_ECONFIG);
 	ck_assert_ptr_nonnull(strstr(err, "http"));
 	ck_assert(!strstr(err, CANARY));
 	/* issue 15 #8: a name beginning with "127." is no loopback address */
-	setenv("GITHUB_API_URL", "http://127.example.invalid/api/v3", 1);
+	o.github_api_url = "http://127.example.invalid/api/v3";
 	ck_assert_int_eq(lease_store_open(&s2, "github:octo/leases", &o, err, sizeof(err)),
 	                 LEASE_ECONFIG);
 	ck_assert_ptr_nonnull(strstr(err, "127.example.invalid"));
 	ck_assert(!strstr(err, CANARY));
 	/* a GraphQL URL on another origin is never used (issue 24 #2: ignored,
 	 * the token goes to the API's origin only; tests/test_github_net.c) */
-	setenv("GITHUB_API_URL", "https://api.example.invalid", 1);
-	setenv("GITHUB_GRAPHQL_URL", "http://gql.example.invalid/graphql", 1);
+	o.github_api_url = "https://api.example.invalid";
+	o.github_graphql_url = "http://gql.example.invalid/graphql";
 	ck_assert_int_eq(lease_store_open(&s2, "github:octo/leases", &o, err, sizeof(err)), 0);
 	lease_store_free(s2);
-	unsetenv("GITHUB_GRAPHQL_URL");
 }
 END_TEST
 
@@ -1508,11 +1597,23 @@ START_TEST(spec_and_token_rules)
 	ck_assert_int_eq(lease_store_open(&s2, "github:octo/leases", &o, err, sizeof(err)),
 	                 LEASE_ECONFIG);
 	ck_assert(!strstr(err, "Injected"));
+	/* no token but a token file: read at open (the library reads no
+	 * environment variable, issue 26: GITHUB_TOKEN is the CLI's, test_cli.c) */
 	o.github_token = NULL;
-	setenv("GITHUB_TOKEN", CANARY, 1);
-	ck_assert_int_eq(lease_store_open(&s2, "github:octo/leases", &o, err, sizeof(err)), 0);
-	ck_assert_str_eq(lease_store_kind(s2), "github");
-	lease_store_free(s2);
+	{
+		char path[] = "/tmp/reflease-token-XXXXXX";
+		int fd = mkstemp(path);
+
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(write(fd, CANARY "\n", sizeof(CANARY)), (ssize_t)sizeof(CANARY));
+		close(fd);
+		o.github_token_file = path;
+		ck_assert_int_eq(lease_store_open(&s2, "github:octo/leases", &o, err, sizeof(err)),
+		                 0);
+		ck_assert_str_eq(lease_store_kind(s2), "github");
+		lease_store_free(s2);
+		unlink(path);
+	}
 }
 END_TEST
 
@@ -1540,10 +1641,10 @@ START_TEST(token_canary_never_logged)
 	fakegh_fault(fk, FAKEGH_MATCHING, FAKEGH_FAULT_403_FORBIDDEN, 1, 0);
 	ck_assert_int_eq(lease_fetch_namespace(&ns, st), LEASE_EAUTH);
 	ck_assert(!strstr(lease_store_last_error(st), CANARY));
-	ck_assert_uint_gt(logcap_len, 100); /* the run did log, verbosely */
-	ck_assert_ptr_nonnull(strstr(logcap_buf, "github: POST"));
-	ck_assert(!strstr(logcap_buf, CANARY));
-	ck_assert(!strstr(logcap_buf, "Bearer"));
+	ck_assert_uint_gt(logs_len, 100); /* the run did log, verbosely */
+	ck_assert_ptr_nonnull(strstr(logs, "github: POST"));
+	ck_assert(!strstr(logs, CANARY));
+	ck_assert(!strstr(logs, "Bearer"));
 }
 END_TEST
 
@@ -1595,36 +1696,65 @@ START_TEST(http_body_cap_and_headers)
 }
 END_TEST
 
+Suite *github_suite(void);
 Suite *github_suite(void)
 {
-	const suitefix_fixture fx = {setup, teardown, 0};
 	Suite *s = suite_create("github");
+	TCase *tc;
 
-	suitefix_add(s, "transport", 30, &fx, ONE(cycle_create_read_replace_delete),
-	             ONE(request_counts_per_primitive),
-	             ONE(absent_read_in_seen_namespace_confirmed_by_rest),
-	             ONE(absence_listing_serves_archive_listing_once),
-	             ONE(namespace_listing_batches), ONE(cas_mismatches),
-	             ONE(read_lag_polled_within_window), ONE(read_lag_past_window_unverified),
-	             ONE(time_base_is_date_header), ONE(graphql_blind_falls_back_to_rest),
-	             ONE(ghes_path_prefix), ONE(listing_follows_link_next),
-	             LOOP(same_answers_whatever_graphql_shows, 0, 4), ONE(set_read_in_one_query),
-	             ONE(set_absences_serve_each_archive_listing),
-	             LOOP(set_read_same_whatever_graphql_shows, 0, 4),
-	             ONE(set_write_verified_through_read_lag),
-	             ONE(moved_repository_followed_on_api_host),
-	             ONE(moved_repository_elsewhere_explained), NULL);
-	suitefix_add(s, "stream", 60, &fx, ONE(namespace_read_page_by_page),
-	             ONE(namespace_page_failing_midway_fails_the_sweep),
-	             ONE(listing_link_loop_fails), NULL);
-	suitefix_add(s, "faults", 30, &fx, LOOP(fault_matrix, 0, (int)NFAULTS),
-	             ONE(F24_rate_limit_waited_inside_timeout),
-	             ONE(timeouts_read_unreachable_write_unknown),
-	             ONE(F10_path_collision_422_reread), ONE(create_exists_then_404_is_lag),
-	             ONE(F26_empty_repository), ONE(wrong_token_is_eauth), NULL);
-	suitefix_add(s, "config", 30, &fx, ONE(plain_http_only_to_loopback),
-	             ONE(spec_and_token_rules), ONE(token_canary_never_logged),
-	             ONE(http_body_cap_and_headers), ONE(pacing_on_the_virtual_clock),
-	             ONE(redirects_bounded_and_never_off_host), NULL);
+	tc = tcase_create("transport");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, cycle_create_read_replace_delete);
+	tcase_add_test(tc, request_counts_per_primitive);
+	tcase_add_test(tc, absent_read_in_seen_namespace_confirmed_by_rest);
+	tcase_add_test(tc, absence_listing_serves_archive_listing_once);
+	tcase_add_test(tc, namespace_listing_batches);
+	tcase_add_test(tc, cas_mismatches);
+	tcase_add_test(tc, read_lag_polled_within_window);
+	tcase_add_test(tc, read_lag_past_window_unverified);
+	tcase_add_test(tc, time_base_is_date_header);
+	tcase_add_test(tc, graphql_blind_falls_back_to_rest);
+	tcase_add_test(tc, ghes_path_prefix);
+	tcase_add_test(tc, listing_follows_link_next);
+	tcase_add_loop_test(tc, same_answers_whatever_graphql_shows, 0, 4);
+	tcase_add_test(tc, set_read_in_one_query);
+	tcase_add_test(tc, set_absences_serve_each_archive_listing);
+	tcase_add_loop_test(tc, set_read_same_whatever_graphql_shows, 0, 4);
+	tcase_add_test(tc, set_write_verified_through_read_lag);
+	tcase_add_test(tc, moved_repository_followed_on_api_host);
+	tcase_add_test(tc, moved_repository_elsewhere_explained);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("stream");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, namespace_read_page_by_page);
+	tcase_add_test(tc, namespace_page_failing_midway_fails_the_sweep);
+	tcase_add_test(tc, listing_link_loop_fails);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("faults");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_loop_test(tc, fault_matrix, 0, (int)NFAULTS);
+	tcase_add_test(tc, F24_rate_limit_waited_inside_timeout);
+	tcase_add_test(tc, timeouts_read_unreachable_write_unknown);
+	tcase_add_test(tc, F10_path_collision_422_reread);
+	tcase_add_test(tc, create_exists_then_404_is_lag);
+	tcase_add_test(tc, F26_empty_repository);
+	tcase_add_test(tc, wrong_token_is_eauth);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("config");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, plain_http_only_to_loopback);
+	tcase_add_test(tc, spec_and_token_rules);
+	tcase_add_test(tc, token_canary_never_logged);
+	tcase_add_test(tc, http_body_cap_and_headers);
+	tcase_add_test(tc, pacing_on_the_virtual_clock);
+	tcase_add_test(tc, redirects_bounded_and_never_off_host);
+	suite_add_tcase(s, tc);
 	return s;
 }

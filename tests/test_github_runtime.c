@@ -16,11 +16,7 @@
 
 #include "reflease.h"
 #include "support/fakegh.h"
-#include "support/ghfix.h"
-#include "support/logcap.h"
-#include "support/payload.h"
-#include "support/storefix.h"
-#include "support/suitefix.h"
+#include "support/vclock.h"
 
 #define CANARY "ghp_CANARYruntime0123456789abcdefCANARY"
 #define BOBTOK "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
@@ -28,25 +24,81 @@
 
 static fakegh *fk;
 static lease_store *st;
+static char logs[1 << 16];
+static size_t logs_len;
+
+static void capture(int level, const char *msg, void *payload)
+{
+	int n;
+
+	(void)payload;
+	n = snprintf(logs + logs_len, sizeof(logs) - logs_len, "%d %s\n", level, msg);
+	if (n > 0 && (size_t)n < sizeof(logs) - logs_len)
+		logs_len += (size_t)n;
+}
+
+/* The fake GitHub every store of a test opens on (start_fake). */
+static char api_url[128];
+/* The virtual clock of the stores a test opens (NULL = the process's time). */
+static vclock *gh_vc;
 
 static int open_gh(lease_store **out, int timeout_s, int verify_ms)
 {
-	return ghfix_open(out, CANARY, timeout_s, verify_ms);
+	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
+	char err[512];
+	int rc;
+
+	if (gh_vc)
+		vclock_apply(gh_vc, &o.clock, 0);
+	o.github_api_url = api_url;
+	o.github_token = CANARY;
+	o.timeout_s = timeout_s;
+	o.verify_timeout_ms = verify_ms;
+	o.log = capture;
+	o.log_level = LEASE_LOG_DEBUG;
+	if ((rc = lease_store_open(out, "github:octo/leases", &o, err, sizeof(err))) < 0)
+		fprintf(stderr, "open: %s\n", err);
+	return rc;
+}
+
+/* The stores' and the fake's virtual time (issue 26): retries, backoff,
+ * verify polls, read lag and pacing cost no real time. */
+static vclock suite_vc;
+
+static void start_fake(const fakegh_options *o)
+{
+	vclock_init(&suite_vc, 0);
+	gh_vc = &suite_vc;
+	ck_assert_int_eq(fakegh_start_clocked(&fk, o, vclock_ms_cb, &suite_vc), 0);
+	snprintf(api_url, sizeof(api_url), "%s", fakegh_url(fk));
+	logs_len = 0;
+	logs[0] = '\0';
 }
 
 static void setup(void)
 {
-	ghfix_begin(&fk, &st, NULL, CANARY, 5, 1000);
+	start_fake(NULL);
+	ck_assert_int_eq(open_gh(&st, 5, 1000), 0);
 }
 
 static void teardown(void)
 {
-	ghfix_end(&fk, &st);
+	lease_store_free(st);
+	st = NULL;
+	fakegh_stop(fk);
+	fk = NULL;
+	gh_vc = NULL;
 }
 
 static lease_op_options who(const char *owner, const char *token)
 {
-	return storefix_op(owner, "runner-1", token, 300);
+	lease_op_options o = LEASE_OP_OPTIONS_INIT;
+
+	o.owner = owner;
+	o.host = "runner-1";
+	o.lease_token = token;
+	o.ttl_seconds = 300;
+	return o;
 }
 
 /* Plant a payload commit for @p name as @p owner with the given times
@@ -67,16 +119,41 @@ static void plant(lease_oid *out, const char *name, const char *owner, const cha
 	parent = s.oid;
 	lease_ref_state_clear(&s);
 	now = lease_store_now(st);
-	payload_fill(&p, name, owner, LEASE_PHASE_CLAIMED, token, now + acquired_rel,
-	             now + expires_rel);
+	memset(&p, 0, sizeof(p));
+	snprintf(p.sdlc_version, sizeof(p.sdlc_version), "1.1.0");
+	p.version_major = 1;
+	p.version_minor = 1;
+	snprintf(p.name, sizeof(p.name), "%s", name);
+	snprintf(p.owner, sizeof(p.owner), "%s", owner);
+	snprintf(p.host, sizeof(p.host), "runner-1");
+	p.phase = LEASE_PHASE_CLAIMED;
+	snprintf(p.lease_token, sizeof(p.lease_token), "%s", token);
 	p.transitions = 1;
-	m = payload_message(&p, LEASE_OP_ACQUIRE);
+	p.acquired_at = now + acquired_rel;
+	p.expires_at = now + expires_rel;
+	snprintf(p.nonce, sizeof(p.nonce), "%016llx", (unsigned long long)random());
+	p.has_ttl = 1;
+	p.ttl_seconds = 300;
+	ck_assert_int_eq(lease_message_build(&m, &p, LEASE_OP_ACQUIRE), 0);
 	ck_assert_int_eq(lease_write_commit(out, st, has_parent ? &parent : NULL, m), 0);
 	free(m);
 	if (has_parent)
 		ck_assert_int_eq(lease_cas_replace(st, name, &parent, out), 0);
 	else
 		ck_assert_int_eq(lease_cas_create(st, name, out), 0);
+}
+
+/* The lease as the fake's repository holds it. */
+static int tip(const char *name, lease_oid *oid)
+{
+	char ref[300], hex[41];
+	int present;
+
+	snprintf(ref, sizeof(ref), "refs/leases/%s", name);
+	present = fakegh_get_ref(fk, ref, hex);
+	if (present == 1)
+		ck_assert_int_eq(lease_oid_fromhex(oid, hex), 0);
+	return present;
 }
 
 static void tip_payload(const char *name, lease_ref_state *s)
@@ -143,7 +220,7 @@ START_TEST(fault_matrix_runtime)
 	case W_TAKEOVER: plant(&before, "job", "bob", BOBTOK, -1000, -100); break;
 	default: plant(&before, "job", "alice", ALITOK, -200, 100); break; /* due for a heartbeat */
 	}
-	had = ghfix_tip(fk, "job", &before);
+	had = tip("job", &before);
 	ep = f->write_ep ? (w == W_ACQUIRE ? FAKEGH_REF_CREATE : FAKEGH_GQL_MUTATION) : f->ep;
 	if (f->kind)
 		fakegh_fault(fk, ep, f->kind, f->count, f->arg);
@@ -198,11 +275,11 @@ START_TEST(fault_matrix_runtime)
 	} else {
 		/* refused: nothing changed, no lease lost, no second holder */
 		ck_assert_int_eq(r.status, LEASE_STATUS_ERROR);
-		ck_assert_int_eq(ghfix_tip(fk, "job", &after), had);
+		ck_assert_int_eq(tip("job", &after), had);
 		if (had)
 			ck_assert(lease_oid_equal(&after, &before));
 	}
-	ck_assert(!strstr(logcap_buf, CANARY));
+	ck_assert(!strstr(logs, CANARY));
 	ck_assert(!strstr(r.message, CANARY));
 }
 END_TEST
@@ -303,6 +380,11 @@ END_TEST
  * (one CLI invocation) on a store clock @p offset s ahead. Was 3k + 1
  * (fresh: 15 for k = 3): every member read, then re-read, on its own. */
 static int64_t set_clock_offset;
+static int64_t set_clock(void *payload)
+{
+	(void)payload;
+	return (int64_t)time(NULL) + set_clock_offset;
+}
 
 typedef int (*set_fn)(lease_set_result *, lease_store *, const char *const *, size_t,
                       const lease_op_options *);
@@ -316,11 +398,11 @@ static unsigned set_counted(set_fn fn, const lease_op_options *o, const char *wa
 	char err[512];
 	unsigned n;
 
+	so.github_api_url = api_url;
 	so.github_token = CANARY;
 	so.timeout_s = 5;
 	so.verify_timeout_ms = 1000;
-	so.clock.now = storefix_clock_ahead;
-	so.clock.payload = &set_clock_offset;
+	so.clock.now = set_clock;
 	ck_assert_int_eq(lease_store_open(&s2, "github:octo/leases", &so, err, sizeof(err)), 0);
 	fakegh_reset_counts(fk);
 	ck_assert_msg(fn(r, s2, names, 3, o) == 0, "%s: %s", want, r->message);
@@ -469,8 +551,7 @@ START_TEST(contend_16_processes_no_overlap)
 	ck_assert_ptr_nonnull(fgets(line, sizeof(line), fp));
 	fclose(fp);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%ld", strtol(line, NULL, 10));
-	setenv("GITHUB_API_URL", url, 1);
-	unsetenv("GITHUB_GRAPHQL_URL");
+	snprintf(api_url, sizeof(api_url), "%s", url); /* the contenders' store */
 	for (i = 0; i < PROCS; i++) {
 		pid_t pid = fork();
 		ck_assert_int_ge(pid, 0);
@@ -538,7 +619,7 @@ START_TEST(heartbeat_under_persistent_graphql_rate_limit)
 		ck_assert_ptr_nonnull(strstr(r.message, "rate limit"));
 		ck_assert_uint_le(fakegh_count(fk, FAKEGH_COMMIT_POST), 1);
 		ck_assert_uint_le(fakegh_count(fk, FAKEGH_GQL_MUTATION), 1);
-		ck_assert_int_eq(ghfix_tip(fk, name, &now_at), 1);
+		ck_assert_int_eq(tip(name, &now_at), 1);
 		ck_assert(lease_oid_equal(&now_at, &x));
 		fakegh_clear_faults(fk);
 		/* and reads too: nothing written at all */
@@ -644,6 +725,9 @@ START_TEST(burst_writes_paced_one_second)
 	size_t from;
 	int i;
 
+	/* on virtual time (start_fake, issue 26): the store's pacing sleeps
+	 * move the clock the fake stamps its log with; no real second passes */
+
 	for (i = 0; i < 3; i++) {
 		char name[32];
 		snprintf(name, sizeof(name), "burst%d", i);
@@ -682,7 +766,7 @@ START_TEST(no_update_refs_refused_before_writing)
 	teardown();
 	memset(&fo, 0, sizeof(fo));
 	fo.no_update_refs = 1;
-	fk = ghfix_start(&fo);
+	start_fake(&fo);
 	ck_assert_int_eq(open_gh(&st, 5, 1000), 0);
 	ck_assert_int_eq(lease_acquire(&r, st, "old-ghes", &o), LEASE_ECONFIG);
 	ck_assert_ptr_nonnull(strstr(r.message, "updateRefs"));
@@ -716,11 +800,22 @@ START_TEST(transitions_continue_after_prune)
 	lease_oid oid;
 	char *m = NULL, hex[41];
 
-	payload_fill(&p, "pruned", "bob", LEASE_PHASE_RELEASED, BOBTOK, 1700000000, 1700000100);
-	snprintf(p.nonce, sizeof(p.nonce), "0123456789abcdef");
+	memset(&p, 0, sizeof(p));
+	snprintf(p.sdlc_version, sizeof(p.sdlc_version), "1.1.0");
+	p.version_major = 1;
+	p.version_minor = 1;
+	snprintf(p.name, sizeof(p.name), "pruned");
+	snprintf(p.owner, sizeof(p.owner), "bob");
+	snprintf(p.host, sizeof(p.host), "runner-1");
+	p.phase = LEASE_PHASE_RELEASED;
+	snprintf(p.lease_token, sizeof(p.lease_token), BOBTOK);
 	p.transitions = 7;
+	p.acquired_at = 1700000000;
+	p.expires_at = 1700000100;
+	snprintf(p.nonce, sizeof(p.nonce), "0123456789abcdef");
+	p.has_ttl = 1;
 	p.ttl_seconds = 0;
-	m = payload_message(&p, LEASE_OP_RELEASE);
+	ck_assert_int_eq(lease_message_build(&m, &p, LEASE_OP_RELEASE), 0);
 	ck_assert_int_eq(lease_write_commit(&oid, st, NULL, m), 0);
 	free(m);
 	lease_oid_tohex(hex, &oid);
@@ -820,7 +915,7 @@ START_TEST(F24_rate_limited_acquire)
 
 	fakegh_fault(fk, FAKEGH_GQL_QUERY, FAKEGH_FAULT_403_RETRY, 1, 1);
 	ck_assert_int_eq(lease_acquire(&r, st, "busy", &o), 0);
-	ck_assert_ptr_nonnull(strstr(logcap_buf, "rate limited"));
+	ck_assert_ptr_nonnull(strstr(logs, "rate limited"));
 	o.lease_token = NULL;
 	o.owner = "bob";
 	fakegh_fault(fk, FAKEGH_GQL_QUERY, FAKEGH_FAULT_403_RESET, 1, 600);
@@ -859,7 +954,7 @@ START_TEST(F26_empty_repository)
 	teardown();
 	memset(&fo, 0, sizeof(fo));
 	fo.empty = 1;
-	fk = ghfix_start(&fo);
+	start_fake(&fo);
 	ck_assert_int_eq(open_gh(&st, 5, 1000), 0);
 	ck_assert_int_eq(lease_acquire(&r, st, "first", &o), LEASE_ECONFIG);
 	ck_assert_ptr_nonnull(strstr(r.message, "empty"));
@@ -884,6 +979,12 @@ static int rr_sleeps, rr_act_at;
 static void (*rr_act)(void);
 static lease_store *rr_other;
 static lease_result rr_acq;
+
+static int64_t rr_now(void *payload)
+{
+	(void)payload;
+	return (int64_t)time(NULL) + rr_offset;
+}
 
 static int rr_sleep(double seconds, void *payload)
 {
@@ -936,11 +1037,11 @@ static lease_store *rr_open(void)
 	lease_store *s2 = NULL;
 	char err[512];
 
+	o.github_api_url = api_url;
 	o.github_token = CANARY;
 	o.timeout_s = 5;
 	o.verify_timeout_ms = 1000;
-	o.clock.now = storefix_clock_ahead;
-	o.clock.payload = &rr_offset;
+	o.clock.now = rr_now;
 	ck_assert_msg(lease_store_open(&s2, "github:octo/leases", &o, err, sizeof(err)) == 0, "%s",
 	              err);
 	return s2;
@@ -963,7 +1064,13 @@ static void rr_keep(int writes, int with_known_oid, int64_t ttl)
 	rr_other = rr_open();
 	ao.ttl_seconds = ttl;
 	ck_assert_int_eq(lease_acquire(&rr_acq, s2, "kept", &ao), 0);
-	storefix_keep_from(&ko, "keeper", "runner-1", &rr_acq, ttl, ttl);
+	ko.owner = "keeper";
+	ko.host = "runner-1";
+	ko.lease_token = rr_acq.payload.lease_token;
+	ko.ttl_seconds = ttl;
+	ko.known_expires_at = rr_acq.payload.expires_at;
+	ko.known_ttl_seconds = ttl;
+	ko.known_now = rr_acq.now;
 	ko.known_oid = with_known_oid ? &rr_acq.oid : NULL;
 	ko.check_seconds = lease_keep_check_interval(s2);
 	ck_assert(ko.check_seconds == 6);
@@ -1056,25 +1163,55 @@ START_TEST(keeper_rereads_see_own_token_shortening)
 }
 END_TEST
 
+Suite *github_runtime_suite(void);
 Suite *github_runtime_suite(void)
 {
-	const suitefix_fixture fx = {setup, teardown, 0};
 	Suite *s = suite_create("github_runtime");
+	TCase *tc;
 
-	suitefix_add(s, "fault_matrix", 60, &fx, LOOP(fault_matrix_runtime, 0, (int)(NRT * W_N)),
-	             NULL);
-	suitefix_add(s, "budget_contention", 120, &fx, ONE(request_budget_per_invocation),
-	             ONE(set_request_budget_per_invocation), NULL);
-	suitefix_add(s, "keeper_rereads", 60, &fx, ONE(keeper_rereads_cost_no_counted_request),
-	             ONE(keeper_rereads_from_the_acquire), ONE(keeper_rereads_see_a_break),
-	             ONE(keeper_rereads_see_own_token_shortening), NULL);
-	suitefix_add(s, "processes", 240, NULL, ONE(contend_16_processes_no_overlap), NULL);
-	suitefix_add(s, "field_cases", 60, &fx, ONE(no_update_refs_refused_before_writing),
-	             ONE(transitions_continue_after_prune), ONE(F02_release_during_network_blip),
-	             ONE(F09_release_already_gone), ONE(F10_path_collision),
-	             ONE(F24_rate_limited_acquire), ONE(F25_rules_and_permission),
-	             ONE(F26_empty_repository), ONE(heartbeat_under_persistent_graphql_rate_limit),
-	             ONE(acquire_through_sporadic_422), ONE(break_force_over_blob_tip),
-	             ONE(moved_repository_lifecycle), ONE(burst_writes_paced_one_second), NULL);
+	tc = tcase_create("fault_matrix");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, fault_matrix_runtime, 0, (int)(NRT * W_N));
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("budget_contention");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, request_budget_per_invocation);
+	tcase_add_test(tc, set_request_budget_per_invocation);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("keeper_rereads");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, keeper_rereads_cost_no_counted_request);
+	tcase_add_test(tc, keeper_rereads_from_the_acquire);
+	tcase_add_test(tc, keeper_rereads_see_a_break);
+	tcase_add_test(tc, keeper_rereads_see_own_token_shortening);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("processes");
+	tcase_set_timeout(tc, 240);
+	tcase_add_test(tc, contend_16_processes_no_overlap);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("field_cases");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, no_update_refs_refused_before_writing);
+	tcase_add_test(tc, transitions_continue_after_prune);
+	tcase_add_test(tc, F02_release_during_network_blip);
+	tcase_add_test(tc, F09_release_already_gone);
+	tcase_add_test(tc, F10_path_collision);
+	tcase_add_test(tc, F24_rate_limited_acquire);
+	tcase_add_test(tc, F25_rules_and_permission);
+	tcase_add_test(tc, F26_empty_repository);
+	tcase_add_test(tc, heartbeat_under_persistent_graphql_rate_limit);
+	tcase_add_test(tc, acquire_through_sporadic_422);
+	tcase_add_test(tc, break_force_over_blob_tip);
+	tcase_add_test(tc, moved_repository_lifecycle);
+	tcase_add_test(tc, burst_writes_paced_one_second);
+	suite_add_tcase(s, tc);
 	return s;
 }

@@ -18,11 +18,8 @@
 #include "reflease/sys/transport.h"
 #include "store/http.h"
 #include "support/fakegh.h"
-#include "support/ghfix.h"
 #include "support/gitserver.h"
 #include "support/memstore.h"
-#include "support/storefix.h"
-#include "support/suitefix.h"
 #include "support/testrepo.h"
 
 #define T0 1700000000
@@ -37,7 +34,13 @@ static double mono(void)
 
 static lease_op_options who(const char *owner, const char *token, int64_t ttl)
 {
-	return storefix_op(owner, "h", token, ttl);
+	lease_op_options o = LEASE_OP_OPTIONS_INIT;
+
+	o.owner = owner;
+	o.host = "h";
+	o.lease_token = token;
+	o.ttl_seconds = ttl;
+	return o;
 }
 
 /* What the waiter's wait_cb saw: the announced waits, in order. */
@@ -76,6 +79,22 @@ static int64_t clk_now(void *p)
 {
 	(void)p;
 	return clk;
+}
+
+/* The store's monotonic time and sleep (issue 26: its options' clock): a
+ * waiter that polls sleeps no real time; store time (clk) is the test's. */
+static int64_t mono_v = 1000000;
+static int64_t clk_mono(void *p)
+{
+	(void)p;
+	return mono_v;
+}
+static int clk_sleep(int64_t ms, int interruptible, void *p)
+{
+	(void)interruptible;
+	(void)p;
+	mono_v += ms;
+	return 0;
 }
 
 static lease_store *mem_st;
@@ -118,11 +137,13 @@ static void mem_open(int watch)
 
 	clk = T0;
 	so.clock.now = clk_now;
+	so.clock.mono_ms = clk_mono;
+	so.clock.sleep_ms = clk_sleep;
 	t = memstore_new(&m);
 	ck_assert_ptr_nonnull(t);
 	if (watch)
 		t->wait_change = scripted_wait_change;
-	mem_st = storefix_transport(t, &so);
+	ck_assert_int_eq(lease_store_open_transport(&mem_st, t, &so, NULL, 0), 0);
 	ck_assert_int_eq(lease_acquire(&r, mem_st, "l", &o), 0);
 	memcpy(mem_tok, r.payload.lease_token, sizeof(mem_tok));
 	wc_calls = 0;
@@ -222,7 +243,7 @@ START_TEST(test_wait_steady_without_watch)
 	mem_open(0);
 	memset(&w, 0, sizeof(w));
 	w.clock = &clk;
-	w.clock_step_s = 20; /* store time passes quickly; real time does not */
+	w.clock_step_s = 20; /* store time passes quickly; the polls' sleeps are virtual */
 	o.wait_seconds = 120;
 	o.wait_cb = note_wait;
 	o.wait_payload = &w;
@@ -293,7 +314,7 @@ END_TEST
 
 START_TEST(test_local_wait_primitive)
 {
-	char repo[512];
+	char repo[512], spec[600], err[256];
 	lease_store *st;
 	lease_op_options o = who("alice", NULL, 600);
 	lease_result r;
@@ -301,7 +322,8 @@ START_TEST(test_local_wait_primitive)
 	double t0, dt;
 
 	ck_assert_int_eq(testrepo_make(repo, sizeof(repo), TESTREPO_BARE), 0);
-	st = storefix_local(repo, NULL);
+	snprintf(spec, sizeof(spec), "local:%s", repo);
+	ck_assert_int_eq(lease_store_open(&st, spec, NULL, err, sizeof(err)), 0);
 	ck_assert_int_eq(lease_store_can_watch(st), 1);
 	ck_assert_int_eq(lease_acquire(&r, st, "l", &o), 0);
 	/* unchanged: the whole timeout passes */
@@ -399,7 +421,7 @@ static double handoff(lease_store *wst, lease_store *hst, fakegh *fk, unsigned n
  * inotify event (target: 0.25 s; bounded generously for a loaded machine). */
 START_TEST(test_local_waiter_gets_release)
 {
-	char repo[512];
+	char repo[512], spec[600], err[256];
 	lease_store *wst, *hst;
 	lease_op_options ho = who("alice", NULL, 600), wo = who("bob", NULL, 600);
 	lease_result r;
@@ -410,7 +432,8 @@ START_TEST(test_local_waiter_gets_release)
 	char c;
 
 	ck_assert_int_eq(testrepo_make(repo, sizeof(repo), TESTREPO_BARE), 0);
-	hst = storefix_local(repo, NULL);
+	snprintf(spec, sizeof(spec), "local:%s", repo);
+	ck_assert_int_eq(lease_store_open(&hst, spec, NULL, err, sizeof(err)), 0);
 	ck_assert_int_eq(lease_acquire(&r, hst, "l", &ho), 0);
 	ho.lease_token = r.payload.lease_token;
 	ck_assert_int_eq(pipe(go), 0);
@@ -431,7 +454,7 @@ START_TEST(test_local_waiter_gets_release)
 	}
 	close(go[0]);
 	close(back[1]);
-	wst = storefix_local(repo, NULL);
+	ck_assert_int_eq(lease_store_open(&wst, spec, NULL, err, sizeof(err)), 0);
 	memset(&w, 0, sizeof(w));
 	wo.wait_seconds = 300;
 	wo.wait_cb = note_wait;
@@ -458,16 +481,25 @@ END_TEST
  * next poll (~2 s) and the waiter acquires (target 5 s; bound 15 s). */
 START_TEST(test_github_waiter_conditional_reads)
 {
-	fakegh *fk = ghfix_start(NULL);
+	fakegh_options fo;
+	fakegh *fk;
+	lease_store_options so = LEASE_STORE_OPTIONS_INIT;
 	lease_store *wst, *hst;
+	char err[512];
 	releaser rl;
 	waits w;
 	unsigned nm = 0;
 	double h;
 
-	ghfix_open_ok(&wst, "t0k", 30, -1);
+	memset(&fo, 0, sizeof(fo));
+	ck_assert_int_eq(fakegh_start(&fk, &fo), 0);
+	so.github_api_url = fakegh_url(fk);
+	so.github_token = "t0k";
+	so.timeout_s = 30;
+	ck_assert_msg(lease_store_open(&wst, "github:octo/leases", &so, err, sizeof(err)) == 0,
+	              "%s", err);
 	ck_assert_int_eq(lease_store_can_watch(wst), 1);
-	ghfix_open_ok(&hst, "t0k", 30, -1);
+	ck_assert_int_eq(lease_store_open(&hst, "github:octo/leases", &so, err, sizeof(err)), 0);
 	h = handoff(wst, hst, fk, 2, &w, &rl);
 	ck_assert_msg(h < 15.0, "handoff %.3f s", h);
 	fakegh_counted(fk, &nm);
@@ -478,7 +510,7 @@ START_TEST(test_github_waiter_conditional_reads)
 	              rl.counted_at_release - w.counted_at_wait);
 	lease_store_free(wst);
 	lease_store_free(hst);
-	ghfix_stop(fk);
+	fakegh_stop(fk);
 }
 END_TEST
 
@@ -537,7 +569,8 @@ START_TEST(test_remote_waiter_gets_release)
 {
 	gitserver srv;
 	lease_store *wst, *hst;
-	char url[800], spec[900], cache[700];
+	lease_store_options so = LEASE_STORE_OPTIONS_INIT;
+	char url[800], spec[900], cache[700], err[1024];
 	releaser rl;
 	waits w;
 	double h;
@@ -547,13 +580,13 @@ START_TEST(test_remote_waiter_gets_release)
 	unsetenv("all_proxy");
 	unsetenv("ALL_PROXY");
 	ck_assert_msg(gitserver_start(&srv) == 0, "git servers did not start");
-	snprintf(cache, sizeof(cache), "%s/cache", srv.root);
-	setenv("XDG_CACHE_HOME", cache, 1);
+	snprintf(cache, sizeof(cache), "%s/cache/reflease", srv.root);
+	so.cache_dir = cache;
 	ck_assert_int_eq(gitserver_repo(&srv, "w", NULL, 0), 0);
 	gitserver_url(&srv, GITSERVER_GIT, "w", url, sizeof(url));
 	snprintf(spec, sizeof(spec), "remote:%s", url);
-	wst = storefix_open(spec, NULL);
-	hst = storefix_open(spec, NULL);
+	ck_assert_msg(lease_store_open(&wst, spec, &so, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(lease_store_open(&hst, spec, &so, err, sizeof(err)), 0);
 	h = handoff(wst, hst, NULL, 0, &w, &rl);
 	ck_assert_msg(h < 15.0, "handoff %.3f s", h);
 	lease_store_free(wst);
@@ -562,16 +595,25 @@ START_TEST(test_remote_waiter_gets_release)
 }
 END_TEST
 
+Suite *wait_suite(void);
 Suite *wait_suite(void)
 {
 	Suite *s = suite_create("wait");
+	TCase *tc = tcase_create("runtime");
+	TCase *be = tcase_create("backends");
 
-	suitefix_add(s, "runtime", 0, NULL, ONE(test_wait_wakes_on_change),
-	             ONE(test_wait_wakes_at_expiry), ONE(test_wait_stop_seen_after_wake),
-	             ONE(test_wait_steady_without_watch), ONE(test_fair_wait_in_history),
-	             ONE(test_local_wait_primitive), ONE(test_http_conditional_get), NULL);
-	suitefix_add(s, "backends", 240, NULL, ONE(test_local_waiter_gets_release),
-	             ONE(test_github_waiter_conditional_reads),
-	             ONE(test_remote_waiter_gets_release), NULL);
+	tcase_add_test(tc, test_wait_wakes_on_change);
+	tcase_add_test(tc, test_wait_wakes_at_expiry);
+	tcase_add_test(tc, test_wait_stop_seen_after_wake);
+	tcase_add_test(tc, test_wait_steady_without_watch);
+	tcase_add_test(tc, test_fair_wait_in_history);
+	tcase_add_test(tc, test_local_wait_primitive);
+	tcase_add_test(tc, test_http_conditional_get);
+	suite_add_tcase(s, tc);
+	tcase_set_timeout(be, 240);
+	tcase_add_test(be, test_local_waiter_gets_release);
+	tcase_add_test(be, test_github_waiter_conditional_reads);
+	tcase_add_test(be, test_remote_waiter_gets_release);
+	suite_add_tcase(s, be);
 	return s;
 }

@@ -5,18 +5,12 @@
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "support/testrepo.h"
 
 int64_t storefix_clock(void *payload)
 {
 	return *(const int64_t *)payload;
-}
-
-int64_t storefix_clock_ahead(void *payload)
-{
-	return (int64_t)time(NULL) + *(const int64_t *)payload;
 }
 
 lease_store *storefix_transport(lease_transport *t, const lease_store_options *o)

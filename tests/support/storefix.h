@@ -28,12 +28,6 @@
 int64_t storefix_clock(void *payload);
 
 /**
- * A store clock running with the real one, ahead by the int64_t its payload
- * points at (seconds; the test moves time on by adding to it).
- */
-int64_t storefix_clock_ahead(void *payload);
-
-/**
  * A store on transport @p t (NULL: the test fails, as for an allocation that
  * failed), which it owns from then on, with @p o (NULL: defaults); the
  * caller's (lease_store_free).

@@ -31,7 +31,7 @@ static double mono_ms(void)
 
 static lease_store *open_gh(void)
 {
-	return tool_open_gh("bench_ghlatency", "bench-token", 30);
+	return tool_open_gh("bench_ghlatency", fakegh_url(fk), "bench-token", 30);
 }
 
 /* Make the next heartbeat of @p name due (same owner, host and token). */
@@ -81,8 +81,6 @@ int main(int argc, char **argv)
 	memset(&fo, 0, sizeof(fo));
 	if (fakegh_start(&fk, &fo) < 0)
 		return 1;
-	setenv("GITHUB_API_URL", fakegh_url(fk), 1);
-	unsetenv("GITHUB_GRAPHQL_URL");
 	{ /* the namespace's first lease, so later acquires are the steady case */
 		lease_store *st = open_gh();
 		lease_op_options o = LEASE_OP_OPTIONS_INIT;

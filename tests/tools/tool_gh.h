@@ -1,5 +1,5 @@
 /* What the GitHub tools share (ghbench.c, bench_ghlatency.c): a store on
- * "github:octo/leases" (GITHUB_API_URL names the server), a heartbeat made due. Header-only: each
+ * "github:octo/leases", a heartbeat made due. Header-only: each
  * tool is built from its own file (mk/bench.mk, mk/github.mk). */
 #ifndef REFLEASE_TOOL_GH_H
 #define REFLEASE_TOOL_GH_H
@@ -10,14 +10,16 @@
 
 #include "reflease.h"
 
-/* The store with @p token and a @p timeout_s second deadline per operation;
- * on failure the tool @p tool says why and exits 1. */
-static lease_store *tool_open_gh(const char *tool, const char *token, int timeout_s)
+/* The store on the API at @p api_url with @p token and a @p timeout_s second
+ * deadline per operation; on failure the tool @p tool says why and exits 1. */
+static lease_store *tool_open_gh(const char *tool, const char *api_url, const char *token,
+                                 int timeout_s)
 {
 	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
 	lease_store *st = NULL;
 	char err[512];
 
+	o.github_api_url = api_url;
 	o.github_token = token;
 	o.timeout_s = timeout_s;
 	if (lease_store_open(&st, "github:octo/leases", &o, err, sizeof(err)) < 0) {
