@@ -19,6 +19,7 @@
 
 static lease_store *st;
 static memstore *M;
+static lease_transport *T; /* st's transport (the memstore's vtable) */
 static int64_t clk;
 
 static int64_t clk_now(void *p)
@@ -59,7 +60,7 @@ static void open_store(void)
 	clk = T0;
 	waits_seen = change_pending = 0;
 	so.clock.now = clk_now;
-	ck_assert_ptr_nonnull(t = memstore_new(&M));
+	ck_assert_ptr_nonnull(T = t = memstore_new(&M));
 	t->wait_change = scripted_wait_change;
 	ck_assert_msg(lease_store_open_transport(&st, t, &so, err, sizeof(err)) == 0, "%s", err);
 }
@@ -263,6 +264,290 @@ START_TEST(fair_waiter_retakes_reaped_ticket)
 }
 END_TEST
 
+/* ---- sets (protocol.md "Sets"): what stops a set, and its write's faults ---- */
+
+/* The set write as the store does it (memstore_cas_many), with what this
+ * test's knobs add: another writer takes a member first, a refusal, a
+ * compare that always fails, or store time passing during the write. */
+static int cm_calls;
+static const char *cm_steal_ref; /* first call: another writer takes this ref ... */
+static lease_oid cm_steal_oid;   /* ... with this commit */
+static int cm_refuse;            /* answer LEASE_EAUTH, nothing applied */
+static int cm_always_ecas;       /* answer LEASE_ECAS, nothing applied */
+static int64_t cm_slow_s;        /* store time the write takes */
+static int reads_fail;           /* read_ref answers LEASE_ENET */
+static int (*o_read_ref)(lease_transport *, const char *, int *, lease_oid *, int *,
+                         lease_commit *);
+
+static int f_cas_many(lease_transport *t, const lease_ref_update *u, size_t n)
+{
+	int rc;
+
+	cm_calls++;
+	if (cm_steal_ref && cm_calls == 1)
+		ck_assert_int_eq(memstore_set_ref(M, cm_steal_ref, &cm_steal_oid), 0);
+	if (cm_refuse)
+		return LEASE_EAUTH;
+	if (cm_always_ecas)
+		return LEASE_ECAS;
+	rc = memstore_cas_many(t, u, n);
+	clk += cm_slow_s;
+	return rc;
+}
+
+static int f_read_ref(lease_transport *t, const char *refname, int *present, lease_oid *oid,
+                      int *has_commit, lease_commit *c)
+{
+	if (reads_fail) {
+		*present = *has_commit = 0;
+		return LEASE_ENET;
+	}
+	return o_read_ref(t, refname, present, oid, has_commit, c);
+}
+
+static lease_set_result *open_set_store(void)
+{
+	lease_set_result *r = calloc(1, sizeof(*r));
+
+	ck_assert_ptr_nonnull(r);
+	open_store();
+	cm_calls = cm_refuse = cm_always_ecas = reads_fail = 0;
+	cm_slow_s = 0;
+	cm_steal_ref = NULL;
+	T->cas_many = f_cas_many;
+	o_read_ref = T->read_ref;
+	T->read_ref = f_read_ref;
+	return r;
+}
+
+static int ref_at(const char *ref, lease_oid *oid)
+{
+	return memstore_get_ref(M, ref, oid);
+}
+
+static const char *const abcd[] = {"a", "b", "c", "d"};
+
+/* One member held stops the set with nothing written; the others, free in
+ * their own way, say what status would (released, expired, absent),
+ * without a token. */
+START_TEST(set_stopped_members_say_their_state)
+{
+	lease_set_result *r = open_set_store();
+	lease_op_options c = who("carol", 60), d = who("dave", 60), e = who("erin", 600),
+	                 o = who("alice", 60);
+	lease_result one;
+	lease_oid a0, a1;
+
+	ck_assert_int_eq(lease_acquire(&one, st, "a", &c), 0);
+	c.lease_token = one.payload.lease_token;
+	ck_assert_int_eq(lease_release(&one, st, "a", &c), 0);
+	ck_assert_int_eq(lease_acquire(&one, st, "b", &d), 0);
+	clk += 1000; /* dave's lease expired */
+	ck_assert_int_eq(lease_acquire(&one, st, "c", &e), 0);
+	ck_assert(ref_at("refs/leases/a", &a0));
+	ck_assert_int_eq(lease_acquire_set(r, st, abcd, 4, &o), LEASE_EHELD);
+	ck_assert_int_eq(r->blocker, 2);
+	ck_assert_str_eq(r->status, "held");
+	ck_assert_str_eq(r->members[0].status, "released");
+	ck_assert_str_eq(r->members[1].status, "expired");
+	ck_assert_str_eq(r->members[3].status, "absent");
+	ck_assert_str_eq(r->members[1].message, "not written: the set was not taken");
+	ck_assert_str_eq(r->members[1].payload.lease_token, "");
+	ck_assert_int_eq(cm_calls, 0);
+	ck_assert(ref_at("refs/leases/a", &a1) && lease_oid_equal(&a0, &a1));
+	ck_assert(!ref_at("refs/leases/d", NULL));
+	free(r);
+	lease_store_free(st);
+}
+END_TEST
+
+/* A member whose payload cannot be read stops the set (nothing written):
+ * an error naming it, as a single acquire would answer. */
+START_TEST(set_stopped_by_unreadable_member)
+{
+	lease_set_result *r = open_set_store();
+	lease_op_options o = who("alice", 60);
+	lease_oid blob;
+
+	ck_assert_int_eq(memstore_put_blob(M, &blob, "not a commit"), 0);
+	ck_assert_int_eq(memstore_set_ref(M, "refs/leases/b", &blob), 0);
+	ck_assert_int_eq(lease_acquire_set(r, st, abcd, 2, &o), LEASE_EPAYLOAD);
+	ck_assert_int_eq(r->blocker, 1);
+	ck_assert_str_eq(r->members[1].status, "error");
+	ck_assert_int_eq(cm_calls, 0);
+	ck_assert(!ref_at("refs/leases/a", NULL));
+	free(r);
+	lease_store_free(st);
+}
+END_TEST
+
+/* A set release over members some already released writes the others
+ * (and settles an unknown answer the same way); released again, nothing
+ * is written; a token that is not current writes nothing and answers
+ * not_owner with code 0, as a single release does. */
+START_TEST(set_release_partly_released)
+{
+	lease_set_result *r = open_set_store();
+	lease_op_options o = who("alice", 60);
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+	lease_result one;
+	lease_oid b0, b1;
+
+	ck_assert_int_eq(lease_acquire_set(r, st, abcd, 2, &o), 0);
+	memcpy(tok, r->members[0].payload.lease_token, sizeof(tok));
+	o.lease_token = tok;
+	ck_assert_int_eq(lease_release(&one, st, "a", &o), 0);
+	memstore_faults_get(M)->drop_after_apply = 1; /* the answer is lost */
+	ck_assert_msg(lease_release_set(r, st, abcd, 2, &o) == 0, "%s", r->message);
+	ck_assert_str_eq(r->status, "released");
+	ck_assert_str_eq(r->members[0].status, "already_released");
+	ck_assert_str_eq(r->members[1].status, "released");
+	ck_assert(ref_at("refs/leases/b", &b0));
+	ck_assert_int_eq(lease_release_set(r, st, abcd, 2, &o), 0);
+	ck_assert_str_eq(r->status, "already_released");
+	ck_assert(ref_at("refs/leases/b", &b1) && lease_oid_equal(&b0, &b1));
+
+	o.lease_token = NULL;
+	ck_assert_int_eq(lease_acquire_set(r, st, abcd, 2, &o), 0);
+	o.lease_token = "0123456789abcdef0123456789abcdef";
+	cm_calls = 0;
+	ck_assert_int_eq(lease_release_set(r, st, abcd, 2, &o), 0);
+	ck_assert_str_eq(r->status, "not_owner");
+	ck_assert_int_eq(cm_calls, 0);
+	ck_assert_int_eq(lease_status(&one, st, "a"), 0);
+	ck_assert_str_eq(one.status, "live");
+	free(r);
+	lease_store_free(st);
+}
+END_TEST
+
+/* A set heartbeat before any member is due writes nothing: not_due. */
+START_TEST(set_heartbeat_not_due)
+{
+	lease_set_result *r = open_set_store();
+	lease_op_options o = who("alice", 600);
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+
+	ck_assert_int_eq(lease_acquire_set(r, st, abcd, 3, &o), 0);
+	memcpy(tok, r->members[0].payload.lease_token, sizeof(tok));
+	o.lease_token = tok;
+	cm_calls = 0;
+	clk += 10;
+	ck_assert_int_eq(lease_heartbeat_set(r, st, abcd, 3, &o), 0);
+	ck_assert_str_eq(r->status, "not_due");
+	ck_assert_str_eq(r->members[2].status, "not_due");
+	ck_assert_int_eq(cm_calls, 0);
+	free(r);
+	lease_store_free(st);
+}
+END_TEST
+
+/* A set verified with less than half its TTL left (F15): an error, and the
+ * caller holds the token (to release it). */
+START_TEST(set_granted_too_late)
+{
+	lease_set_result *r = open_set_store();
+	lease_op_options o = who("alice", 60);
+
+	cm_slow_s = 40;
+	ck_assert_int_eq(lease_acquire_set(r, st, abcd, 2, &o), LEASE_EUNVERIFIED);
+	ck_assert_str_eq(r->status, "error");
+	ck_assert_str_eq(r->message, "granted too late: less than half the TTL left when verified");
+	ck_assert_int_eq(r->members[1].holds_token, 1);
+	ck_assert_str_eq(r->members[1].payload.owner, "alice");
+	free(r);
+	lease_store_free(st);
+}
+END_TEST
+
+/* A member taken between the set's read and its write: the set CAS fails
+ * with nothing applied, the set reads again and stops at the new holder. */
+START_TEST(set_member_taken_before_the_write)
+{
+	lease_set_result *r = open_set_store();
+	lease_op_options o = who("alice", 60), z = who("zed", 600);
+	lease_result one;
+
+	ck_assert_int_eq(lease_acquire(&one, st, "b", &z), 0);
+	cm_steal_oid = one.oid;
+	ck_assert_int_eq(memstore_set_ref(M, "refs/leases/b", NULL), 0);
+	cm_steal_ref = "refs/leases/b";
+	ck_assert_int_eq(lease_acquire_set(r, st, abcd, 2, &o), LEASE_EHELD);
+	ck_assert_int_eq(cm_calls, 1);
+	ck_assert_int_eq(r->blocker, 1);
+	ck_assert_str_eq(r->members[1].payload.owner, "zed");
+	ck_assert(!ref_at("refs/leases/a", NULL));
+	free(r);
+	lease_store_free(st);
+}
+END_TEST
+
+/* The set write's faults: a refusal is the set's error with the store's
+ * reason; answers lost before anything applied are written again, up to a
+ * bound, then reported unknown; a compare that keeps failing ends after
+ * the engine's round bound; a failed read ends the set with its error. */
+START_TEST(set_write_faults_end_the_set)
+{
+	lease_set_result *r = open_set_store();
+	lease_op_options o = who("alice", 60);
+	lease_oid a;
+
+	cm_refuse = 1;
+	ck_assert_int_eq(lease_acquire_set(r, st, abcd, 2, &o), LEASE_EAUTH);
+	ck_assert_str_eq(r->status, "error");
+	ck_assert_ptr_nonnull(strstr(r->message, "cas_set refs/leases/a"));
+	cm_refuse = 0;
+
+	cm_calls = 0;
+	memstore_faults_get(M)->fail_before = 1; /* the first write is lost, not applied */
+	ck_assert_msg(lease_acquire_set(r, st, abcd, 2, &o) == 0, "%s", r->message);
+	ck_assert_int_eq(cm_calls, 2);
+	ck_assert_str_eq(r->status, "acquired");
+	o.lease_token = r->members[0].payload.lease_token;
+	ck_assert_int_eq(lease_release_set(r, st, abcd, 2, &o), 0);
+	o.lease_token = NULL;
+
+	cm_calls = 0;
+	memstore_faults_get(M)->fail_before = 100;
+	ck_assert_int_eq(lease_acquire_set(r, st, abcd + 2, 2, &o), LEASE_ENET);
+	ck_assert_ptr_nonnull(strstr(r->message, "the set write's outcome stayed unknown"));
+	ck_assert_int_eq(cm_calls, 4);
+	ck_assert(!ref_at("refs/leases/c", NULL));
+	memstore_faults_get(M)->fail_before = 0;
+
+	cm_calls = 0;
+	cm_always_ecas = 1;
+	ck_assert_int_eq(lease_acquire_set(r, st, abcd + 2, 2, &o), LEASE_ECAS);
+	ck_assert_ptr_nonnull(strstr(r->message, "the set kept changing"));
+	ck_assert_int_eq(cm_calls, 12);
+	cm_always_ecas = 0;
+
+	reads_fail = 1;
+	ck_assert_int_eq(lease_acquire_set(r, st, abcd + 2, 2, &o), LEASE_ENET);
+	ck_assert_str_eq(r->status, "error");
+	reads_fail = 0;
+	ck_assert(ref_at("refs/leases/a", &a));
+	free(r);
+	lease_store_free(st);
+}
+END_TEST
+
+/* A member name that breaks the name rule refuses the set, naming it. */
+START_TEST(set_with_invalid_member_refused)
+{
+	lease_set_result *r = open_set_store();
+	lease_op_options o = who("alice", 60);
+	const char *names[] = {"a", "-b"};
+
+	ck_assert_int_eq(lease_acquire_set(r, st, names, 2, &o), LEASE_EINVALID);
+	ck_assert_int_eq(r->blocker, 1);
+	ck_assert_ptr_nonnull(strstr(r->members[1].message, "invalid lease name"));
+	ck_assert_int_eq(cm_calls, 0);
+	free(r);
+	lease_store_free(st);
+}
+END_TEST
+
 Suite *runtime_faults_suite(void);
 Suite *runtime_faults_suite(void)
 {
@@ -273,6 +558,16 @@ Suite *runtime_faults_suite(void)
 	tcase_add_test(tc, fair_waiter_stopped_behind_held_lease);
 	tcase_add_test(tc, fair_wait_runs_out);
 	tcase_add_test(tc, fair_waiter_retakes_reaped_ticket);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("sets");
+	tcase_add_test(tc, set_stopped_members_say_their_state);
+	tcase_add_test(tc, set_stopped_by_unreadable_member);
+	tcase_add_test(tc, set_release_partly_released);
+	tcase_add_test(tc, set_heartbeat_not_due);
+	tcase_add_test(tc, set_granted_too_late);
+	tcase_add_test(tc, set_member_taken_before_the_write);
+	tcase_add_test(tc, set_write_faults_end_the_set);
+	tcase_add_test(tc, set_with_invalid_member_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }
