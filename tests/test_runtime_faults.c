@@ -327,6 +327,24 @@ static int ref_at(const char *ref, lease_oid *oid)
 
 static const char *const abcd[] = {"a", "b", "c", "d"};
 
+/* The set stopped at member @p blocker: the set CAS was called @p calls
+ * times, and lease @p unwritten (a member) was never written. */
+static void assert_stopped(const lease_set_result *r, int blocker, int calls, const char *unwritten)
+{
+	char ref[64];
+
+	snprintf(ref, sizeof(ref), "refs/leases/%s", unwritten);
+	ck_assert_int_eq(r->blocker, blocker);
+	ck_assert_int_eq(cm_calls, calls);
+	ck_assert(!ref_at(ref, NULL));
+}
+
+static void close_set_store(lease_set_result *r)
+{
+	free(r);
+	lease_store_free(st);
+}
+
 /* One member held stops the set with nothing written; the others, free in
  * their own way, say what status would (released, expired, absent),
  * without a token. */
@@ -346,18 +364,15 @@ START_TEST(set_stopped_members_say_their_state)
 	ck_assert_int_eq(lease_acquire(&one, st, "c", &e), 0);
 	ck_assert(ref_at("refs/leases/a", &a0));
 	ck_assert_int_eq(lease_acquire_set(r, st, abcd, 4, &o), LEASE_EHELD);
-	ck_assert_int_eq(r->blocker, 2);
+	assert_stopped(r, 2, 0, "d");
 	ck_assert_str_eq(r->status, "held");
 	ck_assert_str_eq(r->members[0].status, "released");
 	ck_assert_str_eq(r->members[1].status, "expired");
 	ck_assert_str_eq(r->members[3].status, "absent");
 	ck_assert_str_eq(r->members[1].message, "not written: the set was not taken");
 	ck_assert_str_eq(r->members[1].payload.lease_token, "");
-	ck_assert_int_eq(cm_calls, 0);
 	ck_assert(ref_at("refs/leases/a", &a1) && lease_oid_equal(&a0, &a1));
-	ck_assert(!ref_at("refs/leases/d", NULL));
-	free(r);
-	lease_store_free(st);
+	close_set_store(r);
 }
 END_TEST
 
@@ -372,12 +387,9 @@ START_TEST(set_stopped_by_unreadable_member)
 	ck_assert_int_eq(memstore_put_blob(M, &blob, "not a commit"), 0);
 	ck_assert_int_eq(memstore_set_ref(M, "refs/leases/b", &blob), 0);
 	ck_assert_int_eq(lease_acquire_set(r, st, abcd, 2, &o), LEASE_EPAYLOAD);
-	ck_assert_int_eq(r->blocker, 1);
+	assert_stopped(r, 1, 0, "a");
 	ck_assert_str_eq(r->members[1].status, "error");
-	ck_assert_int_eq(cm_calls, 0);
-	ck_assert(!ref_at("refs/leases/a", NULL));
-	free(r);
-	lease_store_free(st);
+	close_set_store(r);
 }
 END_TEST
 
@@ -416,8 +428,7 @@ START_TEST(set_release_partly_released)
 	ck_assert_int_eq(cm_calls, 0);
 	ck_assert_int_eq(lease_status(&one, st, "a"), 0);
 	ck_assert_str_eq(one.status, "live");
-	free(r);
-	lease_store_free(st);
+	close_set_store(r);
 }
 END_TEST
 
@@ -437,8 +448,7 @@ START_TEST(set_heartbeat_not_due)
 	ck_assert_str_eq(r->status, "not_due");
 	ck_assert_str_eq(r->members[2].status, "not_due");
 	ck_assert_int_eq(cm_calls, 0);
-	free(r);
-	lease_store_free(st);
+	close_set_store(r);
 }
 END_TEST
 
@@ -455,8 +465,7 @@ START_TEST(set_granted_too_late)
 	ck_assert_str_eq(r->message, "granted too late: less than half the TTL left when verified");
 	ck_assert_int_eq(r->members[1].holds_token, 1);
 	ck_assert_str_eq(r->members[1].payload.owner, "alice");
-	free(r);
-	lease_store_free(st);
+	close_set_store(r);
 }
 END_TEST
 
@@ -473,12 +482,9 @@ START_TEST(set_member_taken_before_the_write)
 	ck_assert_int_eq(memstore_set_ref(M, "refs/leases/b", NULL), 0);
 	cm_steal_ref = "refs/leases/b";
 	ck_assert_int_eq(lease_acquire_set(r, st, abcd, 2, &o), LEASE_EHELD);
-	ck_assert_int_eq(cm_calls, 1);
-	ck_assert_int_eq(r->blocker, 1);
+	assert_stopped(r, 1, 1, "a");
 	ck_assert_str_eq(r->members[1].payload.owner, "zed");
-	ck_assert(!ref_at("refs/leases/a", NULL));
-	free(r);
-	lease_store_free(st);
+	close_set_store(r);
 }
 END_TEST
 
@@ -527,8 +533,7 @@ START_TEST(set_write_faults_end_the_set)
 	ck_assert_str_eq(r->status, "error");
 	reads_fail = 0;
 	ck_assert(ref_at("refs/leases/a", &a));
-	free(r);
-	lease_store_free(st);
+	close_set_store(r);
 }
 END_TEST
 
@@ -540,11 +545,9 @@ START_TEST(set_with_invalid_member_refused)
 	const char *names[] = {"a", "-b"};
 
 	ck_assert_int_eq(lease_acquire_set(r, st, names, 2, &o), LEASE_EINVALID);
-	ck_assert_int_eq(r->blocker, 1);
+	assert_stopped(r, 1, 0, "a");
 	ck_assert_ptr_nonnull(strstr(r->members[1].message, "invalid lease name"));
-	ck_assert_int_eq(cm_calls, 0);
-	free(r);
-	lease_store_free(st);
+	close_set_store(r);
 }
 END_TEST
 
