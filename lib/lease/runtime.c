@@ -1358,7 +1358,9 @@ typedef struct set_ctx {
 	lease_oid bases[LEASE_SET_MAX]; /* each written member's tip when written (zero: absent) */
 } set_ctx;
 
-/* A member's answer when it was read but not written: what `status` says. */
+/* A member's answer when it was read but not written: what `status` says.
+ * Only after every member was decided without an error, so a present
+ * member's payload was read (decide() fails on an unreadable one). */
 static void set_member_state(lease_store *st, lease_result *r, const lease_ref_state *s,
                              int64_t now)
 {
@@ -1367,8 +1369,6 @@ static void set_member_state(lease_store *st, lease_result *r, const lease_ref_s
 	r->code = 0;
 	if (!s->present)
 		r->status = "absent";
-	else if (s->payload_rc != 0)
-		r->status = "error";
 	else if (s->payload.phase == LEASE_PHASE_RELEASED)
 		r->status = "released";
 	else if (lease_payload_expired(st, &s->payload, now))
