@@ -39,6 +39,10 @@ TOOL_SRC := $(sort $(wildcard tests/tools/*.c))
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CMD_OBJ  := $(CMD_SRC:%.c=$(BUILD)/%.o)
+# lib/util: the tier the library and the CLI share (issue 26, as curl's
+# lib/curlx): compiled into libreflease and linked into the CLI itself, which
+# so needs nothing from the library but its exported API.
+UTIL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(sort $(wildcard lib/util/*.c)))
 # The CLI's own formatting is unit-tested too (tests/test_cli.c).
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o) $(SUPP_SRC:%.c=$(BUILD)/%.o) $(BUILD)/tests/runner.o \
             $(BUILD)/cmd/reflease/gha_escape.o
@@ -69,8 +73,13 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
-# The layers show in the headers (issue 17): cmd/ sees the public API only.
-$(CMD_OBJ): INCLUDES = -Ilib/include
+# The layers show in the headers (issue 17): cmd/ sees the public API and
+# lib/util only (-Ilib for "util/..."; scripts/lint-includes.sh refuses a
+# cmd/ include of lib/lease or lib/store).
+$(CMD_OBJ): INCLUDES = -Ilib/include -Ilib
+# The library exports its public API only (issue 26): REFLEASE_EXTERN marks
+# it in lib/include/reflease/; everything else is hidden (t_exports.sh).
+$(LIB_OBJ): ALL_CFLAGS += -fvisibility=hidden
 
 $(LIBA): $(LIB_OBJ)
 	@rm -f $@
@@ -79,8 +88,8 @@ $(LIBA): $(LIB_OBJ)
 $(LIBSO): $(LIB_OBJ)
 	$(CC) -shared -Wl,-soname,libreflease.so.0 -o $@ $^ $(SANLD) $(PKG_LIBS)
 
-$(BIN): $(CMD_OBJ) $(LIBA)
-	$(CC) -o $@ $(CMD_OBJ) $(LIBA) $(SANLD) $(PKG_LIBS)
+$(BIN): $(CMD_OBJ) $(UTIL_OBJ) $(LIBA)
+	$(CC) -o $@ $(CMD_OBJ) $(UTIL_OBJ) $(LIBA) $(SANLD) $(PKG_LIBS)
 
 $(BUILD)/tools/%: tests/tools/%.c $(LIBA)
 	@mkdir -p $(dir $@)

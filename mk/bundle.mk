@@ -8,9 +8,9 @@ bundle: $(BUNDLE)/bin/reflease
 
 # DT_RPATH, not DT_RUNPATH (--disable-new-dtags): it is searched for the
 # libraries' own dependencies too (libgit2 -> mbedTLS ...).
-$(BUNDLE)/bin/reflease: $(CMD_OBJ) $(LIBA) scripts/bundle.sh
+$(BUNDLE)/bin/reflease: $(CMD_OBJ) $(UTIL_OBJ) $(LIBA) scripts/bundle.sh
 	@mkdir -p $(BUILD)
-	$(CC) -o $(BUILD)/reflease-rpath $(CMD_OBJ) $(LIBA) $(SANLD) $(PKG_LIBS) \
+	$(CC) -o $(BUILD)/reflease-rpath $(CMD_OBJ) $(UTIL_OBJ) $(LIBA) $(SANLD) $(PKG_LIBS) \
 	      -Wl,--disable-new-dtags -Wl,-rpath,'$$ORIGIN/../lib'
 	sh scripts/bundle.sh $(BUILD)/reflease-rpath $(BUNDLE)
 	@rm -f $(BUILD)/reflease-rpath

@@ -15,8 +15,9 @@
 #include "reflease/primitives.h"
 #include "reflease/reconcile.h"
 #include "reflease/schema.h"
+#include "store/backend.h"
+#include "store/handle.h"
 #include "store/http.h"
-#include "store/store.h"
 #include "support/fakegh.h"
 
 #define CANARY "ghp_CANARYtoken0123456789abcdefCANARY"

@@ -16,8 +16,9 @@
 #include <unistd.h>
 
 #include "reflease.h"
+#include "store/backend.h"
+#include "store/handle.h"
 #include "store/http.h"
-#include "store/store.h"
 #include "support/fakegh.h"
 #include "support/logcap.h"
 

@@ -9,8 +9,9 @@
 #include <string.h>
 
 #include "reflease.h"
+#include "store/backend.h"
+#include "store/handle.h"
 #include "store/http.h"
-#include "store/store.h"
 
 typedef struct canned {
 	char *answers[8]; /* raw HTTP answers, served in turn; the last repeats */

@@ -17,7 +17,7 @@
 #include <git2.h>
 
 #include "reflease/primitives.h"
-#include "store/store.h"
+#include "store/backend.h"
 #include "support/testrepo.h"
 
 #define EMPTY_TREE "4b825dc642cb6eb9a060e54bf8d69288fbee4904"

@@ -20,8 +20,8 @@
 #include "reflease/migrate.h"
 #include "reflease/reconcile.h"
 #include "reflease/runtime.h"
+#include "reflease/sys/transport.h"
 #include "reflease/version.h"
-#include "store/store.h"
 #include "support/memstore.h"
 #include "support/testrepo.h"
 

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "reflease.h"
-#include "store/store.h"
+#include "store/backend.h"
 #include "support/testrepo.h"
 
 Suite *model_replay_suite(void);

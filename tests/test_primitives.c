@@ -11,7 +11,7 @@
 
 #include "lease/door.h"
 #include "reflease/primitives.h"
-#include "store/store.h"
+#include "store/handle.h"
 #include "support/memstore.h"
 #include "support/testrepo.h"
 

@@ -19,7 +19,8 @@
 
 #include "reflease.h"
 #include "reflease/sys/transport.h"
-#include "store/store.h"
+#include "store/backend.h"
+#include "store/handle.h"
 #include "support/memstore.h"
 
 /* A fixed store time: 2027-01-15T08:00:00Z. */

@@ -25,7 +25,8 @@
 
 #include "reflease/primitives.h"
 #include "reflease/runtime.h"
-#include "store/store.h"
+#include "store/backend.h"
+#include "store/handle.h"
 #include "support/gitserver.h"
 #include "support/testrepo.h"
 #include "util/util.h"

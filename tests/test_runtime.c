@@ -19,7 +19,7 @@
 #include "lease/rotation.h"
 #include "reflease.h"
 #include "reflease/version.h"
-#include "store/store.h"
+#include "store/handle.h"
 #include "support/memstore.h"
 #include "support/testrepo.h"
 

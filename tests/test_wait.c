@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "reflease.h"
+#include "reflease/sys/transport.h"
 #include "store/http.h"
-#include "store/store.h"
 #include "support/fakegh.h"
 #include "support/gitserver.h"
 #include "support/memstore.h"

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "reflease/sys/clock.h"
+#include "util/clock.h"
 
 /* Permute mode: options may follow NAME (`acquire deploy --ttl 60`); `--`
  * still ends them. */
@@ -72,7 +72,7 @@ static int parse_live_phase(cli_ctx *ctx, const char *opt, const char *arg, leas
 	return 0;
 }
 
-int lease_args_option(cli_ctx *ctx, int c, const char *arg, void *payload)
+int cli_args_option(cli_ctx *ctx, int c, const char *arg, void *payload)
 {
 	lease_args *a = payload;
 	char *end = NULL;
@@ -82,7 +82,7 @@ int lease_args_option(cli_ctx *ctx, int c, const char *arg, void *payload)
 	switch (c) {
 	case OPT_TTL:
 		/* The syntax now; the bounds of the store in use once it is open
-		 * (lease_check_ttl), still before any write. */
+		 * (cli_check_ttl), still before any write. */
 		if ((rc = cli_parse_seconds(ctx, "--ttl", arg, LONG_MIN, LONG_MAX, &v)) < 0)
 			return rc;
 		if (v < LEASE_TTL_READ_MIN || v > LEASE_TTL_READ_MAX) {
@@ -127,7 +127,7 @@ int lease_args_option(cli_ctx *ctx, int c, const char *arg, void *payload)
 	}
 }
 
-int lease_check_slots_name(cli_ctx *ctx, const char *name, long slots)
+int cli_check_slots_name(cli_ctx *ctx, const char *name, long slots)
 {
 	char base[LEASE_NAME_MAX + 1], err[256];
 	int64_t i, n;
@@ -143,7 +143,7 @@ int lease_check_slots_name(cli_ctx *ctx, const char *name, long slots)
 	                 name, (long long)i, base, (long long)n, ctx->command, base, (long long)n);
 }
 
-int lease_check_ttl(cli_ctx *ctx, lease_store *st, long ttl)
+int cli_check_ttl(cli_ctx *ctx, lease_store *st, long ttl)
 {
 	if (ctx->ttl_rejected)
 		return cli_usage(ctx, "--ttl: %s s is outside this %s store's bounds %d..%d s",
@@ -156,7 +156,7 @@ int lease_check_ttl(cli_ctx *ctx, lease_store *st, long ttl)
 	return 0;
 }
 
-void lease_result_fixup(lease_result *r, lease_store *st, const char *name, int rc)
+void cli_result_fixup(lease_result *r, lease_store *st, const char *name, int rc)
 {
 	if (!r->name[0])
 		snprintf(r->name, sizeof(r->name), "%s", name);
@@ -175,7 +175,7 @@ void lease_result_fixup(lease_result *r, lease_store *st, const char *name, int 
 		r->code = rc;
 }
 
-int lease_exit_for_signal(int sig)
+int cli_exit_for_signal(int sig)
 {
 	switch (sig) {
 	case SIGHUP: return EXIT_SIGHUP;
@@ -187,7 +187,7 @@ int lease_exit_for_signal(int sig)
 
 /* ---- signals of the long-running forms (acquire --wait, heartbeat --every) ---- */
 
-volatile sig_atomic_t lease_stop_signal;
+volatile sig_atomic_t cli_stop_signal;
 
 /* The wait guard: while the runtime sleeps between acquire attempts
  * (acquire --wait), nothing is held and no write is in flight, so a stop
@@ -219,7 +219,7 @@ static void on_lease_stop_signal(int sig, siginfo_t *si, void *uctx)
 	 * output is no reason to stop renewing or to skip the release */
 	if (sig == SIGPIPE && si && si->si_code == SI_USER && si->si_pid == getpid())
 		return;
-	lease_stop_signal = sig;
+	cli_stop_signal = sig;
 	/* async-signal-safe only: clock_gettime, open, write, _exit */
 	if (guard_sleeping && lease_clock_seconds(LEASE_CLOCK_MONOTONIC) < guard_until - 0.005) {
 		int fd = guard_out_fd;
@@ -228,11 +228,11 @@ static void on_lease_stop_signal(int sig, siginfo_t *si, void *uctx)
 		guard_write(STDERR_FILENO, guard_err, guard_err_len);
 		if (fd >= 0 && guard_out_len) /* last: run's object ends stderr */
 			guard_write(fd, guard_out, guard_out_len);
-		_exit(lease_exit_for_signal(sig));
+		_exit(cli_exit_for_signal(sig));
 	}
 }
 
-void lease_install_stop_handlers(void)
+void cli_install_stop_handlers(void)
 {
 	struct sigaction sa;
 	sigset_t term;
@@ -253,7 +253,7 @@ void lease_install_stop_handlers(void)
 	}
 }
 
-void lease_default_stop_handlers(void)
+void cli_default_stop_handlers(void)
 {
 	sigset_t term;
 	int s;
@@ -267,7 +267,7 @@ void lease_default_stop_handlers(void)
 	}
 }
 
-json_t *lease_interrupted_json(const lease_result *state)
+json_t *cli_interrupted_json(const lease_result *state)
 {
 	lease_result r = *state;
 	json_t *o;
@@ -289,7 +289,7 @@ static void guard_build(const lease_result *r)
 	char *js = NULL;
 	json_t *o;
 
-	if ((guard_out_fd < 0 && !guard_out_path) || !(o = lease_interrupted_json(r)))
+	if ((guard_out_fd < 0 && !guard_out_path) || !(o = cli_interrupted_json(r)))
 		return;
 	js = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
 	json_decref(o);
@@ -298,7 +298,7 @@ static void guard_build(const lease_result *r)
 	free(js);
 }
 
-void lease_wait_guard_arm(cli_ctx *ctx, const char *name, int json_fd, const char *json_path)
+void cli_wait_guard_arm(cli_ctx *ctx, const char *name, int json_fd, const char *json_path)
 {
 	lease_result r;
 
@@ -317,32 +317,32 @@ void lease_wait_guard_arm(cli_ctx *ctx, const char *name, int json_fd, const cha
 		guard_err_len = sizeof(guard_err) - 1;
 }
 
-int lease_wait_guard_cb(double sleep_seconds, void *payload)
+int cli_wait_guard_cb(double sleep_seconds, void *payload)
 {
 	guard_sleeping = 0;
-	if (lease_stop_signal)
+	if (cli_stop_signal)
 		return 1;
 	if (payload) /* the ref as last read: its oid in the interrupted object */
 		guard_build(payload);
 	guard_until = lease_clock_seconds(LEASE_CLOCK_MONOTONIC) + sleep_seconds;
 	guard_sleeping = 1;
 	/* a signal that came just before guard_sleeping was set */
-	if (lease_stop_signal) {
+	if (cli_stop_signal) {
 		guard_sleeping = 0;
 		return 1;
 	}
 	return 0;
 }
 
-int lease_wait_fair_cb(double sleep_seconds, void *payload)
+int cli_wait_fair_cb(double sleep_seconds, void *payload)
 {
 	(void)sleep_seconds;
 	(void)payload;
 	guard_sleeping = 0;
-	return lease_stop_signal != 0;
+	return cli_stop_signal != 0;
 }
 
-void lease_wait_guard_disarm(void)
+void cli_wait_guard_disarm(void)
 {
 	guard_sleeping = 0;
 }
@@ -351,13 +351,13 @@ void lease_wait_guard_disarm(void)
 
 /* Parse options, take NAME, resolve the token. Returns 0 or a negative
  * helper result (-status or CLI_HELP_SHOWN). */
-static int lease_parse(cli_ctx *ctx, int argc, char **argv, const struct option *longopts,
-                       lease_args *a, const char **name, const char **names, size_t *nnames)
+static int cli_lease_parse(cli_ctx *ctx, int argc, char **argv, const struct option *longopts,
+                           lease_args *a, const char **name, const char **names, size_t *nnames)
 {
 	int i, rc;
 
 	memset(a, 0, sizeof(*a));
-	if ((i = cli_parse(ctx, argc, argv, LEASE_SHORTOPTS, longopts, lease_args_option, a)) < 0)
+	if ((i = cli_parse(ctx, argc, argv, LEASE_SHORTOPTS, longopts, cli_args_option, a)) < 0)
 		return i;
 	/* several NAMEs: a set (protocol.md "Sets"), for the commands that take one */
 	if (names && argc - i > 1) {
@@ -398,7 +398,7 @@ static int require_token(cli_ctx *ctx, const lease_args *a)
 /* Print the result of one operation and return the exit status. */
 static int finish(cli_ctx *ctx, lease_store *st, lease_result *r, const char *name, int rc)
 {
-	lease_result_fixup(r, st, name, rc);
+	cli_result_fixup(r, st, name, rc);
 	if (lease_status_of(r) == LEASE_STATUS_ERROR) {
 		if (ctx->json)
 			cli_emit_json(stdout, cli_result_json(r));
@@ -459,20 +459,20 @@ static int acquire_set(cli_ctx *ctx, lease_cmd *c)
 	int rc, status;
 
 	if (!r) {
-		lease_wait_guard_disarm();
+		cli_wait_guard_disarm();
 		fprintf(stderr, "reflease acquire: out of memory\n");
 		return cli_exit_for(LEASE_ENOMEM);
 	}
 	if (c->a.wait > 0)
 		c->o.wait_payload = &r->members[0];
 	rc = lease_acquire_set(r, c->st, c->names, c->set_n, &c->o);
-	lease_wait_guard_disarm();
-	if (rc < 0 && lease_stop_signal) {
+	cli_wait_guard_disarm();
+	if (rc < 0 && cli_stop_signal) {
 		if (ctx->json)
 			cli_emit_json(stdout, set_result_json(r));
 		fprintf(stderr, "reflease acquire: interrupted while waiting for the set\n");
 		free(r);
-		return lease_exit_for_signal(lease_stop_signal);
+		return cli_exit_for_signal(cli_stop_signal);
 	}
 	if (c->a.print_token) {
 		const char *tok = rc == 0 && r->members[0].holds_token
@@ -494,10 +494,10 @@ static int acquire_set(cli_ctx *ctx, lease_cmd *c)
 	return status;
 }
 
-/* Parse options and NAME (lease_parse); with @p need_token the token must be
+/* Parse options and NAME (cli_lease_parse); with @p need_token the token must be
  * well-formed. Returns 0 or a negative helper result. */
-static int lease_cmd_parse(cli_ctx *ctx, int argc, char **argv, const struct option *longopts,
-                           int need_token, lease_cmd *c)
+static int cli_cmd_parse(cli_ctx *ctx, int argc, char **argv, const struct option *longopts,
+                         int need_token, lease_cmd *c)
 {
 	int rc;
 
@@ -507,8 +507,8 @@ static int lease_cmd_parse(cli_ctx *ctx, int argc, char **argv, const struct opt
 	        strcmp(ctx->command, "transition") == 0 || strcmp(ctx->command, "release") == 0;
 
 	c->set_n = 0;
-	if ((rc = lease_parse(ctx, argc, argv, longopts, &c->a, &c->name, set_ok ? c->names : NULL,
-	                      &c->set_n)) < 0 ||
+	if ((rc = cli_lease_parse(ctx, argc, argv, longopts, &c->a, &c->name,
+	                          set_ok ? c->names : NULL, &c->set_n)) < 0 ||
 	    (need_token && (rc = require_token(ctx, &c->a)) < 0))
 		return rc;
 	return 0;
@@ -517,12 +517,12 @@ static int lease_cmd_parse(cli_ctx *ctx, int argc, char **argv, const struct opt
 /* Open the store (with @p check_ttl also checking --ttl against its bounds,
  * still before any write), then set c->o from the options and zero c->r.
  * Returns 0 or -exit status. */
-static int lease_cmd_open(cli_ctx *ctx, lease_cmd *c, int check_ttl)
+static int cli_cmd_open(cli_ctx *ctx, lease_cmd *c, int check_ttl)
 {
 	int rc;
 
 	if ((rc = cli_open_store(ctx, &c->st)) < 0 ||
-	    (check_ttl && (rc = lease_check_ttl(ctx, c->st, c->a.ttl)) < 0))
+	    (check_ttl && (rc = cli_check_ttl(ctx, c->st, c->a.ttl)) < 0))
 		return rc;
 	op_init(&c->o, ctx, &c->a);
 	memset(&c->r, 0, sizeof(c->r));
@@ -536,8 +536,8 @@ static int cmd_acquire(cli_ctx *ctx, int argc, char **argv)
 	lease_cmd c;
 	int rc;
 
-	if ((rc = lease_cmd_parse(ctx, argc, argv, acquire_longopts, 0, &c)) < 0 ||
-	    (rc = lease_check_slots_name(ctx, c.name, c.a.slots)) < 0)
+	if ((rc = cli_cmd_parse(ctx, argc, argv, acquire_longopts, 0, &c)) < 0 ||
+	    (rc = cli_check_slots_name(ctx, c.name, c.a.slots)) < 0)
 		return cli_status_of(rc);
 	if (c.set_n > 1 && c.a.slots)
 		return cli_status_of(cli_usage(ctx,
@@ -554,31 +554,31 @@ static int cmd_acquire(cli_ctx *ctx, int argc, char **argv)
 	if (c.a.fair && (c.set_n > 1 || c.a.slots))
 		return cli_status_of(cli_usage(ctx, "--fair queues for one lease: not with %s",
 		                               c.a.slots ? "--slots" : "a set of NAMEs"));
-	if ((rc = lease_cmd_open(ctx, &c, 1)) < 0)
+	if ((rc = cli_cmd_open(ctx, &c, 1)) < 0)
 		return cli_status_of(rc);
 	c.o.lease_token = NULL;
 	c.o.phase = c.a.phase;
 	c.o.wait_seconds = c.a.wait;
 	c.o.fair = c.a.fair;
 	if (c.a.wait > 0) {
-		lease_wait_guard_arm(ctx, c.name, ctx->json ? STDOUT_FILENO : -1, NULL);
-		lease_install_stop_handlers();
-		c.o.wait_cb = c.a.fair ? lease_wait_fair_cb : lease_wait_guard_cb;
+		cli_wait_guard_arm(ctx, c.name, ctx->json ? STDOUT_FILENO : -1, NULL);
+		cli_install_stop_handlers();
+		c.o.wait_cb = c.a.fair ? cli_wait_fair_cb : cli_wait_guard_cb;
 		c.o.wait_payload = &c.r;
 	}
 	if (c.set_n > 1)
 		return acquire_set(ctx, &c);
 	rc = c.a.slots ? lease_slots_acquire(&c.r, c.st, c.name, c.a.slots, &c.o)
 	               : lease_acquire(&c.r, c.st, c.name, &c.o);
-	lease_wait_guard_disarm();
+	cli_wait_guard_disarm();
 	if (c.a.slots && rc == 0)
 		c.name = c.r.name; /* the slot taken */
-	if (rc < 0 && lease_stop_signal) {
-		lease_result_fixup(&c.r, c.st, c.name, rc);
+	if (rc < 0 && cli_stop_signal) {
+		cli_result_fixup(&c.r, c.st, c.name, rc);
 		if (ctx->json)
-			cli_emit_json(stdout, lease_interrupted_json(&c.r));
+			cli_emit_json(stdout, cli_interrupted_json(&c.r));
 		fprintf(stderr, "reflease acquire: %s: interrupted while waiting\n", c.name);
-		return lease_exit_for_signal(lease_stop_signal);
+		return cli_exit_for_signal(cli_stop_signal);
 	}
 	if (rc == LEASE_EHELD && c.a.wait > 0 && c.r.status && !c.r.message[0])
 		snprintf(c.r.message, sizeof(c.r.message), "--wait %ld s ran out", c.a.wait);
@@ -592,7 +592,7 @@ static int cmd_acquire(cli_ctx *ctx, int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (c.a.print_token) { /* held or failed: nothing on stdout, the reason on stderr */
-		lease_result_fixup(&c.r, c.st, c.name, rc);
+		cli_result_fixup(&c.r, c.st, c.name, rc);
 		fprintf(stderr, "reflease acquire: %s: %s\n", c.name,
 		        c.r.message[0] ? c.r.message : c.r.status);
 		return cli_exit_for(rc < 0 ? rc : LEASE_EINTERNAL);
@@ -600,7 +600,7 @@ static int cmd_acquire(cli_ctx *ctx, int argc, char **argv)
 	return finish(ctx, c.st, &c.r, c.name, rc);
 }
 
-void lease_keep_changed_note(const char *cmd, const char *name, const lease_keep_report *rep)
+void cli_keep_changed_note(const char *cmd, const char *name, const lease_keep_report *rep)
 {
 	fprintf(stderr,
 	        "reflease %s: %s: the stored lease now expires in %lld s (ttl %lld s, written "
@@ -682,7 +682,7 @@ static void keep_report(const lease_keep_report *rep, void *payload)
 	case LEASE_KEEP_CHANGED:
 		/* a set: the member whose stored expiry moved */
 		if (k->ctx->verbosity >= LEASE_LOG_INFO)
-			lease_keep_changed_note("heartbeat", k->n > 1 ? r->name : k->name, rep);
+			cli_keep_changed_note("heartbeat", k->n > 1 ? r->name : k->name, rep);
 		break;
 	case LEASE_KEEP_LOST:
 	case LEASE_KEEP_FAILED: {
@@ -787,10 +787,10 @@ static int heartbeat_every(cli_ctx *ctx, lease_cmd *c)
 	k.every_seconds = a->every;
 	k.known_ttl_seconds = ttl;
 	k.check_seconds = lease_keep_check_interval(c->st);
-	k.stop = &lease_stop_signal;
+	k.stop = &cli_stop_signal;
 	k.report = keep_report;
 	k.report_payload = &kc;
-	lease_install_stop_handlers();
+	cli_install_stop_handlers();
 	rc = n > 1 ? lease_keep_set(&last, c->st, names, n, &k)
 	           : lease_keep(&last, c->st, c->name, &k);
 	if (rc < 0) {
@@ -798,7 +798,7 @@ static int heartbeat_every(cli_ctx *ctx, lease_cmd *c)
 		goto done;
 	}
 	/* Stopped by a signal: a handoff stays possible unless --release-on-exit. */
-	status = lease_exit_for_signal(lease_stop_signal ? lease_stop_signal : SIGTERM);
+	status = cli_exit_for_signal(cli_stop_signal ? cli_stop_signal : SIGTERM);
 	if (a->release_on_exit) {
 		op_init(&c->o, ctx, a);
 		c->o.lease_token = kc.token;
@@ -823,14 +823,14 @@ static int cmd_heartbeat(cli_ctx *ctx, int argc, char **argv)
 	lease_cmd c;
 	int rc;
 
-	if ((rc = lease_cmd_parse(ctx, argc, argv, heartbeat_longopts, 1, &c)) < 0)
+	if ((rc = cli_cmd_parse(ctx, argc, argv, heartbeat_longopts, 1, &c)) < 0)
 		return cli_status_of(rc);
 	if (c.a.release_on_exit && !c.a.every)
 		return cli_status_of(cli_usage(ctx, "--release-on-exit needs --every S"));
 	if (c.a.every && c.a.ttl && c.a.every > c.a.ttl / 2)
 		return cli_status_of(cli_usage(ctx, "--every: %ld s is above ttl/2 (%ld s)",
 		                               c.a.every, c.a.ttl / 2));
-	if ((rc = lease_cmd_open(ctx, &c, 1)) < 0)
+	if ((rc = cli_cmd_open(ctx, &c, 1)) < 0)
 		return cli_status_of(rc);
 	if (c.a.every)
 		return heartbeat_every(ctx, &c);
@@ -845,12 +845,12 @@ static int cmd_transition(cli_ctx *ctx, int argc, char **argv)
 	lease_cmd c;
 	int rc;
 
-	if ((rc = lease_cmd_parse(ctx, argc, argv, transition_longopts, 1, &c)) < 0)
+	if ((rc = cli_cmd_parse(ctx, argc, argv, transition_longopts, 1, &c)) < 0)
 		return cli_status_of(rc);
 	if (c.a.to == LEASE_PHASE_NONE)
 		return cli_status_of(
 		        cli_usage(ctx, "--to PHASE is required (claimed, working, review)"));
-	if ((rc = lease_cmd_open(ctx, &c, 0)) < 0)
+	if ((rc = cli_cmd_open(ctx, &c, 0)) < 0)
 		return cli_status_of(rc);
 	c.o.to = c.a.to;
 	if (c.set_n > 1)
@@ -867,8 +867,8 @@ static int cmd_reacquire(cli_ctx *ctx, int argc, char **argv)
 	lease_cmd c;
 	int rc;
 
-	if ((rc = lease_cmd_parse(ctx, argc, argv, reacquire_longopts, 1, &c)) < 0 ||
-	    (rc = lease_cmd_open(ctx, &c, 1)) < 0)
+	if ((rc = cli_cmd_parse(ctx, argc, argv, reacquire_longopts, 1, &c)) < 0 ||
+	    (rc = cli_cmd_open(ctx, &c, 1)) < 0)
 		return cli_status_of(rc);
 	rc = lease_reacquire(&c.r, c.st, c.name, &c.o);
 	return finish(ctx, c.st, &c.r, c.name, rc);
@@ -879,8 +879,8 @@ static int cmd_release(cli_ctx *ctx, int argc, char **argv)
 	lease_cmd c;
 	int rc, status;
 
-	if ((rc = lease_cmd_parse(ctx, argc, argv, release_longopts, 0, &c)) < 0 ||
-	    (rc = lease_cmd_open(ctx, &c, 0)) < 0)
+	if ((rc = cli_cmd_parse(ctx, argc, argv, release_longopts, 0, &c)) < 0 ||
+	    (rc = cli_cmd_open(ctx, &c, 0)) < 0)
 		return cli_status_of(rc);
 	if (c.set_n > 1) {
 		status = set_op(ctx, &c, lease_release_set);
@@ -921,8 +921,8 @@ static int cmd_break(cli_ctx *ctx, int argc, char **argv)
 	lease_cmd c;
 	int rc;
 
-	if ((rc = lease_cmd_parse(ctx, argc, argv, break_longopts, 0, &c)) < 0 ||
-	    (rc = lease_cmd_open(ctx, &c, 0)) < 0)
+	if ((rc = cli_cmd_parse(ctx, argc, argv, break_longopts, 0, &c)) < 0 ||
+	    (rc = cli_cmd_open(ctx, &c, 0)) < 0)
 		return cli_status_of(rc);
 	c.o.lease_token = NULL;
 	c.o.force = c.a.force;

@@ -49,55 +49,55 @@ typedef struct lease_args {
 } lease_args;
 
 /* cli_parse handler for the options above. */
-int lease_args_option(cli_ctx *ctx, int c, const char *arg, void *payload);
+int cli_args_option(cli_ctx *ctx, int c, const char *arg, void *payload);
 
 /* Check --ttl against the opened store's bounds (protocol.md §4): 64 when out
  * of them (also a --ttl the parser set aside in ctx->ttl_rejected), never
  * replaced. Returns 0 or -EXIT_USAGE. */
-int lease_check_ttl(cli_ctx *ctx, lease_store *st, long ttl);
+int cli_check_ttl(cli_ctx *ctx, lease_store *st, long ttl);
 
 /* Fill name/ref/status/message of @p r when the operation left them empty. */
-void lease_result_fixup(lease_result *r, lease_store *st, const char *name, int rc);
+void cli_result_fixup(lease_result *r, lease_store *st, const char *name, int rc);
 
 /* acquire/run: refuse a slot's own name without --slots (its count is
  * checked only by --slots) and --slots with a slot's name. Returns 0 or
  * -EXIT_USAGE. */
-int lease_check_slots_name(cli_ctx *ctx, const char *name, long slots);
+int cli_check_slots_name(cli_ctx *ctx, const char *name, long slots);
 
 /* Exit status for a signal number: 129, 130, 143 (cli.md), else 128 + sig. */
-int lease_exit_for_signal(int sig);
+int cli_exit_for_signal(int sig);
 
 /* The stop signal (SIGINT/SIGTERM/SIGHUP) received, 0 = none. */
-extern volatile sig_atomic_t lease_stop_signal;
+extern volatile sig_atomic_t cli_stop_signal;
 /* Install handlers for every catchable terminating signal
  * (run_terminating_signals(): HUP INT QUIT ABRT USR1 USR2 PIPE ALRM TERM ...)
- * that set lease_stop_signal (no SA_RESTART), and end the process at once
+ * that set cli_stop_signal (no SA_RESTART), and end the process at once
  * during an armed wait sleep. A signal found ignored stays ignored. A SIGPIPE
  * from the process's own write to a reader that went away is not a stop (the
  * write fails with EPIPE): losing the output never ends a keeper (issue 23). */
-void lease_install_stop_handlers(void);
-/* Restore the default action where lease_install_stop_handlers() installed
+void cli_install_stop_handlers(void);
+/* Restore the default action where cli_install_stop_handlers() installed
  * its handler (a child before exec). */
-void lease_default_stop_handlers(void);
+void cli_default_stop_handlers(void);
 /* acquire --wait: prepare what an interrupted wait prints (a JSON error
  * object to @p json_fd or the file @p json_path when either is given, a line
  * on stderr) — the handler may only write(2) it. */
-void lease_wait_guard_arm(cli_ctx *ctx, const char *name, int json_fd, const char *json_path);
+void cli_wait_guard_arm(cli_ctx *ctx, const char *name, int json_fd, const char *json_path);
 /* lease_op_options.wait_cb: stop when a signal came; else mark the runtime's
  * coming backoff sleep (no lease held, no write in flight) as interruptible.
  * @p payload: NULL, or the lease_result the runtime fills, whose ref state
  * (oid) the interrupted object then shows. */
-int lease_wait_guard_cb(double sleep_seconds, void *payload);
+int cli_wait_guard_cb(double sleep_seconds, void *payload);
 
 /* The wait_cb of a fair wait (--fair): a stop signal only ends the wait (the
  * runtime then removes the ticket), never the process from the handler. */
-int lease_wait_fair_cb(double sleep_seconds, void *payload);
+int cli_wait_fair_cb(double sleep_seconds, void *payload);
 /* The object of a wait stopped by a signal: the ref state of @p state (name,
  * ref, oid, holder) with status "error" and error code "interrupted". New
  * reference (NULL without memory). */
-json_t *lease_interrupted_json(const lease_result *state);
+json_t *cli_interrupted_json(const lease_result *state);
 /* The wait is over (call right after lease_acquire returns). */
-void lease_wait_guard_disarm(void);
+void cli_wait_guard_disarm(void);
 
 /* `run NAME ... -- CMD` (cmd_run.c). */
 int cmd_run(cli_ctx *ctx, int argc, char **argv);
@@ -105,6 +105,6 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv);
 /* The -v line of a keeper (`run`, `heartbeat --every`; command name @p cmd)
  * when the heartbeat service adopted an earlier stored expiry
  * (LEASE_KEEP_CHANGED, protocol.md §6), on stderr. */
-void lease_keep_changed_note(const char *cmd, const char *name, const lease_keep_report *rep);
+void cli_keep_changed_note(const char *cmd, const char *name, const lease_keep_report *rep);
 
 #endif

@@ -57,7 +57,7 @@ static const struct option run_longopts[] = {
         {NULL, 0, NULL, 0}};
 
 typedef struct run_args {
-	lease_args a; /* first: lease_args_option's payload */
+	lease_args a; /* first: cli_args_option's payload */
 	int conflict; /* --conflict-exit-code, 0 = not given */
 } run_args;
 
@@ -77,7 +77,7 @@ static int run_option(cli_ctx *ctx, int c, const char *arg, void *payload)
 		ra->conflict = (int)v;
 		return 0;
 	}
-	return lease_args_option(ctx, c, arg, &ra->a);
+	return cli_args_option(ctx, c, arg, &ra->a);
 }
 
 /* Release what the run holds with @p token: the lease, or the whole set in
@@ -146,7 +146,7 @@ static void guard_release_lease(const char *token, void *payload)
 	}
 	rc = release_now(g->ctx, st, g->rn, token, &r);
 	if (g->rn->n == 1)
-		lease_result_fixup(&r, st, g->rn->names[0], rc);
+		cli_result_fixup(&r, st, g->rn->names[0], rc);
 	fprintf(stderr, "reflease run: %s: reflease died; CMD's tree is stopped; release: %s%s%s\n",
 	        g->rn->label, r.status ? r.status : "error", r.message[0] ? ": " : "", r.message);
 	lease_store_free(st);
@@ -249,7 +249,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		                               "members are plain leases",
 		                               rn.n));
 	}
-	if ((rc = lease_check_slots_name(ctx, name, a->slots)) < 0) {
+	if ((rc = cli_check_slots_name(ctx, name, a->slots)) < 0) {
 		free(argv2);
 		return cli_status_of(rc);
 	}
@@ -275,7 +275,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		return cli_status_of(cli_usage(ctx, "--every: %ld s is above ttl/2 (%lld s)",
 		                               a->every, (long long)(ttl / 2)));
 	}
-	if ((rc = cli_open_store(ctx, &st)) < 0 || (rc = lease_check_ttl(ctx, st, a->ttl)) < 0) {
+	if ((rc = cli_open_store(ctx, &st)) < 0 || (rc = cli_check_ttl(ctx, st, a->ttl)) < 0) {
 		free(argv2);
 		return cli_status_of(rc);
 	}
@@ -326,22 +326,22 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 
 	/* Acquire (waiting on held). Signals are handled here: an interrupted
 	 * backoff sleep ends the process at once (nothing is held then). */
-	lease_wait_guard_arm(ctx, name, out.json && !out.json_file ? STDERR_FILENO : -1,
-	                     out.json_file);
-	lease_install_stop_handlers(); /* every terminating signal ends the wait */
+	cli_wait_guard_arm(ctx, name, out.json && !out.json_file ? STDERR_FILENO : -1,
+	                   out.json_file);
+	cli_install_stop_handlers(); /* every terminating signal ends the wait */
 	ao.owner = ctx->owner;
 	ao.host = ctx->host;
 	ao.ttl_seconds = ttl;
 	ao.wait_seconds = a->wait;
 	ao.fair = a->fair;
-	ao.wait_cb = a->fair ? lease_wait_fair_cb : lease_wait_guard_cb;
+	ao.wait_cb = a->fair ? cli_wait_fair_cb : cli_wait_guard_cb;
 	ao.wait_payload = &r; /* the ref as last read, for the interrupted object */
 	memset(&r, 0, sizeof(r));
 	if (rn.n > 1) {
 		/* the whole set in one write, or none; --wait holds no part of it
 		 * (protocol.md "Sets") */
 		if (!(rn.set = calloc(1, sizeof(*rn.set)))) {
-			lease_wait_guard_disarm();
+			cli_wait_guard_disarm();
 			fprintf(stderr, "reflease run: out of memory\n");
 			goto cleanup;
 		}
@@ -364,7 +364,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		rc = a->slots ? lease_slots_acquire(&r, st, name, a->slots, &ao)
 		              : lease_acquire(&r, st, name, &ao);
 	}
-	lease_wait_guard_disarm();
+	cli_wait_guard_disarm();
 	if (a->slots && rc == 0) {
 		/* from here on the slot taken is the lease kept and released */
 		memcpy(slot_name, r.name, sizeof(slot_name));
@@ -378,7 +378,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 			release_now(ctx, st, &rn, r.payload.lease_token, &rel);
 		goto cleanup;
 	}
-	sig0 = lease_stop_signal;
+	sig0 = cli_stop_signal;
 	{
 		int chld = 0, s = run_drain_signals(sfd, &chld);
 		if (s && !sig0)
@@ -386,8 +386,8 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	}
 	if (rc < 0) {
 		if (rn.n == 1)
-			lease_result_fixup(&r, st, name, rc);
-		status = sig0 ? lease_exit_for_signal(sig0) : cli_exit_for(rc);
+			cli_result_fixup(&r, st, name, rc);
+		status = sig0 ? cli_exit_for_signal(sig0) : cli_exit_for(rc);
 		if (status == EXIT_HELD && ra.conflict)
 			status = ra.conflict;
 		fprintf(stderr, "reflease run: %s: %s%s%s\n", rn.label, r.status,
@@ -400,7 +400,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	if (sig0) {
 		/* Interrupted while acquiring: give it back, never start CMD. */
 		rc = release_now(ctx, st, &rn, token, &rel);
-		status = lease_exit_for_signal(sig0);
+		status = cli_exit_for_signal(sig0);
 		run_emit(&out, st, &rel, &rn, rc, "interrupted", status, 0, 0);
 		goto cleanup;
 	}
@@ -578,7 +578,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 
 	rc = release_now(ctx, st, &rn, token, &rel);
 	if (sup.interrupted)
-		status = lease_exit_for_signal(sup.interrupted);
+		status = cli_exit_for_signal(sup.interrupted);
 	else if (sup.guard_died)
 		status = EXIT_SOFTWARE;
 	else if (WIFEXITED(sup.cmd_status))

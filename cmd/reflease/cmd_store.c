@@ -234,7 +234,7 @@ static int cmd_status(cli_ctx *ctx, int argc, char **argv)
 	return cli_exit_for(rc);
 }
 
-static const char *lease_list_status(lease_store *st, const lease_ref_state *l, int64_t now)
+static const char *cli_list_status(lease_store *st, const lease_ref_state *l, int64_t now)
 {
 	if (l->payload_rc != 0 && l->commit.unreadable)
 		return "unreadable";
@@ -267,7 +267,7 @@ static int list_visit(const lease_ref_state *l, const lease_invalid_ref *iv, siz
 	(void)total;
 	if (!l)
 		return 0; /* names that break the rule: reconcile reports them */
-	status = lease_list_status(c->st, l, c->now);
+	status = cli_list_status(c->st, l, c->now);
 	ok = l->payload_rc == 0;
 	lease_oid_tohex(hex, &l->oid);
 	if (ok)

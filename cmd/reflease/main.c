@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "report.h"
+#include "util/util.h"
 
 int cli_exit_for(int code)
 {

@@ -331,7 +331,7 @@ static void child_exec(char **cmd, pid_t parent, int fg)
 		_exit(EXIT_SOFTWARE);
 	/* a signal forwarded before exec acts on CMD, not on our handler; an
 	 * ignored signal stays ignored (nohup) */
-	lease_default_stop_handlers();
+	cli_default_stop_handlers();
 	run_terminating_signals(&term);
 	for (s = 1; s < NSIG; s++)
 		if (sigismember(&term, s) == 1 && sigaction(s, NULL, &sa) == 0 &&

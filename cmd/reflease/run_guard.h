@@ -10,7 +10,7 @@
 #include <signal.h>
 #include <sys/types.h>
 
-#include "reflease/sys/clock.h"
+#include "util/clock.h"
 
 /* Called by the guard once the tree is gone after reflease died (SIGKILL,
  * the OOM killer), with the token last given (run_guard_token): release the
@@ -40,7 +40,7 @@ enum {
 
 /* Seconds on CLOCK_BOOTTIME (counts a suspend, unlike CLOCK_MONOTONIC;
  * never steps). Every deadline of run and the guard is on this clock; the
- * library's one clock helper (reflease/sys/clock.h) reads it. */
+ * library's one clock helper (lib/util/clock.h) reads it. */
 static inline double run_clock(void)
 {
 	return lease_clock_seconds(LEASE_CLOCK_BOOTTIME);

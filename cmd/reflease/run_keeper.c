@@ -66,7 +66,7 @@ void run_keeper_report(const lease_keep_report *rep, void *payload)
 		 * the deadline is min(own write, stored expiry) (§6) */
 		run_set_deadline(sh, rep->lost_at, rep->now, rep->ttl_seconds, 1);
 		if (sh->verbosity >= LEASE_LOG_INFO)
-			lease_keep_changed_note("run", sh->name, rep);
+			cli_keep_changed_note("run", sh->name, rep);
 		break;
 	case LEASE_KEEP_LOST:
 	case LEASE_KEEP_FAILED:

@@ -80,7 +80,7 @@ void run_emit(const run_out *o, lease_store *st, lease_result *r, const run_name
               const char *reason, int exit_status, int have_cmd, int cmd_status)
 {
 	if (st && rn->n == 1)
-		lease_result_fixup(r, st, rn->names[0], rc);
+		cli_result_fixup(r, st, rn->names[0], rc);
 	if (!o->json && o->json_fd < 0)
 		return;
 	run_emit_obj(o, rn->n > 1 ? set_result_json(rn->set) : cli_result_json(r), reason,

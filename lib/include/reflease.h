@@ -9,6 +9,7 @@
 #include "reflease/common.h"
 #include "reflease/heartbeat.h"
 #include "reflease/migrate.h"
+#include "reflease/object.h"
 #include "reflease/primitives.h"
 #include "reflease/queue.h"
 #include "reflease/reconcile.h"

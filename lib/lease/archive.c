@@ -1,7 +1,7 @@
 /* Reading a lease's archive refs (protocol.md §1): the highest archived
  * `transitions`, so a re-created name keeps counting (§5). */
 #include "lease/door.h"
-#include "store/store.h"
+#include "store/frontend.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -17,7 +17,7 @@ int lease_fetch_archive_max_transitions(int64_t *out, int *found, lease_store *s
 	*found = 0;
 	if ((rc = lease_ref_name_validate(name, err, sizeof(err))) < 0)
 		return lease_store_set_error(st, rc, "%s", err);
-	snprintf(prefix, sizeof(prefix), "refs/%s-archive/%s/", st->ns, name);
+	snprintf(prefix, sizeof(prefix), "refs/%s-archive/%s/", lease_store_namespace(st), name);
 	plen = strlen(prefix);
 	if ((rc = lease_list_refs(&list, st, prefix)) < 0)
 		return rc;

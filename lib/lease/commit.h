@@ -10,7 +10,9 @@
 #ifndef REFLEASE_COMMIT_H
 #define REFLEASE_COMMIT_H
 
-#include "store/store.h"
+#include "reflease/primitives.h"
+#include "reflease/sys/transport.h"
+#include "store/frontend.h"
 
 #define LEASE_SETTLE_WALK_MAX    64 /**< parents walked to find a landed write */
 #define LEASE_SETTLE_UNKNOWN_MAX 3  /**< unknown outcomes retried (§5) */

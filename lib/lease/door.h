@@ -9,7 +9,9 @@
 #ifndef REFLEASE_DOOR_H
 #define REFLEASE_DOOR_H
 
-#include "store/store.h"
+#include "reflease/primitives.h"
+#include "reflease/sys/transport.h"
+#include "store/frontend.h"
 
 /**
  * Read commit @p oid into @p out (cleared first; free with

@@ -8,7 +8,7 @@
 
 #include "lease/policy.h"
 #include "reflease/primitives.h"
-#include "store/store.h"
+#include "store/frontend.h"
 #include "util/util.h"
 
 /* Longest single sleep of the default sleep, so a stop request is

@@ -17,7 +17,7 @@
 #include "lease/door.h"
 #include "lease/migration.h"
 #include "reflease/version.h"
-#include "store/store.h"
+#include "store/frontend.h"
 #include "util/util.h"
 
 /* Longest chain of steps one payload may need. */

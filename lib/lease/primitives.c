@@ -22,7 +22,7 @@
  *
  * A create answered "exists" is always flagged noop (§3 table). */
 #include "lease/door.h"
-#include "store/store.h"
+#include "store/handle.h"
 #include "util/util.h"
 
 #include <stdio.h>

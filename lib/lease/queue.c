@@ -6,8 +6,8 @@
  * the primitives; a ticket is never revived once expired. */
 #include "lease/door.h"
 #include "lease/ticket.h"
-#include "reflease/sys/clock.h"
-#include "store/store.h"
+#include "store/frontend.h"
+#include "util/clock.h"
 #include "util/util.h"
 
 #include <inttypes.h>

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "lease/door.h"
-#include "store/store.h"
+#include "store/frontend.h"
 #include "util/util.h"
 
 /* Ref lock files older than this are stale, s (protocol.md §7). */

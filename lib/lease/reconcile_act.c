@@ -12,7 +12,7 @@
 #include "lease/door.h"
 #include "lease/policy.h"
 #include "reflease/version.h"
-#include "store/store.h"
+#include "store/frontend.h"
 #include "util/util.h"
 
 /* ---- actions -------------------------------------------------------------------------- */

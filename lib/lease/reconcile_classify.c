@@ -26,7 +26,7 @@
 #include "lease/door.h"
 #include "lease/policy.h"
 #include "reflease/version.h"
-#include "store/store.h"
+#include "store/frontend.h"
 #include "util/util.h"
 
 static const char *const anomaly_names[LEASE_ANOM__COUNT] = {"malformed-payload",

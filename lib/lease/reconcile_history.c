@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "lease/door.h"
-#include "store/store.h"
+#include "store/frontend.h"
 #include "util/util.h"
 
 /* ---- history -------------------------------------------------------------------------- */

@@ -9,7 +9,7 @@
 #include "lease/rotation.h"
 #include "lease/ticket.h"
 #include "reflease/version.h"
-#include "store/store.h"
+#include "store/frontend.h"
 #include "util/util.h"
 
 #include <stdarg.h>

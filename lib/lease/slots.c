@@ -4,8 +4,8 @@
  * slot refs present, checked before and after each write. */
 #include "lease/door.h"
 #include "reflease/runtime.h"
-#include "reflease/sys/clock.h"
-#include "store/store.h"
+#include "store/frontend.h"
+#include "util/clock.h"
 #include "util/util.h"
 
 #include <stdio.h>

@@ -4,8 +4,8 @@
  * only true compare-and-swap GitHub offers), reads through one GraphQL query
  * (REST as the fallback). This file knows refs, oids and commits, never
  * phases or tokens; lib/lease/primitives.c validates every post-state. */
+#include "backend.h"
 #include "http.h"
-#include "store.h"
 #include "util/util.h"
 
 #include <errno.h>

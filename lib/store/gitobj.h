@@ -9,7 +9,7 @@
 
 #include <git2.h>
 
-#include "store.h"
+#include "backend.h"
 
 /**
  * libgit2's part of lease_global_init() (called once, by it only):

@@ -18,9 +18,10 @@
  * lock held by a concurrent writer (GIT_ELOCKED) is retried with jitter for
  * up to LOCK_RETRY_MS, never reported as a lost CAS. */
 #define _DEFAULT_SOURCE
+#include "backend.h"
 #include "git2compat.h"
 #include "gitobj.h"
-#include "store.h"
+#include "reflease/primitives.h" /* LEASE_SET_MAX: the most updates cas_many gets */
 #include "util/util.h"
 
 #include <dirent.h>

@@ -4,7 +4,7 @@
  * re-checked by a read at least every LEASE_WATCH_CAP_MS so a missed event
  * costs at most that. Reads only. */
 #define _DEFAULT_SOURCE
-#include "store.h"
+#include "backend.h"
 #include "util/util.h"
 
 #include <errno.h>

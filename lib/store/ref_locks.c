@@ -4,7 +4,7 @@
  * the file's identity and age just before unlinking it. Filesystem only; the
  * local transport (local.c) wraps these two calls. */
 #define _DEFAULT_SOURCE
-#include "store.h"
+#include "backend.h"
 #include "util/util.h"
 
 #include <dirent.h>

@@ -34,10 +34,10 @@
  * to a loopback host. A password inside the URL is refused. Neither is ever
  * logged or put into an error message. */
 #define _GNU_SOURCE
+#include "backend.h"
 #include "git2compat.h"
 #include "gitobj.h"
 #include "http.h"
-#include "store.h"
 #include "util/util.h"
 
 #include <errno.h>

@@ -1,6 +1,7 @@
 /* The store handle: spec parsing, backend dispatch, accessors, errors. */
-#include "store.h"
+#include "backend.h"
 #include "gitobj.h"
+#include "handle.h"
 #include "http.h"
 #include "util/util.h"
 

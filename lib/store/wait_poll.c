@@ -2,7 +2,7 @@
  * wait_change of the github and remote transports. The pace never grows:
  * a waiter that has waited long is as quick to notice a release as one that
  * just came. */
-#include "store.h"
+#include "backend.h"
 #include "util/util.h"
 
 #include <string.h>

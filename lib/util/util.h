@@ -1,7 +1,9 @@
 /**
  * @file util.h (internal)
- * Small helpers shared across the library: hex digits and bounded error
- * messages.
+ * Small helpers of lib/util, the tier the library and the CLI share (issue
+ * 26; the CLI compiles lib/util in, as curl's tool compiles lib/curlx): hex
+ * digits, the loopback policy, logging and bounded error messages. lib/util
+ * includes nothing from lib/lease or lib/store (`make lint`).
  */
 #ifndef REFLEASE_UTIL_H
 #define REFLEASE_UTIL_H
@@ -11,7 +13,7 @@
 #include <stdint.h>
 
 #include "reflease/common.h"
-#include "reflease/sys/clock.h" /* the clocks and sleeps */
+#include "util/clock.h" /* the clocks and sleeps */
 
 /**
  * Days since 1970-01-01 of the proleptic Gregorian date @p y-@p m-@p d
@@ -47,5 +49,21 @@ void lease_vlog(lease_log_fn log, void *payload, int max_level, int level, const
  */
 void lease_errf(char *err, size_t errlen, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
+
+/**
+ * Rewrite the message in @p msg in place so that no ": "-separated segment
+ * directly repeats the one before it ("cannot write the commit: cannot write
+ * the commit: x" becomes "cannot write the commit: x"). NULL is ignored.
+ * The library tidies its own messages (lease_store_last_error()) so; a
+ * program adding its own context tidies the result the same way.
+ */
+void lease_err_collapse(char *msg);
+
+/**
+ * When a message of @p needed bytes (a vsnprintf result, NUL excluded) did
+ * not fit in @p buf (@p len bytes), end the text kept with "..." so that a
+ * reader sees it was cut. Does nothing when it fit or @p len < 8.
+ */
+void lease_err_mark_cut(char *buf, size_t len, int needed);
 
 #endif

@@ -18,8 +18,8 @@
  * elsewhere); a successful read returns what it claims (a commit with a
  * message; listed refs with names). */
 #define _GNU_SOURCE /* memmem */
+#include "store/backend.h"
 #include "store/http.h"
-#include "store/store.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -12,7 +12,8 @@
 #include <time.h>
 
 #include "reflease.h"
-#include "store/store.h"
+#include "store/backend.h"
+#include "store/handle.h"
 #include "support/fakegh.h"
 
 static fakegh *fk;

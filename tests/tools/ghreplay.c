@@ -3,7 +3,7 @@
  * responses, served by @octokit/fixtures-server (issue 6 item 6). Reads
  * GITHUB_API_URL (the fixture's URL) and GITHUB_TOKEN; exits 0 when every
  * answer parsed as GitHub meant it, 1 otherwise (with the reason). */
-#include "store/store.h"
+#include "store/backend.h"
 
 #include <stdio.h>
 #include <stdlib.h>

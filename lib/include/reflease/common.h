@@ -17,6 +17,17 @@
 extern "C" {
 #endif
 
+/**
+ * Marks a function of the public API (issue 26 item 1): the library is built
+ * with -fvisibility=hidden, so libreflease.so exports exactly the functions
+ * declared with this in the reflease/ headers (tests/shell/t_exports.sh).
+ */
+#if defined(__GNUC__) || defined(__clang__)
+#define REFLEASE_EXTERN __attribute__((visibility("default")))
+#else
+#define REFLEASE_EXTERN
+#endif
+
 /** Error codes returned (negated) by every reflease function. */
 typedef enum lease_error_code {
 	LEASE_OK = 0,
@@ -44,7 +55,7 @@ typedef enum lease_error_code {
 } lease_error_code;
 
 /** Stable, lowercase identifier of an error code ("cas_failed", ...); never NULL. */
-const char *lease_error_id(int code);
+REFLEASE_EXTERN const char *lease_error_id(int code);
 
 /** Raw size of an object id (SHA-1), bytes. */
 #define LEASE_OID_RAWSZ 20
@@ -60,13 +71,13 @@ typedef struct lease_oid {
  * Parse 40 lowercase or uppercase hex characters into @p out.
  * @return 0, or LEASE_EINVALID when @p hex is not exactly 40 hex digits.
  */
-int lease_oid_fromhex(lease_oid *out, const char *hex);
+REFLEASE_EXTERN int lease_oid_fromhex(lease_oid *out, const char *hex);
 /** Write the 40-character lowercase hex form plus NUL into @p out (41 bytes). */
-void lease_oid_tohex(char out[LEASE_OID_HEXSZ + 1], const lease_oid *oid);
+REFLEASE_EXTERN void lease_oid_tohex(char out[LEASE_OID_HEXSZ + 1], const lease_oid *oid);
 /** 1 when @p a and @p b are the same id, else 0. */
-int lease_oid_equal(const lease_oid *a, const lease_oid *b);
+REFLEASE_EXTERN int lease_oid_equal(const lease_oid *a, const lease_oid *b);
 /** 1 when @p oid is all zeroes (the "absent" id), else 0. */
-int lease_oid_is_zero(const lease_oid *oid);
+REFLEASE_EXTERN int lease_oid_is_zero(const lease_oid *oid);
 
 /**
  * Injected clock (style.md §9). @p now returns seconds since the Unix epoch.
@@ -88,31 +99,13 @@ typedef struct lease_random {
 } lease_random;
 
 /** Fill @p buf with @p len bytes from @p rnd (or getrandom(2) when NULL/unset). */
-int lease_random_bytes(const lease_random *rnd, unsigned char *buf, size_t len);
+REFLEASE_EXTERN int lease_random_bytes(const lease_random *rnd, unsigned char *buf, size_t len);
 /**
  * Write 2*@p nbytes lowercase hex characters of fresh randomness plus NUL into
  * @p out (which must hold 2*nbytes+1 bytes). Used for tokens (16 bytes) and
  * nonces (8 bytes), protocol.md §2.
  */
-int lease_random_hex(char *out, size_t nbytes, const lease_random *rnd);
-
-/* ---- messages ---- */
-
-/**
- * Rewrite the message in @p msg in place so that no ": "-separated segment
- * directly repeats the one before it ("cannot write the commit: cannot write
- * the commit: x" becomes "cannot write the commit: x"). NULL is ignored.
- * The library tidies its own messages (lease_store_last_error()) so; a
- * program adding its own context tidies the result the same way.
- */
-void lease_err_collapse(char *msg);
-
-/**
- * When a message of @p needed bytes (a vsnprintf result, NUL excluded) did
- * not fit in @p buf (@p len bytes), end the text kept with "..." so that a
- * reader sees it was cut. Does nothing when it fit or @p len < 8.
- */
-void lease_err_mark_cut(char *buf, size_t len, int needed);
+REFLEASE_EXTERN int lease_random_hex(char *out, size_t nbytes, const lease_random *rnd);
 
 /** Log levels, most severe first. */
 typedef enum lease_log_level {

@@ -41,7 +41,7 @@ extern "C" {
  * @return 0, or LEASE_EINVALID when no schedule can work (or ttl is out of
  *         1..86400)
  */
-int lease_keep_check_ttl(int64_t ttl_seconds);
+REFLEASE_EXTERN int lease_keep_check_ttl(int64_t ttl_seconds);
 
 /**
  * Resolve and check a heartbeat interval (cli.md "--every S"): @p every 0
@@ -50,7 +50,7 @@ int lease_keep_check_ttl(int64_t ttl_seconds);
  * @param out  receives the interval, seconds
  * @return 0, or LEASE_EINVALID (ttl out of 1..86400, every < 0 or > ttl/2)
  */
-int lease_heartbeat_every(int64_t *out, int64_t ttl_seconds, int64_t every);
+REFLEASE_EXTERN int lease_heartbeat_every(int64_t *out, int64_t ttl_seconds, int64_t every);
 
 /**
  * The pace, seconds, at which a keeper re-reads the stored lease of @p st
@@ -59,7 +59,7 @@ int lease_heartbeat_every(int64_t *out, int64_t ttl_seconds, int64_t every);
  * github/remote — so a write that shortened the lease to the shortest TTL
  * the store takes is seen while heartbeats can still land (protocol.md §6).
  */
-double lease_keep_check_interval(const lease_store *st);
+REFLEASE_EXTERN double lease_keep_check_interval(const lease_store *st);
 
 /** What a report of the heartbeat service is about. */
 typedef enum lease_keep_event {
@@ -171,8 +171,8 @@ typedef struct lease_keep_options {
  *         LEASE_EINVALID for bad options; another negative code for a
  *         permanent error
  */
-int lease_keep(lease_result *last, lease_store *st, const char *name,
-               const lease_keep_options *opts);
+REFLEASE_EXTERN int lease_keep(lease_result *last, lease_store *st, const char *name,
+                               const lease_keep_options *opts);
 
 /**
  * Keep a set of leases (protocol.md "Sets"; `run A B … -- CMD`) as
@@ -197,8 +197,8 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
  * @return as lease_keep(); LEASE_EINVALID also for bad @p names, LEASE_ECONFIG
  *         when the store cannot write a set (nothing written), LEASE_ENOMEM
  */
-int lease_keep_set(lease_result *last, lease_store *st, const char *const *names, size_t n,
-                   const lease_keep_options *opts);
+REFLEASE_EXTERN int lease_keep_set(lease_result *last, lease_store *st, const char *const *names,
+                                   size_t n, const lease_keep_options *opts);
 
 #ifdef __cplusplus
 }

@@ -28,7 +28,7 @@ typedef enum lease_migrate_status {
 } lease_migrate_status;
 
 /** Wire name of @p s ("would_migrate", ...); "unknown" when out of range. Static. */
-const char *lease_migrate_status_name(lease_migrate_status s);
+REFLEASE_EXTERN const char *lease_migrate_status_name(lease_migrate_status s);
 
 /** One lease of a migration run. Owns no heap memory. */
 typedef struct lease_migrate_entry {
@@ -70,7 +70,7 @@ typedef struct lease_migrate_report {
 } lease_migrate_report;
 
 /** Free what @p r owns and zero it. Accepts NULL. */
-void lease_migrate_report_clear(lease_migrate_report *r);
+REFLEASE_EXTERN void lease_migrate_report_clear(lease_migrate_report *r);
 
 #define LEASE_MIGRATE_OPTIONS_VERSION 1
 
@@ -108,7 +108,7 @@ typedef struct lease_migrate_options {
  * @param err  receives the rule broken and the valid targets (may be NULL)
  * @return 0, or LEASE_EINVALID
  */
-int lease_migrate_target_validate(const char *version, char *err, size_t errlen);
+REFLEASE_EXTERN int lease_migrate_target_validate(const char *version, char *err, size_t errlen);
 
 /**
  * Plan or apply migrations over every lease of the store's namespace
@@ -130,7 +130,8 @@ int lease_migrate_target_validate(const char *version, char *err, size_t errlen)
  *         assumed TTL), or a transport error (LEASE_ENET, LEASE_EAUTH,
  *         LEASE_EUNVERIFIED listing, LEASE_ENOMEM) that stopped the sweep
  */
-int lease_migrate(lease_migrate_report *out, lease_store *st, const lease_migrate_options *opts);
+REFLEASE_EXTERN int lease_migrate(lease_migrate_report *out, lease_store *st,
+                                  const lease_migrate_options *opts);
 
 #ifdef __cplusplus
 }

@@ -9,39 +9,13 @@
 #define REFLEASE_PRIMITIVES_H
 
 #include "common.h"
+#include "object.h"
 #include "schema.h"
 #include "store.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/** A commit object as read from the store. */
-typedef struct lease_commit {
-	lease_oid oid;
-	int is_commit; /**< 0: the object exists but is not a commit (blob, tree, tag) */
-	int has_parent;
-	lease_oid parent; /**< first parent, when has_parent */
-	int64_t time;     /**< committer time, seconds since the epoch */
-	char *message;    /**< full message, owned (lease_commit_clear()) */
-	/** Unreadable tips (protocol.md §7): the ref's object is absent from the
-	 *  store (oid = the ref's target; is_commit 0). */
-	int missing;
-	/** The ref is a symbolic ref (local stores): oid = what it resolves to
-	 *  (all-zero when dangling), message = the name it points at. */
-	int symbolic;
-	/** The ref's own file cannot be read as a ref (local stores, protocol.md
-	 *  §7 "unreadable-ref"): LEASE_EPAYLOAD when it is empty or garbled (a
-	 *  crashed writer's residue), LEASE_EAUTH when this user may not read it;
-	 *  0 otherwise. oid = what the file is observed at (§9), is_commit 0,
-	 *  message = the cause naming the file. */
-	int unreadable;
-} lease_commit;
-
-/** Free what @p c owns and zero it. Accepts NULL. */
-void lease_commit_clear(lease_commit *c);
-/** Deep copy @p src into @p dst (dst's old contents are not freed). 0 or LEASE_ENOMEM. */
-int lease_commit_copy(lease_commit *dst, const lease_commit *src);
 
 /** One read of a lease ref, with its payload parsed (never fatal). */
 typedef struct lease_ref_state {
@@ -58,7 +32,7 @@ typedef struct lease_ref_state {
 } lease_ref_state;
 
 /** Free what @p s owns and zero it. Accepts NULL. */
-void lease_ref_state_clear(lease_ref_state *s);
+REFLEASE_EXTERN void lease_ref_state_clear(lease_ref_state *s);
 
 /**
  * Write a payload commit object (empty tree, @p parent or none, author =
@@ -68,8 +42,8 @@ void lease_ref_state_clear(lease_ref_state *s);
  * @param parent   the previous tip, or NULL for a root commit
  * @return 0, LEASE_ENET, LEASE_EAUTH, LEASE_EINTERNAL
  */
-int lease_write_commit(lease_oid *out, lease_store *st, const lease_oid *parent,
-                       const char *message);
+REFLEASE_EXTERN int lease_write_commit(lease_oid *out, lease_store *st, const lease_oid *parent,
+                                       const char *message);
 
 /**
  * Create refs/<ns>/<name> at @p new_oid only if absent, then re-read: the ref
@@ -79,13 +53,14 @@ int lease_write_commit(lease_oid *out, lease_store *st, const lease_oid *parent,
  *         LEASE_EUNVERIFIED (reported success but not observed; outcome unknown),
  *         LEASE_ENET (outcome unknown)
  */
-int lease_cas_create(lease_store *st, const char *name, const lease_oid *new_oid);
+REFLEASE_EXTERN int lease_cas_create(lease_store *st, const char *name, const lease_oid *new_oid);
 
 /**
  * As lease_cas_create() for a full ref name under refs/<ns>/ or
  * refs/<ns>-archive/ (used for archive refs, protocol.md §1).
  */
-int lease_cas_create_ref(lease_store *st, const char *refname, const lease_oid *new_oid);
+REFLEASE_EXTERN int lease_cas_create_ref(lease_store *st, const char *refname,
+                                         const lease_oid *new_oid);
 
 /**
  * Replace refs/<ns>/<name> from @p old_oid to @p new_oid, then re-read: the ref
@@ -93,30 +68,31 @@ int lease_cas_create_ref(lease_store *st, const char *refname, const lease_oid *
  * @return 0, LEASE_EINVALID, LEASE_ECAS (ref still old: a no-op, or a third
  *         oid: lost race), LEASE_EUNVERIFIED, LEASE_ENET
  */
-int lease_cas_replace(lease_store *st, const char *name, const lease_oid *old_oid,
-                      const lease_oid *new_oid);
+REFLEASE_EXTERN int lease_cas_replace(lease_store *st, const char *name, const lease_oid *old_oid,
+                                      const lease_oid *new_oid);
 
 /**
  * As lease_cas_replace() for a full ref name under refs/<ns>/,
  * refs/<ns>-archive/ or refs/<ns>-queue/ (tickets, protocol.md §5 "Fair
  * waiting"); LEASE_EINVALID for any other ref.
  */
-int lease_cas_replace_ref(lease_store *st, const char *refname, const lease_oid *old_oid,
-                          const lease_oid *new_oid);
+REFLEASE_EXTERN int lease_cas_replace_ref(lease_store *st, const char *refname,
+                                          const lease_oid *old_oid, const lease_oid *new_oid);
 
 /**
  * As lease_cas_delete() for a full ref name under refs/<ns>/,
  * refs/<ns>-archive/ or refs/<ns>-queue/ (tickets, protocol.md §5 "Fair
  * waiting"); LEASE_EINVALID for any other ref.
  */
-int lease_cas_delete_ref(lease_store *st, const char *refname, const lease_oid *old_oid);
+REFLEASE_EXTERN int lease_cas_delete_ref(lease_store *st, const char *refname,
+                                         const lease_oid *old_oid);
 
 /**
  * Delete refs/<ns>/<name> if it equals @p old_oid, then re-read: the ref must
  * be absent.
  * @return 0, LEASE_EINVALID, LEASE_ECAS, LEASE_EUNVERIFIED, LEASE_ENET
  */
-int lease_cas_delete(lease_store *st, const char *name, const lease_oid *old_oid);
+REFLEASE_EXTERN int lease_cas_delete(lease_store *st, const char *name, const lease_oid *old_oid);
 
 /**
  * Read refs/<ns>/<name> and its commit consistently: the payload belongs to
@@ -127,7 +103,7 @@ int lease_cas_delete(lease_store *st, const char *name, const lease_oid *old_oid
  * @return 0, LEASE_EINVALID (name), LEASE_EUNVERIFIED (inconsistent or
  *         incomplete read), LEASE_ENET
  */
-int lease_fetch_ref(lease_ref_state *out, lease_store *st, const char *name);
+REFLEASE_EXTERN int lease_fetch_ref(lease_ref_state *out, lease_store *st, const char *name);
 
 /**
  * Read the leases @p names (1 to LEASE_SET_MAX distinct names) as
@@ -145,8 +121,8 @@ int lease_fetch_ref(lease_ref_state *out, lease_store *st, const char *name);
  * @return 0, LEASE_EINVALID (a name, or n), LEASE_EUNVERIFIED (inconsistent
  *         or incomplete read), LEASE_ENET and the transport's other errors
  */
-int lease_fetch_refs(lease_ref_state *out, lease_store *st, const char *const *names, size_t n,
-                     size_t *failed);
+REFLEASE_EXTERN int lease_fetch_refs(lease_ref_state *out, lease_store *st,
+                                     const char *const *names, size_t n, size_t *failed);
 
 /**
  * Is refs/<ns>/<name> still at @p oid? One look at the ref's target alone,
@@ -161,7 +137,7 @@ int lease_fetch_refs(lease_ref_state *out, lease_store *st, const char *const *n
  *         LEASE_EINVALID (name), or the read's error (the store's last
  *         error says why)
  */
-int lease_ref_still_at(lease_store *st, const char *name, const lease_oid *oid);
+REFLEASE_EXTERN int lease_ref_still_at(lease_store *st, const char *name, const lease_oid *oid);
 
 /**
  * Block until refs/<ns>/<name> may no longer be what the caller last read
@@ -174,8 +150,8 @@ int lease_ref_still_at(lease_store *st, const char *name, const lease_oid *oid);
  * @return 1 (may have changed, or a signal came: read again), 0 (no change
  *         seen in @p timeout_ms), LEASE_EINVALID (name)
  */
-int lease_wait_ref_change(lease_store *st, const char *name, int known_present,
-                          const lease_oid *known_oid, int timeout_ms);
+REFLEASE_EXTERN int lease_wait_ref_change(lease_store *st, const char *name, int known_present,
+                                          const lease_oid *known_oid, int timeout_ms);
 
 /**
  * As lease_wait_ref_change() for a full ref name under refs/<ns>/,
@@ -183,19 +159,20 @@ int lease_wait_ref_change(lease_store *st, const char *name, int known_present,
  * ahead of it, protocol.md §5 "Fair waiting").
  * @return 1, 0, or LEASE_EINVALID (a ref outside those)
  */
-int lease_wait_refname_change(lease_store *st, const char *refname, int known_present,
-                              const lease_oid *known_oid, int timeout_ms);
+REFLEASE_EXTERN int lease_wait_refname_change(lease_store *st, const char *refname,
+                                              int known_present, const lease_oid *known_oid,
+                                              int timeout_ms);
 
 /** 1 when the store's transport can wait for a change (lease_wait_ref_change()
  *  returns early on one), 0 when it only sleeps. */
-int lease_store_can_watch(const lease_store *st);
+REFLEASE_EXTERN int lease_store_can_watch(const lease_store *st);
 
 /** Most leases one set operation names (protocol.md "Sets"). */
 #define LEASE_SET_MAX 16
 
 /** 1 when the store can write a set in one atomic write (its transport has
  *  cas_many, reflease/sys/transport.h version 3), else 0. */
-int lease_store_can_write_set(const lease_store *st);
+REFLEASE_EXTERN int lease_store_can_write_set(const lease_store *st);
 
 /**
  * Move every refs/<ns>/@p names[i] from @p olds[i] (all-zero, or @p olds
@@ -210,8 +187,8 @@ int lease_store_can_write_set(const lease_store *st);
  *         write a set: nothing written, never separate writes instead),
  *         LEASE_EINVALID (names, oids), LEASE_ENET and other transport errors
  */
-int lease_cas_set(lease_store *st, const char *const *names, const lease_oid *olds,
-                  const lease_oid *news, size_t n);
+REFLEASE_EXTERN int lease_cas_set(lease_store *st, const char *const *names, const lease_oid *olds,
+                                  const lease_oid *news, size_t n);
 
 /** A ref under refs/<ns>/ whose name breaks protocol.md §1. */
 typedef struct lease_invalid_ref {
@@ -228,7 +205,7 @@ typedef struct lease_namespace {
 } lease_namespace;
 
 /** Free what @p ns owns and zero it. Accepts NULL. */
-void lease_namespace_clear(lease_namespace *ns);
+REFLEASE_EXTERN void lease_namespace_clear(lease_namespace *ns);
 
 /**
  * List every lease of the store's namespace, each with its commit and (when
@@ -237,7 +214,7 @@ void lease_namespace_clear(lease_namespace *ns);
  * changed between listing and reading read again (bounded).
  * @return 0, LEASE_EUNVERIFIED (inconsistent listing), LEASE_ENET, LEASE_ENOMEM
  */
-int lease_fetch_namespace(lease_namespace *out, lease_store *st);
+REFLEASE_EXTERN int lease_fetch_namespace(lease_namespace *out, lease_store *st);
 
 /**
  * Called by lease_namespace_each() once per ref of the namespace, in name
@@ -265,7 +242,8 @@ typedef int (*lease_namespace_visit)(const lease_ref_state *s, const lease_inval
  * @return 0, the first nonzero value of @p visit, LEASE_ENET, LEASE_ENOMEM,
  *         or the listing's error
  */
-int lease_namespace_each(lease_store *st, lease_namespace_visit visit, void *payload);
+REFLEASE_EXTERN int lease_namespace_each(lease_store *st, lease_namespace_visit visit,
+                                         void *payload);
 
 /**
  * Highest `transitions` among the archives of lease @p name (protocol.md §1,
@@ -276,8 +254,8 @@ int lease_namespace_each(lease_store *st, lease_namespace_visit visit, void *pay
  * @param found  receives 1 when at least one readable archive exists, else 0
  * @return 0, LEASE_EINVALID (name), LEASE_ENET, LEASE_ENOMEM
  */
-int lease_fetch_archive_max_transitions(int64_t *out, int *found, lease_store *st,
-                                        const char *name);
+REFLEASE_EXTERN int lease_fetch_archive_max_transitions(int64_t *out, int *found, lease_store *st,
+                                                        const char *name);
 
 #ifdef __cplusplus
 }

@@ -46,7 +46,7 @@ typedef struct lease_ticket {
  * (a choosing ticket, key 0, sorts first).
  * @return <0, 0 or >0 as @p a comes before, is, or comes after @p b
  */
-int lease_ticket_cmp(const lease_ticket *a, const lease_ticket *b);
+REFLEASE_EXTERN int lease_ticket_cmp(const lease_ticket *a, const lease_ticket *b);
 
 /** A lease's queue in queue order (oldest first). Free with lease_queue_clear(). */
 typedef struct lease_queue {
@@ -56,7 +56,7 @@ typedef struct lease_queue {
 } lease_queue;
 
 /** Free what @p q owns and zero it. Accepts NULL. */
-void lease_queue_clear(lease_queue *q);
+REFLEASE_EXTERN void lease_queue_clear(lease_queue *q);
 
 /**
  * Read the queue of lease @p name: every ref under refs/<ns>-queue/<name>/
@@ -64,7 +64,7 @@ void lease_queue_clear(lease_queue *q);
  * readable 0 (never live: it blocks nobody; reconcile --reap removes it).
  * @return 0, LEASE_EINVALID (name), LEASE_ENOMEM, or the store's error
  */
-int lease_queue_read(lease_queue *out, lease_store *st, const char *name);
+REFLEASE_EXTERN int lease_queue_read(lease_queue *out, lease_store *st, const char *name);
 
 /**
  * Read every queue of the store's namespace (refs/<ns>-queue/) in one
@@ -72,13 +72,13 @@ int lease_queue_read(lease_queue *out, lease_store *st, const char *name);
  * then in queue order (list --json).
  * @return 0, LEASE_ENOMEM, or the store's error
  */
-int lease_queue_read_all(lease_queue *out, lease_store *st);
+REFLEASE_EXTERN int lease_queue_read_all(lease_queue *out, lease_store *st);
 
 /**
  * Position (1 = first) of the ticket @p id among the live keyed tickets of
  * @p q; 0 when it is not one of them.
  */
-size_t lease_queue_position(const lease_queue *q, const char *id);
+REFLEASE_EXTERN size_t lease_queue_position(const lease_queue *q, const char *id);
 
 /**
  * Delete every ticket of lease @p name that is not live (expired beyond the
@@ -87,7 +87,7 @@ size_t lease_queue_position(const lease_queue *q, const char *id);
  * @param removed  receives the number deleted (may be NULL)
  * @return 0, or the first error (the sweep goes on past a lost CAS)
  */
-int lease_queue_reap(lease_store *st, const char *name, size_t *removed);
+REFLEASE_EXTERN int lease_queue_reap(lease_store *st, const char *name, size_t *removed);
 
 #ifdef __cplusplus
 }

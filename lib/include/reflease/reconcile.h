@@ -27,12 +27,12 @@ typedef enum lease_severity {
 } lease_severity;
 
 /** Wire name of a severity: "ok", "info", "warning", "error", "never". */
-const char *lease_severity_name(lease_severity sev);
+REFLEASE_EXTERN const char *lease_severity_name(lease_severity sev);
 /**
  * Parse a --fail-on level ("error", "warning", "info", "never").
  * @return 0, or LEASE_EINVALID
  */
-int lease_severity_parse(lease_severity *out, const char *s);
+REFLEASE_EXTERN int lease_severity_parse(lease_severity *out, const char *s);
 
 /** Stable anomaly ids (protocol.md §7), in report order. */
 typedef enum lease_anomaly_id {
@@ -57,7 +57,7 @@ typedef enum lease_anomaly_id {
 } lease_anomaly_id;
 
 /** The id's wire name ("malformed-payload", "heartbeat-rate-above-floor", ...). */
-const char *lease_anomaly_name(lease_anomaly_id id);
+REFLEASE_EXTERN const char *lease_anomaly_name(lease_anomaly_id id);
 
 /** How a heartbeat time was obtained (protocol.md §6). */
 typedef enum lease_hb_method {
@@ -66,7 +66,7 @@ typedef enum lease_hb_method {
 } lease_hb_method;
 
 /** "exact" or "approximate". */
-const char *lease_hb_method_name(lease_hb_method m);
+REFLEASE_EXTERN const char *lease_hb_method_name(lease_hb_method m);
 
 /** One anomaly of one lease. Owns no heap memory. */
 typedef struct lease_anomaly {
@@ -168,8 +168,8 @@ typedef struct lease_reconcile_options {
  * @return 0 (anomalies are data, not errors), LEASE_EINVALID (options),
  *         LEASE_EUNVERIFIED (inconsistent listing), LEASE_ENET, LEASE_ENOMEM
  */
-int lease_reconcile(lease_reconcile_report *out, lease_store *st,
-                    const lease_reconcile_options *opts);
+REFLEASE_EXTERN int lease_reconcile(lease_reconcile_report *out, lease_store *st,
+                                    const lease_reconcile_options *opts);
 
 /**
  * Called by lease_reconcile_each() once per entry, in name order, after the
@@ -193,15 +193,15 @@ typedef int (*lease_reconcile_visit)(const lease_reconcile_entry *e, void *paylo
  *         of a listing read part by part fails after others were swept (the
  *         summary then covers the entries visited: an incomplete sweep)
  */
-int lease_reconcile_each(lease_reconcile_report *summary, lease_store *st,
-                         const lease_reconcile_options *opts, lease_reconcile_visit visit,
-                         void *payload);
+REFLEASE_EXTERN int lease_reconcile_each(lease_reconcile_report *summary, lease_store *st,
+                                         const lease_reconcile_options *opts,
+                                         lease_reconcile_visit visit, void *payload);
 
 /** Free what @p r owns and zero it. Accepts NULL. */
-void lease_reconcile_report_free(lease_reconcile_report *r);
+REFLEASE_EXTERN void lease_reconcile_report_free(lease_reconcile_report *r);
 
 /** The highest severity found in @p r (LEASE_SEV_OK when clean). */
-lease_severity lease_reconcile_highest(const lease_reconcile_report *r);
+REFLEASE_EXTERN lease_severity lease_reconcile_highest(const lease_reconcile_report *r);
 
 /**
  * Classify one lease read (protocol.md §6, §7): fills @p e from @p s, using
@@ -212,11 +212,12 @@ lease_severity lease_reconcile_highest(const lease_reconcile_report *r);
  * @param default_ttl    TTL assumed for pre-bump payloads, s
  * @return 0 or LEASE_ENOMEM
  */
-int lease_reconcile_classify(lease_reconcile_entry *e, const lease_ref_state *s, int64_t now,
-                             int64_t skew_margin, int64_t expire_margin, int64_t default_ttl);
+REFLEASE_EXTERN int lease_reconcile_classify(lease_reconcile_entry *e, const lease_ref_state *s,
+                                             int64_t now, int64_t skew_margin,
+                                             int64_t expire_margin, int64_t default_ttl);
 
 /** Free what @p e owns and zero it. Accepts NULL. */
-void lease_reconcile_entry_clear(lease_reconcile_entry *e);
+REFLEASE_EXTERN void lease_reconcile_entry_clear(lease_reconcile_entry *e);
 
 /** One payload of a lease's history (newest first). */
 typedef struct lease_history_item {
@@ -263,11 +264,11 @@ typedef struct lease_history {
  * @return 0, LEASE_EINVALID (name), LEASE_EUNVERIFIED (an object read back
  *         with another oid), LEASE_ENET, LEASE_ENOMEM
  */
-int lease_history_read(lease_history *out, lease_store *st, const char *name, size_t max_items,
-                       int64_t default_ttl);
+REFLEASE_EXTERN int lease_history_read(lease_history *out, lease_store *st, const char *name,
+                                       size_t max_items, int64_t default_ttl);
 
 /** Free what @p h owns and zero it. Accepts NULL. */
-void lease_history_free(lease_history *h);
+REFLEASE_EXTERN void lease_history_free(lease_history *h);
 
 #ifdef __cplusplus
 }

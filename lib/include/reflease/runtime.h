@@ -70,13 +70,13 @@ typedef struct lease_result {
 } lease_result;
 
 /** The cli.md name of @p id ("acquired", …); "error" for an unknown value. */
-const char *lease_status_name(lease_status_id id);
+REFLEASE_EXTERN const char *lease_status_name(lease_status_id id);
 
 /**
  * The status of @p r as a value: its `status` string looked up (NULL, or a
  * string no operation sets, is LEASE_STATUS_ERROR).
  */
-lease_status_id lease_status_of(const lease_result *r);
+REFLEASE_EXTERN lease_status_id lease_status_of(const lease_result *r);
 
 #define LEASE_OP_OPTIONS_VERSION 1
 
@@ -162,8 +162,8 @@ typedef struct lease_op_options {
  *         changing). With opts->fair, out->waited_seconds is the store time
  *         since the waiter's first ticket (set on success).
  */
-int lease_acquire(lease_result *out, lease_store *st, const char *name,
-                  const lease_op_options *opts);
+REFLEASE_EXTERN int lease_acquire(lease_result *out, lease_store *st, const char *name,
+                                  const lease_op_options *opts);
 
 /**
  * Extend the lease held with opts->lease_token (protocol.md §5, §6):
@@ -184,8 +184,8 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
  *         LEASE_EEXPIRED ("expired": reacquire), LEASE_EINVALID,
  *         LEASE_EVERSION, LEASE_EUNVERIFIED / LEASE_ENET, LEASE_ECAS
  */
-int lease_heartbeat(lease_result *out, lease_store *st, const char *name,
-                    const lease_op_options *opts);
+REFLEASE_EXTERN int lease_heartbeat(lease_result *out, lease_store *st, const char *name,
+                                    const lease_op_options *opts);
 
 /**
  * Move the held lease to opts->to (protocol.md §5): claimed, working or
@@ -213,8 +213,8 @@ int lease_heartbeat(lease_result *out, lease_store *st, const char *name,
  *         LEASE_EUNVERIFIED / LEASE_ENET (outcome unknown after 3 retries),
  *         LEASE_ECAS
  */
-int lease_transition(lease_result *out, lease_store *st, const char *name,
-                     const lease_op_options *opts);
+REFLEASE_EXTERN int lease_transition(lease_result *out, lease_store *st, const char *name,
+                                     const lease_op_options *opts);
 
 /**
  * Take back a lease this token still holds, live or expired (protocol.md §5),
@@ -234,8 +234,8 @@ int lease_transition(lease_result *out, lease_store *st, const char *name,
  *         current, lease released or absent), LEASE_EINVALID, LEASE_EVERSION,
  *         LEASE_EUNVERIFIED / LEASE_ENET, LEASE_ECAS
  */
-int lease_reacquire(lease_result *out, lease_store *st, const char *name,
-                    const lease_op_options *opts);
+REFLEASE_EXTERN int lease_reacquire(lease_result *out, lease_store *st, const char *name,
+                                    const lease_op_options *opts);
 
 /**
  * Give the lease up (protocol.md §5): with the current token (live or
@@ -246,8 +246,8 @@ int lease_reacquire(lease_result *out, lease_store *st, const char *name,
  * @return 0 ("released", "already_released", "not_owner" — see out->status),
  *         LEASE_EINVALID, LEASE_EVERSION, transport errors
  */
-int lease_release(lease_result *out, lease_store *st, const char *name,
-                  const lease_op_options *opts);
+REFLEASE_EXTERN int lease_release(lease_result *out, lease_store *st, const char *name,
+                                  const lease_op_options *opts);
 
 /**
  * Administrators: write `released` whatever the token or payload version
@@ -260,7 +260,8 @@ int lease_release(lease_result *out, lease_store *st, const char *name,
  * @return 0 ("broken", "already_released"), LEASE_EHELD, LEASE_EINVALID,
  *         transport errors
  */
-int lease_break(lease_result *out, lease_store *st, const char *name, const lease_op_options *opts);
+REFLEASE_EXTERN int lease_break(lease_result *out, lease_store *st, const char *name,
+                                const lease_op_options *opts);
 
 /**
  * Read the lease: status "live", "expired" (now > expires_at + skew margin),
@@ -268,7 +269,7 @@ int lease_break(lease_result *out, lease_store *st, const char *name, const leas
  * @return 0, LEASE_EPAYLOAD / LEASE_EVERSION (unreadable payload; out->message
  *         says why), LEASE_EINVALID, transport errors
  */
-int lease_status(lease_result *out, lease_store *st, const char *name);
+REFLEASE_EXTERN int lease_status(lease_result *out, lease_store *st, const char *name);
 
 /* ---- Sets: several leases in one atomic write (protocol.md "Sets") ---- */
 
@@ -311,8 +312,9 @@ typedef struct lease_set_result {
  *         written), LEASE_EINVALID (names, duplicates, options), and the
  *         errors of lease_acquire()
  */
-int lease_acquire_set(lease_set_result *out, lease_store *st, const char *const *names, size_t n,
-                      const lease_op_options *opts);
+REFLEASE_EXTERN int lease_acquire_set(lease_set_result *out, lease_store *st,
+                                      const char *const *names, size_t n,
+                                      const lease_op_options *opts);
 
 /**
  * Heartbeat every member with opts->lease_token in one atomic write
@@ -321,16 +323,18 @@ int lease_acquire_set(lease_set_result *out, lease_store *st, const char *const 
  * written. @return as lease_heartbeat(), plus LEASE_ECONFIG as
  * lease_acquire_set()
  */
-int lease_heartbeat_set(lease_set_result *out, lease_store *st, const char *const *names, size_t n,
-                        const lease_op_options *opts);
+REFLEASE_EXTERN int lease_heartbeat_set(lease_set_result *out, lease_store *st,
+                                        const char *const *names, size_t n,
+                                        const lease_op_options *opts);
 
 /**
  * Move every member to opts->to in one atomic write; any member that cannot
  * (not holder, expired, already in that phase) stops the set, nothing
  * written. @return as lease_transition(), plus LEASE_ECONFIG
  */
-int lease_transition_set(lease_set_result *out, lease_store *st, const char *const *names, size_t n,
-                         const lease_op_options *opts);
+REFLEASE_EXTERN int lease_transition_set(lease_set_result *out, lease_store *st,
+                                         const char *const *names, size_t n,
+                                         const lease_op_options *opts);
 
 /**
  * Release every member held with opts->lease_token in one atomic write;
@@ -338,8 +342,9 @@ int lease_transition_set(lease_set_result *out, lease_store *st, const char *con
  * makes the set "not_owner" with nothing written (code 0, as
  * lease_release()). @return as lease_release(), plus LEASE_ECONFIG
  */
-int lease_release_set(lease_set_result *out, lease_store *st, const char *const *names, size_t n,
-                      const lease_op_options *opts);
+REFLEASE_EXTERN int lease_release_set(lease_set_result *out, lease_store *st,
+                                      const char *const *names, size_t n,
+                                      const lease_op_options *opts);
 
 /**
  * Take one of the @p slots slots of the N-slot lease @p name (protocol.md
@@ -360,8 +365,8 @@ int lease_release_set(lease_set_result *out, lease_store *st, const char *const 
  *         lease), LEASE_EINVALID (name, slots out of 1..LEASE_SLOTS_MAX,
  *         too long), else lease_acquire()'s errors
  */
-int lease_slots_acquire(lease_result *out, lease_store *st, const char *name, int64_t slots,
-                        const lease_op_options *opts);
+REFLEASE_EXTERN int lease_slots_acquire(lease_result *out, lease_store *st, const char *name,
+                                        int64_t slots, const lease_op_options *opts);
 
 /** The slots of a name as `status NAME` shows them (lease_slots_status()). */
 typedef struct lease_slots_view {
@@ -376,7 +381,7 @@ typedef struct lease_slots_view {
 } lease_slots_view;
 
 /** Free what @p v owns and zero it. Accepts NULL. */
-void lease_slots_view_clear(lease_slots_view *v);
+REFLEASE_EXTERN void lease_slots_view_clear(lease_slots_view *v);
 
 /**
  * The slot refs of the slotted name @p name (protocol.md "Slots": status):
@@ -388,7 +393,7 @@ void lease_slots_view_clear(lease_slots_view *v);
  * @return 0, LEASE_EINVALID, the listing's or a read's error (LEASE_ENET,
  *         LEASE_EAUTH, ...), LEASE_ENOMEM
  */
-int lease_slots_status(lease_slots_view *out, lease_store *st, const char *name);
+REFLEASE_EXTERN int lease_slots_status(lease_slots_view *out, lease_store *st, const char *name);
 
 /* ---- Helpers shared with the heartbeat service and `run` (§4, §6) ---- */
 
@@ -401,28 +406,32 @@ int lease_slots_status(lease_slots_view *out, lease_store *st, const char *name)
  * @param err  receives a message naming the bounds (may be NULL)
  * @return 0, or LEASE_EINVALID
  */
-int lease_ttl_validate(const lease_store *st, int64_t ttl_seconds, char *err, size_t errlen);
+REFLEASE_EXTERN int lease_ttl_validate(const lease_store *st, int64_t ttl_seconds, char *err,
+                                       size_t errlen);
 
 /**
  * Whether @p p counts as expired for takeover at @p now: a live phase and
  * now > expires_at + lease_store_skew_margin() (protocol.md §4). Released
  * payloads are never "expired". Judged only from the stored expires_at.
  */
-int lease_payload_expired(const lease_store *st, const lease_payload *p, int64_t now);
+REFLEASE_EXTERN int lease_payload_expired(const lease_store *st, const lease_payload *p,
+                                          int64_t now);
 
 /**
  * The TTL, seconds, a payload was granted: ttl_seconds when present; for a
  * pre-bump payload @p assumed_ttl (0 = LEASE_TTL_DEFAULT) and *approximate
  * set to 1 (protocol.md §6). @p approximate may be NULL.
  */
-int64_t lease_payload_ttl(const lease_payload *p, int64_t assumed_ttl, int *approximate);
+REFLEASE_EXTERN int64_t lease_payload_ttl(const lease_payload *p, int64_t assumed_ttl,
+                                          int *approximate);
 
 /**
  * Heartbeat time of @p p, seconds since the epoch: expires_at − ttl_seconds
  * (exact), or expires_at − @p assumed_ttl for a pre-bump payload (sets
  * *approximate; protocol.md §6). @p approximate may be NULL.
  */
-int64_t lease_payload_heartbeat_time(const lease_payload *p, int64_t assumed_ttl, int *approximate);
+REFLEASE_EXTERN int64_t lease_payload_heartbeat_time(const lease_payload *p, int64_t assumed_ttl,
+                                                     int *approximate);
 
 /**
  * The TTL, seconds, a preserving write without a TTL option grants over
@@ -430,7 +439,8 @@ int64_t lease_payload_heartbeat_time(const lease_payload *p, int64_t assumed_ttl
  * pre-bump payload, *approximate set), raised to lease_store_ttl_min().
  * @p approximate may be NULL.
  */
-int64_t lease_payload_kept_ttl(const lease_store *st, const lease_payload *p, int *approximate);
+REFLEASE_EXTERN int64_t lease_payload_kept_ttl(const lease_store *st, const lease_payload *p,
+                                               int *approximate);
 
 /**
  * The heartbeat floor for @p ttl_seconds: max(1, ⌊ttl/10⌋) whole seconds
@@ -438,20 +448,20 @@ int64_t lease_payload_kept_ttl(const lease_store *st, const lease_payload *p, in
  * written (`not_due`) and is flagged by reconcile; one at or above it is
  * neither.
  */
-int64_t lease_heartbeat_floor(int64_t ttl_seconds);
+REFLEASE_EXTERN int64_t lease_heartbeat_floor(int64_t ttl_seconds);
 
 /** Default heartbeat interval for @p ttl_seconds: ttl/3 seconds, at least 1 (§6). */
-int64_t lease_heartbeat_interval(int64_t ttl_seconds);
+REFLEASE_EXTERN int64_t lease_heartbeat_interval(int64_t ttl_seconds);
 
 /** kill_grace for @p ttl_seconds: min(10 s, ttl/6), seconds (protocol.md §6). */
-double lease_kill_grace(int64_t ttl_seconds);
+REFLEASE_EXTERN double lease_kill_grace(int64_t ttl_seconds);
 
 /**
  * When a holder must consider @p p lost: expires_at − (kill_grace + 2 s),
  * seconds since the epoch on the store clock (protocol.md §6). The TTL is
  * the payload's (lease_payload_ttl() with @p assumed_ttl for pre-bump ones).
  */
-double lease_lost_at(const lease_payload *p, int64_t assumed_ttl);
+REFLEASE_EXTERN double lease_lost_at(const lease_payload *p, int64_t assumed_ttl);
 
 #ifdef __cplusplus
 }

@@ -44,13 +44,13 @@ typedef enum lease_phase {
 } lease_phase;
 
 /** The phase's wire name ("claimed", ...); "none" for LEASE_PHASE_NONE. */
-const char *lease_phase_name(lease_phase phase);
+REFLEASE_EXTERN const char *lease_phase_name(lease_phase phase);
 /**
  * Parse a phase name ("claimed", "working", "review", "released"; exact,
  * lowercase). "none" is not a phase.
  * @return 0, or LEASE_EINVALID (@p out untouched)
  */
-int lease_phase_parse(lease_phase *out, const char *s);
+REFLEASE_EXTERN int lease_phase_parse(lease_phase *out, const char *s);
 
 /**
  * One lease state, as carried by a payload commit. Fixed-size fields: the
@@ -103,7 +103,7 @@ typedef enum lease_op {
 } lease_op;
 
 /** The op's wire name ("acquire", ...); "unknown" for LEASE_OP_UNKNOWN. */
-const char *lease_op_name(lease_op op);
+REFLEASE_EXTERN const char *lease_op_name(lease_op op);
 
 /**
  * Validate a lease name (protocol.md §1): 1–100 bytes of [A-Za-z0-9._-],
@@ -112,7 +112,7 @@ const char *lease_op_name(lease_op op);
  * @param err  receives a message naming the broken rule (may be NULL)
  * @return 0, or LEASE_EINVALID
  */
-int lease_name_validate(const char *name, char *err, size_t errlen);
+REFLEASE_EXTERN int lease_name_validate(const char *name, char *err, size_t errlen);
 
 /** Most slots an N-slot lease may have (protocol.md "Slots"). */
 #define LEASE_SLOTS_MAX 64
@@ -127,8 +127,8 @@ int lease_name_validate(const char *name, char *err, size_t errlen);
  * @return 0, or LEASE_EINVALID (bad base, 1 <= index <= slots <=
  *         LEASE_SLOTS_MAX broken, or too long) with the rule in @p err
  */
-int lease_slot_name(char out[LEASE_NAME_MAX + 1], const char *base, int64_t index, int64_t slots,
-                    char *err, size_t errlen);
+REFLEASE_EXTERN int lease_slot_name(char out[LEASE_NAME_MAX + 1], const char *base, int64_t index,
+                                    int64_t slots, char *err, size_t errlen);
 
 /**
  * Split a slot name "<base>@<index>of<slots>" (protocol.md "Slots").
@@ -138,8 +138,8 @@ int lease_slot_name(char out[LEASE_NAME_MAX + 1], const char *base, int64_t inde
  *         name included), LEASE_EINVALID with the rule in @p err when it has
  *         an '@' but breaks the slot form
  */
-int lease_slot_name_parse(const char *name, char base[LEASE_NAME_MAX + 1], int64_t *index,
-                          int64_t *slots, char *err, size_t errlen);
+REFLEASE_EXTERN int lease_slot_name_parse(const char *name, char base[LEASE_NAME_MAX + 1],
+                                          int64_t *index, int64_t *slots, char *err, size_t errlen);
 
 /**
  * Validate the name of a lease ref: a plain name (lease_name_validate()) or
@@ -147,14 +147,14 @@ int lease_slot_name_parse(const char *name, char base[LEASE_NAME_MAX + 1], int64
  * and lease_refname() take both. No I/O.
  * @return 0, or LEASE_EINVALID with the rule in @p err
  */
-int lease_ref_name_validate(const char *name, char *err, size_t errlen);
+REFLEASE_EXTERN int lease_ref_name_validate(const char *name, char *err, size_t errlen);
 
 /**
  * Validate a namespace (protocol.md §1): [a-z][a-z0-9-]{0,31}, not ending in
  * "-archive" or "-queue", not a reserved word (heads, tags, ...). No I/O.
  * @return 0, or LEASE_EINVALID with the rule in @p err
  */
-int lease_namespace_validate(const char *ns, char *err, size_t errlen);
+REFLEASE_EXTERN int lease_namespace_validate(const char *ns, char *err, size_t errlen);
 
 /**
  * Build "refs/<ns>/<name>" into @p out after validating both parts (the
@@ -164,15 +164,15 @@ int lease_namespace_validate(const char *ns, char *err, size_t errlen);
  * @return 0, LEASE_EINVALID (bad name/namespace; @p out untouched), or
  *         LEASE_ENOMEM (@p outlen too small; @p out set to "")
  */
-int lease_refname(char *out, size_t outlen, const char *ns, const char *name, char *err,
-                  size_t errlen);
+REFLEASE_EXTERN int lease_refname(char *out, size_t outlen, const char *ns, const char *name,
+                                  char *err, size_t errlen);
 
 /**
  * Format @p t (seconds since the epoch, UTC) as YYYY-MM-DDTHH:MM:SSZ into
  * @p out (LEASE_TIME_STRSZ + 1 bytes). Values outside years 0000-9999 are
  * clamped to that range (lease_payload_validate() refuses them).
  */
-void lease_time_format(char out[LEASE_TIME_STRSZ + 1], int64_t t);
+REFLEASE_EXTERN void lease_time_format(char out[LEASE_TIME_STRSZ + 1], int64_t t);
 /**
  * Parse a strict YYYY-MM-DDTHH:MM:SSZ timestamp: exactly 20 characters, UTC
  * ("Z" only), calendar-checked (leap years; no Feb 30, no hour 24, no leap
@@ -180,7 +180,7 @@ void lease_time_format(char out[LEASE_TIME_STRSZ + 1], int64_t t);
  * @param out  seconds since the epoch; may be NULL (check only)
  * @return 0, or LEASE_EINVALID
  */
-int lease_time_parse(int64_t *out, const char *s);
+REFLEASE_EXTERN int lease_time_parse(int64_t *out, const char *s);
 
 /**
  * Parse and validate a payload JSON document (protocol.md §2): every field of
@@ -199,7 +199,8 @@ int lease_time_parse(int64_t *out, const char *s);
  * @return 0, LEASE_EPAYLOAD (malformed), or LEASE_EVERSION (major != 1);
  *         on failure @p out is untouched
  */
-int lease_payload_parse(lease_payload *out, const char *json, size_t len, char *err, size_t errlen);
+REFLEASE_EXTERN int lease_payload_parse(lease_payload *out, const char *json, size_t len, char *err,
+                                        size_t errlen);
 
 /**
  * Check a payload before it is written (F20: every payload is validated by the
@@ -210,14 +211,14 @@ int lease_payload_parse(lease_payload *out, const char *json, size_t len, char *
  * and exactly 0 for released; timestamps within years 0000-9999.
  * @return 0, or LEASE_EPAYLOAD with the reason in @p err
  */
-int lease_payload_validate(const lease_payload *p, char *err, size_t errlen);
+REFLEASE_EXTERN int lease_payload_validate(const lease_payload *p, char *err, size_t errlen);
 
 /**
  * Whether a writer of SDLC_VERSION may replace @p p (protocol.md §2): major 1
  * and minor not newer than ours.
  * @return 0, or LEASE_EVERSION ("payload written by a newer schema")
  */
-int lease_payload_writable(const lease_payload *p, char *err, size_t errlen);
+REFLEASE_EXTERN int lease_payload_writable(const lease_payload *p, char *err, size_t errlen);
 
 /**
  * Emit the canonical JSON of @p p: compact, sorted keys, every 1.1.0 field,
@@ -226,7 +227,7 @@ int lease_payload_writable(const lease_payload *p, char *err, size_t errlen);
  * @param out  receives a NUL-terminated string, the caller's to free()
  * @return 0, LEASE_EPAYLOAD (p invalid), LEASE_EINVALID (@p out NULL), or LEASE_ENOMEM
  */
-int lease_payload_emit(char **out, const lease_payload *p);
+REFLEASE_EXTERN int lease_payload_emit(char **out, const lease_payload *p);
 
 /**
  * Build a full commit message: "<name>: <op> <phase> by <owner> on <host>",
@@ -235,7 +236,7 @@ int lease_payload_emit(char **out, const lease_payload *p);
  * @param op   the operation writing it; LEASE_OP_UNKNOWN is refused
  * @return 0, LEASE_EPAYLOAD (p invalid), LEASE_EINVALID (unknown op), or LEASE_ENOMEM
  */
-int lease_message_build(char **out, const lease_payload *p, lease_op op);
+REFLEASE_EXTERN int lease_message_build(char **out, const lease_payload *p, lease_op op);
 
 /**
  * Parse a commit message: size bound (16 KiB), valid UTF-8 (no NUL) throughout,
@@ -248,8 +249,9 @@ int lease_message_build(char **out, const lease_payload *p, lease_op op);
  *                error); may be NULL
  * @return 0, LEASE_EPAYLOAD, or LEASE_EVERSION; on failure @p out is untouched
  */
-int lease_message_parse(lease_payload *out, lease_op *op_out, const char *message, size_t len,
-                        const char *expected_name, char *err, size_t errlen);
+REFLEASE_EXTERN int lease_message_parse(lease_payload *out, lease_op *op_out, const char *message,
+                                        size_t len, const char *expected_name, char *err,
+                                        size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -33,7 +33,7 @@ typedef struct lease_transport lease_transport;
  * @return 0, LEASE_EINTERNAL (libgit2 could not be initialised),
  *         LEASE_ECONFIG (libcurl could not be initialised)
  */
-int lease_global_init(void);
+REFLEASE_EXTERN int lease_global_init(void);
 
 #define LEASE_STORE_OPTIONS_VERSION 1
 
@@ -66,8 +66,8 @@ typedef struct lease_store_options {
  * @return 0, LEASE_EINVALID (bad spec or namespace), LEASE_ECONFIG (no such
  *         repository, backend unavailable, no token), LEASE_ENOMEM
  */
-int lease_store_open(lease_store **out, const char *spec, const lease_store_options *opts,
-                     char *err, size_t errlen);
+REFLEASE_EXTERN int lease_store_open(lease_store **out, const char *spec,
+                                     const lease_store_options *opts, char *err, size_t errlen);
 
 /**
  * Open a store over an already-built transport: a user's own backend
@@ -84,8 +84,9 @@ int lease_store_open(lease_store **out, const char *spec, const lease_store_opti
  *         a required call missing, options of another version, bad
  *         namespace), LEASE_ENOMEM
  */
-int lease_store_open_transport(lease_store **out, lease_transport *transport,
-                               const lease_store_options *opts, char *err, size_t errlen);
+REFLEASE_EXTERN int lease_store_open_transport(lease_store **out, lease_transport *transport,
+                                               const lease_store_options *opts, char *err,
+                                               size_t errlen);
 
 /**
  * Make @p path a lease store (protocol.md §9): an existing repository (bare,
@@ -98,30 +99,31 @@ int lease_store_open_transport(lease_store **out, lease_transport *transport,
  * @param err  receives the reason on failure, naming @p path (may be NULL)
  * @return 0, LEASE_ECONFIG, LEASE_EAUTH, LEASE_EINTERNAL
  */
-int lease_store_init_local(const char *path, int *created, char *err, size_t errlen);
+REFLEASE_EXTERN int lease_store_init_local(const char *path, int *created, char *err,
+                                           size_t errlen);
 
 /** Close the store and free everything it owns. Accepts NULL. */
-void lease_store_free(lease_store *st);
+REFLEASE_EXTERN void lease_store_free(lease_store *st);
 
 /** The store's namespace (borrowed). */
-const char *lease_store_namespace(const lease_store *st);
+REFLEASE_EXTERN const char *lease_store_namespace(const lease_store *st);
 /** The backend kind: "local", "github", "remote", or a test transport's name (borrowed). */
-const char *lease_store_kind(const lease_store *st);
+REFLEASE_EXTERN const char *lease_store_kind(const lease_store *st);
 /** The store's current time, seconds since the epoch (protocol.md §4). */
-int64_t lease_store_now(lease_store *st);
+REFLEASE_EXTERN int64_t lease_store_now(lease_store *st);
 /** Skew margin for takeover, seconds: 0 local, 5 github, 30 remote (protocol.md §4). */
-int lease_store_skew_margin(const lease_store *st);
+REFLEASE_EXTERN int lease_store_skew_margin(const lease_store *st);
 /** Lowest TTL a writer may grant on this store, seconds (5 local, 60 github/remote). */
-int lease_store_ttl_min(const lease_store *st);
+REFLEASE_EXTERN int lease_store_ttl_min(const lease_store *st);
 /** Highest TTL a writer may grant, seconds (86400). */
-int lease_store_ttl_max(const lease_store *st);
+REFLEASE_EXTERN int lease_store_ttl_max(const lease_store *st);
 /** Operation timeout, seconds (--timeout). */
-int lease_store_timeout(const lease_store *st);
+REFLEASE_EXTERN int lease_store_timeout(const lease_store *st);
 /** The store's injected randomness (borrowed). */
-const lease_random *lease_store_random(const lease_store *st);
+REFLEASE_EXTERN const lease_random *lease_store_random(const lease_store *st);
 
 /** Message of the last failure on this handle (borrowed; "" when none). */
-const char *lease_store_last_error(const lease_store *st);
+REFLEASE_EXTERN const char *lease_store_last_error(const lease_store *st);
 
 /** Whether a failed write may have applied (protocol.md §3). */
 typedef enum lease_outcome {
@@ -142,7 +144,7 @@ typedef struct lease_cas_error {
 } lease_cas_error;
 
 /** The last primitive failure on this handle (borrowed; zeroed when none). */
-const lease_cas_error *lease_store_last_cas_error(const lease_store *st);
+REFLEASE_EXTERN const lease_cas_error *lease_store_last_cas_error(const lease_store *st);
 
 #ifdef __cplusplus
 }

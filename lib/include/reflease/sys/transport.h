@@ -32,7 +32,7 @@
 #define REFLEASE_SYS_TRANSPORT_H
 
 #include "../common.h"
-#include "../primitives.h"
+#include "../object.h"
 #include "../store.h"
 
 #include <stddef.h>
@@ -104,7 +104,7 @@ typedef struct lease_ref_list {
 
 /** Free what @p l owns (names, prefetched commits, the array) and zero it.
  *  Accepts NULL. */
-void lease_ref_list_clear(lease_ref_list *l);
+REFLEASE_EXTERN void lease_ref_list_clear(lease_ref_list *l);
 
 /**
  * Append an entry for @p refname (copied) at @p oid, without prefetched
@@ -112,7 +112,8 @@ void lease_ref_list_clear(lease_ref_list *l);
  * commit, has_parent_commit and parent_commit.
  * @return 0, or LEASE_ENOMEM (the list keeps its previous entries)
  */
-int lease_ref_list_push(lease_ref_list *l, const char *refname, const lease_oid *oid);
+REFLEASE_EXTERN int lease_ref_list_push(lease_ref_list *l, const char *refname,
+                                        const lease_oid *oid);
 
 /** A ref lock file ("<ref>.lock") found by list_ref_locks (protocol.md §7). */
 typedef struct lease_ref_lock {
@@ -130,7 +131,7 @@ typedef struct lease_ref_lock_list {
 } lease_ref_lock_list;
 
 /** Free what @p l owns (each refname, the array) and zero it. Accepts NULL. */
-void lease_ref_lock_list_clear(lease_ref_lock_list *l);
+REFLEASE_EXTERN void lease_ref_lock_list_clear(lease_ref_lock_list *l);
 
 /**
  * A raw transport. An implementation embeds it as the first member of its
@@ -209,7 +210,7 @@ struct lease_transport {
 	 * @p commit_out whatever @p has_commit says, and checks commit_out->oid
 	 * against *@p oid. A local store may report a symbolic ref or a target
 	 * whose object is absent through commit_out->symbolic / missing
-	 * (reflease/primitives.h).
+	 * (reflease/object.h).
 	 * @return 0, or an error
 	 */
 	int (*read_ref)(lease_transport *t, const char *refname, int *present, lease_oid *oid,

@@ -1,20 +1,17 @@
 /**
- * @file sys/clock.h
+ * @file clock.h (internal, lib/util: the tier the library and the CLI share)
  * The process's own clocks and sleeps (issue 17: one spelling for the
- * library and the CLI). These measure intervals on this machine; they never
- * decide whether a lease expired — that is the store's time (protocol.md §4,
- * lease_store_now()). Every function here only calls clock_gettime(2) or
+ * library and the CLI; issue 26: not public API, the CLI compiles lib/util
+ * in as curl's tool compiles lib/curlx). These measure intervals on this
+ * machine; they never decide whether a lease expired — that is the store's
+ * time (protocol.md §4, lease_store_now()). Every function here only calls clock_gettime(2) or
  * nanosleep(2): async-signal-safe, and usable in a child between fork(2) and
  * exec. Wall time is read through libc, so libfaketime moves it.
  */
-#ifndef REFLEASE_SYS_CLOCK_H
-#define REFLEASE_SYS_CLOCK_H
+#ifndef REFLEASE_UTIL_CLOCK_H
+#define REFLEASE_UTIL_CLOCK_H
 
 #include <stdint.h>
-
-#ifdef __cplusplus
-extern "C" {
-#endif
 
 /** Which clock lease_clock_seconds() reads. */
 typedef enum lease_clock_id {
@@ -47,7 +44,4 @@ typedef enum lease_sleep_mode {
  */
 int lease_sleep_ms(int64_t ms, lease_sleep_mode mode);
 
-#ifdef __cplusplus
-}
-#endif
 #endif

@@ -1,52 +1,19 @@
 /**
- * @file store.h (internal)
- * The store handle's layout and what the store layer shares internally:
- * pacing, error and log helpers, the backend constructors and their
- * filesystem and wait helpers. The transport vtable the backends implement
- * is public: reflease/sys/transport.h (style.md §8).
+ * @file backend.h (internal)
+ * What the transports in lib/store share: the backend constructors, their
+ * deadline, log and test hooks, the filesystem helpers of local stores and
+ * the probe/wait helpers. Included by lib/store (and tests), never by
+ * lib/lease or cmd/ (`make lint` checks it). The transport vtable itself is
+ * public: reflease/sys/transport.h (style.md §8).
  */
-#ifndef REFLEASE_STORE_INTERNAL_H
-#define REFLEASE_STORE_INTERNAL_H
+#ifndef REFLEASE_STORE_BACKEND_H
+#define REFLEASE_STORE_BACKEND_H
 
 #include "reflease/store.h"
 #include "reflease/sys/transport.h"
 
-/** The store handle (opaque to users of reflease/store.h). */
-struct lease_store {
-	lease_transport *t;
-	char ns[LEASE_NS_MAX + 1];
-	lease_clock clock;
-	lease_random random;
-	int verify_timeout_ms;
-	int timeout_s;
-	lease_log_fn log;
-	void *log_payload;
-	int log_level;
-	char spec[1024];
-	char errmsg[1024];
-	lease_cas_error cas_err;
-	int cas_compared;    /**< a post-state was read for cas_err (primitives.c observe()) */
-	int64_t paced_ms;    /**< total waited by lease_store_pace() */
-	int op_depth;        /**< lease_store_op_begin() nesting */
-	int64_t wait_end_ms; /**< lease_store_set_wait_end(): monotonic ms, 0 = none */
-};
-
-/**
- * Begin one operation (issue 24 item 3): unless one is already running
- * (nested calls only count), the network transports get a deadline of
- * --timeout (timeout_s) from now for everything the operation sends —
- * each request, retry and rate-limit wait — capped at the wait's end
- * (lease_store_set_wait_end(), never below 1 s) and at @p cap_ms when > 0.
- * Pair with lease_store_op_end(). A no-op on local stores.
- */
-void lease_store_op_begin(lease_store *st, int64_t cap_ms);
-/** End the operation begun by the matching lease_store_op_begin(). */
-void lease_store_op_end(lease_store *st);
-/**
- * Cap every operation that begins from now on at @p mono_ms (lease_mono_ms()
- * clock; a --wait's end, issue 24 item 3), 0 = no cap.
- */
-void lease_store_set_wait_end(lease_store *st, int64_t mono_ms);
+#include <stddef.h>
+#include <stdint.h>
 
 /**
  * GitHub transport (github.c): the running operation ends @p ms from now on
@@ -62,38 +29,6 @@ void lease_github_set_deadline(lease_transport *t, int64_t ms);
 void lease_remote_set_deadline(lease_transport *t, int64_t ms);
 /** Remote transport: log through @p log at @p level (the store's options). No-op elsewhere. */
 void lease_remote_set_log(lease_transport *t, lease_log_fn log, void *payload, int level);
-
-/** Gap between the content-creating requests of two operations of a burst, ms (issue 15). */
-#define LEASE_PACE_MS 1000
-
-/**
- * Mark the start of one write operation of a burst (reconcile --reap /
- * --prune-released, migrate --apply: one per lease): the transport waits
- * until LEASE_PACE_MS have passed since its last content-creating request,
- * and from then on spaces every content-creating request LEASE_PACE_MS
- * apart, the writes of one operation too (GitHub only; a no-op elsewhere;
- * issue 24 item 4). The operation gets its own --timeout (the deadline is
- * set again). @return the milliseconds waited (here and between the
- * writes since the last call), also added to lease_store_paced_ms().
- */
-int64_t lease_store_pace(lease_store *st);
-
-/**
- * Bound the ref lock wait of @p st's next writes to @p wait_ms (< 0: the
- * transport's default) through the transport's set_lock_wait (version 2;
- * a no-op without it).
- */
-void lease_store_set_lock_wait(lease_store *st, int wait_ms);
-
-/** Total milliseconds lease_store_pace() and the writes of a burst waited on @p st. */
-int64_t lease_store_paced_ms(const lease_store *st);
-
-/** Set the handle's error message (printf-style) and return @p code. */
-int lease_store_set_error(lease_store *st, int code, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
-/** Log through the handle's callback when @p level is enabled. */
-void lease_store_log(lease_store *st, int level, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
 
 /**
  * Local backend (lib/store/local.c) over libgit2: @p path is a repository
