@@ -82,7 +82,8 @@ typedef struct script {
 	int n;                                              /* announced waits */
 	int stop_at;           /* stop the wait at this one (1 = the first) */
 	int drop_at;           /* drop bob's ticket at this one (a change) */
-	int reap_own_at;       /* delete the waiter's own ticket at this one */
+	int reap_own_at;       /* delete the waiter's own ticket at this one ... */
+	int reap_woken_at;     /* ... or at this one, the wait then ending at once */
 	lease_own_ticket *bob; /* the ticket ahead */
 } script;
 
@@ -115,12 +116,13 @@ static int on_wait(double s, void *payload)
 		lease_ticket_drop(w->bob, st);
 		change_pending = 1;
 	}
-	if (w->n == w->reap_own_at) {
+	if (w->n == w->reap_own_at || w->n == w->reap_woken_at) {
 		lease_ticket own;
 
 		memset(&own, 0, sizeof(own));
 		ck_assert_uint_eq(tickets("alice", &own), 2);
 		ck_assert_int_eq(memstore_set_ref(M, own.refname, NULL), 0);
+		change_pending = w->n == w->reap_woken_at;
 	}
 	return w->n == w->stop_at;
 }
@@ -233,9 +235,10 @@ START_TEST(fair_wait_runs_out)
 }
 END_TEST
 
-/* Alice's ticket reaped while she waits (by a sweep that judged it dead):
- * she takes a new one, keeping the time she first queued, and still lets
- * bob go first. */
+/* Alice's ticket reaped while she waits (by a sweep that judged it dead),
+ * found when she renews it, then again when she reads the queue: each
+ * time she takes a new one, keeping the time she first queued, and still
+ * lets bob go first. */
 START_TEST(fair_waiter_retakes_reaped_ticket)
 {
 	lease_op_options o = who("alice", 60);
@@ -250,16 +253,36 @@ START_TEST(fair_waiter_retakes_reaped_ticket)
 	w.out = &r;
 	w.bob = &bob;
 	w.reap_own_at = 1;
-	w.drop_at = 2;
+	w.reap_woken_at = 2;
+	w.drop_at = 3;
 	o.fair = 1;
 	o.wait_seconds = 120;
 	o.wait_cb = on_wait;
 	o.wait_payload = &w;
 	ck_assert_msg(lease_acquire(&r, st, "l", &o) == 0, "%s", r.message);
-	ck_assert_int_eq(w.n, 2);
-	ck_assert_ptr_nonnull(strstr(w.said[1], "queued behind bob@h's ticket"));
+	ck_assert_int_eq(w.n, 3);
+	ck_assert_ptr_nonnull(strstr(w.said[2], "queued behind bob@h's ticket"));
 	ck_assert_int_eq(r.payload.queued_at, T0 + 3);
 	ck_assert_uint_eq(tickets(NULL, NULL), 0);
+	lease_store_free(st);
+}
+END_TEST
+
+/* A ticket that cannot be taken (its create lost on the network) ends the
+ * fair wait with that error, naming it; nothing is left in the queue. */
+START_TEST(fair_wait_without_a_ticket)
+{
+	lease_op_options o = who("alice", 60);
+	lease_result r;
+
+	open_store();
+	memstore_faults_get(M)->fail_before = 1;
+	o.fair = 1;
+	o.wait_seconds = 120;
+	ck_assert_int_eq(lease_acquire(&r, st, "l", &o), LEASE_ENET);
+	ck_assert_msg(strstr(r.message, "l: cannot take a ticket: ") == r.message, "%s", r.message);
+	ck_assert_uint_eq(tickets(NULL, NULL), 0);
+	ck_assert(!memstore_get_ref(M, "refs/leases/l", NULL));
 	lease_store_free(st);
 }
 END_TEST
@@ -561,6 +584,7 @@ Suite *runtime_faults_suite(void)
 	tcase_add_test(tc, fair_waiter_stopped_behind_held_lease);
 	tcase_add_test(tc, fair_wait_runs_out);
 	tcase_add_test(tc, fair_waiter_retakes_reaped_ticket);
+	tcase_add_test(tc, fair_wait_without_a_ticket);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("sets");
 	tcase_add_test(tc, set_stopped_members_say_their_state);
