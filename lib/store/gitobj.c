@@ -115,3 +115,17 @@ int lease_git_read_commit(lease_commit *out, git_repository *repo, const lease_o
 	git_object_free(obj);
 	return err;
 }
+
+const char *lease_git_sep(void)
+{
+	const git_error *e = git_error_last();
+
+	return e && e->message && *e->message ? ": " : "";
+}
+
+const char *lease_git_msg(void)
+{
+	const git_error *e = git_error_last();
+
+	return e && e->message ? e->message : "";
+}
