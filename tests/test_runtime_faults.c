@@ -388,10 +388,10 @@ START_TEST(set_stopped_members_say_their_state)
 	ck_assert(ref_at("refs/leases/a", &a0));
 	ck_assert_int_eq(lease_acquire_set(r, st, abcd, 4, &o), LEASE_EHELD);
 	assert_stopped(r, 2, 0, "d");
-	ck_assert_str_eq(r->status, "held");
-	ck_assert_str_eq(r->members[0].status, "released");
-	ck_assert_str_eq(r->members[1].status, "expired");
-	ck_assert_str_eq(r->members[3].status, "absent");
+	ck_assert_int_eq(r->status, LEASE_STATUS_HELD);
+	ck_assert_int_eq(r->members[0].status, LEASE_STATUS_RELEASED);
+	ck_assert_int_eq(r->members[1].status, LEASE_STATUS_EXPIRED);
+	ck_assert_int_eq(r->members[3].status, LEASE_STATUS_ABSENT);
 	ck_assert_str_eq(r->members[1].message, "not written: the set was not taken");
 	ck_assert_str_eq(r->members[1].payload.lease_token, "");
 	ck_assert(ref_at("refs/leases/a", &a1) && lease_oid_equal(&a0, &a1));
@@ -411,7 +411,7 @@ START_TEST(set_stopped_by_unreadable_member)
 	ck_assert_int_eq(memstore_set_ref(M, "refs/leases/b", &blob), 0);
 	ck_assert_int_eq(lease_acquire_set(r, st, abcd, 2, &o), LEASE_EPAYLOAD);
 	assert_stopped(r, 1, 0, "a");
-	ck_assert_str_eq(r->members[1].status, "error");
+	ck_assert_int_eq(r->members[1].status, LEASE_STATUS_ERROR);
 	close_set_store(r);
 }
 END_TEST
@@ -434,12 +434,12 @@ START_TEST(set_release_partly_released)
 	ck_assert_int_eq(lease_release(&one, st, "a", &o), 0);
 	memstore_faults_get(M)->drop_after_apply = 1; /* the answer is lost */
 	ck_assert_msg(lease_release_set(r, st, abcd, 2, &o) == 0, "%s", r->message);
-	ck_assert_str_eq(r->status, "released");
-	ck_assert_str_eq(r->members[0].status, "already_released");
-	ck_assert_str_eq(r->members[1].status, "released");
+	ck_assert_int_eq(r->status, LEASE_STATUS_RELEASED);
+	ck_assert_int_eq(r->members[0].status, LEASE_STATUS_ALREADY_RELEASED);
+	ck_assert_int_eq(r->members[1].status, LEASE_STATUS_RELEASED);
 	ck_assert(ref_at("refs/leases/b", &b0));
 	ck_assert_int_eq(lease_release_set(r, st, abcd, 2, &o), 0);
-	ck_assert_str_eq(r->status, "already_released");
+	ck_assert_int_eq(r->status, LEASE_STATUS_ALREADY_RELEASED);
 	ck_assert(ref_at("refs/leases/b", &b1) && lease_oid_equal(&b0, &b1));
 
 	o.lease_token = NULL;
@@ -447,10 +447,10 @@ START_TEST(set_release_partly_released)
 	o.lease_token = "0123456789abcdef0123456789abcdef";
 	cm_calls = 0;
 	ck_assert_int_eq(lease_release_set(r, st, abcd, 2, &o), 0);
-	ck_assert_str_eq(r->status, "not_owner");
+	ck_assert_int_eq(r->status, LEASE_STATUS_NOT_OWNER);
 	ck_assert_int_eq(cm_calls, 0);
 	ck_assert_int_eq(lease_status(&one, st, "a"), 0);
-	ck_assert_str_eq(one.status, "live");
+	ck_assert_int_eq(one.status, LEASE_STATUS_LIVE);
 	close_set_store(r);
 }
 END_TEST
@@ -468,8 +468,8 @@ START_TEST(set_heartbeat_not_due)
 	cm_calls = 0;
 	clk += 10;
 	ck_assert_int_eq(lease_heartbeat_set(r, st, abcd, 3, &o), 0);
-	ck_assert_str_eq(r->status, "not_due");
-	ck_assert_str_eq(r->members[2].status, "not_due");
+	ck_assert_int_eq(r->status, LEASE_STATUS_NOT_DUE);
+	ck_assert_int_eq(r->members[2].status, LEASE_STATUS_NOT_DUE);
 	ck_assert_int_eq(cm_calls, 0);
 	close_set_store(r);
 }
@@ -484,7 +484,7 @@ START_TEST(set_granted_too_late)
 
 	cm_slow_s = 40;
 	ck_assert_int_eq(lease_acquire_set(r, st, abcd, 2, &o), LEASE_EUNVERIFIED);
-	ck_assert_str_eq(r->status, "error");
+	ck_assert_int_eq(r->status, LEASE_STATUS_ERROR);
 	ck_assert_str_eq(r->message, "granted too late: less than half the TTL left when verified");
 	ck_assert_int_eq(r->members[1].holds_token, 1);
 	ck_assert_str_eq(r->members[1].payload.owner, "alice");
@@ -523,7 +523,7 @@ START_TEST(set_write_faults_end_the_set)
 
 	cm_refuse = 1;
 	ck_assert_int_eq(lease_acquire_set(r, st, abcd, 2, &o), LEASE_EAUTH);
-	ck_assert_str_eq(r->status, "error");
+	ck_assert_int_eq(r->status, LEASE_STATUS_ERROR);
 	ck_assert_ptr_nonnull(strstr(r->message, "cas_set refs/leases/a"));
 	cm_refuse = 0;
 
@@ -531,7 +531,7 @@ START_TEST(set_write_faults_end_the_set)
 	memstore_faults_get(M)->fail_before = 1; /* the first write is lost, not applied */
 	ck_assert_msg(lease_acquire_set(r, st, abcd, 2, &o) == 0, "%s", r->message);
 	ck_assert_int_eq(cm_calls, 2);
-	ck_assert_str_eq(r->status, "acquired");
+	ck_assert_int_eq(r->status, LEASE_STATUS_ACQUIRED);
 	o.lease_token = r->members[0].payload.lease_token;
 	ck_assert_int_eq(lease_release_set(r, st, abcd, 2, &o), 0);
 	o.lease_token = NULL;
@@ -553,7 +553,7 @@ START_TEST(set_write_faults_end_the_set)
 
 	reads_fail = 1;
 	ck_assert_int_eq(lease_acquire_set(r, st, abcd + 2, 2, &o), LEASE_ENET);
-	ck_assert_str_eq(r->status, "error");
+	ck_assert_int_eq(r->status, LEASE_STATUS_ERROR);
 	reads_fail = 0;
 	ck_assert(ref_at("refs/leases/a", &a));
 	close_set_store(r);
