@@ -174,14 +174,15 @@ int lease_heartbeat_every(int64_t *out, int64_t ttl_seconds, int64_t every)
 {
 	if (ttl_seconds < LEASE_TTL_READ_MIN || ttl_seconds > LEASE_TTL_READ_MAX || every < 0)
 		return LEASE_EINVALID;
-	if (every > ttl_seconds / 2)
+	if (every > lease_policy_every_max(ttl_seconds))
 		return LEASE_EINVALID;
 	*out = lease_policy_interval(ttl_seconds, every);
 	return 0;
 }
 
-/* The default sleep: slices of the shared sleep, checking the stop flag. */
-static int default_sleep(double seconds, const volatile sig_atomic_t *stop)
+/* The default sleep: slices of the store's sleep (its options' clock),
+ * checking the stop flag. */
+static int default_sleep(const lease_store *st, double seconds, const volatile sig_atomic_t *stop)
 {
 	while (seconds > 0) {
 		double slice =
@@ -190,17 +191,18 @@ static int default_sleep(double seconds, const volatile sig_atomic_t *stop)
 		if (stop && *stop)
 			return 1;
 		/* a signal ends the slice early: the stop flag is looked at sooner */
-		lease_sleep_ms((int64_t)(slice * 1000 + 0.999), LEASE_SLEEP_INTERRUPTIBLE);
+		lease_store_sleep_ms(st, (int64_t)(slice * 1000 + 0.999),
+		                     LEASE_SLEEP_INTERRUPTIBLE);
 		seconds -= slice;
 	}
 	return stop && *stop;
 }
 
-static int keep_sleep(const lease_keep_options *o, double seconds)
+static int keep_sleep(const lease_store *st, const lease_keep_options *o, double seconds)
 {
 	if (o->sleep)
 		return o->sleep(seconds, o->sleep_payload) || (o->stop && *o->stop);
-	return default_sleep(seconds, o->stop);
+	return default_sleep(st, seconds, o->stop);
 }
 
 /* Failures worth retrying until the lost deadline. */
@@ -270,7 +272,7 @@ static int keep_engine(lease_result *last, lease_store *st, const char *const *n
 	if (last)
 		memset(last, 0, sizeof(*last));
 	if (!opts || opts->version != LEASE_KEEP_OPTIONS_VERSION || !st || !name || !opts->owner ||
-	    !opts->host || !opts->lease_token || strlen(opts->lease_token) != LEASE_TOKEN_HEXSZ ||
+	    !opts->host || lease_token_validate(opts->lease_token, NULL, 0) < 0 ||
 	    opts->ttl_seconds < 0 || opts->ttl_seconds > LEASE_TTL_READ_MAX ||
 	    opts->every_seconds < 0)
 		return st ? lease_store_set_error(st, LEASE_EINVALID,
@@ -281,9 +283,9 @@ static int keep_engine(lease_result *last, lease_store *st, const char *const *n
 	                                : LEASE_TTL_DEFAULT;
 	if (opts->every_seconds && (opts->ttl_seconds || opts->known_ttl_seconds) &&
 	    lease_heartbeat_every(&every, ttl, opts->every_seconds) < 0)
-		return lease_store_set_error(st, LEASE_EINVALID,
-		                             "heartbeat interval %lld s is above ttl/2 (%lld s)",
-		                             (long long)opts->every_seconds, (long long)(ttl / 2));
+		return lease_store_set_error(
+		        st, LEASE_EINVALID, "heartbeat interval %lld s is above ttl/2 (%lld s)",
+		        (long long)opts->every_seconds, (long long)lease_policy_every_max(ttl));
 	memcpy(token, opts->lease_token, sizeof(token));
 	backoff = opts->backoff_initial_s > 0 ? opts->backoff_initial_s : 1.0;
 	backoff_max = opts->backoff_max_s > 0 ? opts->backoff_max_s : 30.0;
@@ -324,7 +326,7 @@ static int keep_engine(lease_result *last, lease_store *st, const char *const *n
 			r.now = now;
 			/* the margin apart: a bounded string, so the message's
 			 * length is bounded at compile time (-Wformat-truncation) */
-			snprintf(margin, sizeof(margin), "%.1f", lease_kill_grace(ttl) + 2.0);
+			snprintf(margin, sizeof(margin), "%.1f", lease_policy_lost_margin(ttl));
 			snprintf(r.message, sizeof(r.message),
 			         "no heartbeat landed before the lost deadline (expires_at - %s "
 			         "s); %s%.300s",
@@ -410,7 +412,7 @@ static int keep_engine(lease_result *last, lease_store *st, const char *const *n
 				until = check_at;
 			if (until <= (double)now)
 				until = (double)now + 1;
-			if (keep_sleep(opts, until - (double)now))
+			if (keep_sleep(st, opts, until - (double)now))
 				break;
 			continue;
 		}

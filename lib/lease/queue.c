@@ -5,9 +5,9 @@
  * (key 0), then numbered past every key read. Every change is a CAS through
  * the primitives; a ticket is never revived once expired. */
 #include "lease/door.h"
+#include "lease/policy.h"
 #include "lease/ticket.h"
 #include "store/frontend.h"
-#include "util/clock.h"
 #include "util/util.h"
 
 #include <inttypes.h>
@@ -176,7 +176,8 @@ static int queue_list(lease_queue *out, lease_store *st, const char *prefix, con
 			parse_ticket(t, t->name, c.message);
 		lease_commit_clear(&c);
 		t->live = t->readable &&
-		          out->now <= t->expires_at + (int64_t)lease_store_skew_margin(st);
+		          !lease_policy_past_expiry(t->expires_at, out->now,
+		                                    (int64_t)lease_store_skew_margin(st));
 		out->count++;
 	}
 	lease_ref_list_clear(&l);
@@ -268,7 +269,7 @@ int lease_ticket_take(lease_own_ticket *me, lease_store *st, const char *name, c
 	uint64_t newest = 0;
 	lease_queue q;
 	lease_oid oid;
-	double wall;
+	double frac;
 	int64_t now = lease_store_now(st);
 	size_t i;
 	int tries, rc;
@@ -307,8 +308,8 @@ int lease_ticket_take(lease_own_ticket *me, lease_store *st, const char *name, c
 			newest = q.items[i].key;
 	now = q.now;
 	lease_queue_clear(&q);
-	wall = lease_clock_seconds(LEASE_CLOCK_REALTIME);
-	t->key = (uint64_t)now * 1000u + (uint64_t)((wall - (double)(int64_t)wall) * 1000.0);
+	frac = lease_store_wall_fraction(st);
+	t->key = (uint64_t)now * 1000u + (uint64_t)(frac * 1000.0);
 	if (t->key <= newest)
 		t->key = newest + 1;
 	t->expires_at = now + ttl_seconds;

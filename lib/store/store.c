@@ -34,10 +34,9 @@ typedef int (*transport_ctor)(lease_transport **out, const char *arg,
 static int local_ctor(lease_transport **out, const char *arg, const lease_store_options *opts,
                       char *err, size_t errlen)
 {
-	(void)opts;
 	/* "local:" alone (the CLI's default) is the repository the current
 	 * directory is in, found as git finds it; local:PATH is PATH itself. */
-	return lease_local_transport_new(out, *arg ? arg : NULL, err, errlen);
+	return lease_local_transport_new(out, *arg ? arg : NULL, opts, err, errlen);
 }
 
 static int github_ctor(lease_transport **out, const char *arg, const lease_store_options *opts,
@@ -49,11 +48,7 @@ static int github_ctor(lease_transport **out, const char *arg, const lease_store
 static int remote_ctor(lease_transport **out, const char *arg, const lease_store_options *opts,
                        char *err, size_t errlen)
 {
-	int rc = lease_remote_transport_new(out, arg, err, errlen);
-
-	if (rc == 0 && opts)
-		lease_remote_set_log(*out, opts->log, opts->log_payload, opts->log_level);
-	return rc;
+	return lease_remote_transport_new(out, arg, opts, err, errlen);
 }
 
 static const struct {
@@ -258,6 +253,26 @@ int64_t lease_store_now(lease_store *st)
 	return (int64_t)time(NULL);
 }
 
+double lease_store_wall_fraction(const lease_store *st)
+{
+	return lease_env_wall_fraction(&st->clock);
+}
+
+double lease_store_now_precise(lease_store *st)
+{
+	return (double)lease_store_now(st) + lease_store_wall_fraction(st);
+}
+
+int64_t lease_store_mono_ms(const lease_store *st)
+{
+	return lease_env_mono_ms(&st->clock);
+}
+
+int lease_store_sleep_ms(const lease_store *st, int64_t ms, lease_sleep_mode mode)
+{
+	return lease_env_sleep_ms(&st->clock, ms, mode);
+}
+
 char *lease_store_error_slot(lease_store *st)
 {
 	return st && !st->errmsg[0] ? st->errmsg : NULL;
@@ -345,7 +360,7 @@ void lease_store_op_begin(lease_store *st, int64_t cap_ms)
 	if (st->op_depth++ > 0)
 		return;
 	if (st->wait_end_ms > 0) {
-		int64_t left = st->wait_end_ms - lease_mono_ms();
+		int64_t left = st->wait_end_ms - lease_store_mono_ms(st);
 		if (left < 1000)
 			left = 1000;
 		if (left < ms)
