@@ -135,12 +135,29 @@ static void bob_queues(lease_own_ticket *bob)
 	ck_assert_int_eq(bob->held, 1);
 }
 
+/* Alice's options as a fair waiter for @p wait_s, her wait_cb running
+ * @p w (cleared here; it reads @p r, and drops @p bob's ticket when told). */
+static lease_op_options fair_alice(script *w, lease_result *r, lease_own_ticket *bob,
+                                   int64_t wait_s)
+{
+	lease_op_options o = who("alice", 60);
+
+	memset(w, 0, sizeof(*w));
+	w->out = r;
+	w->bob = bob;
+	o.fair = 1;
+	o.wait_seconds = wait_s;
+	o.wait_cb = on_wait;
+	o.wait_payload = w;
+	return o;
+}
+
 /* The lease is free, but bob queued first: alice, waiting fairly, does not
  * take it; she watches bob's ticket and takes the lease once it is gone,
  * recording her place (second) and the time she queued. */
 START_TEST(fair_waiter_lets_earlier_ticket_go_first)
 {
-	lease_op_options o = who("alice", 60);
+	lease_op_options o;
 	lease_own_ticket bob;
 	lease_result r;
 	script w;
@@ -148,14 +165,8 @@ START_TEST(fair_waiter_lets_earlier_ticket_go_first)
 	open_store();
 	bob_queues(&bob);
 	clk += 5;
-	memset(&w, 0, sizeof(w));
-	w.out = &r;
-	w.bob = &bob;
+	o = fair_alice(&w, &r, &bob, 120);
 	w.drop_at = 1;
-	o.fair = 1;
-	o.wait_seconds = 120;
-	o.wait_cb = on_wait;
-	o.wait_payload = &w;
 	ck_assert_msg(lease_acquire(&r, st, "l", &o) == 0, "%s", r.message);
 	ck_assert_str_eq(r.payload.owner, "alice");
 	ck_assert_int_eq(w.n, 1);
@@ -175,7 +186,7 @@ END_TEST
  * "interrupted", her ticket removed and bob's left alone. */
 START_TEST(fair_waiter_stopped_behind_held_lease)
 {
-	lease_op_options c = who("carol", 600), o = who("alice", 60);
+	lease_op_options c = who("carol", 600), o;
 	lease_own_ticket bob;
 	lease_result r;
 	lease_ticket left;
@@ -184,13 +195,8 @@ START_TEST(fair_waiter_stopped_behind_held_lease)
 	open_store();
 	ck_assert_int_eq(lease_acquire(&r, st, "l", &c), 0);
 	bob_queues(&bob);
-	memset(&w, 0, sizeof(w));
-	w.out = &r;
+	o = fair_alice(&w, &r, &bob, 120);
 	w.stop_at = 1;
-	o.fair = 1;
-	o.wait_seconds = 120;
-	o.wait_cb = on_wait;
-	o.wait_payload = &w;
 	ck_assert_int_eq(lease_acquire(&r, st, "l", &o), LEASE_EHELD);
 	ck_assert_str_eq(r.message, "interrupted while waiting for the lease");
 	ck_assert_str_eq(r.payload.owner, "carol");
@@ -209,7 +215,7 @@ END_TEST
  * time on the injected clock; alice's ticket is removed. */
 START_TEST(fair_wait_runs_out)
 {
-	lease_op_options c = who("carol", 600), o = who("alice", 60);
+	lease_op_options c = who("carol", 600), o;
 	lease_own_ticket bob;
 	lease_result r;
 	script w;
@@ -217,12 +223,7 @@ START_TEST(fair_wait_runs_out)
 	open_store();
 	ck_assert_int_eq(lease_acquire(&r, st, "l", &c), 0);
 	bob_queues(&bob);
-	memset(&w, 0, sizeof(w));
-	w.out = &r;
-	o.fair = 1;
-	o.wait_seconds = 10;
-	o.wait_cb = on_wait;
-	o.wait_payload = &w;
+	o = fair_alice(&w, &r, &bob, 10);
 	ck_assert_int_eq(lease_acquire(&r, st, "l", &o), LEASE_EHELD);
 	ck_assert_msg(strstr(r.message, "still held after waiting 10 s: queued behind bob@h's") ==
 	                      r.message,
@@ -241,7 +242,7 @@ END_TEST
  * lets bob go first. */
 START_TEST(fair_waiter_retakes_reaped_ticket)
 {
-	lease_op_options o = who("alice", 60);
+	lease_op_options o;
 	lease_own_ticket bob;
 	lease_result r;
 	script w;
@@ -249,16 +250,10 @@ START_TEST(fair_waiter_retakes_reaped_ticket)
 	open_store();
 	bob_queues(&bob);
 	clk += 3;
-	memset(&w, 0, sizeof(w));
-	w.out = &r;
-	w.bob = &bob;
+	o = fair_alice(&w, &r, &bob, 120);
 	w.reap_own_at = 1;
 	w.reap_woken_at = 2;
 	w.drop_at = 3;
-	o.fair = 1;
-	o.wait_seconds = 120;
-	o.wait_cb = on_wait;
-	o.wait_payload = &w;
 	ck_assert_msg(lease_acquire(&r, st, "l", &o) == 0, "%s", r.message);
 	ck_assert_int_eq(w.n, 3);
 	ck_assert_ptr_nonnull(strstr(w.said[2], "queued behind bob@h's ticket"));
