@@ -358,6 +358,16 @@ static void assert_stopped(const lease_set_result *r, int blocker, int calls, co
 	ck_assert(!ref_at(ref, NULL));
 }
 
+/* @p o's owner takes the first @p n of abcd as a set; the set's token
+ * into @p tok and @p o. */
+static void holds_set(lease_set_result *r, lease_op_options *o, size_t n,
+                      char tok[LEASE_TOKEN_HEXSZ + 1])
+{
+	ck_assert_msg(lease_acquire_set(r, st, abcd, n, o) == 0, "%s", r->message);
+	memcpy(tok, r->members[0].payload.lease_token, LEASE_TOKEN_HEXSZ + 1);
+	o->lease_token = tok;
+}
+
 static void close_set_store(lease_set_result *r)
 {
 	free(r);
@@ -424,9 +434,7 @@ START_TEST(set_release_partly_released)
 	lease_result one;
 	lease_oid b0, b1;
 
-	ck_assert_int_eq(lease_acquire_set(r, st, abcd, 2, &o), 0);
-	memcpy(tok, r->members[0].payload.lease_token, sizeof(tok));
-	o.lease_token = tok;
+	holds_set(r, &o, 2, tok);
 	ck_assert_int_eq(lease_release(&one, st, "a", &o), 0);
 	memstore_faults_get(M)->drop_after_apply = 1; /* the answer is lost */
 	ck_assert_msg(lease_release_set(r, st, abcd, 2, &o) == 0, "%s", r->message);
@@ -458,9 +466,7 @@ START_TEST(set_heartbeat_not_due)
 	lease_op_options o = who("alice", 600);
 	char tok[LEASE_TOKEN_HEXSZ + 1];
 
-	ck_assert_int_eq(lease_acquire_set(r, st, abcd, 3, &o), 0);
-	memcpy(tok, r->members[0].payload.lease_token, sizeof(tok));
-	o.lease_token = tok;
+	holds_set(r, &o, 3, tok);
 	cm_calls = 0;
 	clk += 10;
 	ck_assert_int_eq(lease_heartbeat_set(r, st, abcd, 3, &o), 0);
