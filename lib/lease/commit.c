@@ -95,14 +95,12 @@ static int landed_visit(const lease_oid *oid, const lease_commit *c, void *paylo
 
 /* Index in en->w of the newest write that @p s shows landed, or -1: the
  * tip is, or descends from, a commit written; a ref that is gone after a
- * delete was sent. */
+ * delete was sent. Called once something was written (en->nw > 0). */
 static int landed_index(lease_engine *en, const lease_ref_state *s)
 {
 	landed_walk lw = {en, -1};
 	size_t i;
 
-	if (en->nw == 0)
-		return -1;
 	if (!s->present) {
 		for (i = en->nw; i-- > 0;)
 			if (en->w[i].deleted)
