@@ -43,7 +43,7 @@ static int apply_0001(lease_payload *p, const char **method, const lease_migrati
 		*method = "assumed";
 	}
 	p->has_ttl = 1;
-	return lease_migration_stamp(p, &lease_migration_0001, in);
+	return lease__migration_stamp(p, &lease_migration_0001, in);
 }
 
 const lease_migration lease_migration_0001 = {

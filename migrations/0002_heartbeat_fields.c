@@ -34,7 +34,7 @@ static int apply_0002(lease_payload *p, const char **method, const lease_migrati
 	p->heartbeats = 0;
 	p->has_previous_heartbeat = 0;
 	p->previous_heartbeat_at = 0;
-	return lease_migration_stamp(p, &lease_migration_0002, in);
+	return lease__migration_stamp(p, &lease_migration_0002, in);
 }
 
 const lease_migration lease_migration_0002 = {

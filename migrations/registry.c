@@ -25,7 +25,7 @@ typedef struct registered_step {
 } registered_step;
 
 /* Every registered migration in file (= id) order, then a terminator so that
- * a tree without steps still compiles; lease_migrations_check verifies. */
+ * a tree without steps still compiles; lease__migrations_check verifies. */
 static const registered_step registered[] = {
 #define MIGRATION(n) {#n, &lease_migration_##n},
 #include "registry.inc"
@@ -35,8 +35,8 @@ static const registered_step registered[] = {
 
 #define N_REGISTERED (sizeof(registered) / sizeof(registered[0]) - 1)
 
-int lease_migration_stamp(lease_payload *p, const lease_migration *m,
-                          const lease_migration_input *in)
+int lease__migration_stamp(lease_payload *p, const lease_migration *m,
+                           const lease_migration_input *in)
 {
 	char nonce[LEASE_NONCE_HEXSZ + 1];
 	int rc;
@@ -51,17 +51,17 @@ int lease_migration_stamp(lease_payload *p, const lease_migration *m,
 	return 0;
 }
 
-size_t lease_migrations_count(void)
+size_t lease__migrations_count(void)
 {
 	return N_REGISTERED;
 }
 
-const lease_migration *lease_migration_at(size_t i)
+const lease_migration *lease__migration_at(size_t i)
 {
 	return i < N_REGISTERED ? registered[i].step : NULL;
 }
 
-const lease_migration *lease_migration_from(int major, int minor)
+const lease_migration *lease__migration_from(int major, int minor)
 {
 	size_t i;
 
@@ -72,7 +72,7 @@ const lease_migration *lease_migration_from(int major, int minor)
 	return NULL;
 }
 
-int lease_migration_version_parse(const char *s, int *major, int *minor, int *patch)
+int lease__migration_version_parse(const char *s, int *major, int *minor, int *patch)
 {
 	int *parts[3] = {major, minor, patch};
 	const char *p = s;
@@ -108,7 +108,7 @@ static int set_err(char *err, size_t errlen, const char *id, const char *what)
 	return LEASE_EINTERNAL;
 }
 
-int lease_migrations_check(char *err, size_t errlen)
+int lease__migrations_check(char *err, size_t errlen)
 {
 	const lease_migration *prev = NULL;
 	size_t i, k;
@@ -134,7 +134,7 @@ int lease_migrations_check(char *err, size_t errlen)
 		    strchr(m->description, '\n'))
 			return set_err(err, errlen, m->id,
 			               "needs an apply function and a one-line description");
-		if (lease_migration_version_parse(m->to, &ma, &mi, &pa) < 0 || ma != m->to_major ||
+		if (lease__migration_version_parse(m->to, &ma, &mi, &pa) < 0 || ma != m->to_major ||
 		    mi != m->to_minor || pa != m->to_patch)
 			return set_err(err, errlen, m->id,
 			               "'to' disagrees with to_major/minor/patch");
@@ -149,8 +149,8 @@ int lease_migrations_check(char *err, size_t errlen)
 	return 0;
 }
 
-int lease_migrations_chain(const lease_migration **steps, size_t max, size_t *n, int major,
-                           int minor, int to_major, int to_minor)
+int lease__migrations_chain(const lease_migration **steps, size_t max, size_t *n, int major,
+                            int minor, int to_major, int to_minor)
 {
 	size_t k = 0;
 
@@ -158,7 +158,7 @@ int lease_migrations_chain(const lease_migration **steps, size_t max, size_t *n,
 	if (major > to_major || (major == to_major && minor > to_minor))
 		return LEASE_EVERSION;
 	while (major != to_major || minor != to_minor) {
-		const lease_migration *m = lease_migration_from(major, minor);
+		const lease_migration *m = lease__migration_from(major, minor);
 
 		if (!m || k >= max || k >= N_REGISTERED)
 			return LEASE_EINVALID;

@@ -5,7 +5,7 @@
  * proxy's answers (a non-JSON 200, 407) and of GitHub's older secondary-limit
  * wording, a failed write's reason, and the token file read again on a 401.
  * Time runs on the virtual clock of a test responder that forwards each
- * request to the fake (lease_http_set_responder): no test sleeps for the
+ * request to the fake (lease__http_set_responder): no test sleeps for the
  * seconds it measures. TLS trust is tested on the CLI (t_github_tls.sh). */
 #define _DEFAULT_SOURCE
 #include <check.h>
@@ -119,10 +119,10 @@ static int fwd_respond(void *payload, const char *method, const char *url, const
 		}
 	}
 	if (is_write(method, url, body) && f->nwrites < 256)
-		f->writes[f->nwrites++] = lease_http_mono_ms();
-	ck_assert_int_eq(lease_http_request(f->h, &r, method, url, body, 10000), 0);
+		f->writes[f->nwrites++] = lease__http_mono_ms();
+	ck_assert_int_eq(lease__http_request(f->h, &r, method, url, body, 10000), 0);
 	if (r.result != LEASE_HTTP_OK) {
-		lease_http_response_clear(&r);
+		lease__http_response_clear(&r);
 		return 2;
 	}
 	t = r.date > 0 ? (time_t)r.date : time(NULL);
@@ -139,7 +139,7 @@ static int fwd_respond(void *payload, const char *method, const char *url, const
 	        r.next_url[0] ? "Link: <" : "", r.next_url,
 	        r.next_url[0] ? ">; rel=\"next\"\r\n" : "", r.body ? r.body : "");
 	*raw = f->raw;
-	lease_http_response_clear(&r);
+	lease__http_response_clear(&r);
 	return 0;
 }
 
@@ -148,14 +148,14 @@ static void fwd_on(struct fwd *f)
 	char err[256];
 
 	memset(f, 0, sizeof(*f));
-	ck_assert_int_eq(lease_http_new(&f->h, CANARY, err, sizeof(err)), 0);
-	lease_http_set_responder(lease_github_http(st->t), fwd_respond, f);
+	ck_assert_int_eq(lease__http_new(&f->h, CANARY, err, sizeof(err)), 0);
+	lease__http_set_responder(lease__github_http(st->t), fwd_respond, f);
 }
 
 static void fwd_off(struct fwd *f)
 {
-	lease_http_set_responder(lease_github_http(st->t), NULL, NULL);
-	lease_http_free(f->h);
+	lease__http_set_responder(lease__github_http(st->t), NULL, NULL);
+	lease__http_free(f->h);
 	free(f->raw);
 }
 
@@ -212,9 +212,9 @@ START_TEST(timeout_bounds_the_whole_operation)
 
 	fwd_on(&f);
 	f.fail_first = 3;
-	t0 = lease_http_mono_ms();
+	t0 = lease__http_mono_ms();
 	rc = lease_acquire(&r, st, "slow", &op);
-	took = lease_http_mono_ms() - t0;
+	took = lease__http_mono_ms() - t0;
 	fwd_off(&f);
 	ck_assert_msg(took <= 11000, "the operation took %lld ms (rc %d: %s)", (long long)took, rc,
 	              r.message);
@@ -249,9 +249,9 @@ START_TEST(burst_spaces_every_write)
 		ck_assert_msg(lease_acquire(&r, st, name, &op) == 0, "%s", r.message);
 		memcpy(token, r.payload.lease_token, sizeof(token));
 		op.lease_token = token;
-		t0 = lease_http_mono_ms();
+		t0 = lease__http_mono_ms();
 		ck_assert_msg(lease_release(&r, st, name, &op) == 0, "%s", r.message);
-		ck_assert_int_lt(lease_http_mono_ms() - t0, 900); /* lone: not paced */
+		ck_assert_int_lt(lease__http_mono_ms() - t0, 900); /* lone: not paced */
 	}
 	f.nwrites = 0;
 	ro.prune_days = 0;

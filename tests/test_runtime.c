@@ -646,30 +646,31 @@ START_TEST(test_rotation_matrix)
 	snprintf(p.owner, sizeof(p.owner), "alice");
 	snprintf(p.host, sizeof(p.host), "h1");
 	p.phase = LEASE_PHASE_WORKING;
-	ck_assert_int_eq(lease_relation_of(NULL, "alice", "h1"), LEASE_REL_FRESH);
-	ck_assert_int_eq(lease_relation_of(&p, "alice", "h1"), LEASE_REL_SAME);
-	ck_assert_int_eq(lease_relation_of(&p, "alice", "h2"), LEASE_REL_MOVED);
-	ck_assert_int_eq(lease_relation_of(&p, "bob", "h1"), LEASE_REL_OTHER);
+	ck_assert_int_eq(lease__relation_of(NULL, "alice", "h1"), LEASE_REL_FRESH);
+	ck_assert_int_eq(lease__relation_of(&p, "alice", "h1"), LEASE_REL_SAME);
+	ck_assert_int_eq(lease__relation_of(&p, "alice", "h2"), LEASE_REL_MOVED);
+	ck_assert_int_eq(lease__relation_of(&p, "bob", "h1"), LEASE_REL_OTHER);
 	p.phase = LEASE_PHASE_RELEASED;
-	ck_assert_int_eq(lease_relation_of(&p, "alice", "h1"), LEASE_REL_FRESH);
+	ck_assert_int_eq(lease__relation_of(&p, "alice", "h1"), LEASE_REL_FRESH);
 
-	ck_assert_int_eq(lease_token_rule(LEASE_REL_FRESH, 0), LEASE_TOKEN_MINT);
-	ck_assert_int_eq(lease_token_rule(LEASE_REL_FRESH, 1), LEASE_TOKEN_MINT);
-	ck_assert_int_eq(lease_token_rule(LEASE_REL_SAME, 1), LEASE_TOKEN_PRESERVE);
-	ck_assert_int_eq(lease_token_rule(LEASE_REL_SAME, 0), LEASE_TOKEN_ROTATE);
-	ck_assert_int_eq(lease_token_rule(LEASE_REL_MOVED, 1), LEASE_TOKEN_ROTATE);
-	ck_assert_int_eq(lease_token_rule(LEASE_REL_MOVED, 0), LEASE_TOKEN_ROTATE);
-	ck_assert_int_eq(lease_token_rule(LEASE_REL_OTHER, 1), LEASE_TOKEN_ROTATE);
-	ck_assert_int_eq(lease_token_rule(LEASE_REL_OTHER, 0), LEASE_TOKEN_ROTATE);
-	ck_assert_str_eq(lease_relation_name(LEASE_REL_MOVED), "moved");
-	ck_assert_str_eq(lease_relation_name(LEASE_REL_FRESH), "fresh");
-	ck_assert_str_eq(lease_relation_name(LEASE_REL_SAME), "same");
-	ck_assert_str_eq(lease_relation_name(LEASE_REL_OTHER), "other");
-	ck_assert_str_eq(lease_token_change_name(LEASE_TOKEN_MINT), "mint");
-	ck_assert_str_eq(lease_token_change_name(LEASE_TOKEN_PRESERVE), "preserve");
-	ck_assert_str_eq(lease_token_change_name(LEASE_TOKEN_ROTATE), "rotate");
-	ck_assert_int_eq(lease_rotation_apply(&p, NULL, LEASE_TOKEN_PRESERVE, "a", "b", 1, 0, NULL),
-	                 LEASE_EINVALID);
+	ck_assert_int_eq(lease__token_rule(LEASE_REL_FRESH, 0), LEASE_TOKEN_MINT);
+	ck_assert_int_eq(lease__token_rule(LEASE_REL_FRESH, 1), LEASE_TOKEN_MINT);
+	ck_assert_int_eq(lease__token_rule(LEASE_REL_SAME, 1), LEASE_TOKEN_PRESERVE);
+	ck_assert_int_eq(lease__token_rule(LEASE_REL_SAME, 0), LEASE_TOKEN_ROTATE);
+	ck_assert_int_eq(lease__token_rule(LEASE_REL_MOVED, 1), LEASE_TOKEN_ROTATE);
+	ck_assert_int_eq(lease__token_rule(LEASE_REL_MOVED, 0), LEASE_TOKEN_ROTATE);
+	ck_assert_int_eq(lease__token_rule(LEASE_REL_OTHER, 1), LEASE_TOKEN_ROTATE);
+	ck_assert_int_eq(lease__token_rule(LEASE_REL_OTHER, 0), LEASE_TOKEN_ROTATE);
+	ck_assert_str_eq(lease__relation_name(LEASE_REL_MOVED), "moved");
+	ck_assert_str_eq(lease__relation_name(LEASE_REL_FRESH), "fresh");
+	ck_assert_str_eq(lease__relation_name(LEASE_REL_SAME), "same");
+	ck_assert_str_eq(lease__relation_name(LEASE_REL_OTHER), "other");
+	ck_assert_str_eq(lease__token_change_name(LEASE_TOKEN_MINT), "mint");
+	ck_assert_str_eq(lease__token_change_name(LEASE_TOKEN_PRESERVE), "preserve");
+	ck_assert_str_eq(lease__token_change_name(LEASE_TOKEN_ROTATE), "rotate");
+	ck_assert_int_eq(
+	        lease__rotation_apply(&p, NULL, LEASE_TOKEN_PRESERVE, "a", "b", 1, 0, NULL),
+	        LEASE_EINVALID);
 }
 END_TEST
 
@@ -2677,31 +2678,31 @@ START_TEST(test_policy_rules)
 {
 	lease_payload p;
 
-	ck_assert_int_eq(lease_policy_floor(25), 2);
-	ck_assert(!lease_policy_below_floor(2, 25));
-	ck_assert(lease_policy_below_floor(1, 25));
-	ck_assert_int_eq(lease_policy_interval(300, 0), 100);
-	ck_assert_int_eq(lease_policy_interval(300, 200), 150); /* never above ttl/2 */
-	ck_assert_int_eq(lease_policy_interval(1, 0), 1);
-	ck_assert(lease_policy_lost_deadline(1000, 60) == 1000 - 12.0);
+	ck_assert_int_eq(lease__policy_floor(25), 2);
+	ck_assert(!lease__policy_below_floor(2, 25));
+	ck_assert(lease__policy_below_floor(1, 25));
+	ck_assert_int_eq(lease__policy_interval(300, 0), 100);
+	ck_assert_int_eq(lease__policy_interval(300, 200), 150); /* never above ttl/2 */
+	ck_assert_int_eq(lease__policy_interval(1, 0), 1);
+	ck_assert(lease__policy_lost_deadline(1000, 60) == 1000 - 12.0);
 	memset(&p, 0, sizeof(p));
 	p.has_ttl = 1;
 	p.ttl_seconds = 0;
-	ck_assert_int_eq(lease_policy_kept_ttl(&p, 5, NULL), LEASE_TTL_DEFAULT);
+	ck_assert_int_eq(lease__policy_kept_ttl(&p, 5, NULL), LEASE_TTL_DEFAULT);
 	p.ttl_seconds = 2;
-	ck_assert_int_eq(lease_policy_kept_ttl(&p, 5, NULL), 5);
+	ck_assert_int_eq(lease__policy_kept_ttl(&p, 5, NULL), 5);
 	p.acquired_at = 200;
-	lease_policy_released(&p, 100); /* never before acquired_at */
+	lease__policy_released(&p, 100); /* never before acquired_at */
 	ck_assert_int_eq(p.expires_at, 200);
 	ck_assert_int_eq(p.phase, LEASE_PHASE_RELEASED);
-	ck_assert_int_eq(lease_policy_next_generation(-1), 0);
-	ck_assert_int_eq(lease_policy_next_generation(9), 10);
-	ck_assert_int_eq(lease_policy_lenient_transitions("{\"transitions\" : 5}"), 5);
-	ck_assert_int_eq(lease_policy_lenient_transitions("\"transitions\"x \"transitions\":\"7\","
-	                                                  "\"transitions\":8"),
+	ck_assert_int_eq(lease__policy_next_generation(-1), 0);
+	ck_assert_int_eq(lease__policy_next_generation(9), 10);
+	ck_assert_int_eq(lease__policy_lenient_transitions("{\"transitions\" : 5}"), 5);
+	ck_assert_int_eq(lease__policy_lenient_transitions("\"transitions\"x \"transitions\":\"7\","
+	                                                   "\"transitions\":8"),
 	                 8);
-	ck_assert_int_eq(lease_policy_lenient_transitions("{\"phase\":\"working\"}"), -1);
-	ck_assert_int_eq(lease_policy_lenient_transitions(NULL), -1);
+	ck_assert_int_eq(lease__policy_lenient_transitions("{\"phase\":\"working\"}"), -1);
+	ck_assert_int_eq(lease__policy_lenient_transitions(NULL), -1);
 }
 END_TEST
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int lease_engine_settleable(int rc)
+int lease__engine_settleable(int rc)
 {
 	return rc == LEASE_ECAS || rc == LEASE_EUNVERIFIED || rc == LEASE_ENET ||
 	       rc == LEASE_EEXISTS || rc == LEASE_ERATELIMIT || rc == LEASE_ENOTFOUND;
@@ -49,13 +49,13 @@ static int landed_visit(const lease_oid *oid, const lease_commit *c, void *paylo
 	return c && is_base(lw->en, oid);
 }
 
-int lease_engine_landed(lease_engine *en, const lease_ref_state *s)
+int lease__engine_landed(lease_engine *en, const lease_ref_state *s)
 {
 	landed_walk lw = {en, -1};
 
 	if (!s->present || en->nw == 0)
 		return -1;
-	lease_walk_chain(en->st, &s->oid, &s->commit, LEASE_SETTLE_WALK_MAX, landed_visit, &lw);
+	lease__walk_chain(en->st, &s->oid, &s->commit, LEASE_SETTLE_WALK_MAX, landed_visit, &lw);
 	return lw.idx;
 }
 
@@ -103,11 +103,11 @@ static int write_planned(lease_engine *en, const lease_ref_state *s, lease_plan 
 			}
 		}
 		if (en->pace)
-			lease_store_pace(en->st); /* one operation of a burst (issue 15) */
+			lease__store_pace(en->st); /* one operation of a burst (issue 15) */
 		*rc = lease_write_commit(&oid, en->st, parent, msg);
 		free(msg);
 		if (*rc < 0) {
-			if (lease_engine_settleable(*rc))
+			if (lease__engine_settleable(*rc))
 				return 2;
 			*rc = en->ops->fail(en, s, LEASE_FAIL_ERROR, *rc, NULL);
 			return 1;
@@ -126,9 +126,9 @@ static int write_planned(lease_engine *en, const lease_ref_state *s, lease_plan 
 		now2 = lease_store_now(en->st);
 		if (10 * (now2 - pl->built_at) <= pl->ttl || rebuild >= LEASE_ENGINE_REBUILD_MAX)
 			return 0;
-		lease_store_log(en->st, LEASE_LOG_INFO,
-		                "%s: payload built %lld s before its CAS (ttl %lld): rebuilding",
-		                en->name, (long long)(now2 - pl->built_at), (long long)pl->ttl);
+		lease__store_log(en->st, LEASE_LOG_INFO,
+		                 "%s: payload built %lld s before its CAS (ttl %lld): rebuilding",
+		                 en->name, (long long)(now2 - pl->built_at), (long long)pl->ttl);
 		memset(pl, 0, sizeof(*pl));
 		if ((*rc = en->ops->plan(en, s, now2, pl)) != 0) {
 			if (*rc == 1)
@@ -152,8 +152,8 @@ static void verified_tip(lease_ref_state *tip, const lease_engine *en)
 	snprintf(tip->name, sizeof(tip->name), "%s", en->name);
 }
 
-lease_engine *lease_engine_new(lease_store *st, const char *name, const lease_engine_ops *ops,
-                               void *ctx, const lease_ref_state *first, int pace)
+lease_engine *lease__engine_new(lease_store *st, const char *name, const lease_engine_ops *ops,
+                                void *ctx, const lease_ref_state *first, int pace)
 {
 	lease_engine *en = calloc(1, sizeof(*en));
 
@@ -168,7 +168,7 @@ lease_engine *lease_engine_new(lease_store *st, const char *name, const lease_en
 	return en;
 }
 
-int lease_engine_run(lease_engine *en)
+int lease__engine_run(lease_engine *en)
 {
 	lease_store *st = en->st;
 	lease_ref_state rs;
@@ -198,7 +198,7 @@ int lease_engine_run(lease_engine *en)
 			s = &rs;
 		}
 		if (rc < 0) {
-			if (pending && lease_engine_settleable(rc) &&
+			if (pending && lease__engine_settleable(rc) &&
 			    unknown < LEASE_SETTLE_UNKNOWN_MAX) {
 				unknown++;
 				continue;
@@ -210,7 +210,7 @@ int lease_engine_run(lease_engine *en)
 		 * already polled within the verify window by the primitive, §3.) */
 		en->now = lease_store_now(st);
 		if (en->nw > 0) {
-			int idx = lease_engine_landed(en, s);
+			int idx = lease__engine_landed(en, s);
 			if (idx >= 0) {
 				if (en->ops->landed(en, s, (size_t)idx, en->now)) {
 					rc = en->rc;
@@ -263,7 +263,7 @@ int lease_engine_run(lease_engine *en)
 			}
 			continue;
 		}
-		if (!lease_engine_settleable(rc)) {
+		if (!lease__engine_settleable(rc)) {
 			rc = en->ops->fail(en, s, LEASE_FAIL_ERROR, rc, NULL);
 			break;
 		}
@@ -278,12 +278,12 @@ int lease_engine_run(lease_engine *en)
 		snprintf(last_msg, sizeof(last_msg), "%s", lease_store_last_error(st));
 		last_present = s->present;
 		last_oid = s->oid;
-		lease_store_log(st, LEASE_LOG_INFO, "%s: %s failed (%s); settling by re-reading",
-		                en->name,
-		                wrote        ? "write_commit"
-		                : s->present ? "cas_replace"
-		                             : "cas_create",
-		                lease_error_id(rc));
+		lease__store_log(st, LEASE_LOG_INFO, "%s: %s failed (%s); settling by re-reading",
+		                 en->name,
+		                 wrote        ? "write_commit"
+		                 : s->present ? "cas_replace"
+		                              : "cas_create",
+		                 lease_error_id(rc));
 	}
 	lease_ref_state_clear(&rs);
 	return rc;

@@ -91,7 +91,7 @@ struct lease_engine {
 	const char *name;
 	const lease_engine_ops *ops;
 	void *ctx;                    /**< the caller's */
-	int pace;                     /**< lease_store_pace() before each write (bursts) */
+	int pace;                     /**< lease__store_pace() before each write (bursts) */
 	const lease_ref_state *first; /**< the first round's state instead of a read; NULL reads */
 	lease_written w[LEASE_ENGINE_WRITES_MAX];
 	size_t nw;
@@ -102,11 +102,11 @@ struct lease_engine {
 /**
  * Allocate an engine for one operation on lease @p name (borrowed) with the
  * caller's @p ops and @p ctx; @p first (borrowed, may be NULL) is the state
- * already read, @p pace asks for lease_store_pace() before each write.
+ * already read, @p pace asks for lease__store_pace() before each write.
  * Free with free(). @return NULL when out of memory.
  */
-lease_engine *lease_engine_new(lease_store *st, const char *name, const lease_engine_ops *ops,
-                               void *ctx, const lease_ref_state *first, int pace);
+lease_engine *lease__engine_new(lease_store *st, const char *name, const lease_engine_ops *ops,
+                                void *ctx, const lease_ref_state *first, int pace);
 
 /**
  * Run @p en to its end (protocol.md §5): every write is a CAS from the oid
@@ -114,12 +114,12 @@ lease_engine *lease_engine_new(lease_store *st, const char *name, const lease_en
  * wrote" (first parents, at most LEASE_SETTLE_WALK_MAX, stopping at the
  * oids the writes were based on and at their parents). @return en->rc, or the failure's code.
  */
-int lease_engine_run(lease_engine *en);
+int lease__engine_run(lease_engine *en);
 
 /** The failures settled by re-reading (§5): lost, unverified or unanswered CAS. */
-int lease_engine_settleable(int rc);
+int lease__engine_settleable(int rc);
 
 /** Index in en->w of the newest write that @p s's tip is or descends from, or -1. */
-int lease_engine_landed(lease_engine *en, const lease_ref_state *s);
+int lease__engine_landed(lease_engine *en, const lease_ref_state *s);
 
 #endif

@@ -47,15 +47,15 @@ static const char *terr(lease_store *st)
 
 /* The store's debug log (-v -v, issue 23): one line per transport call,
  * whatever the backend — "local: replace_ref refs/leases/a -> ok (0.4 ms)".
- * @p t0 is lease_mono_ms() before the call. */
+ * @p t0 is lease__mono_ms() before the call. */
 static void tlog(lease_store *st, int64_t t0, const char *call, const char *subject, int rc)
 {
 	if (st->log_level < LEASE_LOG_DEBUG)
 		return;
-	lease_store_log(st, LEASE_LOG_DEBUG, "%s: %s%s%s -> %s (%lld ms)%s%s", lease_store_kind(st),
-	                call, subject ? " " : "", subject ? subject : "",
-	                rc < 0 ? lease_error_id(rc) : "ok", (long long)(lease_mono_ms() - t0),
-	                rc < 0 ? ": " : "", rc < 0 ? terr(st) : "");
+	lease__store_log(st, LEASE_LOG_DEBUG, "%s: %s%s%s -> %s (%lld ms)%s%s",
+	                 lease_store_kind(st), call, subject ? " " : "", subject ? subject : "",
+	                 rc < 0 ? lease_error_id(rc) : "ok", (long long)(lease__mono_ms() - t0),
+	                 rc < 0 ? ": " : "", rc < 0 ? terr(st) : "");
 }
 
 static void cas_begin(lease_store *st, const char *primitive, const char *refname,
@@ -84,17 +84,17 @@ static int cas_fail(lease_store *st, int code, lease_outcome outcome, int noop, 
 	 * read's own failure — a 401, a refused connection — states its cause
 	 * alone; issue 23, issue 24 #5) */
 	if (!st->cas_compared)
-		return lease_store_set_error(st, code, "%s %s: %s%s", e->primitive, e->ref, why,
-		                             outcome == LEASE_OUTCOME_KNOWN ? ""
-		                                                            : " (outcome unknown)");
+		return lease__store_set_error(
+		        st, code, "%s %s: %s%s", e->primitive, e->ref, why,
+		        outcome == LEASE_OUTCOME_KNOWN ? "" : " (outcome unknown)");
 	if (e->has_expected)
 		lease_oid_tohex(exp, &e->expected);
 	if (e->observed_present)
 		lease_oid_tohex(obs, &e->observed);
-	return lease_store_set_error(st, code, "%s %s: %s (expected %s, observed %s; outcome %s%s)",
-	                             e->primitive, e->ref, why, exp, obs,
-	                             outcome == LEASE_OUTCOME_KNOWN ? "known" : "unknown",
-	                             noop ? ", no-op" : "");
+	return lease__store_set_error(
+	        st, code, "%s %s: %s (expected %s, observed %s; outcome %s%s)", e->primitive,
+	        e->ref, why, exp, obs, outcome == LEASE_OUTCOME_KNOWN ? "known" : "unknown",
+	        noop ? ", no-op" : "");
 }
 
 /* Read a ref's target alone: the transport's read_ref_oid (version 3; a
@@ -107,7 +107,7 @@ static int reread(lease_store *st, const char *refname, int *present, lease_oid 
 	int has_commit = 0, rc;
 
 	memset(&c, 0, sizeof(c));
-	t0 = lease_mono_ms();
+	t0 = lease__mono_ms();
 	if (st->t->version >= 3 && st->t->read_ref_oid) {
 		*present = 0;
 		memset(oid, 0, sizeof(*oid));
@@ -159,7 +159,7 @@ static int verify(lease_store *st, enum prim_kind k, const char *refname, const 
                   const lease_oid *new_oid, int trc)
 {
 	int window = st->verify_timeout_ms > 0 ? st->verify_timeout_ms : 0;
-	int64_t deadline = lease_mono_ms() + window, pause = POLL_FIRST_MS;
+	int64_t deadline = lease__mono_ms() + window, pause = POLL_FIRST_MS;
 	int reported_mismatch = (k == K_CREATE) ? trc == LEASE_EEXISTS : trc == LEASE_ECAS;
 	int present = 0, rc;
 	lease_oid oid;
@@ -189,7 +189,7 @@ static int verify(lease_store *st, enum prim_kind k, const char *refname, const 
 			                why);
 		}
 		observe(st, present, &oid);
-		left = deadline - lease_mono_ms();
+		left = deadline - lease__mono_ms();
 		if (trc == 0 && is_target(k, present, &oid, new_oid))
 			return 0;
 		if (k == K_CREATE && reported_mismatch) {
@@ -224,7 +224,7 @@ static int verify(lease_store *st, enum prim_kind k, const char *refname, const 
 			return cas_fail(st, LEASE_ECAS, LEASE_OUTCOME_UNKNOWN, 0,
 			                "the ref holds another state (lost race)");
 		}
-		lease_sleep_ms(pause < left ? pause : left, LEASE_SLEEP_FULL);
+		lease__sleep_ms(pause < left ? pause : left, LEASE_SLEEP_FULL);
 		pause = pause * 2 > POLL_MAX_MS ? POLL_MAX_MS : pause * 2;
 	}
 }
@@ -243,17 +243,17 @@ static int check_ticket_refname(lease_store *st, const char *rest, const char *r
 	memcpy(name, rest, (size_t)(slash - rest));
 	name[slash - rest] = '\0';
 	if (lease_name_validate(name, err, sizeof(err)) < 0)
-		return lease_store_set_error(st, LEASE_EINVALID, "invalid ref '%s': %s", refname,
-		                             err);
+		return lease__store_set_error(st, LEASE_EINVALID, "invalid ref '%s': %s", refname,
+		                              err);
 	for (i = 1; i <= 16; i++)
 		if (!((slash[i] >= '0' && slash[i] <= '9') || (slash[i] >= 'a' && slash[i] <= 'f')))
 			goto bad;
 	return 0;
 bad:
-	return lease_store_set_error(st, LEASE_EINVALID,
-	                             "invalid ticket ref '%s': expected "
-	                             "refs/%s-queue/<name>/<16 hex>",
-	                             refname, st->ns);
+	return lease__store_set_error(st, LEASE_EINVALID,
+	                              "invalid ticket ref '%s': expected "
+	                              "refs/%s-queue/<name>/<16 hex>",
+	                              refname, st->ns);
 }
 
 static int check_refname(lease_store *st, const char *refname)
@@ -269,14 +269,14 @@ static int check_refname(lease_store *st, const char *refname)
 	an = (size_t)snprintf(apfx, sizeof(apfx), "refs/%s-archive/", st->ns);
 	if (strncmp(refname, pfx, n) == 0) {
 		if (lease_ref_name_validate(refname + n, err, sizeof(err)) < 0)
-			return lease_store_set_error(st, LEASE_EINVALID, "invalid ref '%s': %s",
-			                             refname, err);
+			return lease__store_set_error(st, LEASE_EINVALID, "invalid ref '%s': %s",
+			                              refname, err);
 		return 0;
 	}
 	if (strncmp(refname, apfx, an) != 0)
-		return lease_store_set_error(st, LEASE_EINVALID,
-		                             "ref '%s' is outside refs/%s/ and refs/%s-archive/",
-		                             refname, st->ns, st->ns);
+		return lease__store_set_error(st, LEASE_EINVALID,
+		                              "ref '%s' is outside refs/%s/ and refs/%s-archive/",
+		                              refname, st->ns, st->ns);
 	rest = refname + an;
 	if (!(slash = strchr(rest, '/')) || (size_t)(slash - rest) > LEASE_NAME_MAX)
 		goto bad;
@@ -286,8 +286,8 @@ static int check_refname(lease_store *st, const char *refname)
 		memcpy(name, rest, (size_t)(slash - rest));
 		name[slash - rest] = '\0';
 		if (lease_ref_name_validate(name, err, sizeof(err)) < 0)
-			return lease_store_set_error(st, LEASE_EINVALID, "invalid ref '%s': %s",
-			                             refname, err);
+			return lease__store_set_error(st, LEASE_EINVALID, "invalid ref '%s': %s",
+			                              refname, err);
 	}
 	rest = slash + 1;
 	if (strlen(rest) != 25 || rest[8] != 'T' || rest[15] != 'Z' || rest[16] != '-')
@@ -302,10 +302,10 @@ static int check_refname(lease_store *st, const char *refname)
 	}
 	return 0;
 bad:
-	return lease_store_set_error(st, LEASE_EINVALID,
-	                             "invalid archive ref '%s': expected "
-	                             "refs/%s-archive/<name>/<YYYYMMDDTHHMMSSZ>-<8 hex>",
-	                             refname, st->ns);
+	return lease__store_set_error(st, LEASE_EINVALID,
+	                              "invalid archive ref '%s': expected "
+	                              "refs/%s-archive/<name>/<YYYYMMDDTHHMMSSZ>-<8 hex>",
+	                              refname, st->ns);
 }
 
 static int name_to_ref(lease_store *st, char *out, size_t outlen, const char *name)
@@ -314,9 +314,9 @@ static int name_to_ref(lease_store *st, char *out, size_t outlen, const char *na
 	int rc;
 
 	if (!name)
-		return lease_store_set_error(st, LEASE_EINVALID, "no lease name given");
+		return lease__store_set_error(st, LEASE_EINVALID, "no lease name given");
 	if ((rc = lease_refname(out, outlen, st->ns, name, err, sizeof(err))) < 0)
-		return lease_store_set_error(st, rc, "%s", err);
+		return lease__store_set_error(st, rc, "%s", err);
 	return 0;
 }
 
@@ -335,12 +335,12 @@ int lease_write_commit(lease_oid *out, lease_store *st, const lease_oid *parent,
 
 	st->errmsg[0] = '\0';
 	if (!message)
-		return lease_store_set_error(st, LEASE_EINVALID, "no commit message");
-	t0 = lease_mono_ms();
+		return lease__store_set_error(st, LEASE_EINVALID, "no commit message");
+	t0 = lease__mono_ms();
 	rc = st->t->write_commit(st->t, out, parent, message, lease_store_now(st));
 	tlog(st, t0, "write_commit", NULL, rc);
 	if (rc < 0)
-		return lease_store_set_error(st, rc, "cannot write the commit: %s", terr(st));
+		return lease__store_set_error(st, rc, "cannot write the commit: %s", terr(st));
 	return 0;
 }
 
@@ -351,12 +351,12 @@ int lease_cas_create_ref(lease_store *st, const char *refname, const lease_oid *
 
 	memset(&st->cas_err, 0, sizeof(st->cas_err));
 	if (!refname || (rc = check_refname(st, refname)) < 0)
-		return refname ? rc : lease_store_set_error(st, LEASE_EINVALID, "no ref given");
+		return refname ? rc : lease__store_set_error(st, LEASE_EINVALID, "no ref given");
 	if (!new_oid || lease_oid_is_zero(new_oid))
-		return lease_store_set_error(st, LEASE_EINVALID, "cas_create %s: invalid new oid",
-		                             refname);
+		return lease__store_set_error(st, LEASE_EINVALID, "cas_create %s: invalid new oid",
+		                              refname);
 	cas_begin(st, "cas_create", refname, new_oid);
-	t0 = lease_mono_ms();
+	t0 = lease__mono_ms();
 	rc = st->t->create_ref(st->t, refname, new_oid);
 	tlog(st, t0, "create_ref", refname, rc);
 	return verify(st, K_CREATE, refname, NULL, new_oid, rc);
@@ -391,17 +391,17 @@ int lease_cas_replace_ref(lease_store *st, const char *ref, const lease_oid *old
 
 	memset(&st->cas_err, 0, sizeof(st->cas_err));
 	if (!ref || (rc = check_refname(st, ref)) < 0)
-		return ref ? rc : lease_store_set_error(st, LEASE_EINVALID, "no ref given");
+		return ref ? rc : lease__store_set_error(st, LEASE_EINVALID, "no ref given");
 	if (!old_oid || !new_oid || lease_oid_is_zero(old_oid) || lease_oid_is_zero(new_oid))
-		return lease_store_set_error(st, LEASE_EINVALID, "cas_replace %s: invalid oid",
-		                             ref);
+		return lease__store_set_error(st, LEASE_EINVALID, "cas_replace %s: invalid oid",
+		                              ref);
 	cas_begin(st, "cas_replace", ref, new_oid);
 	if (lease_oid_equal(old_oid, new_oid)) {
 		/* Same SHA: would be reported as success by some transports (§3). */
 		return cas_fail(st, LEASE_ECAS, LEASE_OUTCOME_KNOWN, 1,
 		                "old and new oid are equal: a replace would be a no-op");
 	}
-	t0 = lease_mono_ms();
+	t0 = lease__mono_ms();
 	rc = st->t->replace_ref(st->t, ref, old_oid, new_oid);
 	tlog(st, t0, "replace_ref", ref, rc);
 	return verify(st, K_REPLACE, ref, old_oid, new_oid, rc);
@@ -424,11 +424,12 @@ int lease_cas_delete_ref(lease_store *st, const char *ref, const lease_oid *old_
 
 	memset(&st->cas_err, 0, sizeof(st->cas_err));
 	if (!ref || (rc = check_refname(st, ref)) < 0)
-		return ref ? rc : lease_store_set_error(st, LEASE_EINVALID, "no ref given");
+		return ref ? rc : lease__store_set_error(st, LEASE_EINVALID, "no ref given");
 	if (!old_oid || lease_oid_is_zero(old_oid))
-		return lease_store_set_error(st, LEASE_EINVALID, "cas_delete %s: invalid oid", ref);
+		return lease__store_set_error(st, LEASE_EINVALID, "cas_delete %s: invalid oid",
+		                              ref);
 	cas_begin(st, "cas_delete", ref, old_oid);
-	t0 = lease_mono_ms();
+	t0 = lease__mono_ms();
 	rc = st->t->delete_ref(st->t, ref, old_oid);
 	tlog(st, t0, "delete_ref", ref, rc);
 	return verify(st, K_DELETE, ref, old_oid, NULL, rc);
@@ -505,23 +506,23 @@ static int read_commit_checked(lease_store *st, lease_commit *out, const lease_o
 	return 0;
 }
 
-int lease_read_commit(lease_commit *out, lease_store *st, const lease_oid *oid)
+int lease__read_commit(lease_commit *out, lease_store *st, const lease_oid *oid)
 {
 	int rc = read_commit_checked(st, out, oid);
 
 	if (rc == LEASE_EUNVERIFIED) {
 		lease_commit_clear(out);
-		return lease_store_set_error(st, rc, "object read back with another oid");
+		return lease__store_set_error(st, rc, "object read back with another oid");
 	}
 	if (rc < 0) {
 		const char *why = st->t->last_error ? st->t->last_error(st->t) : NULL;
-		return lease_store_set_error(st, rc, "%s", why && *why ? why : lease_error_id(rc));
+		return lease__store_set_error(st, rc, "%s", why && *why ? why : lease_error_id(rc));
 	}
 	return 0;
 }
 
-int lease_walk_chain(lease_store *st, const lease_oid *start_oid, const lease_commit *start,
-                     int max, lease_chain_visit visit, void *payload)
+int lease__walk_chain(lease_store *st, const lease_oid *start_oid, const lease_commit *start,
+                      int max, lease_chain_visit visit, void *payload)
 {
 	lease_commit c = {0};
 	const lease_commit *cp = start;
@@ -531,7 +532,7 @@ int lease_walk_chain(lease_store *st, const lease_oid *start_oid, const lease_co
 	for (step = 0; step < max; step++) {
 		if (!cp) {
 			lease_commit_clear(&c);
-			if (lease_read_commit(&c, st, &cur) < 0 || !c.is_commit) {
+			if (lease__read_commit(&c, st, &cur) < 0 || !c.is_commit) {
 				rc = visit(&cur, NULL, payload);
 				break;
 			}
@@ -546,19 +547,19 @@ int lease_walk_chain(lease_store *st, const lease_oid *start_oid, const lease_co
 	return rc;
 }
 
-int lease_list_refs(lease_ref_list *out, lease_store *st, const char *prefix)
+int lease__list_refs(lease_ref_list *out, lease_store *st, const char *prefix)
 {
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	if ((rc = st->t->list_refs(st->t, out, prefix)) < 0) {
 		lease_ref_list_clear(out);
-		return lease_store_set_error(st, rc, "listing %s: %s", prefix, terr(st));
+		return lease__store_set_error(st, rc, "listing %s: %s", prefix, terr(st));
 	}
 	return 0;
 }
 
-int lease_list_ref_locks(lease_ref_lock_list *out, lease_store *st, const char *prefix)
+int lease__list_ref_locks(lease_ref_lock_list *out, lease_store *st, const char *prefix)
 {
 	int rc;
 
@@ -567,24 +568,24 @@ int lease_list_ref_locks(lease_ref_lock_list *out, lease_store *st, const char *
 		return 0;
 	if ((rc = st->t->list_ref_locks(st->t, out, prefix)) < 0) {
 		lease_ref_lock_list_clear(out);
-		return lease_store_set_error(st, rc, "%s", terr(st));
+		return lease__store_set_error(st, rc, "%s", terr(st));
 	}
 	return 0;
 }
 
-int lease_scan_commits(lease_store *st, const char *prefix, size_t max_objects,
-                       int (*visit)(const char *msg, void *payload), void *payload)
+int lease__scan_commits(lease_store *st, const char *prefix, size_t max_objects,
+                        int (*visit)(const char *msg, void *payload), void *payload)
 {
 	int rc;
 
 	if (st->t->version < 2 || !st->t->scan_commits)
 		return LEASE_ENOTFOUND;
 	if ((rc = st->t->scan_commits(st->t, prefix, max_objects, visit, payload)) < 0)
-		return lease_store_set_error(st, rc, "%s", terr(st));
+		return lease__store_set_error(st, rc, "%s", terr(st));
 	return 0;
 }
 
-int lease_remove_ref_lock(lease_store *st, const lease_ref_lock *lk, int64_t min_age_s)
+int lease__remove_ref_lock(lease_store *st, const lease_ref_lock *lk, int64_t min_age_s)
 {
 	int rc;
 
@@ -593,7 +594,7 @@ int lease_remove_ref_lock(lease_store *st, const lease_ref_lock *lk, int64_t min
 	rc = st->t->remove_ref_lock(st->t, lk, min_age_s, lease_store_now(st));
 	if (rc < 0 && rc != LEASE_ENOTFOUND) {
 		const char *why = st->t->last_error ? st->t->last_error(st->t) : NULL;
-		return lease_store_set_error(st, rc, "%s", why ? why : lease_error_id(rc));
+		return lease__store_set_error(st, rc, "%s", why ? why : lease_error_id(rc));
 	}
 	return rc;
 }
@@ -690,7 +691,7 @@ int lease_fetch_ref(lease_ref_state *out, lease_store *st, const char *name)
 	if ((rc = fetch_begin(out, st, name, ref, sizeof(ref))) < 0)
 		return rc;
 	cas_begin(st, "fetch_ref", ref, NULL);
-	t0 = lease_mono_ms();
+	t0 = lease__mono_ms();
 	rc = st->t->read_ref(st->t, ref, &present, &out->oid, &has_commit, &out->commit);
 	tlog(st, t0, "read_ref", ref, rc);
 	if (rc < 0) {
@@ -711,7 +712,7 @@ static int (*batched_read(const lease_store *st))(lease_transport *, lease_ref_r
  * call leaves every entry unanswered, its commits freed. */
 static int read_refs_call(lease_store *st, lease_ref_read *r, size_t n)
 {
-	int64_t t0 = lease_mono_ms();
+	int64_t t0 = lease__mono_ms();
 	char subject[360];
 	size_t i;
 	int rc;
@@ -744,9 +745,9 @@ int lease_fetch_refs(lease_ref_state *out, lease_store *st, const char *const *n
 
 	memset(r, 0, sizeof(r));
 	if (n == 0 || n > LEASE_SET_MAX || !names) {
-		rc = lease_store_set_error(st, LEASE_EINVALID,
-		                           "a set names 1 to %d leases (%zu given)", LEASE_SET_MAX,
-		                           n);
+		rc = lease__store_set_error(st, LEASE_EINVALID,
+		                            "a set names 1 to %d leases (%zu given)", LEASE_SET_MAX,
+		                            n);
 		goto done;
 	}
 	memset(out, 0, n * sizeof(*out));
@@ -769,9 +770,9 @@ int lease_fetch_refs(lease_ref_state *out, lease_store *st, const char *const *n
 		 * its target, is read on its own (sys/transport.h read_refs) */
 		if (r[i].answered && r[i].present && r[i].has_commit &&
 		    !lease_oid_equal(&r[i].commit.oid, &r[i].oid)) {
-			lease_store_log(st, LEASE_LOG_DEBUG,
-			                "fetch_refs: %s answered with another object; read alone",
-			                refs[i]);
+			lease__store_log(st, LEASE_LOG_DEBUG,
+			                 "fetch_refs: %s answered with another object; read alone",
+			                 refs[i]);
 			lease_commit_clear(&r[i].commit);
 			r[i].answered = 0;
 		}
@@ -817,7 +818,7 @@ int lease_ref_still_at(lease_store *st, const char *name, const lease_oid *oid)
 	if ((rc = name_to_ref(st, ref, sizeof(ref), name)) < 0)
 		return rc;
 	if ((rc = reread(st, ref, &present, &at)) < 0)
-		return lease_store_set_error(st, rc, "%s", terr(st));
+		return lease__store_set_error(st, rc, "%s", terr(st));
 	return present && lease_oid_equal(&at, oid);
 }
 
@@ -839,20 +840,20 @@ int lease_wait_refname_change(lease_store *st, const char *ref, int known_presen
 	int rc;
 
 	if (!ref || (rc = check_refname(st, ref)) < 0)
-		return ref ? rc : lease_store_set_error(st, LEASE_EINVALID, "no ref given");
+		return ref ? rc : lease__store_set_error(st, LEASE_EINVALID, "no ref given");
 	if (timeout_ms <= 0)
 		return 0;
 	if (st->t->wait_change) {
 		/* the polls' requests end with the wait (issue 24 item 3) */
-		lease_store_op_begin(st, timeout_ms);
+		lease__store_op_begin(st, timeout_ms);
 		rc = st->t->wait_change(st->t, ref, known_present,
 		                        known_present && known_oid ? known_oid : &zero,
 		                        timeout_ms) > 0;
-		lease_store_op_end(st);
+		lease__store_op_end(st);
 		return rc;
 	}
 	/* a signal cuts the sleep short: 1, so the caller looks at it */
-	return lease_sleep_ms(timeout_ms, LEASE_SLEEP_INTERRUPTIBLE) < 0 ? 1 : 0;
+	return lease__sleep_ms(timeout_ms, LEASE_SLEEP_INTERRUPTIBLE) < 0 ? 1 : 0;
 }
 
 void lease_ref_state_clear(lease_ref_state *s)
@@ -1058,8 +1059,8 @@ static int walk_part(walk *w, const lease_ref_list *list)
 		if (strncmp(list->items[i].refname, w->prefix, w->plen) == 0)
 			sorted[n++] = &list->items[i];
 		else
-			lease_store_log(st, LEASE_LOG_DEBUG, "fetch_namespace: ignoring %s",
-			                list->items[i].refname);
+			lease__store_log(st, LEASE_LOG_DEBUG, "fetch_namespace: ignoring %s",
+			                 list->items[i].refname);
 	}
 	w->total += n;
 	if (n)
@@ -1081,9 +1082,10 @@ static int walk_part(walk *w, const lease_ref_list *list)
 		if (w->last && strcmp(e->refname, w->last) <= 0) {
 			/* lenient: a duplicate, or listed out of order (never strict:
 			 * its one part has no duplicates left) */
-			lease_store_log(st, LEASE_LOG_DEBUG,
-			                "fetch_namespace: %s listed again or out of order; skipped",
-			                e->refname);
+			lease__store_log(
+			        st, LEASE_LOG_DEBUG,
+			        "fetch_namespace: %s listed again or out of order; skipped",
+			        e->refname);
 			continue;
 		}
 		if ((rc = walk_last(w, e->refname)) < 0)
@@ -1103,8 +1105,8 @@ static int walk_part(walk *w, const lease_ref_list *list)
 		st->cas_err.expected = e->oid;
 		rc = read_entry(st, &s, e, &gone);
 		if (rc < 0 && !w->strict && rc != LEASE_ENOMEM && rc != LEASE_ENET) {
-			lease_store_log(st, LEASE_LOG_INFO, "%s: %s; reading it on its own", name,
-			                lease_store_last_error(st));
+			lease__store_log(st, LEASE_LOG_INFO, "%s: %s; reading it on its own", name,
+			                 lease_store_last_error(st));
 			gone = 0;
 			rc = read_entry_lenient(st, &s, e, name, &gone);
 		}
@@ -1148,7 +1150,7 @@ static int namespace_walk(lease_store *st, int strict, lease_namespace_visit vis
 	memset(&st->cas_err, 0, sizeof(st->cas_err));
 	st->errmsg[0] = '\0';
 	cas_begin(st, "fetch_namespace", w.prefix, NULL);
-	t0 = lease_mono_ms();
+	t0 = lease__mono_ms();
 	if (paged) {
 		rc = st->t->list_refs_each(st->t, w.prefix, walk_each_part, &w);
 		if (w.stop) {
@@ -1241,7 +1243,7 @@ static int list_cmp(const void *a, const void *b)
 	return strcmp(((const lease_ref_entry *)a)->refname, ((const lease_ref_entry *)b)->refname);
 }
 
-int lease_fetch_namespace_lenient(lease_namespace *out, lease_store *st)
+int lease__fetch_namespace_lenient(lease_namespace *out, lease_store *st)
 {
 	lease_ref_list list = {NULL, 0, 0};
 	char prefix[LEASE_NS_MAX + 8], err[256];
@@ -1250,8 +1252,8 @@ int lease_fetch_namespace_lenient(lease_namespace *out, lease_store *st)
 
 	memset(out, 0, sizeof(*out));
 	plen = (size_t)snprintf(prefix, sizeof(prefix), "refs/%s/", st->ns);
-	if ((rc = lease_list_refs(&list, st, prefix)) < 0)
-		return lease_store_set_error(st, rc, "cannot list %s", prefix);
+	if ((rc = lease__list_refs(&list, st, prefix)) < 0)
+		return lease__store_set_error(st, rc, "cannot list %s", prefix);
 	if (list.count) {
 		qsort(list.items, list.count, sizeof(*list.items), list_cmp);
 		if (!(out->leases = calloc(list.count, sizeof(*out->leases))) ||
@@ -1367,22 +1369,22 @@ int lease_cas_set(lease_store *st, const char *const *names, const lease_oid *ol
 	memset(&st->cas_err, 0, sizeof(st->cas_err));
 	st->errmsg[0] = '\0';
 	if (n == 0 || n > LEASE_SET_MAX || !names || !news)
-		return lease_store_set_error(st, LEASE_EINVALID,
-		                             "a set names 1 to %d leases (%zu given)",
-		                             LEASE_SET_MAX, n);
+		return lease__store_set_error(st, LEASE_EINVALID,
+		                              "a set names 1 to %d leases (%zu given)",
+		                              LEASE_SET_MAX, n);
 	for (i = 0; i < n; i++) {
 		if ((rc = name_to_ref(st, refs[i], sizeof(refs[i]), names[i])) < 0)
 			return rc;
 		for (j = 0; j < i; j++)
 			if (strcmp(refs[j], refs[i]) == 0)
-				return lease_store_set_error(st, LEASE_EINVALID,
-				                             "lease '%s' named twice in the set",
-				                             names[i]);
+				return lease__store_set_error(st, LEASE_EINVALID,
+				                              "lease '%s' named twice in the set",
+				                              names[i]);
 		if (lease_oid_is_zero(&news[i]) || (olds && lease_oid_equal(&olds[i], &news[i])))
-			return lease_store_set_error(st, LEASE_EINVALID,
-			                             "cas_set %s: invalid oid (zero, or old equal "
-			                             "to new)",
-			                             refs[i]);
+			return lease__store_set_error(st, LEASE_EINVALID,
+			                              "cas_set %s: invalid oid (zero, or old equal "
+			                              "to new)",
+			                              refs[i]);
 		u[i].refname = refs[i];
 		if (olds)
 			u[i].old_oid = olds[i];
@@ -1398,7 +1400,7 @@ int lease_cas_set(lease_store *st, const char *const *names, const lease_oid *ol
 		return cas_fail(st, LEASE_ECONFIG, LEASE_OUTCOME_KNOWN, 1,
 		                "this store cannot write several leases in one atomic write "
 		                "(its transport has no cas_many); nothing written");
-	t0 = lease_mono_ms();
+	t0 = lease__mono_ms();
 	trc = st->t->cas_many(st->t, u, n);
 	tlog(st, t0, "cas_many", refs[0], trc);
 	if (trc < 0 && trc != LEASE_ECAS) {
@@ -1411,7 +1413,7 @@ int lease_cas_set(lease_store *st, const char *const *names, const lease_oid *ol
 		                                                       : LEASE_OUTCOME_UNKNOWN,
 		                0, why);
 	}
-	deadline = lease_mono_ms() + window;
+	deadline = lease__mono_ms() + window;
 	for (;;) {
 		int64_t left;
 
@@ -1423,7 +1425,7 @@ int lease_cas_set(lease_store *st, const char *const *names, const lease_oid *ol
 		}
 		if (trc == 0 && at_new == n)
 			return 0;
-		left = deadline - lease_mono_ms();
+		left = deadline - lease__mono_ms();
 		if (trc == LEASE_ECAS)
 			return cas_fail(st, LEASE_ECAS,
 			                at_new ? LEASE_OUTCOME_UNKNOWN : LEASE_OUTCOME_KNOWN, 0,
@@ -1445,7 +1447,7 @@ int lease_cas_set(lease_store *st, const char *const *names, const lease_oid *ol
 			return cas_fail(st, LEASE_EUNVERIFIED, LEASE_OUTCOME_UNKNOWN, at_new == 0,
 			                why);
 		}
-		lease_sleep_ms(pause < left ? pause : left, LEASE_SLEEP_FULL);
+		lease__sleep_ms(pause < left ? pause : left, LEASE_SLEEP_FULL);
 		pause = pause * 2 > POLL_MAX_MS ? POLL_MAX_MS : pause * 2;
 	}
 }

@@ -18,8 +18,8 @@
 /* ---- actions -------------------------------------------------------------------------- */
 
 /* An action due but not done: @p code LEASE_ECAS when a concurrent write won. */
-void lease_rec_skip(lease_reconcile_report *r, lease_reconcile_entry *e, int code, const char *kind,
-                    const char *fmt, ...)
+void lease__rec_skip(lease_reconcile_report *r, lease_reconcile_entry *e, int code,
+                     const char *kind, const char *fmt, ...)
 {
 	char buf[1024];
 	va_list ap;
@@ -31,7 +31,7 @@ void lease_rec_skip(lease_reconcile_report *r, lease_reconcile_entry *e, int cod
 	va_start(ap, fmt);
 	n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	lease_err_mark_cut(buf, sizeof(buf), n);
+	lease__err_mark_cut(buf, sizeof(buf), n);
 	free(e->action_message);
 	e->action_message = strdup(buf); /* NULL on ENOMEM: reported without a reason */
 	r->skipped++;
@@ -60,13 +60,13 @@ static int reap_plan(lease_engine *en, const lease_ref_state *s, int64_t now, le
 
 	(void)s;
 	if (en->nw > 0) { /* the write neither landed nor lost: do not write again */
-		lease_rec_skip(ro->r, e, ro->last_rc, "reap", "outcome not verified: %s",
-		               lease_store_last_error(en->st));
+		lease__rec_skip(ro->r, e, ro->last_rc, "reap", "outcome not verified: %s",
+		                lease_store_last_error(en->st));
 		return 1;
 	}
 	*p = e->payload;
 	if ((rc = lease_payload_writable(p, err, sizeof(err))) < 0) {
-		lease_rec_skip(ro->r, e, rc, "reap", "%s", err);
+		lease__rec_skip(ro->r, e, rc, "reap", "%s", err);
 		return 1;
 	}
 	snprintf(p->sdlc_version, sizeof(p->sdlc_version), "%s", SDLC_VERSION);
@@ -79,12 +79,12 @@ static int reap_plan(lease_engine *en, const lease_ref_state *s, int64_t now, le
 	/* a released payload is no heartbeat: it counts none (protocol.md §2) */
 	p->has_heartbeats = p->has_previous_heartbeat = 0;
 	p->heartbeats = p->previous_heartbeat_at = 0;
-	lease_policy_released(p, now);
+	lease__policy_released(p, now);
 	if ((rc = lease_random_hex(p->nonce, LEASE_NONCE_HEXSZ / 2, lease_store_random(en->st))) <
 	            0 ||
 	    (rc = lease_payload_validate(p, err, sizeof(err))) < 0) {
-		lease_rec_skip(ro->r, e, rc, "reap", "cannot build the released payload: %s",
-		               rc == LEASE_EPAYLOAD ? err : lease_error_id(rc));
+		lease__rec_skip(ro->r, e, rc, "reap", "cannot build the released payload: %s",
+		                rc == LEASE_EPAYLOAD ? err : lease_error_id(rc));
 		return 1;
 	}
 	pl->op = LEASE_OP_REAP;
@@ -117,9 +117,9 @@ static int reap_lost(lease_engine *en, const lease_ref_state *s, int rc)
 		const lease_cas_error *ce = lease_store_last_cas_error(en->st);
 		if (ce->observed_present)
 			lease_oid_tohex(hex, &ce->observed);
-		lease_rec_skip(ro->r, ro->e, LEASE_ECAS, "reap",
-		               "a concurrent write won: the ref is now %s",
-		               ce->observed_present ? hex : "absent");
+		lease__rec_skip(ro->r, ro->e, LEASE_ECAS, "reap",
+		                "a concurrent write won: the ref is now %s",
+		                ce->observed_present ? hex : "absent");
 	}
 	en->rc = LEASE_ECAS;
 	return 0;
@@ -132,18 +132,18 @@ static int reap_fail(lease_engine *en, const lease_ref_state *s, lease_engine_fa
 
 	(void)s;
 	if (why == LEASE_FAIL_ERROR)
-		lease_rec_skip(ro->r, ro->e, rc, "reap", "%s",
-		               msg ? msg : lease_store_last_error(en->st));
+		lease__rec_skip(ro->r, ro->e, rc, "reap", "%s",
+		                msg ? msg : lease_store_last_error(en->st));
 	else
-		lease_rec_skip(ro->r, ro->e, rc, "reap", "outcome not verified: %s",
-		               msg ? msg : lease_store_last_error(en->st));
+		lease__rec_skip(ro->r, ro->e, rc, "reap", "outcome not verified: %s",
+		                msg ? msg : lease_store_last_error(en->st));
 	return rc;
 }
 
 static const lease_engine_ops reap_ops = {reap_plan, reap_landed, NULL, reap_lost, reap_fail};
 
-void lease_rec_reap(lease_reconcile_report *r, lease_reconcile_entry *e, lease_store *st,
-                    const lease_reconcile_options *o)
+void lease__rec_reap(lease_reconcile_report *r, lease_reconcile_entry *e, lease_store *st,
+                     const lease_reconcile_options *o)
 {
 	reap_op ro;
 	lease_ref_state first;
@@ -162,11 +162,11 @@ void lease_rec_reap(lease_reconcile_report *r, lease_reconcile_entry *e, lease_s
 	first.commit.is_commit = 1;
 	first.payload = e->payload;
 	/* paced: one operation of a burst (issue 15) */
-	if (!(en = lease_engine_new(st, e->name, &reap_ops, &ro, &first, 1))) {
-		lease_rec_skip(r, e, LEASE_ENOMEM, "reap", "out of memory");
+	if (!(en = lease__engine_new(st, e->name, &reap_ops, &ro, &first, 1))) {
+		lease__rec_skip(r, e, LEASE_ENOMEM, "reap", "out of memory");
 		return;
 	}
-	lease_engine_run(en);
+	lease__engine_run(en);
 	free(en);
 	if (!ro.landed)
 		return;
@@ -176,7 +176,7 @@ void lease_rec_reap(lease_reconcile_report *r, lease_reconcile_entry *e, lease_s
 	r->reaped++;
 }
 
-void lease_rec_prune(lease_reconcile_report *r, lease_reconcile_entry *e, lease_store *st)
+void lease__rec_prune(lease_reconcile_report *r, lease_reconcile_entry *e, lease_store *st)
 {
 	char ts[LEASE_TIME_STRSZ + 1], compact[17], refname[512], why[1024];
 	lease_ref_state now_state;
@@ -189,10 +189,10 @@ void lease_rec_prune(lease_reconcile_report *r, lease_reconcile_entry *e, lease_
 	n = snprintf(refname, sizeof(refname), "refs/%s-archive/%s/%s-%.8s", r->ns, e->name,
 	             compact, e->payload.lease_token);
 	if (n < 0 || (size_t)n >= sizeof(refname)) {
-		lease_rec_skip(r, e, LEASE_EINVALID, "prune", "archive ref name too long");
+		lease__rec_skip(r, e, LEASE_EINVALID, "prune", "archive ref name too long");
 		return;
 	}
-	lease_store_pace(st); /* one operation of a burst (issue 15) */
+	lease__store_pace(st); /* one operation of a burst (issue 15) */
 	rc = lease_cas_create_ref(st, refname, &e->oid);
 	if (rc == LEASE_ECAS) {
 		const lease_cas_error *ce = lease_store_last_cas_error(st);
@@ -200,12 +200,12 @@ void lease_rec_prune(lease_reconcile_report *r, lease_reconcile_entry *e, lease_
 			rc = 0; /* an existing archive ref with the same oid counts as done */
 	}
 	if (rc < 0) {
-		lease_rec_skip(r, e, rc, "prune", "cannot write the archive ref %s: %s", refname,
-		               lease_store_last_error(st));
+		lease__rec_skip(r, e, rc, "prune", "cannot write the archive ref %s: %s", refname,
+		                lease_store_last_error(st));
 		return;
 	}
 	if (!(e->archive_ref = strdup(refname))) {
-		lease_rec_skip(r, e, LEASE_ENOMEM, "prune", "out of memory");
+		lease__rec_skip(r, e, LEASE_ENOMEM, "prune", "out of memory");
 		return;
 	}
 	rc = lease_cas_delete(st, e->name, &e->oid);
@@ -218,10 +218,10 @@ void lease_rec_prune(lease_reconcile_report *r, lease_reconcile_entry *e, lease_
 		lease_ref_state_clear(&now_state);
 	}
 	if (rc < 0) {
-		lease_rec_skip(r, e, rc, "prune", "%s (archive %s kept): %s",
-		               rc == LEASE_ECAS ? "the lease changed since it was read"
-		                                : "the delete failed",
-		               refname, why);
+		lease__rec_skip(r, e, rc, "prune", "%s (archive %s kept): %s",
+		                rc == LEASE_ECAS ? "the lease changed since it was read"
+		                                 : "the delete failed",
+		                refname, why);
 		return;
 	}
 	e->action = LEASE_ACTION_PRUNED;

@@ -78,10 +78,10 @@ int lease_history_read(lease_history *out, lease_store *st, const char *name, si
 			out->truncated = 1;
 			break;
 		}
-		if ((rc = lease_read_commit(&c, st, &next)) < 0) {
+		if ((rc = lease__read_commit(&c, st, &next)) < 0) {
 			char why[512];
 			snprintf(why, sizeof(why), "%s", lease_store_last_error(st));
-			rc = lease_store_set_error(st, rc, "history of %s: %s", name, why);
+			rc = lease__store_set_error(st, rc, "history of %s: %s", name, why);
 			break;
 		}
 		rc = history_push(out, &cap, &c, name);
@@ -106,15 +106,15 @@ int lease_history_read(lease_history *out, lease_store *st, const char *name, si
 			it->waited_seconds = w > 0 ? w : 0;
 		}
 		it->has_hb_time = 1;
-		lease_rec_hb_time(&it->hb_time, &it->hb_method, &it->assumed_ttl, &it->payload,
-		                  newer && newer->payload_rc == 0 ? &newer->payload : NULL,
-		                  default_ttl);
+		lease__rec_hb_time(&it->hb_time, &it->hb_method, &it->assumed_ttl, &it->payload,
+		                   newer && newer->payload_rc == 0 ? &newer->payload : NULL,
+		                   default_ttl);
 	}
 	for (i = 0; i < out->count; i++) {
 		lease_history_item *it = &out->items[i];
 		const lease_history_item *parent = i + 1 < out->count ? &out->items[i + 1] : NULL;
 
-		if (it->payload_rc == 0 && lease_rec_replaced_heartbeat(&it->payload, it->op)) {
+		if (it->payload_rc == 0 && lease__rec_replaced_heartbeat(&it->payload, it->op)) {
 			/* the heartbeat before it was replaced: its time is in the payload (§2) */
 			it->is_heartbeat = 1;
 			it->has_interval = 1;
@@ -125,7 +125,7 @@ int lease_history_read(lease_history *out, lease_store *st, const char *name, si
 		if (!parent || it->payload_rc != 0 || parent->payload_rc != 0)
 			continue;
 		it->is_heartbeat =
-		        lease_rec_is_tenure_heartbeat(&it->payload, it->op, &parent->payload);
+		        lease__rec_is_tenure_heartbeat(&it->payload, it->op, &parent->payload);
 		if (!it->is_heartbeat)
 			continue;
 		it->has_interval = 1;

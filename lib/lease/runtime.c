@@ -179,7 +179,7 @@ static int result_fail(lease_result *out, lease_store *st, int code, const char 
 		va_start(ap, fmt);
 		vsnprintf(out->message, sizeof(out->message), fmt, ap);
 		va_end(ap);
-		lease_store_set_error(st, code, "%s", out->message);
+		lease__store_set_error(st, code, "%s", out->message);
 	} else {
 		const char *m = lease_store_last_error(st);
 		snprintf(out->message, sizeof(out->message), "%s",
@@ -260,7 +260,7 @@ static int max_visit(const lease_oid *oid, const lease_commit *cm, void *payload
 
 	(void)oid;
 	/* read leniently: a payload this build rejects still counts (§5) */
-	if (cm && cm->message && (t = lease_policy_lenient_transitions(cm->message)) > *best)
+	if (cm && cm->message && (t = lease__policy_lenient_transitions(cm->message)) > *best)
 		*best = t;
 	return 0;
 }
@@ -272,7 +272,7 @@ static int max_scan_visit(const char *msg, void *payload)
 {
 	int64_t *best = payload, t;
 
-	if ((t = lease_policy_lenient_transitions(msg)) > *best)
+	if ((t = lease__policy_lenient_transitions(msg)) > *best)
 		*best = t;
 	return 0;
 }
@@ -296,12 +296,12 @@ static int64_t chain_max_transitions(op_ctx *c, const lease_ref_state *s)
 	if (!s->present)
 		return best;
 	if (s->commit.is_commit) {
-		lease_walk_chain(c->st, &s->oid, &s->commit, LEASE_SETTLE_WALK_MAX, max_visit,
-		                 &best);
+		lease__walk_chain(c->st, &s->oid, &s->commit, LEASE_SETTLE_WALK_MAX, max_visit,
+		                  &best);
 		return best;
 	}
 	snprintf(prefix, sizeof(prefix), "%s: ", c->name);
-	(void)lease_scan_commits(c->st, prefix, SCAN_MAX_OBJECTS, max_scan_visit, &best);
+	(void)lease__scan_commits(c->st, prefix, SCAN_MAX_OBJECTS, max_scan_visit, &best);
 	/* A tip whose object is missing may have issued one generation more
 	 * than its parent (a rotating write adds 1) and nobody can read it: the
 	 * next one exceeds that too (F34). A symbolic ref or a non-commit issued
@@ -380,7 +380,7 @@ static int64_t effective_ttl(op_ctx *c, const lease_payload *cur, lease_token_ch
 		return c->o->ttl_seconds;
 	if (ch != LEASE_TOKEN_PRESERVE || !cur)
 		return LEASE_TTL_DEFAULT;
-	ttl = lease_policy_kept_ttl(cur, lease_store_ttl_min(c->st), &approx);
+	ttl = lease__policy_kept_ttl(cur, lease_store_ttl_min(c->st), &approx);
 	if (approx)
 		c->approximate = 1;
 	return ttl;
@@ -406,12 +406,12 @@ static int plan_live(op_ctx *c, decision *d, const lease_payload *cur, lease_tok
 		int found = 0;
 		if ((rc = lease_fetch_archive_max_transitions(&max, &found, c->st, c->name)) < 0)
 			return result_fail(c->out, c->st, rc, NULL);
-		base = lease_policy_next_generation(found ? max : -1);
+		base = lease__policy_next_generation(found ? max : -1);
 	}
 	payload_base(&d->next, c->name);
 	d->next.phase = phase;
-	if ((rc = lease_rotation_apply(&d->next, cur, ch, c->o->owner, c->o->host, now, base,
-	                               lease_store_random(c->st))) < 0)
+	if ((rc = lease__rotation_apply(&d->next, cur, ch, c->o->owner, c->o->host, now, base,
+	                                lease_store_random(c->st))) < 0)
 		return result_fail(c->out, c->st, rc, "could not change the token");
 	d->ttl = effective_ttl(c, cur, ch);
 	d->next.ttl_seconds = d->ttl;
@@ -424,7 +424,7 @@ static int plan_live(op_ctx *c, decision *d, const lease_payload *cur, lease_tok
 	return fill_nonce(c, &d->next);
 }
 
-/* A `released` write (release, break): lease_policy_released(), the
+/* A `released` write (release, break): lease__policy_released(), the
  * releaser's identity, the token kept (or minted over garbage). */
 static int plan_released(op_ctx *c, decision *d, const lease_payload *cur, int64_t now,
                          int64_t chain_max)
@@ -434,17 +434,18 @@ static int plan_released(op_ctx *c, decision *d, const lease_payload *cur, int64
 	payload_base(&d->next, c->name);
 	d->next.phase = LEASE_PHASE_RELEASED;
 	if (cur) {
-		lease_rotation_apply(&d->next, cur, LEASE_TOKEN_PRESERVE, NULL, NULL, now, 0, NULL);
+		lease__rotation_apply(&d->next, cur, LEASE_TOKEN_PRESERVE, NULL, NULL, now, 0,
+		                      NULL);
 	} else {
-		if ((rc = lease_rotation_apply(&d->next, NULL, LEASE_TOKEN_MINT, NULL, NULL, now,
-		                               lease_policy_next_generation(chain_max),
-		                               lease_store_random(c->st))) < 0)
+		if ((rc = lease__rotation_apply(&d->next, NULL, LEASE_TOKEN_MINT, NULL, NULL, now,
+		                                lease__policy_next_generation(chain_max),
+		                                lease_store_random(c->st))) < 0)
 			return result_fail(c->out, c->st, rc, "could not mint a token");
 		d->token_changed = 1;
 	}
 	snprintf(d->next.owner, sizeof(d->next.owner), "%s", c->o->owner);
 	snprintf(d->next.host, sizeof(d->next.host), "%s", c->o->host);
-	lease_policy_released(&d->next, now);
+	lease__policy_released(&d->next, now);
 	d->ttl = 0;
 	d->write = 1;
 	d->built_at = now;
@@ -487,7 +488,7 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 		                   s->payload_error);
 	if (s->present && s->payload_rc == 0)
 		cur = &s->payload;
-	rel = lease_relation_of(cur, o->owner, o->host);
+	rel = lease__relation_of(cur, o->owner, o->host);
 	expired = cur && lease_payload_expired(c->st, cur, now);
 	tok = c->refreshing ? c->mytoken : o->lease_token;
 	tok_cur = rel != LEASE_REL_FRESH && tok && *tok && strcmp(tok, cur->lease_token) == 0;
@@ -521,7 +522,7 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 		}
 		if ((rc = check_writable(c, cur)) < 0)
 			return rc;
-		ch = lease_token_rule(rel, 0);
+		ch = lease__token_rule(rel, 0);
 		if ((rc = plan_live(c, d, cur, ch,
 		                    o->phase == LEASE_PHASE_NONE ? LEASE_PHASE_CLAIMED : o->phase,
 		                    now)) < 0 ||
@@ -556,7 +557,7 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 			return result_fail(c->out, c->st, LEASE_EINVALID,
 			                   "the lease is already in phase %s",
 			                   lease_phase_name(cur->phase));
-		ch = lease_token_rule(rel, 1);
+		ch = lease__token_rule(rel, 1);
 		if (c->kind == OP_HEARTBEAT && ch == LEASE_TOKEN_PRESERVE) {
 			/* The floor (§6), only after the token and relation checks;
 			 * a TTL asked that differs from the stored one is always due. */
@@ -568,8 +569,8 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 			if (approx)
 				c->approximate = 1;
 			hb = cur->expires_at - stored;
-			if (!lease_policy_heartbeat_due(now - hb, stored, !same_ttl,
-			                                cur->expires_at - now, ttl_new)) {
+			if (!lease__policy_heartbeat_due(now - hb, stored, !same_ttl,
+			                                 cur->expires_at - now, ttl_new)) {
 				if (now - hb < 0) /* pre-bump, written with a longer TTL */
 					no_write(d, "not_due", 0, 1,
 					         "heartbeat not due: %lld s left, more than the "
@@ -581,7 +582,7 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 					         "heartbeat not due: last one %lld s ago, floor "
 					         "%lld s (%s)",
 					         (long long)(now - hb),
-					         (long long)lease_policy_floor(stored),
+					         (long long)lease__policy_floor(stored),
 					         approx ? "approximate" : "exact");
 				return 0;
 			}
@@ -681,7 +682,7 @@ static int finish_no_write(op_ctx *c, const lease_ref_state *s, const decision *
 	out->approximate_ttl = c->approximate;
 	snprintf(out->message, sizeof(out->message), "%s", d->message);
 	if (d->code < 0)
-		lease_store_set_error(c->st, d->code, "%s: %s", c->name, d->message);
+		lease__store_set_error(c->st, d->code, "%s: %s", c->name, d->message);
 	return d->code;
 }
 
@@ -719,7 +720,7 @@ static int settle_landed(op_ctx *c, const lease_ref_state *s, int idx, int64_t n
 			out->code = *rc = LEASE_ENOTHOLDER;
 			snprintf(out->message, sizeof(out->message),
 			         "the write landed but the lease was lost since");
-			lease_store_set_error(c->st, *rc, "%s: %s", c->name, out->message);
+			lease__store_set_error(c->st, *rc, "%s: %s", c->name, out->message);
 			return 1;
 		}
 		if (2 * (w->p.expires_at - now) < w->p.ttl_seconds) {
@@ -854,7 +855,7 @@ static int run_op(op_ctx *c)
 		known_state(&c->known, c);
 		c->en.first = &c->known;
 	}
-	rc = lease_engine_run(&c->en);
+	rc = lease__engine_run(&c->en);
 	c->out->code = rc;
 	return rc;
 }
@@ -906,9 +907,9 @@ static int run_kind_entry(op_kind kind, lease_result *out, lease_store *st, cons
 	}
 	c->entry = entry;
 	result_init(out, st, c->name);
-	lease_store_op_begin(st, 0); /* --timeout bounds the operation (issue 24) */
+	lease__store_op_begin(st, 0); /* --timeout bounds the operation (issue 24) */
 	rc = run_op(c);
-	lease_store_op_end(st);
+	lease__store_op_end(st);
 	free(c);
 	return rc;
 }
@@ -926,7 +927,7 @@ static int run_kind(op_kind kind, lease_result *out, lease_store *st, const char
  * second; -1 when there is no such instant ahead (no payload, released). */
 static double until_takeover(lease_store *st, const lease_result *out)
 {
-	double wall = lease_clock_seconds(LEASE_CLOCK_REALTIME), now;
+	double wall = lease__clock_seconds(LEASE_CLOCK_REALTIME), now;
 
 	if (!out->has_payload || out->payload.phase == LEASE_PHASE_RELEASED)
 		return -1;
@@ -939,7 +940,7 @@ static double until_takeover(lease_store *st, const lease_result *out)
  * runs faster (F22, F24). */
 static double wait_elapsed(lease_store *st, double start_mono, int64_t start_store)
 {
-	double elapsed = lease_clock_seconds(LEASE_CLOCK_MONOTONIC) - start_mono;
+	double elapsed = lease__clock_seconds(LEASE_CLOCK_MONOTONIC) - start_mono;
 	int64_t store_elapsed = lease_store_now(st) - start_store;
 
 	/* store time has whole seconds: it counts only past that rounding */
@@ -954,7 +955,7 @@ static void bound_lock_wait(lease_store *st, double remaining_s)
 {
 	double ms = remaining_s * 1000.0;
 
-	lease_store_set_lock_wait(st, ms >= 3000.0 ? -1 : ms > 0 ? (int)ms : 0);
+	lease__store_set_lock_wait(st, ms >= 3000.0 ? -1 : ms > 0 ? (int)ms : 0);
 }
 
 /* After a wait begun at @p t0 for @p wait_s: 1 when it ended early and
@@ -963,7 +964,7 @@ static void bound_lock_wait(lease_store *st, double remaining_s)
 static int after_wait(lease_store *st, const lease_op_options *opts, double t0, double wait_s,
                       double start_mono, int64_t start_store)
 {
-	if (opts->wait_cb && lease_clock_seconds(LEASE_CLOCK_MONOTONIC) < t0 + wait_s - 0.005 &&
+	if (opts->wait_cb && lease__clock_seconds(LEASE_CLOCK_MONOTONIC) < t0 + wait_s - 0.005 &&
 	    opts->wait_cb(0.0, opts->wait_payload))
 		return 1;
 	bound_lock_wait(st, (double)opts->wait_seconds - wait_elapsed(st, start_mono, start_store));
@@ -998,9 +999,9 @@ static int wait_step(lease_store *st, const lease_op_options *opts, int rc, cons
 		wait_s = (double)lease_store_ttl_min(st) / 20.0;
 	if (opts->wait_cb && opts->wait_cb(wait_s, opts->wait_payload))
 		return -1;
-	lease_store_log(st, LEASE_LOG_INFO, "%s: held; waiting up to %.1f s for a change", what,
-	                wait_s);
-	t0 = lease_clock_seconds(LEASE_CLOCK_MONOTONIC);
+	lease__store_log(st, LEASE_LOG_INFO, "%s: held; waiting up to %.1f s for a change", what,
+	                 wait_s);
+	t0 = lease__clock_seconds(LEASE_CLOCK_MONOTONIC);
 	lease_wait_ref_change(st, b->name, b->present, &b->oid, (int)(wait_s * 1000.0 + 0.5));
 	return after_wait(st, opts, t0, wait_s, start_mono, start_store) ? -1 : 0;
 }
@@ -1062,8 +1063,8 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 		if (remaining <= 0)
 			break;
 		if (!me.held) {
-			rc = lease_ticket_take(&me, st, name, opts->owner ? opts->owner : "",
-			                       opts->host ? opts->host : "", ttl, since);
+			rc = lease__ticket_take(&me, st, name, opts->owner ? opts->owner : "",
+			                        opts->host ? opts->host : "", ttl, since);
 			if (rc < 0) {
 				result_init(out, st, name);
 				return result_fail(out, st, rc, "%s: cannot take a ticket: %s",
@@ -1071,13 +1072,13 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 			}
 			since = me.t.since;
 		} else if (until_renewal(st, &me) <= 0.05 &&
-		           (rc = lease_ticket_renew(&me, st, name)) < 0) {
+		           (rc = lease__ticket_renew(&me, st, name)) < 0) {
 			/* expired (never revived) or reaped: take a new ticket */
-			lease_ticket_drop(&me, st);
+			lease__ticket_drop(&me, st);
 			continue;
 		}
 		if ((rc = lease_queue_read(&q, st, name)) < 0) {
-			lease_ticket_drop(&me, st);
+			lease__ticket_drop(&me, st);
 			result_init(out, st, name);
 			return result_fail(out, st, rc, "%s: cannot read the queue: %s", name,
 			                   lease_store_last_error(st));
@@ -1097,7 +1098,7 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 			if (rc == 0)
 				out->waited_seconds = out->now - since;
 			if (rc != LEASE_EHELD && rc != LEASE_ELOCKED) {
-				lease_ticket_drop(&me, st);
+				lease__ticket_drop(&me, st);
 				return rc;
 			}
 			until = until_takeover(st, out);
@@ -1114,7 +1115,7 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 				watch_present = cur.present;
 				watch_oid = cur.oid;
 			} else {
-				double wall = lease_clock_seconds(LEASE_CLOCK_REALTIME);
+				double wall = lease__clock_seconds(LEASE_CLOCK_REALTIME);
 				watch = head->refname;
 				watch_present = 1;
 				watch_oid = head->oid;
@@ -1142,9 +1143,9 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 			lease_queue_clear(&q);
 			goto interrupted;
 		}
-		lease_store_log(st, LEASE_LOG_INFO, "%s: fair wait (ticket %s); up to %.1f s", name,
-		                me.t.id, wait_s);
-		t0 = lease_clock_seconds(LEASE_CLOCK_MONOTONIC);
+		lease__store_log(st, LEASE_LOG_INFO, "%s: fair wait (ticket %s); up to %.1f s",
+		                 name, me.t.id, wait_s);
+		t0 = lease__clock_seconds(LEASE_CLOCK_MONOTONIC);
 		if (watch)
 			lease_wait_refname_change(st, watch, watch_present, &watch_oid,
 			                          (int)(wait_s * 1000.0 + 0.5));
@@ -1157,8 +1158,8 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 		if (after_wait(st, opts, t0, wait_s, start_mono, start_store))
 			goto interrupted;
 	}
-	lease_ticket_drop(&me, st);
-	lease_store_set_lock_wait(st, -1);
+	lease__ticket_drop(&me, st);
+	lease__store_set_lock_wait(st, -1);
 	{
 		char m[sizeof(out->message)];
 		snprintf(m, sizeof(m), "%s", out->message);
@@ -1168,8 +1169,8 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 	}
 	return rc < 0 ? rc : LEASE_EHELD;
 interrupted:
-	lease_ticket_drop(&me, st);
-	lease_store_set_lock_wait(st, -1);
+	lease__ticket_drop(&me, st);
+	lease__store_set_lock_wait(st, -1);
 	snprintf(out->message, sizeof(out->message), "interrupted while waiting for the lease");
 	return rc < 0 ? rc : LEASE_EHELD;
 }
@@ -1188,7 +1189,7 @@ typedef int (*acquire_attempt)(void *arg, const lease_result **blocker);
 static int acquire_waiting(lease_store *st, const lease_op_options *opts, acquire_attempt attempt,
                            void *arg, char *msg, size_t msglen, const char *what)
 {
-	double poll_s, start_mono = lease_clock_seconds(LEASE_CLOCK_MONOTONIC);
+	double poll_s, start_mono = lease__clock_seconds(LEASE_CLOCK_MONOTONIC);
 	int64_t start_store = 0;
 	const lease_result *b = NULL;
 	int rc;
@@ -1198,12 +1199,13 @@ static int acquire_waiting(lease_store *st, const lease_op_options *opts, acquir
 	if (opts && opts->wait_seconds > 0) {
 		start_store = lease_store_now(st);
 		bound_lock_wait(st, (double)opts->wait_seconds);
-		lease_store_set_wait_end(st, lease_mono_ms() + (int64_t)opts->wait_seconds * 1000);
+		lease__store_set_wait_end(st,
+		                          lease__mono_ms() + (int64_t)opts->wait_seconds * 1000);
 	}
 	rc = attempt(arg, &b);
 	if ((rc != LEASE_EHELD && rc != LEASE_ELOCKED) || !opts || opts->wait_seconds <= 0) {
-		lease_store_set_lock_wait(st, -1);
-		lease_store_set_wait_end(st, 0);
+		lease__store_set_lock_wait(st, -1);
+		lease__store_set_wait_end(st, 0);
 		return rc;
 	}
 	poll_s = lease_store_can_watch(st) ? 0 : (double)lease_store_ttl_min(st) / 20.0;
@@ -1213,15 +1215,15 @@ static int acquire_waiting(lease_store *st, const lease_op_options *opts, acquir
 		if (w > 0)
 			break;
 		if (w < 0) {
-			lease_store_set_lock_wait(st, -1);
-			lease_store_set_wait_end(st, 0);
+			lease__store_set_lock_wait(st, -1);
+			lease__store_set_wait_end(st, 0);
 			snprintf(msg, msglen, "interrupted while waiting for the %s", what);
 			return rc;
 		}
 		rc = attempt(arg, &b);
 	}
-	lease_store_set_lock_wait(st, -1);
-	lease_store_set_wait_end(st, 0);
+	lease__store_set_lock_wait(st, -1);
+	lease__store_set_wait_end(st, 0);
 	if (rc == LEASE_EHELD || rc == LEASE_ELOCKED) {
 		char m[1024];
 		snprintf(m, sizeof(m), "%s", msg[0] ? msg : lease_store_last_error(st));
@@ -1253,15 +1255,16 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
 
 	if (opts && opts->fair && opts->wait_seconds > 0) {
 		/* the wait bounds every attempt (issue 24 #3) and ref lock wait (issue 23) */
-		double start_mono = lease_clock_seconds(LEASE_CLOCK_MONOTONIC);
+		double start_mono = lease__clock_seconds(LEASE_CLOCK_MONOTONIC);
 		int64_t start_store = lease_store_now(st);
 		int rc;
 
 		bound_lock_wait(st, (double)opts->wait_seconds);
-		lease_store_set_wait_end(st, lease_mono_ms() + (int64_t)opts->wait_seconds * 1000);
+		lease__store_set_wait_end(st,
+		                          lease__mono_ms() + (int64_t)opts->wait_seconds * 1000);
 		rc = acquire_fair(out, st, name, opts, start_mono, start_store);
-		lease_store_set_lock_wait(st, -1);
-		lease_store_set_wait_end(st, 0);
+		lease__store_set_lock_wait(st, -1);
+		lease__store_set_wait_end(st, 0);
 		return rc;
 	}
 	return acquire_waiting(st, opts, attempt_single, &a, out->message, sizeof(out->message),
@@ -1309,9 +1312,9 @@ int lease_status(lease_result *out, lease_store *st, const char *name)
 		return result_fail(out, st, LEASE_EINVALID, "invalid lease name: %s",
 		                   name ? err : "none given");
 	memset(&s, 0, sizeof(s));
-	lease_store_op_begin(st, 0);
+	lease__store_op_begin(st, 0);
 	rc = lease_fetch_ref(&s, st, name);
-	lease_store_op_end(st);
+	lease__store_op_end(st);
 	if (rc < 0) {
 		lease_ref_state_clear(&s);
 		return result_fail(out, st, rc, NULL);
@@ -1393,7 +1396,7 @@ static int set_fail(set_ctx *x, size_t i, int code)
 	snprintf(out->message, sizeof(out->message), "%s: %s", m->name,
 	         m->message[0] ? m->message : lease_error_id(code));
 	if (code < 0)
-		lease_store_set_error(x->st, code, "%s", out->message);
+		lease__store_set_error(x->st, code, "%s", out->message);
 	return code;
 }
 
@@ -1467,7 +1470,7 @@ static int set_landed(set_ctx *x, int64_t now)
 		out->code = LEASE_EUNVERIFIED;
 		snprintf(out->message, sizeof(out->message),
 		         "granted too late: less than half the TTL left when verified");
-		lease_store_set_error(x->st, out->code, "%s", out->message);
+		lease__store_set_error(x->st, out->code, "%s", out->message);
 	}
 	return out->code;
 }
@@ -1503,8 +1506,8 @@ static int set_member_landed(set_ctx *x, size_t i, int *at_tip)
 	if (*at_tip)
 		return 1;
 	if (s->present && s->commit.is_commit)
-		lease_walk_chain(x->st, &s->oid, &s->commit, LEASE_SETTLE_WALK_MAX, set_walk_visit,
-		                 &w);
+		lease__walk_chain(x->st, &s->oid, &s->commit, LEASE_SETTLE_WALK_MAX, set_walk_visit,
+		                  &w);
 	return w.found;
 }
 
@@ -1541,7 +1544,7 @@ static int set_settle(set_ctx *x, int64_t *now)
 	         "the set write shows on %zu of its %zu members: the store did not apply it "
 	         "atomically",
 	         landed, written);
-	lease_store_set_error(x->st, LEASE_EUNVERIFIED, "%s", x->out->message);
+	lease__store_set_error(x->st, LEASE_EUNVERIFIED, "%s", x->out->message);
 	return LEASE_EUNVERIFIED;
 }
 
@@ -1653,7 +1656,7 @@ static int set_run(set_ctx *x)
 	size_t nw;
 
 	if (!lease_store_can_write_set(x->st)) {
-		out->code = lease_store_set_error(
+		out->code = lease__store_set_error(
 		        x->st, LEASE_ECONFIG,
 		        "the %s store cannot write several leases in one atomic write, so a set "
 		        "cannot be %s there (protocol.md \"Sets\"); nothing written",
@@ -1679,7 +1682,7 @@ static int set_run(set_ctx *x)
 		if (rc == LEASE_ECAS &&
 		    lease_store_last_cas_error(x->st)->outcome == LEASE_OUTCOME_KNOWN)
 			continue; /* nothing applied: read again, decide again */
-		if (!lease_engine_settleable(rc)) {
+		if (!lease__engine_settleable(rc)) {
 			if (out->code == 0 && out->blocker < 0) {
 				out->code = rc;
 				out->status = "error";
@@ -1703,7 +1706,7 @@ static int set_run(set_ctx *x)
 	out->status = "error";
 	snprintf(out->message, sizeof(out->message),
 	         "the set kept changing: %d rounds without a write", LEASE_ENGINE_ROUNDS_MAX);
-	return lease_store_set_error(x->st, LEASE_ECAS, "%s", out->message);
+	return lease__store_set_error(x->st, LEASE_ECAS, "%s", out->message);
 }
 
 static int set_kind(op_kind kind, lease_set_result *out, lease_store *st, const char *const *names,
@@ -1717,9 +1720,9 @@ static int set_kind(op_kind kind, lease_set_result *out, lease_store *st, const 
 	out->status = "error";
 	out->blocker = -1;
 	if (n == 0 || n > LEASE_SET_MAX || !names) {
-		out->code = lease_store_set_error(st, LEASE_EINVALID,
-		                                  "a set names 1 to %d leases (%zu given)",
-		                                  LEASE_SET_MAX, names ? n : 0);
+		out->code = lease__store_set_error(st, LEASE_EINVALID,
+		                                   "a set names 1 to %d leases (%zu given)",
+		                                   LEASE_SET_MAX, names ? n : 0);
 		snprintf(out->message, sizeof(out->message), "%s", lease_store_last_error(st));
 		return out->code;
 	}
@@ -1751,9 +1754,9 @@ static int set_kind(op_kind kind, lease_set_result *out, lease_store *st, const 
 			}
 	}
 	if (rc == 0) {
-		lease_store_op_begin(st, 0); /* --timeout bounds the operation (issue 24) */
+		lease__store_op_begin(st, 0); /* --timeout bounds the operation (issue 24) */
 		rc = set_run(x);
-		lease_store_op_end(st);
+		lease__store_op_end(st);
 	}
 	for (i = 0; i < n; i++) {
 		lease_ref_state_clear(&x->s[i]);

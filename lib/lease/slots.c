@@ -41,7 +41,7 @@ static int slots_check(lease_result *out, lease_store *st, const char *name, int
 
 	snprintf(prefix, sizeof(prefix), "refs/%s/", lease_store_namespace(st));
 	plen = strlen(prefix);
-	if ((rc = lease_list_refs(&list, st, prefix)) < 0) {
+	if ((rc = lease__list_refs(&list, st, prefix)) < 0) {
 		snprintf(out->message, sizeof(out->message), "cannot list the slots of %s: %s",
 		         name, lease_store_last_error(st));
 		out->code = rc;
@@ -75,7 +75,7 @@ static int slots_check(lease_result *out, lease_store *st, const char *name, int
 	if (rc < 0) {
 		out->status = "error";
 		out->code = rc;
-		lease_store_set_error(st, rc, "%s", out->message);
+		lease__store_set_error(st, rc, "%s", out->message);
 	}
 	return rc;
 }
@@ -100,7 +100,7 @@ static int slots_round(lease_result *out, lease_store *st, const char *name, int
 
 		if ((rc = lease_slot_name(slot, name, (start + k) % slots + 1, slots, err,
 		                          sizeof(err))) < 0)
-			return lease_store_set_error(st, rc, "%s", err);
+			return lease__store_set_error(st, rc, "%s", err);
 		rc = lease_acquire(&r, st, slot, &one);
 		if (rc == 0) {
 			*out = r;
@@ -126,7 +126,7 @@ int lease_slots_acquire(lease_result *out, lease_store *st, const char *name, in
 {
 	char slot[LEASE_NAME_MAX + 1], err[256];
 	unsigned char rnd[2];
-	double start_mono = lease_clock_seconds(LEASE_CLOCK_MONOTONIC);
+	double start_mono = lease__clock_seconds(LEASE_CLOCK_MONOTONIC);
 	int64_t start, watch;
 	int rc;
 
@@ -138,7 +138,7 @@ int lease_slots_acquire(lease_result *out, lease_store *st, const char *name, in
 		snprintf(out->message, sizeof(out->message), "%s",
 		         !opts || !name ? "no lease name or options given" : err);
 		out->code = LEASE_EINVALID;
-		return lease_store_set_error(st, LEASE_EINVALID, "%s", out->message);
+		return lease__store_set_error(st, LEASE_EINVALID, "%s", out->message);
 	}
 	/* per-process random order spreads contention over the slots */
 	if (lease_random_bytes(NULL, rnd, sizeof(rnd)) < 0)
@@ -169,7 +169,7 @@ int lease_slots_acquire(lease_result *out, lease_store *st, const char *name, in
 		if (rc != LEASE_EHELD)
 			return rc;
 		remaining = (double)opts->wait_seconds -
-		            (lease_clock_seconds(LEASE_CLOCK_MONOTONIC) - start_mono);
+		            (lease__clock_seconds(LEASE_CLOCK_MONOTONIC) - start_mono);
 		if (opts->wait_seconds <= 0 || remaining <= 0)
 			break;
 		/* wait on one slot at a time (rotating), at most 1 s (or the poll
@@ -185,7 +185,7 @@ int lease_slots_acquire(lease_result *out, lease_store *st, const char *name, in
 		watch = (watch + 1) % slots;
 		if ((rc = lease_slot_name(slot, name, watch + 1, slots, err, sizeof(err))) < 0)
 			return rc;
-		t0 = lease_clock_seconds(LEASE_CLOCK_MONOTONIC);
+		t0 = lease__clock_seconds(LEASE_CLOCK_MONOTONIC);
 		{
 			lease_ref_state s;
 
@@ -196,7 +196,7 @@ int lease_slots_acquire(lease_result *out, lease_store *st, const char *name, in
 			lease_ref_state_clear(&s);
 		}
 		if (opts->wait_cb &&
-		    lease_clock_seconds(LEASE_CLOCK_MONOTONIC) < t0 + wait_s - 0.005 &&
+		    lease__clock_seconds(LEASE_CLOCK_MONOTONIC) < t0 + wait_s - 0.005 &&
 		    opts->wait_cb(0.0, opts->wait_payload)) {
 			snprintf(out->message, sizeof(out->message),
 			         "interrupted while waiting for a slot");
@@ -239,12 +239,12 @@ int lease_slots_status(lease_slots_view *out, lease_store *st, const char *name)
 
 	memset(out, 0, sizeof(*out));
 	if (!name || lease_name_validate(name, err, sizeof(err)) < 0)
-		return lease_store_set_error(st, LEASE_EINVALID, "slots of '%s': %s",
-		                             name ? name : "", name ? err : "no name given");
+		return lease__store_set_error(st, LEASE_EINVALID, "slots of '%s': %s",
+		                              name ? name : "", name ? err : "no name given");
 	nslen = strlen(lease_store_namespace(st)) + 6; /* "refs/<ns>/" */
 	plen = (size_t)snprintf(prefix, sizeof(prefix), "refs/%s/%s@", lease_store_namespace(st),
 	                        name);
-	if ((rc = lease_list_refs(&list, st, prefix)) < 0)
+	if ((rc = lease__list_refs(&list, st, prefix)) < 0)
 		return rc;
 	if (list.count && !(out->items = calloc(list.count, sizeof(*out->items)))) {
 		lease_ref_list_clear(&list);

@@ -17,17 +17,17 @@
  * (nested calls only count), the network transports get a deadline of
  * --timeout (timeout_s) from now for everything the operation sends —
  * each request, retry and rate-limit wait — capped at the wait's end
- * (lease_store_set_wait_end(), never below 1 s) and at @p cap_ms when > 0.
- * Pair with lease_store_op_end(). A no-op on local stores.
+ * (lease__store_set_wait_end(), never below 1 s) and at @p cap_ms when > 0.
+ * Pair with lease__store_op_end(). A no-op on local stores.
  */
-void lease_store_op_begin(lease_store *st, int64_t cap_ms);
-/** End the operation begun by the matching lease_store_op_begin(). */
-void lease_store_op_end(lease_store *st);
+void lease__store_op_begin(lease_store *st, int64_t cap_ms);
+/** End the operation begun by the matching lease__store_op_begin(). */
+void lease__store_op_end(lease_store *st);
 /**
- * Cap every operation that begins from now on at @p mono_ms (lease_mono_ms()
+ * Cap every operation that begins from now on at @p mono_ms (lease__mono_ms()
  * clock; a --wait's end, issue 24 item 3), 0 = no cap.
  */
-void lease_store_set_wait_end(lease_store *st, int64_t mono_ms);
+void lease__store_set_wait_end(lease_store *st, int64_t mono_ms);
 
 /** Gap between the content-creating requests of two operations of a burst, ms (issue 15). */
 #define LEASE_PACE_MS 1000
@@ -40,25 +40,25 @@ void lease_store_set_wait_end(lease_store *st, int64_t mono_ms);
  * apart, the writes of one operation too (GitHub only; a no-op elsewhere;
  * issue 24 item 4). The operation gets its own --timeout (the deadline is
  * set again). @return the milliseconds waited (here and between the
- * writes since the last call), also added to lease_store_paced_ms().
+ * writes since the last call), also added to lease__store_paced_ms().
  */
-int64_t lease_store_pace(lease_store *st);
+int64_t lease__store_pace(lease_store *st);
 
 /**
  * Bound the ref lock wait of @p st's next writes to @p wait_ms (< 0: the
  * transport's default) through the transport's set_lock_wait (version 2;
  * a no-op without it).
  */
-void lease_store_set_lock_wait(lease_store *st, int wait_ms);
+void lease__store_set_lock_wait(lease_store *st, int wait_ms);
 
-/** Total milliseconds lease_store_pace() and the writes of a burst waited on @p st. */
-int64_t lease_store_paced_ms(const lease_store *st);
+/** Total milliseconds lease__store_pace() and the writes of a burst waited on @p st. */
+int64_t lease__store_paced_ms(const lease_store *st);
 
 /** Set the handle's error message (printf-style) and return @p code. */
-int lease_store_set_error(lease_store *st, int code, const char *fmt, ...)
+int lease__store_set_error(lease_store *st, int code, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 /** Log through the handle's callback when @p level is enabled. */
-void lease_store_log(lease_store *st, int level, const char *fmt, ...)
+void lease__store_log(lease_store *st, int level, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -53,7 +53,7 @@ typedef struct gh_transport {
 	char snap_prefix[SNAP_PREFIX_MAX];
 	int64_t snap_ms;
 	int64_t last_write_ms;  /* monotonic: the last content-creating request ended */
-	int burst;              /* a burst began (lease_store_pace): every write is paced */
+	int burst;              /* a burst began (lease__store_pace): every write is paced */
 	int64_t paced_ms;       /* waited between the writes of one operation of a burst */
 	int64_t op_deadline_ms; /* monotonic: the running operation's end (0 = none) */
 	char *token_file;       /* REFLEASE_GITHUB_TOKEN_FILE: re-read on a 401 */
@@ -68,7 +68,7 @@ typedef struct gh_transport {
 	lease_log_fn log;
 	void *log_payload;
 	int log_level;
-	size_t list_peak; /* most refs a listing held at once (lease_github_listing_peak) */
+	size_t list_peak; /* most refs a listing held at once (lease__github_listing_peak) */
 	char errmsg[1024];
 } gh_transport;
 
@@ -80,7 +80,7 @@ typedef struct gh_reply {
 
 static void reply_clear(gh_reply *rp)
 {
-	lease_http_response_clear(&rp->r);
+	lease__http_response_clear(&rp->r);
 	json_decref(rp->json);
 	rp->json = NULL;
 }
@@ -102,13 +102,13 @@ __attribute__((format(printf, 3, 4))) static void gh_log(gh_transport *g, int le
 	va_list ap;
 
 	va_start(ap, fmt);
-	lease_vlog(g->log, g->log_payload, g->log_level, level, fmt, ap);
+	lease__vlog(g->log, g->log_payload, g->log_level, level, fmt, ap);
 	va_end(ap);
 }
 
 static void sleep_ms(int64_t ms)
 {
-	lease_http_sleep_ms(ms); /* virtual under a test responder (fuzzing) */
+	lease__http_sleep_ms(ms); /* virtual under a test responder (fuzzing) */
 }
 
 /* A random factor in [1, 1 + spread) applied to @p ms. */
@@ -134,7 +134,7 @@ static int64_t parse_iso8601(const char *s)
 		return -1;
 	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
 		return -1;
-	t = lease_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
+	t = lease__days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
 	p = s + n;
 	if (*p == '.')
 		while (*++p >= '0' && *p <= '9')
@@ -160,7 +160,7 @@ static int64_t server_now(gh_transport *g)
 {
 	if (g->date_ms <= 0)
 		return (int64_t)time(NULL);
-	return g->date + (lease_http_mono_ms() - g->date_ms) / 1000;
+	return g->date + (lease__http_mono_ms() - g->date_ms) / 1000;
 }
 
 /* ---- messages -------------------------------------------------------------- */
@@ -447,7 +447,7 @@ static int tls_refused(gh_transport *g, const char *url, const char *why)
 	const char *file, *dir, *from;
 
 	url_host(host, sizeof(host), url);
-	lease_http_ca_locations(&file, &dir, &from);
+	lease__http_ca_locations(&file, &dir, &from);
 	if (file || dir)
 		return gh_err(g, LEASE_ECONFIG,
 		              "TLS: the certificate of %s does not verify against %s%s%s%s (%s)",
@@ -494,8 +494,8 @@ static int reread_token(gh_transport *g)
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
 	buf[n] = '\0';
-	if (n && !lease_http_token_is(g->http, buf) &&
-	    lease_http_set_token(g->http, buf, err, sizeof(err)) == 0) {
+	if (n && !lease__http_token_is(g->http, buf) &&
+	    lease__http_set_token(g->http, buf, err, sizeof(err)) == 0) {
 		gh_log(g, LEASE_LOG_INFO,
 		       "github: 401 with the token read before; %s holds another one now: "
 		       "retrying with it",
@@ -532,13 +532,13 @@ __attribute__((format(printf, 3, 4))) static int outcome_unknown(gh_transport *g
 static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const char *url,
                        const char *body, int idempotent, int graphql, int64_t deadline_ms)
 {
-	int64_t backoff = 500, now, wait, start = lease_http_mono_ms(), told = 0;
+	int64_t backoff = 500, now, wait, start = lease__http_mono_ms(), told = 0;
 	int attempt = 0, rc, limited = 0, hops = 0, rotated = 0;
 	char last[300] = "", moved[2][1024];
 
 	memset(rp, 0, sizeof(*rp));
 	for (;;) {
-		now = lease_http_mono_ms();
+		now = lease__http_mono_ms();
 		if (now >= deadline_ms && attempt > 0)
 			break;
 		if (now >= deadline_ms) /* an operation whose time is up sends nothing more */
@@ -558,12 +558,12 @@ static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const 
 				        (long long)((g->limited_until_ms - now + 999) / 1000),
 				        g->timeout_s);
 			sleep_ms(g->limited_until_ms - now);
-			now = lease_http_mono_ms();
+			now = lease__http_mono_ms();
 		}
 		attempt++;
 		reply_clear(rp);
 		/* each request gets what is left of the operation (REQ_MAX_MS at most) */
-		rc = lease_http_request(
+		rc = lease__http_request(
 		        g->http, &rp->r, method, url, body,
 		        (long)(deadline_ms - now < REQ_MAX_MS
 		                       ? (deadline_ms - now > 500 ? deadline_ms - now : 500)
@@ -594,8 +594,8 @@ static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const 
 				limited = 1;
 				wait = rate_limit_wait_ms(g, rp);
 				rate_limit_what(last, sizeof(last), rp, graphql);
-				if (lease_http_mono_ms() + wait > deadline_ms) {
-					g->limited_until_ms = lease_http_mono_ms() + wait;
+				if (lease__http_mono_ms() + wait > deadline_ms) {
+					g->limited_until_ms = lease__http_mono_ms() + wait;
 					snprintf(g->limited_why, sizeof(g->limited_why), "%s",
 					         last);
 					rc = gh_err(
@@ -678,7 +678,7 @@ static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const 
 		}
 	retry:
 		limited = 0;
-		now = lease_http_mono_ms();
+		now = lease__http_mono_ms();
 		/* issue 23: a progress line at -v once the retries have lasted a
 		 * few seconds, then every PROGRESS_MS, instead of silence */
 		if (now - start >= PROGRESS_FIRST_MS && now - told >= PROGRESS_MS) {
@@ -706,7 +706,7 @@ static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const 
 		return gh_err(g, LEASE_ERATELIMIT, "%s past the operation's end (--timeout %d s)",
 		              last, g->timeout_s);
 	return gh_err(g, LEASE_ENET, "GitHub unreachable after %d attempts in %lld s: %s", attempt,
-	              (long long)((lease_http_mono_ms() - start + 500) / 1000), last);
+	              (long long)((lease__http_mono_ms() - start + 500) / 1000), last);
 }
 
 /* The running operation's deadline (issue 24 item 3: --timeout bounds the
@@ -716,7 +716,7 @@ static int64_t deadline(const gh_transport *g)
 {
 	if (g->op_deadline_ms > 0)
 		return g->op_deadline_ms;
-	return lease_http_mono_ms() + (int64_t)g->timeout_s * 1000;
+	return lease__http_mono_ms() + (int64_t)g->timeout_s * 1000;
 }
 
 /* Errors every endpoint shares (F25, F26); 0 when @p rp is none of them. */
@@ -987,7 +987,7 @@ static int rest_read_ref(gh_transport *g, const char *refname, int *present, lea
 
 	snprintf(suffix, sizeof(suffix), "git/ref/%s", refname + 5);
 	if (cond && strcmp(cond->etag_ref, refname) == 0)
-		lease_http_set_if_none_match(g->http, cond->etag);
+		lease__http_set_if_none_match(g->http, cond->etag);
 	if ((rc = rest_call(g, &rp, "GET", suffix, NULL, 1)) < 0)
 		return rc;
 	if (cond && rp.r.status != 304) {
@@ -1279,7 +1279,7 @@ static int snap_serve(gh_transport *g, lease_ref_list *out, const char *prefix, 
 	size_t i;
 
 	*rc = 0;
-	if (!g->snap_prefix[0] || lease_http_mono_ms() - g->snap_ms >= 2000) {
+	if (!g->snap_prefix[0] || lease__http_mono_ms() - g->snap_ms >= 2000) {
 		snap_drop(g);
 		return 0;
 	}
@@ -1308,7 +1308,7 @@ static void pace_write(gh_transport *g)
 
 	if (!g->burst || g->last_write_ms <= 0)
 		return;
-	wait = g->last_write_ms + BURST_GAP_MS - lease_http_mono_ms();
+	wait = g->last_write_ms + BURST_GAP_MS - lease__http_mono_ms();
 	if (wait <= 0)
 		return;
 	sleep_ms(wait);
@@ -1343,7 +1343,7 @@ static int gh_write_commit(lease_transport *t, lease_oid *out, const lease_oid *
 	/* Writing an object is idempotent (same content, same oid): safe to resend. */
 	pace_write(g);
 	rc = rest_call(g, &rp, "POST", "git/commits", body, 1);
-	g->last_write_ms = lease_http_mono_ms();
+	g->last_write_ms = lease__http_mono_ms();
 	json_decref(body);
 	if (rc < 0)
 		return rc;
@@ -1423,7 +1423,7 @@ static int gh_create_ref(lease_transport *t, const char *refname, const lease_oi
 	for (tries = 1;; tries++) {
 		pace_write(g);
 		rc = rest_call(g, &rp, "POST", "git/refs", body, 0);
-		g->last_write_ms = lease_http_mono_ms();
+		g->last_write_ms = lease__http_mono_ms();
 		if (rc < 0)
 			break;
 		excerpt(msg, sizeof(msg), rest_message(&rp));
@@ -1515,7 +1515,7 @@ static int gh_update_refs(gh_transport *g, const lease_ref_update *u, size_t n, 
 		return LEASE_ENOMEM;
 	pace_write(g);
 	rc = gql_post(g, &rp, q, vars, 0, what);
-	g->last_write_ms = lease_http_mono_ms();
+	g->last_write_ms = lease__http_mono_ms();
 	json_decref(vars);
 	if (rc < 0)
 		return rc;
@@ -1737,7 +1737,7 @@ static int rest_confirm(gh_transport *g, const char *const *refs, size_t n, int 
 		snap_drop(g);
 		return rc;
 	}
-	g->snap_ms = lease_http_mono_ms();
+	g->snap_ms = lease__http_mono_ms();
 	for (i = 0; i < n; i++) {
 		present[i] = 0;
 		for (j = 0; j < g->snap.count; j++) {
@@ -2170,8 +2170,8 @@ static int gh_read_ref_oid(lease_transport *t, const char *refname, int *present
 static int gh_wait_change(lease_transport *t, const char *refname, int known_present,
                           const lease_oid *known_oid, int timeout_ms)
 {
-	return lease_poll_ref_change(t, &((gh_transport *)t)->poll, gh_probe, refname,
-	                             known_present, known_oid, timeout_ms, GH_POLL_MS);
+	return lease__poll_ref_change(t, &((gh_transport *)t)->poll, gh_probe, refname,
+	                              known_present, known_oid, timeout_ms, GH_POLL_MS);
 }
 
 /* Pacing (issue 15 #7, issue 24 #4): GitHub asks for at least one second
@@ -2179,12 +2179,12 @@ static int gh_wait_change(lease_transport *t, const char *refname, int known_pre
  * the REST API": about 1 s between POST, PATCH, PUT, DELETE requests; at most
  * 80 content-generating requests a minute, "Rate limits for the REST API",
  * secondary limits). The store calls this before each operation of a burst
- * (lease_store_pace): it waits until @p gap_ms after the last
+ * (lease__store_pace): it waits until @p gap_ms after the last
  * content-creating request and puts the transport into burst mode, where
  * every later content-creating request — the two of one operation too —
  * waits the same (pace_write): >= 1 s apart, so never more than 60 in any
  * 60 s. A lone operation is never paced. With @p gap_ms 0 it only reports.
- * The clock is lease_http_mono_ms() (virtual under a test responder, like
+ * The clock is lease__http_mono_ms() (virtual under a test responder, like
  * every wait of this transport). Returns the milliseconds waited here plus
  * those waited between writes since the last call. */
 static int64_t gh_pace(lease_transport *t, int64_t gap_ms)
@@ -2193,12 +2193,12 @@ static int64_t gh_pace(lease_transport *t, int64_t gap_ms)
 	int64_t wait, inner = g->paced_ms;
 
 	if (gap_ms <= 0)
-		return inner; /* a look only (lease_store_paced_ms) */
+		return inner; /* a look only (lease__store_paced_ms) */
 	g->burst = 1;
 	g->paced_ms = 0;
 	if (g->last_write_ms <= 0)
 		return inner;
-	wait = g->last_write_ms + gap_ms - lease_http_mono_ms();
+	wait = g->last_write_ms + gap_ms - lease__http_mono_ms();
 	if (wait <= 0)
 		return inner;
 	sleep_ms(wait);
@@ -2228,7 +2228,7 @@ static void gh_free(lease_transport *t)
 
 	if (!g)
 		return;
-	lease_http_free(g->http);
+	lease__http_free(g->http);
 	snap_drop(g);
 	free(g->api);
 	free(g->graphql);
@@ -2236,13 +2236,13 @@ static void gh_free(lease_transport *t)
 	free(g);
 }
 
-void lease_github_set_deadline(lease_transport *t, int64_t ms)
+void lease__github_set_deadline(lease_transport *t, int64_t ms)
 {
 	if (t && t->free == gh_free)
-		((gh_transport *)t)->op_deadline_ms = ms > 0 ? lease_http_mono_ms() + ms : 0;
+		((gh_transport *)t)->op_deadline_ms = ms > 0 ? lease__http_mono_ms() + ms : 0;
 }
 
-size_t lease_github_listing_peak(lease_transport *t, int reset)
+size_t lease__github_listing_peak(lease_transport *t, int reset)
 {
 	gh_transport *g = (gh_transport *)t;
 	size_t peak;
@@ -2255,12 +2255,12 @@ size_t lease_github_listing_peak(lease_transport *t, int reset)
 	return peak;
 }
 
-lease_http *lease_github_http(lease_transport *t)
+lease_http *lease__github_http(lease_transport *t)
 {
 	return t && t->free == gh_free ? ((gh_transport *)t)->http : NULL;
 }
 
-void lease_github_set_rest_only(lease_transport *t)
+void lease__github_set_rest_only(lease_transport *t)
 {
 	if (t && t->free == gh_free)
 		((gh_transport *)t)->sight = GQL_BLIND;
@@ -2379,8 +2379,8 @@ static const lease_transport gh_vtable = {
         .read_refs = gh_read_refs,
 };
 
-int lease_github_transport_new(lease_transport **out, const char *arg,
-                               const lease_store_options *opts, char *err, size_t errlen)
+int lease__github_transport_new(lease_transport **out, const char *arg,
+                                const lease_store_options *opts, char *err, size_t errlen)
 {
 	gh_transport *g = NULL;
 	const char *slash, *token = NULL, *api = NULL, *gql = NULL, *tf = NULL;
@@ -2429,9 +2429,9 @@ int lease_github_transport_new(lease_transport **out, const char *arg,
 	}
 	if (!getenv_nonempty("GITHUB_API_URL", &api))
 		api = "https://api.github.com";
-	if ((rc = lease_http_check_url(api, err, errlen)) < 0)
+	if ((rc = lease__http_check_url(api, err, errlen)) < 0)
 		goto fail;
-	if ((rc = lease_http_new(&g->http, token, err, errlen)) < 0)
+	if ((rc = lease__http_new(&g->http, token, err, errlen)) < 0)
 		goto fail;
 	rc = LEASE_ENOMEM;
 	if (!(g->api = strip_slash(api)))
@@ -2440,7 +2440,7 @@ int lease_github_transport_new(lease_transport **out, const char *arg,
 	 * API URL as @actions/github and @octokit/graphql do; a
 	 * GITHUB_GRAPHQL_URL (every Actions runner exports one) is used only on
 	 * the API's own origin, else ignored with a warning. */
-	if (getenv_nonempty("GITHUB_GRAPHQL_URL", &gql) && !lease_http_same_origin(gql, g->api)) {
+	if (getenv_nonempty("GITHUB_GRAPHQL_URL", &gql) && !lease__http_same_origin(gql, g->api)) {
 		gh_log(g, LEASE_LOG_WARN,
 		       "github: GITHUB_GRAPHQL_URL %.300s is not on the origin of the API URL "
 		       "%.300s: ignored (the token goes to the API's origin only); GraphQL "
@@ -2452,7 +2452,7 @@ int lease_github_transport_new(lease_transport **out, const char *arg,
 		goto fail;
 	snprintf(g->repo_base, sizeof(g->repo_base), "%s/repos/%.*s/%s", g->api, (int)(slash - arg),
 	         arg, slash + 1);
-	if ((rc = lease_http_check_url(g->graphql, err, errlen)) < 0)
+	if ((rc = lease__http_check_url(g->graphql, err, errlen)) < 0)
 		goto fail;
 	snprintf(g->owner, sizeof(g->owner), "%.*s", (int)(slash - arg), arg);
 	snprintf(g->repo, sizeof(g->repo), "%s", slash + 1);

@@ -39,18 +39,18 @@ struct lease_http {
 static int virtual_clock;
 static int64_t virtual_ms;
 
-int64_t lease_http_mono_ms(void)
+int64_t lease__http_mono_ms(void)
 {
-	return lease_mono_ms() + virtual_ms;
+	return lease__mono_ms() + virtual_ms;
 }
 
-void lease_http_sleep_ms(int64_t ms)
+void lease__http_sleep_ms(int64_t ms)
 {
 	if (ms > 0 && virtual_clock) {
 		virtual_ms += ms;
 		return;
 	}
-	lease_sleep_ms(ms, LEASE_SLEEP_FULL);
+	lease__sleep_ms(ms, LEASE_SLEEP_FULL);
 }
 
 static void wipe(char *p, size_t n)
@@ -94,7 +94,7 @@ static int classify_url(const char *url, char *err, size_t errlen)
 	}
 	if (strcasecmp(scheme, "https") == 0)
 		rc = 0;
-	else if (strcasecmp(scheme, "http") == 0 && lease_host_is_loopback(host))
+	else if (strcasecmp(scheme, "http") == 0 && lease__host_is_loopback(host))
 		rc = 1;
 	else if (strcasecmp(scheme, "http") == 0)
 		set_err(err, errlen,
@@ -136,7 +136,7 @@ static int url_origin(const char *url, char *out, size_t outlen)
 	return rc;
 }
 
-int lease_http_same_origin(const char *a, const char *b)
+int lease__http_same_origin(const char *a, const char *b)
 {
 	char oa[600], ob[600];
 
@@ -144,7 +144,7 @@ int lease_http_same_origin(const char *a, const char *b)
 	       strcmp(oa, ob) == 0;
 }
 
-int lease_http_check_url(const char *url, char *err, size_t errlen)
+int lease__http_check_url(const char *url, char *err, size_t errlen)
 {
 	int rc = classify_url(url, err, errlen);
 
@@ -294,7 +294,7 @@ static struct curl_slist *add_header(struct curl_slist *l, const char *line, int
 	return n;
 }
 
-void lease_http_ca_locations(const char **file, const char **dir, const char **from)
+void lease__http_ca_locations(const char **file, const char **dir, const char **from)
 {
 	static const char *const files[] = {"REFLEASE_CA_BUNDLE", "CURL_CA_BUNDLE"};
 	const char *v;
@@ -316,7 +316,7 @@ void lease_http_ca_locations(const char **file, const char **dir, const char **f
 	}
 }
 
-int lease_http_global_setup(void)
+int lease__http_global_setup(void)
 {
 	return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : LEASE_ECONFIG;
 }
@@ -391,12 +391,12 @@ static int set_token(lease_http *h, const char *token, char *err, size_t errlen)
 	return ok ? 0 : LEASE_ENOMEM;
 }
 
-int lease_http_set_token(lease_http *h, const char *token, char *err, size_t errlen)
+int lease__http_set_token(lease_http *h, const char *token, char *err, size_t errlen)
 {
 	return set_token(h, token, err, errlen);
 }
 
-int lease_http_token_is(const lease_http *h, const char *token)
+int lease__http_token_is(const lease_http *h, const char *token)
 {
 	size_t n = token ? strlen(token) : 0, start = 0;
 
@@ -411,7 +411,7 @@ int lease_http_token_is(const lease_http *h, const char *token)
 	return h->token_len == n - start && memcmp(h->token, token + start, n - start) == 0;
 }
 
-int lease_http_new(lease_http **out, const char *token, char *err, size_t errlen)
+int lease__http_new(lease_http **out, const char *token, char *err, size_t errlen)
 {
 	lease_http *h = NULL;
 	int rc;
@@ -425,12 +425,12 @@ int lease_http_new(lease_http **out, const char *token, char *err, size_t errlen
 		return LEASE_ENOMEM;
 	h->cap = LEASE_HTTP_BODY_CAP;
 	if ((rc = set_token(h, token, err, errlen)) < 0) {
-		lease_http_free(h);
+		lease__http_free(h);
 		return rc;
 	}
 	if (!(h->curl = curl_easy_init())) {
 		set_err(err, errlen, "%s", "libcurl could not create a handle");
-		lease_http_free(h);
+		lease__http_free(h);
 		return LEASE_ECONFIG;
 	}
 
@@ -452,7 +452,7 @@ int lease_http_new(lease_http **out, const char *token, char *err, size_t errlen
 		const char *file, *dir, *from;
 		/* as curl: a bundle that cannot be read fails https requests only
 		 * (CURLE_SSL_CACERT_BADFILE, reported at once as a TLS failure) */
-		lease_http_ca_locations(&file, &dir, &from);
+		lease__http_ca_locations(&file, &dir, &from);
 		if (file)
 			curl_easy_setopt(h->curl, CURLOPT_CAINFO, file);
 		if (dir)
@@ -462,17 +462,17 @@ int lease_http_new(lease_http **out, const char *token, char *err, size_t errlen
 	return 0;
 }
 
-void lease_http_set_body_cap(lease_http *h, size_t cap)
+void lease__http_set_body_cap(lease_http *h, size_t cap)
 {
 	h->cap = cap ? cap : LEASE_HTTP_BODY_CAP;
 }
 
-unsigned long lease_http_request_count(const lease_http *h)
+unsigned long lease__http_request_count(const lease_http *h)
 {
 	return h->requests;
 }
 
-void lease_http_set_responder(lease_http *h, lease_http_responder fn, void *payload)
+void lease__http_set_responder(lease_http *h, lease_http_responder fn, void *payload)
 {
 	h->responder = fn;
 	h->responder_payload = payload;
@@ -517,7 +517,8 @@ static void feed_raw(lease_http *h, lease_http_response *resp, const char *raw, 
 	}
 }
 
-int lease_http_parse_response(lease_http *h, lease_http_response *resp, const char *raw, size_t len)
+int lease__http_parse_response(lease_http *h, lease_http_response *resp, const char *raw,
+                               size_t len)
 {
 	long status;
 
@@ -527,7 +528,7 @@ int lease_http_parse_response(lease_http *h, lease_http_response *resp, const ch
 	h->body_alloc = 0;
 	feed_raw(h, resp, raw, len, &status);
 	h->cur = NULL;
-	resp->date_mono_ms = lease_http_mono_ms();
+	resp->date_mono_ms = lease__http_mono_ms();
 	if (resp->body_overflow || status < 100 || status > 599) {
 		resp->result = LEASE_HTTP_UNANSWERED;
 		resp->status = 0;
@@ -562,7 +563,7 @@ static lease_http_result classify_curl(CURLcode cc, long request_size)
 	}
 }
 
-void lease_http_set_if_none_match(lease_http *h, const char *etag)
+void lease__http_set_if_none_match(lease_http *h, const char *etag)
 {
 	size_t i, n = etag ? strlen(etag) : 0;
 
@@ -596,8 +597,8 @@ static struct curl_slist *conditional_headers(const lease_http *h, const char *e
 	return l;
 }
 
-int lease_http_request(lease_http *h, lease_http_response *resp, const char *method,
-                       const char *url, const char *body, long timeout_ms)
+int lease__http_request(lease_http *h, lease_http_response *resp, const char *method,
+                        const char *url, const char *body, long timeout_ms)
 {
 	char err[256];
 	CURLcode cc;
@@ -622,7 +623,7 @@ int lease_http_request(lease_http *h, lease_http_response *resp, const char *met
 		h->requests++;
 		r = h->responder(h->responder_payload, method, url, body, &raw, &raw_len);
 		if (r == 0) {
-			lease_http_parse_response(h, resp, raw, raw_len);
+			lease__http_parse_response(h, resp, raw, raw_len);
 			if (resp->body_overflow)
 				snprintf(resp->error, sizeof(resp->error),
 				         "response body larger than %zu bytes", h->cap);
@@ -631,7 +632,7 @@ int lease_http_request(lease_http *h, lease_http_response *resp, const char *met
 		resp->result = r == 1 ? LEASE_HTTP_NOT_SENT : LEASE_HTTP_UNANSWERED;
 		snprintf(resp->error, sizeof(resp->error), "%s",
 		         r == 1 ? "no connection (test responder)" : "no answer (test responder)");
-		resp->date_mono_ms = lease_http_mono_ms();
+		resp->date_mono_ms = lease__http_mono_ms();
 		return 0;
 	}
 	h->cur = resp;
@@ -667,7 +668,7 @@ int lease_http_request(lease_http *h, lease_http_response *resp, const char *met
 		wipe(cond->data, strlen(cond->data));
 		curl_slist_free_all(cond);
 	}
-	resp->date_mono_ms = lease_http_mono_ms();
+	resp->date_mono_ms = lease__http_mono_ms();
 	curl_easy_getinfo(h->curl, CURLINFO_REQUEST_SIZE, &reqsize);
 	curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &status);
 	resp->result = classify_curl(cc, reqsize);
@@ -705,7 +706,7 @@ int lease_http_request(lease_http *h, lease_http_response *resp, const char *met
 	return 0;
 }
 
-void lease_http_response_clear(lease_http_response *r)
+void lease__http_response_clear(lease_http_response *r)
 {
 	if (!r)
 		return;
@@ -713,7 +714,7 @@ void lease_http_response_clear(lease_http_response *r)
 	memset(r, 0, sizeof(*r));
 }
 
-void lease_http_free(lease_http *h)
+void lease__http_free(lease_http *h)
 {
 	if (!h)
 		return;

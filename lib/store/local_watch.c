@@ -64,11 +64,11 @@ static void drain(int fd)
 		;
 }
 
-int lease_fs_wait_ref_change(lease_transport *t, lease_probe_fn probe, const char *commondir,
-                             const char *refname, int known_present, const lease_oid *known_oid,
-                             int timeout_ms)
+int lease__fs_wait_ref_change(lease_transport *t, lease_probe_fn probe, const char *commondir,
+                              const char *refname, int known_present, const lease_oid *known_oid,
+                              int timeout_ms)
 {
-	int64_t end = lease_mono_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	int64_t end = lease__mono_ms() + (timeout_ms > 0 ? timeout_ms : 0);
 	int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC), rc = 0;
 
 	if (fd >= 0 && add_watches(fd, commondir, refname) == 0) {
@@ -85,12 +85,12 @@ int lease_fs_wait_ref_change(lease_transport *t, lease_probe_fn probe, const cha
 			rc = 1;
 			break;
 		}
-		if ((left = end - lease_mono_ms()) <= 0)
+		if ((left = end - lease__mono_ms()) <= 0)
 			break;
 		if (left > LEASE_WATCH_CAP_MS)
 			left = LEASE_WATCH_CAP_MS;
 		if (fd < 0) {
-			if (lease_sleep_ms(left, LEASE_SLEEP_INTERRUPTIBLE) < 0) {
+			if (lease__sleep_ms(left, LEASE_SLEEP_INTERRUPTIBLE) < 0) {
 				rc = 1; /* a signal: let the caller look at it */
 				break;
 			}

@@ -42,8 +42,8 @@ static int join(char *out, size_t outlen, const char *dir, const char *rel)
 	return w < 0 || (size_t)w >= outlen ? LEASE_ENOMEM : 0;
 }
 
-int lease_fs_list_ref_locks(lease_ref_lock_list *out, const char *commondir, const char *prefix,
-                            char *err, size_t errlen)
+int lease__fs_list_ref_locks(lease_ref_lock_list *out, const char *commondir, const char *prefix,
+                             char *err, size_t errlen)
 {
 	char dirpath[4096], path[4096 + 256], refname[1024];
 	lease_ref_lock *items = NULL, *grown;
@@ -66,7 +66,7 @@ int lease_fs_list_ref_locks(lease_ref_lock_list *out, const char *commondir, con
 		         e == EACCES || e == EPERM ? " (the store's directories must be readable "
 		                                     "by every user of the store)"
 		                                   : "");
-		return lease_fs_errno_class(e);
+		return lease__fs_errno_class(e);
 	}
 	while ((de = readdir(d)) != NULL) {
 		size_t n = strlen(de->d_name);
@@ -132,9 +132,9 @@ static int remove_checked(const char *path, const lease_ref_lock *lk, int64_t mi
 	return 0;
 }
 
-int lease_fs_remove_ref_lock(const char *commondir, const char *store_lock,
-                             const lease_ref_lock *lk, int64_t min_age_s, int64_t now, char *err,
-                             size_t errlen)
+int lease__fs_remove_ref_lock(const char *commondir, const char *store_lock,
+                              const lease_ref_lock *lk, int64_t min_age_s, int64_t now, char *err,
+                              size_t errlen)
 {
 	char path[4096];
 	long waited = 0;
@@ -154,9 +154,9 @@ int lease_fs_remove_ref_lock(const char *commondir, const char *store_lock,
 			int e = errno;
 			snprintf(err, errlen, "cannot take the store lock %s: %s", store_lock,
 			         e == EEXIST ? "held by another reaper" : strerror(e));
-			return e == EEXIST ? LEASE_ELOCKED : lease_fs_errno_class(e);
+			return e == EEXIST ? LEASE_ELOCKED : lease__fs_errno_class(e);
 		}
-		lease_sleep_ms(20, LEASE_SLEEP_FULL);
+		lease__sleep_ms(20, LEASE_SLEEP_FULL);
 		waited += 20;
 	}
 	close(fd);
@@ -178,7 +178,7 @@ int lease_fs_remove_ref_lock(const char *commondir, const char *store_lock,
  * packed-refs.lock and writes that copy back: a `git pack-refs` that
  * finished in between is undone. Only the order below is used here. */
 
-int lease_fs_errno_class(int e)
+int lease__fs_errno_class(int e)
 {
 	switch (e) {
 	case EACCES:
@@ -193,7 +193,7 @@ int lease_fs_errno_class(int e)
 	}
 }
 
-const char *lease_fs_errno_hint(int e)
+const char *lease__fs_errno_hint(int e)
 {
 	switch (e) {
 	case EACCES:
@@ -208,7 +208,7 @@ const char *lease_fs_errno_hint(int e)
 	}
 }
 
-int lease_fs_shared_perm(const char *value)
+int lease__fs_shared_perm(const char *value)
 {
 	static const char *const yes[] = {"true", "yes", "on"};
 	char *end;
@@ -258,7 +258,7 @@ static mode_t shared_mode(int shared, mode_t old)
 	return m;
 }
 
-int lease_fs_adjust_shared_perm(int shared, const char *path)
+int lease__fs_adjust_shared_perm(int shared, const char *path)
 {
 	struct stat sb;
 	mode_t m;
@@ -267,11 +267,11 @@ int lease_fs_adjust_shared_perm(int shared, const char *path)
 		return 0;
 	m = shared_mode(shared, sb.st_mode);
 	if (((sb.st_mode ^ m) & ~(mode_t)S_IFMT) && chmod(path, m & ~(mode_t)S_IFMT) < 0)
-		return lease_fs_errno_class(errno);
+		return lease__fs_errno_class(errno);
 	return 0;
 }
 
-int lease_fs_adjust_shared_tree(int shared, const char *commondir, const char *rel)
+int lease__fs_adjust_shared_tree(int shared, const char *commondir, const char *rel)
 {
 	char path[4096];
 	size_t base;
@@ -285,11 +285,11 @@ int lease_fs_adjust_shared_tree(int shared, const char *commondir, const char *r
 	base = strlen(path) - strlen(rel);
 	for (p = path + base; (p = strchr(p, '/')) != NULL; p++) {
 		*p = '\0';
-		if ((r = lease_fs_adjust_shared_perm(shared, path)) < 0 && rc == 0)
+		if ((r = lease__fs_adjust_shared_perm(shared, path)) < 0 && rc == 0)
 			rc = r;
 		*p = '/';
 	}
-	if ((r = lease_fs_adjust_shared_perm(shared, path)) < 0 && rc == 0)
+	if ((r = lease__fs_adjust_shared_perm(shared, path)) < 0 && rc == 0)
 		rc = r;
 	return rc;
 }
@@ -309,13 +309,13 @@ static void mkparents(const char *base, const char *path, int shared)
 		*p = '\0';
 		if (mkdir(buf, 0777) < 0 && errno != EEXIST)
 			return;
-		(void)lease_fs_adjust_shared_perm(shared, buf);
+		(void)lease__fs_adjust_shared_perm(shared, buf);
 		*p = '/';
 	}
 }
 
-int lease_fs_lock(int *fd, const char *commondir, const char *path, int wait_ms, int shared,
-                  char *err, size_t errlen)
+int lease__fs_lock(int *fd, const char *commondir, const char *path, int wait_ms, int shared,
+                   char *err, size_t errlen)
 {
 	static _Thread_local unsigned int seed; /* jitter, per thread */
 	char lock[4096 + 8];
@@ -328,7 +328,7 @@ int lease_fs_lock(int *fd, const char *commondir, const char *path, int wait_ms,
 	for (;;) {
 		*fd = open(lock, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 		if (*fd >= 0) {
-			(void)lease_fs_adjust_shared_perm(shared, lock);
+			(void)lease__fs_adjust_shared_perm(shared, lock);
 			return 0;
 		}
 		if (errno == ENOENT && made < 3) {
@@ -345,8 +345,8 @@ int lease_fs_lock(int *fd, const char *commondir, const char *path, int wait_ms,
 		if (errno != EEXIST) {
 			int e = errno;
 			snprintf(err, errlen, "cannot create %s: %s%s", lock, strerror(e),
-			         lease_fs_errno_hint(e));
-			return lease_fs_errno_class(e);
+			         lease__fs_errno_hint(e));
+			return lease__fs_errno_class(e);
 		}
 		if (waited >= wait_ms) {
 			snprintf(err, errlen,
@@ -357,7 +357,7 @@ int lease_fs_lock(int *fd, const char *commondir, const char *path, int wait_ms,
 		}
 		if (!seed)
 			seed = (unsigned int)getpid() ^ (unsigned int)time(NULL);
-		lease_sleep_ms(5 + (long)(rand_r(&seed) % 20), LEASE_SLEEP_FULL);
+		lease__sleep_ms(5 + (long)(rand_r(&seed) % 20), LEASE_SLEEP_FULL);
 		waited += 15;
 	}
 }
@@ -376,7 +376,7 @@ static int slurp(char **out, size_t *len, const char *path)
 	*len = 0;
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return errno == ENOENT || errno == ENOTDIR ? LEASE_ENOTFOUND
-		                                           : lease_fs_errno_class(errno);
+		                                           : lease__fs_errno_class(errno);
 	if (fstat(fd, &sb) < 0 || S_ISDIR(sb.st_mode)) {
 		close(fd);
 		return LEASE_ENOTFOUND;
@@ -459,8 +459,8 @@ static void fsync_dir_of(const char *path)
 	}
 }
 
-int lease_fs_delete_ref(const char *commondir, const char *refname, const lease_oid *old_oid,
-                        int wait_ms, int shared, char *err, size_t errlen)
+int lease__fs_delete_ref(const char *commondir, const char *refname, const lease_oid *old_oid,
+                         int wait_ms, int shared, char *err, size_t errlen)
 {
 	char loose[4096], lockp[4096 + 8], packed[4096], plock[4096 + 8], logp[4096];
 	char *ltext = NULL, *ptext = NULL;
@@ -478,14 +478,14 @@ int lease_fs_delete_ref(const char *commondir, const char *refname, const lease_
 	snprintf(plock, sizeof(plock), "%s.lock", packed);
 	snprintf(logp + strlen(logp), sizeof(logp) - strlen(logp), "/%s", refname);
 
-	if ((rc = lease_fs_lock(&lfd, commondir, loose, wait_ms, shared, err, errlen)) < 0) {
+	if ((rc = lease__fs_lock(&lfd, commondir, loose, wait_ms, shared, err, errlen)) < 0) {
 		if (rc == LEASE_ENOTFOUND) {
 			snprintf(err, errlen, "ref absent");
 			rc = LEASE_ECAS;
 		}
 		return rc;
 	}
-	if ((rc = lease_fs_lock(&pfd, commondir, packed, wait_ms, shared, err, errlen)) < 0)
+	if ((rc = lease__fs_lock(&pfd, commondir, packed, wait_ms, shared, err, errlen)) < 0)
 		goto out;
 	/* Both locks held: read the loose file and packed-refs now. */
 	rc = slurp(&ltext, &llen, loose);
@@ -534,8 +534,8 @@ int lease_fs_delete_ref(const char *commondir, const char *refname, const lease_
 		    fsync(pfd) < 0) {
 			int e = errno;
 			snprintf(err, errlen, "cannot write %s: %s%s", plock, strerror(e),
-			         lease_fs_errno_hint(e));
-			rc = lease_fs_errno_class(e);
+			         lease__fs_errno_hint(e));
+			rc = lease__fs_errno_class(e);
 			goto out;
 		}
 		close(pfd);
@@ -543,9 +543,9 @@ int lease_fs_delete_ref(const char *commondir, const char *refname, const lease_
 		if (rename(plock, packed) < 0) {
 			int e = errno;
 			snprintf(err, errlen, "cannot rename %s: %s%s", plock, strerror(e),
-			         lease_fs_errno_hint(e));
+			         lease__fs_errno_hint(e));
 			unlink(plock);
-			rc = lease_fs_errno_class(e);
+			rc = lease__fs_errno_class(e);
 			goto out;
 		}
 		fsync_dir_of(packed);
@@ -553,8 +553,8 @@ int lease_fs_delete_ref(const char *commondir, const char *refname, const lease_
 	if (loose_present && unlink(loose) < 0) {
 		int e = errno;
 		snprintf(err, errlen, "cannot remove %s: %s%s", loose, strerror(e),
-		         lease_fs_errno_hint(e));
-		rc = lease_fs_errno_class(e);
+		         lease__fs_errno_hint(e));
+		rc = lease__fs_errno_class(e);
 		goto out;
 	}
 	(void)unlink(logp);
@@ -573,7 +573,7 @@ out:
 	return rc;
 }
 
-int lease_fs_probe_write(const char *dir, char *err, size_t errlen)
+int lease__fs_probe_write(const char *dir, char *err, size_t errlen)
 {
 	char path[4096], block[4096];
 	int fd, e, w;
@@ -585,16 +585,16 @@ int lease_fs_probe_write(const char *dir, char *err, size_t errlen)
 	if ((fd = mkstemp(path)) < 0) {
 		e = errno;
 		snprintf(err, errlen, "cannot write in %s: %s%s", dir, strerror(e),
-		         lease_fs_errno_hint(e));
-		return lease_fs_errno_class(e);
+		         lease__fs_errno_hint(e));
+		return lease__fs_errno_class(e);
 	}
 	e = write_all(fd, block, sizeof(block)) < 0 || fsync(fd) < 0 ? errno : 0;
 	close(fd);
 	unlink(path);
 	if (e) {
 		snprintf(err, errlen, "cannot write in %s: %s%s", dir, strerror(e),
-		         lease_fs_errno_hint(e));
-		return lease_fs_errno_class(e);
+		         lease__fs_errno_hint(e));
+		return lease__fs_errno_class(e);
 	}
 	return 0;
 }

@@ -71,8 +71,8 @@ typedef struct remote_transport {
 	char *token;        /* REFLEASE_GIT_TOKEN, wiped on free */
 	int have_empty_tree;
 	lease_probe poll;       /* a waiter's last ls-remote (wait_change) */
-	int64_t op_deadline_ms; /* lease_mono_ms(): the running operation's end, 0 = none */
-	lease_log_fn log;       /* the store's logger (lease_remote_set_log) */
+	int64_t op_deadline_ms; /* lease__mono_ms(): the running operation's end, 0 = none */
+	lease_log_fn log;       /* the store's logger (lease__remote_set_log) */
 	void *log_payload;
 	int log_level;
 	char errbuf[2048];
@@ -176,7 +176,7 @@ static void url_host(char *out, size_t outlen, const char *url)
 	out[n] = '\0';
 }
 
-int lease_remote_token_allowed(const char *url)
+int lease__remote_token_allowed(const char *url)
 {
 	char host[256];
 
@@ -187,7 +187,7 @@ int lease_remote_token_allowed(const char *url)
 	if (strncmp(url, "http://", 7) != 0)
 		return 0;
 	url_host(host, sizeof(host), url);
-	return lease_host_is_loopback(host);
+	return lease__host_is_loopback(host);
 }
 
 /* 1 when the URL's authority carries a password (user:pass@host). */
@@ -219,7 +219,7 @@ static int file_url_path(char *out, size_t outlen, const char *url)
 	for (; *p; p++) {
 		char c = *p;
 		if (c == '%') {
-			int hi = lease_hex_digit(p[1]), lo = hi >= 0 ? lease_hex_digit(p[2]) : -1;
+			int hi = lease__hex_digit(p[1]), lo = hi >= 0 ? lease__hex_digit(p[2]) : -1;
 			if (hi < 0 || lo < 0)
 				return -1;
 			c = (char)(hi * 16 + lo);
@@ -276,7 +276,7 @@ static int cb_credentials(git_credential **out, const char *url, const char *use
 	if (allowed_types & GIT_CREDENTIAL_USERNAME)
 		return git_credential_username_new(out, cred_user(username_from_url));
 	if ((allowed_types & GIT_CREDENTIAL_USERPASS_PLAINTEXT) && rt->token) {
-		if (lease_remote_token_allowed(url) && (ctx->offered_token = 1))
+		if (lease__remote_token_allowed(url) && (ctx->offered_token = 1))
 			return git_credential_userpass_plaintext_new(
 			        out,
 			        username_from_url && *username_from_url ? username_from_url
@@ -304,7 +304,7 @@ static int cb_negotiation(const git_push_update **updates, size_t len, void *pay
 	memset(&ctx->advertised, 0, sizeof(ctx->advertised));
 	for (i = 0; i < len; i++) {
 		if (strcmp(updates[i]->dst_refname, ctx->refname) == 0)
-			lease_git_oid_from(&ctx->advertised, &updates[i]->src);
+			lease__git_oid_from(&ctx->advertised, &updates[i]->src);
 	}
 	if (!lease_oid_equal(&ctx->advertised, &ctx->expected)) {
 		ctx->neg_aborted = 1;
@@ -352,7 +352,7 @@ static int object_cached(remote_transport *rt, const lease_oid *oid)
 
 	if (git_repository_odb(&odb, rt->cache) < 0)
 		return 0;
-	lease_git_oid_to(&id, oid);
+	lease__git_oid_to(&id, oid);
 	found = git_odb_exists(odb, &id);
 	git_odb_free(odb);
 	return found;
@@ -365,8 +365,8 @@ static int remote_write_commit(lease_transport *t, lease_oid *out, const lease_o
 	const char *what = NULL;
 
 	git_error_clear(); /* no stale message from an earlier call */
-	if (lease_git_write_commit(out, rt->cache, &rt->have_empty_tree, parent, message, when,
-	                           &what) < 0)
+	if (lease__git_write_commit(out, rt->cache, &rt->have_empty_tree, parent, message, when,
+	                            &what) < 0)
 		return fail(rt, LEASE_EINTERNAL, what);
 	return 0;
 }
@@ -378,7 +378,7 @@ static int remote_read_commit(lease_transport *t, lease_commit *out, const lease
 	int err;
 
 	git_error_clear(); /* no stale message from an earlier call */
-	if ((err = lease_git_read_commit(out, rt->cache, oid, &what)) == 0)
+	if ((err = lease__git_read_commit(out, rt->cache, oid, &what)) == 0)
 		return 0;
 	lease_commit_clear(out);
 	return fail(rt, err == GIT_ENOTFOUND ? LEASE_ENOTFOUND : LEASE_EINTERNAL,
@@ -407,10 +407,10 @@ static int anon_remote(remote_transport *rt, git_remote **out)
 }
 
 /* Bound the libgit2 network calls that follow by the operation's deadline
- * (lease_remote_set_deadline; none outside an operation). */
+ * (lease__remote_set_deadline; none outside an operation). */
 static void net_begin(remote_transport *rt)
 {
-	lease_git_set_deadline(rt->op_deadline_ms);
+	lease__git_set_deadline(rt->op_deadline_ms);
 }
 
 /* 1 when libgit2's last error says no connection was made at all. */
@@ -429,7 +429,7 @@ __attribute__((format(printf, 3, 4))) static void rlog(remote_transport *rt, int
 	va_list ap;
 
 	va_start(ap, fmt);
-	lease_vlog(rt->log, rt->log_payload, rt->log_level, level, fmt, ap);
+	lease__vlog(rt->log, rt->log_payload, rt->log_level, level, fmt, ap);
 	va_end(ap);
 }
 
@@ -438,7 +438,7 @@ __attribute__((format(printf, 3, 4))) static void rlog(remote_transport *rt, int
 static void progress(remote_transport *rt, int64_t start, int64_t *told)
 {
 	const git_error *e = git_error_last();
-	int64_t now = lease_mono_ms();
+	int64_t now = lease__mono_ms();
 	char host[256], why[300];
 
 	if (now - start < 3000 || now - *told < 10000)
@@ -459,7 +459,7 @@ static int connect_fetch(remote_transport *rt, net_ctx *ctx, git_remote **out)
 	git_proxy_options proxy;
 	int err;
 
-	int64_t backoff = 500, start = lease_mono_ms(), told = 0, wait;
+	int64_t backoff = 500, start = lease__mono_ms(), told = 0, wait;
 
 	*out = NULL;
 	for (;;) {
@@ -478,10 +478,10 @@ static int connect_fetch(remote_transport *rt, net_ctx *ctx, git_remote **out)
 			return map_error(rt, ctx, err, "cannot reach the remote");
 		progress(rt, start, &told);
 		/* the backoff, but a last attempt with half a second left */
-		wait = rt->op_deadline_ms - lease_mono_ms() - 500;
+		wait = rt->op_deadline_ms - lease__mono_ms() - 500;
 		if (wait <= 0)
 			return map_error(rt, ctx, err, "cannot reach the remote");
-		lease_sleep_ms(backoff < wait ? backoff : wait, LEASE_SLEEP_FULL);
+		lease__sleep_ms(backoff < wait ? backoff : wait, LEASE_SLEEP_FULL);
 		backoff = backoff < 4000 ? backoff * 2 : 8000;
 		ctx->cred_calls = ctx->offered_token = 0;
 	}
@@ -501,7 +501,7 @@ static int ls_find(remote_transport *rt, git_remote *remote, const char *refname
 	for (i = 0; i < n; i++) {
 		if (strcmp(heads[i]->name, refname) == 0) {
 			*present = 1;
-			lease_git_oid_from(oid, &heads[i]->oid);
+			lease__git_oid_from(oid, &heads[i]->oid);
 			return 0;
 		}
 	}
@@ -673,8 +673,8 @@ static int remote_read_ref_oid(lease_transport *t, const char *refname, int *pre
 static int remote_wait_change(lease_transport *t, const char *refname, int known_present,
                               const lease_oid *known_oid, int timeout_ms)
 {
-	return lease_poll_ref_change(t, &R(t)->poll, remote_probe, refname, known_present,
-	                             known_oid, timeout_ms, REMOTE_POLL_MS);
+	return lease__poll_ref_change(t, &R(t)->poll, remote_probe, refname, known_present,
+	                              known_oid, timeout_ms, REMOTE_POLL_MS);
 }
 
 static int list_once(remote_transport *rt, lease_ref_list *out, const char *prefix, int *fetch_rc);
@@ -718,7 +718,7 @@ static int list_once(remote_transport *rt, lease_ref_list *out, const char *pref
 
 		if (strncmp(heads[i]->name, prefix, plen) != 0)
 			continue;
-		lease_git_oid_from(&oid, &heads[i]->oid);
+		lease__git_oid_from(&oid, &heads[i]->oid);
 		if ((rc = lease_ref_list_push(out, heads[i]->name, &oid)) < 0)
 			goto done;
 		if (!object_cached(rt, &oid))
@@ -786,7 +786,7 @@ static int push_update(remote_transport *rt, const char *refname, const lease_oi
 		if (lease_random_hex(nonce, 8, NULL) < 0)
 			return fail(rt, LEASE_EINTERNAL, "no randomness for the push ref");
 		snprintf(outref, sizeof(outref), OUT_PREFIX "%ld-%s", (long)getpid(), nonce);
-		lease_git_oid_to(&id, new_oid);
+		lease__git_oid_to(&id, new_oid);
 		if (git_reference_create(&tmp, rt->cache, outref, &id, 1, NULL) < 0)
 			return fail(rt, LEASE_EINTERNAL, "cannot create the push ref in the cache");
 		n = snprintf(spec, sizeof(spec), "+%s:%s", outref, refname);
@@ -861,7 +861,7 @@ done:
 		git_reference *c = NULL;
 		git_oid id;
 
-		lease_git_oid_to(&id, new_oid);
+		lease__git_oid_to(&id, new_oid);
 		if (snprintf(cref, sizeof(cref), CACHE_PREFIX "%s",
 		             strncmp(refname, "refs/", 5) == 0 ? refname + 5 : refname) <
 		            (int)sizeof(cref) &&
@@ -1043,7 +1043,7 @@ static int open_cache(git_repository **out, const char *url, char *err, size_t e
 }
 
 /* The transport's calls and figures (protocol.md §4, §9). */
-void lease_remote_set_log(lease_transport *t, lease_log_fn log, void *payload, int level)
+void lease__remote_set_log(lease_transport *t, lease_log_fn log, void *payload, int level)
 {
 	if (t && t->free == remote_free) {
 		R(t)->log = log;
@@ -1052,10 +1052,10 @@ void lease_remote_set_log(lease_transport *t, lease_log_fn log, void *payload, i
 	}
 }
 
-void lease_remote_set_deadline(lease_transport *t, int64_t ms)
+void lease__remote_set_deadline(lease_transport *t, int64_t ms)
 {
 	if (t && t->free == remote_free)
-		R(t)->op_deadline_ms = ms > 0 ? lease_mono_ms() + ms : 0;
+		R(t)->op_deadline_ms = ms > 0 ? lease__mono_ms() + ms : 0;
 }
 
 static const lease_transport remote_vtable = {
@@ -1119,12 +1119,12 @@ static int split_url_user(remote_transport *rt)
 
 /* https: trust the certificate authorities curl and git would (issue 24
  * #1): --ca-bundle / REFLEASE_CA_BUNDLE, CURL_CA_BUNDLE, SSL_CERT_FILE,
- * SSL_CERT_DIR (lease_http_ca_locations); else libgit2's default. */
+ * SSL_CERT_DIR (lease__http_ca_locations); else libgit2's default. */
 static int trust_ca(char *err, size_t errlen)
 {
 	const char *file, *dir, *from;
 
-	lease_http_ca_locations(&file, &dir, &from);
+	lease__http_ca_locations(&file, &dir, &from);
 	if (!file && !dir)
 		return 0;
 	if (git_libgit2_opts(GIT_OPT_SET_SSL_CERT_LOCATIONS, file, dir) < 0) {
@@ -1134,7 +1134,7 @@ static int trust_ca(char *err, size_t errlen)
 	return 0;
 }
 
-int lease_remote_transport_new(lease_transport **out, const char *url, char *err, size_t errlen)
+int lease__remote_transport_new(lease_transport **out, const char *url, char *err, size_t errlen)
 {
 	static const char *const schemes[] = {"git://", "http://", "https://", "ssh://"};
 	remote_transport *rt;
@@ -1166,7 +1166,7 @@ int lease_remote_transport_new(lease_transport **out, const char *url, char *err
 			snprintf(err, errlen, "remote: invalid file URL (expected file:///PATH)");
 			return LEASE_EINVALID;
 		}
-		if ((rc = lease_local_transport_new(out, path, err, errlen)) < 0)
+		if ((rc = lease__local_transport_new(out, path, err, errlen)) < 0)
 			return rc;
 		remote_figures(*out);
 		return 0;

@@ -19,10 +19,10 @@
  * Days since 1970-01-01 of the proleptic Gregorian date @p y-@p m-@p d
  * (H. Hinnant's days_from_civil); no range check.
  */
-int64_t lease_days_from_civil(int64_t y, int m, int d);
+int64_t lease__days_from_civil(int64_t y, int m, int d);
 
 /** Value of hex digit @p c (0–15, either case), or -1. */
-int lease_hex_digit(char c);
+int lease__hex_digit(char c);
 
 /**
  * 1 when @p host is a loopback host by parsing, never by prefix (issue 15):
@@ -33,21 +33,21 @@ int lease_hex_digit(char c);
  * is 0. The one loopback policy of the library: plain http and the
  * credentials it would carry go only where this says 1 (protocol.md §9).
  */
-int lease_host_is_loopback(const char *host);
+int lease__host_is_loopback(const char *host);
 
 /**
  * Pass the message @p fmt, @p ap (at most 1023 bytes) to @p log with
  * @p payload when @p log is set and @p level <= @p max_level; else nothing.
  * The one logging path of the store handle and the transports.
  */
-void lease_vlog(lease_log_fn log, void *payload, int max_level, int level, const char *fmt,
-                va_list ap) __attribute__((format(printf, 5, 0)));
+void lease__vlog(lease_log_fn log, void *payload, int max_level, int level, const char *fmt,
+                 va_list ap) __attribute__((format(printf, 5, 0)));
 
 /**
  * Format an error message into @p err (at most @p errlen bytes, always
  * NUL-terminated); does nothing when @p err is NULL or @p errlen is 0.
  */
-void lease_errf(char *err, size_t errlen, const char *fmt, ...)
+void lease__errf(char *err, size_t errlen, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
 /**
@@ -57,13 +57,13 @@ void lease_errf(char *err, size_t errlen, const char *fmt, ...)
  * The library tidies its own messages (lease_store_last_error()) so; a
  * program adding its own context tidies the result the same way.
  */
-void lease_err_collapse(char *msg);
+void lease__err_collapse(char *msg);
 
 /**
  * When a message of @p needed bytes (a vsnprintf result, NUL excluded) did
  * not fit in @p buf (@p len bytes), end the text kept with "..." so that a
  * reader sees it was cut. Does nothing when it fit or @p len < 8.
  */
-void lease_err_mark_cut(char *buf, size_t len, int needed);
+void lease__err_mark_cut(char *buf, size_t len, int needed);
 
 #endif

@@ -39,12 +39,12 @@ int main(void)
 	size_t i;
 
 	o.timeout_s = 10;
-	if ((rc = lease_github_transport_new(&t, "octokit-fixture-org/git-refs", &o, err,
-	                                     sizeof(err))) < 0) {
+	if ((rc = lease__github_transport_new(&t, "octokit-fixture-org/git-refs", &o, err,
+	                                      sizeof(err))) < 0) {
 		fprintf(stderr, "ghreplay: %s\n", err);
 		return 1;
 	}
-	lease_github_set_rest_only(t);
+	lease__github_set_rest_only(t);
 	lease_oid_fromhex(&two, "0000000000000000000000000000000000000002");
 	lease_oid_fromhex(&one, "0000000000000000000000000000000000000001");
 
