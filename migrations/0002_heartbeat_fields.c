@@ -24,9 +24,8 @@ static int apply_0002(lease_payload *p, const char **method, const lease_migrati
 {
 	(void)method; /* nothing is derived */
 	if (p->version_major != 1 || p->version_minor != 1) {
-		if (err && errlen)
-			snprintf(err, errlen, "migration 0002 applies to 1.1.x, not %s",
-			         p->sdlc_version);
+		lease__error_set(err, errlen, "migration 0002 applies to 1.1.x, not %s",
+		                 p->sdlc_version);
 		return LEASE_EPAYLOAD;
 	}
 	/* a 1.1 payload has neither field; nothing read may claim them */

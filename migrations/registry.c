@@ -101,13 +101,6 @@ int lease__migration_version_parse(const char *s, int *major, int *minor, int *p
 	return *p ? LEASE_EINVALID : 0;
 }
 
-static int set_err(char *err, size_t errlen, const char *id, const char *what)
-{
-	if (err && errlen)
-		snprintf(err, errlen, "migration %s: %s", id ? id : "?", what);
-	return LEASE_EINTERNAL;
-}
-
 int lease__migrations_check(char *err, size_t errlen)
 {
 	const lease_migration *prev = NULL;
@@ -118,32 +111,45 @@ int lease__migrations_check(char *err, size_t errlen)
 		int ma = 0, mi = 0, pa = 0;
 
 		if (!m->id || strlen(m->id) != 4)
-			return set_err(err, errlen, m->id, "id must be four digits");
+			return (lease__error_set(err, errlen, "migration %s: %s", m->id,
+			                         "id must be four digits"),
+			        LEASE_EINTERNAL);
 		for (k = 0; k < 4; k++)
 			if (m->id[k] < '0' || m->id[k] > '9')
-				return set_err(err, errlen, m->id, "id must be four digits");
+				return (lease__error_set(err, errlen, "migration %s: %s", m->id,
+				                         "id must be four digits"),
+				        LEASE_EINTERNAL);
 		if (strcmp(m->id, registered[i].file_id) != 0)
-			return set_err(
-			        err, errlen, m->id,
-			        "id must be the prefix of its file name (lease_migration_NNNN "
-			        "in NNNN_<what>.c)");
+			return (lease__error_set(err, errlen, "migration %s: %s", m->id,
+			                         "id must be the prefix of its file name "
+			                         "(lease_migration_NNNN "
+			                         "in NNNN_<what>.c)"),
+			        LEASE_EINTERNAL);
 		if (prev && strcmp(prev->id, m->id) >= 0)
-			return set_err(err, errlen, m->id,
-			               "ids must be strictly increasing in the registry");
+			return (lease__error_set(err, errlen, "migration %s: %s", m->id,
+			                         "ids must be strictly increasing in the registry"),
+			        LEASE_EINTERNAL);
 		if (!m->apply || !m->description || !*m->description ||
 		    strchr(m->description, '\n'))
-			return set_err(err, errlen, m->id,
-			               "needs an apply function and a one-line description");
+			return (lease__error_set(
+			                err, errlen, "migration %s: %s", m->id,
+			                "needs an apply function and a one-line description"),
+			        LEASE_EINTERNAL);
 		if (lease__migration_version_parse(m->to, &ma, &mi, &pa) < 0 || ma != m->to_major ||
 		    mi != m->to_minor || pa != m->to_patch)
-			return set_err(err, errlen, m->id,
-			               "'to' disagrees with to_major/minor/patch");
+			return (lease__error_set(err, errlen, "migration %s: %s", m->id,
+			                         "'to' disagrees with to_major/minor/patch"),
+			        LEASE_EINTERNAL);
 		if (m->to_major < m->from_major ||
 		    (m->to_major == m->from_major && m->to_minor <= m->from_minor))
-			return set_err(err, errlen, m->id, "a step must raise the version");
+			return (lease__error_set(err, errlen, "migration %s: %s", m->id,
+			                         "a step must raise the version"),
+			        LEASE_EINTERNAL);
 		if (prev && (prev->to_major != m->from_major || prev->to_minor != m->from_minor))
-			return set_err(err, errlen, m->id,
-			               "must start at the version the previous step ends at");
+			return (lease__error_set(
+			                err, errlen, "migration %s: %s", m->id,
+			                "must start at the version the previous step ends at"),
+			        LEASE_EINTERNAL);
 		prev = m;
 	}
 	return 0;

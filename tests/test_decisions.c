@@ -38,13 +38,13 @@ START_TEST(test_f07_earlier_read_never_admits)
 	b.host = "h2";
 	/* A checks G: free. */
 	ck_assert_int_eq(lease_status(&seen, st, "G"), 0);
-	ck_assert_str_eq(seen.status, "absent");
+	ck_assert_int_eq(seen.status, LEASE_STATUS_ABSENT);
 	/* B takes G in between. */
 	ck_assert_int_eq(lease_acquire(&rb, st, "G", &b), 0);
 	ck_assert_int_eq(memstore_get_ref(mem, "refs/leases/G", &before), 1);
 	/* A's earlier read does not admit it: its own CAS decides (held). */
 	ck_assert_int_eq(lease_acquire(&r, st, "G", &a), LEASE_EHELD);
-	ck_assert_str_eq(r.status, "held");
+	ck_assert_int_eq(r.status, LEASE_STATUS_HELD);
 	ck_assert_str_eq(r.payload.owner, "job-b");
 	ck_assert_int_eq(r.holds_token, 0);
 	/* A takes E, which is free: G is untouched by it. */

@@ -292,7 +292,7 @@ START_TEST(non_json_200_is_temporary_and_a_landed_write_is_recognised)
 	ck_assert_msg(lease_status(&r, st, "proxied") == 0, "%s", r.message);
 	fakegh_fault(fk, FAKEGH_GQL_MUTATION, FAKEGH_FAULT_HTML_200, 1, 0);
 	ck_assert_msg(lease_release(&r, st, "proxied", &op) == 0, "%s", r.message);
-	ck_assert_str_eq(r.status, "released");
+	ck_assert_int_eq(r.status, LEASE_STATUS_RELEASED);
 }
 END_TEST
 

@@ -231,12 +231,12 @@ START_TEST(fault_matrix_runtime)
 	expect = f->rc == -99 ? (w == W_ACQUIRE ? 0 : f->rc_replace) : f->rc;
 	if (rc != expect)
 		fprintf(stderr, "%s x %s: rc %d (%s) status %s: %s\n", wop_names[w], f->id, rc,
-		        lease_error_id(rc), r.status ? r.status : "-", r.message);
+		        lease_error_id(rc), lease_status_name(r.status), r.message);
 	ck_assert_msg(rc == expect, "%s x %s: rc %d, expected %d", wop_names[w], f->id, rc, expect);
 	fakegh_set_read_lag(fk, 0);
 	fakegh_clear_faults(fk);
 	if (expect == 0) {
-		ck_assert_str_eq(r.status, wop_ok[w]);
+		ck_assert_str_eq(lease_status_name(r.status), wop_ok[w]);
 		tip_payload("job", &s);
 		/* the tip is this operation's write */
 		ck_assert(lease_oid_equal(&s.oid, &r.oid));
@@ -262,7 +262,7 @@ START_TEST(fault_matrix_runtime)
 		lease_ref_state_clear(&s);
 	} else {
 		/* refused: nothing changed, no lease lost, no second holder */
-		ck_assert_str_eq(r.status, "error");
+		ck_assert_int_eq(r.status, LEASE_STATUS_ERROR);
 		ck_assert_int_eq(tip("job", &after), had);
 		if (had)
 			ck_assert(lease_oid_equal(&after, &before));
@@ -286,7 +286,7 @@ static unsigned counted(int (*op)(lease_result *, lease_store *, const char *,
 	ck_assert_int_eq(open_gh(&s2, 5, 1000), 0);
 	fakegh_reset_counts(fk);
 	ck_assert_int_eq(op(&r, s2, "budget", o), 0);
-	ck_assert_str_eq(r.status, want);
+	ck_assert_str_eq(lease_status_name(r.status), want);
 	n = fakegh_count(fk, FAKEGH_ANY);
 	if (getenv("FAKEGH_DEBUG")) {
 		size_t i;
@@ -393,7 +393,7 @@ static unsigned set_counted(set_fn fn, const lease_op_options *o, const char *wa
 	ck_assert_int_eq(lease_store_open(&s2, "github:octo/leases", &so, err, sizeof(err)), 0);
 	fakegh_reset_counts(fk);
 	ck_assert_msg(fn(r, s2, names, 3, o) == 0, "%s: %s", want, r->message);
-	ck_assert_str_eq(r->status, want);
+	ck_assert_str_eq(lease_status_name(r->status), want);
 	n = fakegh_count(fk, FAKEGH_ANY);
 	fprintf(stderr, "budget: set %s of 3 leases %u requests\n", want, n);
 	/* the write is at its floor: k commits, one mutation */
@@ -475,8 +475,9 @@ static int contender(int idx, int iters, FILE *out)
 		o.lease_token = token;
 		t1 = realtime();
 		if ((rc = lease_release(&r, s2, "shared", &o)) < 0 ||
-		    strcmp(r.status, "released") != 0) {
-			fprintf(stderr, "%s release: %s %s\n", owner, r.status, r.message);
+		    r.status != LEASE_STATUS_RELEASED) {
+			fprintf(stderr, "%s release: %s %s\n", owner, lease_status_name(r.status),
+			        r.message);
 			rc = rc < 0 ? rc : -1;
 			break;
 		}
@@ -631,7 +632,7 @@ START_TEST(acquire_through_sporadic_422)
 
 	fakegh_fault(fk, FAKEGH_REF_CREATE, FAKEGH_FAULT_422_UPDATE_FAILED, 1, 0);
 	ck_assert_msg(lease_acquire(&r, st, "sporadic", &o) == 0, "%s", r.message);
-	ck_assert_str_eq(r.status, "acquired");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ACQUIRED);
 	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_REF_CREATE), 2);
 }
 END_TEST
@@ -674,7 +675,7 @@ START_TEST(moved_repository_lifecycle)
 	memcpy(token, r.payload.lease_token, sizeof(token));
 	o.lease_token = token;
 	ck_assert_msg(lease_release(&r, st, "moved", &o) == 0, "%s", r.message);
-	ck_assert_str_eq(r.status, "released");
+	ck_assert_int_eq(r.status, LEASE_STATUS_RELEASED);
 }
 END_TEST
 
@@ -829,7 +830,7 @@ START_TEST(F02_release_during_network_blip)
 	fakegh_fault(fk, FAKEGH_GQL_MUTATION, FAKEGH_FAULT_5XX, 1, 0);
 	fakegh_fault(fk, FAKEGH_GQL_QUERY, FAKEGH_FAULT_DROP, 1, 0);
 	ck_assert_int_eq(lease_release(&r, st, "blip", &o), 0);
-	ck_assert_str_eq(r.status, "released");
+	ck_assert_int_eq(r.status, LEASE_STATUS_RELEASED);
 	tip_payload("blip", &s);
 	ck_assert(s.payload.phase == LEASE_PHASE_RELEASED);
 	lease_ref_state_clear(&s);
@@ -840,7 +841,7 @@ START_TEST(F02_release_during_network_blip)
 	ck_assert_int_eq(open_gh(&st, 2, 500), 0);
 	fakegh_fault(fk, FAKEGH_ANY, FAKEGH_FAULT_5XX, 1000, 0);
 	ck_assert_int_eq(lease_release(&r, st, "blip2", &o), LEASE_ENET);
-	ck_assert_str_eq(r.status, "error");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ERROR);
 	fakegh_clear_faults(fk);
 	tip_payload("blip2", &s);
 	ck_assert(s.payload.phase == LEASE_PHASE_CLAIMED);
@@ -857,17 +858,17 @@ START_TEST(F09_release_already_gone)
 	lease_oid x;
 
 	ck_assert_int_eq(lease_release(&r, st, "gone", &o), 0);
-	ck_assert_str_eq(r.status, "already_released");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ALREADY_RELEASED);
 	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_COMMIT_POST), 0);
 	plant(&x, "gone", "alice", ALITOK, -200, 100);
 	ck_assert_int_eq(lease_release(&r, st, "gone", &o), 0);
-	ck_assert_str_eq(r.status, "released");
+	ck_assert_int_eq(r.status, LEASE_STATUS_RELEASED);
 	ck_assert_int_eq(lease_release(&r, st, "gone", &o), 0);
-	ck_assert_str_eq(r.status, "already_released");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ALREADY_RELEASED);
 	/* deleted behind our back (pruned) between two cleanups */
 	ck_assert_int_eq(fakegh_set_ref(fk, "refs/leases/gone", NULL), 0);
 	ck_assert_int_eq(lease_release(&r, st, "gone", &o), 0);
-	ck_assert_str_eq(r.status, "already_released");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ALREADY_RELEASED);
 }
 END_TEST
 
@@ -885,7 +886,7 @@ START_TEST(F10_path_collision)
 	ck_assert_int_eq(fakegh_get_ref(fk, "refs/heads/main", hex), 1);
 	ck_assert_int_eq(fakegh_set_ref(fk, "refs/leases/a/b", hex), 0);
 	ck_assert_int_eq(lease_acquire(&r, st, "a", &o), LEASE_ECONFIG);
-	ck_assert_str_ne(r.status, "held");
+	ck_assert_int_ne(r.status, LEASE_STATUS_HELD);
 	ck_assert_ptr_nonnull(strstr(r.message, "422"));
 }
 END_TEST

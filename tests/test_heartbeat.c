@@ -78,7 +78,7 @@ static int fake_sleep(double seconds, void *payload)
 		o.lease_token = f->token;
 		o.ttl_seconds = f->own_ttl;
 		ck_assert_int_eq(lease_heartbeat(&r, f->st, f->target ? f->target : "job", &o), 0);
-		ck_assert_str_eq(r.status, "renewed");
+		ck_assert_int_eq(r.status, LEASE_STATUS_RENEWED);
 	}
 	if (f->sleeps == f->break_at_sleep)
 		admin_break(f);
@@ -96,7 +96,7 @@ static void on_report(const lease_keep_report *rep, void *payload)
 	f->lost_at[f->n] = rep->lost_at;
 	f->real[f->n] = f->t;
 	snprintf(f->status[f->n], sizeof(f->status[0]), "%s",
-	         rep->result && rep->result->status ? rep->result->status : "");
+	         rep->result ? lease_status_name(rep->result->status) : "");
 	f->set_n[f->n] = rep->set ? rep->set->count : 0;
 	snprintf(f->set_blocker[f->n], sizeof(f->set_blocker[0]), "%s",
 	         rep->set && rep->set->blocker >= 0 ? rep->set->members[rep->set->blocker].name
@@ -178,7 +178,7 @@ static int64_t stored_expiry(fake *f, const char *name)
 	lease_result r;
 
 	ck_assert_int_eq(lease_status(&r, f->st, name), 0);
-	ck_assert_str_eq(r.status, "live");
+	ck_assert_int_eq(r.status, LEASE_STATUS_LIVE);
 	return r.payload.expires_at;
 }
 
@@ -238,7 +238,7 @@ START_TEST(test_schedule_default_interval)
 		ck_assert_int_eq(f.at[i], t0 + 10 * (i + 1));
 		ck_assert_int_eq(f.exp[i], f.at[i] + 30);
 	}
-	ck_assert_str_eq(last.status, "renewed");
+	ck_assert_int_eq(last.status, LEASE_STATUS_RENEWED);
 	lease_store_free(f.st);
 }
 END_TEST
@@ -356,7 +356,7 @@ START_TEST(test_retry_until_lost_deadline)
 	ck_assert_int_eq(f.ev[f.n - 1], LEASE_KEEP_LOST);
 	ck_assert((double)f.at[f.n - 1] >= lost_at);
 	ck_assert_int_lt(f.at[f.n - 1], expires); /* lost before anyone may take over */
-	ck_assert_str_eq(last.status, "expired");
+	ck_assert_int_eq(last.status, LEASE_STATUS_EXPIRED);
 	ck_assert_int_eq(last.holds_token, 0);
 	/* the last retry was close to the deadline (no idle gap of a full backoff) */
 	ck_assert((double)f.at[f.n - 2] >= lost_at - 2);
@@ -404,7 +404,7 @@ START_TEST(test_lost_at_once_on_not_holder)
 	ck_assert_int_eq(f.lost, 1);
 	ck_assert_int_eq(f.at[1], f.at[0] + 10); /* found at the next scheduled heartbeat */
 	ck_assert_int_eq(lease_status(&st, f.st, "job"), 0);
-	ck_assert_str_eq(st.status, "released");
+	ck_assert_int_eq(st.status, LEASE_STATUS_RELEASED);
 	lease_store_free(f.st);
 }
 END_TEST
@@ -476,7 +476,7 @@ START_TEST(test_check_lost_at_once_on_break)
 	ck_assert_int_eq(f.writes, 0);
 	ck_assert_int_eq(f.lost, 1);
 	ck_assert_int_le(f.at[f.n - 1], acq.now + 4);
-	ck_assert_str_eq(last.status, "not_holder");
+	ck_assert_int_eq(last.status, LEASE_STATUS_NOT_HOLDER);
 	ck_assert_ptr_nonnull(strstr(last.message, "released"));
 	ck_assert_str_eq(last.payload.lease_token, "");
 	lease_store_free(f.st);
@@ -564,7 +564,7 @@ START_TEST(test_set_lost_at_once_on_member_break)
 	ck_assert_int_eq(f.lost, 1);
 	ck_assert_int_le(f.at[f.n - 1], acq->members[0].now + 4);
 	ck_assert_str_eq(last.name, "prod");
-	ck_assert_str_eq(last.status, "not_holder");
+	ck_assert_int_eq(last.status, LEASE_STATUS_NOT_HOLDER);
 	ck_assert_str_eq(last.payload.lease_token, "");
 	ck_assert_uint_eq(f.set_n[f.n - 1], 0); /* a re-read, not a set write */
 	lease_store_free(f.st);
@@ -634,7 +634,7 @@ START_TEST(test_lost_when_expired)
 	ck_assert_int_eq(lease_keep(&last, f.st, "job", &k), LEASE_EEXPIRED);
 	ck_assert_int_eq(f.writes, 0);
 	ck_assert_int_eq(f.lost, 1);
-	ck_assert_str_eq(last.status, "expired");
+	ck_assert_int_eq(last.status, LEASE_STATUS_EXPIRED);
 	lease_store_free(f.st);
 }
 END_TEST

@@ -59,7 +59,7 @@ START_TEST(test_known_state_skips_the_read)
 	o.known_oid = &a.oid;
 	o.known_payload = &a.payload;
 	ck_assert_int_eq(lease_heartbeat(&h, st, "job", &o), 0);
-	ck_assert_str_eq(h.status, "renewed");
+	ck_assert_int_eq(h.status, LEASE_STATUS_RENEWED);
 	ck_assert_str_eq(h.payload.lease_token, a.payload.lease_token);
 	ck_assert_int_eq(h.payload.expires_at, clock_s + 300);
 	/* one commit, one CAS, one verifying read: nothing read before deciding */
@@ -93,7 +93,7 @@ START_TEST(test_stale_known_state_is_settled_by_reading)
 	o.known_oid = &a.oid;
 	o.known_payload = &a.payload;
 	ck_assert_int_eq(lease_heartbeat(&h, st, "job", &o), LEASE_ENOTHOLDER);
-	ck_assert_str_eq(h.status, "not_holder");
+	ck_assert_int_eq(h.status, LEASE_STATUS_NOT_HOLDER);
 	/* the released lease is untouched (F13: never recreated) */
 	ck_assert_int_eq(memstore_get_ref(mem, "refs/leases/job", &oid), 1);
 	ck_assert(lease_oid_equal(&oid, &br.oid));

@@ -368,8 +368,9 @@ static void heartbeat_11(lease_store *st, const char *name, const char *expect_s
 	ho.host = "host-a";
 	ho.lease_token = TOKEN_A;
 	rc = lease_heartbeat(&res, st, name, &ho);
-	ck_assert_msg(rc == 0, "heartbeat %s: %d %s %s", name, rc, res.status, res.message);
-	ck_assert_str_eq(res.status, expect_status);
+	ck_assert_msg(rc == 0, "heartbeat %s: %d %s %s", name, rc, lease_status_name(res.status),
+	              res.message);
+	ck_assert_str_eq(lease_status_name(res.status), expect_status);
 	ck_assert_str_eq(res.payload.lease_token, TOKEN_A);
 }
 
@@ -502,7 +503,8 @@ static void assert_live(lease_store *st, const char *name)
 	lease_result res;
 
 	ck_assert_int_eq(lease_status(&res, st, name), 0);
-	ck_assert_msg(strcmp(res.status, "live") == 0, "%s: %s", name, res.status);
+	ck_assert_msg(res.status == LEASE_STATUS_LIVE, "%s: %s", name,
+	              lease_status_name(res.status));
 	ck_assert(res.has_payload);
 	ck_assert_str_eq(res.payload.owner, "alice");
 }

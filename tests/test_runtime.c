@@ -182,8 +182,8 @@ static void must_acquire(fx *f, const char *name, ident id, int64_t ttl, char *t
 	lease_result r;
 	int rc = lease_acquire(&r, f->st, name, &o);
 
-	ck_assert_msg(rc == 0, "acquire %s: %s (%s)", name, r.status, r.message);
-	ck_assert_str_eq(r.status, "acquired");
+	ck_assert_msg(rc == 0, "acquire %s: %s (%s)", name, lease_status_name(r.status), r.message);
+	ck_assert_int_eq(r.status, LEASE_STATUS_ACQUIRED);
 	ck_assert_int_eq(r.holds_token, 1);
 	if (tok)
 		memcpy(tok, r.payload.lease_token, LEASE_TOKEN_HEXSZ + 1);
@@ -195,7 +195,7 @@ static void must_release(fx *f, const char *name, ident id, const char *tok)
 	lease_result r;
 
 	ck_assert_int_eq(lease_release(&r, f->st, name, &o), 0);
-	ck_assert_str_eq(r.status, "released");
+	ck_assert_int_eq(r.status, LEASE_STATUS_RELEASED);
 }
 
 /* The ref's oid whatever its payload: 1 when present. */
@@ -409,9 +409,9 @@ static void run_cell(fx *f, int idx, int with_token)
 	bpres = cur(f, name, &before, &boid);
 	o = opt(actor, with_token ? (c->rel == R_ABSENT ? TOK1 : htok) : STALE, 0);
 	rc = run_top(c->op, &r, f->st, name, &o);
-	ck_assert_msg(rc == want_rc && strcmp(r.status, want_st) == 0,
-	              "%s: want %s/%d, got %s/%d (%s)", what, want_st, want_rc, r.status, rc,
-	              r.message);
+	ck_assert_msg(rc == want_rc && strcmp(lease_status_name(r.status), want_st) == 0,
+	              "%s: want %s/%d, got %s/%d (%s)", what, want_st, want_rc,
+	              lease_status_name(r.status), rc, r.message);
 	ck_assert_int_eq(r.code, rc);
 	ck_assert_int_eq(r.now, now);
 	apres = cur(f, name, &after, &aoid);
@@ -504,7 +504,7 @@ START_TEST(test_no_token_is_not_holder)
 	ck_assert_int_eq(lease_transition(&r, f.st, "l", &o), LEASE_ENOTHOLDER);
 	o.lease_token = "";
 	ck_assert_int_eq(lease_release(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "not_owner");
+	ck_assert_int_eq(r.status, LEASE_STATUS_NOT_OWNER);
 	fx_free(&f);
 }
 END_TEST
@@ -527,7 +527,7 @@ START_TEST(test_slots_mem)
 	for (i = 0; i < 3; i++) {
 		o = opt(ids[i], NULL, 60);
 		ck_assert_int_eq(lease_slots_acquire(&r, f_slots.st, "db", 3, &o), 0);
-		ck_assert_str_eq(r.status, "acquired");
+		ck_assert_int_eq(r.status, LEASE_STATUS_ACQUIRED);
 		ck_assert_int_eq(r.payload.transitions, 0);
 		ck_assert_msg(strncmp(r.name, "db@", 3) == 0 && strstr(r.name, "of3"), "%s",
 		              r.name);
@@ -597,7 +597,7 @@ START_TEST(test_slots_status_mem)
 	ck_assert_uint_eq(v.live, 2);
 	ck_assert_str_eq(v.items[0].name, "db@1of3");
 	ck_assert_str_eq(v.items[1].name, "db@2of3");
-	ck_assert_str_eq(v.items[0].status, "live");
+	ck_assert_int_eq(v.items[0].status, LEASE_STATUS_LIVE);
 	ck_assert_str_eq(v.items[0].payload.owner, "s2");
 	lease_slots_view_clear(&v);
 	/* expired: not released, not live */
@@ -605,7 +605,7 @@ START_TEST(test_slots_status_mem)
 	ck_assert_int_eq(lease_slots_status(&v, f.st, "db"), 0);
 	ck_assert_int_eq(v.slots, 3);
 	ck_assert_uint_eq(v.live, 0);
-	ck_assert_str_eq(v.items[1].status, "expired");
+	ck_assert_int_eq(v.items[1].status, LEASE_STATUS_EXPIRED);
 	lease_slots_view_clear(&v);
 	/* every slot released: 0 */
 	o = opt(ids[0], r2.payload.lease_token, 0);
@@ -698,7 +698,7 @@ START_TEST(test_rotation_divergence_from_phase_rule)
 	ck_assert_int_eq(r.payload.transitions, 0);
 	/* same-phase transition: a usage error, nothing written */
 	ck_assert_int_eq(lease_transition(&r, f.st, "l", &o), LEASE_EINVALID);
-	ck_assert_str_eq(r.status, "error");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ERROR);
 	/* same-host reacquire preserves */
 	ck_assert_int_eq(lease_reacquire(&r, f.st, "l", &o), 0);
 	ck_assert_str_eq(r.payload.lease_token, tok);
@@ -732,7 +732,7 @@ START_TEST(test_settle_create_applied_answer_dropped)
 	fx_mem(&f);
 	memstore_faults_get(f.m)->drop_after_apply = 1;
 	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "acquired");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ACQUIRED);
 	ck_assert_int_eq(counts(&f)->write_commit, 1); /* settled, not re-sent */
 	ck_assert_int_eq(counts(&f)->create_ref, 1);
 	ck_assert(cur(&f, "l", &p, &oid));
@@ -757,7 +757,7 @@ START_TEST(test_settle_replace_applied_answer_dropped)
 	memstore_counts_reset(f.m);
 	memstore_faults_get(f.m)->drop_after_apply = 1;
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "renewed");
+	ck_assert_int_eq(r.status, LEASE_STATUS_RENEWED);
 	ck_assert_int_eq(counts(&f)->replace_ref, 1);
 	ck_assert(cur(&f, "l", &p, NULL));
 	ck_assert_int_eq(p.expires_at, f.clk.t + 60);
@@ -765,10 +765,10 @@ START_TEST(test_settle_replace_applied_answer_dropped)
 	memstore_faults_get(f.m)->drop_after_apply = 1;
 	o.to = LEASE_PHASE_WORKING;
 	ck_assert_int_eq(lease_transition(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "transitioned");
+	ck_assert_int_eq(r.status, LEASE_STATUS_TRANSITIONED);
 	memstore_faults_get(f.m)->drop_after_apply = 1;
 	ck_assert_int_eq(lease_release(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "released");
+	ck_assert_int_eq(r.status, LEASE_STATUS_RELEASED);
 	ck_assert(cur(&f, "l", &p, NULL));
 	ck_assert_int_eq(p.phase, LEASE_PHASE_RELEASED);
 	fx_free(&f);
@@ -795,7 +795,7 @@ START_TEST(test_settle_lie_then_retry)
 	memstore_faults_get(f.m)->lie_replace = 2;
 	o = opt(ALICE, tok, 0);
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "renewed");
+	ck_assert_int_eq(r.status, LEASE_STATUS_RENEWED);
 	ck_assert_int_eq(counts(&f)->replace_ref, 3);
 	fx_free(&f);
 }
@@ -817,7 +817,7 @@ START_TEST(test_settle_lie_forever_is_unknown)
 	memstore_faults_get(f.m)->lie_replace = 100;
 	o = opt(ALICE, tok, 0);
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), LEASE_EUNVERIFIED);
-	ck_assert_str_eq(r.status, "error");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ERROR);
 	ck_assert_int_eq(counts(&f)->replace_ref, 4); /* 1 + 3 retries */
 	ck_assert(ref_oid(&f, "l", &after));
 	ck_assert(lease_oid_equal(&before, &after));
@@ -837,19 +837,19 @@ START_TEST(test_settle_exists_and_fail_before)
 	fx_mem(&f);
 	memstore_faults_get(f.m)->exists_on_create = 1;
 	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "acquired");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ACQUIRED);
 	memcpy(tok, r.payload.lease_token, sizeof(tok));
 	o.lease_token = tok;
 	memstore_faults_get(f.m)->fail_before = 1;
 	memstore_counts_reset(f.m);
 	ck_assert_int_eq(lease_release(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "released");
+	ck_assert_int_eq(r.status, LEASE_STATUS_RELEASED);
 	ck_assert_int_eq(counts(&f)->replace_ref, 2);
 	/* a store that never answers: the error, not success */
 	memstore_faults_get(f.m)->fail_before = 100;
 	o.lease_token = NULL;
 	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_ENET);
-	ck_assert_str_eq(r.status, "error");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ERROR);
 	ck_assert_int_eq(r.holds_token, 0);
 	fx_free(&f);
 }
@@ -876,7 +876,7 @@ START_TEST(test_settle_concurrent_acquire_F23)
 	fx_mem(&f);
 	hook(&f, H_WRITE_COMMIT, 1, 0, bob_acquires);
 	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_EHELD);
-	ck_assert_str_eq(r.status, "held");
+	ck_assert_int_eq(r.status, LEASE_STATUS_HELD);
 	ck_assert_int_eq(r.holds_token, 0);
 	ck_assert(cur(&f, "l", &p, NULL));
 	ck_assert_str_eq(p.owner, "bob");
@@ -903,7 +903,7 @@ static void alice_releases(fx *f)
 	lease_result r;
 
 	ck_assert_int_eq(lease_release(&r, f->st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "released");
+	ck_assert_int_eq(r.status, LEASE_STATUS_RELEASED);
 }
 
 START_TEST(test_F13_heartbeat_racing_release)
@@ -920,7 +920,7 @@ START_TEST(test_F13_heartbeat_racing_release)
 	hook(&f, H_WRITE_COMMIT, 1, 0, alice_releases);
 	o = opt(ALICE, alice_token, 0);
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), LEASE_ENOTHOLDER);
-	ck_assert_str_eq(r.status, "not_holder");
+	ck_assert_int_eq(r.status, LEASE_STATUS_NOT_HOLDER);
 	ck_assert(cur(&f, "l", &p, &rel));
 	ck_assert_int_eq(p.phase, LEASE_PHASE_RELEASED);
 	/* a heartbeat on a lease that is gone: not_holder, never recreated */
@@ -970,7 +970,7 @@ START_TEST(test_settle_landed_then_lost)
 	memstore_faults_get(f.m)->drop_after_apply = 1;
 	o = opt(ALICE, alice_token, 0);
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), LEASE_ENOTHOLDER);
-	ck_assert_str_eq(r.status, "not_holder");
+	ck_assert_int_eq(r.status, LEASE_STATUS_NOT_HOLDER);
 	ck_assert_int_eq(log_fired, 1);
 	ck_assert(cur(&f, "l", &p, NULL));
 	ck_assert_str_eq(p.owner, "bob");
@@ -1019,7 +1019,7 @@ START_TEST(test_settle_acquire_landed_then_lost)
 	log_fired = 0;
 	memstore_faults_get(f.m)->drop_after_apply = 1;
 	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_EHELD);
-	ck_assert_str_eq(r.status, "held");
+	ck_assert_int_eq(r.status, LEASE_STATUS_HELD);
 	ck_assert_int_eq(r.holds_token, 0);
 	ck_assert(cur(&f, "l", &p, NULL));
 	ck_assert_str_eq(p.lease_token, bob_token);
@@ -1031,7 +1031,7 @@ START_TEST(test_settle_acquire_landed_then_lost)
 	o = opt(ALICE, NULL, 60);
 	memstore_faults_get(f.m)->drop_after_apply = 1;
 	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "acquired");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ACQUIRED);
 	ck_assert(cur(&f, "l", &p, NULL));
 	ck_assert_str_eq(p.lease_token, r.payload.lease_token);
 	ck_assert_str_eq(p.owner, "alice");
@@ -1054,7 +1054,7 @@ START_TEST(test_F15_rebuild_finds_expired)
 	hook(&f, H_WRITE_COMMIT, 1, 50, NULL);
 	o = opt(ALICE, tok, 0);
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), LEASE_EEXPIRED);
-	ck_assert_str_eq(r.status, "expired");
+	ck_assert_int_eq(r.status, LEASE_STATUS_EXPIRED);
 	ck_assert_int_eq(counts(&f)->replace_ref, 0);
 	fx_free(&f);
 }
@@ -1088,7 +1088,7 @@ START_TEST(test_settle_churn_is_bounded)
 	hook(&f, H_WRITE_COMMIT, 1, 0, someone_rewrites);
 	f.clk.repeat = 1;
 	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_ECAS);
-	ck_assert_str_eq(r.status, "error");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ERROR);
 	ck_assert_ptr_nonnull(strstr(r.message, "kept changing"));
 	ck_assert_int_le(counts(&f)->replace_ref, 12);
 	fx_free(&f);
@@ -1141,9 +1141,9 @@ START_TEST(test_inconsistent_read_is_error)
 	must_acquire(&f, "l", ALICE, 60, NULL);
 	memstore_faults_get(f.m)->wrong_commit = 100;
 	ck_assert_int_eq(lease_status(&r, f.st, "l"), LEASE_EUNVERIFIED);
-	ck_assert_str_eq(r.status, "error");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ERROR);
 	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_EUNVERIFIED);
-	ck_assert_str_eq(r.status, "error");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ERROR);
 	fx_free(&f);
 }
 END_TEST
@@ -1168,7 +1168,7 @@ START_TEST(test_wait_bounded_by_store_time)
 	o.wait_cb = jump_cb;
 	o.wait_payload = &f;
 	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_EHELD);
-	ck_assert_str_eq(r.status, "held");
+	ck_assert_int_eq(r.status, LEASE_STATUS_HELD);
 	ck_assert_ptr_nonnull(strstr(r.message, "still held"));
 	fx_free(&f);
 }
@@ -1185,12 +1185,20 @@ typedef struct wrap {
 	int fail_read_commit;
 	int read_commit_rc;
 	int fail_list;
+	int fail_write_commit; /* fail this many write_commit with fail_rc */
+	int fail_rc;
+	const char *why; /* what last_error says when set */
 } wrap;
 
 static int w_write_commit(lease_transport *t, lease_oid *out, const lease_oid *parent,
                           const char *message, int64_t when)
 {
 	wrap *w = (wrap *)t;
+
+	if (w->fail_write_commit > 0) {
+		w->fail_write_commit--;
+		return w->fail_rc;
+	}
 	return w->in->write_commit(w->in, out, parent, message, when);
 }
 static int w_create(lease_transport *t, const char *ref, const lease_oid *n)
@@ -1250,6 +1258,9 @@ static int w_list(lease_transport *t, lease_ref_list *out, const char *prefix)
 static const char *w_last_error(lease_transport *t)
 {
 	wrap *w = (wrap *)t;
+
+	if (w->why)
+		return w->why;
 	return w->in->last_error ? w->in->last_error(w->in) : "injected";
 }
 static void w_free(lease_transport *t)
@@ -1293,6 +1304,45 @@ static wrap *fx_wrap(fx *f)
 	return w;
 }
 
+/* Issue 26 step 2, one error channel: a transport's message is the handle's
+ * and the result's, verbatim — the first (deepest) error wins and no layer
+ * prefixes it ("cannot write the commit: ...", "l: ..."); each call starts
+ * clean, so a later failure is not hidden behind an earlier one. */
+START_TEST(test_error_first_wins)
+{
+	static const char why[] = "no space left on the device holding objects/ab";
+	fx f;
+	wrap *w = fx_wrap(&f);
+	lease_op_options o = opt(ALICE, NULL, 60);
+	lease_result r;
+
+	w->fail_write_commit = 1;
+	w->fail_rc = LEASE_ECONFIG;
+	w->why = why;
+	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_ECONFIG);
+	ck_assert_int_eq(r.status, LEASE_STATUS_ERROR);
+	ck_assert_str_eq(r.message, why);
+	ck_assert_str_eq(lease_store_last_error(f.st), why);
+	/* a read that fails: its message, once */
+	w->why = "connection refused by 127.0.0.1";
+	w->fail_read_ref = 1;
+	ck_assert_int_eq(lease_status(&r, f.st, "l"), LEASE_ENET);
+	ck_assert_str_eq(r.message, "connection refused by 127.0.0.1");
+	ck_assert_str_eq(lease_store_last_error(f.st), "connection refused by 127.0.0.1");
+	/* the next call begins clean: its own error, not the one before */
+	ck_assert_int_eq(lease_acquire(&r, f.st, "a/b", &o), LEASE_EINVALID);
+	ck_assert_ptr_nonnull(strstr(r.message, "must not contain '/'"));
+	ck_assert_ptr_null(strstr(r.message, "refused"));
+	ck_assert_ptr_null(strstr(r.message, "name: name:"));
+	ck_assert_str_eq(lease_store_last_error(f.st), r.message);
+	/* and a call that succeeds leaves no message behind */
+	w->why = NULL;
+	ck_assert_int_eq(lease_status(&r, f.st, "l"), 0);
+	ck_assert_str_eq(lease_store_last_error(f.st), "");
+	fx_free(&f);
+}
+END_TEST
+
 /* A read that fails is an error (never a decision); a failed re-read after a
  * write leaves the outcome unknown and the runtime settles it. */
 START_TEST(test_read_faults_settle)
@@ -1307,19 +1357,19 @@ START_TEST(test_read_faults_settle)
 	ck_assert_int_eq(lease_status(&r, f.st, "l"), LEASE_ENET);
 	w->fail_read_ref = 1;
 	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_ENET);
-	ck_assert_str_eq(r.status, "error");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ERROR);
 	/* the post-write re-read fails, then the settling read too */
 	w->skip_read_ref = 1; /* the runtime's read passes */
 	w->fail_read_ref = 2;
 	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "acquired");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ACQUIRED);
 	ck_assert(cur(&f, "l", &p, NULL));
 	ck_assert_str_eq(p.lease_token, r.payload.lease_token);
 	ck_assert_int_eq(counts(&f)->create_ref, 1);
 	/* reads without the commit: the commit is read by oid; its failures */
 	w->strip_commit = 1;
 	ck_assert_int_eq(lease_status(&r, f.st, "l"), 0);
-	ck_assert_str_eq(r.status, "live");
+	ck_assert_int_eq(r.status, LEASE_STATUS_LIVE);
 	w->fail_read_commit = 1;
 	ck_assert_int_eq(lease_status(&r, f.st, "l"), LEASE_ENET);
 	w->fail_read_commit = 1;
@@ -1329,7 +1379,7 @@ START_TEST(test_read_faults_settle)
 	w->fail_list = 1;
 	ck_assert_int_eq(lease_acquire(&r, f.st, "new", &o), LEASE_ENET);
 	ck_assert_int_eq(lease_status(&r, f.st, "new"), 0);
-	ck_assert_str_eq(r.status, "absent");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ABSENT);
 	fx_free(&f);
 }
 END_TEST
@@ -1390,14 +1440,14 @@ START_TEST(test_floor_not_due)
 	f.clk.t = T0 + 5; /* floor is 6 s */
 	memstore_counts_reset(f.m);
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "not_due");
+	ck_assert_int_eq(r.status, LEASE_STATUS_NOT_DUE);
 	ck_assert_int_eq(r.holds_token, 1);
 	ck_assert_int_eq(r.approximate_ttl, 0);
 	ck_assert_str_eq(r.payload.lease_token, tok);
 	ck_assert_int_eq(counts(&f)->write_commit, 0);
 	f.clk.t = T0 + 6;
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "renewed");
+	ck_assert_int_eq(r.status, LEASE_STATUS_RENEWED);
 	ck_assert_int_eq(r.payload.expires_at, T0 + 66);
 	/* a stale token is not_holder, not not_due (token checks first) */
 	o.lease_token = STALE;
@@ -1405,7 +1455,7 @@ START_TEST(test_floor_not_due)
 	/* a cross-host heartbeat with the token is never not_due: it rotates */
 	o = opt(ALICE2, tok, 0);
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "renewed");
+	ck_assert_int_eq(r.status, LEASE_STATUS_RENEWED);
 	ck_assert_int_eq(r.token_rotated, 1);
 	fx_free(&f);
 }
@@ -1424,7 +1474,7 @@ START_TEST(test_floor_never_below_half_ttl)
 	f.clk.t = T0 + 2;
 	o = opt(ALICE, tok, 600); /* 58 s left of a 600 s TTL asked */
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "renewed");
+	ck_assert_int_eq(r.status, LEASE_STATUS_RENEWED);
 	ck_assert_int_eq(r.payload.ttl_seconds, 600);
 	ck_assert_int_eq(r.payload.expires_at, T0 + 602);
 	fx_free(&f);
@@ -1472,14 +1522,14 @@ START_TEST(test_floor_runtime_agrees_with_reconcile)
 	o = opt(ALICE, tok, 0);
 	f.clk.t = T0 + 2;
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "renewed");
+	ck_assert_int_eq(r.status, LEASE_STATUS_RENEWED);
 	f.clk.t = T0 + 4;
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "renewed");
+	ck_assert_int_eq(r.status, LEASE_STATUS_RENEWED);
 	ck_assert_int_eq(floor_flag(&f, "l", &floor_s), -1);
 	f.clk.t = T0 + 5;
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "not_due");
+	ck_assert_int_eq(r.status, LEASE_STATUS_NOT_DUE);
 	ck_assert_int_eq(floor_flag(&f, "l", &floor_s), -1);
 	/* another tool's heartbeat 1 s after the last: below the floor */
 	ck_assert(cur(&f, "l", &p, NULL));
@@ -1527,7 +1577,7 @@ static void must_heartbeat(fx *f, const char *name, lease_op_options *o, int64_t
 
 	f->clk.t = at;
 	ck_assert_int_eq(lease_heartbeat(&r, f->st, name, o), 0);
-	ck_assert_str_eq(r.status, status);
+	ck_assert_str_eq(lease_status_name(r.status), status);
 }
 
 /* A heartbeat over a heartbeat of the same tenure replaces it: the chain
@@ -1705,7 +1755,7 @@ START_TEST(test_floor_same_on_replaced_chain)
 		for (i = 0; runs[k].at[i]; i++) {
 			a.clk.t = b.clk.t = T0 + runs[k].at[i];
 			ck_assert_int_eq(lease_heartbeat(&r, a.st, "l", &o), 0);
-			if (strcmp(r.status, "renewed") == 0) {
+			if (r.status == LEASE_STATUS_RENEWED) {
 				ck_assert(cur(&a, "l", &p, NULL));
 				put_payload_as(&b, "l", "heartbeat", "l", "1.1.0", ALICE, tok,
 				               "claimed", p.transitions, p.acquired_at,
@@ -1766,11 +1816,11 @@ START_TEST(test_floor_prebump_approximate)
 	o = opt(ALICE, TOK1, 0);
 	f.clk.t = T0 + 10; /* heartbeat time ~T0, floor 30 s */
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "not_due");
+	ck_assert_int_eq(r.status, LEASE_STATUS_NOT_DUE);
 	ck_assert_int_eq(r.approximate_ttl, 1);
 	f.clk.t = T0 + 40;
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "renewed");
+	ck_assert_int_eq(r.status, LEASE_STATUS_RENEWED);
 	ck_assert_int_eq(r.approximate_ttl, 1);
 	ck_assert(cur(&f, "l", &p, NULL));
 	ck_assert_int_eq(p.has_ttl, 1);
@@ -1782,7 +1832,7 @@ START_TEST(test_floor_prebump_approximate)
 	/* now exact */
 	f.clk.t = T0 + 45;
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "not_due");
+	ck_assert_int_eq(r.status, LEASE_STATUS_NOT_DUE);
 	ck_assert_int_eq(r.approximate_ttl, 0);
 	fx_free(&f);
 }
@@ -1806,7 +1856,7 @@ START_TEST(test_F30_ttl_invalid_nothing_written)
 
 			memstore_counts_reset(f.m);
 			ck_assert_int_eq(run_top((top)op, &r, f.st, "l", &o), LEASE_EINVALID);
-			ck_assert_str_eq(r.status, "error");
+			ck_assert_int_eq(r.status, LEASE_STATUS_ERROR);
 			ck_assert_ptr_nonnull(strstr(r.message, "TTL"));
 			k = counts(&f);
 			ck_assert_int_eq(
@@ -1889,16 +1939,16 @@ START_TEST(test_F01_holder_vanishes)
 	o = opt(BOB, NULL, 60);
 	f.clk.t = T0 + 60; /* at expires_at: not yet expired */
 	ck_assert_int_eq(lease_acquire(&r, f.st, "job", &o), LEASE_EHELD);
-	ck_assert_str_eq(r.status, "held");
+	ck_assert_int_eq(r.status, LEASE_STATUS_HELD);
 	ck_assert_ptr_nonnull(strstr(r.message, "alice"));
 	ck_assert_int_eq(lease_status(&r, f.st, "job"), 0);
-	ck_assert_str_eq(r.status, "live");
+	ck_assert_int_eq(r.status, LEASE_STATUS_LIVE);
 	f.clk.t = T0 + 61;
 	ck_assert_int_eq(lease_status(&r, f.st, "job"), 0);
-	ck_assert_str_eq(r.status, "expired");
+	ck_assert_int_eq(r.status, LEASE_STATUS_EXPIRED);
 	ck_assert_int_eq(r.payload.lease_token[0], '\0'); /* never shown by status */
 	ck_assert_int_eq(lease_acquire(&r, f.st, "job", &o), 0);
-	ck_assert_str_eq(r.status, "acquired");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ACQUIRED);
 	ck_assert_int_eq(r.token_rotated, 1);
 	ck_assert_int_eq(r.payload.transitions, 1);
 	memcpy(btok, r.payload.lease_token, sizeof(btok));
@@ -1908,7 +1958,7 @@ START_TEST(test_F01_holder_vanishes)
 	o = opt(ALICE, atok, 0);
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "job", &o), LEASE_ENOTHOLDER);
 	ck_assert_int_eq(lease_release(&r, f.st, "job", &o), 0);
-	ck_assert_str_eq(r.status, "not_owner");
+	ck_assert_int_eq(r.status, LEASE_STATUS_NOT_OWNER);
 	ck_assert(ref_oid(&f, "job", &after));
 	ck_assert(lease_oid_equal(&boid, &after));
 	fx_free(&f);
@@ -1936,12 +1986,12 @@ START_TEST(test_F03_identity_collision)
 	fx_mem(&f);
 	must_acquire(&f, "k", ALICE, 60, tok);
 	ck_assert_int_eq(lease_acquire(&r, f.st, "k", &o), LEASE_EHELD);
-	ck_assert_str_eq(r.status, "already_held");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ALREADY_HELD);
 	ck_assert_int_eq(r.holds_token, 0);
 	/* racing twins: CAS decides, the loser sees already_held */
 	hook(&f, H_WRITE_COMMIT, 1, 0, alice_twin_acquires);
 	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_EHELD);
-	ck_assert_str_eq(r.status, "already_held");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ALREADY_HELD);
 	ck_assert(cur(&f, "l", &p, NULL));
 	ck_assert_str_eq(p.lease_token, bob_token);
 	ck_assert_str_ne(p.lease_token, tok);
@@ -1963,11 +2013,11 @@ START_TEST(test_F04_double_release)
 	must_release(&f, "l", ALICE, atok);
 	o = opt(ALICE, atok, 0);
 	ck_assert_int_eq(lease_release(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "already_released");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ALREADY_RELEASED);
 	must_acquire(&f, "l", BOB, 60, btok);
 	ck_assert(ref_oid(&f, "l", &boid));
 	ck_assert_int_eq(lease_release(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "not_owner");
+	ck_assert_int_eq(r.status, LEASE_STATUS_NOT_OWNER);
 	ck_assert(ref_oid(&f, "l", &after));
 	ck_assert(lease_oid_equal(&boid, &after));
 	fx_free(&f);
@@ -1990,15 +2040,15 @@ START_TEST(test_F05_waiter_cleanup)
 	for (i = 0; i < sizeof(tokens) / sizeof(tokens[0]); i++) {
 		o = opt(BOB, tokens[i], 0);
 		ck_assert_int_eq(lease_release(&r, f.st, "l", &o), 0);
-		ck_assert_str_eq(r.status, "not_owner");
+		ck_assert_int_eq(r.status, LEASE_STATUS_NOT_OWNER);
 		o = opt(ALICE, tokens[i], 0); /* even under the holder's own identity */
 		ck_assert_int_eq(lease_release(&r, f.st, "l", &o), 0);
-		ck_assert_str_eq(r.status, "not_owner");
+		ck_assert_int_eq(r.status, LEASE_STATUS_NOT_OWNER);
 	}
 	ck_assert(ref_oid(&f, "l", &after));
 	ck_assert(lease_oid_equal(&before, &after));
 	ck_assert_int_eq(lease_status(&r, f.st, "l"), 0);
-	ck_assert_str_eq(r.status, "live");
+	ck_assert_int_eq(r.status, LEASE_STATUS_LIVE);
 	fx_free(&f);
 }
 END_TEST
@@ -2031,13 +2081,13 @@ START_TEST(test_F06_same_human_second_run_waits)
 	must_acquire(&f, "l", ((ident){"repo/1/1/job", "h1"}), 60, f06_tok);
 	o = opt((ident){"repo/2/1/job", "h1"}, NULL, 60);
 	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_EHELD);
-	ck_assert_str_eq(r.status, "held");
+	ck_assert_int_eq(r.status, LEASE_STATUS_HELD);
 	f06_fx = &f;
 	f06_calls = 0;
 	o.wait_seconds = 10;
 	o.wait_cb = f06_release_cb;
 	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "acquired");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ACQUIRED);
 	ck_assert_int_eq(f06_calls, 1);
 	ck_assert(f06_last_sleep >= 0.1 && f06_last_sleep <= 10);
 	ck_assert_str_eq(r.payload.owner, "repo/2/1/job");
@@ -2085,7 +2135,7 @@ START_TEST(test_F08_inputs_validated_before_any_write)
 	o.version = 99;
 	ck_assert_int_eq(lease_release(&r, f.st, "ok", &o), LEASE_EINVALID);
 	ck_assert_int_eq(lease_status(&r, f.st, "../x"), LEASE_EINVALID);
-	ck_assert_str_eq(r.status, "error");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ERROR);
 	k = counts(&f);
 	rc = k->write_commit + k->create_ref + k->replace_ref + k->read_ref + k->list_refs;
 	ck_assert_int_eq(rc, 0);
@@ -2108,12 +2158,12 @@ START_TEST(test_F14_heartbeat_after_expiry)
 	f.clk.t = T0 + 100;
 	o = opt(ALICE, tok, 0);
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), LEASE_EEXPIRED);
-	ck_assert_str_eq(r.status, "expired");
+	ck_assert_int_eq(r.status, LEASE_STATUS_EXPIRED);
 	ck_assert_int_eq(r.holds_token, 0);
 	o.to = LEASE_PHASE_WORKING;
 	ck_assert_int_eq(lease_transition(&r, f.st, "l", &o), LEASE_EEXPIRED);
 	ck_assert_int_eq(lease_reacquire(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "reacquired");
+	ck_assert_int_eq(r.status, LEASE_STATUS_REACQUIRED);
 	ck_assert_str_eq(r.payload.lease_token, tok);
 	ck_assert_int_eq(r.payload.expires_at, T0 + 160);
 	/* expire again; this time bob takes over first */
@@ -2161,7 +2211,7 @@ START_TEST(test_F15_late_success_extended)
 	/* the CAS itself takes 40 s: only 20 s of a 60 s TTL left */
 	hook(&f, H_CAS, 1, 40, NULL);
 	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "acquired");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ACQUIRED);
 	ck_assert_int_eq(r.token_rotated, 1);
 	ck_assert(r.payload.expires_at - r.now >= 30);
 	ck_assert(cur(&f, "l", &p, NULL));
@@ -2182,7 +2232,7 @@ START_TEST(test_F15_always_late_never_success)
 	hook(&f, H_CAS, 1, 40, NULL);
 	f.clk.repeat = 1;
 	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_EUNVERIFIED);
-	ck_assert_str_eq(r.status, "error");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ERROR);
 	ck_assert_ptr_nonnull(strstr(r.message, "too late"));
 	fx_free(&f);
 }
@@ -2204,7 +2254,7 @@ START_TEST(test_F21_read_only_holder)
 	memstore_faults_get(f.m)->fail_before = 1000;
 	o = opt(ALICE, tok, 0);
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), LEASE_ENET);
-	ck_assert_str_eq(r.status, "error");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ERROR);
 	ck_assert_int_eq(r.holds_token, 0);
 	ck_assert(cur(&f, "l", &p, NULL));
 	ck_assert_int_eq(p.expires_at, T0 + 60);
@@ -2259,7 +2309,7 @@ START_TEST(test_F22_wait_verified_write)
 	o.wait_cb = f22_expire_cb;
 	memstore_counts_reset(f.m);
 	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "acquired");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ACQUIRED);
 	ck_assert_int_eq(f22_calls, 1);
 	ck_assert_int_eq(counts(&f)->replace_ref, 2); /* the lie was not taken for success */
 	ck_assert(cur(&f, "l", &p, NULL));
@@ -2274,7 +2324,7 @@ START_TEST(test_F22_wait_verified_write)
 	o.wait_cb = f22_stop_cb;
 	o.wait_payload = &stop;
 	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_EHELD);
-	ck_assert_str_eq(r.status, "held");
+	ck_assert_int_eq(r.status, LEASE_STATUS_HELD);
 	ck_assert_int_eq(f22_calls, 1);
 	ck_assert_ptr_nonnull(strstr(r.message, "interrupted"));
 
@@ -2283,7 +2333,7 @@ START_TEST(test_F22_wait_verified_write)
 	f22_calls = 0;
 	o.wait_seconds = 1;
 	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_EHELD);
-	ck_assert_str_eq(r.status, "held");
+	ck_assert_int_eq(r.status, LEASE_STATUS_HELD);
 	ck_assert_ptr_nonnull(strstr(r.message, "still held"));
 	ck_assert(f22_calls >= 1);
 	fx_free(&f);
@@ -2305,7 +2355,7 @@ START_TEST(test_F29_rerun_attempt)
 	o = opt(a2, NULL, 60);
 	f.clk.t = T0 + 30;
 	ck_assert_int_eq(lease_acquire(&r, f.st, "deploy", &o), LEASE_EHELD);
-	ck_assert_str_eq(r.status, "held");
+	ck_assert_int_eq(r.status, LEASE_STATUS_HELD);
 	f.clk.t = T0 + 61;
 	ck_assert_int_eq(lease_acquire(&r, f.st, "deploy", &o), 0);
 	ck_assert_str_ne(r.payload.lease_token, tok);
@@ -2328,11 +2378,11 @@ START_TEST(test_break_force_over_live)
 	fx_mem(&f);
 	must_acquire(&f, "l", ALICE, 60, tok);
 	ck_assert_int_eq(lease_break(&r, f.st, "l", &o), LEASE_EHELD);
-	ck_assert_str_eq(r.status, "held");
+	ck_assert_int_eq(r.status, LEASE_STATUS_HELD);
 	ck_assert_ptr_nonnull(strstr(r.message, "--force"));
 	o.force = 1;
 	ck_assert_int_eq(lease_break(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "broken");
+	ck_assert_int_eq(r.status, LEASE_STATUS_BROKEN);
 	ck_assert_int_eq(r.holds_token, 0);
 	ck_assert(cur(&f, "l", &p, NULL));
 	ck_assert_int_eq(p.phase, LEASE_PHASE_RELEASED);
@@ -2340,7 +2390,7 @@ START_TEST(test_break_force_over_live)
 	ck_assert_str_eq(p.owner, "bob");
 	ck_assert_int_eq(p.ttl_seconds, 0);
 	ck_assert_int_eq(lease_break(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "already_released");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ALREADY_RELEASED);
 	/* the old holder learns at its next heartbeat */
 	o = opt(ALICE, tok, 0);
 	f.clk.t += 10;
@@ -2434,7 +2484,7 @@ START_TEST(test_break_unreadable_keeps_generation)
 		/* unreadable for this build: acquire refuses, break replaces it */
 		ck_assert_int_lt(lease_acquire(&r, f.st, cases[i].ref, &o), 0);
 		ck_assert_int_eq(lease_break(&r, f.st, cases[i].ref, &o), 0);
-		ck_assert_str_eq(r.status, "broken");
+		ck_assert_int_eq(r.status, LEASE_STATUS_BROKEN);
 		ck_assert(cur(&f, cases[i].ref, &p, NULL));
 		ck_assert_int_eq(p.phase, LEASE_PHASE_RELEASED);
 		ck_assert_int_eq(p.transitions, cases[i].transitions + 1);
@@ -2462,7 +2512,7 @@ START_TEST(test_F27_break_unreadable)
 	must_acquire(&f, "l", BOB, 60, tok); /* transitions 1 */
 	raw_put(&f, "l", "l: acquire claimed by x on y\n\n{not json at all\n");
 	ck_assert_int_eq(lease_status(&r, f.st, "l"), LEASE_EPAYLOAD);
-	ck_assert_str_eq(r.status, "error");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ERROR);
 	ck_assert_int_eq(r.present, 1);
 	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_EPAYLOAD);
 	o.lease_token = tok;
@@ -2473,7 +2523,7 @@ START_TEST(test_F27_break_unreadable)
 	o.force = 1;
 	ck_assert_int_eq(lease_break(&r, f.st, "l", &o), 0);
 	o.force = 0;
-	ck_assert_str_eq(r.status, "broken");
+	ck_assert_int_eq(r.status, LEASE_STATUS_BROKEN);
 	ck_assert_int_eq(r.token_rotated, 1);
 	ck_assert(cur(&f, "l", &p, NULL));
 	ck_assert_int_eq(p.phase, LEASE_PHASE_RELEASED);
@@ -2486,7 +2536,7 @@ START_TEST(test_F27_break_unreadable)
 	         e);
 	raw_put(&f, "l", msg);
 	ck_assert_int_eq(lease_break(&r, f.st, "l", &o), LEASE_EHELD);
-	ck_assert_str_eq(r.status, "held");
+	ck_assert_int_eq(r.status, LEASE_STATUS_HELD);
 	o.force = 1;
 	ck_assert_int_eq(lease_break(&r, f.st, "l", &o), 0);
 	ck_assert(cur(&f, "l", &p, NULL));
@@ -2506,7 +2556,7 @@ START_TEST(test_F27_break_unreadable)
 	ck_assert_int_eq(lease_break(&r, f.st, "l", &o), LEASE_EPAYLOAD);
 	o.force = 1;
 	ck_assert_int_eq(lease_break(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "broken");
+	ck_assert_int_eq(r.status, LEASE_STATUS_BROKEN);
 	/* a ref at a non-commit object: --force is needed too */
 	{
 		lease_oid blob, old;
@@ -2517,7 +2567,7 @@ START_TEST(test_F27_break_unreadable)
 		ck_assert_int_eq(lease_break(&r, f.st, "l", &o), LEASE_EPAYLOAD);
 		o.force = 1;
 		ck_assert_int_eq(lease_break(&r, f.st, "l", &o), 0);
-		ck_assert_str_eq(r.status, "broken");
+		ck_assert_int_eq(r.status, LEASE_STATUS_BROKEN);
 		ck_assert(cur(&f, "l", &p, NULL));
 		ck_assert_int_eq(p.transitions, 0);
 	}
@@ -2539,13 +2589,13 @@ START_TEST(test_newer_minor_refused)
 	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_EHELD);
 	f.clk.t = T0 + 51;
 	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), LEASE_EVERSION);
-	ck_assert_str_eq(r.status, "error");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ERROR);
 	ck_assert_ptr_nonnull(strstr(r.message, "newer"));
 	o = opt(ALICE, TOK1, 0);
 	ck_assert_int_eq(lease_reacquire(&r, f.st, "l", &o), LEASE_EVERSION);
 	ck_assert_int_eq(lease_release(&r, f.st, "l", &o), LEASE_EVERSION);
 	ck_assert_int_eq(lease_break(&r, f.st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "broken");
+	ck_assert_int_eq(r.status, LEASE_STATUS_BROKEN);
 	ck_assert(cur(&f, "l", &p, NULL));
 	ck_assert_str_eq(p.sdlc_version, SDLC_VERSION);
 	ck_assert_str_eq(p.lease_token, TOK1);
@@ -2564,17 +2614,17 @@ START_TEST(test_status_states)
 
 	fx_mem(&f);
 	ck_assert_int_eq(lease_status(&r, f.st, "l"), 0);
-	ck_assert_str_eq(r.status, "absent");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ABSENT);
 	ck_assert_int_eq(r.present, 0);
 	ck_assert_str_eq(r.ref, "refs/leases/l");
 	must_acquire(&f, "l", ALICE, 60, tok);
 	ck_assert_int_eq(lease_status(&r, f.st, "l"), 0);
-	ck_assert_str_eq(r.status, "live");
+	ck_assert_int_eq(r.status, LEASE_STATUS_LIVE);
 	ck_assert_str_eq(r.payload.owner, "alice");
 	ck_assert_int_eq(r.holds_token, 0);
 	must_release(&f, "l", ALICE, tok);
 	ck_assert_int_eq(lease_status(&r, f.st, "l"), 0);
-	ck_assert_str_eq(r.status, "released");
+	ck_assert_int_eq(r.status, LEASE_STATUS_RELEASED);
 	put_payload(&f, "p", "1.0.0", ALICE, TOK1, "claimed", 0, T0, T0 + 300, -1);
 	ck_assert_int_eq(lease_status(&r, f.st, "p"), 0);
 	ck_assert_int_eq(r.approximate_ttl, 1);
@@ -2624,22 +2674,25 @@ START_TEST(test_status_enum_names)
 	lease_result r;
 	int i;
 
+	/* every value has its own cli.md name; the table has no hole */
 	for (i = 0; i < LEASE_STATUS__COUNT; i++) {
-		r.status = lease_status_name((lease_status_id)i);
-		ck_assert_int_eq(lease_status_of(&r), i);
+		int j;
+		ck_assert_ptr_nonnull(lease_status_name((lease_status_id)i));
+		for (j = 0; j < i; j++)
+			ck_assert_str_ne(lease_status_name((lease_status_id)i),
+			                 lease_status_name((lease_status_id)j));
 	}
 	ck_assert_str_eq(lease_status_name(LEASE_STATUS_NOT_DUE), "not_due");
 	ck_assert_str_eq(lease_status_name((lease_status_id)99), "error");
-	r.status = "no-such-status";
-	ck_assert_int_eq(lease_status_of(&r), LEASE_STATUS_ERROR);
-	r.status = NULL;
-	ck_assert_int_eq(lease_status_of(&r), LEASE_STATUS_ERROR);
+	ck_assert_str_eq(lease_status_name((lease_status_id)-1), "error");
+	memset(&r, 0, sizeof(r)); /* a zeroed result is an error */
+	ck_assert_int_eq(r.status, LEASE_STATUS_ERROR);
 	fx_mem(&f);
 	ck_assert_int_eq(lease_status(&r, f.st, "l"), 0);
-	ck_assert_int_eq(lease_status_of(&r), LEASE_STATUS_ABSENT);
+	ck_assert_int_eq(r.status, LEASE_STATUS_ABSENT);
 	must_acquire(&f, "l", ALICE, 60, NULL);
 	ck_assert_int_eq(lease_status(&r, f.st, "l"), 0);
-	ck_assert_int_eq(lease_status_of(&r), LEASE_STATUS_LIVE);
+	ck_assert_int_eq(r.status, LEASE_STATUS_LIVE);
 	fx_free(&f);
 }
 END_TEST
@@ -2772,7 +2825,8 @@ START_TEST(test_F23_one_waiter_wins_local_processes)
 				_exit(10);
 			rc = lease_acquire(&cr, cst, "slot", &co);
 			if (rc != 0 && rc != LEASE_EHELD)
-				fprintf(stderr, "waiter %d: %s %s\n", i, cr.status, cr.message);
+				fprintf(stderr, "waiter %d: %s %s\n", i,
+				        lease_status_name(cr.status), cr.message);
 			lease_store_free(cst);
 			_exit(rc == 0 ? 0 : rc == LEASE_EHELD ? 3 : 11);
 		}
@@ -2793,7 +2847,7 @@ START_TEST(test_F23_one_waiter_wins_local_processes)
 	ck_assert_int_eq(winners, 1);
 	ck_assert_int_eq(held, WAITERS - 1);
 	ck_assert_int_eq(lease_status(&r, st, "slot"), 0);
-	ck_assert_str_eq(r.status, "live");
+	ck_assert_int_eq(r.status, LEASE_STATUS_LIVE);
 	ck_assert_ptr_nonnull(strstr(r.payload.owner, "waiter-"));
 	lease_store_free(st);
 	testrepo_remove(repo);
@@ -2930,6 +2984,7 @@ Suite *runtime_suite(void)
 	tcase_add_test(floor_tc, test_F30_ttl_stored_as_asked);
 	tcase_add_test(floor_tc, test_time_helpers);
 	tcase_add_test(floor_tc, test_status_enum_names);
+	tcase_add_test(floor_tc, test_error_first_wins);
 	tcase_add_test(floor_tc, test_policy_rules);
 	tcase_add_test(floor_tc, test_options_versions_checked);
 	suite_add_tcase(s, floor_tc);

@@ -174,7 +174,7 @@ START_TEST(set_taken_and_released_as_one)
 	char tok[LEASE_TOKEN_HEXSZ + 1];
 
 	ck_assert_int_eq(lease_acquire_set(r, st, ab, 2, &o), 0);
-	ck_assert_str_eq(r->status, "acquired");
+	ck_assert_int_eq(r->status, LEASE_STATUS_ACQUIRED);
 	ck_assert_int_eq(many_calls, 1);
 	ck_assert_str_eq(r->members[0].payload.name, "a");
 	ck_assert_str_eq(r->members[1].payload.name, "b");
@@ -183,13 +183,13 @@ START_TEST(set_taken_and_released_as_one)
 	ck_assert(!lease_oid_equal(&r->members[0].oid, &r->members[1].oid));
 	memcpy(tok, r->members[0].payload.lease_token, sizeof(tok));
 	ck_assert_int_eq(lease_status(&one, st, "b"), 0);
-	ck_assert_str_eq(one.status, "live");
+	ck_assert_int_eq(one.status, LEASE_STATUS_LIVE);
 	o.lease_token = tok;
 	ck_assert_int_eq(lease_release_set(r, st, ab, 2, &o), 0);
-	ck_assert_str_eq(r->status, "released");
+	ck_assert_int_eq(r->status, LEASE_STATUS_RELEASED);
 	ck_assert_int_eq(many_calls, 2);
 	ck_assert_int_eq(lease_status(&one, st, "a"), 0);
-	ck_assert_str_eq(one.status, "released");
+	ck_assert_int_eq(one.status, LEASE_STATUS_RELEASED);
 	free(r);
 	lease_store_free(st);
 }
@@ -205,11 +205,11 @@ START_TEST(held_member_stops_the_set)
 
 	ck_assert_int_eq(lease_acquire(&one, st, "b", &ob), 0);
 	ck_assert_int_eq(lease_acquire_set(r, st, ab, 2, &o), LEASE_EHELD);
-	ck_assert_str_eq(r->status, "held");
+	ck_assert_int_eq(r->status, LEASE_STATUS_HELD);
 	ck_assert_int_eq(r->blocker, 1);
 	ck_assert_int_eq(many_calls, 0);
 	ck_assert_int_eq(memstore_get_ref(mem, "refs/leases/a", &oid), 0);
-	ck_assert_str_eq(r->members[0].status, "absent");
+	ck_assert_int_eq(r->members[0].status, LEASE_STATUS_ABSENT);
 	free(r);
 	lease_store_free(st);
 }
@@ -264,8 +264,8 @@ START_TEST(set_write_built_on_at_once_landed)
 	o.lease_token = tok;
 	takeover = 1;
 	ck_assert_msg(lease_release_set(r, st, ab, 2, &o) == 0, "%s", r->message);
-	ck_assert_str_eq(r->status, "released");
-	ck_assert_str_eq(r->members[1].status, "released");
+	ck_assert_int_eq(r->status, LEASE_STATUS_RELEASED);
+	ck_assert_int_eq(r->members[1].status, LEASE_STATUS_RELEASED);
 	ck_assert_int_eq(many_calls, 2);
 	free(r);
 	lease_store_free(st);
@@ -310,7 +310,7 @@ START_TEST(batched_read_one_call_per_read)
 	ck_assert_int_eq(rr_calls, 2); /* the read, the post-state re-read */
 	ck_assert_int_eq(own_reads(), 0);
 	ck_assert_int_eq(lease_release_set(r, st, ab, 2, &o), 0);
-	ck_assert_str_eq(r->status, "released");
+	ck_assert_int_eq(r->status, LEASE_STATUS_RELEASED);
 	ck_assert_int_eq(rr_calls, 4);
 	ck_assert_int_eq(own_reads(), 0);
 	free(r);
@@ -350,7 +350,7 @@ START_TEST(batched_read_partial_answer_read_alone)
 	/* b is present now: an unanswered (zeroed) entry taken as "absent"
 	 * would stop the release as not ours */
 	ck_assert_int_eq(lease_release_set(r, st, ab, 2, &o), 0);
-	ck_assert_str_eq(r->members[1].status, "released");
+	ck_assert_int_eq(r->members[1].status, LEASE_STATUS_RELEASED);
 	lease_store_free(st);
 
 	st = open_batched(LEASE_TRANSPORT_VERSION);
@@ -379,7 +379,7 @@ START_TEST(batched_read_partial_answer_then_read_error)
 	fail_reads_after_write = 1;
 	ck_assert_int_eq(lease_release_set(r, st, ab, 2, &o), LEASE_ENET);
 	ck_assert_int_eq(many_calls, 2);
-	ck_assert_str_eq(r->status, "error");
+	ck_assert_int_eq(r->status, LEASE_STATUS_ERROR);
 	free(r);
 	lease_store_free(st);
 }
@@ -398,7 +398,7 @@ START_TEST(batched_read_stale_answer_caught)
 	rr_stale = 1;
 	rr_stale_from = rr_stale_until = 2; /* the post-state re-read only */
 	ck_assert_msg(lease_acquire_set(r, st, ab, 2, &o) == 0, "%s", r->message);
-	ck_assert_str_eq(r->status, "acquired");
+	ck_assert_int_eq(r->status, LEASE_STATUS_ACQUIRED);
 	ck_assert_int_eq(many_calls, 1); /* settled, not written again */
 	ck_assert_int_ge(rr_calls, 3);
 	lease_store_free(st);
@@ -407,11 +407,11 @@ START_TEST(batched_read_stale_answer_caught)
 	rr_stale = 1;
 	rr_stale_from = 2; /* from the re-read on, for ever */
 	ck_assert_int_eq(lease_acquire_set(r, st, ab, 2, &o), LEASE_EUNVERIFIED);
-	ck_assert_str_eq(r->status, "error");
+	ck_assert_int_eq(r->status, LEASE_STATUS_ERROR);
 	ck_assert_int_eq(many_calls, 1);
 	/* what the store holds: both written (the lie was only in the reads) */
 	ck_assert_int_eq(lease_status(&one, st, "b"), 0);
-	ck_assert_str_eq(one.status, "live");
+	ck_assert_int_eq(one.status, LEASE_STATUS_LIVE);
 	free(r);
 	lease_store_free(st);
 }
@@ -429,7 +429,7 @@ START_TEST(batched_read_wrong_object_read_alone)
 	take_ab(r, st, &o, tok);
 	rr_wrong = 0;
 	ck_assert_int_eq(lease_release_set(r, st, ab, 2, &o), 0);
-	ck_assert_str_eq(r->members[0].status, "released");
+	ck_assert_int_eq(r->members[0].status, LEASE_STATUS_RELEASED);
 	ck_assert_int_eq(own_reads(), 1); /* a, read alone once */
 	free(r);
 	lease_store_free(st);

@@ -150,7 +150,7 @@ START_TEST(test_wait_wakes_on_change)
 	o.wait_payload = &w;
 	t0 = mono();
 	ck_assert_int_eq(lease_acquire(&r, mem_st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "acquired");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ACQUIRED);
 	ck_assert_str_eq(r.payload.owner, "bob");
 	ck_assert_int_eq(wc_calls, 1);
 	ck_assert_int_eq(wc_known_present, 1);
@@ -205,7 +205,7 @@ START_TEST(test_wait_wakes_at_expiry)
 	clk = T0 + 540; /* the holder's 600 s run out at T0 + 600: 60 s + 1 s ahead */
 	o.wait_seconds = 3600;
 	ck_assert_int_eq(lease_acquire(&r, mem_st, "l", &o), 0);
-	ck_assert_str_eq(r.status, "acquired");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ACQUIRED);
 	ck_assert_int_eq(wc_calls, 1);
 	ck_assert_msg(wc_timeout_ms > 60000 && wc_timeout_ms <= 61100, "timeout %d ms",
 	              wc_timeout_ms);
@@ -381,7 +381,7 @@ static double handoff(lease_store *wst, lease_store *hst, fakegh *fk, unsigned n
 	rl->fk = fk;
 	rl->need_304 = need_304;
 	rc = lease_acquire(&r, hst, "l", &ho);
-	ck_assert_msg(rc == 0, "holder: %s %s", r.status, r.message);
+	ck_assert_msg(rc == 0, "holder: %s %s", lease_status_name(r.status), r.message);
 	memcpy(rl->tok, r.payload.lease_token, sizeof(rl->tok));
 	wo.wait_seconds = 300;
 	wo.wait_cb = note_wait;
@@ -391,7 +391,7 @@ static double handoff(lease_store *wst, lease_store *hst, fakegh *fk, unsigned n
 	done = mono();
 	pthread_join(th, NULL);
 	ck_assert_int_eq(rl->rc, 0);
-	ck_assert_msg(rc == 0, "waiter: %s %s", r.status, r.message);
+	ck_assert_msg(rc == 0, "waiter: %s %s", lease_status_name(r.status), r.message);
 	ck_assert_str_eq(r.payload.owner, "bob");
 	/* one wait for a change (announced as the whole wait), no backoff steps */
 	ck_assert_msg(w->announced[0] > 290.0, "first wait %g s", w->announced[0]);
@@ -448,7 +448,7 @@ START_TEST(test_local_waiter_gets_release)
 	                 (ssize_t)sizeof(released_at));
 	ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
 	ck_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
-	ck_assert_str_eq(r.status, "acquired");
+	ck_assert_int_eq(r.status, LEASE_STATUS_ACQUIRED);
 	ck_assert_msg(done - released_at < 2.0, "handoff %.3f s", done - released_at);
 	ck_assert_msg(w.announced[0] > 290.0, "first wait %g s", w.announced[0]);
 	ck_assert_msg(w.n == 2 && w.announced[1] == 0.0, "%d waits", w.n);

@@ -162,16 +162,11 @@ void cli_result_fixup(lease_result *r, lease_store *st, const char *name, int rc
 		snprintf(r->name, sizeof(r->name), "%s", name);
 	if (!r->ref[0])
 		snprintf(r->ref, sizeof(r->ref), "refs/%s/%s", lease_store_namespace(st), name);
-	if (!r->status) {
-		r->status = "error";
-		r->code = rc;
-	}
-	if (rc < 0 && lease_status_of(r) == LEASE_STATUS_ERROR && !r->message[0])
-		snprintf(r->message, sizeof(r->message), "%s",
-		         lease_store_last_error(st)[0] ? lease_store_last_error(st)
-		                                       : lease_error_id(rc));
+	/* the library's results carry their message; one made here may not */
+	if (rc < 0 && r->status == LEASE_STATUS_ERROR && !r->message[0])
+		snprintf(r->message, sizeof(r->message), "%s", lease_error_id(rc));
 	cli_mark_if_full(r->message, sizeof(r->message));
-	if (rc < 0 && lease_status_of(r) == LEASE_STATUS_ERROR)
+	if (rc < 0 && r->status == LEASE_STATUS_ERROR)
 		r->code = rc;
 }
 
@@ -272,7 +267,7 @@ json_t *cli_interrupted_json(const lease_result *state)
 	lease_result r = *state;
 	json_t *o;
 
-	r.status = "error";
+	r.status = LEASE_STATUS_ERROR;
 	r.code = LEASE_EHELD;
 	r.holds_token = 0;
 	snprintf(r.message, sizeof(r.message), "interrupted while waiting for the lease");
@@ -399,7 +394,7 @@ static int require_token(cli_ctx *ctx, const lease_args *a)
 static int finish(cli_ctx *ctx, lease_store *st, lease_result *r, const char *name, int rc)
 {
 	cli_result_fixup(r, st, name, rc);
-	if (lease_status_of(r) == LEASE_STATUS_ERROR) {
+	if (r->status == LEASE_STATUS_ERROR) {
 		if (ctx->json)
 			cli_emit_json(stdout, cli_result_json(r));
 		fprintf(stderr, "reflease %s: %s: %s\n", ctx->command, name, r->message);
@@ -446,8 +441,8 @@ static int set_op(cli_ctx *ctx, lease_cmd *c, set_op_fn fn)
 		return cli_exit_for(LEASE_ENOMEM);
 	}
 	rc = fn(r, c->st, c->names, c->set_n, &c->o);
-	c->set_status_not_owner = r->status && strcmp(r->status, "not_owner") == 0;
-	status = set_finish(ctx, c->st, r, rc);
+	c->set_status_not_owner = r->status == LEASE_STATUS_NOT_OWNER;
+	status = set_finish(ctx, r, rc);
 	free(r);
 	return status;
 }
@@ -480,16 +475,17 @@ static int acquire_set(cli_ctx *ctx, lease_cmd *c)
 		                          : NULL;
 		if (tok) {
 			printf("%s\n", tok);
-			cli_github_output("status", r->status);
+			cli_github_output("status", lease_status_name(r->status));
 			cli_github_output("lease-token", tok);
 			free(r);
 			return EXIT_OK;
 		}
-		fprintf(stderr, "reflease acquire: %s\n", r->message[0] ? r->message : r->status);
+		fprintf(stderr, "reflease acquire: %s\n",
+		        r->message[0] ? r->message : lease_status_name(r->status));
 		free(r);
 		return cli_exit_for(rc < 0 ? rc : LEASE_EINTERNAL);
 	}
-	status = set_finish(ctx, c->st, r, rc);
+	status = set_finish(ctx, r, rc);
 	free(r);
 	return status;
 }
@@ -580,12 +576,12 @@ static int cmd_acquire(cli_ctx *ctx, int argc, char **argv)
 		fprintf(stderr, "reflease acquire: %s: interrupted while waiting\n", c.name);
 		return cli_exit_for_signal(cli_stop_signal);
 	}
-	if (rc == LEASE_EHELD && c.a.wait > 0 && c.r.status && !c.r.message[0])
+	if (rc == LEASE_EHELD && c.a.wait > 0 && !c.r.message[0])
 		snprintf(c.r.message, sizeof(c.r.message), "--wait %ld s ran out", c.a.wait);
 	if (c.a.print_token && rc == 0 && c.r.holds_token && c.r.has_payload) {
 		/* only the token on stdout; outputs for Actions as usual */
 		printf("%s\n", c.r.payload.lease_token);
-		cli_github_output("status", c.r.status);
+		cli_github_output("status", lease_status_name(c.r.status));
 		cli_github_output("lease-token", c.r.payload.lease_token);
 		if (c.a.slots)
 			cli_github_output("lease-name", c.r.name);
@@ -594,7 +590,7 @@ static int cmd_acquire(cli_ctx *ctx, int argc, char **argv)
 	if (c.a.print_token) { /* held or failed: nothing on stdout, the reason on stderr */
 		cli_result_fixup(&c.r, c.st, c.name, rc);
 		fprintf(stderr, "reflease acquire: %s: %s\n", c.name,
-		        c.r.message[0] ? c.r.message : c.r.status);
+		        c.r.message[0] ? c.r.message : lease_status_name(c.r.status));
 		return cli_exit_for(rc < 0 ? rc : LEASE_EINTERNAL);
 	}
 	return finish(ctx, c.st, &c.r, c.name, rc);
@@ -647,7 +643,7 @@ static void keep_report(const lease_keep_report *rep, void *payload)
 		lease_result copy = *r;
 		if (r->has_payload && r->payload.lease_token[0])
 			memcpy(k->token, r->payload.lease_token, sizeof(k->token));
-		if (lease_status_of(r) == LEASE_STATUS_NOT_DUE) {
+		if (r->status == LEASE_STATUS_NOT_DUE) {
 			/* not a write (cli.md: one line per write): no noise */
 			if (k->ctx->verbosity >= LEASE_LOG_INFO)
 				fprintf(stderr, "reflease heartbeat: %s: not due; next in %.0f s\n",
@@ -688,8 +684,8 @@ static void keep_report(const lease_keep_report *rep, void *payload)
 	case LEASE_KEEP_FAILED: {
 		lease_result copy = *r;
 		const char *what = rep->event == LEASE_KEEP_LOST ? "lease lost" : "giving up";
-		if (lease_status_of(&copy) == LEASE_STATUS_ERROR) {
-			copy.status = "error";
+		if (copy.status == LEASE_STATUS_ERROR) {
+			copy.status = LEASE_STATUS_ERROR;
 			copy.code = rep->code;
 		}
 		if (k->n > 1) {
@@ -701,7 +697,7 @@ static void keep_report(const lease_keep_report *rep, void *payload)
 			int named = strncmp(copy.message, m, ml) == 0 && copy.message[ml] == ':';
 			if (k->ctx->json)
 				cli_emit_json(stdout, set_result_json(s));
-			else if (lease_status_of(&copy) != LEASE_STATUS_ERROR)
+			else if (copy.status != LEASE_STATUS_ERROR)
 				set_print_human(s, 0);
 			fprintf(stderr, "reflease heartbeat: %s: %s: %s%s%s\n", k->name, what,
 			        named ? "" : m, named ? "" : (copy.message[0] ? ": " : ""),
@@ -710,7 +706,7 @@ static void keep_report(const lease_keep_report *rep, void *payload)
 		}
 		if (k->ctx->json)
 			cli_emit_json(stdout, cli_result_json(&copy));
-		else if (lease_status_of(&copy) != LEASE_STATUS_ERROR)
+		else if (copy.status != LEASE_STATUS_ERROR)
 			cli_print_result_human(&copy);
 		fprintf(stderr, "reflease heartbeat: %s: %s%s%s\n", k->name, what,
 		        copy.message[0] ? ": " : "", copy.message);
@@ -857,8 +853,7 @@ static int cmd_transition(cli_ctx *ctx, int argc, char **argv)
 		return set_op(ctx, &c, lease_transition_set);
 	rc = lease_transition(&c.r, c.st, c.name, &c.o);
 	if (rc == LEASE_EINVALID)
-		return cli_status_of(cli_usage(
-		        ctx, "%s", c.r.message[0] ? c.r.message : lease_store_last_error(c.st)));
+		return cli_status_of(cli_usage(ctx, "%s", c.r.message));
 	return finish(ctx, c.st, &c.r, c.name, rc);
 }
 
@@ -899,7 +894,7 @@ static int cmd_release(cli_ctx *ctx, int argc, char **argv)
 		if (rc == 0 || r->present) {
 			int free_ = !r->present ||
 			            (r->has_payload && r->payload.phase == LEASE_PHASE_RELEASED);
-			r->status = free_ ? "already_released" : "not_owner";
+			r->status = free_ ? LEASE_STATUS_ALREADY_RELEASED : LEASE_STATUS_NOT_OWNER;
 			r->holds_token = 0;
 			r->token_rotated = 0;
 			r->code = rc = 0;
@@ -911,7 +906,7 @@ static int cmd_release(cli_ctx *ctx, int argc, char **argv)
 		}
 	}
 	status = finish(ctx, c.st, &c.r, c.name, rc);
-	if (status == EXIT_OK && c.a.strict && lease_status_of(&c.r) == LEASE_STATUS_NOT_OWNER)
+	if (status == EXIT_OK && c.a.strict && c.r.status == LEASE_STATUS_NOT_OWNER)
 		return EXIT_NOTHOLDER;
 	return status;
 }

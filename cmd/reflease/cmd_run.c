@@ -96,12 +96,6 @@ static int release_now(cli_ctx *ctx, lease_store *st, const run_names *rn, const
 	if (rn->n == 1)
 		return lease_release(r, st, rn->names[0], &o);
 	rc = lease_release_set(rn->set, st, rn->names, rn->n, &o);
-	if (!rn->set->status)
-		rn->set->status = "error";
-	if (rc < 0 && !rn->set->message[0])
-		snprintf(rn->set->message, sizeof(rn->set->message), "%s",
-		         lease_store_last_error(st)[0] ? lease_store_last_error(st)
-		                                       : lease_error_id(rc));
 	snprintf(r->name, sizeof(r->name), "%s", rn->names[0]);
 	r->status = rn->set->status;
 	r->code = rc;
@@ -148,7 +142,7 @@ static void guard_release_lease(const char *token, void *payload)
 	if (g->rn->n == 1)
 		cli_result_fixup(&r, st, g->rn->names[0], rc);
 	fprintf(stderr, "reflease run: %s: reflease died; CMD's tree is stopped; release: %s%s%s\n",
-	        g->rn->label, r.status ? r.status : "error", r.message[0] ? ": " : "", r.message);
+	        g->rn->label, lease_status_name(r.status), r.message[0] ? ": " : "", r.message);
 	lease_store_free(st);
 	g->ctx->st = NULL;
 }
@@ -347,12 +341,6 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		}
 		ao.wait_payload = &rn.set->members[0];
 		rc = lease_acquire_set(rn.set, st, rn.names, rn.n, &ao);
-		if (!rn.set->status)
-			rn.set->status = "error";
-		if (rc < 0 && !rn.set->message[0])
-			snprintf(rn.set->message, sizeof(rn.set->message), "%s",
-			         lease_store_last_error(st)[0] ? lease_store_last_error(st)
-			                                       : lease_error_id(rc));
 		/* the set as one result: the token, and the earliest expiry */
 		r = rn.set->members[0];
 		for (j = 1; rc == 0 && j < (int)rn.n; j++)
@@ -390,7 +378,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		status = sig0 ? cli_exit_for_signal(sig0) : cli_exit_for(rc);
 		if (status == EXIT_HELD && ra.conflict)
 			status = ra.conflict;
-		fprintf(stderr, "reflease run: %s: %s%s%s\n", rn.label, r.status,
+		fprintf(stderr, "reflease run: %s: %s%s%s\n", rn.label, lease_status_name(r.status),
 		        r.message[0] ? ": " : "", r.message);
 		run_emit(&out, st, &r, &rn, rc, sig0 ? "interrupted" : "not_acquired", status, 0,
 		         0);
@@ -515,7 +503,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 			lr = sh.last;
 		} else {
 			memset(&lr, 0, sizeof(lr));
-			lr.status = "expired";
+			lr.status = LEASE_STATUS_EXPIRED;
 			lr.code = LEASE_EEXPIRED;
 			snprintf(lr.message, sizeof(lr.message),
 			         "no heartbeat landed before the lost deadline");
@@ -532,7 +520,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 				snprintf(cause, sizeof(cause),
 				         "the heartbeat in flight got no answer (a store that does "
 				         "not answer, a ref lock held)");
-			lr.status = "expired";
+			lr.status = LEASE_STATUS_EXPIRED;
 			lr.code = code = LEASE_EEXPIRED;
 			snprintf(lr.message, sizeof(lr.message),
 			         "no heartbeat landed before the lost deadline; %.400s", cause);
@@ -544,15 +532,13 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 			status = ra.conflict;
 		lr.holds_token = 0;
 		fprintf(stderr, "reflease run: %s: lease lost (%s): %s; %s stopped\n", rn.label,
-		        lr.status ? lr.status : "error",
+		        lease_status_name(lr.status),
 		        lr.message[0] ? lr.message : lease_error_id(code), cmd[0]);
 		if (thread_stuck) {
 			/* The store handle is still in use by the heartbeat thread:
 			 * report without touching it, and leave at once. */
 			if (!lr.message[0])
 				snprintf(lr.message, sizeof(lr.message), "lease lost");
-			if (!lr.status)
-				lr.status = "expired";
 			if (!lr.name[0]) {
 				snprintf(lr.name, sizeof(lr.name), "%s", name);
 				snprintf(lr.ref, sizeof(lr.ref), "refs/%s/%s",
@@ -595,10 +581,8 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		fprintf(stderr,
 		        "reflease run: %s: release failed (%s); the lease stays held until it "
 		        "expires; exit %d (CMD's status was %d)\n",
-		        rn.label,
-		        lease_store_last_error(st)[0] ? lease_store_last_error(st)
-		                                      : lease_error_id(rc),
-		        status, cmd_st);
+		        rn.label, rel.message[0] ? rel.message : lease_error_id(rc), status,
+		        cmd_st);
 	}
 	run_emit(&out, st, &rel, &rn, rc,
 	         sup.interrupted  ? "interrupted"

@@ -46,7 +46,7 @@ json_t *set_result_json(const lease_set_result *r)
 	const char *tok = set_token(r);
 	size_t i;
 
-	json_object_set_new(o, "status", json_string(r->status ? r->status : "error"));
+	json_object_set_new(o, "status", json_string(lease_status_name(r->status)));
 	json_object_set_new(o, "set", json_true());
 	for (i = 0; i < r->count; i++) {
 		json_array_append_new(names, json_string(r->members[i].name));
@@ -58,8 +58,7 @@ json_t *set_result_json(const lease_set_result *r)
 		json_object_set_new(o, "lease_token", json_string(tok));
 	if (r->blocker >= 0 && (size_t)r->blocker < r->count)
 		json_object_set_new(o, "blocked_by", json_string(r->members[r->blocker].name));
-	cli_json_outcome(o, r->code < 0 && (!r->status || strcmp(r->status, "error") == 0), r->code,
-	                 r->message);
+	cli_json_outcome(o, r->code < 0 && r->status == LEASE_STATUS_ERROR, r->code, r->message);
 	return o;
 }
 
@@ -68,7 +67,7 @@ void set_print_human(const lease_set_result *r, int with_token)
 	const char *tok = set_token(r);
 	size_t i;
 
-	printf("set of %zu: %s\n", r->count, r->status ? r->status : "error");
+	printf("set of %zu: %s\n", r->count, lease_status_name(r->status));
 	for (i = 0; i < r->count; i++) {
 		lease_result m = r->members[i];
 
@@ -91,7 +90,7 @@ void set_lost_answer(lease_set_result *s, lease_store *st, const char *const *na
 		lease_result *m = &s->members[i];
 
 		memset(m, 0, sizeof(*m));
-		if (!st || lease_status(m, st, names[i]) < 0 || !m->status) {
+		if (!st || lease_status(m, st, names[i]) < 0) {
 			memset(m, 0, sizeof(*m));
 			snprintf(m->name, sizeof(m->name), "%s", names[i]);
 			m->status = lr->status;
@@ -99,31 +98,28 @@ void set_lost_answer(lease_set_result *s, lease_store *st, const char *const *na
 		if (strcmp(names[i], lr->name) == 0)
 			s->blocker = (int)i;
 	}
-	s->status = lr->status ? lr->status : "expired";
+	s->status = lr->status;
 	s->code = code;
 	snprintf(s->message, sizeof(s->message), "%s", lr->message);
 }
 
-int set_finish(cli_ctx *ctx, lease_store *st, lease_set_result *r, int rc)
+int set_finish(cli_ctx *ctx, lease_set_result *r, int rc)
 {
 	const char *tok = set_token(r);
 
-	if (!r->status)
-		r->status = "error";
+	/* the library's results carry their message; one made here may not */
 	if (rc < 0 && !r->message[0])
-		snprintf(r->message, sizeof(r->message), "%s",
-		         lease_store_last_error(st)[0] ? lease_store_last_error(st)
-		                                       : lease_error_id(rc));
+		snprintf(r->message, sizeof(r->message), "%s", lease_error_id(rc));
 	if (ctx->json)
 		cli_emit_json(stdout, set_result_json(r));
 	else
 		set_print_human(r, 1);
-	if (strcmp(r->status, "error") == 0) {
+	if (r->status == LEASE_STATUS_ERROR) {
 		fprintf(stderr, "reflease %s: %s\n", ctx->command,
 		        r->message[0] ? r->message : lease_error_id(rc));
 		rc = rc < 0 ? rc : LEASE_EINTERNAL;
 	}
-	cli_github_output("status", r->status);
+	cli_github_output("status", lease_status_name(r->status));
 	if (tok)
 		cli_github_output("lease-token", tok);
 	return cli_exit_for(rc);

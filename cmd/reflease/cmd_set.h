@@ -32,6 +32,6 @@ void set_lost_answer(lease_set_result *s, lease_store *st, const char *const *na
 /* Print @p r (JSON with --json, else a line per member and the token once),
  * the Action outputs status and lease-token, a failure on stderr; return the
  * exit status for @p rc. */
-int set_finish(cli_ctx *ctx, lease_store *st, lease_set_result *r, int rc);
+int set_finish(cli_ctx *ctx, lease_set_result *r, int rc);
 
 #endif

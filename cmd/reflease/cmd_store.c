@@ -131,7 +131,7 @@ static json_t *slots_json(cli_ctx *ctx, lease_slots_view *v, const char *name, i
 		json_array_append_new(refs, cli_result_json(s));
 		if (!ctx->json)
 			cli_print_result_human(s);
-		if (lease_status_of(s) == LEASE_STATUS_LIVE &&
+		if (s->status == LEASE_STATUS_LIVE &&
 		    lease_slot_name_parse(s->name, base, &idx, &n, err, sizeof(err)) == 1 &&
 		    n == v->slots &&
 		    !(strcmp(s->payload.owner, ctx->owner) == 0 &&
@@ -178,12 +178,10 @@ static int cmd_status(cli_ctx *ctx, int argc, char **argv)
 		return cli_status_of(rc);
 	rc = lease_status(&r, st, name);
 	if (rc < 0 && !r.present)
-		return cli_status_of(cli_fail(
-		        ctx, rc, "%s", r.message[0] ? r.message : lease_store_last_error(st)));
+		return cli_status_of(cli_fail(ctx, rc, "%s", r.message));
 	/* a plain NAME that holds nothing itself: its slots NAME@iofN, if any
 	 * (protocol.md "Slots"; a held plain lease costs no listing more) */
-	if (!strchr(name, '@') && rc == 0 &&
-	    (!r.present || lease_status_of(&r) == LEASE_STATUS_RELEASED)) {
+	if (!strchr(name, '@') && rc == 0 && (!r.present || r.status == LEASE_STATUS_RELEASED)) {
 		int src = lease_slots_status(&slots, st, name);
 
 		if (src < 0)
@@ -224,7 +222,7 @@ static int cmd_status(cli_ctx *ctx, int argc, char **argv)
 	}
 	/* --fail-if-held: exit 3 while someone else holds it live (lock-action's
 	 * fail_if_locked); free, expired, released or this identity's: 0 */
-	if (rc == 0 && fail_if_held && lease_status_of(&r) == LEASE_STATUS_LIVE &&
+	if (rc == 0 && fail_if_held && r.status == LEASE_STATUS_LIVE &&
 	    !(strcmp(r.payload.owner, ctx->owner) == 0 && strcmp(r.payload.host, ctx->host) == 0))
 		return EXIT_HELD;
 	/* ... and for a slotted NAME, while no slot is free for this identity */

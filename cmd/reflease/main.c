@@ -108,7 +108,6 @@ static void vreport(cli_ctx *ctx, const char *id, const char *fmt, va_list ap)
 
 	n = vsnprintf(msg, sizeof(msg), fmt, ap);
 	lease__err_mark_cut(msg, sizeof(msg), n);
-	lease__err_collapse(msg);
 	if (ctx->json && !ctx->json_stderr) {
 		json_t *o = json_pack("{s:s, s:{s:s, s:s}}", "status", "error", "error", "code", id,
 		                      "message", msg);

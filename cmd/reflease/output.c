@@ -45,7 +45,7 @@ json_t *cli_result_json(const lease_result *r)
 	char hex[LEASE_OID_HEXSZ + 1];
 	json_t *o = json_object();
 
-	json_object_set_new(o, "status", json_string(r->status ? r->status : "error"));
+	json_object_set_new(o, "status", json_string(lease_status_name(r->status)));
 	json_object_set_new(o, "name", json_string(r->name));
 	json_object_set_new(o, "ref", json_string(r->ref));
 	if (r->present) {
@@ -55,7 +55,7 @@ json_t *cli_result_json(const lease_result *r)
 		json_object_set_new(o, "oid", json_null());
 	}
 	json_object_set_new(o, "token_rotated", json_boolean(r->token_rotated));
-	if (r->waited_seconds >= 0 && lease_status_of(r) == LEASE_STATUS_ACQUIRED)
+	if (r->waited_seconds >= 0 && r->status == LEASE_STATUS_ACQUIRED)
 		json_object_set_new(o, "waited_seconds", json_integer(r->waited_seconds));
 	if (r->has_payload) {
 		json_object_set_new(o, "lease",
@@ -68,8 +68,7 @@ json_t *cli_result_json(const lease_result *r)
 			                              "host", r->payload.host, "expires_at", exp));
 		}
 	}
-	cli_json_outcome(o, r->code < 0 && lease_status_of(r) == LEASE_STATUS_ERROR, r->code,
-	                 r->message);
+	cli_json_outcome(o, r->code < 0 && r->status == LEASE_STATUS_ERROR, r->code, r->message);
 	return o;
 }
 
@@ -156,26 +155,27 @@ void cli_print_result_human(const lease_result *r)
 {
 	char exp[LEASE_TIME_STRSZ + 1], left[32];
 	const lease_payload *p = &r->payload;
+	const char *status = lease_status_name(r->status);
 
 	if (!r->has_payload) {
-		printf("%s: %s%s%s\n", r->name, r->status, r->message[0] ? " — " : "", r->message);
+		printf("%s: %s%s%s\n", r->name, status, r->message[0] ? " — " : "", r->message);
 		return;
 	}
 	lease_time_format(exp, p->expires_at);
 	human_time_left(left, sizeof(left), p->expires_at - r->now);
 	if (p->phase == LEASE_PHASE_RELEASED) /* expires_at is the release time */
-		printf("%s: %s — released by %s on %s at %s, generation %lld\n", r->name, r->status,
+		printf("%s: %s — released by %s on %s at %s, generation %lld\n", r->name, status,
 		       p->owner, p->host, exp, (long long)p->transitions);
 	else if (p->expires_at < r->now)
 		printf("%s: %s — %s by %s on %s, expired %s (%s ago), generation %lld\n", r->name,
-		       r->status, lease_phase_name(p->phase), p->owner, p->host, exp, left + 1,
+		       status, lease_phase_name(p->phase), p->owner, p->host, exp, left + 1,
 		       (long long)p->transitions);
 	else
 		printf("%s: %s — %s%s by %s on %s, expires %s (in %s), generation %lld\n", r->name,
-		       r->status,
+		       status,
 		       /* a heartbeat with the current token from another identity
 		        * takes the lease over (§5): not a plain renewal */
-		       r->token_rotated && lease_status_of(r) == LEASE_STATUS_RENEWED
+		       r->token_rotated && r->status == LEASE_STATUS_RENEWED
 		               ? "took over (the token rotated: the previous holder is fenced); "
 		               : "",
 		       lease_phase_name(p->phase), p->owner, p->host, exp, left,
@@ -222,7 +222,7 @@ void cli_print_result_extra(cli_ctx *ctx, const lease_result *r, const char *key
 		lease_oid_tohex(hex, &r->oid);
 	if (r->has_payload)
 		lease_time_format(exp, r->payload.expires_at);
-	cli_github_output("status", r->status ? r->status : "error");
+	cli_github_output("status", lease_status_name(r->status));
 	cli_github_output("oid", hex);
 	cli_github_output("expires-at", exp);
 	if (r->holds_token && r->has_payload)

@@ -49,7 +49,7 @@ void run_keeper_report(const lease_keep_report *rep, void *payload)
 		 * the wall clock stepped back, say) keeps the one the last write
 		 * set on CLOCK_BOOTTIME — other hosts judge by the real time */
 		run_set_deadline(sh, rep->lost_at, rep->now, rep->ttl_seconds,
-		                 lease_status_of(rep->result) != LEASE_STATUS_RENEWED);
+		                 rep->result->status != LEASE_STATUS_RENEWED);
 		break;
 	case LEASE_KEEP_RETRY:
 		/* a failed heartbeat may show an earlier stored expiry (§6) */

@@ -14,6 +14,7 @@ int lease_fetch_archive_max_transitions(int64_t *out, int *found, lease_store *s
 	size_t i, plen;
 	int rc;
 
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	*found = 0;
 	if ((rc = lease_ref_name_validate(name, err, sizeof(err))) < 0)
 		return lease__store_set_error(st, rc, "%s", err);

@@ -88,7 +88,7 @@ static int check_stored(lease_result *s, lease_store *st, const char *name, cons
 	if (s->has_payload)
 		s->payload = rs.payload;
 	s->now = lease_store_now(st);
-	s->status = "live";
+	s->status = LEASE_STATUS_LIVE;
 	lease_ref_state_clear(&rs);
 	if (!s->present || (s->has_payload && (s->payload.phase == LEASE_PHASE_RELEASED ||
 	                                       strcmp(s->payload.lease_token, token) != 0)))
@@ -314,12 +314,12 @@ static int keep_engine(lease_result *last, lease_store *st, const char *const *n
 			/* Lost deadline (§6): stop guarded work before anyone may take over. */
 			char prev[sizeof(r.message)];
 			memcpy(prev, r.message, sizeof(prev));
-			if (!r.status) {
+			if (!r.name[0]) { /* no heartbeat answered yet */
 				snprintf(r.name, sizeof(r.name), "%s", name);
 				r.has_payload = 0;
 			}
 			r.code = LEASE_EEXPIRED;
-			r.status = "expired";
+			r.status = LEASE_STATUS_EXPIRED;
 			r.holds_token = 0;
 			r.now = now;
 			/* the margin apart: a bounded string, so the message's
@@ -357,7 +357,7 @@ static int keep_engine(lease_result *last, lease_store *st, const char *const *n
 				                   "over under the service)"
 				                 : "the stored lease is released (a break, or a "
 				                   "release with this token)");
-				r.status = "not_holder";
+				r.status = LEASE_STATUS_NOT_HOLDER;
 				r.holds_token = 0;
 				r.code = rc = LEASE_ENOTHOLDER;
 				emit_lost(opts, &r, rc, now, attempt, expires_at, lost_at, ttl);
@@ -512,6 +512,7 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 {
 	const char *names[1];
 
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	names[0] = name;
 	return keep_engine(last, st, names, 1, NULL, opts);
 }
@@ -523,6 +524,7 @@ int lease_keep_set(lease_result *last, lease_store *st, const char *const *names
 	size_t i, j;
 	int rc;
 
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	if (last)
 		memset(last, 0, sizeof(*last));
 	if (!names || n < 1 || n > LEASE_SET_MAX || !names[0])

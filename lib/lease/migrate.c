@@ -58,9 +58,9 @@ int lease_migrate_target_validate(const char *version, char *err, size_t errlen)
 			                         used ? ", " : "", m->to);
 	}
 	if (!version || lease__migration_version_parse(version, &ma, &mi, &pa) < 0) {
-		lease__errf(err, errlen,
-		            "'%s' is not a version MAJOR.MINOR.PATCH (valid targets: %s)",
-		            version ? version : "", valid);
+		lease__error_set(err, errlen,
+		                 "'%s' is not a version MAJOR.MINOR.PATCH (valid targets: %s)",
+		                 version ? version : "", valid);
 		return LEASE_EINVALID;
 	}
 	for (i = 0; i < lease__migrations_count(); i++) {
@@ -70,10 +70,10 @@ int lease_migrate_target_validate(const char *version, char *err, size_t errlen)
 		     (ma == SDLC_VERSION_MAJOR && mi <= SDLC_VERSION_MINOR)))
 			return 0;
 	}
-	lease__errf(err, errlen,
-	            "'%s' is not the target of a registered migration this build can write "
-	            "(valid targets: %s)",
-	            version, valid);
+	lease__error_set(err, errlen,
+	                 "'%s' is not the target of a registered migration this build can write "
+	                 "(valid targets: %s)",
+	                 version, valid);
 	return LEASE_EINVALID;
 }
 
@@ -465,6 +465,7 @@ int lease_migrate(lease_migrate_report *out, lease_store *st, const lease_migrat
 	size_t i;
 	int rc = 0, patch = 0;
 
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	memset(out, 0, sizeof(*out));
 	memset(&ns, 0, sizeof(ns));
 	memset(&run, 0, sizeof(run));

@@ -20,6 +20,7 @@
 
 #include "reflease/common.h"
 #include "reflease/schema.h"
+#include "util/util.h" /* lease__error_set(): how a step says why it failed */
 
 /** What a step may know besides the payload itself. Borrowed by the step. */
 typedef struct lease_migration_input {

@@ -45,6 +45,21 @@ static const char *terr(lease_store *st)
 	return m && *m ? m : "no detail";
 }
 
+/* The one way a transport's message reaches the handle (issue 26 step 2):
+ * after a failed call, its last_error(), verbatim, becomes the handle's
+ * message — the deepest error, so what the primitive says afterwards
+ * (lease__store_set_error(): the first message wins) is kept only when the
+ * transport said nothing. @return @p why, the primitive's own words for
+ * that case. */
+static const char *tfail(lease_store *st, int rc, const char *why)
+{
+	const char *m = st->t->last_error ? st->t->last_error(st->t) : NULL;
+
+	if (m && *m)
+		(void)lease__store_set_error(st, rc, "%s", m);
+	return why;
+}
+
 /* The store's debug log (-v -v, issue 23): one line per transport call,
  * whatever the backend — "local: replace_ref refs/leases/a -> ok (0.4 ms)".
  * @p t0 is lease__mono_ms() before the call. */
@@ -63,7 +78,7 @@ static void cas_begin(lease_store *st, const char *primitive, const char *refnam
 {
 	memset(&st->cas_err, 0, sizeof(st->cas_err));
 	st->cas_compared = 0;
-	st->errmsg[0] = '\0';
+	lease__store_clear_error(st);
 	snprintf(st->cas_err.primitive, sizeof(st->cas_err.primitive), "%s", primitive);
 	snprintf(st->cas_err.ref, sizeof(st->cas_err.ref), "%s", refname);
 	if (expected) {
@@ -166,10 +181,9 @@ static int verify(lease_store *st, enum prim_kind k, const char *refname, const 
 
 	memset(&oid, 0, sizeof(oid));
 	if (trc < 0 && !reported_mismatch) {
-		char why[600];
+		const char *why = tfail(st, trc, "the transport failed without a message");
 
 		/* Best-effort re-read: the observed state helps the runtime settle. */
-		snprintf(why, sizeof(why), "transport error: %s", terr(st));
 		if (reread(st, refname, &present, &oid) == 0)
 			observe(st, present, &oid);
 		return cas_fail(st, trc,
@@ -182,11 +196,8 @@ static int verify(lease_store *st, enum prim_kind k, const char *refname, const 
 		int64_t left;
 
 		if ((rc = reread(st, refname, &present, &oid)) < 0) {
-			char why[600];
-
-			snprintf(why, sizeof(why), "cannot re-read the ref: %s", terr(st));
 			return cas_fail(st, rc, LEASE_OUTCOME_UNKNOWN, k == K_CREATE && trc != 0,
-			                why);
+			                tfail(st, rc, "cannot re-read the ref"));
 		}
 		observe(st, present, &oid);
 		left = deadline - lease__mono_ms();
@@ -333,14 +344,15 @@ int lease_write_commit(lease_oid *out, lease_store *st, const lease_oid *parent,
 	int64_t t0;
 	int rc;
 
-	st->errmsg[0] = '\0';
+	lease__store_clear_error(st);
 	if (!message)
 		return lease__store_set_error(st, LEASE_EINVALID, "no commit message");
 	t0 = lease__mono_ms();
 	rc = st->t->write_commit(st->t, out, parent, message, lease_store_now(st));
 	tlog(st, t0, "write_commit", NULL, rc);
 	if (rc < 0)
-		return lease__store_set_error(st, rc, "cannot write the commit: %s", terr(st));
+		return lease__store_set_error(st, rc, "%s",
+		                              tfail(st, rc, "cannot write the commit"));
 	return 0;
 }
 
@@ -349,6 +361,7 @@ int lease_cas_create_ref(lease_store *st, const char *refname, const lease_oid *
 	int64_t t0;
 	int rc;
 
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	memset(&st->cas_err, 0, sizeof(st->cas_err));
 	if (!refname || (rc = check_refname(st, refname)) < 0)
 		return refname ? rc : lease__store_set_error(st, LEASE_EINVALID, "no ref given");
@@ -367,6 +380,7 @@ int lease_cas_create(lease_store *st, const char *name, const lease_oid *new_oid
 	char ref[320];
 	int rc;
 
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	if ((rc = cas_name_to_ref(st, ref, sizeof(ref), name)) < 0)
 		return rc;
 	return lease_cas_create_ref(st, ref, new_oid);
@@ -378,6 +392,7 @@ int lease_cas_replace(lease_store *st, const char *name, const lease_oid *old_oi
 	char ref[320];
 	int rc;
 
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	if ((rc = cas_name_to_ref(st, ref, sizeof(ref), name)) < 0)
 		return rc;
 	return lease_cas_replace_ref(st, ref, old_oid, new_oid);
@@ -389,6 +404,7 @@ int lease_cas_replace_ref(lease_store *st, const char *ref, const lease_oid *old
 	int64_t t0;
 	int rc;
 
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	memset(&st->cas_err, 0, sizeof(st->cas_err));
 	if (!ref || (rc = check_refname(st, ref)) < 0)
 		return ref ? rc : lease__store_set_error(st, LEASE_EINVALID, "no ref given");
@@ -412,6 +428,7 @@ int lease_cas_delete(lease_store *st, const char *name, const lease_oid *old_oid
 	char ref[320];
 	int rc;
 
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	if ((rc = cas_name_to_ref(st, ref, sizeof(ref), name)) < 0)
 		return rc;
 	return lease_cas_delete_ref(st, ref, old_oid);
@@ -422,6 +439,7 @@ int lease_cas_delete_ref(lease_store *st, const char *ref, const lease_oid *old_
 	int64_t t0;
 	int rc;
 
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	memset(&st->cas_err, 0, sizeof(st->cas_err));
 	if (!ref || (rc = check_refname(st, ref)) < 0)
 		return ref ? rc : lease__store_set_error(st, LEASE_EINVALID, "no ref given");
@@ -508,15 +526,17 @@ static int read_commit_checked(lease_store *st, lease_commit *out, const lease_o
 
 int lease__read_commit(lease_commit *out, lease_store *st, const lease_oid *oid)
 {
-	int rc = read_commit_checked(st, out, oid);
+	int rc;
 
+	lease__store_clear_error(st); /* a call begins: its first error wins */
+	rc = read_commit_checked(st, out, oid);
 	if (rc == LEASE_EUNVERIFIED) {
 		lease_commit_clear(out);
 		return lease__store_set_error(st, rc, "object read back with another oid");
 	}
 	if (rc < 0) {
-		const char *why = st->t->last_error ? st->t->last_error(st->t) : NULL;
-		return lease__store_set_error(st, rc, "%s", why && *why ? why : lease_error_id(rc));
+		return lease__store_set_error(st, rc, "%s",
+		                              tfail(st, rc, "cannot read the object"));
 	}
 	return 0;
 }
@@ -551,10 +571,11 @@ int lease__list_refs(lease_ref_list *out, lease_store *st, const char *prefix)
 {
 	int rc;
 
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	memset(out, 0, sizeof(*out));
 	if ((rc = st->t->list_refs(st->t, out, prefix)) < 0) {
 		lease_ref_list_clear(out);
-		return lease__store_set_error(st, rc, "listing %s: %s", prefix, terr(st));
+		return lease__store_set_error(st, rc, "cannot list %s", tfail(st, rc, prefix));
 	}
 	return 0;
 }
@@ -563,12 +584,14 @@ int lease__list_ref_locks(lease_ref_lock_list *out, lease_store *st, const char 
 {
 	int rc;
 
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	memset(out, 0, sizeof(*out));
 	if (!st->t->list_ref_locks)
 		return 0;
 	if ((rc = st->t->list_ref_locks(st->t, out, prefix)) < 0) {
 		lease_ref_lock_list_clear(out);
-		return lease__store_set_error(st, rc, "%s", terr(st));
+		return lease__store_set_error(st, rc, "cannot list the ref locks under %s",
+		                              tfail(st, rc, prefix));
 	}
 	return 0;
 }
@@ -578,10 +601,12 @@ int lease__scan_commits(lease_store *st, const char *prefix, size_t max_objects,
 {
 	int rc;
 
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	if (st->t->version < 2 || !st->t->scan_commits)
 		return LEASE_ENOTFOUND;
 	if ((rc = st->t->scan_commits(st->t, prefix, max_objects, visit, payload)) < 0)
-		return lease__store_set_error(st, rc, "%s", terr(st));
+		return lease__store_set_error(st, rc, "%s",
+		                              tfail(st, rc, "cannot scan the store's commits"));
 	return 0;
 }
 
@@ -589,12 +614,13 @@ int lease__remove_ref_lock(lease_store *st, const lease_ref_lock *lk, int64_t mi
 {
 	int rc;
 
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	if (!st->t->remove_ref_lock)
 		return LEASE_ENOTFOUND;
 	rc = st->t->remove_ref_lock(st->t, lk, min_age_s, lease_store_now(st));
 	if (rc < 0 && rc != LEASE_ENOTFOUND) {
-		const char *why = st->t->last_error ? st->t->last_error(st->t) : NULL;
-		return lease__store_set_error(st, rc, "%s", why ? why : lease_error_id(rc));
+		return lease__store_set_error(st, rc, "cannot remove the lock file of %s",
+		                              tfail(st, rc, lk->refname));
 	}
 	return rc;
 }
@@ -621,7 +647,7 @@ static int fetch_begin(lease_ref_state *out, lease_store *st, const char *name, 
 
 	memset(out, 0, sizeof(*out));
 	memset(&st->cas_err, 0, sizeof(st->cas_err));
-	st->errmsg[0] = '\0';
+	lease__store_clear_error(st);
 	if ((rc = name_to_ref(st, ref, reflen, name)) < 0)
 		return rc;
 	snprintf(out->name, sizeof(out->name), "%s", name);
@@ -661,7 +687,8 @@ static int fetch_finish(lease_ref_state *out, lease_store *st, const char *ref, 
 			goto fail;
 		}
 		if (rc < 0 && rc != LEASE_EUNVERIFIED) {
-			rc = cas_fail(st, rc, LEASE_OUTCOME_KNOWN, 0, terr(st));
+			rc = cas_fail(st, rc, LEASE_OUTCOME_KNOWN, 0,
+			              tfail(st, rc, "the transport failed without a message"));
 			goto fail;
 		}
 	}
@@ -688,6 +715,7 @@ int lease_fetch_ref(lease_ref_state *out, lease_store *st, const char *name)
 	char ref[320];
 	int present = 0, has_commit = 0, rc;
 
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	if ((rc = fetch_begin(out, st, name, ref, sizeof(ref))) < 0)
 		return rc;
 	cas_begin(st, "fetch_ref", ref, NULL);
@@ -697,7 +725,8 @@ int lease_fetch_ref(lease_ref_state *out, lease_store *st, const char *name)
 	if (rc < 0) {
 		lease_ref_state_clear(out);
 		snprintf(out->name, sizeof(out->name), "%s", name);
-		return cas_fail(st, rc, LEASE_OUTCOME_KNOWN, 0, terr(st));
+		return cas_fail(st, rc, LEASE_OUTCOME_KNOWN, 0,
+		                tfail(st, rc, "the transport failed without a message"));
 	}
 	return fetch_finish(out, st, ref, present, has_commit);
 }
@@ -743,6 +772,7 @@ int lease_fetch_refs(lease_ref_state *out, lease_store *st, const char *const *n
 	size_t i, f = 0;
 	int rc = 0;
 
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	memset(r, 0, sizeof(r));
 	if (n == 0 || n > LEASE_SET_MAX || !names) {
 		rc = lease__store_set_error(st, LEASE_EINVALID,
@@ -761,7 +791,8 @@ int lease_fetch_refs(lease_ref_state *out, lease_store *st, const char *const *n
 	if (batched_read(st) && (rc = read_refs_call(st, r, n)) < 0) {
 		/* the whole read failed: reported on the first member */
 		cas_begin(st, "fetch_refs", r[0].refname, NULL);
-		rc = cas_fail(st, rc, LEASE_OUTCOME_KNOWN, 0, terr(st));
+		rc = cas_fail(st, rc, LEASE_OUTCOME_KNOWN, 0,
+		              tfail(st, rc, "the transport failed without a message"));
 		goto done;
 	}
 	for (i = 0; i < n; i++) {
@@ -814,11 +845,11 @@ int lease_ref_still_at(lease_store *st, const char *name, const lease_oid *oid)
 	lease_oid at;
 	int present = 0, rc;
 
-	st->errmsg[0] = '\0';
+	lease__store_clear_error(st);
 	if ((rc = name_to_ref(st, ref, sizeof(ref), name)) < 0)
 		return rc;
 	if ((rc = reread(st, ref, &present, &at)) < 0)
-		return lease__store_set_error(st, rc, "%s", terr(st));
+		return lease__store_set_error(st, rc, "cannot read %s", tfail(st, rc, ref));
 	return present && lease_oid_equal(&at, oid);
 }
 
@@ -828,6 +859,7 @@ int lease_wait_ref_change(lease_store *st, const char *name, int known_present,
 	char ref[320];
 	int rc;
 
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	if ((rc = name_to_ref(st, ref, sizeof(ref), name)) < 0)
 		return rc;
 	return lease_wait_refname_change(st, ref, known_present, known_oid, timeout_ms);
@@ -839,6 +871,7 @@ int lease_wait_refname_change(lease_store *st, const char *ref, int known_presen
 	static const lease_oid zero;
 	int rc;
 
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	if (!ref || (rc = check_refname(st, ref)) < 0)
 		return ref ? rc : lease__store_set_error(st, LEASE_EINVALID, "no ref given");
 	if (timeout_ms <= 0)
@@ -916,7 +949,8 @@ static int read_entry(lease_store *st, lease_ref_state *s, const lease_ref_entry
 			break;
 		lease_commit_clear(&s->commit);
 		if (rc != LEASE_ENOTFOUND && rc != LEASE_EUNVERIFIED)
-			return cas_fail(st, rc, LEASE_OUTCOME_KNOWN, 0, terr(st));
+			return cas_fail(st, rc, LEASE_OUTCOME_KNOWN, 0,
+			                tfail(st, rc, "the transport failed without a message"));
 		rc = 1;
 		if (attempt >= ENTRY_REREADS) {
 			observe(st, 1, &oid);
@@ -929,7 +963,8 @@ static int read_entry(lease_store *st, lease_ref_state *s, const lease_ref_entry
 		rrc = st->t->read_ref(st->t, e->refname, &present, &oid, &has_commit, &s->commit);
 		if (rrc < 0) {
 			lease_commit_clear(&s->commit);
-			return cas_fail(st, rrc, LEASE_OUTCOME_KNOWN, 0, terr(st));
+			return cas_fail(st, rrc, LEASE_OUTCOME_KNOWN, 0,
+			                tfail(st, rrc, "the transport failed without a message"));
 		}
 		if (!present) {
 			lease_commit_clear(&s->commit);
@@ -962,7 +997,10 @@ static int read_entry(lease_store *st, lease_ref_state *s, const lease_ref_entry
 					                "inconsistent read of the parent commit");
 				}
 				if (rc != LEASE_ENOTFOUND)
-					return cas_fail(st, rc, LEASE_OUTCOME_KNOWN, 0, terr(st));
+					return cas_fail(
+					        st, rc, LEASE_OUTCOME_KNOWN, 0,
+					        tfail(st, rc,
+					              "the transport failed without a message"));
 			}
 		}
 	}
@@ -1148,7 +1186,7 @@ static int namespace_walk(lease_store *st, int strict, lease_namespace_visit vis
 	w.payload = payload;
 	w.plen = (size_t)snprintf(w.prefix, sizeof(w.prefix), "refs/%s/", st->ns);
 	memset(&st->cas_err, 0, sizeof(st->cas_err));
-	st->errmsg[0] = '\0';
+	lease__store_clear_error(st);
 	cas_begin(st, "fetch_namespace", w.prefix, NULL);
 	t0 = lease__mono_ms();
 	if (paged) {
@@ -1173,7 +1211,8 @@ static int namespace_walk(lease_store *st, int strict, lease_namespace_visit vis
 		rc = st->t->list_refs(st->t, &list, w.prefix);
 		tlog(st, t0, "list_refs", w.prefix, rc);
 		if (rc < 0) {
-			rc = cas_fail(st, rc, LEASE_OUTCOME_KNOWN, 0, terr(st));
+			rc = cas_fail(st, rc, LEASE_OUTCOME_KNOWN, 0,
+			              tfail(st, rc, "the transport failed without a message"));
 			goto done;
 		}
 		if ((rc = walk_part(&w, &list)) != 0)
@@ -1189,6 +1228,7 @@ done:
 
 int lease_namespace_each(lease_store *st, lease_namespace_visit visit, void *payload)
 {
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	return namespace_walk(st, 0, visit, payload);
 }
 
@@ -1228,6 +1268,7 @@ int lease_fetch_namespace(lease_namespace *out, lease_store *st)
 {
 	int rc;
 
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	memset(out, 0, sizeof(*out));
 	if ((rc = namespace_walk(st, 1, collect, out)) < 0)
 		lease_namespace_clear(out);
@@ -1250,6 +1291,7 @@ int lease__fetch_namespace_lenient(lease_namespace *out, lease_store *st)
 	size_t i, plen;
 	int rc = 0;
 
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	memset(out, 0, sizeof(*out));
 	plen = (size_t)snprintf(prefix, sizeof(prefix), "refs/%s/", st->ns);
 	if ((rc = lease__list_refs(&list, st, prefix)) < 0)
@@ -1367,7 +1409,7 @@ int lease_cas_set(lease_store *st, const char *const *names, const lease_oid *ol
 	int trc, rc;
 
 	memset(&st->cas_err, 0, sizeof(st->cas_err));
-	st->errmsg[0] = '\0';
+	lease__store_clear_error(st);
 	if (n == 0 || n > LEASE_SET_MAX || !names || !news)
 		return lease__store_set_error(st, LEASE_EINVALID,
 		                              "a set names 1 to %d leases (%zu given)",
@@ -1404,9 +1446,8 @@ int lease_cas_set(lease_store *st, const char *const *names, const lease_oid *ol
 	trc = st->t->cas_many(st->t, u, n);
 	tlog(st, t0, "cas_many", refs[0], trc);
 	if (trc < 0 && trc != LEASE_ECAS) {
-		char why[600];
+		const char *why = tfail(st, trc, "the transport failed without a message");
 
-		snprintf(why, sizeof(why), "transport error: %s", terr(st));
 		rc = set_observe(st, u, n, &at_new, &at_old, &other);
 		return cas_fail(st, trc,
 		                refused(trc) && rc == 0 && at_new == 0 ? LEASE_OUTCOME_KNOWN
@@ -1418,10 +1459,8 @@ int lease_cas_set(lease_store *st, const char *const *names, const lease_oid *ol
 		int64_t left;
 
 		if ((rc = set_observe(st, u, n, &at_new, &at_old, &other)) < 0) {
-			char why[600];
-
-			snprintf(why, sizeof(why), "cannot re-read the set: %s", terr(st));
-			return cas_fail(st, rc, LEASE_OUTCOME_UNKNOWN, 0, why);
+			return cas_fail(st, rc, LEASE_OUTCOME_UNKNOWN, 0,
+			                tfail(st, rc, "cannot re-read the set"));
 		}
 		if (trc == 0 && at_new == n)
 			return 0;

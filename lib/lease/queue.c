@@ -32,8 +32,8 @@ static int queue_prefix(lease_store *st, char *out, size_t len, const char *name
 	char err[256];
 
 	if (!name || lease_name_validate(name, err, sizeof(err)) < 0)
-		return lease__store_set_error(st, LEASE_EINVALID, "invalid lease name: %s",
-		                              name ? err : "none given");
+		return lease__store_set_error(st, LEASE_EINVALID, "%s",
+		                              name ? err : "name: none given");
 	snprintf(out, len, "refs/%s-queue/%s/", lease_store_namespace(st), name);
 	return 0;
 }
@@ -196,6 +196,7 @@ int lease_queue_read(lease_queue *out, lease_store *st, const char *name)
 	char prefix[LEASE_NS_MAX + LEASE_NAME_MAX + 32];
 	int rc;
 
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	memset(out, 0, sizeof(*out));
 	if ((rc = queue_prefix(st, prefix, sizeof(prefix), name)) < 0)
 		return rc;
@@ -206,6 +207,7 @@ int lease_queue_read_all(lease_queue *out, lease_store *st)
 {
 	char prefix[LEASE_NS_MAX + 16];
 
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	memset(out, 0, sizeof(*out));
 	snprintf(prefix, sizeof(prefix), "refs/%s-queue/", lease_store_namespace(st));
 	return queue_list(out, st, prefix, NULL);
@@ -271,6 +273,7 @@ int lease__ticket_take(lease_own_ticket *me, lease_store *st, const char *name, 
 	size_t i;
 	int tries, rc;
 
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	if ((rc = queue_prefix(st, prefix, sizeof(prefix), name)) < 0)
 		return rc;
 	me->held = 0;
@@ -327,6 +330,7 @@ int lease__ticket_renew(lease_own_ticket *me, lease_store *st, const char *name)
 	lease_oid oid;
 	int rc;
 
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	if (!me->held)
 		return LEASE_ECAS;
 	if (now >= me->t.expires_at) /* never revive an expired ticket */
@@ -358,6 +362,7 @@ int lease_queue_reap(lease_store *st, const char *name, size_t *removed)
 	size_t i, n = 0;
 	int rc, first = 0;
 
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	if (removed)
 		*removed = 0;
 	if ((rc = lease_queue_read(&q, st, name)) < 0)

@@ -89,8 +89,9 @@ static int stale_lock(lease_reconcile_report *r, size_t *cap, size_t sorted, lea
 			e->lock_removed = rr == 0;
 			r->locks_removed += rr == 0;
 		} else if (e->action == LEASE_ACTION_NONE) {
-			lease__rec_skip(r, e, rr, "remove-lock", "stale lock kept: %s",
-			                lease_store_last_error(st));
+			/* the removal's own words ("... changed or is younger
+			 * than 60s: kept"), not prefixed again (issue 26) */
+			lease__rec_skip(r, e, rr, "remove-lock", "%s", lease_store_last_error(st));
 		}
 	}
 	return 0;
@@ -431,8 +432,10 @@ int lease_reconcile(lease_reconcile_report *out, lease_store *st,
                     const lease_reconcile_options *opts)
 {
 	collect_ctx c = {NULL, 0, 0};
-	int rc = sweep_run(out, st, opts, collect_entry, &c);
+	int rc;
 
+	lease__store_clear_error(st); /* a call begins: its first error wins */
+	rc = sweep_run(out, st, opts, collect_entry, &c);
 	out->entries = c.entries;
 	out->count = c.n;
 	return rc;
@@ -456,6 +459,7 @@ int lease_reconcile_each(lease_reconcile_report *summary, lease_store *st,
 {
 	each_ctx c = {visit, payload};
 
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	return sweep_run(summary, st, opts, each_entry, &c);
 }
 

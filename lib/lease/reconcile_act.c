@@ -200,8 +200,8 @@ void lease__rec_prune(lease_reconcile_report *r, lease_reconcile_entry *e, lease
 			rc = 0; /* an existing archive ref with the same oid counts as done */
 	}
 	if (rc < 0) {
-		lease__rec_skip(r, e, rc, "prune", "cannot write the archive ref %s: %s", refname,
-		                lease_store_last_error(st));
+		/* the create's own message (the primitive's names the ref) */
+		lease__rec_skip(r, e, rc, "prune", "%s", lease_store_last_error(st));
 		return;
 	}
 	if (!(e->archive_ref = strdup(refname))) {

@@ -56,6 +56,7 @@ int lease_history_read(lease_history *out, lease_store *st, const char *name, si
 	size_t cap = 0, i;
 	int rc, more;
 
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	memset(out, 0, sizeof(*out));
 	memset(&tip, 0, sizeof(tip));
 	if (default_ttl <= 0)
@@ -78,12 +79,8 @@ int lease_history_read(lease_history *out, lease_store *st, const char *name, si
 			out->truncated = 1;
 			break;
 		}
-		if ((rc = lease__read_commit(&c, st, &next)) < 0) {
-			char why[512];
-			snprintf(why, sizeof(why), "%s", lease_store_last_error(st));
-			rc = lease__store_set_error(st, rc, "history of %s: %s", name, why);
-			break;
-		}
+		if ((rc = lease__read_commit(&c, st, &next)) < 0)
+			break; /* the read's message is the handle's */
 		rc = history_push(out, &cap, &c, name);
 		more = c.is_commit && c.has_parent;
 		next = c.parent;

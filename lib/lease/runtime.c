@@ -30,8 +30,9 @@ typedef enum op_kind {
 
 static const lease_op kind_op[] = {LEASE_OP_ACQUIRE,   LEASE_OP_HEARTBEAT, LEASE_OP_TRANSITION,
                                    LEASE_OP_REACQUIRE, LEASE_OP_RELEASE,   LEASE_OP_BREAK};
-static const char *const kind_success[] = {"acquired",   "renewed",  "transitioned",
-                                           "reacquired", "released", "broken"};
+static const lease_status_id kind_success[] = {LEASE_STATUS_ACQUIRED,     LEASE_STATUS_RENEWED,
+                                               LEASE_STATUS_TRANSITIONED, LEASE_STATUS_REACQUIRED,
+                                               LEASE_STATUS_RELEASED,     LEASE_STATUS_BROKEN};
 
 typedef struct op_ctx {
 	op_kind kind;
@@ -67,7 +68,7 @@ typedef struct decision {
 	int write;
 	lease_payload next;
 	lease_op sop;
-	const char *status; /* when no write */
+	lease_status_id status; /* when no write */
 	int code;
 	int holds_token;
 	int token_changed;
@@ -91,10 +92,9 @@ int lease_ttl_validate(const lease_store *st, int64_t ttl_seconds, char *err, si
 	int lo = lease_store_ttl_min(st), hi = lease_store_ttl_max(st);
 
 	if (ttl_seconds < lo || ttl_seconds > hi) {
-		if (err && errlen)
-			snprintf(err, errlen,
-			         "invalid TTL %lld: must be whole seconds in %d..%d on a %s store",
-			         (long long)ttl_seconds, lo, hi, lease_store_kind(st));
+		lease__error_set(err, errlen,
+		                 "invalid TTL %lld: must be whole seconds in %d..%d on a %s store",
+		                 (long long)ttl_seconds, lo, hi, lease_store_kind(st));
 		return LEASE_EINVALID;
 	}
 	return 0;
@@ -128,22 +128,12 @@ const char *lease_status_name(lease_status_id id)
 	return status_names[id];
 }
 
-lease_status_id lease_status_of(const lease_result *r)
-{
-	int i;
-
-	for (i = 0; r && r->status && i < LEASE_STATUS__COUNT; i++)
-		if (strcmp(r->status, status_names[i]) == 0)
-			return (lease_status_id)i;
-	return LEASE_STATUS_ERROR;
-}
-
 /* ---- results ------------------------------------------------------------- */
 
 static void result_init(lease_result *out, lease_store *st, const char *name)
 {
 	memset(out, 0, sizeof(*out));
-	out->status = "error";
+	out->status = LEASE_STATUS_ERROR;
 	out->waited_seconds = -1;
 	snprintf(out->name, sizeof(out->name), "%.*s", LEASE_NAME_MAX, name ? name : "");
 	snprintf(out->ref, sizeof(out->ref), "refs/%.*s/%.*s", LEASE_NS_MAX,
@@ -166,25 +156,37 @@ static void result_state(lease_result *out, const lease_ref_state *s)
 		memset(&out->payload, 0, sizeof(out->payload));
 }
 
+/* The result carries the handle's message (the first error of the
+ * operation), or the code's name when there is none: the caller need not
+ * ask the handle (issue 26 step 2). */
+static void result_message(lease_result *out, const lease_store *st, int code)
+{
+	const char *m = lease_store_last_error(st);
+	int n = snprintf(out->message, sizeof(out->message), "%s", *m ? m : lease_error_id(code));
+
+	lease__err_mark_cut(out->message, sizeof(out->message), n);
+}
+
 static int result_fail(lease_result *out, lease_store *st, int code, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));
 
 static int result_fail(lease_result *out, lease_store *st, int code, const char *fmt, ...)
 {
-	out->status = "error";
+	out->status = LEASE_STATUS_ERROR;
 	out->code = code;
 	out->holds_token = 0;
 	if (fmt) {
+		char msg[LEASE_STORE_ERRMSG_SZ];
 		va_list ap;
 		va_start(ap, fmt);
-		vsnprintf(out->message, sizeof(out->message), fmt, ap);
+		vsnprintf(msg, sizeof(msg), fmt, ap);
 		va_end(ap);
-		lease__store_set_error(st, code, "%s", out->message);
-	} else {
-		const char *m = lease_store_last_error(st);
-		snprintf(out->message, sizeof(out->message), "%s",
-		         m && *m ? m : lease_error_id(code));
+		/* the runtime's own conclusion: what it handled below does not
+		 * stand for it (a re-read's or a lost CAS's message) */
+		lease__store_clear_error(st);
+		(void)lease__store_set_error(st, code, "%s", msg);
 	}
+	result_message(out, st, code);
 	return code;
 }
 
@@ -230,8 +232,8 @@ static int check_inputs(op_ctx *c)
 	int rc;
 
 	if (!c->name || lease_ref_name_validate(c->name, err, sizeof(err)) < 0)
-		return result_fail(c->out, c->st, LEASE_EINVALID, "invalid lease name: %s",
-		                   c->name ? err : "none given");
+		return result_fail(c->out, c->st, LEASE_EINVALID, "%s",
+		                   c->name ? err : "name: none given");
 	if (!o || o->version != LEASE_OP_OPTIONS_VERSION)
 		return result_fail(c->out, c->st, LEASE_EINVALID,
 		                   "lease options missing or of an unsupported version");
@@ -352,10 +354,10 @@ static void payload_base(lease_payload *n, const char *name)
 	n->has_ttl = 1;
 }
 
-static void no_write(decision *d, const char *status, int code, int holds, const char *fmt, ...)
+static void no_write(decision *d, lease_status_id status, int code, int holds, const char *fmt, ...)
         __attribute__((format(printf, 5, 6)));
 
-static void no_write(decision *d, const char *status, int code, int holds, const char *fmt, ...)
+static void no_write(decision *d, lease_status_id status, int code, int holds, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -496,7 +498,7 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 	if (c->refreshing) {
 		/* Our own landed write came too late (F15): extend it once more. */
 		if (!tok_cur || expired) {
-			no_write(d, "not_holder", LEASE_ENOTHOLDER, 0,
+			no_write(d, LEASE_STATUS_NOT_HOLDER, LEASE_ENOTHOLDER, 0,
 			         "the lease was granted too late and lost before it could be "
 			         "extended");
 			return 0;
@@ -511,9 +513,9 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 	case OP_ACQUIRE:
 		if (cur && rel != LEASE_REL_FRESH && !expired) {
 			if (rel == LEASE_REL_SAME)
-				no_write(d, "already_held", LEASE_EHELD, 0, "x");
+				no_write(d, LEASE_STATUS_ALREADY_HELD, LEASE_EHELD, 0, "x");
 			else
-				no_write(d, "held", LEASE_EHELD, 0, "x");
+				no_write(d, LEASE_STATUS_HELD, LEASE_EHELD, 0, "x");
 			holder_msg(d, cur,
 			           rel == LEASE_REL_SAME ? "already held (re-entry is reacquire "
 			                                   "with the token)"
@@ -538,18 +540,18 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 	case OP_TRANSITION:
 	case OP_REACQUIRE:
 		if (rel == LEASE_REL_FRESH) {
-			no_write(d, "not_holder", LEASE_ENOTHOLDER, 0, "%s",
+			no_write(d, LEASE_STATUS_NOT_HOLDER, LEASE_ENOTHOLDER, 0, "%s",
 			         cur ? "the lease was released" : "the lease does not exist");
 			return 0;
 		}
 		if (!tok_cur) {
-			no_write(d, "not_holder", LEASE_ENOTHOLDER, 0,
+			no_write(d, LEASE_STATUS_NOT_HOLDER, LEASE_ENOTHOLDER, 0,
 			         "the presented token is not the lease's current token");
 			return 0;
 		}
 		if (expired && c->kind != OP_REACQUIRE) {
 			lease_time_format(t, cur->expires_at);
-			no_write(d, "expired", LEASE_EEXPIRED, 0,
+			no_write(d, LEASE_STATUS_EXPIRED, LEASE_EEXPIRED, 0,
 			         "the lease expired at %s; reacquire it with the token", t);
 			return 0;
 		}
@@ -572,13 +574,13 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 			if (!lease__policy_heartbeat_due(now - hb, stored, !same_ttl,
 			                                 cur->expires_at - now, ttl_new)) {
 				if (now - hb < 0) /* pre-bump, written with a longer TTL */
-					no_write(d, "not_due", 0, 1,
+					no_write(d, LEASE_STATUS_NOT_DUE, 0, 1,
 					         "heartbeat not due: %lld s left, more than the "
 					         "%lld s TTL assumed for this pre-bump payload",
 					         (long long)(cur->expires_at - now),
 					         (long long)stored);
 				else
-					no_write(d, "not_due", 0, 1,
+					no_write(d, LEASE_STATUS_NOT_DUE, 0, 1,
 					         "heartbeat not due: last one %lld s ago, floor "
 					         "%lld s (%s)",
 					         (long long)(now - hb),
@@ -593,13 +595,13 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 
 	case OP_RELEASE:
 		if (rel == LEASE_REL_FRESH) {
-			no_write(d, "already_released", 0, 0, "%s",
+			no_write(d, LEASE_STATUS_ALREADY_RELEASED, 0, 0, "%s",
 			         cur ? "the lease is already released"
 			             : "the lease does not exist");
 			return 0;
 		}
 		if (!tok_cur) {
-			no_write(d, "not_owner", 0, 0,
+			no_write(d, LEASE_STATUS_NOT_OWNER, 0, 0,
 			         "the presented token is not current; nothing written");
 			return 0;
 		}
@@ -609,7 +611,7 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 
 	default: /* OP_BREAK */
 		if (!s->present || (cur && cur->phase == LEASE_PHASE_RELEASED)) {
-			no_write(d, "already_released", 0, 0, "%s",
+			no_write(d, LEASE_STATUS_ALREADY_RELEASED, 0, 0, "%s",
 			         cur ? "the lease is already released"
 			             : "the lease does not exist");
 			return 0;
@@ -623,7 +625,7 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 			        c->out->ref, s->commit.unreadable ? "ref" : "payload",
 			        s->payload_error);
 		if (!o->force && live) {
-			no_write(d, "held", LEASE_EHELD, 0, "x");
+			no_write(d, LEASE_STATUS_HELD, LEASE_EHELD, 0, "x");
 			if (cur)
 				holder_msg(d, cur, "live lease held (break --force to override)");
 			else
@@ -682,7 +684,7 @@ static int finish_no_write(op_ctx *c, const lease_ref_state *s, const decision *
 	out->approximate_ttl = c->approximate;
 	snprintf(out->message, sizeof(out->message), "%s", d->message);
 	if (d->code < 0)
-		lease__store_set_error(c->st, d->code, "%s: %s", c->name, d->message);
+		(void)lease__store_set_error(c->st, d->code, "%s: %s", c->name, d->message);
 	return d->code;
 }
 
@@ -707,7 +709,7 @@ static int settle_landed(op_ctx *c, const lease_ref_state *s, int idx, int64_t n
 					holder_msg(&d, tip,
 					           "acquired, then lost before it was "
 					           "verified; now held");
-					d.status = "held";
+					d.status = LEASE_STATUS_HELD;
 					d.code = LEASE_EHELD;
 					*rc = finish_no_write(c, s, &d);
 					return 1;
@@ -716,11 +718,11 @@ static int settle_landed(op_ctx *c, const lease_ref_state *s, int idx, int64_t n
 				return 0; /* free or expired again: decide again */
 			}
 			result_state(out, s);
-			out->status = "not_holder";
+			out->status = LEASE_STATUS_NOT_HOLDER;
 			out->code = *rc = LEASE_ENOTHOLDER;
 			snprintf(out->message, sizeof(out->message),
 			         "the write landed but the lease was lost since");
-			lease__store_set_error(c->st, *rc, "%s: %s", c->name, out->message);
+			(void)lease__store_set_error(c->st, *rc, "%s: %s", c->name, out->message);
 			return 1;
 		}
 		if (2 * (w->p.expires_at - now) < w->p.ttl_seconds) {
@@ -797,7 +799,7 @@ static int rt_plan(lease_engine *en, const lease_ref_state *s, int64_t now, leas
 	c->out->now = en->now;
 	if ((rc = decide(c, s, now, &d)) < 0) {
 		result_state(c->out, s);
-		c->out->status = "error";
+		c->out->status = LEASE_STATUS_ERROR;
 		return rc;
 	}
 	if (!d.write) {
@@ -900,6 +902,7 @@ static int run_kind_entry(op_kind kind, lease_result *out, lease_store *st, cons
 	op_ctx *c;
 	int rc;
 
+	lease__store_clear_error(st); /* an operation begins: its first error wins */
 	/* Copied first: the caller may pass strings that live in @p out. */
 	if (!(c = ctx_new(kind, out, st, name, opts))) {
 		result_init(out, st, name);
@@ -911,6 +914,8 @@ static int run_kind_entry(op_kind kind, lease_result *out, lease_store *st, cons
 	rc = run_op(c);
 	lease__store_op_end(st);
 	free(c);
+	if (rc < 0 && !out->message[0])
+		result_message(out, st, rc);
 	return rc;
 }
 
@@ -1067,8 +1072,7 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 			                        opts->host ? opts->host : "", ttl, since);
 			if (rc < 0) {
 				result_init(out, st, name);
-				return result_fail(out, st, rc, "%s: cannot take a ticket: %s",
-				                   name, lease_store_last_error(st));
+				return result_fail(out, st, rc, NULL); /* the ticket's message */
 			}
 			since = me.t.since;
 		} else if (until_renewal(st, &me) <= 0.05 &&
@@ -1078,10 +1082,14 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 			continue;
 		}
 		if ((rc = lease_queue_read(&q, st, name)) < 0) {
+			char why[LEASE_STORE_ERRMSG_SZ];
+
+			/* the read's message, kept over the ticket's removal */
+			snprintf(why, sizeof(why), "%s", lease_store_last_error(st));
 			lease__ticket_drop(&me, st);
 			result_init(out, st, name);
-			return result_fail(out, st, rc, "%s: cannot read the queue: %s", name,
-			                   lease_store_last_error(st));
+			lease__store_clear_error(st);
+			return result_fail(out, st, rc, "%s", why);
 		}
 		head = queue_head(&q, &me, &present);
 		if (!present) { /* reaped or replaced: ours is gone */
@@ -1127,7 +1135,7 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 			}
 			*out = cur;
 			out->code = rc = LEASE_EHELD;
-			out->status = "held";
+			out->status = LEASE_STATUS_HELD;
 			snprintf(out->message, sizeof(out->message),
 			         "queued behind %s@%s's ticket (since %lld)", head->owner,
 			         head->host, (long long)head->since);
@@ -1253,6 +1261,7 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
 {
 	single_attempt a = {out, st, name, opts};
 
+	lease__store_clear_error(st); /* an operation begins: its first error wins */
 	if (opts && opts->fair && opts->wait_seconds > 0) {
 		/* the wait bounds every attempt (issue 24 #3) and ref lock wait (issue 23) */
 		double start_mono = lease__clock_seconds(LEASE_CLOCK_MONOTONIC);
@@ -1307,10 +1316,10 @@ int lease_status(lease_result *out, lease_store *st, const char *name)
 	int64_t now;
 	int rc;
 
+	lease__store_clear_error(st); /* an operation begins: its first error wins */
 	result_init(out, st, name);
 	if (!name || lease_ref_name_validate(name, err, sizeof(err)) < 0)
-		return result_fail(out, st, LEASE_EINVALID, "invalid lease name: %s",
-		                   name ? err : "none given");
+		return result_fail(out, st, LEASE_EINVALID, "%s", name ? err : "name: none given");
 	memset(&s, 0, sizeof(s));
 	lease__store_op_begin(st, 0);
 	rc = lease_fetch_ref(&s, st, name);
@@ -1323,16 +1332,16 @@ int lease_status(lease_result *out, lease_store *st, const char *name)
 	out->now = now;
 	result_state(out, &s);
 	if (!s.present) {
-		out->status = "absent";
+		out->status = LEASE_STATUS_ABSENT;
 	} else if (s.payload_rc != 0) {
 		rc = result_fail(out, st, s.payload_rc, "%s: unreadable %s: %s", out->ref,
 		                 s.commit.unreadable ? "ref" : "payload", s.payload_error);
 	} else if (s.payload.phase == LEASE_PHASE_RELEASED) {
-		out->status = "released";
+		out->status = LEASE_STATUS_RELEASED;
 	} else if (lease_payload_expired(st, &s.payload, now)) {
-		out->status = "expired";
+		out->status = LEASE_STATUS_EXPIRED;
 	} else {
-		out->status = "live";
+		out->status = LEASE_STATUS_LIVE;
 	}
 	if (out->has_payload) {
 		int approx = 0;
@@ -1369,15 +1378,15 @@ static void set_member_state(lease_store *st, lease_result *r, const lease_ref_s
 	r->now = now;
 	r->code = 0;
 	if (!s->present)
-		r->status = "absent";
+		r->status = LEASE_STATUS_ABSENT;
 	else if (s->payload_rc != 0)
-		r->status = "error";
+		r->status = LEASE_STATUS_ERROR;
 	else if (s->payload.phase == LEASE_PHASE_RELEASED)
-		r->status = "released";
+		r->status = LEASE_STATUS_RELEASED;
 	else if (lease_payload_expired(st, &s->payload, now))
-		r->status = "expired";
+		r->status = LEASE_STATUS_EXPIRED;
 	else
-		r->status = "live";
+		r->status = LEASE_STATUS_LIVE;
 	memset(r->payload.lease_token, 0, sizeof(r->payload.lease_token));
 	snprintf(r->message, sizeof(r->message), "not written: the set was not taken");
 }
@@ -1389,14 +1398,12 @@ static int set_fail(set_ctx *x, size_t i, int code)
 	const lease_result *m = &out->members[i];
 
 	out->code = code;
-	out->status = code == 0                                 ? m->status
-	              : m->status && strcmp(m->status, "error") ? m->status
-	                                                        : "error";
+	out->status = m->status;
 	out->blocker = (int)i;
 	snprintf(out->message, sizeof(out->message), "%s: %s", m->name,
 	         m->message[0] ? m->message : lease_error_id(code));
 	if (code < 0)
-		lease__store_set_error(x->st, code, "%s", out->message);
+		(void)lease__store_set_error(x->st, code, "%s", out->message);
 	return code;
 }
 
@@ -1406,8 +1413,8 @@ static int set_skippable(const set_ctx *x, const decision *d)
 {
 	if (d->code != 0)
 		return 0;
-	return (x->kind == OP_RELEASE && strcmp(d->status, "already_released") == 0) ||
-	       (x->kind == OP_HEARTBEAT && strcmp(d->status, "not_due") == 0);
+	return (x->kind == OP_RELEASE && d->status == LEASE_STATUS_ALREADY_RELEASED) ||
+	       (x->kind == OP_HEARTBEAT && d->status == LEASE_STATUS_NOT_DUE);
 }
 
 /* Read every member, in one read of the store where it can (github: one
@@ -1466,11 +1473,11 @@ static int set_landed(set_ctx *x, int64_t now)
 	if (late) {
 		/* Success only with half the TTL left (F15): the set is held, the
 		 * caller has the token and should release it. */
-		out->status = "error";
+		out->status = LEASE_STATUS_ERROR;
 		out->code = LEASE_EUNVERIFIED;
 		snprintf(out->message, sizeof(out->message),
 		         "granted too late: less than half the TTL left when verified");
-		lease__store_set_error(x->st, out->code, "%s", out->message);
+		(void)lease__store_set_error(x->st, out->code, "%s", out->message);
 	}
 	return out->code;
 }
@@ -1539,12 +1546,12 @@ static int set_settle(set_ctx *x, int64_t *now)
 	if (landed == 0)
 		return 0;
 	x->out->code = LEASE_EUNVERIFIED;
-	x->out->status = "error";
+	x->out->status = LEASE_STATUS_ERROR;
 	snprintf(x->out->message, sizeof(x->out->message),
 	         "the set write shows on %zu of its %zu members: the store did not apply it "
 	         "atomically",
 	         landed, written);
-	lease__store_set_error(x->st, LEASE_EUNVERIFIED, "%s", x->out->message);
+	(void)lease__store_set_error(x->st, LEASE_EUNVERIFIED, "%s", x->out->message);
 	return LEASE_EUNVERIFIED;
 }
 
@@ -1604,7 +1611,7 @@ static int set_plan(set_ctx *x, int64_t now, size_t *nwrite)
 		x->c[i]->out->now = now;
 		if ((rc = decide(x->c[i], &x->s[i], now, &x->d[i])) < 0) {
 			result_state(&x->out->members[i], &x->s[i]);
-			x->out->members[i].status = "error";
+			x->out->members[i].status = LEASE_STATUS_ERROR;
 			return set_fail(x, i, rc);
 		}
 	}
@@ -1660,7 +1667,7 @@ static int set_run(set_ctx *x)
 		        x->st, LEASE_ECONFIG,
 		        "the %s store cannot write several leases in one atomic write, so a set "
 		        "cannot be %s there (protocol.md \"Sets\"); nothing written",
-		        lease_store_kind(x->st), kind_success[x->kind]);
+		        lease_store_kind(x->st), lease_status_name(kind_success[x->kind]));
 		snprintf(out->message, sizeof(out->message), "%s", lease_store_last_error(x->st));
 		return out->code;
 	}
@@ -1668,7 +1675,7 @@ static int set_run(set_ctx *x)
 		/* a round's answer is its own (a failed commit write of an
 		 * earlier round settled as not landed says nothing) */
 		out->blocker = -1;
-		out->status = "error";
+		out->status = LEASE_STATUS_ERROR;
 		out->code = 0;
 		out->message[0] = '\0';
 		if ((rc = set_read(x)) < 0)
@@ -1685,7 +1692,7 @@ static int set_run(set_ctx *x)
 		if (!lease__engine_settleable(rc)) {
 			if (out->code == 0 && out->blocker < 0) {
 				out->code = rc;
-				out->status = "error";
+				out->status = LEASE_STATUS_ERROR;
 				snprintf(out->message, sizeof(out->message), "%s",
 				         lease_store_last_error(x->st));
 			}
@@ -1693,7 +1700,7 @@ static int set_run(set_ctx *x)
 		}
 		if (++unknown > SET_UNKNOWN_MAX) {
 			out->code = rc;
-			out->status = "error";
+			out->status = LEASE_STATUS_ERROR;
 			snprintf(out->message, sizeof(out->message),
 			         "the set write's outcome stayed unknown: %s",
 			         lease_store_last_error(x->st));
@@ -1703,7 +1710,7 @@ static int set_run(set_ctx *x)
 			return rc < 0 ? rc : out->code;
 	}
 	out->code = LEASE_ECAS;
-	out->status = "error";
+	out->status = LEASE_STATUS_ERROR;
 	snprintf(out->message, sizeof(out->message),
 	         "the set kept changing: %d rounds without a write", LEASE_ENGINE_ROUNDS_MAX);
 	return lease__store_set_error(x->st, LEASE_ECAS, "%s", out->message);
@@ -1716,8 +1723,9 @@ static int set_kind(op_kind kind, lease_set_result *out, lease_store *st, const 
 	size_t i, j;
 	int rc = 0;
 
+	lease__store_clear_error(st); /* an operation begins: its first error wins */
 	memset(out, 0, sizeof(*out));
-	out->status = "error";
+	out->status = LEASE_STATUS_ERROR;
 	out->blocker = -1;
 	if (n == 0 || n > LEASE_SET_MAX || !names) {
 		out->code = lease__store_set_error(st, LEASE_EINVALID,
@@ -1764,6 +1772,10 @@ static int set_kind(op_kind kind, lease_set_result *out, lease_store *st, const 
 	}
 	free(x);
 	out->code = rc;
+	if (rc < 0 && !out->message[0]) {
+		const char *m = lease_store_last_error(st);
+		snprintf(out->message, sizeof(out->message), "%s", *m ? m : lease_error_id(rc));
+	}
 	return rc;
 }
 

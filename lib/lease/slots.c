@@ -42,8 +42,7 @@ static int slots_check(lease_result *out, lease_store *st, const char *name, int
 	snprintf(prefix, sizeof(prefix), "refs/%s/", lease_store_namespace(st));
 	plen = strlen(prefix);
 	if ((rc = lease__list_refs(&list, st, prefix)) < 0) {
-		snprintf(out->message, sizeof(out->message), "cannot list the slots of %s: %s",
-		         name, lease_store_last_error(st));
+		snprintf(out->message, sizeof(out->message), "%s", lease_store_last_error(st));
 		out->code = rc;
 		return rc;
 	}
@@ -73,9 +72,9 @@ static int slots_check(lease_result *out, lease_store *st, const char *name, int
 	}
 	lease_ref_list_clear(&list);
 	if (rc < 0) {
-		out->status = "error";
+		out->status = LEASE_STATUS_ERROR;
 		out->code = rc;
-		lease__store_set_error(st, rc, "%s", out->message);
+		(void)lease__store_set_error(st, rc, "%s", out->message);
 	}
 	return rc;
 }
@@ -130,8 +129,9 @@ int lease_slots_acquire(lease_result *out, lease_store *st, const char *name, in
 	int64_t start, watch;
 	int rc;
 
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	memset(out, 0, sizeof(*out));
-	out->status = "error";
+	out->status = LEASE_STATUS_ERROR;
 	snprintf(out->name, sizeof(out->name), "%.*s", LEASE_NAME_MAX, name ? name : "");
 	if (!opts || !name ||
 	    (rc = lease_slot_name(slot, name, slots, slots, err, sizeof(err))) < 0) {
@@ -237,6 +237,7 @@ int lease_slots_status(lease_slots_view *out, lease_store *st, const char *name)
 	size_t i, plen, nslen;
 	int rc;
 
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	memset(out, 0, sizeof(*out));
 	if (!name || lease_name_validate(name, err, sizeof(err)) < 0)
 		return lease__store_set_error(st, LEASE_EINVALID, "slots of '%s': %s",
@@ -269,9 +270,9 @@ int lease_slots_status(lease_slots_view *out, lease_store *st, const char *name)
 		if (!r->present)
 			continue; /* deleted since the listing */
 		out->count++;
-		if (lease_status_of(r) == LEASE_STATUS_LIVE)
+		if (r->status == LEASE_STATUS_LIVE)
 			out->live += (size_t)(count == 0 || count == k);
-		if (lease_status_of(r) != LEASE_STATUS_RELEASED && count != -1)
+		if (r->status != LEASE_STATUS_RELEASED && count != -1)
 			count = count == 0 || count == k ? k : -1;
 	}
 	lease_ref_list_clear(&list);

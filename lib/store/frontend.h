@@ -9,6 +9,7 @@
 #define REFLEASE_STORE_FRONTEND_H
 
 #include "reflease/store.h"
+#include "util/util.h" /* lease__error_set() */
 
 #include <stdint.h>
 
@@ -54,9 +55,28 @@ void lease__store_set_lock_wait(lease_store *st, int wait_ms);
 /** Total milliseconds lease__store_pace() and the writes of a burst waited on @p st. */
 int64_t lease__store_paced_ms(const lease_store *st);
 
-/** Set the handle's error message (printf-style) and return @p code. */
-int lease__store_set_error(lease_store *st, int code, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
+/** Size of the store handle's error message, bytes (NUL included). */
+#define LEASE_STORE_ERRMSG_SZ 1024
+
+/**
+ * The handle's message buffer (LEASE_STORE_ERRMSG_SZ bytes) while it holds
+ * no message, else NULL: the first (deepest) error of a call wins (issue 26
+ * step 2, as curl's Curl_failf). lease__store_clear_error() empties it where
+ * a call begins.
+ */
+char *lease__store_error_slot(lease_store *st);
+/** Forget the handle's message: a call begins (or handled the failure). */
+void lease__store_clear_error(lease_store *st);
+
+/**
+ * Record why a call on @p st failed, printf-style, and evaluate to @p code:
+ * lease__error_set() (util.h, the one error setter) on the handle's buffer,
+ * which keeps the first message since the call began — an outer layer
+ * calling this after a deeper one did changes nothing, so no message is
+ * prefixed twice. The message says only what @p code does not.
+ */
+#define lease__store_set_error(st, code, ...)                                                      \
+	(lease__error_set(lease__store_error_slot(st), LEASE_STORE_ERRMSG_SZ, __VA_ARGS__), (code))
 /** Log through the handle's callback when @p level is enabled. */
 void lease__store_log(lease_store *st, int level, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));

@@ -85,16 +85,10 @@ static void reply_clear(gh_reply *rp)
 	rp->json = NULL;
 }
 
-__attribute__((format(printf, 3, 4))) static int gh_err(gh_transport *g, int code, const char *fmt,
-                                                        ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(g->errmsg, sizeof(g->errmsg), fmt, ap);
-	va_end(ap);
-	return code;
-}
+/* Record why a call failed (lease__error_set(), the one error setter, on the
+ * transport's message) and evaluate to @p code. */
+#define gh_err(g, code, ...)                                                                       \
+	(lease__error_set((g)->errmsg, sizeof((g)->errmsg), __VA_ARGS__), (code))
 
 __attribute__((format(printf, 3, 4))) static void gh_log(gh_transport *g, int level,
                                                          const char *fmt, ...)
@@ -2333,9 +2327,8 @@ static int read_token_file(const char *path, char *buf, size_t len, char *err, s
 	size_t n;
 
 	if (!f) {
-		if (err && errlen)
-			snprintf(err, errlen, "REFLEASE_GITHUB_TOKEN_FILE %.300s: %s", path,
-			         strerror(errno));
+		lease__error_set(err, errlen, "REFLEASE_GITHUB_TOKEN_FILE %.300s: %s", path,
+		                 strerror(errno));
 		return LEASE_ECONFIG;
 	}
 	n = fread(buf, 1, len - 1, f);
@@ -2344,11 +2337,10 @@ static int read_token_file(const char *path, char *buf, size_t len, char *err, s
 	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
 		buf[--n] = '\0';
 	if (!n) {
-		if (err && errlen)
-			snprintf(err, errlen,
-			         "REFLEASE_GITHUB_TOKEN_FILE %.300s is empty; put the GitHub token "
-			         "in it",
-			         path);
+		lease__error_set(err, errlen,
+		                 "REFLEASE_GITHUB_TOKEN_FILE %.300s is empty; put the GitHub token "
+		                 "in it",
+		                 path);
 		return LEASE_ECONFIG;
 	}
 	return 0;
@@ -2391,10 +2383,9 @@ int lease__github_transport_new(lease_transport **out, const char *arg,
 	slash = arg ? strchr(arg, '/') : NULL;
 	if (!slash || !valid_slug(arg, (size_t)(slash - arg), 39) ||
 	    !valid_slug(slash + 1, strlen(slash + 1), 100)) {
-		if (err && errlen)
-			snprintf(err, errlen,
-			         "invalid store 'github:%.200s': expected github:OWNER/REPO",
-			         arg ? arg : "");
+		lease__error_set(err, errlen,
+		                 "invalid store 'github:%.200s': expected github:OWNER/REPO",
+		                 arg ? arg : "");
 		return LEASE_EINVALID;
 	}
 	if (!(g = calloc(1, sizeof(*g))))
@@ -2420,10 +2411,9 @@ int lease__github_transport_new(lease_transport **out, const char *arg,
 		token = file_token;
 	} else if (!getenv_nonempty("REFLEASE_GITHUB_TOKEN", &token) &&
 	           !getenv_nonempty("GITHUB_TOKEN", &token)) {
-		if (err && errlen)
-			snprintf(err, errlen, "%s",
-			         "no GitHub token: set GITHUB_TOKEN (or REFLEASE_GITHUB_TOKEN, or "
-			         "use --token-file FILE)");
+		lease__error_set(err, errlen, "%s",
+		                 "no GitHub token: set GITHUB_TOKEN (or REFLEASE_GITHUB_TOKEN, or "
+		                 "use --token-file FILE)");
 		rc = LEASE_ECONFIG;
 		goto fail;
 	}

@@ -115,3 +115,17 @@ int lease__git_read_commit(lease_commit *out, git_repository *repo, const lease_
 	git_object_free(obj);
 	return err;
 }
+
+const char *lease__git_sep(void)
+{
+	const git_error *e = git_error_last();
+
+	return e && e->message && *e->message ? ": " : "";
+}
+
+const char *lease__git_msg(void)
+{
+	const git_error *e = git_error_last();
+
+	return e && e->message ? e->message : "";
+}

@@ -39,6 +39,16 @@ int lease__git_net_setup(void);
 void lease__git_set_deadline(int64_t mono_ms);
 
 /** Copy a lease_oid into a git_oid. */
+/**
+ * libgit2's last message for a message of ours: ": <message>" (@p sep) and
+ * the message, or "" and "" when libgit2 has none. Borrowed (libgit2's
+ * thread-local error), valid until the next libgit2 call. Used as
+ * lease__error_set(err, n, "what%s%s", lease__git_sep(), lease__git_msg()).
+ */
+const char *lease__git_sep(void);
+/** libgit2's last message, or "" (see lease__git_sep()). */
+const char *lease__git_msg(void);
+
 void lease__git_oid_to(git_oid *g, const lease_oid *o);
 /** Copy a git_oid into a lease_oid. */
 void lease__git_oid_from(lease_oid *o, const git_oid *g);

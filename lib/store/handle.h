@@ -27,7 +27,7 @@ struct lease_store {
 	void *log_payload;
 	int log_level;
 	char spec[1024];
-	char errmsg[1024];
+	char errmsg[LEASE_STORE_ERRMSG_SZ]; /**< the first error since the call began */
 	lease_cas_error cas_err;
 	int cas_compared;    /**< a post-state was read for cas_err (primitives.c observe()) */
 	int64_t paced_ms;    /**< total waited by lease__store_pace() */

@@ -61,18 +61,6 @@ static void wipe(char *p, size_t n)
 		*v++ = 0;
 }
 
-__attribute__((format(printf, 3, 4))) static void set_err(char *err, size_t errlen, const char *msg,
-                                                          ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, msg);
-		vsnprintf(err, errlen, msg, ap);
-		va_end(ap);
-	}
-}
-
 /* 0 https, 1 http towards loopback, LEASE_ECONFIG otherwise. */
 static int classify_url(const char *url, char *err, size_t errlen)
 {
@@ -81,7 +69,7 @@ static int classify_url(const char *url, char *err, size_t errlen)
 	int rc = LEASE_ECONFIG;
 
 	if (!url || !*url) {
-		set_err(err, errlen, "%s", "empty GitHub API URL");
+		lease__error_set(err, errlen, "%s", "empty GitHub API URL");
 		return LEASE_ECONFIG;
 	}
 	if (!(u = curl_url()))
@@ -89,7 +77,7 @@ static int classify_url(const char *url, char *err, size_t errlen)
 	if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
 	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
 	    curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK) {
-		set_err(err, errlen, "invalid GitHub API URL '%s'", url);
+		lease__error_set(err, errlen, "invalid GitHub API URL '%s'", url);
 		goto out;
 	}
 	if (strcasecmp(scheme, "https") == 0)
@@ -97,12 +85,14 @@ static int classify_url(const char *url, char *err, size_t errlen)
 	else if (strcasecmp(scheme, "http") == 0 && lease__host_is_loopback(host))
 		rc = 1;
 	else if (strcasecmp(scheme, "http") == 0)
-		set_err(err, errlen,
+		lease__error_set(
+		        err, errlen,
 		        "refusing plain http:// to '%s': use https (http is accepted only for "
 		        "loopback addresses)",
 		        host);
 	else
-		set_err(err, errlen, "unsupported URL scheme in '%s' (expected https://)", url);
+		lease__error_set(err, errlen, "unsupported URL scheme in '%s' (expected https://)",
+		                 url);
 out:
 	curl_free(host);
 	curl_free(scheme);
@@ -358,9 +348,9 @@ static int set_token(lease_http *h, const char *token, char *err, size_t errlen)
 		for (i = start; i < n; i++) {
 			unsigned char c = (unsigned char)token[i];
 			if (c <= 0x20 || c >= 0x7f) {
-				set_err(err, errlen, "%s",
-				        "the GitHub token contains whitespace or control "
-				        "characters");
+				lease__error_set(err, errlen, "%s",
+				                 "the GitHub token contains whitespace or control "
+				                 "characters");
 				return LEASE_ECONFIG;
 			}
 		}
@@ -418,7 +408,7 @@ int lease__http_new(lease_http **out, const char *token, char *err, size_t errle
 
 	*out = NULL;
 	if (lease_global_init() < 0) {
-		set_err(err, errlen, "%s", "libgit2 and libcurl could not be initialised");
+		lease__error_set(err, errlen, "%s", "libgit2 and libcurl could not be initialised");
 		return LEASE_ECONFIG;
 	}
 	if (!(h = calloc(1, sizeof(*h))))
@@ -429,7 +419,7 @@ int lease__http_new(lease_http **out, const char *token, char *err, size_t errle
 		return rc;
 	}
 	if (!(h->curl = curl_easy_init())) {
-		set_err(err, errlen, "%s", "libcurl could not create a handle");
+		lease__error_set(err, errlen, "%s", "libcurl could not create a handle");
 		lease__http_free(h);
 		return LEASE_ECONFIG;
 	}

@@ -68,8 +68,8 @@ static int fail(local_transport *lt, int code, const char *what)
 	/* libgit2 ends some messages in ": " plus an OS reason that may be empty */
 	while (n && (e->message[n - 1] == ' ' || e->message[n - 1] == ':'))
 		n--;
-	snprintf(lt->errbuf, sizeof(lt->errbuf), "%s%s%.*s", what, n ? ": " : "", (int)n,
-	         n ? e->message : "");
+	lease__error_set(lt->errbuf, sizeof(lt->errbuf), "%s%s%.*s", what, n ? ": " : "", (int)n,
+	                 n ? e->message : "");
 	return code;
 }
 
@@ -116,8 +116,9 @@ static int write_error(local_transport *lt, int gerr, const char *what, const ch
 	    rc != LEASE_ENOMEM) {
 		const git_error *e = git_error_last();
 
-		snprintf(lt->errbuf, sizeof(lt->errbuf), "%s: %s%s%s", what, why,
-		         e && e->message ? "; libgit2: " : "", e && e->message ? e->message : "");
+		lease__error_set(lt->errbuf, sizeof(lt->errbuf), "%s: %s%s%s", what, why,
+		                 e && e->message ? "; libgit2: " : "",
+		                 e && e->message ? e->message : "");
 		return rc;
 	}
 	return map_git_error(lt, gerr, what);
@@ -233,8 +234,9 @@ static int read_back(local_transport *lt, const git_oid *id, const char *kind)
 	common_path(lt, path, sizeof(path), "objects");
 	rc = lease__fs_probe_write(path, why, sizeof(why));
 	if (rc < 0 && rc != LEASE_EINTERNAL && rc != LEASE_ENOMEM) {
-		snprintf(lt->errbuf, sizeof(lt->errbuf),
-		         "the %s object %s did not read back after its write: %s", kind, hex, why);
+		lease__error_set(lt->errbuf, sizeof(lt->errbuf),
+		                 "the %s object %s did not read back after its write: %s", kind,
+		                 hex, why);
 		return rc;
 	}
 	return fail(lt, LEASE_EINTERNAL,
@@ -327,10 +329,11 @@ static int df_conflict(local_transport *lt, const char *refname, char *other, si
 
 static int df_fail(local_transport *lt, const char *refname, const char *other)
 {
-	snprintf(lt->errbuf, sizeof(lt->errbuf),
-	         "%s cannot be written: %s exists (git keeps refs as files, so a ref cannot "
-	         "also be a directory of refs); rename or delete %s",
-	         refname, other, other);
+	lease__error_set(
+	        lt->errbuf, sizeof(lt->errbuf),
+	        "%s cannot be written: %s exists (git keeps refs as files, so a ref cannot "
+	        "also be a directory of refs); rename or delete %s",
+	        refname, other, other);
 	return LEASE_ECONFIG;
 }
 
@@ -471,8 +474,8 @@ static int replace_raw(local_transport *lt, const char *refname, const lease_oid
 			e = errno;
 		}
 		if (!ok) {
-			snprintf(lt->errbuf, sizeof(lt->errbuf), "cannot write %s: %s%s", path,
-			         strerror(e), lease__fs_errno_hint(e));
+			lease__error_set(lt->errbuf, sizeof(lt->errbuf), "cannot write %s: %s%s",
+			                 path, strerror(e), lease__fs_errno_hint(e));
 			unlink(lock);
 			return lease__fs_errno_class(e);
 		}
@@ -681,10 +684,10 @@ static int read_ref_as(lease_transport *t, const char *refname, int *present, le
 		 * naming the file */
 		common_path(lt, path, sizeof(path), refname);
 		if (access(path, R_OK) < 0 && ((e = errno) == EACCES || e == EPERM)) {
-			snprintf(lt->errbuf, sizeof(lt->errbuf),
-			         "cannot read the ref file %s: %s (the store's files and "
-			         "directories must be readable by every user of the store)",
-			         path, strerror(e));
+			lease__error_set(lt->errbuf, sizeof(lt->errbuf),
+			                 "cannot read the ref file %s: %s (the store's files and "
+			                 "directories must be readable by every user of the store)",
+			                 path, strerror(e));
 			return LEASE_EAUTH;
 		}
 		return map_git_error(lt, err, "cannot read the ref");
@@ -753,11 +756,12 @@ static int scan_loose(local_transport *lt, lease_ref_list *out, const char *pref
 		e = errno;
 		if (e == ENOENT || e == ENOTDIR)
 			return 0;
-		snprintf(lt->errbuf, sizeof(lt->errbuf), "cannot list the refs in %s: %s%s", dir,
-		         strerror(e),
-		         e == EACCES || e == EPERM ? " (the store's directories must be readable "
-		                                     "by every user of the store)"
-		                                   : "");
+		lease__error_set(lt->errbuf, sizeof(lt->errbuf), "cannot list the refs in %s: %s%s",
+		                 dir, strerror(e),
+		                 e == EACCES || e == EPERM
+		                         ? " (the store's directories must be readable "
+		                           "by every user of the store)"
+		                         : "");
 		return lease__fs_errno_class(e);
 	}
 	while (rc == 0 && (de = readdir(d)) != NULL) {
@@ -1026,15 +1030,6 @@ static void local_free(lease_transport *t)
 	free(t);
 }
 
-static void seterr(char *err, size_t errlen, const char *what, const char *path)
-{
-	const git_error *e = git_error_last();
-
-	if (err && errlen)
-		snprintf(err, errlen, "%s '%s'%s%s", what, path, e && e->message ? ": " : "",
-		         e && e->message ? e->message : "");
-}
-
 /* A repository at @p path that this user may not read (issue 23): the
  * directory itself, or the HEAD, config or objects/refs of a bare one or of
  * its .git. 1 with @p what naming the first such path, else 0. */
@@ -1076,33 +1071,37 @@ static int open_error(char *err, size_t errlen, int gerr, const char *named)
 	struct stat sb;
 
 	if (named && unreadable_repo(path, what, sizeof(what))) {
-		snprintf(err, errlen,
-		         "the repository at '%s' exists but this user (uid %lu) may not read it: "
-		         "%s: %s (a shared store needs group read and search permission on its "
-		         "files and directories: git init --shared=group, chgrp -R)",
-		         path, (unsigned long)geteuid(), what, strerror(EACCES));
+		lease__error_set(
+		        err, errlen,
+		        "the repository at '%s' exists but this user (uid %lu) may not read it: "
+		        "%s: %s (a shared store needs group read and search permission on its "
+		        "files and directories: git init --shared=group, chgrp -R)",
+		        path, (unsigned long)geteuid(), what, strerror(EACCES));
 		return LEASE_EAUTH;
 	}
 
 	if ((gerr == GIT_EOWNER || strstr(m, "safe.directory") || strstr(m, "not owned")) &&
 	    stat(path, &sb) == 0) {
-		snprintf(err, errlen,
-		         "the repository at '%s' is owned by another user (uid %lu, this process "
-		         "runs as uid %lu): git and libgit2 refuse it unless it is trusted; if "
-		         "you trust it, run: git config --global --add safe.directory '%s'",
-		         path, (unsigned long)sb.st_uid, (unsigned long)geteuid(), path);
+		lease__error_set(
+		        err, errlen,
+		        "the repository at '%s' is owned by another user (uid %lu, this process "
+		        "runs as uid %lu): git and libgit2 refuse it unless it is trusted; if "
+		        "you trust it, run: git config --global --add safe.directory '%s'",
+		        path, (unsigned long)sb.st_uid, (unsigned long)geteuid(), path);
 		return LEASE_ECONFIG;
 	}
-	if (err && errlen && !named)
-		snprintf(err, errlen,
-		         "no git repository here (the current directory or one above it); pass "
-		         "--store local:PATH, github:OWNER/REPO or remote:URL");
-	else if (err && errlen)
-		snprintf(err, errlen,
-		         "no git repository at '%s' (local:PATH must name the repository "
-		         "itself: a bare repository, or a working tree's top directory or its "
-		         ".git; `reflease init %s` makes one)%s%s",
-		         path, path, *m ? ": " : "", m);
+	if (!named)
+		lease__error_set(
+		        err, errlen,
+		        "no git repository here (the current directory or one above it); pass "
+		        "--store local:PATH, github:OWNER/REPO or remote:URL");
+	else
+		lease__error_set(
+		        err, errlen,
+		        "no git repository at '%s' (local:PATH must name the repository "
+		        "itself: a bare repository, or a working tree's top directory or its "
+		        ".git; `reflease init %s` makes one)%s%s",
+		        path, path, *m ? ": " : "", m);
 	return LEASE_ECONFIG;
 }
 
@@ -1228,8 +1227,8 @@ static int local_cas_many(lease_transport *t, const lease_ref_update *u, size_t 
 		if (lease_oid_is_zero(&u[i].old_oid)
 		            ? present
 		            : !present || !lease_oid_equal(&cur, &u[i].old_oid)) {
-			snprintf(lt->errbuf, sizeof(lt->errbuf), "%s %s", u[i].refname,
-			         present ? "holds another oid" : "is absent");
+			lease__error_set(lt->errbuf, sizeof(lt->errbuf), "%s %s", u[i].refname,
+			                 present ? "holds another oid" : "is absent");
 			rc = LEASE_ECAS;
 			goto unlock;
 		}
@@ -1243,8 +1242,9 @@ static int local_cas_many(lease_transport *t, const lease_ref_update *u, size_t 
 		e = write_lock_file(fd[i], &u[i].new_oid);
 		fd[i] = -1;
 		if (e) {
-			snprintf(lt->errbuf, sizeof(lt->errbuf), "cannot write %s.lock: %s%s",
-			         path[i], strerror(e), lease__fs_errno_hint(e));
+			lease__error_set(lt->errbuf, sizeof(lt->errbuf),
+			                 "cannot write %s.lock: %s%s", path[i], strerror(e),
+			                 lease__fs_errno_hint(e));
 			rc = lease__fs_errno_class(e);
 			goto unlock;
 		}
@@ -1256,9 +1256,10 @@ static int local_cas_many(lease_transport *t, const lease_ref_update *u, size_t 
 			e = errno;
 			/* Only a failing file system stops here: the members
 			 * renamed show, the primitive's re-read reports it. */
-			snprintf(lt->errbuf, sizeof(lt->errbuf),
-			         "cannot rename %s into place after %zu of %zu members: %s%s", lock,
-			         renamed, n, strerror(e), lease__fs_errno_hint(e));
+			lease__error_set(
+			        lt->errbuf, sizeof(lt->errbuf),
+			        "cannot rename %s into place after %zu of %zu members: %s%s", lock,
+			        renamed, n, strerror(e), lease__fs_errno_hint(e));
 			rc = lease__fs_errno_class(e);
 			goto unlock;
 		}
@@ -1309,7 +1310,8 @@ int lease__local_transport_new(lease_transport **out, const char *path, char *er
 
 	*out = NULL;
 	if ((rc = lease_global_init()) < 0) {
-		seterr(err, errlen, "cannot initialise libgit2 and libcurl for", path);
+		lease__error_set(err, errlen, "cannot initialise libgit2 and libcurl for '%s'%s%s",
+		                 path, lease__git_sep(), lease__git_msg());
 		return rc;
 	}
 	if (!(lt = calloc(1, sizeof(*lt))))
@@ -1326,7 +1328,8 @@ int lease__local_transport_new(lease_transport **out, const char *path, char *er
 	n = snprintf(lt->lockpath, sizeof(lt->lockpath), "%s%s%s", common,
 	             common[0] && common[strlen(common) - 1] == '/' ? "" : "/", DELETE_LOCK);
 	if (n < 0 || (size_t)n >= sizeof(lt->lockpath)) {
-		seterr(err, errlen, "repository path too long:", path);
+		lease__error_set(err, errlen, "repository path too long: '%s'%s%s", path,
+		                 lease__git_sep(), lease__git_msg());
 		git_repository_free(lt->repo);
 		free(lt);
 		return LEASE_ECONFIG;
@@ -1392,7 +1395,8 @@ int lease_store_init_local(const char *path, int *created, char *err, size_t err
 		created = &created_here;
 	*created = 0;
 	if ((rc = lease_global_init()) < 0) {
-		seterr(err, errlen, "cannot initialise libgit2 and libcurl for", path);
+		lease__error_set(err, errlen, "cannot initialise libgit2 and libcurl for '%s'%s%s",
+		                 path, lease__git_sep(), lease__git_msg());
 		return rc;
 	}
 	if ((gerr = git_repository_open_ext(&repo, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) <
@@ -1409,10 +1413,11 @@ int lease_store_init_local(const char *path, int *created, char *err, size_t err
 		 * working tree): looked up from PATH's nearest existing ancestor. */
 		git_error_clear();
 		if (discover_above(&found, path) == 0) {
-			snprintf(err, errlen,
-			         "'%s' is inside the git repository at '%s': name that repository "
-			         "itself, or a directory outside it",
-			         path, found.ptr);
+			lease__error_set(
+			        err, errlen,
+			        "'%s' is inside the git repository at '%s': name that repository "
+			        "itself, or a directory outside it",
+			        path, found.ptr);
 			git_buf_dispose(&found);
 			return LEASE_ECONFIG;
 		}
@@ -1420,7 +1425,8 @@ int lease_store_init_local(const char *path, int *created, char *err, size_t err
 		if ((gerr = git_repository_init(&repo, path, 1)) < 0) {
 			int e = errno;
 
-			seterr(err, errlen, "cannot create a bare repository at", path);
+			lease__error_set(err, errlen, "cannot create a bare repository at '%s'%s%s",
+			                 path, lease__git_sep(), lease__git_msg());
 			return lease__fs_errno_class(e) == LEASE_EINTERNAL
 			               ? LEASE_ECONFIG
 			               : lease__fs_errno_class(e);
@@ -1430,7 +1436,8 @@ int lease_store_init_local(const char *path, int *created, char *err, size_t err
 	if ((gerr = configure(repo)) < 0) {
 		int e = errno;
 
-		seterr(err, errlen, "cannot configure the repository at", path);
+		lease__error_set(err, errlen, "cannot configure the repository at '%s'%s%s", path,
+		                 lease__git_sep(), lease__git_msg());
 		git_repository_free(repo);
 		return lease__fs_errno_class(e) == LEASE_EINTERNAL ? LEASE_EINTERNAL
 		                                                   : lease__fs_errno_class(e);

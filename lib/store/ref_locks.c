@@ -61,11 +61,12 @@ int lease__fs_list_ref_locks(lease_ref_lock_list *out, const char *commondir, co
 
 		if (e == ENOENT || e == ENOTDIR)
 			return 0;
-		snprintf(err, errlen, "cannot list the ref lock files in %s: %s%s", dirpath,
-		         strerror(e),
-		         e == EACCES || e == EPERM ? " (the store's directories must be readable "
-		                                     "by every user of the store)"
-		                                   : "");
+		lease__error_set(err, errlen, "cannot list the ref lock files in %s: %s%s", dirpath,
+		                 strerror(e),
+		                 e == EACCES || e == EPERM
+		                         ? " (the store's directories must be readable "
+		                           "by every user of the store)"
+		                         : "");
 		return lease__fs_errno_class(e);
 	}
 	while ((de = readdir(d)) != NULL) {
@@ -116,17 +117,17 @@ static int remove_checked(const char *path, const lease_ref_lock *lk, int64_t mi
 	struct stat sb;
 
 	if (lstat(path, &sb) < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		lease__error_set(err, errlen, "%s: %s", path, strerror(errno));
 		return errno == ENOENT ? LEASE_ENOTFOUND : LEASE_EINTERNAL;
 	}
 	if ((uint64_t)sb.st_dev != lk->dev || (uint64_t)sb.st_ino != lk->ino ||
 	    now - (int64_t)sb.st_mtime < min_age_s) {
-		snprintf(err, errlen, "%s changed or is younger than %llds: kept", path,
-		         (long long)min_age_s);
+		lease__error_set(err, errlen, "%s changed or is younger than %llds: kept", path,
+		                 (long long)min_age_s);
 		return LEASE_ECAS;
 	}
 	if (unlink(path) < 0) {
-		snprintf(err, errlen, "cannot remove %s: %s", path, strerror(errno));
+		lease__error_set(err, errlen, "cannot remove %s: %s", path, strerror(errno));
 		return errno == ENOENT ? LEASE_ENOTFOUND : LEASE_EINTERNAL;
 	}
 	return 0;
@@ -152,8 +153,9 @@ int lease__fs_remove_ref_lock(const char *commondir, const char *store_lock,
 	while ((fd = open(store_lock, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0) {
 		if (errno != EEXIST || waited >= STORE_LOCK_WAIT_MS) {
 			int e = errno;
-			snprintf(err, errlen, "cannot take the store lock %s: %s", store_lock,
-			         e == EEXIST ? "held by another reaper" : strerror(e));
+			lease__error_set(err, errlen, "cannot take the store lock %s: %s",
+			                 store_lock,
+			                 e == EEXIST ? "held by another reaper" : strerror(e));
 			return e == EEXIST ? LEASE_ELOCKED : lease__fs_errno_class(e);
 		}
 		lease__sleep_ms(20, LEASE_SLEEP_FULL);
@@ -162,8 +164,8 @@ int lease__fs_remove_ref_lock(const char *commondir, const char *store_lock,
 	close(fd);
 	rc = remove_checked(path, lk, min_age_s, now, err, errlen);
 	if (unlink(store_lock) < 0 && rc == 0) {
-		snprintf(err, errlen, "cannot remove the store lock %s: %s", store_lock,
-		         strerror(errno));
+		lease__error_set(err, errlen, "cannot remove the store lock %s: %s", store_lock,
+		                 strerror(errno));
 		rc = LEASE_EINTERNAL;
 	}
 	return rc;
@@ -338,21 +340,22 @@ int lease__fs_lock(int *fd, const char *commondir, const char *path, int wait_ms
 			continue;
 		}
 		if (errno == ENOTDIR) {
-			snprintf(err, errlen, "cannot create %s: a parent path is a file (a ref)",
-			         lock);
+			lease__error_set(err, errlen,
+			                 "cannot create %s: a parent path is a file (a ref)", lock);
 			return LEASE_ENOTFOUND;
 		}
 		if (errno != EEXIST) {
 			int e = errno;
-			snprintf(err, errlen, "cannot create %s: %s%s", lock, strerror(e),
-			         lease__fs_errno_hint(e));
+			lease__error_set(err, errlen, "cannot create %s: %s%s", lock, strerror(e),
+			                 lease__fs_errno_hint(e));
 			return lease__fs_errno_class(e);
 		}
 		if (waited >= wait_ms) {
-			snprintf(err, errlen,
-			         "lock %s held by another writer for %ld ms (a crashed writer's "
-			         "stale lock? reconcile --reap removes one older than 60 s)",
-			         lock, waited);
+			lease__error_set(
+			        err, errlen,
+			        "lock %s held by another writer for %ld ms (a crashed writer's "
+			        "stale lock? reconcile --reap removes one older than 60 s)",
+			        lock, waited);
 			return LEASE_ELOCKED;
 		}
 		if (!seed)
@@ -480,7 +483,7 @@ int lease__fs_delete_ref(const char *commondir, const char *refname, const lease
 
 	if ((rc = lease__fs_lock(&lfd, commondir, loose, wait_ms, shared, err, errlen)) < 0) {
 		if (rc == LEASE_ENOTFOUND) {
-			snprintf(err, errlen, "ref absent");
+			lease__error_set(err, errlen, "ref absent");
 			rc = LEASE_ECAS;
 		}
 		return rc;
@@ -494,36 +497,36 @@ int lease__fs_delete_ref(const char *commondir, const char *refname, const lease
 
 		loose_present = 1;
 		if (strncmp(ltext, "ref:", 4) == 0) {
-			snprintf(err, errlen, "%s is a symbolic ref", refname);
+			lease__error_set(err, errlen, "%s is a symbolic ref", refname);
 			rc = LEASE_ECAS;
 			goto out;
 		}
 		memcpy(hex, ltext, llen < LEASE_OID_HEXSZ ? llen : LEASE_OID_HEXSZ);
 		hex[llen < LEASE_OID_HEXSZ ? llen : LEASE_OID_HEXSZ] = '\0';
 		if (lease_oid_fromhex(&cur, hex) < 0) {
-			snprintf(err, errlen, "%s: not a ref file", loose);
+			lease__error_set(err, errlen, "%s: not a ref file", loose);
 			rc = LEASE_ECAS;
 			goto out;
 		}
 	} else if (rc != LEASE_ENOTFOUND) {
-		snprintf(err, errlen, "cannot read %s: %s", loose, strerror(errno));
+		lease__error_set(err, errlen, "cannot read %s: %s", loose, strerror(errno));
 		goto out;
 	}
 	rc = slurp(&ptext, &plen, packed);
 	if (rc < 0 && rc != LEASE_ENOTFOUND) {
-		snprintf(err, errlen, "cannot read %s: %s", packed, strerror(errno));
+		lease__error_set(err, errlen, "cannot read %s: %s", packed, strerror(errno));
 		goto out;
 	}
 	in_packed = ptext && packed_find(ptext, plen, refname, &poid, &pb, &pe);
 	if (!loose_present && in_packed)
 		cur = poid;
 	if (!loose_present && !in_packed) {
-		snprintf(err, errlen, "ref absent");
+		lease__error_set(err, errlen, "ref absent");
 		rc = LEASE_ECAS;
 		goto out;
 	}
 	if (!lease_oid_equal(&cur, old_oid)) {
-		snprintf(err, errlen, "ref changed");
+		lease__error_set(err, errlen, "ref changed");
 		rc = LEASE_ECAS;
 		goto out;
 	}
@@ -533,8 +536,8 @@ int lease__fs_delete_ref(const char *commondir, const char *refname, const lease
 		if (write_all(pfd, ptext, pb) < 0 || write_all(pfd, ptext + pe, plen - pe) < 0 ||
 		    fsync(pfd) < 0) {
 			int e = errno;
-			snprintf(err, errlen, "cannot write %s: %s%s", plock, strerror(e),
-			         lease__fs_errno_hint(e));
+			lease__error_set(err, errlen, "cannot write %s: %s%s", plock, strerror(e),
+			                 lease__fs_errno_hint(e));
 			rc = lease__fs_errno_class(e);
 			goto out;
 		}
@@ -542,8 +545,8 @@ int lease__fs_delete_ref(const char *commondir, const char *refname, const lease
 		pfd = -1;
 		if (rename(plock, packed) < 0) {
 			int e = errno;
-			snprintf(err, errlen, "cannot rename %s: %s%s", plock, strerror(e),
-			         lease__fs_errno_hint(e));
+			lease__error_set(err, errlen, "cannot rename %s: %s%s", plock, strerror(e),
+			                 lease__fs_errno_hint(e));
 			unlink(plock);
 			rc = lease__fs_errno_class(e);
 			goto out;
@@ -552,8 +555,8 @@ int lease__fs_delete_ref(const char *commondir, const char *refname, const lease
 	}
 	if (loose_present && unlink(loose) < 0) {
 		int e = errno;
-		snprintf(err, errlen, "cannot remove %s: %s%s", loose, strerror(e),
-		         lease__fs_errno_hint(e));
+		lease__error_set(err, errlen, "cannot remove %s: %s%s", loose, strerror(e),
+		                 lease__fs_errno_hint(e));
 		rc = lease__fs_errno_class(e);
 		goto out;
 	}
@@ -584,16 +587,16 @@ int lease__fs_probe_write(const char *dir, char *err, size_t errlen)
 	memset(block, 0, sizeof(block));
 	if ((fd = mkstemp(path)) < 0) {
 		e = errno;
-		snprintf(err, errlen, "cannot write in %s: %s%s", dir, strerror(e),
-		         lease__fs_errno_hint(e));
+		lease__error_set(err, errlen, "cannot write in %s: %s%s", dir, strerror(e),
+		                 lease__fs_errno_hint(e));
 		return lease__fs_errno_class(e);
 	}
 	e = write_all(fd, block, sizeof(block)) < 0 || fsync(fd) < 0 ? errno : 0;
 	close(fd);
 	unlink(path);
 	if (e) {
-		snprintf(err, errlen, "cannot write in %s: %s%s", dir, strerror(e),
-		         lease__fs_errno_hint(e));
+		lease__error_set(err, errlen, "cannot write in %s: %s%s", dir, strerror(e),
+		                 lease__fs_errno_hint(e));
 		return lease__fs_errno_class(e);
 	}
 	return 0;

@@ -104,8 +104,8 @@ static int fail(remote_transport *rt, int code, const char *what)
 {
 	const git_error *e = git_error_last();
 
-	snprintf(rt->errbuf, sizeof(rt->errbuf), "%s%s%s", what, e && e->message ? ": " : "",
-	         e && e->message ? e->message : "");
+	lease__error_set(rt->errbuf, sizeof(rt->errbuf), "%s%s%s", what,
+	                 e && e->message ? ": " : "", e && e->message ? e->message : "");
 	return code;
 }
 
@@ -596,7 +596,8 @@ static int ls_and_fetch(remote_transport *rt, const char *refname, int fetch, in
 	rc = ls_find(rt, remote, refname, present, oid);
 	if (rc == 0 && fetch && *present && !object_cached(rt, oid)) {
 		if ((rc = cache_spec(spec, sizeof(spec), refname)) < 0)
-			snprintf(rt->errbuf, sizeof(rt->errbuf), "ref name too long: %s", refname);
+			lease__error_set(rt->errbuf, sizeof(rt->errbuf), "ref name too long: %s",
+			                 refname);
 		else if ((*fetch_rc = fetch_spec(rt, &ctx, remote, spec)) == 0)
 			*fetched = 1;
 	}
@@ -635,8 +636,8 @@ static int remote_read_ref(lease_transport *t, const char *refname, int *present
 		}
 		rc = remote_read_commit(t, commit_out, oid);
 		if (rc == LEASE_ENOTFOUND) {
-			snprintf(rt->errbuf, sizeof(rt->errbuf),
-			         "the fetch of %s did not bring its object", refname);
+			lease__error_set(rt->errbuf, sizeof(rt->errbuf),
+			                 "the fetch of %s did not bring its object", refname);
 			return LEASE_ENET;
 		}
 		if (rc < 0)
@@ -646,7 +647,8 @@ static int remote_read_ref(lease_transport *t, const char *refname, int *present
 	}
 	if (fetch_rc < 0)
 		return fetch_rc; /* errbuf holds the fetch's error */
-	snprintf(rt->errbuf, sizeof(rt->errbuf), "%s kept changing while it was read", refname);
+	lease__error_set(rt->errbuf, sizeof(rt->errbuf), "%s kept changing while it was read",
+	                 refname);
 	return LEASE_ENET;
 }
 
@@ -814,18 +816,18 @@ static int push_update(remote_transport *rt, const char *refname, const lease_oi
 	lease_oid_tohex(adv_hex, &ctx.advertised);
 	if (ctx.neg_aborted) {
 		git_error_clear();
-		snprintf(rt->errbuf, sizeof(rt->errbuf),
-		         "the remote advertises %s at %s, expected %s; nothing was sent", refname,
-		         lease_oid_is_zero(&ctx.advertised) ? "nothing" : adv_hex,
-		         ctx.creating ? "nothing" : exp_hex);
+		lease__error_set(rt->errbuf, sizeof(rt->errbuf),
+		                 "the remote advertises %s at %s, expected %s; nothing was sent",
+		                 refname, lease_oid_is_zero(&ctx.advertised) ? "nothing" : adv_hex,
+		                 ctx.creating ? "nothing" : exp_hex);
 		rc = mismatch;
 	} else if (err < 0) {
 		rc = map_error(rt, &ctx, err, "push failed (outcome unknown)");
 		if (rc == LEASE_ECONFIG && ctx.neg_called)
 			rc = LEASE_ENET;
 	} else if (!ctx.got_status) {
-		snprintf(rt->errbuf, sizeof(rt->errbuf),
-		         "the remote sent no status for %s (outcome unknown)", refname);
+		lease__error_set(rt->errbuf, sizeof(rt->errbuf),
+		                 "the remote sent no status for %s (outcome unknown)", refname);
 		rc = LEASE_ENET;
 	} else if (ctx.rejected) {
 		int rule = contains(ctx.status, "hook declined") || contains(ctx.status, "deny") ||
@@ -834,15 +836,16 @@ static int push_update(remote_transport *rt, const char *refname, const lease_oi
 		           contains(ctx.status, "permission");
 		char other[256];
 
-		snprintf(rt->errbuf, sizeof(rt->errbuf), "the remote rejected %s: %s", refname,
-		         ctx.status);
+		lease__error_set(rt->errbuf, sizeof(rt->errbuf), "the remote rejected %s: %s",
+		                 refname, ctx.status);
 		rc = rule ? LEASE_EAUTH : mismatch;
 		if (!rule && new_oid && df_conflict_remote(rt, refname, other, sizeof(other))) {
-			snprintf(rt->errbuf, sizeof(rt->errbuf),
-			         "%s cannot be written: %s exists on the remote (git keeps refs "
-			         "as files, so a ref cannot also be a directory of refs); rename "
-			         "or delete %s",
-			         refname, other, other);
+			lease__error_set(
+			        rt->errbuf, sizeof(rt->errbuf),
+			        "%s cannot be written: %s exists on the remote (git keeps refs "
+			        "as files, so a ref cannot also be a directory of refs); rename "
+			        "or delete %s",
+			        refname, other, other);
 			rc = LEASE_ECONFIG;
 		}
 	} else {
@@ -917,17 +920,6 @@ static void remote_free(lease_transport *t)
 
 /* ------------------------------------------------------- construction */
 
-/* "<what> <arg>: <libgit2's last message>" into @p err. */
-static void seterr(char *err, size_t errlen, const char *what, const char *arg)
-{
-	const git_error *e = git_error_last();
-
-	if (!err || !errlen)
-		return;
-	snprintf(err, errlen, "%s%s%s%s%s", what, arg ? " " : "", arg ? arg : "",
-	         e && e->message ? ": " : "", e && e->message ? e->message : "");
-}
-
 static int mkdir_p(char *path)
 {
 	char *p;
@@ -966,18 +958,19 @@ static int cache_base(char *out, size_t outlen, char *err, size_t errlen)
 		if (!home || home[0] != '/')
 			home = (pw = getpwuid(getuid())) ? pw->pw_dir : NULL;
 		if (!home || home[0] != '/') {
-			snprintf(err, errlen, "no cache directory: set XDG_CACHE_HOME or HOME");
+			lease__error_set(err, errlen,
+			                 "no cache directory: set XDG_CACHE_HOME or HOME");
 			return LEASE_ECONFIG;
 		}
 		n = snprintf(out, outlen, "%s/.cache/reflease", home);
 	}
 	if (n < 0 || (size_t)n >= outlen) {
-		snprintf(err, errlen, "cache directory path too long");
+		lease__error_set(err, errlen, "cache directory path too long");
 		return LEASE_ECONFIG;
 	}
 	if (mkdir_p(out) < 0) {
-		snprintf(err, errlen, "cannot create the cache directory %s: %s", out,
-		         strerror(errno));
+		lease__error_set(err, errlen, "cannot create the cache directory %s: %s", out,
+		                 strerror(errno));
 		return LEASE_ECONFIG;
 	}
 	return 0;
@@ -998,7 +991,8 @@ static int open_cache(git_repository **out, const char *url, char *err, size_t e
 	if ((rc = cache_base(base, sizeof(base), err, errlen)) < 0)
 		return rc;
 	if (git_odb_hash(&h, url, strlen(url), GIT_OBJECT_BLOB) < 0) {
-		seterr(err, errlen, "cannot hash the remote URL", NULL);
+		lease__error_set(err, errlen, "cannot hash the remote URL%s%s", lease__git_sep(),
+		                 lease__git_msg());
 		return LEASE_EINTERNAL;
 	}
 	git_oid_tostr(hex, sizeof(hex), &h);
@@ -1006,18 +1000,20 @@ static int open_cache(git_repository **out, const char *url, char *err, size_t e
 	if (git_repository_open_bare(out, dir) == 0)
 		return 0;
 	if (lease_random_hex(nonce, 8, NULL) < 0) {
-		snprintf(err, errlen, "no randomness");
+		lease__error_set(err, errlen, "no randomness");
 		return LEASE_EINTERNAL;
 	}
 	snprintf(tmp, sizeof(tmp), "%s/.tmp-%s-%ld-%s", base, hex, (long)getpid(), nonce);
 	if (git_repository_init(&repo, tmp, 1) < 0) {
-		seterr(err, errlen, "cannot create the cache repository in", base);
+		lease__error_set(err, errlen, "cannot create the cache repository in %s%s%s", base,
+		                 lease__git_sep(), lease__git_msg());
 		return LEASE_ECONFIG;
 	}
 	/* No gc of the cache by a git CLI passing by; no reflogs. */
 	if (git_repository_config(&cfg, repo) < 0 || git_config_set_int32(cfg, "gc.auto", 0) < 0 ||
 	    git_config_set_bool(cfg, "core.logAllRefUpdates", 0) < 0) {
-		seterr(err, errlen, "cannot configure the cache repository in", base);
+		lease__error_set(err, errlen, "cannot configure the cache repository in %s%s%s",
+		                 base, lease__git_sep(), lease__git_msg());
 		git_config_free(cfg);
 		git_repository_free(repo);
 		nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
@@ -1030,13 +1026,14 @@ static int open_cache(git_repository **out, const char *url, char *err, size_t e
 
 		nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 		if (e != EEXIST && e != ENOTEMPTY) {
-			snprintf(err, errlen, "cannot create the cache repository %s: %s", dir,
-			         strerror(e));
+			lease__error_set(err, errlen, "cannot create the cache repository %s: %s",
+			                 dir, strerror(e));
 			return LEASE_ECONFIG;
 		}
 	}
 	if (git_repository_open_bare(out, dir) < 0) {
-		seterr(err, errlen, "cannot open the cache repository", dir);
+		lease__error_set(err, errlen, "cannot open the cache repository %s%s%s", dir,
+		                 lease__git_sep(), lease__git_msg());
 		return LEASE_ECONFIG;
 	}
 	return 0;
@@ -1128,7 +1125,8 @@ static int trust_ca(char *err, size_t errlen)
 	if (!file && !dir)
 		return 0;
 	if (git_libgit2_opts(GIT_OPT_SET_SSL_CERT_LOCATIONS, file, dir) < 0) {
-		seterr(err, errlen, "cannot use the CA bundle", file ? file : dir);
+		lease__error_set(err, errlen, "cannot use the CA bundle %s%s%s", file ? file : dir,
+		                 lease__git_sep(), lease__git_msg());
 		return LEASE_ECONFIG;
 	}
 	return 0;
@@ -1146,24 +1144,27 @@ int lease__remote_transport_new(lease_transport **out, const char *url, char *er
 	if (err && errlen)
 		err[0] = '\0';
 	if ((rc = lease_global_init()) < 0) {
-		seterr(err, errlen, "cannot initialise libgit2 and libcurl", NULL);
+		lease__error_set(err, errlen, "cannot initialise libgit2 and libcurl%s%s",
+		                 lease__git_sep(), lease__git_msg());
 		return rc;
 	}
 	if (!url || !*url) {
-		snprintf(err, errlen, "remote: needs a URL (file://, git://, http(s)://, ssh://)");
+		lease__error_set(err, errlen,
+		                 "remote: needs a URL (file://, git://, http(s)://, ssh://)");
 		return LEASE_EINVALID;
 	}
 	if (url_has_password(url)) {
-		snprintf(err, errlen,
-		         "remote: URL must not embed a password; use "
-		         "REFLEASE_GIT_TOKEN (https) or ssh-agent (ssh)");
+		lease__error_set(err, errlen,
+		                 "remote: URL must not embed a password; use "
+		                 "REFLEASE_GIT_TOKEN (https) or ssh-agent (ssh)");
 		return LEASE_EINVALID;
 	}
 	if (strncmp(url, "file://", 7) == 0) {
 		char path[4096];
 
 		if (file_url_path(path, sizeof(path), url) < 0) {
-			snprintf(err, errlen, "remote: invalid file URL (expected file:///PATH)");
+			lease__error_set(err, errlen,
+			                 "remote: invalid file URL (expected file:///PATH)");
 			return LEASE_EINVALID;
 		}
 		if ((rc = lease__local_transport_new(out, path, err, errlen)) < 0)

@@ -74,11 +74,11 @@ int lease_store_open(lease_store **out, const char *spec, const lease_store_opti
 
 	*out = NULL;
 	if (opts && opts->version != LEASE_STORE_OPTIONS_VERSION) {
-		lease__errf(err, errlen, "%s", "store options of an unsupported version");
+		lease__error_set(err, errlen, "%s", "store options of an unsupported version");
 		return LEASE_EINVALID;
 	}
 	if (!spec || !*spec) {
-		lease__errf(
+		lease__error_set(
 		        err, errlen, "%s",
 		        "no store given (use --store local:PATH, github:OWNER/REPO or remote:URL)");
 		return LEASE_ECONFIG;
@@ -98,9 +98,9 @@ int lease_store_open(lease_store **out, const char *spec, const lease_store_opti
 			return rc;
 		}
 	}
-	lease__errf(err, errlen,
-	            "invalid store '%s': expected local:PATH, github:OWNER/REPO or remote:URL",
-	            spec);
+	lease__error_set(err, errlen,
+	                 "invalid store '%s': expected local:PATH, github:OWNER/REPO or remote:URL",
+	                 spec);
 	return LEASE_EINVALID;
 }
 
@@ -135,23 +135,24 @@ static int transport_check(const lease_transport *t, char *err, size_t errlen)
 	const char *call;
 
 	if (!t) {
-		lease__errf(err, errlen, "%s", "no transport given");
+		lease__error_set(err, errlen, "%s", "no transport given");
 		return LEASE_EINVALID;
 	}
 	if (t->version < 1 || t->version > LEASE_TRANSPORT_VERSION) {
-		lease__errf(err, errlen,
-		            "transport of vtable version %u: this library speaks version %d "
-		            "(reflease/sys/transport.h)",
-		            t->version, LEASE_TRANSPORT_VERSION);
+		lease__error_set(err, errlen,
+		                 "transport of vtable version %u: this library speaks version %d "
+		                 "(reflease/sys/transport.h)",
+		                 t->version, LEASE_TRANSPORT_VERSION);
 		return LEASE_EINVALID;
 	}
 	if (!t->kind || !*t->kind) {
-		lease__errf(err, errlen, "%s", "transport without a kind (the backend's name)");
+		lease__error_set(err, errlen, "%s",
+		                 "transport without a kind (the backend's name)");
 		return LEASE_EINVALID;
 	}
 	if ((call = missing_call(t))) {
-		lease__errf(err, errlen, "transport '%s' lacks the required call %s", t->kind,
-		            call);
+		lease__error_set(err, errlen, "transport '%s' lacks the required call %s", t->kind,
+		                 call);
 		return LEASE_EINVALID;
 	}
 	return 0;
@@ -173,7 +174,7 @@ int lease_store_open_transport(lease_store **out, lease_transport *transport,
 		return rc;
 	}
 	if (opts->version != LEASE_STORE_OPTIONS_VERSION) {
-		lease__errf(err, errlen, "%s", "store options of an unsupported version");
+		lease__error_set(err, errlen, "%s", "store options of an unsupported version");
 		transport->free(transport);
 		return LEASE_EINVALID;
 	}
@@ -258,18 +259,15 @@ int64_t lease_store_now(lease_store *st)
 	return (int64_t)time(NULL);
 }
 
-int lease__store_set_error(lease_store *st, int code, const char *fmt, ...)
+char *lease__store_error_slot(lease_store *st)
 {
-	va_list ap;
-	int n;
+	return st && !st->errmsg[0] ? st->errmsg : NULL;
+}
 
-	va_start(ap, fmt);
-	n = vsnprintf(st->errmsg, sizeof(st->errmsg), fmt, ap);
-	va_end(ap);
-	lease__err_mark_cut(st->errmsg, sizeof(st->errmsg), n);
-	lease__err_collapse(st->errmsg);
-	lease__store_log(st, LEASE_LOG_DEBUG, "%s", st->errmsg);
-	return code;
+void lease__store_clear_error(lease_store *st)
+{
+	if (st)
+		st->errmsg[0] = '\0';
 }
 
 void lease__store_log(lease_store *st, int level, const char *fmt, ...)

@@ -122,7 +122,7 @@ int lease_random_hex(char *out, size_t nbytes, const lease_random *rnd)
 	return 0;
 }
 
-void lease__errf(char *err, size_t errlen, const char *fmt, ...)
+void lease__error_set(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -133,24 +133,6 @@ void lease__errf(char *err, size_t errlen, const char *fmt, ...)
 	n = vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
 	lease__err_mark_cut(err, errlen, n);
-}
-
-void lease__err_collapse(char *msg)
-{
-	char *seg = msg, *next, *after;
-	size_t n;
-
-	while (seg && (next = strstr(seg, ": ")) != NULL) {
-		n = (size_t)(next - seg);
-		after = next + 2;
-		/* the next segment is the same text, followed by ": " or the end */
-		if (n && strncmp(after, seg, n) == 0 &&
-		    (after[n] == '\0' || (after[n] == ':' && after[n + 1] == ' '))) {
-			memmove(seg, after, strlen(after) + 1);
-			continue;
-		}
-		seg = after;
-	}
 }
 
 void lease__err_mark_cut(char *buf, size_t len, int needed)

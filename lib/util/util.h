@@ -44,20 +44,19 @@ void lease__vlog(lease_log_fn log, void *payload, int max_level, int level, cons
                  va_list ap) __attribute__((format(printf, 5, 0)));
 
 /**
- * Format an error message into @p err (at most @p errlen bytes, always
- * NUL-terminated); does nothing when @p err is NULL or @p errlen is 0.
+ * The one error setter of the library (as jansson's one setter; curl's
+ * Curl_failf): format a message into @p err (at most @p errlen bytes,
+ * always NUL-terminated; a message cut short ends in "...",
+ * lease__err_mark_cut()). Does nothing when @p err is NULL or @p errlen is 0
+ * — which is how a store handle that already holds an error keeps the first
+ * (deepest) one: lease__store_set_error() passes no buffer then (store/frontend.h).
+ * The message says only what the error code does not (the code is
+ * returned beside it, never spelled in it) and is written once, where the
+ * failure is seen: no caller adds its own prefix to a message it got.
+ * Never a credential.
  */
-void lease__errf(char *err, size_t errlen, const char *fmt, ...)
+void lease__error_set(char *err, size_t errlen, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
-
-/**
- * Rewrite the message in @p msg in place so that no ": "-separated segment
- * directly repeats the one before it ("cannot write the commit: cannot write
- * the commit: x" becomes "cannot write the commit: x"). NULL is ignored.
- * The library tidies its own messages (lease_store_last_error()) so; a
- * program adding its own context tidies the result the same way.
- */
-void lease__err_collapse(char *msg);
 
 /**
  * When a message of @p needed bytes (a vsnprintf result, NUL excluded) did

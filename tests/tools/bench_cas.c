@@ -125,8 +125,9 @@ static double run_heartbeat(lease_store *st, double seconds, const char *token)
 	o.lease_token = token;
 	do {
 		fake_now += 1;
-		if (lease_heartbeat(&r, st, "hb", &o) < 0 || strcmp(r.status, "renewed") != 0) {
-			fprintf(stderr, "bench_cas: heartbeat: %s (%s)\n", r.status, r.message);
+		if (lease_heartbeat(&r, st, "hb", &o) < 0 || r.status != LEASE_STATUS_RENEWED) {
+			fprintf(stderr, "bench_cas: heartbeat: %s (%s)\n",
+			        lease_status_name(r.status), r.message);
 			return -1;
 		}
 		n++;
@@ -149,13 +150,15 @@ static double run_acquire_release(lease_store *st, double seconds, long *seq)
 		snprintf(name, sizeof(name), "ar%ld", ++*seq % 64);
 		o.lease_token = NULL;
 		if (lease_acquire(&r, st, name, &o) < 0) {
-			fprintf(stderr, "bench_cas: acquire: %s (%s)\n", r.status, r.message);
+			fprintf(stderr, "bench_cas: acquire: %s (%s)\n",
+			        lease_status_name(r.status), r.message);
 			return -1;
 		}
 		memcpy(token, r.payload.lease_token, sizeof(token));
 		o.lease_token = token;
-		if (lease_release(&r, st, name, &o) < 0 || strcmp(r.status, "released") != 0) {
-			fprintf(stderr, "bench_cas: release: %s (%s)\n", r.status, r.message);
+		if (lease_release(&r, st, name, &o) < 0 || r.status != LEASE_STATUS_RELEASED) {
+			fprintf(stderr, "bench_cas: release: %s (%s)\n",
+			        lease_status_name(r.status), r.message);
 			return -1;
 		}
 		n += 2;

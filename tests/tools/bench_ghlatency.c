@@ -163,9 +163,9 @@ int main(int argc, char **argv)
 			t0 = mono_ms();
 			st = open_gh();
 			if (lease_heartbeat(&r, st, name, &o) < 0 ||
-			    strcmp(r.status, "renewed") != 0) {
-				fprintf(stderr, "bench_ghlatency: heartbeat: %s (%s)\n", r.status,
-				        r.message);
+			    r.status != LEASE_STATUS_RENEWED) {
+				fprintf(stderr, "bench_ghlatency: heartbeat: %s (%s)\n",
+				        lease_status_name(r.status), r.message);
 				return 1;
 			}
 			hb[i] = mono_ms() - t0;

@@ -101,7 +101,7 @@ static long run(lease_store *st, int n, char tokens[][LEASE_TOKEN_HEXSZ + 1], in
 				o.host = "h";
 				o.lease_token = tokens[i];
 				if (lease_heartbeat(&r, st, name, &o) < 0 ||
-				    strcmp(r.status, "renewed") != 0)
+				    r.status != LEASE_STATUS_RENEWED)
 					die(st, "heartbeat");
 			}
 			writes++;

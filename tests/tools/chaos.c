@@ -330,8 +330,8 @@ int main(int argc, char **argv)
 		o.owner = "o1";
 		o.host = "h1";
 		o.ttl_seconds = 5;
-		if (lease_acquire(&r, st, name, &o) < 0 && strcmp(r.status, "already_held") != 0 &&
-		    strcmp(r.status, "held") != 0) {
+		if (lease_acquire(&r, st, name, &o) < 0 && r.status != LEASE_STATUS_ALREADY_HELD &&
+		    r.status != LEASE_STATUS_HELD) {
 			fprintf(stderr, "chaos: setup acquire %s: %s\n", name, r.message);
 			return 1;
 		}

@@ -74,22 +74,22 @@ int main(int argc, char **argv)
 			nap(&seed);
 		start = realtime();
 		if (rc < 0) {
-			fprintf(stderr, "contend %s: acquire: %s (%s)\n", argv[3], r.status,
-			        r.message);
+			fprintf(stderr, "contend %s: acquire: %s (%s)\n", argv[3],
+			        lease_status_name(r.status), r.message);
 			break;
 		}
 		memcpy(token, r.payload.lease_token, sizeof(token));
 		o.lease_token = token;
 		if ((rc = lease_heartbeat(&r, st, argv[2], &o)) < 0) {
-			fprintf(stderr, "contend %s: heartbeat: %s (%s)\n", argv[3], r.status,
-			        r.message);
+			fprintf(stderr, "contend %s: heartbeat: %s (%s)\n", argv[3],
+			        lease_status_name(r.status), r.message);
 			break;
 		}
 		end = realtime();
 		rc = lease_release(&r, st, argv[2], &o);
-		if (rc < 0 || strcmp(r.status, "released") != 0) {
-			fprintf(stderr, "contend %s: release: %s (%s)\n", argv[3], r.status,
-			        r.message);
+		if (rc < 0 || r.status != LEASE_STATUS_RELEASED) {
+			fprintf(stderr, "contend %s: release: %s (%s)\n", argv[3],
+			        lease_status_name(r.status), r.message);
 			rc = rc < 0 ? rc : 1;
 			break;
 		}

@@ -204,7 +204,7 @@ static int set_row(const char *what, set_fn fn, const lease_op_options *o, const
 	fakegh_reset_counts(fk);
 	rc = fn(r, st, names, 3, o);
 	lease_store_free(st);
-	if (rc < 0 || strcmp(r->status, want) != 0) {
+	if (rc < 0 || strcmp(lease_status_name(r->status), want) != 0) {
 		fprintf(stderr, "ghbench: %s: %s\n", what, r->message);
 		return 1;
 	}
@@ -327,7 +327,7 @@ int main(int argc, char **argv)
 	make_due(admin, "bench", "bench", token);
 	st = open_gh();
 	fakegh_reset_counts(fk);
-	if (lease_heartbeat(&r, st, "bench", &o) < 0 || strcmp(r.status, "renewed") != 0)
+	if (lease_heartbeat(&r, st, "bench", &o) < 0 || r.status != LEASE_STATUS_RENEWED)
 		return 5;
 	row("heartbeat (one invocation)", fakegh_count(fk, FAKEGH_ANY), 4);
 	lease_store_free(st);
@@ -344,7 +344,7 @@ int main(int argc, char **argv)
 
 	st = open_gh();
 	fakegh_reset_counts(fk);
-	if (lease_release(&r, st, "bench", &o) < 0 || strcmp(r.status, "released") != 0)
+	if (lease_release(&r, st, "bench", &o) < 0 || r.status != LEASE_STATUS_RELEASED)
 		return 7;
 	row("release (one invocation)", fakegh_count(fk, FAKEGH_ANY), 4);
 	lease_store_free(st);

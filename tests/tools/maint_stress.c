@@ -120,16 +120,16 @@ static void holder(const char *path, int i, const char *outdir, long *counts)
 	o.lease_token = token;
 	while (going(counts)) {
 		nap_ms(300);
-		if (lease_heartbeat(&r, st, name, &o) == 0 && strcmp(r.status, "renewed") == 0) {
+		if (lease_heartbeat(&r, st, name, &o) == 0 && r.status == LEASE_STATUS_RENEWED) {
 			__atomic_add_fetch(&counts[C_WRITES], 1, __ATOMIC_SEQ_CST);
 			__atomic_add_fetch(&counts[C_RENEWED], 1, __ATOMIC_SEQ_CST);
 			record(f, &r);
-		} else if (strcmp(r.status, "not_due") == 0) {
+		} else if (r.status == LEASE_STATUS_NOT_DUE) {
 			__atomic_add_fetch(&counts[C_NOT_DUE], 1, __ATOMIC_SEQ_CST);
 		} else {
 			__atomic_add_fetch(&counts[C_FAILED], 1, __ATOMIC_SEQ_CST);
-			fprintf(stderr, "maint_stress: heartbeat %s: %s: %s\n", name, r.status,
-			        r.message);
+			fprintf(stderr, "maint_stress: heartbeat %s: %s: %s\n", name,
+			        lease_status_name(r.status), r.message);
 		}
 	}
 	fclose(f);

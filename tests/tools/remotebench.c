@@ -109,8 +109,9 @@ static void bench_reflease(const char *label, const char *url, int n)
 
 		clock_offset += 10;
 		t0 = mono_ms();
-		if (lease_heartbeat(&r, st, name, &op) != 0 || strcmp(r.status, "renewed") != 0) {
-			fprintf(stderr, "remotebench: heartbeat: %s %s\n", r.status, r.message);
+		if (lease_heartbeat(&r, st, name, &op) != 0 || r.status != LEASE_STATUS_RENEWED) {
+			fprintf(stderr, "remotebench: heartbeat: %s %s\n",
+			        lease_status_name(r.status), r.message);
 			exit(1);
 		}
 		hb[i] = mono_ms() - t0;

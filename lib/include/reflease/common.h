@@ -28,7 +28,12 @@ extern "C" {
 #define REFLEASE_EXTERN
 #endif
 
-/** Error codes returned (negated) by every reflease function. */
+/**
+ * Error codes returned (negated) by every reflease function. The code is
+ * the outcome; the message beside it (lease_store_last_error(),
+ * lease_result.message, or an err buffer a call fills) says only what the
+ * code does not, and lease_error_id() spells the code.
+ */
 typedef enum lease_error_code {
 	LEASE_OK = 0,
 	LEASE_EHELD = -1,       /**< the lease is held (by another, or by this identity) */

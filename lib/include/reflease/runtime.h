@@ -43,11 +43,12 @@ typedef enum lease_status_id {
  * output (cli.md "JSON output"). Owns no heap memory.
  */
 typedef struct lease_result {
-	/** cli.md status: "acquired", "already_held", "reacquired", "renewed",
-	 *  "not_due", "transitioned", "released", "already_released", "not_owner",
-	 *  "broken", "held", "not_holder", "expired", "live", "absent", "error".
-	 *  A static string, never NULL after an operation. */
-	const char *status;
+	/** The outcome (cli.md statuses: acquired, already_held, reacquired,
+	 *  renewed, not_due, transitioned, released, already_released,
+	 *  not_owner, broken, held, not_holder, expired, live, absent, error);
+	 *  lease_status_name() spells it. LEASE_STATUS_ERROR (0) in a zeroed
+	 *  result and whenever @p code is an error no other status explains. */
+	lease_status_id status;
 	int code; /**< the operation's return code */
 	char name[LEASE_NAME_MAX + 1];
 	char ref[LEASE_NAME_MAX + LEASE_NS_MAX + 8];
@@ -59,7 +60,10 @@ typedef struct lease_result {
 	int token_rotated;     /**< this operation minted or rotated the token */
 	int approximate_ttl;   /**< a pre-bump payload's TTL was assumed (§6) */
 	int64_t now;           /**< store time when the result was decided, s */
-	char message[512];     /**< human detail for errors and non-success */
+	/** Human detail for errors and non-success. On an error: the call's
+	 *  first (deepest) error, as lease_store_last_error() says it, else the
+	 *  code's lease_error_id(); never empty then. Ends in "..." when cut. */
+	char message[512];
 	/** The tip's first parent (after the operation), when known: pass it
 	 *  back as lease_op_options.known_parent with this oid and payload. */
 	int has_parent;
@@ -69,14 +73,11 @@ typedef struct lease_result {
 	int64_t waited_seconds;
 } lease_result;
 
-/** The cli.md name of @p id ("acquired", …); "error" for an unknown value. */
-REFLEASE_EXTERN const char *lease_status_name(lease_status_id id);
-
 /**
- * The status of @p r as a value: its `status` string looked up (NULL, or a
- * string no operation sets, is LEASE_STATUS_ERROR).
+ * The cli.md name of @p id ("acquired", …): the one table of status names.
+ * @return a static string, never NULL; "error" for a value outside the enum
  */
-REFLEASE_EXTERN lease_status_id lease_status_of(const lease_result *r);
+REFLEASE_EXTERN const char *lease_status_name(lease_status_id id);
 
 #define LEASE_OP_OPTIONS_VERSION 1
 
@@ -282,8 +283,8 @@ typedef struct lease_set_result {
 	/** The set's status: the operation's success status when every member
 	 *  was written (or answered without a write: not_due, already_released),
 	 *  else the status of the member that stopped it (@p blocker), or
-	 *  "error". Static, never NULL after an operation. */
-	const char *status;
+	 *  LEASE_STATUS_ERROR; lease_status_name() spells it. */
+	lease_status_id status;
 	int code;          /**< the operation's return code */
 	int blocker;       /**< index of the member that stopped the set, or -1 */
 	size_t count;      /**< members[0..count) are filled */

@@ -122,7 +122,16 @@ REFLEASE_EXTERN int lease_store_timeout(const lease_store *st);
 /** The store's injected randomness (borrowed). */
 REFLEASE_EXTERN const lease_random *lease_store_random(const lease_store *st);
 
-/** Message of the last failure on this handle (borrowed; "" when none). */
+/**
+ * Why the last call on this handle failed: the first (deepest) error of
+ * that call, said once — a transport's own message verbatim when it gave
+ * one, else the primitive's or the runtime's (protocol.md §3 "One error
+ * channel"). Every public call taking @p st empties it when it begins. It
+ * says what the returned code does not (lease_error_id() names the code);
+ * never a credential. The lease operations copy it into
+ * lease_result.message, so their callers need not ask here.
+ * @return borrowed, valid until the next call on @p st; "" when none
+ */
 REFLEASE_EXTERN const char *lease_store_last_error(const lease_store *st);
 
 /** Whether a failed write may have applied (protocol.md §3). */

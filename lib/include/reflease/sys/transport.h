@@ -241,7 +241,12 @@ struct lease_transport {
 	/**
 	 * Required. A message for the last failed call, or NULL / "" when there
 	 * is none. Borrowed: valid until the next call on @p t. Never a
-	 * credential.
+	 * credential. The library reads it right after a call fails and makes
+	 * it, verbatim, the store handle's message (lease_store_last_error()):
+	 * the deepest cause, which the layers above do not prefix (protocol.md
+	 * §3 "One error channel"). It should say what the returned code does
+	 * not — which ref or object, the store's own words — and the library
+	 * adds the primitive's words only when it is NULL or "".
 	 */
 	const char *(*last_error)(lease_transport *t);
 	/**
