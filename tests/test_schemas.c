@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lease/schemas.h"
 #include "reflease/schema.h"
 #include "reflease/version.h"
 
@@ -1051,6 +1052,95 @@ START_TEST(phase_names)
 }
 END_TEST
 
+/* The token's form, 32 lowercase hex (protocol.md §2), one spelling: the
+ * payload check, the CLI's --lease-token check and the heartbeat service's
+ * options all use lease_token_validate(). */
+START_TEST(token_form)
+{
+	static const char *const bad[] = {NULL,
+	                                  "",
+	                                  "0123456789abcdef0123456789abcde",
+	                                  "0123456789abcdef0123456789abcdef0",
+	                                  "0123456789ABCDEF0123456789abcdef",
+	                                  "0123456789abcdef0123456789abcdeg",
+	                                  "0123456789abcdef 123456789abcdef"};
+	char err[128];
+	size_t i;
+
+	ck_assert_int_eq(lease_token_validate("0123456789abcdef0123456789abcdef", err, sizeof(err)),
+	                 0);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		ck_assert_int_eq(lease_token_validate(bad[i], err, sizeof(err)), LEASE_EINVALID);
+		ck_assert_ptr_nonnull(strstr(err, "32 lowercase hex"));
+	}
+	ck_assert_int_eq(lease_token_validate(bad[4], NULL, 0), LEASE_EINVALID);
+}
+END_TEST
+
+/* The archive ref's name (protocol.md §1) and the version stamp, built and
+ * checked in one place (schemas.c): the name prune writes is the one the
+ * primitives accept and archive.c lists. */
+START_TEST(archive_name_and_stamp)
+{
+	lease_payload p;
+	char ref[512], pfx[300];
+
+	memset(&p, 0, sizeof(p));
+	p.expires_at = 1700000000;
+	memcpy(p.lease_token, "0123456789abcdef0123456789abcdef", LEASE_TOKEN_HEXSZ + 1);
+	ck_assert_int_eq(lease__archive_refname(ref, sizeof(ref), "leases", "db", &p), 0);
+	ck_assert_str_eq(ref, "refs/leases-archive/db/20231114T221320Z-01234567");
+	ck_assert_int_eq(lease__archive_prefix(pfx, sizeof(pfx), "leases", "db"), 0);
+	ck_assert_str_eq(pfx, "refs/leases-archive/db/");
+	ck_assert(strncmp(ref, pfx, strlen(pfx)) == 0);
+	ck_assert(lease__archive_tail_valid(ref + strlen(pfx)));
+	ck_assert(!lease__archive_tail_valid("20231114T221320Z-0123456"));
+	ck_assert(!lease__archive_tail_valid("2023111xT221320Z-01234567"));
+	ck_assert(!lease__archive_tail_valid("20231114T221320Z-0123456g"));
+	ck_assert(!lease__archive_tail_valid("20231114X221320Z-01234567"));
+	ck_assert_int_eq(lease__archive_refname(ref, 20, "leases", "db", &p), LEASE_EINVALID);
+	ck_assert_int_eq(lease__archive_prefix(pfx, 10, "leases", "db"), LEASE_EINVALID);
+	lease__payload_stamp(&p);
+	ck_assert_str_eq(p.sdlc_version, SDLC_VERSION);
+	ck_assert_int_eq(p.version_major, SDLC_VERSION_MAJOR);
+	ck_assert_int_eq(p.version_minor, SDLC_VERSION_MINOR);
+	ck_assert_int_eq(p.version_patch, SDLC_VERSION_PATCH);
+	ck_assert_int_eq(lease_payload_writable(&p, NULL, 0), 0);
+}
+END_TEST
+
+/* The lenient reader (protocol.md §5 break, §7), one spelling: the fencing
+ * generation and whether the lease shows free, whatever the payload's
+ * version or name (moved from test_policy.c's rules with the reader). */
+START_TEST(lenient_reader)
+{
+	lease_lenient l;
+
+	lease__lenient_read(&l, "{\"transitions\" : 5}");
+	ck_assert_int_eq(l.transitions, 5);
+	lease__lenient_read(&l, "\"transitions\"x \"transitions\":\"7\",\"transitions\":8");
+	ck_assert_int_eq(l.transitions, 8);
+	lease__lenient_read(&l, "{\"phase\":\"working\"}");
+	ck_assert_int_eq(l.transitions, -1);
+	ck_assert(!l.released && !l.has_expires);
+	lease__lenient_read(&l, NULL);
+	ck_assert_int_eq(l.transitions, -1);
+	ck_assert(!l.released && !l.has_expires);
+	lease__lenient_read(&l, "x: acquire\n\n{\"sdlc_version\":\"9.0.0\",\"phase\":\"released\","
+	                        "\"transitions\":3}");
+	ck_assert(l.released);
+	ck_assert_int_eq(l.transitions, 3);
+	lease__lenient_read(&l, "{\"expires_at\":\"2023-11-14T22:13:20Z\",\"phase\":\"claimed\"}");
+	ck_assert(!l.released && l.has_expires);
+	ck_assert_int_eq(l.expires_at, 1700000000);
+	lease__lenient_read(&l, "{\"expires_at\":\"2023-11-14T22:13\"}");
+	ck_assert(!l.has_expires);
+	lease__lenient_read(&l, "{\"expires_at\":\"not-a-time-at-all-xx\"}");
+	ck_assert(!l.has_expires);
+}
+END_TEST
+
 Suite *schemas_suite(void);
 
 Suite *schemas_suite(void)
@@ -1083,6 +1173,9 @@ Suite *schemas_suite(void)
 	tcase_add_test(tc, valid_names_accepted);
 	tcase_add_test(tc, slot_names);
 	tcase_add_test(tc, phase_names);
+	tcase_add_test(tc, token_form);
+	tcase_add_test(tc, archive_name_and_stamp);
+	tcase_add_test(tc, lenient_reader);
 	suite_add_tcase(s, tc);
 	return s;
 }

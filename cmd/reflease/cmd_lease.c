@@ -367,25 +367,12 @@ static int cli_lease_parse(cli_ctx *ctx, int argc, char **argv, const struct opt
 	return 0;
 }
 
-/* A token that can be current: 32 lowercase hex (protocol.md §2). */
-static int token_well_formed(const char *t)
-{
-	size_t i;
-
-	if (!t || strlen(t) != LEASE_TOKEN_HEXSZ)
-		return 0;
-	for (i = 0; i < LEASE_TOKEN_HEXSZ; i++)
-		if (!((t[i] >= '0' && t[i] <= '9') || (t[i] >= 'a' && t[i] <= 'f')))
-			return 0;
-	return 1;
-}
-
 /* heartbeat, transition, reacquire need a well-formed token. */
 static int require_token(cli_ctx *ctx, const lease_args *a)
 {
 	if (!a->token)
 		return cli_usage(ctx, "--lease-token T (or REFLEASE_LEASE_TOKEN) is required");
-	if (!token_well_formed(a->token))
+	if (lease_token_validate(a->token, NULL, 0) < 0)
 		return cli_usage(ctx, "--lease-token: not a lease token (32 lowercase hex digits)");
 	return 0;
 }
@@ -823,9 +810,10 @@ static int cmd_heartbeat(cli_ctx *ctx, int argc, char **argv)
 		return cli_status_of(rc);
 	if (c.a.release_on_exit && !c.a.every)
 		return cli_status_of(cli_usage(ctx, "--release-on-exit needs --every S"));
-	if (c.a.every && c.a.ttl && c.a.every > c.a.ttl / 2)
-		return cli_status_of(cli_usage(ctx, "--every: %ld s is above ttl/2 (%ld s)",
-		                               c.a.every, c.a.ttl / 2));
+	if (c.a.every && c.a.ttl && c.a.every > lease_heartbeat_every_max(c.a.ttl))
+		return cli_status_of(cli_usage(ctx, "--every: %ld s is above ttl/2 (%lld s)",
+		                               c.a.every,
+		                               (long long)lease_heartbeat_every_max(c.a.ttl)));
 	if ((rc = cli_cmd_open(ctx, &c, 1)) < 0)
 		return cli_status_of(rc);
 	if (c.a.every)
@@ -882,7 +870,7 @@ static int cmd_release(cli_ctx *ctx, int argc, char **argv)
 		return status == EXIT_OK && c.a.strict && c.set_status_not_owner ? EXIT_NOTHOLDER
 		                                                                 : status;
 	}
-	if (token_well_formed(c.a.token)) {
+	if (lease_token_validate(c.a.token, NULL, 0) == 0) {
 		rc = lease_release(&c.r, c.st, c.name, &c.o);
 	} else {
 		/* No token, an empty one (a cleanup step of a job that never held,

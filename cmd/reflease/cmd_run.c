@@ -267,7 +267,8 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	if (lease_heartbeat_every(&every, ttl, a->every) < 0) {
 		free(argv2);
 		return cli_status_of(cli_usage(ctx, "--every: %ld s is above ttl/2 (%lld s)",
-		                               a->every, (long long)(ttl / 2)));
+		                               a->every,
+		                               (long long)lease_heartbeat_every_max(ttl)));
 	}
 	if ((rc = cli_open_store(ctx, &st)) < 0 || (rc = cli_check_ttl(ctx, st, a->ttl)) < 0) {
 		free(argv2);
@@ -424,9 +425,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	/* Orphans of the tree come here if the guard dies; then the guard
 	 * (single-threaded fork: the heartbeat thread starts afterwards). */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 ||
-	    run_guard_start(&sup.g, cmd, fg, sup.kill_grace,
-	                    sup.kill_grace < RUN_SIGNAL_KILL_MAX ? sup.kill_grace
-	                                                         : RUN_SIGNAL_KILL_MAX,
+	    run_guard_start(&sup.g, cmd, fg, sup.kill_grace, run_signal_grace(sup.kill_grace),
 	                    sh.deadline, token, guard_release_lease, &grc) < 0) {
 		fprintf(stderr, "reflease run: cannot start CMD: %s\n", strerror(errno));
 		rc = release_now(ctx, st, &rn, token, &rel); /* F08 */

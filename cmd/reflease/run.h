@@ -105,6 +105,10 @@ void run_emit(const run_out *o, lease_store *st, lease_result *r, const run_name
 
 /* ---- CMD's process tree and the signals (run_supervise.c) ---- */
 
+/* How long a signal forwarded to CMD's tree (and what CMD leaves behind
+ * once it ended) gets before SIGKILL: min(kill_grace, RUN_SIGNAL_KILL_MAX),
+ * seconds, so that the release follows within 5 s (cli.md). */
+double run_signal_grace(double kill_grace);
 /* Block the signals run handles and open a signalfd for them; -1 on error. */
 int run_open_signalfd(void);
 /* Read pending signals; returns the first terminating one seen (0 if none)

@@ -22,6 +22,11 @@
 
 /* ---- signals ---- */
 
+double run_signal_grace(double kill_grace)
+{
+	return kill_grace < RUN_SIGNAL_KILL_MAX ? kill_grace : RUN_SIGNAL_KILL_MAX;
+}
+
 /* The signals run handles: every catchable terminating one, and SIGCHLD. */
 static void run_signal_set(sigset_t *set)
 {
@@ -193,9 +198,7 @@ void run_supervise(run_sup *s, run_shared *sh, int sfd, int evfd)
 		if (sig) {
 			/* forwarded to every process of the tree; SIGKILL after
 			 * min(kill_grace, 3 s), then release (cli.md: within 5 s) */
-			double k = s->kill_grace < RUN_SIGNAL_KILL_MAX ? s->kill_grace
-			                                               : RUN_SIGNAL_KILL_MAX;
-			sup_kill(s, sig, k);
+			sup_kill(s, sig, run_signal_grace(s->kill_grace));
 			if (!s->interrupted)
 				s->interrupted = sig;
 		}

@@ -1,6 +1,7 @@
 /* Reading a lease's archive refs (protocol.md §1): the highest archived
  * `transitions`, so a re-created name keeps counting (§5). */
 #include "lease/door.h"
+#include "lease/schemas.h"
 #include "store/frontend.h"
 
 #include <stdio.h>
@@ -18,7 +19,9 @@ int lease_fetch_archive_max_transitions(int64_t *out, int *found, lease_store *s
 	*found = 0;
 	if ((rc = lease_ref_name_validate(name, err, sizeof(err))) < 0)
 		return lease__store_set_error(st, rc, "%s", err);
-	snprintf(prefix, sizeof(prefix), "refs/%s-archive/%s/", lease_store_namespace(st), name);
+	if ((rc = lease__archive_prefix(prefix, sizeof(prefix), lease_store_namespace(st), name)) <
+	    0)
+		return lease__store_set_error(st, rc, "archive prefix of %s: too long", name);
 	plen = strlen(prefix);
 	if ((rc = lease__list_refs(&list, st, prefix)) < 0)
 		return rc;

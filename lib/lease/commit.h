@@ -1,11 +1,12 @@
 /**
  * @file commit.h (internal)
  * The one write-and-settle engine (protocol.md §5 "Settling", issue 17):
- * read → plan → write the commit → CAS from the oid read → on a failed,
- * unverified or unanswered CAS read again and settle. Callers (the runtime's
- * operations, reconcile's reap, migrate) supply only their decision through
- * lease_engine_ops; the bounds and the set of failures that are settled by
- * re-reading are the engine's.
+ * read → plan → write the commit (or delete the ref) → CAS from the oid read
+ * → on a failed, unverified or unanswered CAS read again and settle. Callers
+ * (the runtime's operations, reconcile's reap and prune, migrate) supply only
+ * their decisions, through three callbacks that each answer with a typed
+ * step (lease_step); the bounds and the set of failures that are settled by
+ * re-reading are the engine's. The engine itself is opaque (commit.c).
  */
 #ifndef REFLEASE_COMMIT_H
 #define REFLEASE_COMMIT_H
@@ -17,21 +18,22 @@
 #define LEASE_SETTLE_WALK_MAX    64 /**< parents walked to find a landed write */
 #define LEASE_SETTLE_UNKNOWN_MAX 3  /**< unknown outcomes retried (§5) */
 #define LEASE_ENGINE_ROUNDS_MAX  12 /**< read-plan-write rounds of one operation */
-#define LEASE_ENGINE_WRITES_MAX  32 /**< commits remembered (rounds × rebuilds) */
+#define LEASE_ENGINE_WRITES_MAX  32 /**< writes remembered (rounds × rebuilds) */
 #define LEASE_ENGINE_REBUILD_MAX 3  /**< stale payloads rebuilt before one CAS (F15) */
 
-/** A commit the operation wrote (in any attempt) and the oid it was based on. */
+/** A write the operation sent (in any attempt) and the oid it was based on. */
 typedef struct lease_written {
-	lease_oid oid;
-	int has_base;
-	lease_oid base;
-	lease_payload p;   /**< the payload it carries */
+	int deleted;       /**< 1: a delete of the ref from @c base (no commit, @c oid zero) */
+	lease_oid oid;     /**< the commit written */
+	int has_base;      /**< the ref was present when read */
+	lease_oid base;    /**< ... at this oid: the CAS was from it */
+	lease_payload p;   /**< the payload the commit carries */
 	int token_changed; /**< the plan's token_changed */
 	int has_parent;    /**< the commit's parent: base, or base's parent when it replaced */
 	lease_oid parent;
 } lease_written;
 
-/** What a plan asks the engine to write. */
+/** What a plan asks the engine to write (LEASE_STEP_WRITE). */
 typedef struct lease_plan {
 	lease_payload p;   /**< validated and built with @p op unless @p message */
 	lease_op op;       /**< the summary op */
@@ -46,80 +48,97 @@ typedef struct lease_plan {
 	lease_oid parent;
 } lease_plan;
 
-/** Why the engine gives up (lease_engine_ops.fail). */
+/** What a callback asks the engine to do next. */
+typedef enum lease_step_kind {
+	LEASE_STEP_WRITE = 0, /**< plan: write the lease_plan's commit, CAS it from the oid read */
+	LEASE_STEP_DELETE,    /**< plan: delete the ref by CAS from the oid read (present) */
+	LEASE_STEP_DONE,      /**< any: the operation ends; its answer is lease_step.code */
+	LEASE_STEP_DECIDE,    /**< landed: not finished, decide again (plan) — on the state
+	                           read, or after a verified CAS on a fresh read */
+	LEASE_STEP_SETTLE     /**< failed with LEASE_FAIL_LOST: read again and settle (§5) */
+} lease_step_kind;
+
+/** A callback's answer: the step, and for LEASE_STEP_DONE the operation's code. */
+typedef struct lease_step {
+	lease_step_kind kind;
+	int code; /**< LEASE_STEP_DONE: 0 or a negative LEASE_E* code */
+} lease_step;
+
+/** A step of @p kind (with @p code for LEASE_STEP_DONE). */
+static inline lease_step lease_step_of(lease_step_kind kind, int code)
+{
+	lease_step s = {kind, code};
+	return s;
+}
+
+/* The steps by name: write the plan, delete the ref read (from plan);
+ * finished with @p code (any); decide again (landed); settle by re-reading
+ * (failed, LEASE_FAIL_LOST only). */
+#define lease_step_write()    lease_step_of(LEASE_STEP_WRITE, 0)
+#define lease_step_delete()   lease_step_of(LEASE_STEP_DELETE, 0)
+#define lease_step_done(code) lease_step_of(LEASE_STEP_DONE, (code))
+#define lease_step_decide()   lease_step_of(LEASE_STEP_DECIDE, 0)
+#define lease_step_settle()   lease_step_of(LEASE_STEP_SETTLE, 0)
+
+/** Why a write or read failed (lease_engine_ops.failed). */
 typedef enum lease_engine_failure {
-	LEASE_FAIL_ERROR = 0, /**< a read, write or CAS error that is not settled */
-	LEASE_FAIL_UNKNOWN,   /**< the outcome stayed unknown LEASE_SETTLE_UNKNOWN_MAX times */
-	LEASE_FAIL_ROUNDS     /**< LEASE_ENGINE_ROUNDS_MAX rounds: the lease kept changing */
+	LEASE_FAIL_LOST = 0, /**< a settleable failure of a write (lease__engine_settleable()):
+	                          lost, unverified or unanswered; SETTLE or DONE */
+	LEASE_FAIL_ERROR,    /**< a read, write or CAS error that is not settled: DONE */
+	LEASE_FAIL_UNKNOWN,  /**< the outcome stayed unknown LEASE_SETTLE_UNKNOWN_MAX times */
+	LEASE_FAIL_ROUNDS    /**< LEASE_ENGINE_ROUNDS_MAX rounds: the lease kept changing */
 } lease_engine_failure;
 
-typedef struct lease_engine lease_engine;
+/** What a callback is told: the operation and where it stands. */
+typedef struct lease_round {
+	lease_store *st;
+	const char *name;         /**< the lease */
+	const lease_ref_state *s; /**< the ref as read (after a verified CAS: the state it
+	                               made); NULL in failed() when no read succeeded */
+	int64_t now;              /**< store time of this decision: the read's, or after a
+	                               verified CAS a fresh reading */
+	int64_t read_at;          /**< store time of the last read */
+	size_t writes;            /**< writes sent so far by this operation (commits, deletes) */
+} lease_round;
 
-/** The caller's decisions. plan, landed and fail are required. */
+/** The caller's decisions; all three are required. @p ctx is the caller's. */
 typedef struct lease_engine_ops {
 	/**
-	 * Decide from @p s (the ref as read) at store time @p now. Return 0 to
-	 * write @p pl, 1 when finished without a write (answer recorded,
-	 * en->rc set), or an error (recorded by the caller).
+	 * Decide from r->s: LEASE_STEP_WRITE with @p pl filled, LEASE_STEP_DELETE,
+	 * or LEASE_STEP_DONE with the answer (0, or an error the callee recorded).
 	 */
-	int (*plan)(lease_engine *en, const lease_ref_state *s, int64_t now, lease_plan *pl);
+	lease_step (*plan)(void *ctx, const lease_round *r, lease_plan *pl);
 	/**
-	 * en->w[@p idx] landed: @p s is the tip read (or, after a verified CAS, a
-	 * state with that commit as tip). Return 1 when finished (en->rc set),
-	 * 0 to decide again.
+	 * @p w landed: r->s's tip is, or descends from, its commit (a delete:
+	 * the ref is gone). LEASE_STEP_DONE, or LEASE_STEP_DECIDE to plan again.
 	 */
-	int (*landed)(lease_engine *en, const lease_ref_state *s, size_t idx, int64_t now);
-	/** Optional: after the write, before its CAS; nonzero ends with that code. */
-	int (*before_cas)(lease_engine *en, const lease_ref_state *s, const lease_written *w);
+	lease_step (*landed)(void *ctx, const lease_round *r, const lease_written *w);
 	/**
-	 * Optional: the CAS failed with a settleable @p rc. Return 1 to settle by
-	 * re-reading, 0 when finished (en->rc set). NULL settles every one.
+	 * A write failed with @p rc (@p msg, or NULL for the store's last
+	 * error). For LEASE_FAIL_LOST: LEASE_STEP_SETTLE, or LEASE_STEP_DONE to
+	 * stop; for the others LEASE_STEP_DONE with the code the operation ends
+	 * with, after recording the failure (any other step counts as DONE @p rc).
 	 */
-	int (*lost)(lease_engine *en, const lease_ref_state *s, int rc);
-	/**
-	 * Record the final failure @p rc (@p msg, or NULL for the store's last
-	 * error); @p s is the last state read (NULL when none). Returns the code
-	 * the operation ends with.
-	 */
-	int (*fail)(lease_engine *en, const lease_ref_state *s, lease_engine_failure why, int rc,
-	            const char *msg);
+	lease_step (*failed)(void *ctx, const lease_round *r, lease_engine_failure why, int rc,
+	                     const char *msg);
 } lease_engine_ops;
 
-/** One operation on one lease. Zero it, then set the first five fields. */
-struct lease_engine {
-	lease_store *st;
-	const char *name;
-	const lease_engine_ops *ops;
-	void *ctx;                    /**< the caller's */
-	int pace;                     /**< lease__store_pace() before each write (bursts) */
-	const lease_ref_state *first; /**< the first round's state instead of a read; NULL reads */
-	lease_written w[LEASE_ENGINE_WRITES_MAX];
-	size_t nw;
-	int64_t now; /**< store time of the last read */
-	int rc;      /**< the answer, set by the ops when they finish */
-};
-
 /**
- * Allocate an engine for one operation on lease @p name (borrowed) with the
- * caller's @p ops and @p ctx; @p first (borrowed, may be NULL) is the state
- * already read, @p pace asks for lease__store_pace() before each write.
- * Free with free(). @return NULL when out of memory.
- */
-lease_engine *lease__engine_new(lease_store *st, const char *name, const lease_engine_ops *ops,
-                                void *ctx, const lease_ref_state *first, int pace);
-
-/**
- * Run @p en to its end (protocol.md §5): every write is a CAS from the oid
+ * Run one operation on lease @p name (borrowed) to its end (protocol.md §5)
+ * with the caller's @p ops and @p ctx: every write is a CAS from the oid
  * read; landed is "the tip is, or descends from, a commit this operation
- * wrote" (first parents, at most LEASE_SETTLE_WALK_MAX, stopping at the
- * oids the writes were based on and at their parents). @return en->rc, or the failure's code.
+ * wrote" (first parents, at most LEASE_SETTLE_WALK_MAX, stopping at the oids
+ * the writes were based on and at their parents), or for a delete "the ref
+ * is gone". @p first (borrowed, may be NULL) is the state already read, used
+ * instead of the first read; @p pace asks for lease__store_pace() before each
+ * write (one operation of a burst).
+ * @return the code of the step that ended it (LEASE_STEP_DONE), or
+ *         LEASE_ENOMEM (failed() told)
  */
-int lease__engine_run(lease_engine *en);
+int lease__engine_run(lease_store *st, const char *name, const lease_engine_ops *ops, void *ctx,
+                      const lease_ref_state *first, int pace);
 
 /** The failures settled by re-reading (§5): lost, unverified or unanswered CAS. */
 int lease__engine_settleable(int rc);
-
-/** Index in en->w of the newest write that @p s's tip is or descends from, or -1. */
-int lease__engine_landed(lease_engine *en, const lease_ref_state *s);
 
 #endif

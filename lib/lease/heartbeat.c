@@ -174,7 +174,7 @@ int lease_heartbeat_every(int64_t *out, int64_t ttl_seconds, int64_t every)
 {
 	if (ttl_seconds < LEASE_TTL_READ_MIN || ttl_seconds > LEASE_TTL_READ_MAX || every < 0)
 		return LEASE_EINVALID;
-	if (every > ttl_seconds / 2)
+	if (every > lease__policy_every_max(ttl_seconds))
 		return LEASE_EINVALID;
 	*out = lease__policy_interval(ttl_seconds, every);
 	return 0;
@@ -270,7 +270,7 @@ static int keep_engine(lease_result *last, lease_store *st, const char *const *n
 	if (last)
 		memset(last, 0, sizeof(*last));
 	if (!opts || opts->version != LEASE_KEEP_OPTIONS_VERSION || !st || !name || !opts->owner ||
-	    !opts->host || !opts->lease_token || strlen(opts->lease_token) != LEASE_TOKEN_HEXSZ ||
+	    !opts->host || lease_token_validate(opts->lease_token, NULL, 0) < 0 ||
 	    opts->ttl_seconds < 0 || opts->ttl_seconds > LEASE_TTL_READ_MAX ||
 	    opts->every_seconds < 0)
 		return st ? lease__store_set_error(st, LEASE_EINVALID,
@@ -281,9 +281,9 @@ static int keep_engine(lease_result *last, lease_store *st, const char *const *n
 	                                : LEASE_TTL_DEFAULT;
 	if (opts->every_seconds && (opts->ttl_seconds || opts->known_ttl_seconds) &&
 	    lease_heartbeat_every(&every, ttl, opts->every_seconds) < 0)
-		return lease__store_set_error(st, LEASE_EINVALID,
-		                              "heartbeat interval %lld s is above ttl/2 (%lld s)",
-		                              (long long)opts->every_seconds, (long long)(ttl / 2));
+		return lease__store_set_error(
+		        st, LEASE_EINVALID, "heartbeat interval %lld s is above ttl/2 (%lld s)",
+		        (long long)opts->every_seconds, (long long)lease__policy_every_max(ttl));
 	memcpy(token, opts->lease_token, sizeof(token));
 	backoff = opts->backoff_initial_s > 0 ? opts->backoff_initial_s : 1.0;
 	backoff_max = opts->backoff_max_s > 0 ? opts->backoff_max_s : 30.0;
@@ -324,7 +324,7 @@ static int keep_engine(lease_result *last, lease_store *st, const char *const *n
 			r.now = now;
 			/* the margin apart: a bounded string, so the message's
 			 * length is bounded at compile time (-Wformat-truncation) */
-			snprintf(margin, sizeof(margin), "%.1f", lease_kill_grace(ttl) + 2.0);
+			snprintf(margin, sizeof(margin), "%.1f", lease__policy_lost_margin(ttl));
 			snprintf(r.message, sizeof(r.message),
 			         "no heartbeat landed before the lost deadline (expires_at - %s "
 			         "s); %s%.300s",

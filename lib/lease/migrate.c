@@ -318,115 +318,101 @@ static void not_migrated(lease_migrate_entry *e, lease_migrate_status status)
 	e->method = NULL;
 }
 
-/* Classify @p s and, to apply, plan its migrated commit (protocol.md §8). */
-static int mg_plan(lease_engine *en, const lease_ref_state *s, int64_t now, lease_plan *pl)
+/* Classify r->s and, to apply, plan its migrated commit (protocol.md §8);
+ * the before_write hook runs once the write is decided, before its CAS. */
+static lease_step mg_plan(void *ctx, const lease_round *r, lease_plan *pl)
 {
-	migrate_op *m = en->ctx;
+	migrate_op *m = ctx;
 	migrate_run *run = m->run;
 	lease_migrate_entry *e = m->e;
+	const lease_ref_state *s = r->s;
+	const lease_migrate_options *o = run->o;
 	const lease_migration *steps[CHAIN_MAX];
 	size_t nsteps;
 	char berr[256] = "";
 	int rc;
 
-	(void)now;
-	en->rc = 0;
 	if (!s->present) {
 		not_migrated(e, LEASE_MIGRATE_CONFLICT);
 		entry_message(e, "%s", "the lease was deleted while it was being migrated");
-		return 1;
+		return lease_step_done(0);
 	}
 	classify(e, run, s, steps, &nsteps);
 	if (e->status != LEASE_MIGRATE_WOULD_MIGRATE)
-		return 1;
+		return lease_step_done(0);
 	if (build(&pl->p, e, run, s, steps, nsteps) < 0) {
 		not_migrated(e, LEASE_MIGRATE_SKIPPED_MALFORMED);
-		return 1;
+		return lease_step_done(0);
 	}
 	if ((rc = build_message(&pl->message, &pl->p, s->commit.message, berr, sizeof(berr))) < 0) {
 		if (rc != LEASE_EPAYLOAD)
-			return rc;
+			return lease_step_done(rc);
 		/* e.g. unknown fields that no longer fit in 16 KiB */
 		not_migrated(e, LEASE_MIGRATE_SKIPPED_MALFORMED);
 		entry_message(e, "cannot migrate: %.200s", berr);
-		return 1;
+		return lease_step_done(0);
 	}
-	if (!run->o->apply || e->attempts >= ATTEMPTS_MAX) {
+	if (!o->apply || e->attempts >= ATTEMPTS_MAX) {
 		free(pl->message);
 		pl->message = NULL;
-		if (run->o->apply) {
+		if (o->apply) {
 			e->status = LEASE_MIGRATE_CONFLICT;
 			snprintf(e->message, sizeof(e->message),
 			         "not migrated after %d attempts; last: %.200s", e->attempts,
 			         m->last_err);
 		}
-		return 1;
+		return lease_step_done(0);
 	}
 	e->attempts++;
 	pl->op = LEASE_OP_MIGRATE;
-	return 0;
+	if (o->before_write &&
+	    (rc = o->before_write(r->st, e->name, &s->oid, e->attempts, o->hook_payload)) != 0) {
+		free(pl->message);
+		pl->message = NULL;
+		entry_message(e, "%s", "stopped by the before_write hook");
+		return lease_step_done(rc < 0 ? rc : LEASE_EINTERNAL);
+	}
+	return lease_step_write();
 }
 
-static int mg_landed(lease_engine *en, const lease_ref_state *s, size_t idx, int64_t now)
+static lease_step mg_landed(void *ctx, const lease_round *r, const lease_written *w)
 {
-	migrate_op *m = en->ctx;
+	migrate_op *m = ctx;
 
-	(void)s;
-	(void)now;
+	(void)r;
 	m->e->status = LEASE_MIGRATE_MIGRATED;
 	m->e->has_new_oid = 1;
-	m->e->new_oid = en->w[idx].oid;
+	m->e->new_oid = w->oid;
 	snprintf(m->e->to, sizeof(m->e->to), "%s", m->run->target);
-	en->rc = 0;
-	return 1;
+	return lease_step_done(0);
 }
 
-static int mg_before_cas(lease_engine *en, const lease_ref_state *s, const lease_written *w)
+/* A lost CAS is read again (the next plan counts the attempt); a hard error
+ * ends the run; a lease that never settled is a conflict. */
+static lease_step mg_failed(void *ctx, const lease_round *r, lease_engine_failure why, int rc,
+                            const char *msg)
 {
-	migrate_op *m = en->ctx;
-	const lease_migrate_options *o = m->run->o;
-	int rc;
+	migrate_op *m = ctx;
 
-	(void)w;
-	if (!o->before_write || (rc = o->before_write(en->st, m->e->name, &s->oid, m->e->attempts,
-	                                              o->hook_payload)) == 0)
-		return 0;
-	entry_message(m->e, "%s", "stopped by the before_write hook");
-	return rc < 0 ? rc : LEASE_EINTERNAL;
-}
-
-static int mg_lost(lease_engine *en, const lease_ref_state *s, int rc)
-{
-	migrate_op *m = en->ctx;
-
-	(void)s;
-	(void)rc;
-	snprintf(m->last_err, sizeof(m->last_err), "%s", lease_store_last_error(en->st));
-	lease__store_log(en->st, LEASE_LOG_INFO, "migrate %s: attempt %d: %s; re-reading",
-	                 m->e->name, m->e->attempts, m->last_err);
-	return 1;
-}
-
-/* A hard error ends the run; a lease that never settled is a conflict. */
-static int mg_fail(lease_engine *en, const lease_ref_state *s, lease_engine_failure why, int rc,
-                   const char *msg)
-{
-	migrate_op *m = en->ctx;
-
-	(void)s;
+	if (why == LEASE_FAIL_LOST) {
+		snprintf(m->last_err, sizeof(m->last_err), "%s", lease_store_last_error(r->st));
+		lease__store_log(r->st, LEASE_LOG_INFO, "migrate %s: attempt %d: %s; re-reading",
+		                 m->e->name, m->e->attempts, m->last_err);
+		return lease_step_settle();
+	}
 	if (why == LEASE_FAIL_ERROR) {
 		if (msg)
 			entry_message(m->e, "%s", msg);
-		return rc;
+		return lease_step_done(rc);
 	}
 	m->e->status = LEASE_MIGRATE_CONFLICT;
 	snprintf(m->e->message, sizeof(m->e->message),
 	         "not migrated after %d attempts; last: %.200s", m->e->attempts,
 	         msg ? msg : m->last_err);
-	return 0;
+	return lease_step_done(0);
 }
 
-static const lease_engine_ops mg_ops = {mg_plan, mg_landed, mg_before_cas, mg_lost, mg_fail};
+static const lease_engine_ops mg_ops = {mg_plan, mg_landed, mg_failed};
 
 /*
  * Migrate one lease from its read state @p first: plan, or write and settle
@@ -436,7 +422,6 @@ static const lease_engine_ops mg_ops = {mg_plan, mg_landed, mg_before_cas, mg_lo
 static int migrate_one(migrate_run *run, lease_migrate_entry *e, const lease_ref_state *first)
 {
 	migrate_op m;
-	lease_engine *en;
 	int rc;
 
 	snprintf(e->name, sizeof(e->name), "%s", first->name);
@@ -444,10 +429,7 @@ static int migrate_one(migrate_run *run, lease_migrate_entry *e, const lease_ref
 	m.run = run;
 	m.e = e;
 	/* paced: one operation of a burst (issue 15) */
-	if (!(en = lease__engine_new(run->st, e->name, &mg_ops, &m, first, 1)))
-		return lease__store_set_error(run->st, LEASE_ENOMEM, "out of memory");
-	rc = lease__engine_run(en);
-	free(en);
+	rc = lease__engine_run(run->st, e->name, &mg_ops, &m, first, 1);
 	if (rc < 0 && !e->message[0])
 		entry_message(e, "%s", lease_store_last_error(run->st));
 	if (rc < 0 && e->status == LEASE_MIGRATE_WOULD_MIGRATE)

@@ -3,7 +3,6 @@
 #include "lease/policy.h"
 #include "reflease/runtime.h"
 
-#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,18 +16,29 @@ int lease__policy_below_floor(int64_t interval, int64_t ttl)
 	return interval < lease__policy_floor(ttl);
 }
 
+int lease__policy_less_than_half_left(int64_t left, int64_t ttl)
+{
+	return 2 * left < ttl;
+}
+
 int lease__policy_heartbeat_due(int64_t since, int64_t stored_ttl, int ttl_changes, int64_t left,
                                 int64_t ttl_new)
 {
-	return ttl_changes || 2 * left < ttl_new || !lease__policy_below_floor(since, stored_ttl);
+	return ttl_changes || lease__policy_less_than_half_left(left, ttl_new) ||
+	       !lease__policy_below_floor(since, stored_ttl);
+}
+
+int64_t lease__policy_every_max(int64_t ttl)
+{
+	return ttl / 2;
 }
 
 int64_t lease__policy_interval(int64_t ttl, int64_t every)
 {
 	if (every <= 0)
 		every = ttl / 3;
-	else if (every > ttl / 2)
-		every = ttl / 2;
+	else if (every > lease__policy_every_max(ttl))
+		every = lease__policy_every_max(ttl);
 	return every < 1 ? 1 : every;
 }
 
@@ -38,9 +48,14 @@ double lease__policy_kill_grace(int64_t ttl)
 	return g < 10.0 ? (g > 0 ? g : 0) : 10.0;
 }
 
+double lease__policy_lost_margin(int64_t ttl)
+{
+	return lease__policy_kill_grace(ttl) + 2.0;
+}
+
 double lease__policy_lost_deadline(int64_t expires_at, int64_t ttl)
 {
-	return (double)expires_at - (lease__policy_kill_grace(ttl) + 2.0);
+	return (double)expires_at - lease__policy_lost_margin(ttl);
 }
 
 int64_t lease__policy_stored_ttl(const lease_payload *p, int64_t assumed, int *approximate)
@@ -55,6 +70,11 @@ int64_t lease__policy_stored_ttl(const lease_payload *p, int64_t assumed, int *a
 	return assumed > 0 ? assumed : LEASE_TTL_DEFAULT;
 }
 
+int64_t lease__policy_heartbeat_time(const lease_payload *p, int64_t assumed, int *approximate)
+{
+	return p->expires_at - lease__policy_stored_ttl(p, assumed, approximate);
+}
+
 int64_t lease__policy_kept_ttl(const lease_payload *p, int64_t ttl_min, int *approximate)
 {
 	int64_t ttl = lease__policy_stored_ttl(p, LEASE_TTL_DEFAULT, approximate);
@@ -64,42 +84,31 @@ int64_t lease__policy_kept_ttl(const lease_payload *p, int64_t ttl_min, int *app
 	return ttl < ttl_min ? ttl_min : ttl; /* readers accept at most the store maximum */
 }
 
+int lease__policy_payload_stale(int64_t built_at, int64_t now, int64_t ttl)
+{
+	return 10 * (now - built_at) > ttl;
+}
+
+int lease__policy_past_expiry(int64_t expires_at, int64_t now, int64_t margin)
+{
+	return now > expires_at + margin;
+}
+
+int64_t lease__policy_takeover_at(int64_t expires_at, int64_t margin)
+{
+	return expires_at + margin + 1;
+}
+
 int lease__policy_expired(const lease_payload *p, int64_t now, int64_t margin)
 {
 	if (p->phase == LEASE_PHASE_RELEASED)
 		return 0;
-	return now > p->expires_at + margin;
+	return lease__policy_past_expiry(p->expires_at, now, margin);
 }
 
 int64_t lease__policy_next_generation(int64_t highest)
 {
 	return highest >= 0 ? highest + 1 : 0;
-}
-
-int64_t lease__policy_lenient_transitions(const char *msg)
-{
-	static const char key[] = "\"transitions\"";
-	const char *m = msg;
-
-	while (m && (m = strstr(m, key)) != NULL) {
-		const char *v = m + sizeof(key) - 1;
-		char *end;
-		long long n;
-
-		m = v;
-		while (*v == ' ' || *v == '\t')
-			v++;
-		if (*v++ != ':')
-			continue;
-		while (*v == ' ' || *v == '\t')
-			v++;
-		if (!isdigit((unsigned char)*v))
-			continue;
-		n = strtoll(v, &end, 10);
-		if (end != v && n >= 0)
-			return (int64_t)n;
-	}
-	return -1;
 }
 
 void lease__policy_released(lease_payload *p, int64_t now)
@@ -128,7 +137,7 @@ int64_t lease_payload_ttl(const lease_payload *p, int64_t assumed_ttl, int *appr
 
 int64_t lease_payload_heartbeat_time(const lease_payload *p, int64_t assumed_ttl, int *approximate)
 {
-	return p->expires_at - lease__policy_stored_ttl(p, assumed_ttl, approximate);
+	return lease__policy_heartbeat_time(p, assumed_ttl, approximate);
 }
 
 int64_t lease_payload_kept_ttl(const lease_store *st, const lease_payload *p, int *approximate)
@@ -139,6 +148,11 @@ int64_t lease_payload_kept_ttl(const lease_store *st, const lease_payload *p, in
 int64_t lease_heartbeat_floor(int64_t ttl_seconds)
 {
 	return lease__policy_floor(ttl_seconds);
+}
+
+int64_t lease_heartbeat_every_max(int64_t ttl_seconds)
+{
+	return lease__policy_every_max(ttl_seconds);
 }
 
 int64_t lease_heartbeat_interval(int64_t ttl_seconds)

@@ -27,6 +27,13 @@ int64_t lease__policy_floor(int64_t ttl);
 int lease__policy_below_floor(int64_t interval, int64_t ttl);
 
 /**
+ * Whether @p left seconds (expires_at − now) are less than half of @p ttl:
+ * 2·left < ttl (protocol.md §6, F15). A heartbeat is always due then, and a
+ * write granted so late is no success.
+ */
+int lease__policy_less_than_half_left(int64_t left, int64_t ttl);
+
+/**
  * The one heartbeat floor rule (protocol.md §6), for the runtime (may this
  * preserving heartbeat write?) and the sweep (was this one legitimate?):
  * a heartbeat @p since seconds after the last one, over a payload of TTL
@@ -39,8 +46,14 @@ int lease__policy_heartbeat_due(int64_t since, int64_t stored_ttl, int ttl_chang
                                 int64_t ttl_new);
 
 /**
+ * The longest heartbeat interval for @p ttl, seconds: ⌊ttl/2⌋ (protocol.md
+ * §6 "Ceiling"); an interval asked above it is refused, never replaced.
+ */
+int64_t lease__policy_every_max(int64_t ttl);
+
+/**
  * The heartbeat interval for @p ttl, seconds: @p every when given (> 0),
- * never above ttl/2; else ttl/3; at least 1 (protocol.md §6).
+ * never above lease__policy_every_max(); else ttl/3; at least 1 (§6).
  */
 int64_t lease__policy_interval(int64_t ttl, int64_t every);
 
@@ -48,8 +61,14 @@ int64_t lease__policy_interval(int64_t ttl, int64_t every);
 double lease__policy_kill_grace(int64_t ttl);
 
 /**
+ * How long before its expiry a holder of a lease of @p ttl must consider it
+ * lost: kill_grace + 2 s, seconds (§6).
+ */
+double lease__policy_lost_margin(int64_t ttl);
+
+/**
  * The lost deadline of a lease expiring at @p expires_at with @p ttl:
- * expires_at − (kill_grace + 2 s), seconds on the store clock (§6).
+ * expires_at − lease__policy_lost_margin(), seconds on the store clock (§6).
  */
 double lease__policy_lost_deadline(int64_t expires_at, int64_t ttl);
 
@@ -61,6 +80,14 @@ double lease__policy_lost_deadline(int64_t expires_at, int64_t ttl);
 int64_t lease__policy_stored_ttl(const lease_payload *p, int64_t assumed, int *approximate);
 
 /**
+ * The heartbeat time of @p p: when its write was made, expires_at − its TTL
+ * (lease__policy_stored_ttl() with @p assumed; exact when ttl_seconds is
+ * stored, else *approximate = 1), seconds on the store clock (§6).
+ * @p approximate may be NULL.
+ */
+int64_t lease__policy_heartbeat_time(const lease_payload *p, int64_t assumed, int *approximate);
+
+/**
  * The TTL a write granted by a preserving write without a TTL option keeps
  * (§6): the stored ttl_seconds (LEASE_TTL_DEFAULT for pre-bump or 0), raised
  * to @p ttl_min. @p approximate (may be NULL) is set for pre-bump payloads.
@@ -68,9 +95,29 @@ int64_t lease__policy_stored_ttl(const lease_payload *p, int64_t assumed, int *a
 int64_t lease__policy_kept_ttl(const lease_payload *p, int64_t ttl_min, int *approximate);
 
 /**
+ * Whether a live payload of TTL @p ttl built at store time @p built_at is
+ * stale at @p now: built more than ttl/10 before (10·(now − built_at) > ttl),
+ * so that it is planned again before its CAS (protocol.md §5, F15).
+ */
+int lease__policy_payload_stale(int64_t built_at, int64_t now, int64_t ttl);
+
+/**
+ * Whether a lease expiring at @p expires_at is past it at store time @p now
+ * with @p margin seconds of skew allowance: now > expires_at + margin (§4).
+ */
+int lease__policy_past_expiry(int64_t expires_at, int64_t now, int64_t margin);
+
+/**
+ * The first store second at which a lease expiring at @p expires_at may be
+ * taken over with @p margin seconds of skew allowance: expires_at + margin
+ * + 1 (§4), the first for which lease__policy_past_expiry() holds.
+ */
+int64_t lease__policy_takeover_at(int64_t expires_at, int64_t margin);
+
+/**
  * Whether @p p counts as expired at @p now with @p margin seconds of skew
- * allowance: a live phase and now > expires_at + margin (§4). Released
- * payloads are never expired.
+ * allowance: a live phase past its expiry (lease__policy_past_expiry(), §4).
+ * Released payloads are never expired.
  */
 int lease__policy_expired(const lease_payload *p, int64_t now, int64_t margin);
 
@@ -80,13 +127,6 @@ int lease__policy_expired(const lease_payload *p, int64_t now, int64_t margin);
  * (§5: the fencing generation never goes backwards).
  */
 int64_t lease__policy_next_generation(int64_t highest);
-
-/**
- * The `transitions` value in a commit message read leniently: the first
- * `"transitions":N` (N ≥ 0) anywhere in @p msg, whatever the payload's version or
- * name; -1 when none is there (§5 `break`, §7).
- */
-int64_t lease__policy_lenient_transitions(const char *msg);
 
 /**
  * Make @p p the `released` payload of a release, break or reap at store

@@ -22,6 +22,7 @@
  *
  * A create answered "exists" is always flagged noop (§3 table). */
 #include "lease/door.h"
+#include "lease/schemas.h"
 #include "store/handle.h"
 #include "util/util.h"
 
@@ -270,7 +271,7 @@ bad:
 static int check_refname(lease_store *st, const char *refname)
 {
 	char pfx[LEASE_NS_MAX + 32], apfx[LEASE_NS_MAX + 32], err[256];
-	size_t n, an, i;
+	size_t n, an;
 	const char *rest, *slash;
 
 	n = (size_t)snprintf(pfx, sizeof(pfx), "refs/%s/", st->ns);
@@ -300,17 +301,8 @@ static int check_refname(lease_store *st, const char *refname)
 			return lease__store_set_error(st, LEASE_EINVALID, "invalid ref '%s': %s",
 			                              refname, err);
 	}
-	rest = slash + 1;
-	if (strlen(rest) != 25 || rest[8] != 'T' || rest[15] != 'Z' || rest[16] != '-')
+	if (!lease__archive_tail_valid(slash + 1))
 		goto bad;
-	for (i = 0; i < 25; i++) {
-		char c = rest[i];
-		if (i == 8 || i == 15 || i == 16)
-			continue;
-		if (i < 15 ? !(c >= '0' && c <= '9')
-		           : !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
-			goto bad;
-	}
 	return 0;
 bad:
 	return lease__store_set_error(st, LEASE_EINVALID,

@@ -5,6 +5,7 @@
  * (key 0), then numbered past every key read. Every change is a CAS through
  * the primitives; a ticket is never revived once expired. */
 #include "lease/door.h"
+#include "lease/policy.h"
 #include "lease/ticket.h"
 #include "store/frontend.h"
 #include "util/clock.h"
@@ -176,7 +177,8 @@ static int queue_list(lease_queue *out, lease_store *st, const char *prefix, con
 			parse_ticket(t, t->name, c.message);
 		lease_commit_clear(&c);
 		t->live = t->readable &&
-		          out->now <= t->expires_at + (int64_t)lease_store_skew_margin(st);
+		          !lease__policy_past_expiry(t->expires_at, out->now,
+		                                     (int64_t)lease_store_skew_margin(st));
 		out->count++;
 	}
 	lease_ref_list_clear(&l);

@@ -11,6 +11,7 @@
 #include "lease/commit.h"
 #include "lease/door.h"
 #include "lease/policy.h"
+#include "lease/schemas.h"
 #include "reflease/version.h"
 #include "store/frontend.h"
 #include "util/util.h"
@@ -48,126 +49,113 @@ typedef struct reap_op {
 	lease_oid new_oid;
 } reap_op;
 
+/* The state the sweep read of @p e: every action's CAS is from its oid. */
+static void swept_state(lease_ref_state *s, const lease_reconcile_entry *e)
+{
+	memset(s, 0, sizeof(*s));
+	snprintf(s->name, sizeof(s->name), "%s", e->name);
+	s->present = 1;
+	s->oid = e->oid;
+	s->commit.oid = e->oid;
+	s->commit.is_commit = 1;
+	s->payload = e->payload;
+}
+
 /* The released payload of a reap (protocol.md §7): token and transitions
  * kept, the reaper's identity; written only over the state the sweep read. */
-static int reap_plan(lease_engine *en, const lease_ref_state *s, int64_t now, lease_plan *pl)
+static lease_step reap_plan(void *ctx, const lease_round *r, lease_plan *pl)
 {
-	reap_op *ro = en->ctx;
+	reap_op *ro = ctx;
 	lease_reconcile_entry *e = ro->e;
 	lease_payload *p = &pl->p;
 	char err[256];
 	int rc;
 
-	(void)s;
-	if (en->nw > 0) { /* the write neither landed nor lost: do not write again */
+	if (r->writes > 0) { /* the write neither landed nor lost: do not write again */
 		lease__rec_skip(ro->r, e, ro->last_rc, "reap", "outcome not verified: %s",
-		                lease_store_last_error(en->st));
-		return 1;
+		                lease_store_last_error(r->st));
+		return lease_step_done(0);
 	}
 	*p = e->payload;
 	if ((rc = lease_payload_writable(p, err, sizeof(err))) < 0) {
 		lease__rec_skip(ro->r, e, rc, "reap", "%s", err);
-		return 1;
+		return lease_step_done(0);
 	}
-	snprintf(p->sdlc_version, sizeof(p->sdlc_version), "%s", SDLC_VERSION);
-	p->version_major = SDLC_VERSION_MAJOR;
-	p->version_minor = SDLC_VERSION_MINOR;
-	p->version_patch = SDLC_VERSION_PATCH;
+	lease__payload_stamp(p);
 	snprintf(p->owner, sizeof(p->owner), "%s",
 	         ro->o->owner ? ro->o->owner : "reflease-reconcile");
 	snprintf(p->host, sizeof(p->host), "%s", ro->o->host ? ro->o->host : "localhost");
 	/* a released payload is no heartbeat: it counts none (protocol.md §2) */
 	p->has_heartbeats = p->has_previous_heartbeat = 0;
 	p->heartbeats = p->previous_heartbeat_at = 0;
-	lease__policy_released(p, now);
-	if ((rc = lease_random_hex(p->nonce, LEASE_NONCE_HEXSZ / 2, lease_store_random(en->st))) <
+	lease__policy_released(p, r->now);
+	if ((rc = lease_random_hex(p->nonce, LEASE_NONCE_HEXSZ / 2, lease_store_random(r->st))) <
 	            0 ||
 	    (rc = lease_payload_validate(p, err, sizeof(err))) < 0) {
 		lease__rec_skip(ro->r, e, rc, "reap", "cannot build the released payload: %s",
 		                rc == LEASE_EPAYLOAD ? err : lease_error_id(rc));
-		return 1;
+		return lease_step_done(0);
 	}
 	pl->op = LEASE_OP_REAP;
-	return 0;
+	return lease_step_write();
 }
 
-static int reap_landed(lease_engine *en, const lease_ref_state *s, size_t idx, int64_t now)
+static lease_step reap_landed(void *ctx, const lease_round *r, const lease_written *w)
 {
-	reap_op *ro = en->ctx;
+	reap_op *ro = ctx;
 
-	(void)s;
-	(void)now;
+	(void)r;
 	ro->landed = 1;
-	ro->new_oid = en->w[idx].oid;
-	en->rc = 0;
-	return 1;
+	ro->new_oid = w->oid;
+	return lease_step_done(0);
 }
 
-/* A lost CAS is skipped, never retried: the sweep decided from the state it read. */
-static int reap_lost(lease_engine *en, const lease_ref_state *s, int rc)
+/* A lost CAS is skipped, never retried: the sweep decided from the state it
+ * read; an unknown outcome settles by re-reading (§5). */
+static lease_step reap_failed(void *ctx, const lease_round *r, lease_engine_failure why, int rc,
+                              const char *msg)
 {
-	reap_op *ro = en->ctx;
+	reap_op *ro = ctx;
 	char hex[LEASE_OID_HEXSZ + 1];
 
-	(void)s;
-	ro->last_rc = rc;
-	if (rc != LEASE_ECAS)
-		return 1; /* unknown outcome: settle by re-reading (§5) */
-	{
-		const lease_cas_error *ce = lease_store_last_cas_error(en->st);
+	if (why == LEASE_FAIL_LOST) {
+		const lease_cas_error *ce;
+
+		ro->last_rc = rc;
+		if (rc != LEASE_ECAS)
+			return lease_step_settle();
+		ce = lease_store_last_cas_error(r->st);
 		if (ce->observed_present)
 			lease_oid_tohex(hex, &ce->observed);
 		lease__rec_skip(ro->r, ro->e, LEASE_ECAS, "reap",
 		                "a concurrent write won: the ref is now %s",
 		                ce->observed_present ? hex : "absent");
+		return lease_step_done(LEASE_ECAS);
 	}
-	en->rc = LEASE_ECAS;
-	return 0;
-}
-
-static int reap_fail(lease_engine *en, const lease_ref_state *s, lease_engine_failure why, int rc,
-                     const char *msg)
-{
-	reap_op *ro = en->ctx;
-
-	(void)s;
 	if (why == LEASE_FAIL_ERROR)
 		lease__rec_skip(ro->r, ro->e, rc, "reap", "%s",
-		                msg ? msg : lease_store_last_error(en->st));
+		                msg ? msg : lease_store_last_error(r->st));
 	else
 		lease__rec_skip(ro->r, ro->e, rc, "reap", "outcome not verified: %s",
-		                msg ? msg : lease_store_last_error(en->st));
-	return rc;
+		                msg ? msg : lease_store_last_error(r->st));
+	return lease_step_done(rc);
 }
 
-static const lease_engine_ops reap_ops = {reap_plan, reap_landed, NULL, reap_lost, reap_fail};
+static const lease_engine_ops reap_ops = {reap_plan, reap_landed, reap_failed};
 
 void lease__rec_reap(lease_reconcile_report *r, lease_reconcile_entry *e, lease_store *st,
                      const lease_reconcile_options *o)
 {
 	reap_op ro;
 	lease_ref_state first;
-	lease_engine *en;
 
 	memset(&ro, 0, sizeof(ro));
 	ro.r = r;
 	ro.e = e;
 	ro.o = o;
-	/* the state the sweep read: the CAS is from its oid */
-	memset(&first, 0, sizeof(first));
-	snprintf(first.name, sizeof(first.name), "%s", e->name);
-	first.present = 1;
-	first.oid = e->oid;
-	first.commit.oid = e->oid;
-	first.commit.is_commit = 1;
-	first.payload = e->payload;
+	swept_state(&first, e);
 	/* paced: one operation of a burst (issue 15) */
-	if (!(en = lease__engine_new(st, e->name, &reap_ops, &ro, &first, 1))) {
-		lease__rec_skip(r, e, LEASE_ENOMEM, "reap", "out of memory");
-		return;
-	}
-	lease__engine_run(en);
-	free(en);
+	lease__engine_run(st, e->name, &reap_ops, &ro, &first, 1);
 	if (!ro.landed)
 		return;
 	e->action = LEASE_ACTION_REAPED;
@@ -176,19 +164,69 @@ void lease__rec_reap(lease_reconcile_report *r, lease_reconcile_entry *e, lease_
 	r->reaped++;
 }
 
+/* ---- prune: the archive ref, then the delete through the engine ---------- */
+
+typedef struct prune_op {
+	lease_reconcile_report *r;
+	lease_reconcile_entry *e;
+	const char *archive; /* the archive ref written (kept whatever happens) */
+	int landed;
+} prune_op;
+
+/* Delete the lease as the sweep read it, by CAS from its oid (§7); a lease
+ * written since is not pruned. */
+static lease_step prune_plan(void *ctx, const lease_round *r, lease_plan *pl)
+{
+	prune_op *po = ctx;
+	char hex[LEASE_OID_HEXSZ + 1];
+
+	(void)pl;
+	if (r->s->present && lease_oid_equal(&r->s->oid, &po->e->oid))
+		return lease_step_delete();
+	if (r->s->present)
+		lease_oid_tohex(hex, &r->s->oid);
+	lease__rec_skip(po->r, po->e, LEASE_ECAS, "prune",
+	                "the lease changed since it was read (archive %s kept): the ref is now %s",
+	                po->archive, r->s->present ? hex : "absent");
+	return lease_step_done(LEASE_ECAS);
+}
+
+static lease_step prune_landed(void *ctx, const lease_round *r, const lease_written *w)
+{
+	prune_op *po = ctx;
+
+	(void)r;
+	(void)w;
+	po->landed = 1;
+	return lease_step_done(0);
+}
+
+/* A delete lost, unverified or unanswered settles by re-reading as every
+ * write does (§5): gone is pruned, changed is skipped, unchanged is retried. */
+static lease_step prune_failed(void *ctx, const lease_round *r, lease_engine_failure why, int rc,
+                               const char *msg)
+{
+	prune_op *po = ctx;
+
+	if (why == LEASE_FAIL_LOST)
+		return lease_step_settle();
+	lease__rec_skip(po->r, po->e, rc, "prune", "%s (archive %s kept): %s",
+	                why == LEASE_FAIL_ERROR ? "the delete failed"
+	                                        : "the delete was not verified",
+	                po->archive, msg ? msg : lease_store_last_error(r->st));
+	return lease_step_done(rc);
+}
+
+static const lease_engine_ops prune_ops = {prune_plan, prune_landed, prune_failed};
+
 void lease__rec_prune(lease_reconcile_report *r, lease_reconcile_entry *e, lease_store *st)
 {
-	char ts[LEASE_TIME_STRSZ + 1], compact[17], refname[512], why[1024];
-	lease_ref_state now_state;
-	int rc, n;
+	char refname[512];
+	lease_ref_state first;
+	prune_op po;
+	int rc;
 
-	/* refs/<ns>-archive/<name>/<YYYYMMDDTHHMMSSZ>-<first 8 hex of token> (§1) */
-	lease_time_format(ts, e->payload.expires_at);
-	snprintf(compact, sizeof(compact), "%.4s%.2s%.2sT%.2s%.2s%.2sZ", ts, ts + 5, ts + 8,
-	         ts + 11, ts + 14, ts + 17);
-	n = snprintf(refname, sizeof(refname), "refs/%s-archive/%s/%s-%.8s", r->ns, e->name,
-	             compact, e->payload.lease_token);
-	if (n < 0 || (size_t)n >= sizeof(refname)) {
+	if (lease__archive_refname(refname, sizeof(refname), r->ns, e->name, &e->payload) < 0) {
 		lease__rec_skip(r, e, LEASE_EINVALID, "prune", "archive ref name too long");
 		return;
 	}
@@ -208,22 +246,15 @@ void lease__rec_prune(lease_reconcile_report *r, lease_reconcile_entry *e, lease
 		lease__rec_skip(r, e, LEASE_ENOMEM, "prune", "out of memory");
 		return;
 	}
-	rc = lease_cas_delete(st, e->name, &e->oid);
-	/* the delete's own reason, before a re-read replaces the message */
-	snprintf(why, sizeof(why), "%s", lease_store_last_error(st));
-	if (rc < 0 && rc != LEASE_ECAS) {
-		memset(&now_state, 0, sizeof(now_state));
-		if (lease_fetch_ref(&now_state, st, e->name) == 0 && !now_state.present)
-			rc = 0;
-		lease_ref_state_clear(&now_state);
-	}
-	if (rc < 0) {
-		lease__rec_skip(r, e, rc, "prune", "%s (archive %s kept): %s",
-		                rc == LEASE_ECAS ? "the lease changed since it was read"
-		                                 : "the delete failed",
-		                refname, why);
+	memset(&po, 0, sizeof(po));
+	po.r = r;
+	po.e = e;
+	po.archive = e->archive_ref;
+	swept_state(&first, e);
+	/* paced once above: the archive ref and the delete are one operation */
+	lease__engine_run(st, e->name, &prune_ops, &po, &first, 0);
+	if (!po.landed)
 		return;
-	}
 	e->action = LEASE_ACTION_PRUNED;
 	e->action_kind = "prune";
 	r->pruned++;

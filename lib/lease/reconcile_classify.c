@@ -125,13 +125,13 @@ void lease__rec_hb_time(int64_t *t, lease_hb_method *m, int64_t *assumed, const 
                         const lease_payload *next, int64_t default_ttl)
 {
 	if (p->has_ttl) {
-		*t = p->expires_at - p->ttl_seconds;
+		*t = lease__policy_heartbeat_time(p, 0, NULL);
 		*m = LEASE_HB_EXACT;
 		*assumed = 0;
 		return;
 	}
 	*assumed = next && next->has_ttl && next->ttl_seconds > 0 ? next->ttl_seconds : default_ttl;
-	*t = p->expires_at - *assumed;
+	*t = lease__policy_heartbeat_time(p, *assumed, NULL);
 	*m = LEASE_HB_APPROXIMATE;
 }
 
@@ -175,7 +175,7 @@ static int check_clock_skew(lease_reconcile_entry *e, const lease_payload *p, in
 		return 1;
 	}
 	if (p->has_ttl) {
-		hb = p->expires_at - p->ttl_seconds;
+		hb = lease__policy_heartbeat_time(p, 0, NULL);
 		fmt_time(b, p->expires_at);
 		if (hb > now + skew) {
 			lease__rec_add_anomaly(

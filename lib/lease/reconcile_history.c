@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "lease/door.h"
+#include "lease/policy.h"
 #include "store/frontend.h"
 #include "util/util.h"
 
@@ -97,7 +98,7 @@ int lease_history_read(lease_history *out, lease_store *st, const char *name, si
 			continue;
 		if (it->payload.has_queued_at && it->payload.has_ttl) {
 			/* a fair waiter's acquire: queued_at to the write (§5) */
-			int64_t w = it->payload.expires_at - it->payload.ttl_seconds -
+			int64_t w = lease__policy_heartbeat_time(&it->payload, 0, NULL) -
 			            it->payload.queued_at;
 			it->has_wait = 1;
 			it->waited_seconds = w > 0 ? w : 0;

@@ -7,6 +7,7 @@
 #include "lease/door.h"
 #include "lease/policy.h"
 #include "lease/rotation.h"
+#include "lease/schemas.h"
 #include "lease/ticket.h"
 #include "reflease/version.h"
 #include "store/frontend.h"
@@ -40,7 +41,6 @@ typedef struct op_ctx {
 	const char *name;
 	const lease_op_options *o;
 	lease_result *out;
-	lease_engine en;       /* the write-and-settle engine (commit.c) */
 	lease_ref_state known; /* lease_op_options.known_*: the first round's state */
 	int approximate;
 	int refreshing; /* a landed write came too late: extend it as its holder */
@@ -203,10 +203,7 @@ static int check_identity(op_ctx *c)
 		                   "an owner and a host are required for %s",
 		                   lease_op_name(kind_op[c->kind]));
 	memset(&probe, 0, sizeof(probe));
-	snprintf(probe.sdlc_version, sizeof(probe.sdlc_version), "%s", SDLC_VERSION);
-	probe.version_major = SDLC_VERSION_MAJOR;
-	probe.version_minor = SDLC_VERSION_MINOR;
-	probe.version_patch = SDLC_VERSION_PATCH;
+	lease__payload_stamp(&probe);
 	snprintf(probe.name, sizeof(probe.name), "%s", c->name);
 	if (strlen(o->owner) > LEASE_IDENT_MAX || strlen(o->host) > LEASE_IDENT_MAX)
 		return result_fail(c->out, c->st, LEASE_EINVALID,
@@ -258,12 +255,16 @@ static int check_inputs(op_ctx *c)
 
 static int max_visit(const lease_oid *oid, const lease_commit *cm, void *payload)
 {
-	int64_t *best = payload, t;
+	int64_t *best = payload;
+	lease_lenient l;
 
 	(void)oid;
 	/* read leniently: a payload this build rejects still counts (§5) */
-	if (cm && cm->message && (t = lease__policy_lenient_transitions(cm->message)) > *best)
-		*best = t;
+	if (cm && cm->message) {
+		lease__lenient_read(&l, cm->message);
+		if (l.transitions > *best)
+			*best = l.transitions;
+	}
 	return 0;
 }
 
@@ -272,10 +273,12 @@ static int max_visit(const lease_oid *oid, const lease_commit *cm, void *payload
 
 static int max_scan_visit(const char *msg, void *payload)
 {
-	int64_t *best = payload, t;
+	int64_t *best = payload;
+	lease_lenient l;
 
-	if ((t = lease__policy_lenient_transitions(msg)) > *best)
-		*best = t;
+	lease__lenient_read(&l, msg);
+	if (l.transitions > *best)
+		*best = l.transitions;
 	return 0;
 }
 
@@ -321,24 +324,16 @@ static int64_t chain_max_transitions(op_ctx *c, const lease_ref_state *s)
  * expires_at): break needs --force then. */
 static int lenient_live(op_ctx *c, const lease_ref_state *s, int64_t now)
 {
-	const char *m, *e;
-	char buf[LEASE_TIME_STRSZ + 1];
-	int64_t exp;
+	lease_lenient l;
 
-	if (!s->commit.is_commit || !(m = s->commit.message))
+	if (!s->commit.is_commit || !s->commit.message)
 		return -1;
-	if (strstr(m, "\"phase\":\"released\""))
+	lease__lenient_read(&l, s->commit.message);
+	if (l.released)
 		return 0;
-	if (!(e = strstr(m, "\"expires_at\":\"")))
+	if (!l.has_expires)
 		return -1;
-	e += strlen("\"expires_at\":\"");
-	if (strlen(e) < LEASE_TIME_STRSZ)
-		return -1;
-	memcpy(buf, e, LEASE_TIME_STRSZ);
-	buf[LEASE_TIME_STRSZ] = '\0';
-	if (lease_time_parse(&exp, buf) < 0)
-		return -1;
-	return now <= exp + lease_store_skew_margin(c->st);
+	return !lease__policy_past_expiry(l.expires_at, now, lease_store_skew_margin(c->st));
 }
 
 /* ---- deciding ------------------------------------------------------------ */
@@ -346,10 +341,7 @@ static int lenient_live(op_ctx *c, const lease_ref_state *s, int64_t now)
 static void payload_base(lease_payload *n, const char *name)
 {
 	memset(n, 0, sizeof(*n));
-	snprintf(n->sdlc_version, sizeof(n->sdlc_version), "%s", SDLC_VERSION);
-	n->version_major = SDLC_VERSION_MAJOR;
-	n->version_minor = SDLC_VERSION_MINOR;
-	n->version_patch = SDLC_VERSION_PATCH;
+	lease__payload_stamp(n);
 	snprintf(n->name, sizeof(n->name), "%s", name);
 	n->has_ttl = 1;
 }
@@ -661,13 +653,13 @@ static void heartbeat_shape(decision *d, const lease_ref_state *s)
 	    cur->phase == LEASE_PHASE_RELEASED || cur->phase != n->phase ||
 	    cur->ttl_seconds != n->ttl_seconds || cur->transitions != n->transitions ||
 	    cur->acquired_at != n->acquired_at || strcmp(cur->lease_token, n->lease_token) != 0 ||
-	    cur->expires_at - cur->ttl_seconds > n->expires_at - n->ttl_seconds)
+	    lease__policy_heartbeat_time(cur, 0, NULL) > lease__policy_heartbeat_time(n, 0, NULL))
 		return;
 	d->replace = 1;
 	d->parent = s->commit.parent;
 	n->heartbeats = (cur->has_heartbeats ? cur->heartbeats : 1) + 1;
 	n->has_previous_heartbeat = 1;
-	n->previous_heartbeat_at = cur->expires_at - cur->ttl_seconds;
+	n->previous_heartbeat_at = lease__policy_heartbeat_time(cur, 0, NULL);
 }
 
 /* ---- finishing ----------------------------------------------------------- */
@@ -688,11 +680,11 @@ static int finish_no_write(op_ctx *c, const lease_ref_state *s, const decision *
 	return d->code;
 }
 
-/* Outcome of a landed write (§5). Returns 1 when the operation is finished
- * (out filled, *rc set), 0 to go on (decide again, or refresh). */
-static int settle_landed(op_ctx *c, const lease_ref_state *s, int idx, int64_t now, int *rc)
+/* Outcome of the landed write @p w (§5). Returns 1 when the operation is
+ * finished (out filled, *rc set), 0 to go on (decide again, or refresh). */
+static int settle_landed(op_ctx *c, const lease_ref_state *s, const lease_written *w, int64_t now,
+                         int *rc)
 {
-	const lease_written *w = &c->en.w[idx];
 	lease_result *out = c->out;
 
 	c->token_changed |= w->token_changed;
@@ -725,7 +717,7 @@ static int settle_landed(op_ctx *c, const lease_ref_state *s, int idx, int64_t n
 			(void)lease__store_set_error(c->st, *rc, "%s: %s", c->name, out->message);
 			return 1;
 		}
-		if (2 * (w->p.expires_at - now) < w->p.ttl_seconds) {
+		if (lease__policy_less_than_half_left(w->p.expires_at - now, w->p.ttl_seconds)) {
 			/* Success only with half the TTL left (F15). */
 			if (c->has_late && lease_oid_equal(&c->late_oid, &w->oid))
 				return 0; /* already refreshing this one */
@@ -790,24 +782,22 @@ static int known_state(lease_ref_state *s, const op_ctx *c)
 
 /* ---- the engine's decisions (commit.c) ------------------------------------ */
 
-static int rt_plan(lease_engine *en, const lease_ref_state *s, int64_t now, lease_plan *pl)
+static lease_step rt_plan(void *ctx, const lease_round *r, lease_plan *pl)
 {
-	op_ctx *c = en->ctx;
+	op_ctx *c = ctx;
 	decision d;
 	int rc;
 
-	c->out->now = en->now;
-	if ((rc = decide(c, s, now, &d)) < 0) {
-		result_state(c->out, s);
+	c->out->now = r->read_at;
+	if ((rc = decide(c, r->s, r->now, &d)) < 0) {
+		result_state(c->out, r->s);
 		c->out->status = LEASE_STATUS_ERROR;
-		return rc;
+		return lease_step_done(rc);
 	}
-	if (!d.write) {
-		en->rc = finish_no_write(c, s, &d);
-		return 1;
-	}
+	if (!d.write)
+		return lease_step_done(finish_no_write(c, r->s, &d));
 	if (d.sop == LEASE_OP_HEARTBEAT)
-		heartbeat_shape(&d, s);
+		heartbeat_shape(&d, r->s);
 	pl->p = d.next;
 	pl->op = d.sop;
 	pl->replace = d.replace;
@@ -815,49 +805,53 @@ static int rt_plan(lease_engine *en, const lease_ref_state *s, int64_t now, leas
 	pl->token_changed = d.token_changed;
 	pl->ttl = d.live_write ? d.ttl : 0;
 	pl->built_at = d.built_at;
-	return 0;
+	return lease_step_write();
 }
 
-static int rt_landed(lease_engine *en, const lease_ref_state *s, size_t idx, int64_t now)
+static lease_step rt_landed(void *ctx, const lease_round *r, const lease_written *w)
 {
-	op_ctx *c = en->ctx;
+	op_ctx *c = ctx;
+	int rc = 0;
 
-	c->out->now = en->now;
-	return settle_landed(c, s, (int)idx, now, &en->rc);
+	c->out->now = r->read_at;
+	if (settle_landed(c, r->s, w, r->now, &rc))
+		return lease_step_done(rc);
+	return lease_step_decide();
 }
 
-static int rt_fail(lease_engine *en, const lease_ref_state *s, lease_engine_failure why, int rc,
-                   const char *msg)
+/* A lost, unverified or unanswered write settles by re-reading (§5); any
+ * other failure is the operation's answer. */
+static lease_step rt_failed(void *ctx, const lease_round *r, lease_engine_failure why, int rc,
+                            const char *msg)
 {
-	op_ctx *c = en->ctx;
+	op_ctx *c = ctx;
 
-	c->out->now = en->now;
+	if (why == LEASE_FAIL_LOST)
+		return lease_step_settle();
+	c->out->now = r->read_at;
 	rc = msg ? result_fail(c->out, c->st, rc, "%s", msg) : result_fail(c->out, c->st, rc, NULL);
 	/* unknown outcome, or a write refused by a held ref lock: the ref as
 	 * last read (a wait ending on a stale lock names it, issue 23) */
-	if ((why == LEASE_FAIL_UNKNOWN || rc == LEASE_ELOCKED) && s)
-		result_state(c->out, s);
-	return rc;
+	if ((why == LEASE_FAIL_UNKNOWN || rc == LEASE_ELOCKED) && r->s)
+		result_state(c->out, r->s);
+	return lease_step_done(rc);
 }
 
-static const lease_engine_ops rt_ops = {rt_plan, rt_landed, NULL, NULL, rt_fail};
+static const lease_engine_ops rt_ops = {rt_plan, rt_landed, rt_failed};
 
 /* Check the inputs, then run the engine with this operation's decisions (§5). */
 static int run_op(op_ctx *c)
 {
+	const lease_ref_state *first = NULL;
 	int rc;
 
 	if ((rc = check_inputs(c)) < 0)
 		return rc;
-	c->en.st = c->st;
-	c->en.name = c->name;
-	c->en.ops = &rt_ops;
-	c->en.ctx = c;
 	if (c->kind == OP_HEARTBEAT && c->opts.known_oid && c->opts.known_payload) {
 		known_state(&c->known, c);
-		c->en.first = &c->known;
+		first = &c->known;
 	}
-	rc = lease__engine_run(&c->en);
+	rc = lease__engine_run(c->st, c->name, &rt_ops, c, first, 0);
 	c->out->code = rc;
 	return rc;
 }
@@ -937,7 +931,9 @@ static double until_takeover(lease_store *st, const lease_result *out)
 	if (!out->has_payload || out->payload.phase == LEASE_PHASE_RELEASED)
 		return -1;
 	now = (double)lease_store_now(st) + (wall - (double)(int64_t)wall);
-	return (double)(out->payload.expires_at + lease_store_skew_margin(st) + 1) - now + 0.002;
+	return (double)lease__policy_takeover_at(out->payload.expires_at,
+	                                         lease_store_skew_margin(st)) -
+	       now + 0.002;
 }
 
 /* Seconds of a wait begun at @p start_mono / @p start_store that have passed:
@@ -1127,8 +1123,8 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 				watch = head->refname;
 				watch_present = 1;
 				watch_oid = head->oid;
-				until = (double)(head->expires_at + lease_store_skew_margin(st) +
-				                 1) -
+				until = (double)lease__policy_takeover_at(
+				                head->expires_at, lease_store_skew_margin(st)) -
 				        ((double)lease_store_now(st) +
 				         (wall - (double)(int64_t)wall)) +
 				        0.002;
@@ -1464,7 +1460,8 @@ static int set_landed(set_ctx *x, int64_t now)
 		r->approximate_ttl = x->c[i]->approximate;
 		r->now = now;
 		r->message[0] = '\0';
-		if (is_live_kind(x->kind) && 2 * (d->next.expires_at - now) < d->next.ttl_seconds)
+		if (is_live_kind(x->kind) && lease__policy_less_than_half_left(
+		                                     d->next.expires_at - now, d->next.ttl_seconds))
 			late = 1;
 	}
 	out->status = kind_success[x->kind];

@@ -5,9 +5,12 @@
  * "lease_token: must be 32 lowercase hex characters". */
 #include "reflease/schema.h"
 
+#include "lease/policy.h"
+#include "lease/schemas.h"
 #include "reflease/version.h"
 #include "util/util.h"
 
+#include <ctype.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -488,6 +491,16 @@ static int is_lower_hex(const char *s, size_t want)
 	return 1;
 }
 
+int lease_token_validate(const char *token, char *err, size_t errlen)
+{
+	if (!token || !is_lower_hex(token, LEASE_TOKEN_HEXSZ)) {
+		lease__error_set(err, errlen, "not a lease token (%d lowercase hex digits)",
+		                 LEASE_TOKEN_HEXSZ);
+		return LEASE_EINVALID;
+	}
+	return 0;
+}
+
 static int check_ident(const char *field, const char *s, size_t n, char *err, size_t errlen)
 {
 	size_t bad;
@@ -920,7 +933,7 @@ static int check_heartbeat_fields(const lease_payload *p, char *err, size_t errl
 		return LEASE_EPAYLOAD;
 	}
 	if (p->previous_heartbeat_at < TIME_MIN ||
-	    p->previous_heartbeat_at > p->expires_at - p->ttl_seconds) {
+	    p->previous_heartbeat_at > lease__policy_heartbeat_time(p, 0, NULL)) {
 		lease__error_set(err, errlen,
 		                 "previous_heartbeat_at: must lie in years 0000-9999 and not after "
 		                 "this heartbeat's time");
@@ -946,7 +959,7 @@ static int check_queue_fields(const lease_payload *p, char *err, size_t errlen)
 		lease__error_set(err, errlen, "queued_at: only a live payload carries it");
 		return LEASE_EPAYLOAD;
 	}
-	if (p->queued_at < TIME_MIN || p->queued_at > p->expires_at - p->ttl_seconds) {
+	if (p->queued_at < TIME_MIN || p->queued_at > lease__policy_heartbeat_time(p, 0, NULL)) {
 		lease__error_set(
 		        err, errlen,
 		        "queued_at: must lie in years 0000-9999 and not after the commit's "
@@ -988,7 +1001,7 @@ int lease_payload_validate(const lease_payload *p, char *err, size_t errlen)
 		                 "phase: must be one of claimed, working, review, released");
 		return LEASE_EPAYLOAD;
 	}
-	if (!is_lower_hex(p->lease_token, LEASE_TOKEN_HEXSZ)) {
+	if (lease_token_validate(p->lease_token, NULL, 0) < 0) {
 		lease__error_set(err, errlen, "lease_token: must be %d lowercase hex characters",
 		                 LEASE_TOKEN_HEXSZ);
 		return LEASE_EPAYLOAD;
@@ -1195,4 +1208,98 @@ int lease_message_parse(lease_payload *out, lease_op *op_out, const char *messag
 	}
 	*out = pl;
 	return 0;
+}
+
+/* ---- the version stamp and the archive ref name (schemas.h) --------------- */
+
+void lease__payload_stamp(lease_payload *p)
+{
+	snprintf(p->sdlc_version, sizeof(p->sdlc_version), "%s", SDLC_VERSION);
+	p->version_major = SDLC_VERSION_MAJOR;
+	p->version_minor = SDLC_VERSION_MINOR;
+	p->version_patch = SDLC_VERSION_PATCH;
+}
+
+int lease__archive_prefix(char *out, size_t outlen, const char *ns, const char *name)
+{
+	int n = snprintf(out, outlen, "refs/%s-archive/%s/", ns, name);
+
+	return n < 0 || (size_t)n >= outlen ? LEASE_EINVALID : 0;
+}
+
+int lease__archive_refname(char *out, size_t outlen, const char *ns, const char *name,
+                           const lease_payload *p)
+{
+	char ts[LEASE_TIME_STRSZ + 1];
+	int n;
+
+	lease_time_format(ts, p->expires_at);
+	n = snprintf(out, outlen, "refs/%s-archive/%s/%.4s%.2s%.2sT%.2s%.2s%.2sZ-%.8s", ns, name,
+	             ts, ts + 5, ts + 8, ts + 11, ts + 14, ts + 17, p->lease_token);
+	return n < 0 || (size_t)n >= outlen ? LEASE_EINVALID : 0;
+}
+
+int lease__archive_tail_valid(const char *tail)
+{
+	size_t i;
+
+	if (strlen(tail) != 25 || tail[8] != 'T' || tail[15] != 'Z' || tail[16] != '-')
+		return 0;
+	for (i = 0; i < 25; i++) {
+		char c = tail[i];
+		if (i == 8 || i == 15 || i == 16)
+			continue;
+		if (i < 15 ? !(c >= '0' && c <= '9')
+		           : !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+			return 0;
+	}
+	return 1;
+}
+
+/* ---- the lenient reader (schemas.h) ---------------------------------------- */
+
+static int64_t lenient_transitions(const char *msg)
+{
+	static const char key[] = "\"transitions\"";
+	const char *m = msg;
+
+	while (m && (m = strstr(m, key)) != NULL) {
+		const char *v = m + sizeof(key) - 1;
+		char *end;
+		long long n;
+
+		m = v;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		if (*v++ != ':')
+			continue;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		if (!isdigit((unsigned char)*v))
+			continue;
+		n = strtoll(v, &end, 10);
+		if (end != v && n >= 0)
+			return (int64_t)n;
+	}
+	return -1;
+}
+
+void lease__lenient_read(lease_lenient *out, const char *msg)
+{
+	char buf[LEASE_TIME_STRSZ + 1];
+	const char *e;
+
+	memset(out, 0, sizeof(*out));
+	out->transitions = lenient_transitions(msg);
+	if (!msg)
+		return;
+	out->released = strstr(msg, "\"phase\":\"released\"") != NULL;
+	if (!(e = strstr(msg, "\"expires_at\":\"")))
+		return;
+	e += strlen("\"expires_at\":\"");
+	if (strlen(e) < LEASE_TIME_STRSZ)
+		return;
+	memcpy(buf, e, LEASE_TIME_STRSZ);
+	buf[LEASE_TIME_STRSZ] = '\0';
+	out->has_expires = lease_time_parse(&out->expires_at, buf) == 0;
 }

@@ -451,6 +451,12 @@ REFLEASE_EXTERN int64_t lease_payload_kept_ttl(const lease_store *st, const leas
  */
 REFLEASE_EXTERN int64_t lease_heartbeat_floor(int64_t ttl_seconds);
 
+/**
+ * The longest heartbeat interval for @p ttl_seconds: ⌊ttl/2⌋ seconds
+ * (protocol.md §6 "Ceiling"); lease_heartbeat_every() refuses more.
+ */
+REFLEASE_EXTERN int64_t lease_heartbeat_every_max(int64_t ttl_seconds);
+
 /** Default heartbeat interval for @p ttl_seconds: ttl/3 seconds, at least 1 (§6). */
 REFLEASE_EXTERN int64_t lease_heartbeat_interval(int64_t ttl_seconds);
 

@@ -214,6 +214,14 @@ REFLEASE_EXTERN int lease_payload_parse(lease_payload *out, const char *json, si
 REFLEASE_EXTERN int lease_payload_validate(const lease_payload *p, char *err, size_t errlen);
 
 /**
+ * Check that @p token has a lease token's form: LEASE_TOKEN_HEXSZ (32)
+ * lowercase hex digits (protocol.md §2); a token of another form is never
+ * current. @p err (may be NULL) receives the reason.
+ * @return 0 or LEASE_EINVALID
+ */
+REFLEASE_EXTERN int lease_token_validate(const char *token, char *err, size_t errlen);
+
+/**
  * Whether a writer of SDLC_VERSION may replace @p p (protocol.md §2): major 1
  * and minor not newer than ours.
  * @return 0, or LEASE_EVERSION ("payload written by a newer schema")
