@@ -45,7 +45,7 @@ CMD_OBJ  := $(CMD_SRC:%.c=$(BUILD)/%.o)
 UTIL_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(sort $(wildcard lib/util/*.c)))
 # The CLI's own formatting is unit-tested too (tests/test_cli.c).
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o) $(SUPP_SRC:%.c=$(BUILD)/%.o) $(BUILD)/tests/runner.o \
-            $(BUILD)/cmd/reflease/gha_escape.o
+            $(BUILD)/cmd/reflease/gha_escape.o $(BUILD)/cmd/reflease/cli_env.o
 TOOLS    := $(TOOL_SRC:tests/tools/%.c=$(BUILD)/tools/%)
 
 LIBA   := $(BUILD)/libreflease.a

@@ -10,3 +10,9 @@ done
 # transport) follows from it: only primitives.c sees the handle's layout
 # (store/handle.h), so only it can reach st->t.
 sh scripts/lint-includes.sh
+# One environment (issue 26): the library reads no environment variable; its
+# configuration, clocks and log come in lease_store_options (the CLI maps its
+# ENVIRONMENT onto them in cmd/reflease/cli_env.c).
+if grep -nE '\b(secure_)?getenv\(' lib/*/*.c lib/*/*.h migrations/*.c; then
+  echo "lint: the library reads the environment (take it from lease_store_options)"; exit 1
+fi

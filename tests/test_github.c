@@ -19,6 +19,7 @@
 #include "store/handle.h"
 #include "store/http.h"
 #include "support/fakegh.h"
+#include "support/vclock.h"
 
 #define CANARY "ghp_CANARYtoken0123456789abcdefCANARY"
 #define TOKEN  "0123456789abcdef0123456789abcdef"
@@ -38,20 +39,25 @@ static void capture(int level, const char *msg, void *payload)
 		logs_len += (size_t)n;
 }
 
+/* The API URL the stores of a test open with (the fake's, by default). */
+static char api_url[256];
+
 static void env_for(const fakegh *f)
 {
-	setenv("GITHUB_API_URL", fakegh_url(f), 1);
-	unsetenv("GITHUB_GRAPHQL_URL");
-	unsetenv("GITHUB_TOKEN");
-	unsetenv("REFLEASE_GITHUB_TOKEN");
+	snprintf(api_url, sizeof(api_url), "%s", fakegh_url(f));
 }
 
-static int open_store(lease_store **out, const char *token, int timeout_s, int verify_ms)
+/* Open a store on the fake; on @p vc's virtual time when not NULL. */
+static int open_store_on(lease_store **out, const char *token, int timeout_s, int verify_ms,
+                         vclock *vc)
 {
 	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
 	char err[512];
 	int rc;
 
+	if (vc)
+		vclock_apply(vc, &o.clock, 0);
+	o.github_api_url = api_url;
 	o.github_token = token;
 	o.timeout_s = timeout_s;
 	o.verify_timeout_ms = verify_ms;
@@ -63,14 +69,20 @@ static int open_store(lease_store **out, const char *token, int timeout_s, int v
 	return rc;
 }
 
+/* The time of a test's stores and of the fake (read lag, the request log):
+ * virtual (issue 26), so retries, backoff, verify polls and lag cost no real
+ * time. */
+static vclock gvc;
+
+static int open_store(lease_store **out, const char *token, int timeout_s, int verify_ms)
+{
+	return open_store_on(out, token, timeout_s, verify_ms, &gvc);
+}
+
 static void start(const fakegh_options *o)
 {
-	fakegh_options def;
-
-	memset(&def, 0, sizeof(def));
-	if (!o)
-		o = &def;
-	ck_assert_int_eq(fakegh_start(&fk, o), 0);
+	vclock_init(&gvc, 0);
+	ck_assert_int_eq(fakegh_start_clocked(&fk, o, vclock_ms_cb, &gvc), 0);
 	env_for(fk);
 	logs_len = 0;
 	logs[0] = '\0';
@@ -1382,7 +1394,7 @@ START_TEST(ghes_path_prefix)
 	lease_oid a;
 
 	snprintf(url, sizeof(url), "%s/api/v3/", fakegh_url(fk));
-	setenv("GITHUB_API_URL", url, 1);
+	snprintf(api_url, sizeof(api_url), "%s", url);
 	ck_assert_int_eq(open_store(&s2, CANARY, 5, 2000), 0);
 	ck_assert_int_eq(lease_write_commit(&a, s2, NULL, "g: acquire claimed\n\n{}"), 0);
 	ck_assert_int_eq(lease_cas_create(s2, "g", &a), 0);
@@ -1390,7 +1402,7 @@ START_TEST(ghes_path_prefix)
 }
 END_TEST
 
-/* ---- the injected clock (lease__http_set_responder: virtual time) ----------------- */
+/* ---- canned answers (lease__http_set_responder); virtual time (vclock) ---------- */
 
 struct canned {
 	const char *answer; /* every request gets it */
@@ -1438,8 +1450,9 @@ START_TEST(listing_link_loop_fails)
 }
 END_TEST
 
-/* Issue 15 #7 on the virtual clock: lease__store_pace() waits until 1 s
- * after the last content-creating request, and only then; no real time. */
+/* Issue 15 #7 on the virtual clock (the store options' clock, issue 26):
+ * lease__store_pace() waits until 1 s after the last content-creating
+ * request, and only then; no real time. */
 START_TEST(pacing_on_the_virtual_clock)
 {
 	struct canned c = {"HTTP/1.1 201 Created\r\nDate: Mon, 30 Nov 2026 08:00:00 GMT\r\n\r\n"
@@ -1447,29 +1460,33 @@ START_TEST(pacing_on_the_virtual_clock)
 	                   0,
 	                   {{0}}};
 	struct timespec t0, t1;
+	lease_store *s2 = NULL;
+	vclock vc;
 	lease_oid a;
 	int64_t v0, waited;
 
-	lease__http_set_responder(lease__github_http(st->t), canned_respond, &c);
+	vclock_init(&vc, 0);
+	ck_assert_int_eq(open_store_on(&s2, CANARY, 5, 2000, &vc), 0);
+	lease__http_set_responder(lease__github_http(s2->t), canned_respond, &c);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	ck_assert_int_eq(lease__store_pace(st), 0); /* nothing written yet */
-	ck_assert_int_eq(lease_write_commit(&a, st, NULL, "p: acquire claimed\n\n{}"), 0);
-	v0 = lease__http_mono_ms();
-	waited = lease__store_pace(st);
+	ck_assert_int_eq(lease__store_pace(s2), 0); /* nothing written yet */
+	ck_assert_int_eq(lease_write_commit(&a, s2, NULL, "p: acquire claimed\n\n{}"), 0);
+	v0 = vclock_mono_ms(&vc);
+	waited = lease__store_pace(s2);
 	ck_assert_int_gt(waited, 900);
 	ck_assert_int_le(waited, 1000);
-	ck_assert_int_ge(lease__http_mono_ms() - v0, waited);
-	ck_assert_int_eq(lease__store_pace(st), 0); /* a second has passed */
-	ck_assert_int_eq(lease__store_paced_ms(st), waited);
-	lease__http_sleep_ms(400);
-	ck_assert_int_eq(lease_write_commit(&a, st, NULL, "p: acquire claimed\n\n{}"), 0);
-	lease__http_sleep_ms(400);
-	waited = lease__store_pace(st);
+	ck_assert_int_ge(vclock_mono_ms(&vc) - v0, waited);
+	ck_assert_int_eq(lease__store_pace(s2), 0); /* a second has passed */
+	ck_assert_int_eq(lease__store_paced_ms(s2), waited);
+	vclock_advance(&vc, 400);
+	ck_assert_int_eq(lease_write_commit(&a, s2, NULL, "p: acquire claimed\n\n{}"), 0);
+	vclock_advance(&vc, 400);
+	waited = lease__store_pace(s2);
 	ck_assert_int_gt(waited, 500);
 	ck_assert_int_le(waited, 600);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	ck_assert_int_lt((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000, 900);
-	lease__http_set_responder(lease__github_http(st->t), NULL, NULL);
+	lease_store_free(s2);
 }
 END_TEST
 
@@ -1541,24 +1558,23 @@ START_TEST(plain_http_only_to_loopback)
 		ck_assert_msg((lease__http_check_url(t[i].url, err, sizeof(err)) == 0) == t[i].ok,
 		              "%s", t[i].url);
 	o.github_token = CANARY;
-	setenv("GITHUB_API_URL", "http://api.example.invalid", 1);
+	o.github_api_url = "http://api.example.invalid";
 	ck_assert_int_eq(lease_store_open(&s2, "github:octo/leases", &o, err, sizeof(err)),
 	                 LEASE_ECONFIG);
 	ck_assert_ptr_nonnull(strstr(err, "http"));
 	ck_assert(!strstr(err, CANARY));
 	/* issue 15 #8: a name beginning with "127." is no loopback address */
-	setenv("GITHUB_API_URL", "http://127.example.invalid/api/v3", 1);
+	o.github_api_url = "http://127.example.invalid/api/v3";
 	ck_assert_int_eq(lease_store_open(&s2, "github:octo/leases", &o, err, sizeof(err)),
 	                 LEASE_ECONFIG);
 	ck_assert_ptr_nonnull(strstr(err, "127.example.invalid"));
 	ck_assert(!strstr(err, CANARY));
 	/* a GraphQL URL on another origin is never used (issue 24 #2: ignored,
 	 * the token goes to the API's origin only; tests/test_github_net.c) */
-	setenv("GITHUB_API_URL", "https://api.example.invalid", 1);
-	setenv("GITHUB_GRAPHQL_URL", "http://gql.example.invalid/graphql", 1);
+	o.github_api_url = "https://api.example.invalid";
+	o.github_graphql_url = "http://gql.example.invalid/graphql";
 	ck_assert_int_eq(lease_store_open(&s2, "github:octo/leases", &o, err, sizeof(err)), 0);
 	lease_store_free(s2);
-	unsetenv("GITHUB_GRAPHQL_URL");
 }
 END_TEST
 
@@ -1581,11 +1597,23 @@ START_TEST(spec_and_token_rules)
 	ck_assert_int_eq(lease_store_open(&s2, "github:octo/leases", &o, err, sizeof(err)),
 	                 LEASE_ECONFIG);
 	ck_assert(!strstr(err, "Injected"));
+	/* no token but a token file: read at open (the library reads no
+	 * environment variable, issue 26: GITHUB_TOKEN is the CLI's, test_cli.c) */
 	o.github_token = NULL;
-	setenv("GITHUB_TOKEN", CANARY, 1);
-	ck_assert_int_eq(lease_store_open(&s2, "github:octo/leases", &o, err, sizeof(err)), 0);
-	ck_assert_str_eq(lease_store_kind(s2), "github");
-	lease_store_free(s2);
+	{
+		char path[] = "/tmp/reflease-token-XXXXXX";
+		int fd = mkstemp(path);
+
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(write(fd, CANARY "\n", sizeof(CANARY)), (ssize_t)sizeof(CANARY));
+		close(fd);
+		o.github_token_file = path;
+		ck_assert_int_eq(lease_store_open(&s2, "github:octo/leases", &o, err, sizeof(err)),
+		                 0);
+		ck_assert_str_eq(lease_store_kind(s2), "github");
+		lease_store_free(s2);
+		unlink(path);
+	}
 }
 END_TEST
 

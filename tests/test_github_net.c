@@ -4,9 +4,11 @@
  * every content-creating request of a burst, the classification of a
  * proxy's answers (a non-JSON 200, 407) and of GitHub's older secondary-limit
  * wording, a failed write's reason, and the token file read again on a 401.
- * Time runs on the virtual clock of a test responder that forwards each
- * request to the fake (lease__http_set_responder): no test sleeps for the
- * seconds it measures. TLS trust is tested on the CLI (t_github_tls.sh). */
+ * Time runs on a virtual clock (the store options' clock, tests/support/
+ * vclock.h); a test responder forwards each request to the fake
+ * (lease__http_set_responder) where a test counts or fails requests: no test
+ * sleeps for the seconds it measures. TLS trust is tested on the CLI
+ * (t_github_tls.sh). */
 #define _DEFAULT_SOURCE
 #include <check.h>
 #include <stdio.h>
@@ -21,17 +23,26 @@
 #include "store/http.h"
 #include "support/fakegh.h"
 #include "support/logcap.h"
+#include "support/vclock.h"
 
 #define CANARY "ghp_CANARYnet0123456789abcdefCANARY"
 
 static fakegh *fk;
 static lease_store *st;
+static vclock vc;               /* the time of every store of a test */
+static const char *graphql_url; /* the stores' GraphQL URL (NULL = derived) */
+static const char *token_file;  /* the stores' token file (NULL = none) */
+
 static int open_gh(lease_store **out, const char *token, int timeout_s)
 {
 	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
 	char err[512];
 	int rc;
 
+	vclock_apply(&vc, &o.clock, 0);
+	o.github_api_url = fakegh_url(fk);
+	o.github_graphql_url = graphql_url;
+	o.github_token_file = token_file;
 	o.github_token = token;
 	o.timeout_s = timeout_s;
 	o.verify_timeout_ms = 1000;
@@ -48,9 +59,8 @@ static void setup(void)
 
 	memset(&o, 0, sizeof(o));
 	ck_assert_int_eq(fakegh_start(&fk, &o), 0);
-	setenv("GITHUB_API_URL", fakegh_url(fk), 1);
-	unsetenv("GITHUB_GRAPHQL_URL");
-	unsetenv("REFLEASE_GITHUB_TOKEN_FILE");
+	vclock_init(&vc, 0);
+	graphql_url = token_file = NULL;
 	logcap_reset();
 	ck_assert_int_eq(open_gh(&st, CANARY, 10), 0);
 }
@@ -61,7 +71,7 @@ static void teardown(void)
 	st = NULL;
 	fakegh_stop(fk);
 	fk = NULL;
-	unsetenv("REFLEASE_GITHUB_TOKEN_FILE");
+	graphql_url = token_file = NULL;
 }
 
 static lease_op_options who(const char *owner)
@@ -119,7 +129,7 @@ static int fwd_respond(void *payload, const char *method, const char *url, const
 		}
 	}
 	if (is_write(method, url, body) && f->nwrites < 256)
-		f->writes[f->nwrites++] = lease__http_mono_ms();
+		f->writes[f->nwrites++] = vclock_mono_ms(&vc);
 	ck_assert_int_eq(lease__http_request(f->h, &r, method, url, body, 10000), 0);
 	if (r.result != LEASE_HTTP_OK) {
 		lease__http_response_clear(&r);
@@ -176,7 +186,7 @@ START_TEST(graphql_on_another_origin_never_receives_the_token)
 	memset(&o, 0, sizeof(o));
 	ck_assert_int_eq(fakegh_start(&other, &o), 0);
 	snprintf(url, sizeof(url), "%s/graphql", fakegh_url(other));
-	setenv("GITHUB_GRAPHQL_URL", url, 1);
+	graphql_url = url;
 	ck_assert_int_eq(open_gh(&s2, CANARY, 10), 0);
 	ck_assert_ptr_nonnull(strstr(logcap_buf, "GITHUB_GRAPHQL_URL"));
 	ck_assert_ptr_nonnull(strstr(logcap_buf, "ignored"));
@@ -186,13 +196,13 @@ START_TEST(graphql_on_another_origin_never_receives_the_token)
 	lease_store_free(s2);
 	/* the API's own origin: used as given */
 	snprintf(url, sizeof(url), "%s/graphql", fakegh_url(fk));
-	setenv("GITHUB_GRAPHQL_URL", url, 1);
+	graphql_url = url;
 	logcap_reset();
 	ck_assert_int_eq(open_gh(&s2, CANARY, 10), 0);
 	ck_assert_ptr_null(strstr(logcap_buf, "ignored"));
 	ck_assert_int_eq(lease_status(&r, s2, "origin"), 0);
 	lease_store_free(s2);
-	unsetenv("GITHUB_GRAPHQL_URL");
+	graphql_url = NULL;
 	fakegh_stop(other);
 }
 END_TEST
@@ -212,15 +222,15 @@ START_TEST(timeout_bounds_the_whole_operation)
 
 	fwd_on(&f);
 	f.fail_first = 3;
-	t0 = lease__http_mono_ms();
+	t0 = vclock_mono_ms(&vc);
 	rc = lease_acquire(&r, st, "slow", &op);
-	took = lease__http_mono_ms() - t0;
+	took = vclock_mono_ms(&vc) - t0;
 	fwd_off(&f);
 	ck_assert_msg(took <= 11000, "the operation took %lld ms (rc %d: %s)", (long long)took, rc,
 	              r.message);
 	ck_assert_int_eq(rc, LEASE_ENET);
-	ck_assert_msg(strstr(r.message, "timeout") || strstr(r.message, "unreachable"), "%s",
-	              r.message);
+	ck_assert_msg(strstr(r.message, "timeout") || strstr(r.message, "unreachable"),
+	              "took %lld rc %d: %s", (long long)took, rc, r.message);
 }
 END_TEST
 
@@ -249,9 +259,9 @@ START_TEST(burst_spaces_every_write)
 		ck_assert_msg(lease_acquire(&r, st, name, &op) == 0, "%s", r.message);
 		memcpy(token, r.payload.lease_token, sizeof(token));
 		op.lease_token = token;
-		t0 = lease__http_mono_ms();
+		t0 = vclock_mono_ms(&vc);
 		ck_assert_msg(lease_release(&r, st, name, &op) == 0, "%s", r.message);
-		ck_assert_int_lt(lease__http_mono_ms() - t0, 900); /* lone: not paced */
+		ck_assert_int_lt(vclock_mono_ms(&vc) - t0, 900); /* lone: not paced */
 	}
 	f.nwrites = 0;
 	ro.prune_days = 0;
@@ -377,7 +387,7 @@ START_TEST(token_file_read_again_on_401)
 	snprintf(path, sizeof(path), "%s/tok-%d", tmp && *tmp ? tmp : "/tmp", (int)getpid());
 	fakegh_set_token(fk, "ghs_first0000000000000000000000000000");
 	write_file(path, "ghs_first0000000000000000000000000000\n");
-	setenv("REFLEASE_GITHUB_TOKEN_FILE", path, 1);
+	token_file = path;
 	ck_assert_int_eq(open_gh(&s2, NULL, 10), 0);
 	ck_assert_msg(lease_acquire(&r, s2, "rot", &op) == 0, "%s", r.message);
 	/* an hour later GitHub takes only the new installation token */

@@ -12,6 +12,7 @@
 #include "store/backend.h"
 #include "store/handle.h"
 #include "store/http.h"
+#include "support/vclock.h"
 
 typedef struct canned {
 	char *answers[8]; /* raw HTTP answers, served in turn; the last repeats */
@@ -56,14 +57,18 @@ static void canned_free(canned *c)
 		free(c->answers[i]);
 }
 
+static vclock hard_vc;
+
 static lease_store *gh_store(canned *c)
 {
 	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
 	lease_store *st = NULL;
 	char err[256];
 
-	setenv("GITHUB_API_URL", "http://127.0.0.1:9", 1);
-	unsetenv("GITHUB_GRAPHQL_URL");
+	/* retries and backoff on virtual time (the canned answers take none) */
+	vclock_init(&hard_vc, 0);
+	vclock_apply(&hard_vc, &o.clock, 0);
+	o.github_api_url = "http://127.0.0.1:9";
 	o.github_token = "t";
 	o.timeout_s = 5;
 	o.verify_timeout_ms = 0;

@@ -14,6 +14,7 @@
 #include "reflease.h"
 #include "reflease/sys/transport.h"
 #include "support/memstore.h"
+#include "support/vclock.h"
 
 /* A fake store clock advanced only by the injected sleep (and by hand). */
 typedef struct fake {
@@ -829,6 +830,62 @@ START_TEST(test_keep_check_ttl)
 }
 END_TEST
 
+/* The service's own sleep (no lease_keep_options.sleep) is the store's: on a
+ * store whose options carry a virtual clock (issue 26), three heartbeats of a
+ * 300 s TTL (every 100 s) take 200 s of that clock and no real time. */
+static int vc_writes;
+static volatile sig_atomic_t vc_stop;
+static void vc_report(const lease_keep_report *rep, void *payload)
+{
+	(void)payload;
+	if (rep->event == LEASE_KEEP_WRITE && ++vc_writes >= 3)
+		vc_stop = 1;
+}
+
+START_TEST(test_default_sleep_on_the_store_clock)
+{
+	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
+	lease_keep_options k = LEASE_KEEP_OPTIONS_INIT;
+	lease_op_options ao = LEASE_OP_OPTIONS_INIT;
+	lease_result acq, last;
+	struct timespec t0, t1;
+	lease_store *st;
+	memstore *mem;
+	vclock vc;
+	char err[256];
+	double took;
+
+	vclock_init(&vc, 1800000000);
+	vclock_apply(&vc, &o.clock, 1);
+	ck_assert_int_eq(lease_store_open_transport(&st, memstore_new(&mem), &o, err, sizeof(err)),
+	                 0);
+	ao.owner = "alice";
+	ao.host = "h1";
+	ao.ttl_seconds = 300;
+	ck_assert_int_eq(lease_acquire(&acq, st, "job", &ao), 0);
+	k.owner = "alice";
+	k.host = "h1";
+	k.lease_token = acq.payload.lease_token;
+	k.known_expires_at = acq.payload.expires_at;
+	k.known_ttl_seconds = 300;
+	k.known_now = acq.now;
+	k.stop = &vc_stop;
+	k.report = vc_report;
+	vc_writes = 0;
+	vc_stop = 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(lease_keep(&last, st, "job", &k), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	ck_assert_int_eq(vc_writes, 3);
+	/* the first heartbeat one interval after the acquire, then every 100 s */
+	ck_assert_int_ge(vc.slept_ms, 300000);
+	ck_assert_int_lt(vc.slept_ms, 301000);
+	ck_assert_msg(took < 5.0, "the service slept %.1f s of real time", took);
+	lease_store_free(st);
+}
+END_TEST
+
 Suite *heartbeat_suite(void);
 Suite *heartbeat_suite(void)
 {
@@ -847,6 +904,7 @@ Suite *heartbeat_suite(void)
 	tcase_add_test(tc, test_stop_flag);
 	tcase_add_test(tc, test_invalid_options_write_nothing);
 	tcase_add_test(tc, test_default_sleep_honours_stop_promptly);
+	tcase_add_test(tc, test_default_sleep_on_the_store_clock);
 	tcase_add_test(tc, test_small_ttl_lands_before_watchdog);
 	tcase_add_test(tc, test_keep_check_ttl);
 	tcase_add_test(tc, test_check_adopts_earlier_stored_expiry);

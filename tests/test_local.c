@@ -150,7 +150,7 @@ START_TEST(open_errors)
 	        LEASE_ECONFIG);
 	ck_assert(st == NULL);
 	ck_assert(strstr(err, "/nonexistent/reflease/x") != NULL);
-	ck_assert_int_eq(lease__local_transport_new(&t, "/nonexistent/y", err, sizeof(err)),
+	ck_assert_int_eq(lease__local_transport_new(&t, "/nonexistent/y", NULL, err, sizeof(err)),
 	                 LEASE_ECONFIG);
 	ck_assert(t == NULL);
 }

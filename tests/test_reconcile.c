@@ -629,7 +629,7 @@ START_TEST(reap_racing_injected_heartbeat_never_clobbers)
 
 	put11(st, "expired", NULL, "acquire", TOK_A, T0 - 400, T0 - 400, 300);
 	lease_store_free(st);
-	ck_assert_int_eq(lease__local_transport_new(&inner, repo, err, sizeof(err)), 0);
+	ck_assert_int_eq(lease__local_transport_new(&inner, repo, NULL, err, sizeof(err)), 0);
 	rt->base = *inner;
 	rt->inner = inner;
 	rt->base.write_commit = rt_write_commit;

@@ -34,25 +34,24 @@
 static gitserver srv;
 static int srv_up, ssh_up;
 static unsigned int msg_counter;
+static char cache_dir[800];   /* the object cache of the stores a test opens */
+static const char *git_token; /* their https credential (NULL = none) */
 
 static void srv_setup(void)
 {
-	char cache[700];
-
-	/* Only the servers this suite starts: no proxy in between. */
+	/* Only the servers this suite starts (libgit2 and libcurl read the
+	 * proxy variables): no proxy in between. */
 	unsetenv("http_proxy");
 	unsetenv("HTTP_PROXY");
 	unsetenv("https_proxy");
 	unsetenv("HTTPS_PROXY");
 	unsetenv("all_proxy");
 	unsetenv("ALL_PROXY");
-	unsetenv("REFLEASE_GIT_TOKEN");
+	git_token = NULL;
 	srv_up = gitserver_start(&srv) == 0;
 	ssh_up = srv_up && gitserver_start_ssh(&srv) == 0;
-	if (srv_up) {
-		snprintf(cache, sizeof(cache), "%s/cache", srv.root);
-		setenv("XDG_CACHE_HOME", cache, 1);
-	}
+	if (srv_up)
+		snprintf(cache_dir, sizeof(cache_dir), "%.700s/cache/reflease", srv.root);
 }
 
 static void srv_teardown(void)
@@ -106,6 +105,8 @@ static void open_kind(rstore *r, gitserver_kind kind, const char *name, int veri
 		ssh_client_env();
 	snprintf(spec, sizeof(spec), "remote:%s", r->url);
 	o.verify_timeout_ms = verify_ms;
+	o.cache_dir = cache_dir;
+	o.git_token = git_token;
 	rc = lease_store_open(&r->st, spec, &o, err, sizeof(err));
 	ck_assert_msg(rc == 0, "open %s: %s", spec, err);
 }
@@ -238,7 +239,7 @@ START_TEST(primitives_roundtrip)
 
 	/* Another client, another cache: everything comes through a fetch. */
 	snprintf(cache2, sizeof(cache2), "%.500s/cache-%ld-2", srv.root, (long)getpid());
-	setenv("XDG_CACHE_HOME", cache2, 1);
+	snprintf(cache_dir, sizeof(cache_dir), "%s/reflease", cache2);
 	open_kind(&r2, kinds[_i], r.name, 2000, 0);
 	ck_assert_int_eq(lease_fetch_namespace(&ns, r2.st), 0);
 	ck_assert_int_eq(ns.count, 1);
@@ -464,7 +465,7 @@ START_TEST(token_auth)
 	lease_oid a;
 	int rc;
 
-	unsetenv("REFLEASE_GIT_TOKEN");
+	git_token = NULL;
 	ck_assert_int_eq(gitserver_repo(&srv, "authrepo", NULL, 0), 0);
 	open_kind(&r, GITSERVER_HTTP_AUTH, "authrepo", 500, 0);
 	rc = lease_fetch_namespace(&ns, r.st);
@@ -472,16 +473,22 @@ START_TEST(token_auth)
 	ck_assert(strstr(lease_store_last_error(r.st), "REFLEASE_GIT_TOKEN") != NULL);
 	lease_store_free(r.st);
 
-	setenv("REFLEASE_GIT_TOKEN", "wrong-token", 1);
+	git_token = "wrong-token";
 	open_kind(&r, GITSERVER_HTTP_AUTH, "authrepo", 500, 0);
 	rc = lease_fetch_namespace(&ns, r.st);
 	ck_assert_msg(rc == LEASE_EAUTH, "wrong token: %d %s", rc, lease_store_last_error(r.st));
 	ck_assert(strstr(lease_store_last_error(r.st), "wrong-token") == NULL);
 	lease_store_free(r.st);
 
-	setenv("REFLEASE_GIT_TOKEN", GITSERVER_AUTH_TOKEN, 1);
-	open_kind(&r, GITSERVER_HTTP_AUTH, "authrepo", 500, 0);
-	unsetenv("REFLEASE_GIT_TOKEN"); /* read once, at open */
+	{
+		char tok[64];
+
+		snprintf(tok, sizeof(tok), "%s", GITSERVER_AUTH_TOKEN);
+		git_token = tok;
+		open_kind(&r, GITSERVER_HTTP_AUTH, "authrepo", 500, 0);
+		git_token = NULL;
+		memset(tok, 0, sizeof(tok)); /* copied at open */
+	}
 	a = commit_for(&r, "job-7", NULL);
 	ck_assert_msg(lease_cas_create(r.st, "job-7", &a) == 0, "%s", lease_store_last_error(r.st));
 	ck_assert_int_eq(lease_fetch_namespace(&ns, r.st), 0);
@@ -511,7 +518,8 @@ START_TEST(url_user_right_credential_first)
 	snprintf(spec, sizeof(spec),
 	         "remote:http://" GITSERVER_AUTH_USER "@127.0.0.1:%d/auth/userrepo.git",
 	         srv.http_port);
-	setenv("REFLEASE_GIT_TOKEN", GITSERVER_AUTH_TOKEN, 1);
+	o.git_token = GITSERVER_AUTH_TOKEN;
+	o.cache_dir = cache_dir;
 	o.verify_timeout_ms = 500;
 	ck_assert_int_eq(lease_store_open(&st, spec, &o, err, sizeof(err)), 0);
 	before = gitserver_failed_logins(&srv);
@@ -524,14 +532,13 @@ START_TEST(url_user_right_credential_first)
 	ck_assert_int_eq(gitserver_failed_logins(&srv) - before, 0);
 	lease_store_free(st);
 
-	setenv("REFLEASE_GIT_TOKEN", "wrong-token", 1);
+	o.git_token = "wrong-token";
 	ck_assert_int_eq(lease_store_open(&st, spec, &o, err, sizeof(err)), 0);
 	before = gitserver_failed_logins(&srv);
 	rc = lease_fetch_namespace(&ns, st);
 	ck_assert_msg(rc == LEASE_EAUTH, "%d %s", rc, lease_store_last_error(st));
 	ck_assert_int_eq(gitserver_failed_logins(&srv) - before, 1);
 	lease_store_free(st);
-	unsetenv("REFLEASE_GIT_TOKEN");
 }
 END_TEST
 
@@ -619,7 +626,7 @@ START_TEST(read_recheck_after_copy)
 	ck_assert_int_eq(gitserver_move_on_fetch(&srv, r.name, "refs/leases/job-8", bhex), 0);
 
 	snprintf(cache2, sizeof(cache2), "%.500s/cache-%ld-recheck", srv.root, (long)getpid());
-	setenv("XDG_CACHE_HOME", cache2, 1);
+	snprintf(cache_dir, sizeof(cache_dir), "%s/reflease", cache2);
 	open_kind(&r2, hook_kinds[_i], r.name, 500, 0);
 	ck_assert_int_eq(lease_fetch_ref(&s, r2.st, "job-8"), 0);
 	snprintf(marker, sizeof(marker), "%s/move-on-fetch", r.path);
@@ -737,13 +744,13 @@ START_TEST(contention_git_daemon)
 			else
 				snprintf(cache, sizeof(cache), "%s/%s-cache-shared", srv.root,
 				         name);
-			setenv("XDG_CACHE_HOME", cache, 1);
 			snprintf(owner, sizeof(owner), "proc-%d", i);
 			snprintf(iter, sizeof(iter), "%d", TENURES);
 			snprintf(log, sizeof(log), "%s/%s-tenures-%d.log", srv.root, name, i);
 			if (!freopen(log, "w", stdout))
 				_exit(12);
-			execl(tool, tool, spec, "contended", owner, iter, "60", (char *)NULL);
+			execl(tool, tool, spec, "contended", owner, iter, "60", cache,
+			      (char *)NULL);
 			_exit(13);
 		}
 	}

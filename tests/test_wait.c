@@ -81,6 +81,22 @@ static int64_t clk_now(void *p)
 	return clk;
 }
 
+/* The store's monotonic time and sleep (issue 26: its options' clock): a
+ * waiter that polls sleeps no real time; store time (clk) is the test's. */
+static int64_t mono_v = 1000000;
+static int64_t clk_mono(void *p)
+{
+	(void)p;
+	return mono_v;
+}
+static int clk_sleep(int64_t ms, int interruptible, void *p)
+{
+	(void)interruptible;
+	(void)p;
+	mono_v += ms;
+	return 0;
+}
+
 static lease_store *mem_st;
 static char mem_tok[LEASE_TOKEN_HEXSZ + 1];
 static int wc_calls, wc_timeout_ms, wc_known_present;
@@ -121,6 +137,8 @@ static void mem_open(int watch)
 
 	clk = T0;
 	so.clock.now = clk_now;
+	so.clock.mono_ms = clk_mono;
+	so.clock.sleep_ms = clk_sleep;
 	t = memstore_new(&m);
 	ck_assert_ptr_nonnull(t);
 	if (watch)
@@ -225,7 +243,7 @@ START_TEST(test_wait_steady_without_watch)
 	mem_open(0);
 	memset(&w, 0, sizeof(w));
 	w.clock = &clk;
-	w.clock_step_s = 20; /* store time passes quickly; real time does not */
+	w.clock_step_s = 20; /* store time passes quickly; the polls' sleeps are virtual */
 	o.wait_seconds = 120;
 	o.wait_cb = note_wait;
 	o.wait_payload = &w;
@@ -475,8 +493,7 @@ START_TEST(test_github_waiter_conditional_reads)
 
 	memset(&fo, 0, sizeof(fo));
 	ck_assert_int_eq(fakegh_start(&fk, &fo), 0);
-	setenv("GITHUB_API_URL", fakegh_url(fk), 1);
-	unsetenv("GITHUB_GRAPHQL_URL");
+	so.github_api_url = fakegh_url(fk);
 	so.github_token = "t0k";
 	so.timeout_s = 30;
 	ck_assert_msg(lease_store_open(&wst, "github:octo/leases", &so, err, sizeof(err)) == 0,
@@ -552,6 +569,7 @@ START_TEST(test_remote_waiter_gets_release)
 {
 	gitserver srv;
 	lease_store *wst, *hst;
+	lease_store_options so = LEASE_STORE_OPTIONS_INIT;
 	char url[800], spec[900], cache[700], err[1024];
 	releaser rl;
 	waits w;
@@ -562,13 +580,13 @@ START_TEST(test_remote_waiter_gets_release)
 	unsetenv("all_proxy");
 	unsetenv("ALL_PROXY");
 	ck_assert_msg(gitserver_start(&srv) == 0, "git servers did not start");
-	snprintf(cache, sizeof(cache), "%s/cache", srv.root);
-	setenv("XDG_CACHE_HOME", cache, 1);
+	snprintf(cache, sizeof(cache), "%s/cache/reflease", srv.root);
+	so.cache_dir = cache;
 	ck_assert_int_eq(gitserver_repo(&srv, "w", NULL, 0), 0);
 	gitserver_url(&srv, GITSERVER_GIT, "w", url, sizeof(url));
 	snprintf(spec, sizeof(spec), "remote:%s", url);
-	ck_assert_msg(lease_store_open(&wst, spec, NULL, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_int_eq(lease_store_open(&hst, spec, NULL, err, sizeof(err)), 0);
+	ck_assert_msg(lease_store_open(&wst, spec, &so, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(lease_store_open(&hst, spec, &so, err, sizeof(err)), 0);
 	h = handoff(wst, hst, NULL, 0, &w, &rl);
 	ck_assert_msg(h < 15.0, "handoff %.3f s", h);
 	lease_store_free(wst);

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli_env.h"
 #include "report.h"
 #include "util/util.h"
 
@@ -412,6 +413,7 @@ static void default_identity(cli_ctx *ctx)
 int cli_open_store(cli_ctx *ctx, lease_store **out)
 {
 	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
+	cli_env_buf env;
 	char err[1024];
 	int rc;
 
@@ -437,7 +439,10 @@ int cli_open_store(cli_ctx *ctx, lease_store **out)
 	o.verify_timeout_ms = ctx->verify_timeout_s >= 0 ? ctx->verify_timeout_s * 1000 : -1;
 	o.log = cli_log;
 	o.log_level = ctx->verbosity;
-	o.github_token = ctx->token_buf[0] ? ctx->token_buf : NULL;
+	/* the library reads no environment: the CLI's ENVIRONMENT (cli.md) */
+	cli_env_store_options(&o, &env, cli_getenv, NULL);
+	if (ctx->token_buf[0])
+		o.github_token = ctx->token_buf; /* --token-file's, read above */
 	err[0] = '\0';
 	if ((rc = lease_store_open(&ctx->st, ctx->store_spec, &o, err, sizeof(err))) < 0) {
 		cli_mark_if_full(err, sizeof(err));

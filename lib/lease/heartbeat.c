@@ -180,8 +180,9 @@ int lease_heartbeat_every(int64_t *out, int64_t ttl_seconds, int64_t every)
 	return 0;
 }
 
-/* The default sleep: slices of the shared sleep, checking the stop flag. */
-static int default_sleep(double seconds, const volatile sig_atomic_t *stop)
+/* The default sleep: slices of the store's sleep (its options' clock),
+ * checking the stop flag. */
+static int default_sleep(const lease_store *st, double seconds, const volatile sig_atomic_t *stop)
 {
 	while (seconds > 0) {
 		double slice =
@@ -190,17 +191,18 @@ static int default_sleep(double seconds, const volatile sig_atomic_t *stop)
 		if (stop && *stop)
 			return 1;
 		/* a signal ends the slice early: the stop flag is looked at sooner */
-		lease__sleep_ms((int64_t)(slice * 1000 + 0.999), LEASE_SLEEP_INTERRUPTIBLE);
+		lease__store_sleep_ms(st, (int64_t)(slice * 1000 + 0.999),
+		                      LEASE_SLEEP_INTERRUPTIBLE);
 		seconds -= slice;
 	}
 	return stop && *stop;
 }
 
-static int keep_sleep(const lease_keep_options *o, double seconds)
+static int keep_sleep(const lease_store *st, const lease_keep_options *o, double seconds)
 {
 	if (o->sleep)
 		return o->sleep(seconds, o->sleep_payload) || (o->stop && *o->stop);
-	return default_sleep(seconds, o->stop);
+	return default_sleep(st, seconds, o->stop);
 }
 
 /* Failures worth retrying until the lost deadline. */
@@ -410,7 +412,7 @@ static int keep_engine(lease_result *last, lease_store *st, const char *const *n
 				until = check_at;
 			if (until <= (double)now)
 				until = (double)now + 1;
-			if (keep_sleep(opts, until - (double)now))
+			if (keep_sleep(st, opts, until - (double)now))
 				break;
 			continue;
 		}

@@ -63,15 +63,16 @@ static const char *tfail(lease_store *st, int rc, const char *why)
 
 /* The store's debug log (-v -v, issue 23): one line per transport call,
  * whatever the backend — "local: replace_ref refs/leases/a -> ok (0.4 ms)".
- * @p t0 is lease__mono_ms() before the call. */
+ * @p t0 is lease__store_mono_ms() before the call. */
 static void tlog(lease_store *st, int64_t t0, const char *call, const char *subject, int rc)
 {
 	if (st->log_level < LEASE_LOG_DEBUG)
 		return;
 	lease__store_log(st, LEASE_LOG_DEBUG, "%s: %s%s%s -> %s (%lld ms)%s%s",
 	                 lease_store_kind(st), call, subject ? " " : "", subject ? subject : "",
-	                 rc < 0 ? lease_error_id(rc) : "ok", (long long)(lease__mono_ms() - t0),
-	                 rc < 0 ? ": " : "", rc < 0 ? terr(st) : "");
+	                 rc < 0 ? lease_error_id(rc) : "ok",
+	                 (long long)(lease__store_mono_ms(st) - t0), rc < 0 ? ": " : "",
+	                 rc < 0 ? terr(st) : "");
 }
 
 static void cas_begin(lease_store *st, const char *primitive, const char *refname,
@@ -123,7 +124,7 @@ static int reread(lease_store *st, const char *refname, int *present, lease_oid 
 	int has_commit = 0, rc;
 
 	memset(&c, 0, sizeof(c));
-	t0 = lease__mono_ms();
+	t0 = lease__store_mono_ms(st);
 	if (st->t->version >= 3 && st->t->read_ref_oid) {
 		*present = 0;
 		memset(oid, 0, sizeof(*oid));
@@ -175,7 +176,7 @@ static int verify(lease_store *st, enum prim_kind k, const char *refname, const 
                   const lease_oid *new_oid, int trc)
 {
 	int window = st->verify_timeout_ms > 0 ? st->verify_timeout_ms : 0;
-	int64_t deadline = lease__mono_ms() + window, pause = POLL_FIRST_MS;
+	int64_t deadline = lease__store_mono_ms(st) + window, pause = POLL_FIRST_MS;
 	int reported_mismatch = (k == K_CREATE) ? trc == LEASE_EEXISTS : trc == LEASE_ECAS;
 	int present = 0, rc;
 	lease_oid oid;
@@ -201,7 +202,7 @@ static int verify(lease_store *st, enum prim_kind k, const char *refname, const 
 			                tfail(st, rc, "cannot re-read the ref"));
 		}
 		observe(st, present, &oid);
-		left = deadline - lease__mono_ms();
+		left = deadline - lease__store_mono_ms(st);
 		if (trc == 0 && is_target(k, present, &oid, new_oid))
 			return 0;
 		if (k == K_CREATE && reported_mismatch) {
@@ -236,7 +237,7 @@ static int verify(lease_store *st, enum prim_kind k, const char *refname, const 
 			return cas_fail(st, LEASE_ECAS, LEASE_OUTCOME_UNKNOWN, 0,
 			                "the ref holds another state (lost race)");
 		}
-		lease__sleep_ms(pause < left ? pause : left, LEASE_SLEEP_FULL);
+		lease__store_sleep_ms(st, pause < left ? pause : left, LEASE_SLEEP_FULL);
 		pause = pause * 2 > POLL_MAX_MS ? POLL_MAX_MS : pause * 2;
 	}
 }
@@ -339,7 +340,7 @@ int lease_write_commit(lease_oid *out, lease_store *st, const lease_oid *parent,
 	lease__store_clear_error(st);
 	if (!message)
 		return lease__store_set_error(st, LEASE_EINVALID, "no commit message");
-	t0 = lease__mono_ms();
+	t0 = lease__store_mono_ms(st);
 	rc = st->t->write_commit(st->t, out, parent, message, lease_store_now(st));
 	tlog(st, t0, "write_commit", NULL, rc);
 	if (rc < 0)
@@ -361,7 +362,7 @@ int lease_cas_create_ref(lease_store *st, const char *refname, const lease_oid *
 		return lease__store_set_error(st, LEASE_EINVALID, "cas_create %s: invalid new oid",
 		                              refname);
 	cas_begin(st, "cas_create", refname, new_oid);
-	t0 = lease__mono_ms();
+	t0 = lease__store_mono_ms(st);
 	rc = st->t->create_ref(st->t, refname, new_oid);
 	tlog(st, t0, "create_ref", refname, rc);
 	return verify(st, K_CREATE, refname, NULL, new_oid, rc);
@@ -409,7 +410,7 @@ int lease_cas_replace_ref(lease_store *st, const char *ref, const lease_oid *old
 		return cas_fail(st, LEASE_ECAS, LEASE_OUTCOME_KNOWN, 1,
 		                "old and new oid are equal: a replace would be a no-op");
 	}
-	t0 = lease__mono_ms();
+	t0 = lease__store_mono_ms(st);
 	rc = st->t->replace_ref(st->t, ref, old_oid, new_oid);
 	tlog(st, t0, "replace_ref", ref, rc);
 	return verify(st, K_REPLACE, ref, old_oid, new_oid, rc);
@@ -439,7 +440,7 @@ int lease_cas_delete_ref(lease_store *st, const char *ref, const lease_oid *old_
 		return lease__store_set_error(st, LEASE_EINVALID, "cas_delete %s: invalid oid",
 		                              ref);
 	cas_begin(st, "cas_delete", ref, old_oid);
-	t0 = lease__mono_ms();
+	t0 = lease__store_mono_ms(st);
 	rc = st->t->delete_ref(st->t, ref, old_oid);
 	tlog(st, t0, "delete_ref", ref, rc);
 	return verify(st, K_DELETE, ref, old_oid, NULL, rc);
@@ -711,7 +712,7 @@ int lease_fetch_ref(lease_ref_state *out, lease_store *st, const char *name)
 	if ((rc = fetch_begin(out, st, name, ref, sizeof(ref))) < 0)
 		return rc;
 	cas_begin(st, "fetch_ref", ref, NULL);
-	t0 = lease__mono_ms();
+	t0 = lease__store_mono_ms(st);
 	rc = st->t->read_ref(st->t, ref, &present, &out->oid, &has_commit, &out->commit);
 	tlog(st, t0, "read_ref", ref, rc);
 	if (rc < 0) {
@@ -733,7 +734,7 @@ static int (*batched_read(const lease_store *st))(lease_transport *, lease_ref_r
  * call leaves every entry unanswered, its commits freed. */
 static int read_refs_call(lease_store *st, lease_ref_read *r, size_t n)
 {
-	int64_t t0 = lease__mono_ms();
+	int64_t t0 = lease__store_mono_ms(st);
 	char subject[360];
 	size_t i;
 	int rc;
@@ -878,7 +879,7 @@ int lease_wait_refname_change(lease_store *st, const char *ref, int known_presen
 		return rc;
 	}
 	/* a signal cuts the sleep short: 1, so the caller looks at it */
-	return lease__sleep_ms(timeout_ms, LEASE_SLEEP_INTERRUPTIBLE) < 0 ? 1 : 0;
+	return lease__store_sleep_ms(st, timeout_ms, LEASE_SLEEP_INTERRUPTIBLE) < 0 ? 1 : 0;
 }
 
 void lease_ref_state_clear(lease_ref_state *s)
@@ -1180,7 +1181,7 @@ static int namespace_walk(lease_store *st, int strict, lease_namespace_visit vis
 	memset(&st->cas_err, 0, sizeof(st->cas_err));
 	lease__store_clear_error(st);
 	cas_begin(st, "fetch_namespace", w.prefix, NULL);
-	t0 = lease__mono_ms();
+	t0 = lease__store_mono_ms(st);
 	if (paged) {
 		rc = st->t->list_refs_each(st->t, w.prefix, walk_each_part, &w);
 		if (w.stop) {
@@ -1434,7 +1435,7 @@ int lease_cas_set(lease_store *st, const char *const *names, const lease_oid *ol
 		return cas_fail(st, LEASE_ECONFIG, LEASE_OUTCOME_KNOWN, 1,
 		                "this store cannot write several leases in one atomic write "
 		                "(its transport has no cas_many); nothing written");
-	t0 = lease__mono_ms();
+	t0 = lease__store_mono_ms(st);
 	trc = st->t->cas_many(st->t, u, n);
 	tlog(st, t0, "cas_many", refs[0], trc);
 	if (trc < 0 && trc != LEASE_ECAS) {
@@ -1446,7 +1447,7 @@ int lease_cas_set(lease_store *st, const char *const *names, const lease_oid *ol
 		                                                       : LEASE_OUTCOME_UNKNOWN,
 		                0, why);
 	}
-	deadline = lease__mono_ms() + window;
+	deadline = lease__store_mono_ms(st) + window;
 	for (;;) {
 		int64_t left;
 
@@ -1456,7 +1457,7 @@ int lease_cas_set(lease_store *st, const char *const *names, const lease_oid *ol
 		}
 		if (trc == 0 && at_new == n)
 			return 0;
-		left = deadline - lease__mono_ms();
+		left = deadline - lease__store_mono_ms(st);
 		if (trc == LEASE_ECAS)
 			return cas_fail(st, LEASE_ECAS,
 			                at_new ? LEASE_OUTCOME_UNKNOWN : LEASE_OUTCOME_KNOWN, 0,
@@ -1478,7 +1479,7 @@ int lease_cas_set(lease_store *st, const char *const *names, const lease_oid *ol
 			return cas_fail(st, LEASE_EUNVERIFIED, LEASE_OUTCOME_UNKNOWN, at_new == 0,
 			                why);
 		}
-		lease__sleep_ms(pause < left ? pause : left, LEASE_SLEEP_FULL);
+		lease__store_sleep_ms(st, pause < left ? pause : left, LEASE_SLEEP_FULL);
 		pause = pause * 2 > POLL_MAX_MS ? POLL_MAX_MS : pause * 2;
 	}
 }

@@ -8,7 +8,6 @@
 #include "lease/policy.h"
 #include "lease/ticket.h"
 #include "store/frontend.h"
-#include "util/clock.h"
 #include "util/util.h"
 
 #include <inttypes.h>
@@ -270,7 +269,7 @@ int lease__ticket_take(lease_own_ticket *me, lease_store *st, const char *name, 
 	uint64_t newest = 0;
 	lease_queue q;
 	lease_oid oid;
-	double wall;
+	double frac;
 	int64_t now = lease_store_now(st);
 	size_t i;
 	int tries, rc;
@@ -309,8 +308,8 @@ int lease__ticket_take(lease_own_ticket *me, lease_store *st, const char *name, 
 			newest = q.items[i].key;
 	now = q.now;
 	lease_queue_clear(&q);
-	wall = lease__clock_seconds(LEASE_CLOCK_REALTIME);
-	t->key = (uint64_t)now * 1000u + (uint64_t)((wall - (double)(int64_t)wall) * 1000.0);
+	frac = lease__store_wall_fraction(st);
+	t->key = (uint64_t)now * 1000u + (uint64_t)(frac * 1000.0);
 	if (t->key <= newest)
 		t->key = newest + 1;
 	t->expires_at = now + ttl_seconds;

@@ -921,16 +921,22 @@ static int run_kind(op_kind kind, lease_result *out, lease_store *st, const char
 
 /* ---- public operations --------------------------------------------------- */
 
+/* The store's monotonic clock (its options' clock), seconds. */
+static double mono_s(const lease_store *st)
+{
+	return (double)lease__store_mono_ms(st) / 1000.0;
+}
+
 /* Seconds until the holder in @p out may be taken over (store time reaches
  * expires_at + skew + 1, protocol.md §4), on the local clock's fraction of a
  * second; -1 when there is no such instant ahead (no payload, released). */
 static double until_takeover(lease_store *st, const lease_result *out)
 {
-	double wall = lease__clock_seconds(LEASE_CLOCK_REALTIME), now;
+	double now;
 
 	if (!out->has_payload || out->payload.phase == LEASE_PHASE_RELEASED)
 		return -1;
-	now = (double)lease_store_now(st) + (wall - (double)(int64_t)wall);
+	now = lease__store_now_precise(st);
 	return (double)lease__policy_takeover_at(out->payload.expires_at,
 	                                         lease_store_skew_margin(st)) -
 	       now + 0.002;
@@ -941,7 +947,7 @@ static double until_takeover(lease_store *st, const lease_result *out)
  * runs faster (F22, F24). */
 static double wait_elapsed(lease_store *st, double start_mono, int64_t start_store)
 {
-	double elapsed = lease__clock_seconds(LEASE_CLOCK_MONOTONIC) - start_mono;
+	double elapsed = mono_s(st) - start_mono;
 	int64_t store_elapsed = lease_store_now(st) - start_store;
 
 	/* store time has whole seconds: it counts only past that rounding */
@@ -965,7 +971,7 @@ static void bound_lock_wait(lease_store *st, double remaining_s)
 static int after_wait(lease_store *st, const lease_op_options *opts, double t0, double wait_s,
                       double start_mono, int64_t start_store)
 {
-	if (opts->wait_cb && lease__clock_seconds(LEASE_CLOCK_MONOTONIC) < t0 + wait_s - 0.005 &&
+	if (opts->wait_cb && mono_s(st) < t0 + wait_s - 0.005 &&
 	    opts->wait_cb(0.0, opts->wait_payload))
 		return 1;
 	bound_lock_wait(st, (double)opts->wait_seconds - wait_elapsed(st, start_mono, start_store));
@@ -1002,7 +1008,7 @@ static int wait_step(lease_store *st, const lease_op_options *opts, int rc, cons
 		return -1;
 	lease__store_log(st, LEASE_LOG_INFO, "%s: held; waiting up to %.1f s for a change", what,
 	                 wait_s);
-	t0 = lease__clock_seconds(LEASE_CLOCK_MONOTONIC);
+	t0 = mono_s(st);
 	lease_wait_ref_change(st, b->name, b->present, &b->oid, (int)(wait_s * 1000.0 + 0.5));
 	return after_wait(st, opts, t0, wait_s, start_mono, start_store) ? -1 : 0;
 }
@@ -1119,15 +1125,12 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 				watch_present = cur.present;
 				watch_oid = cur.oid;
 			} else {
-				double wall = lease__clock_seconds(LEASE_CLOCK_REALTIME);
 				watch = head->refname;
 				watch_present = 1;
 				watch_oid = head->oid;
 				until = (double)lease__policy_takeover_at(
 				                head->expires_at, lease_store_skew_margin(st)) -
-				        ((double)lease_store_now(st) +
-				         (wall - (double)(int64_t)wall)) +
-				        0.002;
+				        lease__store_now_precise(st) + 0.002;
 			}
 			*out = cur;
 			out->code = rc = LEASE_EHELD;
@@ -1149,7 +1152,7 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 		}
 		lease__store_log(st, LEASE_LOG_INFO, "%s: fair wait (ticket %s); up to %.1f s",
 		                 name, me.t.id, wait_s);
-		t0 = lease__clock_seconds(LEASE_CLOCK_MONOTONIC);
+		t0 = mono_s(st);
 		if (watch)
 			lease_wait_refname_change(st, watch, watch_present, &watch_oid,
 			                          (int)(wait_s * 1000.0 + 0.5));
@@ -1193,7 +1196,7 @@ typedef int (*acquire_attempt)(void *arg, const lease_result **blocker);
 static int acquire_waiting(lease_store *st, const lease_op_options *opts, acquire_attempt attempt,
                            void *arg, char *msg, size_t msglen, const char *what)
 {
-	double poll_s, start_mono = lease__clock_seconds(LEASE_CLOCK_MONOTONIC);
+	double poll_s, start_mono = mono_s(st);
 	int64_t start_store = 0;
 	const lease_result *b = NULL;
 	int rc;
@@ -1203,8 +1206,8 @@ static int acquire_waiting(lease_store *st, const lease_op_options *opts, acquir
 	if (opts && opts->wait_seconds > 0) {
 		start_store = lease_store_now(st);
 		bound_lock_wait(st, (double)opts->wait_seconds);
-		lease__store_set_wait_end(st,
-		                          lease__mono_ms() + (int64_t)opts->wait_seconds * 1000);
+		lease__store_set_wait_end(st, lease__store_mono_ms(st) +
+		                                      (int64_t)opts->wait_seconds * 1000);
 	}
 	rc = attempt(arg, &b);
 	if ((rc != LEASE_EHELD && rc != LEASE_ELOCKED) || !opts || opts->wait_seconds <= 0) {
@@ -1260,13 +1263,13 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
 	lease__store_clear_error(st); /* an operation begins: its first error wins */
 	if (opts && opts->fair && opts->wait_seconds > 0) {
 		/* the wait bounds every attempt (issue 24 #3) and ref lock wait (issue 23) */
-		double start_mono = lease__clock_seconds(LEASE_CLOCK_MONOTONIC);
+		double start_mono = mono_s(st);
 		int64_t start_store = lease_store_now(st);
 		int rc;
 
 		bound_lock_wait(st, (double)opts->wait_seconds);
-		lease__store_set_wait_end(st,
-		                          lease__mono_ms() + (int64_t)opts->wait_seconds * 1000);
+		lease__store_set_wait_end(st, lease__store_mono_ms(st) +
+		                                      (int64_t)opts->wait_seconds * 1000);
 		rc = acquire_fair(out, st, name, opts, start_mono, start_store);
 		lease__store_set_lock_wait(st, -1);
 		lease__store_set_wait_end(st, 0);

@@ -5,7 +5,6 @@
 #include "lease/door.h"
 #include "reflease/runtime.h"
 #include "store/frontend.h"
-#include "util/clock.h"
 #include "util/util.h"
 
 #include <stdio.h>
@@ -125,7 +124,7 @@ int lease_slots_acquire(lease_result *out, lease_store *st, const char *name, in
 {
 	char slot[LEASE_NAME_MAX + 1], err[256];
 	unsigned char rnd[2];
-	double start_mono = lease__clock_seconds(LEASE_CLOCK_MONOTONIC);
+	double start_mono = ((double)lease__store_mono_ms(st) / 1000.0);
 	int64_t start, watch;
 	int rc;
 
@@ -169,7 +168,7 @@ int lease_slots_acquire(lease_result *out, lease_store *st, const char *name, in
 		if (rc != LEASE_EHELD)
 			return rc;
 		remaining = (double)opts->wait_seconds -
-		            (lease__clock_seconds(LEASE_CLOCK_MONOTONIC) - start_mono);
+		            (((double)lease__store_mono_ms(st) / 1000.0) - start_mono);
 		if (opts->wait_seconds <= 0 || remaining <= 0)
 			break;
 		/* wait on one slot at a time (rotating), at most 1 s (or the poll
@@ -185,7 +184,7 @@ int lease_slots_acquire(lease_result *out, lease_store *st, const char *name, in
 		watch = (watch + 1) % slots;
 		if ((rc = lease_slot_name(slot, name, watch + 1, slots, err, sizeof(err))) < 0)
 			return rc;
-		t0 = lease__clock_seconds(LEASE_CLOCK_MONOTONIC);
+		t0 = ((double)lease__store_mono_ms(st) / 1000.0);
 		{
 			lease_ref_state s;
 
@@ -196,7 +195,7 @@ int lease_slots_acquire(lease_result *out, lease_store *st, const char *name, in
 			lease_ref_state_clear(&s);
 		}
 		if (opts->wait_cb &&
-		    lease__clock_seconds(LEASE_CLOCK_MONOTONIC) < t0 + wait_s - 0.005 &&
+		    ((double)lease__store_mono_ms(st) / 1000.0) < t0 + wait_s - 0.005 &&
 		    opts->wait_cb(0.0, opts->wait_payload)) {
 			snprintf(out->message, sizeof(out->message),
 			         "interrupted while waiting for a slot");

@@ -11,24 +11,24 @@
 
 #include "reflease/store.h"
 #include "reflease/sys/transport.h"
+#include "util/clock.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
 /**
  * GitHub transport (github.c): the running operation ends @p ms from now on
- * its clock (lease__http_mono_ms()); @p ms <= 0 clears it (each request then
+ * its clock (the store options' clock); @p ms <= 0 clears it (each request then
  * gets the timeout from its own start). A no-op on other transports.
  */
 void lease__github_set_deadline(lease_transport *t, int64_t ms);
 /**
  * Remote transport (remote.c): as lease__github_set_deadline(), on
- * lease__mono_ms(); bounds libgit2's connections, reads and writes too. A
- * no-op on other transports.
+ * lease__mono_ms() (libgit2's own network calls are bounded by the real
+ * clock); bounds libgit2's connections, reads and writes too. A no-op on
+ * other transports.
  */
 void lease__remote_set_deadline(lease_transport *t, int64_t ms);
-/** Remote transport: log through @p log at @p level (the store's options). No-op elsewhere. */
-void lease__remote_set_log(lease_transport *t, lease_log_fn log, void *payload, int level);
 
 /**
  * Local backend (lib/store/local.c) over libgit2: @p path is a repository
@@ -38,13 +38,15 @@ void lease__remote_set_log(lease_transport *t, lease_log_fn log, void *payload, 
  * @return 0, LEASE_ECONFIG (no repository at @p path, or one owned by
  *         another user and not listed in safe.directory), LEASE_ENOMEM
  */
-int lease__local_transport_new(lease_transport **out, const char *path, char *err, size_t errlen);
+int lease__local_transport_new(lease_transport **out, const char *path,
+                               const lease_store_options *opts, char *err, size_t errlen);
 
 /**
  * GitHub backend (lib/store/github.c) over libcurl + jansson, protocol.md §9:
  * @p arg is "OWNER/REPO". The token comes from opts->github_token, else
- * REFLEASE_GITHUB_TOKEN, else GITHUB_TOKEN; base URLs from GITHUB_API_URL /
- * GITHUB_GRAPHQL_URL (https, or http towards loopback only). No I/O here.
+ * opts->github_token_file; base URLs from opts->github_api_url /
+ * github_graphql_url (https, or http towards loopback only); its clock,
+ * randomness, log and CA settings from @p opts too. No I/O but the token file.
  * @return 0, LEASE_EINVALID (bad OWNER/REPO), LEASE_ECONFIG (no token, URL
  *         refused), LEASE_ENOMEM
  */
@@ -85,12 +87,14 @@ int lease__remote_token_allowed(const char *url);
  * git://, http(s)://, ssh:// through libgit2's smart protocol with a local
  * object cache under $XDG_CACHE_HOME/reflease/; file:// served by the local
  * backend's code with the remote figures (30 s skew, TTL >= 60 s, 10 s
- * verify window). Reads REFLEASE_GIT_TOKEN (https credential) once.
+ * verify window). From @p opts (may be NULL): git_token (the https
+ * credential), cache_dir, the CA settings, the clock and the log.
  * @return 0, LEASE_EINVALID (unsupported URL, password in the URL),
  *         LEASE_ECONFIG (no cache directory, no repository for file://),
  *         LEASE_ENOMEM, LEASE_EINTERNAL
  */
-int lease__remote_transport_new(lease_transport **out, const char *url, char *err, size_t errlen);
+int lease__remote_transport_new(lease_transport **out, const char *url,
+                                const lease_store_options *opts, char *err, size_t errlen);
 
 /**
  * Filesystem helpers for local stores (lib/store/ref_locks.c): list the
@@ -210,28 +214,29 @@ typedef int (*lease_probe_fn)(lease_transport *t, const char *refname, lease_pro
 
 /**
  * The wait_change of a polled backend (github, remote): probe @p refname every
- * @p interval_ms (jittered to 75-125 %, never growing) until what it sees
- * differs from (@p known_present, @p known_oid) or @p timeout_ms passed.
+ * @p interval_ms on the transport's clock @p clk (jittered to 75-125 %, never growing) until what
+ * it sees differs from (@p known_present, @p known_oid) or @p timeout_ms passed.
  * @p state keeps the validator across calls (owned by the transport). A
  * failed probe is not a change: polling goes on at the same pace.
  * @return 1 (changed), 0 (timeout)
  */
-int lease__poll_ref_change(lease_transport *t, lease_probe *state, lease_probe_fn probe,
-                           const char *refname, int known_present, const lease_oid *known_oid,
-                           int timeout_ms, int interval_ms);
+int lease__poll_ref_change(lease_transport *t, const lease_clock *clk, lease_probe *state,
+                           lease_probe_fn probe, const char *refname, int known_present,
+                           const lease_oid *known_oid, int timeout_ms, int interval_ms);
 
 /**
  * The local wait_change (lib/store/local_watch.c): inotify on the directory
  * of @p refname's loose file under @p commondir and on @p commondir itself
  * (packed-refs), re-checked with @p probe at least every LEASE_WATCH_CAP_MS
  * (a missed event costs at most that) and at once after the watches are set
- * (a change just before them). Without inotify: the probe every
- * LEASE_WATCH_CAP_MS.
+ * (a change just before them). Without inotify, or on a clock whose sleep is
+ * injected (@p clk, a test's virtual time): the probe every
+ * LEASE_WATCH_CAP_MS on that clock.
  * @return 1 (changed, or an event on the ref or packed-refs), 0 (timeout)
  */
-int lease__fs_wait_ref_change(lease_transport *t, lease_probe_fn probe, const char *commondir,
-                              const char *refname, int known_present, const lease_oid *known_oid,
-                              int timeout_ms);
+int lease__fs_wait_ref_change(lease_transport *t, const lease_clock *clk, lease_probe_fn probe,
+                              const char *commondir, const char *refname, int known_present,
+                              const lease_oid *known_oid, int timeout_ms);
 
 /** Longest a local waiter goes without re-reading the ref, ms. */
 #define LEASE_WATCH_CAP_MS 150

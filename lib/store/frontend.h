@@ -9,6 +9,7 @@
 #define REFLEASE_STORE_FRONTEND_H
 
 #include "reflease/store.h"
+#include "util/clock.h"
 #include "util/util.h" /* lease__error_set() */
 
 #include <stdint.h>
@@ -25,10 +26,32 @@ void lease__store_op_begin(lease_store *st, int64_t cap_ms);
 /** End the operation begun by the matching lease__store_op_begin(). */
 void lease__store_op_end(lease_store *st);
 /**
- * Cap every operation that begins from now on at @p mono_ms (lease__mono_ms()
- * clock; a --wait's end, issue 24 item 3), 0 = no cap.
+ * Cap every operation that begins from now on at @p mono_ms (the store's
+ * lease__store_mono_ms() clock; a --wait's end, issue 24 item 3), 0 = no cap.
  */
 void lease__store_set_wait_end(lease_store *st, int64_t mono_ms);
+
+/**
+ * The store's monotonic clock, ms (lease_store_options.clock.mono_ms, else
+ * CLOCK_MONOTONIC): the clock of every wait, verify poll and deadline.
+ */
+int64_t lease__store_mono_ms(const lease_store *st);
+/**
+ * Sleep @p ms on the store's clock (lease_store_options.clock.sleep_ms, else
+ * nanosleep(2)). @return 0, or -1 when @p mode is LEASE_SLEEP_INTERRUPTIBLE
+ * and a signal cut it short
+ */
+int lease__store_sleep_ms(const lease_store *st, int64_t ms, lease_sleep_mode mode);
+/**
+ * The fraction of a second of the store's wall clock, [0, 1): 0 under an
+ * injected clock.now (whole seconds), else CLOCK_REALTIME's.
+ */
+double lease__store_wall_fraction(const lease_store *st);
+/**
+ * The store's time (lease_store_now()) with the local wall clock's fraction
+ * of a second (lease__store_wall_fraction()), seconds.
+ */
+double lease__store_now_precise(lease_store *st);
 
 /** Gap between the content-creating requests of two operations of a burst, ms (issue 15). */
 #define LEASE_PACE_MS 1000

@@ -56,7 +56,7 @@ typedef struct gh_transport {
 	int burst;              /* a burst began (lease__store_pace): every write is paced */
 	int64_t paced_ms;       /* waited between the writes of one operation of a burst */
 	int64_t op_deadline_ms; /* monotonic: the running operation's end (0 = none) */
-	char *token_file;       /* REFLEASE_GITHUB_TOKEN_FILE: re-read on a 401 */
+	char *token_file;       /* the options' github_token_file: re-read on a 401 */
 	int64_t date;           /* latest Date header, s */
 	int64_t date_ms;        /* monotonic ms when it arrived */
 	int timeout_s;
@@ -64,6 +64,10 @@ typedef struct gh_transport {
 	int64_t limited_until_ms; /* monotonic: known rate limited until then */
 	char limited_why[300];    /* the answer that said so */
 	lease_probe poll;         /* a waiter's last conditional read (wait_change) */
+	lease_clock clock; /* the store options' clock: every wait, deadline and Date's age */
+	char *ca_file;     /* the options' ca_bundle (messages), or NULL */
+	char *ca_from;     /* how messages name it (ca_bundle_source), or NULL */
+	char *ca_dir;      /* the options' ca_dir, or NULL */
 	lease_random random;
 	lease_log_fn log;
 	void *log_payload;
@@ -100,9 +104,16 @@ __attribute__((format(printf, 3, 4))) static void gh_log(gh_transport *g, int le
 	va_end(ap);
 }
 
-static void sleep_ms(int64_t ms)
+/* Every wait of this transport: the store options' clock (a test's virtual
+ * time, or nanosleep). */
+static void sleep_ms(gh_transport *g, int64_t ms)
 {
-	lease__http_sleep_ms(ms); /* virtual under a test responder (fuzzing) */
+	lease__env_sleep_ms(&g->clock, ms, LEASE_SLEEP_FULL);
+}
+
+static int64_t mono_ms(const gh_transport *g)
+{
+	return lease__env_mono_ms(&g->clock);
 }
 
 /* A random factor in [1, 1 + spread) applied to @p ms. */
@@ -154,7 +165,7 @@ static int64_t server_now(gh_transport *g)
 {
 	if (g->date_ms <= 0)
 		return (int64_t)time(NULL);
-	return g->date + (lease__http_mono_ms() - g->date_ms) / 1000;
+	return g->date + (mono_ms(g) - g->date_ms) / 1000;
 }
 
 /* ---- messages -------------------------------------------------------------- */
@@ -438,15 +449,16 @@ static void url_host(char *out, size_t outlen, const char *url)
 static int tls_refused(gh_transport *g, const char *url, const char *why)
 {
 	char host[256];
-	const char *file, *dir, *from;
+	const char *file = g->ca_file, *dir = g->ca_dir;
 
 	url_host(host, sizeof(host), url);
-	lease__http_ca_locations(&file, &dir, &from);
 	if (file || dir)
 		return gh_err(g, LEASE_ECONFIG,
-		              "TLS: the certificate of %s does not verify against %s%s%s%s (%s)",
-		              host, file ? from : "", file ? "=" : "", file ? file : "",
-		              dir ? (file ? " and SSL_CERT_DIR" : "SSL_CERT_DIR") : "", why);
+		              "TLS: the certificate of %s does not verify against %s%s%s%s%s (%s)",
+		              host, file ? (g->ca_from ? g->ca_from : "the CA bundle ") : "",
+		              file && g->ca_from ? "=" : "", file ? file : "",
+		              dir ? (file ? " and the CA directory " : "the CA directory ") : "",
+		              dir ? dir : "", why);
 	return gh_err(g, LEASE_ECONFIG,
 	              "TLS: the certificate of %s does not verify against the system's "
 	              "certificate authorities (%s): for a private CA (GHES, a TLS-inspecting "
@@ -526,13 +538,13 @@ __attribute__((format(printf, 3, 4))) static int outcome_unknown(gh_transport *g
 static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const char *url,
                        const char *body, int idempotent, int graphql, int64_t deadline_ms)
 {
-	int64_t backoff = 500, now, wait, start = lease__http_mono_ms(), told = 0;
-	int attempt = 0, rc, limited = 0, hops = 0, rotated = 0;
+	int64_t backoff = 500, now, wait, start = mono_ms(g), told = 0;
+	int attempt = 0, rc, limited = 0, hops = 0, rotated = 0, final = 0;
 	char last[300] = "", moved[2][1024];
 
 	memset(rp, 0, sizeof(*rp));
 	for (;;) {
-		now = lease__http_mono_ms();
+		now = mono_ms(g);
 		if (now >= deadline_ms && attempt > 0)
 			break;
 		if (now >= deadline_ms) /* an operation whose time is up sends nothing more */
@@ -551,8 +563,8 @@ static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const 
 				        g->limited_why,
 				        (long long)((g->limited_until_ms - now + 999) / 1000),
 				        g->timeout_s);
-			sleep_ms(g->limited_until_ms - now);
-			now = lease__http_mono_ms();
+			sleep_ms(g, g->limited_until_ms - now);
+			now = mono_ms(g);
 		}
 		attempt++;
 		reply_clear(rp);
@@ -588,8 +600,8 @@ static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const 
 				limited = 1;
 				wait = rate_limit_wait_ms(g, rp);
 				rate_limit_what(last, sizeof(last), rp, graphql);
-				if (lease__http_mono_ms() + wait > deadline_ms) {
-					g->limited_until_ms = lease__http_mono_ms() + wait;
+				if (mono_ms(g) + wait > deadline_ms) {
+					g->limited_until_ms = mono_ms(g) + wait;
 					snprintf(g->limited_why, sizeof(g->limited_why), "%s",
 					         last);
 					rc = gh_err(
@@ -603,7 +615,7 @@ static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const 
 				}
 				gh_log(g, LEASE_LOG_WARN, "github: %s; retrying in %lld s", last,
 				       (long long)((wait + 999) / 1000));
-				sleep_ms(wait);
+				sleep_ms(g, wait);
 				continue;
 			}
 			/* A 401 with a token file: a rotated token (a GitHub App's
@@ -672,7 +684,7 @@ static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const 
 		}
 	retry:
 		limited = 0;
-		now = lease__http_mono_ms();
+		now = mono_ms(g);
 		/* issue 23: a progress line at -v once the retries have lasted a
 		 * few seconds, then every PROGRESS_MS, instead of silence */
 		if (now - start >= PROGRESS_FIRST_MS && now - told >= PROGRESS_MS) {
@@ -683,15 +695,20 @@ static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const 
 			       (long long)((now - start) / 1000), last,
 			       (long long)((deadline_ms - now) / 1000), g->timeout_s);
 		}
-		/* the backoff, but a last attempt with half a second left */
+		/* the backoff, but a last attempt with half a second left (once:
+		 * on a virtual clock no time passes while a request is sent) */
+		if (final)
+			break;
 		wait = jitter(g, backoff, 0.5);
-		if (now + wait + 500 > deadline_ms)
+		if (now + wait + 500 > deadline_ms) {
 			wait = deadline_ms - now - 500;
+			final = 1;
+		}
 		if (wait < 0)
 			break;
 		gh_log(g, LEASE_LOG_DEBUG, "github: %s %s failed (%s); retrying in %lld ms", method,
 		       url_path(url), last, (long long)wait);
-		sleep_ms(wait);
+		sleep_ms(g, wait);
 		if (backoff < 8000)
 			backoff *= 2;
 	}
@@ -700,7 +717,7 @@ static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const 
 		return gh_err(g, LEASE_ERATELIMIT, "%s past the operation's end (--timeout %d s)",
 		              last, g->timeout_s);
 	return gh_err(g, LEASE_ENET, "GitHub unreachable after %d attempts in %lld s: %s", attempt,
-	              (long long)((lease__http_mono_ms() - start + 500) / 1000), last);
+	              (long long)((mono_ms(g) - start + 500) / 1000), last);
 }
 
 /* The running operation's deadline (issue 24 item 3: --timeout bounds the
@@ -710,7 +727,7 @@ static int64_t deadline(const gh_transport *g)
 {
 	if (g->op_deadline_ms > 0)
 		return g->op_deadline_ms;
-	return lease__http_mono_ms() + (int64_t)g->timeout_s * 1000;
+	return mono_ms(g) + (int64_t)g->timeout_s * 1000;
 }
 
 /* Errors every endpoint shares (F25, F26); 0 when @p rp is none of them. */
@@ -1273,7 +1290,7 @@ static int snap_serve(gh_transport *g, lease_ref_list *out, const char *prefix, 
 	size_t i;
 
 	*rc = 0;
-	if (!g->snap_prefix[0] || lease__http_mono_ms() - g->snap_ms >= 2000) {
+	if (!g->snap_prefix[0] || mono_ms(g) - g->snap_ms >= 2000) {
 		snap_drop(g);
 		return 0;
 	}
@@ -1302,10 +1319,10 @@ static void pace_write(gh_transport *g)
 
 	if (!g->burst || g->last_write_ms <= 0)
 		return;
-	wait = g->last_write_ms + BURST_GAP_MS - lease__http_mono_ms();
+	wait = g->last_write_ms + BURST_GAP_MS - mono_ms(g);
 	if (wait <= 0)
 		return;
-	sleep_ms(wait);
+	sleep_ms(g, wait);
 	g->paced_ms += wait;
 }
 
@@ -1337,7 +1354,7 @@ static int gh_write_commit(lease_transport *t, lease_oid *out, const lease_oid *
 	/* Writing an object is idempotent (same content, same oid): safe to resend. */
 	pace_write(g);
 	rc = rest_call(g, &rp, "POST", "git/commits", body, 1);
-	g->last_write_ms = lease__http_mono_ms();
+	g->last_write_ms = mono_ms(g);
 	json_decref(body);
 	if (rc < 0)
 		return rc;
@@ -1417,7 +1434,7 @@ static int gh_create_ref(lease_transport *t, const char *refname, const lease_oi
 	for (tries = 1;; tries++) {
 		pace_write(g);
 		rc = rest_call(g, &rp, "POST", "git/refs", body, 0);
-		g->last_write_ms = lease__http_mono_ms();
+		g->last_write_ms = mono_ms(g);
 		if (rc < 0)
 			break;
 		excerpt(msg, sizeof(msg), rest_message(&rp));
@@ -1449,7 +1466,7 @@ static int gh_create_ref(lease_transport *t, const char *refname, const lease_oi
 			       "retrying in %lld ms",
 			       refname, msg, (long long)wait);
 			reply_clear(&rp);
-			sleep_ms(wait);
+			sleep_ms(g, wait);
 			continue;
 		} else if (rc == 0) {
 			rc = gh_err(g, LEASE_ENET,
@@ -1509,7 +1526,7 @@ static int gh_update_refs(gh_transport *g, const lease_ref_update *u, size_t n, 
 		return LEASE_ENOMEM;
 	pace_write(g);
 	rc = gql_post(g, &rp, q, vars, 0, what);
-	g->last_write_ms = lease__http_mono_ms();
+	g->last_write_ms = mono_ms(g);
 	json_decref(vars);
 	if (rc < 0)
 		return rc;
@@ -1731,7 +1748,7 @@ static int rest_confirm(gh_transport *g, const char *const *refs, size_t n, int 
 		snap_drop(g);
 		return rc;
 	}
-	g->snap_ms = lease__http_mono_ms();
+	g->snap_ms = mono_ms(g);
 	for (i = 0; i < n; i++) {
 		present[i] = 0;
 		for (j = 0; j < g->snap.count; j++) {
@@ -2164,8 +2181,10 @@ static int gh_read_ref_oid(lease_transport *t, const char *refname, int *present
 static int gh_wait_change(lease_transport *t, const char *refname, int known_present,
                           const lease_oid *known_oid, int timeout_ms)
 {
-	return lease__poll_ref_change(t, &((gh_transport *)t)->poll, gh_probe, refname,
-	                              known_present, known_oid, timeout_ms, GH_POLL_MS);
+	gh_transport *g = (gh_transport *)t;
+
+	return lease__poll_ref_change(t, &g->clock, &g->poll, gh_probe, refname, known_present,
+	                              known_oid, timeout_ms, GH_POLL_MS);
 }
 
 /* Pacing (issue 15 #7, issue 24 #4): GitHub asks for at least one second
@@ -2178,8 +2197,8 @@ static int gh_wait_change(lease_transport *t, const char *refname, int known_pre
  * every later content-creating request — the two of one operation too —
  * waits the same (pace_write): >= 1 s apart, so never more than 60 in any
  * 60 s. A lone operation is never paced. With @p gap_ms 0 it only reports.
- * The clock is lease__http_mono_ms() (virtual under a test responder, like
- * every wait of this transport). Returns the milliseconds waited here plus
+ * The clock is the store options' (mono_ms(), sleep_ms(): a test's virtual
+ * time, like every wait of this transport). Returns the milliseconds waited here plus
  * those waited between writes since the last call. */
 static int64_t gh_pace(lease_transport *t, int64_t gap_ms)
 {
@@ -2192,10 +2211,10 @@ static int64_t gh_pace(lease_transport *t, int64_t gap_ms)
 	g->paced_ms = 0;
 	if (g->last_write_ms <= 0)
 		return inner;
-	wait = g->last_write_ms + gap_ms - lease__http_mono_ms();
+	wait = g->last_write_ms + gap_ms - mono_ms(g);
 	if (wait <= 0)
 		return inner;
-	sleep_ms(wait);
+	sleep_ms(g, wait);
 	return inner + wait;
 }
 
@@ -2227,13 +2246,18 @@ static void gh_free(lease_transport *t)
 	free(g->api);
 	free(g->graphql);
 	free(g->token_file);
+	free(g->ca_file);
+	free(g->ca_from);
+	free(g->ca_dir);
 	free(g);
 }
 
 void lease__github_set_deadline(lease_transport *t, int64_t ms)
 {
+	gh_transport *g = (gh_transport *)t;
+
 	if (t && t->free == gh_free)
-		((gh_transport *)t)->op_deadline_ms = ms > 0 ? lease__http_mono_ms() + ms : 0;
+		g->op_deadline_ms = ms > 0 ? mono_ms(g) + ms : 0;
 }
 
 size_t lease__github_listing_peak(lease_transport *t, int reset)
@@ -2308,15 +2332,10 @@ static int valid_slug(const char *s, size_t len, size_t max)
 	return 1;
 }
 
-static int getenv_nonempty(const char *name, const char **out)
+/* @p v when it is set and not empty, else NULL. */
+static const char *nonempty(const char *v)
 {
-	const char *v = getenv(name);
-
-	if (v && *v) {
-		*out = v;
-		return 1;
-	}
-	return 0;
+	return v && *v ? v : NULL;
 }
 
 /* Read a token file into @p buf (trailing newline and spaces dropped).
@@ -2392,37 +2411,47 @@ int lease__github_transport_new(lease_transport **out, const char *arg,
 		return LEASE_ENOMEM;
 	g->base = gh_vtable;
 	if (opts) {
+		g->clock = opts->clock;
 		g->random = opts->random;
 		g->log = opts->log;
 		g->log_payload = opts->log_payload;
 		g->log_level = opts->log_level;
+		tf = nonempty(opts->github_token_file);
+		api = nonempty(opts->github_api_url);
+		gql = nonempty(opts->github_graphql_url);
 	}
 	rc = LEASE_ENOMEM;
-	/* A token file (REFLEASE_GITHUB_TOKEN_FILE; the CLI's --token-file sets
-	 * it) is read again on a 401: a rotated token is picked up (issue 24 #6). */
-	if (getenv_nonempty("REFLEASE_GITHUB_TOKEN_FILE", &tf) && !(g->token_file = strdup(tf)))
+	if (opts && ((nonempty(opts->ca_bundle) && !(g->ca_file = strdup(opts->ca_bundle))) ||
+	             (nonempty(opts->ca_bundle_source) && g->ca_file &&
+	              !(g->ca_from = strdup(opts->ca_bundle_source))) ||
+	             (nonempty(opts->ca_dir) && !(g->ca_dir = strdup(opts->ca_dir)))))
 		goto fail;
-	if (opts && opts->github_token && *opts->github_token) {
+	/* A token file (the CLI's --token-file / REFLEASE_GITHUB_TOKEN_FILE) is
+	 * read again on a 401: a rotated token is picked up (issue 24 #6). */
+	if (tf && !(g->token_file = strdup(tf)))
+		goto fail;
+	if (opts && nonempty(opts->github_token)) {
 		token = opts->github_token;
 	} else if (g->token_file) {
 		if ((rc = read_token_file(g->token_file, file_token, sizeof(file_token), err,
 		                          errlen)) < 0)
 			goto fail;
 		token = file_token;
-	} else if (!getenv_nonempty("REFLEASE_GITHUB_TOKEN", &token) &&
-	           !getenv_nonempty("GITHUB_TOKEN", &token)) {
+	} else {
 		lease__error_set(err, errlen, "%s",
 		                 "no GitHub token: set GITHUB_TOKEN (or REFLEASE_GITHUB_TOKEN, or "
 		                 "use --token-file FILE)");
 		rc = LEASE_ECONFIG;
 		goto fail;
 	}
-	if (!getenv_nonempty("GITHUB_API_URL", &api))
+	if (!api)
 		api = "https://api.github.com";
 	if ((rc = lease__http_check_url(api, err, errlen)) < 0)
 		goto fail;
 	if ((rc = lease__http_new(&g->http, token, err, errlen)) < 0)
 		goto fail;
+	lease__http_set_clock(g->http, &g->clock);
+	lease__http_set_ca(g->http, g->ca_file, g->ca_dir);
 	rc = LEASE_ENOMEM;
 	if (!(g->api = strip_slash(api)))
 		goto fail;
@@ -2430,7 +2459,7 @@ int lease__github_transport_new(lease_transport **out, const char *arg,
 	 * API URL as @actions/github and @octokit/graphql do; a
 	 * GITHUB_GRAPHQL_URL (every Actions runner exports one) is used only on
 	 * the API's own origin, else ignored with a warning. */
-	if (getenv_nonempty("GITHUB_GRAPHQL_URL", &gql) && !lease__http_same_origin(gql, g->api)) {
+	if (gql && !lease__http_same_origin(gql, g->api)) {
 		gh_log(g, LEASE_LOG_WARN,
 		       "github: GITHUB_GRAPHQL_URL %.300s is not on the origin of the API URL "
 		       "%.300s: ignored (the token goes to the API's origin only); GraphQL "

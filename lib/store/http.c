@@ -33,25 +33,8 @@ struct lease_http {
 	lease_http_responder responder; /* test hook: answers instead of the network */
 	void *responder_payload;
 	char if_none_match[128]; /* sent with the next GET only ("" = none) */
+	lease_clock clock;       /* the store options' clock (lease__http_set_clock) */
 };
-
-/* Under a responder (tests, fuzzing) sleeping advances a virtual clock. */
-static int virtual_clock;
-static int64_t virtual_ms;
-
-int64_t lease__http_mono_ms(void)
-{
-	return lease__mono_ms() + virtual_ms;
-}
-
-void lease__http_sleep_ms(int64_t ms)
-{
-	if (ms > 0 && virtual_clock) {
-		virtual_ms += ms;
-		return;
-	}
-	lease__sleep_ms(ms, LEASE_SLEEP_FULL);
-}
 
 static void wipe(char *p, size_t n)
 {
@@ -284,26 +267,22 @@ static struct curl_slist *add_header(struct curl_slist *l, const char *line, int
 	return n;
 }
 
-void lease__http_ca_locations(const char **file, const char **dir, const char **from)
+void lease__http_set_ca(lease_http *h, const char *file, const char *dir)
 {
-	static const char *const files[] = {"REFLEASE_CA_BUNDLE", "CURL_CA_BUNDLE"};
-	const char *v;
-	size_t i;
+	/* as curl: a bundle that cannot be read fails https requests only
+	 * (CURLE_SSL_CACERT_BADFILE, reported at once as a TLS failure) */
+	if (file && *file)
+		curl_easy_setopt(h->curl, CURLOPT_CAINFO, file);
+	if (dir && *dir)
+		curl_easy_setopt(h->curl, CURLOPT_CAPATH, dir);
+}
 
-	*file = *dir = *from = NULL;
-	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		if ((v = getenv(files[i])) && *v) {
-			*file = v;
-			*from = files[i];
-			return;
-		}
-	}
-	if ((v = getenv("SSL_CERT_DIR")) && *v)
-		*dir = v;
-	if ((v = getenv("SSL_CERT_FILE")) && *v) {
-		*file = v;
-		*from = "SSL_CERT_FILE";
-	}
+void lease__http_set_clock(lease_http *h, const lease_clock *clk)
+{
+	if (clk)
+		h->clock = *clk;
+	else
+		memset(&h->clock, 0, sizeof(h->clock));
 }
 
 int lease__http_global_setup(void)
@@ -438,16 +417,6 @@ int lease__http_new(lease_http **out, const char *token, char *err, size_t errle
 	curl_easy_setopt(h->curl, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(h->curl, CURLOPT_HEADERDATA, h);
 	curl_easy_setopt(h->curl, CURLOPT_ACCEPT_ENCODING, "");
-	{
-		const char *file, *dir, *from;
-		/* as curl: a bundle that cannot be read fails https requests only
-		 * (CURLE_SSL_CACERT_BADFILE, reported at once as a TLS failure) */
-		lease__http_ca_locations(&file, &dir, &from);
-		if (file)
-			curl_easy_setopt(h->curl, CURLOPT_CAINFO, file);
-		if (dir)
-			curl_easy_setopt(h->curl, CURLOPT_CAPATH, dir);
-	}
 	*out = h;
 	return 0;
 }
@@ -466,7 +435,6 @@ void lease__http_set_responder(lease_http *h, lease_http_responder fn, void *pay
 {
 	h->responder = fn;
 	h->responder_payload = payload;
-	virtual_clock = fn != NULL;
 }
 
 /* Feed one raw answer through the same callbacks libcurl drives. */
@@ -518,7 +486,7 @@ int lease__http_parse_response(lease_http *h, lease_http_response *resp, const c
 	h->body_alloc = 0;
 	feed_raw(h, resp, raw, len, &status);
 	h->cur = NULL;
-	resp->date_mono_ms = lease__http_mono_ms();
+	resp->date_mono_ms = lease__env_mono_ms(&h->clock);
 	if (resp->body_overflow || status < 100 || status > 599) {
 		resp->result = LEASE_HTTP_UNANSWERED;
 		resp->status = 0;
@@ -622,7 +590,7 @@ int lease__http_request(lease_http *h, lease_http_response *resp, const char *me
 		resp->result = r == 1 ? LEASE_HTTP_NOT_SENT : LEASE_HTTP_UNANSWERED;
 		snprintf(resp->error, sizeof(resp->error), "%s",
 		         r == 1 ? "no connection (test responder)" : "no answer (test responder)");
-		resp->date_mono_ms = lease__http_mono_ms();
+		resp->date_mono_ms = lease__env_mono_ms(&h->clock);
 		return 0;
 	}
 	h->cur = resp;
@@ -658,7 +626,7 @@ int lease__http_request(lease_http *h, lease_http_response *resp, const char *me
 		wipe(cond->data, strlen(cond->data));
 		curl_slist_free_all(cond);
 	}
-	resp->date_mono_ms = lease__http_mono_ms();
+	resp->date_mono_ms = lease__env_mono_ms(&h->clock);
 	curl_easy_getinfo(h->curl, CURLINFO_REQUEST_SIZE, &reqsize);
 	curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &status);
 	resp->result = classify_curl(cc, reqsize);

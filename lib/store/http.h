@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "reflease/common.h"
+
 /** Default cap on a response body, bytes (style.md §10). */
 #define LEASE_HTTP_BODY_CAP (16u * 1024u * 1024u)
 
@@ -50,20 +52,6 @@ typedef struct lease_http_response {
 } lease_http_response;
 
 /**
- * Where the client finds the certificate authorities it trusts (issue 24
- * item 1), in this order, as curl's tool does: REFLEASE_CA_BUNDLE (the
- * CLI's --ca-bundle sets it), else CURL_CA_BUNDLE, else SSL_CERT_FILE; a
- * directory of hashed certificates from SSL_CERT_DIR (unless REFLEASE_CA_BUNDLE
- * or CURL_CA_BUNDLE is set). Unset: libcurl's built-in system store. A bundle
- * replaces the system store (as with curl --cacert): a corporate bundle must
- * hold the public roots too. Verification itself is never turned off.
- * @param file  receives the bundle file or NULL (borrowed from the environment)
- * @param dir   receives the directory or NULL
- * @param from  receives the variable @p file came from, or NULL
- */
-void lease__http_ca_locations(const char **file, const char **dir, const char **from);
-
-/**
  * Check that @p url may be used: https://, or http:// towards a loopback
  * address (127.0.0.0/8, ::1, localhost). Anything else is refused.
  * @return 0, or LEASE_ECONFIG with a message in @p err (the URL, never a credential)
@@ -83,6 +71,24 @@ int lease__http_global_setup(void);
  * @return 0, LEASE_ENOMEM, LEASE_ECONFIG (libcurl unusable)
  */
 int lease__http_new(lease_http **out, const char *token, char *err, size_t errlen);
+
+/**
+ * Trust the certificate authorities of @p file (a PEM bundle) and @p dir (a
+ * directory of hashed certificates) instead of libcurl's built-in system
+ * store (issue 24 item 1; the store options' ca_bundle and ca_dir, which the
+ * CLI takes from --ca-bundle / REFLEASE_CA_BUNDLE, CURL_CA_BUNDLE,
+ * SSL_CERT_FILE, SSL_CERT_DIR in curl's order). NULL or "" leaves that one
+ * unset. A bundle replaces the system store (as with curl --cacert): a
+ * corporate bundle must hold the public roots too. Verification itself is
+ * never turned off.
+ */
+void lease__http_set_ca(lease_http *h, const char *file, const char *dir);
+
+/**
+ * The clock @p h stamps its answers with (lease_http_response.date_mono_ms):
+ * @p clk's mono_ms (copied; the store options' clock), NULL = CLOCK_MONOTONIC.
+ */
+void lease__http_set_clock(lease_http *h, const lease_clock *clk);
 
 /**
  * Replace the credential of @p h (a rotated token, issue 24 item 6): the old
@@ -135,9 +141,9 @@ void lease__http_set_if_none_match(lease_http *h, const char *etag);
  * *raw_len to one raw HTTP answer (status line, header lines, blank line,
  * body; borrowed until the next call), parsed by lease__http_parse_response().
  * It returns 0 (answered), 1 (nothing sent: as a refused connection) or 2
- * (no answer: outcome unknown). While a responder is set, the process's
- * lease__http_sleep_ms() advances a virtual clock instead of sleeping, so
- * retries and backoff cost no time. NULL removes the hook.
+ * (no answer: outcome unknown). It changes no clock: a test that wants
+ * retries and backoff to cost no time gives the store a virtual clock
+ * (lease_store_options.clock). NULL removes the hook.
  */
 typedef int (*lease_http_responder)(void *payload, const char *method, const char *url,
                                     const char *body, const char **raw, size_t *raw_len);
@@ -156,14 +162,8 @@ void lease__http_set_responder(lease_http *h, lease_http_responder fn, void *pay
 int lease__http_parse_response(lease_http *h, lease_http_response *resp, const char *raw,
                                size_t len);
 
-/** Sleep @p ms milliseconds (a virtual clock under a test responder). */
-void lease__http_sleep_ms(int64_t ms);
-
 /** Number of requests sent through @p h (for request budgets). */
 unsigned long lease__http_request_count(const lease_http *h);
-
-/** Monotonic clock, milliseconds. */
-int64_t lease__http_mono_ms(void);
 
 /** Free the client. Accepts NULL. The token copy is wiped first. */
 void lease__http_free(lease_http *h);

@@ -51,6 +51,7 @@ typedef struct local_transport {
 	struct timespec pack_mtime; /* objects/pack when the odb was last opened */
 	int shared;                 /* core.sharedRepository, lease__fs_shared_perm() */
 	int lock_wait_ms;           /* ref lock wait of writes (set_lock_wait) */
+	lease_clock clock;          /* the store options' clock: a waiter's (wait_change) */
 	char errbuf[8192];
 } local_transport;
 
@@ -939,8 +940,9 @@ static int local_probe(lease_transport *t, const char *refname, lease_probe *p)
 static int local_wait_change(lease_transport *t, const char *refname, int known_present,
                              const lease_oid *known_oid, int timeout_ms)
 {
-	return lease__fs_wait_ref_change(t, local_probe, git_repository_commondir(L(t)->repo),
-	                                 refname, known_present, known_oid, timeout_ms);
+	return lease__fs_wait_ref_change(t, &L(t)->clock, local_probe,
+	                                 git_repository_commondir(L(t)->repo), refname,
+	                                 known_present, known_oid, timeout_ms);
 }
 
 /* scan_commits (transport.h, version 2): every object of the store, loose
@@ -1302,7 +1304,8 @@ static const lease_transport local_vtable = {
         .cas_many = local_cas_many,
 };
 
-int lease__local_transport_new(lease_transport **out, const char *path, char *err, size_t errlen)
+int lease__local_transport_new(lease_transport **out, const char *path,
+                               const lease_store_options *opts, char *err, size_t errlen)
 {
 	local_transport *lt;
 	const char *common;
@@ -1337,6 +1340,8 @@ int lease__local_transport_new(lease_transport **out, const char *path, char *er
 	lt->seed = (unsigned int)getpid() ^ (unsigned int)lease__mono_ms();
 	lt->shared = shared_setting(lt->repo);
 	lt->lock_wait_ms = LOCK_RETRY_MS;
+	if (opts)
+		lt->clock = opts->clock;
 	lt->base = local_vtable;
 	*out = &lt->base;
 	return 0;

@@ -68,11 +68,12 @@ typedef struct remote_transport {
 	char *url;
 	char *git_url;      /* what libgit2 is given: http(s) without the URL's user */
 	char url_user[128]; /* the user an http(s) URL names ("" = none) */
-	char *token;        /* REFLEASE_GIT_TOKEN, wiped on free */
+	char *token;        /* the store options' git_token, wiped on free */
 	int have_empty_tree;
 	lease_probe poll;       /* a waiter's last ls-remote (wait_change) */
 	int64_t op_deadline_ms; /* lease__mono_ms(): the running operation's end, 0 = none */
-	lease_log_fn log;       /* the store's logger (lease__remote_set_log) */
+	lease_clock clock;      /* the store options' clock: a waiter's polls */
+	lease_log_fn log;       /* the store options' logger */
 	void *log_payload;
 	int log_level;
 	char errbuf[2048];
@@ -675,8 +676,8 @@ static int remote_read_ref_oid(lease_transport *t, const char *refname, int *pre
 static int remote_wait_change(lease_transport *t, const char *refname, int known_present,
                               const lease_oid *known_oid, int timeout_ms)
 {
-	return lease__poll_ref_change(t, &R(t)->poll, remote_probe, refname, known_present,
-	                              known_oid, timeout_ms, REMOTE_POLL_MS);
+	return lease__poll_ref_change(t, &R(t)->clock, &R(t)->poll, remote_probe, refname,
+	                              known_present, known_oid, timeout_ms, REMOTE_POLL_MS);
 }
 
 static int list_once(remote_transport *rt, lease_ref_list *out, const char *prefix, int *fetch_rc);
@@ -945,18 +946,23 @@ static int rm_entry(const char *path, const struct stat *sb, int flag, struct FT
 	return remove(path);
 }
 
-/* $XDG_CACHE_HOME/reflease (fallback ~/.cache/reflease), created 0700. */
-static int cache_base(char *out, size_t outlen, char *err, size_t errlen)
+/* @p dir (the store options' cache_dir; the CLI's $XDG_CACHE_HOME/reflease
+ * or ~/.cache/reflease), else ~/.cache/reflease of the user database's home;
+ * created 0700. */
+static int cache_base(char *out, size_t outlen, const char *dir, char *err, size_t errlen)
 {
-	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	const char *home;
 	struct passwd *pw;
 	int n;
 
-	if (xdg && xdg[0] == '/')
-		n = snprintf(out, outlen, "%s/reflease", xdg);
-	else {
-		if (!home || home[0] != '/')
-			home = (pw = getpwuid(getuid())) ? pw->pw_dir : NULL;
+	if (dir && dir[0] == '/')
+		n = snprintf(out, outlen, "%s", dir);
+	else if (dir && *dir) {
+		lease__error_set(err, errlen, "cache directory '%.300s' is not an absolute path",
+		                 dir);
+		return LEASE_ECONFIG;
+	} else {
+		home = (pw = getpwuid(getuid())) ? pw->pw_dir : NULL;
 		if (!home || home[0] != '/') {
 			lease__error_set(err, errlen,
 			                 "no cache directory: set XDG_CACHE_HOME or HOME");
@@ -979,7 +985,8 @@ static int cache_base(char *out, size_t outlen, char *err, size_t errlen)
 /* Open (creating when needed) the cache repository for @p url. Concurrent
  * first uses each build a private directory and rename(2) it into place: one
  * wins, the others discard theirs. */
-static int open_cache(git_repository **out, const char *url, char *err, size_t errlen)
+static int open_cache(git_repository **out, const char *url, const char *cache_dir, char *err,
+                      size_t errlen)
 {
 	char base[3072], dir[3200], tmp[3300], hex[GIT_OID_HEXSZ + 1], nonce[17];
 	git_repository *repo = NULL;
@@ -988,7 +995,7 @@ static int open_cache(git_repository **out, const char *url, char *err, size_t e
 	int rc;
 
 	*out = NULL;
-	if ((rc = cache_base(base, sizeof(base), err, errlen)) < 0)
+	if ((rc = cache_base(base, sizeof(base), cache_dir, err, errlen)) < 0)
 		return rc;
 	if (git_odb_hash(&h, url, strlen(url), GIT_OBJECT_BLOB) < 0) {
 		lease__error_set(err, errlen, "cannot hash the remote URL%s%s", lease__git_sep(),
@@ -1040,15 +1047,6 @@ static int open_cache(git_repository **out, const char *url, char *err, size_t e
 }
 
 /* The transport's calls and figures (protocol.md §4, §9). */
-void lease__remote_set_log(lease_transport *t, lease_log_fn log, void *payload, int level)
-{
-	if (t && t->free == remote_free) {
-		R(t)->log = log;
-		R(t)->log_payload = payload;
-		R(t)->log_level = level;
-	}
-}
-
 void lease__remote_set_deadline(lease_transport *t, int64_t ms)
 {
 	if (t && t->free == remote_free)
@@ -1114,14 +1112,15 @@ static int split_url_user(remote_transport *rt)
 	return 0;
 }
 
-/* https: trust the certificate authorities curl and git would (issue 24
- * #1): --ca-bundle / REFLEASE_CA_BUNDLE, CURL_CA_BUNDLE, SSL_CERT_FILE,
- * SSL_CERT_DIR (lease__http_ca_locations); else libgit2's default. */
-static int trust_ca(char *err, size_t errlen)
+/* https: trust the certificate authorities github: does (issue 24 #1): the
+ * store options' ca_bundle and ca_dir (the CLI's --ca-bundle /
+ * REFLEASE_CA_BUNDLE, CURL_CA_BUNDLE, SSL_CERT_FILE, SSL_CERT_DIR); else
+ * libgit2's default. */
+static int trust_ca(const lease_store_options *opts, char *err, size_t errlen)
 {
-	const char *file, *dir, *from;
+	const char *file = opts && opts->ca_bundle && *opts->ca_bundle ? opts->ca_bundle : NULL;
+	const char *dir = opts && opts->ca_dir && *opts->ca_dir ? opts->ca_dir : NULL;
 
-	lease__http_ca_locations(&file, &dir, &from);
 	if (!file && !dir)
 		return 0;
 	if (git_libgit2_opts(GIT_OPT_SET_SSL_CERT_LOCATIONS, file, dir) < 0) {
@@ -1132,11 +1131,12 @@ static int trust_ca(char *err, size_t errlen)
 	return 0;
 }
 
-int lease__remote_transport_new(lease_transport **out, const char *url, char *err, size_t errlen)
+int lease__remote_transport_new(lease_transport **out, const char *url,
+                                const lease_store_options *opts, char *err, size_t errlen)
 {
 	static const char *const schemes[] = {"git://", "http://", "https://", "ssh://"};
 	remote_transport *rt;
-	const char *token;
+	const char *token = opts ? opts->git_token : NULL;
 	size_t i;
 	int rc, known = 0;
 
@@ -1167,7 +1167,7 @@ int lease__remote_transport_new(lease_transport **out, const char *url, char *er
 			                 "remote: invalid file URL (expected file:///PATH)");
 			return LEASE_EINVALID;
 		}
-		if ((rc = lease__local_transport_new(out, path, err, errlen)) < 0)
+		if ((rc = lease__local_transport_new(out, path, opts, err, errlen)) < 0)
 			return rc;
 		remote_figures(*out);
 		return 0;
@@ -1184,12 +1184,17 @@ int lease__remote_transport_new(lease_transport **out, const char *url, char *er
 		free(rt);
 		return LEASE_ENOMEM;
 	}
-	token = getenv("REFLEASE_GIT_TOKEN");
 	if (token && *token && !(rt->token = strdup(token))) {
 		remote_free(&rt->base);
 		return LEASE_ENOMEM;
 	}
-	if ((rc = open_cache(&rt->cache, url, err, errlen)) < 0) {
+	if (opts) {
+		rt->clock = opts->clock;
+		rt->log = opts->log;
+		rt->log_payload = opts->log_payload;
+		rt->log_level = opts->log_level;
+	}
+	if ((rc = open_cache(&rt->cache, url, opts ? opts->cache_dir : NULL, err, errlen)) < 0) {
 		remote_free(&rt->base);
 		return rc;
 	}
@@ -1197,7 +1202,7 @@ int lease__remote_transport_new(lease_transport **out, const char *url, char *er
 		remote_free(&rt->base);
 		return rc;
 	}
-	if (strncmp(url, "https://", 8) == 0 && (rc = trust_ca(err, errlen)) < 0) {
+	if (strncmp(url, "https://", 8) == 0 && (rc = trust_ca(opts, err, errlen)) < 0) {
 		remote_free(&rt->base);
 		return rc;
 	}

@@ -34,10 +34,9 @@ typedef int (*transport_ctor)(lease_transport **out, const char *arg,
 static int local_ctor(lease_transport **out, const char *arg, const lease_store_options *opts,
                       char *err, size_t errlen)
 {
-	(void)opts;
 	/* "local:" alone (the CLI's default) is the repository the current
 	 * directory is in, found as git finds it; local:PATH is PATH itself. */
-	return lease__local_transport_new(out, *arg ? arg : NULL, err, errlen);
+	return lease__local_transport_new(out, *arg ? arg : NULL, opts, err, errlen);
 }
 
 static int github_ctor(lease_transport **out, const char *arg, const lease_store_options *opts,
@@ -49,11 +48,7 @@ static int github_ctor(lease_transport **out, const char *arg, const lease_store
 static int remote_ctor(lease_transport **out, const char *arg, const lease_store_options *opts,
                        char *err, size_t errlen)
 {
-	int rc = lease__remote_transport_new(out, arg, err, errlen);
-
-	if (rc == 0 && opts)
-		lease__remote_set_log(*out, opts->log, opts->log_payload, opts->log_level);
-	return rc;
+	return lease__remote_transport_new(out, arg, opts, err, errlen);
 }
 
 static const struct {
@@ -259,6 +254,26 @@ int64_t lease_store_now(lease_store *st)
 	return (int64_t)time(NULL);
 }
 
+double lease__store_wall_fraction(const lease_store *st)
+{
+	return lease__env_wall_fraction(&st->clock);
+}
+
+double lease__store_now_precise(lease_store *st)
+{
+	return (double)lease_store_now(st) + lease__store_wall_fraction(st);
+}
+
+int64_t lease__store_mono_ms(const lease_store *st)
+{
+	return lease__env_mono_ms(&st->clock);
+}
+
+int lease__store_sleep_ms(const lease_store *st, int64_t ms, lease_sleep_mode mode)
+{
+	return lease__env_sleep_ms(&st->clock, ms, mode);
+}
+
 char *lease__store_error_slot(lease_store *st)
 {
 	return st && !st->errmsg[0] ? st->errmsg : NULL;
@@ -346,7 +361,7 @@ void lease__store_op_begin(lease_store *st, int64_t cap_ms)
 	if (st->op_depth++ > 0)
 		return;
 	if (st->wait_end_ms > 0) {
-		int64_t left = st->wait_end_ms - lease__mono_ms();
+		int64_t left = st->wait_end_ms - lease__store_mono_ms(st);
 		if (left < 1000)
 			left = 1000;
 		if (left < ms)

@@ -229,3 +229,34 @@ int lease__sleep_ms(int64_t ms, lease_sleep_mode mode)
 	}
 	return 0;
 }
+
+int64_t lease__env_mono_ms(const lease_clock *c)
+{
+	if (c && c->mono_ms)
+		return c->mono_ms(c->payload);
+	return lease__mono_ms();
+}
+
+int lease__env_sleep_ms(const lease_clock *c, int64_t ms, lease_sleep_mode mode)
+{
+	if (ms <= 0)
+		return 0;
+	if (c && c->sleep_ms)
+		return c->sleep_ms(ms, mode == LEASE_SLEEP_INTERRUPTIBLE, c->payload) < 0 ? -1 : 0;
+	return lease__sleep_ms(ms, mode);
+}
+
+int lease__env_sleep_injected(const lease_clock *c)
+{
+	return c && c->sleep_ms;
+}
+
+double lease__env_wall_fraction(const lease_clock *c)
+{
+	double wall;
+
+	if (c && c->now)
+		return 0.0; /* an injected wall clock has whole seconds only */
+	wall = lease__clock_seconds(LEASE_CLOCK_REALTIME);
+	return wall - (double)(int64_t)wall;
+}

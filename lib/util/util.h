@@ -44,6 +44,26 @@ void lease__vlog(lease_log_fn log, void *payload, int max_level, int level, cons
                  va_list ap) __attribute__((format(printf, 5, 0)));
 
 /**
+ * The monotonic clock of an environment (lease_store_options.clock,
+ * reflease/common.h), ms: @p c's mono_ms, else lease__mono_ms(). @p c may be NULL.
+ */
+int64_t lease__env_mono_ms(const lease_clock *c);
+/**
+ * Sleep @p ms milliseconds on @p c's clock (its sleep_ms, else
+ * lease__sleep_ms()); <= 0 returns at once. @p c may be NULL.
+ * @return 0, or -1 when @p mode is LEASE_SLEEP_INTERRUPTIBLE and a signal cut
+ *         the sleep short
+ */
+int lease__env_sleep_ms(const lease_clock *c, int64_t ms, lease_sleep_mode mode);
+/** 1 when @p c's sleep is injected (time passes only as the injector says), else 0. */
+int lease__env_sleep_injected(const lease_clock *c);
+/**
+ * The fraction of a second of @p c's wall time, [0, 1): 0 under an injected
+ * @p now (whole seconds), else CLOCK_REALTIME's (read through libc).
+ */
+double lease__env_wall_fraction(const lease_clock *c);
+
+/**
  * The one error setter of the library (as jansson's one setter; curl's
  * Curl_failf): format a message into @p err (at most @p errlen bytes,
  * always NUL-terminated; a message cut short ends in "...",

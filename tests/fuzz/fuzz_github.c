@@ -77,9 +77,26 @@ static void check_rc(int rc)
 	}
 }
 
+/* Virtual time (the store options' clock): retries, backoff and rate-limit
+ * waits cost no real time. */
+static int64_t virtual_ms = 1000000;
+
+static int64_t v_mono(void *payload)
+{
+	(void)payload;
+	return virtual_ms;
+}
+
+static int v_sleep(int64_t ms, int interruptible, void *payload)
+{
+	(void)interruptible;
+	(void)payload;
+	virtual_ms += ms;
+	return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static int env_done;
 	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
 	lease_transport *t = NULL;
 	lease_http_response resp;
@@ -94,11 +111,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 2)
 		return 0;
-	if (!env_done) {
-		setenv("GITHUB_API_URL", API, 1);
-		setenv("GITHUB_GRAPHQL_URL", GQL, 1);
-		env_done = 1;
-	}
+	o.github_api_url = API;
+	o.github_graphql_url = GQL;
+	o.clock.mono_ms = v_mono;
+	o.clock.sleep_ms = v_sleep;
 	o.github_token = "fuzz-token";
 	o.timeout_s = 5;
 	if (lease__github_transport_new(&t, "octo/repo", &o, err, sizeof(err)) < 0)

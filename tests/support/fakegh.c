@@ -47,6 +47,8 @@ struct lag {
 struct fakegh {
 	struct MHD_Daemon *d;
 	pthread_mutex_t mu;
+	int64_t (*clock_ms)(void *payload); /* the fake's clock (options), or NULL */
+	void *clock_payload;
 	git_repository *repo;
 	git_oid empty_tree;
 	char path[1024];
@@ -155,10 +157,14 @@ int fakegh_fault_parse(const char *name)
 	return -1;
 }
 
-static int64_t mono_ms(void)
+/* The fake's clock, ms: the options' clock_ms (a test's virtual time), else
+ * CLOCK_MONOTONIC. */
+static int64_t mono_ms(const fakegh *f)
 {
 	struct timespec ts;
 
+	if (f->clock_ms)
+		return f->clock_ms(f->clock_payload);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
@@ -253,9 +259,9 @@ static void note_write(fakegh *f, const char *refname, int had_old, const git_oi
 
 	if (f->lag_ms <= 0)
 		return;
-	if (l && mono_ms() - l->at_ms < f->lag_ms) {
+	if (l && mono_ms(f) - l->at_ms < f->lag_ms) {
 		/* still lagging: readers keep seeing the older value */
-		l->at_ms = mono_ms();
+		l->at_ms = mono_ms(f);
 		return;
 	}
 	if (!l) {
@@ -267,7 +273,7 @@ static void note_write(fakegh *f, const char *refname, int had_old, const git_oi
 	l->had_old = had_old;
 	if (had_old)
 		l->old = *old;
-	l->at_ms = mono_ms();
+	l->at_ms = mono_ms(f);
 }
 
 /* What a (lagging) reader sees of @p refname: 1 present with *out, 0 absent. */
@@ -275,7 +281,7 @@ static int read_ref_lagged(fakegh *f, const char *refname, git_oid *out)
 {
 	struct lag *l = find_lag(f, refname);
 
-	if (l && f->lag_ms > 0 && mono_ms() - l->at_ms < f->lag_ms) {
+	if (l && f->lag_ms > 0 && mono_ms(f) - l->at_ms < f->lag_ms) {
 		if (l->had_old)
 			*out = l->old;
 		return l->had_old;
@@ -621,7 +627,7 @@ static void h_matching(fakegh *f, struct answer *a, const char *prefix, const ch
 	for (k = 0; k < f->nlags; k++) {
 		git_oid tmp;
 		struct lag *l = &f->lags[k];
-		if (mono_ms() - l->at_ms >= f->lag_ms || !l->had_old ||
+		if (mono_ms(f) - l->at_ms >= f->lag_ms || !l->had_old ||
 		    strncmp(l->ref, prefix, strlen(prefix)) != 0 || lookup_ref(f, l->ref, &tmp))
 			continue;
 		if (n == cap) {
@@ -1316,7 +1322,7 @@ static void log_line(fakegh *f, const char *method, const char *url, fakegh_endp
 			return;
 		f->log_ms = nt;
 	}
-	f->log_ms[f->nlog] = mono_ms();
+	f->log_ms[f->nlog] = mono_ms(f);
 	snprintf(line, sizeof(line), "%s %s %s %s", method, url, fakegh_endpoint_name(ep),
 	         drop ? "dropped" : "");
 	if (!drop)
@@ -1661,6 +1667,8 @@ int fakegh_start(fakegh **out, const fakegh_options *opts)
 	snprintf(f->name, sizeof(f->name), "%s", opts->repo ? opts->repo : "leases");
 	f->token = opts->token ? strdup(opts->token) : NULL;
 	f->offset = opts->time_offset_s;
+	f->clock_ms = opts->clock_ms;
+	f->clock_payload = opts->clock_payload;
 	f->gql_blind = opts->graphql_blind;
 	f->gql_view = opts->graphql_view;
 	f->page_size = opts->page_size;
@@ -1715,6 +1723,20 @@ int fakegh_start(fakegh **out, const fakegh_options *opts)
 fail:
 	fakegh_stop(f);
 	return -1;
+}
+
+int fakegh_start_clocked(fakegh **out, const fakegh_options *opts,
+                         int64_t (*clock_ms)(void *payload), void *payload)
+{
+	fakegh_options o;
+
+	if (opts)
+		o = *opts;
+	else
+		memset(&o, 0, sizeof(o));
+	o.clock_ms = clock_ms;
+	o.clock_payload = payload;
+	return fakegh_start(out, &o);
 }
 
 void fakegh_stop(fakegh *f)

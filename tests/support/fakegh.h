@@ -98,6 +98,12 @@ typedef struct fakegh_options {
 	                             (PEM, a chain for localhost); the URL is then
 	                             https://localhost:PORT */
 	const char *tls_key_pem;  /**< the certificate's private key (PEM) */
+	/** the fake's clock, ms: the request log's times (fakegh_log_time_ms) and
+	 *  read lag (fakegh_set_read_lag) — a test's virtual clock
+	 *  (tests/support/vclock.h); NULL = CLOCK_MONOTONIC. A stall
+	 *  (FAKEGH_FAULT_STALL) is real time. */
+	int64_t (*clock_ms)(void *payload);
+	void *clock_payload;
 } fakegh_options;
 
 /**
@@ -105,6 +111,13 @@ typedef struct fakegh_options {
  * @return 0, or -1 (message on stderr: this is test support)
  */
 int fakegh_start(fakegh **out, const fakegh_options *opts);
+/**
+ * fakegh_start() with @p opts (NULL = defaults) on the clock @p clock_ms
+ * (fakegh_options.clock_ms, called with @p payload): a test's virtual time.
+ * @return 0, or -1
+ */
+int fakegh_start_clocked(fakegh **out, const fakegh_options *opts,
+                         int64_t (*clock_ms)(void *payload), void *payload);
 /** Stop the server, remove a temporary repository. Accepts NULL. */
 void fakegh_stop(fakegh *f);
 
@@ -140,7 +153,8 @@ void fakegh_set_read_lag(fakegh *f, int ms);
  * renames (repository(owner:, name:) keeps answering).
  */
 void fakegh_set_moved(fakegh *f, const char *location_base);
-/** Monotonic time (ms, CLOCK_MONOTONIC) when log line @p i's request arrived; -1 if none. */
+/** Time (ms, CLOCK_MONOTONIC or the options' clock_ms) when log line @p i's request
+ *  arrived; -1 if none. */
 int64_t fakegh_log_time_ms(fakegh *f, size_t i);
 
 /** Requests received of class @p ep (FAKEGH_ANY: all), control requests excluded. */

@@ -34,6 +34,7 @@ static lease_store *open_gh(void)
 	lease_store *st = NULL;
 	char err[512];
 
+	o.github_api_url = fakegh_url(fk);
 	o.github_token = "bench-token";
 	o.timeout_s = 30;
 	if (lease_store_open(&st, "github:octo/leases", &o, err, sizeof(err)) < 0) {
@@ -109,8 +110,6 @@ int main(int argc, char **argv)
 	memset(&fo, 0, sizeof(fo));
 	if (fakegh_start(&fk, &fo) < 0)
 		return 1;
-	setenv("GITHUB_API_URL", fakegh_url(fk), 1);
-	unsetenv("GITHUB_GRAPHQL_URL");
 	{ /* the namespace's first lease, so later acquires are the steady case */
 		lease_store *st = open_gh();
 		lease_op_options o = LEASE_OP_OPTIONS_INIT;

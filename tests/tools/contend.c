@@ -1,8 +1,9 @@
 /* contend: race for one lease of a local store (the concurrency test, issue 3).
  *
- *   contend PATH NAME OWNER ITERATIONS [TTL]
+ *   contend PATH NAME OWNER ITERATIONS [TTL [CACHE_DIR]]
  *
- * PATH is a local repository, or a store spec (local:PATH, remote:URL).
+ * PATH is a local repository, or a store spec (local:PATH, remote:URL);
+ * CACHE_DIR a remote: store's object cache (lease_store_options.cache_dir).
  * ITERATIONS times: acquire NAME (polling with a short jittered sleep while
  * it is held), heartbeat once, release. Each verified tenure is printed as
  * "OWNER TOKEN START END" on stdout: START is CLOCK_REALTIME read right after
@@ -35,26 +36,29 @@ static void nap(unsigned int *seed)
 
 int main(int argc, char **argv)
 {
+	lease_store_options so = LEASE_STORE_OPTIONS_INIT;
 	lease_store *st = NULL;
 	char spec[4096], err[256], hostname[64];
 	long iterations, ttl = 30, i;
 	unsigned int seed;
 	int rc = 0;
 
-	if (argc < 5 || argc > 6) {
-		fprintf(stderr, "usage: contend PATH NAME OWNER ITERATIONS [TTL]\n");
+	if (argc < 5 || argc > 7) {
+		fprintf(stderr, "usage: contend PATH NAME OWNER ITERATIONS [TTL [CACHE_DIR]]\n");
 		return 2;
 	}
 	iterations = strtol(argv[4], NULL, 10);
-	if (argc == 6)
+	if (argc >= 6)
 		ttl = strtol(argv[5], NULL, 10);
+	if (argc == 7)
+		so.cache_dir = argv[6];
 	/* PATH may also be a whole store spec (remote:URL for the remote backend's
 	 * contention test, tests/test_remote.c). */
 	if (strncmp(argv[1], "local:", 6) == 0 || strncmp(argv[1], "remote:", 7) == 0)
 		snprintf(spec, sizeof(spec), "%s", argv[1]);
 	else
 		snprintf(spec, sizeof(spec), "local:%s", argv[1]);
-	if (lease_store_open(&st, spec, NULL, err, sizeof(err)) < 0) {
+	if (lease_store_open(&st, spec, &so, err, sizeof(err)) < 0) {
 		fprintf(stderr, "contend: %s\n", err);
 		return 1;
 	}

@@ -18,6 +18,7 @@
 
 static fakegh *fk;
 static int over;
+static const char *api_url; /* the fake GitHub the stores open on */
 
 static lease_store *open_gh(void)
 {
@@ -25,6 +26,7 @@ static lease_store *open_gh(void)
 	lease_store *st = NULL;
 	char err[512];
 
+	o.github_api_url = api_url;
 	o.github_token = "ghbench-token";
 	o.timeout_s = 10;
 	if (lease_store_open(&st, "github:octo/leases", &o, err, sizeof(err)) < 0) {
@@ -94,6 +96,7 @@ static int keep_row(size_t n)
 
 	keep_writes = 0;
 	keep_stop = 0;
+	so.github_api_url = api_url;
 	so.github_token = "ghbench-token";
 	so.timeout_s = 10;
 	so.clock.now = keep_now;
@@ -194,6 +197,7 @@ static int set_row(const char *what, set_fn fn, const lease_op_options *o, const
 	char err[512];
 	int rc;
 
+	so.github_api_url = api_url;
 	so.github_token = "ghbench-token";
 	so.timeout_s = 10;
 	so.clock.now = set_now;
@@ -269,7 +273,7 @@ static int sweep_row(fakegh *f, const char *what, size_t *held)
 	unsigned pages;
 	char line[96];
 
-	setenv("GITHUB_API_URL", fakegh_url(f), 1);
+	api_url = fakegh_url(f);
 	st = open_gh();
 	fakegh_reset_counts(f);
 	if (lease_namespace_each(st, count_visit, &seen) < 0)
@@ -297,8 +301,7 @@ int main(int argc, char **argv)
 	memset(&fo, 0, sizeof(fo));
 	if (fakegh_start(&fk, &fo) < 0)
 		return 1;
-	setenv("GITHUB_API_URL", fakegh_url(fk), 1);
-	unsetenv("GITHUB_GRAPHQL_URL");
+	api_url = fakegh_url(fk);
 	o.owner = "bench";
 	o.host = "runner-1";
 	o.ttl_seconds = 300;

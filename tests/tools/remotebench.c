@@ -62,6 +62,8 @@ static void row(const char *what, double *v, int n)
 	       v[(n * 9) / 10 < n ? (n * 9) / 10 : n - 1], v[n - 1]);
 }
 
+static char cache[700]; /* the stores' object cache */
+
 static lease_store *open_store(const char *url)
 {
 	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
@@ -69,6 +71,7 @@ static lease_store *open_store(const char *url)
 	char spec[900], err[512];
 
 	o.clock.now = bench_now;
+	o.cache_dir = cache;
 	snprintf(spec, sizeof(spec), "remote:%s", url);
 	if (lease_store_open(&st, spec, &o, err, sizeof(err)) < 0) {
 		fprintf(stderr, "remotebench: %s\n", err);
@@ -166,7 +169,7 @@ static void bench_git(const char *label, const char *url, const char *repo, int 
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? (int)strtol(argv[1], NULL, 10) : 20;
-	char url[800], cache[700];
+	char url[800];
 
 	if (n < 1)
 		n = 20;
@@ -177,8 +180,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	atexit(cleanup);
-	snprintf(cache, sizeof(cache), "%s/cache", gs.root);
-	setenv("XDG_CACHE_HOME", cache, 1);
+	snprintf(cache, sizeof(cache), "%s/cache/reflease", gs.root);
 	if (gitserver_repo(&gs, "bench-git", NULL, 0) < 0 ||
 	    gitserver_repo(&gs, "bench-http", NULL, 0) < 0 ||
 	    testrepo_make(work, sizeof(work), TESTREPO_BARE) < 0 ||

@@ -85,13 +85,27 @@ REFLEASE_EXTERN int lease_oid_equal(const lease_oid *a, const lease_oid *b);
 REFLEASE_EXTERN int lease_oid_is_zero(const lease_oid *oid);
 
 /**
- * Injected clock (style.md §9). @p now returns seconds since the Unix epoch.
- * A clock whose @p now is NULL means "the store's own time" (protocol.md §4),
- * which for local stores is time(2) read through libc (so libfaketime works).
+ * Injected time (style.md §9): the clocks and the sleep of the library's
+ * environment (lease_store_options). Each call NULL means the process's own;
+ * all three get the one @p payload, so a test's virtual clock can make a sleep
+ * move both clocks (no time passes for real).
+ *
+ * - @p now: wall time, seconds since the Unix epoch. NULL = "the store's own
+ *   time" (protocol.md §4): a GitHub store's Date header plus the monotonic
+ *   time since, else time(2) read through libc (so libfaketime moves it).
+ * - @p mono_ms: monotonic time, milliseconds, for intervals, waits and
+ *   deadlines (verify polls, --wait, --timeout, pacing, backoff, the
+ *   heartbeat service). NULL = CLOCK_MONOTONIC.
+ * - @p sleep_ms: sleep @p ms milliseconds (> 0) on that clock. With
+ *   @p interruptible non-zero a signal may end it early (return -1, so the
+ *   caller looks at the signal); else return 0 after the whole time. NULL =
+ *   nanosleep(2).
  */
 typedef struct lease_clock {
 	int64_t (*now)(void *payload);
 	void *payload;
+	int64_t (*mono_ms)(void *payload);
+	int (*sleep_ms)(int64_t ms, int interruptible, void *payload);
 } lease_clock;
 
 /**

@@ -115,8 +115,9 @@ typedef struct lease_keep_options {
 	 *  before every attempt and during every sleep. May be NULL. */
 	const volatile sig_atomic_t *stop;
 	/** Sleep @p seconds (> 0). Return non-zero when interrupted by a stop
-	 *  request. NULL = nanosleep(2) in slices of at most 100 ms, checking
-	 *  @p stop between slices. Injected by tests (with the store clock). */
+	 *  request (the CLI's run wakes on its child's exit so). NULL = the
+	 *  store's sleep (lease_store_options.clock.sleep_ms, else nanosleep(2))
+	 *  in slices of at most 100 ms, checking @p stop between slices. */
 	int (*sleep)(double seconds, void *payload);
 	void *sleep_payload;
 	/** Called for every attempt's outcome. May be NULL. */

@@ -35,27 +35,62 @@ typedef struct lease_transport lease_transport;
  */
 REFLEASE_EXTERN int lease_global_init(void);
 
-#define LEASE_STORE_OPTIONS_VERSION 1
+#define LEASE_STORE_OPTIONS_VERSION 2
 
-/** Options for lease_store_open(). Initialise with LEASE_STORE_OPTIONS_INIT. */
+/**
+ * Options for lease_store_open(). Initialise with LEASE_STORE_OPTIONS_INIT.
+ *
+ * They are the library's whole environment (issue 26): its clocks and sleep,
+ * randomness, log and configuration. The library reads no environment
+ * variable; the CLI maps its ENVIRONMENT (docs/cli.md) onto these fields. A
+ * NULL or zero field means the default it names. Strings are borrowed for the
+ * call: a store copies what it keeps.
+ */
 typedef struct lease_store_options {
 	unsigned int version;
-	const char *ns;        /**< namespace; NULL = "leases" */
-	lease_clock clock;     /**< injected clock; now == NULL = the store's time (§4) */
+	const char *ns; /**< namespace; NULL = "leases" */
+	/** clocks and sleep: wall time (NULL = the store's time, §4), monotonic
+	 *  ms and the sleep of every verify poll, wait, pacing gap, backoff and
+	 *  the heartbeat service (NULL = the process's; reflease/common.h) */
+	lease_clock clock;
 	lease_random random;   /**< injected randomness; fill == NULL = getrandom(2) */
 	int verify_timeout_ms; /**< post-state verify window, ms; -1 = backend default */
 	int timeout_s;         /**< bound on each store operation's retries, s; 0 = 120 */
 	lease_log_fn log;      /**< NULL = silent */
 	void *log_payload;
 	int log_level; /**< highest level passed to log; default LEASE_LOG_WARN */
-	const char *
-	        github_token; /**< github: credential (borrowed for the call; copied); NULL = env */
+	/** github: credential (copied); NULL = read from github_token_file */
+	const char *github_token;
+	/** github: a file holding the token, read at open when github_token is
+	 *  NULL and again on a 401 (a rotated token, issue 24 #6); NULL = none */
+	const char *github_token_file;
+	/** github: REST API base URL (https, or http towards loopback only);
+	 *  NULL = https://api.github.com */
+	const char *github_api_url;
+	/** github: GraphQL URL, used only on the API URL's origin (elsewhere
+	 *  ignored with a warning); NULL = derived from github_api_url */
+	const char *github_graphql_url;
+	/** remote: https credential (user x-access-token unless the URL names
+	 *  one; never sent over plain http to a non-loopback host); NULL = none */
+	const char *git_token;
+	/** remote: the object cache directory (created 0700); NULL =
+	 *  ~/.cache/reflease of the user's home in the user database */
+	const char *cache_dir;
+	/** https (github: and remote:): the CA bundle file trusted instead of
+	 *  the system's, PEM; NULL = the system's */
+	const char *ca_bundle;
+	/** how error messages name ca_bundle's origin (e.g. "SSL_CERT_FILE");
+	 *  NULL = "the CA bundle" */
+	const char *ca_bundle_source;
+	/** https: a directory of hashed CA certificates; NULL = none */
+	const char *ca_dir;
 } lease_store_options;
 
 #define LEASE_STORE_OPTIONS_INIT                                                                   \
 	{                                                                                          \
-		LEASE_STORE_OPTIONS_VERSION, NULL, {NULL, NULL}, {NULL, NULL}, -1, 0, NULL, NULL,  \
-		        LEASE_LOG_WARN, NULL                                                       \
+		LEASE_STORE_OPTIONS_VERSION, NULL, {NULL, NULL, NULL, NULL}, {NULL, NULL}, -1, 0,  \
+		        NULL, NULL, LEASE_LOG_WARN, NULL, NULL, NULL, NULL, NULL, NULL, NULL,      \
+		        NULL, NULL                                                                 \
 	}
 
 /**
