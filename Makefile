@@ -147,7 +147,7 @@ unit: $(RUNNER) $(BIN)
 shell-tests: $(BIN)
 	@sh tests/shell/run.sh $(abspath $(BIN)) $(abspath $(BUILD))
 
-COVERAGE_MIN ?= 90
+COVERAGE_MIN ?= 95
 coverage: deps
 	@$(MAKE) --no-print-directory COVERAGE=1 check-run
 	gcovr --root . --object-directory build-cov --filter 'lib/lease/primitives.c' --filter 'lib/lease/rotation.c' \

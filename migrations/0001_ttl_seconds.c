@@ -24,8 +24,8 @@ static int apply_0001(lease_payload *p, const char **method, const lease_migrati
                       char *err, size_t errlen)
 {
 	if (p->version_major != 1 || p->version_minor != 0) {
-		lease_error_set(err, errlen, "migration 0001 applies to 1.0.x, not %s",
-		                p->sdlc_version);
+		lease__error_set(err, errlen, "migration 0001 applies to 1.0.x, not %s",
+		                 p->sdlc_version);
 		return LEASE_EPAYLOAD;
 	}
 	if (p->phase == LEASE_PHASE_RELEASED) {
@@ -42,7 +42,7 @@ static int apply_0001(lease_payload *p, const char **method, const lease_migrati
 		*method = "assumed";
 	}
 	p->has_ttl = 1;
-	return lease_migration_stamp(p, &lease_migration_0001, in);
+	return lease__migration_stamp(p, &lease_migration_0001, in);
 }
 
 const lease_migration lease_migration_0001 = {

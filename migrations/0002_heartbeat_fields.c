@@ -24,8 +24,8 @@ static int apply_0002(lease_payload *p, const char **method, const lease_migrati
 {
 	(void)method; /* nothing is derived */
 	if (p->version_major != 1 || p->version_minor != 1) {
-		lease_error_set(err, errlen, "migration 0002 applies to 1.1.x, not %s",
-		                p->sdlc_version);
+		lease__error_set(err, errlen, "migration 0002 applies to 1.1.x, not %s",
+		                 p->sdlc_version);
 		return LEASE_EPAYLOAD;
 	}
 	/* a 1.1 payload has neither field; nothing read may claim them */
@@ -33,7 +33,7 @@ static int apply_0002(lease_payload *p, const char **method, const lease_migrati
 	p->heartbeats = 0;
 	p->has_previous_heartbeat = 0;
 	p->previous_heartbeat_at = 0;
-	return lease_migration_stamp(p, &lease_migration_0002, in);
+	return lease__migration_stamp(p, &lease_migration_0002, in);
 }
 
 const lease_migration lease_migration_0002 = {

@@ -25,7 +25,7 @@ typedef struct registered_step {
 } registered_step;
 
 /* Every registered migration in file (= id) order, then a terminator so that
- * a tree without steps still compiles; lease_migrations_check verifies. */
+ * a tree without steps still compiles; lease__migrations_check verifies. */
 static const registered_step registered[] = {
 #define MIGRATION(n) {#n, &lease_migration_##n},
 #include "registry.inc"
@@ -35,8 +35,8 @@ static const registered_step registered[] = {
 
 #define N_REGISTERED (sizeof(registered) / sizeof(registered[0]) - 1)
 
-int lease_migration_stamp(lease_payload *p, const lease_migration *m,
-                          const lease_migration_input *in)
+int lease__migration_stamp(lease_payload *p, const lease_migration *m,
+                           const lease_migration_input *in)
 {
 	char nonce[LEASE_NONCE_HEXSZ + 1];
 	int rc;
@@ -51,17 +51,17 @@ int lease_migration_stamp(lease_payload *p, const lease_migration *m,
 	return 0;
 }
 
-size_t lease_migrations_count(void)
+size_t lease__migrations_count(void)
 {
 	return N_REGISTERED;
 }
 
-const lease_migration *lease_migration_at(size_t i)
+const lease_migration *lease__migration_at(size_t i)
 {
 	return i < N_REGISTERED ? registered[i].step : NULL;
 }
 
-const lease_migration *lease_migration_from(int major, int minor)
+const lease_migration *lease__migration_from(int major, int minor)
 {
 	size_t i;
 
@@ -72,7 +72,7 @@ const lease_migration *lease_migration_from(int major, int minor)
 	return NULL;
 }
 
-int lease_migration_version_parse(const char *s, int *major, int *minor, int *patch)
+int lease__migration_version_parse(const char *s, int *major, int *minor, int *patch)
 {
 	int *parts[3] = {major, minor, patch};
 	const char *p = s;
@@ -101,7 +101,7 @@ int lease_migration_version_parse(const char *s, int *major, int *minor, int *pa
 	return *p ? LEASE_EINVALID : 0;
 }
 
-int lease_migrations_check(char *err, size_t errlen)
+int lease__migrations_check(char *err, size_t errlen)
 {
 	const lease_migration *prev = NULL;
 	size_t i, k;
@@ -111,42 +111,42 @@ int lease_migrations_check(char *err, size_t errlen)
 		int ma = 0, mi = 0, pa = 0;
 
 		if (!m->id || strlen(m->id) != 4)
-			return (lease_error_set(err, errlen, "migration %s: %s", m->id,
-			                        "id must be four digits"),
+			return (lease__error_set(err, errlen, "migration %s: %s", m->id,
+			                         "id must be four digits"),
 			        LEASE_EINTERNAL);
 		for (k = 0; k < 4; k++)
 			if (m->id[k] < '0' || m->id[k] > '9')
-				return (lease_error_set(err, errlen, "migration %s: %s", m->id,
-				                        "id must be four digits"),
+				return (lease__error_set(err, errlen, "migration %s: %s", m->id,
+				                         "id must be four digits"),
 				        LEASE_EINTERNAL);
 		if (strcmp(m->id, registered[i].file_id) != 0)
-			return (lease_error_set(err, errlen, "migration %s: %s", m->id,
-			                        "id must be the prefix of its file name "
-			                        "(lease_migration_NNNN "
-			                        "in NNNN_<what>.c)"),
+			return (lease__error_set(err, errlen, "migration %s: %s", m->id,
+			                         "id must be the prefix of its file name "
+			                         "(lease_migration_NNNN "
+			                         "in NNNN_<what>.c)"),
 			        LEASE_EINTERNAL);
 		if (prev && strcmp(prev->id, m->id) >= 0)
-			return (lease_error_set(err, errlen, "migration %s: %s", m->id,
-			                        "ids must be strictly increasing in the registry"),
+			return (lease__error_set(err, errlen, "migration %s: %s", m->id,
+			                         "ids must be strictly increasing in the registry"),
 			        LEASE_EINTERNAL);
 		if (!m->apply || !m->description || !*m->description ||
 		    strchr(m->description, '\n'))
-			return (lease_error_set(
+			return (lease__error_set(
 			                err, errlen, "migration %s: %s", m->id,
 			                "needs an apply function and a one-line description"),
 			        LEASE_EINTERNAL);
-		if (lease_migration_version_parse(m->to, &ma, &mi, &pa) < 0 || ma != m->to_major ||
+		if (lease__migration_version_parse(m->to, &ma, &mi, &pa) < 0 || ma != m->to_major ||
 		    mi != m->to_minor || pa != m->to_patch)
-			return (lease_error_set(err, errlen, "migration %s: %s", m->id,
-			                        "'to' disagrees with to_major/minor/patch"),
+			return (lease__error_set(err, errlen, "migration %s: %s", m->id,
+			                         "'to' disagrees with to_major/minor/patch"),
 			        LEASE_EINTERNAL);
 		if (m->to_major < m->from_major ||
 		    (m->to_major == m->from_major && m->to_minor <= m->from_minor))
-			return (lease_error_set(err, errlen, "migration %s: %s", m->id,
-			                        "a step must raise the version"),
+			return (lease__error_set(err, errlen, "migration %s: %s", m->id,
+			                         "a step must raise the version"),
 			        LEASE_EINTERNAL);
 		if (prev && (prev->to_major != m->from_major || prev->to_minor != m->from_minor))
-			return (lease_error_set(
+			return (lease__error_set(
 			                err, errlen, "migration %s: %s", m->id,
 			                "must start at the version the previous step ends at"),
 			        LEASE_EINTERNAL);
@@ -155,8 +155,8 @@ int lease_migrations_check(char *err, size_t errlen)
 	return 0;
 }
 
-int lease_migrations_chain(const lease_migration **steps, size_t max, size_t *n, int major,
-                           int minor, int to_major, int to_minor)
+int lease__migrations_chain(const lease_migration **steps, size_t max, size_t *n, int major,
+                            int minor, int to_major, int to_minor)
 {
 	size_t k = 0;
 
@@ -164,7 +164,7 @@ int lease_migrations_chain(const lease_migration **steps, size_t max, size_t *n,
 	if (major > to_major || (major == to_major && minor > to_minor))
 		return LEASE_EVERSION;
 	while (major != to_major || minor != to_minor) {
-		const lease_migration *m = lease_migration_from(major, minor);
+		const lease_migration *m = lease__migration_from(major, minor);
 
 		if (!m || k >= max || k >= N_REGISTERED)
 			return LEASE_EINVALID;

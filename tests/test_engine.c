@@ -777,7 +777,7 @@ static void sc_setup(fx *f, script *sc)
 
 static int sc_run(fx *f, script *sc)
 {
-	return lease_engine_run(f->st, "l", &sc_ops, sc, NULL, 0);
+	return lease__engine_run(f->st, "l", &sc_ops, sc, NULL, 0);
 }
 
 /* DONE from plan: the operation's answer, nothing written. */
@@ -841,7 +841,7 @@ START_TEST(test_engine_lost_done_or_settle)
 	ck_assert_int_eq(sc_run(&f, &sc), LEASE_ECAS);
 	ck_assert_int_eq(sc.nfailed, 1);
 	ck_assert_int_eq(sc.why, LEASE_FAIL_LOST);
-	ck_assert(lease_engine_settleable(sc.rc));
+	ck_assert(lease__engine_settleable(sc.rc));
 	ck_assert_int_eq(sc.nplan, 1);
 	fx_free(&f);
 

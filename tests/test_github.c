@@ -893,13 +893,13 @@ static void raw_create(const char *name, const lease_oid *oid)
 	char url[200], body[200], hex[41], err[256];
 
 	lease_oid_tohex(hex, oid);
-	ck_assert_int_eq(lease_http_new(&h, CANARY, err, sizeof(err)), 0);
+	ck_assert_int_eq(lease__http_new(&h, CANARY, err, sizeof(err)), 0);
 	snprintf(url, sizeof(url), "%s/repos/octo/leases/git/refs", fakegh_url(fk));
 	snprintf(body, sizeof(body), "{\"ref\":\"refs/leases/%s\",\"sha\":\"%s\"}", name, hex);
-	ck_assert_int_eq(lease_http_request(h, &r, "POST", url, body, 5000), 0);
+	ck_assert_int_eq(lease__http_request(h, &r, "POST", url, body, 5000), 0);
 	ck_assert_int_eq(r.status, 201);
-	lease_http_response_clear(&r);
-	lease_http_free(h);
+	lease__http_response_clear(&r);
+	lease__http_free(h);
 }
 
 /* Issue 15 #6: replica lag on the create path. Another writer's create has
@@ -1309,11 +1309,11 @@ START_TEST(namespace_read_page_by_page)
 	each = st->t->list_refs_each;
 	ck_assert(each != NULL);
 	st->t->list_refs_each = NULL;
-	lease_github_listing_peak(st->t, 1);
+	lease__github_listing_peak(st->t, 1);
 	fakegh_reset_counts(fk);
 	ck_assert_int_eq(lease_namespace_each(st, seen_visit, &whole), 0);
 	request_counts(cw);
-	ck_assert_uint_eq(lease_github_listing_peak(st->t, 1), STREAM_REFS);
+	ck_assert_uint_eq(lease__github_listing_peak(st->t, 1), STREAM_REFS);
 	ck_assert_uint_eq(whole.pages_at_first, STREAM_PAGES);
 	st->t->list_refs_each = each;
 
@@ -1321,7 +1321,7 @@ START_TEST(namespace_read_page_by_page)
 	fakegh_reset_counts(fk);
 	ck_assert_int_eq(lease_namespace_each(st, seen_visit, &paged), 0);
 	request_counts(cp);
-	peak = lease_github_listing_peak(st->t, 1);
+	peak = lease__github_listing_peak(st->t, 1);
 	ck_assert_msg(peak <= STREAM_PAGE + GQL_BATCH - 1,
 	              "the transport held %zu refs at once (a page is %d)", peak, STREAM_PAGE);
 	ck_assert_uint_eq(paged.pages_at_first, (GQL_BATCH + STREAM_PAGE - 1) / STREAM_PAGE);
@@ -1402,7 +1402,7 @@ START_TEST(ghes_path_prefix)
 }
 END_TEST
 
-/* ---- canned answers (lease_http_set_responder); virtual time (vclock) ---------- */
+/* ---- canned answers (lease__http_set_responder); virtual time (vclock) ---------- */
 
 struct canned {
 	const char *answer; /* every request gets it */
@@ -1440,8 +1440,8 @@ START_TEST(listing_link_loop_fails)
 	         "[{\"ref\":\"refs/leases/a\",\"object\":{\"sha\":"
 	         "\"0123456789abcdef0123456789abcdef01234567\"}}]",
 	         fakegh_url(fk));
-	lease_github_set_rest_only(st->t); /* no GraphQL prefetch: REST only */
-	lease_http_set_responder(lease_github_http(st->t), canned_respond, &c);
+	lease__github_set_rest_only(st->t); /* no GraphQL prefetch: REST only */
+	lease__http_set_responder(lease__github_http(st->t), canned_respond, &c);
 	visits = 0;
 	ck_assert_int_eq(lease_namespace_each(st, count_visits, &visits), LEASE_EINTERNAL);
 	ck_assert_int_eq(c.requests, 2);
@@ -1451,7 +1451,7 @@ START_TEST(listing_link_loop_fails)
 END_TEST
 
 /* Issue 15 #7 on the virtual clock (the store options' clock, issue 26):
- * lease_store_pace() waits until 1 s after the last content-creating
+ * lease__store_pace() waits until 1 s after the last content-creating
  * request, and only then; no real time. */
 START_TEST(pacing_on_the_virtual_clock)
 {
@@ -1467,21 +1467,21 @@ START_TEST(pacing_on_the_virtual_clock)
 
 	vclock_init(&vc, 0);
 	ck_assert_int_eq(open_store_on(&s2, CANARY, 5, 2000, &vc), 0);
-	lease_http_set_responder(lease_github_http(s2->t), canned_respond, &c);
+	lease__http_set_responder(lease__github_http(s2->t), canned_respond, &c);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	ck_assert_int_eq(lease_store_pace(s2), 0); /* nothing written yet */
+	ck_assert_int_eq(lease__store_pace(s2), 0); /* nothing written yet */
 	ck_assert_int_eq(lease_write_commit(&a, s2, NULL, "p: acquire claimed\n\n{}"), 0);
 	v0 = vclock_mono_ms(&vc);
-	waited = lease_store_pace(s2);
+	waited = lease__store_pace(s2);
 	ck_assert_int_gt(waited, 900);
 	ck_assert_int_le(waited, 1000);
 	ck_assert_int_ge(vclock_mono_ms(&vc) - v0, waited);
-	ck_assert_int_eq(lease_store_pace(s2), 0); /* a second has passed */
-	ck_assert_int_eq(lease_store_paced_ms(s2), waited);
+	ck_assert_int_eq(lease__store_pace(s2), 0); /* a second has passed */
+	ck_assert_int_eq(lease__store_paced_ms(s2), waited);
 	vclock_advance(&vc, 400);
 	ck_assert_int_eq(lease_write_commit(&a, s2, NULL, "p: acquire claimed\n\n{}"), 0);
 	vclock_advance(&vc, 400);
-	waited = lease_store_pace(s2);
+	waited = lease__store_pace(s2);
 	ck_assert_int_gt(waited, 500);
 	ck_assert_int_le(waited, 600);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -1506,19 +1506,19 @@ START_TEST(redirects_bounded_and_never_off_host)
 	lease_oid a;
 	int i;
 
-	lease_http_set_responder(lease_github_http(st->t), canned_respond, &off);
+	lease__http_set_responder(lease__github_http(st->t), canned_respond, &off);
 	ck_assert_int_eq(lease_write_commit(&a, st, NULL, "m: acquire claimed\n\n{}"),
 	                 LEASE_ECONFIG);
 	ck_assert_int_eq(off.requests, 1);
 	ck_assert_ptr_nonnull(strstr(lease_store_last_error(st), "api.example.invalid"));
 	ck_assert_ptr_nonnull(strstr(lease_store_last_error(st), "moved"));
-	lease_http_set_responder(lease_github_http(st->t), canned_respond, &loop);
+	lease__http_set_responder(lease__github_http(st->t), canned_respond, &loop);
 	ck_assert_int_eq(lease_write_commit(&a, st, NULL, "m: acquire claimed\n\n{}"),
 	                 LEASE_ECONFIG);
 	ck_assert_int_eq(loop.requests, 4); /* the request and 3 hops */
 	for (i = 0; i < 4; i++)
 		ck_assert_ptr_nonnull(strstr(loop.urls[i], fakegh_url(fk)));
-	lease_http_set_responder(lease_github_http(st->t), NULL, NULL);
+	lease__http_set_responder(lease__github_http(st->t), NULL, NULL);
 }
 END_TEST
 
@@ -1555,7 +1555,7 @@ START_TEST(plain_http_only_to_loopback)
 	size_t i;
 
 	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
-		ck_assert_msg((lease_http_check_url(t[i].url, err, sizeof(err)) == 0) == t[i].ok,
+		ck_assert_msg((lease__http_check_url(t[i].url, err, sizeof(err)) == 0) == t[i].ok,
 		              "%s", t[i].url);
 	o.github_token = CANARY;
 	o.github_api_url = "http://api.example.invalid";
@@ -1655,22 +1655,22 @@ START_TEST(http_body_cap_and_headers)
 	lease_http_response r;
 	char url[160], err[256];
 
-	ck_assert_int_eq(lease_http_new(&h, CANARY, err, sizeof(err)), 0);
+	ck_assert_int_eq(lease__http_new(&h, CANARY, err, sizeof(err)), 0);
 	snprintf(url, sizeof(url), "%s/repos/octo/leases/git/matching-refs/heads/", fakegh_url(fk));
-	ck_assert_int_eq(lease_http_request(h, &r, "GET", url, NULL, 5000), 0);
+	ck_assert_int_eq(lease__http_request(h, &r, "GET", url, NULL, 5000), 0);
 	ck_assert_int_eq(r.result, LEASE_HTTP_OK);
 	ck_assert_int_eq(r.status, 200);
 	ck_assert_int_gt(r.date, 0);
 	ck_assert_int_ge(r.rl_remaining, 0);
 	ck_assert_int_gt(r.rl_reset, 0);
-	lease_http_response_clear(&r);
-	lease_http_set_body_cap(h, 16);
-	ck_assert_int_eq(lease_http_request(h, &r, "GET", url, NULL, 5000), 0);
+	lease__http_response_clear(&r);
+	lease__http_set_body_cap(h, 16);
+	ck_assert_int_eq(lease__http_request(h, &r, "GET", url, NULL, 5000), 0);
 	ck_assert_int_eq(r.result, LEASE_HTTP_UNANSWERED);
 	ck_assert_int_eq(r.body_overflow, 1);
 	ck_assert_ptr_null(r.body);
-	lease_http_response_clear(&r);
-	lease_http_set_body_cap(h, 0);
+	lease__http_response_clear(&r);
+	lease__http_set_body_cap(h, 0);
 	/* same-SHA PATCH is answered 200 by GitHub (and the fake): a lie a CAS
 	 * must never rely on — reflease never sends PATCH. */
 	{
@@ -1679,20 +1679,20 @@ START_TEST(http_body_cap_and_headers)
 		snprintf(url, sizeof(url), "%s/repos/octo/leases/git/refs/heads/main",
 		         fakegh_url(fk));
 		snprintf(body, sizeof(body), "{\"sha\":\"%s\",\"force\":false}", hex);
-		ck_assert_int_eq(lease_http_request(h, &r, "PATCH", url, body, 5000), 0);
+		ck_assert_int_eq(lease__http_request(h, &r, "PATCH", url, body, 5000), 0);
 		ck_assert_int_eq(r.status, 200);
-		lease_http_response_clear(&r);
+		lease__http_response_clear(&r);
 	}
 	snprintf(url, sizeof(url), "http://127.0.0.1:1/x");
-	ck_assert_int_eq(lease_http_request(h, &r, "GET", url, NULL, 2000), 0);
+	ck_assert_int_eq(lease__http_request(h, &r, "GET", url, NULL, 2000), 0);
 	ck_assert_int_eq(r.result, LEASE_HTTP_NOT_SENT);
 	ck_assert(!strstr(r.error, CANARY));
-	lease_http_response_clear(&r);
-	ck_assert_int_eq(lease_http_request(h, &r, "GET", "http://x.example.invalid/", NULL, 2000),
+	lease__http_response_clear(&r);
+	ck_assert_int_eq(lease__http_request(h, &r, "GET", "http://x.example.invalid/", NULL, 2000),
 	                 LEASE_ECONFIG);
-	lease_http_response_clear(&r);
-	ck_assert_uint_eq(lease_http_request_count(h), 4);
-	lease_http_free(h);
+	lease__http_response_clear(&r);
+	ck_assert_uint_eq(lease__http_request_count(h), 4);
+	lease__http_free(h);
 }
 END_TEST
 

@@ -6,7 +6,7 @@
  * wording, a failed write's reason, and the token file read again on a 401.
  * Time runs on a virtual clock (the store options' clock, tests/support/
  * vclock.h); a test responder forwards each request to the fake
- * (lease_http_set_responder) where a test counts or fails requests: no test
+ * (lease__http_set_responder) where a test counts or fails requests: no test
  * sleeps for the seconds it measures. TLS trust is tested on the CLI
  * (t_github_tls.sh). */
 #define _DEFAULT_SOURCE
@@ -130,9 +130,9 @@ static int fwd_respond(void *payload, const char *method, const char *url, const
 	}
 	if (is_write(method, url, body) && f->nwrites < 256)
 		f->writes[f->nwrites++] = vclock_mono_ms(&vc);
-	ck_assert_int_eq(lease_http_request(f->h, &r, method, url, body, 10000), 0);
+	ck_assert_int_eq(lease__http_request(f->h, &r, method, url, body, 10000), 0);
 	if (r.result != LEASE_HTTP_OK) {
-		lease_http_response_clear(&r);
+		lease__http_response_clear(&r);
 		return 2;
 	}
 	t = r.date > 0 ? (time_t)r.date : time(NULL);
@@ -149,7 +149,7 @@ static int fwd_respond(void *payload, const char *method, const char *url, const
 	        r.next_url[0] ? "Link: <" : "", r.next_url,
 	        r.next_url[0] ? ">; rel=\"next\"\r\n" : "", r.body ? r.body : "");
 	*raw = f->raw;
-	lease_http_response_clear(&r);
+	lease__http_response_clear(&r);
 	return 0;
 }
 
@@ -158,14 +158,14 @@ static void fwd_on(struct fwd *f)
 	char err[256];
 
 	memset(f, 0, sizeof(*f));
-	ck_assert_int_eq(lease_http_new(&f->h, CANARY, err, sizeof(err)), 0);
-	lease_http_set_responder(lease_github_http(st->t), fwd_respond, f);
+	ck_assert_int_eq(lease__http_new(&f->h, CANARY, err, sizeof(err)), 0);
+	lease__http_set_responder(lease__github_http(st->t), fwd_respond, f);
 }
 
 static void fwd_off(struct fwd *f)
 {
-	lease_http_set_responder(lease_github_http(st->t), NULL, NULL);
-	lease_http_free(f->h);
+	lease__http_set_responder(lease__github_http(st->t), NULL, NULL);
+	lease__http_free(f->h);
 	free(f->raw);
 }
 

@@ -74,7 +74,7 @@ static lease_store *gh_store(canned *c)
 	o.timeout_s = 5;
 	o.verify_timeout_ms = 0;
 	ck_assert_int_eq(lease_store_open(&st, "github:octo/leases", &o, err, sizeof(err)), 0);
-	lease_http_set_responder(lease_github_http(st->t), respond, c);
+	lease__http_set_responder(lease__github_http(st->t), respond, c);
 	return st;
 }
 
@@ -100,7 +100,7 @@ START_TEST(oversized_body_refused)
 	ck_assert_int_eq(lease_status(&r, st, "x"), LEASE_ENET);
 	ck_assert_ptr_nonnull(strstr(lease_store_last_error(st), "larger than"));
 	ck_assert_int_ge(c.requests, 2); /* a read is retried, then given up */
-	lease_http_set_responder(lease_github_http(st->t), NULL, NULL);
+	lease__http_set_responder(lease__github_http(st->t), NULL, NULL);
 	lease_store_free(st);
 	canned_free(&c);
 }
@@ -128,7 +128,7 @@ START_TEST(deeply_nested_json_refused)
 	rc = lease_status(&r, st, "x");
 	ck_assert_int_lt(rc, 0);
 	ck_assert_int_ne(rc, LEASE_ENOMEM);
-	lease_http_set_responder(lease_github_http(st->t), NULL, NULL);
+	lease__http_set_responder(lease__github_http(st->t), NULL, NULL);
 	lease_store_free(st);
 	canned_free(&c);
 }
@@ -157,7 +157,7 @@ START_TEST(pagination_link_elsewhere_not_followed)
 	ck_assert_int_eq(c.requests, 1);
 	ck_assert_ptr_null(strstr(c.last_url, "elsewhere"));
 	lease_namespace_clear(&ns);
-	lease_http_set_responder(lease_github_http(st->t), NULL, NULL);
+	lease__http_set_responder(lease__github_http(st->t), NULL, NULL);
 	lease_store_free(st);
 	canned_free(&c);
 }
@@ -176,7 +176,7 @@ static int status_answered(const char *head, const char *body, size_t body_len)
 	add(&c, head, body, body_len);
 	st = gh_store(&c);
 	rc = lease_status(&r, st, "x");
-	lease_http_set_responder(lease_github_http(st->t), NULL, NULL);
+	lease__http_set_responder(lease__github_http(st->t), NULL, NULL);
 	lease_store_free(st);
 	canned_free(&c);
 	return rc;

@@ -160,7 +160,7 @@ START_TEST(open_errors)
 	        LEASE_ECONFIG);
 	ck_assert(st == NULL);
 	ck_assert(strstr(err, "/nonexistent/reflease/x") != NULL);
-	ck_assert_int_eq(lease_local_transport_new(&t, "/nonexistent/y", NULL, err, sizeof(err)),
+	ck_assert_int_eq(lease__local_transport_new(&t, "/nonexistent/y", NULL, err, sizeof(err)),
 	                 LEASE_ECONFIG);
 	ck_assert(t == NULL);
 }
@@ -764,9 +764,9 @@ START_TEST(shared_repository_modes)
 	size_t i;
 
 	for (i = 0; i < sizeof(parse) / sizeof(parse[0]); i++)
-		ck_assert_msg(lease_fs_shared_perm(parse[i].value) == parse[i].want, "%s: %d",
+		ck_assert_msg(lease__fs_shared_perm(parse[i].value) == parse[i].want, "%s: %d",
 		              parse[i].value ? parse[i].value : "(null)",
-		              lease_fs_shared_perm(parse[i].value));
+		              lease__fs_shared_perm(parse[i].value));
 	snprintf(dir, sizeof(dir), "%s/reflease-shared-XXXXXX",
 	         getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -777,7 +777,7 @@ START_TEST(shared_repository_modes)
 		else
 			ck_assert_int_ge(close(open(path, O_CREAT | O_WRONLY, 0600)), 0);
 		ck_assert_int_eq(chmod(path, modes[i].from), 0);
-		ck_assert_int_eq(lease_fs_adjust_shared_perm(modes[i].shared, path), 0);
+		ck_assert_int_eq(lease__fs_adjust_shared_perm(modes[i].shared, path), 0);
 		ck_assert_int_eq(stat(path, &sb), 0);
 		ck_assert_msg((sb.st_mode & 07777) == modes[i].want, "case %zu: %04o, want %04o", i,
 		              (unsigned)(sb.st_mode & 07777), (unsigned)modes[i].want);

@@ -683,24 +683,24 @@ START_TEST(registry_orders_and_chains)
 	char err[256] = "";
 	size_t n = 99;
 
-	ck_assert_msg(lease_migrations_check(err, sizeof(err)) == 0, "%s", err);
-	ck_assert_uint_ge(lease_migrations_count(), 1);
-	ck_assert_str_eq(lease_migration_at(0)->id, "0001");
-	ck_assert_ptr_null(lease_migration_at(lease_migrations_count()));
-	ck_assert_ptr_eq(lease_migration_from(1, 0), lease_migration_at(0));
-	ck_assert_str_eq(lease_migration_at(1)->id, "0002");
-	ck_assert_ptr_eq(lease_migration_from(1, 1), lease_migration_at(1));
-	ck_assert_ptr_null(lease_migration_from(1, 2));
-	ck_assert_int_eq(lease_migrations_chain(steps, 8, &n, 1, 0, 1, 1), 0);
+	ck_assert_msg(lease__migrations_check(err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_ge(lease__migrations_count(), 1);
+	ck_assert_str_eq(lease__migration_at(0)->id, "0001");
+	ck_assert_ptr_null(lease__migration_at(lease__migrations_count()));
+	ck_assert_ptr_eq(lease__migration_from(1, 0), lease__migration_at(0));
+	ck_assert_str_eq(lease__migration_at(1)->id, "0002");
+	ck_assert_ptr_eq(lease__migration_from(1, 1), lease__migration_at(1));
+	ck_assert_ptr_null(lease__migration_from(1, 2));
+	ck_assert_int_eq(lease__migrations_chain(steps, 8, &n, 1, 0, 1, 1), 0);
 	ck_assert_uint_eq(n, 1);
-	ck_assert_ptr_eq(steps[0], lease_migration_at(0));
-	ck_assert_int_eq(lease_migrations_chain(steps, 8, &n, 1, 0, 1, 2), 0);
+	ck_assert_ptr_eq(steps[0], lease__migration_at(0));
+	ck_assert_int_eq(lease__migrations_chain(steps, 8, &n, 1, 0, 1, 2), 0);
 	ck_assert_uint_eq(n, 2);
-	ck_assert_ptr_eq(steps[1], lease_migration_at(1));
-	ck_assert_int_eq(lease_migrations_chain(steps, 8, &n, 1, 1, 1, 1), 0);
+	ck_assert_ptr_eq(steps[1], lease__migration_at(1));
+	ck_assert_int_eq(lease__migrations_chain(steps, 8, &n, 1, 1, 1, 1), 0);
 	ck_assert_uint_eq(n, 0);
-	ck_assert_int_eq(lease_migrations_chain(steps, 8, &n, 1, 2, 1, 1), LEASE_EVERSION);
-	ck_assert_int_eq(lease_migrations_chain(steps, 8, &n, 0, 9, 1, 1), LEASE_EINVALID);
+	ck_assert_int_eq(lease__migrations_chain(steps, 8, &n, 1, 2, 1, 1), LEASE_EVERSION);
+	ck_assert_int_eq(lease__migrations_chain(steps, 8, &n, 0, 9, 1, 1), LEASE_EINVALID);
 	ck_assert_int_eq(lease_migrate_target_validate("1.1.0", NULL, 0), 0);
 	ck_assert_int_eq(lease_migrate_target_validate("1.2.0", NULL, 0), 0);
 	ck_assert_int_eq(lease_migrate_target_validate("1.0.0", err, sizeof(err)), LEASE_EINVALID);
@@ -753,16 +753,16 @@ START_TEST(registry_lists_every_step_file)
 	closedir(d);
 	qsort(ids, n, sizeof(ids[0]), by_name);
 	ck_assert_uint_ge(n, 1);
-	ck_assert_msg(lease_migrations_count() == n, "%zu step files in %s, %zu registered", n, dir,
-	              lease_migrations_count());
+	ck_assert_msg(lease__migrations_count() == n, "%zu step files in %s, %zu registered", n,
+	              dir, lease__migrations_count());
 	for (i = 0; i < n; i++)
-		ck_assert_str_eq(lease_migration_at(i)->id, ids[i]);
+		ck_assert_str_eq(lease__migration_at(i)->id, ids[i]);
 }
 END_TEST
 
 START_TEST(step_0001_keeps_fields)
 {
-	const lease_migration *m0001 = lease_migration_at(0);
+	const lease_migration *m0001 = lease__migration_at(0);
 	lease_migration_input in = {1, T0, 300, 60, 86400, NULL};
 	lease_payload p, q;
 	const char *m = NULL;

@@ -137,7 +137,7 @@ START_TEST(test_shortened_ttl_lost_deadline_follows_stored_expiry)
 	memset(&s, 0, sizeof(s));
 	ck_assert_int_eq(testrepo_make(dir, sizeof(dir), TESTREPO_BARE), 0);
 	ck_assert_ptr_nonnull(late = calloc(1, sizeof(*late)));
-	ck_assert_int_eq(lease_local_transport_new(&late->inner, dir, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(lease__local_transport_new(&late->inner, dir, NULL, err, sizeof(err)), 0);
 	late->base = *late->inner;
 	late->base.write_commit = late_write_commit;
 	late->base.create_ref = late_create;

@@ -284,25 +284,25 @@ START_TEST(test_policy_rules)
 {
 	lease_payload p;
 
-	ck_assert_int_eq(lease_policy_floor(25), 2);
-	ck_assert(!lease_policy_below_floor(2, 25));
-	ck_assert(lease_policy_below_floor(1, 25));
-	ck_assert_int_eq(lease_policy_interval(300, 0), 100);
-	ck_assert_int_eq(lease_policy_interval(300, 200), 150); /* never above ttl/2 */
-	ck_assert_int_eq(lease_policy_interval(1, 0), 1);
-	ck_assert(lease_policy_lost_deadline(1000, 60) == 1000 - 12.0);
+	ck_assert_int_eq(lease__policy_floor(25), 2);
+	ck_assert(!lease__policy_below_floor(2, 25));
+	ck_assert(lease__policy_below_floor(1, 25));
+	ck_assert_int_eq(lease__policy_interval(300, 0), 100);
+	ck_assert_int_eq(lease__policy_interval(300, 200), 150); /* never above ttl/2 */
+	ck_assert_int_eq(lease__policy_interval(1, 0), 1);
+	ck_assert(lease__policy_lost_deadline(1000, 60) == 1000 - 12.0);
 	memset(&p, 0, sizeof(p));
 	p.has_ttl = 1;
 	p.ttl_seconds = 0;
-	ck_assert_int_eq(lease_policy_kept_ttl(&p, 5, NULL), LEASE_TTL_DEFAULT);
+	ck_assert_int_eq(lease__policy_kept_ttl(&p, 5, NULL), LEASE_TTL_DEFAULT);
 	p.ttl_seconds = 2;
-	ck_assert_int_eq(lease_policy_kept_ttl(&p, 5, NULL), 5);
+	ck_assert_int_eq(lease__policy_kept_ttl(&p, 5, NULL), 5);
 	p.acquired_at = 200;
-	lease_policy_released(&p, 100); /* never before acquired_at */
+	lease__policy_released(&p, 100); /* never before acquired_at */
 	ck_assert_int_eq(p.expires_at, 200);
 	ck_assert_int_eq(p.phase, LEASE_PHASE_RELEASED);
-	ck_assert_int_eq(lease_policy_next_generation(-1), 0);
-	ck_assert_int_eq(lease_policy_next_generation(9), 10);
+	ck_assert_int_eq(lease__policy_next_generation(-1), 0);
+	ck_assert_int_eq(lease__policy_next_generation(9), 10);
 }
 END_TEST
 
@@ -341,14 +341,14 @@ START_TEST(test_policy_every_ceiling)
 	size_t i;
 
 	for (i = 0; i < sizeof(ttls) / sizeof(ttls[0]); i++) {
-		int64_t ttl = ttls[i], max = lease_policy_every_max(ttl), out = 0;
+		int64_t ttl = ttls[i], max = lease__policy_every_max(ttl), out = 0;
 
 		ck_assert_int_eq(max, ttl / 2);
 		ck_assert_int_eq(lease_heartbeat_every_max(ttl), max);
 		ck_assert_int_eq(lease_heartbeat_every(&out, ttl, max), 0);
 		ck_assert_int_eq(out, max);
 		ck_assert_int_eq(lease_heartbeat_every(&out, ttl, max + 1), LEASE_EINVALID);
-		ck_assert_int_eq(lease_policy_interval(ttl, max + 1), max);
+		ck_assert_int_eq(lease__policy_interval(ttl, max + 1), max);
 	}
 }
 END_TEST
@@ -357,14 +357,14 @@ END_TEST
  * below it whatever the floor, and a write landing below it is no success. */
 START_TEST(test_policy_half_ttl_left)
 {
-	ck_assert(!lease_policy_less_than_half_left(30, 60));
-	ck_assert(lease_policy_less_than_half_left(29, 60));
-	ck_assert(!lease_policy_less_than_half_left(13, 25)); /* 26 >= 25 */
-	ck_assert(lease_policy_less_than_half_left(12, 25));
-	ck_assert(lease_policy_less_than_half_left(-1, 60)); /* already expired */
+	ck_assert(!lease__policy_less_than_half_left(30, 60));
+	ck_assert(lease__policy_less_than_half_left(29, 60));
+	ck_assert(!lease__policy_less_than_half_left(13, 25)); /* 26 >= 25 */
+	ck_assert(lease__policy_less_than_half_left(12, 25));
+	ck_assert(lease__policy_less_than_half_left(-1, 60)); /* already expired */
 	/* due below half even inside the floor (since 0 < floor 6) */
-	ck_assert(lease_policy_heartbeat_due(0, 60, 0, 29, 60));
-	ck_assert(!lease_policy_heartbeat_due(0, 60, 0, 30, 60));
+	ck_assert(lease__policy_heartbeat_due(0, 60, 0, 29, 60));
+	ck_assert(!lease__policy_heartbeat_due(0, 60, 0, 30, 60));
 }
 END_TEST
 
@@ -372,11 +372,11 @@ END_TEST
  * spelling: the deadline is expiry minus it, for short and long TTLs. */
 START_TEST(test_policy_lost_margin)
 {
-	ck_assert(lease_policy_lost_margin(300) == 12.0);
-	ck_assert(lease_policy_lost_margin(30) == 7.0);
-	ck_assert(lease_policy_lost_margin(0) == 2.0);
-	ck_assert(lease_policy_lost_deadline(1000, 300) == 1000 - lease_policy_lost_margin(300));
-	ck_assert(lease_policy_lost_deadline(1000, 30) == 993.0);
+	ck_assert(lease__policy_lost_margin(300) == 12.0);
+	ck_assert(lease__policy_lost_margin(30) == 7.0);
+	ck_assert(lease__policy_lost_margin(0) == 2.0);
+	ck_assert(lease__policy_lost_deadline(1000, 300) == 1000 - lease__policy_lost_margin(300));
+	ck_assert(lease__policy_lost_deadline(1000, 30) == 993.0);
 }
 END_TEST
 
@@ -392,14 +392,14 @@ START_TEST(test_policy_heartbeat_time)
 	p.expires_at = 1000;
 	p.has_ttl = 1;
 	p.ttl_seconds = 60;
-	ck_assert_int_eq(lease_policy_heartbeat_time(&p, 100, &approx), 940);
+	ck_assert_int_eq(lease__policy_heartbeat_time(&p, 100, &approx), 940);
 	ck_assert_int_eq(approx, 0);
 	p.has_ttl = 0;
-	ck_assert_int_eq(lease_policy_heartbeat_time(&p, 100, &approx), 900);
+	ck_assert_int_eq(lease__policy_heartbeat_time(&p, 100, &approx), 900);
 	ck_assert_int_eq(approx, 1);
-	ck_assert_int_eq(lease_policy_heartbeat_time(&p, 0, NULL), 1000 - LEASE_TTL_DEFAULT);
+	ck_assert_int_eq(lease__policy_heartbeat_time(&p, 0, NULL), 1000 - LEASE_TTL_DEFAULT);
 	ck_assert_int_eq(lease_payload_heartbeat_time(&p, 100, NULL),
-	                 lease_policy_heartbeat_time(&p, 100, NULL));
+	                 lease__policy_heartbeat_time(&p, 100, NULL));
 }
 END_TEST
 
@@ -410,17 +410,17 @@ START_TEST(test_policy_expiry)
 {
 	lease_payload p;
 
-	ck_assert(!lease_policy_past_expiry(1000, 1005, 5));
-	ck_assert(lease_policy_past_expiry(1000, 1006, 5));
-	ck_assert_int_eq(lease_policy_takeover_at(1000, 5), 1006);
-	ck_assert(lease_policy_past_expiry(1000, lease_policy_takeover_at(1000, 5), 5));
-	ck_assert(!lease_policy_past_expiry(1000, lease_policy_takeover_at(1000, 5) - 1, 5));
+	ck_assert(!lease__policy_past_expiry(1000, 1005, 5));
+	ck_assert(lease__policy_past_expiry(1000, 1006, 5));
+	ck_assert_int_eq(lease__policy_takeover_at(1000, 5), 1006);
+	ck_assert(lease__policy_past_expiry(1000, lease__policy_takeover_at(1000, 5), 5));
+	ck_assert(!lease__policy_past_expiry(1000, lease__policy_takeover_at(1000, 5) - 1, 5));
 	memset(&p, 0, sizeof(p));
 	p.phase = LEASE_PHASE_CLAIMED;
 	p.expires_at = 1000;
-	ck_assert(lease_policy_expired(&p, 1006, 5));
+	ck_assert(lease__policy_expired(&p, 1006, 5));
 	p.phase = LEASE_PHASE_RELEASED;
-	ck_assert(!lease_policy_expired(&p, 1006, 5));
+	ck_assert(!lease__policy_expired(&p, 1006, 5));
 }
 END_TEST
 
@@ -428,11 +428,11 @@ END_TEST
  * F15): the engine plans it again before its CAS. */
 START_TEST(test_policy_payload_stale)
 {
-	ck_assert(!lease_policy_payload_stale(100, 106, 60));
-	ck_assert(lease_policy_payload_stale(100, 107, 60));
-	ck_assert(!lease_policy_payload_stale(100, 102, 25)); /* 20 <= 25 */
-	ck_assert(lease_policy_payload_stale(100, 103, 25));
-	ck_assert(!lease_policy_payload_stale(100, 100, 5));
+	ck_assert(!lease__policy_payload_stale(100, 106, 60));
+	ck_assert(lease__policy_payload_stale(100, 107, 60));
+	ck_assert(!lease__policy_payload_stale(100, 102, 25)); /* 20 <= 25 */
+	ck_assert(lease__policy_payload_stale(100, 103, 25));
+	ck_assert(!lease__policy_payload_stale(100, 100, 5));
 }
 END_TEST
 

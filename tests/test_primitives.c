@@ -807,20 +807,20 @@ START_TEST(door_walk_bounded_and_checked)
 		chain[i] = commit_for(&b, "w", &chain[i - 1]);
 	/* newest first, to the root */
 	memset(&w, 0, sizeof(w));
-	ck_assert_int_eq(lease_walk_chain(b.st, &chain[4], NULL, 64, log_visit, &w), 0);
+	ck_assert_int_eq(lease__walk_chain(b.st, &chain[4], NULL, 64, log_visit, &w), 0);
 	ck_assert_int_eq(w.n, 5);
 	for (i = 0; i < 5; i++)
 		ck_assert(lease_oid_equal(&w.seen[i], &chain[4 - i]));
 	/* the bound, and a visitor's stop value */
 	memset(&w, 0, sizeof(w));
-	ck_assert_int_eq(lease_walk_chain(b.st, &chain[4], NULL, 2, log_visit, &w), 0);
+	ck_assert_int_eq(lease__walk_chain(b.st, &chain[4], NULL, 2, log_visit, &w), 0);
 	ck_assert_int_eq(w.n, 2);
 	memset(&w, 0, sizeof(w));
 	w.stop_at = 3;
-	ck_assert_int_eq(lease_walk_chain(b.st, &chain[4], NULL, 64, log_visit, &w), 7);
+	ck_assert_int_eq(lease__walk_chain(b.st, &chain[4], NULL, 64, log_visit, &w), 7);
 	ck_assert(lease_oid_equal(&w.seen[2], &chain[2]));
 	/* a checked read gives back the object asked for */
-	ck_assert_int_eq(lease_read_commit(&c, b.st, &chain[3]), 0);
+	ck_assert_int_eq(lease__read_commit(&c, b.st, &chain[3]), 0);
 	ck_assert(lease_oid_equal(&c.oid, &chain[3]));
 	ck_assert(lease_oid_equal(&c.parent, &chain[2]));
 	lease_commit_clear(&c);
@@ -841,11 +841,11 @@ START_TEST(door_wrong_object_refused)
 	a = commit_for(&b, "w", NULL);
 	bb = commit_for(&b, "w", &a);
 	memstore_faults_get(b.mem)->wrong_commit = 1;
-	ck_assert_int_eq(lease_read_commit(&c, b.st, &bb), LEASE_EUNVERIFIED);
+	ck_assert_int_eq(lease__read_commit(&c, b.st, &bb), LEASE_EUNVERIFIED);
 	ck_assert_ptr_nonnull(strstr(lease_store_last_error(b.st), "another oid"));
 	memstore_faults_get(b.mem)->wrong_commit = 1;
 	memset(&w, 0, sizeof(w));
-	ck_assert_int_eq(lease_walk_chain(b.st, &bb, NULL, 64, log_visit, &w), 0);
+	ck_assert_int_eq(lease__walk_chain(b.st, &bb, NULL, 64, log_visit, &w), 0);
 	ck_assert_int_eq(w.n, 0);
 	ck_assert_int_eq(w.unreadable, 1);
 	backend_close(&b);
@@ -869,7 +869,7 @@ START_TEST(door_lenient_namespace)
 	set_raw_ref(&b, "refs/leases/-x", &a1);
 	b.st->t->verify_window_ms = 50;
 	ck_assert_int_lt(lease_fetch_namespace(&ns, b.st), 0);
-	ck_assert_int_eq(lease_fetch_namespace_lenient(&ns, b.st), 0);
+	ck_assert_int_eq(lease__fetch_namespace_lenient(&ns, b.st), 0);
 	ck_assert_uint_eq(ns.count, 2);
 	ck_assert_str_eq(ns.leases[0].name, "a");
 	ck_assert_int_eq(ns.leases[0].payload_rc, 0);

@@ -619,7 +619,7 @@ START_TEST(reap_racing_injected_heartbeat_never_clobbers)
 
 	put11(st, "expired", NULL, "acquire", TOK_A, T0 - 400, T0 - 400, 300);
 	lease_store_free(st);
-	ck_assert_int_eq(lease_local_transport_new(&inner, repo, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(lease__local_transport_new(&inner, repo, NULL, err, sizeof(err)), 0);
 	rt->base = *inner;
 	rt->inner = inner;
 	rt->base.write_commit = rt_write_commit;
@@ -872,7 +872,7 @@ START_TEST(stale_lock_removal_rechecks_inode_and_age)
 	make_lock("a", T0 - 300);
 	make_lock("b", T0 - 300);
 	make_lock("c", T0 - 300);
-	ck_assert_int_eq(lease_fs_list_ref_locks(&l, repo, "refs/leases/", NULL, 0), 0);
+	ck_assert_int_eq(lease__fs_list_ref_locks(&l, repo, "refs/leases/", NULL, 0), 0);
 	ck_assert_uint_eq(l.count, 3);
 	/* b: replaced by a new file (another inode, renamed over it), old mtime kept */
 	make_lock("b-new", T0 - 300);
@@ -884,8 +884,8 @@ START_TEST(stale_lock_removal_rechecks_inode_and_age)
 	snprintf(store_lock, sizeof(store_lock), "%s/reflease-delete.lock", repo);
 	for (i = 0; i < l.count; i++) {
 		const char *n = l.items[i].refname + strlen("refs/leases/");
-		int rc = lease_fs_remove_ref_lock(repo, store_lock, &l.items[i], 60, T0, err,
-		                                  sizeof(err));
+		int rc = lease__fs_remove_ref_lock(repo, store_lock, &l.items[i], 60, T0, err,
+		                                   sizeof(err));
 		if (strcmp(n, "a") == 0)
 			ck_assert_msg(rc == 0, "%s", err);
 		else
@@ -897,8 +897,8 @@ START_TEST(stale_lock_removal_rechecks_inode_and_age)
 	ck_assert_int_ne(access(store_lock, F_OK), 0); /* the store lock is released */
 	for (i = 0; i < l.count; i++)                  /* already gone: ENOTFOUND */
 		if (strcmp(l.items[i].refname, "refs/leases/a") == 0)
-			ck_assert_int_eq(lease_fs_remove_ref_lock(repo, store_lock, &l.items[i], 60,
-			                                          T0, err, sizeof(err)),
+			ck_assert_int_eq(lease__fs_remove_ref_lock(repo, store_lock, &l.items[i],
+			                                           60, T0, err, sizeof(err)),
 			                 LEASE_ENOTFOUND);
 	lease_ref_lock_list_clear(&l);
 }

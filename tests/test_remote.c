@@ -590,11 +590,11 @@ START_TEST(token_never_to_non_loopback_http)
 	size_t i;
 
 	for (i = 0; i < sizeof(hosts) / sizeof(hosts[0]); i++)
-		ck_assert_msg(lease_host_is_loopback(hosts[i].host) == hosts[i].loopback, "%s",
+		ck_assert_msg(lease__host_is_loopback(hosts[i].host) == hosts[i].loopback, "%s",
 		              hosts[i].host);
-	ck_assert_int_eq(lease_host_is_loopback(NULL), 0);
+	ck_assert_int_eq(lease__host_is_loopback(NULL), 0);
 	for (i = 0; i < sizeof(urls) / sizeof(urls[0]); i++)
-		ck_assert_msg(lease_remote_token_allowed(urls[i].url) == urls[i].allowed, "%s",
+		ck_assert_msg(lease__remote_token_allowed(urls[i].url) == urls[i].allowed, "%s",
 		              urls[i].url);
 }
 END_TEST

@@ -408,30 +408,31 @@ START_TEST(test_rotation_matrix)
 	snprintf(p.owner, sizeof(p.owner), "alice");
 	snprintf(p.host, sizeof(p.host), "h1");
 	p.phase = LEASE_PHASE_WORKING;
-	ck_assert_int_eq(lease_relation_of(NULL, "alice", "h1"), LEASE_REL_FRESH);
-	ck_assert_int_eq(lease_relation_of(&p, "alice", "h1"), LEASE_REL_SAME);
-	ck_assert_int_eq(lease_relation_of(&p, "alice", "h2"), LEASE_REL_MOVED);
-	ck_assert_int_eq(lease_relation_of(&p, "bob", "h1"), LEASE_REL_OTHER);
+	ck_assert_int_eq(lease__relation_of(NULL, "alice", "h1"), LEASE_REL_FRESH);
+	ck_assert_int_eq(lease__relation_of(&p, "alice", "h1"), LEASE_REL_SAME);
+	ck_assert_int_eq(lease__relation_of(&p, "alice", "h2"), LEASE_REL_MOVED);
+	ck_assert_int_eq(lease__relation_of(&p, "bob", "h1"), LEASE_REL_OTHER);
 	p.phase = LEASE_PHASE_RELEASED;
-	ck_assert_int_eq(lease_relation_of(&p, "alice", "h1"), LEASE_REL_FRESH);
+	ck_assert_int_eq(lease__relation_of(&p, "alice", "h1"), LEASE_REL_FRESH);
 
-	ck_assert_int_eq(lease_token_rule(LEASE_REL_FRESH, 0), LEASE_TOKEN_MINT);
-	ck_assert_int_eq(lease_token_rule(LEASE_REL_FRESH, 1), LEASE_TOKEN_MINT);
-	ck_assert_int_eq(lease_token_rule(LEASE_REL_SAME, 1), LEASE_TOKEN_PRESERVE);
-	ck_assert_int_eq(lease_token_rule(LEASE_REL_SAME, 0), LEASE_TOKEN_ROTATE);
-	ck_assert_int_eq(lease_token_rule(LEASE_REL_MOVED, 1), LEASE_TOKEN_ROTATE);
-	ck_assert_int_eq(lease_token_rule(LEASE_REL_MOVED, 0), LEASE_TOKEN_ROTATE);
-	ck_assert_int_eq(lease_token_rule(LEASE_REL_OTHER, 1), LEASE_TOKEN_ROTATE);
-	ck_assert_int_eq(lease_token_rule(LEASE_REL_OTHER, 0), LEASE_TOKEN_ROTATE);
-	ck_assert_str_eq(lease_relation_name(LEASE_REL_MOVED), "moved");
-	ck_assert_str_eq(lease_relation_name(LEASE_REL_FRESH), "fresh");
-	ck_assert_str_eq(lease_relation_name(LEASE_REL_SAME), "same");
-	ck_assert_str_eq(lease_relation_name(LEASE_REL_OTHER), "other");
-	ck_assert_str_eq(lease_token_change_name(LEASE_TOKEN_MINT), "mint");
-	ck_assert_str_eq(lease_token_change_name(LEASE_TOKEN_PRESERVE), "preserve");
-	ck_assert_str_eq(lease_token_change_name(LEASE_TOKEN_ROTATE), "rotate");
-	ck_assert_int_eq(lease_rotation_apply(&p, NULL, LEASE_TOKEN_PRESERVE, "a", "b", 1, 0, NULL),
-	                 LEASE_EINVALID);
+	ck_assert_int_eq(lease__token_rule(LEASE_REL_FRESH, 0), LEASE_TOKEN_MINT);
+	ck_assert_int_eq(lease__token_rule(LEASE_REL_FRESH, 1), LEASE_TOKEN_MINT);
+	ck_assert_int_eq(lease__token_rule(LEASE_REL_SAME, 1), LEASE_TOKEN_PRESERVE);
+	ck_assert_int_eq(lease__token_rule(LEASE_REL_SAME, 0), LEASE_TOKEN_ROTATE);
+	ck_assert_int_eq(lease__token_rule(LEASE_REL_MOVED, 1), LEASE_TOKEN_ROTATE);
+	ck_assert_int_eq(lease__token_rule(LEASE_REL_MOVED, 0), LEASE_TOKEN_ROTATE);
+	ck_assert_int_eq(lease__token_rule(LEASE_REL_OTHER, 1), LEASE_TOKEN_ROTATE);
+	ck_assert_int_eq(lease__token_rule(LEASE_REL_OTHER, 0), LEASE_TOKEN_ROTATE);
+	ck_assert_str_eq(lease__relation_name(LEASE_REL_MOVED), "moved");
+	ck_assert_str_eq(lease__relation_name(LEASE_REL_FRESH), "fresh");
+	ck_assert_str_eq(lease__relation_name(LEASE_REL_SAME), "same");
+	ck_assert_str_eq(lease__relation_name(LEASE_REL_OTHER), "other");
+	ck_assert_str_eq(lease__token_change_name(LEASE_TOKEN_MINT), "mint");
+	ck_assert_str_eq(lease__token_change_name(LEASE_TOKEN_PRESERVE), "preserve");
+	ck_assert_str_eq(lease__token_change_name(LEASE_TOKEN_ROTATE), "rotate");
+	ck_assert_int_eq(
+	        lease__rotation_apply(&p, NULL, LEASE_TOKEN_PRESERVE, "a", "b", 1, 0, NULL),
+	        LEASE_EINVALID);
 }
 END_TEST
 

@@ -1090,19 +1090,19 @@ START_TEST(archive_name_and_stamp)
 	memset(&p, 0, sizeof(p));
 	p.expires_at = 1700000000;
 	memcpy(p.lease_token, "0123456789abcdef0123456789abcdef", LEASE_TOKEN_HEXSZ + 1);
-	ck_assert_int_eq(lease_archive_refname(ref, sizeof(ref), "leases", "db", &p), 0);
+	ck_assert_int_eq(lease__archive_refname(ref, sizeof(ref), "leases", "db", &p), 0);
 	ck_assert_str_eq(ref, "refs/leases-archive/db/20231114T221320Z-01234567");
-	ck_assert_int_eq(lease_archive_prefix(pfx, sizeof(pfx), "leases", "db"), 0);
+	ck_assert_int_eq(lease__archive_prefix(pfx, sizeof(pfx), "leases", "db"), 0);
 	ck_assert_str_eq(pfx, "refs/leases-archive/db/");
 	ck_assert(strncmp(ref, pfx, strlen(pfx)) == 0);
-	ck_assert(lease_archive_tail_valid(ref + strlen(pfx)));
-	ck_assert(!lease_archive_tail_valid("20231114T221320Z-0123456"));
-	ck_assert(!lease_archive_tail_valid("2023111xT221320Z-01234567"));
-	ck_assert(!lease_archive_tail_valid("20231114T221320Z-0123456g"));
-	ck_assert(!lease_archive_tail_valid("20231114X221320Z-01234567"));
-	ck_assert_int_eq(lease_archive_refname(ref, 20, "leases", "db", &p), LEASE_EINVALID);
-	ck_assert_int_eq(lease_archive_prefix(pfx, 10, "leases", "db"), LEASE_EINVALID);
-	lease_payload_stamp(&p);
+	ck_assert(lease__archive_tail_valid(ref + strlen(pfx)));
+	ck_assert(!lease__archive_tail_valid("20231114T221320Z-0123456"));
+	ck_assert(!lease__archive_tail_valid("2023111xT221320Z-01234567"));
+	ck_assert(!lease__archive_tail_valid("20231114T221320Z-0123456g"));
+	ck_assert(!lease__archive_tail_valid("20231114X221320Z-01234567"));
+	ck_assert_int_eq(lease__archive_refname(ref, 20, "leases", "db", &p), LEASE_EINVALID);
+	ck_assert_int_eq(lease__archive_prefix(pfx, 10, "leases", "db"), LEASE_EINVALID);
+	lease__payload_stamp(&p);
 	ck_assert_str_eq(p.sdlc_version, SDLC_VERSION);
 	ck_assert_int_eq(p.version_major, SDLC_VERSION_MAJOR);
 	ck_assert_int_eq(p.version_minor, SDLC_VERSION_MINOR);
@@ -1118,26 +1118,26 @@ START_TEST(lenient_reader)
 {
 	lease_lenient l;
 
-	lease_lenient_read(&l, "{\"transitions\" : 5}");
+	lease__lenient_read(&l, "{\"transitions\" : 5}");
 	ck_assert_int_eq(l.transitions, 5);
-	lease_lenient_read(&l, "\"transitions\"x \"transitions\":\"7\",\"transitions\":8");
+	lease__lenient_read(&l, "\"transitions\"x \"transitions\":\"7\",\"transitions\":8");
 	ck_assert_int_eq(l.transitions, 8);
-	lease_lenient_read(&l, "{\"phase\":\"working\"}");
+	lease__lenient_read(&l, "{\"phase\":\"working\"}");
 	ck_assert_int_eq(l.transitions, -1);
 	ck_assert(!l.released && !l.has_expires);
-	lease_lenient_read(&l, NULL);
+	lease__lenient_read(&l, NULL);
 	ck_assert_int_eq(l.transitions, -1);
 	ck_assert(!l.released && !l.has_expires);
-	lease_lenient_read(&l, "x: acquire\n\n{\"sdlc_version\":\"9.0.0\",\"phase\":\"released\","
-	                       "\"transitions\":3}");
+	lease__lenient_read(&l, "x: acquire\n\n{\"sdlc_version\":\"9.0.0\",\"phase\":\"released\","
+	                        "\"transitions\":3}");
 	ck_assert(l.released);
 	ck_assert_int_eq(l.transitions, 3);
-	lease_lenient_read(&l, "{\"expires_at\":\"2023-11-14T22:13:20Z\",\"phase\":\"claimed\"}");
+	lease__lenient_read(&l, "{\"expires_at\":\"2023-11-14T22:13:20Z\",\"phase\":\"claimed\"}");
 	ck_assert(!l.released && l.has_expires);
 	ck_assert_int_eq(l.expires_at, 1700000000);
-	lease_lenient_read(&l, "{\"expires_at\":\"2023-11-14T22:13\"}");
+	lease__lenient_read(&l, "{\"expires_at\":\"2023-11-14T22:13\"}");
 	ck_assert(!l.has_expires);
-	lease_lenient_read(&l, "{\"expires_at\":\"not-a-time-at-all-xx\"}");
+	lease__lenient_read(&l, "{\"expires_at\":\"not-a-time-at-all-xx\"}");
 	ck_assert(!l.has_expires);
 }
 END_TEST

@@ -135,7 +135,7 @@ START_TEST(version1_transport_accepted)
 	t->version = 1;
 	t->scan_commits = trap_scan; /* beyond a real version 1 struct */
 	ck_assert_int_eq(lease_store_open_transport(&st, t, NULL, err, sizeof(err)), 0);
-	ck_assert_int_eq(lease_scan_commits(st, "x: ", 10, count_visit, &n), LEASE_ENOTFOUND);
+	ck_assert_int_eq(lease__scan_commits(st, "x: ", 10, count_visit, &n), LEASE_ENOTFOUND);
 	lease_store_free(st);
 	ck_assert_int_eq(frees, 1);
 	(void)n;
@@ -261,16 +261,16 @@ START_TEST(optional_calls_absent)
 	now = lease_store_now(st);
 	ck_assert(now >= before && now <= (int64_t)time(NULL));
 	/* pace: no wait. */
-	ck_assert_int_eq(lease_store_pace(st), 0);
+	ck_assert_int_eq(lease__store_pace(st), 0);
 	/* wait_change: the library sleeps the timeout, reporting no change. */
 	ck_assert_int_eq(lease_store_can_watch(st), 0);
 	ck_assert_int_eq(lease_wait_ref_change(st, "x", 1, &c, 1), 0);
 	/* list_ref_locks: an empty list; remove_ref_lock: LEASE_ENOTFOUND. */
-	ck_assert_int_eq(lease_list_ref_locks(&locks, st, "refs/leases/"), 0);
+	ck_assert_int_eq(lease__list_ref_locks(&locks, st, "refs/leases/"), 0);
 	ck_assert_uint_eq(locks.count, 0);
 	lease_ref_lock_list_clear(&locks);
 	lk.refname = "refs/leases/x";
-	ck_assert_int_eq(lease_remove_ref_lock(st, &lk, 0), LEASE_ENOTFOUND);
+	ck_assert_int_eq(lease__remove_ref_lock(st, &lk, 0), LEASE_ENOTFOUND);
 
 	lease_store_free(st);
 	ck_assert_int_eq(frees, 1);

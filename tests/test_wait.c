@@ -528,38 +528,38 @@ START_TEST(test_http_conditional_get)
 
 	memset(&fo, 0, sizeof(fo));
 	ck_assert_int_eq(fakegh_start(&fk, &fo), 0);
-	ck_assert_int_eq(lease_http_new(&h, "t0k", err, sizeof(err)), 0);
+	ck_assert_int_eq(lease__http_new(&h, "t0k", err, sizeof(err)), 0);
 	snprintf(url, sizeof(url), "%s/repos/octo/leases/git/ref/heads/main", fakegh_url(fk));
-	ck_assert_int_eq(lease_http_request(h, &r, "GET", url, NULL, 10000), 0);
+	ck_assert_int_eq(lease__http_request(h, &r, "GET", url, NULL, 10000), 0);
 	ck_assert_int_eq(r.status, 200);
 	ck_assert_msg(strncmp(r.etag, "W/\"", 3) == 0, "etag '%s'", r.etag);
 	snprintf(etag, sizeof(etag), "%s", r.etag);
-	lease_http_response_clear(&r);
+	lease__http_response_clear(&r);
 	c0 = fakegh_counted(fk, NULL);
-	lease_http_set_if_none_match(h, etag);
-	ck_assert_int_eq(lease_http_request(h, &r, "GET", url, NULL, 10000), 0);
+	lease__http_set_if_none_match(h, etag);
+	ck_assert_int_eq(lease__http_request(h, &r, "GET", url, NULL, 10000), 0);
 	ck_assert_int_eq(r.status, 304);
 	ck_assert_str_eq(r.etag, etag); /* a 304 carries the ETag too */
-	lease_http_response_clear(&r);
+	lease__http_response_clear(&r);
 	ck_assert_uint_eq(fakegh_counted(fk, &nm), c0);
 	ck_assert_uint_eq(nm, 1);
 	/* once only: the next GET is unconditional */
-	ck_assert_int_eq(lease_http_request(h, &r, "GET", url, NULL, 10000), 0);
+	ck_assert_int_eq(lease__http_request(h, &r, "GET", url, NULL, 10000), 0);
 	ck_assert_int_eq(r.status, 200);
-	lease_http_response_clear(&r);
+	lease__http_response_clear(&r);
 	/* a value with a line break is refused (never sent as a header) */
-	lease_http_set_if_none_match(h, "W/\"x\"\r\nX-Evil: 1");
-	ck_assert_int_eq(lease_http_request(h, &r, "GET", url, NULL, 10000), 0);
+	lease__http_set_if_none_match(h, "W/\"x\"\r\nX-Evil: 1");
+	ck_assert_int_eq(lease__http_request(h, &r, "GET", url, NULL, 10000), 0);
 	ck_assert_int_eq(r.status, 200);
-	lease_http_response_clear(&r);
+	lease__http_response_clear(&r);
 	/* another ref's ETag does not match */
-	lease_http_set_if_none_match(h, "W/\"0000\"");
-	ck_assert_int_eq(lease_http_request(h, &r, "GET", url, NULL, 10000), 0);
+	lease__http_set_if_none_match(h, "W/\"0000\"");
+	ck_assert_int_eq(lease__http_request(h, &r, "GET", url, NULL, 10000), 0);
 	ck_assert_int_eq(r.status, 200);
-	lease_http_response_clear(&r);
+	lease__http_response_clear(&r);
 	ck_assert_uint_eq(fakegh_counted(fk, &nm), c0 + 3);
 	ck_assert_uint_eq(nm, 1);
-	lease_http_free(h);
+	lease__http_free(h);
 	fakegh_stop(fk);
 }
 END_TEST

@@ -216,7 +216,7 @@ static void on_lease_stop_signal(int sig, siginfo_t *si, void *uctx)
 		return;
 	cli_stop_signal = sig;
 	/* async-signal-safe only: clock_gettime, open, write, _exit */
-	if (guard_sleeping && lease_clock_seconds(LEASE_CLOCK_MONOTONIC) < guard_until - 0.005) {
+	if (guard_sleeping && lease__clock_seconds(LEASE_CLOCK_MONOTONIC) < guard_until - 0.005) {
 		int fd = guard_out_fd;
 		if (guard_out_path)
 			fd = open(guard_out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -319,7 +319,7 @@ int cli_wait_guard_cb(double sleep_seconds, void *payload)
 		return 1;
 	if (payload) /* the ref as last read: its oid in the interrupted object */
 		guard_build(payload);
-	guard_until = lease_clock_seconds(LEASE_CLOCK_MONOTONIC) + sleep_seconds;
+	guard_until = lease__clock_seconds(LEASE_CLOCK_MONOTONIC) + sleep_seconds;
 	guard_sleeping = 1;
 	/* a signal that came just before guard_sleeping was set */
 	if (cli_stop_signal) {

@@ -108,7 +108,7 @@ static void vreport(cli_ctx *ctx, const char *id, const char *fmt, va_list ap)
 	int n;
 
 	n = vsnprintf(msg, sizeof(msg), fmt, ap);
-	lease_err_mark_cut(msg, sizeof(msg), n);
+	lease__err_mark_cut(msg, sizeof(msg), n);
 	if (ctx->json && !ctx->json_stderr) {
 		json_t *o = json_pack("{s:s, s:{s:s, s:s}}", "status", "error", "error", "code", id,
 		                      "message", msg);
@@ -154,7 +154,7 @@ void cli_mark_if_full(char *buf, size_t size)
 	size_t n = strlen(buf);
 
 	if (n + 1 >= size)
-		lease_err_mark_cut(buf, size, (int)n + 1);
+		lease__err_mark_cut(buf, size, (int)n + 1);
 }
 
 int cli_parse_number(cli_ctx *ctx, const char *what, const char *s, long lo, long hi,

@@ -262,7 +262,7 @@ void run_tree_stop(int sig, double grace, pid_t watch, int *watch_status)
 		int r = reap(watch, watch_status, &done, NULL);
 		if (killer_step(&k) == 0 && r < 0)
 			break;
-		lease_sleep_ms(KILL_POLL_MS, LEASE_SLEEP_INTERRUPTIBLE);
+		lease__sleep_ms(KILL_POLL_MS, LEASE_SLEEP_INTERRUPTIBLE);
 	}
 	free(k.sent.v);
 }

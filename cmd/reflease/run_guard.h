@@ -43,7 +43,7 @@ enum {
  * library's one clock helper (lib/util/clock.h) reads it. */
 static inline double run_clock(void)
 {
-	return lease_clock_seconds(LEASE_CLOCK_BOOTTIME);
+	return lease__clock_seconds(LEASE_CLOCK_BOOTTIME);
 }
 
 /* The catchable signals whose default action ends a process, minus the

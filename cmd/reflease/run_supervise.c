@@ -133,11 +133,11 @@ static double check_lost(run_sup *s, run_shared *sh)
 	pthread_mutex_unlock(&sh->mu);
 	if (!s->lost &&
 	    (lost_now || now >= deadline ||
-	     (s->wall_is_store && lease_clock_seconds(LEASE_CLOCK_REALTIME) >= lost_at))) {
+	     (s->wall_is_store && lease__clock_seconds(LEASE_CLOCK_REALTIME) >= lost_at))) {
 		double grace = kg;
 		if (s->wall_is_store &&
-		    lost_at + kg - lease_clock_seconds(LEASE_CLOCK_REALTIME) < grace)
-			grace = lost_at + kg - lease_clock_seconds(LEASE_CLOCK_REALTIME);
+		    lost_at + kg - lease__clock_seconds(LEASE_CLOCK_REALTIME) < grace)
+			grace = lost_at + kg - lease__clock_seconds(LEASE_CLOCK_REALTIME);
 		s->lost = 1;
 		run_guard_deadline(&s->g, 0, 0);
 		sup_kill(s, SIGTERM, grace < 0 ? 0 : grace);

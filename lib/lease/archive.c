@@ -15,15 +15,15 @@ int lease_fetch_archive_max_transitions(int64_t *out, int *found, lease_store *s
 	size_t i, plen;
 	int rc;
 
-	lease_store_clear_error(st); /* a call begins: its first error wins */
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	*found = 0;
 	if ((rc = lease_ref_name_validate(name, err, sizeof(err))) < 0)
-		return lease_store_set_error(st, rc, "%s", err);
-	if ((rc = lease_archive_prefix(prefix, sizeof(prefix), lease_store_namespace(st), name)) <
+		return lease__store_set_error(st, rc, "%s", err);
+	if ((rc = lease__archive_prefix(prefix, sizeof(prefix), lease_store_namespace(st), name)) <
 	    0)
-		return lease_store_set_error(st, rc, "archive prefix of %s: too long", name);
+		return lease__store_set_error(st, rc, "archive prefix of %s: too long", name);
 	plen = strlen(prefix);
-	if ((rc = lease_list_refs(&list, st, prefix)) < 0)
+	if ((rc = lease__list_refs(&list, st, prefix)) < 0)
 		return rc;
 	for (i = 0; i < list.count; i++) {
 		lease_ref_entry *e = &list.items[i];
@@ -37,7 +37,7 @@ int lease_fetch_archive_max_transitions(int64_t *out, int *found, lease_store *s
 			continue;
 		if (e->has_commit) {
 			cp = &e->commit;
-		} else if (lease_read_commit(&c, st, &e->oid) == 0) {
+		} else if (lease__read_commit(&c, st, &e->oid) == 0) {
 			cp = &c;
 		}
 		if (cp && cp->is_commit && cp->message &&

@@ -13,13 +13,13 @@ typedef struct lease_engine {
 	const char *name;
 	const lease_engine_ops *ops;
 	void *ctx;
-	int pace; /* lease_store_pace() before each write (bursts) */
+	int pace; /* lease__store_pace() before each write (bursts) */
 	lease_written w[LEASE_ENGINE_WRITES_MAX];
 	size_t nw;
 	int64_t now; /* store time of the last read */
 } lease_engine;
 
-int lease_engine_settleable(int rc)
+int lease__engine_settleable(int rc)
 {
 	return rc == LEASE_ECAS || rc == LEASE_EUNVERIFIED || rc == LEASE_ENET ||
 	       rc == LEASE_EEXISTS || rc == LEASE_ERATELIMIT || rc == LEASE_ENOTFOUND;
@@ -95,21 +95,19 @@ static int landed_visit(const lease_oid *oid, const lease_commit *c, void *paylo
 
 /* Index in en->w of the newest write that @p s shows landed, or -1: the
  * tip is, or descends from, a commit written; a ref that is gone after a
- * delete was sent. */
+ * delete was sent. Called once something was written (en->nw > 0). */
 static int landed_index(lease_engine *en, const lease_ref_state *s)
 {
 	landed_walk lw = {en, -1};
 	size_t i;
 
-	if (en->nw == 0)
-		return -1;
 	if (!s->present) {
 		for (i = en->nw; i-- > 0;)
 			if (en->w[i].deleted)
 				return (int)i;
 		return -1;
 	}
-	lease_walk_chain(en->st, &s->oid, &s->commit, LEASE_SETTLE_WALK_MAX, landed_visit, &lw);
+	lease__walk_chain(en->st, &s->oid, &s->commit, LEASE_SETTLE_WALK_MAX, landed_visit, &lw);
 	return lw.idx;
 }
 
@@ -163,11 +161,11 @@ static int write_planned(lease_engine *en, const lease_ref_state *s, lease_plan 
 			}
 		}
 		if (en->pace)
-			lease_store_pace(en->st); /* one operation of a burst (issue 15) */
+			lease__store_pace(en->st); /* one operation of a burst (issue 15) */
 		*rc = lease_write_commit(&oid, en->st, parent, msg);
 		free(msg);
 		if (*rc < 0) {
-			if (lease_engine_settleable(*rc))
+			if (lease__engine_settleable(*rc))
 				return 2;
 			*rc = fail(en, s, LEASE_FAIL_ERROR, *rc, NULL);
 			return 1;
@@ -184,12 +182,12 @@ static int write_planned(lease_engine *en, const lease_ref_state *s, lease_plan 
 		if (pl->ttl <= 0)
 			return 0;
 		now2 = lease_store_now(en->st);
-		if (!lease_policy_payload_stale(pl->built_at, now2, pl->ttl) ||
+		if (!lease__policy_payload_stale(pl->built_at, now2, pl->ttl) ||
 		    rebuild >= LEASE_ENGINE_REBUILD_MAX)
 			return 0;
-		lease_store_log(en->st, LEASE_LOG_INFO,
-		                "%s: payload built %lld s before its CAS (ttl %lld): rebuilding",
-		                en->name, (long long)(now2 - pl->built_at), (long long)pl->ttl);
+		lease__store_log(en->st, LEASE_LOG_INFO,
+		                 "%s: payload built %lld s before its CAS (ttl %lld): rebuilding",
+		                 en->name, (long long)(now2 - pl->built_at), (long long)pl->ttl);
 		memset(pl, 0, sizeof(*pl));
 		r = round_of(en, s, now2);
 		st = en->ops->plan(en->ctx, &r, pl);
@@ -256,7 +254,7 @@ static int run(lease_engine *en, const lease_ref_state *first)
 			s = &rs;
 		}
 		if (rc < 0) {
-			if (pending && lease_engine_settleable(rc) &&
+			if (pending && lease__engine_settleable(rc) &&
 			    unknown < LEASE_SETTLE_UNKNOWN_MAX) {
 				unknown++;
 				continue;
@@ -309,7 +307,7 @@ static int run(lease_engine *en, const lease_ref_state *first)
 			w->has_base = 1;
 			w->base = s->oid;
 			if (en->pace)
-				lease_store_pace(st); /* one operation of a burst (issue 15) */
+				lease__store_pace(st); /* one operation of a burst (issue 15) */
 			wrote = 0;
 			what = "cas_delete";
 			rc = lease_cas_delete(st, en->name, &s->oid);
@@ -346,7 +344,7 @@ static int run(lease_engine *en, const lease_ref_state *first)
 			}
 			continue; /* decide again, on a fresh read */
 		}
-		if (!lease_engine_settleable(rc)) {
+		if (!lease__engine_settleable(rc)) {
 			rc = fail(en, s, LEASE_FAIL_ERROR, rc, NULL);
 			break;
 		}
@@ -362,15 +360,15 @@ static int run(lease_engine *en, const lease_ref_state *first)
 		snprintf(last_msg, sizeof(last_msg), "%s", lease_store_last_error(st));
 		last_present = s->present;
 		last_oid = s->oid;
-		lease_store_log(st, LEASE_LOG_INFO, "%s: %s failed (%s); settling by re-reading",
-		                en->name, what, lease_error_id(rc));
+		lease__store_log(st, LEASE_LOG_INFO, "%s: %s failed (%s); settling by re-reading",
+		                 en->name, what, lease_error_id(rc));
 	}
 	lease_ref_state_clear(&rs);
 	return rc;
 }
 
-int lease_engine_run(lease_store *st, const char *name, const lease_engine_ops *ops, void *ctx,
-                     const lease_ref_state *first, int pace)
+int lease__engine_run(lease_store *st, const char *name, const lease_engine_ops *ops, void *ctx,
+                      const lease_ref_state *first, int pace)
 {
 	lease_engine *en = calloc(1, sizeof(*en));
 	int rc;
@@ -383,7 +381,7 @@ int lease_engine_run(lease_store *st, const char *name, const lease_engine_ops *
 		r.s = NULL;
 		r.now = r.read_at = lease_store_now(st);
 		r.writes = 0;
-		(void)lease_store_set_error(st, LEASE_ENOMEM, "%s: out of memory", name);
+		(void)lease__store_set_error(st, LEASE_ENOMEM, "%s: out of memory", name);
 		return end_with(ops, ctx, &r, LEASE_FAIL_ERROR, LEASE_ENOMEM, "out of memory");
 	}
 	en->st = st;

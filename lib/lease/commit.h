@@ -82,7 +82,7 @@ static inline lease_step lease_step_of(lease_step_kind kind, int code)
 
 /** Why a write or read failed (lease_engine_ops.failed). */
 typedef enum lease_engine_failure {
-	LEASE_FAIL_LOST = 0, /**< a settleable failure of a write (lease_engine_settleable()):
+	LEASE_FAIL_LOST = 0, /**< a settleable failure of a write (lease__engine_settleable()):
 	                          lost, unverified or unanswered; SETTLE or DONE */
 	LEASE_FAIL_ERROR,    /**< a read, write or CAS error that is not settled: DONE */
 	LEASE_FAIL_UNKNOWN,  /**< the outcome stayed unknown LEASE_SETTLE_UNKNOWN_MAX times */
@@ -130,15 +130,15 @@ typedef struct lease_engine_ops {
  * wrote" (first parents, at most LEASE_SETTLE_WALK_MAX, stopping at the oids
  * the writes were based on and at their parents), or for a delete "the ref
  * is gone". @p first (borrowed, may be NULL) is the state already read, used
- * instead of the first read; @p pace asks for lease_store_pace() before each
+ * instead of the first read; @p pace asks for lease__store_pace() before each
  * write (one operation of a burst).
  * @return the code of the step that ended it (LEASE_STEP_DONE), or
  *         LEASE_ENOMEM (failed() told)
  */
-int lease_engine_run(lease_store *st, const char *name, const lease_engine_ops *ops, void *ctx,
-                     const lease_ref_state *first, int pace);
+int lease__engine_run(lease_store *st, const char *name, const lease_engine_ops *ops, void *ctx,
+                      const lease_ref_state *first, int pace);
 
 /** The failures settled by re-reading (§5): lost, unverified or unanswered CAS. */
-int lease_engine_settleable(int rc);
+int lease__engine_settleable(int rc);
 
 #endif

@@ -19,7 +19,7 @@
  * @return 0; LEASE_EUNVERIFIED when another object came back; else the
  *         transport's error. The handle's error message says why.
  */
-int lease_read_commit(lease_commit *out, lease_store *st, const lease_oid *oid);
+int lease__read_commit(lease_commit *out, lease_store *st, const lease_oid *oid);
 
 /**
  * The transport's scan_commits (reflease/sys/transport.h): @p visit gets the
@@ -29,11 +29,11 @@ int lease_read_commit(lease_commit *out, lease_store *st, const lease_oid *oid);
  *         cannot be scanned: no such call, or a version 1 transport), or the
  *         transport's error
  */
-int lease_scan_commits(lease_store *st, const char *prefix, size_t max_objects,
-                       int (*visit)(const char *msg, void *payload), void *payload);
+int lease__scan_commits(lease_store *st, const char *prefix, size_t max_objects,
+                        int (*visit)(const char *msg, void *payload), void *payload);
 
 /**
- * Called by lease_walk_chain() for each commit: @p oid, and its commit, or
+ * Called by lease__walk_chain() for each commit: @p oid, and its commit, or
  * NULL when it could not be read (the walk ends after that call).
  * Return nonzero to stop the walk with that value.
  */
@@ -42,18 +42,18 @@ typedef int (*lease_chain_visit)(const lease_oid *oid, const lease_commit *c, vo
 /**
  * Walk @p start_oid (whose commit @p start is already read; NULL to read
  * it) and its first parents, at most @p max commits, each read with
- * lease_read_commit(). @return the first nonzero value of @p visit, or 0
+ * lease__read_commit(). @return the first nonzero value of @p visit, or 0
  * (a root, an unreadable commit, or the bound reached).
  */
-int lease_walk_chain(lease_store *st, const lease_oid *start_oid, const lease_commit *start,
-                     int max, lease_chain_visit visit, void *payload);
+int lease__walk_chain(lease_store *st, const lease_oid *start_oid, const lease_commit *start,
+                      int max, lease_chain_visit visit, void *payload);
 
 /**
  * List the refs under @p prefix (list_refs is a required call, checked at
  * open). Free with lease_ref_list_clear().
  * @return 0 or the transport's error ("listing PREFIX: why" set)
  */
-int lease_list_refs(lease_ref_list *out, lease_store *st, const char *prefix);
+int lease__list_refs(lease_ref_list *out, lease_store *st, const char *prefix);
 
 /**
  * The namespace read lease by lease (reconcile's slow path when
@@ -62,20 +62,20 @@ int lease_list_refs(lease_ref_list *out, lease_store *st, const char *prefix);
  * ("unreadable: why"); each readable tip comes with its parent commit.
  * @return 0, LEASE_ENOMEM, LEASE_ENET, or the listing's error
  */
-int lease_fetch_namespace_lenient(lease_namespace *out, lease_store *st);
+int lease__fetch_namespace_lenient(lease_namespace *out, lease_store *st);
 
 /**
  * The ref lock files under @p prefix ("" = the store's own lock files),
  * local stores only (others give an empty list). Free with
  * lease_ref_lock_list_clear(). @return 0 or the transport's error
  */
-int lease_list_ref_locks(lease_ref_lock_list *out, lease_store *st, const char *prefix);
+int lease__list_ref_locks(lease_ref_lock_list *out, lease_store *st, const char *prefix);
 
 /**
  * Remove the stale lock @p lk when it is still at least @p min_age_s old
  * (protocol.md §7). @return 0, LEASE_ENOTFOUND (gone, or the transport
  * removes none), or the transport's error (message set)
  */
-int lease_remove_ref_lock(lease_store *st, const lease_ref_lock *lk, int64_t min_age_s);
+int lease__remove_ref_lock(lease_store *st, const lease_ref_lock *lk, int64_t min_age_s);
 
 #endif

@@ -25,12 +25,12 @@ static double whole_before(double t)
 
 int lease_keep_check_ttl(int64_t ttl_seconds)
 {
-	int64_t floor = lease_policy_floor(ttl_seconds);
+	int64_t floor = lease__policy_floor(ttl_seconds);
 
 	if (ttl_seconds < LEASE_TTL_READ_MIN || ttl_seconds > LEASE_TTL_READ_MAX)
 		return LEASE_EINVALID;
 	/* the window between the floor and the aim point must be open */
-	return whole_before(lease_policy_lost_deadline(ttl_seconds, ttl_seconds) -
+	return whole_before(lease__policy_lost_deadline(ttl_seconds, ttl_seconds) -
 	                    LEASE_KEEP_MARGIN) >= (double)floor
 	               ? 0
 	               : LEASE_EINVALID;
@@ -49,7 +49,7 @@ static double aim_before(double lost_at, double now)
 
 double lease_keep_check_interval(const lease_store *st)
 {
-	return (double)lease_policy_floor(st ? lease_store_ttl_min(st) : LEASE_TTL_READ_MIN);
+	return (double)lease__policy_floor(st ? lease_store_ttl_min(st) : LEASE_TTL_READ_MIN);
 }
 
 /* What a re-read of the stored lease found (check_stored). */
@@ -151,11 +151,11 @@ static void set_summary(lease_result *r, const lease_set_result *s)
 			double l;
 			if (!m->has_payload)
 				continue;
-			l = lease_policy_lost_deadline(m->payload.expires_at,
-			                               m->payload.has_ttl &&
-			                                               m->payload.ttl_seconds > 0
-			                                       ? m->payload.ttl_seconds
-			                                       : LEASE_TTL_DEFAULT);
+			l = lease__policy_lost_deadline(m->payload.expires_at,
+			                                m->payload.has_ttl &&
+			                                                m->payload.ttl_seconds > 0
+			                                        ? m->payload.ttl_seconds
+			                                        : LEASE_TTL_DEFAULT);
 			if (!pick || l < best) {
 				pick = m;
 				best = l;
@@ -174,9 +174,9 @@ int lease_heartbeat_every(int64_t *out, int64_t ttl_seconds, int64_t every)
 {
 	if (ttl_seconds < LEASE_TTL_READ_MIN || ttl_seconds > LEASE_TTL_READ_MAX || every < 0)
 		return LEASE_EINVALID;
-	if (every > lease_policy_every_max(ttl_seconds))
+	if (every > lease__policy_every_max(ttl_seconds))
 		return LEASE_EINVALID;
-	*out = lease_policy_interval(ttl_seconds, every);
+	*out = lease__policy_interval(ttl_seconds, every);
 	return 0;
 }
 
@@ -191,8 +191,8 @@ static int default_sleep(const lease_store *st, double seconds, const volatile s
 		if (stop && *stop)
 			return 1;
 		/* a signal ends the slice early: the stop flag is looked at sooner */
-		lease_store_sleep_ms(st, (int64_t)(slice * 1000 + 0.999),
-		                     LEASE_SLEEP_INTERRUPTIBLE);
+		lease__store_sleep_ms(st, (int64_t)(slice * 1000 + 0.999),
+		                      LEASE_SLEEP_INTERRUPTIBLE);
 		seconds -= slice;
 	}
 	return stop && *stop;
@@ -275,21 +275,21 @@ static int keep_engine(lease_result *last, lease_store *st, const char *const *n
 	    !opts->host || lease_token_validate(opts->lease_token, NULL, 0) < 0 ||
 	    opts->ttl_seconds < 0 || opts->ttl_seconds > LEASE_TTL_READ_MAX ||
 	    opts->every_seconds < 0)
-		return st ? lease_store_set_error(st, LEASE_EINVALID,
-		                                  "heartbeat service: bad options")
+		return st ? lease__store_set_error(st, LEASE_EINVALID,
+		                                   "heartbeat service: bad options")
 		          : LEASE_EINVALID;
 	ttl = opts->ttl_seconds         ? opts->ttl_seconds
 	      : opts->known_ttl_seconds ? opts->known_ttl_seconds
 	                                : LEASE_TTL_DEFAULT;
 	if (opts->every_seconds && (opts->ttl_seconds || opts->known_ttl_seconds) &&
 	    lease_heartbeat_every(&every, ttl, opts->every_seconds) < 0)
-		return lease_store_set_error(
+		return lease__store_set_error(
 		        st, LEASE_EINVALID, "heartbeat interval %lld s is above ttl/2 (%lld s)",
-		        (long long)opts->every_seconds, (long long)lease_policy_every_max(ttl));
+		        (long long)opts->every_seconds, (long long)lease__policy_every_max(ttl));
 	memcpy(token, opts->lease_token, sizeof(token));
 	backoff = opts->backoff_initial_s > 0 ? opts->backoff_initial_s : 1.0;
 	backoff_max = opts->backoff_max_s > 0 ? opts->backoff_max_s : 30.0;
-	every = lease_policy_interval(ttl, opts->every_seconds);
+	every = lease__policy_interval(ttl, opts->every_seconds);
 	now = lease_store_now(st);
 	if (opts->known_expires_at && opts->known_oid) {
 		at_oid = *opts->known_oid;
@@ -298,7 +298,7 @@ static int keep_engine(lease_result *last, lease_store *st, const char *const *n
 	if (opts->known_expires_at) {
 		int64_t since = opts->known_now ? opts->known_now : now;
 		expires_at = opts->known_expires_at;
-		lost_at = lease_policy_lost_deadline(expires_at, ttl);
+		lost_at = lease__policy_lost_deadline(expires_at, ttl);
 		next = (double)(since + every);
 		if (next > lost_at - LEASE_KEEP_MARGIN)
 			next = aim_before(lost_at, (double)since);
@@ -326,7 +326,7 @@ static int keep_engine(lease_result *last, lease_store *st, const char *const *n
 			r.now = now;
 			/* the margin apart: a bounded string, so the message's
 			 * length is bounded at compile time (-Wformat-truncation) */
-			snprintf(margin, sizeof(margin), "%.1f", lease_policy_lost_margin(ttl));
+			snprintf(margin, sizeof(margin), "%.1f", lease__policy_lost_margin(ttl));
 			snprintf(r.message, sizeof(r.message),
 			         "no heartbeat landed before the lost deadline (expires_at - %s "
 			         "s); %s%.300s",
@@ -369,7 +369,7 @@ static int keep_engine(lease_result *last, lease_store *st, const char *const *n
 				int64_t t = cr.payload.has_ttl && cr.payload.ttl_seconds > 0
 				                    ? cr.payload.ttl_seconds
 				                    : ttl;
-				double l = lease_policy_lost_deadline(cr.payload.expires_at, t);
+				double l = lease__policy_lost_deadline(cr.payload.expires_at, t);
 				expires_at = cr.payload.expires_at;
 				if (l < lost_at)
 					lost_at = l;
@@ -457,8 +457,8 @@ static int keep_engine(lease_result *last, lease_store *st, const char *const *n
 					have_known = have_at = 1;
 				}
 			}
-			every = lease_policy_interval(ttl, opts->every_seconds);
-			lost_at = expires_at ? lease_policy_lost_deadline(expires_at, ttl)
+			every = lease__policy_interval(ttl, opts->every_seconds);
+			lost_at = expires_at ? lease__policy_lost_deadline(expires_at, ttl)
 			                     : (double)(now + every);
 			next = (double)(now + every);
 			if (next > lost_at - LEASE_KEEP_MARGIN)
@@ -483,8 +483,8 @@ static int keep_engine(lease_result *last, lease_store *st, const char *const *n
 				                    ? r.payload.ttl_seconds
 				                    : ttl;
 				expires_at = r.payload.expires_at;
-				if (lease_policy_lost_deadline(expires_at, t) < lost_at)
-					lost_at = lease_policy_lost_deadline(expires_at, t);
+				if (lease__policy_lost_deadline(expires_at, t) < lost_at)
+					lost_at = lease__policy_lost_deadline(expires_at, t);
 			}
 			attempt++;
 			next = (double)now + backoff;
@@ -514,7 +514,7 @@ int lease_keep(lease_result *last, lease_store *st, const char *name,
 {
 	const char *names[1];
 
-	lease_store_clear_error(st); /* a call begins: its first error wins */
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	names[0] = name;
 	return keep_engine(last, st, names, 1, NULL, opts);
 }
@@ -526,26 +526,26 @@ int lease_keep_set(lease_result *last, lease_store *st, const char *const *names
 	size_t i, j;
 	int rc;
 
-	lease_store_clear_error(st); /* a call begins: its first error wins */
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	if (last)
 		memset(last, 0, sizeof(*last));
 	if (!names || n < 1 || n > LEASE_SET_MAX || !names[0])
-		return st ? lease_store_set_error(st, LEASE_EINVALID,
-		                                  "heartbeat service: a set names 1 to %d leases",
-		                                  LEASE_SET_MAX)
+		return st ? lease__store_set_error(st, LEASE_EINVALID,
+		                                   "heartbeat service: a set names 1 to %d leases",
+		                                   LEASE_SET_MAX)
 		          : LEASE_EINVALID;
 	for (i = 0; i < n; i++)
 		for (j = 0; j < i; j++)
 			if (!names[i] || strcmp(names[i], names[j]) == 0)
-				return st ? lease_store_set_error(
+				return st ? lease__store_set_error(
 				                    st, LEASE_EINVALID,
 				                    "heartbeat service: lease '%s' named "
 				                    "twice in the set",
 				                    names[i] ? names[i] : "(null)")
 				          : LEASE_EINVALID;
 	if (!(set = calloc(1, sizeof(*set))))
-		return st ? lease_store_set_error(st, LEASE_ENOMEM,
-		                                  "heartbeat service: out of memory")
+		return st ? lease__store_set_error(st, LEASE_ENOMEM,
+		                                   "heartbeat service: out of memory")
 		          : LEASE_ENOMEM;
 	rc = keep_engine(last, st, names, n, set, opts);
 	free(set);

@@ -48,8 +48,8 @@ int lease_migrate_target_validate(const char *version, char *err, size_t errlen)
 	size_t i, used = 0;
 	int ma = 0, mi = 0, pa = 0;
 
-	for (i = 0; i < lease_migrations_count(); i++) {
-		const lease_migration *m = lease_migration_at(i);
+	for (i = 0; i < lease__migrations_count(); i++) {
+		const lease_migration *m = lease__migration_at(i);
 		if (m->to_major > SDLC_VERSION_MAJOR ||
 		    (m->to_major == SDLC_VERSION_MAJOR && m->to_minor > SDLC_VERSION_MINOR))
 			continue;
@@ -57,23 +57,23 @@ int lease_migrate_target_validate(const char *version, char *err, size_t errlen)
 			used += (size_t)snprintf(valid + used, sizeof(valid) - used, "%s%s",
 			                         used ? ", " : "", m->to);
 	}
-	if (!version || lease_migration_version_parse(version, &ma, &mi, &pa) < 0) {
-		lease_error_set(err, errlen,
-		                "'%s' is not a version MAJOR.MINOR.PATCH (valid targets: %s)",
-		                version ? version : "", valid);
+	if (!version || lease__migration_version_parse(version, &ma, &mi, &pa) < 0) {
+		lease__error_set(err, errlen,
+		                 "'%s' is not a version MAJOR.MINOR.PATCH (valid targets: %s)",
+		                 version ? version : "", valid);
 		return LEASE_EINVALID;
 	}
-	for (i = 0; i < lease_migrations_count(); i++) {
-		const lease_migration *m = lease_migration_at(i);
+	for (i = 0; i < lease__migrations_count(); i++) {
+		const lease_migration *m = lease__migration_at(i);
 		if (m->to_major == ma && m->to_minor == mi && m->to_patch == pa &&
 		    (ma < SDLC_VERSION_MAJOR ||
 		     (ma == SDLC_VERSION_MAJOR && mi <= SDLC_VERSION_MINOR)))
 			return 0;
 	}
-	lease_error_set(err, errlen,
-	                "'%s' is not the target of a registered migration this build can write "
-	                "(valid targets: %s)",
-	                version, valid);
+	lease__error_set(err, errlen,
+	                 "'%s' is not the target of a registered migration this build can write "
+	                 "(valid targets: %s)",
+	                 version, valid);
 	return LEASE_EINVALID;
 }
 
@@ -113,7 +113,7 @@ static void claimed_version(char *out, size_t outlen, const lease_commit *c)
 	root = json_loads(body + 2, JSON_REJECT_DUPLICATES, NULL);
 	v = root ? json_object_get(root, "sdlc_version") : NULL;
 	if (json_is_string(v) && strlen(json_string_value(v)) < outlen &&
-	    lease_migration_version_parse(json_string_value(v), &ma, &mi, &pa) == 0)
+	    lease__migration_version_parse(json_string_value(v), &ma, &mi, &pa) == 0)
 		snprintf(out, outlen, "%s", json_string_value(v));
 	json_decref(root);
 }
@@ -146,7 +146,7 @@ static void classify(lease_migrate_entry *e, const migrate_run *run, const lease
 
 		claimed_version(e->from, sizeof(e->from), &s->commit);
 		if (e->from[0])
-			lease_migration_version_parse(e->from, &ma, &mi, &pa);
+			lease__migration_version_parse(e->from, &ma, &mi, &pa);
 		e->status = ma < SDLC_VERSION_MAJOR ? LEASE_MIGRATE_SKIPPED_MALFORMED
 		                                    : LEASE_MIGRATE_SKIPPED_NEWER;
 		entry_message(e, "%s", s->payload_error);
@@ -159,8 +159,8 @@ static void classify(lease_migrate_entry *e, const migrate_run *run, const lease
 		return;
 	}
 	snprintf(e->from, sizeof(e->from), "%s", p->sdlc_version);
-	rc = lease_migrations_chain(steps, CHAIN_MAX, nsteps, p->version_major, p->version_minor,
-	                            run->to_major, run->to_minor);
+	rc = lease__migrations_chain(steps, CHAIN_MAX, nsteps, p->version_major, p->version_minor,
+	                             run->to_major, run->to_minor);
 	if (rc == LEASE_EVERSION) {
 		e->status = LEASE_MIGRATE_SKIPPED_NEWER;
 		snprintf(e->message, sizeof(e->message),
@@ -396,8 +396,8 @@ static lease_step mg_failed(void *ctx, const lease_round *r, lease_engine_failur
 
 	if (why == LEASE_FAIL_LOST) {
 		snprintf(m->last_err, sizeof(m->last_err), "%s", lease_store_last_error(r->st));
-		lease_store_log(r->st, LEASE_LOG_INFO, "migrate %s: attempt %d: %s; re-reading",
-		                m->e->name, m->e->attempts, m->last_err);
+		lease__store_log(r->st, LEASE_LOG_INFO, "migrate %s: attempt %d: %s; re-reading",
+		                 m->e->name, m->e->attempts, m->last_err);
 		return lease_step_settle();
 	}
 	if (why == LEASE_FAIL_ERROR) {
@@ -429,7 +429,7 @@ static int migrate_one(migrate_run *run, lease_migrate_entry *e, const lease_ref
 	m.run = run;
 	m.e = e;
 	/* paced: one operation of a burst (issue 15) */
-	rc = lease_engine_run(run->st, e->name, &mg_ops, &m, first, 1);
+	rc = lease__engine_run(run->st, e->name, &mg_ops, &m, first, 1);
 	if (rc < 0 && !e->message[0])
 		entry_message(e, "%s", lease_store_last_error(run->st));
 	if (rc < 0 && e->status == LEASE_MIGRATE_WOULD_MIGRATE)
@@ -447,29 +447,29 @@ int lease_migrate(lease_migrate_report *out, lease_store *st, const lease_migrat
 	size_t i;
 	int rc = 0, patch = 0;
 
-	lease_store_clear_error(st); /* a call begins: its first error wins */
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	memset(out, 0, sizeof(*out));
 	memset(&ns, 0, sizeof(ns));
 	memset(&run, 0, sizeof(run));
 	if (!opts)
 		opts = &defaults;
 	if (opts->version != LEASE_MIGRATE_OPTIONS_VERSION)
-		return lease_store_set_error(st, LEASE_EINVALID,
-		                             "migrate options of an unsupported version");
+		return lease__store_set_error(st, LEASE_EINVALID,
+		                              "migrate options of an unsupported version");
 	run.st = st;
 	run.o = opts;
 	snprintf(run.target, sizeof(run.target), "%s", opts->to ? opts->to : SDLC_VERSION);
 	snprintf(out->target, sizeof(out->target), "%s", run.target);
 	out->applied = opts->apply ? 1 : 0;
-	if ((rc = lease_migrations_check(err, sizeof(err))) < 0)
-		return lease_store_set_error(st, rc, "%s", err);
+	if ((rc = lease__migrations_check(err, sizeof(err))) < 0)
+		return lease__store_set_error(st, rc, "%s", err);
 	if ((rc = lease_migrate_target_validate(run.target, err, sizeof(err))) < 0)
-		return lease_store_set_error(st, rc, "--to: %s", err);
-	if (lease_migration_version_parse(run.target, &run.to_major, &run.to_minor, &patch) < 0)
-		return lease_store_set_error(st, LEASE_EINVALID, "--to: invalid version");
+		return lease__store_set_error(st, rc, "--to: %s", err);
+	if (lease__migration_version_parse(run.target, &run.to_major, &run.to_minor, &patch) < 0)
+		return lease__store_set_error(st, LEASE_EINVALID, "--to: invalid version");
 	run.assumed_ttl = opts->assumed_ttl ? opts->assumed_ttl : LEASE_TTL_DEFAULT;
 	if (run.assumed_ttl < lease_store_ttl_min(st) || run.assumed_ttl > lease_store_ttl_max(st))
-		return lease_store_set_error(
+		return lease__store_set_error(
 		        st, LEASE_EINVALID,
 		        "--assumed-ttl: %lld is outside this store's TTL bounds %d..%d",
 		        (long long)run.assumed_ttl, lease_store_ttl_min(st),
@@ -480,10 +480,10 @@ int lease_migrate(lease_migrate_report *out, lease_store *st, const lease_migrat
 	out->invalid_names = ns.invalid_count;
 	if (ns.count && !(out->entries = calloc(ns.count, sizeof(*out->entries)))) {
 		lease_namespace_clear(&ns);
-		return lease_store_set_error(st, LEASE_ENOMEM, "out of memory");
+		return lease__store_set_error(st, LEASE_ENOMEM, "out of memory");
 	}
-	out->paced_ms = -lease_store_paced_ms(st);
-	lease_store_op_begin(st, 0); /* each lease's operation: lease_store_pace() */
+	out->paced_ms = -lease__store_paced_ms(st);
+	lease__store_op_begin(st, 0); /* each lease's operation: lease__store_pace() */
 	for (i = 0; i < ns.count; i++) {
 		lease_migrate_entry *e = &out->entries[i];
 
@@ -493,8 +493,8 @@ int lease_migrate(lease_migrate_report *out, lease_store *st, const lease_migrat
 		if (rc < 0)
 			break;
 	}
-	lease_store_op_end(st);
-	out->paced_ms += lease_store_paced_ms(st);
+	lease__store_op_end(st);
+	out->paced_ms += lease__store_paced_ms(st);
 	lease_namespace_clear(&ns);
 	return rc < 0 ? rc : 0;
 }

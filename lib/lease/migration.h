@@ -20,7 +20,7 @@
 
 #include "reflease/common.h"
 #include "reflease/schema.h"
-#include "util/util.h" /* lease_error_set(): how a step says why it failed */
+#include "util/util.h" /* lease__error_set(): how a step says why it failed */
 
 /** What a step may know besides the payload itself. Borrowed by the step. */
 typedef struct lease_migration_input {
@@ -68,17 +68,17 @@ typedef struct lease_migration {
  * from @p in->random. No I/O.
  * @return 0, or the randomness error (then @p p is unchanged)
  */
-int lease_migration_stamp(lease_payload *p, const lease_migration *m,
-                          const lease_migration_input *in);
+int lease__migration_stamp(lease_payload *p, const lease_migration *m,
+                           const lease_migration_input *in);
 
 /** Number of registered migrations (the numbered files of migrations/). */
-size_t lease_migrations_count(void);
+size_t lease__migrations_count(void);
 
 /** The @p i-th migration in id order (borrowed, static), or NULL past the end. */
-const lease_migration *lease_migration_at(size_t i);
+const lease_migration *lease__migration_at(size_t i);
 
 /** The step that starts at version @p major.@p minor (borrowed, static), or NULL. */
-const lease_migration *lease_migration_from(int major, int minor);
+const lease_migration *lease__migration_from(int major, int minor);
 
 /**
  * Check the registry (protocol.md §8): every id is four digits and names the
@@ -89,7 +89,7 @@ const lease_migration *lease_migration_from(int major, int minor);
  * @param err  receives "migration NNNN: <the broken rule>" (may be NULL)
  * @return 0, or LEASE_EINTERNAL
  */
-int lease_migrations_check(char *err, size_t errlen);
+int lease__migrations_check(char *err, size_t errlen);
 
 /**
  * The chain of steps that takes a payload of version @p major.@p minor to
@@ -98,14 +98,14 @@ int lease_migrations_check(char *err, size_t errlen);
  * @return 0, LEASE_EVERSION (the payload is newer than the target), or
  *         LEASE_EINVALID (no registered chain reaches the target)
  */
-int lease_migrations_chain(const lease_migration **steps, size_t max, size_t *n, int major,
-                           int minor, int to_major, int to_minor);
+int lease__migrations_chain(const lease_migration **steps, size_t max, size_t *n, int major,
+                            int minor, int to_major, int to_minor);
 
 /**
  * Parse "X.Y.Z" into its numbers: non-negative decimal integers up to
  * 1000000, no sign, nothing after the patch (protocol.md §2 sdlc_version).
  * @return 0, or LEASE_EINVALID (outputs then unspecified)
  */
-int lease_migration_version_parse(const char *s, int *major, int *minor, int *patch);
+int lease__migration_version_parse(const char *s, int *major, int *minor, int *patch);
 
 #endif

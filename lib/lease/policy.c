@@ -6,59 +6,59 @@
 #include <stdlib.h>
 #include <string.h>
 
-int64_t lease_policy_floor(int64_t ttl)
+int64_t lease__policy_floor(int64_t ttl)
 {
 	return ttl / 10 > 1 ? ttl / 10 : 1;
 }
 
-int lease_policy_below_floor(int64_t interval, int64_t ttl)
+int lease__policy_below_floor(int64_t interval, int64_t ttl)
 {
-	return interval < lease_policy_floor(ttl);
+	return interval < lease__policy_floor(ttl);
 }
 
-int lease_policy_less_than_half_left(int64_t left, int64_t ttl)
+int lease__policy_less_than_half_left(int64_t left, int64_t ttl)
 {
 	return 2 * left < ttl;
 }
 
-int lease_policy_heartbeat_due(int64_t since, int64_t stored_ttl, int ttl_changes, int64_t left,
-                               int64_t ttl_new)
+int lease__policy_heartbeat_due(int64_t since, int64_t stored_ttl, int ttl_changes, int64_t left,
+                                int64_t ttl_new)
 {
-	return ttl_changes || lease_policy_less_than_half_left(left, ttl_new) ||
-	       !lease_policy_below_floor(since, stored_ttl);
+	return ttl_changes || lease__policy_less_than_half_left(left, ttl_new) ||
+	       !lease__policy_below_floor(since, stored_ttl);
 }
 
-int64_t lease_policy_every_max(int64_t ttl)
+int64_t lease__policy_every_max(int64_t ttl)
 {
 	return ttl / 2;
 }
 
-int64_t lease_policy_interval(int64_t ttl, int64_t every)
+int64_t lease__policy_interval(int64_t ttl, int64_t every)
 {
 	if (every <= 0)
 		every = ttl / 3;
-	else if (every > lease_policy_every_max(ttl))
-		every = lease_policy_every_max(ttl);
+	else if (every > lease__policy_every_max(ttl))
+		every = lease__policy_every_max(ttl);
 	return every < 1 ? 1 : every;
 }
 
-double lease_policy_kill_grace(int64_t ttl)
+double lease__policy_kill_grace(int64_t ttl)
 {
 	double g = (double)ttl / 6.0;
 	return g < 10.0 ? (g > 0 ? g : 0) : 10.0;
 }
 
-double lease_policy_lost_margin(int64_t ttl)
+double lease__policy_lost_margin(int64_t ttl)
 {
-	return lease_policy_kill_grace(ttl) + 2.0;
+	return lease__policy_kill_grace(ttl) + 2.0;
 }
 
-double lease_policy_lost_deadline(int64_t expires_at, int64_t ttl)
+double lease__policy_lost_deadline(int64_t expires_at, int64_t ttl)
 {
-	return (double)expires_at - lease_policy_lost_margin(ttl);
+	return (double)expires_at - lease__policy_lost_margin(ttl);
 }
 
-int64_t lease_policy_stored_ttl(const lease_payload *p, int64_t assumed, int *approximate)
+int64_t lease__policy_stored_ttl(const lease_payload *p, int64_t assumed, int *approximate)
 {
 	if (p->has_ttl) {
 		if (approximate)
@@ -70,48 +70,48 @@ int64_t lease_policy_stored_ttl(const lease_payload *p, int64_t assumed, int *ap
 	return assumed > 0 ? assumed : LEASE_TTL_DEFAULT;
 }
 
-int64_t lease_policy_heartbeat_time(const lease_payload *p, int64_t assumed, int *approximate)
+int64_t lease__policy_heartbeat_time(const lease_payload *p, int64_t assumed, int *approximate)
 {
-	return p->expires_at - lease_policy_stored_ttl(p, assumed, approximate);
+	return p->expires_at - lease__policy_stored_ttl(p, assumed, approximate);
 }
 
-int64_t lease_policy_kept_ttl(const lease_payload *p, int64_t ttl_min, int *approximate)
+int64_t lease__policy_kept_ttl(const lease_payload *p, int64_t ttl_min, int *approximate)
 {
-	int64_t ttl = lease_policy_stored_ttl(p, LEASE_TTL_DEFAULT, approximate);
+	int64_t ttl = lease__policy_stored_ttl(p, LEASE_TTL_DEFAULT, approximate);
 
 	if (ttl <= 0)
 		ttl = LEASE_TTL_DEFAULT;
 	return ttl < ttl_min ? ttl_min : ttl; /* readers accept at most the store maximum */
 }
 
-int lease_policy_payload_stale(int64_t built_at, int64_t now, int64_t ttl)
+int lease__policy_payload_stale(int64_t built_at, int64_t now, int64_t ttl)
 {
 	return 10 * (now - built_at) > ttl;
 }
 
-int lease_policy_past_expiry(int64_t expires_at, int64_t now, int64_t margin)
+int lease__policy_past_expiry(int64_t expires_at, int64_t now, int64_t margin)
 {
 	return now > expires_at + margin;
 }
 
-int64_t lease_policy_takeover_at(int64_t expires_at, int64_t margin)
+int64_t lease__policy_takeover_at(int64_t expires_at, int64_t margin)
 {
 	return expires_at + margin + 1;
 }
 
-int lease_policy_expired(const lease_payload *p, int64_t now, int64_t margin)
+int lease__policy_expired(const lease_payload *p, int64_t now, int64_t margin)
 {
 	if (p->phase == LEASE_PHASE_RELEASED)
 		return 0;
-	return lease_policy_past_expiry(p->expires_at, now, margin);
+	return lease__policy_past_expiry(p->expires_at, now, margin);
 }
 
-int64_t lease_policy_next_generation(int64_t highest)
+int64_t lease__policy_next_generation(int64_t highest)
 {
 	return highest >= 0 ? highest + 1 : 0;
 }
 
-void lease_policy_released(lease_payload *p, int64_t now)
+void lease__policy_released(lease_payload *p, int64_t now)
 {
 	p->phase = LEASE_PHASE_RELEASED;
 	p->expires_at = now > p->acquired_at ? now : p->acquired_at;
@@ -127,46 +127,46 @@ void lease_policy_released(lease_payload *p, int64_t now)
 
 int lease_payload_expired(const lease_store *st, const lease_payload *p, int64_t now)
 {
-	return lease_policy_expired(p, now, lease_store_skew_margin(st));
+	return lease__policy_expired(p, now, lease_store_skew_margin(st));
 }
 
 int64_t lease_payload_ttl(const lease_payload *p, int64_t assumed_ttl, int *approximate)
 {
-	return lease_policy_stored_ttl(p, assumed_ttl, approximate);
+	return lease__policy_stored_ttl(p, assumed_ttl, approximate);
 }
 
 int64_t lease_payload_heartbeat_time(const lease_payload *p, int64_t assumed_ttl, int *approximate)
 {
-	return lease_policy_heartbeat_time(p, assumed_ttl, approximate);
+	return lease__policy_heartbeat_time(p, assumed_ttl, approximate);
 }
 
 int64_t lease_payload_kept_ttl(const lease_store *st, const lease_payload *p, int *approximate)
 {
-	return lease_policy_kept_ttl(p, lease_store_ttl_min(st), approximate);
+	return lease__policy_kept_ttl(p, lease_store_ttl_min(st), approximate);
 }
 
 int64_t lease_heartbeat_floor(int64_t ttl_seconds)
 {
-	return lease_policy_floor(ttl_seconds);
+	return lease__policy_floor(ttl_seconds);
 }
 
 int64_t lease_heartbeat_every_max(int64_t ttl_seconds)
 {
-	return lease_policy_every_max(ttl_seconds);
+	return lease__policy_every_max(ttl_seconds);
 }
 
 int64_t lease_heartbeat_interval(int64_t ttl_seconds)
 {
-	return lease_policy_interval(ttl_seconds, 0);
+	return lease__policy_interval(ttl_seconds, 0);
 }
 
 double lease_kill_grace(int64_t ttl_seconds)
 {
-	return lease_policy_kill_grace(ttl_seconds);
+	return lease__policy_kill_grace(ttl_seconds);
 }
 
 double lease_lost_at(const lease_payload *p, int64_t assumed_ttl)
 {
-	return lease_policy_lost_deadline(p->expires_at,
-	                                  lease_policy_stored_ttl(p, assumed_ttl, NULL));
+	return lease__policy_lost_deadline(p->expires_at,
+	                                   lease__policy_stored_ttl(p, assumed_ttl, NULL));
 }

@@ -49,7 +49,7 @@ static const char *terr(lease_store *st)
 /* The one way a transport's message reaches the handle (issue 26 step 2):
  * after a failed call, its last_error(), verbatim, becomes the handle's
  * message — the deepest error, so what the primitive says afterwards
- * (lease_store_set_error(): the first message wins) is kept only when the
+ * (lease__store_set_error(): the first message wins) is kept only when the
  * transport said nothing. @return @p why, the primitive's own words for
  * that case. */
 static const char *tfail(lease_store *st, int rc, const char *why)
@@ -57,22 +57,22 @@ static const char *tfail(lease_store *st, int rc, const char *why)
 	const char *m = st->t->last_error ? st->t->last_error(st->t) : NULL;
 
 	if (m && *m)
-		(void)lease_store_set_error(st, rc, "%s", m);
+		(void)lease__store_set_error(st, rc, "%s", m);
 	return why;
 }
 
 /* The store's debug log (-v -v, issue 23): one line per transport call,
  * whatever the backend — "local: replace_ref refs/leases/a -> ok (0.4 ms)".
- * @p t0 is lease_store_mono_ms() before the call. */
+ * @p t0 is lease__store_mono_ms() before the call. */
 static void tlog(lease_store *st, int64_t t0, const char *call, const char *subject, int rc)
 {
 	if (st->log_level < LEASE_LOG_DEBUG)
 		return;
-	lease_store_log(st, LEASE_LOG_DEBUG, "%s: %s%s%s -> %s (%lld ms)%s%s", lease_store_kind(st),
-	                call, subject ? " " : "", subject ? subject : "",
-	                rc < 0 ? lease_error_id(rc) : "ok",
-	                (long long)(lease_store_mono_ms(st) - t0), rc < 0 ? ": " : "",
-	                rc < 0 ? terr(st) : "");
+	lease__store_log(st, LEASE_LOG_DEBUG, "%s: %s%s%s -> %s (%lld ms)%s%s",
+	                 lease_store_kind(st), call, subject ? " " : "", subject ? subject : "",
+	                 rc < 0 ? lease_error_id(rc) : "ok",
+	                 (long long)(lease__store_mono_ms(st) - t0), rc < 0 ? ": " : "",
+	                 rc < 0 ? terr(st) : "");
 }
 
 static void cas_begin(lease_store *st, const char *primitive, const char *refname,
@@ -80,7 +80,7 @@ static void cas_begin(lease_store *st, const char *primitive, const char *refnam
 {
 	memset(&st->cas_err, 0, sizeof(st->cas_err));
 	st->cas_compared = 0;
-	lease_store_clear_error(st);
+	lease__store_clear_error(st);
 	snprintf(st->cas_err.primitive, sizeof(st->cas_err.primitive), "%s", primitive);
 	snprintf(st->cas_err.ref, sizeof(st->cas_err.ref), "%s", refname);
 	if (expected) {
@@ -101,17 +101,17 @@ static int cas_fail(lease_store *st, int code, lease_outcome outcome, int noop, 
 	 * read's own failure — a 401, a refused connection — states its cause
 	 * alone; issue 23, issue 24 #5) */
 	if (!st->cas_compared)
-		return lease_store_set_error(st, code, "%s %s: %s%s", e->primitive, e->ref, why,
-		                             outcome == LEASE_OUTCOME_KNOWN ? ""
-		                                                            : " (outcome unknown)");
+		return lease__store_set_error(
+		        st, code, "%s %s: %s%s", e->primitive, e->ref, why,
+		        outcome == LEASE_OUTCOME_KNOWN ? "" : " (outcome unknown)");
 	if (e->has_expected)
 		lease_oid_tohex(exp, &e->expected);
 	if (e->observed_present)
 		lease_oid_tohex(obs, &e->observed);
-	return lease_store_set_error(st, code, "%s %s: %s (expected %s, observed %s; outcome %s%s)",
-	                             e->primitive, e->ref, why, exp, obs,
-	                             outcome == LEASE_OUTCOME_KNOWN ? "known" : "unknown",
-	                             noop ? ", no-op" : "");
+	return lease__store_set_error(
+	        st, code, "%s %s: %s (expected %s, observed %s; outcome %s%s)", e->primitive,
+	        e->ref, why, exp, obs, outcome == LEASE_OUTCOME_KNOWN ? "known" : "unknown",
+	        noop ? ", no-op" : "");
 }
 
 /* Read a ref's target alone: the transport's read_ref_oid (version 3; a
@@ -124,7 +124,7 @@ static int reread(lease_store *st, const char *refname, int *present, lease_oid 
 	int has_commit = 0, rc;
 
 	memset(&c, 0, sizeof(c));
-	t0 = lease_store_mono_ms(st);
+	t0 = lease__store_mono_ms(st);
 	if (st->t->version >= 3 && st->t->read_ref_oid) {
 		*present = 0;
 		memset(oid, 0, sizeof(*oid));
@@ -176,7 +176,7 @@ static int verify(lease_store *st, enum prim_kind k, const char *refname, const 
                   const lease_oid *new_oid, int trc)
 {
 	int window = st->verify_timeout_ms > 0 ? st->verify_timeout_ms : 0;
-	int64_t deadline = lease_store_mono_ms(st) + window, pause = POLL_FIRST_MS;
+	int64_t deadline = lease__store_mono_ms(st) + window, pause = POLL_FIRST_MS;
 	int reported_mismatch = (k == K_CREATE) ? trc == LEASE_EEXISTS : trc == LEASE_ECAS;
 	int present = 0, rc;
 	lease_oid oid;
@@ -202,7 +202,7 @@ static int verify(lease_store *st, enum prim_kind k, const char *refname, const 
 			                tfail(st, rc, "cannot re-read the ref"));
 		}
 		observe(st, present, &oid);
-		left = deadline - lease_store_mono_ms(st);
+		left = deadline - lease__store_mono_ms(st);
 		if (trc == 0 && is_target(k, present, &oid, new_oid))
 			return 0;
 		if (k == K_CREATE && reported_mismatch) {
@@ -237,7 +237,7 @@ static int verify(lease_store *st, enum prim_kind k, const char *refname, const 
 			return cas_fail(st, LEASE_ECAS, LEASE_OUTCOME_UNKNOWN, 0,
 			                "the ref holds another state (lost race)");
 		}
-		lease_store_sleep_ms(st, pause < left ? pause : left, LEASE_SLEEP_FULL);
+		lease__store_sleep_ms(st, pause < left ? pause : left, LEASE_SLEEP_FULL);
 		pause = pause * 2 > POLL_MAX_MS ? POLL_MAX_MS : pause * 2;
 	}
 }
@@ -256,17 +256,17 @@ static int check_ticket_refname(lease_store *st, const char *rest, const char *r
 	memcpy(name, rest, (size_t)(slash - rest));
 	name[slash - rest] = '\0';
 	if (lease_name_validate(name, err, sizeof(err)) < 0)
-		return lease_store_set_error(st, LEASE_EINVALID, "invalid ref '%s': %s", refname,
-		                             err);
+		return lease__store_set_error(st, LEASE_EINVALID, "invalid ref '%s': %s", refname,
+		                              err);
 	for (i = 1; i <= 16; i++)
 		if (!((slash[i] >= '0' && slash[i] <= '9') || (slash[i] >= 'a' && slash[i] <= 'f')))
 			goto bad;
 	return 0;
 bad:
-	return lease_store_set_error(st, LEASE_EINVALID,
-	                             "invalid ticket ref '%s': expected "
-	                             "refs/%s-queue/<name>/<16 hex>",
-	                             refname, st->ns);
+	return lease__store_set_error(st, LEASE_EINVALID,
+	                              "invalid ticket ref '%s': expected "
+	                              "refs/%s-queue/<name>/<16 hex>",
+	                              refname, st->ns);
 }
 
 static int check_refname(lease_store *st, const char *refname)
@@ -282,14 +282,14 @@ static int check_refname(lease_store *st, const char *refname)
 	an = (size_t)snprintf(apfx, sizeof(apfx), "refs/%s-archive/", st->ns);
 	if (strncmp(refname, pfx, n) == 0) {
 		if (lease_ref_name_validate(refname + n, err, sizeof(err)) < 0)
-			return lease_store_set_error(st, LEASE_EINVALID, "invalid ref '%s': %s",
-			                             refname, err);
+			return lease__store_set_error(st, LEASE_EINVALID, "invalid ref '%s': %s",
+			                              refname, err);
 		return 0;
 	}
 	if (strncmp(refname, apfx, an) != 0)
-		return lease_store_set_error(st, LEASE_EINVALID,
-		                             "ref '%s' is outside refs/%s/ and refs/%s-archive/",
-		                             refname, st->ns, st->ns);
+		return lease__store_set_error(st, LEASE_EINVALID,
+		                              "ref '%s' is outside refs/%s/ and refs/%s-archive/",
+		                              refname, st->ns, st->ns);
 	rest = refname + an;
 	if (!(slash = strchr(rest, '/')) || (size_t)(slash - rest) > LEASE_NAME_MAX)
 		goto bad;
@@ -299,17 +299,17 @@ static int check_refname(lease_store *st, const char *refname)
 		memcpy(name, rest, (size_t)(slash - rest));
 		name[slash - rest] = '\0';
 		if (lease_ref_name_validate(name, err, sizeof(err)) < 0)
-			return lease_store_set_error(st, LEASE_EINVALID, "invalid ref '%s': %s",
-			                             refname, err);
+			return lease__store_set_error(st, LEASE_EINVALID, "invalid ref '%s': %s",
+			                              refname, err);
 	}
-	if (!lease_archive_tail_valid(slash + 1))
+	if (!lease__archive_tail_valid(slash + 1))
 		goto bad;
 	return 0;
 bad:
-	return lease_store_set_error(st, LEASE_EINVALID,
-	                             "invalid archive ref '%s': expected "
-	                             "refs/%s-archive/<name>/<YYYYMMDDTHHMMSSZ>-<8 hex>",
-	                             refname, st->ns);
+	return lease__store_set_error(st, LEASE_EINVALID,
+	                              "invalid archive ref '%s': expected "
+	                              "refs/%s-archive/<name>/<YYYYMMDDTHHMMSSZ>-<8 hex>",
+	                              refname, st->ns);
 }
 
 static int name_to_ref(lease_store *st, char *out, size_t outlen, const char *name)
@@ -318,9 +318,9 @@ static int name_to_ref(lease_store *st, char *out, size_t outlen, const char *na
 	int rc;
 
 	if (!name)
-		return lease_store_set_error(st, LEASE_EINVALID, "no lease name given");
+		return lease__store_set_error(st, LEASE_EINVALID, "no lease name given");
 	if ((rc = lease_refname(out, outlen, st->ns, name, err, sizeof(err))) < 0)
-		return lease_store_set_error(st, rc, "%s", err);
+		return lease__store_set_error(st, rc, "%s", err);
 	return 0;
 }
 
@@ -337,15 +337,15 @@ int lease_write_commit(lease_oid *out, lease_store *st, const lease_oid *parent,
 	int64_t t0;
 	int rc;
 
-	lease_store_clear_error(st);
+	lease__store_clear_error(st);
 	if (!message)
-		return lease_store_set_error(st, LEASE_EINVALID, "no commit message");
-	t0 = lease_store_mono_ms(st);
+		return lease__store_set_error(st, LEASE_EINVALID, "no commit message");
+	t0 = lease__store_mono_ms(st);
 	rc = st->t->write_commit(st->t, out, parent, message, lease_store_now(st));
 	tlog(st, t0, "write_commit", NULL, rc);
 	if (rc < 0)
-		return lease_store_set_error(st, rc, "%s",
-		                             tfail(st, rc, "cannot write the commit"));
+		return lease__store_set_error(st, rc, "%s",
+		                              tfail(st, rc, "cannot write the commit"));
 	return 0;
 }
 
@@ -354,15 +354,15 @@ int lease_cas_create_ref(lease_store *st, const char *refname, const lease_oid *
 	int64_t t0;
 	int rc;
 
-	lease_store_clear_error(st); /* a call begins: its first error wins */
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	memset(&st->cas_err, 0, sizeof(st->cas_err));
 	if (!refname || (rc = check_refname(st, refname)) < 0)
-		return refname ? rc : lease_store_set_error(st, LEASE_EINVALID, "no ref given");
+		return refname ? rc : lease__store_set_error(st, LEASE_EINVALID, "no ref given");
 	if (!new_oid || lease_oid_is_zero(new_oid))
-		return lease_store_set_error(st, LEASE_EINVALID, "cas_create %s: invalid new oid",
-		                             refname);
+		return lease__store_set_error(st, LEASE_EINVALID, "cas_create %s: invalid new oid",
+		                              refname);
 	cas_begin(st, "cas_create", refname, new_oid);
-	t0 = lease_store_mono_ms(st);
+	t0 = lease__store_mono_ms(st);
 	rc = st->t->create_ref(st->t, refname, new_oid);
 	tlog(st, t0, "create_ref", refname, rc);
 	return verify(st, K_CREATE, refname, NULL, new_oid, rc);
@@ -373,7 +373,7 @@ int lease_cas_create(lease_store *st, const char *name, const lease_oid *new_oid
 	char ref[320];
 	int rc;
 
-	lease_store_clear_error(st); /* a call begins: its first error wins */
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	if ((rc = cas_name_to_ref(st, ref, sizeof(ref), name)) < 0)
 		return rc;
 	return lease_cas_create_ref(st, ref, new_oid);
@@ -385,7 +385,7 @@ int lease_cas_replace(lease_store *st, const char *name, const lease_oid *old_oi
 	char ref[320];
 	int rc;
 
-	lease_store_clear_error(st); /* a call begins: its first error wins */
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	if ((rc = cas_name_to_ref(st, ref, sizeof(ref), name)) < 0)
 		return rc;
 	return lease_cas_replace_ref(st, ref, old_oid, new_oid);
@@ -397,20 +397,20 @@ int lease_cas_replace_ref(lease_store *st, const char *ref, const lease_oid *old
 	int64_t t0;
 	int rc;
 
-	lease_store_clear_error(st); /* a call begins: its first error wins */
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	memset(&st->cas_err, 0, sizeof(st->cas_err));
 	if (!ref || (rc = check_refname(st, ref)) < 0)
-		return ref ? rc : lease_store_set_error(st, LEASE_EINVALID, "no ref given");
+		return ref ? rc : lease__store_set_error(st, LEASE_EINVALID, "no ref given");
 	if (!old_oid || !new_oid || lease_oid_is_zero(old_oid) || lease_oid_is_zero(new_oid))
-		return lease_store_set_error(st, LEASE_EINVALID, "cas_replace %s: invalid oid",
-		                             ref);
+		return lease__store_set_error(st, LEASE_EINVALID, "cas_replace %s: invalid oid",
+		                              ref);
 	cas_begin(st, "cas_replace", ref, new_oid);
 	if (lease_oid_equal(old_oid, new_oid)) {
 		/* Same SHA: would be reported as success by some transports (§3). */
 		return cas_fail(st, LEASE_ECAS, LEASE_OUTCOME_KNOWN, 1,
 		                "old and new oid are equal: a replace would be a no-op");
 	}
-	t0 = lease_store_mono_ms(st);
+	t0 = lease__store_mono_ms(st);
 	rc = st->t->replace_ref(st->t, ref, old_oid, new_oid);
 	tlog(st, t0, "replace_ref", ref, rc);
 	return verify(st, K_REPLACE, ref, old_oid, new_oid, rc);
@@ -421,7 +421,7 @@ int lease_cas_delete(lease_store *st, const char *name, const lease_oid *old_oid
 	char ref[320];
 	int rc;
 
-	lease_store_clear_error(st); /* a call begins: its first error wins */
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	if ((rc = cas_name_to_ref(st, ref, sizeof(ref), name)) < 0)
 		return rc;
 	return lease_cas_delete_ref(st, ref, old_oid);
@@ -432,14 +432,15 @@ int lease_cas_delete_ref(lease_store *st, const char *ref, const lease_oid *old_
 	int64_t t0;
 	int rc;
 
-	lease_store_clear_error(st); /* a call begins: its first error wins */
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	memset(&st->cas_err, 0, sizeof(st->cas_err));
 	if (!ref || (rc = check_refname(st, ref)) < 0)
-		return ref ? rc : lease_store_set_error(st, LEASE_EINVALID, "no ref given");
+		return ref ? rc : lease__store_set_error(st, LEASE_EINVALID, "no ref given");
 	if (!old_oid || lease_oid_is_zero(old_oid))
-		return lease_store_set_error(st, LEASE_EINVALID, "cas_delete %s: invalid oid", ref);
+		return lease__store_set_error(st, LEASE_EINVALID, "cas_delete %s: invalid oid",
+		                              ref);
 	cas_begin(st, "cas_delete", ref, old_oid);
-	t0 = lease_store_mono_ms(st);
+	t0 = lease__store_mono_ms(st);
 	rc = st->t->delete_ref(st->t, ref, old_oid);
 	tlog(st, t0, "delete_ref", ref, rc);
 	return verify(st, K_DELETE, ref, old_oid, NULL, rc);
@@ -516,24 +517,25 @@ static int read_commit_checked(lease_store *st, lease_commit *out, const lease_o
 	return 0;
 }
 
-int lease_read_commit(lease_commit *out, lease_store *st, const lease_oid *oid)
+int lease__read_commit(lease_commit *out, lease_store *st, const lease_oid *oid)
 {
 	int rc;
 
-	lease_store_clear_error(st); /* a call begins: its first error wins */
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	rc = read_commit_checked(st, out, oid);
 	if (rc == LEASE_EUNVERIFIED) {
 		lease_commit_clear(out);
-		return lease_store_set_error(st, rc, "object read back with another oid");
+		return lease__store_set_error(st, rc, "object read back with another oid");
 	}
 	if (rc < 0) {
-		return lease_store_set_error(st, rc, "%s", tfail(st, rc, "cannot read the object"));
+		return lease__store_set_error(st, rc, "%s",
+		                              tfail(st, rc, "cannot read the object"));
 	}
 	return 0;
 }
 
-int lease_walk_chain(lease_store *st, const lease_oid *start_oid, const lease_commit *start,
-                     int max, lease_chain_visit visit, void *payload)
+int lease__walk_chain(lease_store *st, const lease_oid *start_oid, const lease_commit *start,
+                      int max, lease_chain_visit visit, void *payload)
 {
 	lease_commit c = {0};
 	const lease_commit *cp = start;
@@ -543,7 +545,7 @@ int lease_walk_chain(lease_store *st, const lease_oid *start_oid, const lease_co
 	for (step = 0; step < max; step++) {
 		if (!cp) {
 			lease_commit_clear(&c);
-			if (lease_read_commit(&c, st, &cur) < 0 || !c.is_commit) {
+			if (lease__read_commit(&c, st, &cur) < 0 || !c.is_commit) {
 				rc = visit(&cur, NULL, payload);
 				break;
 			}
@@ -558,60 +560,60 @@ int lease_walk_chain(lease_store *st, const lease_oid *start_oid, const lease_co
 	return rc;
 }
 
-int lease_list_refs(lease_ref_list *out, lease_store *st, const char *prefix)
+int lease__list_refs(lease_ref_list *out, lease_store *st, const char *prefix)
 {
 	int rc;
 
-	lease_store_clear_error(st); /* a call begins: its first error wins */
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	memset(out, 0, sizeof(*out));
 	if ((rc = st->t->list_refs(st->t, out, prefix)) < 0) {
 		lease_ref_list_clear(out);
-		return lease_store_set_error(st, rc, "cannot list %s", tfail(st, rc, prefix));
+		return lease__store_set_error(st, rc, "cannot list %s", tfail(st, rc, prefix));
 	}
 	return 0;
 }
 
-int lease_list_ref_locks(lease_ref_lock_list *out, lease_store *st, const char *prefix)
+int lease__list_ref_locks(lease_ref_lock_list *out, lease_store *st, const char *prefix)
 {
 	int rc;
 
-	lease_store_clear_error(st); /* a call begins: its first error wins */
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	memset(out, 0, sizeof(*out));
 	if (!st->t->list_ref_locks)
 		return 0;
 	if ((rc = st->t->list_ref_locks(st->t, out, prefix)) < 0) {
 		lease_ref_lock_list_clear(out);
-		return lease_store_set_error(st, rc, "cannot list the ref locks under %s",
-		                             tfail(st, rc, prefix));
+		return lease__store_set_error(st, rc, "cannot list the ref locks under %s",
+		                              tfail(st, rc, prefix));
 	}
 	return 0;
 }
 
-int lease_scan_commits(lease_store *st, const char *prefix, size_t max_objects,
-                       int (*visit)(const char *msg, void *payload), void *payload)
+int lease__scan_commits(lease_store *st, const char *prefix, size_t max_objects,
+                        int (*visit)(const char *msg, void *payload), void *payload)
 {
 	int rc;
 
-	lease_store_clear_error(st); /* a call begins: its first error wins */
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	if (st->t->version < 2 || !st->t->scan_commits)
 		return LEASE_ENOTFOUND;
 	if ((rc = st->t->scan_commits(st->t, prefix, max_objects, visit, payload)) < 0)
-		return lease_store_set_error(st, rc, "%s",
-		                             tfail(st, rc, "cannot scan the store's commits"));
+		return lease__store_set_error(st, rc, "%s",
+		                              tfail(st, rc, "cannot scan the store's commits"));
 	return 0;
 }
 
-int lease_remove_ref_lock(lease_store *st, const lease_ref_lock *lk, int64_t min_age_s)
+int lease__remove_ref_lock(lease_store *st, const lease_ref_lock *lk, int64_t min_age_s)
 {
 	int rc;
 
-	lease_store_clear_error(st); /* a call begins: its first error wins */
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	if (!st->t->remove_ref_lock)
 		return LEASE_ENOTFOUND;
 	rc = st->t->remove_ref_lock(st->t, lk, min_age_s, lease_store_now(st));
 	if (rc < 0 && rc != LEASE_ENOTFOUND) {
-		return lease_store_set_error(st, rc, "cannot remove the lock file of %s",
-		                             tfail(st, rc, lk->refname));
+		return lease__store_set_error(st, rc, "cannot remove the lock file of %s",
+		                              tfail(st, rc, lk->refname));
 	}
 	return rc;
 }
@@ -638,7 +640,7 @@ static int fetch_begin(lease_ref_state *out, lease_store *st, const char *name, 
 
 	memset(out, 0, sizeof(*out));
 	memset(&st->cas_err, 0, sizeof(st->cas_err));
-	lease_store_clear_error(st);
+	lease__store_clear_error(st);
 	if ((rc = name_to_ref(st, ref, reflen, name)) < 0)
 		return rc;
 	snprintf(out->name, sizeof(out->name), "%s", name);
@@ -706,11 +708,11 @@ int lease_fetch_ref(lease_ref_state *out, lease_store *st, const char *name)
 	char ref[320];
 	int present = 0, has_commit = 0, rc;
 
-	lease_store_clear_error(st); /* a call begins: its first error wins */
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	if ((rc = fetch_begin(out, st, name, ref, sizeof(ref))) < 0)
 		return rc;
 	cas_begin(st, "fetch_ref", ref, NULL);
-	t0 = lease_store_mono_ms(st);
+	t0 = lease__store_mono_ms(st);
 	rc = st->t->read_ref(st->t, ref, &present, &out->oid, &has_commit, &out->commit);
 	tlog(st, t0, "read_ref", ref, rc);
 	if (rc < 0) {
@@ -732,7 +734,7 @@ static int (*batched_read(const lease_store *st))(lease_transport *, lease_ref_r
  * call leaves every entry unanswered, its commits freed. */
 static int read_refs_call(lease_store *st, lease_ref_read *r, size_t n)
 {
-	int64_t t0 = lease_store_mono_ms(st);
+	int64_t t0 = lease__store_mono_ms(st);
 	char subject[360];
 	size_t i;
 	int rc;
@@ -763,12 +765,12 @@ int lease_fetch_refs(lease_ref_state *out, lease_store *st, const char *const *n
 	size_t i, f = 0;
 	int rc = 0;
 
-	lease_store_clear_error(st); /* a call begins: its first error wins */
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	memset(r, 0, sizeof(r));
 	if (n == 0 || n > LEASE_SET_MAX || !names) {
-		rc = lease_store_set_error(st, LEASE_EINVALID,
-		                           "a set names 1 to %d leases (%zu given)", LEASE_SET_MAX,
-		                           n);
+		rc = lease__store_set_error(st, LEASE_EINVALID,
+		                            "a set names 1 to %d leases (%zu given)", LEASE_SET_MAX,
+		                            n);
 		goto done;
 	}
 	memset(out, 0, n * sizeof(*out));
@@ -792,9 +794,9 @@ int lease_fetch_refs(lease_ref_state *out, lease_store *st, const char *const *n
 		 * its target, is read on its own (sys/transport.h read_refs) */
 		if (r[i].answered && r[i].present && r[i].has_commit &&
 		    !lease_oid_equal(&r[i].commit.oid, &r[i].oid)) {
-			lease_store_log(st, LEASE_LOG_DEBUG,
-			                "fetch_refs: %s answered with another object; read alone",
-			                refs[i]);
+			lease__store_log(st, LEASE_LOG_DEBUG,
+			                 "fetch_refs: %s answered with another object; read alone",
+			                 refs[i]);
 			lease_commit_clear(&r[i].commit);
 			r[i].answered = 0;
 		}
@@ -836,11 +838,11 @@ int lease_ref_still_at(lease_store *st, const char *name, const lease_oid *oid)
 	lease_oid at;
 	int present = 0, rc;
 
-	lease_store_clear_error(st);
+	lease__store_clear_error(st);
 	if ((rc = name_to_ref(st, ref, sizeof(ref), name)) < 0)
 		return rc;
 	if ((rc = reread(st, ref, &present, &at)) < 0)
-		return lease_store_set_error(st, rc, "cannot read %s", tfail(st, rc, ref));
+		return lease__store_set_error(st, rc, "cannot read %s", tfail(st, rc, ref));
 	return present && lease_oid_equal(&at, oid);
 }
 
@@ -850,7 +852,7 @@ int lease_wait_ref_change(lease_store *st, const char *name, int known_present,
 	char ref[320];
 	int rc;
 
-	lease_store_clear_error(st); /* a call begins: its first error wins */
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	if ((rc = name_to_ref(st, ref, sizeof(ref), name)) < 0)
 		return rc;
 	return lease_wait_refname_change(st, ref, known_present, known_oid, timeout_ms);
@@ -862,22 +864,22 @@ int lease_wait_refname_change(lease_store *st, const char *ref, int known_presen
 	static const lease_oid zero;
 	int rc;
 
-	lease_store_clear_error(st); /* a call begins: its first error wins */
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	if (!ref || (rc = check_refname(st, ref)) < 0)
-		return ref ? rc : lease_store_set_error(st, LEASE_EINVALID, "no ref given");
+		return ref ? rc : lease__store_set_error(st, LEASE_EINVALID, "no ref given");
 	if (timeout_ms <= 0)
 		return 0;
 	if (st->t->wait_change) {
 		/* the polls' requests end with the wait (issue 24 item 3) */
-		lease_store_op_begin(st, timeout_ms);
+		lease__store_op_begin(st, timeout_ms);
 		rc = st->t->wait_change(st->t, ref, known_present,
 		                        known_present && known_oid ? known_oid : &zero,
 		                        timeout_ms) > 0;
-		lease_store_op_end(st);
+		lease__store_op_end(st);
 		return rc;
 	}
 	/* a signal cuts the sleep short: 1, so the caller looks at it */
-	return lease_store_sleep_ms(st, timeout_ms, LEASE_SLEEP_INTERRUPTIBLE) < 0 ? 1 : 0;
+	return lease__store_sleep_ms(st, timeout_ms, LEASE_SLEEP_INTERRUPTIBLE) < 0 ? 1 : 0;
 }
 
 void lease_ref_state_clear(lease_ref_state *s)
@@ -1088,8 +1090,8 @@ static int walk_part(walk *w, const lease_ref_list *list)
 		if (strncmp(list->items[i].refname, w->prefix, w->plen) == 0)
 			sorted[n++] = &list->items[i];
 		else
-			lease_store_log(st, LEASE_LOG_DEBUG, "fetch_namespace: ignoring %s",
-			                list->items[i].refname);
+			lease__store_log(st, LEASE_LOG_DEBUG, "fetch_namespace: ignoring %s",
+			                 list->items[i].refname);
 	}
 	w->total += n;
 	if (n)
@@ -1111,9 +1113,10 @@ static int walk_part(walk *w, const lease_ref_list *list)
 		if (w->last && strcmp(e->refname, w->last) <= 0) {
 			/* lenient: a duplicate, or listed out of order (never strict:
 			 * its one part has no duplicates left) */
-			lease_store_log(st, LEASE_LOG_DEBUG,
-			                "fetch_namespace: %s listed again or out of order; skipped",
-			                e->refname);
+			lease__store_log(
+			        st, LEASE_LOG_DEBUG,
+			        "fetch_namespace: %s listed again or out of order; skipped",
+			        e->refname);
 			continue;
 		}
 		if ((rc = walk_last(w, e->refname)) < 0)
@@ -1133,8 +1136,8 @@ static int walk_part(walk *w, const lease_ref_list *list)
 		st->cas_err.expected = e->oid;
 		rc = read_entry(st, &s, e, &gone);
 		if (rc < 0 && !w->strict && rc != LEASE_ENOMEM && rc != LEASE_ENET) {
-			lease_store_log(st, LEASE_LOG_INFO, "%s: %s; reading it on its own", name,
-			                lease_store_last_error(st));
+			lease__store_log(st, LEASE_LOG_INFO, "%s: %s; reading it on its own", name,
+			                 lease_store_last_error(st));
 			gone = 0;
 			rc = read_entry_lenient(st, &s, e, name, &gone);
 		}
@@ -1176,9 +1179,9 @@ static int namespace_walk(lease_store *st, int strict, lease_namespace_visit vis
 	w.payload = payload;
 	w.plen = (size_t)snprintf(w.prefix, sizeof(w.prefix), "refs/%s/", st->ns);
 	memset(&st->cas_err, 0, sizeof(st->cas_err));
-	lease_store_clear_error(st);
+	lease__store_clear_error(st);
 	cas_begin(st, "fetch_namespace", w.prefix, NULL);
-	t0 = lease_store_mono_ms(st);
+	t0 = lease__store_mono_ms(st);
 	if (paged) {
 		rc = st->t->list_refs_each(st->t, w.prefix, walk_each_part, &w);
 		if (w.stop) {
@@ -1218,7 +1221,7 @@ done:
 
 int lease_namespace_each(lease_store *st, lease_namespace_visit visit, void *payload)
 {
-	lease_store_clear_error(st); /* a call begins: its first error wins */
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	return namespace_walk(st, 0, visit, payload);
 }
 
@@ -1258,7 +1261,7 @@ int lease_fetch_namespace(lease_namespace *out, lease_store *st)
 {
 	int rc;
 
-	lease_store_clear_error(st); /* a call begins: its first error wins */
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	memset(out, 0, sizeof(*out));
 	if ((rc = namespace_walk(st, 1, collect, out)) < 0)
 		lease_namespace_clear(out);
@@ -1274,18 +1277,18 @@ static int list_cmp(const void *a, const void *b)
 	return strcmp(((const lease_ref_entry *)a)->refname, ((const lease_ref_entry *)b)->refname);
 }
 
-int lease_fetch_namespace_lenient(lease_namespace *out, lease_store *st)
+int lease__fetch_namespace_lenient(lease_namespace *out, lease_store *st)
 {
 	lease_ref_list list = {NULL, 0, 0};
 	char prefix[LEASE_NS_MAX + 8], err[256];
 	size_t i, plen;
 	int rc = 0;
 
-	lease_store_clear_error(st); /* a call begins: its first error wins */
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	memset(out, 0, sizeof(*out));
 	plen = (size_t)snprintf(prefix, sizeof(prefix), "refs/%s/", st->ns);
-	if ((rc = lease_list_refs(&list, st, prefix)) < 0)
-		return lease_store_set_error(st, rc, "cannot list %s", prefix);
+	if ((rc = lease__list_refs(&list, st, prefix)) < 0)
+		return lease__store_set_error(st, rc, "cannot list %s", prefix);
 	if (list.count) {
 		qsort(list.items, list.count, sizeof(*list.items), list_cmp);
 		if (!(out->leases = calloc(list.count, sizeof(*out->leases))) ||
@@ -1399,24 +1402,24 @@ int lease_cas_set(lease_store *st, const char *const *names, const lease_oid *ol
 	int trc, rc;
 
 	memset(&st->cas_err, 0, sizeof(st->cas_err));
-	lease_store_clear_error(st);
+	lease__store_clear_error(st);
 	if (n == 0 || n > LEASE_SET_MAX || !names || !news)
-		return lease_store_set_error(st, LEASE_EINVALID,
-		                             "a set names 1 to %d leases (%zu given)",
-		                             LEASE_SET_MAX, n);
+		return lease__store_set_error(st, LEASE_EINVALID,
+		                              "a set names 1 to %d leases (%zu given)",
+		                              LEASE_SET_MAX, n);
 	for (i = 0; i < n; i++) {
 		if ((rc = name_to_ref(st, refs[i], sizeof(refs[i]), names[i])) < 0)
 			return rc;
 		for (j = 0; j < i; j++)
 			if (strcmp(refs[j], refs[i]) == 0)
-				return lease_store_set_error(st, LEASE_EINVALID,
-				                             "lease '%s' named twice in the set",
-				                             names[i]);
+				return lease__store_set_error(st, LEASE_EINVALID,
+				                              "lease '%s' named twice in the set",
+				                              names[i]);
 		if (lease_oid_is_zero(&news[i]) || (olds && lease_oid_equal(&olds[i], &news[i])))
-			return lease_store_set_error(st, LEASE_EINVALID,
-			                             "cas_set %s: invalid oid (zero, or old equal "
-			                             "to new)",
-			                             refs[i]);
+			return lease__store_set_error(st, LEASE_EINVALID,
+			                              "cas_set %s: invalid oid (zero, or old equal "
+			                              "to new)",
+			                              refs[i]);
 		u[i].refname = refs[i];
 		if (olds)
 			u[i].old_oid = olds[i];
@@ -1432,7 +1435,7 @@ int lease_cas_set(lease_store *st, const char *const *names, const lease_oid *ol
 		return cas_fail(st, LEASE_ECONFIG, LEASE_OUTCOME_KNOWN, 1,
 		                "this store cannot write several leases in one atomic write "
 		                "(its transport has no cas_many); nothing written");
-	t0 = lease_store_mono_ms(st);
+	t0 = lease__store_mono_ms(st);
 	trc = st->t->cas_many(st->t, u, n);
 	tlog(st, t0, "cas_many", refs[0], trc);
 	if (trc < 0 && trc != LEASE_ECAS) {
@@ -1444,7 +1447,7 @@ int lease_cas_set(lease_store *st, const char *const *names, const lease_oid *ol
 		                                                       : LEASE_OUTCOME_UNKNOWN,
 		                0, why);
 	}
-	deadline = lease_store_mono_ms(st) + window;
+	deadline = lease__store_mono_ms(st) + window;
 	for (;;) {
 		int64_t left;
 
@@ -1454,7 +1457,7 @@ int lease_cas_set(lease_store *st, const char *const *names, const lease_oid *ol
 		}
 		if (trc == 0 && at_new == n)
 			return 0;
-		left = deadline - lease_store_mono_ms(st);
+		left = deadline - lease__store_mono_ms(st);
 		if (trc == LEASE_ECAS)
 			return cas_fail(st, LEASE_ECAS,
 			                at_new ? LEASE_OUTCOME_UNKNOWN : LEASE_OUTCOME_KNOWN, 0,
@@ -1476,7 +1479,7 @@ int lease_cas_set(lease_store *st, const char *const *names, const lease_oid *ol
 			return cas_fail(st, LEASE_EUNVERIFIED, LEASE_OUTCOME_UNKNOWN, at_new == 0,
 			                why);
 		}
-		lease_store_sleep_ms(st, pause < left ? pause : left, LEASE_SLEEP_FULL);
+		lease__store_sleep_ms(st, pause < left ? pause : left, LEASE_SLEEP_FULL);
 		pause = pause * 2 > POLL_MAX_MS ? POLL_MAX_MS : pause * 2;
 	}
 }

@@ -32,8 +32,8 @@ static int queue_prefix(lease_store *st, char *out, size_t len, const char *name
 	char err[256];
 
 	if (!name || lease_name_validate(name, err, sizeof(err)) < 0)
-		return lease_store_set_error(st, LEASE_EINVALID, "%s",
-		                             name ? err : "name: none given");
+		return lease__store_set_error(st, LEASE_EINVALID, "%s",
+		                              name ? err : "name: none given");
 	snprintf(out, len, "refs/%s-queue/%s/", lease_store_namespace(st), name);
 	return 0;
 }
@@ -138,11 +138,11 @@ static int queue_list(lease_queue *out, lease_store *st, const char *prefix, con
 	int rc;
 
 	out->now = lease_store_now(st);
-	if ((rc = lease_list_refs(&l, st, prefix)) < 0)
+	if ((rc = lease__list_refs(&l, st, prefix)) < 0)
 		return rc;
 	if (l.count && !(out->items = calloc(l.count, sizeof(*out->items)))) {
 		lease_ref_list_clear(&l);
-		return lease_store_set_error(st, LEASE_ENOMEM, "out of memory");
+		return lease__store_set_error(st, LEASE_ENOMEM, "out of memory");
 	}
 	for (i = 0; i < l.count; i++) {
 		lease_ref_entry *e = &l.items[i];
@@ -172,12 +172,12 @@ static int queue_list(lease_queue *out, lease_store *st, const char *prefix, con
 		memset(&c, 0, sizeof(c));
 		if (e->has_commit && lease_oid_equal(&e->commit.oid, &e->oid))
 			parse_ticket(t, t->name, e->commit.message);
-		else if (lease_read_commit(&c, st, &e->oid) == 0 && c.is_commit)
+		else if (lease__read_commit(&c, st, &e->oid) == 0 && c.is_commit)
 			parse_ticket(t, t->name, c.message);
 		lease_commit_clear(&c);
 		t->live = t->readable &&
-		          !lease_policy_past_expiry(t->expires_at, out->now,
-		                                    (int64_t)lease_store_skew_margin(st));
+		          !lease__policy_past_expiry(t->expires_at, out->now,
+		                                     (int64_t)lease_store_skew_margin(st));
 		out->count++;
 	}
 	lease_ref_list_clear(&l);
@@ -197,7 +197,7 @@ int lease_queue_read(lease_queue *out, lease_store *st, const char *name)
 	char prefix[LEASE_NS_MAX + LEASE_NAME_MAX + 32];
 	int rc;
 
-	lease_store_clear_error(st); /* a call begins: its first error wins */
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	memset(out, 0, sizeof(*out));
 	if ((rc = queue_prefix(st, prefix, sizeof(prefix), name)) < 0)
 		return rc;
@@ -208,7 +208,7 @@ int lease_queue_read_all(lease_queue *out, lease_store *st)
 {
 	char prefix[LEASE_NS_MAX + 16];
 
-	lease_store_clear_error(st); /* a call begins: its first error wins */
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	memset(out, 0, sizeof(*out));
 	snprintf(prefix, sizeof(prefix), "refs/%s-queue/", lease_store_namespace(st));
 	return queue_list(out, st, prefix, NULL);
@@ -248,11 +248,11 @@ static int write_ticket(lease_store *st, const char *name, const lease_ticket *t
 		js = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
 	json_decref(o);
 	if (!js)
-		return lease_store_set_error(st, LEASE_ENOMEM, "out of memory");
+		return lease__store_set_error(st, LEASE_ENOMEM, "out of memory");
 	len = strlen(name) + strlen(js) + 32;
 	if (!(msg = malloc(len))) {
 		free(js);
-		return lease_store_set_error(st, LEASE_ENOMEM, "out of memory");
+		return lease__store_set_error(st, LEASE_ENOMEM, "out of memory");
 	}
 	snprintf(msg, len, "queue %s: ticket\n\n%s\n", name, js);
 	rc = lease_write_commit(oid, st, parent, msg);
@@ -261,8 +261,8 @@ static int write_ticket(lease_store *st, const char *name, const lease_ticket *t
 	return rc;
 }
 
-int lease_ticket_take(lease_own_ticket *me, lease_store *st, const char *name, const char *owner,
-                      const char *host, int64_t ttl_seconds, int64_t since)
+int lease__ticket_take(lease_own_ticket *me, lease_store *st, const char *name, const char *owner,
+                       const char *host, int64_t ttl_seconds, int64_t since)
 {
 	char prefix[LEASE_NS_MAX + LEASE_NAME_MAX + 32];
 	lease_ticket *t = &me->t;
@@ -274,7 +274,7 @@ int lease_ticket_take(lease_own_ticket *me, lease_store *st, const char *name, c
 	size_t i;
 	int tries, rc;
 
-	lease_store_clear_error(st); /* a call begins: its first error wins */
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	if ((rc = queue_prefix(st, prefix, sizeof(prefix), name)) < 0)
 		return rc;
 	me->held = 0;
@@ -283,7 +283,7 @@ int lease_ticket_take(lease_own_ticket *me, lease_store *st, const char *name, c
 		memset(t, 0, sizeof(*t));
 		if ((rc = lease_random_hex(t->id, LEASE_TICKET_ID_HEX / 2,
 		                           lease_store_random(st))) < 0)
-			return lease_store_set_error(st, rc, "no randomness for the ticket id");
+			return lease__store_set_error(st, rc, "no randomness for the ticket id");
 		snprintf(t->refname, sizeof(t->refname), "%s%s", prefix, t->id);
 		snprintf(t->owner, sizeof(t->owner), "%s", owner);
 		snprintf(t->host, sizeof(t->host), "%s", host);
@@ -308,7 +308,7 @@ int lease_ticket_take(lease_own_ticket *me, lease_store *st, const char *name, c
 			newest = q.items[i].key;
 	now = q.now;
 	lease_queue_clear(&q);
-	frac = lease_store_wall_fraction(st);
+	frac = lease__store_wall_fraction(st);
 	t->key = (uint64_t)now * 1000u + (uint64_t)(frac * 1000.0);
 	if (t->key <= newest)
 		t->key = newest + 1;
@@ -320,22 +320,22 @@ int lease_ticket_take(lease_own_ticket *me, lease_store *st, const char *name, c
 	me->renewed_at = now;
 	return 0;
 fail:
-	lease_ticket_drop(me, st);
+	lease__ticket_drop(me, st);
 	return rc;
 }
 
-int lease_ticket_renew(lease_own_ticket *me, lease_store *st, const char *name)
+int lease__ticket_renew(lease_own_ticket *me, lease_store *st, const char *name)
 {
 	lease_ticket n = me->t;
 	int64_t now = lease_store_now(st);
 	lease_oid oid;
 	int rc;
 
-	lease_store_clear_error(st); /* a call begins: its first error wins */
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	if (!me->held)
 		return LEASE_ECAS;
 	if (now >= me->t.expires_at) /* never revive an expired ticket */
-		return lease_store_set_error(st, LEASE_EEXPIRED, "%s: the ticket expired", name);
+		return lease__store_set_error(st, LEASE_EEXPIRED, "%s: the ticket expired", name);
 	n.expires_at = now + n.ttl_seconds;
 	if ((rc = write_ticket(st, name, &n, &me->t.oid, &oid)) < 0)
 		return rc;
@@ -350,7 +350,7 @@ int lease_ticket_renew(lease_own_ticket *me, lease_store *st, const char *name)
 	return 0;
 }
 
-void lease_ticket_drop(lease_own_ticket *me, lease_store *st)
+void lease__ticket_drop(lease_own_ticket *me, lease_store *st)
 {
 	if (me->held)
 		(void)lease_cas_delete_ref(st, me->t.refname, &me->t.oid);
@@ -363,7 +363,7 @@ int lease_queue_reap(lease_store *st, const char *name, size_t *removed)
 	size_t i, n = 0;
 	int rc, first = 0;
 
-	lease_store_clear_error(st); /* a call begins: its first error wins */
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	if (removed)
 		*removed = 0;
 	if ((rc = lease_queue_read(&q, st, name)) < 0)

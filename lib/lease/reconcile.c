@@ -77,21 +77,21 @@ static int stale_lock(lease_reconcile_report *r, size_t *cap, size_t sorted, lea
 		if (!(e->name = strdup(name)))
 			return LEASE_ENOMEM;
 	}
-	a = lease_rec_add_anomaly(e, LEASE_ANOM_STALE_REF_LOCK, LEASE_SEV_WARNING,
-	                          "%s %s.lock is %llds old (a crashed writer?)%s", what,
-	                          lk->refname, (long long)age,
-	                          o->reap ? "" : "; --reap removes it");
+	a = lease__rec_add_anomaly(e, LEASE_ANOM_STALE_REF_LOCK, LEASE_SEV_WARNING,
+	                           "%s %s.lock is %llds old (a crashed writer?)%s", what,
+	                           lk->refname, (long long)age,
+	                           o->reap ? "" : "; --reap removes it");
 	if (a)
 		a->seconds = age;
 	if (o->reap) {
-		int rr = lease_remove_ref_lock(st, lk, min_age);
+		int rr = lease__remove_ref_lock(st, lk, min_age);
 		if (rr == 0 || rr == LEASE_ENOTFOUND) {
 			e->lock_removed = rr == 0;
 			r->locks_removed += rr == 0;
 		} else if (e->action == LEASE_ACTION_NONE) {
 			/* the removal's own words ("... changed or is younger
 			 * than 60s: kept"), not prefixed again (issue 26) */
-			lease_rec_skip(r, e, rr, "remove-lock", "%s", lease_store_last_error(st));
+			lease__rec_skip(r, e, rr, "remove-lock", "%s", lease_store_last_error(st));
 		}
 	}
 	return 0;
@@ -110,7 +110,7 @@ static int sweep_locks(lease_reconcile_report *r, size_t *cap, lease_store *st,
 	int rc;
 
 	plen = (size_t)snprintf(prefix, sizeof(prefix), "refs/%s/", r->ns);
-	if ((rc = lease_list_ref_locks(&locks, st, prefix)) < 0)
+	if ((rc = lease__list_ref_locks(&locks, st, prefix)) < 0)
 		return rc; /* the error names the directory and the cause */
 	for (i = 0; i < locks.count && rc == 0; i++) {
 		const lease_ref_lock *lk = &locks.items[i];
@@ -123,7 +123,7 @@ static int sweep_locks(lease_reconcile_report *r, size_t *cap, lease_store *st,
 	lease_ref_lock_list_clear(&locks);
 	if (rc < 0)
 		return rc;
-	if ((rc = lease_list_ref_locks(&locks, st, "")) < 0)
+	if ((rc = lease__list_ref_locks(&locks, st, "")) < 0)
 		return rc;
 	/* The reaper's own lock first: removing any other stale lock takes it,
 	 * so a stale one of its own must be gone before (whatever the order the
@@ -176,7 +176,7 @@ static int stale_tickets(lease_reconcile_report *r, size_t *cap, size_t sorted, 
 		if (!(e->name = strdup(name)))
 			return LEASE_ENOMEM;
 	}
-	a = lease_rec_add_anomaly(
+	a = lease__rec_add_anomaly(
 	        e, LEASE_ANOM_STALE_TICKET, LEASE_SEV_WARNING,
 	        "%zu ticket(s) in refs/%s-queue/%s/ expired or unreadable, up to %llds past "
 	        "expiry (a fair waiter that died?)%s",
@@ -198,7 +198,7 @@ static int sweep_tickets(lease_reconcile_report *r, size_t *cap, lease_store *st
 	int rc = 0;
 
 	plen = (size_t)snprintf(prefix, sizeof(prefix), "refs/%s-queue/", r->ns);
-	if ((rc = lease_list_refs(&l, st, prefix)) < 0)
+	if ((rc = lease__list_refs(&l, st, prefix)) < 0)
 		return rc;
 	for (i = 0; i < l.count && rc == 0; i++) {
 		const char *rest = l.items[i].refname, *slash;
@@ -245,20 +245,20 @@ static int finish(sweep *sw, lease_reconcile_entry *e, int walked)
 	int rc;
 
 	/* each action is one operation of the burst: its own --timeout, paced
-	 * (lease_store_pace(); issue 24); the streamed reads are not part of it */
-	lease_store_op_begin(sw->st, 0);
+	 * (lease__store_pace(); issue 24); the streamed reads are not part of it */
+	lease__store_op_begin(sw->st, 0);
 	if (o->reap && e->action == LEASE_ACTION_NONE &&
-	    lease_rec_has_anomaly(e, LEASE_ANOM_EXPIRED) &&
-	    !lease_rec_has_anomaly(e, LEASE_ANOM_NAME_MISMATCH))
-		lease_rec_reap(r, e, sw->st, o);
+	    lease__rec_has_anomaly(e, LEASE_ANOM_EXPIRED) &&
+	    !lease__rec_has_anomaly(e, LEASE_ANOM_NAME_MISMATCH))
+		lease__rec_reap(r, e, sw->st, o);
 	else if (o->prune_days >= 0 && e->action == LEASE_ACTION_NONE && e->has_payload &&
 	         e->payload.phase == LEASE_PHASE_RELEASED &&
-	         !lease_rec_has_anomaly(e, LEASE_ANOM_NAME_MISMATCH) &&
+	         !lease__rec_has_anomaly(e, LEASE_ANOM_NAME_MISMATCH) &&
 	         r->now - e->payload.expires_at >= o->prune_days * 86400)
-		lease_rec_prune(r, e, sw->st);
-	lease_store_op_end(sw->st);
+		lease__rec_prune(r, e, sw->st);
+	lease__store_op_end(sw->st);
 	if (walked)
-		lease_rec_slot_walk_note(&sw->slots, e);
+		lease__rec_slot_walk_note(&sw->slots, e);
 	r->counts[e->highest <= LEASE_SEV_ERROR ? e->highest : LEASE_SEV_ERROR]++;
 	sw->done++;
 	if (o->progress && sw->done % 512 == 0)
@@ -289,9 +289,9 @@ static int flush_locks(sweep *sw, const char *name, lease_reconcile_entry *e)
 			continue;
 		}
 		for (k = 0; k < l->anomaly_count; k++) {
-			lease_anomaly *a = lease_rec_add_anomaly(e, l->anomalies[k].id,
-			                                         l->anomalies[k].severity, "%s",
-			                                         l->anomalies[k].message);
+			lease_anomaly *a = lease__rec_add_anomaly(e, l->anomalies[k].id,
+			                                          l->anomalies[k].severity, "%s",
+			                                          l->anomalies[k].message);
 			if (a)
 				a->seconds = l->anomalies[k].seconds;
 		}
@@ -333,7 +333,7 @@ static int sweep_visit(const lease_ref_state *s, const lease_invalid_ref *iv, si
 			return LEASE_ENOMEM;
 		e.present = 1;
 		e.oid = iv->oid;
-		lease_rec_add_anomaly(
+		lease__rec_add_anomaly(
 		        &e, LEASE_ANOM_INVALID_NAME, LEASE_SEV_WARNING,
 		        "a ref under refs/%s/ whose name breaks the lease-name rule (written "
 		        "by another tool)",
@@ -344,7 +344,7 @@ static int sweep_visit(const lease_ref_state *s, const lease_invalid_ref *iv, si
 		return rc;
 	}
 	if (s)
-		lease_rec_slot_walk_check(&sw->slots, &e, sw->r->ns);
+		lease__rec_slot_walk_check(&sw->slots, &e, sw->r->ns);
 	return finish(sw, &e, s != NULL);
 }
 
@@ -364,11 +364,11 @@ static int sweep_run(lease_reconcile_report *out, lease_store *st,
 	if (!opts)
 		opts = &defaults;
 	if (opts->version != LEASE_RECONCILE_OPTIONS_VERSION)
-		return lease_store_set_error(st, LEASE_EINVALID,
-		                             "reconcile options of an unsupported version");
+		return lease__store_set_error(st, LEASE_EINVALID,
+		                              "reconcile options of an unsupported version");
 	snprintf(out->ns, sizeof(out->ns), "%s", lease_store_namespace(st));
 	if (opts->prune_days > 36500 || opts->grace_seconds > 86400 * 365)
-		return lease_store_set_error(st, LEASE_EINVALID, "reconcile: option out of range");
+		return lease__store_set_error(st, LEASE_EINVALID, "reconcile: option out of range");
 	sw.r = out;
 	sw.st = st;
 	sw.o = opts;
@@ -380,7 +380,7 @@ static int sweep_run(lease_reconcile_report *out, lease_store *st,
 	min_age = opts->lock_age_seconds > 0 ? opts->lock_age_seconds : LOCK_STALE_S;
 	out->grace_seconds = sw.margin;
 	out->now = lease_store_now(st);
-	out->paced_ms = -lease_store_paced_ms(st);
+	out->paced_ms = -lease__store_paced_ms(st);
 	snprintf(sw.locks.ns, sizeof(sw.locks.ns), "%s", out->ns);
 	sw.locks.now = out->now;
 	/* stale locks: their own entries, merged into the leases' as the walk meets them */
@@ -399,7 +399,7 @@ static int sweep_run(lease_reconcile_report *out, lease_store *st,
 	rc = flush_locks(&sw, NULL, NULL);
 done:
 	out->count = sw.done;
-	out->paced_ms += lease_store_paced_ms(st);
+	out->paced_ms += lease__store_paced_ms(st);
 	lease_reconcile_report_free(&sw.locks);
 	return rc < 0 ? rc : 0;
 }
@@ -434,7 +434,7 @@ int lease_reconcile(lease_reconcile_report *out, lease_store *st,
 	collect_ctx c = {NULL, 0, 0};
 	int rc;
 
-	lease_store_clear_error(st); /* a call begins: its first error wins */
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	rc = sweep_run(out, st, opts, collect_entry, &c);
 	out->entries = c.entries;
 	out->count = c.n;
@@ -459,7 +459,7 @@ int lease_reconcile_each(lease_reconcile_report *summary, lease_store *st,
 {
 	each_ctx c = {visit, payload};
 
-	lease_store_clear_error(st); /* a call begins: its first error wins */
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	return sweep_run(summary, st, opts, each_entry, &c);
 }
 

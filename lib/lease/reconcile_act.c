@@ -19,8 +19,8 @@
 /* ---- actions -------------------------------------------------------------------------- */
 
 /* An action due but not done: @p code LEASE_ECAS when a concurrent write won. */
-void lease_rec_skip(lease_reconcile_report *r, lease_reconcile_entry *e, int code, const char *kind,
-                    const char *fmt, ...)
+void lease__rec_skip(lease_reconcile_report *r, lease_reconcile_entry *e, int code,
+                     const char *kind, const char *fmt, ...)
 {
 	char buf[1024];
 	va_list ap;
@@ -32,7 +32,7 @@ void lease_rec_skip(lease_reconcile_report *r, lease_reconcile_entry *e, int cod
 	va_start(ap, fmt);
 	n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	lease_err_mark_cut(buf, sizeof(buf), n);
+	lease__err_mark_cut(buf, sizeof(buf), n);
 	free(e->action_message);
 	e->action_message = strdup(buf); /* NULL on ENOMEM: reported without a reason */
 	r->skipped++;
@@ -72,28 +72,28 @@ static lease_step reap_plan(void *ctx, const lease_round *r, lease_plan *pl)
 	int rc;
 
 	if (r->writes > 0) { /* the write neither landed nor lost: do not write again */
-		lease_rec_skip(ro->r, e, ro->last_rc, "reap", "outcome not verified: %s",
-		               lease_store_last_error(r->st));
+		lease__rec_skip(ro->r, e, ro->last_rc, "reap", "outcome not verified: %s",
+		                lease_store_last_error(r->st));
 		return lease_step_done(0);
 	}
 	*p = e->payload;
 	if ((rc = lease_payload_writable(p, err, sizeof(err))) < 0) {
-		lease_rec_skip(ro->r, e, rc, "reap", "%s", err);
+		lease__rec_skip(ro->r, e, rc, "reap", "%s", err);
 		return lease_step_done(0);
 	}
-	lease_payload_stamp(p);
+	lease__payload_stamp(p);
 	snprintf(p->owner, sizeof(p->owner), "%s",
 	         ro->o->owner ? ro->o->owner : "reflease-reconcile");
 	snprintf(p->host, sizeof(p->host), "%s", ro->o->host ? ro->o->host : "localhost");
 	/* a released payload is no heartbeat: it counts none (protocol.md §2) */
 	p->has_heartbeats = p->has_previous_heartbeat = 0;
 	p->heartbeats = p->previous_heartbeat_at = 0;
-	lease_policy_released(p, r->now);
+	lease__policy_released(p, r->now);
 	if ((rc = lease_random_hex(p->nonce, LEASE_NONCE_HEXSZ / 2, lease_store_random(r->st))) <
 	            0 ||
 	    (rc = lease_payload_validate(p, err, sizeof(err))) < 0) {
-		lease_rec_skip(ro->r, e, rc, "reap", "cannot build the released payload: %s",
-		               rc == LEASE_EPAYLOAD ? err : lease_error_id(rc));
+		lease__rec_skip(ro->r, e, rc, "reap", "cannot build the released payload: %s",
+		                rc == LEASE_EPAYLOAD ? err : lease_error_id(rc));
 		return lease_step_done(0);
 	}
 	pl->op = LEASE_OP_REAP;
@@ -127,24 +127,24 @@ static lease_step reap_failed(void *ctx, const lease_round *r, lease_engine_fail
 		ce = lease_store_last_cas_error(r->st);
 		if (ce->observed_present)
 			lease_oid_tohex(hex, &ce->observed);
-		lease_rec_skip(ro->r, ro->e, LEASE_ECAS, "reap",
-		               "a concurrent write won: the ref is now %s",
-		               ce->observed_present ? hex : "absent");
+		lease__rec_skip(ro->r, ro->e, LEASE_ECAS, "reap",
+		                "a concurrent write won: the ref is now %s",
+		                ce->observed_present ? hex : "absent");
 		return lease_step_done(LEASE_ECAS);
 	}
 	if (why == LEASE_FAIL_ERROR)
-		lease_rec_skip(ro->r, ro->e, rc, "reap", "%s",
-		               msg ? msg : lease_store_last_error(r->st));
+		lease__rec_skip(ro->r, ro->e, rc, "reap", "%s",
+		                msg ? msg : lease_store_last_error(r->st));
 	else
-		lease_rec_skip(ro->r, ro->e, rc, "reap", "outcome not verified: %s",
-		               msg ? msg : lease_store_last_error(r->st));
+		lease__rec_skip(ro->r, ro->e, rc, "reap", "outcome not verified: %s",
+		                msg ? msg : lease_store_last_error(r->st));
 	return lease_step_done(rc);
 }
 
 static const lease_engine_ops reap_ops = {reap_plan, reap_landed, reap_failed};
 
-void lease_rec_reap(lease_reconcile_report *r, lease_reconcile_entry *e, lease_store *st,
-                    const lease_reconcile_options *o)
+void lease__rec_reap(lease_reconcile_report *r, lease_reconcile_entry *e, lease_store *st,
+                     const lease_reconcile_options *o)
 {
 	reap_op ro;
 	lease_ref_state first;
@@ -155,7 +155,7 @@ void lease_rec_reap(lease_reconcile_report *r, lease_reconcile_entry *e, lease_s
 	ro.o = o;
 	swept_state(&first, e);
 	/* paced: one operation of a burst (issue 15) */
-	lease_engine_run(st, e->name, &reap_ops, &ro, &first, 1);
+	lease__engine_run(st, e->name, &reap_ops, &ro, &first, 1);
 	if (!ro.landed)
 		return;
 	e->action = LEASE_ACTION_REAPED;
@@ -185,9 +185,9 @@ static lease_step prune_plan(void *ctx, const lease_round *r, lease_plan *pl)
 		return lease_step_delete();
 	if (r->s->present)
 		lease_oid_tohex(hex, &r->s->oid);
-	lease_rec_skip(po->r, po->e, LEASE_ECAS, "prune",
-	               "the lease changed since it was read (archive %s kept): the ref is now %s",
-	               po->archive, r->s->present ? hex : "absent");
+	lease__rec_skip(po->r, po->e, LEASE_ECAS, "prune",
+	                "the lease changed since it was read (archive %s kept): the ref is now %s",
+	                po->archive, r->s->present ? hex : "absent");
 	return lease_step_done(LEASE_ECAS);
 }
 
@@ -210,27 +210,27 @@ static lease_step prune_failed(void *ctx, const lease_round *r, lease_engine_fai
 
 	if (why == LEASE_FAIL_LOST)
 		return lease_step_settle();
-	lease_rec_skip(po->r, po->e, rc, "prune", "%s (archive %s kept): %s",
-	               why == LEASE_FAIL_ERROR ? "the delete failed"
-	                                       : "the delete was not verified",
-	               po->archive, msg ? msg : lease_store_last_error(r->st));
+	lease__rec_skip(po->r, po->e, rc, "prune", "%s (archive %s kept): %s",
+	                why == LEASE_FAIL_ERROR ? "the delete failed"
+	                                        : "the delete was not verified",
+	                po->archive, msg ? msg : lease_store_last_error(r->st));
 	return lease_step_done(rc);
 }
 
 static const lease_engine_ops prune_ops = {prune_plan, prune_landed, prune_failed};
 
-void lease_rec_prune(lease_reconcile_report *r, lease_reconcile_entry *e, lease_store *st)
+void lease__rec_prune(lease_reconcile_report *r, lease_reconcile_entry *e, lease_store *st)
 {
 	char refname[512];
 	lease_ref_state first;
 	prune_op po;
 	int rc;
 
-	if (lease_archive_refname(refname, sizeof(refname), r->ns, e->name, &e->payload) < 0) {
-		lease_rec_skip(r, e, LEASE_EINVALID, "prune", "archive ref name too long");
+	if (lease__archive_refname(refname, sizeof(refname), r->ns, e->name, &e->payload) < 0) {
+		lease__rec_skip(r, e, LEASE_EINVALID, "prune", "archive ref name too long");
 		return;
 	}
-	lease_store_pace(st); /* one operation of a burst (issue 15) */
+	lease__store_pace(st); /* one operation of a burst (issue 15) */
 	rc = lease_cas_create_ref(st, refname, &e->oid);
 	if (rc == LEASE_ECAS) {
 		const lease_cas_error *ce = lease_store_last_cas_error(st);
@@ -239,11 +239,11 @@ void lease_rec_prune(lease_reconcile_report *r, lease_reconcile_entry *e, lease_
 	}
 	if (rc < 0) {
 		/* the create's own message (the primitive's names the ref) */
-		lease_rec_skip(r, e, rc, "prune", "%s", lease_store_last_error(st));
+		lease__rec_skip(r, e, rc, "prune", "%s", lease_store_last_error(st));
 		return;
 	}
 	if (!(e->archive_ref = strdup(refname))) {
-		lease_rec_skip(r, e, LEASE_ENOMEM, "prune", "out of memory");
+		lease__rec_skip(r, e, LEASE_ENOMEM, "prune", "out of memory");
 		return;
 	}
 	memset(&po, 0, sizeof(po));
@@ -252,7 +252,7 @@ void lease_rec_prune(lease_reconcile_report *r, lease_reconcile_entry *e, lease_
 	po.archive = e->archive_ref;
 	swept_state(&first, e);
 	/* paced once above: the archive ref and the delete are one operation */
-	lease_engine_run(st, e->name, &prune_ops, &po, &first, 0);
+	lease__engine_run(st, e->name, &prune_ops, &po, &first, 0);
 	if (!po.landed)
 		return;
 	e->action = LEASE_ACTION_PRUNED;

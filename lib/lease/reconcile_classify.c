@@ -83,8 +83,8 @@ const char *lease_hb_method_name(lease_hb_method m)
 
 /* ---- classification ------------------------------------------------------------------ */
 
-lease_anomaly *lease_rec_add_anomaly(lease_reconcile_entry *e, lease_anomaly_id id,
-                                     lease_severity sev, const char *fmt, ...)
+lease_anomaly *lease__rec_add_anomaly(lease_reconcile_entry *e, lease_anomaly_id id,
+                                      lease_severity sev, const char *fmt, ...)
 {
 	lease_anomaly *grown, *a;
 	va_list ap;
@@ -108,7 +108,7 @@ lease_anomaly *lease_rec_add_anomaly(lease_reconcile_entry *e, lease_anomaly_id 
 	return a;
 }
 
-int lease_rec_has_anomaly(const lease_reconcile_entry *e, lease_anomaly_id id)
+int lease__rec_has_anomaly(const lease_reconcile_entry *e, lease_anomaly_id id)
 {
 	size_t i;
 
@@ -121,17 +121,17 @@ int lease_rec_has_anomaly(const lease_reconcile_entry *e, lease_anomaly_id id)
 /* Heartbeat time of @p p (protocol.md §6): exact from ttl_seconds, else
  * approximated with the next (newer) payload's TTL when known, else the
  * default. */
-void lease_rec_hb_time(int64_t *t, lease_hb_method *m, int64_t *assumed, const lease_payload *p,
-                       const lease_payload *next, int64_t default_ttl)
+void lease__rec_hb_time(int64_t *t, lease_hb_method *m, int64_t *assumed, const lease_payload *p,
+                        const lease_payload *next, int64_t default_ttl)
 {
 	if (p->has_ttl) {
-		*t = lease_policy_heartbeat_time(p, 0, NULL);
+		*t = lease__policy_heartbeat_time(p, 0, NULL);
 		*m = LEASE_HB_EXACT;
 		*assumed = 0;
 		return;
 	}
 	*assumed = next && next->has_ttl && next->ttl_seconds > 0 ? next->ttl_seconds : default_ttl;
-	*t = lease_policy_heartbeat_time(p, *assumed, NULL);
+	*t = lease__policy_heartbeat_time(p, *assumed, NULL);
 	*m = LEASE_HB_APPROXIMATE;
 }
 
@@ -139,8 +139,8 @@ void lease_rec_hb_time(int64_t *t, lease_hb_method *m, int64_t *assumed, const l
  * (protocol.md §6): the summary says heartbeat, or for a commit naming no
  * known op, token, phase and acquired_at unchanged with expires_at moved
  * forward. A migration, transition, reacquire or takeover never is. */
-int lease_rec_is_tenure_heartbeat(const lease_payload *tip, lease_op op,
-                                  const lease_payload *parent)
+int lease__rec_is_tenure_heartbeat(const lease_payload *tip, lease_op op,
+                                   const lease_payload *parent)
 {
 	if (tip->phase == LEASE_PHASE_RELEASED || parent->phase == LEASE_PHASE_RELEASED)
 		return 0;
@@ -169,16 +169,16 @@ static int check_clock_skew(lease_reconcile_entry *e, const lease_payload *p, in
 
 	fmt_time(a, p->acquired_at);
 	if (p->acquired_at > now + skew) {
-		lease_rec_add_anomaly(e, LEASE_ANOM_CLOCK_SKEW, LEASE_SEV_WARNING,
-		                      "acquired_at %s is %llds in the future (skew margin %llds)",
-		                      a, (long long)(p->acquired_at - now), (long long)skew);
+		lease__rec_add_anomaly(e, LEASE_ANOM_CLOCK_SKEW, LEASE_SEV_WARNING,
+		                       "acquired_at %s is %llds in the future (skew margin %llds)",
+		                       a, (long long)(p->acquired_at - now), (long long)skew);
 		return 1;
 	}
 	if (p->has_ttl) {
-		hb = lease_policy_heartbeat_time(p, 0, NULL);
+		hb = lease__policy_heartbeat_time(p, 0, NULL);
 		fmt_time(b, p->expires_at);
 		if (hb > now + skew) {
-			lease_rec_add_anomaly(
+			lease__rec_add_anomaly(
 			        e, LEASE_ANOM_CLOCK_SKEW, LEASE_SEV_WARNING,
 			        "expires_at %s is %llds ahead, more than ttl_seconds %lld "
 			        "allows: heartbeat time %llds in the future",
@@ -188,30 +188,30 @@ static int check_clock_skew(lease_reconcile_entry *e, const lease_payload *p, in
 		}
 		if (p->acquired_at > hb) {
 			fmt_time(b, hb);
-			lease_rec_add_anomaly(e, LEASE_ANOM_CLOCK_SKEW, LEASE_SEV_WARNING,
-			                      "acquired_at %s is after the heartbeat time %s", a,
-			                      b);
+			lease__rec_add_anomaly(e, LEASE_ANOM_CLOCK_SKEW, LEASE_SEV_WARNING,
+			                       "acquired_at %s is after the heartbeat time %s", a,
+			                       b);
 		}
 		return 0;
 	}
 	/* Pre-bump: only what holds whatever the TTL was. */
 	fmt_time(b, p->expires_at);
 	if (p->expires_at - now > LEASE_TTL_READ_MAX + skew) {
-		lease_rec_add_anomaly(e, LEASE_ANOM_CLOCK_SKEW, LEASE_SEV_WARNING,
-		                      "expires_at %s is %llds ahead, more than any TTL allows", b,
-		                      (long long)(p->expires_at - now));
+		lease__rec_add_anomaly(e, LEASE_ANOM_CLOCK_SKEW, LEASE_SEV_WARNING,
+		                       "expires_at %s is %llds ahead, more than any TTL allows", b,
+		                       (long long)(p->expires_at - now));
 		return 1;
 	}
 	if (p->acquired_at > p->expires_at)
-		lease_rec_add_anomaly(e, LEASE_ANOM_CLOCK_SKEW, LEASE_SEV_WARNING,
-		                      "acquired_at %s is after expires_at %s", a, b);
+		lease__rec_add_anomaly(e, LEASE_ANOM_CLOCK_SKEW, LEASE_SEV_WARNING,
+		                       "acquired_at %s is after expires_at %s", a, b);
 	return 0;
 }
 
 /* The heartbeat before @p tip (written by @p op) is named in the payload
  * (1.2.0, protocol.md §2): a heartbeat that replaced one carries its time,
  * exact (only a tip with ttl_seconds is replaced). */
-int lease_rec_replaced_heartbeat(const lease_payload *tip, lease_op op)
+int lease__rec_replaced_heartbeat(const lease_payload *tip, lease_op op)
 {
 	return op == LEASE_OP_HEARTBEAT && tip->has_ttl && tip->has_previous_heartbeat;
 }
@@ -229,9 +229,9 @@ static void check_floor(lease_reconcile_entry *e, const lease_payload *tip, leas
 	lease_anomaly *a;
 	char err[64];
 
-	if (lease_rec_replaced_heartbeat(tip, op)) {
+	if (lease__rec_replaced_heartbeat(tip, op)) {
 		/* it replaced a heartbeat of the same tenure and TTL (§2) */
-		lease_rec_hb_time(&ht, &mt, &at, tip, NULL, default_ttl);
+		lease__rec_hb_time(&ht, &mt, &at, tip, NULL, default_ttl);
 		hp = tip->previous_heartbeat_at;
 		mp = LEASE_HB_EXACT;
 		ap = 0;
@@ -243,10 +243,10 @@ static void check_floor(lease_reconcile_entry *e, const lease_payload *tip, leas
 		if (lease_message_parse(&parent, NULL, parent_commit->message,
 		                        strlen(parent_commit->message), name, err, sizeof(err)) < 0)
 			return;
-		if (!lease_rec_is_tenure_heartbeat(tip, op, &parent))
+		if (!lease__rec_is_tenure_heartbeat(tip, op, &parent))
 			return;
-		lease_rec_hb_time(&ht, &mt, &at, tip, NULL, default_ttl);
-		lease_rec_hb_time(&hp, &mp, &ap, &parent, tip, default_ttl);
+		lease__rec_hb_time(&ht, &mt, &at, tip, NULL, default_ttl);
+		lease__rec_hb_time(&hp, &mp, &ap, &parent, tip, default_ttl);
 		ttl_changed =
 		        parent.has_ttl && tip->has_ttl && parent.ttl_seconds != tip->ttl_seconds;
 		prev_expiry = parent.expires_at;
@@ -254,7 +254,7 @@ static void check_floor(lease_reconcile_entry *e, const lease_payload *tip, leas
 	ttl = tip->has_ttl ? tip->ttl_seconds : at;
 	interval = ht - hp;
 	if (interval < 0) {
-		lease_rec_add_anomaly(
+		lease__rec_add_anomaly(
 		        e, LEASE_ANOM_CLOCK_SKEW, LEASE_SEV_WARNING,
 		        "heartbeat time %llds earlier than its parent's (%s)", (long long)-interval,
 		        lease_hb_method_name(mt == LEASE_HB_EXACT && mp == LEASE_HB_EXACT
@@ -264,16 +264,16 @@ static void check_floor(lease_reconcile_entry *e, const lease_payload *tip, leas
 	}
 	/* the runtime's rule (policy.c): a TTL change is always due, and so is
 	 * a heartbeat with less than half its TTL left */
-	if (lease_policy_heartbeat_due(interval, ttl, ttl_changed, prev_expiry - ht, ttl))
+	if (lease__policy_heartbeat_due(interval, ttl, ttl_changed, prev_expiry - ht, ttl))
 		return;
-	a = lease_rec_add_anomaly(e, LEASE_ANOM_HEARTBEAT_FLOOR, LEASE_SEV_WARNING, "%s", "");
+	a = lease__rec_add_anomaly(e, LEASE_ANOM_HEARTBEAT_FLOOR, LEASE_SEV_WARNING, "%s", "");
 	if (!a)
 		return;
 	a->has_floor = 1;
 	a->method = mt == LEASE_HB_EXACT && mp == LEASE_HB_EXACT ? LEASE_HB_EXACT
 	                                                         : LEASE_HB_APPROXIMATE;
 	a->interval_seconds = interval;
-	a->floor_seconds = (double)lease_policy_floor(ttl);
+	a->floor_seconds = (double)lease__policy_floor(ttl);
 	a->assumed_ttl = mt == LEASE_HB_APPROXIMATE ? at : mp == LEASE_HB_APPROXIMATE ? ap : 0;
 	if (a->method == LEASE_HB_EXACT)
 		snprintf(a->message, sizeof(a->message),
@@ -318,23 +318,23 @@ int lease_reconcile_classify(lease_reconcile_entry *e, const lease_ref_state *s,
 		default_ttl = LEASE_TTL_DEFAULT;
 	/* Unreadable tips (issue 14): ids of their own; break --force replaces them. */
 	if (s->payload_rc != 0 && s->commit.unreadable) {
-		lease_rec_add_anomaly(e, LEASE_ANOM_UNREADABLE_REF, LEASE_SEV_ERROR, "%s",
-		                      s->payload_error);
+		lease__rec_add_anomaly(e, LEASE_ANOM_UNREADABLE_REF, LEASE_SEV_ERROR, "%s",
+		                       s->payload_error);
 		return 0;
 	}
 	if (s->payload_rc != 0 && s->commit.symbolic) {
-		lease_rec_add_anomaly(e, LEASE_ANOM_SYMBOLIC_REF, LEASE_SEV_ERROR, "%s",
-		                      s->payload_error);
+		lease__rec_add_anomaly(e, LEASE_ANOM_SYMBOLIC_REF, LEASE_SEV_ERROR, "%s",
+		                       s->payload_error);
 		return 0;
 	}
 	if (s->payload_rc != 0 && s->commit.missing) {
-		lease_rec_add_anomaly(e, LEASE_ANOM_MISSING_OBJECT, LEASE_SEV_ERROR, "%s",
-		                      s->payload_error);
+		lease__rec_add_anomaly(e, LEASE_ANOM_MISSING_OBJECT, LEASE_SEV_ERROR, "%s",
+		                       s->payload_error);
 		return 0;
 	}
 	if (s->payload_rc != 0 && !s->commit.is_commit && !lease_oid_is_zero(&s->commit.oid)) {
-		lease_rec_add_anomaly(e, LEASE_ANOM_NOT_A_COMMIT, LEASE_SEV_ERROR,
-		                      "the ref points at an object that is not a commit");
+		lease__rec_add_anomaly(e, LEASE_ANOM_NOT_A_COMMIT, LEASE_SEV_ERROR,
+		                       "the ref points at an object that is not a commit");
 		return 0;
 	}
 	if (s->payload_rc == 0) {
@@ -342,7 +342,7 @@ int lease_reconcile_classify(lease_reconcile_entry *e, const lease_ref_state *s,
 	} else {
 		/* Re-read without the name check to tell name-mismatch apart. */
 		if (!s->commit.message) {
-			lease_rec_add_anomaly(
+			lease__rec_add_anomaly(
 			        e, LEASE_ANOM_MALFORMED_PAYLOAD, LEASE_SEV_ERROR, "%s",
 			        s->payload_error[0] ? s->payload_error : "commit unreadable");
 			return 0;
@@ -350,13 +350,13 @@ int lease_reconcile_classify(lease_reconcile_entry *e, const lease_ref_state *s,
 		rc = lease_message_parse(&own, &op, s->commit.message, strlen(s->commit.message),
 		                         NULL, err, sizeof(err));
 		if (rc == LEASE_EVERSION) {
-			lease_rec_add_anomaly(e, LEASE_ANOM_UNSUPPORTED_VERSION, LEASE_SEV_ERROR,
-			                      "payload of an unsupported major version: %s", err);
+			lease__rec_add_anomaly(e, LEASE_ANOM_UNSUPPORTED_VERSION, LEASE_SEV_ERROR,
+			                       "payload of an unsupported major version: %s", err);
 			return 0;
 		}
 		if (rc < 0) {
-			lease_rec_add_anomaly(e, LEASE_ANOM_MALFORMED_PAYLOAD, LEASE_SEV_ERROR,
-			                      "%s", err);
+			lease__rec_add_anomaly(e, LEASE_ANOM_MALFORMED_PAYLOAD, LEASE_SEV_ERROR,
+			                       "%s", err);
 			return 0;
 		}
 		p = &own;
@@ -365,26 +365,26 @@ int lease_reconcile_classify(lease_reconcile_entry *e, const lease_ref_state *s,
 	e->payload = *p;
 	e->op = op;
 	if (p->version_major == SDLC_VERSION_MAJOR && p->version_minor > SDLC_VERSION_MINOR)
-		lease_rec_add_anomaly(
+		lease__rec_add_anomaly(
 		        e, LEASE_ANOM_UNSUPPORTED_VERSION, LEASE_SEV_WARNING,
 		        "payload written by a newer schema %s (readable, not writable by %s)",
 		        p->sdlc_version, SDLC_VERSION);
 	if (strcmp(p->name, s->name) != 0) {
-		lease_rec_add_anomaly(e, LEASE_ANOM_NAME_MISMATCH, LEASE_SEV_ERROR,
-		                      "payload name '%.100s' is not the ref's name", p->name);
+		lease__rec_add_anomaly(e, LEASE_ANOM_NAME_MISMATCH, LEASE_SEV_ERROR,
+		                       "payload name '%.100s' is not the ref's name", p->name);
 		return 0;
 	}
 	if (!p->has_ttl)
-		lease_rec_add_anomaly(e, LEASE_ANOM_PRE_BUMP, LEASE_SEV_INFO,
-		                      "pre-bump payload %s without ttl_seconds (run migrate)",
-		                      p->sdlc_version);
+		lease__rec_add_anomaly(e, LEASE_ANOM_PRE_BUMP, LEASE_SEV_INFO,
+		                       "pre-bump payload %s without ttl_seconds (run migrate)",
+		                       p->sdlc_version);
 	future = check_clock_skew(e, p, now, skew_margin);
-	if (!future && lease_policy_expired(p, now, expire_margin)) {
+	if (!future && lease__policy_expired(p, now, expire_margin)) {
 		char t[LEASE_TIME_STRSZ + 1];
 		lease_anomaly *a;
 
 		fmt_time(t, p->expires_at);
-		a = lease_rec_add_anomaly(
+		a = lease__rec_add_anomaly(
 		        e, LEASE_ANOM_EXPIRED, LEASE_SEV_WARNING,
 		        "%s lease expired at %s, %llds ago (margin %llds): the holder "
 		        "stopped heartbeating",
@@ -393,7 +393,7 @@ int lease_reconcile_classify(lease_reconcile_entry *e, const lease_ref_state *s,
 		if (a)
 			a->seconds = now - p->expires_at;
 	}
-	if ((s->has_parent_commit || lease_rec_replaced_heartbeat(p, op)) &&
+	if ((s->has_parent_commit || lease__rec_replaced_heartbeat(p, op)) &&
 	    p->phase != LEASE_PHASE_RELEASED)
 		check_floor(e, p, op, &s->parent_commit, s->name, default_ttl);
 	return 0;
@@ -407,7 +407,7 @@ static int entry_unreleased(const lease_reconcile_entry *e)
 {
 	if (!e->present || e->action == LEASE_ACTION_REAPED)
 		return 0;
-	return !(e->has_payload && !lease_rec_has_anomaly(e, LEASE_ANOM_NAME_MISMATCH) &&
+	return !(e->has_payload && !lease__rec_has_anomaly(e, LEASE_ANOM_NAME_MISMATCH) &&
 	         e->payload.phase == LEASE_PHASE_RELEASED);
 }
 
@@ -422,7 +422,7 @@ static void slot_walk_pop(slot_walk *w, const char *name)
  * and a ref of another configuration of its NAME met before it is not
  * released either (the state in which acquire --slots refuses NAME, exit
  * 78). */
-void lease_rec_slot_walk_check(slot_walk *w, lease_reconcile_entry *e, const char *ns)
+void lease__rec_slot_walk_check(slot_walk *w, lease_reconcile_entry *e, const char *ns)
 {
 	char base[LEASE_NAME_MAX + 1], err[8];
 	int64_t idx, n;
@@ -449,7 +449,7 @@ void lease_rec_slot_walk_check(slot_walk *w, lease_reconcile_entry *e, const cha
 	if (!other)
 		return;
 	if (other_n)
-		a = lease_rec_add_anomaly(
+		a = lease__rec_add_anomaly(
 		        e, LEASE_ANOM_SLOT_COUNT_MISMATCH, LEASE_SEV_ERROR,
 		        "%.100s has slots of two counts not released: this one of %lld "
 		        "and refs/%s/%.100s (%lld slots); neither count bounds its "
@@ -457,7 +457,7 @@ void lease_rec_slot_walk_check(slot_walk *w, lease_reconcile_entry *e, const cha
 		        "count's slots are released",
 		        base, (long long)n, ns, other, (long long)other_n, base);
 	else
-		a = lease_rec_add_anomaly(
+		a = lease__rec_add_anomaly(
 		        e, LEASE_ANOM_SLOT_COUNT_MISMATCH, LEASE_SEV_ERROR,
 		        "%.100s is both a plain lease and slots, not released: this slot "
 		        "of %lld and the plain lease refs/%s/%.100s; acquire --slots "
@@ -471,7 +471,7 @@ void lease_rec_slot_walk_check(slot_walk *w, lease_reconcile_entry *e, const cha
 }
 
 /* After @p e's action: remember it for the refs after it. */
-void lease_rec_slot_walk_note(slot_walk *w, const lease_reconcile_entry *e)
+void lease__rec_slot_walk_note(slot_walk *w, const lease_reconcile_entry *e)
 {
 	char base[LEASE_NAME_MAX + 1], err[8];
 	int64_t idx, n;

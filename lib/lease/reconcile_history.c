@@ -57,7 +57,7 @@ int lease_history_read(lease_history *out, lease_store *st, const char *name, si
 	size_t cap = 0, i;
 	int rc, more;
 
-	lease_store_clear_error(st); /* a call begins: its first error wins */
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	memset(out, 0, sizeof(*out));
 	memset(&tip, 0, sizeof(tip));
 	if (default_ttl <= 0)
@@ -80,7 +80,7 @@ int lease_history_read(lease_history *out, lease_store *st, const char *name, si
 			out->truncated = 1;
 			break;
 		}
-		if ((rc = lease_read_commit(&c, st, &next)) < 0)
+		if ((rc = lease__read_commit(&c, st, &next)) < 0)
 			break; /* the read's message is the handle's */
 		rc = history_push(out, &cap, &c, name);
 		more = c.is_commit && c.has_parent;
@@ -98,21 +98,21 @@ int lease_history_read(lease_history *out, lease_store *st, const char *name, si
 			continue;
 		if (it->payload.has_queued_at && it->payload.has_ttl) {
 			/* a fair waiter's acquire: queued_at to the write (§5) */
-			int64_t w = lease_policy_heartbeat_time(&it->payload, 0, NULL) -
+			int64_t w = lease__policy_heartbeat_time(&it->payload, 0, NULL) -
 			            it->payload.queued_at;
 			it->has_wait = 1;
 			it->waited_seconds = w > 0 ? w : 0;
 		}
 		it->has_hb_time = 1;
-		lease_rec_hb_time(&it->hb_time, &it->hb_method, &it->assumed_ttl, &it->payload,
-		                  newer && newer->payload_rc == 0 ? &newer->payload : NULL,
-		                  default_ttl);
+		lease__rec_hb_time(&it->hb_time, &it->hb_method, &it->assumed_ttl, &it->payload,
+		                   newer && newer->payload_rc == 0 ? &newer->payload : NULL,
+		                   default_ttl);
 	}
 	for (i = 0; i < out->count; i++) {
 		lease_history_item *it = &out->items[i];
 		const lease_history_item *parent = i + 1 < out->count ? &out->items[i + 1] : NULL;
 
-		if (it->payload_rc == 0 && lease_rec_replaced_heartbeat(&it->payload, it->op)) {
+		if (it->payload_rc == 0 && lease__rec_replaced_heartbeat(&it->payload, it->op)) {
 			/* the heartbeat before it was replaced: its time is in the payload (§2) */
 			it->is_heartbeat = 1;
 			it->has_interval = 1;
@@ -123,7 +123,7 @@ int lease_history_read(lease_history *out, lease_store *st, const char *name, si
 		if (!parent || it->payload_rc != 0 || parent->payload_rc != 0)
 			continue;
 		it->is_heartbeat =
-		        lease_rec_is_tenure_heartbeat(&it->payload, it->op, &parent->payload);
+		        lease__rec_is_tenure_heartbeat(&it->payload, it->op, &parent->payload);
 		if (!it->is_heartbeat)
 			continue;
 		it->has_interval = 1;

@@ -40,33 +40,33 @@ typedef struct slot_walk {
 /* ---- classification (reconcile_classify.c) ---- */
 
 /** Add anomaly @p id to @p e (each id at most once); NULL when already there or out of memory. */
-lease_anomaly *lease_rec_add_anomaly(lease_reconcile_entry *e, lease_anomaly_id id,
-                                     lease_severity sev, const char *fmt, ...)
+lease_anomaly *lease__rec_add_anomaly(lease_reconcile_entry *e, lease_anomaly_id id,
+                                      lease_severity sev, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));
 /** Whether @p e carries anomaly @p id. */
-int lease_rec_has_anomaly(const lease_reconcile_entry *e, lease_anomaly_id id);
+int lease__rec_has_anomaly(const lease_reconcile_entry *e, lease_anomaly_id id);
 /** Heartbeat time of @p p (protocol.md §6), exact or approximated with @p next's TTL. */
-void lease_rec_hb_time(int64_t *t, lease_hb_method *m, int64_t *assumed, const lease_payload *p,
-                       const lease_payload *next, int64_t default_ttl);
+void lease__rec_hb_time(int64_t *t, lease_hb_method *m, int64_t *assumed, const lease_payload *p,
+                        const lease_payload *next, int64_t default_ttl);
 /** Whether @p tip (written by @p op) is a heartbeat of @p parent's tenure (§6). */
-int lease_rec_is_tenure_heartbeat(const lease_payload *tip, lease_op op,
-                                  const lease_payload *parent);
+int lease__rec_is_tenure_heartbeat(const lease_payload *tip, lease_op op,
+                                   const lease_payload *parent);
 /** Whether @p tip (written by @p op) names the heartbeat it replaced (§2). */
-int lease_rec_replaced_heartbeat(const lease_payload *tip, lease_op op);
+int lease__rec_replaced_heartbeat(const lease_payload *tip, lease_op op);
 /** slot-count-mismatch of @p e against the refs walked before it (before its action). */
-void lease_rec_slot_walk_check(slot_walk *w, lease_reconcile_entry *e, const char *ns);
+void lease__rec_slot_walk_check(slot_walk *w, lease_reconcile_entry *e, const char *ns);
 /** After @p e's action: remember it for the refs after it. */
-void lease_rec_slot_walk_note(slot_walk *w, const lease_reconcile_entry *e);
+void lease__rec_slot_walk_note(slot_walk *w, const lease_reconcile_entry *e);
 
 /* ---- actions (reconcile_act.c) ---- */
 
 /** An action due but not done: @p code LEASE_ECAS when a concurrent write won. */
-void lease_rec_skip(lease_reconcile_report *r, lease_reconcile_entry *e, int code, const char *kind,
-                    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+void lease__rec_skip(lease_reconcile_report *r, lease_reconcile_entry *e, int code,
+                     const char *kind, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 /** Reap expired entry @p e through the write-and-settle engine (§7). */
-void lease_rec_reap(lease_reconcile_report *r, lease_reconcile_entry *e, lease_store *st,
-                    const lease_reconcile_options *o);
+void lease__rec_reap(lease_reconcile_report *r, lease_reconcile_entry *e, lease_store *st,
+                     const lease_reconcile_options *o);
 /** Prune released entry @p e: archive ref, then delete (§7). */
-void lease_rec_prune(lease_reconcile_report *r, lease_reconcile_entry *e, lease_store *st);
+void lease__rec_prune(lease_reconcile_report *r, lease_reconcile_entry *e, lease_store *st);
 
 #endif

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *lease_relation_name(lease_relation rel)
+const char *lease__relation_name(lease_relation rel)
 {
 	switch (rel) {
 	case LEASE_REL_FRESH: return "fresh";
@@ -15,7 +15,7 @@ const char *lease_relation_name(lease_relation rel)
 	return "unknown";
 }
 
-const char *lease_token_change_name(lease_token_change ch)
+const char *lease__token_change_name(lease_token_change ch)
 {
 	switch (ch) {
 	case LEASE_TOKEN_MINT: return "mint";
@@ -25,7 +25,7 @@ const char *lease_token_change_name(lease_token_change ch)
 	return "unknown";
 }
 
-lease_relation lease_relation_of(const lease_payload *cur, const char *owner, const char *host)
+lease_relation lease__relation_of(const lease_payload *cur, const char *owner, const char *host)
 {
 	if (!cur || cur->phase == LEASE_PHASE_RELEASED)
 		return LEASE_REL_FRESH;
@@ -44,14 +44,14 @@ static const lease_token_change token_rule[4][2] = {
         [LEASE_REL_OTHER] = {LEASE_TOKEN_ROTATE, LEASE_TOKEN_ROTATE},
 };
 
-lease_token_change lease_token_rule(lease_relation rel, int presents_current_token)
+lease_token_change lease__token_rule(lease_relation rel, int presents_current_token)
 {
 	return token_rule[rel][presents_current_token ? 1 : 0];
 }
 
-int lease_rotation_apply(lease_payload *next, const lease_payload *cur, lease_token_change ch,
-                         const char *owner, const char *host, int64_t now, int64_t base_transitions,
-                         const lease_random *rnd)
+int lease__rotation_apply(lease_payload *next, const lease_payload *cur, lease_token_change ch,
+                          const char *owner, const char *host, int64_t now,
+                          int64_t base_transitions, const lease_random *rnd)
 {
 	char token[LEASE_TOKEN_HEXSZ + 1];
 	int rc;

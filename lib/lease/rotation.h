@@ -28,15 +28,15 @@ typedef enum lease_token_change {
 } lease_token_change;
 
 /** "fresh", "same", "moved", "other". */
-const char *lease_relation_name(lease_relation rel);
+const char *lease__relation_name(lease_relation rel);
 /** "mint", "preserve", "rotate". */
-const char *lease_token_change_name(lease_token_change ch);
+const char *lease__token_change_name(lease_token_change ch);
 
 /**
  * Relation of (@p owner, @p host) to @p cur (protocol.md §5). @p cur NULL
  * means the ref is absent. A `released` payload is fresh whoever wrote it.
  */
-lease_relation lease_relation_of(const lease_payload *cur, const char *owner, const char *host);
+lease_relation lease__relation_of(const lease_payload *cur, const char *owner, const char *host);
 
 /**
  * The token rule: the whole matrix as one lookup keyed by relation and by
@@ -52,7 +52,7 @@ lease_relation lease_relation_of(const lease_payload *cur, const char *owner, co
  * Phase never enters the lookup. Whether the write is admitted at all (live,
  * expired, token current) is decided by the caller before this is consulted.
  */
-lease_token_change lease_token_rule(lease_relation rel, int presents_current_token);
+lease_token_change lease__token_rule(lease_relation rel, int presents_current_token);
 
 /**
  * Apply @p ch to the identity fields of @p next: owner, host, lease_token,
@@ -63,8 +63,8 @@ lease_token_change lease_token_rule(lease_relation rel, int presents_current_tok
  * Other fields of @p next are left alone.
  * @return 0, LEASE_EINVALID (preserve without @p cur), or the randomness error
  */
-int lease_rotation_apply(lease_payload *next, const lease_payload *cur, lease_token_change ch,
-                         const char *owner, const char *host, int64_t now, int64_t base_transitions,
-                         const lease_random *rnd);
+int lease__rotation_apply(lease_payload *next, const lease_payload *cur, lease_token_change ch,
+                          const char *owner, const char *host, int64_t now,
+                          int64_t base_transitions, const lease_random *rnd);
 
 #endif

@@ -92,9 +92,9 @@ int lease_ttl_validate(const lease_store *st, int64_t ttl_seconds, char *err, si
 	int lo = lease_store_ttl_min(st), hi = lease_store_ttl_max(st);
 
 	if (ttl_seconds < lo || ttl_seconds > hi) {
-		lease_error_set(err, errlen,
-		                "invalid TTL %lld: must be whole seconds in %d..%d on a %s store",
-		                (long long)ttl_seconds, lo, hi, lease_store_kind(st));
+		lease__error_set(err, errlen,
+		                 "invalid TTL %lld: must be whole seconds in %d..%d on a %s store",
+		                 (long long)ttl_seconds, lo, hi, lease_store_kind(st));
 		return LEASE_EINVALID;
 	}
 	return 0;
@@ -164,7 +164,7 @@ static void result_message(lease_result *out, const lease_store *st, int code)
 	const char *m = lease_store_last_error(st);
 	int n = snprintf(out->message, sizeof(out->message), "%s", *m ? m : lease_error_id(code));
 
-	lease_err_mark_cut(out->message, sizeof(out->message), n);
+	lease__err_mark_cut(out->message, sizeof(out->message), n);
 }
 
 static int result_fail(lease_result *out, lease_store *st, int code, const char *fmt, ...)
@@ -183,8 +183,8 @@ static int result_fail(lease_result *out, lease_store *st, int code, const char 
 		va_end(ap);
 		/* the runtime's own conclusion: what it handled below does not
 		 * stand for it (a re-read's or a lost CAS's message) */
-		lease_store_clear_error(st);
-		(void)lease_store_set_error(st, code, "%s", msg);
+		lease__store_clear_error(st);
+		(void)lease__store_set_error(st, code, "%s", msg);
 	}
 	result_message(out, st, code);
 	return code;
@@ -203,7 +203,7 @@ static int check_identity(op_ctx *c)
 		                   "an owner and a host are required for %s",
 		                   lease_op_name(kind_op[c->kind]));
 	memset(&probe, 0, sizeof(probe));
-	lease_payload_stamp(&probe);
+	lease__payload_stamp(&probe);
 	snprintf(probe.name, sizeof(probe.name), "%s", c->name);
 	if (strlen(o->owner) > LEASE_IDENT_MAX || strlen(o->host) > LEASE_IDENT_MAX)
 		return result_fail(c->out, c->st, LEASE_EINVALID,
@@ -261,7 +261,7 @@ static int max_visit(const lease_oid *oid, const lease_commit *cm, void *payload
 	(void)oid;
 	/* read leniently: a payload this build rejects still counts (§5) */
 	if (cm && cm->message) {
-		lease_lenient_read(&l, cm->message);
+		lease__lenient_read(&l, cm->message);
 		if (l.transitions > *best)
 			*best = l.transitions;
 	}
@@ -276,7 +276,7 @@ static int max_scan_visit(const char *msg, void *payload)
 	int64_t *best = payload;
 	lease_lenient l;
 
-	lease_lenient_read(&l, msg);
+	lease__lenient_read(&l, msg);
 	if (l.transitions > *best)
 		*best = l.transitions;
 	return 0;
@@ -301,12 +301,12 @@ static int64_t chain_max_transitions(op_ctx *c, const lease_ref_state *s)
 	if (!s->present)
 		return best;
 	if (s->commit.is_commit) {
-		lease_walk_chain(c->st, &s->oid, &s->commit, LEASE_SETTLE_WALK_MAX, max_visit,
-		                 &best);
+		lease__walk_chain(c->st, &s->oid, &s->commit, LEASE_SETTLE_WALK_MAX, max_visit,
+		                  &best);
 		return best;
 	}
 	snprintf(prefix, sizeof(prefix), "%s: ", c->name);
-	(void)lease_scan_commits(c->st, prefix, SCAN_MAX_OBJECTS, max_scan_visit, &best);
+	(void)lease__scan_commits(c->st, prefix, SCAN_MAX_OBJECTS, max_scan_visit, &best);
 	/* A tip whose object is missing may have issued one generation more
 	 * than its parent (a rotating write adds 1) and nobody can read it: the
 	 * next one exceeds that too (F34). A symbolic ref or a non-commit issued
@@ -328,12 +328,12 @@ static int lenient_live(op_ctx *c, const lease_ref_state *s, int64_t now)
 
 	if (!s->commit.is_commit || !s->commit.message)
 		return -1;
-	lease_lenient_read(&l, s->commit.message);
+	lease__lenient_read(&l, s->commit.message);
 	if (l.released)
 		return 0;
 	if (!l.has_expires)
 		return -1;
-	return !lease_policy_past_expiry(l.expires_at, now, lease_store_skew_margin(c->st));
+	return !lease__policy_past_expiry(l.expires_at, now, lease_store_skew_margin(c->st));
 }
 
 /* ---- deciding ------------------------------------------------------------ */
@@ -341,7 +341,7 @@ static int lenient_live(op_ctx *c, const lease_ref_state *s, int64_t now)
 static void payload_base(lease_payload *n, const char *name)
 {
 	memset(n, 0, sizeof(*n));
-	lease_payload_stamp(n);
+	lease__payload_stamp(n);
 	snprintf(n->name, sizeof(n->name), "%s", name);
 	n->has_ttl = 1;
 }
@@ -374,7 +374,7 @@ static int64_t effective_ttl(op_ctx *c, const lease_payload *cur, lease_token_ch
 		return c->o->ttl_seconds;
 	if (ch != LEASE_TOKEN_PRESERVE || !cur)
 		return LEASE_TTL_DEFAULT;
-	ttl = lease_policy_kept_ttl(cur, lease_store_ttl_min(c->st), &approx);
+	ttl = lease__policy_kept_ttl(cur, lease_store_ttl_min(c->st), &approx);
 	if (approx)
 		c->approximate = 1;
 	return ttl;
@@ -400,12 +400,12 @@ static int plan_live(op_ctx *c, decision *d, const lease_payload *cur, lease_tok
 		int found = 0;
 		if ((rc = lease_fetch_archive_max_transitions(&max, &found, c->st, c->name)) < 0)
 			return result_fail(c->out, c->st, rc, NULL);
-		base = lease_policy_next_generation(found ? max : -1);
+		base = lease__policy_next_generation(found ? max : -1);
 	}
 	payload_base(&d->next, c->name);
 	d->next.phase = phase;
-	if ((rc = lease_rotation_apply(&d->next, cur, ch, c->o->owner, c->o->host, now, base,
-	                               lease_store_random(c->st))) < 0)
+	if ((rc = lease__rotation_apply(&d->next, cur, ch, c->o->owner, c->o->host, now, base,
+	                                lease_store_random(c->st))) < 0)
 		return result_fail(c->out, c->st, rc, "could not change the token");
 	d->ttl = effective_ttl(c, cur, ch);
 	d->next.ttl_seconds = d->ttl;
@@ -418,7 +418,7 @@ static int plan_live(op_ctx *c, decision *d, const lease_payload *cur, lease_tok
 	return fill_nonce(c, &d->next);
 }
 
-/* A `released` write (release, break): lease_policy_released(), the
+/* A `released` write (release, break): lease__policy_released(), the
  * releaser's identity, the token kept (or minted over garbage). */
 static int plan_released(op_ctx *c, decision *d, const lease_payload *cur, int64_t now,
                          int64_t chain_max)
@@ -428,17 +428,18 @@ static int plan_released(op_ctx *c, decision *d, const lease_payload *cur, int64
 	payload_base(&d->next, c->name);
 	d->next.phase = LEASE_PHASE_RELEASED;
 	if (cur) {
-		lease_rotation_apply(&d->next, cur, LEASE_TOKEN_PRESERVE, NULL, NULL, now, 0, NULL);
+		lease__rotation_apply(&d->next, cur, LEASE_TOKEN_PRESERVE, NULL, NULL, now, 0,
+		                      NULL);
 	} else {
-		if ((rc = lease_rotation_apply(&d->next, NULL, LEASE_TOKEN_MINT, NULL, NULL, now,
-		                               lease_policy_next_generation(chain_max),
-		                               lease_store_random(c->st))) < 0)
+		if ((rc = lease__rotation_apply(&d->next, NULL, LEASE_TOKEN_MINT, NULL, NULL, now,
+		                                lease__policy_next_generation(chain_max),
+		                                lease_store_random(c->st))) < 0)
 			return result_fail(c->out, c->st, rc, "could not mint a token");
 		d->token_changed = 1;
 	}
 	snprintf(d->next.owner, sizeof(d->next.owner), "%s", c->o->owner);
 	snprintf(d->next.host, sizeof(d->next.host), "%s", c->o->host);
-	lease_policy_released(&d->next, now);
+	lease__policy_released(&d->next, now);
 	d->ttl = 0;
 	d->write = 1;
 	d->built_at = now;
@@ -481,7 +482,7 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 		                   s->payload_error);
 	if (s->present && s->payload_rc == 0)
 		cur = &s->payload;
-	rel = lease_relation_of(cur, o->owner, o->host);
+	rel = lease__relation_of(cur, o->owner, o->host);
 	expired = cur && lease_payload_expired(c->st, cur, now);
 	tok = c->refreshing ? c->mytoken : o->lease_token;
 	tok_cur = rel != LEASE_REL_FRESH && tok && *tok && strcmp(tok, cur->lease_token) == 0;
@@ -515,7 +516,7 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 		}
 		if ((rc = check_writable(c, cur)) < 0)
 			return rc;
-		ch = lease_token_rule(rel, 0);
+		ch = lease__token_rule(rel, 0);
 		if ((rc = plan_live(c, d, cur, ch,
 		                    o->phase == LEASE_PHASE_NONE ? LEASE_PHASE_CLAIMED : o->phase,
 		                    now)) < 0 ||
@@ -550,7 +551,7 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 			return result_fail(c->out, c->st, LEASE_EINVALID,
 			                   "the lease is already in phase %s",
 			                   lease_phase_name(cur->phase));
-		ch = lease_token_rule(rel, 1);
+		ch = lease__token_rule(rel, 1);
 		if (c->kind == OP_HEARTBEAT && ch == LEASE_TOKEN_PRESERVE) {
 			/* The floor (§6), only after the token and relation checks;
 			 * a TTL asked that differs from the stored one is always due. */
@@ -562,8 +563,8 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 			if (approx)
 				c->approximate = 1;
 			hb = cur->expires_at - stored;
-			if (!lease_policy_heartbeat_due(now - hb, stored, !same_ttl,
-			                                cur->expires_at - now, ttl_new)) {
+			if (!lease__policy_heartbeat_due(now - hb, stored, !same_ttl,
+			                                 cur->expires_at - now, ttl_new)) {
 				if (now - hb < 0) /* pre-bump, written with a longer TTL */
 					no_write(d, LEASE_STATUS_NOT_DUE, 0, 1,
 					         "heartbeat not due: %lld s left, more than the "
@@ -575,7 +576,7 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 					         "heartbeat not due: last one %lld s ago, floor "
 					         "%lld s (%s)",
 					         (long long)(now - hb),
-					         (long long)lease_policy_floor(stored),
+					         (long long)lease__policy_floor(stored),
 					         approx ? "approximate" : "exact");
 				return 0;
 			}
@@ -652,13 +653,13 @@ static void heartbeat_shape(decision *d, const lease_ref_state *s)
 	    cur->phase == LEASE_PHASE_RELEASED || cur->phase != n->phase ||
 	    cur->ttl_seconds != n->ttl_seconds || cur->transitions != n->transitions ||
 	    cur->acquired_at != n->acquired_at || strcmp(cur->lease_token, n->lease_token) != 0 ||
-	    lease_policy_heartbeat_time(cur, 0, NULL) > lease_policy_heartbeat_time(n, 0, NULL))
+	    lease__policy_heartbeat_time(cur, 0, NULL) > lease__policy_heartbeat_time(n, 0, NULL))
 		return;
 	d->replace = 1;
 	d->parent = s->commit.parent;
 	n->heartbeats = (cur->has_heartbeats ? cur->heartbeats : 1) + 1;
 	n->has_previous_heartbeat = 1;
-	n->previous_heartbeat_at = lease_policy_heartbeat_time(cur, 0, NULL);
+	n->previous_heartbeat_at = lease__policy_heartbeat_time(cur, 0, NULL);
 }
 
 /* ---- finishing ----------------------------------------------------------- */
@@ -675,7 +676,7 @@ static int finish_no_write(op_ctx *c, const lease_ref_state *s, const decision *
 	out->approximate_ttl = c->approximate;
 	snprintf(out->message, sizeof(out->message), "%s", d->message);
 	if (d->code < 0)
-		(void)lease_store_set_error(c->st, d->code, "%s: %s", c->name, d->message);
+		(void)lease__store_set_error(c->st, d->code, "%s: %s", c->name, d->message);
 	return d->code;
 }
 
@@ -713,10 +714,10 @@ static int settle_landed(op_ctx *c, const lease_ref_state *s, const lease_writte
 			out->code = *rc = LEASE_ENOTHOLDER;
 			snprintf(out->message, sizeof(out->message),
 			         "the write landed but the lease was lost since");
-			(void)lease_store_set_error(c->st, *rc, "%s: %s", c->name, out->message);
+			(void)lease__store_set_error(c->st, *rc, "%s: %s", c->name, out->message);
 			return 1;
 		}
-		if (lease_policy_less_than_half_left(w->p.expires_at - now, w->p.ttl_seconds)) {
+		if (lease__policy_less_than_half_left(w->p.expires_at - now, w->p.ttl_seconds)) {
 			/* Success only with half the TTL left (F15). */
 			if (c->has_late && lease_oid_equal(&c->late_oid, &w->oid))
 				return 0; /* already refreshing this one */
@@ -850,7 +851,7 @@ static int run_op(op_ctx *c)
 		known_state(&c->known, c);
 		first = &c->known;
 	}
-	rc = lease_engine_run(c->st, c->name, &rt_ops, c, first, 0);
+	rc = lease__engine_run(c->st, c->name, &rt_ops, c, first, 0);
 	c->out->code = rc;
 	return rc;
 }
@@ -895,7 +896,7 @@ static int run_kind_entry(op_kind kind, lease_result *out, lease_store *st, cons
 	op_ctx *c;
 	int rc;
 
-	lease_store_clear_error(st); /* an operation begins: its first error wins */
+	lease__store_clear_error(st); /* an operation begins: its first error wins */
 	/* Copied first: the caller may pass strings that live in @p out. */
 	if (!(c = ctx_new(kind, out, st, name, opts))) {
 		result_init(out, st, name);
@@ -903,9 +904,9 @@ static int run_kind_entry(op_kind kind, lease_result *out, lease_store *st, cons
 	}
 	c->entry = entry;
 	result_init(out, st, c->name);
-	lease_store_op_begin(st, 0); /* --timeout bounds the operation (issue 24) */
+	lease__store_op_begin(st, 0); /* --timeout bounds the operation (issue 24) */
 	rc = run_op(c);
-	lease_store_op_end(st);
+	lease__store_op_end(st);
 	free(c);
 	if (rc < 0 && !out->message[0])
 		result_message(out, st, rc);
@@ -923,7 +924,7 @@ static int run_kind(op_kind kind, lease_result *out, lease_store *st, const char
 /* The store's monotonic clock (its options' clock), seconds. */
 static double mono_s(const lease_store *st)
 {
-	return (double)lease_store_mono_ms(st) / 1000.0;
+	return (double)lease__store_mono_ms(st) / 1000.0;
 }
 
 /* Seconds until the holder in @p out may be taken over (store time reaches
@@ -935,9 +936,9 @@ static double until_takeover(lease_store *st, const lease_result *out)
 
 	if (!out->has_payload || out->payload.phase == LEASE_PHASE_RELEASED)
 		return -1;
-	now = lease_store_now_precise(st);
-	return (double)lease_policy_takeover_at(out->payload.expires_at,
-	                                        lease_store_skew_margin(st)) -
+	now = lease__store_now_precise(st);
+	return (double)lease__policy_takeover_at(out->payload.expires_at,
+	                                         lease_store_skew_margin(st)) -
 	       now + 0.002;
 }
 
@@ -961,7 +962,7 @@ static void bound_lock_wait(lease_store *st, double remaining_s)
 {
 	double ms = remaining_s * 1000.0;
 
-	lease_store_set_lock_wait(st, ms >= 3000.0 ? -1 : ms > 0 ? (int)ms : 0);
+	lease__store_set_lock_wait(st, ms >= 3000.0 ? -1 : ms > 0 ? (int)ms : 0);
 }
 
 /* After a wait begun at @p t0 for @p wait_s: 1 when it ended early and
@@ -1005,8 +1006,8 @@ static int wait_step(lease_store *st, const lease_op_options *opts, int rc, cons
 		wait_s = (double)lease_store_ttl_min(st) / 20.0;
 	if (opts->wait_cb && opts->wait_cb(wait_s, opts->wait_payload))
 		return -1;
-	lease_store_log(st, LEASE_LOG_INFO, "%s: held; waiting up to %.1f s for a change", what,
-	                wait_s);
+	lease__store_log(st, LEASE_LOG_INFO, "%s: held; waiting up to %.1f s for a change", what,
+	                 wait_s);
 	t0 = mono_s(st);
 	lease_wait_ref_change(st, b->name, b->present, &b->oid, (int)(wait_s * 1000.0 + 0.5));
 	return after_wait(st, opts, t0, wait_s, start_mono, start_store) ? -1 : 0;
@@ -1069,17 +1070,17 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 		if (remaining <= 0)
 			break;
 		if (!me.held) {
-			rc = lease_ticket_take(&me, st, name, opts->owner ? opts->owner : "",
-			                       opts->host ? opts->host : "", ttl, since);
+			rc = lease__ticket_take(&me, st, name, opts->owner ? opts->owner : "",
+			                        opts->host ? opts->host : "", ttl, since);
 			if (rc < 0) {
 				result_init(out, st, name);
 				return result_fail(out, st, rc, NULL); /* the ticket's message */
 			}
 			since = me.t.since;
 		} else if (until_renewal(st, &me) <= 0.05 &&
-		           (rc = lease_ticket_renew(&me, st, name)) < 0) {
+		           (rc = lease__ticket_renew(&me, st, name)) < 0) {
 			/* expired (never revived) or reaped: take a new ticket */
-			lease_ticket_drop(&me, st);
+			lease__ticket_drop(&me, st);
 			continue;
 		}
 		if ((rc = lease_queue_read(&q, st, name)) < 0) {
@@ -1087,9 +1088,9 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 
 			/* the read's message, kept over the ticket's removal */
 			snprintf(why, sizeof(why), "%s", lease_store_last_error(st));
-			lease_ticket_drop(&me, st);
+			lease__ticket_drop(&me, st);
 			result_init(out, st, name);
-			lease_store_clear_error(st);
+			lease__store_clear_error(st);
 			return result_fail(out, st, rc, "%s", why);
 		}
 		head = queue_head(&q, &me, &present);
@@ -1107,7 +1108,7 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 			if (rc == 0)
 				out->waited_seconds = out->now - since;
 			if (rc != LEASE_EHELD && rc != LEASE_ELOCKED) {
-				lease_ticket_drop(&me, st);
+				lease__ticket_drop(&me, st);
 				return rc;
 			}
 			until = until_takeover(st, out);
@@ -1127,9 +1128,9 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 				watch = head->refname;
 				watch_present = 1;
 				watch_oid = head->oid;
-				until = (double)lease_policy_takeover_at(
+				until = (double)lease__policy_takeover_at(
 				                head->expires_at, lease_store_skew_margin(st)) -
-				        lease_store_now_precise(st) + 0.002;
+				        lease__store_now_precise(st) + 0.002;
 			}
 			*out = cur;
 			out->code = rc = LEASE_EHELD;
@@ -1149,8 +1150,8 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 			lease_queue_clear(&q);
 			goto interrupted;
 		}
-		lease_store_log(st, LEASE_LOG_INFO, "%s: fair wait (ticket %s); up to %.1f s", name,
-		                me.t.id, wait_s);
+		lease__store_log(st, LEASE_LOG_INFO, "%s: fair wait (ticket %s); up to %.1f s",
+		                 name, me.t.id, wait_s);
 		t0 = mono_s(st);
 		if (watch)
 			lease_wait_refname_change(st, watch, watch_present, &watch_oid,
@@ -1164,8 +1165,8 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 		if (after_wait(st, opts, t0, wait_s, start_mono, start_store))
 			goto interrupted;
 	}
-	lease_ticket_drop(&me, st);
-	lease_store_set_lock_wait(st, -1);
+	lease__ticket_drop(&me, st);
+	lease__store_set_lock_wait(st, -1);
 	{
 		char m[sizeof(out->message)];
 		snprintf(m, sizeof(m), "%s", out->message);
@@ -1175,8 +1176,8 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 	}
 	return rc < 0 ? rc : LEASE_EHELD;
 interrupted:
-	lease_ticket_drop(&me, st);
-	lease_store_set_lock_wait(st, -1);
+	lease__ticket_drop(&me, st);
+	lease__store_set_lock_wait(st, -1);
 	snprintf(out->message, sizeof(out->message), "interrupted while waiting for the lease");
 	return rc < 0 ? rc : LEASE_EHELD;
 }
@@ -1205,13 +1206,13 @@ static int acquire_waiting(lease_store *st, const lease_op_options *opts, acquir
 	if (opts && opts->wait_seconds > 0) {
 		start_store = lease_store_now(st);
 		bound_lock_wait(st, (double)opts->wait_seconds);
-		lease_store_set_wait_end(st, lease_store_mono_ms(st) +
-		                                     (int64_t)opts->wait_seconds * 1000);
+		lease__store_set_wait_end(st, lease__store_mono_ms(st) +
+		                                      (int64_t)opts->wait_seconds * 1000);
 	}
 	rc = attempt(arg, &b);
 	if ((rc != LEASE_EHELD && rc != LEASE_ELOCKED) || !opts || opts->wait_seconds <= 0) {
-		lease_store_set_lock_wait(st, -1);
-		lease_store_set_wait_end(st, 0);
+		lease__store_set_lock_wait(st, -1);
+		lease__store_set_wait_end(st, 0);
 		return rc;
 	}
 	poll_s = lease_store_can_watch(st) ? 0 : (double)lease_store_ttl_min(st) / 20.0;
@@ -1221,15 +1222,15 @@ static int acquire_waiting(lease_store *st, const lease_op_options *opts, acquir
 		if (w > 0)
 			break;
 		if (w < 0) {
-			lease_store_set_lock_wait(st, -1);
-			lease_store_set_wait_end(st, 0);
+			lease__store_set_lock_wait(st, -1);
+			lease__store_set_wait_end(st, 0);
 			snprintf(msg, msglen, "interrupted while waiting for the %s", what);
 			return rc;
 		}
 		rc = attempt(arg, &b);
 	}
-	lease_store_set_lock_wait(st, -1);
-	lease_store_set_wait_end(st, 0);
+	lease__store_set_lock_wait(st, -1);
+	lease__store_set_wait_end(st, 0);
 	if (rc == LEASE_EHELD || rc == LEASE_ELOCKED) {
 		char m[1024];
 		snprintf(m, sizeof(m), "%s", msg[0] ? msg : lease_store_last_error(st));
@@ -1259,7 +1260,7 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
 {
 	single_attempt a = {out, st, name, opts};
 
-	lease_store_clear_error(st); /* an operation begins: its first error wins */
+	lease__store_clear_error(st); /* an operation begins: its first error wins */
 	if (opts && opts->fair && opts->wait_seconds > 0) {
 		/* the wait bounds every attempt (issue 24 #3) and ref lock wait (issue 23) */
 		double start_mono = mono_s(st);
@@ -1267,11 +1268,11 @@ int lease_acquire(lease_result *out, lease_store *st, const char *name,
 		int rc;
 
 		bound_lock_wait(st, (double)opts->wait_seconds);
-		lease_store_set_wait_end(st, lease_store_mono_ms(st) +
-		                                     (int64_t)opts->wait_seconds * 1000);
+		lease__store_set_wait_end(st, lease__store_mono_ms(st) +
+		                                      (int64_t)opts->wait_seconds * 1000);
 		rc = acquire_fair(out, st, name, opts, start_mono, start_store);
-		lease_store_set_lock_wait(st, -1);
-		lease_store_set_wait_end(st, 0);
+		lease__store_set_lock_wait(st, -1);
+		lease__store_set_wait_end(st, 0);
 		return rc;
 	}
 	return acquire_waiting(st, opts, attempt_single, &a, out->message, sizeof(out->message),
@@ -1314,14 +1315,14 @@ int lease_status(lease_result *out, lease_store *st, const char *name)
 	int64_t now;
 	int rc;
 
-	lease_store_clear_error(st); /* an operation begins: its first error wins */
+	lease__store_clear_error(st); /* an operation begins: its first error wins */
 	result_init(out, st, name);
 	if (!name || lease_ref_name_validate(name, err, sizeof(err)) < 0)
 		return result_fail(out, st, LEASE_EINVALID, "%s", name ? err : "name: none given");
 	memset(&s, 0, sizeof(s));
-	lease_store_op_begin(st, 0);
+	lease__store_op_begin(st, 0);
 	rc = lease_fetch_ref(&s, st, name);
-	lease_store_op_end(st);
+	lease__store_op_end(st);
 	if (rc < 0) {
 		lease_ref_state_clear(&s);
 		return result_fail(out, st, rc, NULL);
@@ -1368,7 +1369,9 @@ typedef struct set_ctx {
 	lease_oid bases[LEASE_SET_MAX]; /* each written member's tip when written (zero: absent) */
 } set_ctx;
 
-/* A member's answer when it was read but not written: what `status` says. */
+/* A member's answer when it was read but not written: what `status` says.
+ * Only after every member was decided without an error, so a present
+ * member's payload was read (decide() fails on an unreadable one). */
 static void set_member_state(lease_store *st, lease_result *r, const lease_ref_state *s,
                              int64_t now)
 {
@@ -1377,8 +1380,6 @@ static void set_member_state(lease_store *st, lease_result *r, const lease_ref_s
 	r->code = 0;
 	if (!s->present)
 		r->status = LEASE_STATUS_ABSENT;
-	else if (s->payload_rc != 0)
-		r->status = LEASE_STATUS_ERROR;
 	else if (s->payload.phase == LEASE_PHASE_RELEASED)
 		r->status = LEASE_STATUS_RELEASED;
 	else if (lease_payload_expired(st, &s->payload, now))
@@ -1401,7 +1402,7 @@ static int set_fail(set_ctx *x, size_t i, int code)
 	snprintf(out->message, sizeof(out->message), "%s: %s", m->name,
 	         m->message[0] ? m->message : lease_error_id(code));
 	if (code < 0)
-		(void)lease_store_set_error(x->st, code, "%s", out->message);
+		(void)lease__store_set_error(x->st, code, "%s", out->message);
 	return code;
 }
 
@@ -1462,8 +1463,8 @@ static int set_landed(set_ctx *x, int64_t now)
 		r->approximate_ttl = x->c[i]->approximate;
 		r->now = now;
 		r->message[0] = '\0';
-		if (is_live_kind(x->kind) &&
-		    lease_policy_less_than_half_left(d->next.expires_at - now, d->next.ttl_seconds))
+		if (is_live_kind(x->kind) && lease__policy_less_than_half_left(
+		                                     d->next.expires_at - now, d->next.ttl_seconds))
 			late = 1;
 	}
 	out->status = kind_success[x->kind];
@@ -1476,7 +1477,7 @@ static int set_landed(set_ctx *x, int64_t now)
 		out->code = LEASE_EUNVERIFIED;
 		snprintf(out->message, sizeof(out->message),
 		         "granted too late: less than half the TTL left when verified");
-		(void)lease_store_set_error(x->st, out->code, "%s", out->message);
+		(void)lease__store_set_error(x->st, out->code, "%s", out->message);
 	}
 	return out->code;
 }
@@ -1512,8 +1513,8 @@ static int set_member_landed(set_ctx *x, size_t i, int *at_tip)
 	if (*at_tip)
 		return 1;
 	if (s->present && s->commit.is_commit)
-		lease_walk_chain(x->st, &s->oid, &s->commit, LEASE_SETTLE_WALK_MAX, set_walk_visit,
-		                 &w);
+		lease__walk_chain(x->st, &s->oid, &s->commit, LEASE_SETTLE_WALK_MAX, set_walk_visit,
+		                  &w);
 	return w.found;
 }
 
@@ -1550,7 +1551,7 @@ static int set_settle(set_ctx *x, int64_t *now)
 	         "the set write shows on %zu of its %zu members: the store did not apply it "
 	         "atomically",
 	         landed, written);
-	(void)lease_store_set_error(x->st, LEASE_EUNVERIFIED, "%s", x->out->message);
+	(void)lease__store_set_error(x->st, LEASE_EUNVERIFIED, "%s", x->out->message);
 	return LEASE_EUNVERIFIED;
 }
 
@@ -1662,7 +1663,7 @@ static int set_run(set_ctx *x)
 	size_t nw;
 
 	if (!lease_store_can_write_set(x->st)) {
-		out->code = lease_store_set_error(
+		out->code = lease__store_set_error(
 		        x->st, LEASE_ECONFIG,
 		        "the %s store cannot write several leases in one atomic write, so a set "
 		        "cannot be %s there (protocol.md \"Sets\"); nothing written",
@@ -1688,7 +1689,7 @@ static int set_run(set_ctx *x)
 		if (rc == LEASE_ECAS &&
 		    lease_store_last_cas_error(x->st)->outcome == LEASE_OUTCOME_KNOWN)
 			continue; /* nothing applied: read again, decide again */
-		if (!lease_engine_settleable(rc)) {
+		if (!lease__engine_settleable(rc)) {
 			if (out->code == 0 && out->blocker < 0) {
 				out->code = rc;
 				out->status = LEASE_STATUS_ERROR;
@@ -1712,7 +1713,7 @@ static int set_run(set_ctx *x)
 	out->status = LEASE_STATUS_ERROR;
 	snprintf(out->message, sizeof(out->message),
 	         "the set kept changing: %d rounds without a write", LEASE_ENGINE_ROUNDS_MAX);
-	return lease_store_set_error(x->st, LEASE_ECAS, "%s", out->message);
+	return lease__store_set_error(x->st, LEASE_ECAS, "%s", out->message);
 }
 
 static int set_kind(op_kind kind, lease_set_result *out, lease_store *st, const char *const *names,
@@ -1722,14 +1723,14 @@ static int set_kind(op_kind kind, lease_set_result *out, lease_store *st, const 
 	size_t i, j;
 	int rc = 0;
 
-	lease_store_clear_error(st); /* an operation begins: its first error wins */
+	lease__store_clear_error(st); /* an operation begins: its first error wins */
 	memset(out, 0, sizeof(*out));
 	out->status = LEASE_STATUS_ERROR;
 	out->blocker = -1;
 	if (n == 0 || n > LEASE_SET_MAX || !names) {
-		out->code = lease_store_set_error(st, LEASE_EINVALID,
-		                                  "a set names 1 to %d leases (%zu given)",
-		                                  LEASE_SET_MAX, names ? n : 0);
+		out->code = lease__store_set_error(st, LEASE_EINVALID,
+		                                   "a set names 1 to %d leases (%zu given)",
+		                                   LEASE_SET_MAX, names ? n : 0);
 		snprintf(out->message, sizeof(out->message), "%s", lease_store_last_error(st));
 		return out->code;
 	}
@@ -1761,9 +1762,9 @@ static int set_kind(op_kind kind, lease_set_result *out, lease_store *st, const 
 			}
 	}
 	if (rc == 0) {
-		lease_store_op_begin(st, 0); /* --timeout bounds the operation (issue 24) */
+		lease__store_op_begin(st, 0); /* --timeout bounds the operation (issue 24) */
 		rc = set_run(x);
-		lease_store_op_end(st);
+		lease__store_op_end(st);
 	}
 	for (i = 0; i < n; i++) {
 		lease_ref_state_clear(&x->s[i]);

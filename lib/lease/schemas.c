@@ -84,47 +84,47 @@ int lease_name_validate(const char *name, char *err, size_t errlen)
 	size_t n, i;
 
 	if (!name || !*name) {
-		lease_error_set(err, errlen, "name: must not be empty (1-%d bytes)",
-		                LEASE_NAME_MAX);
+		lease__error_set(err, errlen, "name: must not be empty (1-%d bytes)",
+		                 LEASE_NAME_MAX);
 		return LEASE_EINVALID;
 	}
 	n = strlen(name);
 	if (n > LEASE_NAME_MAX) {
-		lease_error_set(err, errlen, "name: must be at most %d bytes (got %zu)",
-		                LEASE_NAME_MAX, n);
+		lease__error_set(err, errlen, "name: must be at most %d bytes (got %zu)",
+		                 LEASE_NAME_MAX, n);
 		return LEASE_EINVALID;
 	}
 	for (i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)name[i];
 		if (c == '/') {
-			lease_error_set(
+			lease__error_set(
 			        err, errlen,
 			        "name: must not contain '/' (lease names are flat; allowed: "
 			        "A-Z a-z 0-9 . _ -)");
 			return LEASE_EINVALID;
 		}
 		if (!is_alnum(c) && c != '.' && c != '_' && c != '-') {
-			lease_error_set(err, errlen,
-			                "name: byte 0x%02x at offset %zu is not allowed (allowed: "
-			                "A-Z a-z 0-9 . _ -)",
-			                c, i);
+			lease__error_set(err, errlen,
+			                 "name: byte 0x%02x at offset %zu is not allowed (allowed: "
+			                 "A-Z a-z 0-9 . _ -)",
+			                 c, i);
 			return LEASE_EINVALID;
 		}
 	}
 	if (!is_alnum((unsigned char)name[0])) {
-		lease_error_set(err, errlen, "name: must start with a letter or digit");
+		lease__error_set(err, errlen, "name: must start with a letter or digit");
 		return LEASE_EINVALID;
 	}
 	if (strstr(name, "..")) {
-		lease_error_set(err, errlen, "name: must not contain '..'");
+		lease__error_set(err, errlen, "name: must not contain '..'");
 		return LEASE_EINVALID;
 	}
 	if (name[n - 1] == '.') {
-		lease_error_set(err, errlen, "name: must not end with '.'");
+		lease__error_set(err, errlen, "name: must not end with '.'");
 		return LEASE_EINVALID;
 	}
 	if (ends_with(name, n, ".lock")) {
-		lease_error_set(err, errlen, "name: must not end with '.lock'");
+		lease__error_set(err, errlen, "name: must not end with '.lock'");
 		return LEASE_EINVALID;
 	}
 	return 0;
@@ -157,18 +157,18 @@ int lease_slot_name(char out[LEASE_NAME_MAX + 1], const char *base, int64_t inde
 	if (lease_name_validate(base, err, errlen) < 0)
 		return LEASE_EINVALID;
 	if (slots < 1 || slots > LEASE_SLOTS_MAX) {
-		lease_error_set(err, errlen, "slots: %lld is not in 1..%d", (long long)slots,
-		                LEASE_SLOTS_MAX);
+		lease__error_set(err, errlen, "slots: %lld is not in 1..%d", (long long)slots,
+		                 LEASE_SLOTS_MAX);
 		return LEASE_EINVALID;
 	}
 	if (index < 1 || index > slots) {
-		lease_error_set(err, errlen, "slot: %lld is not in 1..%lld", (long long)index,
-		                (long long)slots);
+		lease__error_set(err, errlen, "slot: %lld is not in 1..%lld", (long long)index,
+		                 (long long)slots);
 		return LEASE_EINVALID;
 	}
 	n = snprintf(buf, sizeof(buf), "%s@%lldof%lld", base, (long long)index, (long long)slots);
 	if (n < 0 || n > LEASE_NAME_MAX) {
-		lease_error_set(
+		lease__error_set(
 		        err, errlen,
 		        "name: '%s' is too long for %lld slots (the slot name '%s' must be at "
 		        "most %d bytes)",
@@ -192,9 +192,9 @@ int lease_slot_name_parse(const char *name, char base[LEASE_NAME_MAX + 1], int64
 	n = (size_t)(at - name);
 	end = name + strlen(name);
 	if (strlen(name) > LEASE_NAME_MAX || n == 0) {
-		lease_error_set(err, errlen,
-		                "name: a slot name is <name>@<i>of<N> in at most %d bytes",
-		                LEASE_NAME_MAX);
+		lease__error_set(err, errlen,
+		                 "name: a slot name is <name>@<i>of<N> in at most %d bytes",
+		                 LEASE_NAME_MAX);
 		return LEASE_EINVALID;
 	}
 	memcpy(b, name, n);
@@ -204,7 +204,7 @@ int lease_slot_name_parse(const char *name, char base[LEASE_NAME_MAX + 1], int64
 	of = strstr(at + 1, "of");
 	if (!of || (i = slot_number(at + 1, (size_t)(of - at - 1))) < 1 ||
 	    (k = slot_number(of + 2, (size_t)(end - of - 2))) < 1 || k > LEASE_SLOTS_MAX || i > k) {
-		lease_error_set(
+		lease__error_set(
 		        err, errlen,
 		        "name: '@' only in a slot name <name>@<i>of<N> (1 <= i <= N <= %d, no "
 		        "leading zeros)",
@@ -231,7 +231,7 @@ int lease_ref_name_validate(const char *name, char *err, size_t errlen)
 			return 0;
 		/* the plain rule broken (the '@' byte, or before it), then the slot form */
 		lease_name_validate(name, plain, sizeof(plain));
-		lease_error_set(
+		lease__error_set(
 		        err, errlen,
 		        "%s; '@' only in a slot name <name>@<i>of<N> (1 <= i <= N <= %d, no "
 		        "leading zeros)",
@@ -253,17 +253,18 @@ int lease_namespace_validate(const char *ns, char *err, size_t errlen)
 	size_t n, i;
 
 	if (!ns || !*ns) {
-		lease_error_set(err, errlen, "namespace: must not be empty ([a-z][a-z0-9-]{0,31})");
+		lease__error_set(err, errlen,
+		                 "namespace: must not be empty ([a-z][a-z0-9-]{0,31})");
 		return LEASE_EINVALID;
 	}
 	n = strlen(ns);
 	if (n > LEASE_NS_MAX) {
-		lease_error_set(err, errlen, "namespace: must be at most %d bytes (got %zu)",
-		                LEASE_NS_MAX, n);
+		lease__error_set(err, errlen, "namespace: must be at most %d bytes (got %zu)",
+		                 LEASE_NS_MAX, n);
 		return LEASE_EINVALID;
 	}
 	if (!(ns[0] >= 'a' && ns[0] <= 'z')) {
-		lease_error_set(
+		lease__error_set(
 		        err, errlen,
 		        "namespace: must start with a lowercase letter ([a-z][a-z0-9-]{0,31})");
 		return LEASE_EINVALID;
@@ -271,28 +272,28 @@ int lease_namespace_validate(const char *ns, char *err, size_t errlen)
 	for (i = 1; i < n; i++) {
 		unsigned char c = (unsigned char)ns[i];
 		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) {
-			lease_error_set(err, errlen,
-			                "namespace: byte 0x%02x at offset %zu is not allowed "
-			                "([a-z][a-z0-9-]{0,31})",
-			                c, i);
+			lease__error_set(err, errlen,
+			                 "namespace: byte 0x%02x at offset %zu is not allowed "
+			                 "([a-z][a-z0-9-]{0,31})",
+			                 c, i);
 			return LEASE_EINVALID;
 		}
 	}
 	if (ends_with(ns, n, "-archive")) {
-		lease_error_set(
+		lease__error_set(
 		        err, errlen,
 		        "namespace: must not end with '-archive' (reserved for archive refs)");
 		return LEASE_EINVALID;
 	}
 	if (ends_with(ns, n, "-queue")) {
-		lease_error_set(err, errlen,
-		                "namespace: must not end with '-queue' (reserved for the fair "
-		                "waiters' tickets)");
+		lease__error_set(err, errlen,
+		                 "namespace: must not end with '-queue' (reserved for the fair "
+		                 "waiters' tickets)");
 		return LEASE_EINVALID;
 	}
 	for (i = 0; i < sizeof(reserved_ns) / sizeof(reserved_ns[0]); i++) {
 		if (strcmp(ns, reserved_ns[i]) == 0) {
-			lease_error_set(
+			lease__error_set(
 			        err, errlen,
 			        "namespace: '%s' is reserved (git, GitHub, GitLab or Gerrit "
 			        "treat it specially)",
@@ -315,13 +316,13 @@ int lease_refname(char *out, size_t outlen, const char *ns, const char *name, ch
 	if ((rc = lease_ref_name_validate(name, err, errlen)) < 0)
 		return rc;
 	if (!out || outlen == 0) {
-		lease_error_set(err, errlen, "refname: no output buffer");
+		lease__error_set(err, errlen, "refname: no output buffer");
 		return LEASE_ENOMEM;
 	}
 	n = snprintf(out, outlen, "refs/%s/%s", ns, name);
 	if (n < 0 || (size_t)n >= outlen) {
 		out[0] = '\0';
-		lease_error_set(err, errlen, "refname: buffer of %zu bytes too small", outlen);
+		lease__error_set(err, errlen, "refname: buffer of %zu bytes too small", outlen);
 		return LEASE_ENOMEM;
 	}
 	return 0;
@@ -425,7 +426,7 @@ int lease_time_parse(int64_t *out, const char *s)
 	if (D < 1 || D > dim)
 		return LEASE_EINVALID;
 	if (out)
-		*out = lease_days_from_civil(Y, M, D) * 86400 + h * 3600 + mi * 60 + sec;
+		*out = lease__days_from_civil(Y, M, D) * 86400 + h * 3600 + mi * 60 + sec;
 	return 0;
 }
 
@@ -493,8 +494,8 @@ static int is_lower_hex(const char *s, size_t want)
 int lease_token_validate(const char *token, char *err, size_t errlen)
 {
 	if (!token || !is_lower_hex(token, LEASE_TOKEN_HEXSZ)) {
-		lease_error_set(err, errlen, "not a lease token (%d lowercase hex digits)",
-		                LEASE_TOKEN_HEXSZ);
+		lease__error_set(err, errlen, "not a lease token (%d lowercase hex digits)",
+		                 LEASE_TOKEN_HEXSZ);
 		return LEASE_EINVALID;
 	}
 	return 0;
@@ -505,16 +506,16 @@ static int check_ident(const char *field, const char *s, size_t n, char *err, si
 	size_t bad;
 
 	if (n < 1 || n > LEASE_IDENT_MAX) {
-		lease_error_set(err, errlen, "%s: must be 1-%d bytes (got %zu)", field,
-		                LEASE_IDENT_MAX, n);
+		lease__error_set(err, errlen, "%s: must be 1-%d bytes (got %zu)", field,
+		                 LEASE_IDENT_MAX, n);
 		return LEASE_EPAYLOAD;
 	}
 	bad = utf8_check((const unsigned char *)s, n, 1);
 	if (bad != (size_t)-1) {
-		lease_error_set(err, errlen,
-		                "%s: must be valid UTF-8 without control characters (bad byte at "
-		                "offset %zu)",
-		                field, bad);
+		lease__error_set(err, errlen,
+		                 "%s: must be valid UTF-8 without control characters (bad byte at "
+		                 "offset %zu)",
+		                 field, bad);
 		return LEASE_EPAYLOAD;
 	}
 	return 0;
@@ -605,17 +606,17 @@ static int get_string(const char **out, size_t *lenout, json_t *root, const char
 	json_t *v = json_object_get(root, field);
 
 	if (!v) {
-		lease_error_set(err, errlen, "%s: required field is missing", field);
+		lease__error_set(err, errlen, "%s: required field is missing", field);
 		return LEASE_EPAYLOAD;
 	}
 	if (!json_is_string(v)) {
-		lease_error_set(err, errlen, "%s: must be a string", field);
+		lease__error_set(err, errlen, "%s: must be a string", field);
 		return LEASE_EPAYLOAD;
 	}
 	*out = json_string_value(v);
 	*lenout = json_string_length(v);
 	if (strlen(*out) != *lenout) {
-		lease_error_set(err, errlen, "%s: must not contain NUL", field);
+		lease__error_set(err, errlen, "%s: must not contain NUL", field);
 		return LEASE_EPAYLOAD;
 	}
 	return 0;
@@ -633,8 +634,8 @@ static int get_hex(char *out, json_t *root, const char *field, size_t hexsz, cha
 	if ((rc = get_string(&s, &n, root, field, err, errlen)) < 0)
 		return rc;
 	if (!is_lower_hex(s, hexsz)) {
-		lease_error_set(err, errlen, "%s: must be %zu lowercase hex characters", field,
-		                hexsz);
+		lease__error_set(err, errlen, "%s: must be %zu lowercase hex characters", field,
+		                 hexsz);
 		return LEASE_EPAYLOAD;
 	}
 	memcpy(out, s, n + 1);
@@ -646,11 +647,11 @@ static int get_integer(int64_t *out, json_t *root, const char *field, char *err,
 	json_t *v = json_object_get(root, field);
 
 	if (!v) {
-		lease_error_set(err, errlen, "%s: required field is missing", field);
+		lease__error_set(err, errlen, "%s: required field is missing", field);
 		return LEASE_EPAYLOAD;
 	}
 	if (!json_is_integer(v)) {
-		lease_error_set(err, errlen, "%s: must be an integer", field);
+		lease__error_set(err, errlen, "%s: must be an integer", field);
 		return LEASE_EPAYLOAD;
 	}
 	*out = (int64_t)json_integer_value(v);
@@ -666,7 +667,7 @@ static int get_time(int64_t *out, json_t *root, const char *field, char *err, si
 	if ((rc = get_string(&s, &n, root, field, err, errlen)) < 0)
 		return rc;
 	if (lease_time_parse(out, s) < 0) {
-		lease_error_set(
+		lease__error_set(
 		        err, errlen,
 		        "%s: must be a valid UTC timestamp YYYY-MM-DDTHH:MM:SSZ (got '%.40s')",
 		        field, s);
@@ -680,21 +681,22 @@ static int check_ttl(int64_t ttl, lease_phase phase, int writer, char *err, size
 	if (ttl == 0) {
 		if (phase == LEASE_PHASE_RELEASED)
 			return 0;
-		lease_error_set(err, errlen,
-		                "ttl_seconds: 0 is allowed only when phase is released (got 0 with "
-		                "phase %s)",
-		                lease_phase_name(phase));
+		lease__error_set(
+		        err, errlen,
+		        "ttl_seconds: 0 is allowed only when phase is released (got 0 with "
+		        "phase %s)",
+		        lease_phase_name(phase));
 		return LEASE_EPAYLOAD;
 	}
 	if (ttl < LEASE_TTL_READ_MIN || ttl > LEASE_TTL_READ_MAX) {
-		lease_error_set(err, errlen, "ttl_seconds: must be %d-%d (got %lld)",
-		                LEASE_TTL_READ_MIN, LEASE_TTL_READ_MAX, (long long)ttl);
+		lease__error_set(err, errlen, "ttl_seconds: must be %d-%d (got %lld)",
+		                 LEASE_TTL_READ_MIN, LEASE_TTL_READ_MAX, (long long)ttl);
 		return LEASE_EPAYLOAD;
 	}
 	if (writer && phase == LEASE_PHASE_RELEASED) {
-		lease_error_set(err, errlen,
-		                "ttl_seconds: must be 0 when phase is released (got %lld)",
-		                (long long)ttl);
+		lease__error_set(err, errlen,
+		                 "ttl_seconds: must be 0 when phase is released (got %lld)",
+		                 (long long)ttl);
 		return LEASE_EPAYLOAD;
 	}
 	return 0;
@@ -710,9 +712,9 @@ static int parse_heartbeat_fields(lease_payload *p, json_t *root, char *err, siz
 		if ((rc = get_integer(&p->heartbeats, root, "heartbeats", err, errlen)) < 0)
 			return rc;
 		if (p->heartbeats < 1) {
-			lease_error_set(err, errlen,
-			                "heartbeats: must be an integer >= 1 (got %lld)",
-			                (long long)p->heartbeats);
+			lease__error_set(err, errlen,
+			                 "heartbeats: must be an integer >= 1 (got %lld)",
+			                 (long long)p->heartbeats);
 			return LEASE_EPAYLOAD;
 		}
 		p->has_heartbeats = 1;
@@ -742,9 +744,9 @@ static int parse_queue_fields(lease_payload *p, json_t *root, char *err, size_t 
 		if ((rc = get_integer(&p->queue_position, root, "queue_position", err, errlen)) < 0)
 			return rc;
 		if (p->queue_position < 1) {
-			lease_error_set(err, errlen,
-			                "queue_position: must be an integer >= 1 (got %lld)",
-			                (long long)p->queue_position);
+			lease__error_set(err, errlen,
+			                 "queue_position: must be an integer >= 1 (got %lld)",
+			                 (long long)p->queue_position);
 			return LEASE_EPAYLOAD;
 		}
 	}
@@ -763,15 +765,15 @@ static int parse_object(lease_payload *p, json_t *root, char *err, size_t errlen
 		return rc;
 	if (n >= sizeof(p->sdlc_version) ||
 	    semver_parse(s, &p->version_major, &p->version_minor, &p->version_patch) < 0) {
-		lease_error_set(err, errlen,
-		                "sdlc_version: must be a semantic version MAJOR.MINOR.PATCH "
-		                "(got '%.40s')",
-		                s);
+		lease__error_set(err, errlen,
+		                 "sdlc_version: must be a semantic version MAJOR.MINOR.PATCH "
+		                 "(got '%.40s')",
+		                 s);
 		return LEASE_EPAYLOAD;
 	}
 	memcpy(p->sdlc_version, s, n + 1);
 	if (p->version_major != SDLC_VERSION_MAJOR) {
-		lease_error_set(
+		lease__error_set(
 		        err, errlen,
 		        "sdlc_version: major version %d is unsupported (this build reads %d.x)",
 		        p->version_major, SDLC_VERSION_MAJOR);
@@ -797,7 +799,7 @@ static int parse_object(lease_payload *p, json_t *root, char *err, size_t errlen
 	if ((rc = get_string(&s, &n, root, "phase", err, errlen)) < 0)
 		return rc;
 	if (lease_phase_parse(&p->phase, s) < 0) {
-		lease_error_set(
+		lease__error_set(
 		        err, errlen,
 		        "phase: must be one of claimed, working, review, released (got '%.40s')",
 		        s);
@@ -810,8 +812,8 @@ static int parse_object(lease_payload *p, json_t *root, char *err, size_t errlen
 	if ((rc = get_integer(&p->transitions, root, "transitions", err, errlen)) < 0)
 		return rc;
 	if (p->transitions < 0) {
-		lease_error_set(err, errlen, "transitions: must be an integer >= 0 (got %lld)",
-		                (long long)p->transitions);
+		lease__error_set(err, errlen, "transitions: must be an integer >= 0 (got %lld)",
+		                 (long long)p->transitions);
 		return LEASE_EPAYLOAD;
 	}
 
@@ -830,8 +832,8 @@ static int parse_object(lease_payload *p, json_t *root, char *err, size_t errlen
 		return 0;
 	}
 	if (!ttl) {
-		lease_error_set(err, errlen, "ttl_seconds: required field is missing (schema %s)",
-		                p->sdlc_version);
+		lease__error_set(err, errlen, "ttl_seconds: required field is missing (schema %s)",
+		                 p->sdlc_version);
 		return LEASE_EPAYLOAD;
 	}
 	if ((rc = get_integer(&p->ttl_seconds, root, "ttl_seconds", err, errlen)) < 0)
@@ -859,31 +861,31 @@ int lease_payload_parse(lease_payload *out, const char *json, size_t len, char *
 		err[0] = '\0';
 	memset(&p, 0, sizeof(p));
 	if (!out || !json) {
-		lease_error_set(err, errlen, "payload: no input");
+		lease__error_set(err, errlen, "payload: no input");
 		return LEASE_EPAYLOAD;
 	}
 	if (len > LEASE_MESSAGE_MAX) {
-		lease_error_set(err, errlen, "payload: larger than %d bytes (got %zu)",
-		                LEASE_MESSAGE_MAX, len);
+		lease__error_set(err, errlen, "payload: larger than %d bytes (got %zu)",
+		                 LEASE_MESSAGE_MAX, len);
 		return LEASE_EPAYLOAD;
 	}
 	if (json_depth_exceeds(json, len, LEASE_JSON_DEPTH_MAX)) {
-		lease_error_set(err, errlen, "payload: JSON nesting deeper than %d levels",
-		                LEASE_JSON_DEPTH_MAX);
+		lease__error_set(err, errlen, "payload: JSON nesting deeper than %d levels",
+		                 LEASE_JSON_DEPTH_MAX);
 		return LEASE_EPAYLOAD;
 	}
 	root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root) {
 		if (json_error_code(&jerr) == json_error_duplicate_key)
-			lease_error_set(err, errlen, "payload: duplicate key (%s)", jerr.text);
+			lease__error_set(err, errlen, "payload: duplicate key (%s)", jerr.text);
 		else
-			lease_error_set(err, errlen,
-			                "payload: not valid JSON: %s (line %d, column %d)",
-			                jerr.text, jerr.line, jerr.column);
+			lease__error_set(err, errlen,
+			                 "payload: not valid JSON: %s (line %d, column %d)",
+			                 jerr.text, jerr.line, jerr.column);
 		return LEASE_EPAYLOAD;
 	}
 	if (!json_is_object(root)) {
-		lease_error_set(err, errlen, "payload: must be a JSON object");
+		lease__error_set(err, errlen, "payload: must be a JSON object");
 		rc = LEASE_EPAYLOAD;
 		goto done;
 	}
@@ -900,7 +902,7 @@ done:
 static int field_string(const char *field, const char *s, size_t cap, char *err, size_t errlen)
 {
 	if (!memchr(s, '\0', cap)) {
-		lease_error_set(err, errlen, "%s: not NUL-terminated", field);
+		lease__error_set(err, errlen, "%s: not NUL-terminated", field);
 		return LEASE_EPAYLOAD;
 	}
 	return 0;
@@ -914,27 +916,27 @@ static int check_heartbeat_fields(const lease_payload *p, char *err, size_t errl
 	if (!p->has_heartbeats && !p->has_previous_heartbeat)
 		return 0;
 	if (p->phase == LEASE_PHASE_RELEASED) {
-		lease_error_set(err, errlen, "heartbeats: only a live payload carries it");
+		lease__error_set(err, errlen, "heartbeats: only a live payload carries it");
 		return LEASE_EPAYLOAD;
 	}
 	if (!p->has_heartbeats || p->heartbeats < 1) {
-		lease_error_set(err, errlen, "heartbeats: must be an integer >= 1");
+		lease__error_set(err, errlen, "heartbeats: must be an integer >= 1");
 		return LEASE_EPAYLOAD;
 	}
 	if (!p->has_previous_heartbeat)
 		return 0;
 	if (p->heartbeats < 2) {
-		lease_error_set(
+		lease__error_set(
 		        err, errlen,
 		        "previous_heartbeat_at: only a heartbeat that replaced one (heartbeats "
 		        ">= 2) carries it");
 		return LEASE_EPAYLOAD;
 	}
 	if (p->previous_heartbeat_at < TIME_MIN ||
-	    p->previous_heartbeat_at > lease_policy_heartbeat_time(p, 0, NULL)) {
-		lease_error_set(err, errlen,
-		                "previous_heartbeat_at: must lie in years 0000-9999 and not after "
-		                "this heartbeat's time");
+	    p->previous_heartbeat_at > lease__policy_heartbeat_time(p, 0, NULL)) {
+		lease__error_set(err, errlen,
+		                 "previous_heartbeat_at: must lie in years 0000-9999 and not after "
+		                 "this heartbeat's time");
 		return LEASE_EPAYLOAD;
 	}
 	return 0;
@@ -948,24 +950,25 @@ static int check_queue_fields(const lease_payload *p, char *err, size_t errlen)
 {
 	if (!p->has_queued_at) {
 		if (p->queue_position != 0) {
-			lease_error_set(err, errlen, "queue_position: only with queued_at");
+			lease__error_set(err, errlen, "queue_position: only with queued_at");
 			return LEASE_EPAYLOAD;
 		}
 		return 0;
 	}
 	if (p->phase == LEASE_PHASE_RELEASED) {
-		lease_error_set(err, errlen, "queued_at: only a live payload carries it");
+		lease__error_set(err, errlen, "queued_at: only a live payload carries it");
 		return LEASE_EPAYLOAD;
 	}
-	if (p->queued_at < TIME_MIN || p->queued_at > lease_policy_heartbeat_time(p, 0, NULL)) {
-		lease_error_set(err, errlen,
-		                "queued_at: must lie in years 0000-9999 and not after the commit's "
-		                "write time");
+	if (p->queued_at < TIME_MIN || p->queued_at > lease__policy_heartbeat_time(p, 0, NULL)) {
+		lease__error_set(
+		        err, errlen,
+		        "queued_at: must lie in years 0000-9999 and not after the commit's "
+		        "write time");
 		return LEASE_EPAYLOAD;
 	}
 	if (p->queue_position < 0) {
-		lease_error_set(err, errlen, "queue_position: must be an integer >= 1 (got %lld)",
-		                (long long)p->queue_position);
+		lease__error_set(err, errlen, "queue_position: must be an integer >= 1 (got %lld)",
+		                 (long long)p->queue_position);
 		return LEASE_EPAYLOAD;
 	}
 	return 0;
@@ -978,7 +981,7 @@ int lease_payload_validate(const lease_payload *p, char *err, size_t errlen)
 	if (err && errlen)
 		err[0] = '\0';
 	if (!p) {
-		lease_error_set(err, errlen, "payload: none");
+		lease__error_set(err, errlen, "payload: none");
 		return LEASE_EPAYLOAD;
 	}
 	if ((rc = field_string("name", p->name, sizeof(p->name), err, errlen)) < 0 ||
@@ -994,36 +997,36 @@ int lease_payload_validate(const lease_payload *p, char *err, size_t errlen)
 	    (rc = check_ident("host", p->host, strlen(p->host), err, errlen)) < 0)
 		return rc;
 	if (p->phase < LEASE_PHASE_CLAIMED || p->phase > LEASE_PHASE_RELEASED) {
-		lease_error_set(err, errlen,
-		                "phase: must be one of claimed, working, review, released");
+		lease__error_set(err, errlen,
+		                 "phase: must be one of claimed, working, review, released");
 		return LEASE_EPAYLOAD;
 	}
 	if (lease_token_validate(p->lease_token, NULL, 0) < 0) {
-		lease_error_set(err, errlen, "lease_token: must be %d lowercase hex characters",
-		                LEASE_TOKEN_HEXSZ);
+		lease__error_set(err, errlen, "lease_token: must be %d lowercase hex characters",
+		                 LEASE_TOKEN_HEXSZ);
 		return LEASE_EPAYLOAD;
 	}
 	if (p->transitions < 0) {
-		lease_error_set(err, errlen, "transitions: must be an integer >= 0 (got %lld)",
-		                (long long)p->transitions);
+		lease__error_set(err, errlen, "transitions: must be an integer >= 0 (got %lld)",
+		                 (long long)p->transitions);
 		return LEASE_EPAYLOAD;
 	}
 	if (p->acquired_at < TIME_MIN || p->acquired_at > TIME_MAX) {
-		lease_error_set(err, errlen, "acquired_at: outside years 0000-9999");
+		lease__error_set(err, errlen, "acquired_at: outside years 0000-9999");
 		return LEASE_EPAYLOAD;
 	}
 	if (p->expires_at < TIME_MIN || p->expires_at > TIME_MAX) {
-		lease_error_set(err, errlen, "expires_at: outside years 0000-9999");
+		lease__error_set(err, errlen, "expires_at: outside years 0000-9999");
 		return LEASE_EPAYLOAD;
 	}
 	if (!is_lower_hex(p->nonce, LEASE_NONCE_HEXSZ)) {
-		lease_error_set(err, errlen, "nonce: must be %d lowercase hex characters",
-		                LEASE_NONCE_HEXSZ);
+		lease__error_set(err, errlen, "nonce: must be %d lowercase hex characters",
+		                 LEASE_NONCE_HEXSZ);
 		return LEASE_EPAYLOAD;
 	}
 	if (!p->has_ttl) {
-		lease_error_set(err, errlen, "ttl_seconds: a writer must set it (schema %s)",
-		                SDLC_VERSION);
+		lease__error_set(err, errlen, "ttl_seconds: a writer must set it (schema %s)",
+		                 SDLC_VERSION);
 		return LEASE_EPAYLOAD;
 	}
 	if ((rc = check_ttl(p->ttl_seconds, p->phase, 1, err, errlen)) < 0)
@@ -1038,7 +1041,7 @@ int lease_payload_writable(const lease_payload *p, char *err, size_t errlen)
 	if (!p)
 		return LEASE_EVERSION;
 	if (p->version_major != SDLC_VERSION_MAJOR || p->version_minor > SDLC_VERSION_MINOR) {
-		lease_error_set(
+		lease__error_set(
 		        err, errlen,
 		        "payload written by a newer schema: sdlc_version %s, this build writes "
 		        "%s",
@@ -1146,27 +1149,27 @@ int lease_message_parse(lease_payload *out, lease_op *op_out, const char *messag
 	if (op_out)
 		*op_out = LEASE_OP_UNKNOWN;
 	if (!out || !message) {
-		lease_error_set(err, errlen, "message: no input");
+		lease__error_set(err, errlen, "message: no input");
 		return LEASE_EPAYLOAD;
 	}
 	if (len > LEASE_MESSAGE_MAX) {
-		lease_error_set(err, errlen, "message: larger than %d bytes (got %zu)",
-		                LEASE_MESSAGE_MAX, len);
+		lease__error_set(err, errlen, "message: larger than %d bytes (got %zu)",
+		                 LEASE_MESSAGE_MAX, len);
 		return LEASE_EPAYLOAD;
 	}
 	bad = utf8_check((const unsigned char *)message, len, 0);
 	if (bad != (size_t)-1) {
-		lease_error_set(err, errlen, "message: not valid UTF-8 (bad byte at offset %zu)",
-		                bad);
+		lease__error_set(err, errlen, "message: not valid UTF-8 (bad byte at offset %zu)",
+		                 bad);
 		return LEASE_EPAYLOAD;
 	}
 	sum_end = memchr(message, '\n', len);
 	if (!sum_end) {
-		lease_error_set(err, errlen, "message: no blank line after the summary line");
+		lease__error_set(err, errlen, "message: no blank line after the summary line");
 		return LEASE_EPAYLOAD;
 	}
 	if (sum_end == message) {
-		lease_error_set(err, errlen, "message: summary line is empty");
+		lease__error_set(err, errlen, "message: summary line is empty");
 		return LEASE_EPAYLOAD;
 	}
 	/* The payload is everything after the first blank line. */
@@ -1179,16 +1182,16 @@ int lease_message_parse(lease_payload *out, lease_op *op_out, const char *messag
 		}
 	}
 	if (!body) {
-		lease_error_set(err, errlen, "message: no blank line after the summary line");
+		lease__error_set(err, errlen, "message: no blank line after the summary line");
 		return LEASE_EPAYLOAD;
 	}
 	rc = lease_payload_parse(&pl, body, (size_t)(message + len - body), err, errlen);
 	if (rc < 0)
 		return rc;
 	if (expected_name && strcmp(pl.name, expected_name) != 0) {
-		lease_error_set(err, errlen,
-		                "name mismatch: payload name '%s' is not the ref's name '%.100s'",
-		                pl.name, expected_name);
+		lease__error_set(err, errlen,
+		                 "name mismatch: payload name '%s' is not the ref's name '%.100s'",
+		                 pl.name, expected_name);
 		return LEASE_EPAYLOAD;
 	}
 	/* Summary "<name>: <op> <phase> by <owner> on <host>"; a foreign one is no error. */
@@ -1209,7 +1212,7 @@ int lease_message_parse(lease_payload *out, lease_op *op_out, const char *messag
 
 /* ---- the version stamp and the archive ref name (schemas.h) --------------- */
 
-void lease_payload_stamp(lease_payload *p)
+void lease__payload_stamp(lease_payload *p)
 {
 	snprintf(p->sdlc_version, sizeof(p->sdlc_version), "%s", SDLC_VERSION);
 	p->version_major = SDLC_VERSION_MAJOR;
@@ -1217,15 +1220,15 @@ void lease_payload_stamp(lease_payload *p)
 	p->version_patch = SDLC_VERSION_PATCH;
 }
 
-int lease_archive_prefix(char *out, size_t outlen, const char *ns, const char *name)
+int lease__archive_prefix(char *out, size_t outlen, const char *ns, const char *name)
 {
 	int n = snprintf(out, outlen, "refs/%s-archive/%s/", ns, name);
 
 	return n < 0 || (size_t)n >= outlen ? LEASE_EINVALID : 0;
 }
 
-int lease_archive_refname(char *out, size_t outlen, const char *ns, const char *name,
-                          const lease_payload *p)
+int lease__archive_refname(char *out, size_t outlen, const char *ns, const char *name,
+                           const lease_payload *p)
 {
 	char ts[LEASE_TIME_STRSZ + 1];
 	int n;
@@ -1236,7 +1239,7 @@ int lease_archive_refname(char *out, size_t outlen, const char *ns, const char *
 	return n < 0 || (size_t)n >= outlen ? LEASE_EINVALID : 0;
 }
 
-int lease_archive_tail_valid(const char *tail)
+int lease__archive_tail_valid(const char *tail)
 {
 	size_t i;
 
@@ -1281,7 +1284,7 @@ static int64_t lenient_transitions(const char *msg)
 	return -1;
 }
 
-void lease_lenient_read(lease_lenient *out, const char *msg)
+void lease__lenient_read(lease_lenient *out, const char *msg)
 {
 	char buf[LEASE_TIME_STRSZ + 1];
 	const char *e;

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 /** Stamp @p p with the schema this build writes (sdlc_version, its numbers). */
-void lease_payload_stamp(lease_payload *p);
+void lease__payload_stamp(lease_payload *p);
 
 /**
  * The archive ref of lease @p name in namespace @p ns for its released
@@ -21,14 +21,14 @@ void lease_payload_stamp(lease_payload *p);
  * the token>, the time its expires_at (protocol.md §1).
  * @return 0, or LEASE_EINVALID when it does not fit @p outlen bytes
  */
-int lease_archive_refname(char *out, size_t outlen, const char *ns, const char *name,
-                          const lease_payload *p);
+int lease__archive_refname(char *out, size_t outlen, const char *ns, const char *name,
+                           const lease_payload *p);
 
 /** refs/<ns>-archive/<name>/, the prefix of @p name's archive refs (§1). 0 or LEASE_EINVALID. */
-int lease_archive_prefix(char *out, size_t outlen, const char *ns, const char *name);
+int lease__archive_prefix(char *out, size_t outlen, const char *ns, const char *name);
 
 /** Whether @p tail is an archive ref's last part, <YYYYMMDDTHHMMSSZ>-<8 hex> (§1): 1 or 0. */
-int lease_archive_tail_valid(const char *tail);
+int lease__archive_tail_valid(const char *tail);
 
 /** What a commit message shows read leniently: whatever its payload's version or name. */
 typedef struct lease_lenient {
@@ -43,6 +43,6 @@ typedef struct lease_lenient {
  * §7): the fencing generation a payload this build rejects still shows, and
  * whether it shows the lease free.
  */
-void lease_lenient_read(lease_lenient *out, const char *msg);
+void lease__lenient_read(lease_lenient *out, const char *msg);
 
 #endif

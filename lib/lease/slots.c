@@ -40,7 +40,7 @@ static int slots_check(lease_result *out, lease_store *st, const char *name, int
 
 	snprintf(prefix, sizeof(prefix), "refs/%s/", lease_store_namespace(st));
 	plen = strlen(prefix);
-	if ((rc = lease_list_refs(&list, st, prefix)) < 0) {
+	if ((rc = lease__list_refs(&list, st, prefix)) < 0) {
 		snprintf(out->message, sizeof(out->message), "%s", lease_store_last_error(st));
 		out->code = rc;
 		return rc;
@@ -73,7 +73,7 @@ static int slots_check(lease_result *out, lease_store *st, const char *name, int
 	if (rc < 0) {
 		out->status = LEASE_STATUS_ERROR;
 		out->code = rc;
-		(void)lease_store_set_error(st, rc, "%s", out->message);
+		(void)lease__store_set_error(st, rc, "%s", out->message);
 	}
 	return rc;
 }
@@ -98,7 +98,7 @@ static int slots_round(lease_result *out, lease_store *st, const char *name, int
 
 		if ((rc = lease_slot_name(slot, name, (start + k) % slots + 1, slots, err,
 		                          sizeof(err))) < 0)
-			return lease_store_set_error(st, rc, "%s", err);
+			return lease__store_set_error(st, rc, "%s", err);
 		rc = lease_acquire(&r, st, slot, &one);
 		if (rc == 0) {
 			*out = r;
@@ -124,11 +124,11 @@ int lease_slots_acquire(lease_result *out, lease_store *st, const char *name, in
 {
 	char slot[LEASE_NAME_MAX + 1], err[256];
 	unsigned char rnd[2];
-	double start_mono = ((double)lease_store_mono_ms(st) / 1000.0);
+	double start_mono = ((double)lease__store_mono_ms(st) / 1000.0);
 	int64_t start, watch;
 	int rc;
 
-	lease_store_clear_error(st); /* a call begins: its first error wins */
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	memset(out, 0, sizeof(*out));
 	out->status = LEASE_STATUS_ERROR;
 	snprintf(out->name, sizeof(out->name), "%.*s", LEASE_NAME_MAX, name ? name : "");
@@ -137,7 +137,7 @@ int lease_slots_acquire(lease_result *out, lease_store *st, const char *name, in
 		snprintf(out->message, sizeof(out->message), "%s",
 		         !opts || !name ? "no lease name or options given" : err);
 		out->code = LEASE_EINVALID;
-		return lease_store_set_error(st, LEASE_EINVALID, "%s", out->message);
+		return lease__store_set_error(st, LEASE_EINVALID, "%s", out->message);
 	}
 	/* per-process random order spreads contention over the slots */
 	if (lease_random_bytes(NULL, rnd, sizeof(rnd)) < 0)
@@ -168,7 +168,7 @@ int lease_slots_acquire(lease_result *out, lease_store *st, const char *name, in
 		if (rc != LEASE_EHELD)
 			return rc;
 		remaining = (double)opts->wait_seconds -
-		            (((double)lease_store_mono_ms(st) / 1000.0) - start_mono);
+		            (((double)lease__store_mono_ms(st) / 1000.0) - start_mono);
 		if (opts->wait_seconds <= 0 || remaining <= 0)
 			break;
 		/* wait on one slot at a time (rotating), at most 1 s (or the poll
@@ -184,7 +184,7 @@ int lease_slots_acquire(lease_result *out, lease_store *st, const char *name, in
 		watch = (watch + 1) % slots;
 		if ((rc = lease_slot_name(slot, name, watch + 1, slots, err, sizeof(err))) < 0)
 			return rc;
-		t0 = ((double)lease_store_mono_ms(st) / 1000.0);
+		t0 = ((double)lease__store_mono_ms(st) / 1000.0);
 		{
 			lease_ref_state s;
 
@@ -195,7 +195,7 @@ int lease_slots_acquire(lease_result *out, lease_store *st, const char *name, in
 			lease_ref_state_clear(&s);
 		}
 		if (opts->wait_cb &&
-		    ((double)lease_store_mono_ms(st) / 1000.0) < t0 + wait_s - 0.005 &&
+		    ((double)lease__store_mono_ms(st) / 1000.0) < t0 + wait_s - 0.005 &&
 		    opts->wait_cb(0.0, opts->wait_payload)) {
 			snprintf(out->message, sizeof(out->message),
 			         "interrupted while waiting for a slot");
@@ -236,15 +236,15 @@ int lease_slots_status(lease_slots_view *out, lease_store *st, const char *name)
 	size_t i, plen, nslen;
 	int rc;
 
-	lease_store_clear_error(st); /* a call begins: its first error wins */
+	lease__store_clear_error(st); /* a call begins: its first error wins */
 	memset(out, 0, sizeof(*out));
 	if (!name || lease_name_validate(name, err, sizeof(err)) < 0)
-		return lease_store_set_error(st, LEASE_EINVALID, "slots of '%s': %s",
-		                             name ? name : "", name ? err : "no name given");
+		return lease__store_set_error(st, LEASE_EINVALID, "slots of '%s': %s",
+		                              name ? name : "", name ? err : "no name given");
 	nslen = strlen(lease_store_namespace(st)) + 6; /* "refs/<ns>/" */
 	plen = (size_t)snprintf(prefix, sizeof(prefix), "refs/%s/%s@", lease_store_namespace(st),
 	                        name);
-	if ((rc = lease_list_refs(&list, st, prefix)) < 0)
+	if ((rc = lease__list_refs(&list, st, prefix)) < 0)
 		return rc;
 	if (list.count && !(out->items = calloc(list.count, sizeof(*out->items)))) {
 		lease_ref_list_clear(&list);

@@ -8,7 +8,7 @@
 
 #include "reflease/queue.h"
 
-/** The waiter's own ticket. Zero it before the first lease_ticket_take(). */
+/** The waiter's own ticket. Zero it before the first lease__ticket_take(). */
 typedef struct lease_own_ticket {
 	lease_ticket t;     /**< as last written (refname, id, key, oid, payload) */
 	int held;           /**< 1 while the ref is believed to be there */
@@ -24,17 +24,17 @@ typedef struct lease_own_ticket {
  * @return 0, or an error (the choosing ticket is deleted again when the
  *         key could not be written)
  */
-int lease_ticket_take(lease_own_ticket *me, lease_store *st, const char *name, const char *owner,
-                      const char *host, int64_t ttl_seconds, int64_t since);
+int lease__ticket_take(lease_own_ticket *me, lease_store *st, const char *name, const char *owner,
+                       const char *host, int64_t ttl_seconds, int64_t since);
 
 /**
  * Renew @p me by CAS (expires_at = now + ttl). @return 0; LEASE_EEXPIRED
  * when the ticket had expired (it is not renewed: the caller takes a new
  * one); LEASE_ECAS when the ref is gone or changed (reaped); or an error.
  */
-int lease_ticket_renew(lease_own_ticket *me, lease_store *st, const char *name);
+int lease__ticket_renew(lease_own_ticket *me, lease_store *st, const char *name);
 
 /** Delete @p me by CAS from its oid (best effort); held becomes 0. */
-void lease_ticket_drop(lease_own_ticket *me, lease_store *st);
+void lease__ticket_drop(lease_own_ticket *me, lease_store *st);
 
 #endif

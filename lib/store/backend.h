@@ -21,14 +21,14 @@
  * its clock (the store options' clock); @p ms <= 0 clears it (each request then
  * gets the timeout from its own start). A no-op on other transports.
  */
-void lease_github_set_deadline(lease_transport *t, int64_t ms);
+void lease__github_set_deadline(lease_transport *t, int64_t ms);
 /**
- * Remote transport (remote.c): as lease_github_set_deadline(), on
- * lease_mono_ms() (libgit2's own network calls are bounded by the real
+ * Remote transport (remote.c): as lease__github_set_deadline(), on
+ * lease__mono_ms() (libgit2's own network calls are bounded by the real
  * clock); bounds libgit2's connections, reads and writes too. A no-op on
  * other transports.
  */
-void lease_remote_set_deadline(lease_transport *t, int64_t ms);
+void lease__remote_set_deadline(lease_transport *t, int64_t ms);
 
 /**
  * Local backend (lib/store/local.c) over libgit2: @p path is a repository
@@ -38,8 +38,8 @@ void lease_remote_set_deadline(lease_transport *t, int64_t ms);
  * @return 0, LEASE_ECONFIG (no repository at @p path, or one owned by
  *         another user and not listed in safe.directory), LEASE_ENOMEM
  */
-int lease_local_transport_new(lease_transport **out, const char *path,
-                              const lease_store_options *opts, char *err, size_t errlen);
+int lease__local_transport_new(lease_transport **out, const char *path,
+                               const lease_store_options *opts, char *err, size_t errlen);
 
 /**
  * GitHub backend (lib/store/github.c) over libcurl + jansson, protocol.md §9:
@@ -50,22 +50,22 @@ int lease_local_transport_new(lease_transport **out, const char *path,
  * @return 0, LEASE_EINVALID (bad OWNER/REPO), LEASE_ECONFIG (no token, URL
  *         refused), LEASE_ENOMEM
  */
-int lease_github_transport_new(lease_transport **out, const char *arg,
-                               const lease_store_options *opts, char *err, size_t errlen);
+int lease__github_transport_new(lease_transport **out, const char *arg,
+                                const lease_store_options *opts, char *err, size_t errlen);
 
 /**
  * Make a GitHub transport read through REST only (what it falls back to by
  * itself when GraphQL does not see refs/<ns>/); tests replaying recorded
  * REST traffic use it. A no-op on other transports.
  */
-void lease_github_set_rest_only(lease_transport *t);
+void lease__github_set_rest_only(lease_transport *t);
 
 /**
  * The HTTP client of a GitHub transport (borrowed), for tests and the fuzz
- * target (lease_http_set_responder(), lease_http_set_body_cap() in http.h);
+ * target (lease__http_set_responder(), lease__http_set_body_cap() in http.h);
  * NULL for other transports.
  */
-struct lease_http *lease_github_http(lease_transport *t);
+struct lease_http *lease__github_http(lease_transport *t);
 
 /**
  * The most refs a listing of GitHub transport @p t held at once since it was
@@ -73,14 +73,14 @@ struct lease_http *lease_github_http(lease_transport *t);
  * the whole listing, list_refs_each one page plus the refs carried over to
  * the next part (issue 29). For tests and benchmarks; 0 for other transports.
  */
-size_t lease_github_listing_peak(lease_transport *t, int reset);
+size_t lease__github_listing_peak(lease_transport *t, int reset);
 
 /**
  * 1 when REFLEASE_GIT_TOKEN may be offered to @p url: https://, or http://
- * towards a loopback host as lease_host_is_loopback() parses it (never a
+ * towards a loopback host as lease__host_is_loopback() parses it (never a
  * name that merely begins with "127."); 0 otherwise (issue 15, protocol.md §9).
  */
-int lease_remote_token_allowed(const char *url);
+int lease__remote_token_allowed(const char *url);
 
 /**
  * Remote backend (lib/store/remote.c, protocol.md §9 "remote") for @p url:
@@ -93,18 +93,18 @@ int lease_remote_token_allowed(const char *url);
  *         LEASE_ECONFIG (no cache directory, no repository for file://),
  *         LEASE_ENOMEM, LEASE_EINTERNAL
  */
-int lease_remote_transport_new(lease_transport **out, const char *url,
-                               const lease_store_options *opts, char *err, size_t errlen);
+int lease__remote_transport_new(lease_transport **out, const char *url,
+                                const lease_store_options *opts, char *err, size_t errlen);
 
 /**
  * Filesystem helpers for local stores (lib/store/ref_locks.c): list the
  * "*.lock" files directly under <commondir>/<prefix>.
  * @return 0, LEASE_ENOMEM, LEASE_EAUTH / LEASE_ECONFIG / LEASE_EINTERNAL
- *         (lease_fs_errno_class of a directory that cannot be listed, with
+ *         (lease__fs_errno_class of a directory that cannot be listed, with
  *         @p err naming it)
  */
-int lease_fs_list_ref_locks(lease_ref_lock_list *out, const char *commondir, const char *prefix,
-                            char *err, size_t errlen);
+int lease__fs_list_ref_locks(lease_ref_lock_list *out, const char *commondir, const char *prefix,
+                             char *err, size_t errlen);
 
 /**
  * Remove @p lk's lock file under <commondir> while holding @p store_lock
@@ -112,18 +112,18 @@ int lease_fs_list_ref_locks(lease_ref_lock_list *out, const char *commondir, con
  * file (dev, inode) and at least @p min_age_s old at @p now (protocol.md §7).
  * @return 0, LEASE_ECAS (changed or too young), LEASE_ENOTFOUND, LEASE_EINTERNAL
  */
-int lease_fs_remove_ref_lock(const char *commondir, const char *store_lock,
-                             const lease_ref_lock *lk, int64_t min_age_s, int64_t now, char *err,
-                             size_t errlen);
+int lease__fs_remove_ref_lock(const char *commondir, const char *store_lock,
+                              const lease_ref_lock *lk, int64_t min_age_s, int64_t now, char *err,
+                              size_t errlen);
 
 /**
  * Error class of a filesystem errno (protocol.md §9): EACCES, EPERM, EROFS
  * -> LEASE_EAUTH (exit 77); ENOSPC, EDQUOT -> LEASE_ECONFIG (exit 78, "the
  * disk is full"); anything else LEASE_EINTERNAL.
  */
-int lease_fs_errno_class(int e);
+int lease__fs_errno_class(int e);
 /** A parenthesised hint for @p e (" (the disk is full: ...)"), or "" (static). */
-const char *lease_fs_errno_hint(int e);
+const char *lease__fs_errno_hint(int e);
 
 /** core.sharedRepository = group (git's PERM_GROUP). */
 #define LEASE_PERM_GROUP 0660
@@ -137,40 +137,40 @@ const char *lease_fs_errno_hint(int e);
  * an octal mode "0NNN" -> -(NNN & 0666). A mode that denies its owner read
  * or write (git refuses it) -> 0.
  */
-int lease_fs_shared_perm(const char *value);
+int lease__fs_shared_perm(const char *value);
 
 /**
  * git's adjust_shared_perm (path.c) for a file or directory reflease wrote in
  * a repository whose core.sharedRepository parsed to @p shared
- * (lease_fs_shared_perm): add the group (or everybody's) read and write bits
+ * (lease__fs_shared_perm): add the group (or everybody's) read and write bits
  * (read only for a file without owner write, e.g. an object), x bits copied
  * from r for directories and executables, setgid on directories; an octal
  * mode replaces the permission bits instead. Only paths this user owns are
  * changed (another user's were adjusted by their writer). A no-op when
- * @p shared is 0. @return 0, or lease_fs_errno_class() of a failed chmod
+ * @p shared is 0. @return 0, or lease__fs_errno_class() of a failed chmod
  */
-int lease_fs_adjust_shared_perm(int shared, const char *path);
+int lease__fs_adjust_shared_perm(int shared, const char *path);
 
 /**
- * lease_fs_adjust_shared_perm() of every path from <commondir>/<first
+ * lease__fs_adjust_shared_perm() of every path from <commondir>/<first
  * component of @p rel> down to <commondir>/@p rel ("refs/leases/a" adjusts
  * refs, refs/leases and refs/leases/a). Missing paths are skipped.
  * @return 0, or the first failure's class
  */
-int lease_fs_adjust_shared_tree(int shared, const char *commondir, const char *rel);
+int lease__fs_adjust_shared_tree(int shared, const char *commondir, const char *rel);
 
 /**
  * Take git's lock on @p path: create "<path>.lock" O_EXCL (making missing
  * directories below @p commondir), waiting up to @p wait_ms while another
  * writer holds it. The lock file and the directories made get the modes
- * core.sharedRepository asks for (@p shared, lease_fs_shared_perm), as git
+ * core.sharedRepository asks for (@p shared, lease__fs_shared_perm), as git
  * gives them, so the file renamed into place keeps them. The caller writes
  * through *@p fd and unlinks or renames the lock file.
  * @return 0, LEASE_ELOCKED (still held), LEASE_ENOTFOUND (a parent path is a
- *         file), LEASE_EAUTH / LEASE_ECONFIG (lease_fs_errno_class), LEASE_ENOMEM
+ *         file), LEASE_EAUTH / LEASE_ECONFIG (lease__fs_errno_class), LEASE_ENOMEM
  */
-int lease_fs_lock(int *fd, const char *commondir, const char *path, int wait_ms, int shared,
-                  char *err, size_t errlen);
+int lease__fs_lock(int *fd, const char *commondir, const char *path, int wait_ms, int shared,
+                   char *err, size_t errlen);
 
 /**
  * Delete @p refname of the repository whose common dir is @p commondir if it
@@ -179,21 +179,21 @@ int lease_fs_lock(int *fd, const char *commondir, const char *path, int wait_ms,
  * locks, compare, write packed-refs without the ref through its lock file and
  * rename it into place, unlink the loose file and its reflog, unlock. Never
  * rewrites packed-refs from a copy read before its lock. A rewritten
- * packed-refs gets the modes @p shared asks for (lease_fs_lock).
+ * packed-refs gets the modes @p shared asks for (lease__fs_lock).
  * @return 0, LEASE_ECAS (absent, another oid, symbolic), LEASE_ELOCKED (a
  *         lock held past @p wait_ms), LEASE_EAUTH, LEASE_ECONFIG (disk full),
  *         LEASE_EINTERNAL, LEASE_ENOMEM; @p err says which
  */
-int lease_fs_delete_ref(const char *commondir, const char *refname, const lease_oid *old_oid,
-                        int wait_ms, int shared, char *err, size_t errlen);
+int lease__fs_delete_ref(const char *commondir, const char *refname, const lease_oid *old_oid,
+                         int wait_ms, int shared, char *err, size_t errlen);
 
 /**
  * Find out why a write in @p dir failed: create, write 4 KiB to, fsync and
  * remove a probe file there.
- * @return 0 (the directory takes writes), or lease_fs_errno_class() of the
+ * @return 0 (the directory takes writes), or lease__fs_errno_class() of the
  *         failure with @p err naming @p dir and the reason
  */
-int lease_fs_probe_write(const char *dir, char *err, size_t errlen);
+int lease__fs_probe_write(const char *dir, char *err, size_t errlen);
 
 /** What one probe of a polled ref saw (lib/store/wait_poll.c). */
 typedef struct lease_probe {
@@ -220,9 +220,9 @@ typedef int (*lease_probe_fn)(lease_transport *t, const char *refname, lease_pro
  * failed probe is not a change: polling goes on at the same pace.
  * @return 1 (changed), 0 (timeout)
  */
-int lease_poll_ref_change(lease_transport *t, const lease_clock *clk, lease_probe *state,
-                          lease_probe_fn probe, const char *refname, int known_present,
-                          const lease_oid *known_oid, int timeout_ms, int interval_ms);
+int lease__poll_ref_change(lease_transport *t, const lease_clock *clk, lease_probe *state,
+                           lease_probe_fn probe, const char *refname, int known_present,
+                           const lease_oid *known_oid, int timeout_ms, int interval_ms);
 
 /**
  * The local wait_change (lib/store/local_watch.c): inotify on the directory
@@ -234,9 +234,9 @@ int lease_poll_ref_change(lease_transport *t, const lease_clock *clk, lease_prob
  * LEASE_WATCH_CAP_MS on that clock.
  * @return 1 (changed, or an event on the ref or packed-refs), 0 (timeout)
  */
-int lease_fs_wait_ref_change(lease_transport *t, const lease_clock *clk, lease_probe_fn probe,
-                             const char *commondir, const char *refname, int known_present,
-                             const lease_oid *known_oid, int timeout_ms);
+int lease__fs_wait_ref_change(lease_transport *t, const lease_clock *clk, lease_probe_fn probe,
+                              const char *commondir, const char *refname, int known_present,
+                              const lease_oid *known_oid, int timeout_ms);
 
 /** Longest a local waiter goes without re-reading the ref, ms. */
 #define LEASE_WATCH_CAP_MS 150

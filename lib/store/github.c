@@ -53,7 +53,7 @@ typedef struct gh_transport {
 	char snap_prefix[SNAP_PREFIX_MAX];
 	int64_t snap_ms;
 	int64_t last_write_ms;  /* monotonic: the last content-creating request ended */
-	int burst;              /* a burst began (lease_store_pace): every write is paced */
+	int burst;              /* a burst began (lease__store_pace): every write is paced */
 	int64_t paced_ms;       /* waited between the writes of one operation of a burst */
 	int64_t op_deadline_ms; /* monotonic: the running operation's end (0 = none) */
 	char *token_file;       /* the options' github_token_file: re-read on a 401 */
@@ -72,7 +72,7 @@ typedef struct gh_transport {
 	lease_log_fn log;
 	void *log_payload;
 	int log_level;
-	size_t list_peak; /* most refs a listing held at once (lease_github_listing_peak) */
+	size_t list_peak; /* most refs a listing held at once (lease__github_listing_peak) */
 	char errmsg[1024];
 } gh_transport;
 
@@ -84,15 +84,15 @@ typedef struct gh_reply {
 
 static void reply_clear(gh_reply *rp)
 {
-	lease_http_response_clear(&rp->r);
+	lease__http_response_clear(&rp->r);
 	json_decref(rp->json);
 	rp->json = NULL;
 }
 
-/* Record why a call failed (lease_error_set(), the one error setter, on the
+/* Record why a call failed (lease__error_set(), the one error setter, on the
  * transport's message) and evaluate to @p code. */
 #define gh_err(g, code, ...)                                                                       \
-	(lease_error_set((g)->errmsg, sizeof((g)->errmsg), __VA_ARGS__), (code))
+	(lease__error_set((g)->errmsg, sizeof((g)->errmsg), __VA_ARGS__), (code))
 
 __attribute__((format(printf, 3, 4))) static void gh_log(gh_transport *g, int level,
                                                          const char *fmt, ...)
@@ -100,7 +100,7 @@ __attribute__((format(printf, 3, 4))) static void gh_log(gh_transport *g, int le
 	va_list ap;
 
 	va_start(ap, fmt);
-	lease_vlog(g->log, g->log_payload, g->log_level, level, fmt, ap);
+	lease__vlog(g->log, g->log_payload, g->log_level, level, fmt, ap);
 	va_end(ap);
 }
 
@@ -108,12 +108,12 @@ __attribute__((format(printf, 3, 4))) static void gh_log(gh_transport *g, int le
  * time, or nanosleep). */
 static void sleep_ms(gh_transport *g, int64_t ms)
 {
-	lease_env_sleep_ms(&g->clock, ms, LEASE_SLEEP_FULL);
+	lease__env_sleep_ms(&g->clock, ms, LEASE_SLEEP_FULL);
 }
 
 static int64_t mono_ms(const gh_transport *g)
 {
-	return lease_env_mono_ms(&g->clock);
+	return lease__env_mono_ms(&g->clock);
 }
 
 /* A random factor in [1, 1 + spread) applied to @p ms. */
@@ -139,7 +139,7 @@ static int64_t parse_iso8601(const char *s)
 		return -1;
 	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
 		return -1;
-	t = lease_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
+	t = lease__days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
 	p = s + n;
 	if (*p == '.')
 		while (*++p >= '0' && *p <= '9')
@@ -500,8 +500,8 @@ static int reread_token(gh_transport *g)
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
 	buf[n] = '\0';
-	if (n && !lease_http_token_is(g->http, buf) &&
-	    lease_http_set_token(g->http, buf, err, sizeof(err)) == 0) {
+	if (n && !lease__http_token_is(g->http, buf) &&
+	    lease__http_set_token(g->http, buf, err, sizeof(err)) == 0) {
 		gh_log(g, LEASE_LOG_INFO,
 		       "github: 401 with the token read before; %s holds another one now: "
 		       "retrying with it",
@@ -569,7 +569,7 @@ static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const 
 		attempt++;
 		reply_clear(rp);
 		/* each request gets what is left of the operation (REQ_MAX_MS at most) */
-		rc = lease_http_request(
+		rc = lease__http_request(
 		        g->http, &rp->r, method, url, body,
 		        (long)(deadline_ms - now < REQ_MAX_MS
 		                       ? (deadline_ms - now > 500 ? deadline_ms - now : 500)
@@ -998,7 +998,7 @@ static int rest_read_ref(gh_transport *g, const char *refname, int *present, lea
 
 	snprintf(suffix, sizeof(suffix), "git/ref/%s", refname + 5);
 	if (cond && strcmp(cond->etag_ref, refname) == 0)
-		lease_http_set_if_none_match(g->http, cond->etag);
+		lease__http_set_if_none_match(g->http, cond->etag);
 	if ((rc = rest_call(g, &rp, "GET", suffix, NULL, 1)) < 0)
 		return rc;
 	if (cond && rp.r.status != 304) {
@@ -2183,8 +2183,8 @@ static int gh_wait_change(lease_transport *t, const char *refname, int known_pre
 {
 	gh_transport *g = (gh_transport *)t;
 
-	return lease_poll_ref_change(t, &g->clock, &g->poll, gh_probe, refname, known_present,
-	                             known_oid, timeout_ms, GH_POLL_MS);
+	return lease__poll_ref_change(t, &g->clock, &g->poll, gh_probe, refname, known_present,
+	                              known_oid, timeout_ms, GH_POLL_MS);
 }
 
 /* Pacing (issue 15 #7, issue 24 #4): GitHub asks for at least one second
@@ -2192,7 +2192,7 @@ static int gh_wait_change(lease_transport *t, const char *refname, int known_pre
  * the REST API": about 1 s between POST, PATCH, PUT, DELETE requests; at most
  * 80 content-generating requests a minute, "Rate limits for the REST API",
  * secondary limits). The store calls this before each operation of a burst
- * (lease_store_pace): it waits until @p gap_ms after the last
+ * (lease__store_pace): it waits until @p gap_ms after the last
  * content-creating request and puts the transport into burst mode, where
  * every later content-creating request — the two of one operation too —
  * waits the same (pace_write): >= 1 s apart, so never more than 60 in any
@@ -2206,7 +2206,7 @@ static int64_t gh_pace(lease_transport *t, int64_t gap_ms)
 	int64_t wait, inner = g->paced_ms;
 
 	if (gap_ms <= 0)
-		return inner; /* a look only (lease_store_paced_ms) */
+		return inner; /* a look only (lease__store_paced_ms) */
 	g->burst = 1;
 	g->paced_ms = 0;
 	if (g->last_write_ms <= 0)
@@ -2241,7 +2241,7 @@ static void gh_free(lease_transport *t)
 
 	if (!g)
 		return;
-	lease_http_free(g->http);
+	lease__http_free(g->http);
 	snap_drop(g);
 	free(g->api);
 	free(g->graphql);
@@ -2252,7 +2252,7 @@ static void gh_free(lease_transport *t)
 	free(g);
 }
 
-void lease_github_set_deadline(lease_transport *t, int64_t ms)
+void lease__github_set_deadline(lease_transport *t, int64_t ms)
 {
 	gh_transport *g = (gh_transport *)t;
 
@@ -2260,7 +2260,7 @@ void lease_github_set_deadline(lease_transport *t, int64_t ms)
 		g->op_deadline_ms = ms > 0 ? mono_ms(g) + ms : 0;
 }
 
-size_t lease_github_listing_peak(lease_transport *t, int reset)
+size_t lease__github_listing_peak(lease_transport *t, int reset)
 {
 	gh_transport *g = (gh_transport *)t;
 	size_t peak;
@@ -2273,12 +2273,12 @@ size_t lease_github_listing_peak(lease_transport *t, int reset)
 	return peak;
 }
 
-lease_http *lease_github_http(lease_transport *t)
+lease_http *lease__github_http(lease_transport *t)
 {
 	return t && t->free == gh_free ? ((gh_transport *)t)->http : NULL;
 }
 
-void lease_github_set_rest_only(lease_transport *t)
+void lease__github_set_rest_only(lease_transport *t)
 {
 	if (t && t->free == gh_free)
 		((gh_transport *)t)->sight = GQL_BLIND;
@@ -2346,8 +2346,8 @@ static int read_token_file(const char *path, char *buf, size_t len, char *err, s
 	size_t n;
 
 	if (!f) {
-		lease_error_set(err, errlen, "REFLEASE_GITHUB_TOKEN_FILE %.300s: %s", path,
-		                strerror(errno));
+		lease__error_set(err, errlen, "REFLEASE_GITHUB_TOKEN_FILE %.300s: %s", path,
+		                 strerror(errno));
 		return LEASE_ECONFIG;
 	}
 	n = fread(buf, 1, len - 1, f);
@@ -2356,10 +2356,10 @@ static int read_token_file(const char *path, char *buf, size_t len, char *err, s
 	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
 		buf[--n] = '\0';
 	if (!n) {
-		lease_error_set(err, errlen,
-		                "REFLEASE_GITHUB_TOKEN_FILE %.300s is empty; put the GitHub token "
-		                "in it",
-		                path);
+		lease__error_set(err, errlen,
+		                 "REFLEASE_GITHUB_TOKEN_FILE %.300s is empty; put the GitHub token "
+		                 "in it",
+		                 path);
 		return LEASE_ECONFIG;
 	}
 	return 0;
@@ -2390,8 +2390,8 @@ static const lease_transport gh_vtable = {
         .read_refs = gh_read_refs,
 };
 
-int lease_github_transport_new(lease_transport **out, const char *arg,
-                               const lease_store_options *opts, char *err, size_t errlen)
+int lease__github_transport_new(lease_transport **out, const char *arg,
+                                const lease_store_options *opts, char *err, size_t errlen)
 {
 	gh_transport *g = NULL;
 	const char *slash, *token = NULL, *api = NULL, *gql = NULL, *tf = NULL;
@@ -2402,9 +2402,9 @@ int lease_github_transport_new(lease_transport **out, const char *arg,
 	slash = arg ? strchr(arg, '/') : NULL;
 	if (!slash || !valid_slug(arg, (size_t)(slash - arg), 39) ||
 	    !valid_slug(slash + 1, strlen(slash + 1), 100)) {
-		lease_error_set(err, errlen,
-		                "invalid store 'github:%.200s': expected github:OWNER/REPO",
-		                arg ? arg : "");
+		lease__error_set(err, errlen,
+		                 "invalid store 'github:%.200s': expected github:OWNER/REPO",
+		                 arg ? arg : "");
 		return LEASE_EINVALID;
 	}
 	if (!(g = calloc(1, sizeof(*g))))
@@ -2438,20 +2438,20 @@ int lease_github_transport_new(lease_transport **out, const char *arg,
 			goto fail;
 		token = file_token;
 	} else {
-		lease_error_set(err, errlen, "%s",
-		                "no GitHub token: set GITHUB_TOKEN (or REFLEASE_GITHUB_TOKEN, or "
-		                "use --token-file FILE)");
+		lease__error_set(err, errlen, "%s",
+		                 "no GitHub token: set GITHUB_TOKEN (or REFLEASE_GITHUB_TOKEN, or "
+		                 "use --token-file FILE)");
 		rc = LEASE_ECONFIG;
 		goto fail;
 	}
 	if (!api)
 		api = "https://api.github.com";
-	if ((rc = lease_http_check_url(api, err, errlen)) < 0)
+	if ((rc = lease__http_check_url(api, err, errlen)) < 0)
 		goto fail;
-	if ((rc = lease_http_new(&g->http, token, err, errlen)) < 0)
+	if ((rc = lease__http_new(&g->http, token, err, errlen)) < 0)
 		goto fail;
-	lease_http_set_clock(g->http, &g->clock);
-	lease_http_set_ca(g->http, g->ca_file, g->ca_dir);
+	lease__http_set_clock(g->http, &g->clock);
+	lease__http_set_ca(g->http, g->ca_file, g->ca_dir);
 	rc = LEASE_ENOMEM;
 	if (!(g->api = strip_slash(api)))
 		goto fail;
@@ -2459,7 +2459,7 @@ int lease_github_transport_new(lease_transport **out, const char *arg,
 	 * API URL as @actions/github and @octokit/graphql do; a
 	 * GITHUB_GRAPHQL_URL (every Actions runner exports one) is used only on
 	 * the API's own origin, else ignored with a warning. */
-	if (gql && !lease_http_same_origin(gql, g->api)) {
+	if (gql && !lease__http_same_origin(gql, g->api)) {
 		gh_log(g, LEASE_LOG_WARN,
 		       "github: GITHUB_GRAPHQL_URL %.300s is not on the origin of the API URL "
 		       "%.300s: ignored (the token goes to the API's origin only); GraphQL "
@@ -2471,7 +2471,7 @@ int lease_github_transport_new(lease_transport **out, const char *arg,
 		goto fail;
 	snprintf(g->repo_base, sizeof(g->repo_base), "%s/repos/%.*s/%s", g->api, (int)(slash - arg),
 	         arg, slash + 1);
-	if ((rc = lease_http_check_url(g->graphql, err, errlen)) < 0)
+	if ((rc = lease__http_check_url(g->graphql, err, errlen)) < 0)
 		goto fail;
 	snprintf(g->owner, sizeof(g->owner), "%.*s", (int)(slash - arg), arg);
 	snprintf(g->repo, sizeof(g->repo), "%s", slash + 1);

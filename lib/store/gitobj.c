@@ -7,7 +7,7 @@
 
 #define EMPTY_TREE_HEX "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
-int lease_git_global_setup(void)
+int lease__git_global_setup(void)
 {
 	if (git_libgit2_init() < 0)
 		return LEASE_EINTERNAL;
@@ -21,15 +21,15 @@ int lease_git_global_setup(void)
 	 * 8 GiB mapped; a 100,000-lease pack is 60 MiB; issue 29). */
 	git_libgit2_opts(GIT_OPT_SET_MWINDOW_SIZE, (size_t)1024 * 1024);
 	git_libgit2_opts(GIT_OPT_SET_MWINDOW_MAPPED_LIMIT, (size_t)8 * 1024 * 1024);
-	return lease_git_net_setup() < 0 ? LEASE_EINTERNAL : 0;
+	return lease__git_net_setup() < 0 ? LEASE_EINTERNAL : 0;
 }
 
-void lease_git_oid_to(git_oid *g, const lease_oid *o)
+void lease__git_oid_to(git_oid *g, const lease_oid *o)
 {
 	memcpy(g->id, o->id, LEASE_OID_RAWSZ);
 }
 
-void lease_git_oid_from(lease_oid *o, const git_oid *g)
+void lease__git_oid_from(lease_oid *o, const git_oid *g)
 {
 	memcpy(o->id, g->id, LEASE_OID_RAWSZ);
 }
@@ -49,9 +49,9 @@ static int empty_tree(git_oid *tree, git_repository *repo, int *have_empty_tree)
 	return err;
 }
 
-int lease_git_write_commit(lease_oid *out, git_repository *repo, int *have_empty_tree,
-                           const lease_oid *parent, const char *message, int64_t when,
-                           const char **what)
+int lease__git_write_commit(lease_oid *out, git_repository *repo, int *have_empty_tree,
+                            const lease_oid *parent, const char *message, int64_t when,
+                            const char **what)
 {
 	git_signature *sig = NULL;
 	git_oid tree, pid, id;
@@ -68,7 +68,7 @@ int lease_git_write_commit(lease_oid *out, git_repository *repo, int *have_empty
 		return err;
 	}
 	if (parent) {
-		lease_git_oid_to(&pid, parent);
+		lease__git_oid_to(&pid, parent);
 		parents[0] = &pid;
 	}
 	err = git_commit_create_from_ids(&id, repo, NULL, sig, sig, NULL, message, &tree,
@@ -78,12 +78,12 @@ int lease_git_write_commit(lease_oid *out, git_repository *repo, int *have_empty
 		*what = "cannot write the commit";
 		return err;
 	}
-	lease_git_oid_from(out, &id);
+	lease__git_oid_from(out, &id);
 	return 0;
 }
 
-int lease_git_read_commit(lease_commit *out, git_repository *repo, const lease_oid *oid,
-                          const char **what)
+int lease__git_read_commit(lease_commit *out, git_repository *repo, const lease_oid *oid,
+                           const char **what)
 {
 	git_object *obj = NULL;
 	const git_commit *c;
@@ -92,18 +92,18 @@ int lease_git_read_commit(lease_commit *out, git_repository *repo, const lease_o
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	lease_git_oid_to(&id, oid);
+	lease__git_oid_to(&id, oid);
 	if ((err = git_object_lookup(&obj, repo, &id, GIT_OBJECT_ANY)) < 0) {
 		*what = err == GIT_ENOTFOUND ? "object missing" : "cannot read the object";
 		return err;
 	}
-	lease_git_oid_from(&out->oid, git_object_id(obj));
+	lease__git_oid_from(&out->oid, git_object_id(obj));
 	if (git_object_type(obj) == GIT_OBJECT_COMMIT) {
 		c = (const git_commit *)obj;
 		out->is_commit = 1;
 		if (git_commit_parentcount(c) > 0) {
 			out->has_parent = 1;
-			lease_git_oid_from(&out->parent, git_commit_parent_id(c, 0));
+			lease__git_oid_from(&out->parent, git_commit_parent_id(c, 0));
 		}
 		out->time = (int64_t)git_commit_time(c);
 		msg = git_commit_message_raw(c);
@@ -116,14 +116,14 @@ int lease_git_read_commit(lease_commit *out, git_repository *repo, const lease_o
 	return err;
 }
 
-const char *lease_git_sep(void)
+const char *lease__git_sep(void)
 {
 	const git_error *e = git_error_last();
 
 	return e && e->message && *e->message ? ": " : "";
 }
 
-const char *lease_git_msg(void)
+const char *lease__git_msg(void)
 {
 	const git_error *e = git_error_last();
 

@@ -15,43 +15,43 @@
  * libgit2's part of lease_global_init() (called once, by it only):
  * git_libgit2_init, fsync of the git directory on (protocol.md §9), no
  * commit cache (each commit is read once per operation), and the network
- * bounds of lease_git_net_setup().
+ * bounds of lease__git_net_setup().
  * @return 0, or LEASE_EINTERNAL
  */
-int lease_git_global_setup(void);
+int lease__git_global_setup(void);
 
 /**
  * Bound libgit2's network calls (lib/store/gitstream.c, issue 24 item 3):
  * libgit2 >= 1.7 through its server timeouts; 1.5 through reflease's own
  * standard socket stream (git_stream_register), whose connect, read and write
- * end by lease_git_set_deadline()'s deadline. Process-wide (libgit2's
+ * end by lease__git_set_deadline()'s deadline. Process-wide (libgit2's
  * registry): every libgit2 user of the process gets the bounded stream.
  * @return 0, or libgit2's negative error code
  */
-int lease_git_net_setup(void);
+int lease__git_net_setup(void);
 
 /**
  * The calling thread's next libgit2 network calls end by @p mono_ms
- * (lease_mono_ms() clock; 0 = only the per-call bounds of git2compat.h,
+ * (lease__mono_ms() clock; 0 = only the per-call bounds of git2compat.h,
  * LEASE_GIT_CONNECT_TIMEOUT_MS and LEASE_GIT_IO_TIMEOUT_MS). A call past it
  * fails with a "timed out" libgit2 error.
  */
-void lease_git_set_deadline(int64_t mono_ms);
+void lease__git_set_deadline(int64_t mono_ms);
 
 /** Copy a lease_oid into a git_oid. */
 /**
  * libgit2's last message for a message of ours: ": <message>" (@p sep) and
  * the message, or "" and "" when libgit2 has none. Borrowed (libgit2's
  * thread-local error), valid until the next libgit2 call. Used as
- * lease_error_set(err, n, "what%s%s", lease_git_sep(), lease_git_msg()).
+ * lease__error_set(err, n, "what%s%s", lease__git_sep(), lease__git_msg()).
  */
-const char *lease_git_sep(void);
-/** libgit2's last message, or "" (see lease_git_sep()). */
-const char *lease_git_msg(void);
+const char *lease__git_sep(void);
+/** libgit2's last message, or "" (see lease__git_sep()). */
+const char *lease__git_msg(void);
 
-void lease_git_oid_to(git_oid *g, const lease_oid *o);
+void lease__git_oid_to(git_oid *g, const lease_oid *o);
 /** Copy a git_oid into a lease_oid. */
-void lease_git_oid_from(lease_oid *o, const git_oid *g);
+void lease__git_oid_from(lease_oid *o, const git_oid *g);
 
 /**
  * Write a payload commit into @p repo: the empty tree (written the first
@@ -60,9 +60,9 @@ void lease_git_oid_from(lease_oid *o, const git_oid *g);
  * @param what  on failure, names the step that failed (static string)
  * @return 0, or a libgit2 error code (negative)
  */
-int lease_git_write_commit(lease_oid *out, git_repository *repo, int *have_empty_tree,
-                           const lease_oid *parent, const char *message, int64_t when,
-                           const char **what);
+int lease__git_write_commit(lease_oid *out, git_repository *repo, int *have_empty_tree,
+                            const lease_oid *parent, const char *message, int64_t when,
+                            const char **what);
 
 /**
  * Read object @p oid of @p repo into @p out: its oid, and for a commit its
@@ -72,7 +72,7 @@ int lease_git_write_commit(lease_oid *out, git_repository *repo, int *have_empty
  * @return 0, GIT_ENOTFOUND, or another libgit2 error code (GIT_ERROR when
  *         out of memory)
  */
-int lease_git_read_commit(lease_commit *out, git_repository *repo, const lease_oid *oid,
-                          const char **what);
+int lease__git_read_commit(lease_commit *out, git_repository *repo, const lease_oid *oid,
+                           const char **what);
 
 #endif

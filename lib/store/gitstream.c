@@ -26,20 +26,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The deadline of the calling thread's network operation (lease_mono_ms),
+/* The deadline of the calling thread's network operation (lease__mono_ms),
  * 0 = none (the per-call bounds of git2compat.h only). */
 static _Thread_local int64_t net_deadline_ms;
 
 #if LEASE_GIT_NET_TIMEOUTS
 
-int lease_git_net_setup(void)
+int lease__git_net_setup(void)
 {
 	return lease_git_net_timeouts();
 }
 
-void lease_git_set_deadline(int64_t mono_ms)
+void lease__git_set_deadline(int64_t mono_ms)
 {
-	int64_t left = mono_ms > 0 ? mono_ms - lease_mono_ms() : 0;
+	int64_t left = mono_ms > 0 ? mono_ms - lease__mono_ms() : 0;
 	int io = LEASE_GIT_IO_TIMEOUT_MS, conn = LEASE_GIT_CONNECT_TIMEOUT_MS;
 
 	net_deadline_ms = mono_ms;
@@ -81,7 +81,7 @@ static int left_ms(int bound)
 
 	if (net_deadline_ms <= 0)
 		return bound;
-	left = net_deadline_ms - lease_mono_ms();
+	left = net_deadline_ms - lease__mono_ms();
 	if (left < 0)
 		left = 0;
 	return left < bound ? (int)left : bound;
@@ -282,7 +282,7 @@ static int dl_new(git_stream **out, const char *host, const char *port)
 	return 0;
 }
 
-int lease_git_net_setup(void)
+int lease__git_net_setup(void)
 {
 	git_stream_registration reg;
 
@@ -292,7 +292,7 @@ int lease_git_net_setup(void)
 	return git_stream_register(GIT_STREAM_STANDARD, &reg);
 }
 
-void lease_git_set_deadline(int64_t mono_ms)
+void lease__git_set_deadline(int64_t mono_ms)
 {
 	net_deadline_ms = mono_ms;
 }

@@ -30,9 +30,9 @@ struct lease_store {
 	char errmsg[LEASE_STORE_ERRMSG_SZ]; /**< the first error since the call began */
 	lease_cas_error cas_err;
 	int cas_compared;    /**< a post-state was read for cas_err (primitives.c observe()) */
-	int64_t paced_ms;    /**< total waited by lease_store_pace() */
-	int op_depth;        /**< lease_store_op_begin() nesting */
-	int64_t wait_end_ms; /**< lease_store_set_wait_end(): monotonic ms, 0 = none */
+	int64_t paced_ms;    /**< total waited by lease__store_pace() */
+	int op_depth;        /**< lease__store_op_begin() nesting */
+	int64_t wait_end_ms; /**< lease__store_set_wait_end(): monotonic ms, 0 = none */
 };
 
 #endif

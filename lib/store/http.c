@@ -33,7 +33,7 @@ struct lease_http {
 	lease_http_responder responder; /* test hook: answers instead of the network */
 	void *responder_payload;
 	char if_none_match[128]; /* sent with the next GET only ("" = none) */
-	lease_clock clock;       /* the store options' clock (lease_http_set_clock) */
+	lease_clock clock;       /* the store options' clock (lease__http_set_clock) */
 };
 
 static void wipe(char *p, size_t n)
@@ -52,7 +52,7 @@ static int classify_url(const char *url, char *err, size_t errlen)
 	int rc = LEASE_ECONFIG;
 
 	if (!url || !*url) {
-		lease_error_set(err, errlen, "%s", "empty GitHub API URL");
+		lease__error_set(err, errlen, "%s", "empty GitHub API URL");
 		return LEASE_ECONFIG;
 	}
 	if (!(u = curl_url()))
@@ -60,22 +60,22 @@ static int classify_url(const char *url, char *err, size_t errlen)
 	if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
 	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
 	    curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK) {
-		lease_error_set(err, errlen, "invalid GitHub API URL '%s'", url);
+		lease__error_set(err, errlen, "invalid GitHub API URL '%s'", url);
 		goto out;
 	}
 	if (strcasecmp(scheme, "https") == 0)
 		rc = 0;
-	else if (strcasecmp(scheme, "http") == 0 && lease_host_is_loopback(host))
+	else if (strcasecmp(scheme, "http") == 0 && lease__host_is_loopback(host))
 		rc = 1;
 	else if (strcasecmp(scheme, "http") == 0)
-		lease_error_set(
+		lease__error_set(
 		        err, errlen,
 		        "refusing plain http:// to '%s': use https (http is accepted only for "
 		        "loopback addresses)",
 		        host);
 	else
-		lease_error_set(err, errlen, "unsupported URL scheme in '%s' (expected https://)",
-		                url);
+		lease__error_set(err, errlen, "unsupported URL scheme in '%s' (expected https://)",
+		                 url);
 out:
 	curl_free(host);
 	curl_free(scheme);
@@ -109,7 +109,7 @@ static int url_origin(const char *url, char *out, size_t outlen)
 	return rc;
 }
 
-int lease_http_same_origin(const char *a, const char *b)
+int lease__http_same_origin(const char *a, const char *b)
 {
 	char oa[600], ob[600];
 
@@ -117,7 +117,7 @@ int lease_http_same_origin(const char *a, const char *b)
 	       strcmp(oa, ob) == 0;
 }
 
-int lease_http_check_url(const char *url, char *err, size_t errlen)
+int lease__http_check_url(const char *url, char *err, size_t errlen)
 {
 	int rc = classify_url(url, err, errlen);
 
@@ -267,7 +267,7 @@ static struct curl_slist *add_header(struct curl_slist *l, const char *line, int
 	return n;
 }
 
-void lease_http_set_ca(lease_http *h, const char *file, const char *dir)
+void lease__http_set_ca(lease_http *h, const char *file, const char *dir)
 {
 	/* as curl: a bundle that cannot be read fails https requests only
 	 * (CURLE_SSL_CACERT_BADFILE, reported at once as a TLS failure) */
@@ -277,7 +277,7 @@ void lease_http_set_ca(lease_http *h, const char *file, const char *dir)
 		curl_easy_setopt(h->curl, CURLOPT_CAPATH, dir);
 }
 
-void lease_http_set_clock(lease_http *h, const lease_clock *clk)
+void lease__http_set_clock(lease_http *h, const lease_clock *clk)
 {
 	if (clk)
 		h->clock = *clk;
@@ -285,7 +285,7 @@ void lease_http_set_clock(lease_http *h, const lease_clock *clk)
 		memset(&h->clock, 0, sizeof(h->clock));
 }
 
-int lease_http_global_setup(void)
+int lease__http_global_setup(void)
 {
 	return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : LEASE_ECONFIG;
 }
@@ -327,9 +327,9 @@ static int set_token(lease_http *h, const char *token, char *err, size_t errlen)
 		for (i = start; i < n; i++) {
 			unsigned char c = (unsigned char)token[i];
 			if (c <= 0x20 || c >= 0x7f) {
-				lease_error_set(err, errlen, "%s",
-				                "the GitHub token contains whitespace or control "
-				                "characters");
+				lease__error_set(err, errlen, "%s",
+				                 "the GitHub token contains whitespace or control "
+				                 "characters");
 				return LEASE_ECONFIG;
 			}
 		}
@@ -360,12 +360,12 @@ static int set_token(lease_http *h, const char *token, char *err, size_t errlen)
 	return ok ? 0 : LEASE_ENOMEM;
 }
 
-int lease_http_set_token(lease_http *h, const char *token, char *err, size_t errlen)
+int lease__http_set_token(lease_http *h, const char *token, char *err, size_t errlen)
 {
 	return set_token(h, token, err, errlen);
 }
 
-int lease_http_token_is(const lease_http *h, const char *token)
+int lease__http_token_is(const lease_http *h, const char *token)
 {
 	size_t n = token ? strlen(token) : 0, start = 0;
 
@@ -380,26 +380,26 @@ int lease_http_token_is(const lease_http *h, const char *token)
 	return h->token_len == n - start && memcmp(h->token, token + start, n - start) == 0;
 }
 
-int lease_http_new(lease_http **out, const char *token, char *err, size_t errlen)
+int lease__http_new(lease_http **out, const char *token, char *err, size_t errlen)
 {
 	lease_http *h = NULL;
 	int rc;
 
 	*out = NULL;
 	if (lease_global_init() < 0) {
-		lease_error_set(err, errlen, "%s", "libgit2 and libcurl could not be initialised");
+		lease__error_set(err, errlen, "%s", "libgit2 and libcurl could not be initialised");
 		return LEASE_ECONFIG;
 	}
 	if (!(h = calloc(1, sizeof(*h))))
 		return LEASE_ENOMEM;
 	h->cap = LEASE_HTTP_BODY_CAP;
 	if ((rc = set_token(h, token, err, errlen)) < 0) {
-		lease_http_free(h);
+		lease__http_free(h);
 		return rc;
 	}
 	if (!(h->curl = curl_easy_init())) {
-		lease_error_set(err, errlen, "%s", "libcurl could not create a handle");
-		lease_http_free(h);
+		lease__error_set(err, errlen, "%s", "libcurl could not create a handle");
+		lease__http_free(h);
 		return LEASE_ECONFIG;
 	}
 
@@ -421,17 +421,17 @@ int lease_http_new(lease_http **out, const char *token, char *err, size_t errlen
 	return 0;
 }
 
-void lease_http_set_body_cap(lease_http *h, size_t cap)
+void lease__http_set_body_cap(lease_http *h, size_t cap)
 {
 	h->cap = cap ? cap : LEASE_HTTP_BODY_CAP;
 }
 
-unsigned long lease_http_request_count(const lease_http *h)
+unsigned long lease__http_request_count(const lease_http *h)
 {
 	return h->requests;
 }
 
-void lease_http_set_responder(lease_http *h, lease_http_responder fn, void *payload)
+void lease__http_set_responder(lease_http *h, lease_http_responder fn, void *payload)
 {
 	h->responder = fn;
 	h->responder_payload = payload;
@@ -475,7 +475,8 @@ static void feed_raw(lease_http *h, lease_http_response *resp, const char *raw, 
 	}
 }
 
-int lease_http_parse_response(lease_http *h, lease_http_response *resp, const char *raw, size_t len)
+int lease__http_parse_response(lease_http *h, lease_http_response *resp, const char *raw,
+                               size_t len)
 {
 	long status;
 
@@ -485,7 +486,7 @@ int lease_http_parse_response(lease_http *h, lease_http_response *resp, const ch
 	h->body_alloc = 0;
 	feed_raw(h, resp, raw, len, &status);
 	h->cur = NULL;
-	resp->date_mono_ms = lease_env_mono_ms(&h->clock);
+	resp->date_mono_ms = lease__env_mono_ms(&h->clock);
 	if (resp->body_overflow || status < 100 || status > 599) {
 		resp->result = LEASE_HTTP_UNANSWERED;
 		resp->status = 0;
@@ -520,7 +521,7 @@ static lease_http_result classify_curl(CURLcode cc, long request_size)
 	}
 }
 
-void lease_http_set_if_none_match(lease_http *h, const char *etag)
+void lease__http_set_if_none_match(lease_http *h, const char *etag)
 {
 	size_t i, n = etag ? strlen(etag) : 0;
 
@@ -554,8 +555,8 @@ static struct curl_slist *conditional_headers(const lease_http *h, const char *e
 	return l;
 }
 
-int lease_http_request(lease_http *h, lease_http_response *resp, const char *method,
-                       const char *url, const char *body, long timeout_ms)
+int lease__http_request(lease_http *h, lease_http_response *resp, const char *method,
+                        const char *url, const char *body, long timeout_ms)
 {
 	char err[256];
 	CURLcode cc;
@@ -580,7 +581,7 @@ int lease_http_request(lease_http *h, lease_http_response *resp, const char *met
 		h->requests++;
 		r = h->responder(h->responder_payload, method, url, body, &raw, &raw_len);
 		if (r == 0) {
-			lease_http_parse_response(h, resp, raw, raw_len);
+			lease__http_parse_response(h, resp, raw, raw_len);
 			if (resp->body_overflow)
 				snprintf(resp->error, sizeof(resp->error),
 				         "response body larger than %zu bytes", h->cap);
@@ -589,7 +590,7 @@ int lease_http_request(lease_http *h, lease_http_response *resp, const char *met
 		resp->result = r == 1 ? LEASE_HTTP_NOT_SENT : LEASE_HTTP_UNANSWERED;
 		snprintf(resp->error, sizeof(resp->error), "%s",
 		         r == 1 ? "no connection (test responder)" : "no answer (test responder)");
-		resp->date_mono_ms = lease_env_mono_ms(&h->clock);
+		resp->date_mono_ms = lease__env_mono_ms(&h->clock);
 		return 0;
 	}
 	h->cur = resp;
@@ -625,7 +626,7 @@ int lease_http_request(lease_http *h, lease_http_response *resp, const char *met
 		wipe(cond->data, strlen(cond->data));
 		curl_slist_free_all(cond);
 	}
-	resp->date_mono_ms = lease_env_mono_ms(&h->clock);
+	resp->date_mono_ms = lease__env_mono_ms(&h->clock);
 	curl_easy_getinfo(h->curl, CURLINFO_REQUEST_SIZE, &reqsize);
 	curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &status);
 	resp->result = classify_curl(cc, reqsize);
@@ -663,7 +664,7 @@ int lease_http_request(lease_http *h, lease_http_response *resp, const char *met
 	return 0;
 }
 
-void lease_http_response_clear(lease_http_response *r)
+void lease__http_response_clear(lease_http_response *r)
 {
 	if (!r)
 		return;
@@ -671,7 +672,7 @@ void lease_http_response_clear(lease_http_response *r)
 	memset(r, 0, sizeof(*r));
 }
 
-void lease_http_free(lease_http *h)
+void lease__http_free(lease_http *h)
 {
 	if (!h)
 		return;

@@ -17,7 +17,7 @@
 /** Default cap on a response body, bytes (style.md §10). */
 #define LEASE_HTTP_BODY_CAP (16u * 1024u * 1024u)
 
-/** An HTTP client. Opaque; free with lease_http_free(). */
+/** An HTTP client. Opaque; free with lease__http_free(). */
 typedef struct lease_http lease_http;
 
 /** How a request ended at the transport level. */
@@ -27,7 +27,7 @@ typedef enum lease_http_result {
 	LEASE_HTTP_UNANSWERED = 2 /**< the request may have reached the server: outcome unknown */
 } lease_http_result;
 
-/** One response. Free with lease_http_response_clear(). */
+/** One response. Free with lease__http_response_clear(). */
 typedef struct lease_http_response {
 	lease_http_result result;
 	long status;          /**< HTTP status; 0 when result != LEASE_HTTP_OK */
@@ -56,21 +56,21 @@ typedef struct lease_http_response {
  * address (127.0.0.0/8, ::1, localhost). Anything else is refused.
  * @return 0, or LEASE_ECONFIG with a message in @p err (the URL, never a credential)
  */
-int lease_http_check_url(const char *url, char *err, size_t errlen);
+int lease__http_check_url(const char *url, char *err, size_t errlen);
 
 /**
  * libcurl's part of lease_global_init() (called once, by it only):
  * curl_global_init(CURL_GLOBAL_DEFAULT).
  * @return 0, or LEASE_ECONFIG (libcurl unusable)
  */
-int lease_http_global_setup(void);
+int lease__http_global_setup(void);
 
 /**
  * Create a client sending `Authorization: Bearer <token>` with every request.
  * @param token  copied; NULL or "" sends no Authorization header
  * @return 0, LEASE_ENOMEM, LEASE_ECONFIG (libcurl unusable)
  */
-int lease_http_new(lease_http **out, const char *token, char *err, size_t errlen);
+int lease__http_new(lease_http **out, const char *token, char *err, size_t errlen);
 
 /**
  * Trust the certificate authorities of @p file (a PEM bundle) and @p dir (a
@@ -82,48 +82,48 @@ int lease_http_new(lease_http **out, const char *token, char *err, size_t errlen
  * corporate bundle must hold the public roots too. Verification itself is
  * never turned off.
  */
-void lease_http_set_ca(lease_http *h, const char *file, const char *dir);
+void lease__http_set_ca(lease_http *h, const char *file, const char *dir);
 
 /**
  * The clock @p h stamps its answers with (lease_http_response.date_mono_ms):
  * @p clk's mono_ms (copied; the store options' clock), NULL = CLOCK_MONOTONIC.
  */
-void lease_http_set_clock(lease_http *h, const lease_clock *clk);
+void lease__http_set_clock(lease_http *h, const lease_clock *clk);
 
 /**
  * Replace the credential of @p h (a rotated token, issue 24 item 6): the old
- * copy is wiped. @param token as for lease_http_new()
+ * copy is wiped. @param token as for lease__http_new()
  * @return 0, LEASE_ECONFIG (whitespace or controls inside), LEASE_ENOMEM
  */
-int lease_http_set_token(lease_http *h, const char *token, char *err, size_t errlen);
+int lease__http_set_token(lease_http *h, const char *token, char *err, size_t errlen);
 
-/** 1 when @p token (trimmed as lease_http_new() trims it) is the one @p h sends. */
-int lease_http_token_is(const lease_http *h, const char *token);
+/** 1 when @p token (trimmed as lease__http_new() trims it) is the one @p h sends. */
+int lease__http_token_is(const lease_http *h, const char *token);
 
 /**
  * 1 when @p a and @p b have the same origin (scheme, host and port, the
  * default port filled in; RFC 6454), 0 otherwise or when either does not parse.
  */
-int lease_http_same_origin(const char *a, const char *b);
+int lease__http_same_origin(const char *a, const char *b);
 
 /** Set the body cap, bytes (0 = LEASE_HTTP_BODY_CAP). */
-void lease_http_set_body_cap(lease_http *h, size_t cap);
+void lease__http_set_body_cap(lease_http *h, size_t cap);
 
 /**
  * Send one request and wait for its answer. Never resends on its own (beyond
  * what libcurl does when a reused connection dies before any answer byte).
  * @param method      "GET", "POST", ...
- * @param url         checked with lease_http_check_url() first
+ * @param url         checked with lease__http_check_url() first
  * @param body        JSON request body or NULL
  * @param timeout_ms  bound on the whole request, ms (> 0)
  * @return 0 with @p resp filled (see resp->result), LEASE_ECONFIG (URL
  *         refused), LEASE_ENOMEM
  */
-int lease_http_request(lease_http *h, lease_http_response *resp, const char *method,
-                       const char *url, const char *body, long timeout_ms);
+int lease__http_request(lease_http *h, lease_http_response *resp, const char *method,
+                        const char *url, const char *body, long timeout_ms);
 
 /** Free what @p r owns and zero it. Accepts NULL. */
-void lease_http_response_clear(lease_http_response *r);
+void lease__http_response_clear(lease_http_response *r);
 
 /**
  * Send `If-None-Match: @p etag` with the next GET request through @p h only
@@ -133,13 +133,13 @@ void lease_http_response_clear(lease_http_response *r);
  * NULL, "", or a value with spaces, controls or non-ASCII sends nothing.
  * A test responder does not see the header.
  */
-void lease_http_set_if_none_match(lease_http *h, const char *etag);
+void lease__http_set_if_none_match(lease_http *h, const char *etag);
 
 /**
  * Test hook (fuzzing and tests; never set in production): answer every
  * request without the network. @p fn gets the request and sets *raw /
  * *raw_len to one raw HTTP answer (status line, header lines, blank line,
- * body; borrowed until the next call), parsed by lease_http_parse_response().
+ * body; borrowed until the next call), parsed by lease__http_parse_response().
  * It returns 0 (answered), 1 (nothing sent: as a refused connection) or 2
  * (no answer: outcome unknown). It changes no clock: a test that wants
  * retries and backoff to cost no time gives the store a virtual clock
@@ -148,24 +148,24 @@ void lease_http_set_if_none_match(lease_http *h, const char *etag);
 typedef int (*lease_http_responder)(void *payload, const char *method, const char *url,
                                     const char *body, const char **raw, size_t *raw_len);
 /** Install (or with NULL remove) the test responder on @p h. */
-void lease_http_set_responder(lease_http *h, lease_http_responder fn, void *payload);
+void lease__http_set_responder(lease_http *h, lease_http_responder fn, void *payload);
 
 /**
  * Parse one raw HTTP answer (@p len bytes: status line, headers, blank line,
- * body) into @p resp exactly as lease_http_request() handles what libcurl
+ * body) into @p resp exactly as lease__http_request() handles what libcurl
  * receives: the same header callbacks (Date, retry-after, x-ratelimit-*,
  * Link) and the body cap of @p h (past it: result UNANSWERED,
  * body_overflow). No network; the fuzz target tests/fuzz/fuzz_github.c
  * drives the GitHub client's response handling through it.
- * @return 0 (@p resp filled; free with lease_http_response_clear())
+ * @return 0 (@p resp filled; free with lease__http_response_clear())
  */
-int lease_http_parse_response(lease_http *h, lease_http_response *resp, const char *raw,
-                              size_t len);
+int lease__http_parse_response(lease_http *h, lease_http_response *resp, const char *raw,
+                               size_t len);
 
 /** Number of requests sent through @p h (for request budgets). */
-unsigned long lease_http_request_count(const lease_http *h);
+unsigned long lease__http_request_count(const lease_http *h);
 
 /** Free the client. Accepts NULL. The token copy is wiped first. */
-void lease_http_free(lease_http *h);
+void lease__http_free(lease_http *h);
 
 #endif

@@ -7,8 +7,8 @@
  *           before the lock is taken.
  * replace = git_reference_create_matching on the old oid; a symbolic ref
  *           (only break --force replaces one) is replaced under its lock by
- *           lease_fs_lock + rename after re-resolving it.
- * delete  = lease_fs_delete_ref (ref_locks.c): git's own order — ref lock,
+ *           lease__fs_lock + rename after re-resolving it.
+ * delete  = lease__fs_delete_ref (ref_locks.c): git's own order — ref lock,
  *           packed-refs.lock, re-read both under the locks, rewrite, unlink.
  *           Never git_reference_delete: libgit2 rewrites packed-refs from a
  *           copy read before its lock, undoing a concurrent `git pack-refs`.
@@ -49,7 +49,7 @@ typedef struct local_transport {
 	unsigned int seed;
 	int have_empty_tree;
 	struct timespec pack_mtime; /* objects/pack when the odb was last opened */
-	int shared;                 /* core.sharedRepository, lease_fs_shared_perm() */
+	int shared;                 /* core.sharedRepository, lease__fs_shared_perm() */
 	int lock_wait_ms;           /* ref lock wait of writes (set_lock_wait) */
 	lease_clock clock;          /* the store options' clock: a waiter's (wait_change) */
 	char errbuf[8192];
@@ -69,8 +69,8 @@ static int fail(local_transport *lt, int code, const char *what)
 	/* libgit2 ends some messages in ": " plus an OS reason that may be empty */
 	while (n && (e->message[n - 1] == ' ' || e->message[n - 1] == ':'))
 		n--;
-	lease_error_set(lt->errbuf, sizeof(lt->errbuf), "%s%s%.*s", what, n ? ": " : "", (int)n,
-	                n ? e->message : "");
+	lease__error_set(lt->errbuf, sizeof(lt->errbuf), "%s%s%.*s", what, n ? ": " : "", (int)n,
+	                 n ? e->message : "");
 	return code;
 }
 
@@ -113,13 +113,13 @@ static int write_error(local_transport *lt, int gerr, const char *what, const ch
 	if (gerr == GIT_ELOCKED || gerr == GIT_EINVALIDSPEC)
 		return map_git_error(lt, gerr, what);
 	common_path(lt, dir, sizeof(dir), rel);
-	if ((rc = lease_fs_probe_write(dir, why, sizeof(why))) < 0 && rc != LEASE_EINTERNAL &&
+	if ((rc = lease__fs_probe_write(dir, why, sizeof(why))) < 0 && rc != LEASE_EINTERNAL &&
 	    rc != LEASE_ENOMEM) {
 		const git_error *e = git_error_last();
 
-		lease_error_set(lt->errbuf, sizeof(lt->errbuf), "%s: %s%s%s", what, why,
-		                e && e->message ? "; libgit2: " : "",
-		                e && e->message ? e->message : "");
+		lease__error_set(lt->errbuf, sizeof(lt->errbuf), "%s: %s%s%s", what, why,
+		                 e && e->message ? "; libgit2: " : "",
+		                 e && e->message ? e->message : "");
 		return rc;
 	}
 	return map_git_error(lt, gerr, what);
@@ -163,7 +163,7 @@ static void share_object(local_transport *lt, const git_oid *id)
 		return;
 	git_oid_tostr(hex, sizeof(hex), id);
 	snprintf(rel, sizeof(rel), "objects/%.2s/%s", hex, hex + 2);
-	(void)lease_fs_adjust_shared_tree(lt->shared, git_repository_commondir(lt->repo), rel);
+	(void)lease__fs_adjust_shared_tree(lt->shared, git_repository_commondir(lt->repo), rel);
 }
 
 /* share_object for a ref: its loose file, its reflog, the directories. */
@@ -173,9 +173,9 @@ static void share_ref(local_transport *lt, const char *refname)
 
 	if (!lt->shared)
 		return;
-	(void)lease_fs_adjust_shared_tree(lt->shared, git_repository_commondir(lt->repo), refname);
+	(void)lease__fs_adjust_shared_tree(lt->shared, git_repository_commondir(lt->repo), refname);
 	snprintf(rel, sizeof(rel), "logs/%s", refname);
-	(void)lease_fs_adjust_shared_tree(lt->shared, git_repository_commondir(lt->repo), rel);
+	(void)lease__fs_adjust_shared_tree(lt->shared, git_repository_commondir(lt->repo), rel);
 }
 
 /* In a shared repository another member's write becomes readable when its
@@ -194,7 +194,7 @@ static int shared_not_yet(local_transport *lt, const char *rel, int *waited)
 	common_path(lt, path, sizeof(path), rel);
 	if (access(path, R_OK) == 0 || (errno != EACCES && errno != EPERM))
 		return 0;
-	lease_sleep_ms(2, LEASE_SLEEP_FULL);
+	lease__sleep_ms(2, LEASE_SLEEP_FULL);
 	*waited += 2;
 	return 1;
 }
@@ -205,7 +205,7 @@ static void backoff(local_transport *lt, int attempt)
 	int cap = 1 << (attempt < 4 ? attempt : 4);
 	long ms = 1 + (long)(rand_r(&lt->seed) % (unsigned)(cap * 2));
 
-	lease_sleep_ms(ms, LEASE_SLEEP_FULL);
+	lease__sleep_ms(ms, LEASE_SLEEP_FULL);
 }
 
 /* Read object @p id back after its write (a full disk has been seen to
@@ -233,11 +233,11 @@ static int read_back(local_transport *lt, const git_oid *id, const char *kind)
 	(void)unlink(path);
 	lt->have_empty_tree = 0;
 	common_path(lt, path, sizeof(path), "objects");
-	rc = lease_fs_probe_write(path, why, sizeof(why));
+	rc = lease__fs_probe_write(path, why, sizeof(why));
 	if (rc < 0 && rc != LEASE_EINTERNAL && rc != LEASE_ENOMEM) {
-		lease_error_set(lt->errbuf, sizeof(lt->errbuf),
-		                "the %s object %s did not read back after its write: %s", kind, hex,
-		                why);
+		lease__error_set(lt->errbuf, sizeof(lt->errbuf),
+		                 "the %s object %s did not read back after its write: %s", kind,
+		                 hex, why);
 		return rc;
 	}
 	return fail(lt, LEASE_EINTERNAL,
@@ -262,14 +262,14 @@ static int local_write_commit(lease_transport *t, lease_oid *out, const lease_oi
 		git_error_clear();
 		lt->errbuf[0] = '\0';
 		fresh_tree = !lt->have_empty_tree;
-		err = lease_git_write_commit(out, lt->repo, &lt->have_empty_tree, parent, message,
-		                             when, &what);
+		err = lease__git_write_commit(out, lt->repo, &lt->have_empty_tree, parent, message,
+		                              when, &what);
 		if (err < 0) {
 			lt->have_empty_tree = 0;
 			rc = write_error(lt, err, what, "objects");
 			/* another member's new objects/xx/ not adjusted yet (shared) */
 			if (rc == LEASE_EAUTH && lt->shared && attempt < 2) {
-				lease_sleep_ms(5, LEASE_SLEEP_FULL);
+				lease__sleep_ms(5, LEASE_SLEEP_FULL);
 				continue;
 			}
 			return rc;
@@ -283,7 +283,7 @@ static int local_write_commit(lease_transport *t, lease_oid *out, const lease_oi
 			}
 			share_object(lt, &tree);
 		}
-		lease_git_oid_to(&id, out);
+		lease__git_oid_to(&id, out);
 		if ((rc = read_back(lt, &id, "commit")) == 0)
 			share_object(lt, &id);
 		if (rc != LEASE_EINTERNAL)
@@ -330,10 +330,11 @@ static int df_conflict(local_transport *lt, const char *refname, char *other, si
 
 static int df_fail(local_transport *lt, const char *refname, const char *other)
 {
-	lease_error_set(lt->errbuf, sizeof(lt->errbuf),
-	                "%s cannot be written: %s exists (git keeps refs as files, so a ref cannot "
-	                "also be a directory of refs); rename or delete %s",
-	                refname, other, other);
+	lease__error_set(
+	        lt->errbuf, sizeof(lt->errbuf),
+	        "%s cannot be written: %s exists (git keeps refs as files, so a ref cannot "
+	        "also be a directory of refs); rename or delete %s",
+	        refname, other, other);
 	return LEASE_ECONFIG;
 }
 
@@ -347,7 +348,7 @@ static int symref_oid(lease_oid *out, const char *content, size_t len)
 
 	if ((err = git_odb_hash(&id, content, len, GIT_OBJECT_BLOB)) < 0)
 		return err;
-	lease_git_oid_from(out, &id);
+	lease__git_oid_from(out, &id);
 	return 0;
 }
 
@@ -450,8 +451,8 @@ static int replace_raw(local_transport *lt, const char *refname, const lease_oid
 
 	common_path(lt, path, sizeof(path), refname);
 	snprintf(lock, sizeof(lock), "%s.lock", path);
-	if ((rc = lease_fs_lock(&fd, git_repository_commondir(lt->repo), path, lt->lock_wait_ms,
-	                        lt->shared, lt->errbuf, sizeof(lt->errbuf))) < 0)
+	if ((rc = lease__fs_lock(&fd, git_repository_commondir(lt->repo), path, lt->lock_wait_ms,
+	                         lt->shared, lt->errbuf, sizeof(lt->errbuf))) < 0)
 		return rc == LEASE_ENOTFOUND ? fail(lt, LEASE_ECAS, "ref absent") : rc;
 	rc = LEASE_ECAS;
 	if (observe_file(lt, refname, &seen, NULL, 0) != RAW_NONE &&
@@ -474,10 +475,10 @@ static int replace_raw(local_transport *lt, const char *refname, const lease_oid
 			e = errno;
 		}
 		if (!ok) {
-			lease_error_set(lt->errbuf, sizeof(lt->errbuf), "cannot write %s: %s%s",
-			                path, strerror(e), lease_fs_errno_hint(e));
+			lease__error_set(lt->errbuf, sizeof(lt->errbuf), "cannot write %s: %s%s",
+			                 path, strerror(e), lease__fs_errno_hint(e));
 			unlink(lock);
-			return lease_fs_errno_class(e);
+			return lease__fs_errno_class(e);
 		}
 		share_ref(lt, refname);
 		return 0;
@@ -540,14 +541,14 @@ static int create_matching(local_transport *lt, const char *refname, const lease
 	git_reference *ref = NULL;
 	git_oid nid, cid;
 	lease_oid seen;
-	int64_t deadline = lease_mono_ms() + lt->lock_wait_ms;
+	int64_t deadline = lease__mono_ms() + lt->lock_wait_ms;
 	int attempt = 0, err;
 
 	git_error_clear();
 	lt->errbuf[0] = '\0';
 
-	lease_git_oid_to(&nid, new_oid);
-	lease_git_oid_to(&cid, current);
+	lease__git_oid_to(&nid, new_oid);
+	lease__git_oid_to(&cid, current);
 	for (;;) {
 		err = git_reference_create_matching(&ref, lt->repo, refname, &nid, 1, &cid, NULL);
 		git_reference_free(ref);
@@ -570,7 +571,7 @@ static int create_matching(local_transport *lt, const char *refname, const lease
 		 * the ref to replace is absent. */
 		if (err == GIT_ENOTFOUND && !lease_oid_is_zero(current))
 			return fail(lt, LEASE_ECAS, "ref absent");
-		if (err != GIT_ELOCKED || lease_mono_ms() >= deadline)
+		if (err != GIT_ELOCKED || lease__mono_ms() >= deadline)
 			break;
 		backoff(lt, attempt++);
 	}
@@ -610,8 +611,8 @@ static int local_delete_ref(lease_transport *t, const char *refname, const lease
 
 	git_error_clear();
 	lt->errbuf[0] = '\0';
-	return lease_fs_delete_ref(git_repository_commondir(lt->repo), refname, old_oid,
-	                           lt->lock_wait_ms, lt->shared, lt->errbuf, sizeof(lt->errbuf));
+	return lease__fs_delete_ref(git_repository_commondir(lt->repo), refname, old_oid,
+	                            lt->lock_wait_ms, lt->shared, lt->errbuf, sizeof(lt->errbuf));
 }
 
 static int local_read_commit(lease_transport *t, lease_commit *out, const lease_oid *oid)
@@ -623,7 +624,7 @@ static int local_read_commit(lease_transport *t, lease_commit *out, const lease_
 	git_error_clear();
 	lt->errbuf[0] = '\0';
 	refresh_odb(lt);
-	if ((err = lease_git_read_commit(out, lt->repo, oid, &what)) == 0)
+	if ((err = lease__git_read_commit(out, lt->repo, oid, &what)) == 0)
 		return 0;
 	lease_commit_clear(out);
 	return err == GIT_ENOTFOUND ? fail(lt, LEASE_ENOTFOUND, what)
@@ -684,10 +685,10 @@ static int read_ref_as(lease_transport *t, const char *refname, int *present, le
 		 * naming the file */
 		common_path(lt, path, sizeof(path), refname);
 		if (access(path, R_OK) < 0 && ((e = errno) == EACCES || e == EPERM)) {
-			lease_error_set(lt->errbuf, sizeof(lt->errbuf),
-			                "cannot read the ref file %s: %s (the store's files and "
-			                "directories must be readable by every user of the store)",
-			                path, strerror(e));
+			lease__error_set(lt->errbuf, sizeof(lt->errbuf),
+			                 "cannot read the ref file %s: %s (the store's files and "
+			                 "directories must be readable by every user of the store)",
+			                 path, strerror(e));
 			return LEASE_EAUTH;
 		}
 		return map_git_error(lt, err, "cannot read the ref");
@@ -699,7 +700,7 @@ static int read_ref_as(lease_transport *t, const char *refname, int *present, le
 		*has_commit = rc == 0;
 		return rc;
 	}
-	lease_git_oid_from(oid, git_reference_target(ref));
+	lease__git_oid_from(oid, git_reference_target(ref));
 	git_reference_free(ref);
 	if (!want_commit)
 		return 0;
@@ -756,13 +757,13 @@ static int scan_loose(local_transport *lt, lease_ref_list *out, const char *pref
 		e = errno;
 		if (e == ENOENT || e == ENOTDIR)
 			return 0;
-		lease_error_set(lt->errbuf, sizeof(lt->errbuf), "cannot list the refs in %s: %s%s",
-		                dir, strerror(e),
-		                e == EACCES || e == EPERM
-		                        ? " (the store's directories must be readable "
-		                          "by every user of the store)"
-		                        : "");
-		return lease_fs_errno_class(e);
+		lease__error_set(lt->errbuf, sizeof(lt->errbuf), "cannot list the refs in %s: %s%s",
+		                 dir, strerror(e),
+		                 e == EACCES || e == EPERM
+		                         ? " (the store's directories must be readable "
+		                           "by every user of the store)"
+		                         : "");
+		return lease__fs_errno_class(e);
 	}
 	while (rc == 0 && (de = readdir(d)) != NULL) {
 		size_t n = strlen(de->d_name);
@@ -800,7 +801,7 @@ static int scan_loose(local_transport *lt, lease_ref_list *out, const char *pref
 		       gerr != GIT_ENOTFOUND && shared_not_yet(lt, name, &waited))
 			;
 		if (gerr == 0) {
-			lease_git_oid_from(&oid, &gid);
+			lease__git_oid_from(&oid, &gid);
 			if ((rc = lease_ref_list_push(out, name, &oid)) < 0)
 				break;
 			continue;
@@ -885,7 +886,7 @@ static int local_list_refs(lease_transport *t, lease_ref_list *out, const char *
 			if (git_reference_resolve(&resolved, ref) == 0) {
 				lease_oid oid;
 
-				lease_git_oid_from(&oid, git_reference_target(resolved));
+				lease__git_oid_from(&oid, git_reference_target(resolved));
 				rc = lease_ref_list_push(out, name, &oid);
 				git_reference_free(resolved);
 			}
@@ -910,8 +911,8 @@ static int local_list_refs(lease_transport *t, lease_ref_list *out, const char *
 static int local_list_ref_locks(lease_transport *t, lease_ref_lock_list *out, const char *prefix)
 {
 	L(t)->errbuf[0] = '\0';
-	return lease_fs_list_ref_locks(out, git_repository_commondir(L(t)->repo), prefix,
-	                               L(t)->errbuf, sizeof(L(t)->errbuf));
+	return lease__fs_list_ref_locks(out, git_repository_commondir(L(t)->repo), prefix,
+	                                L(t)->errbuf, sizeof(L(t)->errbuf));
 }
 
 static int local_remove_ref_lock(lease_transport *t, const lease_ref_lock *lk, int64_t min_age_s,
@@ -920,8 +921,8 @@ static int local_remove_ref_lock(lease_transport *t, const lease_ref_lock *lk, i
 	local_transport *lt = L(t);
 
 	lt->errbuf[0] = '\0';
-	return lease_fs_remove_ref_lock(git_repository_commondir(lt->repo), lt->lockpath, lk,
-	                                min_age_s, now, lt->errbuf, sizeof(lt->errbuf));
+	return lease__fs_remove_ref_lock(git_repository_commondir(lt->repo), lt->lockpath, lk,
+	                                 min_age_s, now, lt->errbuf, sizeof(lt->errbuf));
 }
 
 /* wait_change (lib/store/local_watch.c): the ref's oid, no object read. */
@@ -932,16 +933,16 @@ static int local_probe(lease_transport *t, const char *refname, lease_probe *p)
 
 	p->present = err == 0;
 	if (err == 0)
-		lease_git_oid_from(&p->oid, &id);
+		lease__git_oid_from(&p->oid, &id);
 	return err == 0 || err == GIT_ENOTFOUND ? 0 : LEASE_ENET;
 }
 
 static int local_wait_change(lease_transport *t, const char *refname, int known_present,
                              const lease_oid *known_oid, int timeout_ms)
 {
-	return lease_fs_wait_ref_change(t, &L(t)->clock, local_probe,
-	                                git_repository_commondir(L(t)->repo), refname,
-	                                known_present, known_oid, timeout_ms);
+	return lease__fs_wait_ref_change(t, &L(t)->clock, local_probe,
+	                                 git_repository_commondir(L(t)->repo), refname,
+	                                 known_present, known_oid, timeout_ms);
 }
 
 /* scan_commits (transport.h, version 2): every object of the store, loose
@@ -1072,7 +1073,7 @@ static int open_error(char *err, size_t errlen, int gerr, const char *named)
 	struct stat sb;
 
 	if (named && unreadable_repo(path, what, sizeof(what))) {
-		lease_error_set(
+		lease__error_set(
 		        err, errlen,
 		        "the repository at '%s' exists but this user (uid %lu) may not read it: "
 		        "%s: %s (a shared store needs group read and search permission on its "
@@ -1083,7 +1084,7 @@ static int open_error(char *err, size_t errlen, int gerr, const char *named)
 
 	if ((gerr == GIT_EOWNER || strstr(m, "safe.directory") || strstr(m, "not owned")) &&
 	    stat(path, &sb) == 0) {
-		lease_error_set(
+		lease__error_set(
 		        err, errlen,
 		        "the repository at '%s' is owned by another user (uid %lu, this process "
 		        "runs as uid %lu): git and libgit2 refuse it unless it is trusted; if "
@@ -1092,12 +1093,12 @@ static int open_error(char *err, size_t errlen, int gerr, const char *named)
 		return LEASE_ECONFIG;
 	}
 	if (!named)
-		lease_error_set(
+		lease__error_set(
 		        err, errlen,
 		        "no git repository here (the current directory or one above it); pass "
 		        "--store local:PATH, github:OWNER/REPO or remote:URL");
 	else
-		lease_error_set(
+		lease__error_set(
 		        err, errlen,
 		        "no git repository at '%s' (local:PATH must name the repository "
 		        "itself: a bare repository, or a working tree's top directory or its "
@@ -1106,7 +1107,7 @@ static int open_error(char *err, size_t errlen, int gerr, const char *named)
 	return LEASE_ECONFIG;
 }
 
-/* core.sharedRepository of @p repo, parsed (lease_fs_shared_perm); 0 when unset. */
+/* core.sharedRepository of @p repo, parsed (lease__fs_shared_perm); 0 when unset. */
 static int shared_setting(git_repository *repo)
 {
 	git_config *cfg = NULL;
@@ -1115,7 +1116,7 @@ static int shared_setting(git_repository *repo)
 
 	if (git_repository_config_snapshot(&cfg, repo) == 0 &&
 	    git_config_get_string_buf(&v, cfg, "core.sharedRepository") == 0)
-		shared = lease_fs_shared_perm(v.ptr);
+		shared = lease__fs_shared_perm(v.ptr);
 	git_buf_dispose(&v);
 	git_config_free(cfg);
 	git_error_clear();
@@ -1145,7 +1146,7 @@ static int locked_target(local_transport *lt, const char *refname, int *present,
 	if (err < 0)
 		return map_git_error(lt, err, "cannot read a member of the set under its lock");
 	*present = 1;
-	lease_git_oid_from(oid, &id);
+	lease__git_oid_from(oid, &id);
 	return 0;
 }
 
@@ -1181,7 +1182,7 @@ static int write_lock_file(int fd, const lease_oid *oid)
 }
 
 /* cas_many (reflease/sys/transport.h version 3): git's ref locks
- * ("<ref>.lock", the ones libgit2 and git take, lease_fs_lock) for the whole
+ * ("<ref>.lock", the ones libgit2 and git take, lease__fs_lock) for the whole
  * set, in sorted name order so that two set writers never wait for each
  * other in a cycle; every compare under all the locks; then each lock file
  * written and renamed into place. Any failure before the first rename
@@ -1213,8 +1214,8 @@ static int local_cas_many(lease_transport *t, const lease_ref_update *u, size_t 
 			rc = fail(lt, LEASE_EINVALID, "a ref named twice in one set write");
 			goto unlock;
 		}
-		rc = lease_fs_lock(&fd[i], cd, path[i], lt->lock_wait_ms, lt->shared, lt->errbuf,
-		                   sizeof(lt->errbuf));
+		rc = lease__fs_lock(&fd[i], cd, path[i], lt->lock_wait_ms, lt->shared, lt->errbuf,
+		                    sizeof(lt->errbuf));
 		if (rc == LEASE_ENOTFOUND && df_conflict(lt, u[i].refname, other, sizeof(other)))
 			rc = df_fail(lt, u[i].refname, other);
 		if (rc < 0)
@@ -1228,8 +1229,8 @@ static int local_cas_many(lease_transport *t, const lease_ref_update *u, size_t 
 		if (lease_oid_is_zero(&u[i].old_oid)
 		            ? present
 		            : !present || !lease_oid_equal(&cur, &u[i].old_oid)) {
-			lease_error_set(lt->errbuf, sizeof(lt->errbuf), "%s %s", u[i].refname,
-			                present ? "holds another oid" : "is absent");
+			lease__error_set(lt->errbuf, sizeof(lt->errbuf), "%s %s", u[i].refname,
+			                 present ? "holds another oid" : "is absent");
 			rc = LEASE_ECAS;
 			goto unlock;
 		}
@@ -1243,10 +1244,10 @@ static int local_cas_many(lease_transport *t, const lease_ref_update *u, size_t 
 		e = write_lock_file(fd[i], &u[i].new_oid);
 		fd[i] = -1;
 		if (e) {
-			lease_error_set(lt->errbuf, sizeof(lt->errbuf),
-			                "cannot write %s.lock: %s%s", path[i], strerror(e),
-			                lease_fs_errno_hint(e));
-			rc = lease_fs_errno_class(e);
+			lease__error_set(lt->errbuf, sizeof(lt->errbuf),
+			                 "cannot write %s.lock: %s%s", path[i], strerror(e),
+			                 lease__fs_errno_hint(e));
+			rc = lease__fs_errno_class(e);
 			goto unlock;
 		}
 	}
@@ -1257,11 +1258,11 @@ static int local_cas_many(lease_transport *t, const lease_ref_update *u, size_t 
 			e = errno;
 			/* Only a failing file system stops here: the members
 			 * renamed show, the primitive's re-read reports it. */
-			lease_error_set(
+			lease__error_set(
 			        lt->errbuf, sizeof(lt->errbuf),
 			        "cannot rename %s into place after %zu of %zu members: %s%s", lock,
-			        renamed, n, strerror(e), lease_fs_errno_hint(e));
-			rc = lease_fs_errno_class(e);
+			        renamed, n, strerror(e), lease__fs_errno_hint(e));
+			rc = lease__fs_errno_class(e);
 			goto unlock;
 		}
 		share_ref(lt, u[i].refname);
@@ -1303,8 +1304,8 @@ static const lease_transport local_vtable = {
         .cas_many = local_cas_many,
 };
 
-int lease_local_transport_new(lease_transport **out, const char *path,
-                              const lease_store_options *opts, char *err, size_t errlen)
+int lease__local_transport_new(lease_transport **out, const char *path,
+                               const lease_store_options *opts, char *err, size_t errlen)
 {
 	local_transport *lt;
 	const char *common;
@@ -1312,8 +1313,8 @@ int lease_local_transport_new(lease_transport **out, const char *path,
 
 	*out = NULL;
 	if ((rc = lease_global_init()) < 0) {
-		lease_error_set(err, errlen, "cannot initialise libgit2 and libcurl for '%s'%s%s",
-		                path, lease_git_sep(), lease_git_msg());
+		lease__error_set(err, errlen, "cannot initialise libgit2 and libcurl for '%s'%s%s",
+		                 path, lease__git_sep(), lease__git_msg());
 		return rc;
 	}
 	if (!(lt = calloc(1, sizeof(*lt))))
@@ -1330,13 +1331,13 @@ int lease_local_transport_new(lease_transport **out, const char *path,
 	n = snprintf(lt->lockpath, sizeof(lt->lockpath), "%s%s%s", common,
 	             common[0] && common[strlen(common) - 1] == '/' ? "" : "/", DELETE_LOCK);
 	if (n < 0 || (size_t)n >= sizeof(lt->lockpath)) {
-		lease_error_set(err, errlen, "repository path too long: '%s'%s%s", path,
-		                lease_git_sep(), lease_git_msg());
+		lease__error_set(err, errlen, "repository path too long: '%s'%s%s", path,
+		                 lease__git_sep(), lease__git_msg());
 		git_repository_free(lt->repo);
 		free(lt);
 		return LEASE_ECONFIG;
 	}
-	lt->seed = (unsigned int)getpid() ^ (unsigned int)lease_mono_ms();
+	lt->seed = (unsigned int)getpid() ^ (unsigned int)lease__mono_ms();
 	lt->shared = shared_setting(lt->repo);
 	lt->lock_wait_ms = LOCK_RETRY_MS;
 	if (opts)
@@ -1364,7 +1365,7 @@ static int configure(git_repository *repo)
 	snprintf(path, sizeof(path), "%s%sconfig", common,
 	         common[0] && common[strlen(common) - 1] == '/' ? "" : "/");
 	if (gerr == 0)
-		(void)lease_fs_adjust_shared_perm(shared_setting(repo), path);
+		(void)lease__fs_adjust_shared_perm(shared_setting(repo), path);
 	return gerr;
 }
 
@@ -1399,8 +1400,8 @@ int lease_store_init_local(const char *path, int *created, char *err, size_t err
 		created = &created_here;
 	*created = 0;
 	if ((rc = lease_global_init()) < 0) {
-		lease_error_set(err, errlen, "cannot initialise libgit2 and libcurl for '%s'%s%s",
-		                path, lease_git_sep(), lease_git_msg());
+		lease__error_set(err, errlen, "cannot initialise libgit2 and libcurl for '%s'%s%s",
+		                 path, lease__git_sep(), lease__git_msg());
 		return rc;
 	}
 	if ((gerr = git_repository_open_ext(&repo, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) <
@@ -1417,7 +1418,7 @@ int lease_store_init_local(const char *path, int *created, char *err, size_t err
 		 * working tree): looked up from PATH's nearest existing ancestor. */
 		git_error_clear();
 		if (discover_above(&found, path) == 0) {
-			lease_error_set(
+			lease__error_set(
 			        err, errlen,
 			        "'%s' is inside the git repository at '%s': name that repository "
 			        "itself, or a directory outside it",
@@ -1429,21 +1430,22 @@ int lease_store_init_local(const char *path, int *created, char *err, size_t err
 		if ((gerr = git_repository_init(&repo, path, 1)) < 0) {
 			int e = errno;
 
-			lease_error_set(err, errlen, "cannot create a bare repository at '%s'%s%s",
-			                path, lease_git_sep(), lease_git_msg());
-			return lease_fs_errno_class(e) == LEASE_EINTERNAL ? LEASE_ECONFIG
-			                                                  : lease_fs_errno_class(e);
+			lease__error_set(err, errlen, "cannot create a bare repository at '%s'%s%s",
+			                 path, lease__git_sep(), lease__git_msg());
+			return lease__fs_errno_class(e) == LEASE_EINTERNAL
+			               ? LEASE_ECONFIG
+			               : lease__fs_errno_class(e);
 		}
 		*created = 1;
 	}
 	if ((gerr = configure(repo)) < 0) {
 		int e = errno;
 
-		lease_error_set(err, errlen, "cannot configure the repository at '%s'%s%s", path,
-		                lease_git_sep(), lease_git_msg());
+		lease__error_set(err, errlen, "cannot configure the repository at '%s'%s%s", path,
+		                 lease__git_sep(), lease__git_msg());
 		git_repository_free(repo);
-		return lease_fs_errno_class(e) == LEASE_EINTERNAL ? LEASE_EINTERNAL
-		                                                  : lease_fs_errno_class(e);
+		return lease__fs_errno_class(e) == LEASE_EINTERNAL ? LEASE_EINTERNAL
+		                                                   : lease__fs_errno_class(e);
 	}
 	git_repository_free(repo);
 	return 0;

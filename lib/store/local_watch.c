@@ -64,13 +64,13 @@ static void drain(int fd)
 		;
 }
 
-int lease_fs_wait_ref_change(lease_transport *t, const lease_clock *clk, lease_probe_fn probe,
-                             const char *commondir, const char *refname, int known_present,
-                             const lease_oid *known_oid, int timeout_ms)
+int lease__fs_wait_ref_change(lease_transport *t, const lease_clock *clk, lease_probe_fn probe,
+                              const char *commondir, const char *refname, int known_present,
+                              const lease_oid *known_oid, int timeout_ms)
 {
-	int64_t end = lease_env_mono_ms(clk) + (timeout_ms > 0 ? timeout_ms : 0);
+	int64_t end = lease__env_mono_ms(clk) + (timeout_ms > 0 ? timeout_ms : 0);
 	/* an injected sleep (virtual time) cannot be a poll(2) timeout: probe */
-	int fd = lease_env_sleep_injected(clk) ? -1 : inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	int fd = lease__env_sleep_injected(clk) ? -1 : inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	int rc = 0;
 
 	if (fd >= 0 && add_watches(fd, commondir, refname) == 0) {
@@ -87,12 +87,12 @@ int lease_fs_wait_ref_change(lease_transport *t, const lease_clock *clk, lease_p
 			rc = 1;
 			break;
 		}
-		if ((left = end - lease_env_mono_ms(clk)) <= 0)
+		if ((left = end - lease__env_mono_ms(clk)) <= 0)
 			break;
 		if (left > LEASE_WATCH_CAP_MS)
 			left = LEASE_WATCH_CAP_MS;
 		if (fd < 0) {
-			if (lease_env_sleep_ms(clk, left, LEASE_SLEEP_INTERRUPTIBLE) < 0) {
+			if (lease__env_sleep_ms(clk, left, LEASE_SLEEP_INTERRUPTIBLE) < 0) {
 				rc = 1; /* a signal: let the caller look at it */
 				break;
 			}

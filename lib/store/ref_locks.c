@@ -42,8 +42,8 @@ static int join(char *out, size_t outlen, const char *dir, const char *rel)
 	return w < 0 || (size_t)w >= outlen ? LEASE_ENOMEM : 0;
 }
 
-int lease_fs_list_ref_locks(lease_ref_lock_list *out, const char *commondir, const char *prefix,
-                            char *err, size_t errlen)
+int lease__fs_list_ref_locks(lease_ref_lock_list *out, const char *commondir, const char *prefix,
+                             char *err, size_t errlen)
 {
 	char dirpath[4096], path[4096 + 256], refname[1024];
 	lease_ref_lock *items = NULL, *grown;
@@ -61,13 +61,13 @@ int lease_fs_list_ref_locks(lease_ref_lock_list *out, const char *commondir, con
 
 		if (e == ENOENT || e == ENOTDIR)
 			return 0;
-		lease_error_set(err, errlen, "cannot list the ref lock files in %s: %s%s", dirpath,
-		                strerror(e),
-		                e == EACCES || e == EPERM
-		                        ? " (the store's directories must be readable "
-		                          "by every user of the store)"
-		                        : "");
-		return lease_fs_errno_class(e);
+		lease__error_set(err, errlen, "cannot list the ref lock files in %s: %s%s", dirpath,
+		                 strerror(e),
+		                 e == EACCES || e == EPERM
+		                         ? " (the store's directories must be readable "
+		                           "by every user of the store)"
+		                         : "");
+		return lease__fs_errno_class(e);
 	}
 	while ((de = readdir(d)) != NULL) {
 		size_t n = strlen(de->d_name);
@@ -117,25 +117,25 @@ static int remove_checked(const char *path, const lease_ref_lock *lk, int64_t mi
 	struct stat sb;
 
 	if (lstat(path, &sb) < 0) {
-		lease_error_set(err, errlen, "%s: %s", path, strerror(errno));
+		lease__error_set(err, errlen, "%s: %s", path, strerror(errno));
 		return errno == ENOENT ? LEASE_ENOTFOUND : LEASE_EINTERNAL;
 	}
 	if ((uint64_t)sb.st_dev != lk->dev || (uint64_t)sb.st_ino != lk->ino ||
 	    now - (int64_t)sb.st_mtime < min_age_s) {
-		lease_error_set(err, errlen, "%s changed or is younger than %llds: kept", path,
-		                (long long)min_age_s);
+		lease__error_set(err, errlen, "%s changed or is younger than %llds: kept", path,
+		                 (long long)min_age_s);
 		return LEASE_ECAS;
 	}
 	if (unlink(path) < 0) {
-		lease_error_set(err, errlen, "cannot remove %s: %s", path, strerror(errno));
+		lease__error_set(err, errlen, "cannot remove %s: %s", path, strerror(errno));
 		return errno == ENOENT ? LEASE_ENOTFOUND : LEASE_EINTERNAL;
 	}
 	return 0;
 }
 
-int lease_fs_remove_ref_lock(const char *commondir, const char *store_lock,
-                             const lease_ref_lock *lk, int64_t min_age_s, int64_t now, char *err,
-                             size_t errlen)
+int lease__fs_remove_ref_lock(const char *commondir, const char *store_lock,
+                              const lease_ref_lock *lk, int64_t min_age_s, int64_t now, char *err,
+                              size_t errlen)
 {
 	char path[4096];
 	long waited = 0;
@@ -153,19 +153,19 @@ int lease_fs_remove_ref_lock(const char *commondir, const char *store_lock,
 	while ((fd = open(store_lock, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0) {
 		if (errno != EEXIST || waited >= STORE_LOCK_WAIT_MS) {
 			int e = errno;
-			lease_error_set(err, errlen, "cannot take the store lock %s: %s",
-			                store_lock,
-			                e == EEXIST ? "held by another reaper" : strerror(e));
-			return e == EEXIST ? LEASE_ELOCKED : lease_fs_errno_class(e);
+			lease__error_set(err, errlen, "cannot take the store lock %s: %s",
+			                 store_lock,
+			                 e == EEXIST ? "held by another reaper" : strerror(e));
+			return e == EEXIST ? LEASE_ELOCKED : lease__fs_errno_class(e);
 		}
-		lease_sleep_ms(20, LEASE_SLEEP_FULL);
+		lease__sleep_ms(20, LEASE_SLEEP_FULL);
 		waited += 20;
 	}
 	close(fd);
 	rc = remove_checked(path, lk, min_age_s, now, err, errlen);
 	if (unlink(store_lock) < 0 && rc == 0) {
-		lease_error_set(err, errlen, "cannot remove the store lock %s: %s", store_lock,
-		                strerror(errno));
+		lease__error_set(err, errlen, "cannot remove the store lock %s: %s", store_lock,
+		                 strerror(errno));
 		rc = LEASE_EINTERNAL;
 	}
 	return rc;
@@ -180,7 +180,7 @@ int lease_fs_remove_ref_lock(const char *commondir, const char *store_lock,
  * packed-refs.lock and writes that copy back: a `git pack-refs` that
  * finished in between is undone. Only the order below is used here. */
 
-int lease_fs_errno_class(int e)
+int lease__fs_errno_class(int e)
 {
 	switch (e) {
 	case EACCES:
@@ -195,7 +195,7 @@ int lease_fs_errno_class(int e)
 	}
 }
 
-const char *lease_fs_errno_hint(int e)
+const char *lease__fs_errno_hint(int e)
 {
 	switch (e) {
 	case EACCES:
@@ -210,7 +210,7 @@ const char *lease_fs_errno_hint(int e)
 	}
 }
 
-int lease_fs_shared_perm(const char *value)
+int lease__fs_shared_perm(const char *value)
 {
 	static const char *const yes[] = {"true", "yes", "on"};
 	char *end;
@@ -260,7 +260,7 @@ static mode_t shared_mode(int shared, mode_t old)
 	return m;
 }
 
-int lease_fs_adjust_shared_perm(int shared, const char *path)
+int lease__fs_adjust_shared_perm(int shared, const char *path)
 {
 	struct stat sb;
 	mode_t m;
@@ -269,11 +269,11 @@ int lease_fs_adjust_shared_perm(int shared, const char *path)
 		return 0;
 	m = shared_mode(shared, sb.st_mode);
 	if (((sb.st_mode ^ m) & ~(mode_t)S_IFMT) && chmod(path, m & ~(mode_t)S_IFMT) < 0)
-		return lease_fs_errno_class(errno);
+		return lease__fs_errno_class(errno);
 	return 0;
 }
 
-int lease_fs_adjust_shared_tree(int shared, const char *commondir, const char *rel)
+int lease__fs_adjust_shared_tree(int shared, const char *commondir, const char *rel)
 {
 	char path[4096];
 	size_t base;
@@ -287,11 +287,11 @@ int lease_fs_adjust_shared_tree(int shared, const char *commondir, const char *r
 	base = strlen(path) - strlen(rel);
 	for (p = path + base; (p = strchr(p, '/')) != NULL; p++) {
 		*p = '\0';
-		if ((r = lease_fs_adjust_shared_perm(shared, path)) < 0 && rc == 0)
+		if ((r = lease__fs_adjust_shared_perm(shared, path)) < 0 && rc == 0)
 			rc = r;
 		*p = '/';
 	}
-	if ((r = lease_fs_adjust_shared_perm(shared, path)) < 0 && rc == 0)
+	if ((r = lease__fs_adjust_shared_perm(shared, path)) < 0 && rc == 0)
 		rc = r;
 	return rc;
 }
@@ -311,13 +311,13 @@ static void mkparents(const char *base, const char *path, int shared)
 		*p = '\0';
 		if (mkdir(buf, 0777) < 0 && errno != EEXIST)
 			return;
-		(void)lease_fs_adjust_shared_perm(shared, buf);
+		(void)lease__fs_adjust_shared_perm(shared, buf);
 		*p = '/';
 	}
 }
 
-int lease_fs_lock(int *fd, const char *commondir, const char *path, int wait_ms, int shared,
-                  char *err, size_t errlen)
+int lease__fs_lock(int *fd, const char *commondir, const char *path, int wait_ms, int shared,
+                   char *err, size_t errlen)
 {
 	static _Thread_local unsigned int seed; /* jitter, per thread */
 	char lock[4096 + 8];
@@ -330,7 +330,7 @@ int lease_fs_lock(int *fd, const char *commondir, const char *path, int wait_ms,
 	for (;;) {
 		*fd = open(lock, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 		if (*fd >= 0) {
-			(void)lease_fs_adjust_shared_perm(shared, lock);
+			(void)lease__fs_adjust_shared_perm(shared, lock);
 			return 0;
 		}
 		if (errno == ENOENT && made < 3) {
@@ -340,18 +340,18 @@ int lease_fs_lock(int *fd, const char *commondir, const char *path, int wait_ms,
 			continue;
 		}
 		if (errno == ENOTDIR) {
-			lease_error_set(err, errlen,
-			                "cannot create %s: a parent path is a file (a ref)", lock);
+			lease__error_set(err, errlen,
+			                 "cannot create %s: a parent path is a file (a ref)", lock);
 			return LEASE_ENOTFOUND;
 		}
 		if (errno != EEXIST) {
 			int e = errno;
-			lease_error_set(err, errlen, "cannot create %s: %s%s", lock, strerror(e),
-			                lease_fs_errno_hint(e));
-			return lease_fs_errno_class(e);
+			lease__error_set(err, errlen, "cannot create %s: %s%s", lock, strerror(e),
+			                 lease__fs_errno_hint(e));
+			return lease__fs_errno_class(e);
 		}
 		if (waited >= wait_ms) {
-			lease_error_set(
+			lease__error_set(
 			        err, errlen,
 			        "lock %s held by another writer for %ld ms (a crashed writer's "
 			        "stale lock? reconcile --reap removes one older than 60 s)",
@@ -360,7 +360,7 @@ int lease_fs_lock(int *fd, const char *commondir, const char *path, int wait_ms,
 		}
 		if (!seed)
 			seed = (unsigned int)getpid() ^ (unsigned int)time(NULL);
-		lease_sleep_ms(5 + (long)(rand_r(&seed) % 20), LEASE_SLEEP_FULL);
+		lease__sleep_ms(5 + (long)(rand_r(&seed) % 20), LEASE_SLEEP_FULL);
 		waited += 15;
 	}
 }
@@ -379,7 +379,7 @@ static int slurp(char **out, size_t *len, const char *path)
 	*len = 0;
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return errno == ENOENT || errno == ENOTDIR ? LEASE_ENOTFOUND
-		                                           : lease_fs_errno_class(errno);
+		                                           : lease__fs_errno_class(errno);
 	if (fstat(fd, &sb) < 0 || S_ISDIR(sb.st_mode)) {
 		close(fd);
 		return LEASE_ENOTFOUND;
@@ -462,8 +462,8 @@ static void fsync_dir_of(const char *path)
 	}
 }
 
-int lease_fs_delete_ref(const char *commondir, const char *refname, const lease_oid *old_oid,
-                        int wait_ms, int shared, char *err, size_t errlen)
+int lease__fs_delete_ref(const char *commondir, const char *refname, const lease_oid *old_oid,
+                         int wait_ms, int shared, char *err, size_t errlen)
 {
 	char loose[4096], lockp[4096 + 8], packed[4096], plock[4096 + 8], logp[4096];
 	char *ltext = NULL, *ptext = NULL;
@@ -481,14 +481,14 @@ int lease_fs_delete_ref(const char *commondir, const char *refname, const lease_
 	snprintf(plock, sizeof(plock), "%s.lock", packed);
 	snprintf(logp + strlen(logp), sizeof(logp) - strlen(logp), "/%s", refname);
 
-	if ((rc = lease_fs_lock(&lfd, commondir, loose, wait_ms, shared, err, errlen)) < 0) {
+	if ((rc = lease__fs_lock(&lfd, commondir, loose, wait_ms, shared, err, errlen)) < 0) {
 		if (rc == LEASE_ENOTFOUND) {
-			lease_error_set(err, errlen, "ref absent");
+			lease__error_set(err, errlen, "ref absent");
 			rc = LEASE_ECAS;
 		}
 		return rc;
 	}
-	if ((rc = lease_fs_lock(&pfd, commondir, packed, wait_ms, shared, err, errlen)) < 0)
+	if ((rc = lease__fs_lock(&pfd, commondir, packed, wait_ms, shared, err, errlen)) < 0)
 		goto out;
 	/* Both locks held: read the loose file and packed-refs now. */
 	rc = slurp(&ltext, &llen, loose);
@@ -497,36 +497,36 @@ int lease_fs_delete_ref(const char *commondir, const char *refname, const lease_
 
 		loose_present = 1;
 		if (strncmp(ltext, "ref:", 4) == 0) {
-			lease_error_set(err, errlen, "%s is a symbolic ref", refname);
+			lease__error_set(err, errlen, "%s is a symbolic ref", refname);
 			rc = LEASE_ECAS;
 			goto out;
 		}
 		memcpy(hex, ltext, llen < LEASE_OID_HEXSZ ? llen : LEASE_OID_HEXSZ);
 		hex[llen < LEASE_OID_HEXSZ ? llen : LEASE_OID_HEXSZ] = '\0';
 		if (lease_oid_fromhex(&cur, hex) < 0) {
-			lease_error_set(err, errlen, "%s: not a ref file", loose);
+			lease__error_set(err, errlen, "%s: not a ref file", loose);
 			rc = LEASE_ECAS;
 			goto out;
 		}
 	} else if (rc != LEASE_ENOTFOUND) {
-		lease_error_set(err, errlen, "cannot read %s: %s", loose, strerror(errno));
+		lease__error_set(err, errlen, "cannot read %s: %s", loose, strerror(errno));
 		goto out;
 	}
 	rc = slurp(&ptext, &plen, packed);
 	if (rc < 0 && rc != LEASE_ENOTFOUND) {
-		lease_error_set(err, errlen, "cannot read %s: %s", packed, strerror(errno));
+		lease__error_set(err, errlen, "cannot read %s: %s", packed, strerror(errno));
 		goto out;
 	}
 	in_packed = ptext && packed_find(ptext, plen, refname, &poid, &pb, &pe);
 	if (!loose_present && in_packed)
 		cur = poid;
 	if (!loose_present && !in_packed) {
-		lease_error_set(err, errlen, "ref absent");
+		lease__error_set(err, errlen, "ref absent");
 		rc = LEASE_ECAS;
 		goto out;
 	}
 	if (!lease_oid_equal(&cur, old_oid)) {
-		lease_error_set(err, errlen, "ref changed");
+		lease__error_set(err, errlen, "ref changed");
 		rc = LEASE_ECAS;
 		goto out;
 	}
@@ -536,28 +536,28 @@ int lease_fs_delete_ref(const char *commondir, const char *refname, const lease_
 		if (write_all(pfd, ptext, pb) < 0 || write_all(pfd, ptext + pe, plen - pe) < 0 ||
 		    fsync(pfd) < 0) {
 			int e = errno;
-			lease_error_set(err, errlen, "cannot write %s: %s%s", plock, strerror(e),
-			                lease_fs_errno_hint(e));
-			rc = lease_fs_errno_class(e);
+			lease__error_set(err, errlen, "cannot write %s: %s%s", plock, strerror(e),
+			                 lease__fs_errno_hint(e));
+			rc = lease__fs_errno_class(e);
 			goto out;
 		}
 		close(pfd);
 		pfd = -1;
 		if (rename(plock, packed) < 0) {
 			int e = errno;
-			lease_error_set(err, errlen, "cannot rename %s: %s%s", plock, strerror(e),
-			                lease_fs_errno_hint(e));
+			lease__error_set(err, errlen, "cannot rename %s: %s%s", plock, strerror(e),
+			                 lease__fs_errno_hint(e));
 			unlink(plock);
-			rc = lease_fs_errno_class(e);
+			rc = lease__fs_errno_class(e);
 			goto out;
 		}
 		fsync_dir_of(packed);
 	}
 	if (loose_present && unlink(loose) < 0) {
 		int e = errno;
-		lease_error_set(err, errlen, "cannot remove %s: %s%s", loose, strerror(e),
-		                lease_fs_errno_hint(e));
-		rc = lease_fs_errno_class(e);
+		lease__error_set(err, errlen, "cannot remove %s: %s%s", loose, strerror(e),
+		                 lease__fs_errno_hint(e));
+		rc = lease__fs_errno_class(e);
 		goto out;
 	}
 	(void)unlink(logp);
@@ -576,7 +576,7 @@ out:
 	return rc;
 }
 
-int lease_fs_probe_write(const char *dir, char *err, size_t errlen)
+int lease__fs_probe_write(const char *dir, char *err, size_t errlen)
 {
 	char path[4096], block[4096];
 	int fd, e, w;
@@ -587,17 +587,17 @@ int lease_fs_probe_write(const char *dir, char *err, size_t errlen)
 	memset(block, 0, sizeof(block));
 	if ((fd = mkstemp(path)) < 0) {
 		e = errno;
-		lease_error_set(err, errlen, "cannot write in %s: %s%s", dir, strerror(e),
-		                lease_fs_errno_hint(e));
-		return lease_fs_errno_class(e);
+		lease__error_set(err, errlen, "cannot write in %s: %s%s", dir, strerror(e),
+		                 lease__fs_errno_hint(e));
+		return lease__fs_errno_class(e);
 	}
 	e = write_all(fd, block, sizeof(block)) < 0 || fsync(fd) < 0 ? errno : 0;
 	close(fd);
 	unlink(path);
 	if (e) {
-		lease_error_set(err, errlen, "cannot write in %s: %s%s", dir, strerror(e),
-		                lease_fs_errno_hint(e));
-		return lease_fs_errno_class(e);
+		lease__error_set(err, errlen, "cannot write in %s: %s%s", dir, strerror(e),
+		                 lease__fs_errno_hint(e));
+		return lease__fs_errno_class(e);
 	}
 	return 0;
 }

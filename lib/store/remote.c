@@ -71,7 +71,7 @@ typedef struct remote_transport {
 	char *token;        /* the store options' git_token, wiped on free */
 	int have_empty_tree;
 	lease_probe poll;       /* a waiter's last ls-remote (wait_change) */
-	int64_t op_deadline_ms; /* lease_mono_ms(): the running operation's end, 0 = none */
+	int64_t op_deadline_ms; /* lease__mono_ms(): the running operation's end, 0 = none */
 	lease_clock clock;      /* the store options' clock: a waiter's polls */
 	lease_log_fn log;       /* the store options' logger */
 	void *log_payload;
@@ -105,8 +105,8 @@ static int fail(remote_transport *rt, int code, const char *what)
 {
 	const git_error *e = git_error_last();
 
-	lease_error_set(rt->errbuf, sizeof(rt->errbuf), "%s%s%s", what, e && e->message ? ": " : "",
-	                e && e->message ? e->message : "");
+	lease__error_set(rt->errbuf, sizeof(rt->errbuf), "%s%s%s", what,
+	                 e && e->message ? ": " : "", e && e->message ? e->message : "");
 	return code;
 }
 
@@ -177,7 +177,7 @@ static void url_host(char *out, size_t outlen, const char *url)
 	out[n] = '\0';
 }
 
-int lease_remote_token_allowed(const char *url)
+int lease__remote_token_allowed(const char *url)
 {
 	char host[256];
 
@@ -188,7 +188,7 @@ int lease_remote_token_allowed(const char *url)
 	if (strncmp(url, "http://", 7) != 0)
 		return 0;
 	url_host(host, sizeof(host), url);
-	return lease_host_is_loopback(host);
+	return lease__host_is_loopback(host);
 }
 
 /* 1 when the URL's authority carries a password (user:pass@host). */
@@ -220,7 +220,7 @@ static int file_url_path(char *out, size_t outlen, const char *url)
 	for (; *p; p++) {
 		char c = *p;
 		if (c == '%') {
-			int hi = lease_hex_digit(p[1]), lo = hi >= 0 ? lease_hex_digit(p[2]) : -1;
+			int hi = lease__hex_digit(p[1]), lo = hi >= 0 ? lease__hex_digit(p[2]) : -1;
 			if (hi < 0 || lo < 0)
 				return -1;
 			c = (char)(hi * 16 + lo);
@@ -277,7 +277,7 @@ static int cb_credentials(git_credential **out, const char *url, const char *use
 	if (allowed_types & GIT_CREDENTIAL_USERNAME)
 		return git_credential_username_new(out, cred_user(username_from_url));
 	if ((allowed_types & GIT_CREDENTIAL_USERPASS_PLAINTEXT) && rt->token) {
-		if (lease_remote_token_allowed(url) && (ctx->offered_token = 1))
+		if (lease__remote_token_allowed(url) && (ctx->offered_token = 1))
 			return git_credential_userpass_plaintext_new(
 			        out,
 			        username_from_url && *username_from_url ? username_from_url
@@ -305,7 +305,7 @@ static int cb_negotiation(const git_push_update **updates, size_t len, void *pay
 	memset(&ctx->advertised, 0, sizeof(ctx->advertised));
 	for (i = 0; i < len; i++) {
 		if (strcmp(updates[i]->dst_refname, ctx->refname) == 0)
-			lease_git_oid_from(&ctx->advertised, &updates[i]->src);
+			lease__git_oid_from(&ctx->advertised, &updates[i]->src);
 	}
 	if (!lease_oid_equal(&ctx->advertised, &ctx->expected)) {
 		ctx->neg_aborted = 1;
@@ -353,7 +353,7 @@ static int object_cached(remote_transport *rt, const lease_oid *oid)
 
 	if (git_repository_odb(&odb, rt->cache) < 0)
 		return 0;
-	lease_git_oid_to(&id, oid);
+	lease__git_oid_to(&id, oid);
 	found = git_odb_exists(odb, &id);
 	git_odb_free(odb);
 	return found;
@@ -366,8 +366,8 @@ static int remote_write_commit(lease_transport *t, lease_oid *out, const lease_o
 	const char *what = NULL;
 
 	git_error_clear(); /* no stale message from an earlier call */
-	if (lease_git_write_commit(out, rt->cache, &rt->have_empty_tree, parent, message, when,
-	                           &what) < 0)
+	if (lease__git_write_commit(out, rt->cache, &rt->have_empty_tree, parent, message, when,
+	                            &what) < 0)
 		return fail(rt, LEASE_EINTERNAL, what);
 	return 0;
 }
@@ -379,7 +379,7 @@ static int remote_read_commit(lease_transport *t, lease_commit *out, const lease
 	int err;
 
 	git_error_clear(); /* no stale message from an earlier call */
-	if ((err = lease_git_read_commit(out, rt->cache, oid, &what)) == 0)
+	if ((err = lease__git_read_commit(out, rt->cache, oid, &what)) == 0)
 		return 0;
 	lease_commit_clear(out);
 	return fail(rt, err == GIT_ENOTFOUND ? LEASE_ENOTFOUND : LEASE_EINTERNAL,
@@ -408,10 +408,10 @@ static int anon_remote(remote_transport *rt, git_remote **out)
 }
 
 /* Bound the libgit2 network calls that follow by the operation's deadline
- * (lease_remote_set_deadline; none outside an operation). */
+ * (lease__remote_set_deadline; none outside an operation). */
 static void net_begin(remote_transport *rt)
 {
-	lease_git_set_deadline(rt->op_deadline_ms);
+	lease__git_set_deadline(rt->op_deadline_ms);
 }
 
 /* 1 when libgit2's last error says no connection was made at all. */
@@ -430,7 +430,7 @@ __attribute__((format(printf, 3, 4))) static void rlog(remote_transport *rt, int
 	va_list ap;
 
 	va_start(ap, fmt);
-	lease_vlog(rt->log, rt->log_payload, rt->log_level, level, fmt, ap);
+	lease__vlog(rt->log, rt->log_payload, rt->log_level, level, fmt, ap);
 	va_end(ap);
 }
 
@@ -439,7 +439,7 @@ __attribute__((format(printf, 3, 4))) static void rlog(remote_transport *rt, int
 static void progress(remote_transport *rt, int64_t start, int64_t *told)
 {
 	const git_error *e = git_error_last();
-	int64_t now = lease_mono_ms();
+	int64_t now = lease__mono_ms();
 	char host[256], why[300];
 
 	if (now - start < 3000 || now - *told < 10000)
@@ -460,7 +460,7 @@ static int connect_fetch(remote_transport *rt, net_ctx *ctx, git_remote **out)
 	git_proxy_options proxy;
 	int err;
 
-	int64_t backoff = 500, start = lease_mono_ms(), told = 0, wait;
+	int64_t backoff = 500, start = lease__mono_ms(), told = 0, wait;
 
 	*out = NULL;
 	for (;;) {
@@ -479,10 +479,10 @@ static int connect_fetch(remote_transport *rt, net_ctx *ctx, git_remote **out)
 			return map_error(rt, ctx, err, "cannot reach the remote");
 		progress(rt, start, &told);
 		/* the backoff, but a last attempt with half a second left */
-		wait = rt->op_deadline_ms - lease_mono_ms() - 500;
+		wait = rt->op_deadline_ms - lease__mono_ms() - 500;
 		if (wait <= 0)
 			return map_error(rt, ctx, err, "cannot reach the remote");
-		lease_sleep_ms(backoff < wait ? backoff : wait, LEASE_SLEEP_FULL);
+		lease__sleep_ms(backoff < wait ? backoff : wait, LEASE_SLEEP_FULL);
 		backoff = backoff < 4000 ? backoff * 2 : 8000;
 		ctx->cred_calls = ctx->offered_token = 0;
 	}
@@ -502,7 +502,7 @@ static int ls_find(remote_transport *rt, git_remote *remote, const char *refname
 	for (i = 0; i < n; i++) {
 		if (strcmp(heads[i]->name, refname) == 0) {
 			*present = 1;
-			lease_git_oid_from(oid, &heads[i]->oid);
+			lease__git_oid_from(oid, &heads[i]->oid);
 			return 0;
 		}
 	}
@@ -597,8 +597,8 @@ static int ls_and_fetch(remote_transport *rt, const char *refname, int fetch, in
 	rc = ls_find(rt, remote, refname, present, oid);
 	if (rc == 0 && fetch && *present && !object_cached(rt, oid)) {
 		if ((rc = cache_spec(spec, sizeof(spec), refname)) < 0)
-			lease_error_set(rt->errbuf, sizeof(rt->errbuf), "ref name too long: %s",
-			                refname);
+			lease__error_set(rt->errbuf, sizeof(rt->errbuf), "ref name too long: %s",
+			                 refname);
 		else if ((*fetch_rc = fetch_spec(rt, &ctx, remote, spec)) == 0)
 			*fetched = 1;
 	}
@@ -637,8 +637,8 @@ static int remote_read_ref(lease_transport *t, const char *refname, int *present
 		}
 		rc = remote_read_commit(t, commit_out, oid);
 		if (rc == LEASE_ENOTFOUND) {
-			lease_error_set(rt->errbuf, sizeof(rt->errbuf),
-			                "the fetch of %s did not bring its object", refname);
+			lease__error_set(rt->errbuf, sizeof(rt->errbuf),
+			                 "the fetch of %s did not bring its object", refname);
 			return LEASE_ENET;
 		}
 		if (rc < 0)
@@ -648,8 +648,8 @@ static int remote_read_ref(lease_transport *t, const char *refname, int *present
 	}
 	if (fetch_rc < 0)
 		return fetch_rc; /* errbuf holds the fetch's error */
-	lease_error_set(rt->errbuf, sizeof(rt->errbuf), "%s kept changing while it was read",
-	                refname);
+	lease__error_set(rt->errbuf, sizeof(rt->errbuf), "%s kept changing while it was read",
+	                 refname);
 	return LEASE_ENET;
 }
 
@@ -676,8 +676,8 @@ static int remote_read_ref_oid(lease_transport *t, const char *refname, int *pre
 static int remote_wait_change(lease_transport *t, const char *refname, int known_present,
                               const lease_oid *known_oid, int timeout_ms)
 {
-	return lease_poll_ref_change(t, &R(t)->clock, &R(t)->poll, remote_probe, refname,
-	                             known_present, known_oid, timeout_ms, REMOTE_POLL_MS);
+	return lease__poll_ref_change(t, &R(t)->clock, &R(t)->poll, remote_probe, refname,
+	                              known_present, known_oid, timeout_ms, REMOTE_POLL_MS);
 }
 
 static int list_once(remote_transport *rt, lease_ref_list *out, const char *prefix, int *fetch_rc);
@@ -721,7 +721,7 @@ static int list_once(remote_transport *rt, lease_ref_list *out, const char *pref
 
 		if (strncmp(heads[i]->name, prefix, plen) != 0)
 			continue;
-		lease_git_oid_from(&oid, &heads[i]->oid);
+		lease__git_oid_from(&oid, &heads[i]->oid);
 		if ((rc = lease_ref_list_push(out, heads[i]->name, &oid)) < 0)
 			goto done;
 		if (!object_cached(rt, &oid))
@@ -789,7 +789,7 @@ static int push_update(remote_transport *rt, const char *refname, const lease_oi
 		if (lease_random_hex(nonce, 8, NULL) < 0)
 			return fail(rt, LEASE_EINTERNAL, "no randomness for the push ref");
 		snprintf(outref, sizeof(outref), OUT_PREFIX "%ld-%s", (long)getpid(), nonce);
-		lease_git_oid_to(&id, new_oid);
+		lease__git_oid_to(&id, new_oid);
 		if (git_reference_create(&tmp, rt->cache, outref, &id, 1, NULL) < 0)
 			return fail(rt, LEASE_EINTERNAL, "cannot create the push ref in the cache");
 		n = snprintf(spec, sizeof(spec), "+%s:%s", outref, refname);
@@ -817,18 +817,18 @@ static int push_update(remote_transport *rt, const char *refname, const lease_oi
 	lease_oid_tohex(adv_hex, &ctx.advertised);
 	if (ctx.neg_aborted) {
 		git_error_clear();
-		lease_error_set(rt->errbuf, sizeof(rt->errbuf),
-		                "the remote advertises %s at %s, expected %s; nothing was sent",
-		                refname, lease_oid_is_zero(&ctx.advertised) ? "nothing" : adv_hex,
-		                ctx.creating ? "nothing" : exp_hex);
+		lease__error_set(rt->errbuf, sizeof(rt->errbuf),
+		                 "the remote advertises %s at %s, expected %s; nothing was sent",
+		                 refname, lease_oid_is_zero(&ctx.advertised) ? "nothing" : adv_hex,
+		                 ctx.creating ? "nothing" : exp_hex);
 		rc = mismatch;
 	} else if (err < 0) {
 		rc = map_error(rt, &ctx, err, "push failed (outcome unknown)");
 		if (rc == LEASE_ECONFIG && ctx.neg_called)
 			rc = LEASE_ENET;
 	} else if (!ctx.got_status) {
-		lease_error_set(rt->errbuf, sizeof(rt->errbuf),
-		                "the remote sent no status for %s (outcome unknown)", refname);
+		lease__error_set(rt->errbuf, sizeof(rt->errbuf),
+		                 "the remote sent no status for %s (outcome unknown)", refname);
 		rc = LEASE_ENET;
 	} else if (ctx.rejected) {
 		int rule = contains(ctx.status, "hook declined") || contains(ctx.status, "deny") ||
@@ -837,11 +837,11 @@ static int push_update(remote_transport *rt, const char *refname, const lease_oi
 		           contains(ctx.status, "permission");
 		char other[256];
 
-		lease_error_set(rt->errbuf, sizeof(rt->errbuf), "the remote rejected %s: %s",
-		                refname, ctx.status);
+		lease__error_set(rt->errbuf, sizeof(rt->errbuf), "the remote rejected %s: %s",
+		                 refname, ctx.status);
 		rc = rule ? LEASE_EAUTH : mismatch;
 		if (!rule && new_oid && df_conflict_remote(rt, refname, other, sizeof(other))) {
-			lease_error_set(
+			lease__error_set(
 			        rt->errbuf, sizeof(rt->errbuf),
 			        "%s cannot be written: %s exists on the remote (git keeps refs "
 			        "as files, so a ref cannot also be a directory of refs); rename "
@@ -865,7 +865,7 @@ done:
 		git_reference *c = NULL;
 		git_oid id;
 
-		lease_git_oid_to(&id, new_oid);
+		lease__git_oid_to(&id, new_oid);
 		if (snprintf(cref, sizeof(cref), CACHE_PREFIX "%s",
 		             strncmp(refname, "refs/", 5) == 0 ? refname + 5 : refname) <
 		            (int)sizeof(cref) &&
@@ -958,25 +958,25 @@ static int cache_base(char *out, size_t outlen, const char *dir, char *err, size
 	if (dir && dir[0] == '/')
 		n = snprintf(out, outlen, "%s", dir);
 	else if (dir && *dir) {
-		lease_error_set(err, errlen, "cache directory '%.300s' is not an absolute path",
-		                dir);
+		lease__error_set(err, errlen, "cache directory '%.300s' is not an absolute path",
+		                 dir);
 		return LEASE_ECONFIG;
 	} else {
 		home = (pw = getpwuid(getuid())) ? pw->pw_dir : NULL;
 		if (!home || home[0] != '/') {
-			lease_error_set(err, errlen,
-			                "no cache directory: set XDG_CACHE_HOME or HOME");
+			lease__error_set(err, errlen,
+			                 "no cache directory: set XDG_CACHE_HOME or HOME");
 			return LEASE_ECONFIG;
 		}
 		n = snprintf(out, outlen, "%s/.cache/reflease", home);
 	}
 	if (n < 0 || (size_t)n >= outlen) {
-		lease_error_set(err, errlen, "cache directory path too long");
+		lease__error_set(err, errlen, "cache directory path too long");
 		return LEASE_ECONFIG;
 	}
 	if (mkdir_p(out) < 0) {
-		lease_error_set(err, errlen, "cannot create the cache directory %s: %s", out,
-		                strerror(errno));
+		lease__error_set(err, errlen, "cannot create the cache directory %s: %s", out,
+		                 strerror(errno));
 		return LEASE_ECONFIG;
 	}
 	return 0;
@@ -998,8 +998,8 @@ static int open_cache(git_repository **out, const char *url, const char *cache_d
 	if ((rc = cache_base(base, sizeof(base), cache_dir, err, errlen)) < 0)
 		return rc;
 	if (git_odb_hash(&h, url, strlen(url), GIT_OBJECT_BLOB) < 0) {
-		lease_error_set(err, errlen, "cannot hash the remote URL%s%s", lease_git_sep(),
-		                lease_git_msg());
+		lease__error_set(err, errlen, "cannot hash the remote URL%s%s", lease__git_sep(),
+		                 lease__git_msg());
 		return LEASE_EINTERNAL;
 	}
 	git_oid_tostr(hex, sizeof(hex), &h);
@@ -1007,20 +1007,20 @@ static int open_cache(git_repository **out, const char *url, const char *cache_d
 	if (git_repository_open_bare(out, dir) == 0)
 		return 0;
 	if (lease_random_hex(nonce, 8, NULL) < 0) {
-		lease_error_set(err, errlen, "no randomness");
+		lease__error_set(err, errlen, "no randomness");
 		return LEASE_EINTERNAL;
 	}
 	snprintf(tmp, sizeof(tmp), "%s/.tmp-%s-%ld-%s", base, hex, (long)getpid(), nonce);
 	if (git_repository_init(&repo, tmp, 1) < 0) {
-		lease_error_set(err, errlen, "cannot create the cache repository in %s%s%s", base,
-		                lease_git_sep(), lease_git_msg());
+		lease__error_set(err, errlen, "cannot create the cache repository in %s%s%s", base,
+		                 lease__git_sep(), lease__git_msg());
 		return LEASE_ECONFIG;
 	}
 	/* No gc of the cache by a git CLI passing by; no reflogs. */
 	if (git_repository_config(&cfg, repo) < 0 || git_config_set_int32(cfg, "gc.auto", 0) < 0 ||
 	    git_config_set_bool(cfg, "core.logAllRefUpdates", 0) < 0) {
-		lease_error_set(err, errlen, "cannot configure the cache repository in %s%s%s",
-		                base, lease_git_sep(), lease_git_msg());
+		lease__error_set(err, errlen, "cannot configure the cache repository in %s%s%s",
+		                 base, lease__git_sep(), lease__git_msg());
 		git_config_free(cfg);
 		git_repository_free(repo);
 		nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
@@ -1033,24 +1033,24 @@ static int open_cache(git_repository **out, const char *url, const char *cache_d
 
 		nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 		if (e != EEXIST && e != ENOTEMPTY) {
-			lease_error_set(err, errlen, "cannot create the cache repository %s: %s",
-			                dir, strerror(e));
+			lease__error_set(err, errlen, "cannot create the cache repository %s: %s",
+			                 dir, strerror(e));
 			return LEASE_ECONFIG;
 		}
 	}
 	if (git_repository_open_bare(out, dir) < 0) {
-		lease_error_set(err, errlen, "cannot open the cache repository %s%s%s", dir,
-		                lease_git_sep(), lease_git_msg());
+		lease__error_set(err, errlen, "cannot open the cache repository %s%s%s", dir,
+		                 lease__git_sep(), lease__git_msg());
 		return LEASE_ECONFIG;
 	}
 	return 0;
 }
 
 /* The transport's calls and figures (protocol.md §4, §9). */
-void lease_remote_set_deadline(lease_transport *t, int64_t ms)
+void lease__remote_set_deadline(lease_transport *t, int64_t ms)
 {
 	if (t && t->free == remote_free)
-		R(t)->op_deadline_ms = ms > 0 ? lease_mono_ms() + ms : 0;
+		R(t)->op_deadline_ms = ms > 0 ? lease__mono_ms() + ms : 0;
 }
 
 static const lease_transport remote_vtable = {
@@ -1124,15 +1124,15 @@ static int trust_ca(const lease_store_options *opts, char *err, size_t errlen)
 	if (!file && !dir)
 		return 0;
 	if (git_libgit2_opts(GIT_OPT_SET_SSL_CERT_LOCATIONS, file, dir) < 0) {
-		lease_error_set(err, errlen, "cannot use the CA bundle %s%s%s", file ? file : dir,
-		                lease_git_sep(), lease_git_msg());
+		lease__error_set(err, errlen, "cannot use the CA bundle %s%s%s", file ? file : dir,
+		                 lease__git_sep(), lease__git_msg());
 		return LEASE_ECONFIG;
 	}
 	return 0;
 }
 
-int lease_remote_transport_new(lease_transport **out, const char *url,
-                               const lease_store_options *opts, char *err, size_t errlen)
+int lease__remote_transport_new(lease_transport **out, const char *url,
+                                const lease_store_options *opts, char *err, size_t errlen)
 {
 	static const char *const schemes[] = {"git://", "http://", "https://", "ssh://"};
 	remote_transport *rt;
@@ -1144,30 +1144,30 @@ int lease_remote_transport_new(lease_transport **out, const char *url,
 	if (err && errlen)
 		err[0] = '\0';
 	if ((rc = lease_global_init()) < 0) {
-		lease_error_set(err, errlen, "cannot initialise libgit2 and libcurl%s%s",
-		                lease_git_sep(), lease_git_msg());
+		lease__error_set(err, errlen, "cannot initialise libgit2 and libcurl%s%s",
+		                 lease__git_sep(), lease__git_msg());
 		return rc;
 	}
 	if (!url || !*url) {
-		lease_error_set(err, errlen,
-		                "remote: needs a URL (file://, git://, http(s)://, ssh://)");
+		lease__error_set(err, errlen,
+		                 "remote: needs a URL (file://, git://, http(s)://, ssh://)");
 		return LEASE_EINVALID;
 	}
 	if (url_has_password(url)) {
-		lease_error_set(err, errlen,
-		                "remote: URL must not embed a password; use "
-		                "REFLEASE_GIT_TOKEN (https) or ssh-agent (ssh)");
+		lease__error_set(err, errlen,
+		                 "remote: URL must not embed a password; use "
+		                 "REFLEASE_GIT_TOKEN (https) or ssh-agent (ssh)");
 		return LEASE_EINVALID;
 	}
 	if (strncmp(url, "file://", 7) == 0) {
 		char path[4096];
 
 		if (file_url_path(path, sizeof(path), url) < 0) {
-			lease_error_set(err, errlen,
-			                "remote: invalid file URL (expected file:///PATH)");
+			lease__error_set(err, errlen,
+			                 "remote: invalid file URL (expected file:///PATH)");
 			return LEASE_EINVALID;
 		}
-		if ((rc = lease_local_transport_new(out, path, opts, err, errlen)) < 0)
+		if ((rc = lease__local_transport_new(out, path, opts, err, errlen)) < 0)
 			return rc;
 		remote_figures(*out);
 		return 0;

@@ -17,8 +17,8 @@ static int global_rc;
 
 static void global_setup(void)
 {
-	if ((global_rc = lease_git_global_setup()) == 0)
-		global_rc = lease_http_global_setup();
+	if ((global_rc = lease__git_global_setup()) == 0)
+		global_rc = lease__http_global_setup();
 }
 
 int lease_global_init(void)
@@ -36,19 +36,19 @@ static int local_ctor(lease_transport **out, const char *arg, const lease_store_
 {
 	/* "local:" alone (the CLI's default) is the repository the current
 	 * directory is in, found as git finds it; local:PATH is PATH itself. */
-	return lease_local_transport_new(out, *arg ? arg : NULL, opts, err, errlen);
+	return lease__local_transport_new(out, *arg ? arg : NULL, opts, err, errlen);
 }
 
 static int github_ctor(lease_transport **out, const char *arg, const lease_store_options *opts,
                        char *err, size_t errlen)
 {
-	return lease_github_transport_new(out, arg, opts, err, errlen);
+	return lease__github_transport_new(out, arg, opts, err, errlen);
 }
 
 static int remote_ctor(lease_transport **out, const char *arg, const lease_store_options *opts,
                        char *err, size_t errlen)
 {
-	return lease_remote_transport_new(out, arg, opts, err, errlen);
+	return lease__remote_transport_new(out, arg, opts, err, errlen);
 }
 
 static const struct {
@@ -69,11 +69,11 @@ int lease_store_open(lease_store **out, const char *spec, const lease_store_opti
 
 	*out = NULL;
 	if (opts && opts->version != LEASE_STORE_OPTIONS_VERSION) {
-		lease_error_set(err, errlen, "%s", "store options of an unsupported version");
+		lease__error_set(err, errlen, "%s", "store options of an unsupported version");
 		return LEASE_EINVALID;
 	}
 	if (!spec || !*spec) {
-		lease_error_set(
+		lease__error_set(
 		        err, errlen, "%s",
 		        "no store given (use --store local:PATH, github:OWNER/REPO or remote:URL)");
 		return LEASE_ECONFIG;
@@ -93,9 +93,9 @@ int lease_store_open(lease_store **out, const char *spec, const lease_store_opti
 			return rc;
 		}
 	}
-	lease_error_set(err, errlen,
-	                "invalid store '%s': expected local:PATH, github:OWNER/REPO or remote:URL",
-	                spec);
+	lease__error_set(err, errlen,
+	                 "invalid store '%s': expected local:PATH, github:OWNER/REPO or remote:URL",
+	                 spec);
 	return LEASE_EINVALID;
 }
 
@@ -130,23 +130,24 @@ static int transport_check(const lease_transport *t, char *err, size_t errlen)
 	const char *call;
 
 	if (!t) {
-		lease_error_set(err, errlen, "%s", "no transport given");
+		lease__error_set(err, errlen, "%s", "no transport given");
 		return LEASE_EINVALID;
 	}
 	if (t->version < 1 || t->version > LEASE_TRANSPORT_VERSION) {
-		lease_error_set(err, errlen,
-		                "transport of vtable version %u: this library speaks version %d "
-		                "(reflease/sys/transport.h)",
-		                t->version, LEASE_TRANSPORT_VERSION);
+		lease__error_set(err, errlen,
+		                 "transport of vtable version %u: this library speaks version %d "
+		                 "(reflease/sys/transport.h)",
+		                 t->version, LEASE_TRANSPORT_VERSION);
 		return LEASE_EINVALID;
 	}
 	if (!t->kind || !*t->kind) {
-		lease_error_set(err, errlen, "%s", "transport without a kind (the backend's name)");
+		lease__error_set(err, errlen, "%s",
+		                 "transport without a kind (the backend's name)");
 		return LEASE_EINVALID;
 	}
 	if ((call = missing_call(t))) {
-		lease_error_set(err, errlen, "transport '%s' lacks the required call %s", t->kind,
-		                call);
+		lease__error_set(err, errlen, "transport '%s' lacks the required call %s", t->kind,
+		                 call);
 		return LEASE_EINVALID;
 	}
 	return 0;
@@ -168,7 +169,7 @@ int lease_store_open_transport(lease_store **out, lease_transport *transport,
 		return rc;
 	}
 	if (opts->version != LEASE_STORE_OPTIONS_VERSION) {
-		lease_error_set(err, errlen, "%s", "store options of an unsupported version");
+		lease__error_set(err, errlen, "%s", "store options of an unsupported version");
 		transport->free(transport);
 		return LEASE_EINVALID;
 	}
@@ -253,43 +254,43 @@ int64_t lease_store_now(lease_store *st)
 	return (int64_t)time(NULL);
 }
 
-double lease_store_wall_fraction(const lease_store *st)
+double lease__store_wall_fraction(const lease_store *st)
 {
-	return lease_env_wall_fraction(&st->clock);
+	return lease__env_wall_fraction(&st->clock);
 }
 
-double lease_store_now_precise(lease_store *st)
+double lease__store_now_precise(lease_store *st)
 {
-	return (double)lease_store_now(st) + lease_store_wall_fraction(st);
+	return (double)lease_store_now(st) + lease__store_wall_fraction(st);
 }
 
-int64_t lease_store_mono_ms(const lease_store *st)
+int64_t lease__store_mono_ms(const lease_store *st)
 {
-	return lease_env_mono_ms(&st->clock);
+	return lease__env_mono_ms(&st->clock);
 }
 
-int lease_store_sleep_ms(const lease_store *st, int64_t ms, lease_sleep_mode mode)
+int lease__store_sleep_ms(const lease_store *st, int64_t ms, lease_sleep_mode mode)
 {
-	return lease_env_sleep_ms(&st->clock, ms, mode);
+	return lease__env_sleep_ms(&st->clock, ms, mode);
 }
 
-char *lease_store_error_slot(lease_store *st)
+char *lease__store_error_slot(lease_store *st)
 {
 	return st && !st->errmsg[0] ? st->errmsg : NULL;
 }
 
-void lease_store_clear_error(lease_store *st)
+void lease__store_clear_error(lease_store *st)
 {
 	if (st)
 		st->errmsg[0] = '\0';
 }
 
-void lease_store_log(lease_store *st, int level, const char *fmt, ...)
+void lease__store_log(lease_store *st, int level, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	lease_vlog(st->log, st->log_payload, st->log_level, level, fmt, ap);
+	lease__vlog(st->log, st->log_payload, st->log_level, level, fmt, ap);
 	va_end(ap);
 }
 
@@ -349,18 +350,18 @@ int lease_commit_copy(lease_commit *dst, const lease_commit *src)
 /* Give the network transports a deadline @p ms from now (<= 0: none). */
 static void transport_deadline(lease_transport *t, int64_t ms)
 {
-	lease_github_set_deadline(t, ms);
-	lease_remote_set_deadline(t, ms);
+	lease__github_set_deadline(t, ms);
+	lease__remote_set_deadline(t, ms);
 }
 
-void lease_store_op_begin(lease_store *st, int64_t cap_ms)
+void lease__store_op_begin(lease_store *st, int64_t cap_ms)
 {
 	int64_t ms = (int64_t)st->timeout_s * 1000;
 
 	if (st->op_depth++ > 0)
 		return;
 	if (st->wait_end_ms > 0) {
-		int64_t left = st->wait_end_ms - lease_store_mono_ms(st);
+		int64_t left = st->wait_end_ms - lease__store_mono_ms(st);
 		if (left < 1000)
 			left = 1000;
 		if (left < ms)
@@ -371,18 +372,18 @@ void lease_store_op_begin(lease_store *st, int64_t cap_ms)
 	transport_deadline(st->t, ms);
 }
 
-void lease_store_op_end(lease_store *st)
+void lease__store_op_end(lease_store *st)
 {
 	if (st->op_depth > 0 && --st->op_depth == 0)
 		transport_deadline(st->t, 0);
 }
 
-void lease_store_set_wait_end(lease_store *st, int64_t mono_ms)
+void lease__store_set_wait_end(lease_store *st, int64_t mono_ms)
 {
 	st->wait_end_ms = mono_ms;
 }
 
-int64_t lease_store_pace(lease_store *st)
+int64_t lease__store_pace(lease_store *st)
 {
 	int64_t waited = st->t->pace ? st->t->pace(st->t, LEASE_PACE_MS) : 0;
 
@@ -392,19 +393,19 @@ int64_t lease_store_pace(lease_store *st)
 
 	if (waited > 0) {
 		st->paced_ms += waited;
-		lease_store_log(st, LEASE_LOG_DEBUG, "paced %lld ms before the next write",
-		                (long long)waited);
+		lease__store_log(st, LEASE_LOG_DEBUG, "paced %lld ms before the next write",
+		                 (long long)waited);
 	}
 	return waited;
 }
 
-void lease_store_set_lock_wait(lease_store *st, int wait_ms)
+void lease__store_set_lock_wait(lease_store *st, int wait_ms)
 {
 	if (st && st->t->version >= 2 && st->t->set_lock_wait)
 		st->t->set_lock_wait(st->t, wait_ms);
 }
 
-int64_t lease_store_paced_ms(const lease_store *st)
+int64_t lease__store_paced_ms(const lease_store *st)
 {
 	/* pace(t, 0) only reports what the writes since the last call waited */
 	return st->paced_ms + (st->t->pace ? st->t->pace(st->t, 0) : 0);

@@ -17,23 +17,23 @@ static int64_t jittered(int64_t ms)
 	return ms * 3 / 4 + (int64_t)((double)ms / 2.0 * ((b[0] << 8 | b[1]) / 65536.0));
 }
 
-int lease_poll_ref_change(lease_transport *t, const lease_clock *clk, lease_probe *state,
-                          lease_probe_fn probe, const char *refname, int known_present,
-                          const lease_oid *known_oid, int timeout_ms, int interval_ms)
+int lease__poll_ref_change(lease_transport *t, const lease_clock *clk, lease_probe *state,
+                           lease_probe_fn probe, const char *refname, int known_present,
+                           const lease_oid *known_oid, int timeout_ms, int interval_ms)
 {
-	int64_t end = lease_env_mono_ms(clk) + (timeout_ms > 0 ? timeout_ms : 0);
+	int64_t end = lease__env_mono_ms(clk) + (timeout_ms > 0 ? timeout_ms : 0);
 
 	for (;;) {
-		int64_t now = lease_env_mono_ms(clk),
+		int64_t now = lease__env_mono_ms(clk),
 		        nap = jittered(interval_ms > 0 ? interval_ms : 1000);
 
 		if (now + nap >= end) {
 			/* No probe at the deadline: the caller reads anyway. */
-			return lease_env_sleep_ms(clk, end - now, LEASE_SLEEP_INTERRUPTIBLE) < 0
+			return lease__env_sleep_ms(clk, end - now, LEASE_SLEEP_INTERRUPTIBLE) < 0
 			               ? 1
 			               : 0;
 		}
-		if (lease_env_sleep_ms(clk, nap, LEASE_SLEEP_INTERRUPTIBLE) < 0)
+		if (lease__env_sleep_ms(clk, nap, LEASE_SLEEP_INTERRUPTIBLE) < 0)
 			return 1; /* a signal: let the caller look at it */
 		state->not_modified = 0;
 		if (probe(t, refname, state) < 0)

@@ -13,7 +13,7 @@
 
 #include <stdint.h>
 
-/** Which clock lease_clock_seconds() reads. */
+/** Which clock lease__clock_seconds() reads. */
 typedef enum lease_clock_id {
 	/** CLOCK_MONOTONIC: intervals and waits; stops while the machine is suspended. */
 	LEASE_CLOCK_MONOTONIC = 0,
@@ -26,12 +26,12 @@ typedef enum lease_clock_id {
 } lease_clock_id;
 
 /** Clock @p id, seconds with their fraction (a clock that cannot be read gives 0). */
-double lease_clock_seconds(lease_clock_id id);
+double lease__clock_seconds(lease_clock_id id);
 
 /** CLOCK_MONOTONIC, whole milliseconds: the clock of the library's waits and deadlines. */
-int64_t lease_mono_ms(void);
+int64_t lease__mono_ms(void);
 
-/** How lease_sleep_ms() treats a signal that arrives during the sleep. */
+/** How lease__sleep_ms() treats a signal that arrives during the sleep. */
 typedef enum lease_sleep_mode {
 	LEASE_SLEEP_FULL = 0,         /**< resume: sleep the whole time */
 	LEASE_SLEEP_INTERRUPTIBLE = 1 /**< return at once, so the caller can look at the signal */
@@ -42,6 +42,6 @@ typedef enum lease_sleep_mode {
  * @return 0 (slept the whole time), or -1 when @p mode is
  *         LEASE_SLEEP_INTERRUPTIBLE and a signal cut the sleep short
  */
-int lease_sleep_ms(int64_t ms, lease_sleep_mode mode);
+int lease__sleep_ms(int64_t ms, lease_sleep_mode mode);
 
 #endif

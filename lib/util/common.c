@@ -36,7 +36,7 @@ const char *lease_error_id(int code)
 	}
 }
 
-int lease_hex_digit(char c)
+int lease__hex_digit(char c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -54,7 +54,7 @@ int lease_oid_fromhex(lease_oid *out, const char *hex)
 	if (!hex || strlen(hex) != LEASE_OID_HEXSZ)
 		return LEASE_EINVALID;
 	for (i = 0; i < LEASE_OID_RAWSZ; i++) {
-		int hi = lease_hex_digit(hex[2 * i]), lo = lease_hex_digit(hex[2 * i + 1]);
+		int hi = lease__hex_digit(hex[2 * i]), lo = lease__hex_digit(hex[2 * i + 1]);
 		if (hi < 0 || lo < 0)
 			return LEASE_EINVALID;
 		out->id[i] = (unsigned char)(hi << 4 | lo);
@@ -122,7 +122,7 @@ int lease_random_hex(char *out, size_t nbytes, const lease_random *rnd)
 	return 0;
 }
 
-void lease_error_set(char *err, size_t errlen, const char *fmt, ...)
+void lease__error_set(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -132,17 +132,17 @@ void lease_error_set(char *err, size_t errlen, const char *fmt, ...)
 	va_start(ap, fmt);
 	n = vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
-	lease_err_mark_cut(err, errlen, n);
+	lease__err_mark_cut(err, errlen, n);
 }
 
-void lease_err_mark_cut(char *buf, size_t len, int needed)
+void lease__err_mark_cut(char *buf, size_t len, int needed)
 {
 	if (!buf || len < 8 || needed < 0 || (size_t)needed < len)
 		return;
 	memcpy(buf + len - 4, "...", 4);
 }
 
-int64_t lease_days_from_civil(int64_t y, int m, int d)
+int64_t lease__days_from_civil(int64_t y, int m, int d)
 {
 	int64_t era, yoe, doy, doe;
 
@@ -154,7 +154,7 @@ int64_t lease_days_from_civil(int64_t y, int m, int d)
 	return era * 146097 + doe - 719468;
 }
 
-int lease_host_is_loopback(const char *host)
+int lease__host_is_loopback(const char *host)
 {
 	static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 	struct in_addr a4;
@@ -184,8 +184,8 @@ int lease_host_is_loopback(const char *host)
 	return memcmp(a6.s6_addr, mapped, sizeof(mapped)) == 0 && a6.s6_addr[12] == 127;
 }
 
-void lease_vlog(lease_log_fn log, void *payload, int max_level, int level, const char *fmt,
-                va_list ap)
+void lease__vlog(lease_log_fn log, void *payload, int max_level, int level, const char *fmt,
+                 va_list ap)
 {
 	char buf[1024];
 
@@ -195,7 +195,7 @@ void lease_vlog(lease_log_fn log, void *payload, int max_level, int level, const
 	log(level, buf, payload);
 }
 
-double lease_clock_seconds(lease_clock_id id)
+double lease__clock_seconds(lease_clock_id id)
 {
 	static const clockid_t ids[] = {CLOCK_MONOTONIC, CLOCK_BOOTTIME, CLOCK_REALTIME};
 	struct timespec ts;
@@ -205,7 +205,7 @@ double lease_clock_seconds(lease_clock_id id)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int64_t lease_mono_ms(void)
+int64_t lease__mono_ms(void)
 {
 	struct timespec ts;
 
@@ -213,7 +213,7 @@ int64_t lease_mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int lease_sleep_ms(int64_t ms, lease_sleep_mode mode)
+int lease__sleep_ms(int64_t ms, lease_sleep_mode mode)
 {
 	struct timespec ts;
 
@@ -230,33 +230,33 @@ int lease_sleep_ms(int64_t ms, lease_sleep_mode mode)
 	return 0;
 }
 
-int64_t lease_env_mono_ms(const lease_clock *c)
+int64_t lease__env_mono_ms(const lease_clock *c)
 {
 	if (c && c->mono_ms)
 		return c->mono_ms(c->payload);
-	return lease_mono_ms();
+	return lease__mono_ms();
 }
 
-int lease_env_sleep_ms(const lease_clock *c, int64_t ms, lease_sleep_mode mode)
+int lease__env_sleep_ms(const lease_clock *c, int64_t ms, lease_sleep_mode mode)
 {
 	if (ms <= 0)
 		return 0;
 	if (c && c->sleep_ms)
 		return c->sleep_ms(ms, mode == LEASE_SLEEP_INTERRUPTIBLE, c->payload) < 0 ? -1 : 0;
-	return lease_sleep_ms(ms, mode);
+	return lease__sleep_ms(ms, mode);
 }
 
-int lease_env_sleep_injected(const lease_clock *c)
+int lease__env_sleep_injected(const lease_clock *c)
 {
 	return c && c->sleep_ms;
 }
 
-double lease_env_wall_fraction(const lease_clock *c)
+double lease__env_wall_fraction(const lease_clock *c)
 {
 	double wall;
 
 	if (c && c->now)
 		return 0.0; /* an injected wall clock has whole seconds only */
-	wall = lease_clock_seconds(LEASE_CLOCK_REALTIME);
+	wall = lease__clock_seconds(LEASE_CLOCK_REALTIME);
 	return wall - (double)(int64_t)wall;
 }

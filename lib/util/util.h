@@ -19,10 +19,10 @@
  * Days since 1970-01-01 of the proleptic Gregorian date @p y-@p m-@p d
  * (H. Hinnant's days_from_civil); no range check.
  */
-int64_t lease_days_from_civil(int64_t y, int m, int d);
+int64_t lease__days_from_civil(int64_t y, int m, int d);
 
 /** Value of hex digit @p c (0–15, either case), or -1. */
-int lease_hex_digit(char c);
+int lease__hex_digit(char c);
 
 /**
  * 1 when @p host is a loopback host by parsing, never by prefix (issue 15):
@@ -33,49 +33,49 @@ int lease_hex_digit(char c);
  * is 0. The one loopback policy of the library: plain http and the
  * credentials it would carry go only where this says 1 (protocol.md §9).
  */
-int lease_host_is_loopback(const char *host);
+int lease__host_is_loopback(const char *host);
 
 /**
  * Pass the message @p fmt, @p ap (at most 1023 bytes) to @p log with
  * @p payload when @p log is set and @p level <= @p max_level; else nothing.
  * The one logging path of the store handle and the transports.
  */
-void lease_vlog(lease_log_fn log, void *payload, int max_level, int level, const char *fmt,
-                va_list ap) __attribute__((format(printf, 5, 0)));
+void lease__vlog(lease_log_fn log, void *payload, int max_level, int level, const char *fmt,
+                 va_list ap) __attribute__((format(printf, 5, 0)));
 
 /**
  * The monotonic clock of an environment (lease_store_options.clock,
- * reflease/common.h), ms: @p c's mono_ms, else lease_mono_ms(). @p c may be NULL.
+ * reflease/common.h), ms: @p c's mono_ms, else lease__mono_ms(). @p c may be NULL.
  */
-int64_t lease_env_mono_ms(const lease_clock *c);
+int64_t lease__env_mono_ms(const lease_clock *c);
 /**
  * Sleep @p ms milliseconds on @p c's clock (its sleep_ms, else
- * lease_sleep_ms()); <= 0 returns at once. @p c may be NULL.
+ * lease__sleep_ms()); <= 0 returns at once. @p c may be NULL.
  * @return 0, or -1 when @p mode is LEASE_SLEEP_INTERRUPTIBLE and a signal cut
  *         the sleep short
  */
-int lease_env_sleep_ms(const lease_clock *c, int64_t ms, lease_sleep_mode mode);
+int lease__env_sleep_ms(const lease_clock *c, int64_t ms, lease_sleep_mode mode);
 /** 1 when @p c's sleep is injected (time passes only as the injector says), else 0. */
-int lease_env_sleep_injected(const lease_clock *c);
+int lease__env_sleep_injected(const lease_clock *c);
 /**
  * The fraction of a second of @p c's wall time, [0, 1): 0 under an injected
  * @p now (whole seconds), else CLOCK_REALTIME's (read through libc).
  */
-double lease_env_wall_fraction(const lease_clock *c);
+double lease__env_wall_fraction(const lease_clock *c);
 
 /**
  * The one error setter of the library (as jansson's one setter; curl's
  * Curl_failf): format a message into @p err (at most @p errlen bytes,
  * always NUL-terminated; a message cut short ends in "...",
- * lease_err_mark_cut()). Does nothing when @p err is NULL or @p errlen is 0
+ * lease__err_mark_cut()). Does nothing when @p err is NULL or @p errlen is 0
  * — which is how a store handle that already holds an error keeps the first
- * (deepest) one: lease_store_set_error() passes no buffer then (store/frontend.h).
+ * (deepest) one: lease__store_set_error() passes no buffer then (store/frontend.h).
  * The message says only what the error code does not (the code is
  * returned beside it, never spelled in it) and is written once, where the
  * failure is seen: no caller adds its own prefix to a message it got.
  * Never a credential.
  */
-void lease_error_set(char *err, size_t errlen, const char *fmt, ...)
+void lease__error_set(char *err, size_t errlen, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
 /**
@@ -83,6 +83,6 @@ void lease_error_set(char *err, size_t errlen, const char *fmt, ...)
  * not fit in @p buf (@p len bytes), end the text kept with "..." so that a
  * reader sees it was cut. Does nothing when it fit or @p len < 8.
  */
-void lease_err_mark_cut(char *buf, size_t len, int needed);
+void lease__err_mark_cut(char *buf, size_t len, int needed);
 
 #endif

@@ -117,24 +117,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.clock.sleep_ms = v_sleep;
 	o.github_token = "fuzz-token";
 	o.timeout_s = 5;
-	if (lease_github_transport_new(&t, "octo/repo", &o, err, sizeof(err)) < 0)
+	if (lease__github_transport_new(&t, "octo/repo", &o, err, sizeof(err)) < 0)
 		abort();
 	cur_t = t;
 	if (data[1] & 1)
-		lease_github_set_rest_only(t);
+		lease__github_set_rest_only(t);
 	if (data[1] & 2)
-		lease_http_set_body_cap(lease_github_http(t), 4096);
+		lease__http_set_body_cap(lease__github_http(t), 4096);
 	f.p = (const char *)data + 2;
 	f.left = size - 2;
 	f.served = 0;
 	/* the raw parser on the whole input, then the transport over it */
-	lease_http_parse_response(lease_github_http(t), &resp, f.p, f.left);
+	lease__http_parse_response(lease__github_http(t), &resp, f.p, f.left);
 	if (resp.result == LEASE_HTTP_OK && (resp.status < 100 || resp.status > 599))
 		abort();
 	if (resp.body && resp.body[resp.body_len] != '\0')
 		abort();
-	lease_http_response_clear(&resp);
-	lease_http_set_responder(lease_github_http(t), responder, &f);
+	lease__http_response_clear(&resp);
+	lease__http_set_responder(lease__github_http(t), responder, &f);
 	lease_oid_fromhex(&a, "1111111111111111111111111111111111111111");
 	lease_oid_fromhex(&b, "2222222222222222222222222222222222222222");
 	memset(&c, 0, sizeof(c));
@@ -196,7 +196,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	lease_commit_clear(&c);
 	lease_ref_list_clear(&list);
-	lease_http_set_responder(lease_github_http(t), NULL, NULL);
+	lease__http_set_responder(lease__github_http(t), NULL, NULL);
 	t->free(t);
 	return 0;
 }

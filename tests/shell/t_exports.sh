@@ -9,6 +9,8 @@
 # The check is then run on copies of the headers with a planted fault each
 # (a docstring removed, a declaration removed, a function declared that the
 # library does not export) and must fail on each, naming the function.
+# Last, the CLI's objects must link against the shared library and lib/util
+# alone (and not without lib/util).
 set -eu
 export LC_ALL=C
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -63,6 +65,12 @@ check() {
   declared "$1" "$TMPDIR/declared"
   awk '{ print $2 }' "$TMPDIR/declared" >"$TMPDIR/declared.names"
   nm -D --defined-only "$2" | awk '{ print $NF }' | sort -u >"$TMPDIR/exported.names"
+  # a --coverage build (make coverage) links gcc's libgcov into the library,
+  # which exports its own functions (__gcov_*, mangle_path): not the library's
+  if grep -q '^__gcov_' "$TMPDIR/exported.names"; then
+    grep -v -e '^__gcov_' -e '^mangle_path$' "$TMPDIR/exported.names" >"$TMPDIR/exported.lib" || true
+    mv "$TMPDIR/exported.lib" "$TMPDIR/exported.names"
+  fi
   bad=0
   if [ ! -s "$TMPDIR/declared.names" ]; then
     echo "no function declared under $1/reflease (the check found nothing)"; bad=1
@@ -106,4 +114,29 @@ plant "a declaration removed" "exported but not declared .*: lease_store_free" \
 # shellcheck disable=SC2016
 plant "an unexported function declared" "not exported: lease_planted" \
   '$a /** Planted: declared, never defined. */\nREFLEASE_EXTERN int lease_planted(void);'
-echo "ok: libreflease.so.0 exports the $n documented public functions and nothing else"
+
+# The CLI needs nothing of the library but its exported API and lib/util
+# (the tier it compiles in, issue 26 item 1): its objects link against
+# libreflease.so.0 and lib/util's objects alone, and not without the latter
+# (the clocks and message helpers are no longer exported).
+ldflags=
+case "$(basename "$BUILD")" in
+build-san) ldflags="-fsanitize=address,undefined" ;;
+build-cov) ldflags="--coverage" ;;
+esac
+libs=$(pkg-config --libs libgit2 jansson libcurl)
+# shellcheck disable=SC2086
+cc -o "$TMPDIR/cli-shared" "$BUILD"/cmd/reflease/*.o "$BUILD"/lib/util/*.o -L"$BUILD" \
+  -l:libreflease.so.0 $ldflags $libs 2>"$TMPDIR/ld.err" ||
+  { cat "$TMPDIR/ld.err"; echo "FAIL: the CLI reaches beyond the exported API and lib/util"; exit 1; }
+v=$(LD_LIBRARY_PATH="$BUILD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$TMPDIR/cli-shared" --version)
+case $v in "reflease "*) ;; *) echo "FAIL: the CLI linked against the shared library said: $v"; exit 1 ;; esac
+# shellcheck disable=SC2086
+if cc -o "$TMPDIR/cli-shared2" "$BUILD"/cmd/reflease/*.o -L"$BUILD" -l:libreflease.so.0 \
+     $ldflags $libs 2>"$TMPDIR/ld.err"; then
+  echo "FAIL: the CLI linked without lib/util: the library exports its helpers"; exit 1
+fi
+grep -q 'undefined reference to .lease__' "$TMPDIR/ld.err" ||
+  { cat "$TMPDIR/ld.err"; echo "FAIL: linking the CLI without lib/util failed otherwise"; exit 1; }
+echo "ok: libreflease.so.0 exports the $n documented public functions and nothing else;" \
+  "the CLI links against it and lib/util alone"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # shellcheck disable=SC1091,SC2015  # sourced helper; A && B || fail is intended
 # Issue 23: the runtime and the sweep use one heartbeat floor rule
-# (lib/lease/policy.c lease_policy_heartbeat_due). A heartbeat that changes
+# (lib/lease/policy.c lease__policy_heartbeat_due). A heartbeat that changes
 # the TTL is always due (cli.md), so `reconcile` never flags it as
 # heartbeat-rate-above-floor; one that keeps the TTL is not due before the
 # floor, and a heartbeat forced under it is flagged.

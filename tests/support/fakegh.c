@@ -189,7 +189,7 @@ static int64_t parse_iso8601(const char *s)
 
 	if (!s || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d", &y, &mo, &d, &h, &mi, &sec) != 6)
 		return -1;
-	return lease_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
+	return lease__days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
 }
 
 /* ---- answers --------------------------------------------------------------- */

@@ -244,7 +244,7 @@ static int sweep_row(fakegh *f, const char *what, size_t *held)
 	pages = fakegh_count(f, FAKEGH_MATCHING);
 	snprintf(line, sizeof(line), "%s, N = %zu", what, seen);
 	row(line, fakegh_count(f, FAKEGH_ANY), (unsigned)(pages + (seen + 99) / 100 + 1));
-	*held = lease_github_listing_peak(st->t, 0);
+	*held = lease__github_listing_peak(st->t, 0);
 	lease_store_free(st);
 	return 0;
 }
@@ -331,7 +331,7 @@ int main(int argc, char **argv)
 	snprintf(what, sizeof(what), "namespace read, whole (N = %zu)", ns.count);
 	row(what, fakegh_count(fk, FAKEGH_ANY), (unsigned)((ns.count + 99) / 100 + 2));
 	lease_namespace_clear(&ns);
-	held_whole = lease_github_listing_peak(st->t, 0);
+	held_whole = lease__github_listing_peak(st->t, 0);
 	lease_store_free(st);
 	if (sweep_row(fk, "reconcile/list sweep", &held_one) < 0)
 		return 9;

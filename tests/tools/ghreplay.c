@@ -1,8 +1,10 @@
 /* Drive the GitHub transport through the "reflease-git-refs" scenario that
  * tests/octokit/make-scenario.mjs builds from GitHub's real recorded
  * responses, served by @octokit/fixtures-server (issue 6 item 6). Reads
- * GITHUB_API_URL (the fixture's URL) and GITHUB_TOKEN; exits 0 when every
- * answer parsed as GitHub meant it, 1 otherwise (with the reason). */
+ * GITHUB_API_URL (the fixture's URL), GITHUB_GRAPHQL_URL and GITHUB_TOKEN
+ * into the store options, as the CLI does (the library reads no
+ * environment, issue 26); exits 0 when every answer parsed as GitHub meant
+ * it, 1 otherwise (with the reason). */
 #include "store/backend.h"
 
 #include <stdio.h>
@@ -39,12 +41,15 @@ int main(void)
 	size_t i;
 
 	o.timeout_s = 10;
-	if ((rc = lease_github_transport_new(&t, "octokit-fixture-org/git-refs", &o, err,
-	                                     sizeof(err))) < 0) {
+	o.github_api_url = getenv("GITHUB_API_URL");
+	o.github_graphql_url = getenv("GITHUB_GRAPHQL_URL");
+	o.github_token = getenv("GITHUB_TOKEN");
+	if ((rc = lease__github_transport_new(&t, "octokit-fixture-org/git-refs", &o, err,
+	                                      sizeof(err))) < 0) {
 		fprintf(stderr, "ghreplay: %s\n", err);
 		return 1;
 	}
-	lease_github_set_rest_only(t);
+	lease__github_set_rest_only(t);
 	lease_oid_fromhex(&two, "0000000000000000000000000000000000000002");
 	lease_oid_fromhex(&one, "0000000000000000000000000000000000000001");
 

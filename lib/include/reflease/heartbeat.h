@@ -179,7 +179,7 @@ REFLEASE_EXTERN int lease_keep(lease_result *last, lease_store *st, const char *
  * Keep a set of leases (protocol.md "Sets"; `run A B … -- CMD`) as
  * lease_keep() keeps one: every heartbeat is one lease_heartbeat_set() with
  * the set's one token, a single atomic write of the members that are due
- * (the single-lease due rule, lease_policy_heartbeat_due(), applied to each
+ * (the single-lease due rule, lease__policy_heartbeat_due(), applied to each
  * member: a member not due is not written; none due writes nothing). The
  * schedule and the lost deadline follow the member whose lost deadline is the
  * earliest (its stored expires_at and TTL); the re-reads of
