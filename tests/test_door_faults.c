@@ -329,7 +329,7 @@ START_TEST(read_commit_not_found)
 	lease_oid g = ghost_oid();
 
 	open_store(-1);
-	ck_assert_int_eq(lease_read_commit(&c, st, &g), LEASE_ENOTFOUND);
+	ck_assert_int_eq(lease__read_commit(&c, st, &g), LEASE_ENOTFOUND);
 	ck_assert_str_eq(msg(), "object missing");
 	ck_assert_ptr_null(c.message);
 	close_store();
@@ -347,24 +347,24 @@ START_TEST(lock_and_scan_failures)
 	open_store(-1);
 	memset(&lk, 0, sizeof(lk));
 	/* a transport without the calls: an empty list, nothing to remove or scan */
-	ck_assert_int_eq(lease_list_ref_locks(&locks, st, ""), 0);
+	ck_assert_int_eq(lease__list_ref_locks(&locks, st, ""), 0);
 	ck_assert_uint_eq(locks.count, 0);
-	ck_assert_int_eq(lease_remove_ref_lock(st, &lk, 0), LEASE_ENOTFOUND);
+	ck_assert_int_eq(lease__remove_ref_lock(st, &lk, 0), LEASE_ENOTFOUND);
 	T->list_ref_locks = f_list_ref_locks;
 	T->remove_ref_lock = f_remove_ref_lock;
 	T->scan_commits = f_scan_commits;
-	ck_assert_int_eq(lease_list_ref_locks(&locks, st, ""), LEASE_EAUTH);
+	ck_assert_int_eq(lease__list_ref_locks(&locks, st, ""), LEASE_EAUTH);
 	ck_assert_uint_eq(locks.count, 0);
 	ck_assert_ptr_nonnull(strstr(msg(), "injected: list_ref_locks failed"));
 	fail_read_ref_code = LEASE_EAUTH;
-	ck_assert_int_eq(lease_remove_ref_lock(st, &lk, 0), LEASE_EAUTH);
+	ck_assert_int_eq(lease__remove_ref_lock(st, &lk, 0), LEASE_EAUTH);
 	ck_assert_ptr_nonnull(strstr(msg(), "injected: remove_ref_lock failed"));
 	fail_read_ref_code = LEASE_ENOTFOUND;              /* removed meanwhile by someone else */
 	ck_assert_int_eq(lease_fetch_ref(&s, st, "z"), 0); /* a read that fails nothing */
 	ck_assert_str_eq(msg(), "");
-	ck_assert_int_eq(lease_remove_ref_lock(st, &lk, 0), LEASE_ENOTFOUND);
+	ck_assert_int_eq(lease__remove_ref_lock(st, &lk, 0), LEASE_ENOTFOUND);
 	ck_assert_str_eq(msg(), ""); /* no error: the lock is gone either way */
-	ck_assert_int_eq(lease_scan_commits(st, "a: ", 10, NULL, NULL), LEASE_EAUTH);
+	ck_assert_int_eq(lease__scan_commits(st, "a: ", 10, NULL, NULL), LEASE_EAUTH);
 	ck_assert_ptr_nonnull(strstr(msg(), "injected: scan_commits failed"));
 	close_store();
 }
@@ -639,19 +639,19 @@ START_TEST(lenient_namespace_faults)
 
 	knobs_reset();
 	fail_list = LEASE_ENET;
-	ck_assert_int_eq(lease_fetch_namespace_lenient(&ns, st), LEASE_ENET);
+	ck_assert_int_eq(lease__fetch_namespace_lenient(&ns, st), LEASE_ENET);
 	ck_assert_ptr_nonnull(strstr(msg(), "injected: list_refs failed"));
 	ck_assert_uint_eq(ns.count, 0);
 
 	knobs_reset();
 	fail_read_ref_at = 2; /* b's read */
-	ck_assert_int_eq(lease_fetch_namespace_lenient(&ns, st), LEASE_ENET);
+	ck_assert_int_eq(lease__fetch_namespace_lenient(&ns, st), LEASE_ENET);
 	ck_assert_uint_eq(ns.count, 0);
 	ck_assert_ptr_null(ns.leases);
 
 	knobs_reset();
 	delete_listed = "refs/leases/a";
-	ck_assert_int_eq(lease_fetch_namespace_lenient(&ns, st), 0);
+	ck_assert_int_eq(lease__fetch_namespace_lenient(&ns, st), 0);
 	ck_assert_uint_eq(ns.count, 1);
 	ck_assert_str_eq(ns.leases[0].name, "b");
 	ck_assert_int_eq(ns.leases[0].payload_rc, 0);

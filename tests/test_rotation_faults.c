@@ -7,8 +7,8 @@
 
 START_TEST(names_of_unknown_values)
 {
-	ck_assert_str_eq(lease_relation_name((lease_relation)42), "unknown");
-	ck_assert_str_eq(lease_token_change_name((lease_token_change)42), "unknown");
+	ck_assert_str_eq(lease__relation_name((lease_relation)42), "unknown");
+	ck_assert_str_eq(lease__token_change_name((lease_token_change)42), "unknown");
 }
 END_TEST
 

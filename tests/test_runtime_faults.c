@@ -113,7 +113,7 @@ static int on_wait(double s, void *payload)
 		snprintf(w->said[w->n], sizeof(w->said[w->n]), "%s", w->out->message);
 	w->n++;
 	if (w->n == w->drop_at) {
-		lease_ticket_drop(w->bob, st);
+		lease__ticket_drop(w->bob, st);
 		change_pending = 1;
 	}
 	if (w->n == w->reap_own_at || w->n == w->reap_woken_at) {
@@ -131,7 +131,7 @@ static int on_wait(double s, void *payload)
 static void bob_queues(lease_own_ticket *bob)
 {
 	memset(bob, 0, sizeof(*bob));
-	ck_assert_int_eq(lease_ticket_take(bob, st, "l", "bob", "h", 300, 0), 0);
+	ck_assert_int_eq(lease__ticket_take(bob, st, "l", "bob", "h", 300, 0), 0);
 	ck_assert_int_eq(bob->held, 1);
 }
 

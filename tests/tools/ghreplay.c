@@ -44,12 +44,12 @@ int main(void)
 	o.github_api_url = getenv("GITHUB_API_URL");
 	o.github_graphql_url = getenv("GITHUB_GRAPHQL_URL");
 	o.github_token = getenv("GITHUB_TOKEN");
-	if ((rc = lease_github_transport_new(&t, "octokit-fixture-org/git-refs", &o, err,
-	                                     sizeof(err))) < 0) {
+	if ((rc = lease__github_transport_new(&t, "octokit-fixture-org/git-refs", &o, err,
+	                                      sizeof(err))) < 0) {
 		fprintf(stderr, "ghreplay: %s\n", err);
 		return 1;
 	}
-	lease_github_set_rest_only(t);
+	lease__github_set_rest_only(t);
 	lease_oid_fromhex(&two, "0000000000000000000000000000000000000002");
 	lease_oid_fromhex(&one, "0000000000000000000000000000000000000001");
 
