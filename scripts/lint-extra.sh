@@ -17,13 +17,13 @@ if grep -nE '\b(secure_)?getenv\(' lib/*/*.c lib/*/*.h migrations/*.c; then
   echo "lint: the library reads the environment (take it from lease_store_options)"; exit 1
 fi
 # One error setter (issue 26 step 2): in lib/ and migrations/ an error message
-# is written by lease_error_set() (lib/util/common.c) alone — no other function
+# is written by lease__error_set() (lib/util/common.c) alone — no other function
 # formats into an error buffer, and the old setters stay gone.
 if grep -nE '\b(v?snprintf|strn?cpy|memcpy)\((err|errbuf|errmsg|[a-z]+->(err|errbuf|errmsg)|L\(t\)->errbuf)\b' \
      lib/*/*.c lib/*/*.h migrations/*.c | grep -v '^lib/util/common\.c:.*vsnprintf(err, errlen, fmt, ap)'; then
-  echo "lint: an error buffer written around lease_error_set() (lib/util/util.h), the one error setter"; exit 1
+  echo "lint: an error buffer written around lease__error_set() (lib/util/util.h), the one error setter"; exit 1
 fi
 if grep -nE '\b(seterr|set_err|lease_errf|lease_err_collapse)\b' lib/*/*.c lib/*/*.h lib/include/reflease/*.h \
      cmd/reflease/*.[ch] migrations/*.c; then
-  echo "lint: a second error setter (lease_error_set() is the one, issue 26 step 2)"; exit 1
+  echo "lint: a second error setter (lease__error_set() is the one, issue 26 step 2)"; exit 1
 fi
