@@ -11,6 +11,7 @@
 
 #include "reflease.h"
 #include "support/memstore.h"
+#include "support/suitefix.h"
 
 static lease_store *st;
 static memstore *M;
@@ -146,15 +147,12 @@ START_TEST(changing_lease_with_stale_payloads_gives_up)
 }
 END_TEST
 
-Suite *commit_faults_suite(void);
 Suite *commit_faults_suite(void)
 {
 	Suite *s = suite_create("commit_faults");
-	TCase *tc = tcase_create("commit_faults");
 
-	tcase_add_test(tc, lost_commit_write_is_written_again);
-	tcase_add_test(tc, refused_commit_write_ends_the_operation);
-	tcase_add_test(tc, changing_lease_with_stale_payloads_gives_up);
-	suite_add_tcase(s, tc);
+	suitefix_add(s, "commit_faults", 0, NULL, ONE(lost_commit_write_is_written_again),
+	             ONE(refused_commit_write_ends_the_operation),
+	             ONE(changing_lease_with_stale_payloads_gives_up), NULL);
 	return s;
 }

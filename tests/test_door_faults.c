@@ -14,6 +14,7 @@
 #include "lease/door.h"
 #include "reflease.h"
 #include "support/memstore.h"
+#include "support/suitefix.h"
 
 static lease_transport *T;
 static memstore *M;
@@ -709,23 +710,15 @@ START_TEST(set_write_faults)
 }
 END_TEST
 
-Suite *door_faults_suite(void);
 Suite *door_faults_suite(void)
 {
 	Suite *s = suite_create("door_faults");
-	TCase *tc = tcase_create("door_faults");
 
-	tcase_add_test(tc, ticket_refnames_refused);
-	tcase_add_test(tc, set_inputs_refused);
-	tcase_add_test(tc, read_commit_not_found);
-	tcase_add_test(tc, lock_and_scan_failures);
-	tcase_add_test(tc, missing_object_moved_meanwhile);
-	tcase_add_test(tc, still_at_read_fails);
-	tcase_add_test(tc, batched_read_faults);
-	tcase_add_test(tc, strict_namespace_faults);
-	tcase_add_test(tc, lenient_walk_faults);
-	tcase_add_test(tc, lenient_namespace_faults);
-	tcase_add_test(tc, set_write_faults);
-	suite_add_tcase(s, tc);
+	suitefix_add(s, "door_faults", 0, NULL, ONE(ticket_refnames_refused),
+	             ONE(set_inputs_refused), ONE(read_commit_not_found),
+	             ONE(lock_and_scan_failures), ONE(missing_object_moved_meanwhile),
+	             ONE(still_at_read_fails), ONE(batched_read_faults),
+	             ONE(strict_namespace_faults), ONE(lenient_walk_faults),
+	             ONE(lenient_namespace_faults), ONE(set_write_faults), NULL);
 	return s;
 }

@@ -19,6 +19,7 @@
 #include "store/handle.h"
 #include "store/http.h"
 #include "support/fakegh.h"
+#include "support/suitefix.h"
 #include "support/vclock.h"
 
 #define CANARY "ghp_CANARYtoken0123456789abcdefCANARY"
@@ -1696,65 +1697,36 @@ START_TEST(http_body_cap_and_headers)
 }
 END_TEST
 
-Suite *github_suite(void);
 Suite *github_suite(void)
 {
+	const suitefix_fixture fx = {setup, teardown, 0};
 	Suite *s = suite_create("github");
-	TCase *tc;
 
-	tc = tcase_create("transport");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 30);
-	tcase_add_test(tc, cycle_create_read_replace_delete);
-	tcase_add_test(tc, request_counts_per_primitive);
-	tcase_add_test(tc, absent_read_in_seen_namespace_confirmed_by_rest);
-	tcase_add_test(tc, absence_listing_serves_archive_listing_once);
-	tcase_add_test(tc, namespace_listing_batches);
-	tcase_add_test(tc, cas_mismatches);
-	tcase_add_test(tc, read_lag_polled_within_window);
-	tcase_add_test(tc, read_lag_past_window_unverified);
-	tcase_add_test(tc, time_base_is_date_header);
-	tcase_add_test(tc, graphql_blind_falls_back_to_rest);
-	tcase_add_test(tc, ghes_path_prefix);
-	tcase_add_test(tc, listing_follows_link_next);
-	tcase_add_loop_test(tc, same_answers_whatever_graphql_shows, 0, 4);
-	tcase_add_test(tc, set_read_in_one_query);
-	tcase_add_test(tc, set_absences_serve_each_archive_listing);
-	tcase_add_loop_test(tc, set_read_same_whatever_graphql_shows, 0, 4);
-	tcase_add_test(tc, set_write_verified_through_read_lag);
-	tcase_add_test(tc, moved_repository_followed_on_api_host);
-	tcase_add_test(tc, moved_repository_elsewhere_explained);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("stream");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, namespace_read_page_by_page);
-	tcase_add_test(tc, namespace_page_failing_midway_fails_the_sweep);
-	tcase_add_test(tc, listing_link_loop_fails);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("faults");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 30);
-	tcase_add_loop_test(tc, fault_matrix, 0, (int)NFAULTS);
-	tcase_add_test(tc, F24_rate_limit_waited_inside_timeout);
-	tcase_add_test(tc, timeouts_read_unreachable_write_unknown);
-	tcase_add_test(tc, F10_path_collision_422_reread);
-	tcase_add_test(tc, create_exists_then_404_is_lag);
-	tcase_add_test(tc, F26_empty_repository);
-	tcase_add_test(tc, wrong_token_is_eauth);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("config");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 30);
-	tcase_add_test(tc, plain_http_only_to_loopback);
-	tcase_add_test(tc, spec_and_token_rules);
-	tcase_add_test(tc, token_canary_never_logged);
-	tcase_add_test(tc, http_body_cap_and_headers);
-	tcase_add_test(tc, pacing_on_the_virtual_clock);
-	tcase_add_test(tc, redirects_bounded_and_never_off_host);
-	suite_add_tcase(s, tc);
+	suitefix_add(s, "transport", 30, &fx, ONE(cycle_create_read_replace_delete),
+	             ONE(request_counts_per_primitive),
+	             ONE(absent_read_in_seen_namespace_confirmed_by_rest),
+	             ONE(absence_listing_serves_archive_listing_once),
+	             ONE(namespace_listing_batches), ONE(cas_mismatches),
+	             ONE(read_lag_polled_within_window), ONE(read_lag_past_window_unverified),
+	             ONE(time_base_is_date_header), ONE(graphql_blind_falls_back_to_rest),
+	             ONE(ghes_path_prefix), ONE(listing_follows_link_next),
+	             LOOP(same_answers_whatever_graphql_shows, 0, 4), ONE(set_read_in_one_query),
+	             ONE(set_absences_serve_each_archive_listing),
+	             LOOP(set_read_same_whatever_graphql_shows, 0, 4),
+	             ONE(set_write_verified_through_read_lag),
+	             ONE(moved_repository_followed_on_api_host),
+	             ONE(moved_repository_elsewhere_explained), NULL);
+	suitefix_add(s, "stream", 60, &fx, ONE(namespace_read_page_by_page),
+	             ONE(namespace_page_failing_midway_fails_the_sweep),
+	             ONE(listing_link_loop_fails), NULL);
+	suitefix_add(s, "faults", 30, &fx, LOOP(fault_matrix, 0, (int)NFAULTS),
+	             ONE(F24_rate_limit_waited_inside_timeout),
+	             ONE(timeouts_read_unreachable_write_unknown),
+	             ONE(F10_path_collision_422_reread), ONE(create_exists_then_404_is_lag),
+	             ONE(F26_empty_repository), ONE(wrong_token_is_eauth), NULL);
+	suitefix_add(s, "config", 30, &fx, ONE(plain_http_only_to_loopback),
+	             ONE(spec_and_token_rules), ONE(token_canary_never_logged),
+	             ONE(http_body_cap_and_headers), ONE(pacing_on_the_virtual_clock),
+	             ONE(redirects_bounded_and_never_off_host), NULL);
 	return s;
 }

@@ -23,6 +23,7 @@
 #include "store/http.h"
 #include "support/fakegh.h"
 #include "support/logcap.h"
+#include "support/suitefix.h"
 #include "support/vclock.h"
 
 #define CANARY "ghp_CANARYnet0123456789abcdefCANARY"
@@ -405,22 +406,16 @@ START_TEST(token_file_read_again_on_401)
 }
 END_TEST
 
-Suite *github_net_suite(void);
 Suite *github_net_suite(void)
 {
+	const suitefix_fixture fx = {setup, teardown, 0};
 	Suite *s = suite_create("github_net");
-	TCase *tc = tcase_create("net");
 
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, graphql_on_another_origin_never_receives_the_token);
-	tcase_add_test(tc, timeout_bounds_the_whole_operation);
-	tcase_add_test(tc, burst_spaces_every_write);
-	tcase_add_test(tc, non_json_200_is_temporary_and_a_landed_write_is_recognised);
-	tcase_add_test(tc, proxy_407_is_config_and_abuse_wording_is_a_rate_limit);
-	tcase_add_test(tc, persistent_422_names_its_cause);
-	tcase_add_test(tc, read_errors_state_their_cause_only);
-	tcase_add_test(tc, token_file_read_again_on_401);
-	suite_add_tcase(s, tc);
+	suitefix_add(s, "net", 60, &fx, ONE(graphql_on_another_origin_never_receives_the_token),
+	             ONE(timeout_bounds_the_whole_operation), ONE(burst_spaces_every_write),
+	             ONE(non_json_200_is_temporary_and_a_landed_write_is_recognised),
+	             ONE(proxy_407_is_config_and_abuse_wording_is_a_rate_limit),
+	             ONE(persistent_422_names_its_cause), ONE(read_errors_state_their_cause_only),
+	             ONE(token_file_read_again_on_401), NULL);
 	return s;
 }

@@ -16,6 +16,7 @@
 
 #include "reflease.h"
 #include "support/fakegh.h"
+#include "support/suitefix.h"
 #include "support/vclock.h"
 
 #define CANARY "ghp_CANARYruntime0123456789abcdefCANARY"
@@ -1163,55 +1164,25 @@ START_TEST(keeper_rereads_see_own_token_shortening)
 }
 END_TEST
 
-Suite *github_runtime_suite(void);
 Suite *github_runtime_suite(void)
 {
+	const suitefix_fixture fx = {setup, teardown, 0};
 	Suite *s = suite_create("github_runtime");
-	TCase *tc;
 
-	tc = tcase_create("fault_matrix");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, fault_matrix_runtime, 0, (int)(NRT * W_N));
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("budget_contention");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, request_budget_per_invocation);
-	tcase_add_test(tc, set_request_budget_per_invocation);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("keeper_rereads");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, keeper_rereads_cost_no_counted_request);
-	tcase_add_test(tc, keeper_rereads_from_the_acquire);
-	tcase_add_test(tc, keeper_rereads_see_a_break);
-	tcase_add_test(tc, keeper_rereads_see_own_token_shortening);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("processes");
-	tcase_set_timeout(tc, 240);
-	tcase_add_test(tc, contend_16_processes_no_overlap);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("field_cases");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, no_update_refs_refused_before_writing);
-	tcase_add_test(tc, transitions_continue_after_prune);
-	tcase_add_test(tc, F02_release_during_network_blip);
-	tcase_add_test(tc, F09_release_already_gone);
-	tcase_add_test(tc, F10_path_collision);
-	tcase_add_test(tc, F24_rate_limited_acquire);
-	tcase_add_test(tc, F25_rules_and_permission);
-	tcase_add_test(tc, F26_empty_repository);
-	tcase_add_test(tc, heartbeat_under_persistent_graphql_rate_limit);
-	tcase_add_test(tc, acquire_through_sporadic_422);
-	tcase_add_test(tc, break_force_over_blob_tip);
-	tcase_add_test(tc, moved_repository_lifecycle);
-	tcase_add_test(tc, burst_writes_paced_one_second);
-	suite_add_tcase(s, tc);
+	suitefix_add(s, "fault_matrix", 60, &fx, LOOP(fault_matrix_runtime, 0, (int)(NRT * W_N)),
+	             NULL);
+	suitefix_add(s, "budget_contention", 120, &fx, ONE(request_budget_per_invocation),
+	             ONE(set_request_budget_per_invocation), NULL);
+	suitefix_add(s, "keeper_rereads", 60, &fx, ONE(keeper_rereads_cost_no_counted_request),
+	             ONE(keeper_rereads_from_the_acquire), ONE(keeper_rereads_see_a_break),
+	             ONE(keeper_rereads_see_own_token_shortening), NULL);
+	suitefix_add(s, "processes", 240, NULL, ONE(contend_16_processes_no_overlap), NULL);
+	suitefix_add(s, "field_cases", 60, &fx, ONE(no_update_refs_refused_before_writing),
+	             ONE(transitions_continue_after_prune), ONE(F02_release_during_network_blip),
+	             ONE(F09_release_already_gone), ONE(F10_path_collision),
+	             ONE(F24_rate_limited_acquire), ONE(F25_rules_and_permission),
+	             ONE(F26_empty_repository), ONE(heartbeat_under_persistent_graphql_rate_limit),
+	             ONE(acquire_through_sporadic_422), ONE(break_force_over_blob_tip),
+	             ONE(moved_repository_lifecycle), ONE(burst_writes_paced_one_second), NULL);
 	return s;
 }

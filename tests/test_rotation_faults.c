@@ -4,6 +4,7 @@
 #include <check.h>
 
 #include "lease/rotation.h"
+#include "support/suitefix.h"
 
 START_TEST(names_of_unknown_values)
 {
@@ -12,13 +13,10 @@ START_TEST(names_of_unknown_values)
 }
 END_TEST
 
-Suite *rotation_faults_suite(void);
 Suite *rotation_faults_suite(void)
 {
 	Suite *s = suite_create("rotation_faults");
-	TCase *tc = tcase_create("rotation_faults");
 
-	tcase_add_test(tc, names_of_unknown_values);
-	suite_add_tcase(s, tc);
+	suitefix_add(s, "rotation_faults", 0, NULL, ONE(names_of_unknown_values), NULL);
 	return s;
 }

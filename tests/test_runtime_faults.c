@@ -14,6 +14,7 @@
 #include "lease/ticket.h"
 #include "reflease.h"
 #include "support/memstore.h"
+#include "support/suitefix.h"
 
 #define T0 1800000000
 
@@ -577,27 +578,17 @@ START_TEST(set_with_invalid_member_refused)
 }
 END_TEST
 
-Suite *runtime_faults_suite(void);
 Suite *runtime_faults_suite(void)
 {
 	Suite *s = suite_create("runtime_faults");
-	TCase *tc = tcase_create("fair_wait");
 
-	tcase_add_test(tc, fair_waiter_lets_earlier_ticket_go_first);
-	tcase_add_test(tc, fair_waiter_stopped_behind_held_lease);
-	tcase_add_test(tc, fair_wait_runs_out);
-	tcase_add_test(tc, fair_waiter_retakes_reaped_ticket);
-	tcase_add_test(tc, fair_wait_without_a_ticket);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("sets");
-	tcase_add_test(tc, set_stopped_members_say_their_state);
-	tcase_add_test(tc, set_stopped_by_unreadable_member);
-	tcase_add_test(tc, set_release_partly_released);
-	tcase_add_test(tc, set_heartbeat_not_due);
-	tcase_add_test(tc, set_granted_too_late);
-	tcase_add_test(tc, set_member_taken_before_the_write);
-	tcase_add_test(tc, set_write_faults_end_the_set);
-	tcase_add_test(tc, set_with_invalid_member_refused);
-	suite_add_tcase(s, tc);
+	suitefix_add(s, "fair_wait", 0, NULL, ONE(fair_waiter_lets_earlier_ticket_go_first),
+	             ONE(fair_waiter_stopped_behind_held_lease), ONE(fair_wait_runs_out),
+	             ONE(fair_waiter_retakes_reaped_ticket), ONE(fair_wait_without_a_ticket), NULL);
+	suitefix_add(s, "sets", 0, NULL, ONE(set_stopped_members_say_their_state),
+	             ONE(set_stopped_by_unreadable_member), ONE(set_release_partly_released),
+	             ONE(set_heartbeat_not_due), ONE(set_granted_too_late),
+	             ONE(set_member_taken_before_the_write), ONE(set_write_faults_end_the_set),
+	             ONE(set_with_invalid_member_refused), NULL);
 	return s;
 }

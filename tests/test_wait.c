@@ -20,6 +20,7 @@
 #include "support/fakegh.h"
 #include "support/gitserver.h"
 #include "support/memstore.h"
+#include "support/suitefix.h"
 #include "support/testrepo.h"
 
 #define T0 1700000000
@@ -595,25 +596,16 @@ START_TEST(test_remote_waiter_gets_release)
 }
 END_TEST
 
-Suite *wait_suite(void);
 Suite *wait_suite(void)
 {
 	Suite *s = suite_create("wait");
-	TCase *tc = tcase_create("runtime");
-	TCase *be = tcase_create("backends");
 
-	tcase_add_test(tc, test_wait_wakes_on_change);
-	tcase_add_test(tc, test_wait_wakes_at_expiry);
-	tcase_add_test(tc, test_wait_stop_seen_after_wake);
-	tcase_add_test(tc, test_wait_steady_without_watch);
-	tcase_add_test(tc, test_fair_wait_in_history);
-	tcase_add_test(tc, test_local_wait_primitive);
-	tcase_add_test(tc, test_http_conditional_get);
-	suite_add_tcase(s, tc);
-	tcase_set_timeout(be, 240);
-	tcase_add_test(be, test_local_waiter_gets_release);
-	tcase_add_test(be, test_github_waiter_conditional_reads);
-	tcase_add_test(be, test_remote_waiter_gets_release);
-	suite_add_tcase(s, be);
+	suitefix_add(s, "runtime", 0, NULL, ONE(test_wait_wakes_on_change),
+	             ONE(test_wait_wakes_at_expiry), ONE(test_wait_stop_seen_after_wake),
+	             ONE(test_wait_steady_without_watch), ONE(test_fair_wait_in_history),
+	             ONE(test_local_wait_primitive), ONE(test_http_conditional_get), NULL);
+	suitefix_add(s, "backends", 240, NULL, ONE(test_local_waiter_gets_release),
+	             ONE(test_github_waiter_conditional_reads),
+	             ONE(test_remote_waiter_gets_release), NULL);
 	return s;
 }
