@@ -3,7 +3,8 @@
 # line "shell: N passed, N failed" and fail when any failed or none ran.
 # Each script gets REFLEASE (the binary), BUILD and a private TMPDIR.
 #
-# The tests run JOBS at a time (REFLEASE_TEST_JOBS, default 3: most of a
+# The tests run JOBS at a time (REFLEASE_TEST_JOBS, default 3; make check
+# passes 6, 3 in the instrumented builds: most of a
 # test's time is spent waiting on real processes, clocks and servers, not on
 # a CPU), the longest first: "# test: seconds N" in a test's first 15 lines is
 # its wall time in make check on the 2-core machine (the result lines give
