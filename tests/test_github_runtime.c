@@ -16,6 +16,8 @@
 
 #include "reflease.h"
 #include "support/fakegh.h"
+#include "support/ghstore.h"
+#include "support/logcap.h"
 #include "support/suitefix.h"
 #include "support/vclock.h"
 
@@ -25,19 +27,6 @@
 
 static fakegh *fk;
 static lease_store *st;
-static char logs[1 << 16];
-static size_t logs_len;
-
-static void capture(int level, const char *msg, void *payload)
-{
-	int n;
-
-	(void)payload;
-	n = snprintf(logs + logs_len, sizeof(logs) - logs_len, "%d %s\n", level, msg);
-	if (n > 0 && (size_t)n < sizeof(logs) - logs_len)
-		logs_len += (size_t)n;
-}
-
 /* The fake GitHub every store of a test opens on (start_fake). */
 static char api_url[128];
 /* The virtual clock of the stores a test opens (NULL = the process's time). */
@@ -45,21 +34,10 @@ static vclock *gh_vc;
 
 static int open_gh(lease_store **out, int timeout_s, int verify_ms)
 {
-	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
-	char err[512];
-	int rc;
+	lease_store_options o;
 
-	if (gh_vc)
-		vclock_apply(gh_vc, &o.clock, 0);
-	o.github_api_url = api_url;
-	o.github_token = CANARY;
-	o.timeout_s = timeout_s;
-	o.verify_timeout_ms = verify_ms;
-	o.log = capture;
-	o.log_level = LEASE_LOG_DEBUG;
-	if ((rc = lease_store_open(out, "github:octo/leases", &o, err, sizeof(err))) < 0)
-		fprintf(stderr, "open: %s\n", err);
-	return rc;
+	ghstore_options(&o, api_url, CANARY, timeout_s, verify_ms, gh_vc, logcap);
+	return ghstore_open(out, &o);
 }
 
 /* The stores' and the fake's virtual time (issue 26): retries, backoff,
@@ -68,18 +46,22 @@ static vclock suite_vc;
 
 static void start_fake(const fakegh_options *o)
 {
-	vclock_init(&suite_vc, 0);
 	gh_vc = &suite_vc;
-	ck_assert_int_eq(fakegh_start_clocked(&fk, o, vclock_ms_cb, &suite_vc), 0);
+	ck_assert_int_eq(ghstore_start(&fk, o, &suite_vc), 0);
 	snprintf(api_url, sizeof(api_url), "%s", fakegh_url(fk));
-	logs_len = 0;
-	logs[0] = '\0';
+	logcap_reset();
+}
+
+/* A fake started with @p fo (NULL: the defaults) and the test's store open on it. */
+static void start_open(const fakegh_options *fo)
+{
+	start_fake(fo);
+	ck_assert_int_eq(open_gh(&st, 5, 1000), 0);
 }
 
 static void setup(void)
 {
-	start_fake(NULL);
-	ck_assert_int_eq(open_gh(&st, 5, 1000), 0);
+	start_open(NULL);
 }
 
 static void teardown(void)
@@ -89,6 +71,13 @@ static void teardown(void)
 	fakegh_stop(fk);
 	fk = NULL;
 	gh_vc = NULL;
+}
+
+/* The test again on a fake started with @p fo (a server of another kind). */
+static void restart_open(const fakegh_options *fo)
+{
+	teardown();
+	start_open(fo);
 }
 
 static lease_op_options who(const char *owner, const char *token)
@@ -280,7 +269,7 @@ START_TEST(fault_matrix_runtime)
 		if (had)
 			ck_assert(lease_oid_equal(&after, &before));
 	}
-	ck_assert(!strstr(logs, CANARY));
+	ck_assert(!strstr(logcap_buf, CANARY));
 	ck_assert(!strstr(r.message, CANARY));
 }
 END_TEST
@@ -394,17 +383,13 @@ static unsigned set_counted(set_fn fn, const lease_op_options *o, const char *wa
                             lease_set_result *r)
 {
 	static const char *const names[] = {"s-a", "s-b", "s-c"};
-	lease_store_options so = LEASE_STORE_OPTIONS_INIT;
+	lease_store_options so;
 	lease_store *s2 = NULL;
-	char err[512];
 	unsigned n;
 
-	so.github_api_url = api_url;
-	so.github_token = CANARY;
-	so.timeout_s = 5;
-	so.verify_timeout_ms = 1000;
+	ghstore_options(&so, api_url, CANARY, 5, 1000, NULL, NULL);
 	so.clock.now = set_clock;
-	ck_assert_int_eq(lease_store_open(&s2, "github:octo/leases", &so, err, sizeof(err)), 0);
+	ck_assert_int_eq(ghstore_open(&s2, &so), 0);
 	fakegh_reset_counts(fk);
 	ck_assert_msg(fn(r, s2, names, 3, o) == 0, "%s: %s", want, r->message);
 	ck_assert_str_eq(lease_status_name(r->status), want);
@@ -764,11 +749,9 @@ START_TEST(no_update_refs_refused_before_writing)
 	lease_op_options o = who("alice", NULL);
 	lease_result r;
 
-	teardown();
 	memset(&fo, 0, sizeof(fo));
 	fo.no_update_refs = 1;
-	start_fake(&fo);
-	ck_assert_int_eq(open_gh(&st, 5, 1000), 0);
+	restart_open(&fo);
 	ck_assert_int_eq(lease_acquire(&r, st, "old-ghes", &o), LEASE_ECONFIG);
 	ck_assert_ptr_nonnull(strstr(r.message, "updateRefs"));
 	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_COMMIT_POST), 0);
@@ -916,7 +899,7 @@ START_TEST(F24_rate_limited_acquire)
 
 	fakegh_fault(fk, FAKEGH_GQL_QUERY, FAKEGH_FAULT_403_RETRY, 1, 1);
 	ck_assert_int_eq(lease_acquire(&r, st, "busy", &o), 0);
-	ck_assert_ptr_nonnull(strstr(logs, "rate limited"));
+	ck_assert_ptr_nonnull(strstr(logcap_buf, "rate limited"));
 	o.lease_token = NULL;
 	o.owner = "bob";
 	fakegh_fault(fk, FAKEGH_GQL_QUERY, FAKEGH_FAULT_403_RESET, 1, 600);
@@ -952,11 +935,9 @@ START_TEST(F26_empty_repository)
 	lease_op_options o = who("alice", NULL);
 	lease_result r;
 
-	teardown();
 	memset(&fo, 0, sizeof(fo));
 	fo.empty = 1;
-	start_fake(&fo);
-	ck_assert_int_eq(open_gh(&st, 5, 1000), 0);
+	restart_open(&fo);
 	ck_assert_int_eq(lease_acquire(&r, st, "first", &o), LEASE_ECONFIG);
 	ck_assert_ptr_nonnull(strstr(r.message, "empty"));
 	ck_assert_ptr_nonnull(strstr(r.message, "initial commit"));
@@ -1034,17 +1015,12 @@ static void rr_report(const lease_keep_report *rep, void *payload)
 
 static lease_store *rr_open(void)
 {
-	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
+	lease_store_options o;
 	lease_store *s2 = NULL;
-	char err[512];
 
-	o.github_api_url = api_url;
-	o.github_token = CANARY;
-	o.timeout_s = 5;
-	o.verify_timeout_ms = 1000;
+	ghstore_options(&o, api_url, CANARY, 5, 1000, NULL, NULL);
 	o.clock.now = rr_now;
-	ck_assert_msg(lease_store_open(&s2, "github:octo/leases", &o, err, sizeof(err)) == 0, "%s",
-	              err);
+	ck_assert_int_eq(ghstore_open(&s2, &o), 0);
 	return s2;
 }
 
