@@ -111,6 +111,13 @@ static lease_oid created(backend *b, const char *name)
 	return oid;
 }
 
+/* @p b opened on backend @p which, holding the one lease @p name: its oid. */
+static lease_oid open_holding(backend *b, int which, const char *name)
+{
+	backend_open(b, which);
+	return created(b, name);
+}
+
 /* @p name created at *@p first, then replaced by a child of it: the child. */
 static lease_oid replaced(backend *b, const char *name, lease_oid *first)
 {
@@ -172,8 +179,7 @@ START_TEST(create_absent_ok)
 	lease_ref_state s;
 	lease_oid a;
 
-	backend_open(&b, _i);
-	a = created(&b, "job-1");
+	a = open_holding(&b, _i, "job-1");
 	ck_assert_int_eq(lease_fetch_ref(&s, b.st, "job-1"), 0);
 	ck_assert_int_eq(s.present, 1);
 	ck_assert(lease_oid_equal(&s.oid, &a));
@@ -252,8 +258,7 @@ START_TEST(delete_ok)
 	backend b;
 	lease_oid a;
 
-	backend_open(&b, _i);
-	a = created(&b, "d");
+	a = open_holding(&b, _i, "d");
 	ck_assert_int_eq(lease_cas_delete(b.st, "d", &a), 0);
 	assert_ref(&b, "d", NULL);
 	backend_close(&b);
@@ -535,8 +540,7 @@ START_TEST(namespace_sorted_filtered)
 	lease_namespace ns;
 	lease_oid c, a, b1, b2, other;
 
-	backend_open(&b, _i);
-	c = created(&b, "c");
+	c = open_holding(&b, _i, "c");
 	a = created(&b, "a");
 	b2 = replaced(&b, "b", &b1);
 	other = commit_for(&b, "z", NULL);
@@ -613,8 +617,7 @@ START_TEST(noop_fetch_wrong_object)
 	lease_oid a;
 	const lease_cas_error *e;
 
-	backend_open(&b, B_MEM);
-	a = created(&b, "w");
+	a = open_holding(&b, B_MEM, "w");
 	memstore_faults_get(b.mem)->wrong_commit = 1;
 	ck_assert_int_eq(lease_fetch_ref(&s, b.st, "w"), LEASE_EUNVERIFIED);
 	ck_assert_int_eq(s.present, 0);
@@ -669,8 +672,7 @@ START_TEST(noop_namespace_duplicates)
 	lease_namespace ns;
 	const lease_cas_error *e;
 
-	backend_open(&b, B_MEM);
-	created(&b, "a");
+	open_holding(&b, B_MEM, "a");
 	created(&b, "b");
 	memstore_faults_get(b.mem)->duplicates = 1;
 	ck_assert_int_eq(lease_fetch_namespace(&ns, b.st), LEASE_EUNVERIFIED);
@@ -688,8 +690,7 @@ START_TEST(namespace_lookalikes_filtered)
 	backend b;
 	lease_namespace ns;
 
-	backend_open(&b, B_MEM);
-	created(&b, "a");
+	open_holding(&b, B_MEM, "a");
 	memstore_faults_get(b.mem)->lookalikes = 1;
 	ck_assert_int_eq(lease_fetch_namespace(&ns, b.st), 0);
 	ck_assert_uint_eq(ns.count, 1);
@@ -738,8 +739,7 @@ START_TEST(namespace_wrong_object_bounded)
 	lease_namespace ns;
 	lease_oid a;
 
-	backend_open(&b, B_MEM);
-	a = created(&b, "a");
+	a = open_holding(&b, B_MEM, "a");
 	memstore_faults_get(b.mem)->wrong_commit = 1;
 	ck_assert_int_eq(lease_fetch_namespace(&ns, b.st), 0);
 	ck_assert_uint_eq(ns.count, 1);
