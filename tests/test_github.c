@@ -79,33 +79,10 @@ static void teardown(void)
 	fk = NULL;
 }
 
-/* A valid payload message for @p name. */
-static char *message(const char *name, lease_phase phase, int64_t now)
-{
-	lease_payload p;
-	char *m = NULL;
-
-	memset(&p, 0, sizeof(p));
-	snprintf(p.sdlc_version, sizeof(p.sdlc_version), "1.1.0");
-	p.version_major = 1;
-	p.version_minor = 1;
-	snprintf(p.name, sizeof(p.name), "%s", name);
-	snprintf(p.owner, sizeof(p.owner), "alice");
-	snprintf(p.host, sizeof(p.host), "runner-1");
-	p.phase = phase;
-	snprintf(p.lease_token, sizeof(p.lease_token), TOKEN);
-	p.acquired_at = now;
-	p.expires_at = now + 300;
-	snprintf(p.nonce, sizeof(p.nonce), "%016llx", (unsigned long long)rand());
-	p.has_ttl = 1;
-	p.ttl_seconds = 300;
-	ck_assert_int_eq(lease_message_build(&m, &p, LEASE_OP_ACQUIRE), 0);
-	return m;
-}
-
 static void commit(lease_oid *out, const char *name, const lease_oid *parent)
 {
-	char *m = message(name, LEASE_PHASE_CLAIMED, time(NULL));
+	int64_t now = time(NULL);
+	char *m = ghstore_message(name, "alice", TOKEN, LEASE_PHASE_CLAIMED, 0, now, now + 300);
 	int rc = lease_write_commit(out, st, parent, m);
 
 	if (rc < 0)
@@ -117,14 +94,7 @@ static void commit(lease_oid *out, const char *name, const lease_oid *parent)
 /* The ref as the fake's repository holds it: 1 with *oid, or 0 absent. */
 static int ref_at(const char *name, lease_oid *oid)
 {
-	char ref[300], hex[41];
-	int present;
-
-	snprintf(ref, sizeof(ref), "refs/leases/%s", name);
-	present = fakegh_get_ref(fk, ref, hex);
-	if (present == 1)
-		ck_assert_int_eq(lease_oid_fromhex(oid, hex), 0);
-	return present;
+	return ghstore_ref_at(fk, name, oid);
 }
 
 static void dump_log(void)

@@ -97,7 +97,6 @@ static void plant(lease_oid *out, const char *name, const char *owner, const cha
                   int64_t acquired_rel, int64_t expires_rel)
 {
 	lease_ref_state s;
-	lease_payload p;
 	lease_oid parent;
 	char *m = NULL;
 	int64_t now;
@@ -109,22 +108,8 @@ static void plant(lease_oid *out, const char *name, const char *owner, const cha
 	parent = s.oid;
 	lease_ref_state_clear(&s);
 	now = lease_store_now(st);
-	memset(&p, 0, sizeof(p));
-	snprintf(p.sdlc_version, sizeof(p.sdlc_version), "1.1.0");
-	p.version_major = 1;
-	p.version_minor = 1;
-	snprintf(p.name, sizeof(p.name), "%s", name);
-	snprintf(p.owner, sizeof(p.owner), "%s", owner);
-	snprintf(p.host, sizeof(p.host), "runner-1");
-	p.phase = LEASE_PHASE_CLAIMED;
-	snprintf(p.lease_token, sizeof(p.lease_token), "%s", token);
-	p.transitions = 1;
-	p.acquired_at = now + acquired_rel;
-	p.expires_at = now + expires_rel;
-	snprintf(p.nonce, sizeof(p.nonce), "%016llx", (unsigned long long)random());
-	p.has_ttl = 1;
-	p.ttl_seconds = 300;
-	ck_assert_int_eq(lease_message_build(&m, &p, LEASE_OP_ACQUIRE), 0);
+	m = ghstore_message(name, owner, token, LEASE_PHASE_CLAIMED, 1, now + acquired_rel,
+	                    now + expires_rel);
 	ck_assert_int_eq(lease_write_commit(out, st, has_parent ? &parent : NULL, m), 0);
 	free(m);
 	if (has_parent)
@@ -136,14 +121,7 @@ static void plant(lease_oid *out, const char *name, const char *owner, const cha
 /* The lease as the fake's repository holds it. */
 static int tip(const char *name, lease_oid *oid)
 {
-	char ref[300], hex[41];
-	int present;
-
-	snprintf(ref, sizeof(ref), "refs/leases/%s", name);
-	present = fakegh_get_ref(fk, ref, hex);
-	if (present == 1)
-		ck_assert_int_eq(lease_oid_fromhex(oid, hex), 0);
-	return present;
+	return ghstore_ref_at(fk, name, oid);
 }
 
 static void tip_payload(const char *name, lease_ref_state *s)
@@ -740,6 +718,19 @@ END_TEST
 
 /* ---- field cases ----------------------------------------------------------------- */
 
+/* On a fake started with @p fo (a server of another kind), alice's acquire of
+ * @p name is refused as a configuration error (78) with a message naming
+ * @p why: its result into *@p r. */
+static void acquire_refused_on(const fakegh_options *fo, const char *name, const char *why,
+                               lease_result *r)
+{
+	lease_op_options o = who("alice", NULL);
+
+	restart_open(fo);
+	ck_assert_int_eq(lease_acquire(r, st, name, &o), LEASE_ECONFIG);
+	ck_assert_ptr_nonnull(strstr(r->message, why));
+}
+
 /* A server without updateRefs (an old GHES): the schema probe riding on the
  * first read refuses every write before anything is written — no lease is
  * taken that could never be heartbeated (78). */
@@ -751,9 +742,7 @@ START_TEST(no_update_refs_refused_before_writing)
 
 	memset(&fo, 0, sizeof(fo));
 	fo.no_update_refs = 1;
-	restart_open(&fo);
-	ck_assert_int_eq(lease_acquire(&r, st, "old-ghes", &o), LEASE_ECONFIG);
-	ck_assert_ptr_nonnull(strstr(r.message, "updateRefs"));
+	acquire_refused_on(&fo, "old-ghes", "updateRefs", &r);
 	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_COMMIT_POST), 0);
 	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_REF_CREATE), 0);
 	/* a set's batched read carries the schema probe of a process's first
@@ -932,14 +921,11 @@ END_TEST
 START_TEST(F26_empty_repository)
 {
 	fakegh_options fo;
-	lease_op_options o = who("alice", NULL);
 	lease_result r;
 
 	memset(&fo, 0, sizeof(fo));
 	fo.empty = 1;
-	restart_open(&fo);
-	ck_assert_int_eq(lease_acquire(&r, st, "first", &o), LEASE_ECONFIG);
-	ck_assert_ptr_nonnull(strstr(r.message, "empty"));
+	acquire_refused_on(&fo, "first", "empty", &r);
 	ck_assert_ptr_nonnull(strstr(r.message, "initial commit"));
 	ck_assert_uint_le(fakegh_count(fk, FAKEGH_ANY), 4);
 }

@@ -8,6 +8,7 @@
 #ifndef REFLEASE_GHSTORE_H
 #define REFLEASE_GHSTORE_H
 
+#include "reflease/schema.h"
 #include "reflease/store.h"
 #include "support/fakegh.h"
 #include "support/vclock.h"
@@ -32,5 +33,21 @@ void ghstore_options(lease_store_options *o, const char *api_url, const char *to
 /** Open @p o's store "github:octo/leases": lease_store_open's code; a failure's message on stderr.
  */
 int ghstore_open(lease_store **out, const lease_store_options *o);
+
+/**
+ * A 1.1 payload message (lease_message_build, op acquire) for @p name held
+ * by @p owner on host "runner-1" with @p token, in @p phase after
+ * @p transitions transitions, acquired at @p acquired_at and expiring at
+ * @p expires_at (seconds since the epoch), TTL 300 s, a random nonce.
+ * The caller frees it; a failed build fails the test.
+ */
+char *ghstore_message(const char *name, const char *owner, const char *token, lease_phase phase,
+                      unsigned transitions, int64_t acquired_at, int64_t expires_at);
+
+/**
+ * The lease @p name as @p f's repository holds it (refs/leases/<name>):
+ * 1 with *@p oid, or 0 absent (fakegh_get_ref).
+ */
+int ghstore_ref_at(fakegh *f, const char *name, lease_oid *oid);
 
 #endif
