@@ -129,6 +129,13 @@ static lease_oid replaced(backend *b, const char *name, lease_oid *first)
 	return n;
 }
 
+/* @p b opened on backend @p which, holding @p name replaced once (replaced()). */
+static lease_oid open_replaced(backend *b, int which, const char *name, lease_oid *first)
+{
+	backend_open(b, which);
+	return replaced(b, name, first);
+}
+
 static void assert_cas(backend *b, const char *prim, int noop, lease_outcome outcome,
                        const lease_oid *expected, const lease_oid *observed)
 {
@@ -239,8 +246,7 @@ START_TEST(replace_ok)
 	lease_ref_state s;
 	lease_oid a, n;
 
-	backend_open(&b, _i);
-	n = replaced(&b, "r", &a);
+	n = open_replaced(&b, _i, "r", &a);
 	ck_assert_int_eq(lease_fetch_ref(&s, b.st, "r"), 0);
 	ck_assert(lease_oid_equal(&s.oid, &n));
 	ck_assert_int_eq(s.commit.has_parent, 1);
@@ -710,8 +716,7 @@ START_TEST(namespace_changed_between_list_and_read)
 	lease_namespace ns;
 	lease_oid a, n;
 
-	backend_open(&b, B_MEM);
-	n = replaced(&b, "a", &a);
+	n = open_replaced(&b, B_MEM, "a", &a);
 	memstore_faults_get(b.mem)->stale_list = 1;
 	memstore_faults_get(b.mem)->prefetch = 1;
 	ck_assert_int_eq(lease_fetch_namespace(&ns, b.st), 0);
