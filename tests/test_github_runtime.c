@@ -879,6 +879,17 @@ START_TEST(F10_path_collision)
 }
 END_TEST
 
+/* With one @p fault (argument @p arg) injected on @p ep, @p o's acquire of
+ * "@p name" answers @p code with a message naming @p why: into *@p r. */
+static void acquire_faulted(lease_result *r, const lease_op_options *o, const char *name,
+                            fakegh_endpoint ep, fakegh_fault_kind fault, int arg, int code,
+                            const char *why)
+{
+	fakegh_fault(fk, ep, fault, 1, arg);
+	ck_assert_int_eq(lease_acquire(r, st, name, o), code);
+	ck_assert_ptr_nonnull(strstr(r->message, why));
+}
+
 /* F24: polling a busy repository burns the rate limit: retry-after honoured
  * inside the timeout, and past it: rate_limited (75), progress logged. */
 START_TEST(F24_rate_limited_acquire)
@@ -891,10 +902,9 @@ START_TEST(F24_rate_limited_acquire)
 	ck_assert_ptr_nonnull(strstr(logcap_buf, "rate limited"));
 	o.lease_token = NULL;
 	o.owner = "bob";
-	fakegh_fault(fk, FAKEGH_GQL_QUERY, FAKEGH_FAULT_403_RESET, 1, 600);
-	ck_assert_int_eq(lease_acquire(&r, st, "busy", &o), LEASE_ERATELIMIT);
+	acquire_faulted(&r, &o, "busy", FAKEGH_GQL_QUERY, FAKEGH_FAULT_403_RESET, 600,
+	                LEASE_ERATELIMIT, "rate limited");
 	ck_assert_str_eq(lease_error_id(LEASE_ERATELIMIT), "rate_limited");
-	ck_assert_ptr_nonnull(strstr(r.message, "rate limited"));
 }
 END_TEST
 
@@ -905,13 +915,11 @@ START_TEST(F25_rules_and_permission)
 	lease_op_options o = who("alice", NULL);
 	lease_result r;
 
-	fakegh_fault(fk, FAKEGH_REF_CREATE, FAKEGH_FAULT_422_RULES, 1, 0);
-	ck_assert_int_eq(lease_acquire(&r, st, "ruled", &o), LEASE_EAUTH);
-	ck_assert_ptr_nonnull(strstr(r.message, "refs/leases/"));
+	acquire_faulted(&r, &o, "ruled", FAKEGH_REF_CREATE, FAKEGH_FAULT_422_RULES, 0, LEASE_EAUTH,
+	                "refs/leases/");
 	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_REF_CREATE), 1);
-	fakegh_fault(fk, FAKEGH_COMMIT_POST, FAKEGH_FAULT_403_FORBIDDEN, 1, 0);
-	ck_assert_int_eq(lease_acquire(&r, st, "ruled", &o), LEASE_EAUTH);
-	ck_assert_ptr_nonnull(strstr(r.message, "contents: write"));
+	acquire_faulted(&r, &o, "ruled", FAKEGH_COMMIT_POST, FAKEGH_FAULT_403_FORBIDDEN, 0,
+	                LEASE_EAUTH, "contents: write");
 	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_COMMIT_POST), 2);
 }
 END_TEST
