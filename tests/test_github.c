@@ -73,10 +73,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	lease_store_free(st);
-	st = NULL;
-	fakegh_stop(fk);
-	fk = NULL;
+	ghstore_stop(&st, &fk);
 }
 
 static void commit(lease_oid *out, const char *name, const lease_oid *parent)

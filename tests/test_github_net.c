@@ -59,10 +59,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	lease_store_free(st);
-	st = NULL;
-	fakegh_stop(fk);
-	fk = NULL;
+	ghstore_stop(&st, &fk);
 	graphql_url = token_file = NULL;
 }
 

@@ -66,10 +66,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	lease_store_free(st);
-	st = NULL;
-	fakegh_stop(fk);
-	fk = NULL;
+	ghstore_stop(&st, &fk);
 	gh_vc = NULL;
 }
 

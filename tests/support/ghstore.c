@@ -75,3 +75,11 @@ int ghstore_ref_at(fakegh *f, const char *name, lease_oid *oid)
 		ck_assert_int_eq(lease_oid_fromhex(oid, hex), 0);
 	return present;
 }
+
+void ghstore_stop(lease_store **st, fakegh **fk)
+{
+	lease_store_free(*st);
+	*st = NULL;
+	fakegh_stop(*fk);
+	*fk = NULL;
+}

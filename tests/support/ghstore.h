@@ -50,4 +50,7 @@ char *ghstore_message(const char *name, const char *owner, const char *token, le
  */
 int ghstore_ref_at(fakegh *f, const char *name, lease_oid *oid);
 
+/** Free *@p st and stop *@p fk (a test's teardown); both set to NULL. */
+void ghstore_stop(lease_store **st, fakegh **fk);
+
 #endif
