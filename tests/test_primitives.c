@@ -111,6 +111,20 @@ static lease_oid created(backend *b, const char *name)
 	return oid;
 }
 
+/* refs/leases/@p name pointed at @p oid behind the primitives' back and read
+ * into *@p s: present at @p oid, its payload unreadable (LEASE_EPAYLOAD). */
+static void read_unreadable(backend *b, const char *name, const lease_oid *oid, lease_ref_state *s)
+{
+	char ref[300];
+
+	snprintf(ref, sizeof(ref), "refs/leases/%s", name);
+	set_raw_ref(b, ref, oid);
+	ck_assert_int_eq(lease_fetch_ref(s, b->st, name), 0);
+	ck_assert_int_eq(s->present, 1);
+	ck_assert(lease_oid_equal(&s->oid, oid));
+	ck_assert_int_eq(s->payload_rc, LEASE_EPAYLOAD);
+}
+
 /* @p b opened on backend @p which, holding the one lease @p name: its oid. */
 static lease_oid open_holding(backend *b, int which, const char *name)
 {
@@ -527,12 +541,8 @@ START_TEST(fetch_not_a_commit)
 	} else {
 		ck_assert_int_eq(memstore_put_blob(b.mem, &blob, ""), 0);
 	}
-	set_raw_ref(&b, "refs/leases/blob", &blob);
-	ck_assert_int_eq(lease_fetch_ref(&s, b.st, "blob"), 0);
-	ck_assert_int_eq(s.present, 1);
+	read_unreadable(&b, "blob", &blob, &s);
 	ck_assert_int_eq(s.commit.is_commit, 0);
-	ck_assert(lease_oid_equal(&s.oid, &blob));
-	ck_assert_int_eq(s.payload_rc, LEASE_EPAYLOAD);
 	lease_ref_state_clear(&s);
 	backend_close(&b);
 }
@@ -654,12 +664,8 @@ START_TEST(fetch_missing_object)
 
 	backend_open(&b, B_MEM);
 	ck_assert_int_eq(lease_oid_fromhex(&ghost, "1111111111111111111111111111111111111111"), 0);
-	set_raw_ref(&b, "refs/leases/ghost", &ghost);
-	ck_assert_int_eq(lease_fetch_ref(&s, b.st, "ghost"), 0);
-	ck_assert_int_eq(s.present, 1);
+	read_unreadable(&b, "ghost", &ghost, &s);
 	ck_assert_int_eq(s.commit.missing, 1);
-	ck_assert(lease_oid_equal(&s.oid, &ghost));
-	ck_assert_int_eq(s.payload_rc, LEASE_EPAYLOAD);
 	ck_assert(strstr(s.payload_error, "1111111111111111111111111111111111111111 is missing") !=
 	          NULL);
 	lease_ref_state_clear(&s);
