@@ -19,6 +19,9 @@
 #include "store/handle.h"
 #include "store/http.h"
 #include "support/fakegh.h"
+#include "support/ghstore.h"
+#include "support/logcap.h"
+#include "support/storefix.h"
 #include "support/suitefix.h"
 #include "support/vclock.h"
 
@@ -27,19 +30,6 @@
 
 static fakegh *fk;
 static lease_store *st;
-static char logs[1 << 16];
-static size_t logs_len;
-
-static void capture(int level, const char *msg, void *payload)
-{
-	int n;
-
-	(void)payload;
-	n = snprintf(logs + logs_len, sizeof(logs) - logs_len, "%d %s\n", level, msg);
-	if (n > 0 && (size_t)n < sizeof(logs) - logs_len)
-		logs_len += (size_t)n;
-}
-
 /* The API URL the stores of a test open with (the fake's, by default). */
 static char api_url[256];
 
@@ -52,22 +42,10 @@ static void env_for(const fakegh *f)
 static int open_store_on(lease_store **out, const char *token, int timeout_s, int verify_ms,
                          vclock *vc)
 {
-	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
-	char err[512];
-	int rc;
+	lease_store_options o;
 
-	if (vc)
-		vclock_apply(vc, &o.clock, 0);
-	o.github_api_url = api_url;
-	o.github_token = token;
-	o.timeout_s = timeout_s;
-	o.verify_timeout_ms = verify_ms;
-	o.log = capture;
-	o.log_level = LEASE_LOG_DEBUG;
-	rc = lease_store_open(out, "github:octo/leases", &o, err, sizeof(err));
-	if (rc < 0)
-		fprintf(stderr, "open: %s\n", err);
-	return rc;
+	ghstore_options(&o, api_url, token, timeout_s, verify_ms, vc, logcap);
+	return ghstore_open(out, &o);
 }
 
 /* The time of a test's stores and of the fake (read lag, the request log):
@@ -82,11 +60,9 @@ static int open_store(lease_store **out, const char *token, int timeout_s, int v
 
 static void start(const fakegh_options *o)
 {
-	vclock_init(&gvc, 0);
-	ck_assert_int_eq(fakegh_start_clocked(&fk, o, vclock_ms_cb, &gvc), 0);
+	ck_assert_int_eq(ghstore_start(&fk, o, &gvc), 0);
 	env_for(fk);
-	logs_len = 0;
-	logs[0] = '\0';
+	logcap_reset();
 	ck_assert_int_eq(open_store(&st, CANARY, 5, 2000), 0);
 }
 
@@ -97,39 +73,13 @@ static void setup(void)
 
 static void teardown(void)
 {
-	lease_store_free(st);
-	st = NULL;
-	fakegh_stop(fk);
-	fk = NULL;
-}
-
-/* A valid payload message for @p name. */
-static char *message(const char *name, lease_phase phase, int64_t now)
-{
-	lease_payload p;
-	char *m = NULL;
-
-	memset(&p, 0, sizeof(p));
-	snprintf(p.sdlc_version, sizeof(p.sdlc_version), "1.1.0");
-	p.version_major = 1;
-	p.version_minor = 1;
-	snprintf(p.name, sizeof(p.name), "%s", name);
-	snprintf(p.owner, sizeof(p.owner), "alice");
-	snprintf(p.host, sizeof(p.host), "runner-1");
-	p.phase = phase;
-	snprintf(p.lease_token, sizeof(p.lease_token), TOKEN);
-	p.acquired_at = now;
-	p.expires_at = now + 300;
-	snprintf(p.nonce, sizeof(p.nonce), "%016llx", (unsigned long long)rand());
-	p.has_ttl = 1;
-	p.ttl_seconds = 300;
-	ck_assert_int_eq(lease_message_build(&m, &p, LEASE_OP_ACQUIRE), 0);
-	return m;
+	ghstore_stop(&st, &fk);
 }
 
 static void commit(lease_oid *out, const char *name, const lease_oid *parent)
 {
-	char *m = message(name, LEASE_PHASE_CLAIMED, time(NULL));
+	int64_t now = time(NULL);
+	char *m = ghstore_message(name, "alice", TOKEN, LEASE_PHASE_CLAIMED, 0, now, now + 300);
 	int rc = lease_write_commit(out, st, parent, m);
 
 	if (rc < 0)
@@ -141,14 +91,7 @@ static void commit(lease_oid *out, const char *name, const lease_oid *parent)
 /* The ref as the fake's repository holds it: 1 with *oid, or 0 absent. */
 static int ref_at(const char *name, lease_oid *oid)
 {
-	char ref[300], hex[41];
-	int present;
-
-	snprintf(ref, sizeof(ref), "refs/leases/%s", name);
-	present = fakegh_get_ref(fk, ref, hex);
-	if (present == 1)
-		ck_assert_int_eq(lease_oid_fromhex(oid, hex), 0);
-	return present;
+	return ghstore_ref_at(fk, name, oid);
 }
 
 static void dump_log(void)
@@ -202,6 +145,15 @@ START_TEST(cycle_create_read_replace_delete)
 }
 END_TEST
 
+/* What the requests since the last call cost at the fake: @p n of @p ep
+ * among @p any in all; the counts start again. */
+static void cost(fakegh_endpoint ep, unsigned n, unsigned any)
+{
+	ck_assert_uint_eq(fakegh_count(fk, ep), n);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_ANY), any);
+	fakegh_reset_counts(fk);
+}
+
 /* Request counts per primitive, counted at the fake (issue 6 budget). */
 START_TEST(request_counts_per_primitive)
 {
@@ -212,43 +164,34 @@ START_TEST(request_counts_per_primitive)
 	/* absent read before GraphQL has shown the namespace: GraphQL + REST confirm */
 	ck_assert_int_eq(lease_fetch_ref(&s, st, "x"), 0);
 	lease_ref_state_clear(&s);
-	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_ANY), 2);
+	cost(FAKEGH_MATCHING, 1, 2);
 
-	fakegh_reset_counts(fk);
 	commit(&a, "x", NULL);
-	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_ANY), 1);
+	cost(FAKEGH_COMMIT_POST, 1, 1);
 
-	fakegh_reset_counts(fk);
 	ck_assert_int_eq(lease_cas_create(st, "x", &a), 0);
-	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_REF_CREATE), 1);
-	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_ANY), 2);
+	cost(FAKEGH_REF_CREATE, 1, 2);
 
-	fakegh_reset_counts(fk);
 	ck_assert_int_eq(lease_fetch_ref(&s, st, "x"), 0);
 	lease_ref_state_clear(&s);
-	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_ANY), 1);
+	cost(FAKEGH_GQL_QUERY, 1, 1);
 
 	commit(&b, "x", &a);
 	fakegh_reset_counts(fk);
 	ck_assert_int_eq(lease_cas_replace(st, "x", &a, &b), 0);
-	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_GQL_MUTATION), 1);
-	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_ANY), 2);
+	cost(FAKEGH_GQL_MUTATION, 1, 2);
 
 	/* a delete's verification reads an absence: the post-state re-read is
 	 * a REST read of the ref (read_ref_oid), whose 404 is authoritative —
 	 * no GraphQL null to confirm (issue 15 #3) */
-	fakegh_reset_counts(fk);
 	ck_assert_int_eq(lease_cas_delete(st, "x", &b), 0);
-	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_REF_GET), 1);
-	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_ANY), 2);
+	cost(FAKEGH_REF_GET, 1, 2);
 
 	/* a later absent read: GraphQL + the REST confirmation, always */
-	fakegh_reset_counts(fk);
 	ck_assert_int_eq(lease_fetch_ref(&s, st, "x"), 0);
 	ck_assert_int_eq(s.present, 0);
 	lease_ref_state_clear(&s);
-	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_ANY), 2);
-	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_MATCHING), 1);
+	cost(FAKEGH_MATCHING, 1, 2);
 }
 END_TEST
 
@@ -810,7 +753,7 @@ START_TEST(fault_matrix)
 	ck_assert_uint_le(fakegh_count(fk, FAKEGH_REF_CREATE),
 	                  fc->kind == FAKEGH_FAULT_422_UPDATE_FAILED ? 3 : 2);
 	ck_assert_uint_le(fakegh_count(fk, FAKEGH_GQL_MUTATION), 2);
-	ck_assert(!strstr(logs, CANARY));
+	ck_assert(!strstr(logcap_buf, CANARY));
 	ck_assert(!strstr(lease_store_last_error(st), CANARY));
 }
 END_TEST
@@ -828,7 +771,7 @@ START_TEST(F24_rate_limit_waited_inside_timeout)
 	ck_assert_int_eq(lease_cas_replace(st, "w", &a, &b), 0);
 	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_REF_CREATE), 2);
 	/* progress is logged */
-	ck_assert_ptr_nonnull(strstr(logs, "retrying in 1 s"));
+	ck_assert_ptr_nonnull(strstr(logcap_buf, "retrying in 1 s"));
 }
 END_TEST
 
@@ -949,7 +892,6 @@ START_TEST(same_answers_whatever_graphql_shows)
 	                                        FAKEGH_GQL_DISAGREE, FAKEGH_GQL_ELSEWHERE};
 	fakegh_options o;
 	lease_ref_state s;
-	lease_namespace ns;
 	lease_oid a, b, other;
 	char hex[41];
 
@@ -981,14 +923,9 @@ START_TEST(same_answers_whatever_graphql_shows)
 	ck_assert(lease_oid_equal(&s.oid, &b));
 	lease_ref_state_clear(&s);
 	ck_assert_int_eq(lease_cas_create(st, "v", &a), LEASE_ECAS);
-	memset(&ns, 0, sizeof(ns));
-	ck_assert_int_eq(lease_fetch_namespace(&ns, st), 0);
-	ck_assert_uint_eq(ns.count, 2);
-	lease_namespace_clear(&ns);
+	storefix_expect_count(st, 2);
 	ck_assert_int_eq(lease_cas_delete(st, "v", &b), 0);
-	ck_assert_int_eq(lease_fetch_ref(&s, st, "v"), 0);
-	ck_assert_int_eq(s.present, 0);
-	lease_ref_state_clear(&s);
+	storefix_expect_absent(st, "v");
 }
 END_TEST
 
@@ -1029,7 +966,7 @@ START_TEST(moved_repository_followed_on_api_host)
 	/* the commit and create (307), the first listing (301); then the new place */
 	ck_assert_uint_ge(redirected, 2);
 	ck_assert_uint_le(redirected, 3);
-	ck_assert_ptr_nonnull(strstr(logs, "moved"));
+	ck_assert_ptr_nonnull(strstr(logcap_buf, "moved"));
 }
 END_TEST
 
@@ -1097,7 +1034,7 @@ START_TEST(wrong_token_is_eauth)
 	ck_assert_int_eq(lease_fetch_ref(&s, st, "x"), LEASE_EAUTH);
 	ck_assert_ptr_nonnull(strstr(lease_store_last_error(st), "401"));
 	ck_assert(!strstr(lease_store_last_error(st), CANARY));
-	ck_assert(!strstr(logs, CANARY));
+	ck_assert(!strstr(logcap_buf, CANARY));
 	lease_ref_state_clear(&s);
 }
 END_TEST
@@ -1642,10 +1579,10 @@ START_TEST(token_canary_never_logged)
 	fakegh_fault(fk, FAKEGH_MATCHING, FAKEGH_FAULT_403_FORBIDDEN, 1, 0);
 	ck_assert_int_eq(lease_fetch_namespace(&ns, st), LEASE_EAUTH);
 	ck_assert(!strstr(lease_store_last_error(st), CANARY));
-	ck_assert_uint_gt(logs_len, 100); /* the run did log, verbosely */
-	ck_assert_ptr_nonnull(strstr(logs, "github: POST"));
-	ck_assert(!strstr(logs, CANARY));
-	ck_assert(!strstr(logs, "Bearer"));
+	ck_assert_uint_gt(logcap_len, 100); /* the run did log, verbosely */
+	ck_assert_ptr_nonnull(strstr(logcap_buf, "github: POST"));
+	ck_assert(!strstr(logcap_buf, CANARY));
+	ck_assert(!strstr(logcap_buf, "Bearer"));
 }
 END_TEST
 

@@ -22,6 +22,7 @@
 #include "store/handle.h"
 #include "store/http.h"
 #include "support/fakegh.h"
+#include "support/ghstore.h"
 #include "support/logcap.h"
 #include "support/suitefix.h"
 #include "support/vclock.h"
@@ -36,22 +37,12 @@ static const char *token_file;  /* the stores' token file (NULL = none) */
 
 static int open_gh(lease_store **out, const char *token, int timeout_s)
 {
-	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
-	char err[512];
-	int rc;
+	lease_store_options o;
 
-	vclock_apply(&vc, &o.clock, 0);
-	o.github_api_url = fakegh_url(fk);
+	ghstore_options(&o, fakegh_url(fk), token, timeout_s, 1000, &vc, logcap);
 	o.github_graphql_url = graphql_url;
 	o.github_token_file = token_file;
-	o.github_token = token;
-	o.timeout_s = timeout_s;
-	o.verify_timeout_ms = 1000;
-	o.log = logcap;
-	o.log_level = LEASE_LOG_DEBUG;
-	if ((rc = lease_store_open(out, "github:octo/leases", &o, err, sizeof(err))) < 0)
-		fprintf(stderr, "open: %s\n", err);
-	return rc;
+	return ghstore_open(out, &o);
 }
 
 static void setup(void)
@@ -68,10 +59,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	lease_store_free(st);
-	st = NULL;
-	fakegh_stop(fk);
-	fk = NULL;
+	ghstore_stop(&st, &fk);
 	graphql_url = token_file = NULL;
 }
 

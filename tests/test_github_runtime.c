@@ -16,6 +16,8 @@
 
 #include "reflease.h"
 #include "support/fakegh.h"
+#include "support/ghstore.h"
+#include "support/logcap.h"
 #include "support/suitefix.h"
 #include "support/vclock.h"
 
@@ -25,19 +27,6 @@
 
 static fakegh *fk;
 static lease_store *st;
-static char logs[1 << 16];
-static size_t logs_len;
-
-static void capture(int level, const char *msg, void *payload)
-{
-	int n;
-
-	(void)payload;
-	n = snprintf(logs + logs_len, sizeof(logs) - logs_len, "%d %s\n", level, msg);
-	if (n > 0 && (size_t)n < sizeof(logs) - logs_len)
-		logs_len += (size_t)n;
-}
-
 /* The fake GitHub every store of a test opens on (start_fake). */
 static char api_url[128];
 /* The virtual clock of the stores a test opens (NULL = the process's time). */
@@ -45,21 +34,10 @@ static vclock *gh_vc;
 
 static int open_gh(lease_store **out, int timeout_s, int verify_ms)
 {
-	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
-	char err[512];
-	int rc;
+	lease_store_options o;
 
-	if (gh_vc)
-		vclock_apply(gh_vc, &o.clock, 0);
-	o.github_api_url = api_url;
-	o.github_token = CANARY;
-	o.timeout_s = timeout_s;
-	o.verify_timeout_ms = verify_ms;
-	o.log = capture;
-	o.log_level = LEASE_LOG_DEBUG;
-	if ((rc = lease_store_open(out, "github:octo/leases", &o, err, sizeof(err))) < 0)
-		fprintf(stderr, "open: %s\n", err);
-	return rc;
+	ghstore_options(&o, api_url, CANARY, timeout_s, verify_ms, gh_vc, logcap);
+	return ghstore_open(out, &o);
 }
 
 /* The stores' and the fake's virtual time (issue 26): retries, backoff,
@@ -68,27 +46,35 @@ static vclock suite_vc;
 
 static void start_fake(const fakegh_options *o)
 {
-	vclock_init(&suite_vc, 0);
 	gh_vc = &suite_vc;
-	ck_assert_int_eq(fakegh_start_clocked(&fk, o, vclock_ms_cb, &suite_vc), 0);
+	ck_assert_int_eq(ghstore_start(&fk, o, &suite_vc), 0);
 	snprintf(api_url, sizeof(api_url), "%s", fakegh_url(fk));
-	logs_len = 0;
-	logs[0] = '\0';
+	logcap_reset();
+}
+
+/* A fake started with @p fo (NULL: the defaults) and the test's store open on it. */
+static void start_open(const fakegh_options *fo)
+{
+	start_fake(fo);
+	ck_assert_int_eq(open_gh(&st, 5, 1000), 0);
 }
 
 static void setup(void)
 {
-	start_fake(NULL);
-	ck_assert_int_eq(open_gh(&st, 5, 1000), 0);
+	start_open(NULL);
 }
 
 static void teardown(void)
 {
-	lease_store_free(st);
-	st = NULL;
-	fakegh_stop(fk);
-	fk = NULL;
+	ghstore_stop(&st, &fk);
 	gh_vc = NULL;
+}
+
+/* The test again on a fake started with @p fo (a server of another kind). */
+static void restart_open(const fakegh_options *fo)
+{
+	teardown();
+	start_open(fo);
 }
 
 static lease_op_options who(const char *owner, const char *token)
@@ -108,7 +94,6 @@ static void plant(lease_oid *out, const char *name, const char *owner, const cha
                   int64_t acquired_rel, int64_t expires_rel)
 {
 	lease_ref_state s;
-	lease_payload p;
 	lease_oid parent;
 	char *m = NULL;
 	int64_t now;
@@ -120,22 +105,8 @@ static void plant(lease_oid *out, const char *name, const char *owner, const cha
 	parent = s.oid;
 	lease_ref_state_clear(&s);
 	now = lease_store_now(st);
-	memset(&p, 0, sizeof(p));
-	snprintf(p.sdlc_version, sizeof(p.sdlc_version), "1.1.0");
-	p.version_major = 1;
-	p.version_minor = 1;
-	snprintf(p.name, sizeof(p.name), "%s", name);
-	snprintf(p.owner, sizeof(p.owner), "%s", owner);
-	snprintf(p.host, sizeof(p.host), "runner-1");
-	p.phase = LEASE_PHASE_CLAIMED;
-	snprintf(p.lease_token, sizeof(p.lease_token), "%s", token);
-	p.transitions = 1;
-	p.acquired_at = now + acquired_rel;
-	p.expires_at = now + expires_rel;
-	snprintf(p.nonce, sizeof(p.nonce), "%016llx", (unsigned long long)random());
-	p.has_ttl = 1;
-	p.ttl_seconds = 300;
-	ck_assert_int_eq(lease_message_build(&m, &p, LEASE_OP_ACQUIRE), 0);
+	m = ghstore_message(name, owner, token, LEASE_PHASE_CLAIMED, 1, now + acquired_rel,
+	                    now + expires_rel);
 	ck_assert_int_eq(lease_write_commit(out, st, has_parent ? &parent : NULL, m), 0);
 	free(m);
 	if (has_parent)
@@ -147,14 +118,7 @@ static void plant(lease_oid *out, const char *name, const char *owner, const cha
 /* The lease as the fake's repository holds it. */
 static int tip(const char *name, lease_oid *oid)
 {
-	char ref[300], hex[41];
-	int present;
-
-	snprintf(ref, sizeof(ref), "refs/leases/%s", name);
-	present = fakegh_get_ref(fk, ref, hex);
-	if (present == 1)
-		ck_assert_int_eq(lease_oid_fromhex(oid, hex), 0);
-	return present;
+	return ghstore_ref_at(fk, name, oid);
 }
 
 static void tip_payload(const char *name, lease_ref_state *s)
@@ -280,7 +244,7 @@ START_TEST(fault_matrix_runtime)
 		if (had)
 			ck_assert(lease_oid_equal(&after, &before));
 	}
-	ck_assert(!strstr(logs, CANARY));
+	ck_assert(!strstr(logcap_buf, CANARY));
 	ck_assert(!strstr(r.message, CANARY));
 }
 END_TEST
@@ -394,17 +358,13 @@ static unsigned set_counted(set_fn fn, const lease_op_options *o, const char *wa
                             lease_set_result *r)
 {
 	static const char *const names[] = {"s-a", "s-b", "s-c"};
-	lease_store_options so = LEASE_STORE_OPTIONS_INIT;
+	lease_store_options so;
 	lease_store *s2 = NULL;
-	char err[512];
 	unsigned n;
 
-	so.github_api_url = api_url;
-	so.github_token = CANARY;
-	so.timeout_s = 5;
-	so.verify_timeout_ms = 1000;
+	ghstore_options(&so, api_url, CANARY, 5, 1000, NULL, NULL);
 	so.clock.now = set_clock;
-	ck_assert_int_eq(lease_store_open(&s2, "github:octo/leases", &so, err, sizeof(err)), 0);
+	ck_assert_int_eq(ghstore_open(&s2, &so), 0);
 	fakegh_reset_counts(fk);
 	ck_assert_msg(fn(r, s2, names, 3, o) == 0, "%s: %s", want, r->message);
 	ck_assert_str_eq(lease_status_name(r->status), want);
@@ -755,6 +715,19 @@ END_TEST
 
 /* ---- field cases ----------------------------------------------------------------- */
 
+/* On a fake started with @p fo (a server of another kind), alice's acquire of
+ * @p name is refused as a configuration error (78) with a message naming
+ * @p why: its result into *@p r. */
+static void acquire_refused_on(const fakegh_options *fo, const char *name, const char *why,
+                               lease_result *r)
+{
+	lease_op_options o = who("alice", NULL);
+
+	restart_open(fo);
+	ck_assert_int_eq(lease_acquire(r, st, name, &o), LEASE_ECONFIG);
+	ck_assert_ptr_nonnull(strstr(r->message, why));
+}
+
 /* A server without updateRefs (an old GHES): the schema probe riding on the
  * first read refuses every write before anything is written — no lease is
  * taken that could never be heartbeated (78). */
@@ -764,13 +737,9 @@ START_TEST(no_update_refs_refused_before_writing)
 	lease_op_options o = who("alice", NULL);
 	lease_result r;
 
-	teardown();
 	memset(&fo, 0, sizeof(fo));
 	fo.no_update_refs = 1;
-	start_fake(&fo);
-	ck_assert_int_eq(open_gh(&st, 5, 1000), 0);
-	ck_assert_int_eq(lease_acquire(&r, st, "old-ghes", &o), LEASE_ECONFIG);
-	ck_assert_ptr_nonnull(strstr(r.message, "updateRefs"));
+	acquire_refused_on(&fo, "old-ghes", "updateRefs", &r);
 	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_COMMIT_POST), 0);
 	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_REF_CREATE), 0);
 	/* a set's batched read carries the schema probe of a process's first
@@ -907,6 +876,17 @@ START_TEST(F10_path_collision)
 }
 END_TEST
 
+/* With one @p fault (argument @p arg) injected on @p ep, @p o's acquire of
+ * "@p name" answers @p code with a message naming @p why: into *@p r. */
+static void acquire_faulted(lease_result *r, const lease_op_options *o, const char *name,
+                            fakegh_endpoint ep, fakegh_fault_kind fault, int arg, int code,
+                            const char *why)
+{
+	fakegh_fault(fk, ep, fault, 1, arg);
+	ck_assert_int_eq(lease_acquire(r, st, name, o), code);
+	ck_assert_ptr_nonnull(strstr(r->message, why));
+}
+
 /* F24: polling a busy repository burns the rate limit: retry-after honoured
  * inside the timeout, and past it: rate_limited (75), progress logged. */
 START_TEST(F24_rate_limited_acquire)
@@ -916,13 +896,12 @@ START_TEST(F24_rate_limited_acquire)
 
 	fakegh_fault(fk, FAKEGH_GQL_QUERY, FAKEGH_FAULT_403_RETRY, 1, 1);
 	ck_assert_int_eq(lease_acquire(&r, st, "busy", &o), 0);
-	ck_assert_ptr_nonnull(strstr(logs, "rate limited"));
+	ck_assert_ptr_nonnull(strstr(logcap_buf, "rate limited"));
 	o.lease_token = NULL;
 	o.owner = "bob";
-	fakegh_fault(fk, FAKEGH_GQL_QUERY, FAKEGH_FAULT_403_RESET, 1, 600);
-	ck_assert_int_eq(lease_acquire(&r, st, "busy", &o), LEASE_ERATELIMIT);
+	acquire_faulted(&r, &o, "busy", FAKEGH_GQL_QUERY, FAKEGH_FAULT_403_RESET, 600,
+	                LEASE_ERATELIMIT, "rate limited");
 	ck_assert_str_eq(lease_error_id(LEASE_ERATELIMIT), "rate_limited");
-	ck_assert_ptr_nonnull(strstr(r.message, "rate limited"));
 }
 END_TEST
 
@@ -933,13 +912,11 @@ START_TEST(F25_rules_and_permission)
 	lease_op_options o = who("alice", NULL);
 	lease_result r;
 
-	fakegh_fault(fk, FAKEGH_REF_CREATE, FAKEGH_FAULT_422_RULES, 1, 0);
-	ck_assert_int_eq(lease_acquire(&r, st, "ruled", &o), LEASE_EAUTH);
-	ck_assert_ptr_nonnull(strstr(r.message, "refs/leases/"));
+	acquire_faulted(&r, &o, "ruled", FAKEGH_REF_CREATE, FAKEGH_FAULT_422_RULES, 0, LEASE_EAUTH,
+	                "refs/leases/");
 	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_REF_CREATE), 1);
-	fakegh_fault(fk, FAKEGH_COMMIT_POST, FAKEGH_FAULT_403_FORBIDDEN, 1, 0);
-	ck_assert_int_eq(lease_acquire(&r, st, "ruled", &o), LEASE_EAUTH);
-	ck_assert_ptr_nonnull(strstr(r.message, "contents: write"));
+	acquire_faulted(&r, &o, "ruled", FAKEGH_COMMIT_POST, FAKEGH_FAULT_403_FORBIDDEN, 0,
+	                LEASE_EAUTH, "contents: write");
 	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_COMMIT_POST), 2);
 }
 END_TEST
@@ -949,16 +926,11 @@ END_TEST
 START_TEST(F26_empty_repository)
 {
 	fakegh_options fo;
-	lease_op_options o = who("alice", NULL);
 	lease_result r;
 
-	teardown();
 	memset(&fo, 0, sizeof(fo));
 	fo.empty = 1;
-	start_fake(&fo);
-	ck_assert_int_eq(open_gh(&st, 5, 1000), 0);
-	ck_assert_int_eq(lease_acquire(&r, st, "first", &o), LEASE_ECONFIG);
-	ck_assert_ptr_nonnull(strstr(r.message, "empty"));
+	acquire_refused_on(&fo, "first", "empty", &r);
 	ck_assert_ptr_nonnull(strstr(r.message, "initial commit"));
 	ck_assert_uint_le(fakegh_count(fk, FAKEGH_ANY), 4);
 }
@@ -1034,17 +1006,12 @@ static void rr_report(const lease_keep_report *rep, void *payload)
 
 static lease_store *rr_open(void)
 {
-	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
+	lease_store_options o;
 	lease_store *s2 = NULL;
-	char err[512];
 
-	o.github_api_url = api_url;
-	o.github_token = CANARY;
-	o.timeout_s = 5;
-	o.verify_timeout_ms = 1000;
+	ghstore_options(&o, api_url, CANARY, 5, 1000, NULL, NULL);
 	o.clock.now = rr_now;
-	ck_assert_msg(lease_store_open(&s2, "github:octo/leases", &o, err, sizeof(err)) == 0, "%s",
-	              err);
+	ck_assert_int_eq(ghstore_open(&s2, &o), 0);
 	return s2;
 }
 

@@ -78,7 +78,6 @@ static void cycle(const char *path)
 {
 	lease_store *st = open_store(path);
 	lease_ref_state s;
-	lease_namespace ns;
 	lease_oid a, b;
 
 	a = write_msg(st, "job", "acquire", NULL);
@@ -89,12 +88,9 @@ static void cycle(const char *path)
 	ck_assert(lease_oid_equal(&s.oid, &b));
 	ck_assert(lease_oid_equal(&s.commit.parent, &a));
 	lease_ref_state_clear(&s);
-	ck_assert_int_eq(lease_fetch_namespace(&ns, st), 0);
-	ck_assert_uint_eq(ns.count, 1);
-	lease_namespace_clear(&ns);
+	storefix_expect_count(st, 1);
 	ck_assert_int_eq(lease_cas_delete(st, "job", &b), 0);
-	ck_assert_int_eq(lease_fetch_ref(&s, st, "job"), 0);
-	ck_assert_int_eq(s.present, 0);
+	storefix_expect_absent(st, "job");
 	lease_store_free(st);
 }
 

@@ -414,6 +414,18 @@ static void migrate_interfered(lease_migrate_report *r, hook_ctx *h)
 	ck_assert_int_eq(lease_migrate(r, fx.st, &o), 0);
 }
 
+/* "held" (and @p also when not NULL) seeded by a 1.0 writer, working until
+ * T0 + 120, then migrated with @p h interfering: the seed of "held". */
+static lease_oid held_migrated(lease_migrate_report *r, hook_ctx *h, const char *also)
+{
+	lease_oid first = seed10("held", "working", T0 + 120, T0);
+
+	if (also)
+		seed10(also, "working", T0 + 120, T0);
+	migrate_interfered(r, h);
+	return first;
+}
+
 /* A holder heartbeating with a 1.1 client meanwhile makes the lease current;
  * the migration writes nothing over it. */
 START_TEST(concurrent_11_heartbeat_makes_current)
@@ -421,9 +433,8 @@ START_TEST(concurrent_11_heartbeat_makes_current)
 	lease_migrate_report r;
 	lease_ref_state s;
 	hook_ctx h = {0, 1, 1, 0, 0};
-	lease_oid first = seed10("held", "working", T0 + 120, T0);
+	lease_oid first = held_migrated(&r, &h, NULL);
 
-	migrate_interfered(&r, &h);
 	ck_assert_uint_eq(r.count, 1);
 	ck_assert_str_eq(lease_migrate_status_name(r.entries[0].status), "current");
 	ck_assert_int_eq(r.entries[0].attempts, 1);
@@ -447,8 +458,7 @@ START_TEST(concurrent_10_writer_once_then_migrated)
 	lease_ref_state s;
 	hook_ctx h = {0, 1, 0, 0, 0};
 
-	seed10("held", "working", T0 + 120, T0);
-	migrate_interfered(&r, &h);
+	held_migrated(&r, &h, NULL);
 	ck_assert_str_eq(lease_migrate_status_name(r.entries[0].status), "migrated");
 	ck_assert_int_eq(r.entries[0].attempts, 2);
 	ck_assert_int_eq(r.entries[0].ttl_seconds, h.last_expires - h.last_commit_time);
@@ -469,9 +479,7 @@ START_TEST(concurrent_10_writer_always_conflict)
 	lease_ref_state s;
 	hook_ctx h = {0, 100, 0, 0, 0};
 
-	seed10("held", "working", T0 + 120, T0);
-	seed10("other", "working", T0 + 120, T0);
-	migrate_interfered(&r, &h);
+	held_migrated(&r, &h, "other");
 	ck_assert_uint_eq(r.count, 2);
 	ck_assert_str_eq(lease_migrate_status_name(entry(&r, "held")->status), "conflict");
 	ck_assert_int_eq(entry(&r, "held")->attempts, 1 + LEASE_MIGRATE_MAX_RETRIES);

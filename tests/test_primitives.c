@@ -111,6 +111,27 @@ static lease_oid created(backend *b, const char *name)
 	return oid;
 }
 
+/* refs/leases/@p name pointed at @p oid behind the primitives' back and read
+ * into *@p s: present at @p oid, its payload unreadable (LEASE_EPAYLOAD). */
+static void read_unreadable(backend *b, const char *name, const lease_oid *oid, lease_ref_state *s)
+{
+	char ref[300];
+
+	snprintf(ref, sizeof(ref), "refs/leases/%s", name);
+	set_raw_ref(b, ref, oid);
+	ck_assert_int_eq(lease_fetch_ref(s, b->st, name), 0);
+	ck_assert_int_eq(s->present, 1);
+	ck_assert(lease_oid_equal(&s->oid, oid));
+	ck_assert_int_eq(s->payload_rc, LEASE_EPAYLOAD);
+}
+
+/* @p b opened on backend @p which, holding the one lease @p name: its oid. */
+static lease_oid open_holding(backend *b, int which, const char *name)
+{
+	backend_open(b, which);
+	return created(b, name);
+}
+
 /* @p name created at *@p first, then replaced by a child of it: the child. */
 static lease_oid replaced(backend *b, const char *name, lease_oid *first)
 {
@@ -120,6 +141,13 @@ static lease_oid replaced(backend *b, const char *name, lease_oid *first)
 	n = commit_for(b, name, first);
 	ck_assert_int_eq(lease_cas_replace(b->st, name, first, &n), 0);
 	return n;
+}
+
+/* @p b opened on backend @p which, holding @p name replaced once (replaced()). */
+static lease_oid open_replaced(backend *b, int which, const char *name, lease_oid *first)
+{
+	backend_open(b, which);
+	return replaced(b, name, first);
 }
 
 static void assert_cas(backend *b, const char *prim, int noop, lease_outcome outcome,
@@ -172,8 +200,7 @@ START_TEST(create_absent_ok)
 	lease_ref_state s;
 	lease_oid a;
 
-	backend_open(&b, _i);
-	a = created(&b, "job-1");
+	a = open_holding(&b, _i, "job-1");
 	ck_assert_int_eq(lease_fetch_ref(&s, b.st, "job-1"), 0);
 	ck_assert_int_eq(s.present, 1);
 	ck_assert(lease_oid_equal(&s.oid, &a));
@@ -233,8 +260,7 @@ START_TEST(replace_ok)
 	lease_ref_state s;
 	lease_oid a, n;
 
-	backend_open(&b, _i);
-	n = replaced(&b, "r", &a);
+	n = open_replaced(&b, _i, "r", &a);
 	ck_assert_int_eq(lease_fetch_ref(&s, b.st, "r"), 0);
 	ck_assert(lease_oid_equal(&s.oid, &n));
 	ck_assert_int_eq(s.commit.has_parent, 1);
@@ -252,8 +278,7 @@ START_TEST(delete_ok)
 	backend b;
 	lease_oid a;
 
-	backend_open(&b, _i);
-	a = created(&b, "d");
+	a = open_holding(&b, _i, "d");
 	ck_assert_int_eq(lease_cas_delete(b.st, "d", &a), 0);
 	assert_ref(&b, "d", NULL);
 	backend_close(&b);
@@ -516,12 +541,8 @@ START_TEST(fetch_not_a_commit)
 	} else {
 		ck_assert_int_eq(memstore_put_blob(b.mem, &blob, ""), 0);
 	}
-	set_raw_ref(&b, "refs/leases/blob", &blob);
-	ck_assert_int_eq(lease_fetch_ref(&s, b.st, "blob"), 0);
-	ck_assert_int_eq(s.present, 1);
+	read_unreadable(&b, "blob", &blob, &s);
 	ck_assert_int_eq(s.commit.is_commit, 0);
-	ck_assert(lease_oid_equal(&s.oid, &blob));
-	ck_assert_int_eq(s.payload_rc, LEASE_EPAYLOAD);
 	lease_ref_state_clear(&s);
 	backend_close(&b);
 }
@@ -535,8 +556,7 @@ START_TEST(namespace_sorted_filtered)
 	lease_namespace ns;
 	lease_oid c, a, b1, b2, other;
 
-	backend_open(&b, _i);
-	c = created(&b, "c");
+	c = open_holding(&b, _i, "c");
 	a = created(&b, "a");
 	b2 = replaced(&b, "b", &b1);
 	other = commit_for(&b, "z", NULL);
@@ -613,8 +633,7 @@ START_TEST(noop_fetch_wrong_object)
 	lease_oid a;
 	const lease_cas_error *e;
 
-	backend_open(&b, B_MEM);
-	a = created(&b, "w");
+	a = open_holding(&b, B_MEM, "w");
 	memstore_faults_get(b.mem)->wrong_commit = 1;
 	ck_assert_int_eq(lease_fetch_ref(&s, b.st, "w"), LEASE_EUNVERIFIED);
 	ck_assert_int_eq(s.present, 0);
@@ -645,12 +664,8 @@ START_TEST(fetch_missing_object)
 
 	backend_open(&b, B_MEM);
 	ck_assert_int_eq(lease_oid_fromhex(&ghost, "1111111111111111111111111111111111111111"), 0);
-	set_raw_ref(&b, "refs/leases/ghost", &ghost);
-	ck_assert_int_eq(lease_fetch_ref(&s, b.st, "ghost"), 0);
-	ck_assert_int_eq(s.present, 1);
+	read_unreadable(&b, "ghost", &ghost, &s);
 	ck_assert_int_eq(s.commit.missing, 1);
-	ck_assert(lease_oid_equal(&s.oid, &ghost));
-	ck_assert_int_eq(s.payload_rc, LEASE_EPAYLOAD);
 	ck_assert(strstr(s.payload_error, "1111111111111111111111111111111111111111 is missing") !=
 	          NULL);
 	lease_ref_state_clear(&s);
@@ -669,8 +684,7 @@ START_TEST(noop_namespace_duplicates)
 	lease_namespace ns;
 	const lease_cas_error *e;
 
-	backend_open(&b, B_MEM);
-	created(&b, "a");
+	open_holding(&b, B_MEM, "a");
 	created(&b, "b");
 	memstore_faults_get(b.mem)->duplicates = 1;
 	ck_assert_int_eq(lease_fetch_namespace(&ns, b.st), LEASE_EUNVERIFIED);
@@ -688,8 +702,7 @@ START_TEST(namespace_lookalikes_filtered)
 	backend b;
 	lease_namespace ns;
 
-	backend_open(&b, B_MEM);
-	created(&b, "a");
+	open_holding(&b, B_MEM, "a");
 	memstore_faults_get(b.mem)->lookalikes = 1;
 	ck_assert_int_eq(lease_fetch_namespace(&ns, b.st), 0);
 	ck_assert_uint_eq(ns.count, 1);
@@ -709,8 +722,7 @@ START_TEST(namespace_changed_between_list_and_read)
 	lease_namespace ns;
 	lease_oid a, n;
 
-	backend_open(&b, B_MEM);
-	n = replaced(&b, "a", &a);
+	n = open_replaced(&b, B_MEM, "a", &a);
 	memstore_faults_get(b.mem)->stale_list = 1;
 	memstore_faults_get(b.mem)->prefetch = 1;
 	ck_assert_int_eq(lease_fetch_namespace(&ns, b.st), 0);
@@ -738,8 +750,7 @@ START_TEST(namespace_wrong_object_bounded)
 	lease_namespace ns;
 	lease_oid a;
 
-	backend_open(&b, B_MEM);
-	a = created(&b, "a");
+	a = open_holding(&b, B_MEM, "a");
 	memstore_faults_get(b.mem)->wrong_commit = 1;
 	ck_assert_int_eq(lease_fetch_namespace(&ns, b.st), 0);
 	ck_assert_uint_eq(ns.count, 1);

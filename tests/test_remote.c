@@ -332,6 +332,20 @@ START_TEST(stale_old_oid)
 }
 END_TEST
 
+/* A lease @p name created on a new store of @p kind (verify window
+ * @p verify_ms), the server's @p hook then set to @p script, and a replace
+ * of the lease tried: its code; *a the created commit, *b the one tried. */
+static int replace_under_hook(rstore *r, gitserver_kind kind, int verify_ms, const char *name,
+                              const char *hook, const char *script, lease_oid *a, lease_oid *b)
+{
+	open_new(r, kind, verify_ms);
+	*a = commit_for(r, name, NULL);
+	ck_assert_int_eq(lease_cas_create(r->st, name, a), 0);
+	ck_assert_int_eq(gitserver_hook(&srv, r->name, hook, script), 0);
+	*b = commit_for(r, name, a);
+	return lease_cas_replace(r->st, name, a, b);
+}
+
 /* The ref moves after the advertisement, inside the server, before
  * receive-pack takes its ref lock: receive-pack's own old-oid compare rejects
  * the update and the per-ref status reports it (git_remote_push returns 0). */
@@ -342,19 +356,14 @@ START_TEST(stale_under_lock)
 	char hex[128], ahex[LEASE_OID_HEXSZ + 1];
 	int rc;
 
-	open_new(&r, hook_kinds[_i], 500);
-	a = commit_for(&r, "job-3", NULL);
-	ck_assert_int_eq(lease_cas_create(r.st, "job-3", &a), 0);
-	ck_assert_int_eq(gitserver_hook(&srv, r.name, "pre-receive",
-	                                "unset GIT_QUARANTINE_PATH GIT_OBJECT_DIRECTORY "
-	                                "GIT_ALTERNATE_OBJECT_DIRECTORIES\n"
-	                                "git mktree </dev/null >/dev/null\n"
-	                                "c=$(git -c user.name=x -c user.email=x@x commit-tree "
-	                                "4b825dc642cb6eb9a060e54bf8d69288fbee4904 -m intruder)\n"
-	                                "git update-ref refs/leases/job-3 \"$c\"\n"),
-	                 0);
-	b = commit_for(&r, "job-3", &a);
-	rc = lease_cas_replace(r.st, "job-3", &a, &b);
+	rc = replace_under_hook(&r, hook_kinds[_i], 500, "job-3", "pre-receive",
+	                        "unset GIT_QUARANTINE_PATH GIT_OBJECT_DIRECTORY "
+	                        "GIT_ALTERNATE_OBJECT_DIRECTORIES\n"
+	                        "git mktree </dev/null >/dev/null\n"
+	                        "c=$(git -c user.name=x -c user.email=x@x commit-tree "
+	                        "4b825dc642cb6eb9a060e54bf8d69288fbee4904 -m intruder)\n"
+	                        "git update-ref refs/leases/job-3 \"$c\"\n",
+	                        &a, &b);
 	ck_assert_msg(rc == LEASE_ECAS, "replace: %d %s", rc, lease_store_last_error(r.st));
 	server_ref(&r, "job-3", hex, sizeof(hex));
 	lease_oid_tohex(ahex, &a);
@@ -407,14 +416,8 @@ START_TEST(hook_refuses)
 	lease_oid a, b, c;
 	int rc;
 
-	open_new(&r, hook_kinds[_i], 500);
-	a = commit_for(&r, "job-4", NULL);
-	ck_assert_int_eq(lease_cas_create(r.st, "job-4", &a), 0);
-	ck_assert_int_eq(gitserver_hook(&srv, r.name, "pre-receive",
-	                                "echo 'leases are frozen' >&2\nexit 1\n"),
-	                 0);
-	b = commit_for(&r, "job-4", &a);
-	rc = lease_cas_replace(r.st, "job-4", &a, &b);
+	rc = replace_under_hook(&r, hook_kinds[_i], 500, "job-4", "pre-receive",
+	                        "echo 'leases are frozen' >&2\nexit 1\n", &a, &b);
 	ck_assert_msg(rc == LEASE_EAUTH || rc == LEASE_ECAS, "replace: %d", rc);
 	ck_assert_int_eq(lease_store_last_cas_error(r.st)->outcome, LEASE_OUTCOME_KNOWN);
 	assert_server_ref(&r, "job-4", &a);
@@ -438,15 +441,10 @@ START_TEST(noop_push_caught)
 	const lease_cas_error *e;
 	int rc;
 
-	open_new(&r, hook_kinds[_i], 300);
-	a = commit_for(&r, "job-6", NULL);
-	ck_assert_int_eq(lease_cas_create(r.st, "job-6", &a), 0);
-	ck_assert_int_eq(gitserver_hook(&srv, r.name, "post-receive",
-	                                "while read old new ref; do git update-ref \"$ref\" "
-	                                "\"$old\"; done\n"),
-	                 0);
-	b = commit_for(&r, "job-6", &a);
-	rc = lease_cas_replace(r.st, "job-6", &a, &b);
+	rc = replace_under_hook(&r, hook_kinds[_i], 300, "job-6", "post-receive",
+	                        "while read old new ref; do git update-ref \"$ref\" "
+	                        "\"$old\"; done\n",
+	                        &a, &b);
 	ck_assert_msg(rc == LEASE_EUNVERIFIED, "replace: %d %s", rc, lease_store_last_error(r.st));
 	e = lease_store_last_cas_error(r.st);
 	ck_assert_int_eq(e->noop, 1);

@@ -11,6 +11,10 @@
 . "$(dirname "$0")/lease_lib.sh"
 . "$(dirname "$0")/fence_lib.sh"
 [ -n "$FTLIB" ] || fail "libfaketime is required (scripts/install-deps.sh)"
+# want_rc WANT [WHAT]: run's status ($rc) is WANT, else its log and a failure
+# naming WHAT (default WANT); run_exits WANT [WHAT]: wait for run ($P) first
+want_rc() { [ "$rc" -eq "$1" ] || { cat "$RUNLOG"; fail "$c: run exit $rc, want ${2:-$1}"; }; }
+run_exits() { wait_rc "$P"; want_rc "$@"; }
 t_start=$(date +%s)
 
 # ---- SIGKILL of run (the OOM killer, a runner cancel; F01) × every shape:
@@ -34,9 +38,7 @@ for cs in TERM:15 INT:2 HUP:1 QUIT:3 ABRT:6 USR1:10 USR2:12 ALRM:14 PIPE:13 XCPU
   kill -"$sig" "$P"
   bob_poll "$c" 10
   fence_check "$c" "$TB"
-  wait_rc "$P"
-  want=$((128 + ${cs#*:}))
-  [ "$rc" -eq "$want" ] || { cat "$RUNLOG"; fail "$c: run exit $rc, want $want"; }
+  run_exits $((128 + ${cs#*:}))
   run_json
   [ "$(jv reason)" = interrupted ] && [ "$(jv status)" = released ] || fail "$c: $(tail -n 1 "$RUNLOG")"
 done
@@ -47,8 +49,7 @@ for shape in child grandchild noterm setsid; do
   kill -TERM "$P"
   bob_poll "$c" 10
   fence_check "$c" "$TB"
-  wait_rc "$P"
-  [ "$rc" -eq 143 ] || fail "$c: run exit $rc"
+  run_exits 143
 done
 
 # ---- CMD exits and leaves members running (a daemon, a TERM-ignoring
@@ -58,8 +59,7 @@ c=leftover
 fence_start "$c" leftover 6
 bob_poll "$c" 10
 fence_check "$c" "$TB"
-wait_rc "$P"
-[ "$rc" -eq 7 ] || { cat "$RUNLOG"; fail "$c: run exit $rc, want CMD's 7"; }
+run_exits 7 "CMD's 7"
 
 # ---- the guard stopped (SIGSTOP) when the lease is lost: run kills its whole
 # subtree itself (the guard included) 1 s after the SIGKILL was due; exit 4
@@ -71,7 +71,7 @@ kill -STOP "$G"
 expect_rc 0 env REFLEASE_OWNER=admin $R break "$c" --force
 wait_rc "$P"
 texit=$(now_ms)
-[ "$rc" -eq 4 ] || { cat "$RUNLOG"; fail "$c: run exit $rc, want 4"; }
+want_rc 4
 fence_check "$c" "$texit"
 ! alive "$G" || fail "$c: the guard survived"
 
@@ -92,7 +92,7 @@ done
 c=garbage
 fence_start "$c" all 6
 garbage_tip "$c"
-[ "$rc" -eq 65 ] || { cat "$RUNLOG"; fail "$c: run exit $rc, want 65"; }
+want_rc 65
 fence_check "$c" "$texit"
 
 # ---- heartbeats that fail (a stale ref lock: every write is refused): lost at
@@ -102,7 +102,7 @@ fence_start "$c" all 6
 : >"$S/refs/leases/$c.lock"
 wait_rc "$P"
 rm -f "$S/refs/leases/$c.lock"
-[ "$rc" -eq 4 ] || { cat "$RUNLOG"; fail "$c: run exit $rc, want 4"; }
+want_rc 4
 bob_poll "$c" 20
 fence_check "$c" "$TB"
 exp=$(git --git-dir="$S" log -1 --format=%b "refs/leases/$c^" | head -n 1 | jget expires_at)
@@ -116,8 +116,7 @@ kill -STOP "$P"
 bob_poll "$c" 20
 fence_check "$c" "$TB"
 kill -CONT "$P"
-wait_rc "$P"
-[ "$rc" -eq 4 ] || { cat "$RUNLOG"; fail "$c: run exit $rc, want 4"; }
+run_exits 4
 
 # ---- SIGKILL of the guard: CMD dies with it, the rest of the tree
 # re-parents to run (a subreaper), which kills it, releases, exits 70
@@ -128,8 +127,7 @@ G=$(guard_of "$P")
 kill -KILL "$G"
 bob_poll "$c" 10
 fence_check "$c" "$TB"
-wait_rc "$P"
-[ "$rc" -eq 70 ] || { cat "$RUNLOG"; fail "$c: run exit $rc, want 70"; }
+run_exits 70
 
 # ---- the holder's wall clock steps forward an hour (an NTP step, a resume:
 # store time and CLOCK_BOOTTIME diverge) while its heartbeats hang on a
@@ -143,7 +141,7 @@ echo +3600 >"$TMPDIR/clock.fwd"
 tstep=$(now_ms)
 wait_rc "$P"
 rm -f "$S/refs/leases/$c.lock"
-[ "$rc" -eq 4 ] || { cat "$RUNLOG"; fail "$c: run exit $rc, want 4"; }
+want_rc 4
 fence_check "$c" $((tstep + 2000))
 expect_rc 0 env REFLEASE_OWNER=admin $R break "$c" --force
 bob_poll "$c" 10
@@ -159,8 +157,7 @@ fence_start "$c" all 6 $(ft "$TMPDIR/clock.back")
 echo -3600 >"$TMPDIR/clock.back"
 bob_poll "$c" 20
 fence_check "$c" "$TB"
-wait_rc "$P"
-[ "$rc" -eq 4 ] || { cat "$RUNLOG"; fail "$c: run exit $rc, want 4"; }
+run_exits 4
 
 # ---- small TTLs the store accepts: heartbeats land before the lost deadline
 # (exit 0), or the TTL is refused up front (exit 64, nothing written)

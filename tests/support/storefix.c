@@ -5,6 +5,7 @@
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "support/testrepo.h"
 
@@ -78,4 +79,23 @@ void storefix_keep_from(lease_keep_options *k, const char *owner, const char *ho
 	k->known_expires_at = acq->payload.expires_at;
 	k->known_ttl_seconds = known_ttl;
 	k->known_now = acq->now;
+}
+
+void storefix_expect_count(lease_store *st, size_t n)
+{
+	lease_namespace ns;
+
+	memset(&ns, 0, sizeof(ns));
+	ck_assert_int_eq(lease_fetch_namespace(&ns, st), 0);
+	ck_assert_uint_eq(ns.count, n);
+	lease_namespace_clear(&ns);
+}
+
+void storefix_expect_absent(lease_store *st, const char *name)
+{
+	lease_ref_state s;
+
+	ck_assert_int_eq(lease_fetch_ref(&s, st, name), 0);
+	ck_assert_int_eq(s.present, 0);
+	lease_ref_state_clear(&s);
 }

@@ -71,4 +71,10 @@ void storefix_keep_from(lease_keep_options *k, const char *owner, const char *ho
  */
 void storefix_local_dir(char *out, size_t outlen);
 
+/** Fail the test unless lease_fetch_namespace() on @p st lists @p n leases. */
+void storefix_expect_count(lease_store *st, size_t n);
+
+/** Fail the test unless lease_fetch_ref() on @p st reads @p name absent. */
+void storefix_expect_absent(lease_store *st, const char *name);
+
 #endif
