@@ -150,17 +150,8 @@ START_TEST(test_settle_exists_and_fail_before)
 }
 END_TEST
 
-/* Another writer between our read and our CAS: decide again (F03, F23). */
-static char bob_token[LEASE_TOKEN_HEXSZ + 1];
-static void bob_acquires(fx *f)
-{
-	lease_op_options o = opt(BOB, NULL, 60);
-	lease_result r;
-
-	ck_assert_int_eq(lease_acquire(&r, f->st, "l", &o), 0);
-	memcpy(bob_token, r.payload.lease_token, sizeof(bob_token));
-}
-
+/* Another writer between our read and our CAS (rtfx's bob_acquires): decide
+ * again (F03, F23). */
 START_TEST(test_settle_concurrent_acquire_F23)
 {
 	fx f;

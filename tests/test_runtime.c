@@ -840,17 +840,8 @@ START_TEST(test_F01_holder_vanishes)
 }
 END_TEST
 
-/* F03: two parties sharing one owner string (and host): never both succeed. */
-static char bob_token[LEASE_TOKEN_HEXSZ + 1];
-static void alice_twin_acquires(fx *f)
-{
-	lease_op_options o = opt(ALICE, NULL, 60);
-	lease_result r;
-
-	ck_assert_int_eq(lease_acquire(&r, f->st, "l", &o), 0);
-	memcpy(bob_token, r.payload.lease_token, sizeof(bob_token));
-}
-
+/* F03: two parties sharing one owner string (and host): never both succeed
+ * (the twin: rtfx's alice_twin_acquires). */
 START_TEST(test_F03_identity_collision)
 {
 	fx f;
