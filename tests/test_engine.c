@@ -45,8 +45,7 @@ START_TEST(test_settle_replace_applied_answer_dropped)
 	lease_result r;
 	lease_payload p;
 
-	fx_mem(&f);
-	must_acquire(&f, "l", ALICE, 60, tok);
+	fx_mem_held(&f, tok);
 	f.clk.t += 20;
 	o = opt(ALICE, tok, 0);
 	memstore_counts_reset(f.m);
@@ -104,8 +103,7 @@ START_TEST(test_settle_lie_forever_is_unknown)
 	lease_result r;
 	lease_oid before, after;
 
-	fx_mem(&f);
-	must_acquire(&f, "l", ALICE, 60, tok);
+	fx_mem_held(&f, tok);
 	ck_assert(ref_oid(&f, "l", &before));
 	f.clk.t += 20;
 	memstore_counts_reset(f.m);
@@ -334,8 +332,7 @@ START_TEST(test_F15_rebuild_finds_expired)
 	lease_op_options o;
 	lease_result r;
 
-	fx_mem(&f);
-	must_acquire(&f, "l", ALICE, 60, tok);
+	fx_mem_held(&f, tok);
 	f.clk.t = T0 + 20;
 	hook(&f, H_WRITE_COMMIT, 1, 50, NULL);
 	o = opt(ALICE, tok, 0);

@@ -22,8 +22,7 @@ START_TEST(test_floor_not_due)
 	lease_op_options o;
 	lease_result r;
 
-	fx_mem(&f);
-	must_acquire(&f, "l", ALICE, 60, tok);
+	fx_mem_held(&f, tok);
 	o = opt(ALICE, tok, 0);
 	f.clk.t = T0 + 5; /* floor is 6 s */
 	memstore_counts_reset(f.m);
@@ -57,8 +56,7 @@ START_TEST(test_floor_never_below_half_ttl)
 	lease_op_options o;
 	lease_result r;
 
-	fx_mem(&f);
-	must_acquire(&f, "l", ALICE, 60, tok);
+	fx_mem_held(&f, tok);
 	f.clk.t = T0 + 2;
 	o = opt(ALICE, tok, 600); /* 58 s left of a 600 s TTL asked */
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);

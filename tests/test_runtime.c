@@ -446,8 +446,7 @@ START_TEST(test_rotation_divergence_from_phase_rule)
 	lease_op_options o;
 	lease_result r;
 
-	fx_mem(&f);
-	must_acquire(&f, "l", ALICE, 60, tok);
+	fx_mem_held(&f, tok);
 	o = opt(ALICE, tok, 0);
 	o.to = LEASE_PHASE_REVIEW;
 	ck_assert_int_eq(lease_transition(&r, f.st, "l", &o), 0);
@@ -492,8 +491,7 @@ START_TEST(test_no_randomness_nothing_written)
 	lease_op_options o;
 	lease_result r;
 
-	fx_mem(&f);
-	must_acquire(&f, "l", ALICE, 60, tok);
+	fx_mem_held(&f, tok);
 	put_payload(&f, "g", "1.1.0", ALICE, TOK1, "claimed", 0, T0, T0 + 60, 60);
 	raw_put(&f, "g", "g: garbage\n\n{\n");
 	f.st->random.fill = no_random;
@@ -1020,8 +1018,7 @@ START_TEST(test_F14_heartbeat_after_expiry)
 	lease_result r;
 	lease_oid boid, after;
 
-	fx_mem(&f);
-	must_acquire(&f, "l", ALICE, 60, tok);
+	fx_mem_held(&f, tok);
 	f.clk.t = T0 + 100;
 	o = opt(ALICE, tok, 0);
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), LEASE_EEXPIRED);
@@ -1115,8 +1112,7 @@ START_TEST(test_F21_read_only_holder)
 	lease_result r;
 	lease_payload p;
 
-	fx_mem(&f);
-	must_acquire(&f, "l", ALICE, 60, tok);
+	fx_mem_held(&f, tok);
 	f.clk.t = T0 + 20;
 	memstore_faults_get(f.m)->fail_before = 1000;
 	o = opt(ALICE, tok, 0);
@@ -1242,8 +1238,7 @@ START_TEST(test_break_force_over_live)
 	lease_result r;
 	lease_payload p;
 
-	fx_mem(&f);
-	must_acquire(&f, "l", ALICE, 60, tok);
+	fx_mem_held(&f, tok);
 	ck_assert_int_eq(lease_break(&r, f.st, "l", &o), LEASE_EHELD);
 	ck_assert_int_eq(r.status, LEASE_STATUS_HELD);
 	ck_assert_ptr_nonnull(strstr(r.message, "--force"));

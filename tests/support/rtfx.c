@@ -147,6 +147,12 @@ void must_acquire(fx *f, const char *name, ident id, int64_t ttl, char *tok)
 		memcpy(tok, r.payload.lease_token, LEASE_TOKEN_HEXSZ + 1);
 }
 
+void fx_mem_held(fx *f, char *tok)
+{
+	fx_mem(f);
+	must_acquire(f, "l", ALICE, 60, tok);
+}
+
 char bob_token[LEASE_TOKEN_HEXSZ + 1];
 
 static void rival_acquires(fx *f, ident id)

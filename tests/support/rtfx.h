@@ -63,6 +63,8 @@ int cur(fx *f, const char *name, lease_payload *p, lease_oid *oid);
 /* Acquire as @p id at the current clock; returns the token in @p tok. */
 void must_acquire(fx *f, const char *name, ident id, int64_t ttl, char *tok);
 void must_release(fx *f, const char *name, ident id, const char *tok);
+/* A mem store (fx_mem) in which alice holds "l" (ttl 60); its token in @p tok. */
+void fx_mem_held(fx *f, char *tok);
 /* The token of the last bob_acquires() or alice_twin_acquires(). */
 extern char bob_token[LEASE_TOKEN_HEXSZ + 1];
 /* Hook actions (hook()): another party acquires "l" (ttl 60), its token to
