@@ -160,12 +160,20 @@ static lease_op_options opts(const char *owner)
 
 static const char *const ab[] = {"a", "b"};
 
+/* Lease @p name in @p st reads as @p status (lease_status). */
+static void status_is(lease_store *st, const char *name, lease_status_id status)
+{
+	lease_result one;
+
+	ck_assert_int_eq(lease_status(&one, st, name), 0);
+	ck_assert_int_eq(one.status, status);
+}
+
 START_TEST(set_taken_and_released_as_one)
 {
 	lease_store *st = open_mem(1, LEASE_TRANSPORT_VERSION);
 	lease_set_result *r = calloc(1, sizeof(*r));
 	lease_op_options o = opts("alice");
-	lease_result one;
 	char tok[LEASE_TOKEN_HEXSZ + 1];
 
 	ck_assert_int_eq(lease_acquire_set(r, st, ab, 2, &o), 0);
@@ -177,14 +185,12 @@ START_TEST(set_taken_and_released_as_one)
 	ck_assert_str_eq(r->members[0].payload.lease_token, r->members[1].payload.lease_token);
 	ck_assert(!lease_oid_equal(&r->members[0].oid, &r->members[1].oid));
 	memcpy(tok, r->members[0].payload.lease_token, sizeof(tok));
-	ck_assert_int_eq(lease_status(&one, st, "b"), 0);
-	ck_assert_int_eq(one.status, LEASE_STATUS_LIVE);
+	status_is(st, "b", LEASE_STATUS_LIVE);
 	o.lease_token = tok;
 	ck_assert_int_eq(lease_release_set(r, st, ab, 2, &o), 0);
 	ck_assert_int_eq(r->status, LEASE_STATUS_RELEASED);
 	ck_assert_int_eq(many_calls, 2);
-	ck_assert_int_eq(lease_status(&one, st, "a"), 0);
-	ck_assert_int_eq(one.status, LEASE_STATUS_RELEASED);
+	status_is(st, "a", LEASE_STATUS_RELEASED);
 	free(r);
 	lease_store_free(st);
 }
@@ -404,7 +410,6 @@ END_TEST
 START_TEST(batched_read_stale_answer_caught)
 {
 	bcase b;
-	lease_result one;
 
 	bcase_open(&b, LEASE_TRANSPORT_VERSION);
 	rr_stale = 1;
@@ -420,8 +425,7 @@ START_TEST(batched_read_stale_answer_caught)
 	ck_assert_int_eq(b.r->status, LEASE_STATUS_ERROR);
 	ck_assert_int_eq(many_calls, 1);
 	/* what the store holds: both written (the lie was only in the reads) */
-	ck_assert_int_eq(lease_status(&one, b.st, "b"), 0);
-	ck_assert_int_eq(one.status, LEASE_STATUS_LIVE);
+	status_is(b.st, "b", LEASE_STATUS_LIVE);
 	bcase_free(&b);
 }
 END_TEST
