@@ -265,8 +265,7 @@ START_TEST(test_no_token_is_not_holder)
 	o.to = LEASE_PHASE_REVIEW;
 	ck_assert_int_eq(lease_transition(&r, f.st, "l", &o), LEASE_ENOTHOLDER);
 	o.lease_token = "";
-	ck_assert_int_eq(lease_release(&r, f.st, "l", &o), 0);
-	ck_assert_int_eq(r.status, LEASE_STATUS_NOT_OWNER);
+	op_is(&f, lease_release, "l", &o, LEASE_STATUS_NOT_OWNER, &r);
 	fx_free(&f);
 }
 END_TEST
@@ -820,8 +819,7 @@ START_TEST(test_F01_holder_vanishes)
 	ck_assert_int_eq(lease_status(&r, f.st, "job"), 0);
 	ck_assert_int_eq(r.status, LEASE_STATUS_EXPIRED);
 	ck_assert_int_eq(r.payload.lease_token[0], '\0'); /* never shown by status */
-	ck_assert_int_eq(lease_acquire(&r, f.st, "job", &o), 0);
-	ck_assert_int_eq(r.status, LEASE_STATUS_ACQUIRED);
+	op_is(&f, lease_acquire, "job", &o, LEASE_STATUS_ACQUIRED, &r);
 	ck_assert_int_eq(r.token_rotated, 1);
 	ck_assert_int_eq(r.payload.transitions, 1);
 	memcpy(btok, r.payload.lease_token, sizeof(btok));
@@ -830,8 +828,7 @@ START_TEST(test_F01_holder_vanishes)
 	/* the vanished holder's cleanup (if: always()) touches nothing */
 	o = opt(ALICE, atok, 0);
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "job", &o), LEASE_ENOTHOLDER);
-	ck_assert_int_eq(lease_release(&r, f.st, "job", &o), 0);
-	ck_assert_int_eq(r.status, LEASE_STATUS_NOT_OWNER);
+	op_is(&f, lease_release, "job", &o, LEASE_STATUS_NOT_OWNER, &r);
 	ck_assert(ref_oid(&f, "job", &after));
 	ck_assert(lease_oid_equal(&boid, &after));
 	fx_free(&f);
@@ -877,12 +874,10 @@ START_TEST(test_F04_double_release)
 	must_acquire(&f, "l", ALICE, 60, atok);
 	must_release(&f, "l", ALICE, atok);
 	o = opt(ALICE, atok, 0);
-	ck_assert_int_eq(lease_release(&r, f.st, "l", &o), 0);
-	ck_assert_int_eq(r.status, LEASE_STATUS_ALREADY_RELEASED);
+	op_is(&f, lease_release, "l", &o, LEASE_STATUS_ALREADY_RELEASED, &r);
 	must_acquire(&f, "l", BOB, 60, btok);
 	ck_assert(ref_oid(&f, "l", &boid));
-	ck_assert_int_eq(lease_release(&r, f.st, "l", &o), 0);
-	ck_assert_int_eq(r.status, LEASE_STATUS_NOT_OWNER);
+	op_is(&f, lease_release, "l", &o, LEASE_STATUS_NOT_OWNER, &r);
 	ck_assert(ref_oid(&f, "l", &after));
 	ck_assert(lease_oid_equal(&boid, &after));
 	fx_free(&f);
@@ -951,8 +946,7 @@ START_TEST(test_F06_same_human_second_run_waits)
 	f06_calls = 0;
 	o.wait_seconds = 10;
 	o.wait_cb = f06_release_cb;
-	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), 0);
-	ck_assert_int_eq(r.status, LEASE_STATUS_ACQUIRED);
+	op_is(&f, lease_acquire, "l", &o, LEASE_STATUS_ACQUIRED, &r);
 	ck_assert_int_eq(f06_calls, 1);
 	ck_assert(f06_last_sleep >= 0.1 && f06_last_sleep <= 10);
 	ck_assert_str_eq(r.payload.owner, "repo/2/1/job");
@@ -1074,8 +1068,7 @@ START_TEST(test_F15_late_success_extended)
 	fx_mem(&f);
 	/* the CAS itself takes 40 s: only 20 s of a 60 s TTL left */
 	hook(&f, H_CAS, 1, 40, NULL);
-	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), 0);
-	ck_assert_int_eq(r.status, LEASE_STATUS_ACQUIRED);
+	op_is(&f, lease_acquire, "l", &o, LEASE_STATUS_ACQUIRED, &r);
 	ck_assert_int_eq(r.token_rotated, 1);
 	ck_assert(r.payload.expires_at - r.now >= 30);
 	ck_assert(cur(&f, "l", &p, NULL));
@@ -1171,8 +1164,7 @@ START_TEST(test_F22_wait_verified_write)
 	o.wait_seconds = 300;
 	o.wait_cb = f22_expire_cb;
 	memstore_counts_reset(f.m);
-	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), 0);
-	ck_assert_int_eq(r.status, LEASE_STATUS_ACQUIRED);
+	op_is(&f, lease_acquire, "l", &o, LEASE_STATUS_ACQUIRED, &r);
 	ck_assert_int_eq(f22_calls, 1);
 	ck_assert_int_eq(counts(&f)->replace_ref, 2); /* the lie was not taken for success */
 	ck_assert(cur(&f, "l", &p, NULL));

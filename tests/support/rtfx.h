@@ -63,6 +63,13 @@ int cur(fx *f, const char *name, lease_payload *p, lease_oid *oid);
 /* Acquire as @p id at the current clock; returns the token in @p tok. */
 void must_acquire(fx *f, const char *name, ident id, int64_t ttl, char *tok);
 void must_release(fx *f, const char *name, ident id, const char *tok);
+/* A lease operation (lease_acquire, lease_heartbeat, lease_transition,
+ * lease_release). */
+typedef int (*lease_op_fn)(lease_result *out, lease_store *st, const char *name,
+                           const lease_op_options *opts);
+/* Run @p op on @p name with @p o into @p r: it returns 0 with @p status. */
+void op_is(fx *f, lease_op_fn op, const char *name, const lease_op_options *o,
+           lease_status_id status, lease_result *r);
 /* A mem store (fx_mem) in which alice holds "l" (ttl 60); its token in @p tok. */
 void fx_mem_held(fx *f, char *tok);
 /* The token of the last bob_acquires() or alice_twin_acquires(). */
