@@ -26,8 +26,7 @@ START_TEST(test_settle_create_applied_answer_dropped)
 
 	fx_mem(&f);
 	memstore_faults_get(f.m)->drop_after_apply = 1;
-	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), 0);
-	ck_assert_int_eq(r.status, LEASE_STATUS_ACQUIRED);
+	op_is(&f, lease_acquire, "l", &o, LEASE_STATUS_ACQUIRED, &r);
 	ck_assert_int_eq(counts(&f)->write_commit, 1); /* settled, not re-sent */
 	ck_assert_int_eq(counts(&f)->create_ref, 1);
 	ck_assert(cur(&f, "l", &p, &oid));
@@ -45,25 +44,21 @@ START_TEST(test_settle_replace_applied_answer_dropped)
 	lease_result r;
 	lease_payload p;
 
-	fx_mem(&f);
-	must_acquire(&f, "l", ALICE, 60, tok);
+	fx_mem_held(&f, tok);
 	f.clk.t += 20;
 	o = opt(ALICE, tok, 0);
 	memstore_counts_reset(f.m);
 	memstore_faults_get(f.m)->drop_after_apply = 1;
-	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
-	ck_assert_int_eq(r.status, LEASE_STATUS_RENEWED);
+	op_is(&f, lease_heartbeat, "l", &o, LEASE_STATUS_RENEWED, &r);
 	ck_assert_int_eq(counts(&f)->replace_ref, 1);
 	ck_assert(cur(&f, "l", &p, NULL));
 	ck_assert_int_eq(p.expires_at, f.clk.t + 60);
 	/* transition and release too */
 	memstore_faults_get(f.m)->drop_after_apply = 1;
 	o.to = LEASE_PHASE_WORKING;
-	ck_assert_int_eq(lease_transition(&r, f.st, "l", &o), 0);
-	ck_assert_int_eq(r.status, LEASE_STATUS_TRANSITIONED);
+	op_is(&f, lease_transition, "l", &o, LEASE_STATUS_TRANSITIONED, &r);
 	memstore_faults_get(f.m)->drop_after_apply = 1;
-	ck_assert_int_eq(lease_release(&r, f.st, "l", &o), 0);
-	ck_assert_int_eq(r.status, LEASE_STATUS_RELEASED);
+	op_is(&f, lease_release, "l", &o, LEASE_STATUS_RELEASED, &r);
 	ck_assert(cur(&f, "l", &p, NULL));
 	ck_assert_int_eq(p.phase, LEASE_PHASE_RELEASED);
 	fx_free(&f);
@@ -89,8 +84,7 @@ START_TEST(test_settle_lie_then_retry)
 	memstore_counts_reset(f.m);
 	memstore_faults_get(f.m)->lie_replace = 2;
 	o = opt(ALICE, tok, 0);
-	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
-	ck_assert_int_eq(r.status, LEASE_STATUS_RENEWED);
+	op_is(&f, lease_heartbeat, "l", &o, LEASE_STATUS_RENEWED, &r);
 	ck_assert_int_eq(counts(&f)->replace_ref, 3);
 	fx_free(&f);
 }
@@ -104,8 +98,7 @@ START_TEST(test_settle_lie_forever_is_unknown)
 	lease_result r;
 	lease_oid before, after;
 
-	fx_mem(&f);
-	must_acquire(&f, "l", ALICE, 60, tok);
+	fx_mem_held(&f, tok);
 	ck_assert(ref_oid(&f, "l", &before));
 	f.clk.t += 20;
 	memstore_counts_reset(f.m);
@@ -131,14 +124,12 @@ START_TEST(test_settle_exists_and_fail_before)
 
 	fx_mem(&f);
 	memstore_faults_get(f.m)->exists_on_create = 1;
-	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), 0);
-	ck_assert_int_eq(r.status, LEASE_STATUS_ACQUIRED);
+	op_is(&f, lease_acquire, "l", &o, LEASE_STATUS_ACQUIRED, &r);
 	memcpy(tok, r.payload.lease_token, sizeof(tok));
 	o.lease_token = tok;
 	memstore_faults_get(f.m)->fail_before = 1;
 	memstore_counts_reset(f.m);
-	ck_assert_int_eq(lease_release(&r, f.st, "l", &o), 0);
-	ck_assert_int_eq(r.status, LEASE_STATUS_RELEASED);
+	op_is(&f, lease_release, "l", &o, LEASE_STATUS_RELEASED, &r);
 	ck_assert_int_eq(counts(&f)->replace_ref, 2);
 	/* a store that never answers: the error, not success */
 	memstore_faults_get(f.m)->fail_before = 100;
@@ -150,17 +141,8 @@ START_TEST(test_settle_exists_and_fail_before)
 }
 END_TEST
 
-/* Another writer between our read and our CAS: decide again (F03, F23). */
-static char bob_token[LEASE_TOKEN_HEXSZ + 1];
-static void bob_acquires(fx *f)
-{
-	lease_op_options o = opt(BOB, NULL, 60);
-	lease_result r;
-
-	ck_assert_int_eq(lease_acquire(&r, f->st, "l", &o), 0);
-	memcpy(bob_token, r.payload.lease_token, sizeof(bob_token));
-}
-
+/* Another writer between our read and our CAS (rtfx's bob_acquires): decide
+ * again (F03, F23). */
 START_TEST(test_settle_concurrent_acquire_F23)
 {
 	fx f;
@@ -325,8 +307,7 @@ START_TEST(test_settle_acquire_landed_then_lost)
 	log_fired = 0;
 	o = opt(ALICE, NULL, 60);
 	memstore_faults_get(f.m)->drop_after_apply = 1;
-	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), 0);
-	ck_assert_int_eq(r.status, LEASE_STATUS_ACQUIRED);
+	op_is(&f, lease_acquire, "l", &o, LEASE_STATUS_ACQUIRED, &r);
 	ck_assert(cur(&f, "l", &p, NULL));
 	ck_assert_str_eq(p.lease_token, r.payload.lease_token);
 	ck_assert_str_eq(p.owner, "alice");
@@ -343,8 +324,7 @@ START_TEST(test_F15_rebuild_finds_expired)
 	lease_op_options o;
 	lease_result r;
 
-	fx_mem(&f);
-	must_acquire(&f, "l", ALICE, 60, tok);
+	fx_mem_held(&f, tok);
 	f.clk.t = T0 + 20;
 	hook(&f, H_WRITE_COMMIT, 1, 50, NULL);
 	o = opt(ALICE, tok, 0);
@@ -617,8 +597,7 @@ START_TEST(test_read_faults_settle)
 	/* the post-write re-read fails, then the settling read too */
 	w->skip_read_ref = 1; /* the runtime's read passes */
 	w->fail_read_ref = 2;
-	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), 0);
-	ck_assert_int_eq(r.status, LEASE_STATUS_ACQUIRED);
+	op_is(&f, lease_acquire, "l", &o, LEASE_STATUS_ACQUIRED, &r);
 	ck_assert(cur(&f, "l", &p, NULL));
 	ck_assert_str_eq(p.lease_token, r.payload.lease_token);
 	ck_assert_int_eq(counts(&f)->create_ref, 1);

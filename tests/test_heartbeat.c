@@ -205,6 +205,15 @@ static void keep_init(lease_keep_options *k, fake *f, int64_t ttl, const lease_r
 	}
 }
 
+/* Open the fake store, acquire "job" with @p ttl into @p acq and set @p k to
+ * keep it (keep_init). */
+static void fake_keep(fake *f, int64_t ttl, lease_result *acq, lease_keep_options *k)
+{
+	fake_open(f);
+	fake_acquire(f, ttl, acq);
+	keep_init(k, f, ttl, acq);
+}
+
 /* fake_open_set with a set of @p ttl, and the keeper's options for it
  * (keep_init, the set's expiry known). The set's answer: free() it. */
 static lease_set_result *set_keeper(fake *f, lease_keep_options *k, int64_t ttl)
@@ -256,9 +265,7 @@ START_TEST(test_service_heartbeats_replace)
 	lease_result acq, last;
 	lease_history h;
 
-	fake_open(&f);
-	fake_acquire(&f, 30, &acq);
-	keep_init(&k, &f, 30, &acq);
+	fake_keep(&f, 30, &acq, &k);
 	f.stop_after_writes = 50;
 	ck_assert_int_eq(lease_keep(&last, f.st, "job", &k), 0);
 	ck_assert_int_eq(f.writes, 50);
@@ -288,9 +295,7 @@ START_TEST(test_schedule_every)
 	lease_result acq, last;
 	int i;
 
-	fake_open(&f);
-	fake_acquire(&f, 60, &acq);
-	keep_init(&k, &f, 60, &acq);
+	fake_keep(&f, 60, &acq, &k);
 	k.every_seconds = 7;
 	f.stop_after_writes = 5;
 	ck_assert_int_eq(lease_keep(&last, f.st, "job", &k), 0);
@@ -335,9 +340,7 @@ START_TEST(test_retry_until_lost_deadline)
 	double lost_at;
 	int i, rc;
 
-	fake_open(&f);
-	fake_acquire(&f, 60, &acq);
-	keep_init(&k, &f, 60, &acq);
+	fake_keep(&f, 60, &acq, &k);
 	f.fail_after_first = 1;
 	rc = lease_keep(&last, f.st, "job", &k);
 	ck_assert_int_eq(rc, LEASE_EEXPIRED);
@@ -373,9 +376,7 @@ START_TEST(test_retry_then_recover)
 	lease_keep_options k;
 	lease_result acq, last;
 
-	fake_open(&f);
-	fake_acquire(&f, 30, &acq);
-	keep_init(&k, &f, 30, &acq);
+	fake_keep(&f, 30, &acq, &k);
 	f.fail_n_after_first = 6; /* one whole heartbeat (1 + 3 unknown-outcome retries) fails */
 	f.stop_after_writes = 3;
 	ck_assert_int_eq(lease_keep(&last, f.st, "job", &k), 0);
@@ -396,9 +397,7 @@ START_TEST(test_lost_at_once_on_not_holder)
 	lease_result acq, last;
 	lease_result st;
 
-	fake_open(&f);
-	fake_acquire(&f, 30, &acq);
-	keep_init(&k, &f, 30, &acq);
+	fake_keep(&f, 30, &acq, &k);
 	f.break_after_first = 1;
 	ck_assert_int_eq(lease_keep(&last, f.st, "job", &k), LEASE_ENOTHOLDER);
 	ck_assert_int_eq(f.writes, 1);
@@ -447,9 +446,7 @@ START_TEST(test_check_adopts_earlier_stored_expiry)
 	lease_result acq, last;
 	int w;
 
-	fake_open(&f);
-	fake_acquire(&f, 60, &acq);
-	keep_init(&k, &f, 60, &acq);
+	fake_keep(&f, 60, &acq, &k);
 	k.check_seconds = 1;
 	f.own_write_at_sleep = 2;
 	f.own_ttl = 12;
@@ -469,9 +466,7 @@ START_TEST(test_check_lost_at_once_on_break)
 	lease_keep_options k;
 	lease_result acq, last;
 
-	fake_open(&f);
-	fake_acquire(&f, 60, &acq);
-	keep_init(&k, &f, 60, &acq);
+	fake_keep(&f, 60, &acq, &k);
 	k.check_seconds = 1;
 	f.break_at_sleep = 3;
 	ck_assert_int_eq(lease_keep(&last, f.st, "job", &k), LEASE_ENOTHOLDER);
@@ -610,9 +605,7 @@ START_TEST(test_set_keeper_refused_without_cas_many)
 	lease_result acq, last;
 	const char *names[2] = {"job", "db"};
 
-	fake_open(&f);
-	fake_acquire(&f, 30, &acq);
-	keep_init(&k, &f, 30, &acq);
+	fake_keep(&f, 30, &acq, &k);
 	ck_assert_int_eq(lease_keep_set(&last, f.st, names, 2, &k), LEASE_ECONFIG);
 	ck_assert_int_eq(f.failed, 1);
 	ck_assert_int_eq(f.writes, 0);
@@ -649,9 +642,7 @@ START_TEST(test_handoff_rotation_followed)
 	lease_keep_options k;
 	lease_result acq, last;
 
-	fake_open(&f);
-	fake_acquire(&f, 30, &acq);
-	keep_init(&k, &f, 30, &acq);
+	fake_keep(&f, 30, &acq, &k);
 	k.host = "h2";
 	f.stop_after_writes = 3;
 	ck_assert_int_eq(lease_keep(&last, f.st, "job", &k), 0);
@@ -673,9 +664,7 @@ START_TEST(test_stop_flag)
 	lease_result acq, last;
 	int commits;
 
-	fake_open(&f);
-	fake_acquire(&f, 30, &acq);
-	keep_init(&k, &f, 30, &acq);
+	fake_keep(&f, 30, &acq, &k);
 	commits = memstore_counts_get(f.mem)->write_commit;
 	f.stop = 1;
 	ck_assert_int_eq(lease_keep(&last, f.st, "job", &k), 0);

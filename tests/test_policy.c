@@ -22,28 +22,24 @@ START_TEST(test_floor_not_due)
 	lease_op_options o;
 	lease_result r;
 
-	fx_mem(&f);
-	must_acquire(&f, "l", ALICE, 60, tok);
+	fx_mem_held(&f, tok);
 	o = opt(ALICE, tok, 0);
 	f.clk.t = T0 + 5; /* floor is 6 s */
 	memstore_counts_reset(f.m);
-	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
-	ck_assert_int_eq(r.status, LEASE_STATUS_NOT_DUE);
+	op_is(&f, lease_heartbeat, "l", &o, LEASE_STATUS_NOT_DUE, &r);
 	ck_assert_int_eq(r.holds_token, 1);
 	ck_assert_int_eq(r.approximate_ttl, 0);
 	ck_assert_str_eq(r.payload.lease_token, tok);
 	ck_assert_int_eq(counts(&f)->write_commit, 0);
 	f.clk.t = T0 + 6;
-	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
-	ck_assert_int_eq(r.status, LEASE_STATUS_RENEWED);
+	op_is(&f, lease_heartbeat, "l", &o, LEASE_STATUS_RENEWED, &r);
 	ck_assert_int_eq(r.payload.expires_at, T0 + 66);
 	/* a stale token is not_holder, not not_due (token checks first) */
 	o.lease_token = STALE;
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), LEASE_ENOTHOLDER);
 	/* a cross-host heartbeat with the token is never not_due: it rotates */
 	o = opt(ALICE2, tok, 0);
-	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
-	ck_assert_int_eq(r.status, LEASE_STATUS_RENEWED);
+	op_is(&f, lease_heartbeat, "l", &o, LEASE_STATUS_RENEWED, &r);
 	ck_assert_int_eq(r.token_rotated, 1);
 	fx_free(&f);
 }
@@ -57,12 +53,10 @@ START_TEST(test_floor_never_below_half_ttl)
 	lease_op_options o;
 	lease_result r;
 
-	fx_mem(&f);
-	must_acquire(&f, "l", ALICE, 60, tok);
+	fx_mem_held(&f, tok);
 	f.clk.t = T0 + 2;
 	o = opt(ALICE, tok, 600); /* 58 s left of a 600 s TTL asked */
-	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
-	ck_assert_int_eq(r.status, LEASE_STATUS_RENEWED);
+	op_is(&f, lease_heartbeat, "l", &o, LEASE_STATUS_RENEWED, &r);
 	ck_assert_int_eq(r.payload.ttl_seconds, 600);
 	ck_assert_int_eq(r.payload.expires_at, T0 + 602);
 	fx_free(&f);
@@ -109,15 +103,12 @@ START_TEST(test_floor_runtime_agrees_with_reconcile)
 	must_acquire(&f, "l", ALICE, 25, tok);
 	o = opt(ALICE, tok, 0);
 	f.clk.t = T0 + 2;
-	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
-	ck_assert_int_eq(r.status, LEASE_STATUS_RENEWED);
+	op_is(&f, lease_heartbeat, "l", &o, LEASE_STATUS_RENEWED, &r);
 	f.clk.t = T0 + 4;
-	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
-	ck_assert_int_eq(r.status, LEASE_STATUS_RENEWED);
+	op_is(&f, lease_heartbeat, "l", &o, LEASE_STATUS_RENEWED, &r);
 	ck_assert_int_eq(floor_flag(&f, "l", &floor_s), -1);
 	f.clk.t = T0 + 5;
-	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
-	ck_assert_int_eq(r.status, LEASE_STATUS_NOT_DUE);
+	op_is(&f, lease_heartbeat, "l", &o, LEASE_STATUS_NOT_DUE, &r);
 	ck_assert_int_eq(floor_flag(&f, "l", &floor_s), -1);
 	/* another tool's heartbeat 1 s after the last: below the floor */
 	ck_assert(cur(&f, "l", &p, NULL));
@@ -256,12 +247,10 @@ START_TEST(test_floor_prebump_approximate)
 	ck_assert_int_eq(p.has_ttl, 0);
 	o = opt(ALICE, TOK1, 0);
 	f.clk.t = T0 + 10; /* heartbeat time ~T0, floor 30 s */
-	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
-	ck_assert_int_eq(r.status, LEASE_STATUS_NOT_DUE);
+	op_is(&f, lease_heartbeat, "l", &o, LEASE_STATUS_NOT_DUE, &r);
 	ck_assert_int_eq(r.approximate_ttl, 1);
 	f.clk.t = T0 + 40;
-	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
-	ck_assert_int_eq(r.status, LEASE_STATUS_RENEWED);
+	op_is(&f, lease_heartbeat, "l", &o, LEASE_STATUS_RENEWED, &r);
 	ck_assert_int_eq(r.approximate_ttl, 1);
 	ck_assert(cur(&f, "l", &p, NULL));
 	ck_assert_int_eq(p.has_ttl, 1);
@@ -272,8 +261,7 @@ START_TEST(test_floor_prebump_approximate)
 	ck_assert_str_eq(p.sdlc_version, SDLC_VERSION);
 	/* now exact */
 	f.clk.t = T0 + 45;
-	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), 0);
-	ck_assert_int_eq(r.status, LEASE_STATUS_NOT_DUE);
+	op_is(&f, lease_heartbeat, "l", &o, LEASE_STATUS_NOT_DUE, &r);
 	ck_assert_int_eq(r.approximate_ttl, 0);
 	fx_free(&f);
 }

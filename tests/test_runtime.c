@@ -265,8 +265,7 @@ START_TEST(test_no_token_is_not_holder)
 	o.to = LEASE_PHASE_REVIEW;
 	ck_assert_int_eq(lease_transition(&r, f.st, "l", &o), LEASE_ENOTHOLDER);
 	o.lease_token = "";
-	ck_assert_int_eq(lease_release(&r, f.st, "l", &o), 0);
-	ck_assert_int_eq(r.status, LEASE_STATUS_NOT_OWNER);
+	op_is(&f, lease_release, "l", &o, LEASE_STATUS_NOT_OWNER, &r);
 	fx_free(&f);
 }
 END_TEST
@@ -446,8 +445,7 @@ START_TEST(test_rotation_divergence_from_phase_rule)
 	lease_op_options o;
 	lease_result r;
 
-	fx_mem(&f);
-	must_acquire(&f, "l", ALICE, 60, tok);
+	fx_mem_held(&f, tok);
 	o = opt(ALICE, tok, 0);
 	o.to = LEASE_PHASE_REVIEW;
 	ck_assert_int_eq(lease_transition(&r, f.st, "l", &o), 0);
@@ -492,8 +490,7 @@ START_TEST(test_no_randomness_nothing_written)
 	lease_op_options o;
 	lease_result r;
 
-	fx_mem(&f);
-	must_acquire(&f, "l", ALICE, 60, tok);
+	fx_mem_held(&f, tok);
 	put_payload(&f, "g", "1.1.0", ALICE, TOK1, "claimed", 0, T0, T0 + 60, 60);
 	raw_put(&f, "g", "g: garbage\n\n{\n");
 	f.st->random.fill = no_random;
@@ -822,8 +819,7 @@ START_TEST(test_F01_holder_vanishes)
 	ck_assert_int_eq(lease_status(&r, f.st, "job"), 0);
 	ck_assert_int_eq(r.status, LEASE_STATUS_EXPIRED);
 	ck_assert_int_eq(r.payload.lease_token[0], '\0'); /* never shown by status */
-	ck_assert_int_eq(lease_acquire(&r, f.st, "job", &o), 0);
-	ck_assert_int_eq(r.status, LEASE_STATUS_ACQUIRED);
+	op_is(&f, lease_acquire, "job", &o, LEASE_STATUS_ACQUIRED, &r);
 	ck_assert_int_eq(r.token_rotated, 1);
 	ck_assert_int_eq(r.payload.transitions, 1);
 	memcpy(btok, r.payload.lease_token, sizeof(btok));
@@ -832,25 +828,15 @@ START_TEST(test_F01_holder_vanishes)
 	/* the vanished holder's cleanup (if: always()) touches nothing */
 	o = opt(ALICE, atok, 0);
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "job", &o), LEASE_ENOTHOLDER);
-	ck_assert_int_eq(lease_release(&r, f.st, "job", &o), 0);
-	ck_assert_int_eq(r.status, LEASE_STATUS_NOT_OWNER);
+	op_is(&f, lease_release, "job", &o, LEASE_STATUS_NOT_OWNER, &r);
 	ck_assert(ref_oid(&f, "job", &after));
 	ck_assert(lease_oid_equal(&boid, &after));
 	fx_free(&f);
 }
 END_TEST
 
-/* F03: two parties sharing one owner string (and host): never both succeed. */
-static char bob_token[LEASE_TOKEN_HEXSZ + 1];
-static void alice_twin_acquires(fx *f)
-{
-	lease_op_options o = opt(ALICE, NULL, 60);
-	lease_result r;
-
-	ck_assert_int_eq(lease_acquire(&r, f->st, "l", &o), 0);
-	memcpy(bob_token, r.payload.lease_token, sizeof(bob_token));
-}
-
+/* F03: two parties sharing one owner string (and host): never both succeed
+ * (the twin: rtfx's alice_twin_acquires). */
 START_TEST(test_F03_identity_collision)
 {
 	fx f;
@@ -888,12 +874,10 @@ START_TEST(test_F04_double_release)
 	must_acquire(&f, "l", ALICE, 60, atok);
 	must_release(&f, "l", ALICE, atok);
 	o = opt(ALICE, atok, 0);
-	ck_assert_int_eq(lease_release(&r, f.st, "l", &o), 0);
-	ck_assert_int_eq(r.status, LEASE_STATUS_ALREADY_RELEASED);
+	op_is(&f, lease_release, "l", &o, LEASE_STATUS_ALREADY_RELEASED, &r);
 	must_acquire(&f, "l", BOB, 60, btok);
 	ck_assert(ref_oid(&f, "l", &boid));
-	ck_assert_int_eq(lease_release(&r, f.st, "l", &o), 0);
-	ck_assert_int_eq(r.status, LEASE_STATUS_NOT_OWNER);
+	op_is(&f, lease_release, "l", &o, LEASE_STATUS_NOT_OWNER, &r);
 	ck_assert(ref_oid(&f, "l", &after));
 	ck_assert(lease_oid_equal(&boid, &after));
 	fx_free(&f);
@@ -962,8 +946,7 @@ START_TEST(test_F06_same_human_second_run_waits)
 	f06_calls = 0;
 	o.wait_seconds = 10;
 	o.wait_cb = f06_release_cb;
-	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), 0);
-	ck_assert_int_eq(r.status, LEASE_STATUS_ACQUIRED);
+	op_is(&f, lease_acquire, "l", &o, LEASE_STATUS_ACQUIRED, &r);
 	ck_assert_int_eq(f06_calls, 1);
 	ck_assert(f06_last_sleep >= 0.1 && f06_last_sleep <= 10);
 	ck_assert_str_eq(r.payload.owner, "repo/2/1/job");
@@ -1029,8 +1012,7 @@ START_TEST(test_F14_heartbeat_after_expiry)
 	lease_result r;
 	lease_oid boid, after;
 
-	fx_mem(&f);
-	must_acquire(&f, "l", ALICE, 60, tok);
+	fx_mem_held(&f, tok);
 	f.clk.t = T0 + 100;
 	o = opt(ALICE, tok, 0);
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), LEASE_EEXPIRED);
@@ -1086,8 +1068,7 @@ START_TEST(test_F15_late_success_extended)
 	fx_mem(&f);
 	/* the CAS itself takes 40 s: only 20 s of a 60 s TTL left */
 	hook(&f, H_CAS, 1, 40, NULL);
-	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), 0);
-	ck_assert_int_eq(r.status, LEASE_STATUS_ACQUIRED);
+	op_is(&f, lease_acquire, "l", &o, LEASE_STATUS_ACQUIRED, &r);
 	ck_assert_int_eq(r.token_rotated, 1);
 	ck_assert(r.payload.expires_at - r.now >= 30);
 	ck_assert(cur(&f, "l", &p, NULL));
@@ -1124,8 +1105,7 @@ START_TEST(test_F21_read_only_holder)
 	lease_result r;
 	lease_payload p;
 
-	fx_mem(&f);
-	must_acquire(&f, "l", ALICE, 60, tok);
+	fx_mem_held(&f, tok);
 	f.clk.t = T0 + 20;
 	memstore_faults_get(f.m)->fail_before = 1000;
 	o = opt(ALICE, tok, 0);
@@ -1184,8 +1164,7 @@ START_TEST(test_F22_wait_verified_write)
 	o.wait_seconds = 300;
 	o.wait_cb = f22_expire_cb;
 	memstore_counts_reset(f.m);
-	ck_assert_int_eq(lease_acquire(&r, f.st, "l", &o), 0);
-	ck_assert_int_eq(r.status, LEASE_STATUS_ACQUIRED);
+	op_is(&f, lease_acquire, "l", &o, LEASE_STATUS_ACQUIRED, &r);
 	ck_assert_int_eq(f22_calls, 1);
 	ck_assert_int_eq(counts(&f)->replace_ref, 2); /* the lie was not taken for success */
 	ck_assert(cur(&f, "l", &p, NULL));
@@ -1251,8 +1230,7 @@ START_TEST(test_break_force_over_live)
 	lease_result r;
 	lease_payload p;
 
-	fx_mem(&f);
-	must_acquire(&f, "l", ALICE, 60, tok);
+	fx_mem_held(&f, tok);
 	ck_assert_int_eq(lease_break(&r, f.st, "l", &o), LEASE_EHELD);
 	ck_assert_int_eq(r.status, LEASE_STATUS_HELD);
 	ck_assert_ptr_nonnull(strstr(r.message, "--force"));

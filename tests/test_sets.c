@@ -160,12 +160,20 @@ static lease_op_options opts(const char *owner)
 
 static const char *const ab[] = {"a", "b"};
 
+/* Lease @p name in @p st reads as @p status (lease_status). */
+static void status_is(lease_store *st, const char *name, lease_status_id status)
+{
+	lease_result one;
+
+	ck_assert_int_eq(lease_status(&one, st, name), 0);
+	ck_assert_int_eq(one.status, status);
+}
+
 START_TEST(set_taken_and_released_as_one)
 {
 	lease_store *st = open_mem(1, LEASE_TRANSPORT_VERSION);
 	lease_set_result *r = calloc(1, sizeof(*r));
 	lease_op_options o = opts("alice");
-	lease_result one;
 	char tok[LEASE_TOKEN_HEXSZ + 1];
 
 	ck_assert_int_eq(lease_acquire_set(r, st, ab, 2, &o), 0);
@@ -177,14 +185,12 @@ START_TEST(set_taken_and_released_as_one)
 	ck_assert_str_eq(r->members[0].payload.lease_token, r->members[1].payload.lease_token);
 	ck_assert(!lease_oid_equal(&r->members[0].oid, &r->members[1].oid));
 	memcpy(tok, r->members[0].payload.lease_token, sizeof(tok));
-	ck_assert_int_eq(lease_status(&one, st, "b"), 0);
-	ck_assert_int_eq(one.status, LEASE_STATUS_LIVE);
+	status_is(st, "b", LEASE_STATUS_LIVE);
 	o.lease_token = tok;
 	ck_assert_int_eq(lease_release_set(r, st, ab, 2, &o), 0);
 	ck_assert_int_eq(r->status, LEASE_STATUS_RELEASED);
 	ck_assert_int_eq(many_calls, 2);
-	ck_assert_int_eq(lease_status(&one, st, "a"), 0);
-	ck_assert_int_eq(one.status, LEASE_STATUS_RELEASED);
+	status_is(st, "a", LEASE_STATUS_RELEASED);
 	free(r);
 	lease_store_free(st);
 }
@@ -284,47 +290,72 @@ START_TEST(bad_sets_refused_before_io)
 }
 END_TEST
 
-/* Take the set {a, b} as @p o's owner; @p o then presents its token @p tok. */
-static void take_ab(lease_set_result *r, lease_store *st, lease_op_options *o, char *tok)
+/* A batched-read case: its store, its set result, and alice's options,
+ * which present the set's token tok once take_ab() has taken {a, b}. */
+typedef struct bcase {
+	lease_store *st;
+	lease_set_result *r;
+	lease_op_options o;
+	char tok[LEASE_TOKEN_HEXSZ + 1];
+} bcase;
+
+/* Open @p b on a batched store of transport @p version. */
+static void bcase_open(bcase *b, unsigned int version)
 {
-	ck_assert_msg(lease_acquire_set(r, st, ab, 2, o) == 0, "%s", r->message);
-	memcpy(tok, r->members[0].payload.lease_token, LEASE_TOKEN_HEXSZ + 1);
-	o->lease_token = tok;
+	b->st = open_batched(version);
+	b->r = calloc(1, sizeof(*b->r));
+	b->o = opts("alice");
+}
+
+/* A fresh batched store for @p b (open_batched() resets the fakes). */
+static void bcase_reopen(bcase *b)
+{
+	lease_store_free(b->st);
+	b->st = open_batched(LEASE_TRANSPORT_VERSION);
+}
+
+static void bcase_free(bcase *b)
+{
+	free(b->r);
+	lease_store_free(b->st);
+}
+
+/* Take the set {a, b} as @p b's owner; its options then present the token. */
+static void take_ab(bcase *b)
+{
+	ck_assert_msg(lease_acquire_set(b->r, b->st, ab, 2, &b->o) == 0, "%s", b->r->message);
+	memcpy(b->tok, b->r->members[0].payload.lease_token, LEASE_TOKEN_HEXSZ + 1);
+	b->o.lease_token = b->tok;
 }
 
 /* With read_refs a set operation reads its members in one call, and
  * verifies its write in one more: nothing read member by member. */
 START_TEST(batched_read_one_call_per_read)
 {
-	lease_store *st = open_batched(LEASE_TRANSPORT_VERSION);
-	lease_set_result *r = calloc(1, sizeof(*r));
-	lease_op_options o = opts("alice");
-	char tok[LEASE_TOKEN_HEXSZ + 1];
+	bcase b;
 
-	take_ab(r, st, &o, tok);
+	bcase_open(&b, LEASE_TRANSPORT_VERSION);
+	take_ab(&b);
 	ck_assert_int_eq(rr_calls, 2); /* the read, the post-state re-read */
 	ck_assert_int_eq(own_reads(), 0);
-	ck_assert_int_eq(lease_release_set(r, st, ab, 2, &o), 0);
-	ck_assert_int_eq(r->status, LEASE_STATUS_RELEASED);
+	ck_assert_int_eq(lease_release_set(b.r, b.st, ab, 2, &b.o), 0);
+	ck_assert_int_eq(b.r->status, LEASE_STATUS_RELEASED);
 	ck_assert_int_eq(rr_calls, 4);
 	ck_assert_int_eq(own_reads(), 0);
-	free(r);
-	lease_store_free(st);
+	bcase_free(&b);
 }
 END_TEST
 
 /* A version 3 transport ends before read_refs: never called. */
 START_TEST(batched_read_not_in_version_3)
 {
-	lease_store *st = open_batched(3);
-	lease_set_result *r = calloc(1, sizeof(*r));
-	lease_op_options o = opts("alice");
+	bcase b;
 
-	ck_assert_int_eq(lease_acquire_set(r, st, ab, 2, &o), 0);
+	bcase_open(&b, 3);
+	ck_assert_int_eq(lease_acquire_set(b.r, b.st, ab, 2, &b.o), 0);
 	ck_assert_int_eq(rr_calls, 0);
 	ck_assert_int_eq(own_reads(), 4); /* each member read, then re-read */
-	free(r);
-	lease_store_free(st);
+	bcase_free(&b);
 }
 END_TEST
 
@@ -334,28 +365,24 @@ END_TEST
  * and the set is unverified. */
 START_TEST(batched_read_partial_answer_read_alone)
 {
-	lease_store *st = open_batched(LEASE_TRANSPORT_VERSION);
-	lease_set_result *r = calloc(1, sizeof(*r));
-	lease_op_options o = opts("alice");
-	char tok[LEASE_TOKEN_HEXSZ + 1];
+	bcase b;
 
+	bcase_open(&b, LEASE_TRANSPORT_VERSION);
 	rr_skip = 1;
-	take_ab(r, st, &o, tok);
+	take_ab(&b);
 	ck_assert_int_eq(own_reads(), 2); /* b: read, re-read */
 	/* b is present now: an unanswered (zeroed) entry taken as "absent"
 	 * would stop the release as not ours */
-	ck_assert_int_eq(lease_release_set(r, st, ab, 2, &o), 0);
-	ck_assert_int_eq(r->members[1].status, LEASE_STATUS_RELEASED);
-	lease_store_free(st);
-
-	st = open_batched(LEASE_TRANSPORT_VERSION);
-	o.lease_token = NULL;
+	ck_assert_int_eq(lease_release_set(b.r, b.st, ab, 2, &b.o), 0);
+	ck_assert_int_eq(b.r->members[1].status, LEASE_STATUS_RELEASED);
+	bcase_reopen(&b);
+	b.o.lease_token = NULL;
 	rr_skip = 1;
 	partial = 1; /* cas_many applies a only */
-	ck_assert_int_eq(lease_acquire_set(r, st, ab, 2, &o), LEASE_EUNVERIFIED);
-	ck_assert_msg(strstr(r->message, "1 of its 2 members") != NULL, "message: %s", r->message);
-	free(r);
-	lease_store_free(st);
+	ck_assert_int_eq(lease_acquire_set(b.r, b.st, ab, 2, &b.o), LEASE_EUNVERIFIED);
+	ck_assert_msg(strstr(b.r->message, "1 of its 2 members") != NULL, "message: %s",
+	              b.r->message);
+	bcase_free(&b);
 }
 END_TEST
 
@@ -364,19 +391,16 @@ END_TEST
  * batched read gave are freed (LeakSanitizer under SANITIZE=1). */
 START_TEST(batched_read_partial_answer_then_read_error)
 {
-	lease_store *st = open_batched(LEASE_TRANSPORT_VERSION);
-	lease_set_result *r = calloc(1, sizeof(*r));
-	lease_op_options o = opts("alice");
-	char tok[LEASE_TOKEN_HEXSZ + 1];
+	bcase b;
 
-	take_ab(r, st, &o, tok);
+	bcase_open(&b, LEASE_TRANSPORT_VERSION);
+	take_ab(&b);
 	rr_skip = 0; /* a: unanswered, before b's answer with its commit */
 	fail_reads_after_write = 1;
-	ck_assert_int_eq(lease_release_set(r, st, ab, 2, &o), LEASE_ENET);
+	ck_assert_int_eq(lease_release_set(b.r, b.st, ab, 2, &b.o), LEASE_ENET);
 	ck_assert_int_eq(many_calls, 2);
-	ck_assert_int_eq(r->status, LEASE_STATUS_ERROR);
-	free(r);
-	lease_store_free(st);
+	ck_assert_int_eq(b.r->status, LEASE_STATUS_ERROR);
+	bcase_free(&b);
 }
 END_TEST
 
@@ -385,30 +409,24 @@ END_TEST
  * landed; every time: never reported taken — the set is unverified. */
 START_TEST(batched_read_stale_answer_caught)
 {
-	lease_store *st = open_batched(LEASE_TRANSPORT_VERSION);
-	lease_set_result *r = calloc(1, sizeof(*r));
-	lease_op_options o = opts("alice");
-	lease_result one;
+	bcase b;
 
+	bcase_open(&b, LEASE_TRANSPORT_VERSION);
 	rr_stale = 1;
 	rr_stale_from = rr_stale_until = 2; /* the post-state re-read only */
-	ck_assert_msg(lease_acquire_set(r, st, ab, 2, &o) == 0, "%s", r->message);
-	ck_assert_int_eq(r->status, LEASE_STATUS_ACQUIRED);
+	ck_assert_msg(lease_acquire_set(b.r, b.st, ab, 2, &b.o) == 0, "%s", b.r->message);
+	ck_assert_int_eq(b.r->status, LEASE_STATUS_ACQUIRED);
 	ck_assert_int_eq(many_calls, 1); /* settled, not written again */
 	ck_assert_int_ge(rr_calls, 3);
-	lease_store_free(st);
-
-	st = open_batched(LEASE_TRANSPORT_VERSION);
+	bcase_reopen(&b);
 	rr_stale = 1;
 	rr_stale_from = 2; /* from the re-read on, for ever */
-	ck_assert_int_eq(lease_acquire_set(r, st, ab, 2, &o), LEASE_EUNVERIFIED);
-	ck_assert_int_eq(r->status, LEASE_STATUS_ERROR);
+	ck_assert_int_eq(lease_acquire_set(b.r, b.st, ab, 2, &b.o), LEASE_EUNVERIFIED);
+	ck_assert_int_eq(b.r->status, LEASE_STATUS_ERROR);
 	ck_assert_int_eq(many_calls, 1);
 	/* what the store holds: both written (the lie was only in the reads) */
-	ck_assert_int_eq(lease_status(&one, st, "b"), 0);
-	ck_assert_int_eq(one.status, LEASE_STATUS_LIVE);
-	free(r);
-	lease_store_free(st);
+	status_is(b.st, "b", LEASE_STATUS_LIVE);
+	bcase_free(&b);
 }
 END_TEST
 
@@ -416,18 +434,15 @@ END_TEST
  * not parsed: the member is read on its own. */
 START_TEST(batched_read_wrong_object_read_alone)
 {
-	lease_store *st = open_batched(LEASE_TRANSPORT_VERSION);
-	lease_set_result *r = calloc(1, sizeof(*r));
-	lease_op_options o = opts("alice");
-	char tok[LEASE_TOKEN_HEXSZ + 1];
+	bcase b;
 
-	take_ab(r, st, &o, tok);
+	bcase_open(&b, LEASE_TRANSPORT_VERSION);
+	take_ab(&b);
 	rr_wrong = 0;
-	ck_assert_int_eq(lease_release_set(r, st, ab, 2, &o), 0);
-	ck_assert_int_eq(r->members[0].status, LEASE_STATUS_RELEASED);
+	ck_assert_int_eq(lease_release_set(b.r, b.st, ab, 2, &b.o), 0);
+	ck_assert_int_eq(b.r->members[0].status, LEASE_STATUS_RELEASED);
 	ck_assert_int_eq(own_reads(), 1); /* a, read alone once */
-	free(r);
-	lease_store_free(st);
+	bcase_free(&b);
 }
 END_TEST
 

@@ -147,6 +147,43 @@ void must_acquire(fx *f, const char *name, ident id, int64_t ttl, char *tok)
 		memcpy(tok, r.payload.lease_token, LEASE_TOKEN_HEXSZ + 1);
 }
 
+void op_is(fx *f, lease_op_fn op, const char *name, const lease_op_options *o,
+           lease_status_id status, lease_result *r)
+{
+	int rc = op(r, f->st, name, o);
+
+	ck_assert_msg(rc == 0, "%s: rc %d (%s)", name, rc, r->message);
+	ck_assert_msg(r->status == status, "%s: %s, not %s", name, lease_status_name(r->status),
+	              lease_status_name(status));
+}
+
+void fx_mem_held(fx *f, char *tok)
+{
+	fx_mem(f);
+	must_acquire(f, "l", ALICE, 60, tok);
+}
+
+char bob_token[LEASE_TOKEN_HEXSZ + 1];
+
+static void rival_acquires(fx *f, ident id)
+{
+	lease_op_options o = opt(id, NULL, 60);
+	lease_result r;
+
+	ck_assert_int_eq(lease_acquire(&r, f->st, "l", &o), 0);
+	memcpy(bob_token, r.payload.lease_token, sizeof(bob_token));
+}
+
+void bob_acquires(fx *f)
+{
+	rival_acquires(f, BOB);
+}
+
+void alice_twin_acquires(fx *f)
+{
+	rival_acquires(f, ALICE);
+}
+
 void must_release(fx *f, const char *name, ident id, const char *tok)
 {
 	lease_op_options o = opt(id, tok, 0);

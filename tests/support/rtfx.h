@@ -63,6 +63,21 @@ int cur(fx *f, const char *name, lease_payload *p, lease_oid *oid);
 /* Acquire as @p id at the current clock; returns the token in @p tok. */
 void must_acquire(fx *f, const char *name, ident id, int64_t ttl, char *tok);
 void must_release(fx *f, const char *name, ident id, const char *tok);
+/* A lease operation (lease_acquire, lease_heartbeat, lease_transition,
+ * lease_release). */
+typedef int (*lease_op_fn)(lease_result *out, lease_store *st, const char *name,
+                           const lease_op_options *opts);
+/* Run @p op on @p name with @p o into @p r: it returns 0 with @p status. */
+void op_is(fx *f, lease_op_fn op, const char *name, const lease_op_options *o,
+           lease_status_id status, lease_result *r);
+/* A mem store (fx_mem) in which alice holds "l" (ttl 60); its token in @p tok. */
+void fx_mem_held(fx *f, char *tok);
+/* The token of the last bob_acquires() or alice_twin_acquires(). */
+extern char bob_token[LEASE_TOKEN_HEXSZ + 1];
+/* Hook actions (hook()): another party acquires "l" (ttl 60), its token to
+ * bob_token: bob, or a twin with alice's owner and host (F03). */
+void bob_acquires(fx *f);
+void alice_twin_acquires(fx *f);
 /* The ref's oid whatever its payload: 1 when present. */
 int ref_oid(fx *f, const char *name, lease_oid *oid);
 /* Another tool's write: @p message verbatim on top of the lease, by CAS. */
