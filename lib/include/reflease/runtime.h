@@ -168,9 +168,10 @@ REFLEASE_EXTERN int lease_acquire(lease_result *out, lease_store *st, const char
 
 /**
  * Extend the lease held with opts->lease_token (protocol.md §5, §6):
- * expires_at = now + ttl, ttl_seconds = ttl (opts->ttl_seconds, else the
- * stored ttl_seconds; 300 for a pre-bump payload, raised to the store
- * minimum). Preserves the token for the same identity; rotates on a
+ * expires_at = now + ttl, ttl_seconds = ttl (opts->ttl_seconds, else, when
+ * the token is preserved, the stored ttl_seconds — 300 for a pre-bump
+ * payload, raised to the store minimum; else 300, protocol.md §6).
+ * Preserves the token for the same identity; rotates on a
  * cross-host or other-owner handoff (a live handoff: see §5 on overlap).
  * The floor (§6), after the token checks and only for the same identity:
  * when now − heartbeat time < max(1, ttl_seconds/10) and at least half the
@@ -208,7 +209,9 @@ REFLEASE_EXTERN int lease_heartbeat(lease_result *out, lease_store *st, const ch
  * claimed/working; reacquire always rotates"): a same-identity transition
  * into claimed or working used to rotate and now preserves; a cross-host or
  * other-owner transition into review used to preserve and now rotates.
- * expires_at = now + ttl (opts->ttl_seconds, else the stored ttl_seconds).
+ * expires_at = now + ttl (opts->ttl_seconds, else the stored ttl_seconds
+ * when preserving, else 300: a rotating transition grants the default,
+ * protocol.md §6).
  * @return 0 ("transitioned"), LEASE_ENOTHOLDER ("not_holder"), LEASE_EEXPIRED
  *         ("expired"), LEASE_EINVALID, LEASE_EVERSION (newer payload),
  *         LEASE_EUNVERIFIED / LEASE_ENET (outcome unknown after 3 retries),
