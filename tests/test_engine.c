@@ -12,6 +12,7 @@
 #include "reflease.h"
 #include "store/handle.h"
 #include "support/memstore.h"
+#include "support/passthru.h"
 #include "support/rtfx.h"
 
 /* ---- settling (§5) with injected faults ---------------------------------- */
@@ -391,8 +392,7 @@ END_TEST
 /* ---- read faults: a wrapper over the mem transport ------------------------ */
 
 typedef struct wrap {
-	lease_transport base;
-	lease_transport *in;
+	passthru p;        /* first */
 	int skip_read_ref; /* let this many read_ref calls through, then ... */
 	int fail_read_ref; /* ... fail this many with LEASE_ENET */
 	int strip_commit;  /* flag: read_ref never returns the commit */
@@ -415,21 +415,12 @@ static int w_write_commit(lease_transport *t, lease_oid *out, const lease_oid *p
 		w->fail_write_commit--;
 		return w->fail_rc;
 	}
-	return w->in->write_commit(w->in, out, parent, message, when);
-}
-static int w_create(lease_transport *t, const char *ref, const lease_oid *n)
-{
-	wrap *w = (wrap *)t;
-	return w->in->create_ref(w->in, ref, n);
-}
-static int w_replace(lease_transport *t, const char *ref, const lease_oid *o, const lease_oid *n)
-{
-	wrap *w = (wrap *)t;
-	return w->in->replace_ref(w->in, ref, o, n);
+	return w->p.inner->write_commit(w->p.inner, out, parent, message, when);
 }
 static int w_delete(lease_transport *t, const char *ref, const lease_oid *o)
 {
 	wrap *w = (wrap *)t;
+	lease_transport *in = w->p.inner;
 	int rc;
 
 	if (w->delete_rewrites > 0) {
@@ -439,13 +430,13 @@ static int w_delete(lease_transport *t, const char *ref, const lease_oid *o)
 
 		w->delete_rewrites--;
 		memset(&c, 0, sizeof(c));
-		ck_assert_int_eq(w->in->read_ref(w->in, ref, &present, &at, &has, &c), 0);
+		ck_assert_int_eq(in->read_ref(in, ref, &present, &at, &has, &c), 0);
 		ck_assert(present && has && c.message);
-		ck_assert_int_eq(w->in->write_commit(w->in, &n, &at, c.message, T0), 0);
-		ck_assert_int_eq(w->in->replace_ref(w->in, ref, &at, &n), 0);
+		ck_assert_int_eq(in->write_commit(in, &n, &at, c.message, T0), 0);
+		ck_assert_int_eq(in->replace_ref(in, ref, &at, &n), 0);
 		lease_commit_clear(&c);
 	}
-	rc = w->in->delete_ref(w->in, ref, o);
+	rc = in->delete_ref(in, ref, o);
 	if (rc == 0 && w->delete_applied_rc) {
 		rc = w->delete_applied_rc;
 		w->delete_applied_rc = 0;
@@ -464,7 +455,7 @@ static int w_read_ref(lease_transport *t, const char *ref, int *present, lease_o
 		w->fail_read_ref--;
 		return LEASE_ENET;
 	}
-	rc = w->in->read_ref(w->in, ref, present, oid, has_commit, c);
+	rc = w->p.inner->read_ref(w->p.inner, ref, present, oid, has_commit, c);
 	if (rc == 0 && w->strip_commit && *has_commit) {
 		lease_commit_clear(c);
 		*has_commit = 0;
@@ -479,7 +470,7 @@ static int w_read_commit(lease_transport *t, lease_commit *out, const lease_oid 
 		w->fail_read_commit--;
 		return w->read_commit_rc;
 	}
-	return w->in->read_commit(w->in, out, oid);
+	return w->p.inner->read_commit(w->p.inner, out, oid);
 }
 static int w_list(lease_transport *t, lease_ref_list *out, const char *prefix)
 {
@@ -489,7 +480,7 @@ static int w_list(lease_transport *t, lease_ref_list *out, const char *prefix)
 		w->fail_list--;
 		return LEASE_ENET;
 	}
-	return w->in->list_refs(w->in, out, prefix);
+	return w->p.inner->list_refs(w->p.inner, out, prefix);
 }
 static const char *w_last_error(lease_transport *t)
 {
@@ -497,46 +488,32 @@ static const char *w_last_error(lease_transport *t)
 
 	if (w->why)
 		return w->why;
-	return w->in->last_error ? w->in->last_error(w->in) : "injected";
-}
-static void w_free(lease_transport *t)
-{
-	wrap *w = (wrap *)t;
-	w->in->free(w->in);
-	free(w);
+	return w->p.inner->last_error ? w->p.inner->last_error(w->p.inner) : "injected";
 }
 
+static lease_transport *wrap_mem(lease_transport *mem, void *arg)
+{
+	wrap *w = arg;
+
+	passthru_init(&w->p, mem);
+	w->p.base.kind = "wrap";
+	w->p.base.write_commit = w_write_commit;
+	w->p.base.delete_ref = w_delete;
+	w->p.base.read_ref = w_read_ref; /* the ref alone too: read_ref_oid is NULL */
+	w->p.base.read_commit = w_read_commit;
+	w->p.base.list_refs = w_list;
+	w->p.base.last_error = w_last_error;
+	w->read_commit_rc = LEASE_ENET;
+	return &w->p.base;
+}
+
+/* A mem store (fx_mem) behind a wrap: its fault knobs in the result. */
 static wrap *fx_wrap(fx *f)
 {
-	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
 	wrap *w = calloc(1, sizeof(*w));
 
 	ck_assert_ptr_nonnull(w);
-	memset(f, 0, sizeof(*f));
-	f->clk.t = T0;
-	f->clk.f = f;
-	o.clock.now = tclock_now;
-	o.clock.payload = &f->clk;
-	w->in = memstore_new(&f->m);
-	ck_assert_ptr_nonnull(w->in);
-	w->base = *w->in;
-	w->base.kind = "wrap";
-	w->base.write_commit = w_write_commit;
-	w->base.create_ref = w_create;
-	w->base.replace_ref = w_replace;
-	w->base.delete_ref = w_delete;
-	w->base.read_ref = w_read_ref;
-	w->base.read_commit = w_read_commit;
-	w->base.list_refs = w_list;
-	w->base.now = NULL;
-	w->base.last_error = w_last_error;
-	w->base.free = w_free;
-	w->base.read_ref_oid = NULL; /* the ref alone through w_read_ref */
-	w->base.cas_many = NULL;
-	w->base.read_refs = NULL;
-	w->read_commit_rc = LEASE_ENET;
-	ck_assert_int_eq(lease_store_open_transport(&f->st, &w->base, &o, NULL, 0), 0);
-	f->clk.m = f->m;
+	fx_mem_through(f, wrap_mem, w);
 	return w;
 }
 

@@ -13,6 +13,7 @@
 
 #include "reflease.h"
 #include "store/backend.h"
+#include "support/passthru.h"
 #include "support/storefix.h"
 #include "support/suitefix.h"
 #include "support/testrepo.h"
@@ -20,74 +21,22 @@
 /* A transport over the local store whose replace applies the write, then
  * lets @c jump seconds of store time pass and loses the answer. */
 typedef struct late_transport {
-	lease_transport base;
-	lease_transport *inner;
+	passthru p; /* first */
 	double *clock;
 	double jump;
 	int armed;
 } late_transport;
 
-static int late_write_commit(lease_transport *t, lease_oid *out, const lease_oid *parent,
-                             const char *message, int64_t when)
-{
-	late_transport *l = (late_transport *)t;
-	return l->inner->write_commit(l->inner, out, parent, message, when);
-}
-
-static int late_create(lease_transport *t, const char *ref, const lease_oid *n)
-{
-	late_transport *l = (late_transport *)t;
-	return l->inner->create_ref(l->inner, ref, n);
-}
-
 static int late_replace(lease_transport *t, const char *ref, const lease_oid *o, const lease_oid *n)
 {
 	late_transport *l = (late_transport *)t;
-	int rc = l->inner->replace_ref(l->inner, ref, o, n);
+	int rc = l->p.inner->replace_ref(l->p.inner, ref, o, n);
 
 	if (rc == 0 && l->armed) {
 		*l->clock += l->jump;
 		return LEASE_ENET; /* applied; the answer never arrives */
 	}
 	return rc;
-}
-
-static int late_delete(lease_transport *t, const char *ref, const lease_oid *o)
-{
-	late_transport *l = (late_transport *)t;
-	return l->inner->delete_ref(l->inner, ref, o);
-}
-
-static int late_read_ref(lease_transport *t, const char *ref, int *present, lease_oid *oid,
-                         int *has_commit, lease_commit *c)
-{
-	late_transport *l = (late_transport *)t;
-	return l->inner->read_ref(l->inner, ref, present, oid, has_commit, c);
-}
-
-static int late_read_commit(lease_transport *t, lease_commit *out, const lease_oid *oid)
-{
-	late_transport *l = (late_transport *)t;
-	return l->inner->read_commit(l->inner, out, oid);
-}
-
-static int late_list(lease_transport *t, lease_ref_list *out, const char *prefix)
-{
-	late_transport *l = (late_transport *)t;
-	return l->inner->list_refs(l->inner, out, prefix);
-}
-
-static const char *late_last_error(lease_transport *t)
-{
-	late_transport *l = (late_transport *)t;
-	return l->inner->last_error ? l->inner->last_error(l->inner) : NULL;
-}
-
-static void late_free(lease_transport *t)
-{
-	late_transport *l = (late_transport *)t;
-	l->inner->free(l->inner);
-	free(l);
 }
 
 static double fake_clock;
@@ -129,6 +78,7 @@ START_TEST(test_shortened_ttl_lost_deadline_follows_stored_expiry)
 	lease_op_options op = LEASE_OP_OPTIONS_INIT;
 	lease_keep_options ko = LEASE_KEEP_OPTIONS_INIT;
 	late_transport *late;
+	lease_transport *inner = NULL;
 	lease_store *st = NULL;
 	lease_result acq, last, now_state;
 	char dir[512], err[256];
@@ -137,34 +87,14 @@ START_TEST(test_shortened_ttl_lost_deadline_follows_stored_expiry)
 	memset(&s, 0, sizeof(s));
 	ck_assert_int_eq(testrepo_make(dir, sizeof(dir), TESTREPO_BARE), 0);
 	ck_assert_ptr_nonnull(late = calloc(1, sizeof(*late)));
-	ck_assert_int_eq(lease__local_transport_new(&late->inner, dir, NULL, err, sizeof(err)), 0);
-	late->base = *late->inner;
-	late->base.write_commit = late_write_commit;
-	late->base.create_ref = late_create;
-	late->base.replace_ref = late_replace;
-	late->base.delete_ref = late_delete;
-	late->base.read_ref = late_read_ref;
-	late->base.read_commit = late_read_commit;
-	late->base.list_refs = late_list;
-	late->base.last_error = late_last_error;
-	late->base.free = late_free;
-	/* a copied optional call would be the inner transport's, called with
-	 * this wrapper (transport.h): none of them, the ref alone is read
-	 * through late_read_ref too */
-	late->base.list_ref_locks = NULL;
-	late->base.remove_ref_lock = NULL;
-	late->base.wait_change = NULL;
-	late->base.scan_commits = NULL;
-	late->base.set_lock_wait = NULL;
-	late->base.read_ref_oid = NULL;
-	late->base.cas_many = NULL;
-	late->base.read_refs = NULL;
-	late->base.now = NULL;
+	ck_assert_int_eq(lease__local_transport_new(&inner, dir, NULL, err, sizeof(err)), 0);
+	passthru_init(&late->p, inner); /* the ref alone is read through read_ref too */
+	late->p.base.replace_ref = late_replace;
 	late->clock = &fake_clock;
 	late->jump = 45;
 	fake_clock = 1800000000.0;
 	so.clock.now = fake_now;
-	ck_assert_int_eq(lease_store_open_transport(&st, &late->base, &so, err, sizeof(err)), 0);
+	ck_assert_int_eq(lease_store_open_transport(&st, &late->p.base, &so, err, sizeof(err)), 0);
 
 	/* The holder acquires with ttl 300: it knows expires_at = t0 + 300. */
 	op.owner = "alice";

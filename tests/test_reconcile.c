@@ -22,6 +22,7 @@
 #include "store/backend.h"
 #include "store/handle.h"
 #include "support/memstore.h"
+#include "support/passthru.h"
 #include "support/storefix.h"
 #include "support/suitefix.h"
 #include "support/testrepo.h"
@@ -536,28 +537,17 @@ END_TEST
 /* ---- reap racing a heartbeat: an injected concurrent write ---------------------------- */
 
 typedef struct race_transport {
-	lease_transport base;
-	lease_transport *inner;
+	passthru p; /* first */
 	int fired;
 	lease_oid hb_oid;
 } race_transport;
 
-static int rt_write_commit(lease_transport *t, lease_oid *out, const lease_oid *parent,
-                           const char *message, int64_t when)
-{
-	race_transport *rt = (race_transport *)t;
-	return rt->inner->write_commit(rt->inner, out, parent, message, when);
-}
-static int rt_create(lease_transport *t, const char *refname, const lease_oid *n)
-{
-	race_transport *rt = (race_transport *)t;
-	return rt->inner->create_ref(rt->inner, refname, n);
-}
 /* Just before reconcile's CAS lands, the holder heartbeats. */
 static int rt_replace(lease_transport *t, const char *refname, const lease_oid *old_oid,
                       const lease_oid *new_oid)
 {
 	race_transport *rt = (race_transport *)t;
+	lease_transport *in = rt->p.inner;
 	char js[1024], msg[1200];
 
 	if (!rt->fired) {
@@ -565,44 +555,10 @@ static int rt_replace(lease_transport *t, const char *refname, const lease_oid *
 		payload_json(js, sizeof(js), "1.1.0", "expired", "working", TOK_A, T0 - 400,
 		             T0 + 300, 300);
 		snprintf(msg, sizeof(msg), "expired: heartbeat working by alice on h1\n\n%s\n", js);
-		ck_assert_int_eq(rt->inner->write_commit(rt->inner, &rt->hb_oid, old_oid, msg, T0),
-		                 0);
-		ck_assert_int_eq(rt->inner->replace_ref(rt->inner, refname, old_oid, &rt->hb_oid),
-		                 0);
+		ck_assert_int_eq(in->write_commit(in, &rt->hb_oid, old_oid, msg, T0), 0);
+		ck_assert_int_eq(in->replace_ref(in, refname, old_oid, &rt->hb_oid), 0);
 	}
-	return rt->inner->replace_ref(rt->inner, refname, old_oid, new_oid);
-}
-static int rt_delete(lease_transport *t, const char *refname, const lease_oid *o)
-{
-	race_transport *rt = (race_transport *)t;
-	return rt->inner->delete_ref(rt->inner, refname, o);
-}
-static int rt_read_ref(lease_transport *t, const char *refname, int *present, lease_oid *oid,
-                       int *has_commit, lease_commit *c)
-{
-	race_transport *rt = (race_transport *)t;
-	return rt->inner->read_ref(rt->inner, refname, present, oid, has_commit, c);
-}
-static int rt_read_commit(lease_transport *t, lease_commit *out, const lease_oid *oid)
-{
-	race_transport *rt = (race_transport *)t;
-	return rt->inner->read_commit(rt->inner, out, oid);
-}
-static int rt_list(lease_transport *t, lease_ref_list *out, const char *prefix)
-{
-	race_transport *rt = (race_transport *)t;
-	return rt->inner->list_refs(rt->inner, out, prefix);
-}
-static const char *rt_last_error(lease_transport *t)
-{
-	race_transport *rt = (race_transport *)t;
-	return rt->inner->last_error(rt->inner);
-}
-static void rt_free(lease_transport *t)
-{
-	race_transport *rt = (race_transport *)t;
-	rt->inner->free(rt->inner);
-	free(rt);
+	return in->replace_ref(in, refname, old_oid, new_oid);
 }
 
 START_TEST(reap_racing_injected_heartbeat_never_clobbers)
@@ -620,24 +576,10 @@ START_TEST(reap_racing_injected_heartbeat_never_clobbers)
 	put11(st, "expired", NULL, "acquire", TOK_A, T0 - 400, T0 - 400, 300);
 	lease_store_free(st);
 	ck_assert_int_eq(lease__local_transport_new(&inner, repo, NULL, err, sizeof(err)), 0);
-	rt->base = *inner;
-	rt->inner = inner;
-	rt->base.write_commit = rt_write_commit;
-	rt->base.create_ref = rt_create;
-	rt->base.replace_ref = rt_replace;
-	rt->base.delete_ref = rt_delete;
-	rt->base.read_ref = rt_read_ref;
-	rt->base.read_commit = rt_read_commit;
-	rt->base.list_refs = rt_list;
-	rt->base.last_error = rt_last_error;
-	rt->base.free = rt_free;
-	rt->base.list_ref_locks = NULL;
-	rt->base.read_ref_oid = NULL; /* the ref alone through rt_read_ref */
-	rt->base.cas_many = NULL;
-	rt->base.read_refs = NULL;
-	rt->base.remove_ref_lock = NULL;
+	passthru_init(&rt->p, inner);
+	rt->p.base.replace_ref = rt_replace;
 	so.clock.now = test_clock;
-	ck_assert_int_eq(lease_store_open_transport(&rst, &rt->base, &so, err, sizeof(err)), 0);
+	ck_assert_int_eq(lease_store_open_transport(&rst, &rt->p.base, &so, err, sizeof(err)), 0);
 	o.reap = 1;
 	ck_assert_int_eq(lease_reconcile(&r, rst, &o), 0);
 	ck_assert(rt->fired);

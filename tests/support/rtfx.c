@@ -55,7 +55,7 @@ void hook(fx *f, hook_on on, int at, int64_t jump, void (*action)(fx *))
 	f->clk.repeat = 0;
 }
 
-void fx_mem(fx *f)
+void fx_mem_through(fx *f, lease_transport *(*wrap)(lease_transport *mem, void *arg), void *arg)
 {
 	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
 	lease_transport *t;
@@ -67,8 +67,15 @@ void fx_mem(fx *f)
 	o.clock.payload = &f->clk;
 	t = memstore_new(&f->m);
 	ck_assert_ptr_nonnull(t);
+	if (wrap)
+		t = wrap(t, arg);
 	ck_assert_int_eq(lease_store_open_transport(&f->st, t, &o, NULL, 0), 0);
 	f->clk.m = f->m;
+}
+
+void fx_mem(fx *f)
+{
+	fx_mem_through(f, NULL, NULL);
 }
 
 void fx_local(fx *f)

@@ -53,6 +53,9 @@ int64_t tclock_now(void *payload);
 void hook(fx *f, hook_on on, int at, int64_t jump, void (*action)(fx *));
 /* A mem store (fault knobs in f->m) with the injected clock at T0. */
 void fx_mem(fx *f);
+/* fx_mem(), the store opened over @p wrap(mem transport, @p arg) instead: a
+ * transport that owns the mem one (freed with the store); NULL: none. */
+void fx_mem_through(fx *f, lease_transport *(*wrap)(lease_transport *mem, void *arg), void *arg);
 /* A local store in a fresh bare repository, the injected clock at T0. */
 void fx_local(fx *f);
 void fx_free(fx *f);
