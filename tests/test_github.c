@@ -23,6 +23,7 @@
 #include "support/logcap.h"
 #include "support/storefix.h"
 #include "support/suitefix.h"
+#include "support/textcase.h"
 #include "support/vclock.h"
 
 #define CANARY "ghp_CANARYtoken0123456789abcdefCANARY"
@@ -1464,10 +1465,7 @@ END_TEST
 
 START_TEST(plain_http_only_to_loopback)
 {
-	static const struct {
-		const char *url;
-		int ok;
-	} t[] = {
+	static const textcase t[] = {
 	        {"https://api.github.com", 1},
 	        {"https://ghe.example.invalid/api/v3", 1},
 	        {"http://127.0.0.1:8080", 1},
@@ -1492,9 +1490,10 @@ START_TEST(plain_http_only_to_loopback)
 	char err[512];
 	size_t i;
 
-	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
-		ck_assert_msg((lease__http_check_url(t[i].url, err, sizeof(err)) == 0) == t[i].ok,
-		              "%s", t[i].url);
+	for (i = 0; i < TEXTCASES(t); i++)
+		ck_assert_msg((lease__http_check_url(t[i].text, err, sizeof(err)) == 0) ==
+		                      t[i].want,
+		              "%s", t[i].text);
 	o.github_token = CANARY;
 	o.github_api_url = "http://api.example.invalid";
 	ck_assert_int_eq(lease_store_open(&s2, "github:octo/leases", &o, err, sizeof(err)),

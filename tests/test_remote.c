@@ -31,6 +31,7 @@
 #include "support/storefix.h"
 #include "support/suitefix.h"
 #include "support/testrepo.h"
+#include "support/textcase.h"
 #include "util/util.h"
 
 static gitserver srv;
@@ -546,10 +547,8 @@ END_TEST
  * begins with "127." (the old prefix rule sent it to 127.example.com). */
 START_TEST(token_never_to_non_loopback_http)
 {
-	static const struct {
-		const char *host;
-		int loopback;
-	} hosts[] = {
+	/* want: 1 for a loopback host, 1 for a URL the token may go to */
+	static const textcase hosts[] = {
 	        {"127.0.0.1", 1},
 	        {"127.255.0.9", 1},
 	        {"localhost", 1},
@@ -566,10 +565,7 @@ START_TEST(token_never_to_non_loopback_http)
 	        {"[::ffff:10.0.0.1]", 0},
 	        {"", 0},
 	};
-	static const struct {
-		const char *url;
-		int allowed;
-	} urls[] = {
+	static const textcase urls[] = {
 	        {"https://git.example.invalid/r.git", 1},
 	        {"http://127.0.0.1:8080/r.git", 1},
 	        {"http://x-access-token@127.0.0.9/r.git", 1},
@@ -587,13 +583,13 @@ START_TEST(token_never_to_non_loopback_http)
 	};
 	size_t i;
 
-	for (i = 0; i < sizeof(hosts) / sizeof(hosts[0]); i++)
-		ck_assert_msg(lease__host_is_loopback(hosts[i].host) == hosts[i].loopback, "%s",
-		              hosts[i].host);
+	for (i = 0; i < TEXTCASES(hosts); i++)
+		ck_assert_msg(lease__host_is_loopback(hosts[i].text) == hosts[i].want, "%s",
+		              hosts[i].text);
 	ck_assert_int_eq(lease__host_is_loopback(NULL), 0);
-	for (i = 0; i < sizeof(urls) / sizeof(urls[0]); i++)
-		ck_assert_msg(lease__remote_token_allowed(urls[i].url) == urls[i].allowed, "%s",
-		              urls[i].url);
+	for (i = 0; i < TEXTCASES(urls); i++)
+		ck_assert_msg(lease__remote_token_allowed(urls[i].text) == urls[i].want, "%s",
+		              urls[i].text);
 }
 END_TEST
 

@@ -11,6 +11,7 @@
 #include "reflease/schema.h"
 #include "reflease/version.h"
 #include "support/suitefix.h"
+#include "support/textcase.h"
 
 #define TOKEN "0123456789abcdef0123456789abcdef"
 #define NONCE "89abcdef01234567"
@@ -166,10 +167,8 @@ END_TEST
 
 START_TEST(message_summary_ops)
 {
-	static const struct {
-		const char *summary;
-		lease_op op;
-	} cases[] = {
+	/* a summary line and the op it names */
+	static const textcase cases[] = {
 	        {"deploy-prod: acquire claimed by alice on h", LEASE_OP_ACQUIRE},
 	        {"deploy-prod: transition review by a b on c d", LEASE_OP_TRANSITION},
 	        {"deploy-prod: reacquire working by x on y", LEASE_OP_REACQUIRE},
@@ -188,13 +187,14 @@ START_TEST(message_summary_ops)
 	size_t i;
 	int rc;
 
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (i = 0; i < TEXTCASES(cases); i++) {
 		/* payload followed by extra trailing newlines: still fine */
-		snprintf(msg, sizeof(msg), "%s\n\n%s\n\n", cases[i].summary, canonical);
+		snprintf(msg, sizeof(msg), "%s\n\n%s\n\n", cases[i].text, canonical);
 		op = (lease_op)99;
 		rc = lease_message_parse(&p, &op, msg, strlen(msg), NULL, err, sizeof(err));
 		ck_assert_msg(rc == 0, "case %zu: rc=%d err=%s", i, rc, err);
-		ck_assert_msg(op == cases[i].op, "case %zu: op %d want %d", i, op, cases[i].op);
+		ck_assert_msg(op == cases[i].want, "case %zu: op %d want %d", i, op,
+		              (int)cases[i].want);
 	}
 	/* op_out may be NULL; the blank line may follow a multi-line header. */
 	snprintf(msg, sizeof(msg), "summary\nsecond line\n\n%s", canonical);
@@ -775,10 +775,7 @@ END_TEST
 
 START_TEST(time_format_parse)
 {
-	static const struct {
-		const char *s;
-		int64_t t;
-	} ok[] = {
+	static const textcase ok[] = {
 	        {"1970-01-01T00:00:00Z", 0},
 	        {"2026-11-30T07:00:00Z", 1796022000},
 	        {"2000-02-29T12:34:56Z", 951827696},
@@ -805,11 +802,11 @@ START_TEST(time_format_parse)
 	int64_t t;
 	size_t i;
 
-	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
-		ck_assert_msg(lease_time_parse(&t, ok[i].s) == 0, "%s", ok[i].s);
-		ck_assert_msg(t == ok[i].t, "%s -> %lld", ok[i].s, (long long)t);
-		lease_time_format(buf, ok[i].t);
-		ck_assert_str_eq(buf, ok[i].s);
+	for (i = 0; i < TEXTCASES(ok); i++) {
+		ck_assert_msg(lease_time_parse(&t, ok[i].text) == 0, "%s", ok[i].text);
+		ck_assert_msg(t == ok[i].want, "%s -> %lld", ok[i].text, (long long)t);
+		lease_time_format(buf, ok[i].want);
+		ck_assert_str_eq(buf, ok[i].text);
 	}
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		ck_assert_msg(lease_time_parse(&t, bad[i]) == LEASE_EINVALID, "%s", bad[i]);
