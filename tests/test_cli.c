@@ -137,9 +137,6 @@ END_TEST
 
 Suite *cli_suite(void)
 {
-	Suite *s = suite_create("cli");
-
-	suitefix_add(s, "cli", 0, NULL, ONE(annotation_escaping),
-	             ONE(environment_maps_to_store_options), NULL);
-	return s;
+	return suitefix_suite("cli", "cli", 0, NULL, ONE(annotation_escaping),
+	                      ONE(environment_maps_to_store_options), NULL);
 }

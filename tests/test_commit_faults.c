@@ -149,10 +149,8 @@ END_TEST
 
 Suite *commit_faults_suite(void)
 {
-	Suite *s = suite_create("commit_faults");
-
-	suitefix_add(s, "commit_faults", 0, NULL, ONE(lost_commit_write_is_written_again),
-	             ONE(refused_commit_write_ends_the_operation),
-	             ONE(changing_lease_with_stale_payloads_gives_up), NULL);
-	return s;
+	return suitefix_suite("commit_faults", "commit_faults", 0, NULL,
+	                      ONE(lost_commit_write_is_written_again),
+	                      ONE(refused_commit_write_ends_the_operation),
+	                      ONE(changing_lease_with_stale_payloads_gives_up), NULL);
 }

@@ -50,8 +50,6 @@ END_TEST
 
 Suite *decisions_suite(void)
 {
-	Suite *s = suite_create("decisions");
-
-	suitefix_add(s, "f07", 0, NULL, ONE(test_f07_earlier_read_never_admits), NULL);
-	return s;
+	return suitefix_suite("decisions", "f07", 0, NULL, ONE(test_f07_earlier_read_never_admits),
+	                      NULL);
 }

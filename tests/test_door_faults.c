@@ -712,13 +712,10 @@ END_TEST
 
 Suite *door_faults_suite(void)
 {
-	Suite *s = suite_create("door_faults");
-
-	suitefix_add(s, "door_faults", 0, NULL, ONE(ticket_refnames_refused),
-	             ONE(set_inputs_refused), ONE(read_commit_not_found),
-	             ONE(lock_and_scan_failures), ONE(missing_object_moved_meanwhile),
-	             ONE(still_at_read_fails), ONE(batched_read_faults),
-	             ONE(strict_namespace_faults), ONE(lenient_walk_faults),
-	             ONE(lenient_namespace_faults), ONE(set_write_faults), NULL);
-	return s;
+	return suitefix_suite("door_faults", "door_faults", 0, NULL, ONE(ticket_refnames_refused),
+	                      ONE(set_inputs_refused), ONE(read_commit_not_found),
+	                      ONE(lock_and_scan_failures), ONE(missing_object_moved_meanwhile),
+	                      ONE(still_at_read_fails), ONE(batched_read_faults),
+	                      ONE(strict_namespace_faults), ONE(lenient_walk_faults),
+	                      ONE(lenient_namespace_faults), ONE(set_write_faults), NULL);
 }

@@ -397,13 +397,13 @@ END_TEST
 Suite *github_net_suite(void)
 {
 	const suitefix_fixture fx = {setup, teardown, 0};
-	Suite *s = suite_create("github_net");
 
-	suitefix_add(s, "net", 60, &fx, ONE(graphql_on_another_origin_never_receives_the_token),
-	             ONE(timeout_bounds_the_whole_operation), ONE(burst_spaces_every_write),
-	             ONE(non_json_200_is_temporary_and_a_landed_write_is_recognised),
-	             ONE(proxy_407_is_config_and_abuse_wording_is_a_rate_limit),
-	             ONE(persistent_422_names_its_cause), ONE(read_errors_state_their_cause_only),
-	             ONE(token_file_read_again_on_401), NULL);
-	return s;
+	return suitefix_suite(
+	        "github_net", "net", 60, &fx,
+	        ONE(graphql_on_another_origin_never_receives_the_token),
+	        ONE(timeout_bounds_the_whole_operation), ONE(burst_spaces_every_write),
+	        ONE(non_json_200_is_temporary_and_a_landed_write_is_recognised),
+	        ONE(proxy_407_is_config_and_abuse_wording_is_a_rate_limit),
+	        ONE(persistent_422_names_its_cause), ONE(read_errors_state_their_cause_only),
+	        ONE(token_file_read_again_on_401), NULL);
 }

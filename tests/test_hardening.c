@@ -202,10 +202,8 @@ END_TEST
 
 Suite *hardening_suite(void)
 {
-	Suite *s = suite_create("hardening");
-
-	suitefix_add(s, "github_hostile_answers", 30, NULL, ONE(oversized_body_refused),
-	             ONE(deeply_nested_json_refused), ONE(pagination_link_elsewhere_not_followed),
-	             ONE(absurd_rate_limit_headers), NULL);
-	return s;
+	return suitefix_suite("hardening", "github_hostile_answers", 30, NULL,
+	                      ONE(oversized_body_refused), ONE(deeply_nested_json_refused),
+	                      ONE(pagination_link_elsewhere_not_followed),
+	                      ONE(absurd_rate_limit_headers), NULL);
 }

@@ -871,10 +871,8 @@ END_TEST
 
 Suite *heartbeat_suite(void)
 {
-	Suite *s = suite_create("heartbeat");
-
-	suitefix_add(
-	        s, "service", 0, NULL, ONE(test_schedule_default_interval),
+	return suitefix_suite(
+	        "heartbeat", "service", 0, NULL, ONE(test_schedule_default_interval),
 	        ONE(test_schedule_every), ONE(test_service_heartbeats_replace),
 	        ONE(test_first_write_at_once_when_unknown), ONE(test_retry_until_lost_deadline),
 	        ONE(test_retry_then_recover), ONE(test_lost_at_once_on_not_holder),
@@ -889,5 +887,4 @@ Suite *heartbeat_suite(void)
 	        ONE(test_set_lost_on_heartbeat_of_broken_member),
 	        ONE(test_set_keeper_refused_without_cas_many),
 	        ONE(test_default_sleep_on_the_store_clock), NULL);
-	return s;
 }

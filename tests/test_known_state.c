@@ -94,9 +94,7 @@ END_TEST
 
 Suite *known_state_suite(void)
 {
-	Suite *s = suite_create("known_state");
-
-	suitefix_add(s, "heartbeat", 0, NULL, ONE(test_known_state_skips_the_read),
-	             ONE(test_stale_known_state_is_settled_by_reading), NULL);
-	return s;
+	return suitefix_suite("known_state", "heartbeat", 0, NULL,
+	                      ONE(test_known_state_skips_the_read),
+	                      ONE(test_stale_known_state_is_settled_by_reading), NULL);
 }

@@ -128,9 +128,6 @@ END_TEST
 
 Suite *model_replay_suite(void)
 {
-	Suite *s = suite_create("model_replay");
-
-	suitefix_add(s, "counterexamples", 30, NULL,
-	             ONE(test_shortened_ttl_lost_deadline_follows_stored_expiry), NULL);
-	return s;
+	return suitefix_suite("model_replay", "counterexamples", 30, NULL,
+	                      ONE(test_shortened_ttl_lost_deadline_follows_stored_expiry), NULL);
 }

@@ -1121,20 +1121,19 @@ END_TEST
 Suite *reconcile_suite(void)
 {
 	const suitefix_fixture fx = {setup, teardown, 0};
-	Suite *s = suite_create("reconcile");
 
-	suitefix_add(s, "sweep", 30, &fx, ONE(exact_anomaly_set_per_lease),
-	             ONE(floor_figures_and_method), ONE(streaming_sweep_same_entries),
-	             ONE(prebump_assumed_ttl_option),
-	             ONE(f17_future_timestamps_are_clock_skew_not_expired),
-	             ONE(reap_releases_expired_and_removes_stale_locks),
-	             ONE(reap_racing_injected_heartbeat_never_clobbers),
-	             ONE(reap_racing_real_heartbeating_process_never_clobbers),
-	             ONE(prune_archives_then_deletes_and_create_continues_transitions),
-	             ONE(f27_break_and_reconcile_of_malformed_leases),
-	             ONE(stale_lock_removal_rechecks_inode_and_age),
-	             ONE(unreadable_lease_never_stops_the_sweep),
-	             ONE(history_newest_first_with_intervals), ONE(slot_count_mismatch_streamed),
-	             ONE(slot_count_mismatch_reaped_older_count), ONE(severity_and_names), NULL);
-	return s;
+	return suitefix_suite(
+	        "reconcile", "sweep", 30, &fx, ONE(exact_anomaly_set_per_lease),
+	        ONE(floor_figures_and_method), ONE(streaming_sweep_same_entries),
+	        ONE(prebump_assumed_ttl_option),
+	        ONE(f17_future_timestamps_are_clock_skew_not_expired),
+	        ONE(reap_releases_expired_and_removes_stale_locks),
+	        ONE(reap_racing_injected_heartbeat_never_clobbers),
+	        ONE(reap_racing_real_heartbeating_process_never_clobbers),
+	        ONE(prune_archives_then_deletes_and_create_continues_transitions),
+	        ONE(f27_break_and_reconcile_of_malformed_leases),
+	        ONE(stale_lock_removal_rechecks_inode_and_age),
+	        ONE(unreadable_lease_never_stops_the_sweep),
+	        ONE(history_newest_first_with_intervals), ONE(slot_count_mismatch_streamed),
+	        ONE(slot_count_mismatch_reaped_older_count), ONE(severity_and_names), NULL);
 }

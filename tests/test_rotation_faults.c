@@ -15,8 +15,6 @@ END_TEST
 
 Suite *rotation_faults_suite(void)
 {
-	Suite *s = suite_create("rotation_faults");
-
-	suitefix_add(s, "rotation_faults", 0, NULL, ONE(names_of_unknown_values), NULL);
-	return s;
+	return suitefix_suite("rotation_faults", "rotation_faults", 0, NULL,
+	                      ONE(names_of_unknown_values), NULL);
 }

@@ -448,16 +448,13 @@ END_TEST
 
 Suite *sets_suite(void)
 {
-	Suite *s = suite_create("sets");
-
-	suitefix_add(s, "sets", 0, NULL, ONE(set_taken_and_released_as_one),
-	             ONE(held_member_stops_the_set), LOOP(store_without_set_write_refuses, 0, 2),
-	             ONE(partial_set_write_is_caught), ONE(set_write_built_on_at_once_landed),
-	             ONE(bad_sets_refused_before_io), ONE(batched_read_one_call_per_read),
-	             ONE(batched_read_not_in_version_3),
-	             ONE(batched_read_partial_answer_read_alone),
-	             ONE(batched_read_partial_answer_then_read_error),
-	             ONE(batched_read_stale_answer_caught),
-	             ONE(batched_read_wrong_object_read_alone), NULL);
-	return s;
+	return suitefix_suite(
+	        "sets", "sets", 0, NULL, ONE(set_taken_and_released_as_one),
+	        ONE(held_member_stops_the_set), LOOP(store_without_set_write_refuses, 0, 2),
+	        ONE(partial_set_write_is_caught), ONE(set_write_built_on_at_once_landed),
+	        ONE(bad_sets_refused_before_io), ONE(batched_read_one_call_per_read),
+	        ONE(batched_read_not_in_version_3), ONE(batched_read_partial_answer_read_alone),
+	        ONE(batched_read_partial_answer_then_read_error),
+	        ONE(batched_read_stale_answer_caught), ONE(batched_read_wrong_object_read_alone),
+	        NULL);
 }

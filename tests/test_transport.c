@@ -428,13 +428,11 @@ END_TEST
 
 Suite *transport_suite(void)
 {
-	Suite *s = suite_create("transport");
-
-	suitefix_add(s, "open_check", 0, NULL, LOOP(missing_required_call_refused, 0, NREQUIRED),
-	             ONE(wrong_version_refused), ONE(version1_transport_accepted),
-	             ONE(version2_transport_accepted), ONE(no_kind_refused),
-	             ONE(no_transport_refused), ONE(bad_options_free_transport),
-	             ONE(optional_calls_absent), ONE(namespace_read_by_parts),
-	             ONE(version2_transport_lists_whole), NULL);
-	return s;
+	return suitefix_suite("transport", "open_check", 0, NULL,
+	                      LOOP(missing_required_call_refused, 0, NREQUIRED),
+	                      ONE(wrong_version_refused), ONE(version1_transport_accepted),
+	                      ONE(version2_transport_accepted), ONE(no_kind_refused),
+	                      ONE(no_transport_refused), ONE(bad_options_free_transport),
+	                      ONE(optional_calls_absent), ONE(namespace_read_by_parts),
+	                      ONE(version2_transport_lists_whole), NULL);
 }

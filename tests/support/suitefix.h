@@ -5,14 +5,17 @@
  * fixture and its tests (loop tests with their range). Also declares every <module>_suite() the
  * runner adds (the build's suites.inc), so a test file need not.
  *
- *     Suite *cli_suite(void)
+ *     Suite *wait_suite(void)
  *     {
- *             Suite *s = suite_create("cli");
+ *             Suite *s = suite_create("wait");
  *
- *             suitefix_add(s, "cli", 0, NULL, ONE(annotation_escaping),
+ *             suitefix_add(s, "runtime", 0, NULL, ONE(wakes_on_change),
  *                          LOOP(table_row, 0, NROWS), NULL);
+ *             suitefix_add(s, "backends", 240, NULL, ONE(local_waiter), NULL);
  *             return s;
  *     }
+ *
+ * A suite of one case in one call: suitefix_suite().
  */
 #ifndef REFLEASE_TEST_SUITEFIX_H
 #define REFLEASE_TEST_SUITEFIX_H
@@ -49,5 +52,18 @@ typedef struct suitefix_fixture {
  * ONE(t) or LOOP(t, start, end), the last argument NULL.
  */
 void suitefix_add(Suite *s, const char *name, int timeout_s, const suitefix_fixture *fixture, ...);
+
+/**
+ * A new suite @p suite (suite_create(); the caller, i.e. the runner, owns it)
+ * of one case: the one suitefix_add(s, @p name, @p timeout_s, @p fixture,
+ * ...) adds. For the suites of a single case:
+ *
+ *     Suite *cli_suite(void)
+ *     {
+ *             return suitefix_suite("cli", "cli", 0, NULL, ONE(annotation_escaping), NULL);
+ *     }
+ */
+Suite *suitefix_suite(const char *suite, const char *name, int timeout_s,
+                      const suitefix_fixture *fixture, ...);
 
 #endif
