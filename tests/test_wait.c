@@ -22,6 +22,7 @@
 #include "support/memstore.h"
 #include "support/suitefix.h"
 #include "support/testrepo.h"
+#include "support/vclock.h"
 
 #define T0 1700000000
 
@@ -84,19 +85,7 @@ static int64_t clk_now(void *p)
 
 /* The store's monotonic time and sleep (issue 26: its options' clock): a
  * waiter that polls sleeps no real time; store time (clk) is the test's. */
-static int64_t mono_v = 1000000;
-static int64_t clk_mono(void *p)
-{
-	(void)p;
-	return mono_v;
-}
-static int clk_sleep(int64_t ms, int interruptible, void *p)
-{
-	(void)interruptible;
-	(void)p;
-	mono_v += ms;
-	return 0;
-}
+static vclock store_mono = {0, VCLOCK_START_MS, 0, 0};
 
 static lease_store *mem_st;
 static char mem_tok[LEASE_TOKEN_HEXSZ + 1];
@@ -137,9 +126,8 @@ static void mem_open(int watch)
 	lease_result r;
 
 	clk = T0;
+	vclock_apply(&store_mono, &so.clock, 0);
 	so.clock.now = clk_now;
-	so.clock.mono_ms = clk_mono;
-	so.clock.sleep_ms = clk_sleep;
 	t = memstore_new(&m);
 	ck_assert_ptr_nonnull(t);
 	if (watch)
