@@ -1034,15 +1034,25 @@ END_TEST
 
 START_TEST(phase_names)
 {
+	/* a name and its phase, or -1: refused */
+	static const textcase t[] = {
+	        {"review", LEASE_PHASE_REVIEW},
+	        {"released", LEASE_PHASE_RELEASED},
+	        {"none", -1},
+	        {"Working", -1},
+	        {"", -1},
+	};
 	lease_phase ph = LEASE_PHASE_NONE;
+	size_t i;
 
-	ck_assert_int_eq(lease_phase_parse(&ph, "review"), 0);
-	ck_assert_int_eq(ph, LEASE_PHASE_REVIEW);
-	ck_assert_int_eq(lease_phase_parse(&ph, "released"), 0);
-	ck_assert_int_eq(ph, LEASE_PHASE_RELEASED);
-	ck_assert_int_eq(lease_phase_parse(&ph, "none"), LEASE_EINVALID);
-	ck_assert_int_eq(lease_phase_parse(&ph, "Working"), LEASE_EINVALID);
-	ck_assert_int_eq(lease_phase_parse(&ph, ""), LEASE_EINVALID);
+	for (i = 0; i < TEXTCASES(t); i++) {
+		if (t[i].want < 0) {
+			ck_assert_int_eq(lease_phase_parse(&ph, t[i].text), LEASE_EINVALID);
+			continue;
+		}
+		ck_assert_int_eq(lease_phase_parse(&ph, t[i].text), 0);
+		ck_assert_int_eq(ph, t[i].want);
+	}
 	ck_assert_int_eq(lease_phase_parse(&ph, NULL), LEASE_EINVALID);
 	ck_assert_str_eq(lease_phase_name(LEASE_PHASE_CLAIMED), "claimed");
 	ck_assert_str_eq(lease_phase_name(LEASE_PHASE_NONE), "none");
