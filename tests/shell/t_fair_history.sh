@@ -17,18 +17,22 @@ for f in /usr/lib/*/faketime/libfaketimeMT.so.1 /usr/lib/faketime/libfaketimeMT.
 done
 [ -n "$FTLIB" ] || fail "libfaketime is required"
 CLOCK="$TMPDIR/clock"
-# on the test's clock: offsets from the real time, re-read at every call
+# on the test's clock, re-read at every call: a time frozen where the test
+# puts it (seconds from the test's start), so the real seconds a loaded
+# machine spends between two steps do not count in a wait
+T0=$(date +%s)
+at() { date -d "@$((T0 + $1))" '+%Y-%m-%d %H:%M:%S' >"$CLOCK"; }
 ft() { env LD_PRELOAD="$FTLIB" FAKETIME_TIMESTAMP_FILE="$CLOCK" FAKETIME_NO_CACHE=1 \
   FAKETIME_DONT_FAKE_MONOTONIC=1 "$@"; }
 served() { grep -qx "$1" "$TMPDIR/order"; }
 
-echo "+0" >"$CLOCK"
+at "0"
 : >"$TMPDIR/order"
 tok=$(ft "$R" acquire f --ttl 3600 --print-token)
 # w1, w2, w3 queue 0 s, 10 s and 20 s into the test; each holds until told
 pids=""
 for i in 1 2 3; do
-  echo "+$(((i - 1) * 10))" >"$CLOCK"
+  at "$(((i - 1) * 10))"
   REFLEASE_OWNER=w$i ft "$R" run f --ttl 3600 --wait 3000 --fair -- \
     sh -c "echo w$i >>'$TMPDIR/order'; while [ ! -e '$TMPDIR/go$i' ]; do sleep 0.05; done" \
     >/dev/null 2>"$TMPDIR/w$i.err" &
@@ -38,13 +42,13 @@ done
 # a waiter that gives up (its --wait runs out) leaves no trace in the lease's history
 REFLEASE_OWNER=quitter expect_rc 3 ft "$R" acquire f --wait 1 --fair
 # the holder lets go at +100 s, w1 at +250 s, w2 at +400 s
-echo "+100" >"$CLOCK"
+at "100"
 ft "$R" release f --lease-token "$tok" >/dev/null
 wait_for 100 served w1 || fail "w1 was not served: $(cat "$TMPDIR/w1.err")"
-echo "+250" >"$CLOCK"
+at "250"
 touch "$TMPDIR/go1"
 wait_for 100 served w2 || fail "w2 was not served: $(cat "$TMPDIR/w2.err")"
-echo "+400" >"$CLOCK"
+at "400"
 touch "$TMPDIR/go2"
 wait_for 100 served w3 || fail "w3 was not served: $(cat "$TMPDIR/w3.err")"
 touch "$TMPDIR/go3"
@@ -95,7 +99,7 @@ grep 'acquire .* by alice ' "$TMPDIR/out" | grep -q waited && fail "history: a p
 REFLEASE_OWNER=r expect_rc 0 ft "$R" acquire rp --ttl 30 --wait 5 --fair --json
 [ "$(jout lease.queue_position)" = 1 ] || fail "the lone fair acquire: no queue_position"
 [ "$(jout lease.queued_at)" != "<absent>" ] || fail "the lone fair acquire: no queued_at"
-echo "+1000" >"$CLOCK"
+at "1000"
 expect_rc 0 ft "$R" reconcile --reap --json
 python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert [x["name"] for x in r["reaped"]] == ["rp"], r["reaped"]; assert not r["skipped"], r["skipped"]' \
   "$TMPDIR/out" || fail "reconcile --reap did not reap the fair acquire: $(cat "$TMPDIR/out")"
