@@ -74,6 +74,13 @@ if command -v npm >/dev/null 2>&1 && [ ! -d "$root/node_modules/yaml" ]; then
     echo "run.sh: npm ci failed; the Action's tests will say why" >&2
 fi
 res=$(mktemp -d)
+# python3 resolved once: a version manager's shim (pyenv) runs a few shells
+# per call (0.3 CPU-s each on the 2-core machine, the interpreter alone
+# 0.03 s), and the tests call python3 hundreds of times side by side; they
+# get the interpreter the shim resolves to, first on their PATH
+if py=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) && [ -x "$py" ]; then
+  mkdir -p "$res/bin" && ln -s "$py" "$res/bin/python3" && PATH="$res/bin:$PATH" && export PATH
+fi
 : >"$res/.parallel"
 : >"$res/.serial"
 # longest first (no long test starts last and runs on alone); unlabelled
