@@ -4,7 +4,7 @@
 # Each script gets REFLEASE (the binary), BUILD and a private TMPDIR.
 #
 # The tests run JOBS at a time (REFLEASE_TEST_JOBS, default 3; make check
-# passes 6, 3 in the instrumented builds: most of a
+# passes 4, 3 in the instrumented builds: most of a
 # test's time is spent waiting on real processes, clocks and servers, not on
 # a CPU), the longest first: "# test: seconds N" in a test's first 15 lines is
 # its wall time in make check on the 2-core machine (the result lines give
