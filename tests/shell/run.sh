@@ -11,8 +11,8 @@
 # it; label a test that takes 20 s or more). A test whose first 15 lines say
 # "# test: serial" (a CPU-heavy stress run, or a claim about real time tight
 # enough that a loaded CPU could break it) runs alone after the others. Each
-# result line names the test and its wall time; a failure prints the last
-# 40 lines of its output.
+# result line names the test and its wall time; a failure prints its FAIL
+# line, then the last 40 lines of its output.
 #
 #   run.sh BIN BUILD            all tests
 #   run.sh --one BIN BUILD RESULTS T   one test (the parallel part's unit)
@@ -47,7 +47,9 @@ if [ "${1:-}" = --one ]; then
   else
     line="FAIL $name ($(($(date +%s) - t0)) s)"
     echo fail >"$res/$name"
-    sed 's/^/    /' "$tmp/.out" | tail -40 >"$res/$name.out"
+    # the failure's own line first (a log viewer that cuts the middle of
+    # a long log keeps it), then the test's last 40 lines
+    { grep -m 1 '^FAIL:' "$tmp/.out"; tail -40 "$tmp/.out"; } | sed 's/^/    /' >"$res/$name.out"
   fi
   # one writer at a time: a failure's lines stay together
   {
