@@ -89,6 +89,12 @@ catches() { m=$(awk '/^SigCgt:/ { print substr($2, length($2) - 7) }' "/proc/$1/
 is_live() { [ "$("$R" status "$1" --json 2>/dev/null | jget status)" = live ]; }
 # wait_rc PID: wait for PID without set -e ending the script; its status in $rc
 wait_rc() { set +e; wait "$1"; rc=$?; set -e; }
+# clock_to FILE VALUE: set a libfaketime clock file (FAKETIME_TIMESTAMP_FILE
+# with FAKETIME_NO_CACHE: every process re-reads it at each call) to VALUE
+# ("+3600", "-4", "2026-01-01 00:00:00"): written whole, then renamed into
+# place, since libfaketime stops a process that reads a time half written
+# ("failed to parse FAKETIME timestamp", seen on Debian 13)
+clock_to() { printf '%s\n' "$2" >"$1.new" && mv "$1.new" "$1"; }
 # now_ms: the wall clock in milliseconds
 now_ms() { date +%s%3N; }
 # lost_by_break NAME PID ERRFILE: NAME broken (--force) by an admin while the

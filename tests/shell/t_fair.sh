@@ -134,7 +134,7 @@ before=$(tail -n +"$((mark + 1))" "$TMPDIR/holds" | sed '/^W$/,$d' | wc -l)
 # 3. A SIGKILLed waiter blocks the queue until its ticket expires, no longer.
 # Its clock runs 4 s behind, so its 5 s ticket expires 1 s after it is taken.
 if [ -n "${FTLIB:-}" ] || { for f in /usr/lib/*/faketime/libfaketime.so.1; do [ -e "$f" ] && FTLIB=$f; done; [ -n "${FTLIB:-}" ]; }; then
-  echo "-4" >"$TMPDIR/clock"
+  clock_to "$TMPDIR/clock" "-4"
   tok=$("$R" acquire k --ttl 60 --print-token)
   env LD_PRELOAD="$FTLIB" FAKETIME_TIMESTAMP_FILE="$TMPDIR/clock" FAKETIME_NO_CACHE=1 \
     FAKETIME_DONT_FAKE_MONOTONIC=1 REFLEASE_OWNER=dead \

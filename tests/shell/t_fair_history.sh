@@ -21,10 +21,7 @@ CLOCK="$TMPDIR/clock"
 # puts it (seconds from the test's start), so the real seconds a loaded
 # machine spends between two steps do not count in a wait
 T0=$(date +%s)
-# (written whole, then renamed over the clock: every process re-reads the
-# file at each call, and libfaketime stops a process that reads a time half
-# written: "failed to parse FAKETIME timestamp", seen on Debian 13)
-at() { date -d "@$((T0 + $1))" '+%Y-%m-%d %H:%M:%S' >"$CLOCK.new" && mv "$CLOCK.new" "$CLOCK"; }
+at() { clock_to "$CLOCK" "$(date -d "@$((T0 + $1))" '+%Y-%m-%d %H:%M:%S')"; }
 ft() { env LD_PRELOAD="$FTLIB" FAKETIME_TIMESTAMP_FILE="$CLOCK" FAKETIME_NO_CACHE=1 \
   FAKETIME_DONT_FAKE_MONOTONIC=1 "$@"; }
 served() { grep -qx "$1" "$TMPDIR/order"; }

@@ -135,10 +135,10 @@ run_exits 70
 # locked ref: the store-time check stops the tree at once (SIGKILL, the
 # lease's time is past), not at the BOOTTIME deadline ~20 s later
 c=clockfwd
-echo +0 >"$TMPDIR/clock.fwd"
+clock_to "$TMPDIR/clock.fwd" +0
 fence_start "$c" all 30 $(ft "$TMPDIR/clock.fwd")
 : >"$S/refs/leases/$c.lock"
-echo +3600 >"$TMPDIR/clock.fwd"
+clock_to "$TMPDIR/clock.fwd" +3600
 tstep=$(now_ms)
 wait_rc "$P"
 rm -f "$S/refs/leases/$c.lock"
@@ -153,9 +153,9 @@ fence_check "$c" "$TB"
 # time; the CLOCK_BOOTTIME deadline stops the tree before the real expiry and
 # bob (real clock) takes over after it
 c=clockback
-echo +0 >"$TMPDIR/clock.back"
+clock_to "$TMPDIR/clock.back" +0
 fence_start "$c" all 6 $(ft "$TMPDIR/clock.back")
-echo -3600 >"$TMPDIR/clock.back"
+clock_to "$TMPDIR/clock.back" -3600
 bob_poll "$c" 20
 fence_check "$c" "$TB"
 run_exits 4

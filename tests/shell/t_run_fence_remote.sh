@@ -40,7 +40,7 @@ stop_daemon() { kill "$dpid"; wait "$dpid" 2>/dev/null || true; dpid=""; }
 start_daemon
 # shellcheck disable=SC2034 # R is read by fence_lib.sh (fence_start, fence_break)
 R="$REFLEASE --store remote:git://127.0.0.1:$port/s.git --verify-timeout 1"
-echo +0 >"$TMPDIR/clock"
+clock_to "$TMPDIR/clock" +0
 CLK=$(ft "$TMPDIR/clock")
 BOB_TTL=60 # read by bob_poll (fence_lib.sh)
 export BOB_TTL
@@ -77,10 +77,10 @@ fence_start "$c" all 60 $CLK
 kill -KILL "$P"
 wait_rc "$P"
 wait_gone "$c" 20
-echo +100 >"$TMPDIR/clock" # past expires_at + skew margin (30 s)
+clock_to "$TMPDIR/clock" +100 # past expires_at + skew margin (30 s)
 bob_poll "$c" 20 $CLK
 fence_check "$c" "$TB"
-echo +0 >"$TMPDIR/clock"
+clock_to "$TMPDIR/clock" +0
 
 # ---- the store stops answering (git daemon gone): heartbeats fail until the
 # lost deadline expires_at − 12 s (reached by moving the shared clock 47 s);
@@ -88,16 +88,16 @@ echo +0 >"$TMPDIR/clock"
 c=runreach
 fence_start "$c" all 60 $CLK
 stop_daemon
-echo +47 >"$TMPDIR/clock"
+clock_to "$TMPDIR/clock" +47
 wait_rc "$P"
 texit=$(now_ms)
 [ "$rc" -eq 4 ] || { cat "$RUNLOG"; fail "$c: run exit $rc, want 4"; }
 fence_check "$c" "$texit"
 start_daemon "$port"
-echo +200 >"$TMPDIR/clock"
+clock_to "$TMPDIR/clock" +200
 bob_poll "$c" 20 $CLK
 fence_check "$c" "$TB"
-echo +0 >"$TMPDIR/clock"
+clock_to "$TMPDIR/clock" +0
 
 # ---- break --force (F21): lost at the next heartbeat written (--every 2;
 # the floor lets one land every 6 s); exit 4 once the tree is gone
