@@ -23,6 +23,8 @@ top=$(git rev-parse --show-toplevel)
 base=$(git -C "$top" rev-parse --short "$1^{commit}") || { echo "bench-check: $1 is not a commit" >&2; exit 64; }
 head=$(git -C "$top" rev-parse --short HEAD)
 W=$(mktemp -d "${TMPDIR:-/tmp}/bench-check.XXXXXX")
+# the trees readable by all: some tests run the binary as another user (nobody)
+chmod 755 "$W"
 wall_b=0 wall_h=0 wall_s=0
 cleanup() {
   for t in base head; do
@@ -59,7 +61,10 @@ row() { # LABEL DIR: one timed make check-run, one table row
   else
     ok="**failed**: $(grep -E '^FAIL ' "$W/log" | cut -d' ' -f2 | tr '\n' ' ')"
   fi
-  read -r wall user sys <"$W/time"
+  # (a failed command's time file starts with "Command exited with non-zero status N")
+  read -r wall user sys <<EOF
+$(tail -n 1 "$W/time")
+EOF
   checks=$(grep -E '^[0-9]+%: Checks: [0-9]+' "$W/log" | tail -n 1 | sed 's/.*Checks: \([0-9]*\).*/\1/')
   shell=$(grep -E '^shell: ' "$W/log" | tail -n 1 | sed 's/^shell: \([0-9]*\) passed, \([0-9]*\) failed.*/\1 + \2/' |
     awk -F' [+] ' '{ print $1 + $2 }')
