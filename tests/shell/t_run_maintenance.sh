@@ -11,7 +11,10 @@
 
 GCS=8
 P=""; HP=""
-trap 'for p in $P $HP; do kill -TERM "$p" 2>/dev/null || true; done' EXIT # a failed cell leaves no holder
+# a failed cell leaves no holder, and shows what the keepers said (a lost lease, a failed write)
+trap 'st=$?; for p in $P $HP; do kill -TERM "$p" 2>/dev/null || true; done
+  [ "$st" -eq 0 ] || for f in "$TMPDIR"/cell.*/err "$TMPDIR/hb.err"; do
+    [ -s "$f" ] && { echo "--- ${f#"$TMPDIR"/}:"; tail -n 15 "$f"; } >&2; done' EXIT
 fds() { find "/proc/$1/fd" -mindepth 1 -maxdepth 1 | wc -l; }
 # open descriptors of PID $1 whose file was deleted
 deleted_fds() { find "/proc/$1/fd" -mindepth 1 -maxdepth 1 -lname '* (deleted)' | wc -l; }
