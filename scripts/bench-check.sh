@@ -66,8 +66,7 @@ row() { # LABEL DIR: one timed make check-run, one table row
 $(tail -n 1 "$W/time")
 EOF
   checks=$(grep -E '^[0-9]+%: Checks: [0-9]+' "$W/log" | tail -n 1 | sed 's/.*Checks: \([0-9]*\).*/\1/')
-  shell=$(grep -E '^shell: ' "$W/log" | tail -n 1 | sed 's/^shell: \([0-9]*\) passed, \([0-9]*\) failed.*/\1 + \2/' |
-    awk -F' [+] ' '{ print $1 + $2 }')
+  shell=$(awk '/^shell: [0-9]+ passed, [0-9]+ failed/ { n = $2 + $4 } END { print n }' "$W/log")
   echo "| $1 | $checks | $shell | $wall s | $(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.0f", u + s }') CPU-s | $load | $ok |"
   eval "wall_$3=$wall"
 }

@@ -47,9 +47,11 @@ if [ "${1:-}" = --one ]; then
   else
     line="FAIL $name ($(($(date +%s) - t0)) s)"
     echo fail >"$res/$name"
-    # the failure's own line first (a log viewer that cuts the middle of
-    # a long log keeps it), then the test's last 40 lines
-    { grep -m 1 '^FAIL:' "$tmp/.out"; tail -40 "$tmp/.out"; } | sed 's/^/    /' >"$res/$name.out"
+    # the test's last 40 lines, led by its FAIL line when that is earlier
+    # (a log viewer that cuts the middle of a long log keeps it)
+    tail -40 "$tmp/.out" >"$tmp/.tail"
+    { grep -q '^FAIL:' "$tmp/.tail" || grep -m 1 '^FAIL:' "$tmp/.out"; cat "$tmp/.tail"; } |
+      sed 's/^/    /' >"$res/$name.out"
   fi
   # one writer at a time: a failure's lines stay together
   {
