@@ -181,21 +181,40 @@ static void share_ref(local_transport *lt, const char *refname)
 /* In a shared repository another member's write becomes readable when its
  * writer has adjusted the modes, just after libgit2's rename (libgit2
  * creates with the umask; git itself adjusts its lock file before the
- * rename): a file this user may not read yet is looked at again, every
- * 2 ms for up to SHARED_SETTLE_MS, before it counts as unreadable. 1 = look
- * again (slept), 0 = it is what it is. */
-#define SHARED_SETTLE_MS 20
-static int shared_not_yet(local_transport *lt, const char *rel, int *waited)
+ * rename). A read that failed on such a file is looked at again: at once
+ * when the file is readable now (adjusted between the failed read and this
+ * look; at most SHARED_RECHECKS times, so a file that fails for another
+ * reason ends here), and after a pause growing from 2 ms to 64 ms while it
+ * is not, for as long as a writer waits for a held ref lock (lock_wait_ms,
+ * at least SHARED_SETTLE_MIN_MS): a member stopped between its rename and
+ * its adjustment is waited for as a held lock is, and only then is the file
+ * unreadable (protocol.md §9). */
+#define SHARED_RECHECKS      4
+#define SHARED_SETTLE_MIN_MS 20
+typedef struct shared_settle {
+	int slept_ms; /* paused so far */
+	int rechecks; /* looks again at a file readable by then */
+} shared_settle;
+
+/* 1 = look again (paused if the file is still unreadable), 0 = the failed
+ * read stands. @p s starts zeroed for each read. */
+static int shared_not_yet(local_transport *lt, const char *rel, shared_settle *s)
 {
 	char path[4096];
+	int budget =
+	        lt->lock_wait_ms > SHARED_SETTLE_MIN_MS ? lt->lock_wait_ms : SHARED_SETTLE_MIN_MS;
+	int pause;
 
-	if (!lt->shared || *waited >= SHARED_SETTLE_MS)
+	if (!lt->shared)
 		return 0;
 	common_path(lt, path, sizeof(path), rel);
-	if (access(path, R_OK) == 0 || (errno != EACCES && errno != EPERM))
+	if (access(path, R_OK) == 0)
+		return s->rechecks++ < SHARED_RECHECKS;
+	if ((errno != EACCES && errno != EPERM) || s->slept_ms >= budget)
 		return 0;
-	lease__sleep_ms(2, LEASE_SLEEP_FULL);
-	*waited += 2;
+	pause = s->slept_ms < 2 ? 2 : s->slept_ms > 64 ? 64 : s->slept_ms;
+	lease__sleep_ms(pause, LEASE_SLEEP_FULL);
+	s->slept_ms += pause;
 	return 1;
 }
 
@@ -542,6 +561,8 @@ static int create_matching(local_transport *lt, const char *refname, const lease
 	git_oid nid, cid;
 	lease_oid seen;
 	int64_t deadline = lease__mono_ms() + lt->lock_wait_ms;
+	shared_settle settle = {0, 0};
+	raw_kind raw;
 	int attempt = 0, err;
 
 	git_error_clear();
@@ -559,7 +580,10 @@ static int create_matching(local_transport *lt, const char *refname, const lease
 		}
 		/* A symbolic, garbled or unreadable ref file never compares equal
 		 * to an oid in libgit2 (nor reads): observed as observe_file says. */
-		if (err != GIT_ENOTFOUND && observe_file(lt, refname, &seen, NULL, 0) != RAW_NONE) {
+		if (err != GIT_ENOTFOUND &&
+		    (raw = observe_file(lt, refname, &seen, NULL, 0)) != RAW_NONE) {
+			if (raw == RAW_UNREADABLE && shared_not_yet(lt, refname, &settle))
+				continue; /* another member's write, not adjusted yet */
 			if (lease_oid_is_zero(current))
 				return fail(lt, LEASE_ECAS,
 				            "ref present (its file is not a direct ref)");
@@ -659,7 +683,8 @@ static int read_ref_as(lease_transport *t, const char *refname, int *present, le
 {
 	local_transport *lt = L(t);
 	git_reference *ref = NULL;
-	int err, rc, waited = 0;
+	shared_settle settle = {0, 0};
+	int err, rc;
 
 	git_error_clear();
 	lt->errbuf[0] = '\0';
@@ -668,7 +693,7 @@ static int read_ref_as(lease_transport *t, const char *refname, int *present, le
 	*has_commit = 0;
 	memset(oid, 0, sizeof(*oid));
 	while ((err = git_reference_lookup(&ref, lt->repo, refname)) < 0 && err != GIT_ENOTFOUND &&
-	       shared_not_yet(lt, refname, &waited))
+	       shared_not_yet(lt, refname, &settle))
 		;
 	if (err == GIT_ENOTFOUND)
 		return 0;
@@ -750,7 +775,8 @@ static int scan_loose(local_transport *lt, lease_ref_list *out, const char *pref
 	struct stat sb;
 	git_oid gid;
 	DIR *d;
-	int rc = 0, e, gerr, waited;
+	shared_settle settle;
+	int rc = 0, e, gerr;
 
 	common_path(lt, dir, sizeof(dir), rel);
 	if (!(d = opendir(dir))) {
@@ -796,9 +822,9 @@ static int scan_loose(local_transport *lt, lease_ref_list *out, const char *pref
 			continue;
 		/* made since libgit2 listed, or not readable then (shared, not
 		 * adjusted yet): a ref that reads now is listed as it is */
-		waited = 0;
+		memset(&settle, 0, sizeof(settle));
 		while ((gerr = git_reference_name_to_id(&gid, lt->repo, name)) < 0 &&
-		       gerr != GIT_ENOTFOUND && shared_not_yet(lt, name, &waited))
+		       gerr != GIT_ENOTFOUND && shared_not_yet(lt, name, &settle))
 			;
 		if (gerr == 0) {
 			lease__git_oid_from(&oid, &gid);

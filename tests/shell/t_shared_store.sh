@@ -107,6 +107,26 @@ for shared in group all; do
   # or group-writable (refs, reflogs, packed-refs), directories g+rwx setgid;
   # with "all", readable by everybody as well
   if [ "$shared" = group ]; then f=0660 o=0440 d=2770; else f=0664 o=0444 d=2775; fi
+
+  # a member stopped between its rename and its adjustment (a CI run once
+  # saw B's status fail with 75 when A adjusted the file between B's failed
+  # read and B's look at it; a stall longer than the 20 ms B then waited
+  # failed it as well): A's ref file left with A's umask, as libgit2 renames
+  # it into place, for half a second; B's read waits for it as for a held ref
+  # lock and reads the lease, never "unreadable", 75 or 77
+  expect_rc 0 AS "$ua" "$R" acquire s --ttl 60
+  chmod 0600 "$SH/refs/leases/s"
+  set +e
+  AS "$ub" "$R" status s >"$TMPDIR/bs.out" 2>&1 &
+  bs=$!
+  sleep 0.5 # A's stall, on the real clock the reader waits on
+  chmod "$f" "$SH/refs/leases/s"
+  wait "$bs"
+  rc=$?
+  set -e
+  [ "$rc" -eq 0 ] && grep -q "live" "$TMPDIR/bs.out" ||
+    { cat "$TMPDIR/bs.out" >&2; fail "$shared: B's status over A's unadjusted write: exit $rc"; }
+  expect_rc 0 AS "$ua" "$R" break --force s
   set --
   for p in refs logs objects packed-refs config; do [ ! -e "$SH/$p" ] || set -- "$@" "$SH/$p"; done
   find "$@" \
