@@ -1131,6 +1131,11 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 				until = (double)lease__policy_takeover_at(
 				                head->expires_at, lease_store_skew_margin(st)) -
 				        lease__store_now_precise(st) + 0.002;
+				/* its instant passed during this round's reads (it was
+				 * live at the queue read): look again at once, never
+				 * wait for a change of a dead ticket */
+				if (until < 0.002)
+					until = 0.002;
 			}
 			*out = cur;
 			out->code = rc = LEASE_EHELD;
