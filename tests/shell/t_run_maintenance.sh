@@ -10,6 +10,12 @@
 . "$(dirname "$0")/fence_lib.sh"
 
 GCS=8
+# Heartbeats every 1 s with a 12 s TTL: the lost deadline (§6: expires_at -
+# kill grace - 2 s) leaves a keeper about 7 s between two landed heartbeats.
+# With a 6 s TTL it had 2 s, and a keeper starved of CPU for that long (the
+# SANITIZE build beside git gc's repack threads and a busy CPU, here once in
+# three runs; every call it made took under 30 ms) lost the lease: a claim
+# about the CPU, not about gc. A keeper that stops on gc still fails here.
 P=""; HP=""
 # a failed cell leaves no holder, and shows what the keepers said (a lost lease, a failed write)
 trap 'st=$?; for p in $P $HP; do kill -TERM "$p" 2>/dev/null || true; done
@@ -46,7 +52,7 @@ gc_next_to() {
 
 c=run-gc
 D=$TMPDIR/cell.$c; mkdir -p "$D"
-$R run "$c" --ttl 6 --every 1 -- sleep 600 >"$D/out" 2>"$D/err" &
+$R run "$c" --ttl 12 --every 1 -- sleep 600 >"$D/out" 2>"$D/err" &
 P=$!
 wait_until 20 "$c: run holds the lease" is_live "$c"
 gc_next_to "$c" "$P"
@@ -55,7 +61,7 @@ wait_rc "$P"
 [ "$rc" -eq 143 ] || fail "$c: exit $rc, want 143 (4 = the lease was lost): $(cat "$D/err")"
 
 c=hb-gc
-t=$(tok "$c" --ttl 6)
+t=$(tok "$c" --ttl 12)
 $R heartbeat "$c" --lease-token "$t" --every 1 >"$TMPDIR/hb.out" 2>"$TMPDIR/hb.err" &
 HP=$!
 gc_next_to "$c" "$HP"
