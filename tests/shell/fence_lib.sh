@@ -135,13 +135,3 @@ garbage_tip() {
 # run's JSON object: the last line of its stderr
 run_json() { tail -n 1 "$RUNLOG" | jparse; }
 
-# the preload library of libfaketime (the multi-threaded one: run has two threads)
-FTLIB=""
-for f in /usr/lib/*/faketime/libfaketimeMT.so.1 /usr/lib/faketime/libfaketimeMT.so.1 \
-  /usr/lib/*/faketime/libfaketime.so.1; do
-  [ -e "$f" ] && { FTLIB=$f; break; }
-done
-# ft CLOCKFILE: env prefix putting a command on the clock of CLOCKFILE
-# ("+0", "+3600", "-3600": offsets from the real time, re-read at every call;
-# CLOCK_MONOTONIC and CLOCK_BOOTTIME stay real)
-ft() { echo env LD_PRELOAD="$FTLIB" FAKETIME_TIMESTAMP_FILE="$1" FAKETIME_NO_CACHE=1 FAKETIME_DONT_FAKE_MONOTONIC=1; }

@@ -95,6 +95,20 @@ wait_rc() { set +e; wait "$1"; rc=$?; set -e; }
 # place, since libfaketime stops a process that reads a time half written
 # ("failed to parse FAKETIME timestamp", seen on Debian 13)
 clock_to() { printf '%s\n' "$2" >"$1.new" && mv "$1.new" "$1"; }
+# FTLIB: libfaketime's preload library, the multi-threaded one first (run and
+# a fair waiter have two threads); empty when libfaketime is not installed
+FTLIB=""
+for f in /usr/lib/*/faketime/libfaketimeMT.so.1 /usr/lib/faketime/libfaketimeMT.so.1 \
+  /usr/lib/*/faketime/libfaketime.so.1; do
+  [ -e "$f" ] && { FTLIB=$f; break; }
+done
+# ft_env CLOCKFILE: the env prefix (a word list) putting a command on the
+# clock of CLOCKFILE (set with clock_to; re-read at every call;
+# CLOCK_MONOTONIC and CLOCK_BOOTTIME stay real)
+ft_env() { echo env LD_PRELOAD="$FTLIB" FAKETIME_TIMESTAMP_FILE="$1" FAKETIME_NO_CACHE=1 FAKETIME_DONT_FAKE_MONOTONIC=1; }
+# on_clock CLOCKFILE CMD...: run CMD on the clock of CLOCKFILE
+# shellcheck disable=SC2046 # ft_env is a word list
+on_clock() { oc_clock=$1; shift; $(ft_env "$oc_clock") "$@"; }
 # now_ms: the wall clock in milliseconds
 now_ms() { date +%s%3N; }
 # lost_by_break NAME PID ERRFILE: NAME broken (--force) by an admin while the

@@ -10,11 +10,6 @@
 . "$(dirname "$0")/lease_lib.sh"
 . "$(dirname "$0")/fair_lib.sh"
 
-FTLIB=""
-for f in /usr/lib/*/faketime/libfaketimeMT.so.1 /usr/lib/faketime/libfaketimeMT.so.1 \
-  /usr/lib/*/faketime/libfaketime.so.1; do
-  [ -e "$f" ] && { FTLIB=$f; break; }
-done
 [ -n "$FTLIB" ] || fail "libfaketime is required"
 CLOCK="$TMPDIR/clock"
 # on the test's clock, re-read at every call: a time frozen where the test
@@ -22,8 +17,7 @@ CLOCK="$TMPDIR/clock"
 # machine spends between two steps do not count in a wait
 T0=$(date +%s)
 at() { clock_to "$CLOCK" "$(date -d "@$((T0 + $1))" '+%Y-%m-%d %H:%M:%S')"; }
-ft() { env LD_PRELOAD="$FTLIB" FAKETIME_TIMESTAMP_FILE="$CLOCK" FAKETIME_NO_CACHE=1 \
-  FAKETIME_DONT_FAKE_MONOTONIC=1 "$@"; }
+ft() { on_clock "$CLOCK" "$@"; }
 served() { grep -qx "$1" "$TMPDIR/order"; }
 
 at "0"

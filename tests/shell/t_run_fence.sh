@@ -1,5 +1,5 @@
 #!/bin/sh
-# shellcheck disable=SC1091,SC2015,SC2086,SC2046,SC2154  # sourced helpers (rc, P, D, TB set there); A && B || fail is intended; $R and $(ft) are word lists
+# shellcheck disable=SC1091,SC2015,SC2086,SC2046,SC2154  # sourced helpers (rc, P, D, TB set there); A && B || fail is intended; $R and $(ft_env) are word lists
 # test: seconds 97
 # test: serial
 # The `run` fence on the local store (protocol.md §6 "The run guarantee",
@@ -136,7 +136,7 @@ run_exits 70
 # lease's time is past), not at the BOOTTIME deadline ~20 s later
 c=clockfwd
 clock_to "$TMPDIR/clock.fwd" +0
-fence_start "$c" all 30 $(ft "$TMPDIR/clock.fwd")
+fence_start "$c" all 30 $(ft_env "$TMPDIR/clock.fwd")
 : >"$S/refs/leases/$c.lock"
 clock_to "$TMPDIR/clock.fwd" +3600
 tstep=$(now_ms)
@@ -154,7 +154,7 @@ fence_check "$c" "$TB"
 # bob (real clock) takes over after it
 c=clockback
 clock_to "$TMPDIR/clock.back" +0
-fence_start "$c" all 6 $(ft "$TMPDIR/clock.back")
+fence_start "$c" all 6 $(ft_env "$TMPDIR/clock.back")
 clock_to "$TMPDIR/clock.back" -3600
 bob_poll "$c" 20
 fence_check "$c" "$TB"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# shellcheck disable=SC1091,SC2015,SC2086,SC2046,SC2154  # sourced helpers (rc, P, D, TB set there); A && B || fail is intended; $R and $(ft) are word lists
+# shellcheck disable=SC1091,SC2015,SC2086,SC2046,SC2154  # sourced helpers (rc, P, D, TB set there); A && B || fail is intended; $R and $(ft_env) are word lists
 # test: seconds 32
 # The `run` fence on a `remote:` store served by git daemon on 127.0.0.1
 # (protocol.md §6 "The run guarantee", F01, F21): the cells of
@@ -41,7 +41,7 @@ start_daemon
 # shellcheck disable=SC2034 # R is read by fence_lib.sh (fence_start, fence_break)
 R="$REFLEASE --store remote:git://127.0.0.1:$port/s.git --verify-timeout 1"
 clock_to "$TMPDIR/clock" +0
-CLK=$(ft "$TMPDIR/clock")
+CLK=$(ft_env "$TMPDIR/clock")
 BOB_TTL=60 # read by bob_poll (fence_lib.sh)
 export BOB_TTL
 
