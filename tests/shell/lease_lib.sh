@@ -106,7 +106,9 @@ done
 # clock of CLOCKFILE (set with clock_to; re-read at every call;
 # CLOCK_MONOTONIC and CLOCK_BOOTTIME stay real)
 ft_env() { echo env LD_PRELOAD="$FTLIB" FAKETIME_TIMESTAMP_FILE="$1" FAKETIME_NO_CACHE=1 FAKETIME_DONT_FAKE_MONOTONIC=1; }
-# on_clock CLOCKFILE CMD...: run CMD on the clock of CLOCKFILE
+# on_clock CLOCKFILE CMD...: run CMD on the clock of CLOCKFILE (a function:
+# put in the background, $! is a subshell, so a test that signals the
+# process uses env $(ft_env CLOCKFILE) CMD instead)
 # shellcheck disable=SC2046 # ft_env is a word list
 on_clock() { oc_clock=$1; shift; $(ft_env "$oc_clock") "$@"; }
 # now_ms: the wall clock in milliseconds

@@ -139,7 +139,10 @@ before=$(tail -n +"$((mark + 1))" "$TMPDIR/holds" | sed '/^W$/,$d' | wc -l)
 if [ -n "$FTLIB" ]; then
   clock_to "$TMPDIR/clock" "-2"
   tok=$("$R" acquire k --ttl 60 --print-token)
-  REFLEASE_OWNER=dead on_clock "$TMPDIR/clock" \
+  # a simple command, so that $! is the waiter itself (a function would run
+  # in a subshell, and SIGKILL would leave the waiter alive)
+  # shellcheck disable=SC2046 # ft_env is a word list
+  env REFLEASE_OWNER=dead $(ft_env "$TMPDIR/clock") \
     "$R" acquire k --ttl 5 --wait 60 --fair >/dev/null 2>&1 &
   dead=$!
   wait_for 100 owner_ticket k dead || fail "the doomed waiter took no ticket"
