@@ -213,6 +213,13 @@ typedef struct lease_probe {
 typedef int (*lease_probe_fn)(lease_transport *t, const char *refname, lease_probe *p);
 
 /**
+ * @p ms (milliseconds) jittered to [0.75, 1.25) of itself, so that processes
+ * started together spread out (a poll's pace, a re-read's pause); @p ms
+ * itself when no random bytes can be had. wait_poll.c.
+ */
+int64_t lease__jittered_ms(int64_t ms);
+
+/**
  * The wait_change of a polled backend (github, remote): probe @p refname every
  * @p interval_ms on the transport's clock @p clk (jittered to 75-125 %, never growing) until what
  * it sees differs from (@p known_present, @p known_oid) or @p timeout_ms passed.

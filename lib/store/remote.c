@@ -57,8 +57,10 @@
 #define CACHE_PREFIX "refs/reflease/cache/"
 /* Per-process push sources in the cache. */
 #define OUT_PREFIX "refs/reflease/out/"
-/* Bound on ls/fetch/ls rounds of one read whose ref keeps moving. */
-#define READ_ROUNDS 4
+/* Bound on ls/fetch/ls rounds of one read whose ref keeps moving; before
+ * each round after the first, a pause of 25 ms doubling to 400 ms, jittered
+ * (readers that collided spread out; about 1.6 s in all). */
+#define READ_ROUNDS 8
 /* Bound on credential callback invocations per operation. */
 #define CRED_TRIES 2
 
@@ -607,6 +609,15 @@ static int ls_and_fetch(remote_transport *rt, const char *refname, int fetch, in
 	return rc;
 }
 
+/* The pause before read round @p round (> 0) of a ref that moved, on the
+ * store options' clock (a test's virtual clock sleeps no real time). */
+static void reread_pause(remote_transport *rt, int round)
+{
+	int64_t ms = (int64_t)25 << (round - 1 < 4 ? round - 1 : 4);
+
+	(void)lease__env_sleep_ms(&rt->clock, lease__jittered_ms(ms), LEASE_SLEEP_FULL);
+}
+
 static int remote_read_ref(lease_transport *t, const char *refname, int *present, lease_oid *oid,
                            int *has_commit, lease_commit *commit_out)
 {
@@ -621,6 +632,8 @@ static int remote_read_ref(lease_transport *t, const char *refname, int *present
 		lease_oid again;
 		int still = 0, unused, unused_rc;
 
+		if (round > 0)
+			reread_pause(rt, round);
 		if ((rc = ls_and_fetch(rt, refname, 1, present, oid, &fetched, &fetch_rc)) < 0)
 			return rc;
 		if (!*present)
@@ -690,6 +703,8 @@ static int remote_list_refs(lease_transport *t, lease_ref_list *out, const char 
 
 	git_error_clear(); /* no stale message from an earlier call */
 	for (round = 0; round < READ_ROUNDS; round++) {
+		if (round > 0)
+			reread_pause(R(t), round);
 		if ((rc = list_once(R(t), out, prefix, &fetch_rc)) < 0 || fetch_rc == 0)
 			return rc;
 		lease_ref_list_clear(out);

@@ -7,8 +7,7 @@
 
 #include <string.h>
 
-/* @p ms jittered to [0.75, 1.25) of itself (waiters started together spread out). */
-static int64_t jittered(int64_t ms)
+int64_t lease__jittered_ms(int64_t ms)
 {
 	unsigned char b[2] = {0, 0};
 
@@ -25,7 +24,7 @@ int lease__poll_ref_change(lease_transport *t, const lease_clock *clk, lease_pro
 
 	for (;;) {
 		int64_t now = lease__env_mono_ms(clk),
-		        nap = jittered(interval_ms > 0 ? interval_ms : 1000);
+		        nap = lease__jittered_ms(interval_ms > 0 ? interval_ms : 1000);
 
 		if (now + nap >= end) {
 			/* No probe at the deadline: the caller reads anyway. */
