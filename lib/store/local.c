@@ -196,8 +196,9 @@ typedef struct shared_settle {
 	int rechecks; /* looks again at a file readable by then */
 } shared_settle;
 
-/* 1 = look again (paused if the file is still unreadable), 0 = the failed
- * read stands. @p s starts zeroed for each read. */
+/* 1 = look again (paused, on the store options' clock, if the file is
+ * still unreadable), 0 = the failed read stands. @p s starts zeroed for
+ * each read. */
 static int shared_not_yet(local_transport *lt, const char *rel, shared_settle *s)
 {
 	char path[4096];
@@ -213,7 +214,7 @@ static int shared_not_yet(local_transport *lt, const char *rel, shared_settle *s
 	if ((errno != EACCES && errno != EPERM) || s->slept_ms >= budget)
 		return 0;
 	pause = s->slept_ms < 2 ? 2 : s->slept_ms > 64 ? 64 : s->slept_ms;
-	lease__sleep_ms(pause, LEASE_SLEEP_FULL);
+	(void)lease__env_sleep_ms(&lt->clock, pause, LEASE_SLEEP_FULL);
 	s->slept_ms += pause;
 	return 1;
 }
