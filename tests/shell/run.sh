@@ -41,11 +41,15 @@ if [ "${1:-}" = --one ]; then
   name=$(basename "$t")
   tmp=$(mktemp -d)
   t0=$(date +%s)
-  if REFLEASE="$BIN" BUILD="$BUILD" TMPDIR="$tmp" sh "$t" >"$tmp/.out" 2>&1; then
-    line="PASS $name ($(($(date +%s) - t0)) s)"
+  # the CPU time of the test and the processes it waited for (GNU time, when
+  # installed): what a test costs the other tests running beside it
+  timer=""
+  [ -x /usr/bin/time ] && timer="/usr/bin/time -q -f %U+%S -o $tmp/.cpu"
+  if REFLEASE="$BIN" BUILD="$BUILD" TMPDIR="$tmp" $timer sh "$t" >"$tmp/.out" 2>&1; then
+    verdict=PASS
     echo pass >"$res/$name"
   else
-    line="FAIL $name ($(($(date +%s) - t0)) s)"
+    verdict=FAIL
     echo fail >"$res/$name"
     # the test's last 40 lines, led by its FAIL line when that is earlier
     # (a log viewer that cuts the middle of a long log keeps it)
@@ -53,6 +57,8 @@ if [ "${1:-}" = --one ]; then
     { grep -q '^FAIL:' "$tmp/.tail" || grep -m 1 '^FAIL:' "$tmp/.out"; cat "$tmp/.tail"; } |
       sed 's/^/    /' >"$res/$name.out"
   fi
+  cpu=$(tail -n 1 "$tmp/.cpu" 2>/dev/null | awk -F+ 'NF == 2 { printf ", %.0f CPU-s", $1 + $2 }')
+  line="$verdict $name ($(($(date +%s) - t0)) s$cpu)"
   # one writer at a time: a failure's lines stay together
   {
     flock 9

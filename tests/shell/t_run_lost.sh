@@ -6,9 +6,9 @@
 . "$(dirname "$0")/lease_lib.sh"
 
 # CMD that ignores SIGTERM and stamps the time (ms) every 50 ms
-# (written to a temporary file and renamed, so a SIGKILL mid-write never
-# leaves the stamp empty)
-STAMPER="trap '' TERM; while :; do date +%s%3N >'$TMPDIR/stamp.t' && mv -f '$TMPDIR/stamp.t' '$TMPDIR/stamp'; sleep 0.05; done"
+# (build/tools/stamp: written to a temporary file and renamed, so a SIGKILL
+# mid-write never leaves the stamp empty)
+STAMPER="trap '' TERM; exec '$BUILD/tools/stamp' '$TMPDIR/stamp' 50"
 
 # 1. Another party breaks the lease (break --force): the next heartbeat
 #    answers not_holder → lost at once; CMD (ignoring SIGTERM) is killed after

@@ -116,7 +116,7 @@ cat >"$TMPDIR/short.sh" <<'EOF'
 "$R" heartbeat "$1" --lease-token "$REFLEASE_LEASE_TOKEN" --ttl 6 >/dev/null || exit 90
 : >"$S/refs/leases/$1.lock"
 trap '' TERM
-while :; do date +%s%3N >"$TMPDIR/stamp.t" && mv -f "$TMPDIR/stamp.t" "$TMPDIR/stamp"; sleep 0.05; done
+exec "$BUILD/tools/stamp" "$TMPDIR/stamp" 50
 EOF
 short_case() { # short_case MEMBER NAME...: run NAME... with CMD shortening MEMBER
   m=$1; shift
@@ -145,7 +145,7 @@ cat >"$TMPDIR/gshort.sh" <<'EOF'
 trap '' TERM
 sleep 1.6 # the keeper re-reads every 1 s, the main thread passes it on within 0.2 s
 : >"$TMPDIR/gshort.seen"
-while :; do date +%s%3N >"$TMPDIR/stamp.t" && mv -f "$TMPDIR/stamp.t" "$TMPDIR/stamp"; sleep 0.05; done
+exec "$BUILD/tools/stamp" "$TMPDIR/stamp" 50
 EOF
 rm -f "$TMPDIR/stamp"
 "$R" run gs1 gs2 --ttl 60 -- sh "$TMPDIR/gshort.sh" gs2 >"$TMPDIR/gs.out" 2>"$TMPDIR/gs.err" &
