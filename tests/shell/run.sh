@@ -9,8 +9,13 @@
 # a CPU), the longest first: "# test: seconds N" in a test's first 15 lines is
 # its wall time in make check on the 2-core machine (the result lines give
 # it; label a test that takes 20 s or more). A test whose first 15 lines say
-# "# test: serial" (a CPU-heavy stress run, or a claim about real time tight
-# enough that a loaded CPU could break it) runs alone after the others. Each
+# "# test: quiet" (a claim about real time tight enough that a loaded CPU
+# could break it, made by a test that itself uses under one CPU: the CPU-s of
+# its result line under half its seconds) runs after the parallel part, beside
+# at most REFLEASE_QUIET_JOBS - 1 other quiet tests (default 1: alone; make
+# check passes 2, and 1 in the instrumented builds, where a test's CPU time
+# doubles or more). A test whose first 15 lines say "# test: serial" (a
+# CPU-heavy stress run) runs alone after those. Each
 # result line names the test and its wall time; a failure prints its FAIL
 # line, then the last 40 lines of its output.
 #
@@ -73,6 +78,8 @@ BIN=$1
 BUILD=$2
 jobs=${REFLEASE_TEST_JOBS:-3}
 case $jobs in '' | *[!0-9]* | 0) echo "run.sh: REFLEASE_TEST_JOBS must be a positive number" >&2; exit 64 ;; esac
+quiet_jobs=${REFLEASE_QUIET_JOBS:-1}
+case $quiet_jobs in '' | *[!0-9]* | 0) echo "run.sh: REFLEASE_QUIET_JOBS must be a positive number" >&2; exit 64 ;; esac
 # The Action's tests (action_lib.sh, t_action_lint.sh through
 # scripts/lint-action.sh, t_cli_action.sh) share the tree's node_modules, which
 # each installs when missing: installed once here, before they run side by
@@ -92,6 +99,7 @@ if py=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) && [ -x "$py
   mkdir -p "$res/bin" && ln -s "$py" "$res/bin/python3" && PATH="$res/bin:$PATH" && export PATH
 fi
 : >"$res/.parallel"
+: >"$res/.quiet"
 : >"$res/.serial"
 # longest first (no long test starts last and runs on alone); unlabelled
 # tests follow in name order
@@ -100,24 +108,27 @@ for t in "$here"/t_*.sh; do
   secs=$(head -n 15 "$t" | sed -n 's/^# test: seconds \([0-9][0-9]*\).*/\1/p' | head -n 1)
   if head -n 15 "$t" | grep -q '^# test: serial'; then
     echo "${secs:-0} $t" >>"$res/.serial"
+  elif head -n 15 "$t" | grep -q '^# test: quiet'; then
+    echo "${secs:-0} $t" >>"$res/.quiet"
   else
     echo "${secs:-0} $t" >>"$res/.parallel"
   fi
 done
-for f in .parallel .serial; do
+for f in .parallel .quiet .serial; do
   sort -k1,1nr -s "$res/$f" | cut -d' ' -f2- >"$res/$f.sorted"
   mv "$res/$f.sorted" "$res/$f"
 done
 t0=$(date +%s)
 xargs -P "$jobs" -n 1 sh "$here/run.sh" --one "$BIN" "$BUILD" "$res" <"$res/.parallel"
+[ ! -s "$res/.quiet" ] || xargs -P "$quiet_jobs" -n 1 sh "$here/run.sh" --one "$BIN" "$BUILD" "$res" <"$res/.quiet"
 while read -r t; do
   sh "$here/run.sh" --one "$BIN" "$BUILD" "$res" "$t" </dev/null
 done <"$res/.serial"
 pass=$(grep -l '^pass$' "$res"/t_*.sh 2>/dev/null | wc -l)
 fail=$(grep -l '^fail$' "$res"/t_*.sh 2>/dev/null | wc -l)
 ran=$((pass + fail))
-all=$(cat "$res/.parallel" "$res/.serial" | wc -l)
+all=$(cat "$res/.parallel" "$res/.quiet" "$res/.serial" | wc -l)
 [ "$ran" -eq "$all" ] || { echo "run.sh: $((all - ran)) of $all tests gave no result" >&2; fail=$((fail + all - ran)); }
-echo "shell: $pass passed, $fail failed ($jobs at a time, $(($(date +%s) - t0)) s)"
+echo "shell: $pass passed, $fail failed ($jobs at a time, quiet ones $quiet_jobs, $(($(date +%s) - t0)) s)"
 rm -rf "$res"
 [ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]

@@ -1,6 +1,6 @@
 #!/bin/sh
 # test: seconds 67
-# test: serial (run alone by run.sh: its timing or contention counts on the CPUs)
+# test: quiet (a real-time claim; uses under one CPU: run.sh runs it beside at most one other quiet test)
 # The action's post stage and cancellation (issue 25), played by
 # tests/action/harness.mjs as the runner plays them (main stage, then
 # `node dist/post.mjs` with the saved state as STATE_* variables, GITHUB_OUTPUT,

@@ -1,7 +1,7 @@
 #!/bin/sh
 # shellcheck disable=SC1091,SC2015,SC2086,SC2154  # sourced helpers; A && B || fail is intended; $R is a word list
 # test: seconds 43
-# test: serial (run alone by run.sh: its timing or contention counts on the CPUs)
+# test: quiet (a real-time claim; uses under one CPU: run.sh runs it beside at most one other quiet test)
 # Long-lived holders next to git maintenance (F35, issue 23): `run` and
 # `heartbeat --every` next to repeated `git gc` (safe next to writes, protocol.md §9) keep their file
 # descriptors bounded (libgit2 kept every deleted pack open: one more
