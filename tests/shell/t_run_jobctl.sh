@@ -18,7 +18,13 @@ P=$!
 wait_until 20 "CMD started" test -s "$D/cmd.pid"
 C=$(cat "$D/cmd.pid")
 kill -TSTP -"$C"
-wait_until 10 "run stopped itself after CMD's SIGTSTP (state $(pstate "$P"))" sh -c "[ \"\$(sed -n 's/^[0-9]* (.*) \\([A-Za-z]\\) .*/\\1/p' /proc/$P/stat)\" = T ]"
+# (the states at the end of the wait in a failure: did CMD stop at all?)
+i=0
+until [ "$(pstate "$P")" = T ]; do
+  i=$((i + 1))
+  [ "$i" -lt 200 ] || { cat "$D/err"; fail "run did not stop itself within 10 s of CMD's SIGTSTP (run's state $(pstate "$P"), CMD's $(pstate "$C"))"; }
+  sleep 0.05
+done
 [ "$(pstate "$C")" = T ] || fail "CMD is not stopped (state $(pstate "$C"))"
 # `fg`/`bg`: the shell continues run's process group; run continues CMD's tree
 kill -CONT "$P"
