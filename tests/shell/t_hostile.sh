@@ -41,7 +41,7 @@ refuse() {
       # shellcheck disable=SC2086
       expect_rc 64 "$R" $cmd -- "$name"
     fi
-    grep -qF -- "$rule" "$TMPDIR/err" || fail "case $n ($cmd): message does not name '$rule'"
+    has_text "$rule" "$TMPDIR/err" || fail "case $n ($cmd): message does not name '$rule'"
   done
   [ "$(snapshot)" = "$before" ] || fail "case $n wrote something"
 }
@@ -102,14 +102,14 @@ refuse_ns() {
              "status x" "break x --force" "list"; do
     # shellcheck disable=SC2086
     expect_rc 64 "$R" --namespace "$ns" $cmd
-    grep -qF -- "$rule" "$TMPDIR/err" || fail "ns case $n ($cmd): message does not name '$rule'"
+    has_text "$rule" "$TMPDIR/err" || fail "ns case $n ($cmd): message does not name '$rule'"
   done
   # by environment too (an empty REFLEASE_NAMESPACE counts as unset: the default)
   if [ -n "$ns" ]; then
     for cmd in "acquire x" "list"; do
       # shellcheck disable=SC2086
       expect_rc 64 env REFLEASE_NAMESPACE="$ns" "$R" $cmd
-      grep -qF -- "$rule" "$TMPDIR/err" || fail "ns case $n (env, $cmd): message does not name '$rule'"
+      has_text "$rule" "$TMPDIR/err" || fail "ns case $n (env, $cmd): message does not name '$rule'"
     done
   fi
   expect_rc 64 "$R" --namespace "$ns" run x -- true
