@@ -4,6 +4,7 @@
 //   node harness.mjs --action-path DIR --with JSON --result FILE
 //        [--stage main|post] [--state FILE] [--github-token T]
 //        [--job-index N --job-total N] [--wrap JSON] [--node PATH] [--cancel-when FILE]
+//        [--fields DIR]
 //
 // It reads DIR/action.yml, checks the `with` inputs against the declared ones
 // (unknown or missing required inputs fail, as on GitHub), applies defaults
@@ -26,7 +27,11 @@
 // SIGINT to the stage's process, SIGTERM 7.5 s later if it still runs, and
 // 2.5 s after that SIGKILL to its whole process tree; "cancel" records the
 // signals sent and the milliseconds from SIGINT to the stage's end.
-import { readFileSync, writeFileSync, existsSync, mkdirSync, appendFileSync, readdirSync } from 'node:fs';
+// --fields DIR: the result also as one file per dot-separated path under DIR
+// (named by encodeURIComponent of the path): an object or an array as JSON,
+// null as "", anything else as its string (action_lib.sh's q reads a field
+// with cat, not with another node).
+import { readFileSync, writeFileSync, existsSync, mkdirSync, appendFileSync, readdirSync, renameSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { parse } from 'yaml';
@@ -40,7 +45,7 @@ const opt = {
   with: '{}', 'github-token': '', 'job-index': '0', 'job-total': '1', wrap: '[]', stage: 'main',
   node: process.execPath,
 };
-const named = ['action-path', 'result', 'state', 'cancel-when'];
+const named = ['action-path', 'result', 'state', 'cancel-when', 'fields'];
 for (let i = 2; i < process.argv.length; i += 2) {
   const k = process.argv[i].replace(/^--/, '');
   if (!(k in opt) && !named.includes(k)) fail(`unknown option ${k}`);
@@ -211,8 +216,21 @@ for (const k of Object.keys(action.outputs || {})) outputs[k] = out[k] ?? '';
 const state = readKV(files.STATE);
 if (opt.stage === 'main' && opt.state) writeFileSync(opt.state, JSON.stringify(state));
 const summary = readFileSync(files.STEP_SUMMARY, 'utf8');
-writeFileSync(opt.result, JSON.stringify({
+const result = {
   stage: opt.stage, outputs, state, annotations, summary, exit_code: exitCode, ms, stdout, stderr, cancel: cancelled,
-}, null, 1));
+};
+writeFileSync(opt.result, JSON.stringify(result, null, 1));
+if (opt.fields) {
+  mkdirSync(`${opt.fields}.tmp`, { recursive: true });
+  const walk = (p, v) => {
+    if (p) {
+      writeFileSync(`${opt.fields}.tmp/${encodeURIComponent(p)}`,
+        v == null ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v));
+    }
+    if (v && typeof v === 'object') for (const k of Object.keys(v)) walk(p ? `${p}.${k}` : k, v[k]);
+  };
+  walk('', result);
+  renameSync(`${opt.fields}.tmp`, opt.fields);
+}
 if (process.env.HARNESS_JOB_SUMMARY) appendFileSync(process.env.HARNESS_JOB_SUMMARY, summary);
 process.exit(exitCode);

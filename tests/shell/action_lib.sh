@@ -61,7 +61,7 @@ fail() { echo "FAIL: $*" >&2; echo "--- harness log (tail)" >&2; tail -n 30 "$TM
 harness() {
   st=0
   rm -rf "$TMPDIR/r.q" "$TMPDIR/r.q.tmp"
-  node "$root/tests/action/harness.mjs" --action-path "$ap" --result "$TMPDIR/r.json" \
+  node "$root/tests/action/harness.mjs" --action-path "$ap" --result "$TMPDIR/r.json" --fields "$TMPDIR/r.q" \
     --github-token "${CANARY:-}" --wrap "${HARNESS_WRAP:-[]}" --node "${HARNESS_NODE:-$(command -v node)}" \
     "$@" >"$TMPDIR/h.log" 2>&1 || st=$?
   cat "$TMPDIR/h.log" "$TMPDIR/r.json" >>"$log" 2>/dev/null || true
@@ -77,21 +77,7 @@ post() {
   sf=${1:-${HARNESS_STATE:-$TMPDIR/state.json}}
   harness --stage post --state "$sf" --with "$(cat "$sf.with")"
 }
-q() {
-  # the result is read once per harness run (one node, not one per field)
-  # into one file per dot-separated path: an object or array as JSON, null
-  # as "", anything else as its string
-  [ -d "$TMPDIR/r.q" ] || node -e '
-const fs = require("fs"), r = JSON.parse(fs.readFileSync(process.argv[1], "utf8"));
-const dir = process.argv[2];
-fs.mkdirSync(dir + ".tmp", { recursive: true });
-const walk = (p, v) => {
-  if (p) fs.writeFileSync(dir + ".tmp/" + encodeURIComponent(p),
-    v == null ? "" : typeof v === "object" ? JSON.stringify(v) : String(v));
-  if (v && typeof v === "object") for (const k of Object.keys(v)) walk(p ? p + "." + k : k, v[k]);
-};
-walk("", r);
-fs.renameSync(dir + ".tmp", dir);' "$TMPDIR/r.json" "$TMPDIR/r.q"
+q() { # the harness wrote the last result's fields (--fields), one file each
   if [ -f "$TMPDIR/r.q/$1" ]; then cat "$TMPDIR/r.q/$1"; fi
 }
 expect() { [ "$st" -eq "$1" ] || fail "expected exit $1, got $st: $2"; }

@@ -1,6 +1,6 @@
 #!/bin/sh
-# shellcheck disable=SC1091,SC2015,SC2086,SC2046,SC2154  # sourced helpers (rc, P, D, TB set there); A && B || fail is intended; $R and $(ft_env) are word lists
-# test: seconds 97
+# shellcheck disable=SC1091,SC2015,SC2086,SC2046,SC2154,SC2030,SC2031  # sourced helpers (rc, P, D, TB set there); A && B || fail is intended; $R and $(ft_env) are word lists; a background cell sets its own TMPDIR in its subshell
+# test: seconds 45
 # test: quiet (a real-time claim; uses under one CPU: run.sh runs it beside at most one other quiet test)
 # The `run` fence on the local store (protocol.md §6 "The run guarantee",
 # F01, F14, F21): for every way the lease can be lost or `run` can end, no
@@ -8,7 +8,8 @@
 # SIGTERM, a member in its own session — runs after another owner's acquire
 # returned, and `run` releases only after the whole tree is gone. The cells
 # (loss cause × tree shape) are in fence_lib.sh; TTL 6 s (every 2 s,
-# kill_grace 1 s) unless a cell says otherwise.
+# kill_grace 1 s) unless a cell says otherwise. The cells that wait for an
+# expiry run in the background beside the others (below).
 . "$(dirname "$0")/lease_lib.sh"
 . "$(dirname "$0")/fence_lib.sh"
 [ -n "$FTLIB" ] || fail "libfaketime is required (scripts/install-deps.sh)"
@@ -17,6 +18,96 @@
 want_rc() { [ "$rc" -eq "$1" ] || { cat "$RUNLOG"; fail "$c: run exit $rc, want ${2:-$1}"; }; }
 run_exits() { wait_rc "$P"; want_rc "$@"; }
 t_start=$(date +%s)
+
+# ---- The cells that wait for an expiry (about 8 s each: hbfail, stopped,
+# clockback, the small TTLs) run in the background beside the others, each in
+# a subshell with a TMPDIR of its own (its cell directory, $TMPDIR/out, the
+# JSON it parses); they share the store. Their bob waits for the lease
+# (`acquire --wait`: one process, woken by inotify at a release and at the
+# expiry instant otherwise, where a polling bob would exec acquire 20 times a
+# second for 6 s), and their tree is checked against the lease's expiry as
+# well as against bob's acquire: the claim is "gone before the expiry".
+# bob_wait CELL SECONDS: bob takes CELL (`acquire --wait SECONDS`); $TB = ms
+# time right after it returned success
+bob_wait() {
+  set +e
+  env REFLEASE_OWNER=bob REFLEASE_HOST=h2 $R acquire "$1" --ttl 30 --wait "$2" >"$D/bob.out" 2>&1
+  brc=$?
+  set -e
+  TB=$(now_ms)
+  [ "$brc" -eq 0 ] || { cat "$D/bob.out" "$RUNLOG"; fail "$1: bob's acquire --wait $2: exit $brc"; }
+}
+# expiry_ms CELL: expires_at (ms) of the payload bob's acquire replaced
+expiry_ms() {
+  ex=$(git --git-dir="$S" log -1 --format=%b "refs/leases/$1^" | head -n 1 | jget expires_at)
+  echo $(($(date -u -d "$ex" +%s) * 1000))
+}
+
+# heartbeats that fail (a stale ref lock: every write is refused): lost at
+# the deadline, the tree is gone before the expiry; bob takes over after it
+cell_hbfail() {
+  c=hbfail
+  fence_start "$c" all 6
+  : >"$S/refs/leases/$c.lock"
+  wait_rc "$P"
+  rm -f "$S/refs/leases/$c.lock"
+  want_rc 4
+  bob_wait "$c" 20
+  fence_check "$c" "$TB"
+  fence_check "$c" "$(expiry_ms "$c")"
+}
+
+# run stopped (SIGSTOP: a stalled holder, F14): its guard's own watchdog
+# kills the tree before the expiry; bob takes over; run, continued, exits 4
+cell_stopped() {
+  c=stopped
+  fence_start "$c" all 6
+  kill -STOP "$P"
+  bob_wait "$c" 20
+  fence_check "$c" "$TB"
+  fence_check "$c" "$(expiry_ms "$c")"
+  kill -CONT "$P"
+  run_exits 4
+}
+
+# the holder's wall clock steps back an hour (another host's does not): its
+# heartbeats are `not_due` in its own time, but the lease expires in real
+# time; the CLOCK_BOOTTIME deadline stops the tree before the real expiry and
+# bob (real clock) takes over after it
+cell_clockback() {
+  c=clockback
+  clock_to "$TMPDIR/clock.back" +0
+  fence_start "$c" all 6 $(ft_env "$TMPDIR/clock.back")
+  clock_to "$TMPDIR/clock.back" -3600
+  bob_wait "$c" 20
+  fence_check "$c" "$TB"
+  fence_check "$c" "$(expiry_ms "$c")"
+  run_exits 4
+}
+
+# small TTLs the store accepts: heartbeats land before the lost deadline
+# (exit 0), or the TTL is refused up front (exit 64, nothing written)
+cell_small() {
+  for args in "--ttl 6" "--ttl 7 --every 3" "--ttl 8 --every 4" "--ttl 10 --every 5"; do
+    n=small$(echo "$args" | tr -dc 0-9)
+    $R run "$n" $args -- sleep 8 >"$TMPDIR/$n.out" 2>"$TMPDIR/$n.err" &
+    eval "p_$n=$!"
+  done
+  for args in "--ttl 6" "--ttl 7 --every 3" "--ttl 8 --every 4" "--ttl 10 --every 5"; do
+    n=small$(echo "$args" | tr -dc 0-9)
+    eval "wait_rc \$p_$n"
+    [ "$rc" -eq 0 ] || { cat "$TMPDIR/$n.err"; fail "run $args -- sleep 8: exit $rc, want 0"; }
+  done
+  expect_rc 64 $R run small5 --ttl 5 -- true
+  grep -q 'too short for run' "$TMPDIR/err" || fail "ttl 5: message"
+  ! refs | grep -q small5 || fail "ttl 5 wrote a ref"
+}
+
+BG="hbfail stopped clockback small"
+for b in $BG; do
+  (TMPDIR=$TMPDIR/bg.$b && mkdir "$TMPDIR" && "cell_$b") >"$TMPDIR/bg.$b.log" 2>&1 &
+  eval "bg_$b=$!"
+done
 
 # ---- SIGKILL of run (the OOM killer, a runner cancel; F01) × every shape:
 # the guard outlives run and kills the tree; bob takes over after expiry.
@@ -96,29 +187,6 @@ garbage_tip "$c"
 want_rc 65
 fence_check "$c" "$texit"
 
-# ---- heartbeats that fail (a stale ref lock: every write is refused): lost at
-# the deadline, the tree is gone before the expiry; bob takes over after it
-c=hbfail
-fence_start "$c" all 6
-: >"$S/refs/leases/$c.lock"
-wait_rc "$P"
-rm -f "$S/refs/leases/$c.lock"
-want_rc 4
-bob_poll "$c" 20
-fence_check "$c" "$TB"
-exp=$(git --git-dir="$S" log -1 --format=%b "refs/leases/$c^" | head -n 1 | jget expires_at)
-fence_check "$c" "$(($(date -u -d "$exp" +%s) * 1000))"
-
-# ---- run stopped (SIGSTOP: a stalled holder, F14): its guard's own watchdog
-# kills the tree before the expiry; bob takes over; run, continued, exits 4
-c=stopped
-fence_start "$c" all 6
-kill -STOP "$P"
-bob_poll "$c" 20
-fence_check "$c" "$TB"
-kill -CONT "$P"
-run_exits 4
-
 # ---- SIGKILL of the guard: CMD dies with it, the rest of the tree
 # re-parents to run (a subreaper), which kills it, releases, exits 70
 c=guard9
@@ -148,33 +216,12 @@ expect_rc 0 env REFLEASE_OWNER=admin $R break "$c" --force
 bob_poll "$c" 10
 fence_check "$c" "$TB"
 
-# ---- the holder's wall clock steps back an hour (another host's does not):
-# its heartbeats are `not_due` in its own time, but the lease expires in real
-# time; the CLOCK_BOOTTIME deadline stops the tree before the real expiry and
-# bob (real clock) takes over after it
-c=clockback
-clock_to "$TMPDIR/clock.back" +0
-fence_start "$c" all 6 $(ft_env "$TMPDIR/clock.back")
-clock_to "$TMPDIR/clock.back" -3600
-bob_poll "$c" 20
-fence_check "$c" "$TB"
-run_exits 4
-
-# ---- small TTLs the store accepts: heartbeats land before the lost deadline
-# (exit 0), or the TTL is refused up front (exit 64, nothing written)
-for args in "--ttl 6" "--ttl 7 --every 3" "--ttl 8 --every 4" "--ttl 10 --every 5"; do
-  n=small$(echo "$args" | tr -dc 0-9)
-  $R run "$n" $args -- sleep 8 >"$TMPDIR/$n.out" 2>"$TMPDIR/$n.err" &
-  eval "p_$n=$!"
+# ---- the background cells' results
+for b in $BG; do
+  eval "wait_rc \$bg_$b"
+  cat "$TMPDIR/bg.$b.log"
+  [ "$rc" -eq 0 ] || fail "background cell $b: exit $rc (its output above)"
 done
-for args in "--ttl 6" "--ttl 7 --every 3" "--ttl 8 --every 4" "--ttl 10 --every 5"; do
-  n=small$(echo "$args" | tr -dc 0-9)
-  eval "wait_rc \$p_$n"
-  [ "$rc" -eq 0 ] || { cat "$TMPDIR/$n.err"; fail "run $args -- sleep 8: exit $rc, want 0"; }
-done
-expect_rc 64 $R run small5 --ttl 5 -- true
-grep -q 'too short for run' "$TMPDIR/err" || fail "ttl 5: message"
-! refs | grep -q small5 || fail "ttl 5 wrote a ref"
 
 echo "fence matrix (local): $(($(date +%s) - t_start)) s"
 echo ok
