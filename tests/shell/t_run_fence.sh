@@ -1,6 +1,6 @@
 #!/bin/sh
 # shellcheck disable=SC1091,SC2015,SC2086,SC2046,SC2154,SC2030,SC2031  # sourced helpers (rc, P, D, TB set there); A && B || fail is intended; $R and $(ft_env) are word lists; a background cell sets its own TMPDIR in its subshell
-# test: seconds 45
+# test: seconds 30
 # test: quiet (a real-time claim; uses under one CPU: run.sh runs it beside at most one other quiet test)
 # The `run` fence on the local store (protocol.md §6 "The run guarantee",
 # F01, F14, F21): for every way the lease can be lost or `run` can end, no
@@ -20,8 +20,9 @@ run_exits() { wait_rc "$P"; want_rc "$@"; }
 t_start=$(date +%s)
 
 # ---- The cells that wait for an expiry (about 8 s each: hbfail, stopped,
-# clockback, the small TTLs) run in the background beside the others, each in
-# a subshell with a TMPDIR of its own (its cell directory, $TMPDIR/out, the
+# clockback, the small TTLs), and the 13 signal cells one after the other
+# (about 1 s each; their claims are orderings, not bounds), run in the
+# background beside the others, each in a subshell with a TMPDIR of its own (its cell directory, $TMPDIR/out, the
 # JSON it parses); they share the store. Their bob waits for the lease
 # (`acquire --wait`: one process, woken by inotify at a release and at the
 # expiry instant otherwise, where a polling bob would exec acquire 20 times a
@@ -103,7 +104,24 @@ cell_small() {
   ! refs | grep -q small5 || fail "ttl 5 wrote a ref"
 }
 
-BG="hbfail stopped clockback small"
+# every catchable terminating signal to run: forwarded to the whole tree,
+# SIGKILL after min(kill_grace, 3 s), then released; exit 128 + signal.
+# bob polls from the moment the signal is sent (a real race with the release).
+cell_signals() {
+  for cs in TERM:15 INT:2 HUP:1 QUIT:3 ABRT:6 USR1:10 USR2:12 ALRM:14 PIPE:13 XCPU:24 XFSZ:25 VTALRM:26 PROF:27; do
+    sig=${cs%%:*}
+    c=sig-$sig
+    fence_start "$c" all 6 env --default-signal=INT,QUIT
+    kill -"$sig" "$P"
+    bob_poll "$c" 10
+    fence_check "$c" "$TB"
+    run_exits $((128 + ${cs#*:}))
+    run_json
+    [ "$(jv reason)" = interrupted ] && [ "$(jv status)" = released ] || fail "$c: $(tail -n 1 "$RUNLOG")"
+  done
+}
+
+BG="hbfail stopped clockback small signals"
 for b in $BG; do
   (TMPDIR=$TMPDIR/bg.$b && mkdir "$TMPDIR" && "cell_$b") >"$TMPDIR/bg.$b.log" 2>&1 &
   eval "bg_$b=$!"
@@ -120,21 +138,7 @@ for shape in child grandchild noterm setsid; do
   fence_check "$c" "$TB"
 done
 
-# ---- every catchable terminating signal to run: forwarded to the whole tree,
-# SIGKILL after min(kill_grace, 3 s), then released; exit 128 + signal.
-# bob polls from the moment the signal is sent (a real race with the release).
-for cs in TERM:15 INT:2 HUP:1 QUIT:3 ABRT:6 USR1:10 USR2:12 ALRM:14 PIPE:13 XCPU:24 XFSZ:25 VTALRM:26 PROF:27; do
-  sig=${cs%%:*}
-  c=sig-$sig
-  fence_start "$c" all 6 env --default-signal=INT,QUIT
-  kill -"$sig" "$P"
-  bob_poll "$c" 10
-  fence_check "$c" "$TB"
-  run_exits $((128 + ${cs#*:}))
-  run_json
-  [ "$(jv reason)" = interrupted ] && [ "$(jv status)" = released ] || fail "$c: $(tail -n 1 "$RUNLOG")"
-done
-# the shapes one by one for SIGTERM
+# ---- SIGTERM to run with each shape of tree (bob polls as above)
 for shape in child grandchild noterm setsid; do
   c=term-$shape
   fence_start "$c" "$shape" 6
