@@ -4,7 +4,7 @@
 //   node harness.mjs --action-path DIR --with JSON --result FILE
 //        [--stage main|post] [--state FILE] [--github-token T]
 //        [--job-index N --job-total N] [--wrap JSON] [--node PATH] [--cancel-when FILE]
-//        [--fields DIR]
+//        [--fields DIR] [--action-cache FILE]
 //
 // It reads DIR/action.yml, checks the `with` inputs against the declared ones
 // (unknown or missing required inputs fail, as on GitHub), applies defaults
@@ -31,10 +31,30 @@
 // (named by encodeURIComponent of the path): an object or an array as JSON,
 // null as "", anything else as its string (action_lib.sh's q reads a field
 // with cat, not with another node).
-import { readFileSync, writeFileSync, existsSync, mkdirSync, appendFileSync, readdirSync, renameSync } from 'node:fs';
+// --action-cache FILE: action.yml's parse is kept in FILE and read from there
+// while action.yml's size and mtime are unchanged (one yaml load per test).
+import { readFileSync, writeFileSync, existsSync, mkdirSync, appendFileSync, readdirSync, renameSync, statSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { parse } from 'yaml';
+
+// action.yml parsed; with --action-cache FILE, parsed once per test: FILE
+// keeps the parse beside action.yml's size and mtime and is used while they
+// match (loading the yaml package cost more than the rest of a start)
+async function readAction(path, cache) {
+  const st = statSync(path);
+  const stamp = `${st.size} ${st.mtimeMs}`;
+  if (cache && existsSync(cache)) {
+    const c = JSON.parse(readFileSync(cache, 'utf8'));
+    if (c.stamp === stamp) return c.action;
+  }
+  const { parse } = await import('yaml');
+  const action = parse(readFileSync(path, 'utf8'));
+  if (cache) {
+    writeFileSync(`${cache}.tmp`, JSON.stringify({ stamp, action }));
+    renameSync(`${cache}.tmp`, cache);
+  }
+  return action;
+}
 
 function fail(msg) {
   process.stderr.write(`harness: ${msg}\n`);
@@ -45,7 +65,7 @@ const opt = {
   with: '{}', 'github-token': '', 'job-index': '0', 'job-total': '1', wrap: '[]', stage: 'main',
   node: process.execPath,
 };
-const named = ['action-path', 'result', 'state', 'cancel-when', 'fields'];
+const named = ['action-path', 'result', 'state', 'cancel-when', 'fields', 'action-cache'];
 for (let i = 2; i < process.argv.length; i += 2) {
   const k = process.argv[i].replace(/^--/, '');
   if (!(k in opt) && !named.includes(k)) fail(`unknown option ${k}`);
@@ -56,7 +76,7 @@ if (!['main', 'post'].includes(opt.stage)) fail('--stage is main or post');
 const dir = opt['action-path'];
 const wrap = JSON.parse(opt.wrap);
 if (!Array.isArray(wrap) || !wrap.every((w) => typeof w === 'string')) fail('--wrap takes a JSON array of strings');
-const action = parse(readFileSync(join(dir, 'action.yml'), 'utf8'));
+const action = await readAction(join(dir, 'action.yml'), opt['action-cache']);
 if (!/^node\d+$/.test(action.runs?.using || '')) fail('not a JavaScript action');
 if (!action.runs.main) fail('runs.main is missing');
 

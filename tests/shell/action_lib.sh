@@ -62,6 +62,7 @@ harness() {
   st=0
   rm -rf "$TMPDIR/r.q" "$TMPDIR/r.q.tmp"
   node "$root/tests/action/harness.mjs" --action-path "$ap" --result "$TMPDIR/r.json" --fields "$TMPDIR/r.q" \
+    --action-cache "$TMPDIR/action-yml.json" \
     --github-token "${CANARY:-}" --wrap "${HARNESS_WRAP:-[]}" --node "${HARNESS_NODE:-$(command -v node)}" \
     "$@" >"$TMPDIR/h.log" 2>&1 || st=$?
   cat "$TMPDIR/h.log" "$TMPDIR/r.json" >>"$log" 2>/dev/null || true

@@ -1,5 +1,5 @@
 #!/bin/sh
-# test: seconds 67
+# test: seconds 30
 # test: quiet (a real-time claim; uses under one CPU: run.sh runs it beside at most one other quiet test)
 # The action's post stage and cancellation (issue 25), played by
 # tests/action/harness.mjs as the runner plays them (main stage, then

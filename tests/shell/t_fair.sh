@@ -1,6 +1,6 @@
 #!/bin/sh
 # shellcheck disable=SC1091  # sourced helper
-# test: seconds 32
+# test: seconds 18
 # test: quiet (a real-time claim; uses under one CPU: run.sh runs it beside at most one other quiet test)
 # Fair waiting (issue 28, protocol.md §5 "Fair waiting"): --fair waiters are
 # served first come, first served; newcomers queue behind live tickets; a

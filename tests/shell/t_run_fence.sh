@@ -1,6 +1,6 @@
 #!/bin/sh
 # shellcheck disable=SC1091,SC2015,SC2086,SC2046,SC2154,SC2030,SC2031  # sourced helpers (rc, P, D, TB set there); A && B || fail is intended; $R and $(ft_env) are word lists; a background cell sets its own TMPDIR in its subshell
-# test: seconds 30
+# test: seconds 25
 # test: quiet (a real-time claim; uses under one CPU: run.sh runs it beside at most one other quiet test)
 # The `run` fence on the local store (protocol.md §6 "The run guarantee",
 # F01, F14, F21): for every way the lease can be lost or `run` can end, no

@@ -1,6 +1,6 @@
 #!/bin/sh
 # shellcheck disable=SC1091,SC2015,SC2086,SC2154  # sourced helpers; A && B || fail is intended; $R is a word list
-# test: seconds 25
+# test: seconds 20
 # test: quiet (a real-time claim; uses under one CPU: run.sh runs it beside at most one other quiet test)
 # Long-lived holders next to git maintenance (F35, issue 23): `run` and
 # `heartbeat --every`, both at once, next to repeated `git gc` (safe next to writes, protocol.md §9) keep their file
