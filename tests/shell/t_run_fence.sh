@@ -9,7 +9,8 @@
 # returned, and `run` releases only after the whole tree is gone. The cells
 # (loss cause × tree shape) are in fence_lib.sh; TTL 6 s (every 2 s,
 # kill_grace 1 s) unless a cell says otherwise. The cells that wait for an
-# expiry run in the background beside the others (below).
+# expiry, and the signal cells, run in the background beside the others
+# (below).
 . "$(dirname "$0")/lease_lib.sh"
 . "$(dirname "$0")/fence_lib.sh"
 [ -n "$FTLIB" ] || fail "libfaketime is required (scripts/install-deps.sh)"
@@ -22,8 +23,10 @@ t_start=$(date +%s)
 # ---- The cells that wait for an expiry (about 8 s each: hbfail, stopped,
 # clockback, the small TTLs), and the 13 signal cells one after the other
 # (about 1 s each; their claims are orderings, not bounds), run in the
-# background beside the others, each in a subshell with a TMPDIR of its own (its cell directory, $TMPDIR/out, the
-# JSON it parses); they share the store. Their bob waits for the lease
+# background beside the others, each in a subshell with a TMPDIR of its own
+# (its cell directory, $TMPDIR/out, the JSON it parses); they share the
+# store. A failed background cell's FAIL line and output are printed when the
+# sequence below is done. The expiry cells' bob waits for the lease
 # (`acquire --wait`: one process, woken by inotify at a release and at the
 # expiry instant otherwise, where a polling bob would exec acquire 20 times a
 # second for 6 s), and their tree is checked against the lease's expiry as
