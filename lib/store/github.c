@@ -1384,18 +1384,20 @@ static int gh_write_commit(lease_transport *t, lease_oid *out, const lease_oid *
 static int colliding_ref(gh_transport *g, const char *refname, char *out, size_t outlen)
 {
 	lease_ref_list l = {NULL, 0, 0};
-	char match[320];
-	size_t n = strlen(refname + 5);
+	char under[330];
+	size_t n;
 	int rc;
 
-	snprintf(match, sizeof(match), "%s/", refname + 5);
-	if ((rc = rest_list(g, &l, match)) < 0) {
+	/* the listed names are GitHub's: compared whole ("refs/…/"), never read
+	 * at an offset a short name does not reach (a fuzzed listing, issue 26) */
+	n = (size_t)snprintf(under, sizeof(under), "%s/", refname);
+	if ((rc = rest_list(g, &l, under + 5)) < 0) {
 		lease_ref_list_clear(&l); /* a page may have filled part of it */
 		return rc;
 	}
 	rc = 0;
 	for (size_t i = 0; i < l.count && !rc; i++)
-		if (strncmp(l.items[i].refname + 5, match, n + 1) == 0) {
+		if (strncmp(l.items[i].refname, under, n) == 0) {
 			snprintf(out, outlen, "%s", l.items[i].refname);
 			rc = 1;
 		}
