@@ -27,6 +27,9 @@ set -eu
 ROOTS=${REFLEASE_ROOTS:-/var/cache/reflease/roots}
 
 die() { echo "debroot: $*" >&2; exit 1; }
+# apt_update, apt_install on the host: wait while another apt holds apt's locks
+# shellcheck source=scripts/apt.sh disable=SC1091 # followed with shellcheck -x
+. "$(dirname "$0")/apt.sh"
 
 # The first main-archive URI of the host's apt sources (deb822 .sources or
 # one-line sources.list); $REFLEASE_MIRROR wins; deb.debian.org otherwise.
@@ -59,8 +62,7 @@ ensure() {
   present "$name" && return 0
   [ "$(id -u)" -eq 0 ] || die "making a root needs root"
   if ! command -v debootstrap >/dev/null 2>&1; then
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap >/dev/null ||
-      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap >/dev/null; }
+    apt_install debootstrap || { apt_update && apt_install debootstrap; } || die "could not install debootstrap"
   fi
   mkdir -p "$ROOTS"
   rm -rf "$d.tmp"

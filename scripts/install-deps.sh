@@ -45,7 +45,10 @@ if [ "$(id -u)" -ne 0 ]; then
     exit 1
   fi
 fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
+# apt_update, apt_install: wait while another apt holds apt's locks
+# shellcheck source=scripts/apt.sh disable=SC1091 # followed with shellcheck -x
+. "$(dirname "$0")/apt.sh"
+export APT_SUDO="$SUDO"
+apt_update
 # shellcheck disable=SC2086
-$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+apt_install $missing
