@@ -6,7 +6,8 @@
 # answers as apt 2.6 does (the lock message is apt's, seen on this machine with
 # the lists' lock held), so no package is installed and nothing leaves the
 # machine; the installs' DPkg::Lock::Timeout is checked on its argument list
-# (apt itself waits for dpkg's lock with it: see scripts/apt.sh).
+# (apt itself waits for dpkg's lock with it: see scripts/apt.sh). Then the
+# real apt-get, on a private apt configuration (below), waits out a held lock.
 set -eu
 here=$(cd "$(dirname "$0")/../.." && pwd)
 fail() { echo "FAIL: $*" >&2; [ ! -f "$TMPDIR/calls" ] || { echo "--- apt-get calls"; cat "$TMPDIR/calls"; } >&2; exit 1; }
@@ -83,4 +84,64 @@ grep -q -- '-o DPkg::Lock::Timeout=30 install -y -qq --no-install-recommends pkg
 : >"$TMPDIR/calls"
 sh "$here/scripts/install-deps.sh" --build 2>"$TMPDIR/err" || fail "install-deps.sh --build: $(cat "$TMPDIR/err")"
 [ ! -s "$TMPDIR/calls" ] || fail "install-deps.sh --build ran apt-get with everything installed"
+
+# ---- the real apt-get, on a private apt (APT_CONFIG: no sources, its own
+# package lists, its own dpkg state as a copy of this machine's, so nothing
+# is fetched and nothing of the host's apt is touched or locked), with its
+# lists' lock held by another process (fcntl, as apt itself locks): the
+# update waits it out. (An install's wait for dpkg's lock is apt's own,
+# DPkg::Lock::Timeout, checked above on the arguments: apt says nothing while
+# it waits, so a test of it would have to hold the lock for real seconds.)
+# Root only (apt refuses its locks to others); skipped without apt-get or
+# python3.
+if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1 || ! command -v python3 >/dev/null 2>&1; then
+  echo "t_apt: the real apt part skipped (needs root, apt-get and python3)"
+  echo "t_apt: ok"
+  exit 0
+fi
+A="$TMPDIR/apt"
+mkdir -p "$A/lists/partial" "$A/dpkg" "$A/cache/archives/partial" "$A/none" "$TMPDIR/bin2"
+cp /var/lib/dpkg/status "$A/dpkg/status"
+cat >"$A/apt.conf" <<CONF
+Dir::Etc::sourcelist "/dev/null";
+Dir::Etc::sourceparts "$A/none";
+Dir::State::Lists "$A/lists";
+Dir::State::status "$A/dpkg/status";
+Dir::Cache "$A/cache";
+CONF
+export APT_CONFIG="$A/apt.conf"
+real_path=${PATH#"$TMPDIR/bin:"}
+# hold LOCKFILE (fcntl, as apt) until $TMPDIR/release exists; $TMPDIR/held
+# once it is held; $holder its pid
+hold() {
+  rm -f "$TMPDIR/held" "$TMPDIR/release"
+  python3 -c '
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o640)
+fcntl.lockf(fd, fcntl.LOCK_EX)
+open(sys.argv[2] + "/held", "w").close()
+while not os.path.exists(sys.argv[2] + "/release"):
+    time.sleep(0.02)' "$1" "$TMPDIR" &
+  holder=$!
+  echo "$holder" >"$TMPDIR/holder.pid"
+  until [ -e "$TMPDIR/held" ]; do kill -0 "$holder" 2>/dev/null || fail "the holder of $1 died"; done
+}
+# sleep (apt_update's pause between tries) releases the lock instead of
+# waiting: it returns once the holder is gone
+cat >"$TMPDIR/bin2/sleep" <<'SLEEP'
+#!/bin/sh
+echo "sleep $*" >>"$FAKE/calls"
+: >"$FAKE/release"
+while kill -0 "$(cat "$FAKE/holder.pid")" 2>/dev/null; do :; done
+SLEEP
+chmod 755 "$TMPDIR/bin2/sleep"
+
+hold "$A/lists/lock"
+try "PATH='$TMPDIR/bin2:$real_path'; apt_update"
+touch "$TMPDIR/release"
+wait "$holder" || true
+[ "$rc" -eq 0 ] || fail "real apt_update behind a held lists' lock: exit $rc: $(cat "$TMPDIR/err")"
+[ "$(calls '^sleep 5$')" -eq 1 ] || fail "real apt_update did not wait once for the lists' lock ($(calls '^sleep 5$') pauses)"
+grep -q 'another apt holds' "$TMPDIR/err" || fail "real apt_update said nothing of the wait"
+
 echo "t_apt: ok"
