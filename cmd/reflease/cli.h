@@ -103,6 +103,9 @@ typedef struct cli_command {
 	const char *usage;                               /* "acquire NAME [--ttl S] ..." */
 	const char *summary;                             /* one line */
 	const char *help;                                /* option lines for --help */
+	/* the getopt_long table (ends with CLI_GLOBAL_LONGOPTS and {0}): what
+	 * `reflease completion` offers after the command */
+	const struct option *longopts;
 } cli_command;
 
 /* The command tables of each command group file. */
@@ -110,6 +113,13 @@ extern const cli_command cli_store_commands[];
 extern const cli_command cli_lease_commands[];
 extern const cli_command cli_migrate_commands[];
 extern const cli_command cli_reconcile_commands[];
+extern const cli_command cli_completion_commands[];
+
+/* The options before the command (the global ones and --version). */
+extern const struct option cli_main_longopts[];
+/* The @p i th command of every table, in --help's order (from 0); NULL past
+ * the last. */
+const cli_command *cli_command_at(size_t i);
 
 /*
  * Parse a command's options with getopt_long: @p longopts must end with

@@ -933,7 +933,8 @@ const cli_command cli_lease_commands[] = {
          "  --print-token    print only the token (nothing on stdout when held, exit 3);\n"
          "                   for tok=$(reflease acquire NAME --print-token)\n"
          "  --slots N        take one of NAME's N slots (1-64), the lease NAME@<i>ofN\n"
-         "                   (at most N holders; another N than the stored one: exit 78)\n"},
+         "                   (at most N holders; another N than the stored one: exit 78)\n",
+         acquire_longopts},
         {"heartbeat", cmd_heartbeat,
          "heartbeat NAME [NAME...] --lease-token T [--ttl S] [--every S [--release-on-exit]]",
          "Extend a held lease once, or keep extending it every S seconds until stopped or lost; "
@@ -945,23 +946,28 @@ const cli_command cli_lease_commands[] = {
          "                   for INT/TERM/HUP), exit 4 when lost; a closed output does not stop "
          "it\n"
          "  --release-on-exit  release the lease (a set: the whole set) when stopped by a\n"
-         "                   signal\n"},
+         "                   signal\n",
+         heartbeat_longopts},
         {"transition", cmd_transition, "transition NAME [NAME...] --lease-token T --to PHASE",
          "Move a held lease to another phase (claimed, working, review).",
          "  --lease-token T  the token held (or REFLEASE_LEASE_TOKEN)\n"
-         "  --to PHASE       claimed, working or review\n"},
+         "  --to PHASE       claimed, working or review\n",
+         transition_longopts},
         {"reacquire", cmd_reacquire, "reacquire NAME --lease-token T [--ttl S]",
          "Take back a lease this token still holds, even if it expired.",
          "  --lease-token T  the token held (or REFLEASE_LEASE_TOKEN)\n"
-         "  --ttl S          lease time (default: the stored ttl_seconds)\n"},
+         "  --ttl S          lease time (default: the stored ttl_seconds)\n",
+         reacquire_longopts},
         {"release", cmd_release, "release NAME [NAME...] --lease-token T [--strict]",
          "Give a lease up (safe to run in cleanup: never frees someone else's lease).",
          "  --lease-token T  the token held (or REFLEASE_LEASE_TOKEN); empty or stale: not_owner\n"
-         "  --strict         exit 4 when the token is not the current one\n"},
+         "  --strict         exit 4 when the token is not the current one\n",
+         release_longopts},
         {"break", cmd_break, "break NAME [--force]",
          "Administrators: release a lease whatever its token (--force over a live lease).",
          "  --force          also break a live lease, or an unreadable one that shows nothing\n"
-         "                   saying it is free (a missing object, a garbled ref file)\n"},
+         "                   saying it is free (a missing object, a garbled ref file)\n",
+         break_longopts},
         {"run", cmd_run,
          "run NAME [NAME...] [--ttl S] [--every S] [--wait S [--fair]] [--slots N] [--json-file F] "
          "[--conflict-exit-code N] -- CMD [ARG...]",
@@ -986,5 +992,6 @@ const cli_command cli_lease_commands[] = {
          "(CMD's whole tree is stopped first), 128 + signal when interrupted by any terminating\n"
          "signal (the tree gets the signal, then SIGKILL; the lease is released). The tree is\n"
          "also stopped when reflease is SIGKILLed, and the lease released once it is gone\n"
-         "(docs/protocol.md §6).\n"},
-        {NULL, NULL, NULL, NULL, NULL}};
+         "(docs/protocol.md §6).\n",
+         run_longopts},
+        {NULL, NULL, NULL, NULL, NULL, NULL}};

@@ -101,6 +101,8 @@ void cli_wait_guard_disarm(void);
 
 /* `run NAME ... -- CMD` (cmd_run.c). */
 int cmd_run(cli_ctx *ctx, int argc, char **argv);
+/* run's getopt_long table (cmd_run.c), its command table entry's. */
+extern const struct option run_longopts[];
 
 /* The -v line of a keeper (`run`, `heartbeat --every`; command name @p cmd)
  * when the heartbeat service adopted an earlier stored expiry

@@ -199,16 +199,17 @@ static void annotations(const lease_migrate_report *r)
 	}
 }
 
+static const struct option migrate_longopts[] = {
+        {"apply", no_argument, NULL, OPT_APPLY},
+        {"to", required_argument, NULL, OPT_TO},
+        {"assumed-ttl", required_argument, NULL, OPT_ASSUMED_TTL},
+        {"fail-on", required_argument, NULL, OPT_FAIL_ON},
+        {"summary", required_argument, NULL, OPT_SUMMARY},
+        CLI_GLOBAL_LONGOPTS,
+        {NULL, 0, NULL, 0}};
+
 static int cmd_migrate(cli_ctx *ctx, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	        {"apply", no_argument, NULL, OPT_APPLY},
-	        {"to", required_argument, NULL, OPT_TO},
-	        {"assumed-ttl", required_argument, NULL, OPT_ASSUMED_TTL},
-	        {"fail-on", required_argument, NULL, OPT_FAIL_ON},
-	        {"summary", required_argument, NULL, OPT_SUMMARY},
-	        CLI_GLOBAL_LONGOPTS,
-	        {NULL, 0, NULL, 0}};
 	lease_migrate_options o = LEASE_MIGRATE_OPTIONS_INIT;
 	lease_migrate_report rep;
 	migrate_args a = {0, NULL, NULL, LEASE_SEV_ERROR, NULL};
@@ -221,7 +222,8 @@ static int cmd_migrate(cli_ctx *ctx, int argc, char **argv)
 	lease_severity worst = LEASE_SEV_OK;
 	size_t k;
 
-	if ((i = cli_parse(ctx, argc, argv, CLI_GLOBAL_SHORTOPTS, longopts, handle_opt, &a)) < 0)
+	if ((i = cli_parse(ctx, argc, argv, CLI_GLOBAL_SHORTOPTS, migrate_longopts, handle_opt,
+	                   &a)) < 0)
 		return cli_status_of(i);
 	if (i < argc)
 		return cli_status_of(cli_usage(ctx, "unexpected argument '%s'", argv[i]));
@@ -290,5 +292,6 @@ const cli_command cli_migrate_commands[] = {
          "                     the default), warning (skipped), info (would_migrate), never;\n"
          "                     a conflict always exits 1\n"
          "  --summary FILE     also append a markdown summary to FILE (checked before\n"
-         "                     anything is read or written: exit 78)\n"},
-        {NULL, NULL, NULL, NULL, NULL}};
+         "                     anything is read or written: exit 78)\n",
+         migrate_longopts},
+        {NULL, NULL, NULL, NULL, NULL, NULL}};

@@ -441,17 +441,18 @@ static void progress(size_t done, size_t total, void *payload)
 	fflush(stderr);
 }
 
+static const struct option reconcile_longopts[] = {
+        {"reap", no_argument, NULL, OPT_REAP},
+        {"prune-released", required_argument, NULL, OPT_PRUNE},
+        {"fail-on", required_argument, NULL, OPT_FAIL_ON},
+        {"summary", required_argument, NULL, OPT_SUMMARY},
+        {"grace", required_argument, NULL, OPT_GRACE},
+        {"assumed-ttl", required_argument, NULL, OPT_ASSUMED_TTL},
+        CLI_GLOBAL_LONGOPTS,
+        {NULL, 0, NULL, 0}};
+
 static int cmd_reconcile(cli_ctx *ctx, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	        {"reap", no_argument, NULL, OPT_REAP},
-	        {"prune-released", required_argument, NULL, OPT_PRUNE},
-	        {"fail-on", required_argument, NULL, OPT_FAIL_ON},
-	        {"summary", required_argument, NULL, OPT_SUMMARY},
-	        {"grace", required_argument, NULL, OPT_GRACE},
-	        {"assumed-ttl", required_argument, NULL, OPT_ASSUMED_TTL},
-	        CLI_GLOBAL_LONGOPTS,
-	        {NULL, 0, NULL, 0}};
 	lease_reconcile_options defaults = LEASE_RECONCILE_OPTIONS_INIT;
 	lease_reconcile_report rep;
 	reconcile_args a;
@@ -464,7 +465,8 @@ static int cmd_reconcile(cli_ctx *ctx, int argc, char **argv)
 	memset(&a, 0, sizeof(a));
 	a.o = defaults;
 	a.fail_on = LEASE_SEV_ERROR;
-	if ((i = cli_parse(ctx, argc, argv, CLI_GLOBAL_SHORTOPTS, longopts, reconcile_opt, &a)) < 0)
+	if ((i = cli_parse(ctx, argc, argv, CLI_GLOBAL_SHORTOPTS, reconcile_longopts, reconcile_opt,
+	                   &a)) < 0)
 		return cli_status_of(i);
 	if (i < argc)
 		return cli_status_of(cli_usage(ctx, "unexpected argument '%s'", argv[i]));
@@ -656,13 +658,14 @@ static int history_opt(cli_ctx *ctx, int c, const char *arg, void *payload)
 	return reconcile_opt(ctx, c, arg, payload);
 }
 
+static const struct option history_longopts[] = {
+        {"max", required_argument, NULL, OPT_MAX},
+        {"assumed-ttl", required_argument, NULL, OPT_ASSUMED_TTL},
+        CLI_GLOBAL_LONGOPTS,
+        {NULL, 0, NULL, 0}};
+
 static int cmd_history(cli_ctx *ctx, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	        {"max", required_argument, NULL, OPT_MAX},
-	        {"assumed-ttl", required_argument, NULL, OPT_ASSUMED_TTL},
-	        CLI_GLOBAL_LONGOPTS,
-	        {NULL, 0, NULL, 0}};
 	lease_reconcile_options defaults = LEASE_RECONCILE_OPTIONS_INIT;
 	reconcile_args a;
 	lease_history h;
@@ -676,7 +679,7 @@ static int cmd_history(cli_ctx *ctx, int argc, char **argv)
 	memset(&a, 0, sizeof(a));
 	a.o = defaults;
 	/* permuting, like the lease commands: options may follow NAME; "--" ends them */
-	if ((i = cli_parse(ctx, argc, argv, "vqh", longopts, history_opt, &a)) < 0)
+	if ((i = cli_parse(ctx, argc, argv, "vqh", history_longopts, history_opt, &a)) < 0)
 		return cli_status_of(i);
 	if ((rc = cli_take_name(ctx, argc, argv, i, &name)) < 0)
 		return cli_status_of(rc);
@@ -710,7 +713,8 @@ const cli_command cli_reconcile_commands[] = {
          "method used (exact, or approximate for pre-bump payloads), and how long each fair "
          "waiter (acquire --fair) waited in the queue.",
          "  --max N              show at most N entries (1..100000000)\n"
-         "  --assumed-ttl S      TTL assumed for pre-bump payloads (default 300)\n"},
+         "  --assumed-ttl S      TTL assumed for pre-bump payloads (default 300)\n",
+         history_longopts},
         {"reconcile", cmd_reconcile,
          "reconcile [--reap] [--prune-released DAYS] [--fail-on LEVEL] [--summary FILE] "
          "[--grace S] [--assumed-ttl S]",
@@ -728,5 +732,6 @@ const cli_command cli_reconcile_commands[] = {
          "                         when GITHUB_ACTIONS=true; annotations then go to stderr);\n"
          "                         checked before anything is read or written (exit 78)\n"
          "  --grace S              expiry grace, seconds (default: the store's skew margin)\n"
-         "  --assumed-ttl S        TTL assumed for pre-bump payloads (default 300)\n"},
-        {NULL, NULL, NULL, NULL, NULL}};
+         "  --assumed-ttl S        TTL assumed for pre-bump payloads (default 300)\n",
+         reconcile_longopts},
+        {NULL, NULL, NULL, NULL, NULL, NULL}};

@@ -45,7 +45,7 @@
 
 #define OPT_CONFLICT_EXIT (OPT_COMMAND_BASE + 90)
 
-static const struct option run_longopts[] = {
+const struct option run_longopts[] = {
         {"ttl", required_argument, NULL, OPT_TTL},
         {"every", required_argument, NULL, OPT_EVERY},
         {"wait", required_argument, NULL, OPT_WAIT},

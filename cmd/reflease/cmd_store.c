@@ -159,19 +159,20 @@ static json_t *slots_json(cli_ctx *ctx, lease_slots_view *v, const char *name, i
 	return o;
 }
 
+static const struct option status_longopts[] = {
+        {"fail-if-held", no_argument, NULL, OPT_FAIL_IF_HELD},
+        CLI_GLOBAL_LONGOPTS,
+        {NULL, 0, NULL, 0}};
+
 static int cmd_status(cli_ctx *ctx, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	        {"fail-if-held", no_argument, NULL, OPT_FAIL_IF_HELD},
-	        CLI_GLOBAL_LONGOPTS,
-	        {NULL, 0, NULL, 0}};
 	lease_store *st;
 	lease_result r;
 	lease_slots_view slots = {NULL, 0, 0, 0};
 	const char *name;
 	int i, rc, fail_if_held = 0, full = 0;
 
-	if ((i = cli_parse(ctx, argc, argv, "vqh", longopts, status_opt, &fail_if_held)) < 0)
+	if ((i = cli_parse(ctx, argc, argv, "vqh", status_longopts, status_opt, &fail_if_held)) < 0)
 		return cli_status_of(i);
 	if ((rc = cli_take_name(ctx, argc, argv, i, &name)) < 0)
 		return cli_status_of(rc);
@@ -502,18 +503,18 @@ static int gc_ref_reads(const char *path, const char *ref, char *oid, size_t oid
 	return gc_git(has, NULL, 0, err, errlen) == 0;
 }
 
+static const struct option gc_longopts[] = {
+        {"grace", required_argument, NULL, OPT_GRACE}, CLI_GLOBAL_LONGOPTS, {NULL, 0, NULL, 0}};
+
 static int cmd_gc(cli_ctx *ctx, int argc, char **argv)
 {
-	static const struct option longopts[] = {{"grace", required_argument, NULL, OPT_GRACE},
-	                                         CLI_GLOBAL_LONGOPTS,
-	                                         {NULL, 0, NULL, 0}};
 	char prune[64], *args[8], err[4096], ref[1024], oid[128];
 	const char *path;
 	lease_store *st;
 	long grace = GC_GRACE_DEFAULT;
 	int i, rc, attempt;
 
-	if ((i = cli_parse(ctx, argc, argv, "vqh", longopts, gc_opt, &grace)) < 0)
+	if ((i = cli_parse(ctx, argc, argv, "vqh", gc_longopts, gc_opt, &grace)) < 0)
 		return cli_status_of(i);
 	if (i < argc)
 		return cli_status_of(cli_usage(ctx, "unexpected argument '%s'", argv[i]));
@@ -619,20 +620,22 @@ const cli_command cli_store_commands[] = {
         {"init", cmd_init, "init PATH",
          "Create a bare lease store at PATH (or local:PATH), or configure the repository already "
          "there.",
-         ""},
+         "", plain_longopts},
         {"status", cmd_status, "status NAME [--fail-if-held]",
          "Show the lease: live, expired, released or absent; holder and time left (token omitted).",
          "  --fail-if-held   exit 3 when another identity holds the lease live (else 0: free,\n"
          "                   expired, released, or held by this owner and host); without it\n"
-         "                   status exits 0 in every state\n"},
+         "                   status exits 0 in every state\n",
+         status_longopts},
         {"list", cmd_list, "list",
          "List every lease of the namespace, one line each, under a header (NAME PHASE STATUS "
          "OWNER EXPIRES_AT HOST).",
-         ""},
+         "", plain_longopts},
         {"gc", cmd_gc, "gc [--grace S]",
          "Pack a local store and drop what became unreachable (replaced heartbeats), with git gc.",
          "  --grace S        keep unreachable objects younger than S seconds (default 3600;\n"
-         "                   0 only when no writer runs); other stores: nothing to do\n"},
+         "                   0 only when no writer runs); other stores: nothing to do\n",
+         gc_longopts},
         {"version", cmd_version, "version", "Show the version, SDLC_VERSION and library versions.",
-         ""},
-        {NULL, NULL, NULL, NULL, NULL}};
+         "", plain_longopts},
+        {NULL, NULL, NULL, NULL, NULL, NULL}};

@@ -38,14 +38,32 @@ int cli_exit_for(int code)
 
 static int cmd_help(cli_ctx *ctx, int argc, char **argv);
 
+static const struct option help_longopts[] = {CLI_GLOBAL_LONGOPTS, {NULL, 0, NULL, 0}};
+
+const struct option cli_main_longopts[] = {
+        CLI_GLOBAL_LONGOPTS, {"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0}};
+
 static const cli_command main_commands[] = {
         {"help", cmd_help, "help [COMMAND]",
-         "Show the commands, or one command's options (same as 'reflease COMMAND --help').", ""},
-        {NULL, NULL, NULL, NULL, NULL}};
+         "Show the commands, or one command's options (same as 'reflease COMMAND --help').", "",
+         help_longopts},
+        {NULL, NULL, NULL, NULL, NULL, NULL}};
 
-static const cli_command *const command_tables[] = {cli_store_commands, cli_lease_commands,
-                                                    cli_migrate_commands, cli_reconcile_commands,
-                                                    main_commands};
+static const cli_command *const command_tables[] = {cli_store_commands,      cli_lease_commands,
+                                                    cli_migrate_commands,    cli_reconcile_commands,
+                                                    cli_completion_commands, main_commands};
+
+const cli_command *cli_command_at(size_t i)
+{
+	size_t t;
+	const cli_command *c;
+
+	for (t = 0; t < sizeof(command_tables) / sizeof(command_tables[0]); t++)
+		for (c = command_tables[t]; c->name; c++)
+			if (i-- == 0)
+				return c;
+	return NULL;
+}
 
 const cli_command *cli_find_command(const char *name)
 {
@@ -493,11 +511,10 @@ static int parse_env_defaults(cli_ctx *ctx)
 /* help [COMMAND]: the main help, or one command's. */
 static int cmd_help(cli_ctx *ctx, int argc, char **argv)
 {
-	static const struct option longopts[] = {CLI_GLOBAL_LONGOPTS, {NULL, 0, NULL, 0}};
 	const cli_command *cmd;
 	int i;
 
-	if ((i = cli_parse(ctx, argc, argv, "vqh", longopts, NULL, NULL)) < 0)
+	if ((i = cli_parse(ctx, argc, argv, "vqh", help_longopts, NULL, NULL)) < 0)
 		return cli_status_of(i);
 	if (i >= argc) {
 		print_main_help();
@@ -515,8 +532,6 @@ static int cmd_help(cli_ctx *ctx, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	        CLI_GLOBAL_LONGOPTS, {"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0}};
 	cli_ctx ctx;
 	const cli_command *cmd;
 	int c, rc;
@@ -527,13 +542,14 @@ int main(int argc, char **argv)
 		return -rc;
 	/* Global options before the command ('+': stop at the first operand). */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, CLI_GLOBAL_SHORTOPTS "V", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, CLI_GLOBAL_SHORTOPTS "V", cli_main_longopts, NULL)) !=
+	       -1) {
 		if (c == 'V') {
 			cmd = cli_find_command("version");
 			return cmd->run(&ctx, 1, (char *[]){"version", NULL});
 		}
 		if (c == '?' || c == ':')
-			return -bad_option(&ctx, CLI_GLOBAL_SHORTOPTS "V", longopts,
+			return -bad_option(&ctx, CLI_GLOBAL_SHORTOPTS "V", cli_main_longopts,
 			                   argv[optind - 1]);
 		rc = cli_global_option(&ctx, c, optarg);
 		if (rc == 2) {

@@ -4,7 +4,10 @@
 # reflease.pc. A program compiled and linked only with `pkg-config --cflags
 # --libs reflease` against that prefix implements its own transport
 # (tests/install/tiny_transport.c, reflease/sys/transport.h) and runs an
-# acquire and a release over it.
+# acquire and a release over it. It also puts down the man page and the
+# bash, zsh and fish completions (issue 41: what `reflease completion SHELL`
+# prints); `make uninstall` with the same PREFIX then removes every file it
+# put down (the prefix holds no file nor link after it).
 set -eu
 here=$(cd "$(dirname "$0")/../.." && pwd)
 prefix="$TMPDIR/prefix"
@@ -46,4 +49,17 @@ for h in "$prefix"/include/reflease/*.h "$prefix"/include/reflease/sys/*.h; do
 done
 out=$(LD_LIBRARY_PATH="$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ./tiny)
 [ "$out" = ok ] || { echo "FAIL: tiny transport program said: $out"; exit 1; }
-echo "ok: installed headers build a working user transport"
+for f in share/man/man1/reflease.1 share/bash-completion/completions/reflease \
+  share/zsh/site-functions/_reflease share/fish/vendor_completions.d/reflease.fish; do
+  [ -s "$prefix/$f" ] || { echo "FAIL: make install did not put down $f"; exit 1; }
+done
+"$prefix/bin/reflease" completion bash | cmp - "$prefix/share/bash-completion/completions/reflease" ||
+  { echo "FAIL: the installed bash completion is not reflease completion bash's"; exit 1; }
+# shellcheck disable=SC2086
+if ! MAKEFLAGS='' MAKELEVEL='' make -s --no-print-directory -C "$here" $flavour \
+    PREFIX="$prefix" uninstall >"$TMPDIR/make.log" 2>&1; then
+  cat "$TMPDIR/make.log"; echo "FAIL: make uninstall"; exit 1
+fi
+left=$(find "$prefix" ! -type d)
+[ -z "$left" ] || { echo "FAIL: make uninstall left: $left"; exit 1; }
+echo "ok: installed headers build a working user transport; make uninstall removes it all"
