@@ -61,8 +61,10 @@ dirty=$(sh "$root/scripts/debroot.sh" run "$rname" -- sh -c '
   ls /usr/lib/*-linux-gnu/ /usr/lib/ 2>/dev/null | grep -E "^lib(git2|jansson|curl)\.so" || true')
 [ -z "$dirty" ] || fail "the root $rdir is not clean: $dirty"
 
-# the bundle, built here (plain flags) from this source
-(cd "$root" && make --no-print-directory SANITIZE= COVERAGE= bundle >"$TMPDIR/bundle.log" 2>&1) ||
+# the bundle, built here (plain flags) from this source; one make of build/'s
+# bundle at a time (the release tests make it too: tests/shell/release_lib.sh)
+(cd "$root" && mkdir -p build && flock build/.bundle.lock \
+  make --no-print-directory SANITIZE= COVERAGE= bundle >"$TMPDIR/bundle.log" 2>&1) ||
   { cat "$TMPDIR/bundle.log" >&2; fail "make bundle"; }
 
 # the action as the runner lays it out: files, not links (the root sees only $TMPDIR)
