@@ -1,5 +1,6 @@
 #!/bin/sh
 # shellcheck disable=SC1091,SC2154 # sourced helper: root, tarball, rel_name, rel_version
+# test: seconds 20
 # Issue 41: `make release` and the bundle check.
 # - build/release/reflease-VERSION-linux-ARCH.tar.gz has the fixed layout
 #   (one top directory: bin/reflease, lib/, the man page, the bash, zsh and
