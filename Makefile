@@ -2,6 +2,7 @@
 # `make demo` runs the main job on a local store; `make check` runs every test.
 
 PREFIX   ?= /usr/local
+LIBDIR   ?= $(PREFIX)/lib
 DESTDIR  ?=
 CC       ?= cc
 PKGS     := libgit2 jansson libcurl
@@ -99,10 +100,10 @@ $(LIBA): $(LIB_OBJ)
 	ar rcs $@ $^
 
 $(LIBSO): $(LIB_OBJ)
-	$(CC) -shared -Wl,-soname,libreflease.so.0 -o $@ $^ $(SANLD) $(PKG_LIBS)
+	$(CC) -shared -Wl,-soname,libreflease.so.0 -o $@ $^ $(SANLD) $(LDFLAGS) $(PKG_LIBS)
 
 $(BIN): $(CMD_OBJ) $(UTIL_OBJ) $(LIBA)
-	$(CC) -o $@ $(CMD_OBJ) $(UTIL_OBJ) $(LIBA) $(SANLD) $(PKG_LIBS)
+	$(CC) -o $@ $(CMD_OBJ) $(UTIL_OBJ) $(LIBA) $(SANLD) $(LDFLAGS) $(PKG_LIBS)
 
 $(BUILD)/tools/%: tests/tools/%.c $(LIBA)
 	@mkdir -p $(dir $@)
@@ -194,36 +195,36 @@ $(BUILD)/completions/reflease.fish: $(BIN)
 BASHCOMPDIR = $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR  = $(PREFIX)/share/zsh/site-functions
 FISHCOMPDIR = $(PREFIX)/share/fish/vendor_completions.d
-# Every file `make install` puts down, relative to $(DESTDIR)$(PREFIX): what
-# `make uninstall` removes.
-INSTALLED = bin/reflease lib/libreflease.a lib/libreflease.so.0 lib/libreflease.so \
-            include/reflease.h $(patsubst lib/%,%,$(wildcard lib/include/reflease/*.h lib/include/reflease/sys/*.h)) \
-            lib/pkgconfig/reflease.pc share/man/man1/reflease.1 \
-            share/bash-completion/completions/reflease share/zsh/site-functions/_reflease \
-            share/fish/vendor_completions.d/reflease.fish
+# Every file `make install` puts down: what `make uninstall` removes.
+INSTALLED = $(PREFIX)/bin/reflease $(LIBDIR)/libreflease.a $(LIBDIR)/libreflease.so.0 \
+            $(LIBDIR)/libreflease.so $(LIBDIR)/pkgconfig/reflease.pc \
+            $(patsubst lib/%,$(PREFIX)/%,$(wildcard lib/include/reflease.h lib/include/reflease/*.h lib/include/reflease/sys/*.h)) \
+            $(PREFIX)/share/man/man1/reflease.1 $(BASHCOMPDIR)/reflease $(ZSHCOMPDIR)/_reflease \
+            $(FISHCOMPDIR)/reflease.fish
 
-install: all $(COMPLETIONS)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/reflease/sys \
-	           $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/share/man/man1 \
+# (a distribution's package: PREFIX=/usr LIBDIR=/usr/lib/<multiarch>, debian/rules)
+install: $(BIN) $(LIBA) $(LIBSO) $(COMPLETIONS)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PREFIX)/include/reflease/sys \
+	           $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/share/man/man1 \
 	           $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/reflease
-	install -m 644 $(LIBA) $(DESTDIR)$(PREFIX)/lib/libreflease.a
-	install -m 755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/libreflease.so.0
-	ln -sf libreflease.so.0 $(DESTDIR)$(PREFIX)/lib/libreflease.so
+	install -m 644 $(LIBA) $(DESTDIR)$(LIBDIR)/libreflease.a
+	install -m 644 $(LIBSO) $(DESTDIR)$(LIBDIR)/libreflease.so.0
+	ln -sf libreflease.so.0 $(DESTDIR)$(LIBDIR)/libreflease.so
 	install -m 644 lib/include/reflease.h $(DESTDIR)$(PREFIX)/include/reflease.h
 	install -m 644 lib/include/reflease/*.h $(DESTDIR)$(PREFIX)/include/reflease/
 	install -m 644 lib/include/reflease/sys/*.h $(DESTDIR)$(PREFIX)/include/reflease/sys/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' reflease.pc.in \
-	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/reflease.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	    reflease.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/reflease.pc
 	install -m 644 docs/reflease.1 $(DESTDIR)$(PREFIX)/share/man/man1/reflease.1
 	install -m 644 $(BUILD)/completions/reflease.bash $(DESTDIR)$(BASHCOMPDIR)/reflease
 	install -m 644 $(BUILD)/completions/_reflease $(DESTDIR)$(ZSHCOMPDIR)/_reflease
 	install -m 644 $(BUILD)/completions/reflease.fish $(DESTDIR)$(FISHCOMPDIR)/reflease.fish
 
-# Removes what `make install` put down (same PREFIX and DESTDIR), and the
-# directories of reflease's own headers once empty; nothing else.
+# Removes what `make install` put down (the same PREFIX, LIBDIR and DESTDIR),
+# and the directories of reflease's own headers once empty; nothing else.
 uninstall:
-	rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALLED))
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 	rmdir $(DESTDIR)$(PREFIX)/include/reflease/sys $(DESTDIR)$(PREFIX)/include/reflease 2>/dev/null || true
 
 clean:

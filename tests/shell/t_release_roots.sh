@@ -7,8 +7,8 @@
 # shared roots are never written: .ci/run uses trixie for its make check),
 # with no libgit2, jansson, libcurl nor compiler (checked; a library or
 # compiler an earlier CI step installed into trixie is hidden in the
-# overlay first), the tarball is unpacked and runs a lease round trip on a
-# local store: init, acquire, status (live), release, status (released),
+# overlay first: release_lib.sh's in_overlay), the tarball is unpacked and
+# runs a lease round trip on a local store: init, acquire, status (live), release, status (released),
 # and the completion command. The overlay and its mount live in a private
 # mount namespace (unshare -m) and end with the test.
 #
@@ -18,11 +18,7 @@
 . "$(dirname "$0")/release_lib.sh"
 cd "$TMPDIR" || exit 1
 if release_flavoured; then echo "t_release_roots: SKIP in $(basename "$BUILD") (run once, in the plain make check)"; exit 0; fi
-roots=""
-for r in bookworm-minbase trixie; do
-  d=$(sh "$root/scripts/debroot.sh" dir "$r" 2>/dev/null) || d=""
-  [ -n "$d" ] && roots="$roots $r:$d"
-done
+roots=$(root_dirs bookworm-minbase trixie)
 if [ "$(id -u)" -ne 0 ] || ! command -v unshare >/dev/null 2>&1 || [ "$(echo "$roots" | wc -w)" -ne 2 ]; then
   [ "${REFLEASE_CI_ROOTS:-}" != 1 ] || fail "no clean Debian roots bookworm-minbase and trixie (or not root): .ci/run makes them (scripts/debroot.sh)"
   echo "t_release_roots: SKIP: needs root and the Debian roots bookworm-minbase and trixie under ${REFLEASE_ROOTS:-/var/cache/reflease/roots} (found:${roots:- none})"
@@ -53,20 +49,7 @@ mkdir -p "$TMPDIR/rel"
 tar -C "$TMPDIR/rel" -xzf "$tarball"
 for rd in $roots; do
   r=${rd%%:*} d=${rd#*:}
-  mkdir -p "$TMPDIR/ov-$r/upper" "$TMPDIR/ov-$r/work" "$TMPDIR/roots/scratch-$r"
-  # shellcheck disable=SC2016 # the inner script expands its own arguments
-  if ! unshare --mount --propagation private sh -c '
-      set -eu
-      mount -t overlay overlay -o "lowerdir=$1,upperdir=$2/upper,workdir=$2/work" "$3/scratch-$4"
-      touch "$3/scratch-$4/.reflease-root"
-      # whatever an earlier CI step installed: hidden in the overlay only
-      rm -f "$3/scratch-$4"/usr/bin/cc "$3/scratch-$4"/usr/bin/gcc* "$3/scratch-$4"/usr/bin/clang* \
-        "$3/scratch-$4"/usr/bin/c99 "$3/scratch-$4"/usr/bin/tcc \
-        "$3/scratch-$4"/usr/lib/*-linux-gnu/libgit2.so* "$3/scratch-$4"/usr/lib/*-linux-gnu/libjansson.so* \
-        "$3/scratch-$4"/usr/lib/*-linux-gnu/libcurl*.so*
-      REFLEASE_ROOTS=$3 sh "$5/scripts/debroot.sh" run "scratch-$4" --bind "$6" -- \
-        sh "$6/trip.sh" "$6/rel/$7"' \
-      trip "$d" "$TMPDIR/ov-$r" "$TMPDIR/roots" "$r" "$root" "$TMPDIR" "$rel_name" >"$TMPDIR/trip-$r.out" 2>&1; then
+  if ! in_overlay "$r" "$d" "$TMPDIR/trip.sh" "$TMPDIR/rel/$rel_name" >"$TMPDIR/trip-$r.out" 2>&1; then
     cat "$TMPDIR/trip-$r.out" >&2
     fail "the release tarball in $r"
   fi
