@@ -40,6 +40,20 @@ endif
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
 CHECK_CFLAGS = $(shell pkg-config --cflags check)
+# libgit2 1.5 or newer (GIT_EOWNER, git_refdb ...; Debian 12 has 1.5.1): an
+# older one stops the build at once, in one line, instead of a compiler error
+# (issue 41: Ubuntu 22.04's libgit2-dev is 1.1.0). Not for the goals that
+# compile nothing, and not when pkg-config finds no libgit2 (make deps and
+# make check install it first).
+LIBGIT2_MIN := 1.5
+ifneq ($(filter-out clean deps lint uninstall deb,$(or $(MAKECMDGOALS),all)),)
+  LIBGIT2_FOUND := $(shell pkg-config --modversion libgit2 2>/dev/null)
+  ifneq ($(LIBGIT2_FOUND),)
+    ifneq ($(shell pkg-config --atleast-version=$(LIBGIT2_MIN) libgit2 && echo ok),ok)
+      $(error libgit2 $(LIBGIT2_FOUND) found, reflease needs libgit2 $(LIBGIT2_MIN) or newer: install a newer libgit2-dev, or use the prebuilt release reflease-$(VERSION)-linux-$(shell uname -m).tar.gz (README.md "Installing"), which needs no libgit2)
+    endif
+  endif
+endif
 CHECK_LIBS   = $(shell pkg-config --libs check)
 CPPFLAGS += -DREFLEASE_VERSION=\"$(VERSION)\"
 INCLUDES = -Ilib/include -Ilib
