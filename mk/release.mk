@@ -3,7 +3,7 @@
 # made by scripts/release.sh after scripts/bundle-check.sh (glibc symbols up
 # to GLIBC_2.35, no host library but glibc's). Releases are built on Debian 12
 # (.github/workflows/release.yml: debian:12 on x86_64 and aarch64).
-ARCH        ?= $(shell uname -m)
+ARCH        := $(shell uname -m)
 RELEASE_DIR := $(BUILD)/release
 .PHONY: release
 release: $(BUNDLE)/bin/reflease $(COMPLETIONS) scripts/release.sh scripts/bundle-check.sh \
