@@ -10,8 +10,9 @@
 #   than GLIBC_2.35: Ubuntu 22.04's; no library from the host but glibc's)
 #   and runs from wherever it is moved;
 # - the check fails, naming the file and the version, for a library needing
-#   GLIBC_2.36 (arc4random, new in glibc 2.36), and for a bundle missing one
-#   of its libraries (it would come from the host);
+#   GLIBC_2.36 (arc4random, new in glibc 2.36), for a bundle missing one of
+#   its libraries (it would come from the host), and for a program that
+#   opens a host library at run time (dlopen: libz);
 # - on a host whose glibc makes newer symbols (Debian 13: 2.41), make release
 #   refuses with that message instead of packing a tarball Ubuntu 22.04
 #   cannot run.
@@ -40,6 +41,14 @@ neg() {
   rm "neg/b2/lib/$so"
   if sh "$root/scripts/bundle-check.sh" neg/b2 >neg/out2 2>&1; then fail "a bundle without $so passed the check"; fi
   grep -q "bin/reflease needs $so, which is not in lib/" neg/out2 || fail "check said: $(cat neg/out2)"
+  # a library opened at run time (dlopen, as a libcurl loaded on demand would
+  # be) from the host: no DT_NEEDED names it, the loader's own log does
+  mkdir -p neg/b3/bin neg/b3/lib
+  printf '#include <dlfcn.h>\nint main(void) { return dlopen("libz.so.1", RTLD_NOW) ? 0 : 1; }\n' >neg/dl.c
+  cc -o neg/b3/bin/reflease neg/dl.c -ldl || fail "cc: a program opening libz at run time"
+  neg/b3/bin/reflease || fail "this host has no libz.so.1 to open"
+  if sh "$root/scripts/bundle-check.sh" neg/b3 >neg/out3 2>&1; then fail "a library opened at run time from the host passed the check"; fi
+  grep -q 'reflease version loaded /.*/libz\.so\.1 from the host' neg/out3 || fail "check said: $(cat neg/out3)"
 }
 
 touch "$TMPDIR/neg-start"
