@@ -557,9 +557,11 @@ int main(int argc, char **argv)
 			return -cli_usage(&ctx, "invalid namespace: %s",
 			                  strncmp(err, "namespace: ", 11) == 0 ? err + 11 : err);
 	}
-	/* Before run's heartbeat thread and guard exist (lease_global_init). */
-	if ((rc = lease_global_init()) < 0)
-		return cli_status_of(cli_fail(&ctx, rc, "cannot initialise libgit2 and libcurl"));
+	/* No lease_global_init() here (issue 43): opening the store initialises
+	 * the one library its kind uses (libgit2 for local: and remote:, libcurl,
+	 * loaded then, for github:), and every command opens its store before
+	 * run's heartbeat thread and guard exist; version, help and a usage error
+	 * initialise neither. */
 	default_identity(&ctx);
 	rc = cmd->run(&ctx, argc - optind, argv + optind);
 	lease_store_free(ctx.st);
