@@ -188,10 +188,10 @@ ratio() { python3 -c "print('%.2f' % ($(stats "$1" | cut -d' ' -f1) / $(stats "$
 ltok=$(REFLEASE_STORE="local:$W/s" REFLEASE_OWNER=holder "$R" --json acquire x --ttl 600 |
   python3 -c 'import json, sys; print(json.load(sys.stdin)["lease"]["lease_token"])')
 ladder=$(python3 -S "$(dirname "$0")/bench-ladder.py" "$LADDER_RUNS" \
-  "\`reflease version\`=$R version" \
-  "\`reflease --store local:S status x\`=$R --store local:$W/s status x" \
-  "\`git --version\`=git --version" \
-  "\`git --git-dir=S rev-parse refs/leases/x\`=git --git-dir=$W/s rev-parse refs/leases/x")
+  "\`reflease version\`::$R version" \
+  "\`reflease --store local:S status x\`::$R --store local:$W/s status x" \
+  "\`git --version\`::git --version" \
+  "\`git --git-dir=S rev-parse refs/leases/x\`::git --git-dir=$W/s rev-parse refs/leases/x")
 REFLEASE_STORE="local:$W/s" REFLEASE_OWNER=holder "$R" release x --lease-token "$ltok" >/dev/null
 cat <<EOF
 

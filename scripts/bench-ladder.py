@@ -3,7 +3,7 @@
 times, the commands alternated (one run of each in turn, so a load that comes
 and goes hits them alike); prints one markdown row per command:
 | `command` | median ms | min ms | ratio to the last command's median |
-  bench-ladder.py RUNS LABEL=COMMAND...   (COMMAND split on spaces; stdout and
+  bench-ladder.py RUNS LABEL::COMMAND...   (COMMAND split on spaces; stdout and
   stderr to /dev/null; a run that exits non-zero stops the bench)"""
 import os
 import sys
@@ -24,7 +24,7 @@ def once(argv):
 
 def main():
     runs = int(sys.argv[1])
-    cmds = [a.split("=", 1) for a in sys.argv[2:]]
+    cmds = [a.split("::", 1) for a in sys.argv[2:]]
     times = {label: [] for label, _ in cmds}
     for label, cmd in cmds:  # one warm-up each (page cache, ld.so cache)
         once(cmd.split())
