@@ -6,6 +6,12 @@ LIBDIR   ?= $(PREFIX)/lib
 DESTDIR  ?=
 CC       ?= cc
 PKGS     := libgit2 jansson libcurl
+# libcurl is compiled against but not linked (issue 43): lib/store/http.c
+# dlopen()s it, by the soname of the development library, on the first
+# github: store, so local: and remote: commands never load it or its tree.
+LINK_PKGS := libgit2 jansson
+CURL_SONAME := $(shell objdump -p "$$(pkg-config --variable=libdir libcurl)/libcurl.so" 2>/dev/null | \
+                 awk '$$1 == "SONAME" { print $$2 }')
 VERSION  := 0.1.0
 
 WARN := -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -Wpedantic -Wshadow \
@@ -38,7 +44,7 @@ ifeq ($(COVERAGE),1)
 endif
 
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
-PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
+PKG_LIBS   = $(shell pkg-config --libs $(LINK_PKGS))
 CHECK_CFLAGS = $(shell pkg-config --cflags check)
 # libgit2 1.5 or newer (GIT_EOWNER, git_refdb ...; Debian 12 has 1.5.1): an
 # older one stops the build at once, in one line, instead of a compiler error
@@ -56,6 +62,7 @@ ifneq ($(filter-out clean deps lint uninstall deb,$(or $(MAKECMDGOALS),all)),)
 endif
 CHECK_LIBS   = $(shell pkg-config --libs check)
 CPPFLAGS += -DREFLEASE_VERSION=\"$(VERSION)\"
+CPPFLAGS += $(if $(CURL_SONAME),-DREFLEASE_CURL_SONAME=\"$(CURL_SONAME)\")
 INCLUDES = -Ilib/include -Ilib
 ALL_CFLAGS = $(WARN) $(OPT) -fPIC $(INCLUDES) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS)
 

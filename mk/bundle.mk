@@ -1,7 +1,9 @@
 # `make bundle`: build/bundle/ = bin/reflease + lib/ (every shared library it
 # needs but glibc's), found through RPATH $ORIGIN/../lib: the GitHub Action's
 # cached artifact, which runs on a runner without libgit2, jansson or libcurl
-# installed (issue 16; scripts/bundle.sh checks the copy).
+# installed (issue 16; scripts/bundle.sh checks the copy). libcurl is not
+# linked but dlopen()ed (issue 43): it is named to bundle.sh, which copies it
+# and its dependencies too.
 BUNDLE := $(BUILD)/bundle
 .PHONY: bundle
 bundle: $(BUNDLE)/bin/reflease
@@ -12,7 +14,8 @@ $(BUNDLE)/bin/reflease: $(CMD_OBJ) $(UTIL_OBJ) $(LIBA) scripts/bundle.sh
 	@mkdir -p $(BUILD)
 	$(CC) -o $(BUILD)/reflease-rpath $(CMD_OBJ) $(UTIL_OBJ) $(LIBA) $(SANLD) $(PKG_LIBS) \
 	      -Wl,--disable-new-dtags -Wl,-rpath,'$$ORIGIN/../lib'
-	sh scripts/bundle.sh $(BUILD)/reflease-rpath $(BUNDLE)
+	sh scripts/bundle.sh $(BUILD)/reflease-rpath $(BUNDLE) \
+	   $(if $(CURL_SONAME),"$$(pkg-config --variable=libdir libcurl)/$(CURL_SONAME)")
 	@rm -f $(BUILD)/reflease-rpath
 
 # Issue 16's figures in docs/benchmarks.md (make bench; need root and the

@@ -15,11 +15,25 @@
 #                     waiter made while waiting (from the daemon's log)
 # Every figure comes from real processes; the waiter is waiting before the
 # hold time starts.
+# Then (issue 43), in the same run beside the same etcd and flock, short holds
+# ($FAST_HOLD s), $FAST_RUNS runs each, alternated:
+#   separate-process release   as above (holder `reflease release`)
+#   run-style holder           holder `reflease run x -- sh -c 'work'`, waiter
+#                              `reflease run --wait x -- sh -c 'date'` (the
+#                              release in the holder's process), as
+#                              `etcdctl lock` and flock are timed
+#   start-up ladder            `reflease version`, a local: `status` of a held
+#                              lease, `git --version`, `git rev-parse` of the
+#                              same ref (scripts/bench-ladder.py, $LADDER_RUNS
+#                              alternated runs)
 set -eu
 R=$1
 BUILD=$2
 RUNS=$3
 HOLDS=$4
+FAST_HOLD=${FAST_HOLD:-0.5}
+FAST_RUNS=${FAST_RUNS:-21}
+LADDER_RUNS=${LADDER_RUNS:-31}
 W=$(mktemp -d "${TMPDIR:-/tmp}/reflease-handoff.XXXXXX")
 EPID=""
 FPID=""
@@ -152,6 +166,58 @@ $(stats "$W/fl")
 EOF2
   echo "| ${hold} s | ${rm} s (${rx}) | ${em} s (${ex}) | ${fm} s (${fx}) |"
 done
+
+# ---- issue 43: short holds, a run-style holder, the start-up ladder ---------
+: >"$W/p_rl"
+: >"$W/p_et"
+: >"$W/p_fl"
+: >"$W/r_rl"
+n=0
+while [ "$n" -lt "$FAST_RUNS" ]; do
+  REFLEASE_STORE="local:$W/s" rl_once "$FAST_HOLD" >>"$W/p_rl"
+  REFLEASE_STORE="local:$W/s" lock_once "$FAST_HOLD" env REFLEASE_OWNER=holder "$R" run x --ttl 600 -- \
+    :: env REFLEASE_OWNER=waiter "$R" run x --wait 600 --ttl 600 -- >>"$W/r_rl"
+  # shellcheck disable=SC2086 # $EC is words
+  lock_once "$FAST_HOLD" $EC lock bench -- :: $EC lock bench -- >>"$W/p_et"
+  lock_once "$FAST_HOLD" flock "$W/flock" :: flock "$W/flock" >>"$W/p_fl"
+  n=$((n + 1))
+done
+# cell FILE: "median s (max)"; ratio A B: A's median over B's
+cell() { stats "$1" | awk '{ printf "%s s (%s)", $1, $2 }'; }
+ratio() { python3 -c "print('%.2f' % ($(stats "$1" | cut -d' ' -f1) / $(stats "$2" | cut -d' ' -f1)))"; }
+ltok=$(REFLEASE_STORE="local:$W/s" REFLEASE_OWNER=holder "$R" --json acquire x --ttl 600 |
+  python3 -c 'import json, sys; print(json.load(sys.stdin)["lease"]["lease_token"])')
+ladder=$(python3 -S "$(dirname "$0")/bench-ladder.py" "$LADDER_RUNS" \
+  "\`reflease version\`::$R version" \
+  "\`reflease --store local:S status x\`::$R --store local:$W/s status x" \
+  "\`git --version\`::git --version" \
+  "\`git --git-dir=S rev-parse refs/leases/x\`::git --git-dir=$W/s rev-parse refs/leases/x")
+REFLEASE_STORE="local:$W/s" REFLEASE_OWNER=holder "$R" release x --lease-token "$ltok" >/dev/null
+cat <<EOF
+
+### Start-up and short handoffs beside etcd (issue 43)
+
+The same run, the same etcd and lock file; hold $FAST_HOLD s, $FAST_RUNS runs of each, alternated
+(\`FAST_HOLD\`, \`FAST_RUNS\`). Separate-process release: the holder's \`reflease release\`
+process, timed from its start to the waiter's \`reflease acquire --wait\` returning. Run-style
+holder: \`reflease run x --ttl 600 -- sh -c 'work; date >rel'\`, waiter
+\`reflease run x --wait 600 --ttl 600 -- sh -c 'date >acq'\` (the release inside the holder's
+process, after its command ends), timed as \`etcdctl lock bench -- sh -c ...\` and
+\`flock F sh -c ...\` are (from the end of the holder's command to the waiter's command).
+
+| handoff | reflease \`local:\` median (max) | \`etcdctl lock\` median (max) | \`flock(1)\` median (max) | reflease / etcd |
+|---|---|---|---|---|
+| separate-process release | $(cell "$W/p_rl") | $(cell "$W/p_et") | $(cell "$W/p_fl") | $(ratio "$W/p_rl" "$W/p_et")× |
+| \`run\` → \`run --wait\` | $(cell "$W/r_rl") | $(cell "$W/p_et") | $(cell "$W/p_fl") | $(ratio "$W/r_rl" "$W/p_et")× |
+
+Start-up ladder (\`python3 -S scripts/bench-ladder.py $LADDER_RUNS ...\`: each command started
+with posix_spawn, $LADDER_RUNS runs alternated after one warm-up; the lease held; the ratio is
+to \`git rev-parse\`'s median):
+
+| command | median | min | / \`git rev-parse\` |
+|---|---|---|---|
+$ladder
+EOF
 
 # ---- fair waiting (issue 28): the same handoff with --fair -----------------
 cat <<EOF

@@ -10,7 +10,7 @@ PKGS="build-essential pkg-config git libgit2-dev libjansson-dev libcurl4-openssl
       faketime libmicrohttpd-dev openssl gcovr clang-format cppcheck shellcheck groff-base man-db
       spin jq python3 clang CLANG_RT curl hyperfine lighttpd openssh-server
       e2fsprogs util-linux mount etcd-server etcd-client time zsh fish debhelper dpkg-dev
-      fakeroot lintian"
+      fakeroot lintian strace"
 BUILD_PKGS="build-essential pkg-config libgit2-dev libjansson-dev libcurl4-openssl-dev"
 [ "${1:-}" = --build ] && PKGS=$BUILD_PKGS
 # Package names that differ by release: clang's sanitizer runtime (make check

@@ -6,6 +6,7 @@
  * token canary. Field cases: F10, F24, F25, F26 (transport level). */
 #define _DEFAULT_SOURCE
 #include <check.h>
+#include <git2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1632,6 +1633,40 @@ START_TEST(http_body_cap_and_headers)
 	lease__http_free(h);
 }
 END_TEST
+/* Issue 43: a github: store initialises libcurl only, loaded then. These
+ * run without the fixture (the fake server initialises libgit2 itself) and
+ * open a store on a closed loopback port: opening sends nothing. */
+START_TEST(github_store_leaves_libgit2_alone)
+{
+	lease_store_options o;
+
+	ghstore_options(&o, "http://127.0.0.1:9", TOKEN, 5, 2000, NULL, NULL);
+	ck_assert_int_eq(ghstore_open(&st, &o), 0);
+	lease_store_free(st);
+	st = NULL;
+	/* libgit2 counts its initialisations: this is the first */
+	ck_assert_int_eq(git_libgit2_init(), 1);
+	git_libgit2_shutdown();
+}
+END_TEST
+
+START_TEST(absent_libcurl_named_with_its_package)
+{
+	lease_store_options o;
+	char err[512];
+
+	lease__http_set_soname("libcurl-absent.so.9");
+	ghstore_options(&o, "http://127.0.0.1:9", TOKEN, 5, 2000, NULL, NULL);
+	ck_assert_int_eq(lease_store_open(&st, "github:octo/leases", &o, err, sizeof(err)),
+	                 LEASE_ECONFIG);
+	ck_assert_ptr_null(st);
+	ck_assert_msg(strstr(err, "cannot load libcurl (libcurl-absent.so.9)") &&
+	                      strstr(err, "apt-get install libcurl4"),
+	              "%s", err);
+	/* the library-wide initialisation reports it too */
+	ck_assert_int_eq(lease_global_init(), LEASE_ECONFIG);
+}
+END_TEST
 
 Suite *github_suite(void)
 {
@@ -1664,5 +1699,7 @@ Suite *github_suite(void)
 	             ONE(spec_and_token_rules), ONE(token_canary_never_logged),
 	             ONE(http_body_cap_and_headers), ONE(pacing_on_the_virtual_clock),
 	             ONE(redirects_bounded_and_never_off_host), NULL);
+	suitefix_add(s, "load", 30, NULL, ONE(github_store_leaves_libgit2_alone),
+	             ONE(absent_libcurl_named_with_its_package), NULL);
 	return s;
 }

@@ -2,7 +2,9 @@
  * git gc, racing forked writers, lock contention, and a cross-check of what
  * it writes with the git CLI. */
 #define _DEFAULT_SOURCE
+#define _GNU_SOURCE /* RTLD_NOLOAD (issue 43) */
 #include <check.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -708,7 +710,8 @@ START_TEST(symbolic_ref_cas)
 END_TEST
 
 /* lease_global_init (issue 17): the one initialisation of libgit2 and
- * libcurl, done once; every store open goes through it. Each Check test
+ * libcurl, done once; a local: store open goes through libgit2's once
+ * (issue 43). Each Check test
  * runs in its own process, so the counts below start from zero. */
 START_TEST(global_init_once)
 {
@@ -726,6 +729,28 @@ START_TEST(global_init_once)
 	lease_store_free(st);
 	ck_assert_int_eq(git_libgit2_init(), 2); /* opening a store did not add one */
 	git_libgit2_shutdown();
+	testrepo_remove(dir);
+}
+END_TEST
+
+/* Issue 43: a local: store initialises libgit2 and never loads libcurl
+ * (dlopen()ed by github: stores only; the runner does not link it). */
+START_TEST(local_store_loads_no_libcurl)
+{
+	lease_store *st = NULL;
+	char dir[512], spec[600], err[512];
+
+	ck_assert_ptr_null(dlopen(REFLEASE_CURL_SONAME, RTLD_LAZY | RTLD_NOLOAD));
+	ck_assert_int_eq(testrepo_make(dir, sizeof(dir), TESTREPO_BARE), 0);
+	snprintf(spec, sizeof(spec), "local:%s", dir);
+	ck_assert_int_eq(lease_store_open(&st, spec, NULL, err, sizeof(err)), 0);
+	lease_store_free(st);
+	ck_assert_int_eq(git_libgit2_init(), 2); /* the store's, and this one */
+	git_libgit2_shutdown();
+	ck_assert_ptr_null(dlopen(REFLEASE_CURL_SONAME, RTLD_LAZY | RTLD_NOLOAD));
+	/* lease_global_init() keeps its promise: both, libcurl loaded now */
+	ck_assert_int_eq(lease_global_init(), 0);
+	ck_assert_ptr_nonnull(dlopen(REFLEASE_CURL_SONAME, RTLD_LAZY | RTLD_NOLOAD));
 	testrepo_remove(dir);
 }
 END_TEST
@@ -790,11 +815,12 @@ Suite *local_suite(void)
 {
 	Suite *s = suite_create("local");
 
-	suitefix_add(s, "local", 30, NULL, ONE(global_init_once), ONE(repo_kinds), ONE(open_errors),
-	             ONE(init_and_git_cli_crosscheck), ONE(commit_time_from_store_clock),
-	             ONE(packed_refs_and_gc), ONE(lock_contention),
-	             ONE(delete_rereads_packed_refs_under_lock), ONE(df_conflict_names_the_ref),
-	             ONE(symbolic_ref_cas), ONE(shared_repository_modes), NULL);
+	suitefix_add(s, "local", 30, NULL, ONE(global_init_once), ONE(local_store_loads_no_libcurl),
+	             ONE(repo_kinds), ONE(open_errors), ONE(init_and_git_cli_crosscheck),
+	             ONE(commit_time_from_store_clock), ONE(packed_refs_and_gc),
+	             ONE(lock_contention), ONE(delete_rereads_packed_refs_under_lock),
+	             ONE(df_conflict_names_the_ref), ONE(symbolic_ref_cas),
+	             ONE(shared_repository_modes), NULL);
 	suitefix_add(s, "race", 120, NULL, ONE(race_16_creators_one_winner),
 	             ONE(concurrent_deleters_packed), NULL);
 	return s;

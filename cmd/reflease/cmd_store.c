@@ -57,7 +57,10 @@ static int cmd_init(cli_ctx *ctx, int argc, char **argv)
 		        cli_usage(ctx, "unexpected argument '%s' after PATH", argv[i + 1]));
 	if ((rc = init_path(ctx, argv[i], &path)) < 0)
 		return cli_status_of(rc);
-	if ((rc = lease_store_init_local(path, &created, err, sizeof(err))) < 0)
+	cli_ca_skip(1); /* local: no TLS (ca_defer.c, issue 43) */
+	rc = lease_store_init_local(path, &created, err, sizeof(err));
+	cli_ca_skip(0);
+	if (rc < 0)
 		return cli_status_of(cli_fail(ctx, rc, "%s", err));
 	if (ctx->json)
 		cli_emit_json(stdout, json_pack("{s:s, s:s, s:s}", "status",
@@ -601,18 +604,18 @@ static int cmd_version(cli_ctx *ctx, int argc, char **argv)
 
 	if ((i = cli_parse(ctx, argc, argv, "vqh", plain_longopts, NULL, NULL)) < 0)
 		return cli_status_of(i);
+	/* libcurl: the version built against (LIBCURL_VERSION): it is loaded
+	 * only by a github: store (issue 43), never to print a version */
 	git_libgit2_version(&maj, &min, &rev);
 	snprintf(git2, sizeof(git2), "%d.%d.%d", maj, min, rev);
 	if (ctx->json)
-		cli_emit_json(stdout,
-		              json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "version",
-		                        REFLEASE_VERSION, "sdlc_version", SDLC_VERSION, "libraries",
-		                        "libgit2", git2, "jansson", JANSSON_VERSION, "libcurl",
-		                        curl_version_info(CURLVERSION_NOW)->version));
+		cli_emit_json(stdout, json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "version",
+		                                REFLEASE_VERSION, "sdlc_version", SDLC_VERSION,
+		                                "libraries", "libgit2", git2, "jansson",
+		                                JANSSON_VERSION, "libcurl", LIBCURL_VERSION));
 	else
 		printf("reflease %s (payload schema %s; libgit2 %s, jansson %s, libcurl %s)\n",
-		       REFLEASE_VERSION, SDLC_VERSION, git2, JANSSON_VERSION,
-		       curl_version_info(CURLVERSION_NOW)->version);
+		       REFLEASE_VERSION, SDLC_VERSION, git2, JANSSON_VERSION, LIBCURL_VERSION);
 	return EXIT_OK;
 }
 

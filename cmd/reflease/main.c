@@ -462,7 +462,12 @@ int cli_open_store(cli_ctx *ctx, lease_store **out)
 	if (ctx->token_buf[0])
 		o.github_token = ctx->token_buf; /* --token-file's, read above */
 	err[0] = '\0';
-	if ((rc = lease_store_open(&ctx->st, ctx->store_spec, &o, err, sizeof(err))) < 0) {
+	/* a local: store makes no TLS connection: libgit2 need not load the CA
+	 * bundle at its initialisation (ca_defer.c, issue 43) */
+	cli_ca_skip(strncmp(ctx->store_spec, "local:", 6) == 0);
+	rc = lease_store_open(&ctx->st, ctx->store_spec, &o, err, sizeof(err));
+	cli_ca_skip(0);
+	if (rc < 0) {
 		cli_mark_if_full(err, sizeof(err));
 		return cli_fail(ctx, rc, "%s", err[0] ? err : lease_error_id(rc));
 	}
@@ -573,9 +578,11 @@ int main(int argc, char **argv)
 			return -cli_usage(&ctx, "invalid namespace: %s",
 			                  strncmp(err, "namespace: ", 11) == 0 ? err + 11 : err);
 	}
-	/* Before run's heartbeat thread and guard exist (lease_global_init). */
-	if ((rc = lease_global_init()) < 0)
-		return cli_status_of(cli_fail(&ctx, rc, "cannot initialise libgit2 and libcurl"));
+	/* No lease_global_init() here (issue 43): opening the store initialises
+	 * the one library its kind uses (libgit2 for local: and remote:, libcurl,
+	 * loaded then, for github:), and every command opens its store before
+	 * run's heartbeat thread and guard exist; version, help and a usage error
+	 * initialise neither. */
 	default_identity(&ctx);
 	rc = cmd->run(&ctx, argc - optind, argv + optind);
 	lease_store_free(ctx.st);

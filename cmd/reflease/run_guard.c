@@ -420,6 +420,7 @@ static void guard_main(char **cmd, int ctl_r, int ev_w, int fg, double kill_grac
 	for (;;) {
 		struct pollfd p[2] = {{sfd, POLLIN, 0}, {parent_gone ? -1 : ctl_r, POLLIN, 0}};
 		double now = run_clock();
+		size_t left = (size_t)-1; /* this turn's tree_scan after CMD's end */
 		int ms, r;
 
 		if (!k.active && deadline > 0 && now >= deadline + GUARD_DEADLINE_LAG)
@@ -433,14 +434,17 @@ static void guard_main(char **cmd, int ctl_r, int ev_w, int fg, double kill_grac
 		if (cmd_done && !reported) {
 			reported = 1;
 			send_msg(ev_w, 'C', status, 0);
-			if (!k.active && tree_scan(NULL) > 0)
+			if (!k.active && (left = tree_scan(NULL)) > 0)
 				killer_start(&k, SIGTERM, leftover_grace); /* what CMD left */
 		}
 		if (k.active && killer_step(&k) == 0 && cmd_done) {
 			r = reap(pid, &status, &cmd_done, NULL);
 			if (r < 0)
 				break;
-		} else if (cmd_done && !k.active && r < 0 && tree_scan(NULL) == 0) {
+		} else if (cmd_done && !k.active && r < 0 && (left == 0 || tree_scan(NULL) == 0)) {
+			/* no child left (r, reaped before that scan) and an empty
+			 * tree: nothing can fork any more, so a second walk of /proc
+			 * would only delay run's release (issue 43) */
 			break;
 		}
 		ms = IDLE_POLL_MS;

@@ -3,11 +3,15 @@
 #include "git2compat.h"
 
 #include <git2/sys/commit.h>
+#include <pthread.h>
 #include <string.h>
 
 #define EMPTY_TREE_HEX "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
-int lease__git_global_setup(void)
+static pthread_once_t git_once = PTHREAD_ONCE_INIT;
+static int git_rc;
+
+static int git_setup(void)
 {
 	if (git_libgit2_init() < 0)
 		return LEASE_EINTERNAL;
@@ -22,6 +26,17 @@ int lease__git_global_setup(void)
 	git_libgit2_opts(GIT_OPT_SET_MWINDOW_SIZE, (size_t)1024 * 1024);
 	git_libgit2_opts(GIT_OPT_SET_MWINDOW_MAPPED_LIMIT, (size_t)8 * 1024 * 1024);
 	return lease__git_net_setup() < 0 ? LEASE_EINTERNAL : 0;
+}
+
+static void git_setup_once(void)
+{
+	git_rc = git_setup();
+}
+
+int lease__git_global_init(void)
+{
+	pthread_once(&git_once, git_setup_once);
+	return git_rc;
 }
 
 void lease__git_oid_to(git_oid *g, const lease_oid *o)

@@ -12,13 +12,14 @@
 #include "backend.h"
 
 /**
- * libgit2's part of lease_global_init() (called once, by it only):
+ * libgit2's part of lease_global_init(), and the one local: and remote:
+ * stores need (issue 43): once per process (pthread_once),
  * git_libgit2_init, fsync of the git directory on (protocol.md §9), no
  * commit cache (each commit is read once per operation), and the network
- * bounds of lease__git_net_setup().
+ * bounds of lease__git_net_setup(). Later calls return the first's result.
  * @return 0, or LEASE_EINTERNAL
  */
-int lease__git_global_setup(void);
+int lease__git_global_init(void);
 
 /**
  * Bound libgit2's network calls (lib/store/gitstream.c, issue 24 item 3):

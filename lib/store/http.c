@@ -1,6 +1,12 @@
 /* HTTP client of the GitHub backend: one reused libcurl handle, bounded
  * bodies, loopback-only plain http, a credential that never leaves this file
- * except inside the Authorization header (protocol.md §9 github). */
+ * except inside the Authorization header (protocol.md §9 github).
+ *
+ * libcurl is the one library only github: stores use, and with its TLS, SSH,
+ * LDAP, Kerberos ... tree the largest part of a start-up (issue 43): it is not
+ * linked but dlopen()ed on the first github: store (lease__http_global_init),
+ * and called through the table below, as git keeps it in git-remote-https.
+ * curl.h gives the types and constants only. */
 #include "http.h"
 
 #include "reflease/common.h"
@@ -8,6 +14,8 @@
 #include "util/util.h"
 
 #include <curl/curl.h>
+#include <dlfcn.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +26,96 @@
 #ifndef REFLEASE_VERSION
 #define REFLEASE_VERSION "0"
 #endif
+/* The soname of the libcurl built against (the Makefile reads it from the
+ * development library); Debian's libcurl4-openssl-dev: libcurl.so.4. */
+#ifndef REFLEASE_CURL_SONAME
+#define REFLEASE_CURL_SONAME "libcurl.so.4"
+#endif
+
+/* The libcurl functions this file calls, each as curl.h declares it. */
+#define CURL_FUNCS(X)                                                                              \
+	X(global_init)                                                                             \
+	X(easy_init)                                                                               \
+	X(easy_setopt)                                                                             \
+	X(easy_perform)                                                                            \
+	X(easy_getinfo)                                                                            \
+	X(easy_cleanup)                                                                            \
+	X(easy_strerror)                                                                           \
+	X(slist_append)                                                                            \
+	X(slist_free_all)                                                                          \
+	X(url)                                                                                     \
+	X(url_set)                                                                                 \
+	X(url_get)                                                                                 \
+	X(url_cleanup)                                                                             \
+	X(free)                                                                                    \
+	X(getdate)
+
+static struct {
+#define CURL_FN_DECL(f) __typeof__(curl_##f) *f;
+	CURL_FUNCS(CURL_FN_DECL)
+#undef CURL_FN_DECL
+} cu;
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static const char *curl_soname = REFLEASE_CURL_SONAME;
+static char curl_error[512]; /* why libcurl is unusable; "" once loaded */
+
+/* The Debian package that carries @p soname (for the error's advice). */
+static const char *curl_package(const char *soname)
+{
+	if (strstr(soname, "gnutls"))
+		return "libcurl3-gnutls";
+	if (strstr(soname, "nss"))
+		return "libcurl3-nss";
+	return "libcurl4";
+}
+
+static void curl_load(void)
+{
+	void *so = dlopen(curl_soname, RTLD_NOW | RTLD_LOCAL), *sym;
+	const char *missing = NULL;
+
+	snprintf(curl_error, sizeof(curl_error), "%s", "");
+	if (!so) {
+		const char *why = dlerror();
+		snprintf(curl_error, sizeof(curl_error),
+		         "cannot load libcurl (%s), which github: stores use: %s; install it "
+		         "(Debian: apt-get install %s)",
+		         curl_soname, why ? why : "not found", curl_package(curl_soname));
+		return;
+	}
+#define CURL_FN_LOAD(f)                                                                            \
+	if (!missing && !(sym = dlsym(so, "curl_" #f)))                                            \
+		missing = "curl_" #f;                                                              \
+	else if (!missing)                                                                         \
+		memcpy(&cu.f, &sym, sizeof(sym));
+	CURL_FUNCS(CURL_FN_LOAD)
+#undef CURL_FN_LOAD
+	if (missing)
+		snprintf(curl_error, sizeof(curl_error),
+		         "the libcurl loaded (%s) has no %s: it is older than the 7.88 reflease "
+		         "was built against; install a newer one (Debian: apt-get install %s)",
+		         curl_soname, missing, curl_package(curl_soname));
+	else if (cu.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+		snprintf(curl_error, sizeof(curl_error), "libcurl (%s) could not be initialised",
+		         curl_soname);
+	if (curl_error[0])
+		memset(&cu, 0, sizeof(cu));
+}
+
+int lease__http_global_init(char *err, size_t errlen)
+{
+	pthread_once(&curl_once, curl_load);
+	if (!curl_error[0])
+		return 0;
+	lease__error_set(err, errlen, "%s", curl_error);
+	return LEASE_ECONFIG;
+}
+
+void lease__http_set_soname(const char *soname)
+{
+	curl_soname = soname;
+}
 
 struct lease_http {
 	CURL *curl;
@@ -55,11 +153,11 @@ static int classify_url(const char *url, char *err, size_t errlen)
 		lease__error_set(err, errlen, "%s", "empty GitHub API URL");
 		return LEASE_ECONFIG;
 	}
-	if (!(u = curl_url()))
+	if (!(u = cu.url()))
 		return LEASE_ENOMEM;
-	if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
-	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
-	    curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK) {
+	if (cu.url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
+	    cu.url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+	    cu.url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK) {
 		lease__error_set(err, errlen, "invalid GitHub API URL '%s'", url);
 		goto out;
 	}
@@ -77,9 +175,9 @@ static int classify_url(const char *url, char *err, size_t errlen)
 		lease__error_set(err, errlen, "unsupported URL scheme in '%s' (expected https://)",
 		                 url);
 out:
-	curl_free(host);
-	curl_free(scheme);
-	curl_url_cleanup(u);
+	cu.free(host);
+	cu.free(scheme);
+	cu.url_cleanup(u);
 	return rc;
 }
 
@@ -87,25 +185,25 @@ out:
  * scheme and host; 0, or -1 when it does not parse. */
 static int url_origin(const char *url, char *out, size_t outlen)
 {
-	CURLU *u = curl_url();
+	CURLU *u = cu.url();
 	char *scheme = NULL, *host = NULL, *port = NULL;
 	int rc = -1;
 	size_t i;
 
-	if (u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
-	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
-	    curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
-	    curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK &&
+	if (u && cu.url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+	    cu.url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+	    cu.url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
+	    cu.url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK &&
 	    (size_t)snprintf(out, outlen, "%s://%s:%s", scheme, host, port) < outlen) {
 		for (i = 0; out[i]; i++)
 			if (out[i] >= 'A' && out[i] <= 'Z')
 				out[i] = (char)(out[i] - 'A' + 'a');
 		rc = 0;
 	}
-	curl_free(port);
-	curl_free(host);
-	curl_free(scheme);
-	curl_url_cleanup(u);
+	cu.free(port);
+	cu.free(host);
+	cu.free(scheme);
+	cu.url_cleanup(u);
 	return rc;
 }
 
@@ -113,14 +211,16 @@ int lease__http_same_origin(const char *a, const char *b)
 {
 	char oa[600], ob[600];
 
-	return url_origin(a, oa, sizeof(oa)) == 0 && url_origin(b, ob, sizeof(ob)) == 0 &&
-	       strcmp(oa, ob) == 0;
+	return lease__http_global_init(NULL, 0) == 0 && url_origin(a, oa, sizeof(oa)) == 0 &&
+	       url_origin(b, ob, sizeof(ob)) == 0 && strcmp(oa, ob) == 0;
 }
 
 int lease__http_check_url(const char *url, char *err, size_t errlen)
 {
-	int rc = classify_url(url, err, errlen);
+	int rc = lease__http_global_init(err, errlen);
 
+	if (rc == 0)
+		rc = classify_url(url, err, errlen);
 	return rc < 0 ? rc : 0;
 }
 
@@ -231,12 +331,12 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
 	if (n >= 5 && strncmp(data, "HTTP/", 5) == 0) {
 		reset_headers(r); /* a new response (after 100 Continue, say) */
 	} else if ((v = header_value(data, n, "date", buf, sizeof(buf)))) {
-		time_t t = curl_getdate(v, NULL);
+		time_t t = cu.getdate(v, NULL);
 		r->date = t < 0 ? -1 : (int64_t)t;
 	} else if ((v = header_value(data, n, "retry-after", buf, sizeof(buf)))) {
 		r->retry_after = parse_long(v);
 		if (r->retry_after < 0) { /* an HTTP-date */
-			time_t t = curl_getdate(v, NULL);
+			time_t t = cu.getdate(v, NULL);
 			if (t >= 0 && r->date >= 0)
 				r->retry_after = t > r->date ? (long)(t - r->date) : 0;
 		}
@@ -258,7 +358,7 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
 
 static struct curl_slist *add_header(struct curl_slist *l, const char *line, int *ok)
 {
-	struct curl_slist *n = curl_slist_append(l, line);
+	struct curl_slist *n = cu.slist_append(l, line);
 
 	if (!n) {
 		*ok = 0;
@@ -272,9 +372,9 @@ void lease__http_set_ca(lease_http *h, const char *file, const char *dir)
 	/* as curl: a bundle that cannot be read fails https requests only
 	 * (CURLE_SSL_CACERT_BADFILE, reported at once as a TLS failure) */
 	if (file && *file)
-		curl_easy_setopt(h->curl, CURLOPT_CAINFO, file);
+		cu.easy_setopt(h->curl, CURLOPT_CAINFO, file);
 	if (dir && *dir)
-		curl_easy_setopt(h->curl, CURLOPT_CAPATH, dir);
+		cu.easy_setopt(h->curl, CURLOPT_CAPATH, dir);
 }
 
 void lease__http_set_clock(lease_http *h, const lease_clock *clk)
@@ -285,11 +385,6 @@ void lease__http_set_clock(lease_http *h, const lease_clock *clk)
 		memset(&h->clock, 0, sizeof(h->clock));
 }
 
-int lease__http_global_setup(void)
-{
-	return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : LEASE_ECONFIG;
-}
-
 /* Free the header lists, wiping the credential they hold first. */
 static void drop_headers(lease_http *h)
 {
@@ -297,8 +392,8 @@ static void drop_headers(lease_http *h)
 		wipe(h->headers->data, strlen(h->headers->data));
 	if (h->json_headers)
 		wipe(h->json_headers->data, strlen(h->json_headers->data));
-	curl_slist_free_all(h->headers);
-	curl_slist_free_all(h->json_headers);
+	cu.slist_free_all(h->headers);
+	cu.slist_free_all(h->json_headers);
 	h->headers = h->json_headers = NULL;
 	if (h->token) {
 		wipe(h->token, h->token_len);
@@ -386,10 +481,8 @@ int lease__http_new(lease_http **out, const char *token, char *err, size_t errle
 	int rc;
 
 	*out = NULL;
-	if (lease_global_init() < 0) {
-		lease__error_set(err, errlen, "%s", "libgit2 and libcurl could not be initialised");
-		return LEASE_ECONFIG;
-	}
+	if ((rc = lease__http_global_init(err, errlen)) < 0)
+		return rc;
 	if (!(h = calloc(1, sizeof(*h))))
 		return LEASE_ENOMEM;
 	h->cap = LEASE_HTTP_BODY_CAP;
@@ -397,26 +490,26 @@ int lease__http_new(lease_http **out, const char *token, char *err, size_t errle
 		lease__http_free(h);
 		return rc;
 	}
-	if (!(h->curl = curl_easy_init())) {
+	if (!(h->curl = cu.easy_init())) {
 		lease__error_set(err, errlen, "%s", "libcurl could not create a handle");
 		lease__http_free(h);
 		return LEASE_ECONFIG;
 	}
 
-	curl_easy_setopt(h->curl, CURLOPT_USERAGENT, "reflease/" REFLEASE_VERSION);
-	curl_easy_setopt(h->curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h->curl, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(h->curl, CURLOPT_SSL_VERIFYHOST, 2L);
-	curl_easy_setopt(h->curl, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(h->curl, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(h->curl, CURLOPT_TCP_KEEPALIVE, 1L);
-	curl_easy_setopt(h->curl, CURLOPT_VERBOSE, 0L);
-	curl_easy_setopt(h->curl, CURLOPT_ERRORBUFFER, h->errbuf);
-	curl_easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(h->curl, CURLOPT_WRITEDATA, h);
-	curl_easy_setopt(h->curl, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(h->curl, CURLOPT_HEADERDATA, h);
-	curl_easy_setopt(h->curl, CURLOPT_ACCEPT_ENCODING, "");
+	cu.easy_setopt(h->curl, CURLOPT_USERAGENT, "reflease/" REFLEASE_VERSION);
+	cu.easy_setopt(h->curl, CURLOPT_NOSIGNAL, 1L);
+	cu.easy_setopt(h->curl, CURLOPT_SSL_VERIFYPEER, 1L);
+	cu.easy_setopt(h->curl, CURLOPT_SSL_VERIFYHOST, 2L);
+	cu.easy_setopt(h->curl, CURLOPT_FOLLOWLOCATION, 0L);
+	cu.easy_setopt(h->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	cu.easy_setopt(h->curl, CURLOPT_TCP_KEEPALIVE, 1L);
+	cu.easy_setopt(h->curl, CURLOPT_VERBOSE, 0L);
+	cu.easy_setopt(h->curl, CURLOPT_ERRORBUFFER, h->errbuf);
+	cu.easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, on_body);
+	cu.easy_setopt(h->curl, CURLOPT_WRITEDATA, h);
+	cu.easy_setopt(h->curl, CURLOPT_HEADERFUNCTION, on_header);
+	cu.easy_setopt(h->curl, CURLOPT_HEADERDATA, h);
+	cu.easy_setopt(h->curl, CURLOPT_ACCEPT_ENCODING, "");
 	*out = h;
 	return 0;
 }
@@ -549,7 +642,7 @@ static struct curl_slist *conditional_headers(const lease_http *h, const char *e
 	if (!ok) {
 		if (l)
 			wipe(l->data, strlen(l->data));
-		curl_slist_free_all(l);
+		cu.slist_free_all(l);
 		return NULL;
 	}
 	return l;
@@ -596,39 +689,39 @@ int lease__http_request(lease_http *h, lease_http_response *resp, const char *me
 	h->cur = resp;
 	h->body_alloc = 0;
 	h->errbuf[0] = '\0';
-	curl_easy_setopt(h->curl, CURLOPT_URL, url);
+	cu.easy_setopt(h->curl, CURLOPT_URL, url);
 	/* Plain http goes to loopback only, never through a proxy (it would see
 	 * the credential). */
-	curl_easy_setopt(h->curl, CURLOPT_NOPROXY, kind == 1 ? "*" : NULL);
+	cu.easy_setopt(h->curl, CURLOPT_NOPROXY, kind == 1 ? "*" : NULL);
 	if (!body && inm[0] && strcmp(method, "GET") == 0)
 		cond = conditional_headers(h, inm);
-	curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER,
-	                 body   ? h->json_headers
-	                 : cond ? cond
-	                        : h->headers);
-	curl_easy_setopt(h->curl, CURLOPT_TIMEOUT_MS, timeout_ms > 0 ? timeout_ms : 30000L);
-	curl_easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT_MS,
-	                 timeout_ms > 0 && timeout_ms < 10000 ? timeout_ms : 10000L);
+	cu.easy_setopt(h->curl, CURLOPT_HTTPHEADER,
+	               body   ? h->json_headers
+	               : cond ? cond
+	                      : h->headers);
+	cu.easy_setopt(h->curl, CURLOPT_TIMEOUT_MS, timeout_ms > 0 ? timeout_ms : 30000L);
+	cu.easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT_MS,
+	               timeout_ms > 0 && timeout_ms < 10000 ? timeout_ms : 10000L);
 	if (strcmp(method, "GET") == 0) {
-		curl_easy_setopt(h->curl, CURLOPT_CUSTOMREQUEST, NULL);
-		curl_easy_setopt(h->curl, CURLOPT_HTTPGET, 1L);
+		cu.easy_setopt(h->curl, CURLOPT_CUSTOMREQUEST, NULL);
+		cu.easy_setopt(h->curl, CURLOPT_HTTPGET, 1L);
 	} else {
-		curl_easy_setopt(h->curl, CURLOPT_POST, 1L);
-		curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, body ? body : "");
-		curl_easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE, (long)(body ? strlen(body) : 0));
-		curl_easy_setopt(h->curl, CURLOPT_CUSTOMREQUEST,
-		                 strcmp(method, "POST") == 0 ? NULL : method);
+		cu.easy_setopt(h->curl, CURLOPT_POST, 1L);
+		cu.easy_setopt(h->curl, CURLOPT_POSTFIELDS, body ? body : "");
+		cu.easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE, (long)(body ? strlen(body) : 0));
+		cu.easy_setopt(h->curl, CURLOPT_CUSTOMREQUEST,
+		               strcmp(method, "POST") == 0 ? NULL : method);
 	}
 	h->requests++;
-	cc = curl_easy_perform(h->curl);
+	cc = cu.easy_perform(h->curl);
 	h->cur = NULL;
 	if (cond) { /* holds a copy of the credential: wipe before freeing */
 		wipe(cond->data, strlen(cond->data));
-		curl_slist_free_all(cond);
+		cu.slist_free_all(cond);
 	}
 	resp->date_mono_ms = lease__env_mono_ms(&h->clock);
-	curl_easy_getinfo(h->curl, CURLINFO_REQUEST_SIZE, &reqsize);
-	curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &status);
+	cu.easy_getinfo(h->curl, CURLINFO_REQUEST_SIZE, &reqsize);
+	cu.easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &status);
 	resp->result = classify_curl(cc, reqsize);
 	/* A certificate that does not verify is a configuration error, not a
 	 * network blip (issue 24 item 1): the caller reports it at once. */
@@ -637,7 +730,7 @@ int lease__http_request(lease_http *h, lease_http_response *resp, const char *me
 	                   cc == CURLE_SSL_CRL_BADFILE || cc == CURLE_SSL_PINNEDPUBKEYNOTMATCH;
 	if (cc != CURLE_OK) {
 		long connect_code = 0;
-		curl_easy_getinfo(h->curl, CURLINFO_HTTP_CONNECTCODE, &connect_code);
+		cu.easy_getinfo(h->curl, CURLINFO_HTTP_CONNECTCODE, &connect_code);
 		/* the proxy refused the tunnel: for credentials (407) or by its
 		 * rules (403) — configuration; a 5xx of the proxy stays temporary */
 		if (connect_code == 407 || connect_code == 403) {
@@ -656,7 +749,7 @@ int lease__http_request(lease_http *h, lease_http_response *resp, const char *me
 			         "response body larger than %zu bytes", h->cap);
 		else
 			snprintf(resp->error, sizeof(resp->error), "%s",
-			         h->errbuf[0] ? h->errbuf : curl_easy_strerror(cc));
+			         h->errbuf[0] ? h->errbuf : cu.easy_strerror(cc));
 		free(resp->body);
 		resp->body = NULL;
 		resp->body_len = 0;
@@ -677,7 +770,7 @@ void lease__http_free(lease_http *h)
 	if (!h)
 		return;
 	if (h->curl)
-		curl_easy_cleanup(h->curl);
+		cu.easy_cleanup(h->curl);
 	drop_headers(h); /* they hold a copy of the credential: wiped first */
 	free(h);
 }

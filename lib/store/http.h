@@ -59,11 +59,23 @@ typedef struct lease_http_response {
 int lease__http_check_url(const char *url, char *err, size_t errlen);
 
 /**
- * libcurl's part of lease_global_init() (called once, by it only):
- * curl_global_init(CURL_GLOBAL_DEFAULT).
- * @return 0, or LEASE_ECONFIG (libcurl unusable)
+ * libcurl's part of lease_global_init(), and the one a github: store needs
+ * (issue 43): once per process (pthread_once), dlopen() the libcurl built
+ * against (its soname, REFLEASE_CURL_SONAME) and curl_global_init
+ * (CURL_GLOBAL_DEFAULT). Every function of this file that calls libcurl
+ * reaches it through here or after lease__http_new(); later calls return the
+ * first call's result.
+ * @param err  on failure, why, naming the library and the package to install
+ *             (NULL: no message)
+ * @return 0, or LEASE_ECONFIG (libcurl absent, too old or not initialised)
  */
-int lease__http_global_setup(void);
+int lease__http_global_init(char *err, size_t errlen);
+
+/**
+ * Test hook: the soname lease__http_global_init() loads, before its first
+ * call (a unit test names an absent library to see the error). Borrowed.
+ */
+void lease__http_set_soname(const char *soname);
 
 /**
  * Create a client sending `Authorization: Bearer <token>` with every request.

@@ -1339,9 +1339,9 @@ int lease__local_transport_new(lease_transport **out, const char *path,
 	int gerr, n, rc;
 
 	*out = NULL;
-	if ((rc = lease_global_init()) < 0) {
-		lease__error_set(err, errlen, "cannot initialise libgit2 and libcurl for '%s'%s%s",
-		                 path, lease__git_sep(), lease__git_msg());
+	if ((rc = lease__git_global_init()) < 0) {
+		lease__error_set(err, errlen, "cannot initialise libgit2 for '%s'%s%s", path,
+		                 lease__git_sep(), lease__git_msg());
 		return rc;
 	}
 	if (!(lt = calloc(1, sizeof(*lt))))
@@ -1426,9 +1426,9 @@ int lease_store_init_local(const char *path, int *created, char *err, size_t err
 	if (!created)
 		created = &created_here;
 	*created = 0;
-	if ((rc = lease_global_init()) < 0) {
-		lease__error_set(err, errlen, "cannot initialise libgit2 and libcurl for '%s'%s%s",
-		                 path, lease__git_sep(), lease__git_msg());
+	if ((rc = lease__git_global_init()) < 0) {
+		lease__error_set(err, errlen, "cannot initialise libgit2 for '%s'%s%s", path,
+		                 lease__git_sep(), lease__git_msg());
 		return rc;
 	}
 	if ((gerr = git_repository_open_ext(&repo, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) <

@@ -1158,9 +1158,9 @@ int lease__remote_transport_new(lease_transport **out, const char *url,
 	*out = NULL;
 	if (err && errlen)
 		err[0] = '\0';
-	if ((rc = lease_global_init()) < 0) {
-		lease__error_set(err, errlen, "cannot initialise libgit2 and libcurl%s%s",
-		                 lease__git_sep(), lease__git_msg());
+	if ((rc = lease__git_global_init()) < 0) {
+		lease__error_set(err, errlen, "cannot initialise libgit2%s%s", lease__git_sep(),
+		                 lease__git_msg());
 		return rc;
 	}
 	if (!url || !*url) {

@@ -12,19 +12,14 @@
 #include <string.h>
 #include <time.h>
 
-static pthread_once_t global_once = PTHREAD_ONCE_INIT;
-static int global_rc;
-
-static void global_setup(void)
-{
-	if ((global_rc = lease__git_global_setup()) == 0)
-		global_rc = lease__http_global_setup();
-}
-
+/* Both libraries; a store initialises only its own (issue 43): local: and
+ * remote: libgit2 (lease__git_global_init), github: libcurl
+ * (lease__http_global_init). */
 int lease_global_init(void)
 {
-	pthread_once(&global_once, global_setup);
-	return global_rc;
+	int rc = lease__git_global_init();
+
+	return rc < 0 ? rc : lease__http_global_init(NULL, 0);
 }
 
 /* A backend constructor: build a transport from the text after "kind:". */

@@ -20,18 +20,22 @@ typedef struct lease_store lease_store;
 typedef struct lease_transport lease_transport;
 
 /**
- * Initialise, once per process, the libraries the stores use: libgit2
+ * Initialise, once per process, both libraries the stores use: libgit2
  * (git_libgit2_init, fsync of the git directory on, no commit cache, the
  * network timeouts of remote: stores — protocol.md §9) and libcurl
- * (curl_global_init). The one place reflease initialises them: every
- * function that opens or creates a store calls it itself, and later calls
- * return the first call's result. Thread-safe (pthread_once), but libcurl's
- * own initialisation is not safe beside other threads using libcurl (before
- * libcurl 7.84): a program with such threads calls it first, from one
- * thread, as the CLI does. Nothing is shut down: the libraries stay
- * initialised until the process exits.
+ * (dlopen()ed by its soname, then curl_global_init). Opening or creating a
+ * store initialises, once, only the library of its kind (issue 43): libgit2
+ * for local: and remote:, libcurl for github: (not linked: a program that
+ * opens no github: store never loads it). Each is done once (pthread_once)
+ * and later calls return the first call's result. libcurl's own
+ * initialisation is not safe beside other threads using libcurl (before
+ * libcurl 7.84): a program with such threads calls this first, from one
+ * thread. The CLI does not: it has no thread before its one store is open.
+ * Nothing is shut down: the libraries stay initialised until the process
+ * exits.
  * @return 0, LEASE_EINTERNAL (libgit2 could not be initialised),
- *         LEASE_ECONFIG (libcurl could not be initialised)
+ *         LEASE_ECONFIG (libcurl could not be loaded — absent or older than
+ *         the version built against — or initialised)
  */
 REFLEASE_EXTERN int lease_global_init(void);
 
