@@ -38,26 +38,33 @@ void cli_ca_skip(int on)
 
 typedef int (*ca_parse_fn)(struct mbedtls_x509_crt *chain, const char *path);
 
-/* Nothing while skipping; else mbedTLS's own @p name. */
-static int ca_load(const char *name, struct mbedtls_x509_crt *chain, const char *path)
+/* mbedTLS's own @p name, or NULL */
+static ca_parse_fn next_parse(const char *name)
 {
-	void *sym;
-	ca_parse_fn fn;
+	void *sym = dlsym(RTLD_NEXT, name);
+	ca_parse_fn fn = NULL;
 
-	if (atomic_load(&skip))
-		return 0;
-	if (!(sym = dlsym(RTLD_NEXT, name)))
-		return X509_FILE_IO_ERROR;
-	memcpy(&fn, &sym, sizeof(fn));
-	return fn(chain, path);
+	if (sym)
+		memcpy(&fn, &sym, sizeof(fn));
+	return fn;
 }
 
 int mbedtls_x509_crt_parse_file(struct mbedtls_x509_crt *chain, const char *path)
 {
-	return ca_load("mbedtls_x509_crt_parse_file", chain, path);
+	ca_parse_fn fn;
+
+	if (atomic_load(&skip))
+		return 0;
+	fn = next_parse("mbedtls_x509_crt_parse_file");
+	return fn ? fn(chain, path) : X509_FILE_IO_ERROR;
 }
 
 int mbedtls_x509_crt_parse_path(struct mbedtls_x509_crt *chain, const char *path)
 {
-	return ca_load("mbedtls_x509_crt_parse_path", chain, path);
+	ca_parse_fn fn;
+
+	if (atomic_load(&skip))
+		return 0;
+	fn = next_parse("mbedtls_x509_crt_parse_path");
+	return fn ? fn(chain, path) : X509_FILE_IO_ERROR;
 }
