@@ -148,13 +148,6 @@ const cli_command *cli_find_command(const char *name);
  * On failure prints the error and returns -exit status. */
 int cli_open_store(cli_ctx *ctx, lease_store **out);
 
-/**
- * While @p on, the CLI's mbedTLS certificate loaders load nothing
- * (ca_defer.c): set only around opening or creating a local: store, so
- * libgit2's initialisation skips the CA bundle no local: store uses (issue 43).
- */
-void cli_ca_skip(int on);
-
 /* Exactly one operand NAME, validated per protocol.md §1 before any I/O.
  * Returns 0 or -EXIT_USAGE after printing the rule broken. */
 int cli_take_name(cli_ctx *ctx, int argc, char **argv, int optind_, const char **name);

@@ -57,10 +57,7 @@ static int cmd_init(cli_ctx *ctx, int argc, char **argv)
 		        cli_usage(ctx, "unexpected argument '%s' after PATH", argv[i + 1]));
 	if ((rc = init_path(ctx, argv[i], &path)) < 0)
 		return cli_status_of(rc);
-	cli_ca_skip(1); /* local: no TLS (ca_defer.c, issue 43) */
-	rc = lease_store_init_local(path, &created, err, sizeof(err));
-	cli_ca_skip(0);
-	if (rc < 0)
+	if ((rc = lease_store_init_local(path, &created, err, sizeof(err))) < 0)
 		return cli_status_of(cli_fail(ctx, rc, "%s", err));
 	if (ctx->json)
 		cli_emit_json(stdout, json_pack("{s:s, s:s, s:s}", "status",

@@ -462,12 +462,7 @@ int cli_open_store(cli_ctx *ctx, lease_store **out)
 	if (ctx->token_buf[0])
 		o.github_token = ctx->token_buf; /* --token-file's, read above */
 	err[0] = '\0';
-	/* a local: store makes no TLS connection: libgit2 need not load the CA
-	 * bundle at its initialisation (ca_defer.c, issue 43) */
-	cli_ca_skip(strncmp(ctx->store_spec, "local:", 6) == 0);
-	rc = lease_store_open(&ctx->st, ctx->store_spec, &o, err, sizeof(err));
-	cli_ca_skip(0);
-	if (rc < 0) {
+	if ((rc = lease_store_open(&ctx->st, ctx->store_spec, &o, err, sizeof(err))) < 0) {
 		cli_mark_if_full(err, sizeof(err));
 		return cli_fail(ctx, rc, "%s", err[0] ? err : lease_error_id(rc));
 	}
