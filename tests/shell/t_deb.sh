@@ -50,6 +50,12 @@ tok=$(reflease acquire job --ttl 60 --print-token)
 reflease status job | grep -q '^job: live — claimed by alice on h1'
 reflease release job --lease-token "$tok" >/dev/null
 reflease status job | grep -q '^job: released — released by alice on h1'
+# libcurl is dlopen()ed (issue 43), so only debian/rules' curl:Depends brings
+# it: a github: store must reach the network layer (69: nothing listens on
+# 127.0.0.1:9), not fail to load libcurl (78)
+rc=0
+GITHUB_TOKEN=t GITHUB_API_URL=http://127.0.0.1:9 reflease --store github:o/r --timeout 2 status job >/dev/null 2>gh.err || rc=$?
+[ "$rc" = 69 ] || { echo "github: store in the installed package: exit $rc"; cat gh.err; exit 1; }
 ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -dumpmachine 2>/dev/null || ls -d /usr/lib/*-linux-gnu | head -n 1 | xargs basename)
 for f in /usr/share/man/man1/reflease.1.gz /usr/share/bash-completion/completions/reflease \
   /usr/share/zsh/vendor-completions/_reflease /usr/share/fish/vendor_completions.d/reflease.fish \
