@@ -100,6 +100,18 @@ int lease_ttl_validate(const lease_store *st, int64_t ttl_seconds, char *err, si
 	return 0;
 }
 
+/* The public faces of the policy that need a store's figures: read here and
+ * passed in (policy.c stays pure, issue 38). */
+int lease_payload_expired(const lease_store *st, const lease_payload *p, int64_t now)
+{
+	return lease__policy_expired(p, now, lease_store_skew_margin(st));
+}
+
+int64_t lease_payload_kept_ttl(const lease_store *st, const lease_payload *p, int *approximate)
+{
+	return lease__policy_kept_ttl(p, lease_store_ttl_min(st), approximate);
+}
+
 /* ---- statuses (cli.md) --------------------------------------------------- */
 
 static const char *const status_names[LEASE_STATUS__COUNT] = {

@@ -2254,12 +2254,14 @@ static void gh_free(lease_transport *t)
 	free(g);
 }
 
-void lease__github_set_deadline(lease_transport *t, int64_t ms)
+/* set_deadline (version 5): the running operation ends @p ms from now on the
+ * transport's clock (the store options' clock); <= 0 clears it (each request
+ * then gets the timeout from its own start). */
+static void gh_set_deadline(lease_transport *t, int64_t ms)
 {
 	gh_transport *g = (gh_transport *)t;
 
-	if (t && t->free == gh_free)
-		g->op_deadline_ms = ms > 0 ? mono_ms(g) + ms : 0;
+	g->op_deadline_ms = ms > 0 ? mono_ms(g) + ms : 0;
 }
 
 size_t lease__github_listing_peak(lease_transport *t, int reset)
@@ -2390,6 +2392,7 @@ static const lease_transport gh_vtable = {
         .cas_many = gh_cas_many,
         .list_refs_each = gh_list_refs_each,
         .read_refs = gh_read_refs,
+        .set_deadline = gh_set_deadline,
 };
 
 int lease__github_transport_new(lease_transport **out, const char *arg,

@@ -45,13 +45,13 @@ extern "C" {
 /**
  * The vtable version this library speaks. A transport sets
  * lease_transport.version to it; lease_store_open_transport() refuses any
- * other value (LEASE_EINVALID) but 1, 2 and 3, whose transports end before the
+ * other value (LEASE_EINVALID) but 1 to 4, whose transports end before the
  * members later versions appended (version 2: scan_commits, set_lock_wait;
- * version 3: read_ref_oid, cas_many, list_refs_each; version 4: read_refs — each
- * treated as NULL). Later versions only append members, so version, kind and the
- * calls below keep their places.
+ * version 3: read_ref_oid, cas_many, list_refs_each; version 4: read_refs;
+ * version 5: set_deadline — each treated as NULL). Later versions only append
+ * members, so version, kind and the calls below keep their places.
  */
-#define LEASE_TRANSPORT_VERSION 4
+#define LEASE_TRANSPORT_VERSION 5
 
 /**
  * One compare-and-swap of a set write (cas_many, version 3): @p refname from
@@ -150,7 +150,8 @@ REFLEASE_EXTERN void lease_ref_lock_list_clear(lease_ref_lock_list *l);
  * delete_ref, read_ref, read_commit, list_refs, last_error, free.
  * Optional calls (NULL = the behaviour each one states): now, list_ref_locks,
  * remove_ref_lock, pace, wait_change, scan_commits and set_lock_wait (version 2),
- * read_ref_oid, cas_many and list_refs_each (version 3), read_refs (version 4).
+ * read_ref_oid, cas_many and list_refs_each (version 3), read_refs (version 4),
+ * set_deadline (version 5).
  *
  * Error codes a call may return beyond those it names: LEASE_ENET
  * (unreachable; a write's outcome is then unknown and settled by re-reading,
@@ -399,6 +400,28 @@ struct lease_transport {
 	 *         (the library then frees the entries' commits and reports it)
 	 */
 	int (*read_refs)(lease_transport *t, lease_ref_read *refs, size_t n);
+
+	/* Version 5. */
+
+	/**
+	 * Optional (version 5; protocol.md §3 "Deadlines"). The operation that
+	 * begins now must end within @p ms milliseconds (> 0): every call the
+	 * library makes until the next set_deadline — each request, retry,
+	 * connection and rate-limit wait the transport makes inside it — ends
+	 * by then, with LEASE_ENET (outcome unknown for a write) when the
+	 * store has not answered. @p ms is the operation's --timeout
+	 * (lease_store_options.timeout_s), capped at the end of an `acquire
+	 * --wait` (never below 1 s); the transport measures it on its own
+	 * monotonic clock from the call. @p ms <= 0: the operation ended, no
+	 * deadline (each call then bounds itself as it would without this
+	 * call). The library calls it where an operation begins and ends, and
+	 * again where each operation of a paced burst begins.
+	 * NULL = the transport is not told: --timeout then bounds only what the
+	 * library does between calls (its retries, settle reads and waits),
+	 * never a call that blocks — a transport that can block on a network
+	 * should implement it (issue 38).
+	 */
+	void (*set_deadline)(lease_transport *t, int64_t ms);
 };
 
 #ifdef __cplusplus
