@@ -584,6 +584,115 @@ START_TEST(test_remote_waiter_gets_release)
 }
 END_TEST
 
+/* Issue 38: waiters on github cost what a plain waiter costs — a slot
+ * waiter (`acquire db --slots 3 --wait 20` behind 3 holders) makes at most 4
+ * counted requests beyond its 304s (the issue measured 125: a listing and 3
+ * reads each second), and a set waiter behind one held member at most 3.
+ * The waiter's store runs on a virtual clock: its 20 s pass in no real time. */
+typedef struct gh_pair {
+	fakegh *fk;
+	lease_store *hst, *wst;
+	vclock vc;
+} gh_pair;
+
+static void gh_pair_open(gh_pair *p)
+{
+	fakegh_options fo;
+	lease_store_options so = LEASE_STORE_OPTIONS_INIT;
+	char err[512];
+
+	memset(&fo, 0, sizeof(fo));
+	ck_assert_int_eq(fakegh_start(&p->fk, &fo), 0);
+	so.github_api_url = fakegh_url(p->fk);
+	so.github_token = "t0k";
+	so.timeout_s = 30;
+	ck_assert_msg(lease_store_open(&p->hst, "github:octo/leases", &so, err, sizeof(err)) == 0,
+	              "%s", err);
+	vclock_init(&p->vc, 0);
+	vclock_apply(&p->vc, &so.clock, 1);
+	ck_assert_int_eq(lease_store_open(&p->wst, "github:octo/leases", &so, err, sizeof(err)), 0);
+}
+
+/* The fake's counts by endpoint, for a failed budget's message. */
+static const char *gh_counts(fakegh *fk)
+{
+	static char buf[256];
+
+	snprintf(buf, sizeof(buf),
+	         "ref GET %u, commit GET %u, matching %u, gql query %u, gql mutation %u, "
+	         "commit POST %u, ref create %u, ref patch %u",
+	         fakegh_count(fk, FAKEGH_REF_GET), fakegh_count(fk, FAKEGH_COMMIT_GET),
+	         fakegh_count(fk, FAKEGH_MATCHING), fakegh_count(fk, FAKEGH_GQL_QUERY),
+	         fakegh_count(fk, FAKEGH_GQL_MUTATION), fakegh_count(fk, FAKEGH_COMMIT_POST),
+	         fakegh_count(fk, FAKEGH_REF_CREATE), fakegh_count(fk, FAKEGH_REF_PATCH));
+	return buf;
+}
+
+/* The fake's counts since fakegh_reset_counts(): at most @p budget counted
+ * requests and at least 5 free 304s (the waiter polled conditionally). */
+static void gh_assert_budget(gh_pair *p, unsigned budget)
+{
+	unsigned nm = 0, counted = fakegh_counted(p->fk, &nm);
+
+	ck_assert_msg(counted <= budget, "%u counted requests (%u 304s; %s)", counted, nm,
+	              gh_counts(p->fk));
+	ck_assert_msg(nm >= 5, "only %u conditional polls answered 304", nm);
+}
+
+static void gh_pair_close(gh_pair *p)
+{
+	lease_store_free(p->wst);
+	lease_store_free(p->hst);
+	fakegh_stop(p->fk);
+}
+
+START_TEST(test_github_slot_waiter_budget)
+{
+	static const char *const owners[] = {"alice", "bob", "carol"};
+	lease_op_options o;
+	lease_result r;
+	gh_pair p;
+	int64_t t0;
+	int i;
+
+	gh_pair_open(&p);
+	for (i = 0; i < 3; i++) {
+		o = who(owners[i], NULL, 600);
+		ck_assert_int_eq(lease_slots_acquire(&r, p.hst, "db", 3, &o), 0);
+	}
+	fakegh_reset_counts(p.fk);
+	o = who("dave", NULL, 60);
+	o.wait_seconds = 20;
+	t0 = vclock_mono_ms(&p.vc);
+	ck_assert_msg(lease_slots_acquire(&r, p.wst, "db", 3, &o) == LEASE_EHELD, "%s", r.message);
+	ck_assert_msg(vclock_mono_ms(&p.vc) - t0 >= 20000, "waited %lld ms",
+	              (long long)(vclock_mono_ms(&p.vc) - t0));
+	ck_assert_msg(strstr(r.message, "still held after waiting 20 s"), "%s", r.message);
+	gh_assert_budget(&p, 4);
+	gh_pair_close(&p);
+}
+END_TEST
+
+START_TEST(test_github_set_waiter_budget)
+{
+	static const char *const names[] = {"a", "b", "c"};
+	lease_set_result sr;
+	lease_op_options o;
+	lease_result r;
+	gh_pair p;
+
+	gh_pair_open(&p);
+	o = who("alice", NULL, 600);
+	ck_assert_int_eq(lease_acquire(&r, p.hst, "b", &o), 0);
+	fakegh_reset_counts(p.fk);
+	o = who("dave", NULL, 60);
+	o.wait_seconds = 20;
+	ck_assert_int_eq(lease_acquire_set(&sr, p.wst, names, 3, &o), LEASE_EHELD);
+	gh_assert_budget(&p, 3);
+	gh_pair_close(&p);
+}
+END_TEST
+
 Suite *wait_suite(void)
 {
 	Suite *s = suite_create("wait");
@@ -594,6 +703,7 @@ Suite *wait_suite(void)
 	             ONE(test_local_wait_primitive), ONE(test_http_conditional_get), NULL);
 	suitefix_add(s, "backends", 240, NULL, ONE(test_local_waiter_gets_release),
 	             ONE(test_github_waiter_conditional_reads),
-	             ONE(test_remote_waiter_gets_release), NULL);
+	             ONE(test_remote_waiter_gets_release), ONE(test_github_slot_waiter_budget),
+	             ONE(test_github_set_waiter_budget), NULL);
 	return s;
 }

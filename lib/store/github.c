@@ -64,6 +64,7 @@ typedef struct gh_transport {
 	int64_t limited_until_ms; /* monotonic: known rate limited until then */
 	char limited_why[300];    /* the answer that said so */
 	lease_probe poll;         /* a waiter's last conditional read (wait_change) */
+	lease_probe lpoll;        /* a waiter's last conditional listing (wait_refs_change) */
 	lease_clock clock; /* the store options' clock: every wait, deadline and Date's age */
 	char *ca_file;     /* the options' ca_bundle (messages), or NULL */
 	char *ca_from;     /* how messages name it (ca_bundle_source), or NULL */
@@ -999,7 +1000,11 @@ static int rest_read_ref(gh_transport *g, const char *refname, int *present, lea
 	snprintf(suffix, sizeof(suffix), "git/ref/%s", refname + 5);
 	if (cond && strcmp(cond->etag_ref, refname) == 0)
 		lease__http_set_if_none_match(g->http, cond->etag);
-	if ((rc = rest_call(g, &rp, "GET", suffix, NULL, 1)) < 0)
+	rc = rest_call(g, &rp, "GET", suffix, NULL, 1);
+	/* a request not sent (its deadline passed) leaves no validator armed
+	 * for another GET, which would take a 304 for an answer */
+	lease__http_set_if_none_match(g->http, "");
+	if (rc < 0)
 		return rc;
 	if (cond && rp.r.status != 304) {
 		snprintf(cond->etag, sizeof(cond->etag), "%s", rp.r.status == 200 ? rp.r.etag : "");
@@ -2189,6 +2194,98 @@ static int gh_wait_change(lease_transport *t, const char *refname, int known_pre
 	                              known_oid, timeout_ms, GH_POLL_MS);
 }
 
+/* 1 when the listing @p list (a matching-refs answer) shows one of the @p n
+ * refs of @p known otherwise than known (present and oid). */
+static int listing_differs(const json_t *list, const lease_ref_read *known, size_t n)
+{
+	size_t i, j, seen = 0, present = 0;
+	json_t *e;
+
+	for (j = 0; j < n; j++)
+		present += known[j].present != 0;
+	json_array_foreach(list, i, e)
+	{
+		const char *ref = json_string_value(json_object_get(e, "ref"));
+		const char *sha =
+		        json_string_value(json_object_get(json_object_get(e, "object"), "sha"));
+		lease_oid oid;
+
+		if (!ref || !sha || lease_oid_fromhex(&oid, sha) < 0)
+			return 1; /* malformed: let the caller read */
+		for (j = 0; j < n && strcmp(known[j].refname, ref) != 0; j++)
+			;
+		if (j == n)
+			continue; /* not watched */
+		if (!known[j].present || !lease_oid_equal(&known[j].oid, &oid))
+			return 1;
+		seen++;
+	}
+	return seen != present; /* a known ref is gone */
+}
+
+/* One conditional GET of the listing of @p prefix (wait_refs_change): *@p changed
+ * 1 when it shows a ref of @p known otherwise; a 304 (the listing as last
+ * answered, not counted by GitHub) is no change. */
+static int list_probe(gh_transport *g, const char *prefix, const lease_ref_read *known, size_t n,
+                      int *changed)
+{
+	char suffix[400];
+	gh_reply rp;
+	int rc;
+
+	*changed = 0;
+	snprintf(suffix, sizeof(suffix), "git/matching-refs/%s", prefix + 5);
+	if (g->lpoll.etag[0] && strcmp(g->lpoll.etag_ref, prefix) == 0)
+		lease__http_set_if_none_match(g->http, g->lpoll.etag);
+	rc = rest_call(g, &rp, "GET", suffix, NULL, 1);
+	lease__http_set_if_none_match(g->http, ""); /* never left for another GET */
+	if (rc < 0)
+		return rc;
+	g->lpoll.etag[0] = '\0';
+	if (rp.r.status == 304) {
+		snprintf(g->lpoll.etag, sizeof(g->lpoll.etag), "%s", rp.r.etag);
+	} else if (rp.r.status == 200 && json_is_array(rp.json)) {
+		/* a listing longer than a page is not compared: read again */
+		*changed = rp.r.next_url[0] || listing_differs(rp.json, known, n);
+		snprintf(g->lpoll.etag, sizeof(g->lpoll.etag), "%s", rp.r.etag);
+	} else if ((rc = common_status(g, &rp, "listing refs")) == 0) {
+		rc = unexpected_status(g, &rp, "listing refs");
+	}
+	snprintf(g->lpoll.etag_ref, sizeof(g->lpoll.etag_ref), "%s", prefix);
+	reply_clear(&rp);
+	return rc;
+}
+
+/* wait_refs_change (version 5): list_probe() every GH_POLL_MS (jittered, never
+ * growing) until a ref of @p known shows otherwise or @p timeout_ms passed,
+ * and once more at the end (a 304, free), so that 0 means "unchanged when the
+ * wait ended": the caller need not read again. A failed probe is not a change. */
+static int gh_wait_refs_change(lease_transport *t, const char *prefix, const lease_ref_read *known,
+                               size_t n, int timeout_ms)
+{
+	gh_transport *g = (gh_transport *)t;
+	int64_t end = mono_ms(g) + (timeout_ms > 0 ? timeout_ms : 0);
+
+	if (strncmp(prefix, "refs/", 5) != 0)
+		return gh_err(g, LEASE_EINVALID, "not a ref prefix: %s", prefix);
+	for (;;) {
+		int64_t now = mono_ms(g), nap = lease__jittered_ms(GH_POLL_MS);
+		int changed = 0;
+
+		if (now + nap >= end) {
+			if (lease__env_sleep_ms(&g->clock, end - now, LEASE_SLEEP_INTERRUPTIBLE) <
+			    0)
+				return 1;
+			/* the look at the end: a failed one leaves it to the caller */
+			return list_probe(g, prefix, known, n, &changed) < 0 || changed;
+		}
+		if (lease__env_sleep_ms(&g->clock, nap, LEASE_SLEEP_INTERRUPTIBLE) < 0)
+			return 1; /* a signal: let the caller look at it */
+		if (list_probe(g, prefix, known, n, &changed) == 0 && changed)
+			return 1;
+	}
+}
+
 /* Pacing (issue 15 #7, issue 24 #4): GitHub asks for at least one second
  * between content-creating requests in bursts ("Best practices for using
  * the REST API": about 1 s between POST, PATCH, PUT, DELETE requests; at most
@@ -2393,6 +2490,7 @@ static const lease_transport gh_vtable = {
         .list_refs_each = gh_list_refs_each,
         .read_refs = gh_read_refs,
         .set_deadline = gh_set_deadline,
+        .wait_refs_change = gh_wait_refs_change,
 };
 
 int lease__github_transport_new(lease_transport **out, const char *arg,
