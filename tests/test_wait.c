@@ -114,6 +114,7 @@ static int scripted_wait_change(lease_transport *t, const char *refname, int kno
 		return 1;
 	}
 	clk += (timeout_ms + 999) / 1000;
+	vclock_advance(&store_mono, timeout_ms); /* both clocks move */
 	return 0;
 }
 
@@ -216,6 +217,53 @@ START_TEST(test_wait_wakes_at_expiry)
 	ck_assert_int_eq(wc_calls, 1);
 	ck_assert_msg(wc_timeout_ms > 60000 && wc_timeout_ms <= 61100, "timeout %d ms",
 	              wc_timeout_ms);
+	lease_store_free(mem_st);
+}
+END_TEST
+
+/* Issue 38: the wait reports who is in the way when it begins and every
+ * LEASE_WAIT_REPORT_S s after (progress_cb); a wait the report cut short with
+ * the ref unchanged waits on (three waits of 60, 60 and 30 s for --wait 150). */
+static lease_wait_progress prog[8];
+static char prog_name[8][80], prog_owner[8][80];
+static int prog_n;
+
+static void note_progress(const lease_wait_progress *p, void *payload)
+{
+	(void)payload;
+	if (prog_n < 8) {
+		prog[prog_n] = *p;
+		snprintf(prog_name[prog_n], sizeof(prog_name[0]), "%s", p->name);
+		snprintf(prog_owner[prog_n], sizeof(prog_owner[0]), "%s@%s", p->owner, p->host);
+	}
+	prog_n++;
+}
+
+START_TEST(test_wait_progress_reports)
+{
+	lease_op_options o;
+	lease_result r;
+	int i;
+
+	mem_open(1);
+	wc_script = WC_TIME_PASSES;
+	prog_n = 0;
+	o = who("bob", NULL, 60);
+	o.progress_cb = note_progress;
+	o.wait_seconds = 150;
+	ck_assert_int_eq(lease_acquire(&r, mem_st, "l", &o), LEASE_EHELD);
+	ck_assert_int_eq(prog_n, 3);
+	for (i = 0; i < 3; i++) {
+		ck_assert_str_eq(prog_name[i], "l");
+		ck_assert_str_eq(prog_owner[i], "alice@h");
+		ck_assert_int_eq(prog[i].until, T0 + 600);
+		ck_assert_int_eq(prog[i].queue_position, 0);
+		ck_assert_msg(prog[i].waited_seconds >= 60.0 * i - 0.5 &&
+		                      prog[i].waited_seconds <= 60.0 * i + 1.5,
+		              "report %d after %.3f s", i, prog[i].waited_seconds);
+	}
+	ck_assert_int_eq(wc_calls, 3);
+	ck_assert_msg(strstr(r.message, "still held after waiting 150 s"), "%s", r.message);
 	lease_store_free(mem_st);
 }
 END_TEST
@@ -698,9 +746,10 @@ Suite *wait_suite(void)
 	Suite *s = suite_create("wait");
 
 	suitefix_add(s, "runtime", 0, NULL, ONE(test_wait_wakes_on_change),
-	             ONE(test_wait_wakes_at_expiry), ONE(test_wait_stop_seen_after_wake),
-	             ONE(test_wait_steady_without_watch), ONE(test_fair_wait_in_history),
-	             ONE(test_local_wait_primitive), ONE(test_http_conditional_get), NULL);
+	             ONE(test_wait_wakes_at_expiry), ONE(test_wait_progress_reports),
+	             ONE(test_wait_stop_seen_after_wake), ONE(test_wait_steady_without_watch),
+	             ONE(test_fair_wait_in_history), ONE(test_local_wait_primitive),
+	             ONE(test_http_conditional_get), NULL);
 	suitefix_add(s, "backends", 240, NULL, ONE(test_local_waiter_gets_release),
 	             ONE(test_github_waiter_conditional_reads),
 	             ONE(test_remote_waiter_gets_release), ONE(test_github_slot_waiter_budget),

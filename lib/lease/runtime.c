@@ -9,6 +9,7 @@
 #include "lease/rotation.h"
 #include "lease/schemas.h"
 #include "lease/ticket.h"
+#include "lease/wait.h"
 #include "reflease/version.h"
 #include "store/frontend.h"
 #include "util/util.h"
@@ -995,43 +996,51 @@ static int after_wait(lease_store *st, const lease_op_options *opts, double t0, 
  * lease @p b (its state as read): until it changes or its holder's expiry
  * instant, bounded by the wait left on both clocks (F22, F24), at the
  * steady ttl_min/20 s poll (@p poll_s) on a store that cannot watch; no
- * backoff. @p what names it in the log. 0 = try again, 1 = the wait ran
- * out, -1 = wait_cb stopped it. */
+ * backoff. The progress report (@p w) is made when due; a wait it cut short
+ * that saw no change, with the ref still as read (a conditional read, free
+ * on github), waits on instead of trying again, and so does the wait's end
+ * (then: still held). @p what names it in the log. 0 = try again, 1 = the
+ * wait ran out, -1 = wait_cb stopped it. */
 static int wait_step(lease_store *st, const lease_op_options *opts, int rc, const lease_result *b,
-                     const char *what, double start_mono, int64_t start_store, double poll_s)
+                     const char *what, lease_waiter *w, int64_t start_store, double poll_s)
 {
-	double remaining, wait_s, until, t0;
-	int changed;
+	double start_mono = (double)w->start_ms / 1000.0;
 
-	remaining = (double)opts->wait_seconds - wait_elapsed(st, start_mono, start_store);
-	if (remaining <= 0)
-		return 1;
-	wait_s = remaining < 3600 ? remaining : 3600; /* one wait at most an hour */
-	if (poll_s > 0 && poll_s < wait_s)
-		wait_s = poll_s;
-	until = until_takeover(st, b);
-	if (until <= 0 && b->has_payload)
-		until = 1.0; /* "expired" but held: look again each second */
-	if (until > 0 && until < wait_s)
-		wait_s = until;
-	/* a ref lock changes no ref: look again at the steady poll pace */
-	if (rc == LEASE_ELOCKED && wait_s > (double)lease_store_ttl_min(st) / 20.0)
-		wait_s = (double)lease_store_ttl_min(st) / 20.0;
-	if (opts->wait_cb && opts->wait_cb(wait_s, opts->wait_payload))
-		return -1;
-	lease__store_log(st, LEASE_LOG_INFO, "%s: held; waiting up to %.1f s for a change", what,
-	                 wait_s);
-	t0 = mono_s(st);
-	changed = lease_wait_ref_change(st, b->name, b->present, &b->oid,
-	                                (int)(wait_s * 1000.0 + 0.5));
-	if (after_wait(st, opts, t0, wait_s, start_mono, start_store))
-		return -1;
-	/* the wait's end, the holder's ref unchanged all along: one look (a
-	 * conditional read on github, free) instead of a last attempt */
-	if (changed == 0 && rc == LEASE_EHELD && b->present && wait_s >= remaining - 0.005 &&
-	    lease_store_can_watch(st) && lease_ref_still_at(st, b->name, &b->oid) == 1)
-		return 1;
-	return 0;
+	for (;;) {
+		double remaining, wait_s, until, t0;
+		int changed, capped;
+
+		remaining = (double)opts->wait_seconds - wait_elapsed(st, start_mono, start_store);
+		if (remaining <= 0)
+			return 1;
+		wait_s = remaining < 3600 ? remaining : 3600; /* one wait at most an hour */
+		if (poll_s > 0 && poll_s < wait_s)
+			wait_s = poll_s;
+		until = until_takeover(st, b);
+		if (until <= 0 && b->has_payload)
+			until = 1.0; /* "expired" but held: look again each second */
+		if (until > 0 && until < wait_s)
+			wait_s = until;
+		/* a ref lock changes no ref: look again at the steady poll pace */
+		if (rc == LEASE_ELOCKED && wait_s > (double)lease_store_ttl_min(st) / 20.0)
+			wait_s = (double)lease_store_ttl_min(st) / 20.0;
+		wait_s = lease__waiter_report(w, b, 0, wait_s, &capped);
+		if (opts->wait_cb && opts->wait_cb(wait_s, opts->wait_payload))
+			return -1;
+		lease__store_log(st, LEASE_LOG_INFO, "%s: held; waiting up to %.1f s for a change",
+		                 what, wait_s);
+		t0 = mono_s(st);
+		changed = lease_wait_ref_change(st, b->name, b->present, &b->oid,
+		                                (int)(wait_s * 1000.0 + 0.5));
+		if (after_wait(st, opts, t0, wait_s, start_mono, start_store))
+			return -1;
+		if (changed != 0 || rc != LEASE_EHELD || !b->present ||
+		    !lease_store_can_watch(st) || (!capped && wait_s < remaining - 0.005) ||
+		    lease_ref_still_at(st, b->name, &b->oid) != 1)
+			return 0;
+		if (!capped)
+			return 1; /* the wait's end, the ref unchanged: still held */
+	}
 }
 
 /* The live ticket a fair waiter @p me must let go first (protocol.md §5
@@ -1074,8 +1083,10 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 	lease_own_ticket me;
 	int64_t ttl = opts->ttl_seconds > 0 ? opts->ttl_seconds : 300, since = 0;
 	queue_entry entry = {0, 0};
+	lease_waiter w;
 	int rc = LEASE_EHELD;
 
+	lease__waiter_begin(&w, st, opts);
 	memset(&me, 0, sizeof(me));
 	if (ttl < lease_store_ttl_min(st))
 		ttl = lease_store_ttl_min(st);
@@ -1086,6 +1097,7 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 		const char *watch = NULL;
 		lease_oid watch_oid;
 		int watch_present = 0, present;
+		int64_t place;
 
 		remaining = (double)opts->wait_seconds - wait_elapsed(st, start_mono, start_store);
 		if (remaining <= 0)
@@ -1115,6 +1127,7 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 			return result_fail(out, st, rc, "%s", why);
 		}
 		head = queue_head(&q, &me, &present);
+		place = (int64_t)lease_queue_position(&q, me.t.id);
 		if (!present) { /* reaped or replaced: ours is gone */
 			lease_queue_clear(&q);
 			me.held = 0;
@@ -1172,6 +1185,7 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 			wait_s = until_renewal(st, &me);
 		if (rc == LEASE_ELOCKED && wait_s > (double)lease_store_ttl_min(st) / 20.0)
 			wait_s = (double)lease_store_ttl_min(st) / 20.0;
+		wait_s = lease__waiter_report(&w, out, place, wait_s, NULL);
 		if (opts->wait_cb && opts->wait_cb(wait_s, opts->wait_payload)) {
 			lease_queue_clear(&q);
 			goto interrupted;
@@ -1222,10 +1236,13 @@ typedef int (*acquire_attempt)(void *arg, const lease_result **blocker);
 static int acquire_waiting(lease_store *st, const lease_op_options *opts, acquire_attempt attempt,
                            void *arg, char *msg, size_t msglen, const char *what)
 {
-	double poll_s, start_mono = mono_s(st);
+	double poll_s;
 	int64_t start_store = 0;
 	const lease_result *b = NULL;
+	lease_waiter w;
 	int rc;
+
+	lease__waiter_begin(&w, st, opts);
 
 	/* the wait bounds every attempt and rate-limit sleep in it, the first
 	 * one's too (issue 24 #3), and each ref lock wait (issue 23) */
@@ -1243,11 +1260,11 @@ static int acquire_waiting(lease_store *st, const lease_op_options *opts, acquir
 	}
 	poll_s = lease_store_can_watch(st) ? 0 : (double)lease_store_ttl_min(st) / 20.0;
 	while (rc == LEASE_EHELD || rc == LEASE_ELOCKED) {
-		int w = wait_step(st, opts, rc, b, b->name, start_mono, start_store, poll_s);
+		int step = wait_step(st, opts, rc, b, b->name, &w, start_store, poll_s);
 
-		if (w > 0)
+		if (step > 0)
 			break;
-		if (w < 0) {
+		if (step < 0) {
 			lease__store_set_lock_wait(st, -1);
 			lease__store_set_wait_end(st, 0);
 			snprintf(msg, msglen, "interrupted while waiting for the %s", what);

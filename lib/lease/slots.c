@@ -3,6 +3,7 @@
  * generation are the core's; at most N holders because N is fixed by the
  * slot refs present, checked before and after each write. */
 #include "lease/door.h"
+#include "lease/wait.h"
 #include "reflease/runtime.h"
 #include "store/frontend.h"
 #include "util/util.h"
@@ -263,8 +264,11 @@ int lease_slots_acquire(lease_result *out, lease_store *st, const char *name, in
 	lease_ref_read known[LEASE_SLOTS_MAX];
 	unsigned char rnd[2];
 	double start_mono = ((double)lease__store_mono_ms(st) / 1000.0);
+	lease_waiter w;
 	int64_t start;
 	int rc;
+
+	lease__waiter_begin(&w, st, opts);
 
 	lease__store_clear_error(st); /* a call begins: its first error wins */
 	memset(out, 0, sizeof(*out));
@@ -284,6 +288,7 @@ int lease_slots_acquire(lease_result *out, lease_store *st, const char *name, in
 	start = (int64_t)(((unsigned)rnd[0] << 8 | rnd[1]) % (unsigned)slots);
 	for (;;) {
 		double remaining, wait_s, t0;
+		int capped = 0;
 
 		if ((rc = slots_check(out, st, name, slots)) < 0)
 			return rc;
@@ -293,29 +298,31 @@ int lease_slots_acquire(lease_result *out, lease_store *st, const char *name, in
 			return slots_keep(out, st, name, slots, opts);
 		if (rc != LEASE_EHELD)
 			return rc;
-		remaining = (double)opts->wait_seconds -
-		            (((double)lease__store_mono_ms(st) / 1000.0) - start_mono);
-		if (opts->wait_seconds <= 0 || remaining <= 0)
-			break;
-		/* wait for a change of any slot (one conditional listing per poll
-		 * on github), or the first holder's expiry instant */
-		wait_s = slot_until(st, out, remaining < 3600 ? remaining : 3600);
-		if (opts->wait_cb && opts->wait_cb(wait_s, opts->wait_payload))
-			return slots_held(out, name, slots, opts, 1);
-		t0 = ((double)lease__store_mono_ms(st) / 1000.0);
-		rc = lease__wait_refs_change(st, prefix, known, (size_t)slots,
-		                             (int)(wait_s * 1000.0 + 0.5));
-		if (opts->wait_cb &&
-		    ((double)lease__store_mono_ms(st) / 1000.0) < t0 + wait_s - 0.005 &&
-		    opts->wait_cb(0.0, opts->wait_payload))
-			return slots_held(out, name, slots, opts, 1);
-		/* the wait's end with every slot as read then: still held, and
-		 * nothing to read again */
-		if (rc == 0 && wait_s >= remaining - 0.005)
-			break;
+		do {
+			remaining = (double)opts->wait_seconds -
+			            (((double)lease__store_mono_ms(st) / 1000.0) - start_mono);
+			if (opts->wait_seconds <= 0 || remaining <= 0)
+				return slots_held(out, name, slots, opts, 0);
+			/* wait for a change of any slot (one conditional listing per
+			 * poll on github), or the first holder's expiry instant */
+			wait_s = slot_until(st, out, remaining < 3600 ? remaining : 3600);
+			wait_s = lease__waiter_report(&w, out, 0, wait_s, &capped);
+			if (opts->wait_cb && opts->wait_cb(wait_s, opts->wait_payload))
+				return slots_held(out, name, slots, opts, 1);
+			t0 = ((double)lease__store_mono_ms(st) / 1000.0);
+			rc = lease__wait_refs_change(st, prefix, known, (size_t)slots,
+			                             (int)(wait_s * 1000.0 + 0.5));
+			if (opts->wait_cb &&
+			    ((double)lease__store_mono_ms(st) / 1000.0) < t0 + wait_s - 0.005 &&
+			    opts->wait_cb(0.0, opts->wait_payload))
+				return slots_held(out, name, slots, opts, 1);
+			/* every slot as read when the wait ended: at the wait's end
+			 * still held, at a report's instant wait on (no new round) */
+			if (rc == 0 && !capped && wait_s >= remaining - 0.005)
+				return slots_held(out, name, slots, opts, 0);
+		} while (rc == 0 && capped);
 		start = (start + 1) % slots;
 	}
-	return slots_held(out, name, slots, opts, 0);
 }
 
 static int refname_cmp(const void *a, const void *b)
