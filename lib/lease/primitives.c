@@ -1495,6 +1495,8 @@ int lease_cas_set(lease_store *st, const char *const *names, const lease_oid *ol
 	t0 = lease__store_mono_ms(st);
 	trc = st->t->cas_many(st->t, u, n);
 	tlog(st, t0, "cas_many", refs[0], trc);
+	if (trc == LEASE_ECAS) /* the store's own words (first wins), before the re-read */
+		(void)tfail(st, trc, NULL);
 	if (trc < 0 && trc != LEASE_ECAS) {
 		const char *why = tfail(st, trc, "the transport failed without a message");
 

@@ -1410,6 +1410,10 @@ typedef struct set_ctx {
 	decision d[LEASE_SET_MAX];
 	lease_oid news[LEASE_SET_MAX];
 	lease_oid bases[LEASE_SET_MAX]; /* each written member's tip when written (zero: absent) */
+	/* the set CAS of the last set_write(): kept to send again as it is */
+	const char *wnames[LEASE_SET_MAX];
+	lease_oid wolds[LEASE_SET_MAX], wnews[LEASE_SET_MAX];
+	size_t wn;
 } set_ctx;
 
 /* A member's answer when it was read but not written: what `status` says.
@@ -1561,6 +1565,34 @@ static int set_member_landed(set_ctx *x, size_t i, int *at_tip)
 	return w.found;
 }
 
+/* A set acquire the store applied on some members only (issue 38): release,
+ * each as a single lease with the set's token, the members that show it, so
+ * that none stays held by a caller that never got the set. 0 when every one
+ * of them was released, else the number that could not be (they expire). */
+static int set_release_shown(set_ctx *x)
+{
+	size_t i;
+	int failed = 0, tip;
+
+	if (x->kind != OP_ACQUIRE)
+		return 0;
+	for (i = 0; i < x->n; i++) {
+		lease_op_options ro;
+		lease_result rel;
+
+		if (!x->d[i].write || !set_member_landed(x, i, &tip))
+			continue;
+		ro = *x->c[i]->o;
+		ro.lease_token = x->d[i].next.lease_token;
+		ro.wait_seconds = 0;
+		ro.wait_cb = NULL;
+		ro.progress_cb = NULL;
+		if (lease_release(&rel, x->st, x->c[i]->name, &ro) < 0)
+			failed++;
+	}
+	return failed;
+}
+
 /* Settle an unknown outcome: 1 landed (answered), 0 not landed anywhere
  * (decide again), or the error the set ends with. A write is atomic, so
  * it landed on every member or on none; a member whose tip moved past
@@ -1568,7 +1600,7 @@ static int set_member_landed(set_ctx *x, size_t i, int *at_tip)
 static int set_settle(set_ctx *x, int64_t *now)
 {
 	size_t i, written = 0, landed = 0, at_new = 0;
-	int rc, tip;
+	int rc, tip, left;
 
 	if ((rc = set_read(x)) < 0)
 		return rc;
@@ -1588,12 +1620,17 @@ static int set_settle(set_ctx *x, int64_t *now)
 		return 0; /* held, then changed since (broken, expired): decide again */
 	if (landed == 0)
 		return 0;
+	left = set_release_shown(x);
 	x->out->code = LEASE_EUNVERIFIED;
 	x->out->status = LEASE_STATUS_ERROR;
 	snprintf(x->out->message, sizeof(x->out->message),
 	         "the set write shows on %zu of its %zu members: the store did not apply it "
-	         "atomically",
-	         landed, written);
+	         "atomically%s",
+	         landed, written,
+	         x->kind != OP_ACQUIRE ? ""
+	         : left                ? "; releasing them failed (they expire)"
+	                               : "; released them");
+	lease__store_clear_error(x->st); /* the releases' own messages */
 	(void)lease__store_set_error(x->st, LEASE_EUNVERIFIED, "%s", x->out->message);
 	return LEASE_EUNVERIFIED;
 }
@@ -1601,8 +1638,8 @@ static int set_settle(set_ctx *x, int64_t *now)
 /* One round's writes: a commit per written member, then one set CAS. */
 static int set_write(set_ctx *x, size_t *nw)
 {
-	const char *names[LEASE_SET_MAX];
-	lease_oid olds[LEASE_SET_MAX], news[LEASE_SET_MAX];
+	const char **names = x->wnames;
+	lease_oid *olds = x->wolds, *news = x->wnews;
 	char err[256];
 	size_t i, k = 0;
 	int rc;
@@ -1639,8 +1676,73 @@ static int set_write(set_ctx *x, size_t *nw)
 		x->bases[i] = olds[k];
 		news[k++] = x->news[i];
 	}
-	*nw = k;
+	*nw = x->wn = k;
 	return lease_cas_set(x->st, names, olds, news, k);
+}
+
+/* After a set CAS the store refused (known: not applied): 1 when every
+ * written member still reads as the write expected it (nothing moved: the
+ * store itself refused), 0 when one moved (a lost race), or a read's error. */
+static int set_unmoved(set_ctx *x)
+{
+	size_t i;
+	int rc;
+
+	if ((rc = set_read(x)) < 0)
+		return rc;
+	for (i = 0; i < x->n; i++) {
+		static const lease_oid zero;
+		int absent = lease_oid_equal(&x->bases[i], &zero);
+
+		if (!x->d[i].write)
+			continue;
+		if (absent ? x->s[i].present
+		           : (!x->s[i].present || !lease_oid_equal(&x->s[i].oid, &x->bases[i])))
+			return 0;
+	}
+	return 1;
+}
+
+/* The store refuses the set write while nothing moves (a ruleset, a limit
+ * of unknown wording, a server fault; issue 38): send the same CAS — the
+ * commits already written — again after 1 s, 2 s, 4 s, ... while --timeout
+ * (from the first refusal) allows, never writing commits anew. 0 = applied,
+ * 1 = a member moved meanwhile (decide again), another error of the CAS
+ * (the caller settles an unknown outcome), or LEASE_ECAS with the store's
+ * own message and "nothing changed". */
+static int set_refused(set_ctx *x)
+{
+	int64_t t0 = lease__store_mono_ms(x->st), backoff = 1000,
+	        budget = (int64_t)lease_store_timeout(x->st) * 1000;
+	char why[LEASE_STORE_ERRMSG_SZ];
+	int rc, tries = 1;
+
+	snprintf(why, sizeof(why), "%s", lease_store_last_error(x->st));
+	while (lease__store_mono_ms(x->st) - t0 + backoff <= budget) {
+		lease__store_log(x->st, LEASE_LOG_INFO,
+		                 "the store refused the set write while no member moved; the same "
+		                 "write again in %lld ms",
+		                 (long long)backoff);
+		lease__store_sleep_ms(x->st, backoff, LEASE_SLEEP_FULL);
+		backoff *= 2;
+		tries++;
+		lease__store_clear_error(x->st);
+		rc = lease_cas_set(x->st, x->wnames, x->wolds, x->wnews, x->wn);
+		if (rc != LEASE_ECAS ||
+		    lease_store_last_cas_error(x->st)->outcome != LEASE_OUTCOME_KNOWN)
+			return rc;
+		snprintf(why, sizeof(why), "%s", lease_store_last_error(x->st));
+		if ((rc = set_unmoved(x)) <= 0)
+			return rc < 0 ? rc : 1;
+	}
+	x->out->code = LEASE_ECAS;
+	x->out->status = LEASE_STATUS_ERROR;
+	snprintf(x->out->message, sizeof(x->out->message),
+	         "the store refused the set write %d times in %lld s while no member moved; "
+	         "nothing changed: %.400s",
+	         tries, (long long)((lease__store_mono_ms(x->st) - t0 + 999) / 1000), why);
+	lease__store_clear_error(x->st);
+	return lease__store_set_error(x->st, LEASE_ECAS, "%s", x->out->message);
 }
 
 /* Plan every member; 0 to write, 1 when answered without a write, or an error. */
@@ -1727,11 +1829,19 @@ static int set_run(set_ctx *x)
 		if ((rc = set_plan(x, now, &nw)) != 0)
 			return rc < 0 ? rc : out->code;
 		rc = set_write(x, &nw);
+		if (rc == LEASE_ECAS &&
+		    lease_store_last_cas_error(x->st)->outcome == LEASE_OUTCOME_KNOWN) {
+			/* nothing applied: a member moved (read again, decide
+			 * again), or the store refused it with nothing moved */
+			if ((rc = set_unmoved(x)) < 0)
+				return rc;
+			if (rc == 0 || (rc = set_refused(x)) == 1)
+				continue;
+			if (rc == LEASE_ECAS && out->code == LEASE_ECAS)
+				return rc; /* refused throughout: the store's message */
+		}
 		if (rc == 0)
 			return set_landed(x, lease_store_now(x->st));
-		if (rc == LEASE_ECAS &&
-		    lease_store_last_cas_error(x->st)->outcome == LEASE_OUTCOME_KNOWN)
-			continue; /* nothing applied: read again, decide again */
 		if (!lease__engine_settleable(rc)) {
 			if (out->code == 0 && out->blocker < 0) {
 				out->code = rc;
