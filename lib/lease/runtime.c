@@ -477,6 +477,67 @@ static void holder_msg(decision *d, const lease_payload *cur, const char *what)
 	         cur->host, t);
 }
 
+/* The heartbeat floor (§6), after the token and relation checks: 1 with
+ * @p d "not due" when the last heartbeat of @p cur is too recent; a TTL asked
+ * that differs from the stored one is always due. */
+static int heartbeat_not_due(op_ctx *c, decision *d, const lease_payload *cur,
+                             lease_token_change ch, int64_t now)
+{
+	int64_t ttl_new = effective_ttl(c, cur, ch), stored, hb;
+	int approx = 0, same_ttl;
+
+	stored = lease_payload_ttl(cur, ttl_new, &approx);
+	same_ttl = c->o->ttl_seconds <= 0 || (cur->has_ttl && stored == ttl_new);
+	if (approx)
+		c->approximate = 1;
+	hb = cur->expires_at - stored;
+	if (lease__policy_heartbeat_due(now - hb, stored, !same_ttl, cur->expires_at - now,
+	                                ttl_new))
+		return 0;
+	if (now - hb < 0) /* pre-bump, written with a longer TTL */
+		no_write(d, LEASE_STATUS_NOT_DUE, 0, 1,
+		         "heartbeat not due: %lld s left, more than the %lld s TTL assumed for "
+		         "this pre-bump payload",
+		         (long long)(cur->expires_at - now), (long long)stored);
+	else
+		no_write(d, LEASE_STATUS_NOT_DUE, 0, 1,
+		         "heartbeat not due: last one %lld s ago, floor %lld s (%s)",
+		         (long long)(now - hb), (long long)lease__policy_floor(stored),
+		         approx ? "approximate" : "exact");
+	return 1;
+}
+
+/* break (§5): over a released or absent lease nothing; over a live one only
+ * with --force; an unreadable payload that looks live needs --force too. */
+static int decide_break(op_ctx *c, const lease_ref_state *s, const lease_payload *cur, int expired,
+                        int64_t now, decision *d)
+{
+	int live;
+
+	if (!s->present || (cur && cur->phase == LEASE_PHASE_RELEASED)) {
+		no_write(d, LEASE_STATUS_ALREADY_RELEASED, 0, 0, "%s",
+		         cur ? "the lease is already released" : "the lease does not exist");
+		return 0;
+	}
+	live = cur ? !expired : lenient_live(c, s, now);
+	if (!c->o->force && live < 0)
+		return result_fail(c->out, c->st, s->payload_rc,
+		                   "%s: unreadable %s: %s; nothing readable shows the lease free, "
+		                   "so break needs --force",
+		                   c->out->ref, s->commit.unreadable ? "ref" : "payload",
+		                   s->payload_error);
+	if (!c->o->force && live) {
+		no_write(d, LEASE_STATUS_HELD, LEASE_EHELD, 0, "x");
+		if (cur)
+			holder_msg(d, cur, "live lease held (break --force to override)");
+		else
+			snprintf(d->message, sizeof(d->message),
+			         "unreadable payload that looks live (break --force to override)");
+		return 0;
+	}
+	return plan_released(c, d, cur, now, cur ? -1 : chain_max_transitions(c, s));
+}
+
 static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 {
 	const lease_op_options *o = c->o;
@@ -484,7 +545,7 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 	const char *tok;
 	lease_relation rel;
 	lease_token_change ch;
-	int expired, tok_cur, rc, live;
+	int expired, tok_cur, rc;
 	char t[LEASE_TIME_STRSZ + 1];
 
 	memset(d, 0, sizeof(*d));
@@ -565,35 +626,9 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 			                   "the lease is already in phase %s",
 			                   lease_phase_name(cur->phase));
 		ch = lease__token_rule(rel, 1);
-		if (c->kind == OP_HEARTBEAT && ch == LEASE_TOKEN_PRESERVE) {
-			/* The floor (§6), only after the token and relation checks;
-			 * a TTL asked that differs from the stored one is always due. */
-			int64_t ttl_new = effective_ttl(c, cur, ch), stored, hb;
-			int approx = 0, same_ttl;
-
-			stored = lease_payload_ttl(cur, ttl_new, &approx);
-			same_ttl = c->o->ttl_seconds <= 0 || (cur->has_ttl && stored == ttl_new);
-			if (approx)
-				c->approximate = 1;
-			hb = cur->expires_at - stored;
-			if (!lease__policy_heartbeat_due(now - hb, stored, !same_ttl,
-			                                 cur->expires_at - now, ttl_new)) {
-				if (now - hb < 0) /* pre-bump, written with a longer TTL */
-					no_write(d, LEASE_STATUS_NOT_DUE, 0, 1,
-					         "heartbeat not due: %lld s left, more than the "
-					         "%lld s TTL assumed for this pre-bump payload",
-					         (long long)(cur->expires_at - now),
-					         (long long)stored);
-				else
-					no_write(d, LEASE_STATUS_NOT_DUE, 0, 1,
-					         "heartbeat not due: last one %lld s ago, floor "
-					         "%lld s (%s)",
-					         (long long)(now - hb),
-					         (long long)lease__policy_floor(stored),
-					         approx ? "approximate" : "exact");
-				return 0;
-			}
-		}
+		if (c->kind == OP_HEARTBEAT && ch == LEASE_TOKEN_PRESERVE &&
+		    heartbeat_not_due(c, d, cur, ch, now))
+			return 0;
 		if ((rc = check_writable(c, cur)) < 0)
 			return rc;
 		return plan_live(c, d, cur, ch, c->kind == OP_TRANSITION ? o->to : cur->phase, now);
@@ -614,32 +649,7 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 			return rc;
 		return plan_released(c, d, cur, now, -1);
 
-	default: /* OP_BREAK */
-		if (!s->present || (cur && cur->phase == LEASE_PHASE_RELEASED)) {
-			no_write(d, LEASE_STATUS_ALREADY_RELEASED, 0, 0, "%s",
-			         cur ? "the lease is already released"
-			             : "the lease does not exist");
-			return 0;
-		}
-		live = cur ? !expired : lenient_live(c, s, now);
-		if (!o->force && live < 0)
-			return result_fail(
-			        c->out, c->st, s->payload_rc,
-			        "%s: unreadable %s: %s; nothing readable shows the lease "
-			        "free, so break needs --force",
-			        c->out->ref, s->commit.unreadable ? "ref" : "payload",
-			        s->payload_error);
-		if (!o->force && live) {
-			no_write(d, LEASE_STATUS_HELD, LEASE_EHELD, 0, "x");
-			if (cur)
-				holder_msg(d, cur, "live lease held (break --force to override)");
-			else
-				snprintf(d->message, sizeof(d->message),
-				         "unreadable payload that looks live (break --force to "
-				         "override)");
-			return 0;
-		}
-		return plan_released(c, d, cur, now, cur ? -1 : chain_max_transitions(c, s));
+	default: /* OP_BREAK */ return decide_break(c, s, cur, expired, now, d);
 	}
 }
 
@@ -1076,6 +1086,43 @@ static double until_renewal(lease_store *st, const lease_own_ticket *me)
 	return left > 0.05 ? left : 0.05;
 }
 
+/* A fair waiter behind the ticket @p head: @p out the lease as read, held,
+ * "queued behind" it; what to watch — the lease while it is held (*@p watch
+ * NULL), else the ticket ahead (*@p watch its ref) — and @return the seconds
+ * until that holder's or ticket's takeover instant. */
+static double fair_behind(lease_result *out, lease_store *st, const char *name,
+                          const lease_ticket *head, const char **watch, int *watch_present,
+                          lease_oid *watch_oid)
+{
+	lease_result cur;
+	double until;
+
+	lease_status(&cur, st, name);
+	until = until_takeover(st, &cur);
+	if (cur.has_payload && until > 0) {
+		*watch_present = cur.present;
+		*watch_oid = cur.oid;
+	} else {
+		*watch = head->refname;
+		*watch_present = 1;
+		*watch_oid = head->oid;
+		until = (double)lease__policy_takeover_at(head->expires_at,
+		                                          lease_store_skew_margin(st)) -
+		        lease__store_now_precise(st) + 0.002;
+		/* its instant passed during this round's reads (it was live at the
+		 * queue read): look again at once, never wait for a change of a
+		 * dead ticket */
+		if (until < 0.002)
+			until = 0.002;
+	}
+	*out = cur;
+	out->code = LEASE_EHELD;
+	out->status = LEASE_STATUS_HELD;
+	snprintf(out->message, sizeof(out->message), "queued behind %s@%s's ticket (since %lld)",
+	         head->owner, head->host, (long long)head->since);
+	return until;
+}
+
 /* acquire --wait --fair (protocol.md §5 "Fair waiting"). */
 static int acquire_fair(lease_result *out, lease_store *st, const char *name,
                         const lease_op_options *opts, double start_mono, int64_t start_store)
@@ -1134,7 +1181,7 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 			continue;
 		}
 		if (entry.queue_position == 0) /* the place at entry, kept past a new ticket */
-			entry.queue_position = (int64_t)lease_queue_position(&q, me.t.id);
+			entry.queue_position = place;
 		entry.queued_at = since;
 		if (!head) {
 			lease_queue_clear(&q);
@@ -1151,32 +1198,9 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 			watch_present = out->present;
 			watch_oid = out->oid;
 		} else {
-			lease_result cur;
-			/* the lease held: watch it; free: watch the ticket ahead */
-			lease_status(&cur, st, name);
-			until = until_takeover(st, &cur);
-			if (cur.has_payload && until > 0) {
-				watch_present = cur.present;
-				watch_oid = cur.oid;
-			} else {
-				watch = head->refname;
-				watch_present = 1;
-				watch_oid = head->oid;
-				until = (double)lease__policy_takeover_at(
-				                head->expires_at, lease_store_skew_margin(st)) -
-				        lease__store_now_precise(st) + 0.002;
-				/* its instant passed during this round's reads (it was
-				 * live at the queue read): look again at once, never
-				 * wait for a change of a dead ticket */
-				if (until < 0.002)
-					until = 0.002;
-			}
-			*out = cur;
-			out->code = rc = LEASE_EHELD;
-			out->status = LEASE_STATUS_HELD;
-			snprintf(out->message, sizeof(out->message),
-			         "queued behind %s@%s's ticket (since %lld)", head->owner,
-			         head->host, (long long)head->since);
+			until = fair_behind(out, st, name, head, &watch, &watch_present,
+			                    &watch_oid);
+			rc = LEASE_EHELD;
 		}
 		wait_s = remaining < 3600 ? remaining : 3600;
 		if (until > 0 && until < wait_s)
