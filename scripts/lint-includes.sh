@@ -18,6 +18,12 @@
 #                   primitives.h or another header above the transport
 #   migrations/     lease/migration.h and reflease/ only (issue 17)
 #
+# And on the calls (issue 38), so that no call circle crosses the layers:
+# lib/store and lib/util call no function lib/lease defines (the public
+# headers declare some of them, so the #include lines alone cannot say),
+# lib/util none lib/store defines, and lib/lease/policy.c (the pure rules)
+# no store call at all.
+#
 #   lint-includes.sh [ROOT]   check the tree at ROOT (default: this one)
 set -eu
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -91,5 +97,41 @@ v=$(includes $(ls migrations/*.c 2>/dev/null) | awk -F: '
   $1 == "migrations/registry.c" && $2 == "\"registry.inc\"" { next }
   $2 ~ /^"/ { print }')
 report "$v" "a migration includes more than lease/migration.h and reflease/ headers"
+
+# lease_* functions defined in the files given: a definition's first line
+# begins at column 0 with its type and does not end in ';'
+defined() {
+  for f in "$@"; do
+    [ -e "$f" ] || continue
+    sed -n 's/^[a-z][a-z0-9_ ]*[ *]\(lease_[a-z0-9_]*\)(.*[^;]$/\1/p
+             s/^[a-z][a-z0-9_ ]*[ *]\(lease_[a-z0-9_]*\)($/\1/p' "$f"
+  done | sort -u
+}
+# file:line:name of every use in the files given ($2...) of a name listed in
+# the file $1, comments left out (a one-line /* ... */, and the lines of a
+# block comment that begin with '/*' or '*')
+uses_of() {
+  list=$1; shift
+  for f in "$@"; do
+    [ -e "$f" ] || continue
+    sed -e 's|/\*.*\*/||g' -e 's|^[[:space:]]*/\*.*||' -e 's|^[[:space:]]*\*.*||' \
+        -e 's|//.*||' "$f" | grep -ownE 'lease_[a-z0-9_]+' | sed "s|^|$f:|"
+  done | awk -F: 'NR == FNR { d[$1] = 1; next } ($3 in d) { print }' "$list" -
+}
+names=$(mktemp)
+trap 'rm -f "$names"' EXIT
+# shellcheck disable=SC2046
+defined $(ls lib/lease/*.c 2>/dev/null) >"$names"
+# shellcheck disable=SC2046
+v=$(uses_of "$names" $(ls lib/store/*.c lib/store/*.h lib/util/*.c lib/util/*.h 2>/dev/null))
+report "$v" "lib/store and lib/util call nothing lib/lease defines (the layers call downward only; a rule both need lives in lib/util)"
+# shellcheck disable=SC2046
+defined $(ls lib/store/*.c 2>/dev/null) >"$names"
+# shellcheck disable=SC2046
+v=$(uses_of "$names" $(ls lib/util/*.c lib/util/*.h 2>/dev/null))
+report "$v" "lib/util calls nothing lib/store defines"
+v=$(sed -e 's|/\*.*\*/||g' -e 's|^[[:space:]]*\*.*||' lib/lease/policy.c 2>/dev/null |
+  grep -nE 'lease_store_|lease__store_|#[[:space:]]*include[[:space:]]*"store/' | sed 's|^|lib/lease/policy.c:|')
+report "$v" "policy.c is pure: what it needs of a store is passed in"
 
 [ "$bad" = 0 ] || exit 1

@@ -713,6 +713,53 @@ START_TEST(burst_writes_paced_one_second)
 }
 END_TEST
 
+/* Issue 38: GitHub refuses a set of 8's updateRefs (errors[] in a 200, of a
+ * wording reflease does not know) for the whole --timeout 30 while no member
+ * moves. The set is written once (8 commits) and its CAS sent again after 1,
+ * 2, 4, 8 s — never new commits: at most 16 content-creating requests (before:
+ * 12 rounds of 8 commits in 0.8 s, 108 requests, over GitHub's 80 a minute),
+ * ending with the store's own message and "nothing changed". */
+START_TEST(set_refused_while_nothing_moves)
+{
+	static const char *const names[] = {"s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7"};
+	lease_op_options o = who("alice", NULL);
+	lease_set_result sr;
+	lease_result r;
+	lease_store *s30;
+	unsigned writes;
+	int64_t t0, took;
+	size_t i;
+
+	ck_assert_int_eq(open_gh(&s30, 30, 1000), 0);
+	fakegh_fault(fk, FAKEGH_GQL_MUTATION, FAKEGH_FAULT_GQL_REFUSED, 1000, 0);
+	fakegh_reset_counts(fk);
+	t0 = vclock_mono_ms(gh_vc);
+	ck_assert_int_eq(lease_acquire_set(&sr, s30, names, 8, &o), LEASE_ECAS);
+	took = vclock_mono_ms(gh_vc) - t0;
+	writes = fakegh_count(fk, FAKEGH_COMMIT_POST) + fakegh_count(fk, FAKEGH_GQL_MUTATION) +
+	         fakegh_count(fk, FAKEGH_REF_CREATE) + fakegh_count(fk, FAKEGH_REF_PATCH) +
+	         fakegh_count(fk, FAKEGH_REF_DELETE);
+	ck_assert_msg(writes <= 16, "%u content-creating requests (%u commits, %u updateRefs)",
+	              writes, fakegh_count(fk, FAKEGH_COMMIT_POST),
+	              fakegh_count(fk, FAKEGH_GQL_MUTATION));
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_COMMIT_POST), 8); /* written once */
+	ck_assert_msg(strstr(sr.message, "Too many ref updates in a short time (FAKE:0038)") &&
+	                      strstr(sr.message, "nothing changed") &&
+	                      !strstr(sr.message, "kept changing"),
+	              "%s", sr.message);
+	ck_assert_str_eq(lease_store_last_error(s30), sr.message);
+	ck_assert_msg(took >= 15000 && took <= 31000, "gave up after %lld ms", (long long)took);
+	for (i = 0; i < 8; i++) {
+		ck_assert_int_eq(lease_status(&r, s30, names[i]), 0);
+		ck_assert_int_eq(r.status, LEASE_STATUS_ABSENT);
+	}
+	/* the refusal ends: the same set is taken */
+	fakegh_clear_faults(fk);
+	ck_assert_int_eq(lease_acquire_set(&sr, s30, names, 8, &o), 0);
+	lease_store_free(s30);
+}
+END_TEST
+
 /* ---- field cases ----------------------------------------------------------------- */
 
 /* On a fake started with @p fo (a server of another kind), alice's acquire of
@@ -1150,6 +1197,7 @@ Suite *github_runtime_suite(void)
 	             ONE(F24_rate_limited_acquire), ONE(F25_rules_and_permission),
 	             ONE(F26_empty_repository), ONE(heartbeat_under_persistent_graphql_rate_limit),
 	             ONE(acquire_through_sporadic_422), ONE(break_force_over_blob_tip),
-	             ONE(moved_repository_lifecycle), ONE(burst_writes_paced_one_second), NULL);
+	             ONE(moved_repository_lifecycle), ONE(burst_writes_paced_one_second),
+	             ONE(set_refused_while_nothing_moves), NULL);
 	return s;
 }

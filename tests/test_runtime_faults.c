@@ -15,6 +15,7 @@
 #include "reflease.h"
 #include "support/memstore.h"
 #include "support/suitefix.h"
+#include "support/vclock.h"
 
 #define T0 1800000000
 
@@ -52,6 +53,10 @@ static int scripted_wait_change(lease_transport *t, const char *refname, int kno
 	return 0;
 }
 
+/* When set, the next open_store() sleeps and measures monotonic time on it
+ * (no real time passes); store time stays clk. */
+static vclock *fx_vc;
+
 static void open_store(void)
 {
 	lease_store_options so = LEASE_STORE_OPTIONS_INIT;
@@ -60,6 +65,9 @@ static void open_store(void)
 
 	clk = T0;
 	waits_seen = change_pending = 0;
+	if (fx_vc)
+		vclock_apply(fx_vc, &so.clock, 0);
+	fx_vc = NULL;
 	so.clock.now = clk_now;
 	ck_assert_ptr_nonnull(T = t = memstore_new(&M));
 	t->wait_change = scripted_wait_change;
@@ -594,18 +602,42 @@ START_TEST(set_write_faults_end_the_set)
 	ck_assert(!ref_at("refs/leases/c", NULL));
 	memstore_faults_get(M)->fail_before = 0;
 
-	cm_calls = 0;
-	cm_always_ecas = 1;
-	ck_assert_int_eq(lease_acquire_set(r, st, abcd + 2, 2, &o), LEASE_ECAS);
-	ck_assert_ptr_nonnull(strstr(r->message, "the set kept changing"));
-	ck_assert_int_eq(cm_calls, 12);
-	cm_always_ecas = 0;
-
 	reads_fail = 1;
 	ck_assert_int_eq(lease_acquire_set(r, st, abcd + 2, 2, &o), LEASE_ENET);
 	ck_assert_int_eq(r->status, LEASE_STATUS_ERROR);
 	reads_fail = 0;
 	ck_assert(ref_at("refs/leases/a", &a));
+	close_set_store(r);
+}
+END_TEST
+
+/* Issue 38: a compare the store keeps refusing while no member moves is
+ * the same write sent again — no new commits — after 1, 2, 4, ... s within
+ * --timeout (120 s: 1+2+...+32 = 63 s, 7 sends), then cas_failed quoting
+ * the store and saying nothing changed (never "the set kept changing"). */
+START_TEST(set_refused_while_nothing_moves_backs_off)
+{
+	static vclock vc;
+	lease_set_result *r;
+	lease_op_options o = who("alice", 60);
+	int64_t t0;
+
+	vclock_init(&vc, 0);
+	fx_vc = &vc;
+	r = open_set_store();
+	memstore_counts_reset(M);
+	cm_always_ecas = 1;
+	t0 = vclock_mono_ms(&vc);
+	ck_assert_int_eq(lease_acquire_set(r, st, abcd + 2, 2, &o), LEASE_ECAS);
+	ck_assert_msg(strstr(r->message, "refused the set write 7 times in 63 s while no member "
+	                                 "moved; nothing changed") &&
+	                      !strstr(r->message, "kept changing"),
+	              "%s", r->message);
+	ck_assert_int_eq(cm_calls, 7);
+	ck_assert_int_ge(vclock_mono_ms(&vc) - t0, 63000);
+	/* one commit per member, written once */
+	ck_assert_int_eq(memstore_counts_get(M)->write_commit, 2);
+	ck_assert(!ref_at("refs/leases/c", NULL));
 	close_set_store(r);
 }
 END_TEST
@@ -637,6 +669,7 @@ Suite *runtime_faults_suite(void)
 	             ONE(set_stopped_by_unreadable_member), ONE(set_release_partly_released),
 	             ONE(set_heartbeat_not_due), ONE(set_granted_too_late),
 	             ONE(set_member_taken_before_the_write), ONE(set_write_faults_end_the_set),
+	             ONE(set_refused_while_nothing_moves_backs_off),
 	             ONE(set_with_invalid_member_refused), NULL);
 	return s;
 }

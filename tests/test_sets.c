@@ -242,9 +242,17 @@ START_TEST(partial_set_write_is_caught)
 	lease_set_result *r = calloc(1, sizeof(*r));
 	lease_op_options o = opts("alice");
 
+	lease_result one;
+
 	partial = 1;
 	ck_assert_int_eq(lease_acquire_set(r, st, ab, 2, &o), LEASE_EUNVERIFIED);
 	ck_assert_msg(strstr(r->message, "1 of its 2 members") != NULL, "message: %s", r->message);
+	/* issue 38: the member that shows the write is released before the
+	 * error returns (the caller never got the set: nothing stays held) */
+	ck_assert_msg(strstr(r->message, "released them") != NULL, "message: %s", r->message);
+	ck_assert_str_eq(lease_store_last_error(st), r->message);
+	ck_assert_int_eq(lease_status(&one, st, ab[0]), 0);
+	ck_assert_int_eq(one.status, LEASE_STATUS_RELEASED);
 	free(r);
 	lease_store_free(st);
 }

@@ -114,6 +114,7 @@ static int scripted_wait_change(lease_transport *t, const char *refname, int kno
 		return 1;
 	}
 	clk += (timeout_ms + 999) / 1000;
+	vclock_advance(&store_mono, timeout_ms); /* both clocks move */
 	return 0;
 }
 
@@ -216,6 +217,53 @@ START_TEST(test_wait_wakes_at_expiry)
 	ck_assert_int_eq(wc_calls, 1);
 	ck_assert_msg(wc_timeout_ms > 60000 && wc_timeout_ms <= 61100, "timeout %d ms",
 	              wc_timeout_ms);
+	lease_store_free(mem_st);
+}
+END_TEST
+
+/* Issue 38: the wait reports who is in the way when it begins and every
+ * LEASE_WAIT_REPORT_S s after (progress_cb); a wait the report cut short with
+ * the ref unchanged waits on (three waits of 60, 60 and 30 s for --wait 150). */
+static lease_wait_progress prog[8];
+static char prog_name[8][80], prog_owner[8][80];
+static int prog_n;
+
+static void note_progress(const lease_wait_progress *p, void *payload)
+{
+	(void)payload;
+	if (prog_n < 8) {
+		prog[prog_n] = *p;
+		snprintf(prog_name[prog_n], sizeof(prog_name[0]), "%s", p->name);
+		snprintf(prog_owner[prog_n], sizeof(prog_owner[0]), "%s@%s", p->owner, p->host);
+	}
+	prog_n++;
+}
+
+START_TEST(test_wait_progress_reports)
+{
+	lease_op_options o;
+	lease_result r;
+	int i;
+
+	mem_open(1);
+	wc_script = WC_TIME_PASSES;
+	prog_n = 0;
+	o = who("bob", NULL, 60);
+	o.progress_cb = note_progress;
+	o.wait_seconds = 150;
+	ck_assert_int_eq(lease_acquire(&r, mem_st, "l", &o), LEASE_EHELD);
+	ck_assert_int_eq(prog_n, 3);
+	for (i = 0; i < 3; i++) {
+		ck_assert_str_eq(prog_name[i], "l");
+		ck_assert_str_eq(prog_owner[i], "alice@h");
+		ck_assert_int_eq(prog[i].until, T0 + 600);
+		ck_assert_int_eq(prog[i].queue_position, 0);
+		ck_assert_msg(prog[i].waited_seconds >= 60.0 * i - 0.5 &&
+		                      prog[i].waited_seconds <= 60.0 * i + 1.5,
+		              "report %d after %.3f s", i, prog[i].waited_seconds);
+	}
+	ck_assert_int_eq(wc_calls, 3);
+	ck_assert_msg(strstr(r.message, "still held after waiting 150 s"), "%s", r.message);
 	lease_store_free(mem_st);
 }
 END_TEST
@@ -584,16 +632,127 @@ START_TEST(test_remote_waiter_gets_release)
 }
 END_TEST
 
+/* Issue 38: waiters on github cost what a plain waiter costs — a slot
+ * waiter (`acquire db --slots 3 --wait 20` behind 3 holders) makes at most 4
+ * counted requests beyond its 304s (the issue measured 125: a listing and 3
+ * reads each second), and a set waiter behind one held member at most 3.
+ * The waiter's store runs on a virtual clock: its 20 s pass in no real time. */
+typedef struct gh_pair {
+	fakegh *fk;
+	lease_store *hst, *wst;
+	vclock vc;
+} gh_pair;
+
+static void gh_pair_open(gh_pair *p)
+{
+	fakegh_options fo;
+	lease_store_options so = LEASE_STORE_OPTIONS_INIT;
+	char err[512];
+
+	memset(&fo, 0, sizeof(fo));
+	ck_assert_int_eq(fakegh_start(&p->fk, &fo), 0);
+	so.github_api_url = fakegh_url(p->fk);
+	so.github_token = "t0k";
+	so.timeout_s = 30;
+	ck_assert_msg(lease_store_open(&p->hst, "github:octo/leases", &so, err, sizeof(err)) == 0,
+	              "%s", err);
+	vclock_init(&p->vc, 0);
+	vclock_apply(&p->vc, &so.clock, 1);
+	ck_assert_int_eq(lease_store_open(&p->wst, "github:octo/leases", &so, err, sizeof(err)), 0);
+}
+
+/* The fake's counts by endpoint, for a failed budget's message. */
+static const char *gh_counts(fakegh *fk)
+{
+	static char buf[256];
+
+	snprintf(buf, sizeof(buf),
+	         "ref GET %u, commit GET %u, matching %u, gql query %u, gql mutation %u, "
+	         "commit POST %u, ref create %u, ref patch %u",
+	         fakegh_count(fk, FAKEGH_REF_GET), fakegh_count(fk, FAKEGH_COMMIT_GET),
+	         fakegh_count(fk, FAKEGH_MATCHING), fakegh_count(fk, FAKEGH_GQL_QUERY),
+	         fakegh_count(fk, FAKEGH_GQL_MUTATION), fakegh_count(fk, FAKEGH_COMMIT_POST),
+	         fakegh_count(fk, FAKEGH_REF_CREATE), fakegh_count(fk, FAKEGH_REF_PATCH));
+	return buf;
+}
+
+/* The fake's counts since fakegh_reset_counts(): at most @p budget counted
+ * requests and at least 5 free 304s (the waiter polled conditionally). */
+static void gh_assert_budget(gh_pair *p, unsigned budget)
+{
+	unsigned nm = 0, counted = fakegh_counted(p->fk, &nm);
+
+	ck_assert_msg(counted <= budget, "%u counted requests (%u 304s; %s)", counted, nm,
+	              gh_counts(p->fk));
+	ck_assert_msg(nm >= 5, "only %u conditional polls answered 304", nm);
+}
+
+static void gh_pair_close(gh_pair *p)
+{
+	lease_store_free(p->wst);
+	lease_store_free(p->hst);
+	fakegh_stop(p->fk);
+}
+
+START_TEST(test_github_slot_waiter_budget)
+{
+	static const char *const owners[] = {"alice", "bob", "carol"};
+	lease_op_options o;
+	lease_result r;
+	gh_pair p;
+	int64_t t0;
+	int i;
+
+	gh_pair_open(&p);
+	for (i = 0; i < 3; i++) {
+		o = who(owners[i], NULL, 600);
+		ck_assert_int_eq(lease_slots_acquire(&r, p.hst, "db", 3, &o), 0);
+	}
+	fakegh_reset_counts(p.fk);
+	o = who("dave", NULL, 60);
+	o.wait_seconds = 20;
+	t0 = vclock_mono_ms(&p.vc);
+	ck_assert_msg(lease_slots_acquire(&r, p.wst, "db", 3, &o) == LEASE_EHELD, "%s", r.message);
+	ck_assert_msg(vclock_mono_ms(&p.vc) - t0 >= 20000, "waited %lld ms",
+	              (long long)(vclock_mono_ms(&p.vc) - t0));
+	ck_assert_msg(strstr(r.message, "still held after waiting 20 s"), "%s", r.message);
+	gh_assert_budget(&p, 4);
+	gh_pair_close(&p);
+}
+END_TEST
+
+START_TEST(test_github_set_waiter_budget)
+{
+	static const char *const names[] = {"a", "b", "c"};
+	lease_set_result sr;
+	lease_op_options o;
+	lease_result r;
+	gh_pair p;
+
+	gh_pair_open(&p);
+	o = who("alice", NULL, 600);
+	ck_assert_int_eq(lease_acquire(&r, p.hst, "b", &o), 0);
+	fakegh_reset_counts(p.fk);
+	o = who("dave", NULL, 60);
+	o.wait_seconds = 20;
+	ck_assert_int_eq(lease_acquire_set(&sr, p.wst, names, 3, &o), LEASE_EHELD);
+	gh_assert_budget(&p, 3);
+	gh_pair_close(&p);
+}
+END_TEST
+
 Suite *wait_suite(void)
 {
 	Suite *s = suite_create("wait");
 
 	suitefix_add(s, "runtime", 0, NULL, ONE(test_wait_wakes_on_change),
-	             ONE(test_wait_wakes_at_expiry), ONE(test_wait_stop_seen_after_wake),
-	             ONE(test_wait_steady_without_watch), ONE(test_fair_wait_in_history),
-	             ONE(test_local_wait_primitive), ONE(test_http_conditional_get), NULL);
+	             ONE(test_wait_wakes_at_expiry), ONE(test_wait_progress_reports),
+	             ONE(test_wait_stop_seen_after_wake), ONE(test_wait_steady_without_watch),
+	             ONE(test_fair_wait_in_history), ONE(test_local_wait_primitive),
+	             ONE(test_http_conditional_get), NULL);
 	suitefix_add(s, "backends", 240, NULL, ONE(test_local_waiter_gets_release),
 	             ONE(test_github_waiter_conditional_reads),
-	             ONE(test_remote_waiter_gets_release), NULL);
+	             ONE(test_remote_waiter_gets_release), ONE(test_github_slot_waiter_budget),
+	             ONE(test_github_set_waiter_budget), NULL);
 	return s;
 }

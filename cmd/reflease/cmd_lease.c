@@ -337,6 +337,25 @@ int cli_wait_fair_cb(double sleep_seconds, void *payload)
 	return cli_stop_signal != 0;
 }
 
+void cli_wait_progress_cb(const lease_wait_progress *p, void *payload)
+{
+	const cli_ctx *ctx = payload;
+	char until[LEASE_TIME_STRSZ + 1], place[64] = "";
+
+	if (!ctx || ctx->verbosity < LEASE_LOG_WARN)
+		return; /* -q */
+	if (p->queue_position > 0)
+		snprintf(place, sizeof(place), " (queue position %lld)",
+		         (long long)p->queue_position);
+	if (p->owner[0] && p->until > 0) {
+		lease_time_format(until, p->until);
+		fprintf(stderr, "reflease %s: waiting for %s: held by %s@%s until %s%s\n",
+		        ctx->command, p->name, p->owner, p->host, until, place);
+	} else {
+		fprintf(stderr, "reflease %s: waiting for %s%s\n", ctx->command, p->name, place);
+	}
+}
+
 void cli_wait_guard_disarm(void)
 {
 	guard_sleeping = 0;
@@ -548,6 +567,8 @@ static int cmd_acquire(cli_ctx *ctx, int argc, char **argv)
 		cli_install_stop_handlers();
 		c.o.wait_cb = c.a.fair ? cli_wait_fair_cb : cli_wait_guard_cb;
 		c.o.wait_payload = &c.r;
+		c.o.progress_cb = cli_wait_progress_cb;
+		c.o.progress_payload = ctx;
 	}
 	if (c.set_n > 1)
 		return acquire_set(ctx, &c);

@@ -89,6 +89,12 @@ void cli_wait_guard_arm(cli_ctx *ctx, const char *name, int json_fd, const char 
  * (oid) the interrupted object then shows. */
 int cli_wait_guard_cb(double sleep_seconds, void *payload);
 
+/* lease_op_options.progress_cb of acquire/run --wait (@p payload: the
+ * cli_ctx): one line on stderr when the wait begins and each minute after
+ * ("reflease acquire: waiting for db: held by alice@ci-1 until
+ * 2026-12-05T10:00:00Z"), none under -q. */
+void cli_wait_progress_cb(const lease_wait_progress *p, void *payload);
+
 /* The wait_cb of a fair wait (--fair): a stop signal only ends the wait (the
  * runtime then removes the ticket), never the process from the handler. */
 int cli_wait_fair_cb(double sleep_seconds, void *payload);

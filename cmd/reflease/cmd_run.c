@@ -331,6 +331,8 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	ao.fair = a->fair;
 	ao.wait_cb = a->fair ? cli_wait_fair_cb : cli_wait_guard_cb;
 	ao.wait_payload = &r; /* the ref as last read, for the interrupted object */
+	ao.progress_cb = cli_wait_progress_cb;
+	ao.progress_payload = ctx;
 	memset(&r, 0, sizeof(r));
 	if (rn.n > 1) {
 		/* the whole set in one write, or none; --wait holds no part of it

@@ -221,6 +221,48 @@ static void verified_tip(lease_ref_state *tip, const lease_engine *en)
 	tip->commit.parent = w->parent;
 }
 
+/* Carry out the plan's @p step on the state @p s: the delete, or the write
+ * of its commit and the CAS. @return the CAS's code; *@p end is 1 when the
+ * operation ended here (the code is its answer); *@p what names the call
+ * for the log. */
+static int execute(lease_engine *en, const lease_ref_state *s, lease_plan *pl, lease_step step,
+                   const char **what, int *end)
+{
+	lease_store *st = en->st;
+	int rc = 0, wrote;
+
+	*end = 0;
+	if (step.kind == LEASE_STEP_DELETE && s->present) {
+		lease_written *w = remember(en);
+
+		w->deleted = 1;
+		w->has_base = 1;
+		w->base = s->oid;
+		if (en->pace)
+			lease__store_pace(st); /* one operation of a burst (issue 15) */
+		*what = "cas_delete";
+		return lease_cas_delete(st, en->name, &s->oid);
+	}
+	if (step.kind == LEASE_STEP_WRITE) {
+		if ((wrote = write_planned(en, s, pl, &rc)) == 1) {
+			free(pl->message);
+			*end = 1;
+			return rc;
+		}
+		*what = wrote ? "write_commit" : s->present ? "cas_replace" : "cas_create";
+		if (wrote == 0 && s->present)
+			rc = lease_cas_replace(st, en->name, &s->oid, &en->w[en->nw - 1].oid);
+		else if (wrote == 0)
+			rc = lease_cas_create(st, en->name, &en->w[en->nw - 1].oid);
+		return rc;
+	}
+	free(pl->message);
+	*end = 1;
+	return fail(en, s, LEASE_FAIL_ERROR, LEASE_EINTERNAL,
+	            step.kind == LEASE_STEP_DELETE ? "nothing to delete: the ref is absent"
+	                                           : "a plan must write, delete or end");
+}
+
 /* The operation's loop; en is zeroed but for its first five fields. */
 static int run(lease_engine *en, const lease_ref_state *first)
 {
@@ -230,7 +272,7 @@ static int run(lease_engine *en, const lease_ref_state *first)
 	lease_plan pl;
 	lease_round r;
 	lease_step step;
-	int unknown = 0, rounds = 0, rc = 0, last_rc = 0, pending = 0, last_present = 0, wrote;
+	int unknown = 0, rounds = 0, rc = 0, last_rc = 0, pending = 0, last_present = 0, end;
 	lease_oid last_oid;
 	char last_msg[600] = "";
 	const char *what = "";
@@ -300,36 +342,9 @@ static int run(lease_engine *en, const lease_ref_state *first)
 			rc = step.code;
 			break;
 		}
-		if (step.kind == LEASE_STEP_DELETE && s->present) {
-			lease_written *w = remember(en);
-
-			w->deleted = 1;
-			w->has_base = 1;
-			w->base = s->oid;
-			if (en->pace)
-				lease__store_pace(st); /* one operation of a burst (issue 15) */
-			wrote = 0;
-			what = "cas_delete";
-			rc = lease_cas_delete(st, en->name, &s->oid);
-		} else if (step.kind == LEASE_STEP_WRITE) {
-			if ((wrote = write_planned(en, s, &pl, &rc)) == 1) {
-				free(pl.message);
-				break;
-			}
-			what = wrote ? "write_commit" : s->present ? "cas_replace" : "cas_create";
-			if (wrote == 0 && s->present)
-				rc = lease_cas_replace(st, en->name, &s->oid,
-				                       &en->w[en->nw - 1].oid);
-			else if (wrote == 0)
-				rc = lease_cas_create(st, en->name, &en->w[en->nw - 1].oid);
-		} else {
-			free(pl.message);
-			rc = fail(en, s, LEASE_FAIL_ERROR, LEASE_EINTERNAL,
-			          step.kind == LEASE_STEP_DELETE
-			                  ? "nothing to delete: the ref is absent"
-			                  : "a plan must write, delete or end");
+		rc = execute(en, s, &pl, step, &what, &end);
+		if (end)
 			break;
-		}
 		if (rc == 0) {
 			/* Verified by the primitive: the tip is our commit (or gone). */
 			lease_ref_state tip;

@@ -78,4 +78,20 @@ int lease__list_ref_locks(lease_ref_lock_list *out, lease_store *st, const char 
  */
 int lease__remove_ref_lock(lease_store *st, const lease_ref_lock *lk, int64_t min_age_s);
 
+/**
+ * Wait until one of the @p n refs of @p known (full names under @p prefix,
+ * each with the present and oid the caller last read) may have changed, or
+ * @p timeout_ms passed (protocol.md §5 "Waiting", issue 38): the
+ * transport's wait_refs_change (version 5; github: one conditional listing
+ * per poll, 304s free), else a re-read of each ref (read_ref_oid) every
+ * 200 ms on a store that can watch, every ttl_min/20 s on one that cannot.
+ * The polls' requests end with the wait (lease__store_op_begin). A signal
+ * cutting a sleep short counts as a change. Each way looks once more when
+ * @p timeout_ms ends: 0 means the refs were as known then.
+ * @return 1 (read again), 0 (unchanged when the wait ended), or a negative
+ *         error of a read (the caller reads again)
+ */
+int lease__wait_refs_change(lease_store *st, const char *prefix, const lease_ref_read *known,
+                            size_t n, int timeout_ms);
+
 #endif

@@ -123,12 +123,10 @@ void lease__policy_released(lease_payload *p, int64_t now)
 	p->queue_position = 0;
 }
 
-/* ---- the public faces (runtime.h) ---------------------------------------- */
-
-int lease_payload_expired(const lease_store *st, const lease_payload *p, int64_t now)
-{
-	return lease__policy_expired(p, now, lease_store_skew_margin(st));
-}
+/* ---- the public faces (runtime.h) ----------------------------------------
+ * Those needing a store's figures (lease_payload_expired(),
+ * lease_payload_kept_ttl()) are runtime.c's: they read the figures and pass
+ * them here; this file never sees a store (issue 38). */
 
 int64_t lease_payload_ttl(const lease_payload *p, int64_t assumed_ttl, int *approximate)
 {
@@ -138,11 +136,6 @@ int64_t lease_payload_ttl(const lease_payload *p, int64_t assumed_ttl, int *appr
 int64_t lease_payload_heartbeat_time(const lease_payload *p, int64_t assumed_ttl, int *approximate)
 {
 	return lease__policy_heartbeat_time(p, assumed_ttl, approximate);
-}
-
-int64_t lease_payload_kept_ttl(const lease_store *st, const lease_payload *p, int *approximate)
-{
-	return lease__policy_kept_ttl(p, lease_store_ttl_min(st), approximate);
 }
 
 int64_t lease_heartbeat_floor(int64_t ttl_seconds)

@@ -882,6 +882,63 @@ int lease_wait_refname_change(lease_store *st, const char *ref, int known_presen
 	return lease__store_sleep_ms(st, timeout_ms, LEASE_SLEEP_INTERRUPTIBLE) < 0 ? 1 : 0;
 }
 
+/* One look at each ref of @p known (read_ref_oid): 1 when one differs. */
+static int refs_differ(lease_store *st, const lease_ref_read *known, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		lease_oid oid;
+		int present = 0, rc;
+
+		if ((rc = reread(st, known[i].refname, &present, &oid)) < 0)
+			return rc;
+		if (present != (known[i].present != 0) ||
+		    (present && !lease_oid_equal(&oid, &known[i].oid)))
+			return 1;
+	}
+	return 0;
+}
+
+int lease__wait_refs_change(lease_store *st, const char *prefix, const lease_ref_read *known,
+                            size_t n, int timeout_ms)
+{
+	int64_t end, pace_ms;
+	size_t i;
+	int rc;
+
+	lease__store_clear_error(st); /* a call begins: its first error wins */
+	for (i = 0; i < n; i++)
+		if (strncmp(known[i].refname, prefix, strlen(prefix)) != 0 ||
+		    (rc = check_refname(st, known[i].refname)) < 0)
+			return lease__store_set_error(st, LEASE_EINVALID, "%s is not under %s",
+			                              known[i].refname, prefix);
+	if (timeout_ms <= 0 || n == 0)
+		return 0;
+	/* the polls end with the wait; the look at its end gets up to 2 s */
+	lease__store_op_begin(st, (int64_t)timeout_ms + 2000);
+	if (st->t->version >= 5 && st->t->wait_refs_change) {
+		rc = st->t->wait_refs_change(st->t, prefix, known, n, timeout_ms);
+		lease__store_op_end(st);
+		return rc < 0 ? 1 : rc; /* a failed poll: the caller reads again */
+	}
+	pace_ms = st->t->wait_change ? 200 : (int64_t)st->t->ttl_min_s * 1000 / 20;
+	end = lease__store_mono_ms(st) + timeout_ms;
+	for (rc = 0; rc == 0;) {
+		int64_t left = end - lease__store_mono_ms(st);
+
+		if (left <= 0)
+			break;
+		if (lease__store_sleep_ms(st, left < pace_ms ? left : pace_ms,
+		                          LEASE_SLEEP_INTERRUPTIBLE) < 0)
+			rc = 1; /* a signal: the caller looks at it */
+		else
+			rc = refs_differ(st, known, n); /* at the end too: 0 = unchanged then */
+	}
+	lease__store_op_end(st);
+	return rc;
+}
+
 void lease_ref_state_clear(lease_ref_state *s)
 {
 	if (!s)
@@ -1438,6 +1495,8 @@ int lease_cas_set(lease_store *st, const char *const *names, const lease_oid *ol
 	t0 = lease__store_mono_ms(st);
 	trc = st->t->cas_many(st->t, u, n);
 	tlog(st, t0, "cas_many", refs[0], trc);
+	if (trc == LEASE_ECAS) /* the store's own words (first wins), before the re-read */
+		(void)tfail(st, trc, NULL);
 	if (trc < 0 && trc != LEASE_ECAS) {
 		const char *why = tfail(st, trc, "the transport failed without a message");
 

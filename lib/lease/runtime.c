@@ -9,6 +9,7 @@
 #include "lease/rotation.h"
 #include "lease/schemas.h"
 #include "lease/ticket.h"
+#include "lease/wait.h"
 #include "reflease/version.h"
 #include "store/frontend.h"
 #include "util/util.h"
@@ -98,6 +99,18 @@ int lease_ttl_validate(const lease_store *st, int64_t ttl_seconds, char *err, si
 		return LEASE_EINVALID;
 	}
 	return 0;
+}
+
+/* The public faces of the policy that need a store's figures: read here and
+ * passed in (policy.c stays pure, issue 38). */
+int lease_payload_expired(const lease_store *st, const lease_payload *p, int64_t now)
+{
+	return lease__policy_expired(p, now, lease_store_skew_margin(st));
+}
+
+int64_t lease_payload_kept_ttl(const lease_store *st, const lease_payload *p, int *approximate)
+{
+	return lease__policy_kept_ttl(p, lease_store_ttl_min(st), approximate);
 }
 
 /* ---- statuses (cli.md) --------------------------------------------------- */
@@ -464,6 +477,67 @@ static void holder_msg(decision *d, const lease_payload *cur, const char *what)
 	         cur->host, t);
 }
 
+/* The heartbeat floor (§6), after the token and relation checks: 1 with
+ * @p d "not due" when the last heartbeat of @p cur is too recent; a TTL asked
+ * that differs from the stored one is always due. */
+static int heartbeat_not_due(op_ctx *c, decision *d, const lease_payload *cur,
+                             lease_token_change ch, int64_t now)
+{
+	int64_t ttl_new = effective_ttl(c, cur, ch), stored, hb;
+	int approx = 0, same_ttl;
+
+	stored = lease_payload_ttl(cur, ttl_new, &approx);
+	same_ttl = c->o->ttl_seconds <= 0 || (cur->has_ttl && stored == ttl_new);
+	if (approx)
+		c->approximate = 1;
+	hb = cur->expires_at - stored;
+	if (lease__policy_heartbeat_due(now - hb, stored, !same_ttl, cur->expires_at - now,
+	                                ttl_new))
+		return 0;
+	if (now - hb < 0) /* pre-bump, written with a longer TTL */
+		no_write(d, LEASE_STATUS_NOT_DUE, 0, 1,
+		         "heartbeat not due: %lld s left, more than the %lld s TTL assumed for "
+		         "this pre-bump payload",
+		         (long long)(cur->expires_at - now), (long long)stored);
+	else
+		no_write(d, LEASE_STATUS_NOT_DUE, 0, 1,
+		         "heartbeat not due: last one %lld s ago, floor %lld s (%s)",
+		         (long long)(now - hb), (long long)lease__policy_floor(stored),
+		         approx ? "approximate" : "exact");
+	return 1;
+}
+
+/* break (§5): over a released or absent lease nothing; over a live one only
+ * with --force; an unreadable payload that looks live needs --force too. */
+static int decide_break(op_ctx *c, const lease_ref_state *s, const lease_payload *cur, int expired,
+                        int64_t now, decision *d)
+{
+	int live;
+
+	if (!s->present || (cur && cur->phase == LEASE_PHASE_RELEASED)) {
+		no_write(d, LEASE_STATUS_ALREADY_RELEASED, 0, 0, "%s",
+		         cur ? "the lease is already released" : "the lease does not exist");
+		return 0;
+	}
+	live = cur ? !expired : lenient_live(c, s, now);
+	if (!c->o->force && live < 0)
+		return result_fail(c->out, c->st, s->payload_rc,
+		                   "%s: unreadable %s: %s; nothing readable shows the lease free, "
+		                   "so break needs --force",
+		                   c->out->ref, s->commit.unreadable ? "ref" : "payload",
+		                   s->payload_error);
+	if (!c->o->force && live) {
+		no_write(d, LEASE_STATUS_HELD, LEASE_EHELD, 0, "x");
+		if (cur)
+			holder_msg(d, cur, "live lease held (break --force to override)");
+		else
+			snprintf(d->message, sizeof(d->message),
+			         "unreadable payload that looks live (break --force to override)");
+		return 0;
+	}
+	return plan_released(c, d, cur, now, cur ? -1 : chain_max_transitions(c, s));
+}
+
 static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 {
 	const lease_op_options *o = c->o;
@@ -471,7 +545,7 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 	const char *tok;
 	lease_relation rel;
 	lease_token_change ch;
-	int expired, tok_cur, rc, live;
+	int expired, tok_cur, rc;
 	char t[LEASE_TIME_STRSZ + 1];
 
 	memset(d, 0, sizeof(*d));
@@ -552,35 +626,9 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 			                   "the lease is already in phase %s",
 			                   lease_phase_name(cur->phase));
 		ch = lease__token_rule(rel, 1);
-		if (c->kind == OP_HEARTBEAT && ch == LEASE_TOKEN_PRESERVE) {
-			/* The floor (§6), only after the token and relation checks;
-			 * a TTL asked that differs from the stored one is always due. */
-			int64_t ttl_new = effective_ttl(c, cur, ch), stored, hb;
-			int approx = 0, same_ttl;
-
-			stored = lease_payload_ttl(cur, ttl_new, &approx);
-			same_ttl = c->o->ttl_seconds <= 0 || (cur->has_ttl && stored == ttl_new);
-			if (approx)
-				c->approximate = 1;
-			hb = cur->expires_at - stored;
-			if (!lease__policy_heartbeat_due(now - hb, stored, !same_ttl,
-			                                 cur->expires_at - now, ttl_new)) {
-				if (now - hb < 0) /* pre-bump, written with a longer TTL */
-					no_write(d, LEASE_STATUS_NOT_DUE, 0, 1,
-					         "heartbeat not due: %lld s left, more than the "
-					         "%lld s TTL assumed for this pre-bump payload",
-					         (long long)(cur->expires_at - now),
-					         (long long)stored);
-				else
-					no_write(d, LEASE_STATUS_NOT_DUE, 0, 1,
-					         "heartbeat not due: last one %lld s ago, floor "
-					         "%lld s (%s)",
-					         (long long)(now - hb),
-					         (long long)lease__policy_floor(stored),
-					         approx ? "approximate" : "exact");
-				return 0;
-			}
-		}
+		if (c->kind == OP_HEARTBEAT && ch == LEASE_TOKEN_PRESERVE &&
+		    heartbeat_not_due(c, d, cur, ch, now))
+			return 0;
 		if ((rc = check_writable(c, cur)) < 0)
 			return rc;
 		return plan_live(c, d, cur, ch, c->kind == OP_TRANSITION ? o->to : cur->phase, now);
@@ -601,32 +649,7 @@ static int decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
 			return rc;
 		return plan_released(c, d, cur, now, -1);
 
-	default: /* OP_BREAK */
-		if (!s->present || (cur && cur->phase == LEASE_PHASE_RELEASED)) {
-			no_write(d, LEASE_STATUS_ALREADY_RELEASED, 0, 0, "%s",
-			         cur ? "the lease is already released"
-			             : "the lease does not exist");
-			return 0;
-		}
-		live = cur ? !expired : lenient_live(c, s, now);
-		if (!o->force && live < 0)
-			return result_fail(
-			        c->out, c->st, s->payload_rc,
-			        "%s: unreadable %s: %s; nothing readable shows the lease "
-			        "free, so break needs --force",
-			        c->out->ref, s->commit.unreadable ? "ref" : "payload",
-			        s->payload_error);
-		if (!o->force && live) {
-			no_write(d, LEASE_STATUS_HELD, LEASE_EHELD, 0, "x");
-			if (cur)
-				holder_msg(d, cur, "live lease held (break --force to override)");
-			else
-				snprintf(d->message, sizeof(d->message),
-				         "unreadable payload that looks live (break --force to "
-				         "override)");
-			return 0;
-		}
-		return plan_released(c, d, cur, now, cur ? -1 : chain_max_transitions(c, s));
+	default: /* OP_BREAK */ return decide_break(c, s, cur, expired, now, d);
 	}
 }
 
@@ -983,34 +1006,51 @@ static int after_wait(lease_store *st, const lease_op_options *opts, double t0, 
  * lease @p b (its state as read): until it changes or its holder's expiry
  * instant, bounded by the wait left on both clocks (F22, F24), at the
  * steady ttl_min/20 s poll (@p poll_s) on a store that cannot watch; no
- * backoff. @p what names it in the log. 0 = try again, 1 = the wait ran
- * out, -1 = wait_cb stopped it. */
+ * backoff. The progress report (@p w) is made when due; a wait it cut short
+ * that saw no change, with the ref still as read (a conditional read, free
+ * on github), waits on instead of trying again, and so does the wait's end
+ * (then: still held). @p what names it in the log. 0 = try again, 1 = the
+ * wait ran out, -1 = wait_cb stopped it. */
 static int wait_step(lease_store *st, const lease_op_options *opts, int rc, const lease_result *b,
-                     const char *what, double start_mono, int64_t start_store, double poll_s)
+                     const char *what, lease_waiter *w, int64_t start_store, double poll_s)
 {
-	double remaining, wait_s, until, t0;
+	double start_mono = (double)w->start_ms / 1000.0;
 
-	remaining = (double)opts->wait_seconds - wait_elapsed(st, start_mono, start_store);
-	if (remaining <= 0)
-		return 1;
-	wait_s = remaining < 3600 ? remaining : 3600; /* one wait at most an hour */
-	if (poll_s > 0 && poll_s < wait_s)
-		wait_s = poll_s;
-	until = until_takeover(st, b);
-	if (until <= 0 && b->has_payload)
-		until = 1.0; /* "expired" but held: look again each second */
-	if (until > 0 && until < wait_s)
-		wait_s = until;
-	/* a ref lock changes no ref: look again at the steady poll pace */
-	if (rc == LEASE_ELOCKED && wait_s > (double)lease_store_ttl_min(st) / 20.0)
-		wait_s = (double)lease_store_ttl_min(st) / 20.0;
-	if (opts->wait_cb && opts->wait_cb(wait_s, opts->wait_payload))
-		return -1;
-	lease__store_log(st, LEASE_LOG_INFO, "%s: held; waiting up to %.1f s for a change", what,
-	                 wait_s);
-	t0 = mono_s(st);
-	lease_wait_ref_change(st, b->name, b->present, &b->oid, (int)(wait_s * 1000.0 + 0.5));
-	return after_wait(st, opts, t0, wait_s, start_mono, start_store) ? -1 : 0;
+	for (;;) {
+		double remaining, wait_s, until, t0;
+		int changed, capped;
+
+		remaining = (double)opts->wait_seconds - wait_elapsed(st, start_mono, start_store);
+		if (remaining <= 0)
+			return 1;
+		wait_s = remaining < 3600 ? remaining : 3600; /* one wait at most an hour */
+		if (poll_s > 0 && poll_s < wait_s)
+			wait_s = poll_s;
+		until = until_takeover(st, b);
+		if (until <= 0 && b->has_payload)
+			until = 1.0; /* "expired" but held: look again each second */
+		if (until > 0 && until < wait_s)
+			wait_s = until;
+		/* a ref lock changes no ref: look again at the steady poll pace */
+		if (rc == LEASE_ELOCKED && wait_s > (double)lease_store_ttl_min(st) / 20.0)
+			wait_s = (double)lease_store_ttl_min(st) / 20.0;
+		wait_s = lease__waiter_report(w, b, 0, wait_s, &capped);
+		if (opts->wait_cb && opts->wait_cb(wait_s, opts->wait_payload))
+			return -1;
+		lease__store_log(st, LEASE_LOG_INFO, "%s: held; waiting up to %.1f s for a change",
+		                 what, wait_s);
+		t0 = mono_s(st);
+		changed = lease_wait_ref_change(st, b->name, b->present, &b->oid,
+		                                (int)(wait_s * 1000.0 + 0.5));
+		if (after_wait(st, opts, t0, wait_s, start_mono, start_store))
+			return -1;
+		if (changed != 0 || rc != LEASE_EHELD || !b->present ||
+		    !lease_store_can_watch(st) || (!capped && wait_s < remaining - 0.005) ||
+		    lease_ref_still_at(st, b->name, &b->oid) != 1)
+			return 0;
+		if (!capped)
+			return 1; /* the wait's end, the ref unchanged: still held */
+	}
 }
 
 /* The live ticket a fair waiter @p me must let go first (protocol.md §5
@@ -1046,6 +1086,43 @@ static double until_renewal(lease_store *st, const lease_own_ticket *me)
 	return left > 0.05 ? left : 0.05;
 }
 
+/* A fair waiter behind the ticket @p head: @p out the lease as read, held,
+ * "queued behind" it; what to watch — the lease while it is held (*@p watch
+ * NULL), else the ticket ahead (*@p watch its ref) — and @return the seconds
+ * until that holder's or ticket's takeover instant. */
+static double fair_behind(lease_result *out, lease_store *st, const char *name,
+                          const lease_ticket *head, const char **watch, int *watch_present,
+                          lease_oid *watch_oid)
+{
+	lease_result cur;
+	double until;
+
+	lease_status(&cur, st, name);
+	until = until_takeover(st, &cur);
+	if (cur.has_payload && until > 0) {
+		*watch_present = cur.present;
+		*watch_oid = cur.oid;
+	} else {
+		*watch = head->refname;
+		*watch_present = 1;
+		*watch_oid = head->oid;
+		until = (double)lease__policy_takeover_at(head->expires_at,
+		                                          lease_store_skew_margin(st)) -
+		        lease__store_now_precise(st) + 0.002;
+		/* its instant passed during this round's reads (it was live at the
+		 * queue read): look again at once, never wait for a change of a
+		 * dead ticket */
+		if (until < 0.002)
+			until = 0.002;
+	}
+	*out = cur;
+	out->code = LEASE_EHELD;
+	out->status = LEASE_STATUS_HELD;
+	snprintf(out->message, sizeof(out->message), "queued behind %s@%s's ticket (since %lld)",
+	         head->owner, head->host, (long long)head->since);
+	return until;
+}
+
 /* acquire --wait --fair (protocol.md §5 "Fair waiting"). */
 static int acquire_fair(lease_result *out, lease_store *st, const char *name,
                         const lease_op_options *opts, double start_mono, int64_t start_store)
@@ -1053,8 +1130,10 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 	lease_own_ticket me;
 	int64_t ttl = opts->ttl_seconds > 0 ? opts->ttl_seconds : 300, since = 0;
 	queue_entry entry = {0, 0};
+	lease_waiter w;
 	int rc = LEASE_EHELD;
 
+	lease__waiter_begin(&w, st, opts);
 	memset(&me, 0, sizeof(me));
 	if (ttl < lease_store_ttl_min(st))
 		ttl = lease_store_ttl_min(st);
@@ -1065,6 +1144,7 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 		const char *watch = NULL;
 		lease_oid watch_oid;
 		int watch_present = 0, present;
+		int64_t place;
 
 		remaining = (double)opts->wait_seconds - wait_elapsed(st, start_mono, start_store);
 		if (remaining <= 0)
@@ -1094,13 +1174,14 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 			return result_fail(out, st, rc, "%s", why);
 		}
 		head = queue_head(&q, &me, &present);
+		place = (int64_t)lease_queue_position(&q, me.t.id);
 		if (!present) { /* reaped or replaced: ours is gone */
 			lease_queue_clear(&q);
 			me.held = 0;
 			continue;
 		}
 		if (entry.queue_position == 0) /* the place at entry, kept past a new ticket */
-			entry.queue_position = (int64_t)lease_queue_position(&q, me.t.id);
+			entry.queue_position = place;
 		entry.queued_at = since;
 		if (!head) {
 			lease_queue_clear(&q);
@@ -1117,32 +1198,9 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 			watch_present = out->present;
 			watch_oid = out->oid;
 		} else {
-			lease_result cur;
-			/* the lease held: watch it; free: watch the ticket ahead */
-			lease_status(&cur, st, name);
-			until = until_takeover(st, &cur);
-			if (cur.has_payload && until > 0) {
-				watch_present = cur.present;
-				watch_oid = cur.oid;
-			} else {
-				watch = head->refname;
-				watch_present = 1;
-				watch_oid = head->oid;
-				until = (double)lease__policy_takeover_at(
-				                head->expires_at, lease_store_skew_margin(st)) -
-				        lease__store_now_precise(st) + 0.002;
-				/* its instant passed during this round's reads (it was
-				 * live at the queue read): look again at once, never
-				 * wait for a change of a dead ticket */
-				if (until < 0.002)
-					until = 0.002;
-			}
-			*out = cur;
-			out->code = rc = LEASE_EHELD;
-			out->status = LEASE_STATUS_HELD;
-			snprintf(out->message, sizeof(out->message),
-			         "queued behind %s@%s's ticket (since %lld)", head->owner,
-			         head->host, (long long)head->since);
+			until = fair_behind(out, st, name, head, &watch, &watch_present,
+			                    &watch_oid);
+			rc = LEASE_EHELD;
 		}
 		wait_s = remaining < 3600 ? remaining : 3600;
 		if (until > 0 && until < wait_s)
@@ -1151,6 +1209,7 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 			wait_s = until_renewal(st, &me);
 		if (rc == LEASE_ELOCKED && wait_s > (double)lease_store_ttl_min(st) / 20.0)
 			wait_s = (double)lease_store_ttl_min(st) / 20.0;
+		wait_s = lease__waiter_report(&w, out, place, wait_s, NULL);
 		if (opts->wait_cb && opts->wait_cb(wait_s, opts->wait_payload)) {
 			lease_queue_clear(&q);
 			goto interrupted;
@@ -1201,10 +1260,13 @@ typedef int (*acquire_attempt)(void *arg, const lease_result **blocker);
 static int acquire_waiting(lease_store *st, const lease_op_options *opts, acquire_attempt attempt,
                            void *arg, char *msg, size_t msglen, const char *what)
 {
-	double poll_s, start_mono = mono_s(st);
+	double poll_s;
 	int64_t start_store = 0;
 	const lease_result *b = NULL;
+	lease_waiter w;
 	int rc;
+
+	lease__waiter_begin(&w, st, opts);
 
 	/* the wait bounds every attempt and rate-limit sleep in it, the first
 	 * one's too (issue 24 #3), and each ref lock wait (issue 23) */
@@ -1222,11 +1284,11 @@ static int acquire_waiting(lease_store *st, const lease_op_options *opts, acquir
 	}
 	poll_s = lease_store_can_watch(st) ? 0 : (double)lease_store_ttl_min(st) / 20.0;
 	while (rc == LEASE_EHELD || rc == LEASE_ELOCKED) {
-		int w = wait_step(st, opts, rc, b, b->name, start_mono, start_store, poll_s);
+		int step = wait_step(st, opts, rc, b, b->name, &w, start_store, poll_s);
 
-		if (w > 0)
+		if (step > 0)
 			break;
-		if (w < 0) {
+		if (step < 0) {
 			lease__store_set_lock_wait(st, -1);
 			lease__store_set_wait_end(st, 0);
 			snprintf(msg, msglen, "interrupted while waiting for the %s", what);
@@ -1372,6 +1434,10 @@ typedef struct set_ctx {
 	decision d[LEASE_SET_MAX];
 	lease_oid news[LEASE_SET_MAX];
 	lease_oid bases[LEASE_SET_MAX]; /* each written member's tip when written (zero: absent) */
+	/* the set CAS of the last set_write(): kept to send again as it is */
+	const char *wnames[LEASE_SET_MAX];
+	lease_oid wolds[LEASE_SET_MAX], wnews[LEASE_SET_MAX];
+	size_t wn;
 } set_ctx;
 
 /* A member's answer when it was read but not written: what `status` says.
@@ -1523,6 +1589,34 @@ static int set_member_landed(set_ctx *x, size_t i, int *at_tip)
 	return w.found;
 }
 
+/* A set acquire the store applied on some members only (issue 38): release,
+ * each as a single lease with the set's token, the members that show it, so
+ * that none stays held by a caller that never got the set. 0 when every one
+ * of them was released, else the number that could not be (they expire). */
+static int set_release_shown(set_ctx *x)
+{
+	size_t i;
+	int failed = 0, tip;
+
+	if (x->kind != OP_ACQUIRE)
+		return 0;
+	for (i = 0; i < x->n; i++) {
+		lease_op_options ro;
+		lease_result rel;
+
+		if (!x->d[i].write || !set_member_landed(x, i, &tip))
+			continue;
+		ro = *x->c[i]->o;
+		ro.lease_token = x->d[i].next.lease_token;
+		ro.wait_seconds = 0;
+		ro.wait_cb = NULL;
+		ro.progress_cb = NULL;
+		if (lease_release(&rel, x->st, x->c[i]->name, &ro) < 0)
+			failed++;
+	}
+	return failed;
+}
+
 /* Settle an unknown outcome: 1 landed (answered), 0 not landed anywhere
  * (decide again), or the error the set ends with. A write is atomic, so
  * it landed on every member or on none; a member whose tip moved past
@@ -1530,7 +1624,7 @@ static int set_member_landed(set_ctx *x, size_t i, int *at_tip)
 static int set_settle(set_ctx *x, int64_t *now)
 {
 	size_t i, written = 0, landed = 0, at_new = 0;
-	int rc, tip;
+	int rc, tip, left;
 
 	if ((rc = set_read(x)) < 0)
 		return rc;
@@ -1550,12 +1644,17 @@ static int set_settle(set_ctx *x, int64_t *now)
 		return 0; /* held, then changed since (broken, expired): decide again */
 	if (landed == 0)
 		return 0;
+	left = set_release_shown(x);
 	x->out->code = LEASE_EUNVERIFIED;
 	x->out->status = LEASE_STATUS_ERROR;
 	snprintf(x->out->message, sizeof(x->out->message),
 	         "the set write shows on %zu of its %zu members: the store did not apply it "
-	         "atomically",
-	         landed, written);
+	         "atomically%s",
+	         landed, written,
+	         x->kind != OP_ACQUIRE ? ""
+	         : left                ? "; releasing them failed (they expire)"
+	                               : "; released them");
+	lease__store_clear_error(x->st); /* the releases' own messages */
 	(void)lease__store_set_error(x->st, LEASE_EUNVERIFIED, "%s", x->out->message);
 	return LEASE_EUNVERIFIED;
 }
@@ -1563,8 +1662,8 @@ static int set_settle(set_ctx *x, int64_t *now)
 /* One round's writes: a commit per written member, then one set CAS. */
 static int set_write(set_ctx *x, size_t *nw)
 {
-	const char *names[LEASE_SET_MAX];
-	lease_oid olds[LEASE_SET_MAX], news[LEASE_SET_MAX];
+	const char **names = x->wnames;
+	lease_oid *olds = x->wolds, *news = x->wnews;
 	char err[256];
 	size_t i, k = 0;
 	int rc;
@@ -1601,8 +1700,73 @@ static int set_write(set_ctx *x, size_t *nw)
 		x->bases[i] = olds[k];
 		news[k++] = x->news[i];
 	}
-	*nw = k;
+	*nw = x->wn = k;
 	return lease_cas_set(x->st, names, olds, news, k);
+}
+
+/* After a set CAS the store refused (known: not applied): 1 when every
+ * written member still reads as the write expected it (nothing moved: the
+ * store itself refused), 0 when one moved (a lost race), or a read's error. */
+static int set_unmoved(set_ctx *x)
+{
+	size_t i;
+	int rc;
+
+	if ((rc = set_read(x)) < 0)
+		return rc;
+	for (i = 0; i < x->n; i++) {
+		static const lease_oid zero;
+		int absent = lease_oid_equal(&x->bases[i], &zero);
+
+		if (!x->d[i].write)
+			continue;
+		if (absent ? x->s[i].present
+		           : (!x->s[i].present || !lease_oid_equal(&x->s[i].oid, &x->bases[i])))
+			return 0;
+	}
+	return 1;
+}
+
+/* The store refuses the set write while nothing moves (a ruleset, a limit
+ * of unknown wording, a server fault; issue 38): send the same CAS — the
+ * commits already written — again after 1 s, 2 s, 4 s, ... while --timeout
+ * (from the first refusal) allows, never writing commits anew. 0 = applied,
+ * 1 = a member moved meanwhile (decide again), another error of the CAS
+ * (the caller settles an unknown outcome), or LEASE_ECAS with the store's
+ * own message and "nothing changed". */
+static int set_refused(set_ctx *x)
+{
+	int64_t t0 = lease__store_mono_ms(x->st), backoff = 1000,
+	        budget = (int64_t)lease_store_timeout(x->st) * 1000;
+	char why[LEASE_STORE_ERRMSG_SZ];
+	int rc, tries = 1;
+
+	snprintf(why, sizeof(why), "%s", lease_store_last_error(x->st));
+	while (lease__store_mono_ms(x->st) - t0 + backoff <= budget) {
+		lease__store_log(x->st, LEASE_LOG_INFO,
+		                 "the store refused the set write while no member moved; the same "
+		                 "write again in %lld ms",
+		                 (long long)backoff);
+		lease__store_sleep_ms(x->st, backoff, LEASE_SLEEP_FULL);
+		backoff *= 2;
+		tries++;
+		lease__store_clear_error(x->st);
+		rc = lease_cas_set(x->st, x->wnames, x->wolds, x->wnews, x->wn);
+		if (rc != LEASE_ECAS ||
+		    lease_store_last_cas_error(x->st)->outcome != LEASE_OUTCOME_KNOWN)
+			return rc;
+		snprintf(why, sizeof(why), "%s", lease_store_last_error(x->st));
+		if ((rc = set_unmoved(x)) <= 0)
+			return rc < 0 ? rc : 1;
+	}
+	x->out->code = LEASE_ECAS;
+	x->out->status = LEASE_STATUS_ERROR;
+	snprintf(x->out->message, sizeof(x->out->message),
+	         "the store refused the set write %d times in %lld s while no member moved; "
+	         "nothing changed: %.400s",
+	         tries, (long long)((lease__store_mono_ms(x->st) - t0 + 999) / 1000), why);
+	lease__store_clear_error(x->st);
+	return lease__store_set_error(x->st, LEASE_ECAS, "%s", x->out->message);
 }
 
 /* Plan every member; 0 to write, 1 when answered without a write, or an error. */
@@ -1689,11 +1853,19 @@ static int set_run(set_ctx *x)
 		if ((rc = set_plan(x, now, &nw)) != 0)
 			return rc < 0 ? rc : out->code;
 		rc = set_write(x, &nw);
+		if (rc == LEASE_ECAS &&
+		    lease_store_last_cas_error(x->st)->outcome == LEASE_OUTCOME_KNOWN) {
+			/* nothing applied: a member moved (read again, decide
+			 * again), or the store refused it with nothing moved */
+			if ((rc = set_unmoved(x)) < 0)
+				return rc;
+			if (rc == 0 || (rc = set_refused(x)) == 1)
+				continue;
+			if (rc == LEASE_ECAS && out->code == LEASE_ECAS)
+				return rc; /* refused throughout: the store's message */
+		}
 		if (rc == 0)
 			return set_landed(x, lease_store_now(x->st));
-		if (rc == LEASE_ECAS &&
-		    lease_store_last_cas_error(x->st)->outcome == LEASE_OUTCOME_KNOWN)
-			continue; /* nothing applied: read again, decide again */
 		if (!lease__engine_settleable(rc)) {
 			if (out->code == 0 && out->blocker < 0) {
 				out->code = rc;

@@ -241,67 +241,9 @@ int lease_ref_name_validate(const char *name, char *err, size_t errlen)
 	return lease_name_validate(name, err, errlen);
 }
 
-/* Names git, GitHub, GitLab or Gerrit treat specially (protocol.md §1). */
-static const char *const reserved_ns[] = {
-        "heads",       "tags",      "remotes",     "notes",    "pull",     "gh",
-        "stash",       "replace",   "bisect",      "original", "prefetch", "worktree",
-        "rewritten",   "for",       "changes",     "meta",     "users",    "merge-requests",
-        "keep-around", "pipelines", "environments"};
-
 int lease_namespace_validate(const char *ns, char *err, size_t errlen)
 {
-	size_t n, i;
-
-	if (!ns || !*ns) {
-		lease__error_set(err, errlen,
-		                 "namespace: must not be empty ([a-z][a-z0-9-]{0,31})");
-		return LEASE_EINVALID;
-	}
-	n = strlen(ns);
-	if (n > LEASE_NS_MAX) {
-		lease__error_set(err, errlen, "namespace: must be at most %d bytes (got %zu)",
-		                 LEASE_NS_MAX, n);
-		return LEASE_EINVALID;
-	}
-	if (!(ns[0] >= 'a' && ns[0] <= 'z')) {
-		lease__error_set(
-		        err, errlen,
-		        "namespace: must start with a lowercase letter ([a-z][a-z0-9-]{0,31})");
-		return LEASE_EINVALID;
-	}
-	for (i = 1; i < n; i++) {
-		unsigned char c = (unsigned char)ns[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) {
-			lease__error_set(err, errlen,
-			                 "namespace: byte 0x%02x at offset %zu is not allowed "
-			                 "([a-z][a-z0-9-]{0,31})",
-			                 c, i);
-			return LEASE_EINVALID;
-		}
-	}
-	if (ends_with(ns, n, "-archive")) {
-		lease__error_set(
-		        err, errlen,
-		        "namespace: must not end with '-archive' (reserved for archive refs)");
-		return LEASE_EINVALID;
-	}
-	if (ends_with(ns, n, "-queue")) {
-		lease__error_set(err, errlen,
-		                 "namespace: must not end with '-queue' (reserved for the fair "
-		                 "waiters' tickets)");
-		return LEASE_EINVALID;
-	}
-	for (i = 0; i < sizeof(reserved_ns) / sizeof(reserved_ns[0]); i++) {
-		if (strcmp(ns, reserved_ns[i]) == 0) {
-			lease__error_set(
-			        err, errlen,
-			        "namespace: '%s' is reserved (git, GitHub, GitLab or Gerrit "
-			        "treat it specially)",
-			        ns);
-			return LEASE_EINVALID;
-		}
-	}
-	return 0;
+	return lease__namespace_check(ns, err, errlen);
 }
 
 int lease_refname(char *out, size_t outlen, const char *ns, const char *name, char *err,

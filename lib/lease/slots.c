@@ -3,6 +3,7 @@
  * generation are the core's; at most N holders because N is fixed by the
  * slot refs present, checked before and after each write. */
 #include "lease/door.h"
+#include "lease/wait.h"
 #include "reflease/runtime.h"
 #include "store/frontend.h"
 #include "util/util.h"
@@ -78,55 +79,196 @@ static int slots_check(lease_result *out, lease_store *st, const char *name, int
 	return rc;
 }
 
-/* One round: try every slot once from @p start; 0 with @p out the slot
- * taken, LEASE_EHELD when every slot is held (@p out: the slot whose
- * holder expires first), else the first error. */
-static int slots_round(lease_result *out, lease_store *st, const char *name, int64_t slots,
-                       int64_t start, const lease_op_options *opts)
+/* The state of every slot of @p name in @p s (@p slots entries, the caller
+ * clears them): read in batches of LEASE_SET_MAX (lease_fetch_refs: one
+ * request per batch on github, read_refs). @p names receives the slot names. */
+static int slots_read(lease_ref_state *s, char (*names)[LEASE_NAME_MAX + 1], lease_store *st,
+                      const char *name, int64_t slots)
 {
-	lease_op_options one = *opts;
-	lease_result r, held;
-	int64_t k;
-	int rc, have_held = 0;
+	const char *np[LEASE_SLOTS_MAX];
+	char err[256];
+	int64_t k, n;
+	int rc;
 
+	for (k = 0; k < slots; k++) {
+		if ((rc = lease_slot_name(names[k], name, k + 1, slots, err, sizeof(err))) < 0)
+			return lease__store_set_error(st, rc, "%s", err);
+		np[k] = names[k];
+	}
+	for (k = 0; k < slots; k += n) {
+		n = slots - k < LEASE_SET_MAX ? slots - k : LEASE_SET_MAX;
+		if ((rc = lease_fetch_refs(&s[k], st, &np[k], (size_t)n, NULL)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* 1 when slot state @p s may be taken at @p now: absent, released or
+ * expired; an unreadable slot is never taken for free. */
+static int slot_free(lease_store *st, const lease_ref_state *s, int64_t now)
+{
+	if (!s->present)
+		return 1;
+	return s->payload_rc == 0 && (s->payload.phase == LEASE_PHASE_RELEASED ||
+	                              lease_payload_expired(st, &s->payload, now));
+}
+
+/* @p out: the held slot @p slot as read (@p s), its holder's token never copied. */
+static void held_result(lease_result *out, lease_store *st, const char *slot,
+                        const lease_ref_state *s, int64_t now)
+{
+	char t[LEASE_TIME_STRSZ + 1];
+
+	memset(out, 0, sizeof(*out));
+	out->status = LEASE_STATUS_HELD;
+	out->code = LEASE_EHELD;
+	out->waited_seconds = -1;
+	out->now = now;
+	snprintf(out->name, sizeof(out->name), "%s", slot);
+	snprintf(out->ref, sizeof(out->ref), "refs/%.*s/%s", LEASE_NS_MAX,
+	         lease_store_namespace(st), slot);
+	out->present = s->present;
+	out->oid = s->oid;
+	out->has_parent = s->present && s->commit.has_parent;
+	if (out->has_parent)
+		out->parent = s->commit.parent;
+	out->has_payload = s->present && s->payload_rc == 0;
+	if (!out->has_payload) {
+		snprintf(out->message, sizeof(out->message), "%s: unreadable", slot);
+		return;
+	}
+	out->payload = s->payload;
+	memset(out->payload.lease_token, 0, sizeof(out->payload.lease_token));
+	lease_time_format(t, s->payload.expires_at);
+	snprintf(out->message, sizeof(out->message), "held by %s on %s until %s", s->payload.owner,
+	         s->payload.host, t);
+}
+
+/* One round: read every slot (batched), try those that look free from
+ * @p start on; 0 with @p out the slot taken, LEASE_EHELD when every slot is
+ * held (@p out: the slot whose holder expires first; @p known: each slot's
+ * ref as read, for the wait), else the first error. */
+static int slots_round(lease_result *out, lease_ref_read *known, char (*refs)[320], lease_store *st,
+                       const char *name, int64_t slots, int64_t start, const lease_op_options *opts)
+{
+	char names[LEASE_SLOTS_MAX][LEASE_NAME_MAX + 1];
+	lease_ref_state *s = calloc((size_t)slots, sizeof(*s));
+	lease_op_options one = *opts;
+	int64_t k, now, first = -1;
+	int rc;
+
+	if (!s)
+		return lease__store_set_error(st, LEASE_ENOMEM, "%s", "out of memory");
 	one.wait_seconds = 0;
 	one.wait_cb = NULL;
 	one.wait_payload = NULL;
-	memset(&held, 0, sizeof(held));
-	for (k = 0; k < slots; k++) {
-		char slot[LEASE_NAME_MAX + 1], err[256];
+	rc = slots_read(s, names, st, name, slots);
+	now = lease_store_now(st);
+	for (k = 0; rc == 0 && k < slots; k++) {
+		int64_t i = (start + k) % slots;
 
-		if ((rc = lease_slot_name(slot, name, (start + k) % slots + 1, slots, err,
-		                          sizeof(err))) < 0)
-			return lease__store_set_error(st, rc, "%s", err);
-		rc = lease_acquire(&r, st, slot, &one);
-		if (rc == 0) {
-			*out = r;
-			return 0;
-		}
-		if (rc != LEASE_EHELD && rc != LEASE_ELOCKED) {
-			*out = r;
-			return rc;
-		}
-		if (!have_held ||
-		    (r.has_payload &&
-		     (!held.has_payload || r.payload.expires_at < held.payload.expires_at))) {
-			held = r;
-			have_held = 1;
-		}
+		if (!slot_free(st, &s[i], now))
+			continue;
+		rc = lease_acquire(out, st, names[i], &one);
+		if (rc == LEASE_EHELD || rc == LEASE_ELOCKED)
+			rc = 0; /* taken meanwhile: the next one */
+		else
+			goto done; /* taken, or an error */
 	}
-	*out = held;
+	if (rc < 0) {
+		snprintf(out->message, sizeof(out->message), "%s", lease_store_last_error(st));
+		out->code = rc;
+		goto done;
+	}
+	for (k = 0; k < slots; k++) {
+		snprintf(refs[k], 320, "refs/%.*s/%.*s", LEASE_NS_MAX, lease_store_namespace(st),
+		         LEASE_NAME_MAX, names[k]);
+		known[k].refname = refs[k];
+		known[k].present = s[k].present;
+		known[k].oid = s[k].oid;
+		if (first < 0 || (s[k].payload_rc == 0 &&
+		                  (s[first].payload_rc != 0 ||
+		                   s[k].payload.expires_at < s[first].payload.expires_at)))
+			first = k;
+	}
+	held_result(out, st, names[first], &s[first], now);
+	rc = LEASE_EHELD;
+done:
+	for (k = 0; k < slots; k++)
+		lease_ref_state_clear(&s[k]);
+	free(s);
+	return rc;
+}
+
+/* Seconds until the held slot @p out may be taken over, at most @p cap;
+ * 1 s when its instant has passed but it still reads as held. */
+static double slot_until(lease_store *st, const lease_result *out, double cap)
+{
+	double until;
+
+	if (!out->has_payload)
+		return cap;
+	until = (double)(out->payload.expires_at + lease_store_skew_margin(st) + 1) -
+	        (double)lease_store_now(st) + 0.002;
+	if (until <= 0)
+		until = 1.0;
+	return until < cap ? until : cap;
+}
+
+/* The slot taken in @p out, checked again after the write: a concurrent
+ * acquire with another N that missed this slot sees it; one of two always
+ * backs off (released here). */
+static int slots_keep(lease_result *out, lease_store *st, const char *name, int64_t slots,
+                      const lease_op_options *opts)
+{
+	lease_result mine = *out, rel;
+	lease_op_options ro = *opts;
+
+	if (slots_check(out, st, name, slots) == 0) {
+		*out = mine;
+		return 0;
+	}
+	ro.lease_token = mine.payload.lease_token;
+	ro.wait_seconds = 0;
+	lease_release(&rel, st, mine.name, &ro);
+	return out->code;
+}
+
+/* The end of a slot wait that found every slot held: @p out's message. */
+static int slots_held(lease_result *out, const char *name, int64_t slots,
+                      const lease_op_options *opts, int interrupted)
+{
+	char first[sizeof(out->name)];
+
+	snprintf(first, sizeof(first), "%s", out->name);
+	if (interrupted)
+		snprintf(out->message, sizeof(out->message),
+		         "interrupted while waiting for a slot");
+	else if (opts->wait_seconds > 0)
+		snprintf(out->message, sizeof(out->message),
+		         "all %lld slots of %s still held after waiting %lld s (the first to "
+		         "expire: %.300s)",
+		         (long long)slots, name, (long long)opts->wait_seconds, first);
+	else
+		snprintf(out->message, sizeof(out->message),
+		         "all %lld slots of %s are held (the first to expire: %.300s)",
+		         (long long)slots, name, first);
 	return LEASE_EHELD;
 }
 
 int lease_slots_acquire(lease_result *out, lease_store *st, const char *name, int64_t slots,
                         const lease_op_options *opts)
 {
-	char slot[LEASE_NAME_MAX + 1], err[256];
+	char slot[LEASE_NAME_MAX + 1], err[256], prefix[LEASE_NS_MAX + LEASE_NAME_MAX + 16];
+	char refs[LEASE_SLOTS_MAX][320];
+	lease_ref_read known[LEASE_SLOTS_MAX];
 	unsigned char rnd[2];
 	double start_mono = ((double)lease__store_mono_ms(st) / 1000.0);
-	int64_t start, watch;
+	lease_waiter w;
+	int64_t start;
 	int rc;
+
+	lease__waiter_begin(&w, st, opts);
 
 	lease__store_clear_error(st); /* a call begins: its first error wins */
 	memset(out, 0, sizeof(*out));
@@ -139,80 +281,48 @@ int lease_slots_acquire(lease_result *out, lease_store *st, const char *name, in
 		out->code = LEASE_EINVALID;
 		return lease__store_set_error(st, LEASE_EINVALID, "%s", out->message);
 	}
+	snprintf(prefix, sizeof(prefix), "refs/%s/%s@", lease_store_namespace(st), name);
 	/* per-process random order spreads contention over the slots */
 	if (lease_random_bytes(NULL, rnd, sizeof(rnd)) < 0)
 		rnd[0] = rnd[1] = 0;
 	start = (int64_t)(((unsigned)rnd[0] << 8 | rnd[1]) % (unsigned)slots);
-	watch = start;
 	for (;;) {
 		double remaining, wait_s, t0;
+		int capped = 0;
 
 		if ((rc = slots_check(out, st, name, slots)) < 0)
 			return rc;
-		rc = slots_round(out, st, name, slots, start, opts);
-		if (rc == 0) {
-			lease_result mine = *out, rel;
-			lease_op_options ro = *opts;
-
-			/* after the write: a concurrent acquire with another N that
-			 * missed this slot sees it; one of two always backs off */
-			if (slots_check(out, st, name, slots) == 0) {
-				*out = mine;
-				return 0;
-			}
-			ro.lease_token = mine.payload.lease_token;
-			ro.wait_seconds = 0;
-			lease_release(&rel, st, mine.name, &ro);
-			return out->code;
-		}
+		memset(known, 0, sizeof(known));
+		rc = slots_round(out, known, refs, st, name, slots, start, opts);
+		if (rc == 0)
+			return slots_keep(out, st, name, slots, opts);
 		if (rc != LEASE_EHELD)
 			return rc;
-		remaining = (double)opts->wait_seconds -
-		            (((double)lease__store_mono_ms(st) / 1000.0) - start_mono);
-		if (opts->wait_seconds <= 0 || remaining <= 0)
-			break;
-		/* wait on one slot at a time (rotating), at most 1 s (or the poll
-		 * pace of a store that cannot watch), then look at every slot */
-		wait_s = lease_store_can_watch(st) ? 1.0 : (double)lease_store_ttl_min(st) / 20.0;
-		if (wait_s > remaining)
-			wait_s = remaining;
-		if (opts->wait_cb && opts->wait_cb(wait_s, opts->wait_payload)) {
-			snprintf(out->message, sizeof(out->message),
-			         "interrupted while waiting for a slot");
-			return LEASE_EHELD;
-		}
-		watch = (watch + 1) % slots;
-		if ((rc = lease_slot_name(slot, name, watch + 1, slots, err, sizeof(err))) < 0)
-			return rc;
-		t0 = ((double)lease__store_mono_ms(st) / 1000.0);
-		{
-			lease_ref_state s;
-
-			memset(&s, 0, sizeof(s));
-			if (lease_fetch_ref(&s, st, slot) == 0)
-				lease_wait_ref_change(st, slot, s.present, &s.oid,
-				                      (int)(wait_s * 1000.0 + 0.5));
-			lease_ref_state_clear(&s);
-		}
-		if (opts->wait_cb &&
-		    ((double)lease__store_mono_ms(st) / 1000.0) < t0 + wait_s - 0.005 &&
-		    opts->wait_cb(0.0, opts->wait_payload)) {
-			snprintf(out->message, sizeof(out->message),
-			         "interrupted while waiting for a slot");
-			return LEASE_EHELD;
-		}
+		do {
+			remaining = (double)opts->wait_seconds -
+			            (((double)lease__store_mono_ms(st) / 1000.0) - start_mono);
+			if (opts->wait_seconds <= 0 || remaining <= 0)
+				return slots_held(out, name, slots, opts, 0);
+			/* wait for a change of any slot (one conditional listing per
+			 * poll on github), or the first holder's expiry instant */
+			wait_s = slot_until(st, out, remaining < 3600 ? remaining : 3600);
+			wait_s = lease__waiter_report(&w, out, 0, wait_s, &capped);
+			if (opts->wait_cb && opts->wait_cb(wait_s, opts->wait_payload))
+				return slots_held(out, name, slots, opts, 1);
+			t0 = ((double)lease__store_mono_ms(st) / 1000.0);
+			rc = lease__wait_refs_change(st, prefix, known, (size_t)slots,
+			                             (int)(wait_s * 1000.0 + 0.5));
+			if (opts->wait_cb &&
+			    ((double)lease__store_mono_ms(st) / 1000.0) < t0 + wait_s - 0.005 &&
+			    opts->wait_cb(0.0, opts->wait_payload))
+				return slots_held(out, name, slots, opts, 1);
+			/* every slot as read when the wait ended: at the wait's end
+			 * still held, at a report's instant wait on (no new round) */
+			if (rc == 0 && !capped && wait_s >= remaining - 0.005)
+				return slots_held(out, name, slots, opts, 0);
+		} while (rc == 0 && capped);
 		start = (start + 1) % slots;
 	}
-	if (opts->wait_seconds > 0)
-		snprintf(out->message, sizeof(out->message),
-		         "all %lld slots of %s still held after waiting %lld s (the first to "
-		         "expire: %.300s)",
-		         (long long)slots, name, (long long)opts->wait_seconds, out->name);
-	else
-		snprintf(out->message, sizeof(out->message),
-		         "all %lld slots of %s are held (the first to expire: %.300s)",
-		         (long long)slots, name, out->name);
-	return LEASE_EHELD;
 }
 
 static int refname_cmp(const void *a, const void *b)

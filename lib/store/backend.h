@@ -17,18 +17,10 @@
 #include <stdint.h>
 
 /**
- * GitHub transport (github.c): the running operation ends @p ms from now on
- * its clock (the store options' clock); @p ms <= 0 clears it (each request then
- * gets the timeout from its own start). A no-op on other transports.
+ * Record the spec @p st was opened by (lease_store_open(), open.c; store.c
+ * keeps the handle's layout to itself).
  */
-void lease__github_set_deadline(lease_transport *t, int64_t ms);
-/**
- * Remote transport (remote.c): as lease__github_set_deadline(), on
- * lease__mono_ms() (libgit2's own network calls are bounded by the real
- * clock); bounds libgit2's connections, reads and writes too. A no-op on
- * other transports.
- */
-void lease__remote_set_deadline(lease_transport *t, int64_t ms);
+void lease__store_set_spec(lease_store *st, const char *spec);
 
 /**
  * Local backend (lib/store/local.c) over libgit2: @p path is a repository

@@ -64,6 +64,7 @@ typedef struct gh_transport {
 	int64_t limited_until_ms; /* monotonic: known rate limited until then */
 	char limited_why[300];    /* the answer that said so */
 	lease_probe poll;         /* a waiter's last conditional read (wait_change) */
+	lease_probe lpoll;        /* a waiter's last conditional listing (wait_refs_change) */
 	lease_clock clock; /* the store options' clock: every wait, deadline and Date's age */
 	char *ca_file;     /* the options' ca_bundle (messages), or NULL */
 	char *ca_from;     /* how messages name it (ca_bundle_source), or NULL */
@@ -527,6 +528,117 @@ __attribute__((format(printf, 3, 4))) static int outcome_unknown(gh_transport *g
 	return gh_err(g, LEASE_ENET, "%s: the outcome is unknown", what);
 }
 
+/* A rate-limited answer @p rp: wait it out (0: try again), or
+ * LEASE_ERATELIMIT when the wait would end past @p deadline_ms (the limit is
+ * remembered: nothing is sent before it resets). @p last receives what
+ * limited it. */
+static int rate_limit_pause(gh_transport *g, gh_reply *rp, int graphql, int64_t deadline_ms,
+                            char *last, size_t lastlen)
+{
+	int64_t wait = rate_limit_wait_ms(g, rp);
+	int rc;
+
+	rate_limit_what(last, lastlen, rp, graphql);
+	if (mono_ms(g) + wait > deadline_ms) {
+		g->limited_until_ms = mono_ms(g) + wait;
+		snprintf(g->limited_why, sizeof(g->limited_why), "%s", last);
+		rc = gh_err(g, LEASE_ERATELIMIT,
+		            "%s; the next attempt would be in %lld s, past the operation's end "
+		            "(--timeout %d s, or the --wait)",
+		            last, (long long)((wait + 999) / 1000), g->timeout_s);
+		reply_clear(rp);
+		return rc;
+	}
+	gh_log(g, LEASE_LOG_WARN, "github: %s; retrying in %lld s", last,
+	       (long long)((wait + 999) / 1000));
+	sleep_ms(g, wait);
+	return 0;
+}
+
+/* What every answer @p rp to @p url says first: its Date (the store's clock);
+ * a TLS failure or a proxy's demand for credentials ends the exchange
+ * (@return its error, @p rp cleared), else 0. */
+static int answer_first(gh_transport *g, gh_reply *rp, const char *url)
+{
+	int rc;
+
+	if (rp->r.result == LEASE_HTTP_OK && rp->r.date >= 0) {
+		g->date = rp->r.date;
+		g->date_ms = rp->r.date_mono_ms;
+	}
+	if (rp->r.tls_failed) {
+		rc = tls_refused(g, url, rp->r.error);
+		reply_clear(rp);
+		return rc;
+	}
+	if (rp->r.proxy_auth || (rp->r.result == LEASE_HTTP_OK && rp->r.status == 407)) {
+		long code = rp->r.proxy_auth ? rp->r.proxy_auth : 407;
+		reply_clear(rp);
+		return proxy_refused(g, url, code);
+	}
+	return 0;
+}
+
+/* A REST redirect @p rp: *@p url becomes where it points (repeated verbatim
+ * there, in one of @p moved), at most MAX_REDIRECTS hops (*@p hops). */
+static int follow_redirect(gh_transport *g, gh_reply *rp, const char *method, const char **url,
+                           char (*moved)[1024], int *hops)
+{
+	int rc;
+
+	if (++*hops > MAX_REDIRECTS)
+		rc = gh_err(g, LEASE_ECONFIG, "GitHub redirected %s %s more than %d times", method,
+		            url_path(*url), MAX_REDIRECTS);
+	else
+		rc = redirect_target(g, rp, *url, moved[*hops % 2], sizeof(moved[0]));
+	reply_clear(rp);
+	if (rc == 0)
+		*url = moved[*hops % 2];
+	return rc;
+}
+
+/* The retries of one exchange: the backoff, when they began, the last
+ * progress line, and whether the last attempt has been made. */
+typedef struct retry_state {
+	int64_t backoff, start, told;
+	int final;
+} retry_state;
+
+/* After a failed attempt (@p last says why): the progress line at -v once the
+ * retries have lasted a few seconds, then every PROGRESS_MS (issue 23), and
+ * the backoff — but a last attempt with half a second left (once: on a
+ * virtual clock no time passes while a request is sent). @return 0 to try
+ * again, 1 when no time is left. */
+static int retry_pause(gh_transport *g, retry_state *rb, const char *method, const char *url,
+                       const char *last, int64_t deadline_ms)
+{
+	int64_t now = mono_ms(g), wait;
+
+	if (now - rb->start >= PROGRESS_FIRST_MS && now - rb->told >= PROGRESS_MS) {
+		rb->told = now;
+		gh_log(g, LEASE_LOG_INFO,
+		       "github: no answer from GitHub for %lld s (%s); retrying for another %lld s "
+		       "(--timeout %d)",
+		       (long long)((now - rb->start) / 1000), last,
+		       (long long)((deadline_ms - now) / 1000), g->timeout_s);
+	}
+	if (rb->final)
+		return 1;
+	wait = jitter(g, rb->backoff, 0.5);
+	if (now + wait + 500 > deadline_ms) {
+		wait = deadline_ms - now - 500;
+		rb->final = 1;
+	}
+	if (wait < 0)
+		return 1;
+	gh_log(g, LEASE_LOG_DEBUG, "github: %s %s failed (%s); retrying in %lld ms", method,
+	       url_path(url), last, (long long)wait);
+	sleep_ms(g, wait);
+	if (rb->backoff < 8000)
+		rb->backoff *= 2;
+	return 0;
+}
+
 /*
  * Send a request, retrying within @p deadline_ms (monotonic): resolve or
  * connect failures always (nothing was sent), rate limits always (GitHub
@@ -538,8 +650,9 @@ __attribute__((format(printf, 3, 4))) static int outcome_unknown(gh_transport *g
 static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const char *url,
                        const char *body, int idempotent, int graphql, int64_t deadline_ms)
 {
-	int64_t backoff = 500, now, wait, start = mono_ms(g), told = 0;
-	int attempt = 0, rc, limited = 0, hops = 0, rotated = 0, final = 0;
+	retry_state rb = {500, mono_ms(g), 0, 0};
+	int64_t now;
+	int attempt = 0, rc, limited = 0, hops = 0, rotated = 0;
 	char last[300] = "", moved[2][1024];
 
 	memset(rp, 0, sizeof(*rp));
@@ -576,20 +689,8 @@ static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const 
 		                       : REQ_MAX_MS));
 		if (rc < 0)
 			return gh_err(g, rc, "%s", rp->r.error);
-		if (rp->r.result == LEASE_HTTP_OK && rp->r.date >= 0) {
-			g->date = rp->r.date;
-			g->date_ms = rp->r.date_mono_ms;
-		}
-		if (rp->r.tls_failed) {
-			rc = tls_refused(g, url, rp->r.error);
-			reply_clear(rp);
+		if ((rc = answer_first(g, rp, url)) < 0)
 			return rc;
-		}
-		if (rp->r.proxy_auth || (rp->r.result == LEASE_HTTP_OK && rp->r.status == 407)) {
-			long code = rp->r.proxy_auth ? rp->r.proxy_auth : 407;
-			reply_clear(rp);
-			return proxy_refused(g, url, code);
-		}
 		if (rp->r.result == LEASE_HTTP_OK) {
 			json_error_t jerr;
 			gh_log(g, LEASE_LOG_DEBUG, "github: %s %s -> %ld", method, url_path(url),
@@ -598,24 +699,9 @@ static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const 
 				rp->json = json_loadb(rp->r.body, rp->r.body_len, 0, &jerr);
 			if (is_rate_limited(rp, graphql)) {
 				limited = 1;
-				wait = rate_limit_wait_ms(g, rp);
-				rate_limit_what(last, sizeof(last), rp, graphql);
-				if (mono_ms(g) + wait > deadline_ms) {
-					g->limited_until_ms = mono_ms(g) + wait;
-					snprintf(g->limited_why, sizeof(g->limited_why), "%s",
-					         last);
-					rc = gh_err(
-					        g, LEASE_ERATELIMIT,
-					        "%s; the next attempt would be in %lld s, past the "
-					        "operation's end (--timeout %d s, or the --wait)",
-					        last, (long long)((wait + 999) / 1000),
-					        g->timeout_s);
-					reply_clear(rp);
+				if ((rc = rate_limit_pause(g, rp, graphql, deadline_ms, last,
+				                           sizeof(last))) < 0)
 					return rc;
-				}
-				gh_log(g, LEASE_LOG_WARN, "github: %s; retrying in %lld s", last,
-				       (long long)((wait + 999) / 1000));
-				sleep_ms(g, wait);
 				continue;
 			}
 			/* A 401 with a token file: a rotated token (a GitHub App's
@@ -628,17 +714,8 @@ static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const 
 			}
 			if (!graphql && (rp->r.status == 301 || rp->r.status == 302 ||
 			                 rp->r.status == 307 || rp->r.status == 308)) {
-				if (++hops > MAX_REDIRECTS)
-					rc = gh_err(g, LEASE_ECONFIG,
-					            "GitHub redirected %s %s more than %d times",
-					            method, url_path(url), MAX_REDIRECTS);
-				else
-					rc = redirect_target(g, rp, url, moved[hops % 2],
-					                     sizeof(moved[0]));
-				reply_clear(rp);
-				if (rc < 0)
+				if ((rc = follow_redirect(g, rp, method, &url, moved, &hops)) < 0)
 					return rc;
-				url = moved[hops % 2]; /* repeated verbatim there */
 				attempt--;
 				continue;
 			}
@@ -684,40 +761,15 @@ static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const 
 		}
 	retry:
 		limited = 0;
-		now = mono_ms(g);
-		/* issue 23: a progress line at -v once the retries have lasted a
-		 * few seconds, then every PROGRESS_MS, instead of silence */
-		if (now - start >= PROGRESS_FIRST_MS && now - told >= PROGRESS_MS) {
-			told = now;
-			gh_log(g, LEASE_LOG_INFO,
-			       "github: no answer from GitHub for %lld s (%s); retrying for "
-			       "another %lld s (--timeout %d)",
-			       (long long)((now - start) / 1000), last,
-			       (long long)((deadline_ms - now) / 1000), g->timeout_s);
-		}
-		/* the backoff, but a last attempt with half a second left (once:
-		 * on a virtual clock no time passes while a request is sent) */
-		if (final)
+		if (retry_pause(g, &rb, method, url, last, deadline_ms))
 			break;
-		wait = jitter(g, backoff, 0.5);
-		if (now + wait + 500 > deadline_ms) {
-			wait = deadline_ms - now - 500;
-			final = 1;
-		}
-		if (wait < 0)
-			break;
-		gh_log(g, LEASE_LOG_DEBUG, "github: %s %s failed (%s); retrying in %lld ms", method,
-		       url_path(url), last, (long long)wait);
-		sleep_ms(g, wait);
-		if (backoff < 8000)
-			backoff *= 2;
 	}
 	reply_clear(rp);
 	if (limited)
 		return gh_err(g, LEASE_ERATELIMIT, "%s past the operation's end (--timeout %d s)",
 		              last, g->timeout_s);
 	return gh_err(g, LEASE_ENET, "GitHub unreachable after %d attempts in %lld s: %s", attempt,
-	              (long long)((mono_ms(g) - start + 500) / 1000), last);
+	              (long long)((mono_ms(g) - rb.start + 500) / 1000), last);
 }
 
 /* The running operation's deadline (issue 24 item 3: --timeout bounds the
@@ -999,7 +1051,11 @@ static int rest_read_ref(gh_transport *g, const char *refname, int *present, lea
 	snprintf(suffix, sizeof(suffix), "git/ref/%s", refname + 5);
 	if (cond && strcmp(cond->etag_ref, refname) == 0)
 		lease__http_set_if_none_match(g->http, cond->etag);
-	if ((rc = rest_call(g, &rp, "GET", suffix, NULL, 1)) < 0)
+	rc = rest_call(g, &rp, "GET", suffix, NULL, 1);
+	/* a request not sent (its deadline passed) leaves no validator armed
+	 * for another GET, which would take a 304 for an answer */
+	lease__http_set_if_none_match(g->http, "");
+	if (rc < 0)
 		return rc;
 	if (cond && rp.r.status != 304) {
 		snprintf(cond->etag, sizeof(cond->etag), "%s", rp.r.status == 200 ? rp.r.etag : "");
@@ -2189,6 +2245,98 @@ static int gh_wait_change(lease_transport *t, const char *refname, int known_pre
 	                              known_oid, timeout_ms, GH_POLL_MS);
 }
 
+/* 1 when the listing @p list (a matching-refs answer) shows one of the @p n
+ * refs of @p known otherwise than known (present and oid). */
+static int listing_differs(const json_t *list, const lease_ref_read *known, size_t n)
+{
+	size_t i, j, seen = 0, present = 0;
+	json_t *e;
+
+	for (j = 0; j < n; j++)
+		present += known[j].present != 0;
+	json_array_foreach(list, i, e)
+	{
+		const char *ref = json_string_value(json_object_get(e, "ref"));
+		const char *sha =
+		        json_string_value(json_object_get(json_object_get(e, "object"), "sha"));
+		lease_oid oid;
+
+		if (!ref || !sha || lease_oid_fromhex(&oid, sha) < 0)
+			return 1; /* malformed: let the caller read */
+		for (j = 0; j < n && strcmp(known[j].refname, ref) != 0; j++)
+			;
+		if (j == n)
+			continue; /* not watched */
+		if (!known[j].present || !lease_oid_equal(&known[j].oid, &oid))
+			return 1;
+		seen++;
+	}
+	return seen != present; /* a known ref is gone */
+}
+
+/* One conditional GET of the listing of @p prefix (wait_refs_change): *@p changed
+ * 1 when it shows a ref of @p known otherwise; a 304 (the listing as last
+ * answered, not counted by GitHub) is no change. */
+static int list_probe(gh_transport *g, const char *prefix, const lease_ref_read *known, size_t n,
+                      int *changed)
+{
+	char suffix[400];
+	gh_reply rp;
+	int rc;
+
+	*changed = 0;
+	snprintf(suffix, sizeof(suffix), "git/matching-refs/%s", prefix + 5);
+	if (g->lpoll.etag[0] && strcmp(g->lpoll.etag_ref, prefix) == 0)
+		lease__http_set_if_none_match(g->http, g->lpoll.etag);
+	rc = rest_call(g, &rp, "GET", suffix, NULL, 1);
+	lease__http_set_if_none_match(g->http, ""); /* never left for another GET */
+	if (rc < 0)
+		return rc;
+	g->lpoll.etag[0] = '\0';
+	if (rp.r.status == 304) {
+		snprintf(g->lpoll.etag, sizeof(g->lpoll.etag), "%s", rp.r.etag);
+	} else if (rp.r.status == 200 && json_is_array(rp.json)) {
+		/* a listing longer than a page is not compared: read again */
+		*changed = rp.r.next_url[0] || listing_differs(rp.json, known, n);
+		snprintf(g->lpoll.etag, sizeof(g->lpoll.etag), "%s", rp.r.etag);
+	} else if ((rc = common_status(g, &rp, "listing refs")) == 0) {
+		rc = unexpected_status(g, &rp, "listing refs");
+	}
+	snprintf(g->lpoll.etag_ref, sizeof(g->lpoll.etag_ref), "%s", prefix);
+	reply_clear(&rp);
+	return rc;
+}
+
+/* wait_refs_change (version 5): list_probe() every GH_POLL_MS (jittered, never
+ * growing) until a ref of @p known shows otherwise or @p timeout_ms passed,
+ * and once more at the end (a 304, free), so that 0 means "unchanged when the
+ * wait ended": the caller need not read again. A failed probe is not a change. */
+static int gh_wait_refs_change(lease_transport *t, const char *prefix, const lease_ref_read *known,
+                               size_t n, int timeout_ms)
+{
+	gh_transport *g = (gh_transport *)t;
+	int64_t end = mono_ms(g) + (timeout_ms > 0 ? timeout_ms : 0);
+
+	if (strncmp(prefix, "refs/", 5) != 0)
+		return gh_err(g, LEASE_EINVALID, "not a ref prefix: %s", prefix);
+	for (;;) {
+		int64_t now = mono_ms(g), nap = lease__jittered_ms(GH_POLL_MS);
+		int changed = 0;
+
+		if (now + nap >= end) {
+			if (lease__env_sleep_ms(&g->clock, end - now, LEASE_SLEEP_INTERRUPTIBLE) <
+			    0)
+				return 1;
+			/* the look at the end: a failed one leaves it to the caller */
+			return list_probe(g, prefix, known, n, &changed) < 0 || changed;
+		}
+		if (lease__env_sleep_ms(&g->clock, nap, LEASE_SLEEP_INTERRUPTIBLE) < 0)
+			return 1; /* a signal: let the caller look at it */
+		if (list_probe(g, prefix, known, n, &changed) == 0 && changed)
+			return 1;
+	}
+}
+
 /* Pacing (issue 15 #7, issue 24 #4): GitHub asks for at least one second
  * between content-creating requests in bursts ("Best practices for using
  * the REST API": about 1 s between POST, PATCH, PUT, DELETE requests; at most
@@ -2254,12 +2402,14 @@ static void gh_free(lease_transport *t)
 	free(g);
 }
 
-void lease__github_set_deadline(lease_transport *t, int64_t ms)
+/* set_deadline (version 5): the running operation ends @p ms from now on the
+ * transport's clock (the store options' clock); <= 0 clears it (each request
+ * then gets the timeout from its own start). */
+static void gh_set_deadline(lease_transport *t, int64_t ms)
 {
 	gh_transport *g = (gh_transport *)t;
 
-	if (t && t->free == gh_free)
-		g->op_deadline_ms = ms > 0 ? mono_ms(g) + ms : 0;
+	g->op_deadline_ms = ms > 0 ? mono_ms(g) + ms : 0;
 }
 
 size_t lease__github_listing_peak(lease_transport *t, int reset)
@@ -2390,6 +2540,8 @@ static const lease_transport gh_vtable = {
         .cas_many = gh_cas_many,
         .list_refs_each = gh_list_refs_each,
         .read_refs = gh_read_refs,
+        .set_deadline = gh_set_deadline,
+        .wait_refs_change = gh_wait_refs_change,
 };
 
 int lease__github_transport_new(lease_transport **out, const char *arg,

@@ -410,7 +410,7 @@ static int anon_remote(remote_transport *rt, git_remote **out)
 }
 
 /* Bound the libgit2 network calls that follow by the operation's deadline
- * (lease__remote_set_deadline; none outside an operation). */
+ * (set_deadline; none outside an operation). */
 static void net_begin(remote_transport *rt)
 {
 	lease__git_set_deadline(rt->op_deadline_ms);
@@ -1061,13 +1061,16 @@ static int open_cache(git_repository **out, const char *url, const char *cache_d
 	return 0;
 }
 
-/* The transport's calls and figures (protocol.md §4, §9). */
-void lease__remote_set_deadline(lease_transport *t, int64_t ms)
+/* set_deadline (version 5): the running operation ends @p ms from now on
+ * lease__mono_ms() (libgit2's own network calls are bounded by the real
+ * clock), which bounds libgit2's connections, reads and writes too; <= 0
+ * clears it. */
+static void remote_set_deadline(lease_transport *t, int64_t ms)
 {
-	if (t && t->free == remote_free)
-		R(t)->op_deadline_ms = ms > 0 ? lease__mono_ms() + ms : 0;
+	R(t)->op_deadline_ms = ms > 0 ? lease__mono_ms() + ms : 0;
 }
 
+/* The transport's calls and figures (protocol.md §4, §9). */
 static const lease_transport remote_vtable = {
         .version = LEASE_TRANSPORT_VERSION,
         .kind = "remote",
@@ -1085,6 +1088,7 @@ static const lease_transport remote_vtable = {
         .free = remote_free,
         .wait_change = remote_wait_change,
         .read_ref_oid = remote_read_ref_oid,
+        .set_deadline = remote_set_deadline,
 };
 
 /* A file:// remote is the local transport with the remote's figures. */

@@ -1,4 +1,5 @@
-/* The store handle: spec parsing, backend dispatch, accessors, errors. */
+/* The store handle: the transport's check, accessors, errors, deadlines.
+ * Opening a store by its spec (the backends' table) is open.c. */
 #include "backend.h"
 #include "gitobj.h"
 #include "handle.h"
@@ -20,78 +21,6 @@ int lease_global_init(void)
 	int rc = lease__git_global_init();
 
 	return rc < 0 ? rc : lease__http_global_init(NULL, 0);
-}
-
-/* A backend constructor: build a transport from the text after "kind:". */
-typedef int (*transport_ctor)(lease_transport **out, const char *arg,
-                              const lease_store_options *opts, char *err, size_t errlen);
-
-static int local_ctor(lease_transport **out, const char *arg, const lease_store_options *opts,
-                      char *err, size_t errlen)
-{
-	/* "local:" alone (the CLI's default) is the repository the current
-	 * directory is in, found as git finds it; local:PATH is PATH itself. */
-	return lease__local_transport_new(out, *arg ? arg : NULL, opts, err, errlen);
-}
-
-static int github_ctor(lease_transport **out, const char *arg, const lease_store_options *opts,
-                       char *err, size_t errlen)
-{
-	return lease__github_transport_new(out, arg, opts, err, errlen);
-}
-
-static int remote_ctor(lease_transport **out, const char *arg, const lease_store_options *opts,
-                       char *err, size_t errlen)
-{
-	return lease__remote_transport_new(out, arg, opts, err, errlen);
-}
-
-static const struct {
-	const char *prefix;
-	transport_ctor ctor;
-} backends[] = {
-        {"local:", local_ctor},
-        {"github:", github_ctor},
-        {"remote:", remote_ctor},
-};
-
-int lease_store_open(lease_store **out, const char *spec, const lease_store_options *opts,
-                     char *err, size_t errlen)
-{
-	lease_transport *t = NULL;
-	size_t i;
-	int rc;
-
-	*out = NULL;
-	if (opts && opts->version != LEASE_STORE_OPTIONS_VERSION) {
-		lease__error_set(err, errlen, "%s", "store options of an unsupported version");
-		return LEASE_EINVALID;
-	}
-	if (!spec || !*spec) {
-		lease__error_set(
-		        err, errlen, "%s",
-		        "no store given (use --store local:PATH, github:OWNER/REPO or remote:URL)");
-		return LEASE_ECONFIG;
-	}
-	if (opts && opts->ns) {
-		if ((rc = lease_namespace_validate(opts->ns, err, errlen)) < 0)
-			return rc;
-	}
-	for (i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
-		size_t n = strlen(backends[i].prefix);
-		if (strncmp(spec, backends[i].prefix, n) == 0) {
-			if ((rc = backends[i].ctor(&t, spec + n, opts, err, errlen)) < 0)
-				return rc;
-			rc = lease_store_open_transport(out, t, opts, err, errlen);
-			if (rc == 0)
-				snprintf((*out)->spec, sizeof((*out)->spec), "%s", spec);
-			return rc;
-		}
-	}
-	lease__error_set(err, errlen,
-	                 "invalid store '%s': expected local:PATH, github:OWNER/REPO or remote:URL",
-	                 spec);
-	return LEASE_EINVALID;
 }
 
 /* The name of the first required call @p t lacks (sys/transport.h), or NULL. */
@@ -168,7 +97,7 @@ int lease_store_open_transport(lease_store **out, lease_transport *transport,
 		transport->free(transport);
 		return LEASE_EINVALID;
 	}
-	if (opts->ns && (rc = lease_namespace_validate(opts->ns, err, errlen)) < 0) {
+	if (opts->ns && (rc = lease__namespace_check(opts->ns, err, errlen)) < 0) {
 		transport->free(transport);
 		return rc;
 	}
@@ -189,6 +118,11 @@ int lease_store_open_transport(lease_store **out, lease_transport *transport,
 	snprintf(st->spec, sizeof(st->spec), "%s:", transport->kind);
 	*out = st;
 	return 0;
+}
+
+void lease__store_set_spec(lease_store *st, const char *spec)
+{
+	snprintf(st->spec, sizeof(st->spec), "%s", spec);
 }
 
 void lease_store_free(lease_store *st)
@@ -342,11 +276,12 @@ int lease_commit_copy(lease_commit *dst, const lease_commit *src)
 	return 0;
 }
 
-/* Give the network transports a deadline @p ms from now (<= 0: none). */
+/* Tell the transport its operation ends @p ms from now (<= 0: none) through
+ * its set_deadline (version 5; sys/transport.h): the store names no backend. */
 static void transport_deadline(lease_transport *t, int64_t ms)
 {
-	lease__github_set_deadline(t, ms);
-	lease__remote_set_deadline(t, ms);
+	if (t->version >= 5 && t->set_deadline)
+		t->set_deadline(t, ms);
 }
 
 void lease__store_op_begin(lease_store *st, int64_t cap_ms)

@@ -64,6 +64,16 @@ int lease__env_sleep_injected(const lease_clock *c);
 double lease__env_wall_fraction(const lease_clock *c);
 
 /**
+ * The namespace rule (protocol.md §1): [a-z][a-z0-9-]{0,LEASE_NS_MAX - 1},
+ * not ending in "-archive" or "-queue", not a word git, GitHub, GitLab or
+ * Gerrit treat specially (heads, tags, ...). lib/util/names.c: the store
+ * (lease_store_open) and the lease layer (lease_namespace_validate(),
+ * reflease/schema.h, its public face) both call it. No I/O.
+ * @return 0, or LEASE_EINVALID with the rule broken in @p err
+ */
+int lease__namespace_check(const char *ns, char *err, size_t errlen);
+
+/**
  * The one error setter of the library (as jansson's one setter; curl's
  * Curl_failf): format a message into @p err (at most @p errlen bytes,
  * always NUL-terminated; a message cut short ends in "...",

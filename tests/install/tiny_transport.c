@@ -3,8 +3,15 @@
  * --libs reflease` after `make install`): an in-memory store implementing
  * reflease/sys/transport.h, opened with lease_store_open_transport(), then
  * an acquire / acquire-again / release through the public API. Also checks
- * that a transport lacking a required call is refused, naming the call.
+ * that a transport lacking a required call is refused, naming the call;
+ * that the operation deadline (--timeout, lease_store_options.timeout_s)
+ * reaches a transport through its set_deadline (version 5, issue 38) — a
+ * read that blocks until that deadline ends the acquire in about timeout_s,
+ * with LEASE_ENET — and that a version-4 transport, which ends before
+ * set_deadline, keeps working and is never handed a deadline.
  * Prints "ok" and exits 0, else names the failed step and exits 1. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, nanosleep */
+
 #include <reflease/sys/transport.h>
 
 #include <reflease.h>
@@ -12,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MAX_OBJS 64
 #define MAX_REFS 16
@@ -36,7 +44,19 @@ typedef struct tiny {
 	tiny_ref refs[MAX_REFS];
 	size_t nrefs;
 	char err[128];
+	int hang;            /* read_ref blocks until the deadline (a store that never answers) */
+	int64_t deadline_ms; /* set_deadline's deadline on CLOCK_MONOTONIC, 0 = none */
+	int64_t last_ms;     /* the last deadline handed over (> 0), ms */
+	int deadlines;       /* set_deadline calls */
 } tiny;
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static tiny *T(lease_transport *t)
 {
@@ -133,9 +153,20 @@ static int tiny_delete_ref(lease_transport *t, const char *refname, const lease_
 static int tiny_read_ref(lease_transport *t, const char *refname, int *present, lease_oid *oid,
                          int *has_commit, lease_commit *commit_out)
 {
-	tiny_ref *r = find_ref(T(t), refname);
+	tiny *m = T(t);
+	tiny_ref *r = find_ref(m, refname);
 
 	(void)commit_out;
+	if (m->hang) {
+		/* a network store that never answers: give up at the operation's
+		 * deadline, or after 20 s when none was handed over */
+		int64_t end = m->deadline_ms ? m->deadline_ms : mono_ms() + 20000;
+		struct timespec tick = {0, 10 * 1000 * 1000};
+
+		while (mono_ms() < end)
+			nanosleep(&tick, NULL);
+		return fail_with(m, LEASE_ENET, "no answer before the operation's deadline");
+	}
 	*has_commit = 0; /* the library reads the commit with read_commit */
 	*present = r != NULL;
 	if (r)
@@ -177,6 +208,16 @@ static int tiny_list_refs(lease_transport *t, lease_ref_list *out, const char *p
 	return 0;
 }
 
+static void tiny_set_deadline(lease_transport *t, int64_t ms)
+{
+	tiny *m = T(t);
+
+	m->deadlines++;
+	m->deadline_ms = ms > 0 ? mono_ms() + ms : 0;
+	if (ms > 0)
+		m->last_ms = ms;
+}
+
 static const char *tiny_last_error(lease_transport *t)
 {
 	return T(t)->err;
@@ -216,6 +257,7 @@ static lease_transport *tiny_new(void)
 	m->base.list_refs = tiny_list_refs;
 	m->base.last_error = tiny_last_error;
 	m->base.free = tiny_free;
+	m->base.set_deadline = tiny_set_deadline; /* version 5's optional call */
 	return &m->base;
 }
 
@@ -224,6 +266,68 @@ static int check(int ok, const char *step, const char *detail)
 	if (!ok)
 		fprintf(stderr, "tiny_transport: %s failed: %s\n", step, detail ? detail : "");
 	return ok;
+}
+
+/* With --timeout 1 s (timeout_s), an acquire over a store that never
+ * answers ends in about 1 s with LEASE_ENET, through set_deadline. */
+static int deadline_honoured(void)
+{
+	lease_store_options so = LEASE_STORE_OPTIONS_INIT;
+	lease_op_options o = LEASE_OP_OPTIONS_INIT;
+	lease_transport *t;
+	lease_store *st = NULL;
+	lease_result r;
+	char err[1024] = "";
+	int64_t t0, took;
+	int rc;
+
+	if (!(t = tiny_new()))
+		return 0;
+	T(t)->hang = 1;
+	so.timeout_s = 1;
+	if (!check(lease_store_open_transport(&st, t, &so, err, sizeof(err)) == 0, "open (hang)",
+	           err))
+		return 0;
+	o.owner = "alice";
+	o.host = "h1";
+	o.ttl_seconds = 60;
+	t0 = mono_ms();
+	rc = lease_acquire(&r, st, "build", &o);
+	took = mono_ms() - t0;
+	snprintf(err, sizeof(err), "rc %d after %lld ms, %d deadline(s), last %lld ms: %s", rc,
+	         (long long)took, T(t)->deadlines, (long long)T(t)->last_ms, r.message);
+	rc = check(rc == LEASE_ENET && T(t)->deadlines > 0 && T(t)->last_ms > 0 &&
+	                   T(t)->last_ms <= 1000 && took >= 900 && took < 5000,
+	           "--timeout through set_deadline", err);
+	lease_store_free(st);
+	return rc;
+}
+
+/* A version-4 transport (built before set_deadline) opens and works; the
+ * library never reads the member its vtable does not have. */
+static int version4_works(void)
+{
+	lease_op_options o = LEASE_OP_OPTIONS_INIT;
+	lease_transport *t;
+	lease_store *st = NULL;
+	lease_result r;
+	char err[256] = "";
+	int rc;
+
+	if (!(t = tiny_new()))
+		return 0;
+	t->version = 4;
+	if (!check(lease_store_open_transport(&st, t, NULL, err, sizeof(err)) == 0, "open (v4)",
+	           err))
+		return 0;
+	o.owner = "bob";
+	o.host = "h2";
+	o.ttl_seconds = 60;
+	rc = lease_acquire(&r, st, "v4", &o);
+	rc = check(rc == 0 && T(t)->deadlines == 0, "acquire over a version-4 transport",
+	           r.message);
+	lease_store_free(st);
+	return rc;
 }
 
 int main(void)
@@ -267,6 +371,8 @@ int main(void)
 		return 1;
 	lease_store_free(st);
 	if (!check(frees == 2, "free through lease_store_free", NULL))
+		return 1;
+	if (!version4_works() || !deadline_honoured())
 		return 1;
 	puts("ok");
 	return 0;

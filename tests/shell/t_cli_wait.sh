@@ -34,6 +34,13 @@ for s in 1 2 2; do
   [ "$el" -ge $((s * 1000)) ] || fail "--wait $s gave up after $el ms"
   grep -q "still held after waiting $s s" "$TMPDIR/out" || fail "message: $(cat "$TMPDIR/out")"
 done
+# issue 38: the wait says once (then each minute) who is in the way, one
+# line on stderr with an RFC 3339 time; -q says nothing
+grep -Eq '^reflease acquire: waiting for busy: held by bob@[^ ]+ until [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$' "$TMPDIR/err" ||
+  fail "progress line: $(cat "$TMPDIR/err")"
+[ "$(grep -c 'waiting for busy' "$TMPDIR/err")" -eq 1 ] || fail "progress lines: $(cat "$TMPDIR/err")"
+expect_rc 3 "$R" -q acquire busy --wait 1
+! grep -q 'waiting for' "$TMPDIR/err" || fail "-q printed: $(cat "$TMPDIR/err")"
 
 # --- a ref lock is waited out, not given up on after 3 s -------------------
 mkdir -p "$S/refs/leases" && : >"$S/refs/leases/lk.lock"

@@ -148,6 +148,7 @@ int fakegh_fault_parse(const char *name)
 	        {"html-200", FAKEGH_FAULT_HTML_200},
 	        {"407", FAKEGH_FAULT_407},
 	        {"403-abuse", FAKEGH_FAULT_403_ABUSE},
+	        {"gql-refused", FAKEGH_FAULT_GQL_REFUSED},
 	};
 	size_t i;
 
@@ -1107,6 +1108,12 @@ static int apply_fault(fakegh *f, struct answer *a, const struct fault *ft, fake
 		pthread_mutex_lock(&f->mu);
 		return 0;
 	}
+	case FAKEGH_FAULT_GQL_REFUSED:
+		if (ep != FAKEGH_GQL_MUTATION)
+			return 0;
+		answer_gql_error(a, "UNPROCESSABLE", "updateRefs",
+		                 "Too many ref updates in a short time (FAKE:0038)");
+		return 1;
 	case FAKEGH_FAULT_GQL_INTERNAL:
 		if (!gql)
 			return 0;

@@ -70,6 +70,12 @@ typedef enum fakegh_fault_kind {
 	FAKEGH_FAULT_407,       /**< 407 Proxy Authentication Required, not applied */
 	FAKEGH_FAULT_403_ABUSE, /**< 403 "abuse detection mechanism" (older secondary-limit
 	                           wording), no retry-after */
+	/* issue 38: */
+	FAKEGH_FAULT_GQL_REFUSED, /**< GraphQL updateRefs answered 200 with errors[] of a
+	                             wording reflease does not know, not applied (GraphQL
+	                             reports a failed mutation in errors[] of a 200: GitHub
+	                             docs, "Forming calls with GraphQL"); a store that keeps
+	                             refusing while nothing moves */
 } fakegh_fault_kind;
 
 /** What GraphQL shows of refs outside refs/heads/ and refs/tags/ (undocumented, issue 15 #3). */

@@ -80,4 +80,6 @@ void passthru_init(passthru *p, lease_transport *in)
 	p->base.cas_many = NULL;
 	p->base.list_refs_each = NULL;
 	p->base.read_refs = NULL;
+	p->base.set_deadline = NULL;
+	p->base.wait_refs_change = NULL;
 }

@@ -79,7 +79,27 @@ typedef struct lease_result {
  */
 REFLEASE_EXTERN const char *lease_status_name(lease_status_id id);
 
-#define LEASE_OP_OPTIONS_VERSION 1
+#define LEASE_OP_OPTIONS_VERSION 2
+
+/**
+ * What a waiting acquire reports (lease_op_options.progress_cb; protocol.md
+ * §5 "Waiting", issue 38): called when the wait begins and about once a
+ * minute after, for every kind of wait (plain, set, slots, fair). The
+ * strings are borrowed for the call.
+ */
+typedef struct lease_wait_progress {
+	/** the lease in the way: the lease, a set's held member, the slot whose
+	 *  holder expires first, or the lease a fair waiter queues for */
+	const char *name;
+	const char *owner;      /**< its holder's owner; "" when unknown */
+	const char *host;       /**< its holder's host; "" when unknown */
+	int64_t until;          /**< the holder's expires_at, s since the epoch; 0 = unknown */
+	int64_t queue_position; /**< fair waits: this waiter's place (1 = next); else 0 */
+	double waited_seconds;  /**< how long the wait has lasted, s (monotonic) */
+} lease_wait_progress;
+
+/** Seconds between two progress reports of one wait (lease_wait_progress). */
+#define LEASE_WAIT_REPORT_S 60
 
 /**
  * Options shared by the lease operations. Initialise with
@@ -132,12 +152,20 @@ typedef struct lease_op_options {
 	 * (the CLI refuses --fair with a set or --slots, exit 64).
 	 */
 	int fair;
+	/**
+	 * acquire --wait (version 2, issue 38): called when the wait begins and
+	 * every LEASE_WAIT_REPORT_S s after with who is in the way (the CLI
+	 * prints it on stderr). May be NULL. It must not call the library on
+	 * the same store.
+	 */
+	void (*progress_cb)(const lease_wait_progress *p, void *payload);
+	void *progress_payload; /**< passed to progress_cb */
 } lease_op_options;
 
 #define LEASE_OP_OPTIONS_INIT                                                                      \
 	{                                                                                          \
 		LEASE_OP_OPTIONS_VERSION, NULL, NULL, 0, LEASE_PHASE_NONE, LEASE_PHASE_NONE, NULL, \
-		        0, 0, NULL, NULL, NULL, NULL, NULL, 0                                      \
+		        0, 0, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL                          \
 	}
 
 /**

@@ -45,13 +45,13 @@ extern "C" {
 /**
  * The vtable version this library speaks. A transport sets
  * lease_transport.version to it; lease_store_open_transport() refuses any
- * other value (LEASE_EINVALID) but 1, 2 and 3, whose transports end before the
+ * other value (LEASE_EINVALID) but 1 to 4, whose transports end before the
  * members later versions appended (version 2: scan_commits, set_lock_wait;
- * version 3: read_ref_oid, cas_many, list_refs_each; version 4: read_refs — each
- * treated as NULL). Later versions only append members, so version, kind and the
- * calls below keep their places.
+ * version 3: read_ref_oid, cas_many, list_refs_each; version 4: read_refs;
+ * version 5: set_deadline, wait_refs_change — each treated as NULL). Later versions only append
+ * members, so version, kind and the calls below keep their places.
  */
-#define LEASE_TRANSPORT_VERSION 4
+#define LEASE_TRANSPORT_VERSION 5
 
 /**
  * One compare-and-swap of a set write (cas_many, version 3): @p refname from
@@ -150,7 +150,8 @@ REFLEASE_EXTERN void lease_ref_lock_list_clear(lease_ref_lock_list *l);
  * delete_ref, read_ref, read_commit, list_refs, last_error, free.
  * Optional calls (NULL = the behaviour each one states): now, list_ref_locks,
  * remove_ref_lock, pace, wait_change, scan_commits and set_lock_wait (version 2),
- * read_ref_oid, cas_many and list_refs_each (version 3), read_refs (version 4).
+ * read_ref_oid, cas_many and list_refs_each (version 3), read_refs (version 4),
+ * set_deadline and wait_refs_change (version 5).
  *
  * Error codes a call may return beyond those it names: LEASE_ENET
  * (unreachable; a write's outcome is then unknown and settled by re-reading,
@@ -399,6 +400,47 @@ struct lease_transport {
 	 *         (the library then frees the entries' commits and reports it)
 	 */
 	int (*read_refs)(lease_transport *t, lease_ref_read *refs, size_t n);
+
+	/* Version 5. */
+
+	/**
+	 * Optional (version 5; protocol.md §3 "Deadlines"). The operation that
+	 * begins now must end within @p ms milliseconds (> 0): every call the
+	 * library makes until the next set_deadline — each request, retry,
+	 * connection and rate-limit wait the transport makes inside it — ends
+	 * by then, with LEASE_ENET (outcome unknown for a write) when the
+	 * store has not answered. @p ms is the operation's --timeout
+	 * (lease_store_options.timeout_s), capped at the end of an `acquire
+	 * --wait` (never below 1 s); the transport measures it on its own
+	 * monotonic clock from the call. @p ms <= 0: the operation ended, no
+	 * deadline (each call then bounds itself as it would without this
+	 * call). The library calls it where an operation begins and ends, and
+	 * again where each operation of a paced burst begins.
+	 * NULL = the transport is not told: --timeout then bounds only what the
+	 * library does between calls (its retries, settle reads and waits),
+	 * never a call that blocks — a transport that can block on a network
+	 * should implement it (issue 38).
+	 */
+	void (*set_deadline)(lease_transport *t, int64_t ms);
+
+	/**
+	 * Optional (version 5; protocol.md §5 "Waiting", issue 38). Block until
+	 * one of the @p n refs of @p known (full names, each under @p prefix,
+	 * e.g. "refs/leases/db@" for db's slots) may no longer be what the caller
+	 * last read — its present and oid; refs under @p prefix that are not in
+	 * @p known are not watched —, or @p timeout_ms passed; reads only, never
+	 * writes. It is how a waiter on several refs (a slot waiter) costs what
+	 * a waiter on one costs: github polls the listing of @p prefix
+	 * (GET /git/matching-refs/) conditionally, If-None-Match with the
+	 * validator of its last answer for @p prefix, so an unchanged listing is
+	 * a 304, which GitHub does not count. NULL = the library re-reads each
+	 * ref (read_ref_oid) at a steady pace: 200 ms on a store that can watch
+	 * (wait_change set), else ttl_min/20 s.
+	 * @return 1 (may have changed: read again), 0 (no change seen in
+	 *         @p timeout_ms), or an error (the caller reads again)
+	 */
+	int (*wait_refs_change)(lease_transport *t, const char *prefix, const lease_ref_read *known,
+	                        size_t n, int timeout_ms);
 };
 
 #ifdef __cplusplus
