@@ -42,6 +42,12 @@ int lease__local_transport_new(lease_transport **out, const char *path,
                                const lease_store_options *opts, char *err, size_t errlen);
 
 /**
+ * The common dir of the repository a local transport has open (borrowed,
+ * valid while @p t lives), or NULL when @p t is not the local transport.
+ */
+const char *lease__local_commondir(lease_transport *t);
+
+/**
  * GitHub backend (lib/store/github.c) over libcurl + jansson, protocol.md §9:
  * @p arg is "OWNER/REPO". The token comes from opts->github_token, else
  * opts->github_token_file; base URLs from opts->github_api_url /

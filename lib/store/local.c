@@ -1194,6 +1194,11 @@ static const lease_transport local_vtable = {
         .cas_many = local_cas_many,
 };
 
+const char *lease__local_commondir(lease_transport *t)
+{
+	return t && t->free == local_free ? git_repository_commondir(L(t)->repo) : NULL;
+}
+
 int lease__local_transport_new(lease_transport **out, const char *path,
                                const lease_store_options *opts, char *err, size_t errlen)
 {
