@@ -5,6 +5,12 @@
 #ifndef REFLEASE_CLI_H
 #define REFLEASE_CLI_H
 
+/* The refusal of --fair without a wait (N4): right whether --wait was left
+ * out or given as 0 (protocol.md §5 "Fair waiting"). */
+#define CLI_FAIR_NEEDS_WAIT                                                                        \
+	"--fair waits in the lease's queue: it needs --wait S with S > 0 (or --wait forever); "    \
+	"without --wait, or with --wait 0, nothing waits (protocol.md §5)"
+
 #include "reflease.h"
 
 #include <getopt.h>

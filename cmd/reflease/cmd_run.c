@@ -254,9 +254,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	}
 	if (a->fair && a->wait <= 0) {
 		free(argv2);
-		return cli_status_of(cli_usage(
-		        ctx,
-		        "--fair goes with --wait S: the queue is for waiting (protocol.md §5)"));
+		return cli_status_of(cli_usage(ctx, CLI_FAIR_NEEDS_WAIT));
 	}
 	if (a->fair && (a->slots || rn.n > 1)) {
 		free(argv2);

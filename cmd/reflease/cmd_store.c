@@ -284,17 +284,20 @@ static int list_visit(const lease_ref_state *l, const lease_invalid_ref *iv, siz
 		if (cli_stream_json_item(o, c->shown == 0) < 0)
 			return LEASE_ENOMEM;
 	} else {
+		/* STATUS is as wide as its longest value ("unsupported-version"),
+		 * and a lease that does not read keeps every column ("?", "-") with
+		 * the reason on a line of its own below (N3) */
 		if (!c->shown)
-			printf("%-30s %-9s %-8s %-24s %-20s  %s\n", "NAME", "PHASE", "STATUS",
+			printf("%-30s %-9s %-19s %-24s %-20s  %s\n", "NAME", "PHASE", "STATUS",
 			       "OWNER", "EXPIRES_AT", "HOST");
 		if (ok)
-			printf("%-30s %-9s %-8s %-24s %-20s  %s\n", l->name,
+			printf("%-30s %-9s %-19s %-24s %-20s  %s\n", l->name,
 			       lease_phase_name(l->payload.phase), status,
 			       report_clean(own, sizeof(own), l->payload.owner), exp,
 			       report_clean(host, sizeof(host), l->payload.host));
 		else
-			printf("%-30s %-9s %-8s %s\n", l->name, "?", status,
-			       report_clean(err, sizeof(err), l->payload_error));
+			printf("%-30s %-9s %-19s %-24s %-20s  %s\n    %s\n", l->name, "?", status,
+			       "?", "-", "-", report_clean(err, sizeof(err), l->payload_error));
 	}
 	c->shown++;
 	(void)iv;

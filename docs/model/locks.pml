@@ -11,8 +11,8 @@
  * flock and it is reflease's (two links) or old (a foreign lock), holding
  * the flock itself while it unlinks; compares under the lock; checks that
  * the lock name is still its own file; renames the lock name onto the ref
- * (a rename moves whatever file the name denotes then); checks that the ref
- * is its file, else settles by reading the ref. A writer may crash at any
+ * (a rename moves whatever file the name denotes then; 0 = success), or,
+ * when the name is no longer its file, settles by reading the ref. A writer may crash at any
  * step (its flock goes: the kernel closes its files) or stall for any time
  * (SPIN's interleavings). A lock becomes "old" at any moment (aging).
  * -DFOREIGN adds a git writer G (3): O_EXCL create (content written after),
@@ -45,6 +45,7 @@ bool aged[NI];     /* old enough to break as a foreign lock */
 bool compared[NI]; /* its writer's compare passed */
 byte expect[NI];   /* the value its writer read */
 bool won[NI];      /* a writer reported success over this value */
+byte moved[NI];    /* the file a writer's rename moved (0: none) */
 bool crashed = false;
 bool broke[NI]; /* REACH_BREAK: this writer removed a lock */
 
@@ -63,11 +64,15 @@ inline publish()
 
 inline success(me)
 {
+#ifdef PROP_CAS
+	/* a rename reported 0 moved this writer's own file */
+	assert(moved[me] == 0 || moved[me] == me);
+#endif
 #ifdef REACH_BREAK
 	assert(!broke[me]);
 #endif
 #ifdef PROP_CAS
-	assert(ref == me && !won[expect[me]]);
+	assert(!won[expect[me]]);
 #endif
 	won[expect[me]] = true
 }
@@ -106,8 +111,9 @@ proctype W(byte me)
 		CRASH(me);
 		:: true
 		fi;
-		atomic { if :: lockp != 0 -> publish() :: else fi }; /* ENOENT: nothing */
-		atomic { if :: ref == me -> success(me) :: else fi; flocked[me] = false }
+		/* the rename moves whatever the name denotes; 0 = success */
+		atomic { if :: lockp != 0 -> moved[me] = lockp; publish() :: else fi };
+		atomic { if :: moved[me] != 0 -> success(me) :: else fi; flocked[me] = false }
 	:: else -> /* open: settled by reading the ref */
 		atomic { if :: ref == me -> success(me) :: else fi; flocked[me] = false }
 	fi;

@@ -1140,9 +1140,14 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 			*out = cur;
 			out->code = rc = LEASE_EHELD;
 			out->status = LEASE_STATUS_HELD;
-			snprintf(out->message, sizeof(out->message),
-			         "queued behind %s@%s's ticket (since %lld)", head->owner,
-			         head->host, (long long)head->since);
+			{
+				char at[LEASE_TIME_STRSZ + 1]; /* B70: RFC 3339, as elsewhere */
+
+				lease_time_format(at, head->since);
+				snprintf(out->message, sizeof(out->message),
+				         "queued behind %s@%s's ticket (since %s)", head->owner,
+				         head->host, at);
+			}
 		}
 		wait_s = remaining < 3600 ? remaining : 3600;
 		if (until > 0 && until < wait_s)

@@ -862,18 +862,12 @@ int lease__fs_ref_lock_commit(lease_fs_lock *lk, const char *path, int *err_no)
 		*err_no = errno;
 		rc = 1;
 	}
-	if (rc == 0) {
-		struct stat sb;
-
+	/* A rename that returned 0 moved this writer's own file: only this
+	 * writer could have removed it from the lock name since the check
+	 * (a breaker needs its flock). Not checked afterwards: a successor may
+	 * already have replaced the ref by then, which is no open outcome. */
+	if (rc == 0)
 		fsync_dir_of(path);
-		/* the rename moved whatever the lock name denoted by then: the
-		 * ref must be this writer's file, else the outcome is open */
-		if (lstat(path, &sb) < 0 || (uint64_t)sb.st_dev != lk->dev ||
-		    (uint64_t)sb.st_ino != lk->ino) {
-			*err_no = ENOENT;
-			rc = 1;
-		}
-	}
 	unlink(lk->owner);
 	close(lk->fd);
 	lk->fd = -1;
