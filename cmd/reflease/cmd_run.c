@@ -147,6 +147,41 @@ static void guard_release_lease(const char *token, void *payload)
 	g->ctx->st = NULL;
 }
 
+/* Without `--`, CMD's first word and the lease names that follow it, then
+ * one of run's own options (issue 40 N1: `run db prod --ttl 12 sh -c ...`):
+ * a set meant with `--` left out, or a command taking that option; neither
+ * is guessed. 0, or cli_usage()'s status naming both ways to write it. */
+static int run_not_a_set(cli_ctx *ctx, const char *name, char **cmd)
+{
+	char err[256];
+	size_t o, n;
+	int k;
+
+	for (k = 0; cmd[k]; k++) {
+		for (o = 0; k > 0 && run_longopts[o].name && run_longopts[o].val != OPT_STORE;
+		     o++) {
+			n = strlen(run_longopts[o].name);
+			if (strncmp(cmd[k], "--", 2) == 0 &&
+			    strncmp(cmd[k] + 2, run_longopts[o].name, n) == 0 &&
+			    (cmd[k][2 + n] == '\0' || cmd[k][2 + n] == '='))
+				return cli_usage(ctx,
+				                 "'%s' would be the command, but run's own option "
+				                 "%s follows it: "
+				                 "without `--`, run takes one NAME. For a set, end "
+				                 "the names and "
+				                 "options with `--` (run %s %s ... %s ... -- CMD); "
+				                 "for a command "
+				                 "that takes %s itself, put `--` before it (run %s "
+				                 "-- %s ...)",
+				                 cmd[0], cmd[k], name, cmd[0], cmd[k], cmd[k], name,
+				                 cmd[0]);
+		}
+		if (cmd[k][0] == '-' || lease_name_validate(cmd[k], err, sizeof(err)) < 0)
+			return 0;
+	}
+	return 0;
+}
+
 /* NAME [NAME...] [options] -- CMD, or NAME [options] CMD (cli.md "run"):
  * every word before the first `--` that is not an option is a NAME (a set,
  * protocol.md "Sets"); with no `--` after it, CMD starts at the first word
@@ -175,8 +210,12 @@ static int run_take_names(cli_ctx *ctx, int argc, char **argv, int i, run_args *
 			break; /* CMD follows `--` (or is missing) */
 		for (k = j + 1; argv2[k] && strcmp(argv2[k], "--") != 0; k++)
 			;
-		if (!argv2[k])
-			break; /* no `--` later: CMD starts here */
+		if (!argv2[k]) {
+			/* no `--` later: CMD starts here, unless it reads as a set (N1) */
+			if ((rc = run_not_a_set(ctx, given[0], argv2 + j)) < 0)
+				return rc;
+			break;
+		}
 		if (n >= LEASE_SET_MAX)
 			return cli_usage(ctx, "a set names at most %d leases", LEASE_SET_MAX);
 		given[n++] = argv2[j];
