@@ -59,6 +59,8 @@ typedef struct cli_ctx {
 	const char *ttl_rejected; /* a --ttl outside every store's bounds: reported with the
 	                             bounds of the store in use once it is open */
 	lease_store *st;
+	lease_random random; /* the store's randomness (fill NULL: getrandom); run --fair's
+	                        ticket guard sees each draw (run_ticket_guard.c) */
 } cli_ctx;
 
 /* Long-option codes of the global options, usable inside each command's

@@ -246,6 +246,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	keeper_args ka;
 	guard_rel_ctx grc;
 	run_names rn;
+	run_ticket_guard tg = {-1};
 	pthread_t th;
 	char **argv2 = NULL, **cmd = NULL;
 	char token[LEASE_TOKEN_HEXSZ + 1], slot_name[LEASE_NAME_MAX + 1];
@@ -307,6 +308,9 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		                               a->every,
 		                               (long long)lease_heartbeat_every_max(ttl)));
 	}
+	/* Q1: a SIGKILLed fair waiter's ticket goes at once, not at its TTL */
+	if (a->fair && run_ticket_guard_start(&tg, ctx, name) < 0)
+		tg.pid = -1;
 	if ((rc = cli_open_store(ctx, &st)) < 0 || (rc = cli_check_ttl(ctx, st, a->ttl)) < 0) {
 		free(argv2);
 		return cli_status_of(rc);
@@ -391,6 +395,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		              : lease_acquire(&r, st, name, &ao);
 	}
 	cli_wait_guard_disarm();
+	run_ticket_guard_stop(&tg, ctx);
 	if (a->slots && rc == 0) {
 		/* from here on the slot taken is the lease kept and released */
 		memcpy(slot_name, r.name, sizeof(slot_name));

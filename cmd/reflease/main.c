@@ -439,6 +439,7 @@ int cli_open_store(cli_ctx *ctx, lease_store **out)
 	o.verify_timeout_ms = ctx->verify_timeout_s >= 0 ? ctx->verify_timeout_s * 1000 : -1;
 	o.log = cli_log;
 	o.log_level = ctx->verbosity;
+	o.random = ctx->random;
 	/* the library reads no environment: the CLI's ENVIRONMENT (cli.md) */
 	cli_env_store_options(&o, &env, cli_getenv, NULL);
 	if (ctx->token_buf[0])

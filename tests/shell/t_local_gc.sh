@@ -110,7 +110,7 @@ fake_gc 65 1 'refs/leases/gone points at 0123456789abcdef0123456789abcdef0123456
 # and the damage report read git's own wording: under German, with git's
 # real translations (Debian's git ships de), real git stops on the missing
 # object and gc still names it (65), not "git gc failed" (70)
-[ -z "$(grep -v '^LC_ALL=C LANG=unset LANGUAGE=unset$' "$TMPDIR/gc-env")" ] ||
+! grep -qv '^LC_ALL=C LANG=unset LANGUAGE=unset$' "$TMPDIR/gc-env" ||
   fail "G1: git gc ran in the caller's locale: $(sort -u "$TMPDIR/gc-env")"
 if [ -f /usr/share/locale/de/LC_MESSAGES/git.mo ]; then
   (
