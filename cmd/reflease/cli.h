@@ -118,6 +118,7 @@ extern const cli_command cli_store_commands[];
 extern const cli_command cli_lease_commands[];
 extern const cli_command cli_migrate_commands[];
 extern const cli_command cli_reconcile_commands[];
+extern const cli_command cli_check_commands[];
 
 /*
  * Parse a command's options with getopt_long: @p longopts must end with

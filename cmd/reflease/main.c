@@ -43,9 +43,9 @@ static const cli_command main_commands[] = {
          "Show the commands, or one command's options (same as 'reflease COMMAND --help').", ""},
         {NULL, NULL, NULL, NULL, NULL}};
 
-static const cli_command *const command_tables[] = {cli_store_commands, cli_lease_commands,
+static const cli_command *const command_tables[] = {cli_store_commands,   cli_lease_commands,
                                                     cli_migrate_commands, cli_reconcile_commands,
-                                                    main_commands};
+                                                    cli_check_commands,   main_commands};
 
 const cli_command *cli_find_command(const char *name)
 {

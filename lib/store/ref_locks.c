@@ -486,6 +486,8 @@ int lease__fs_delete_ref(const char *commondir, const char *refname, const lease
 	lease_oid cur, poid;
 
 	memset(&cur, 0, sizeof(cur));
+	memset(&lk, 0, sizeof(lk));
+	lk.fd = -1;
 	if (join(loose, sizeof(loose), commondir, refname) < 0 ||
 	    join(packed, sizeof(packed), commondir, "packed-refs") < 0 ||
 	    join(logp, sizeof(logp), commondir, "logs") < 0 ||
@@ -796,6 +798,7 @@ int lease__fs_ref_lock(lease_fs_lock *lk, const char *commondir, const char *pat
 	int made = 0, rc, w, e;
 
 	memset(&info, 0, sizeof(info));
+	lk->fd = -1;
 	w = snprintf(lk->lock, sizeof(lk->lock), "%s.lock", path);
 	if (w < 0 || (size_t)w >= sizeof(lk->lock))
 		return LEASE_ENOMEM;
