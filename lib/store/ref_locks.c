@@ -133,15 +133,17 @@ static int remove_checked(const char *path, const lease_ref_lock *lk, int64_t mi
 		                 (long long)min_age_s);
 		return LEASE_ECAS;
 	}
-	r = lease__fs_lock_state(path, lk, 0, 1, &info);
+	/* the age was checked above on the store's clock */
+	r = lease__fs_lock_state(path, lk, INT64_MIN, 1, &info);
 	if (r == LEASE_FS_LOCK_BROKEN)
 		return 0;
 	if (r == LEASE_FS_LOCK_GONE) {
 		lease__error_set(err, errlen, "%s changed or was removed meanwhile: kept", path);
 		return LEASE_ECAS;
 	}
-	lease__error_set(err, errlen,
-	                 "%s is held by a live writer (it holds the lock's flock): kept", path);
+	lease__error_set(err, errlen, "%s %s: kept", path,
+	                 info.live ? "is held by a live writer (it holds the lock's flock)"
+	                           : "could not be looked at");
 	return LEASE_ECAS;
 }
 
