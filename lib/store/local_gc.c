@@ -6,7 +6,6 @@
 #define _DEFAULT_SOURCE
 #include "backend.h"
 #include "frontend.h"
-#include "handle.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -75,7 +74,7 @@ static int run_git(char *const args[], char *out, size_t outlen, char *err, size
 	pid_t pid;
 
 	if (pipe(po) < 0 || pipe(pe) < 0) {
-		snprintf(err, errlen, "a pipe for git: %s", strerror(errno));
+		lease__error_set(err, errlen, "a pipe for git: %s", strerror(errno));
 		if (po[0] >= 0) {
 			close(po[0]);
 			close(po[1]);
@@ -105,12 +104,12 @@ static int run_git(char *const args[], char *out, size_t outlen, char *err, size
 	close(po[0]);
 	close(pe[0]);
 	if (rc != 0) {
-		snprintf(err, errlen, "git could not be started: %s", strerror(rc));
+		lease__error_set(err, errlen, "git could not be started: %s", strerror(rc));
 		return LEASE_ECONFIG;
 	}
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR) {
-			snprintf(err, errlen, "waiting for git: %s", strerror(errno));
+			lease__error_set(err, errlen, "waiting for git: %s", strerror(errno));
 			return LEASE_EINTERNAL;
 		}
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -182,7 +181,7 @@ int lease_store_maintain(lease_store *st, int64_t grace_s, lease_maintain_report
 	memset(rep, 0, sizeof(*rep));
 	if (grace_s < 0)
 		return lease__store_set_error(st, LEASE_EINVALID, "a negative grace");
-	if (!(dir = lease__local_commondir(st->t)))
+	if (!(dir = lease__store_local_commondir(st)))
 		return 1; /* GitHub and git servers pack and prune their own */
 	snprintf(rep->path, sizeof(rep->path), "%s", dir);
 	if (grace_s)
