@@ -1,6 +1,6 @@
 #!/bin/sh
 # shellcheck disable=SC1091,SC2015  # sourced helper; A && B || fail is intended
-# test: seconds 20
+# test: seconds 25
 # Issue 40, ref locks of a local store (protocol.md §9 "Ref locks and crashed
 # writers"). Every crash and stall is placed by strace's fault injection on
 # the one rename (or link) that touches the lock path (-P), never by timing
