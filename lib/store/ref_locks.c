@@ -791,6 +791,36 @@ static int make_owner(lease_fs_lock *lk, const char *commondir, const char *path
 	return 0;
 }
 
+/* The lock without a hard link: O_EXCL, flock, content, fsync; the owner
+ * file dropped. 0 held, 1 held by another (EEXIST), -1 with errno. */
+static int excl_lock(lease_fs_lock *lk, const lease_oid *content, int shared)
+{
+	char hex[LEASE_OID_HEXSZ + 2];
+	struct stat sb;
+	int fd, e;
+
+	if ((fd = open(lk->lock, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666)) < 0)
+		return errno == EEXIST ? 1 : -1;
+	(void)flock(fd, LOCK_EX | LOCK_NB);
+	lease_oid_tohex(hex, content);
+	hex[LEASE_OID_HEXSZ] = '\n';
+	hex[LEASE_OID_HEXSZ + 1] = '\0';
+	if (write_all(fd, hex, LEASE_OID_HEXSZ + 1) < 0 || fsync(fd) < 0 || fstat(fd, &sb) < 0) {
+		e = errno;
+		close(fd);
+		unlink(lk->lock);
+		errno = e;
+		return -1;
+	}
+	(void)lease__fs_adjust_shared_perm(shared, lk->lock);
+	close(lk->fd);
+	unlink(lk->owner);
+	lk->fd = fd;
+	lk->dev = (uint64_t)sb.st_dev;
+	lk->ino = (uint64_t)sb.st_ino;
+	return 0;
+}
+
 int lease__fs_ref_lock(lease_fs_lock *lk, const char *commondir, const char *path,
                        const lease_oid *content, int wait_ms, int shared, char *err, size_t errlen)
 {
@@ -820,6 +850,20 @@ int lease__fs_ref_lock(lease_fs_lock *lk, const char *commondir, const char *pat
 		if (e == ENOENT && made++ < 3) {
 			mkparents(commondir, lk->lock, shared); /* pack-refs --prune */
 			continue;
+		}
+		if (e == EPERM || e == EOPNOTSUPP || e == ENOSYS || e == EXDEV || e == EMLINK) {
+			/* no hard links here (some FUSE, SMB, vfat): git's own
+			 * O_EXCL lock, flock'ed at once, the content written in
+			 * it; a one-link lock, told apart by its flock and age */
+			if ((rc = excl_lock(lk, content, shared)) == 0)
+				return 0;
+			if (rc != 1) {
+				lease__error_set(err, errlen, "cannot create %s: %s%s", lk->lock,
+				                 strerror(errno), lease__fs_errno_hint(errno));
+				rc = lease__fs_errno_class(errno);
+				break;
+			}
+			e = EEXIST;
 		}
 		if (e != EEXIST) {
 			lease__error_set(err, errlen, "cannot create %s: %s%s", lk->lock,

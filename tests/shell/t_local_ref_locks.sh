@@ -56,6 +56,12 @@ expect_rc 137 st_trace "$L/b71y.lock" signal=SIGKILL "$R" acquire b71x b71y --tt
 REFLEASE_OWNER=bob expect_rc 0 "$R" acquire b71y --ttl 60 --json
 [ "$(jout status)" = acquired ] || fail "B71 set member: $(jout status)"
 
+# a file system without hard links (link() fails EPERM, injected): git's
+# O_EXCL lock, flock'ed, written in place; the write goes through
+expect_rc 0 strace -f -qq -o /dev/null -e trace=link,linkat -e inject=link,linkat:error=EPERM "$R" acquire nolink --ttl 60 --json
+[ "$(jget status <"$TMPDIR/out")" = acquired ] && [ ! -e "$L/nolink.lock" ] && [ "$(owners)" -eq 0 ] ||
+  fail "no hard links: $(cat "$TMPDIR/out") $(ls -a "$L")"
+
 # --- B66: a lock's real age ----------------------------------------------------
 # a lock no reflease process marks (git's: one link) proves nothing about its
 # writer until it is 60 s old; the message gives its age from its mtime
