@@ -11,3 +11,4 @@ model-run:
 	@sh scripts/model-check.sh docs/model/sets.pml
 	@sh scripts/model-check.sh docs/model/slots.pml
 	@sh scripts/model-check.sh docs/model/fair.pml
+	@sh scripts/model-check.sh docs/model/locks.pml

@@ -5,6 +5,12 @@
 #ifndef REFLEASE_CLI_H
 #define REFLEASE_CLI_H
 
+/* The refusal of --fair without a wait (N4): right whether --wait was left
+ * out or given as 0 (protocol.md §5 "Fair waiting"). */
+#define CLI_FAIR_NEEDS_WAIT                                                                        \
+	"--fair waits in the lease's queue: it needs --wait S with S > 0 (or --wait forever); "    \
+	"without --wait, or with --wait 0, nothing waits (protocol.md §5)"
+
 #include "reflease.h"
 
 #include <getopt.h>
@@ -53,6 +59,8 @@ typedef struct cli_ctx {
 	const char *ttl_rejected; /* a --ttl outside every store's bounds: reported with the
 	                             bounds of the store in use once it is open */
 	lease_store *st;
+	lease_random random; /* the store's randomness (fill NULL: getrandom); run --fair's
+	                        ticket guard sees each draw (run_ticket_guard.c) */
 } cli_ctx;
 
 /* Long-option codes of the global options, usable inside each command's
@@ -114,6 +122,7 @@ extern const cli_command cli_lease_commands[];
 extern const cli_command cli_migrate_commands[];
 extern const cli_command cli_reconcile_commands[];
 extern const cli_command cli_completion_commands[];
+extern const cli_command cli_check_commands[];
 
 /* The options before the command (the global ones and --version). */
 extern const struct option cli_main_longopts[];

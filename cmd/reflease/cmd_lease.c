@@ -129,7 +129,7 @@ int cli_args_option(cli_ctx *ctx, int c, const char *arg, void *payload)
 
 int cli_check_slots_name(cli_ctx *ctx, const char *name, long slots)
 {
-	char base[LEASE_NAME_MAX + 1], err[256];
+	char base[LEASE_NAME_MAX + 1], err[512];
 	int64_t i, n;
 
 	if (lease_slot_name_parse(name, base, &i, &n, err, sizeof(err)) != 1)
@@ -550,9 +550,7 @@ static int cmd_acquire(cli_ctx *ctx, int argc, char **argv)
 		return cli_status_of(cli_usage(
 		        ctx, "--print-token and --json do not go together: pick one output"));
 	if (c.a.fair && c.a.wait <= 0)
-		return cli_status_of(cli_usage(
-		        ctx,
-		        "--fair goes with --wait S: the queue is for waiting (protocol.md §5)"));
+		return cli_status_of(cli_usage(ctx, CLI_FAIR_NEEDS_WAIT));
 	if (c.a.fair && (c.set_n > 1 || c.a.slots))
 		return cli_status_of(cli_usage(ctx, "--fair queues for one lease: not with %s",
 		                               c.a.slots ? "--slots" : "a set of NAMEs"));

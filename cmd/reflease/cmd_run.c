@@ -147,6 +147,41 @@ static void guard_release_lease(const char *token, void *payload)
 	g->ctx->st = NULL;
 }
 
+/* Without `--`, CMD's first word and the lease names that follow it, then
+ * one of run's own options (issue 40 N1: `run db prod --ttl 12 sh -c ...`):
+ * a set meant with `--` left out, or a command taking that option; neither
+ * is guessed. 0, or cli_usage()'s status naming both ways to write it. */
+static int run_not_a_set(cli_ctx *ctx, const char *name, char **cmd)
+{
+	char err[256];
+	size_t o, n;
+	int k;
+
+	for (k = 0; cmd[k]; k++) {
+		for (o = 0; k > 0 && run_longopts[o].name && run_longopts[o].val != OPT_STORE;
+		     o++) {
+			n = strlen(run_longopts[o].name);
+			if (strncmp(cmd[k], "--", 2) == 0 &&
+			    strncmp(cmd[k] + 2, run_longopts[o].name, n) == 0 &&
+			    (cmd[k][2 + n] == '\0' || cmd[k][2 + n] == '='))
+				return cli_usage(ctx,
+				                 "'%s' would be the command, but run's own option "
+				                 "%s follows it: "
+				                 "without `--`, run takes one NAME. For a set, end "
+				                 "the names and "
+				                 "options with `--` (run %s %s ... %s ... -- CMD); "
+				                 "for a command "
+				                 "that takes %s itself, put `--` before it (run %s "
+				                 "-- %s ...)",
+				                 cmd[0], cmd[k], name, cmd[0], cmd[k], cmd[k], name,
+				                 cmd[0]);
+		}
+		if (cmd[k][0] == '-' || lease_name_validate(cmd[k], err, sizeof(err)) < 0)
+			return 0;
+	}
+	return 0;
+}
+
 /* NAME [NAME...] [options] -- CMD, or NAME [options] CMD (cli.md "run"):
  * every word before the first `--` that is not an option is a NAME (a set,
  * protocol.md "Sets"); with no `--` after it, CMD starts at the first word
@@ -175,8 +210,12 @@ static int run_take_names(cli_ctx *ctx, int argc, char **argv, int i, run_args *
 			break; /* CMD follows `--` (or is missing) */
 		for (k = j + 1; argv2[k] && strcmp(argv2[k], "--") != 0; k++)
 			;
-		if (!argv2[k])
-			break; /* no `--` later: CMD starts here */
+		if (!argv2[k]) {
+			/* no `--` later: CMD starts here, unless it reads as a set (N1) */
+			if ((rc = run_not_a_set(ctx, given[0], argv2 + j)) < 0)
+				return rc;
+			break;
+		}
 		if (n >= LEASE_SET_MAX)
 			return cli_usage(ctx, "a set names at most %d leases", LEASE_SET_MAX);
 		given[n++] = argv2[j];
@@ -207,6 +246,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	keeper_args ka;
 	guard_rel_ctx grc;
 	run_names rn;
+	run_ticket_guard tg = {-1};
 	pthread_t th;
 	char **argv2 = NULL, **cmd = NULL;
 	char token[LEASE_TOKEN_HEXSZ + 1], slot_name[LEASE_NAME_MAX + 1];
@@ -254,9 +294,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	}
 	if (a->fair && a->wait <= 0) {
 		free(argv2);
-		return cli_status_of(cli_usage(
-		        ctx,
-		        "--fair goes with --wait S: the queue is for waiting (protocol.md §5)"));
+		return cli_status_of(cli_usage(ctx, CLI_FAIR_NEEDS_WAIT));
 	}
 	if (a->fair && (a->slots || rn.n > 1)) {
 		free(argv2);
@@ -270,6 +308,9 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		                               a->every,
 		                               (long long)lease_heartbeat_every_max(ttl)));
 	}
+	/* Q1: a SIGKILLed fair waiter's ticket goes at once, not at its TTL */
+	if (a->fair && run_ticket_guard_start(&tg, ctx, name) < 0)
+		tg.pid = -1;
 	if ((rc = cli_open_store(ctx, &st)) < 0 || (rc = cli_check_ttl(ctx, st, a->ttl)) < 0) {
 		free(argv2);
 		return cli_status_of(rc);
@@ -356,6 +397,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		              : lease_acquire(&r, st, name, &ao);
 	}
 	cli_wait_guard_disarm();
+	run_ticket_guard_stop(&tg, ctx);
 	if (a->slots && rc == 0) {
 		/* from here on the slot taken is the lease kept and released */
 		memcpy(slot_name, r.name, sizeof(slot_name));

@@ -67,11 +67,19 @@ void set_print_human(const lease_set_result *r, int with_token)
 	const char *tok = set_token(r);
 	size_t i;
 
-	printf("set of %zu: %s\n", r->count, lease_status_name(r->status));
+	/* N2: a refused set says why on stdout too, where its status is */
+	printf("set of %zu: %s%s%s\n", r->count, lease_status_name(r->status),
+	       r->status == LEASE_STATUS_ERROR && r->message[0] ? " — " : "",
+	       r->status == LEASE_STATUS_ERROR ? r->message : "");
 	for (i = 0; i < r->count; i++) {
 		lease_result m = r->members[i];
 
 		m.holds_token = 0; /* printed once below */
+		if (m.status == LEASE_STATUS_ERROR && !m.message[0] && !m.has_payload)
+			snprintf(m.message, sizeof(m.message), "%s",
+			         r->status == LEASE_STATUS_ERROR
+			                 ? "not written (the set's reason above)"
+			                 : "not written");
 		printf("  ");
 		cli_print_result_human(&m);
 	}

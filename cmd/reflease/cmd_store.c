@@ -4,9 +4,7 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <git2.h>
-#include <spawn.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "reflease/queue.h"
@@ -287,17 +285,20 @@ static int list_visit(const lease_ref_state *l, const lease_invalid_ref *iv, siz
 		if (cli_stream_json_item(o, c->shown == 0) < 0)
 			return LEASE_ENOMEM;
 	} else {
+		/* STATUS is as wide as its longest value ("unsupported-version"),
+		 * and a lease that does not read keeps every column ("?", "-") with
+		 * the reason on a line of its own below (N3) */
 		if (!c->shown)
-			printf("%-30s %-9s %-8s %-24s %-20s  %s\n", "NAME", "PHASE", "STATUS",
+			printf("%-30s %-9s %-19s %-24s %-20s  %s\n", "NAME", "PHASE", "STATUS",
 			       "OWNER", "EXPIRES_AT", "HOST");
 		if (ok)
-			printf("%-30s %-9s %-8s %-24s %-20s  %s\n", l->name,
+			printf("%-30s %-9s %-19s %-24s %-20s  %s\n", l->name,
 			       lease_phase_name(l->payload.phase), status,
 			       report_clean(own, sizeof(own), l->payload.owner), exp,
 			       report_clean(host, sizeof(host), l->payload.host));
 		else
-			printf("%-30s %-9s %-8s %s\n", l->name, "?", status,
-			       report_clean(err, sizeof(err), l->payload_error));
+			printf("%-30s %-9s %-19s %-24s %-20s  %s\n    %s\n", l->name, "?", status,
+			       "?", "-", "-", report_clean(err, sizeof(err), l->payload_error));
 	}
 	c->shown++;
 	(void)iv;
@@ -368,151 +369,15 @@ static int gc_opt(cli_ctx *ctx, int c, const char *arg, void *payload)
 	return 0;
 }
 
-extern char **environ;
-
-/* How many times gc runs git gc when git's ref walk stops on a ref that moved
- * while it read it (protocol.md §9 "Local store maintenance"). */
-#define GC_ATTEMPTS 3
-
-/* Read @p fd to its end: the first @p len - 1 bytes into @p buf (NUL
- * terminated, @p len > 0), the rest read and dropped. */
-static void slurp_fd(int fd, char *buf, size_t len)
-{
-	char drop[512];
-	size_t n = 0;
-	ssize_t got;
-
-	for (;;) {
-		size_t room = len - 1 - n;
-
-		got = room ? read(fd, buf + n, room) : read(fd, drop, sizeof(drop));
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			break;
-		if (room)
-			n += (size_t)got;
-	}
-	buf[n] = '\0';
-}
-
-/* Run git with @p args (NULL-terminated); its standard output (when @p out)
- * and standard error (when @p err) are kept, cut to the buffer's size (NUL
- * terminated; the rest is read and dropped), else inherited. The exit status
- * (128 + signal for a signal) or a negative error code (git not started:
- * LEASE_ECONFIG; a failed pipe or wait: LEASE_EINTERNAL) with the cause in
- * @p err. */
-static int gc_git(char *const args[], char *out, size_t outlen, char *err, size_t errlen)
-{
-	posix_spawn_file_actions_t fa;
-	int po[2] = {-1, -1}, pe[2] = {-1, -1}, rc, status;
-	pid_t pid;
-
-	if ((out && pipe(po) < 0) || (err && pipe(pe) < 0)) {
-		snprintf(err, errlen, "a pipe for git: %s", strerror(errno));
-		if (po[0] >= 0) {
-			close(po[0]);
-			close(po[1]);
-		}
-		return LEASE_EINTERNAL;
-	}
-	posix_spawn_file_actions_init(&fa);
-	if (out) {
-		posix_spawn_file_actions_adddup2(&fa, po[1], 1);
-		posix_spawn_file_actions_addclose(&fa, po[0]);
-	}
-	if (err) {
-		posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
-		posix_spawn_file_actions_addclose(&fa, pe[0]);
-	}
-	rc = posix_spawnp(&pid, "git", &fa, NULL, args, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	if (out)
-		close(po[1]);
-	if (err)
-		close(pe[1]);
-	if (rc == 0) {
-		/* git writes little: standard output first, then standard
-		 * error (git gc writes one of the two, far below a pipe's size) */
-		if (out)
-			slurp_fd(po[0], out, outlen);
-		if (err)
-			slurp_fd(pe[0], err, errlen);
-	}
-	if (po[0] >= 0)
-		close(po[0]);
-	if (pe[0] >= 0)
-		close(pe[0]);
-	if (rc != 0) {
-		if (err)
-			snprintf(err, errlen, "git could not be started: %s", strerror(rc));
-		return LEASE_ECONFIG;
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR) {
-			if (err)
-				snprintf(err, errlen, "waiting for git: %s", strerror(errno));
-			return LEASE_EINTERNAL;
-		}
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-/* The ref git's ref walk stopped on, from git gc's standard error
- * ("fatal: unable to parse object: REF" from prune, "fatal: bad object REF"
- * from repack's rev-list), into @p ref; 0 when git named none. */
-static int gc_stopped_on(const char *err, char *ref, size_t reflen)
-{
-	static const char *const said[] = {"unable to parse object: ", "bad object "};
-	size_t k, n;
-
-	for (k = 0; k < sizeof(said) / sizeof(said[0]); k++) {
-		const char *at = strstr(err, said[k]);
-
-		if (!at || strncmp(at + strlen(said[k]), "refs/", 5) != 0)
-			continue;
-		at += strlen(said[k]);
-		n = strcspn(at, " \t\r\n");
-		if (n == 0 || n >= reflen)
-			return 0;
-		memcpy(ref, at, n);
-		ref[n] = '\0';
-		return 1;
-	}
-	return 0;
-}
-
-/* Whether @p ref, which git gc stopped on, now reads in the store at @p
- * path: 1 when it is absent or points at an object the store has (it moved
- * while git read it: git stops its walk before it deletes anything, and a
- * new run reads it again), 0 when it still points at a missing object
- * (@p oid, the store is damaged), or a negative error code. */
-static int gc_ref_reads(const char *path, const char *ref, char *oid, size_t oidlen, char *err,
-                        size_t errlen)
-{
-	char *show[] = {"git",       "-C", (char *)path, "for-each-ref", "--format=%(objectname)",
-	                (char *)ref, NULL};
-	char *has[] = {"git", "-C", (char *)path, "cat-file", "-e", oid, NULL};
-	int rc;
-
-	oid[0] = '\0';
-	if ((rc = gc_git(show, oid, oidlen, err, errlen)) != 0)
-		return rc < 0 ? rc : LEASE_EINTERNAL;
-	oid[strcspn(oid, "\n")] = '\0';
-	if (!oid[0])
-		return 1; /* deleted meanwhile */
-	return gc_git(has, NULL, 0, err, errlen) == 0;
-}
-
 static const struct option gc_longopts[] = {
         {"grace", required_argument, NULL, OPT_GRACE}, CLI_GLOBAL_LONGOPTS, {NULL, 0, NULL, 0}};
 
 static int cmd_gc(cli_ctx *ctx, int argc, char **argv)
 {
-	char prune[64], *args[8], err[4096], ref[1024], oid[128];
-	const char *path;
+	lease_maintain_report rep;
 	lease_store *st;
 	long grace = GC_GRACE_DEFAULT;
-	int i, rc, attempt;
+	int i, rc, k;
 
 	if ((i = cli_parse(ctx, argc, argv, "vqh", gc_longopts, gc_opt, &grace)) < 0)
 		return cli_status_of(i);
@@ -520,7 +385,18 @@ static int cmd_gc(cli_ctx *ctx, int argc, char **argv)
 		return cli_status_of(cli_usage(ctx, "unexpected argument '%s'", argv[i]));
 	if ((rc = cli_open_store(ctx, &st)) < 0)
 		return cli_status_of(rc);
-	if (strcmp(lease_store_kind(st), "local") != 0) {
+	/* git gc packs what reflease wrote (refs and objects) under git's ref
+	 * locks, and prunes unreachable objects older than the grace
+	 * (protocol.md §9 "Local store maintenance") */
+	rc = lease_store_maintain(st, grace, &rep);
+	for (k = 0; k + 1 < rep.runs && rc != 1; k++)
+		fprintf(stderr,
+		        "reflease gc: %s moved while git gc read it (it reads now); git gc again "
+		        "(%d of %d)\n",
+		        rep.moved[k], k + 2, LEASE_MAINTAIN_RUNS);
+	if (rc < 0)
+		return cli_status_of(cli_fail(ctx, rc, "%s", lease_store_last_error(st)));
+	if (rc == 1) {
 		/* GitHub and git servers pack and prune their own repositories */
 		if (ctx->json)
 			cli_emit_json(stdout, json_pack("{s:s, s:s}", "status", "nothing_to_do",
@@ -530,67 +406,14 @@ static int cmd_gc(cli_ctx *ctx, int argc, char **argv)
 			       lease_store_kind(st));
 		return EXIT_OK;
 	}
-	path = strncmp(ctx->store_spec, "local:", 6) == 0 && ctx->store_spec[6]
-	               ? ctx->store_spec + 6
-	               : ".";
-	if (grace)
-		snprintf(prune, sizeof(prune), "--prune=%ld.seconds.ago", grace);
-	else
-		snprintf(prune, sizeof(prune), "--prune=now");
-	/* git gc packs what reflease wrote (refs and objects) under git's ref
-	 * locks, and prunes unreachable objects older than the grace */
-	args[0] = "git";
-	args[1] = "-C";
-	args[2] = (char *)path;
-	args[3] = "gc";
-	args[4] = "--quiet";
-	args[5] = prune;
-	args[6] = NULL;
-	for (attempt = 1;; attempt++) {
-		int reads;
-
-		err[0] = '\0';
-		if ((rc = gc_git(args, NULL, 0, err, sizeof(err))) < 0)
-			return cli_status_of(cli_fail(ctx, rc, "gc: %s", err));
-		if (rc == 0)
-			break;
-		fputs(err, stderr); /* git's own words, as git gc alone would print them */
-		if (!gc_stopped_on(err, ref, sizeof(ref)))
-			return cli_status_of(cli_fail(ctx, LEASE_EINTERNAL,
-			                              "gc: git gc %s in %s failed (exit %d)", prune,
-			                              path, rc));
-		/* git's ref walk is no snapshot: a ref a writer moved while git
-		 * read it can show a value already pruned; git stops before it
-		 * deletes anything (protocol.md §9) */
-		reads = gc_ref_reads(path, ref, oid, sizeof(oid), err, sizeof(err));
-		if (reads < 0)
-			return cli_status_of(
-			        cli_fail(ctx, reads, "gc: reading %s again: %s", ref, err));
-		if (!reads)
-			return cli_status_of(
-			        cli_fail(ctx, LEASE_EPAYLOAD,
-			                 "gc: %s points at %s, an object the store at %s "
-			                 "does not have (git gc stopped on it)",
-			                 ref, oid, path));
-		if (attempt == GC_ATTEMPTS)
-			return cli_status_of(
-			        cli_fail(ctx, LEASE_EINTERNAL,
-			                 "gc: git gc %s in %s stopped %d times on refs "
-			                 "that moved while it read them (last %s)",
-			                 prune, path, attempt, ref));
-		fprintf(stderr,
-		        "reflease gc: %s moved while git gc read it (it reads now); git gc again "
-		        "(%d of %d)\n",
-		        ref, attempt + 1, GC_ATTEMPTS);
-	}
 	if (ctx->json)
-		cli_emit_json(stdout,
-		              json_pack("{s:s, s:s, s:s, s:I}", "status", "packed", "store",
-		                        "local", "path", path, "grace_seconds", (json_int_t)grace));
+		cli_emit_json(stdout, json_pack("{s:s, s:s, s:s, s:I, s:i}", "status", "packed",
+		                                "store", "local", "path", rep.path, "grace_seconds",
+		                                (json_int_t)grace, "git_gc_runs", rep.runs));
 	else
 		printf("packed the store at %s; unreachable objects older than %ld s pruned (git "
 		       "gc)\n",
-		       path, grace);
+		       rep.path, grace);
 	return EXIT_OK;
 }
 

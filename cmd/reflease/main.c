@@ -49,9 +49,9 @@ static const cli_command main_commands[] = {
          help_longopts},
         {NULL, NULL, NULL, NULL, NULL, NULL}};
 
-static const cli_command *const command_tables[] = {cli_store_commands,      cli_lease_commands,
-                                                    cli_migrate_commands,    cli_reconcile_commands,
-                                                    cli_completion_commands, main_commands};
+static const cli_command *const command_tables[] = {
+        cli_store_commands,     cli_lease_commands, cli_migrate_commands,    cli_reconcile_commands,
+        cli_check_commands,     cli_completion_commands, main_commands};
 
 const cli_command *cli_command_at(size_t i)
 {
@@ -457,6 +457,7 @@ int cli_open_store(cli_ctx *ctx, lease_store **out)
 	o.verify_timeout_ms = ctx->verify_timeout_s >= 0 ? ctx->verify_timeout_s * 1000 : -1;
 	o.log = cli_log;
 	o.log_level = ctx->verbosity;
+	o.random = ctx->random;
 	/* the library reads no environment: the CLI's ENVIRONMENT (cli.md) */
 	cli_env_store_options(&o, &env, cli_getenv, NULL);
 	if (ctx->token_buf[0])

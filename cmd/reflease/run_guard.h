@@ -103,4 +103,23 @@ int run_guard_read(run_guard *g, int *status);
  */
 void run_tree_stop(int sig, double grace, pid_t watch, int *watch_status);
 
+/* run --fair's ticket guard (run_ticket_guard.c, issue 40 Q1). */
+typedef struct run_ticket_guard {
+	pid_t pid; /* -1: none */
+} run_ticket_guard;
+
+struct cli_ctx;
+
+/*
+ * Before the store is opened: fork the process that removes this waiter's
+ * tickets of lease @p name (by CAS, only ids this process drew) if this
+ * process dies while it waits, and route the store's randomness
+ * (ctx->random) through it. 0, or -1 with errno (nothing started).
+ */
+int run_ticket_guard_start(run_ticket_guard *tg, struct cli_ctx *ctx, const char *name);
+
+/* The wait is over (acquired, gave up, interrupted: the runtime removed the
+ * ticket itself): tell the guard it is done and reap it. */
+void run_ticket_guard_stop(run_ticket_guard *tg, struct cli_ctx *ctx);
+
 #endif

@@ -1094,6 +1094,7 @@ static double fair_behind(lease_result *out, lease_store *st, const char *name,
                           const lease_ticket *head, const char **watch, int *watch_present,
                           lease_oid *watch_oid)
 {
+	char at[LEASE_TIME_STRSZ + 1];
 	lease_result cur;
 	double until;
 
@@ -1118,8 +1119,9 @@ static double fair_behind(lease_result *out, lease_store *st, const char *name,
 	*out = cur;
 	out->code = LEASE_EHELD;
 	out->status = LEASE_STATUS_HELD;
-	snprintf(out->message, sizeof(out->message), "queued behind %s@%s's ticket (since %lld)",
-	         head->owner, head->host, (long long)head->since);
+	lease_time_format(at, head->since); /* B70: RFC 3339, as elsewhere */
+	snprintf(out->message, sizeof(out->message), "queued behind %s@%s's ticket (since %s)",
+	         head->owner, head->host, at);
 	return until;
 }
 

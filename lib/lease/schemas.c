@@ -168,11 +168,17 @@ int lease_slot_name(char out[LEASE_NAME_MAX + 1], const char *base, int64_t inde
 	}
 	n = snprintf(buf, sizeof(buf), "%s@%lldof%lld", base, (long long)index, (long long)slots);
 	if (n < 0 || n > LEASE_NAME_MAX) {
+		/* B72: the rule and the remedy, not the name twice (a buffer's
+		 * length of it cut the rule off) */
+		int suffix = snprintf(NULL, 0, "@%lldof%lld", (long long)slots, (long long)slots);
+
 		lease__error_set(
 		        err, errlen,
-		        "name: '%s' is too long for %lld slots (the slot name '%s' must be at "
-		        "most %d bytes)",
-		        base, (long long)slots, buf, LEASE_NAME_MAX);
+		        "a NAME of %zu bytes is too long for %lld slots: each slot is a lease "
+		        "named NAME@<i>of%lld, a lease name has at most %d bytes, so with "
+		        "--slots %lld NAME may have at most %d bytes: use a shorter NAME",
+		        strlen(base), (long long)slots, (long long)slots, LEASE_NAME_MAX,
+		        (long long)slots, LEASE_NAME_MAX - suffix);
 		return LEASE_EINVALID;
 	}
 	memcpy(out, buf, (size_t)n + 1);

@@ -34,6 +34,12 @@ int lease__local_transport_new(lease_transport **out, const char *path,
                                const lease_store_options *opts, char *err, size_t errlen);
 
 /**
+ * The common dir of the repository a local transport has open (borrowed,
+ * valid while @p t lives), or NULL when @p t is not the local transport.
+ */
+const char *lease__local_commondir(lease_transport *t);
+
+/**
  * GitHub backend (lib/store/github.c) over libcurl + jansson, protocol.md §9:
  * @p arg is "OWNER/REPO". The token comes from opts->github_token, else
  * opts->github_token_file; base URLs from opts->github_api_url /
@@ -163,6 +169,67 @@ int lease__fs_adjust_shared_tree(int shared, const char *commondir, const char *
  */
 int lease__fs_lock(int *fd, const char *commondir, const char *path, int wait_ms, int shared,
                    char *err, size_t errlen);
+
+/** What lease__fs_lock_state() saw of a lock file (protocol.md §9). */
+typedef struct lease_fs_lock_info {
+	int64_t age_s; /**< now - its mtime, s (its real age, not a wait) */
+	int ours;      /**< two links: reflease's lock, its flock tells liveness */
+	int live;      /**< its flock is held: a writer is alive */
+} lease_fs_lock_info;
+
+/** lease__fs_lock_state() results. */
+#define LEASE_FS_LOCK_HELD   0 /**< held by a live writer, or not provably stale */
+#define LEASE_FS_LOCK_GONE   1 /**< absent, or replaced while looked at: look again */
+#define LEASE_FS_LOCK_BROKEN 2 /**< stale and removed (@p remove) */
+
+/**
+ * Decide whether lock file @p lock has a live writer (protocol.md §9 "Ref
+ * locks and crashed writers"): a lock whose flock nobody holds and which is
+ * reflease's (two links) is stale at any age; one that is not reflease's
+ * (git's, one link) only when also @p min_foreign_age_s old by its mtime.
+ * With @p remove, a stale one is unlinked (with its owner file) while this
+ * process holds its flock, so that no other breaker or writer can act on
+ * the same file meanwhile. @p expect (may be NULL): only that file
+ * (dev, inode). Never blocks.
+ * @return LEASE_FS_LOCK_HELD, LEASE_FS_LOCK_GONE or LEASE_FS_LOCK_BROKEN
+ */
+int lease__fs_lock_state(const char *lock, const lease_ref_lock *expect, int64_t min_foreign_age_s,
+                         int remove, lease_fs_lock_info *info);
+
+/** A ref lock held by this process (lease__fs_ref_lock). */
+typedef struct lease_fs_lock {
+	int fd;              /**< the lock's file, flock'ed; -1 when not held */
+	uint64_t dev, ino;   /**< its identity */
+	char lock[4096 + 8]; /**< "<ref path>.lock" */
+	char owner[4096 + 64];
+} lease_fs_lock;
+
+/**
+ * Take the ref lock "<@p path>.lock" holding "<@p content hex>\n" from the
+ * moment it exists (protocol.md §9): write an owner file beside it, flock it,
+ * link() it to the lock name. While the lock is held by another writer, wait
+ * up to @p wait_ms, removing it at once when its writer is gone
+ * (lease__fs_lock_state). Missing directories below @p commondir are made
+ * with core.sharedRepository's modes (@p shared).
+ * @return 0 (held: rename it with lease__fs_ref_lock_commit or drop it with
+ *         lease__fs_ref_unlock), LEASE_ELOCKED (still held; @p err gives the
+ *         lock's real age and whether its writer is alive), LEASE_ENOTFOUND (a
+ *         parent path is a file), LEASE_EAUTH / LEASE_ECONFIG, LEASE_ENOMEM
+ */
+int lease__fs_ref_lock(lease_fs_lock *lk, const char *commondir, const char *path,
+                       const lease_oid *content, int wait_ms, int shared, char *err, size_t errlen);
+
+/**
+ * Rename a held ref lock onto @p path and release it. The lock file is
+ * checked to be still this writer's first; when it is not (removed or
+ * renamed by a writer outside this protocol) or the rename fails, the
+ * outcome is open: the caller reads the ref to settle it.
+ * @return 0 (renamed), 1 (open: *@p err_no says why)
+ */
+int lease__fs_ref_lock_commit(lease_fs_lock *lk, const char *path, int *err_no);
+
+/** Drop a held ref lock without renaming it (only if still this writer's). */
+void lease__fs_ref_unlock(lease_fs_lock *lk);
 
 /**
  * Delete @p refname of the repository whose common dir is @p commondir if it

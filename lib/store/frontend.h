@@ -88,6 +88,9 @@ int64_t lease__store_paced_ms(const lease_store *st);
  * a call begins.
  */
 char *lease__store_error_slot(lease_store *st);
+/** The common dir of a local store's repository (borrowed), or NULL when
+ *  @p st is not a local store (lease_store_maintain, local_gc.c). */
+const char *lease__store_local_commondir(lease_store *st);
 /** Forget the handle's message: a call begins (or handled the failure). */
 void lease__store_clear_error(lease_store *st);
 

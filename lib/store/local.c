@@ -1,13 +1,14 @@
 /* Local backend (protocol.md §9): a git repository opened with libgit2
  * (1.5 to 1.9), shared with git and whatever the user runs in it.
  *
- * create  = git_reference_create_matching(force=1, current_id = all-zero oid):
- *           the "must be absent" check runs under the ref lock. Never
- *           git_reference_create(force=0), whose existence check in 1.5.1 runs
- *           before the lock is taken.
- * replace = git_reference_create_matching on the old oid; a symbolic ref
- *           (only break --force replaces one) is replaced under its lock by
- *           lease__fs_lock + rename after re-resolving it.
+ * create, replace and a set's write = local_cas_many: reflease's ref lock
+ *           (lease__fs_ref_lock, ref_locks.c: git's "<ref>.lock", complete
+ *           from the moment it exists and flock'ed by its live writer, so a
+ *           crashed writer's lock is removed at once by the next writer,
+ *           protocol.md §9 "Ref locks and crashed writers"), the compare
+ *           under the lock, the rename; a rename whose outcome is open is
+ *           settled by reading the ref. Not git_reference_create_matching,
+ *           whose lock carries no proof of its writer's life.
  * delete  = lease__fs_delete_ref (ref_locks.c): git's own order — ref lock,
  *           packed-refs.lock, re-read both under the locks, rewrite, unlink.
  *           Never git_reference_delete: libgit2 rewrites packed-refs from a
@@ -15,8 +16,8 @@
  * Every object written is read back (a full disk has been seen to report
  * success); a failed write is diagnosed by a probe write in the directory
  * (disk full: 78, read-only or permission: 77, naming the path). A ref
- * lock held by a concurrent writer (GIT_ELOCKED) is retried with jitter for
- * up to LOCK_RETRY_MS, never reported as a lost CAS. */
+ * lock held by a live writer is waited for with jitter for up to
+ * LOCK_RETRY_MS, never reported as a lost CAS. */
 #define _DEFAULT_SOURCE
 #include "backend.h"
 #include "git2compat.h"
@@ -217,15 +218,6 @@ static int shared_not_yet(local_transport *lt, const char *rel, shared_settle *s
 	(void)lease__env_sleep_ms(&lt->clock, pause, LEASE_SLEEP_FULL);
 	s->slept_ms += pause;
 	return 1;
-}
-
-/* Sleep 1..(2^min(try,4)) ms, jittered. */
-static void backoff(local_transport *lt, int attempt)
-{
-	int cap = 1 << (attempt < 4 ? attempt : 4);
-	long ms = 1 + (long)(rand_r(&lt->seed) % (unsigned)(cap * 2));
-
-	lease__sleep_ms(ms, LEASE_SLEEP_FULL);
 }
 
 /* Read object @p id back after its write (a full disk has been seen to
@@ -458,56 +450,6 @@ static raw_kind observe_file(local_transport *lt, const char *refname, lease_oid
 	return RAW_GARBLED;
 }
 
-/* Replace @p refname, whose file is symbolic, garbled or unreadable, by a
- * direct ref at @p new_oid when it is still observed at @p current
- * (observe_file): under git's ref lock, look again, compare, write the lock
- * file and rename it into place (break --force over an unreadable tip, §7). */
-static int replace_raw(local_transport *lt, const char *refname, const lease_oid *new_oid,
-                       const lease_oid *current)
-{
-	char path[4096], lock[4096 + 8], hex[LEASE_OID_HEXSZ + 2];
-	lease_oid seen;
-	int fd, rc;
-
-	common_path(lt, path, sizeof(path), refname);
-	snprintf(lock, sizeof(lock), "%s.lock", path);
-	if ((rc = lease__fs_lock(&fd, git_repository_commondir(lt->repo), path, lt->lock_wait_ms,
-	                         lt->shared, lt->errbuf, sizeof(lt->errbuf))) < 0)
-		return rc == LEASE_ENOTFOUND ? fail(lt, LEASE_ECAS, "ref absent") : rc;
-	rc = LEASE_ECAS;
-	if (observe_file(lt, refname, &seen, NULL, 0) != RAW_NONE &&
-	    lease_oid_equal(&seen, current))
-		rc = 0;
-	if (rc == 0) {
-		int ok, e;
-
-		lease_oid_tohex(hex, new_oid);
-		hex[LEASE_OID_HEXSZ] = '\n';
-		hex[LEASE_OID_HEXSZ + 1] = '\0';
-		ok = write(fd, hex, LEASE_OID_HEXSZ + 1) == LEASE_OID_HEXSZ + 1 && fsync(fd) == 0;
-		e = errno;
-		if (close(fd) < 0 && ok) {
-			ok = 0;
-			e = errno;
-		}
-		if (ok && rename(lock, path) < 0) {
-			ok = 0;
-			e = errno;
-		}
-		if (!ok) {
-			lease__error_set(lt->errbuf, sizeof(lt->errbuf), "cannot write %s: %s%s",
-			                 path, strerror(e), lease__fs_errno_hint(e));
-			unlink(lock);
-			return lease__fs_errno_class(e);
-		}
-		share_ref(lt, refname);
-		return 0;
-	}
-	close(fd);
-	unlink(lock);
-	return fail(lt, LEASE_ECAS, "ref changed");
-}
-
 /* The state of a ref whose file libgit2 could not read (empty, garbled,
  * unreadable): 1 with *@p oid and @p c filled (unreadable set), else 0. */
 static int unreadable_state(local_transport *lt, const char *refname, lease_oid *oid,
@@ -525,91 +467,22 @@ static int unreadable_state(local_transport *lt, const char *refname, lease_oid 
 	return 1;
 }
 
-/* A ref write failed with @p err (not a CAS outcome, not a held lock): a
- * directory/file conflict (78, naming the other ref), else what a probe
- * write in the ref's directory (or the nearest one above that exists)
- * says: a full disk 78, read-only or forbidden 77, naming the path. */
-static int ref_write_error(local_transport *lt, int err, const char *refname)
-{
-	char other[1024], rel[1024], msg[1024];
-	const git_error *e = git_error_last();
-	struct stat sb;
-	char *slash;
+static int local_cas_many(lease_transport *t, const lease_ref_update *u, size_t n);
 
-	snprintf(msg, sizeof(msg), "cannot update the ref%s%s", e && e->message ? ": " : "",
-	         e && e->message ? e->message : "");
-	if (df_conflict(lt, refname, other, sizeof(other)))
-		return df_fail(lt, refname, other);
-	snprintf(rel, sizeof(rel), "%s", refname);
-	while ((slash = strrchr(rel, '/')) != NULL) {
-		char dir[4096];
-
-		*slash = '\0';
-		common_path(lt, dir, sizeof(dir), rel);
-		if (stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode))
-			break;
-	}
-	git_error_clear();
-	return write_error(lt, err, msg, rel[0] ? rel : ".");
-}
-
-/* git_reference_create_matching with lock-contention retries.
- * 0, LEASE_ECAS (compare failed), or an error. */
+/* A single-ref create (@p current zero) or replace: cas_many of one ref,
+ * reflease's ref lock protocol (protocol.md §9). A symbolic, garbled or
+ * unreadable file compares as observe_file sees it and is replaced by a
+ * direct ref (break --force over an unreadable tip, §7). 0, LEASE_ECAS
+ * (compare failed), or an error. */
 static int create_matching(local_transport *lt, const char *refname, const lease_oid *new_oid,
                            const lease_oid *current)
 {
-	git_reference *ref = NULL;
-	git_oid nid, cid;
-	lease_oid seen;
-	int64_t deadline = lease__mono_ms() + lt->lock_wait_ms;
-	shared_settle settle = {0, 0};
-	raw_kind raw;
-	int attempt = 0, err;
+	lease_ref_update u;
 
-	git_error_clear();
-	lt->errbuf[0] = '\0';
-
-	lease__git_oid_to(&nid, new_oid);
-	lease__git_oid_to(&cid, current);
-	for (;;) {
-		err = git_reference_create_matching(&ref, lt->repo, refname, &nid, 1, &cid, NULL);
-		git_reference_free(ref);
-		ref = NULL;
-		if (err == 0) {
-			share_ref(lt, refname);
-			return 0;
-		}
-		/* A symbolic, garbled or unreadable ref file never compares equal
-		 * to an oid in libgit2 (nor reads): observed as observe_file says. */
-		if (err != GIT_ENOTFOUND &&
-		    (raw = observe_file(lt, refname, &seen, NULL, 0)) != RAW_NONE) {
-			if (raw == RAW_UNREADABLE && shared_not_yet(lt, refname, &settle))
-				continue; /* another member's write, not adjusted yet */
-			if (lease_oid_is_zero(current))
-				return fail(lt, LEASE_ECAS,
-				            "ref present (its file is not a direct ref)");
-			return replace_raw(lt, refname, new_oid, current);
-		}
-		if (err == GIT_EMODIFIED)
-			return fail(lt, LEASE_ECAS, "ref changed");
-		/* libgit2 1.5.1 compares under the lock and answers ENOTFOUND when
-		 * the ref to replace is absent. */
-		if (err == GIT_ENOTFOUND && !lease_oid_is_zero(current))
-			return fail(lt, LEASE_ECAS, "ref absent");
-		if (err != GIT_ELOCKED || lease__mono_ms() >= deadline)
-			break;
-		backoff(lt, attempt++);
-	}
-	if (err == GIT_ELOCKED) {
-		char what[256];
-
-		snprintf(what, sizeof(what),
-		         "ref lock held by another writer for %.1f s (a crashed writer's stale "
-		         "lock? reconcile --reap removes one older than 60 s)",
-		         lt->lock_wait_ms / 1000.0);
-		return map_git_error(lt, err, what);
-	}
-	return ref_write_error(lt, err, refname);
+	u.refname = refname;
+	u.old_oid = *current;
+	u.new_oid = *new_oid;
+	return local_cas_many(&lt->base, &u, 1);
 }
 
 static int local_create_ref(lease_transport *t, const char *refname, const lease_oid *new_oid)
@@ -1192,36 +1065,33 @@ static void sort_updates(size_t *order, const lease_ref_update *u, size_t n)
 	}
 }
 
-/* Write "<hex>\n" to a ref's lock file and close it. 0 or an errno. */
-static int write_lock_file(int fd, const lease_oid *oid)
+/* A rename whose outcome is open (lease__fs_ref_lock_commit: the lock was
+ * no longer this writer's, or rename failed): settled by reading the ref. 1
+ * = it holds @p new_oid (landed: a writer outside the lock protocol renamed
+ * this writer's complete lock file into place), 0 = not. */
+static int settle_rename(local_transport *lt, const lease_ref_update *u)
 {
-	char hex[LEASE_OID_HEXSZ + 2];
-	int ok, e;
+	lease_oid cur;
+	int present = 0;
 
-	lease_oid_tohex(hex, oid);
-	hex[LEASE_OID_HEXSZ] = '\n';
-	hex[LEASE_OID_HEXSZ + 1] = '\0';
-	ok = write(fd, hex, LEASE_OID_HEXSZ + 1) == LEASE_OID_HEXSZ + 1 && fsync(fd) == 0;
-	e = ok ? 0 : errno ? errno : EIO;
-	if (close(fd) < 0 && ok)
-		e = errno;
-	return e;
+	return locked_target(lt, u->refname, &present, &cur) == 0 && present &&
+	       lease_oid_equal(&cur, &u->new_oid);
 }
 
-/* cas_many (reflease/sys/transport.h version 3): git's ref locks
- * ("<ref>.lock", the ones libgit2 and git take, lease__fs_lock) for the whole
- * set, in sorted name order so that two set writers never wait for each
- * other in a cycle; every compare under all the locks; then each lock file
- * written and renamed into place. Any failure before the first rename
- * removes every lock taken and changes nothing. libgit2's git_transaction
- * is not used: it neither compares old targets nor waits for a held lock,
- * nor gives lock files core.sharedRepository's modes. */
+/* cas_many (reflease/sys/transport.h version 3), and every single-ref
+ * create and replace: reflease's ref locks (lease__fs_ref_lock: git's
+ * "<ref>.lock", complete from the moment it exists, flock'ed, broken at
+ * once when its writer is gone, protocol.md §9) for the whole set, in sorted
+ * name order so that two set writers never wait for each other in a cycle;
+ * every compare under all the locks; then each lock renamed into place. Any
+ * failure before the first rename removes every lock taken and changes
+ * nothing. A rename whose outcome is open is settled by reading the ref. */
 static int local_cas_many(lease_transport *t, const lease_ref_update *u, size_t n)
 {
 	local_transport *lt = L(t);
 	const char *cd = git_repository_commondir(lt->repo);
-	char path[LEASE_SET_MAX][4096], lock[4096 + 8], other[1024];
-	int fd[LEASE_SET_MAX];
+	char path[LEASE_SET_MAX][4096], other[1024];
+	lease_fs_lock lk[LEASE_SET_MAX];
 	size_t order[LEASE_SET_MAX], i, k, locked = 0, renamed = 0;
 	int rc = 0, present, e;
 	lease_oid cur;
@@ -1231,7 +1101,7 @@ static int local_cas_many(lease_transport *t, const lease_ref_update *u, size_t 
 	if (n == 0 || n > LEASE_SET_MAX)
 		return fail(lt, LEASE_EINVALID, "a set write names 1 to 16 refs");
 	for (i = 0; i < n; i++) {
-		fd[i] = -1;
+		lk[i].fd = -1;
 		common_path(lt, path[i], sizeof(path[i]), u[i].refname);
 	}
 	sort_updates(order, u, n);
@@ -1241,8 +1111,8 @@ static int local_cas_many(lease_transport *t, const lease_ref_update *u, size_t 
 			rc = fail(lt, LEASE_EINVALID, "a ref named twice in one set write");
 			goto unlock;
 		}
-		rc = lease__fs_lock(&fd[i], cd, path[i], lt->lock_wait_ms, lt->shared, lt->errbuf,
-		                    sizeof(lt->errbuf));
+		rc = lease__fs_ref_lock(&lk[i], cd, path[i], &u[i].new_oid, lt->lock_wait_ms,
+		                        lt->shared, lt->errbuf, sizeof(lt->errbuf));
 		if (rc == LEASE_ENOTFOUND && df_conflict(lt, u[i].refname, other, sizeof(other)))
 			rc = df_fail(lt, u[i].refname, other);
 		if (rc < 0)
@@ -1256,8 +1126,13 @@ static int local_cas_many(lease_transport *t, const lease_ref_update *u, size_t 
 		if (lease_oid_is_zero(&u[i].old_oid)
 		            ? present
 		            : !present || !lease_oid_equal(&cur, &u[i].old_oid)) {
-			lease__error_set(lt->errbuf, sizeof(lt->errbuf), "%s %s", u[i].refname,
-			                 present ? "holds another oid" : "is absent");
+			if (n == 1)
+				lease__error_set(lt->errbuf, sizeof(lt->errbuf), "%s",
+				                 present ? "ref changed" : "ref absent");
+			else
+				lease__error_set(lt->errbuf, sizeof(lt->errbuf), "%s %s",
+				                 u[i].refname,
+				                 present ? "holds another oid" : "is absent");
 			rc = LEASE_ECAS;
 			goto unlock;
 		}
@@ -1266,43 +1141,31 @@ static int local_cas_many(lease_transport *t, const lease_ref_update *u, size_t 
 			goto unlock;
 		}
 	}
-	for (k = 0; k < n; k++) {
-		i = order[k];
-		e = write_lock_file(fd[i], &u[i].new_oid);
-		fd[i] = -1;
-		if (e) {
-			lease__error_set(lt->errbuf, sizeof(lt->errbuf),
-			                 "cannot write %s.lock: %s%s", path[i], strerror(e),
-			                 lease__fs_errno_hint(e));
-			rc = lease__fs_errno_class(e);
-			goto unlock;
-		}
-	}
 	for (k = 0; k < n; k++, renamed = k) {
 		i = order[k];
-		snprintf(lock, sizeof(lock), "%s.lock", path[i]);
-		if (rename(lock, path[i]) < 0) {
-			e = errno;
-			/* Only a failing file system stops here: the members
-			 * renamed show, the primitive's re-read reports it. */
+		if (lease__fs_ref_lock_commit(&lk[i], path[i], &e) != 0 &&
+		    !settle_rename(lt, &u[i])) {
+			/* Outcome open (the primitive settles it by re-reading):
+			 * only a failing file system, or a writer outside the
+			 * lock protocol that removed or renamed this lock. */
 			lease__error_set(
 			        lt->errbuf, sizeof(lt->errbuf),
-			        "cannot rename %s into place after %zu of %zu members: %s%s", lock,
-			        renamed, n, strerror(e), lease__fs_errno_hint(e));
-			rc = lease__fs_errno_class(e);
+			        "cannot rename %s.lock into place after %zu of %zu members: %s%s",
+			        path[i], renamed, n,
+			        e == ENOENT ? "the lock file was removed or moved by a writer "
+			                      "outside reflease's lock protocol"
+			                    : strerror(e),
+			        lease__fs_errno_hint(e));
+			rc = e == ENOENT ? LEASE_EINTERNAL : lease__fs_errno_class(e);
+			renamed = k + 1;
 			goto unlock;
 		}
 		share_ref(lt, u[i].refname);
 	}
 	return 0;
 unlock:
-	for (k = renamed; k < locked; k++) {
-		i = order[k];
-		if (fd[i] >= 0)
-			close(fd[i]);
-		snprintf(lock, sizeof(lock), "%s.lock", path[i]);
-		unlink(lock);
-	}
+	for (k = renamed; k < locked; k++)
+		lease__fs_ref_unlock(&lk[order[k]]);
 	return rc;
 }
 
@@ -1330,6 +1193,11 @@ static const lease_transport local_vtable = {
         .read_ref_oid = local_read_ref_oid,
         .cas_many = local_cas_many,
 };
+
+const char *lease__local_commondir(lease_transport *t)
+{
+	return t && t->free == local_free ? git_repository_commondir(L(t)->repo) : NULL;
+}
 
 int lease__local_transport_new(lease_transport **out, const char *path,
                                const lease_store_options *opts, char *err, size_t errlen)

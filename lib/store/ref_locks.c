@@ -14,9 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+static void held_message(char *err, size_t errlen, const char *lock, const lease_fs_lock_info *in,
+                         long waited_ms);
 
 /* How long to wait for the store's own lock file, ms. */
 #define STORE_LOCK_WAIT_MS 3000
@@ -110,11 +114,14 @@ int lease__fs_list_ref_locks(lease_ref_lock_list *out, const char *commondir, co
 	return rc;
 }
 
-/* Re-check identity and age just before removing (protocol.md §7). */
+/* Re-check identity and age just before removing (protocol.md §7); never
+ * a lock whose writer is alive (it holds the file's flock, §9). */
 static int remove_checked(const char *path, const lease_ref_lock *lk, int64_t min_age_s,
                           int64_t now, char *err, size_t errlen)
 {
+	lease_fs_lock_info info;
 	struct stat sb;
+	int r;
 
 	if (lstat(path, &sb) < 0) {
 		lease__error_set(err, errlen, "%s: %s", path, strerror(errno));
@@ -126,11 +133,18 @@ static int remove_checked(const char *path, const lease_ref_lock *lk, int64_t mi
 		                 (long long)min_age_s);
 		return LEASE_ECAS;
 	}
-	if (unlink(path) < 0) {
-		lease__error_set(err, errlen, "cannot remove %s: %s", path, strerror(errno));
-		return errno == ENOENT ? LEASE_ENOTFOUND : LEASE_EINTERNAL;
+	/* the age was checked above on the store's clock */
+	r = lease__fs_lock_state(path, lk, INT64_MIN, 1, &info);
+	if (r == LEASE_FS_LOCK_BROKEN)
+		return 0;
+	if (r == LEASE_FS_LOCK_GONE) {
+		lease__error_set(err, errlen, "%s changed or was removed meanwhile: kept", path);
+		return LEASE_ECAS;
 	}
-	return 0;
+	lease__error_set(err, errlen, "%s %s: kept", path,
+	                 info.live ? "is held by a live writer (it holds the lock's flock)"
+	                           : "could not be looked at");
+	return LEASE_ECAS;
 }
 
 int lease__fs_remove_ref_lock(const char *commondir, const char *store_lock,
@@ -330,6 +344,8 @@ int lease__fs_lock(int *fd, const char *commondir, const char *path, int wait_ms
 	for (;;) {
 		*fd = open(lock, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 		if (*fd >= 0) {
+			/* reconcile --reap tells a live holder by its flock (§9) */
+			(void)flock(*fd, LOCK_EX | LOCK_NB);
 			(void)lease__fs_adjust_shared_perm(shared, lock);
 			return 0;
 		}
@@ -351,11 +367,10 @@ int lease__fs_lock(int *fd, const char *commondir, const char *path, int wait_ms
 			return lease__fs_errno_class(e);
 		}
 		if (waited >= wait_ms) {
-			lease__error_set(
-			        err, errlen,
-			        "lock %s held by another writer for %ld ms (a crashed writer's "
-			        "stale lock? reconcile --reap removes one older than 60 s)",
-			        lock, waited);
+			lease_fs_lock_info info;
+
+			(void)lease__fs_lock_state(lock, NULL, 0, 0, &info);
+			held_message(err, errlen, lock, &info, waited);
 			return LEASE_ELOCKED;
 		}
 		if (!seed)
@@ -465,23 +480,27 @@ static void fsync_dir_of(const char *path)
 int lease__fs_delete_ref(const char *commondir, const char *refname, const lease_oid *old_oid,
                          int wait_ms, int shared, char *err, size_t errlen)
 {
-	char loose[4096], lockp[4096 + 8], packed[4096], plock[4096 + 8], logp[4096];
+	char loose[4096], packed[4096], plock[4096 + 8], logp[4096];
 	char *ltext = NULL, *ptext = NULL;
 	size_t llen = 0, plen = 0, pb = 0, pe = 0;
-	int lfd = -1, pfd = -1, rc, in_packed = 0, loose_present = 0;
+	int pfd = -1, rc, in_packed = 0, loose_present = 0;
+	lease_fs_lock lk;
 	lease_oid cur, poid;
 
 	memset(&cur, 0, sizeof(cur));
+	memset(&lk, 0, sizeof(lk));
+	lk.fd = -1;
 	if (join(loose, sizeof(loose), commondir, refname) < 0 ||
 	    join(packed, sizeof(packed), commondir, "packed-refs") < 0 ||
 	    join(logp, sizeof(logp), commondir, "logs") < 0 ||
 	    strlen(logp) + 1 + strlen(refname) >= sizeof(logp))
 		return LEASE_ENOMEM;
-	snprintf(lockp, sizeof(lockp), "%s.lock", loose);
 	snprintf(plock, sizeof(plock), "%s.lock", packed);
 	snprintf(logp + strlen(logp), sizeof(logp) - strlen(logp), "/%s", refname);
 
-	if ((rc = lease__fs_lock(&lfd, commondir, loose, wait_ms, shared, err, errlen)) < 0) {
+	/* the ref lock holds the old oid: a rename of it by anyone changes nothing */
+	if ((rc = lease__fs_ref_lock(&lk, commondir, loose, old_oid, wait_ms, shared, err,
+	                             errlen)) < 0) {
 		if (rc == LEASE_ENOTFOUND) {
 			lease__error_set(err, errlen, "ref absent");
 			rc = LEASE_ECAS;
@@ -567,10 +586,7 @@ out:
 		close(pfd);
 		unlink(plock);
 	}
-	if (lfd >= 0) {
-		close(lfd);
-		unlink(lockp);
-	}
+	lease__fs_ref_unlock(&lk);
 	free(ltext);
 	free(ptext);
 	return rc;
@@ -600,4 +616,320 @@ int lease__fs_probe_write(const char *dir, char *err, size_t errlen)
 		return lease__fs_errno_class(e);
 	}
 	return 0;
+}
+
+/* ---- reflease's ref lock (protocol.md §9 "Ref locks and crashed writers") --
+ * git's lock is "<ref>.lock" created O_EXCL; its content becomes the ref at
+ * the rename. reflease takes the same lock so that git and reflease exclude
+ * each other, and adds two things git's lock lacks:
+ *   - the lock file is complete from the moment it exists: the content is
+ *     written and fsync'd into an owner file "<ref>..owner-<pid>-XXXXXX.lock"
+ *     first, and the lock is taken by link()ing it to "<ref>.lock" (atomic,
+ *     EEXIST when held). A rename by anyone never publishes a half-written ref.
+ *   - the writer holds flock(LOCK_EX) on that file from before the link to
+ *     after the rename. The kernel drops it when the writer dies (SIGKILL,
+ *     OOM, a cancelled runner) however the process ends; a stopped or
+ *     swapped-out writer keeps it. A lock with two links (lock + owner file:
+ *     reflease's) whose flock anyone can take has no live writer: a waiter
+ *     removes it at once. A lock with one link (git's, or an older reflease's)
+ *     proves nothing: it is removed only when unheld and FOREIGN_STALE_S old
+ *     by its mtime (git itself waits 100 ms for a ref lock).
+ * Before renaming or unlinking "<ref>.lock" a writer checks it is still its
+ * own file; when it is not (or the rename fails) the outcome is open and the
+ * caller settles it by reading the ref. */
+#define FOREIGN_STALE_S 60
+
+/* The "..owner-" infix: ".." never appears in a ref name (git
+ * check-ref-format), so an owner file is never another ref's lock. */
+#define OWNER_INFIX "..owner-"
+
+/* Remove the owner files of @p lock that are links of inode @p ino. */
+static void unlink_owner_links(const char *lock, uint64_t dev, uint64_t ino)
+{
+	char dir[4096], path[4096 + 256], base[1024];
+	const char *slash = strrchr(lock, '/');
+	size_t blen;
+	struct dirent *de;
+	struct stat sb;
+	DIR *d;
+
+	if (!slash || (size_t)(slash - lock) >= sizeof(dir) || strlen(slash + 1) >= sizeof(base))
+		return;
+	memcpy(dir, lock, (size_t)(slash - lock));
+	dir[slash - lock] = '\0';
+	snprintf(base, sizeof(base), "%s", slash + 1);
+	blen = strlen(base) - 5; /* without ".lock" */
+	if (!(d = opendir(dir)))
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, base, blen) != 0 ||
+		    strncmp(de->d_name + blen, OWNER_INFIX, strlen(OWNER_INFIX)) != 0)
+			continue;
+		if (join(path, sizeof(path), dir, de->d_name) < 0 || lstat(path, &sb) < 0)
+			continue;
+		if ((uint64_t)sb.st_dev == dev && (uint64_t)sb.st_ino == ino)
+			(void)unlink(path);
+	}
+	closedir(d);
+}
+
+int lease__fs_lock_state(const char *lock, const lease_ref_lock *expect, int64_t min_foreign_age_s,
+                         int remove, lease_fs_lock_info *info)
+{
+	struct stat a, b;
+	int fd, live;
+
+	memset(info, 0, sizeof(*info));
+	if (lstat(lock, &a) < 0)
+		return errno == ENOENT ? LEASE_FS_LOCK_GONE : LEASE_FS_LOCK_HELD;
+	info->age_s = (int64_t)time(NULL) - (int64_t)a.st_mtime;
+	info->ours = a.st_nlink >= 2;
+	if (!S_ISREG(a.st_mode))
+		return LEASE_FS_LOCK_HELD;
+	if ((fd = open(lock, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)) < 0)
+		return errno == ENOENT ? LEASE_FS_LOCK_GONE : LEASE_FS_LOCK_HELD;
+	if (fstat(fd, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+		close(fd);
+		return LEASE_FS_LOCK_GONE; /* replaced meanwhile: look again */
+	}
+	if (expect && ((uint64_t)b.st_dev != expect->dev || (uint64_t)b.st_ino != expect->ino)) {
+		close(fd);
+		return LEASE_FS_LOCK_GONE; /* not the file listed */
+	}
+	live = flock(fd, LOCK_EX | LOCK_NB) < 0;
+	info->live = live && errno == EWOULDBLOCK;
+	/* flock unsupported here: nothing proves a writer gone but age */
+	if (live && !info->live)
+		info->ours = 0;
+	if (info->live || (!info->ours && info->age_s < min_foreign_age_s) || !remove) {
+		close(fd);
+		return LEASE_FS_LOCK_HELD;
+	}
+	/* Unheld and stale: no writer can take this file's flock while we hold
+	 * it, so the name still denotes it when we unlink it. */
+	if (lstat(lock, &a) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+		(void)unlink(lock);
+		if (info->ours)
+			unlink_owner_links(lock, (uint64_t)b.st_dev, (uint64_t)b.st_ino);
+	}
+	close(fd);
+	return LEASE_FS_LOCK_BROKEN;
+}
+
+/* The "held" message (B66: the lock's own age, from its mtime). */
+static void held_message(char *err, size_t errlen, const char *lock, const lease_fs_lock_info *in,
+                         long waited_ms)
+{
+	if (in->live)
+		lease__error_set(err, errlen,
+		                 "ref lock held by another writer for %lld s, alive (it holds the "
+		                 "flock of %s); waited %.1f s",
+		                 (long long)in->age_s, lock, waited_ms / 1000.0);
+	else
+		lease__error_set(
+		        err, errlen,
+		        "ref lock held by another writer for %lld s (%s: git's or an older "
+		        "reflease's, nothing shows whether its writer is alive; such a lock "
+		        "is removed once unheld and %d s old); waited %.1f s",
+		        (long long)in->age_s, lock, FOREIGN_STALE_S, waited_ms / 1000.0);
+}
+
+/* Create the owner file of @p path's lock holding @p content, flock'ed. */
+static int make_owner(lease_fs_lock *lk, const char *commondir, const char *path,
+                      const lease_oid *content, int shared, char *err, size_t errlen)
+{
+	static _Thread_local unsigned int seed; /* owner file names, per thread */
+	char hex[LEASE_OID_HEXSZ + 2];
+	int made = 0, tries = 0, w, e;
+
+	if (!seed)
+		seed = (unsigned int)getpid() ^ (unsigned int)time(NULL) ^
+		       (unsigned int)(uintptr_t)&seed;
+	for (;;) {
+		/* git's modes (0666 less the umask, then core.sharedRepository),
+		 * which the ref keeps after the rename: not mkstemp's 0600 */
+		w = snprintf(lk->owner, sizeof(lk->owner), "%s" OWNER_INFIX "%ld-%08x.lock", path,
+		             (long)getpid(), (unsigned)rand_r(&seed));
+		if (w < 0 || (size_t)w >= sizeof(lk->owner))
+			return LEASE_ENOMEM;
+		lk->fd = open(lk->owner, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		if (lk->fd >= 0)
+			break;
+		if (errno == EEXIST && tries++ < 16)
+			continue;
+		if (errno == ENOENT && made++ < 3) {
+			mkparents(commondir, lk->owner, shared);
+			continue;
+		}
+		e = errno;
+		if (e == ENOTDIR) {
+			lease__error_set(err, errlen,
+			                 "cannot create %s.lock: a parent path is a file (a ref)",
+			                 path);
+			return LEASE_ENOTFOUND;
+		}
+		lease__error_set(err, errlen, "cannot create %s: %s%s", lk->owner, strerror(e),
+		                 lease__fs_errno_hint(e));
+		return lease__fs_errno_class(e);
+	}
+	lease_oid_tohex(hex, content);
+	hex[LEASE_OID_HEXSZ] = '\n';
+	hex[LEASE_OID_HEXSZ + 1] = '\0';
+	/* a fresh file: the flock is ours at once (ENOLCK/EOPNOTSUPP: the lock
+	 * is then told apart by age only, like git's) */
+	(void)flock(lk->fd, LOCK_EX | LOCK_NB);
+	if (write_all(lk->fd, hex, LEASE_OID_HEXSZ + 1) < 0 || fsync(lk->fd) < 0) {
+		e = errno;
+		lease__error_set(err, errlen, "cannot write %s: %s%s", lk->owner, strerror(e),
+		                 lease__fs_errno_hint(e));
+		close(lk->fd);
+		unlink(lk->owner);
+		lk->fd = -1;
+		return lease__fs_errno_class(e);
+	}
+	(void)lease__fs_adjust_shared_perm(shared, lk->owner);
+	return 0;
+}
+
+/* The lock without a hard link: O_EXCL, flock, content, fsync; the owner
+ * file dropped. 0 held, 1 held by another (EEXIST), -1 with errno. */
+static int excl_lock(lease_fs_lock *lk, const lease_oid *content, int shared)
+{
+	char hex[LEASE_OID_HEXSZ + 2];
+	struct stat sb;
+	int fd, e;
+
+	if ((fd = open(lk->lock, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666)) < 0)
+		return errno == EEXIST ? 1 : -1;
+	(void)flock(fd, LOCK_EX | LOCK_NB);
+	lease_oid_tohex(hex, content);
+	hex[LEASE_OID_HEXSZ] = '\n';
+	hex[LEASE_OID_HEXSZ + 1] = '\0';
+	if (write_all(fd, hex, LEASE_OID_HEXSZ + 1) < 0 || fsync(fd) < 0 || fstat(fd, &sb) < 0) {
+		e = errno;
+		close(fd);
+		unlink(lk->lock);
+		errno = e;
+		return -1;
+	}
+	(void)lease__fs_adjust_shared_perm(shared, lk->lock);
+	close(lk->fd);
+	unlink(lk->owner);
+	lk->fd = fd;
+	lk->dev = (uint64_t)sb.st_dev;
+	lk->ino = (uint64_t)sb.st_ino;
+	return 0;
+}
+
+int lease__fs_ref_lock(lease_fs_lock *lk, const char *commondir, const char *path,
+                       const lease_oid *content, int wait_ms, int shared, char *err, size_t errlen)
+{
+	static _Thread_local unsigned int seed; /* jitter, per thread */
+	lease_fs_lock_info info;
+	int64_t start = lease__mono_ms(), waited = 0;
+	int made = 0, rc, w, e;
+
+	memset(&info, 0, sizeof(info));
+	lk->fd = -1;
+	w = snprintf(lk->lock, sizeof(lk->lock), "%s.lock", path);
+	if (w < 0 || (size_t)w >= sizeof(lk->lock))
+		return LEASE_ENOMEM;
+	if ((rc = make_owner(lk, commondir, path, content, shared, err, errlen)) < 0)
+		return rc;
+	for (;;) {
+		if (link(lk->owner, lk->lock) == 0) {
+			struct stat sb;
+
+			if (fstat(lk->fd, &sb) == 0) {
+				lk->dev = (uint64_t)sb.st_dev;
+				lk->ino = (uint64_t)sb.st_ino;
+			}
+			return 0;
+		}
+		e = errno;
+		if (e == ENOENT && made++ < 3) {
+			mkparents(commondir, lk->lock, shared); /* pack-refs --prune */
+			continue;
+		}
+		if (e == EPERM || e == EOPNOTSUPP || e == ENOSYS || e == EXDEV || e == EMLINK) {
+			/* no hard links here (some FUSE, SMB, vfat): git's own
+			 * O_EXCL lock, flock'ed at once, the content written in
+			 * it; a one-link lock, told apart by its flock and age */
+			if ((rc = excl_lock(lk, content, shared)) == 0)
+				return 0;
+			if (rc != 1) {
+				lease__error_set(err, errlen, "cannot create %s: %s%s", lk->lock,
+				                 strerror(errno), lease__fs_errno_hint(errno));
+				rc = lease__fs_errno_class(errno);
+				break;
+			}
+			e = EEXIST;
+		}
+		if (e != EEXIST) {
+			lease__error_set(err, errlen, "cannot create %s: %s%s", lk->lock,
+			                 strerror(e), lease__fs_errno_hint(e));
+			rc = lease__fs_errno_class(e);
+			break;
+		}
+		rc = lease__fs_lock_state(lk->lock, NULL, FOREIGN_STALE_S, 1, &info);
+		if (rc != LEASE_FS_LOCK_HELD)
+			continue; /* gone or removed: link again at once */
+		waited = lease__mono_ms() - start;
+		if (waited >= wait_ms) {
+			held_message(err, errlen, lk->lock, &info, (long)waited);
+			rc = LEASE_ELOCKED;
+			break;
+		}
+		if (!seed)
+			seed = (unsigned int)getpid() ^ (unsigned int)time(NULL);
+		lease__sleep_ms(5 + (long)(rand_r(&seed) % 20), LEASE_SLEEP_FULL);
+	}
+	close(lk->fd);
+	unlink(lk->owner);
+	lk->fd = -1;
+	return rc;
+}
+
+/* Is "<ref>.lock" still the file this writer linked? */
+static int still_ours(const lease_fs_lock *lk)
+{
+	struct stat sb;
+
+	return lstat(lk->lock, &sb) == 0 && (uint64_t)sb.st_dev == lk->dev &&
+	       (uint64_t)sb.st_ino == lk->ino;
+}
+
+int lease__fs_ref_lock_commit(lease_fs_lock *lk, const char *path, int *err_no)
+{
+	int rc = 0;
+
+	*err_no = 0;
+	if (!still_ours(lk)) {
+		*err_no = ENOENT;
+		rc = 1;
+	} else if (rename(lk->lock, path) < 0) {
+		*err_no = errno;
+		rc = 1;
+	}
+	/* A rename that returned 0 moved this writer's own file: only this
+	 * writer could have removed it from the lock name since the check
+	 * (a breaker needs its flock). Not checked afterwards: a successor may
+	 * already have replaced the ref by then, which is no open outcome. */
+	if (rc == 0)
+		fsync_dir_of(path);
+	unlink(lk->owner);
+	close(lk->fd);
+	lk->fd = -1;
+	return rc;
+}
+
+void lease__fs_ref_unlock(lease_fs_lock *lk)
+{
+	if (lk->fd < 0)
+		return;
+	if (still_ours(lk))
+		unlink(lk->lock);
+	unlink(lk->owner);
+	close(lk->fd);
+	lk->fd = -1;
 }

@@ -208,6 +208,11 @@ char *lease__store_error_slot(lease_store *st)
 	return st && !st->errmsg[0] ? st->errmsg : NULL;
 }
 
+const char *lease__store_local_commondir(lease_store *st)
+{
+	return lease__local_commondir(st->t);
+}
+
 void lease__store_clear_error(lease_store *st)
 {
 	if (st)

@@ -49,4 +49,19 @@ head -n 1 "$TMPDIR/out" | grep -q "^NAME  *PHASE  *STATUS  *OWNER  *EXPIRES_AT  
 grep -q "^s2  *claimed  *live  *alice  *[0-9TZ:-]*  *h1$" "$TMPDIR/out" || fail "list row: $(cat "$TMPDIR/out")"
 expect_rc 0 "$R" list --json
 [ "$(jout namespace)" = leases ] || fail "list --json"
+# N3 (issue 40): a lease of a newer schema (2.0.0) keeps the table's columns:
+# "?" and "-" in them, the reason on its own line below
+G() { git --git-dir="$S" "$@"; }
+G cat-file commit refs/leases/s2 | sed '1,/^$/d' | sed 's/"sdlc_version":"[0-9.]*"/"sdlc_version":"2.0.0"/' >"$TMPDIR/msg"
+grep -q '"sdlc_version":"2.0.0"' "$TMPDIR/msg" || fail "N3: no payload to bump: $(cat "$TMPDIR/msg")"
+G update-ref refs/leases/n3 "$(G commit-tree "$(G hash-object -t tree -w /dev/null)" <"$TMPDIR/msg")"
+expect_rc 0 "$R" list
+grep -q "^n3  *?  *unsupported-version  *?  *-  *-$" "$TMPDIR/out" || fail "N3: row: $(cat "$TMPDIR/out")"
+grep -A1 "^n3 " "$TMPDIR/out" | tail -n 1 | grep -q "^    sdlc_version: major version 2 is unsupported" || fail "N3: reason line: $(cat "$TMPDIR/out")"
+# every row's OWNER starts in the header's OWNER column
+col=$(head -n 1 "$TMPDIR/out" | awk '{ print index($0, "OWNER") }')
+for n in s2 n3; do
+  line=$(grep "^$n " "$TMPDIR/out")
+  [ "$(printf '%s\n' "$line" | cut -c"$col")" != " " ] || fail "N3: $n's OWNER is not under OWNER: $(cat "$TMPDIR/out")"
+done
 echo "t_cli_status: ok"

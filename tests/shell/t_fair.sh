@@ -19,8 +19,11 @@ owner_ticket() { # owner_ticket NAME OWNER: the ticket ref of OWNER
 }
 
 # --fair is only for waiting
-err_is 64 "--fair goes with --wait" "$R" acquire q --fair
-err_is 64 "--fair goes with --wait" "$R" run q --fair -- true
+err_is 64 "it needs --wait S with S > 0" "$R" acquire q --fair
+err_is 64 "it needs --wait S with S > 0" "$R" run q --fair -- true
+# N4 (issue 40): a wait of 0 was given; the message does not say none was
+err_is 64 "without --wait, or with --wait 0, nothing waits" "$R" acquire q --wait 0 --fair
+! grep -q "goes with --wait" "$TMPDIR/err" || fail "N4: $(cat "$TMPDIR/err")"
 # --fair queues for one lease: not with a set or --slots (issue 27)
 err_is 64 "not with a set of NAMEs" "$R" acquire q r --wait 5 --fair
 err_is 64 "not with --slots" "$R" acquire q --slots 2 --wait 5 --fair
@@ -39,6 +42,8 @@ ghost=$(printf 'queue b: ticket\n\n{"expires_at":"%s","host":"h9","id":"%s","key
 $G update-ref "refs/leases-queue/b/$id" "$ghost"
 REFLEASE_OWNER=new expect_rc 3 "$R" acquire b --wait 1 --fair
 grep -q "queued behind ghost@h9" "$TMPDIR/out" || fail "no 'queued behind' message: $(cat "$TMPDIR/out")"
+# B70 (issue 40): the ticket's time in RFC 3339, as every other time printed
+grep -q "queued behind ghost@h9's ticket (since $now)" "$TMPDIR/out" || fail "B70: $(cat "$TMPDIR/out")"
 $G rev-parse -q --verify refs/leases/b >/dev/null && fail "the newcomer took the lease past a live ticket"
 REFLEASE_OWNER=new "$R" acquire b --wait 30 --fair --json >"$TMPDIR/b.out" &
 p=$!

@@ -71,10 +71,16 @@ cat >"$TMPDIR/fakebin/git" <<EOF2
 case " \$* " in
 *" gc "*)
   echo gc >>"$TMPDIR/gc-runs"
+  echo "LC_ALL=\${LC_ALL-unset} LANG=\${LANG-unset} LANGUAGE=\${LANGUAGE-unset}" >>"$TMPDIR/gc-env"
   if [ -e "$TMPDIR/always" ] || [ ! -e "$TMPDIR/stopped" ]; then
     : >"$TMPDIR/stopped"
-    echo "fatal: unable to parse object: refs/leases/gc1" >&2
-    echo "fatal: failed to run prune" >&2
+    # as git says it: in German (de.po) unless LC_ALL=C overrides LANGUAGE
+    case \${LC_ALL-}:\${LANGUAGE-} in
+    C:* | *:) echo "fatal: unable to parse object: refs/leases/gc1" >&2
+      echo "fatal: failed to run prune" >&2 ;;
+    *) echo "Schwerwiegend: Konnte Objekt 'refs/leases/gc1' nicht parsen." >&2
+      echo "Schwerwiegend: failed to run prune" >&2 ;;
+    esac
     exit 128
   fi ;;
 esac
@@ -99,6 +105,30 @@ printf '%s\n' 0123456789abcdef0123456789abcdef01234567 >"$S/refs/leases/gone"
 rm -f "$TMPDIR/always"
 : >"$TMPDIR/stopped"
 fake_gc 65 1 'refs/leases/gone points at 0123456789abcdef0123456789abcdef01234567, an object the store'
+
+# G1 (issue 40): git runs in the C locale whatever the user's, so the retry
+# and the damage report read git's own wording: under German, with git's
+# real translations (Debian's git ships de), real git stops on the missing
+# object and gc still names it (65), not "git gc failed" (70)
+! grep -qv '^LC_ALL=C LANG=unset LANGUAGE=unset$' "$TMPDIR/gc-env" ||
+  fail "G1: git gc ran in the caller's locale: $(sort -u "$TMPDIR/gc-env")"
+if [ -f /usr/share/locale/de/LC_MESSAGES/git.mo ]; then
+  (
+    unset LC_ALL LC_MESSAGES
+    export LANG=C.UTF-8 LANGUAGE=de
+    git --git-dir="$S" cat-file -t 0123456789abcdef0123456789abcdef01234567 2>"$TMPDIR/de" || true
+    grep -q Schwerwiegend "$TMPDIR/de" || fail "G1: git does not speak German here: $(cat "$TMPDIR/de")"
+    : >"$TMPDIR/gc-env"
+    : >"$TMPDIR/stopped"
+    fake_gc 65 1 'refs/leases/gone points at 0123456789abcdef0123456789abcdef01234567, an object the store'
+    grep -q '^LC_ALL=C LANG=unset LANGUAGE=unset$' "$TMPDIR/gc-env" || fail "G1: env $(cat "$TMPDIR/gc-env")"
+    # and a ref that moved under git, in German: run again, as in English
+    rm -f "$S/refs/leases/gone" "$TMPDIR/stopped"
+    fake_gc 0 2 'refs/leases/gc1 moved while git gc read it'
+  ) || exit 1
+else
+  echo "G1: git's German messages are not installed: the locale half is skipped"
+fi
 rm -f "$S/refs/leases/gone"
 
 # bad input, and a store whose server maintains itself

@@ -28,6 +28,21 @@ err_is 78 "cannot write several leases in one atomic write" env REFLEASE_STORE=r
 [ ! -e "$TMPDIR/started" ] || fail "remote: CMD started without the set"
 # one NAME without `--` keeps its meaning: CMD starts at the first word
 expect_rc 0 "$R" run one sh -c 'test "$REFLEASE_LEASE_NAMES" = one'
+# N1 (issue 40): a set written without `--` is refused, never run as CMD
+# under a lease set the user did not mean: `prod` is not run
+mkdir -p "$TMPDIR/bin"
+printf '#!/bin/sh\n: >"%s/prod-ran"\n' "$TMPDIR" >"$TMPDIR/bin/prod"
+chmod +x "$TMPDIR/bin/prod"
+err_is 64 "'prod' would be the command, but run's own option --ttl follows it" env PATH="$TMPDIR/bin:$PATH" "$R" run db prod --ttl 12 sh -c 'echo hi'
+grep -q "run db prod ... --ttl ... -- CMD" "$TMPDIR/err" && grep -q "run db -- prod" "$TMPDIR/err" || fail "N1: no way out named: $(cat "$TMPDIR/err")"
+err_is 64 "'prod' would be the command" env PATH="$TMPDIR/bin:$PATH" "$R" run db prod stage --wait=3 sh
+[ ! -e "$TMPDIR/prod-ran" ] || fail "N1: prod ran"
+git --git-dir="$S" rev-parse -q --verify refs/leases/db >/dev/null && fail "N1: db was acquired"
+# both ways of writing it do what they say
+expect_rc 0 env PATH="$TMPDIR/bin:$PATH" "$R" run db prod --ttl 12 -- sh -c 'echo "$REFLEASE_LEASE_NAMES"'
+[ "$(cat "$TMPDIR/out")" = "db prod" ] || fail "N1: the set: $(cat "$TMPDIR/out")"
+expect_rc 0 env PATH="$TMPDIR/bin:$PATH" "$R" run db -- prod --ttl 12
+[ -e "$TMPDIR/prod-ran" ] || fail "N1: prod did not run after --"
 
 # ---- held for CMD's life with one token; others are refused; CMD's status
 # shellcheck disable=SC2154  # R, TMPDIR exported below for CMD

@@ -62,6 +62,13 @@ wait
 # push: refused before any I/O (the port is closed), exit 78, never separate
 # writes; remote:file:// is a local store and writes sets atomically
 err_is 78 "cannot write several leases in one atomic write" env REFLEASE_STORE=remote:git://127.0.0.1:9/x.git "$R" acquire a b
+# N2 (issue 40): the refusal's reason on stdout too, beside "error"
+grep -q '^set of 2: error — the remote store cannot write several leases in one atomic write' "$TMPDIR/out" ||
+  fail "N2: no reason on stdout: $(cat "$TMPDIR/out")"
+grep -q '^  a: error — not written' "$TMPDIR/out" || fail "N2: member line: $(cat "$TMPDIR/out")"
+expect_rc 78 env REFLEASE_STORE=remote:git://127.0.0.1:9/x.git "$R" --json acquire a b
+[ "$(jout error.code)" = configuration ] || fail "N2 --json: $(cat "$TMPDIR/out")"
+jout error.message | grep -q "one atomic write" || fail "N2 --json: $(cat "$TMPDIR/out")"
 expect_rc 0 env REFLEASE_STORE="remote:file://$S" "$R" --json acquire f1 f2 --ttl 60
 [ "$(jout status)" = acquired ] || fail "remote:file:// set: $(jout status)"
 

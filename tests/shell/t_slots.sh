@@ -35,6 +35,10 @@ err_is 64 "--slots takes one NAME (2 given)" "$R" acquire db prod --slots 3
 err_is 64 "'@' only in a slot name" "$R" status db@0of2
 long=$(printf 'a%.0s' $(seq 1 96))
 err_is 64 "too long for 10 slots" "$R" acquire "$long" --slots 10
+# B72 (issue 40): the rule and the remedy, whole; the long name not spelled out
+err_is 64 "a lease name has at most 100 bytes, so with --slots 10 NAME may have at most 93 bytes: use a shorter NAME" "$R" acquire "$long" --slots 10
+! grep -q "$long" "$TMPDIR/err" || fail "B72: the name is spelled out: $(cat "$TMPDIR/err")"
+! grep -q '\.\.\.$' "$TMPDIR/err" || fail "B72: the message is cut: $(cat "$TMPDIR/err")"
 
 # ---- a slot is an ordinary lease: by its name and its token
 for s in db@1of2 db@2of2; do

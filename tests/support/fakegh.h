@@ -99,7 +99,11 @@ typedef struct fakegh_options {
 	fakegh_gql_view graphql_view; /**< when graphql_blind is 0 (default: sees all) */
 	unsigned short port;          /**< 0 = ephemeral */
 	int no_update_refs; /**< an old GHES: no updateRefs mutation (schema and mutation) */
-	int page_size;      /**< matching-refs in pages of this many refs + Link (0 = one page) */
+	/** a broken server (reflease check, issue 40): updateRefs with force:true
+	 *  ignores beforeOid (GitHub's documentation states force and beforeOid
+	 *  only separately; a server that read them so would not compare) */
+	int ignore_before_oid_when_forced;
+	int page_size; /**< matching-refs in pages of this many refs + Link (0 = one page) */
 	const char *tls_cert_pem; /**< with tls_key_pem: serve HTTPS with this certificate
 	                             (PEM, a chain for localhost); the URL is then
 	                             https://localhost:PORT */

@@ -1,7 +1,8 @@
 /* The fake GitHub server as a process, for shell tests and benchmarks:
  *   fakegh [--repo PATH] [--empty] [--token T] [--owner O] [--name R]
  *          [--port N] [--port-file FILE] [--lag MS] [--graphql-blind]
- *          [--no-update-refs] [--tls-cert PEMFILE --tls-key PEMFILE]
+ *          [--no-update-refs] [--ignore-before-oid-when-forced]
+ *          [--tls-cert PEMFILE --tls-key PEMFILE]
  * Prints "PORT\n" on stdout once listening (and writes it to --port-file),
  * then serves until SIGINT/SIGTERM. Drive faults with POST /_fakegh/fault
  * {"endpoint":"create","kind":"5xx","count":1,"arg":0}, /_fakegh/lag
@@ -46,7 +47,8 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: fakegh [--repo PATH] [--empty] [--token T] [--owner O] "
 	                "[--name R] [--port N] [--port-file FILE] [--lag MS] [--graphql-blind] "
-	                "[--no-update-refs] [--tls-cert PEMFILE --tls-key PEMFILE]\n");
+	                "[--no-update-refs] [--ignore-before-oid-when-forced] [--tls-cert PEMFILE "
+	                "--tls-key PEMFILE]\n");
 	exit(64);
 }
 
@@ -68,6 +70,8 @@ int main(int argc, char **argv)
 			o.graphql_blind = 1;
 		} else if (strcmp(a, "--no-update-refs") == 0) {
 			o.no_update_refs = 1;
+		} else if (strcmp(a, "--ignore-before-oid-when-forced") == 0) {
+			o.ignore_before_oid_when_forced = 1;
 		} else if (!v) {
 			usage();
 		} else if (strcmp(a, "--repo") == 0) {

@@ -52,10 +52,11 @@ typedef enum lease_error_code {
 	LEASE_EEXISTS = -14,    /**< transport: the ref already exists (create) */
 	LEASE_ENOMEM = -15,     /**< allocation failed or a bounded buffer overflowed */
 	LEASE_EINTERNAL = -16,  /**< internal error (a bug, or an unexpected library error) */
-	/** local store: a ref lock file (or the store's delete lock) stayed held
-	 *  past the lock wait (3 s), by a concurrent writer or one that crashed
-	 *  (reconcile --reap removes a lock older than 60 s, protocol.md §7); the
-	 *  write was not made (a known outcome). Temporary: exit 75. */
+	/** local store: a ref lock file (or packed-refs.lock) stayed held past
+	 *  the lock wait (3 s) by a live writer, or is a foreign (git's) lock not
+	 *  yet 60 s old; a crashed reflease writer's lock is removed at once
+	 *  (protocol.md §9 "Ref locks and crashed writers"); the write was not
+	 *  made (a known outcome). Temporary: exit 75. */
 	LEASE_ELOCKED = -17
 } lease_error_code;
 

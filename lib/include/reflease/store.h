@@ -141,6 +141,36 @@ REFLEASE_EXTERN int lease_store_open_transport(lease_store **out, lease_transpor
 REFLEASE_EXTERN int lease_store_init_local(const char *path, int *created, char *err,
                                            size_t errlen);
 
+/** How many times lease_store_maintain() runs git gc at most. */
+#define LEASE_MAINTAIN_RUNS 3
+
+/** What lease_store_maintain() did (protocol.md §9 "Local store maintenance"). */
+typedef struct lease_maintain_report {
+	char path[4096]; /**< the repository git gc ran in (its common dir) */
+	int runs;        /**< git gc runs: 1, more when git stopped on a ref that moved */
+	/** the ref each run before the last stopped on, in order ("" after them) */
+	char moved[LEASE_MAINTAIN_RUNS][256];
+} lease_maintain_report;
+
+/**
+ * Pack a local store and prune unreachable objects older than @p grace_s
+ * seconds (0: all; only when no writer runs): `git gc --quiet
+ * --prune=S.seconds.ago` in the repository the store has open, git found on
+ * PATH and run with LC_ALL=C and without LANGUAGE (its messages are then
+ * git's stable wording whatever the user's locale). When git's ref walk
+ * stops on a ref that reads again (it moved while git read it), git gc runs
+ * again, LEASE_MAINTAIN_RUNS times at most (protocol.md §9 "Local store
+ * maintenance", issues 29 and 40).
+ * @param rep  receives the path, the runs and the refs git stopped on
+ * @return 0 (packed), 1 (not a local store: its server maintains it),
+ *         LEASE_EINVALID (negative grace), LEASE_ECONFIG (git not found),
+ *         LEASE_EPAYLOAD (a ref points at an object the store lacks),
+ *         LEASE_EINTERNAL (git failed, or stopped every time), LEASE_ENOMEM;
+ *         lease_store_last_error() says why, with git's first line
+ */
+REFLEASE_EXTERN int lease_store_maintain(lease_store *st, int64_t grace_s,
+                                         lease_maintain_report *rep);
+
 /** Close the store and free everything it owns. Accepts NULL. */
 REFLEASE_EXTERN void lease_store_free(lease_store *st);
 
