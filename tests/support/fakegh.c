@@ -1239,6 +1239,18 @@ static void handle(fakegh *f, struct answer *a, fakegh_endpoint ep, const char *
 
 /* ---- control endpoints (process mode) --------------------------------------------- */
 
+/* GitHub's secondary limit on content-creating requests (80 a minute, 500 an
+ * hour: docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api,
+ * "About secondary rate limits") counts requests that create or change
+ * content: here every POST /git/commits, POST /git/refs, PATCH and DELETE of
+ * a ref and every GraphQL mutation (updateRefs) — a heartbeat is 2. */
+unsigned fakegh_content_creating(fakegh *f)
+{
+	return f->counts[FAKEGH_COMMIT_POST] + f->counts[FAKEGH_REF_CREATE] +
+	       f->counts[FAKEGH_REF_PATCH] + f->counts[FAKEGH_REF_DELETE] +
+	       f->counts[FAKEGH_GQL_MUTATION];
+}
+
 static json_t *stats_json(fakegh *f)
 {
 	json_t *by = json_object();
@@ -1246,8 +1258,9 @@ static json_t *stats_json(fakegh *f)
 
 	for (i = 1; i < FAKEGH_N_ENDPOINTS; i++)
 		json_object_set_new(by, ep_names[i], json_integer(f->counts[i]));
-	return json_pack("{s:i, s:i, s:i, s:o}", "total", f->counts[FAKEGH_ANY], "counted",
-	                 f->counted, "not_modified", f->not_modified, "by_endpoint", by);
+	return json_pack("{s:i, s:i, s:i, s:i, s:o}", "total", f->counts[FAKEGH_ANY], "counted",
+	                 f->counted, "not_modified", f->not_modified, "content_creating",
+	                 fakegh_content_creating(f), "by_endpoint", by);
 }
 
 static void control(fakegh *f, struct answer *a, const char *what, json_t *body)

@@ -150,6 +150,13 @@ REFLEASE_EXTERN int64_t lease_store_now(lease_store *st);
 REFLEASE_EXTERN int lease_store_skew_margin(const lease_store *st);
 /** Lowest TTL a writer may grant on this store, seconds (5 local, 60 github/remote). */
 REFLEASE_EXTERN int lease_store_ttl_min(const lease_store *st);
+/**
+ * The TTL a live write grants when none is asked for and no stored TTL is
+ * kept, seconds (protocol.md §6): LEASE_TTL_DEFAULT_GITHUB (450) on github:,
+ * whose writes count against the repository's request budget (issue 39),
+ * else LEASE_TTL_DEFAULT (300). @p st NULL: LEASE_TTL_DEFAULT.
+ */
+REFLEASE_EXTERN int lease_store_ttl_default(const lease_store *st);
 /** Highest TTL a writer may grant, seconds (86400). */
 REFLEASE_EXTERN int lease_store_ttl_max(const lease_store *st);
 /** Operation timeout, seconds (--timeout). */
