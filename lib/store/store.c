@@ -221,6 +221,10 @@ int lease_store_ttl_min(const lease_store *st)
 {
 	return st->t->ttl_min_s;
 }
+size_t lease_store_budgets(const lease_store *st, lease_budget *out, size_t max)
+{
+	return st ? lease__github_budgets(st->t, out, max) : 0;
+}
 int lease__store_budgeted(const lease_store *st)
 {
 	/* github: every write counts against the repository's request budget
