@@ -1,5 +1,5 @@
 #!/bin/sh
-# shellcheck disable=SC1091,SC2154  # sourced helpers; fpid and base set by fakegh_start
+# shellcheck disable=SC1091,SC2154,SC2015  # sourced helpers; fpid and base set by fakegh_start; A && B || fail is intended
 # test: seconds 30
 # Issue 39 item 2, the budget of a held lease on github: with the defaults
 # (TTL 450 s, renewed every 375 s: protocol.md §6 "Renewal point"), a 400 s

@@ -1,5 +1,5 @@
 #!/bin/sh
-# shellcheck disable=SC1091,SC2154  # sourced helpers; fpid and base set by fakegh_start
+# shellcheck disable=SC1091,SC2154,SC2015  # sourced helpers; fpid and base set by fakegh_start; A && B || fail is intended
 # Issue 39 item 5, budget awareness: reflease reads x-ratelimit-limit,
 # -remaining, -used, -resource and -reset on every GitHub answer; when under
 # 10 % of a budget remains it warns once per process on stderr, naming the
