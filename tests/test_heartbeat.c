@@ -11,6 +11,7 @@
 #include <sys/time.h>
 #include <time.h>
 
+#include "lease/renew.h"
 #include "reflease.h"
 #include "reflease/sys/transport.h"
 #include "support/memstore.h"
@@ -806,10 +807,160 @@ START_TEST(test_keep_check_ttl)
 	ck_assert_int_eq(lease_keep_check_ttl(5), LEASE_EINVALID);
 	ck_assert_int_eq(lease_keep_check_ttl(0), LEASE_EINVALID);
 	ck_assert_int_eq(lease_keep_check_ttl(86401), LEASE_EINVALID);
-	ck_assert_int_eq(lease_keep_check_ttl(6), 0);
+	/* issue 40 B67: TTL 6 to 8 leave a heartbeat less than two attempts
+	 * (LEASE_KEEP_MIN_WINDOW) between the floor and the lost deadline */
+	ck_assert_int_eq(lease_keep_check_ttl(6), LEASE_EINVALID);
+	ck_assert_int_eq(lease_keep_check_ttl(8), LEASE_EINVALID);
+	ck_assert_double_eq_tol(lease_keep_window(6), 2.0, 1e-9);
+	ck_assert_double_eq_tol(lease_keep_window(9), 4.5, 1e-9);
+	ck_assert_int_eq(lease_keep_check_ttl(9), 0);
 	ck_assert_int_eq(lease_keep_check_ttl(60), 0);
 	ck_assert_int_eq(lease_keep_check_ttl(300), 0);
 	ck_assert_int_eq(lease_keep_check_ttl(86400), 0);
+}
+END_TEST
+
+/* B67 (issue 40): at every TTL `run` accepts (9 s and up) with the default
+ * schedule, each heartbeat starts at least LEASE_KEEP_MIN_WINDOW − 1 s (two
+ * attempts with a backoff between) before run's watchdog, which fires 1 s
+ * before the lost deadline; the clock at its worst alignment (0.9 s past a
+ * whole second). At TTL 6 a heartbeat had 1 s: a loaded machine lost the
+ * lease. */
+START_TEST(test_b67_small_ttl_window)
+{
+	int64_t ttl;
+
+	for (ttl = 9; ttl <= 61; ttl++) {
+		fake f;
+		lease_keep_options k;
+		lease_result acq, last;
+		double wd;
+		int i;
+
+		ck_assert_int_eq(lease_keep_check_ttl(ttl), 0);
+		fake_open(&f);
+		f.t += 0.9;
+		fake_acquire(&f, ttl, &acq);
+		keep_init(&k, &f, ttl, &acq);
+		f.stop_after_writes = 4;
+		wd = f.t + (lease_lost_at(&acq.payload, ttl) - (double)acq.now) - 1.0;
+		ck_assert_int_eq(lease_keep(&last, f.st, "job", &k), 0);
+		ck_assert_int_eq(f.lost + f.failed + f.retries, 0);
+		for (i = 0; i < f.n; i++) {
+			ck_assert_msg(f.real[i] <= wd - (LEASE_KEEP_MIN_WINDOW - 1.0) + 1e-9,
+			              "ttl %lld: heartbeat %d at %.1f, watchdog at %.1f",
+			              (long long)ttl, i, f.real[i] - 1800000000.0,
+			              wd - 1800000000.0);
+			wd = f.real[i] + (f.lost_at[i] - (double)f.at[i]) - 1.0;
+		}
+		lease_store_free(f.st);
+	}
+}
+END_TEST
+
+/* The renewal point (protocol.md §6, issue 39), pure: what a renewal needs
+ * (lost margin, LEASE_KEEP_MARGIN, skew, 4 attempts with 1+2+4 s backoff),
+ * the store's pace, and the clamp to the floor. */
+START_TEST(test_renew_point_rule)
+{
+	lease_renew_latency l;
+
+	memset(&l, 0, sizeof(l));
+	ck_assert_double_eq_tol(lease__renew_latency(&l), 1.0, 1e-9); /* nothing measured */
+	lease__renew_note(&l, 0.2);
+	ck_assert_double_eq_tol(lease__renew_latency(&l), 1.0, 1e-9);
+	lease__renew_note(&l, 2.3);
+	ck_assert_double_eq_tol(lease__renew_latency(&l), 3.0, 1e-9); /* the largest, whole */
+	for (int i = 0; i < LEASE_RENEW_WINDOW; i++)
+		lease__renew_note(&l, 0.1);
+	ck_assert_double_eq_tol(lease__renew_latency(&l), 1.0, 1e-9); /* it left the window */
+	/* github: TTL 450, skew 5: 12 + 2 + 5 + 7 + 4·1 = 30 s */
+	ck_assert_double_eq_tol(lease__renew_need(450, 1.0, 5), 30.0, 1e-9);
+	ck_assert_int_eq(lease__renew_pace(1, 450), LEASE_RENEW_PACE_BUDGETED);
+	ck_assert_int_eq(lease__renew_pace(0, 300), 100);
+	/* the pace first (375 s: 19.2 content-creating requests an hour) */
+	ck_assert_double_eq_tol(lease__renew_at(1000, 1450, 450, 375, 1.0, 5), 1375.0, 1e-9);
+	/* a slow store (20 s writes): 12+2+5+7+80 = 106 s before the expiry */
+	ck_assert_double_eq_tol(lease__renew_at(1000, 1450, 450, 375, 20.0, 5), 1344.0, 1e-9);
+	/* an explicit TTL 60 on github: the need, not the pace */
+	ck_assert_double_eq_tol(lease__renew_at(1000, 1060, 60, 375, 1.0, 5), 1030.0, 1e-9);
+	/* TTL 9: clamped to the floor (1 s after the write) */
+	ck_assert_double_eq_tol(lease__renew_lead(9, 1.0, 0), 8.0, 1e-9);
+	ck_assert_double_eq_tol(lease__renew_at(1000, 1009, 9, 3, 1.0, 0), 1001.0, 1e-9);
+	/* never at or before the write */
+	ck_assert_double_eq_tol(lease__renew_at(1000, 1002, 9, 3, 1.0, 0), 1001.0, 1e-9);
+}
+END_TEST
+
+/* Slow writes: each replace_ref takes slow_s of the fake clock (the store's
+ * monotonic clock too). */
+static int (*orig_replace)(lease_transport *, const char *, const lease_oid *, const lease_oid *);
+static fake *slow_fake;
+static double slow_s;
+
+static int slow_replace(lease_transport *t, const char *refname, const lease_oid *old_oid,
+                        const lease_oid *new_oid)
+{
+	slow_fake->t += slow_s;
+	return orig_replace(t, refname, old_oid, new_oid);
+}
+
+static int64_t fake_mono_ms(void *payload)
+{
+	return (int64_t)(((fake *)payload)->t * 1000.0);
+}
+
+/* A store whose writes count against a budget (its kind "github", skew 5 s:
+ * protocol.md §6 "Renewal point", issue 39): the default TTL is 450 s and
+ * the keeper renews at the store's pace, 375 s after each write — not ttl/3;
+ * once writes are measured slow (20 s), earlier: when 106 s are left. */
+START_TEST(test_budgeted_store_renews_at_pace_then_by_latency)
+{
+	lease_store_options o = LEASE_STORE_OPTIONS_INIT;
+	lease_keep_options k;
+	lease_result acq, last;
+	lease_transport *t;
+	fake f;
+	int i;
+
+	memset(&f, 0, sizeof(f));
+	f.t = 1800000000.0;
+	o.clock.now = fake_now;
+	o.clock.mono_ms = fake_mono_ms;
+	o.clock.payload = &f;
+	t = memstore_new(&f.mem);
+	ck_assert_ptr_nonnull(t);
+	t->kind = "github";
+	t->skew_margin_s = 5;
+	orig_replace = t->replace_ref;
+	t->replace_ref = slow_replace;
+	slow_fake = &f;
+	slow_s = 0;
+	f.st = storefix_transport(t, &o);
+	ck_assert_int_eq(lease_store_ttl_default(f.st), LEASE_TTL_DEFAULT_GITHUB);
+	fake_acquire(&f, 0, &acq); /* no --ttl: the store's default */
+	ck_assert_int_eq(acq.payload.ttl_seconds, 450);
+	keep_init(&k, &f, 0, &acq);
+	k.known_ttl_seconds = 450;
+	f.stop_after_writes = 4;
+	ck_assert_int_eq(lease_keep(&last, f.st, "job", &k), 0);
+	ck_assert_int_eq(f.writes, 4);
+	ck_assert_int_eq(f.at[0], acq.now + 375);
+	for (i = 1; i < 4; i++)
+		ck_assert_int_eq(f.at[i] - f.at[i - 1], 375);
+	/* slow writes: the first one measured, the next renewal plans with it */
+	slow_s = 20;
+	f.stop = 0;
+	f.n = f.writes = 0;
+	keep_init(&k, &f, 0, &last);
+	k.known_ttl_seconds = 450;
+	k.known_now = last.now;
+	f.stop_after_writes = 3;
+	ck_assert_int_eq(lease_keep(&last, f.st, "job", &k), 0);
+	ck_assert_int_eq(f.writes, 3);
+	for (i = 1; i < 3; i++)
+		ck_assert_int_eq(f.at[i] - 20, f.exp[i - 1] - 106);
+	lease_store_free(f.st);
 }
 END_TEST
 
@@ -880,6 +1031,8 @@ Suite *heartbeat_suite(void)
 	        ONE(test_stop_flag), ONE(test_invalid_options_write_nothing),
 	        ONE(test_default_sleep_honours_stop_promptly),
 	        ONE(test_small_ttl_lands_before_watchdog), ONE(test_keep_check_ttl),
+	        ONE(test_b67_small_ttl_window), ONE(test_renew_point_rule),
+	        ONE(test_budgeted_store_renews_at_pace_then_by_latency),
 	        ONE(test_check_adopts_earlier_stored_expiry), ONE(test_check_lost_at_once_on_break),
 	        ONE(test_set_keeper_heartbeats_every_member),
 	        ONE(test_set_check_adopts_earlier_member_expiry),

@@ -46,6 +46,8 @@ struct stream_ctx {
 	size_t failed;
 	char first_kind[32], first_name[LEASE_NAME_MAX + 1], first_msg[400];
 	int first_code;
+	lease_budget budgets[LEASE_BUDGET_MAX]; /* the store's request budgets seen (issue 39) */
+	size_t nbudgets;
 };
 
 /* Bytes kept for the summary's header line above its rows. */
@@ -155,6 +157,52 @@ static json_t *entry_json(const lease_reconcile_entry *e)
 	                 e->has_payload ? exp : NULL, "anomalies", an);
 }
 
+/* The request budgets the store's answers announced (github:; issue 39):
+ * [{"resource", "limit", "remaining", "used", "reset"}], newest figures;
+ * [] on stores that announce none. */
+static json_t *budgets_json(const stream_ctx *c)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; a && i < c->nbudgets && i < LEASE_BUDGET_MAX; i++) {
+		const lease_budget *b = &c->budgets[i];
+		char reset[LEASE_TIME_STRSZ + 1];
+		json_t *o = json_pack("{s:s, s:I, s:I}", "resource", b->resource, "limit",
+		                      (json_int_t)b->limit, "remaining", (json_int_t)b->remaining);
+		if (!o)
+			continue;
+		if (b->used >= 0)
+			json_object_set_new(o, "used", json_integer(b->used));
+		if (b->reset > 0) {
+			lease_time_format(reset, b->reset);
+			json_object_set_new(o, "reset", json_string(reset));
+		}
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+/* The budgets as one markdown sentence (the job summary), nothing when none. */
+static void md_budgets(mdbuf *b, const stream_ctx *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nbudgets && i < LEASE_BUDGET_MAX; i++) {
+		const lease_budget *g = &c->budgets[i];
+		char reset[LEASE_TIME_STRSZ + 1] = "?";
+		if (g->reset > 0)
+			lease_time_format(reset, g->reset);
+		md_printf(b, "%s`%s` %ld of %ld left (resets %s)",
+		          i ? ", "
+		            : "GitHub request budgets (the leases of this repository compete "
+		              "for them): ",
+		          g->resource, g->remaining, g->limit, reset);
+	}
+	if (c->nbudgets)
+		md_put(b, ".\n\n", 3);
+}
+
 /* Everything of `reconcile --json` but "leases" (streamed before it): the
  * summary @p r, @p scanned leases in all, and the actions gathered by the
  * sweep's visit in @p c. */
@@ -178,6 +226,8 @@ static json_t *report_json(const lease_reconcile_report *r, size_t scanned, stre
 	/* writes made: how long they were paced (GitHub asks >= 1 s in bursts) */
 	if (top && (r->reaped || r->pruned || r->skipped || r->paced_ms))
 		json_object_set_new(top, "paced_seconds", json_real((double)r->paced_ms / 1000.0));
+	if (top)
+		json_object_set_new(top, "budgets", budgets_json(c));
 	return top;
 }
 /* ---- human table ---------------------------------------------------------------------- */
@@ -284,6 +334,7 @@ static void render_summary(mdbuf *b, const lease_reconcile_report *r, size_t sca
 		          " Writes paced %.1f s (GitHub asks for >= 1 s between them in bursts).",
 		          (double)r->paced_ms / 1000.0);
 	md_put(b, "\n\n", 2);
+	md_budgets(b, c);
 	if (!c->listed) {
 		md_printf(b, "%s", "No anomalies.\n");
 		return;
@@ -508,6 +559,7 @@ static int cmd_reconcile(cli_ctx *ctx, int argc, char **argv)
 	if (tty && rep.count >= PROGRESS_MIN)
 		fprintf(stderr, "\r\033[K");
 	scanned = rep.count;
+	sc.nbudgets = lease_store_budgets(st, sc.budgets, LEASE_BUDGET_MAX);
 	if (rc < 0) {
 		if (ctx->json)
 			printf("]}\n"); /* the partial object stays valid JSON */

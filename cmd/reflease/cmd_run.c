@@ -301,28 +301,34 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		return cli_status_of(cli_usage(ctx, "--fair queues for one lease: not with %s",
 		                               a->slots ? "--slots" : "a set of NAMEs"));
 	}
-	ttl = a->ttl ? a->ttl : LEASE_TTL_DEFAULT;
-	if (lease_heartbeat_every(&every, ttl, a->every) < 0) {
-		free(argv2);
-		return cli_status_of(cli_usage(ctx, "--every: %ld s is above ttl/2 (%lld s)",
-		                               a->every,
-		                               (long long)lease_heartbeat_every_max(ttl)));
-	}
-	/* Q1: a SIGKILLed fair waiter's ticket goes at once, not at its TTL */
+	/* Q1: a SIGKILLed fair waiter's ticket goes at once, not at its TTL;
+	 * started before the store opens, whose randomness goes through it */
 	if (a->fair && run_ticket_guard_start(&tg, ctx, name) < 0)
 		tg.pid = -1;
 	if ((rc = cli_open_store(ctx, &st)) < 0 || (rc = cli_check_ttl(ctx, st, a->ttl)) < 0) {
 		free(argv2);
 		return cli_status_of(rc);
 	}
+	/* the store's default: 450 s on github: (issue 39), else 300 s */
+	ttl = a->ttl ? a->ttl : lease_store_ttl_default(st);
+	if (lease_heartbeat_every(&every, ttl, a->every) < 0) {
+		free(argv2);
+		return cli_status_of(cli_usage(ctx, "--every: %ld s is above ttl/2 (%lld s)",
+		                               a->every,
+		                               (long long)lease_heartbeat_every_max(ttl)));
+	}
 	if (lease_keep_check_ttl(ttl) < 0) {
-		/* §6: heartbeats could not land before the lost deadline */
+		/* §6: heartbeats could not land before the lost deadline (B67) */
 		free(argv2);
 		return cli_status_of(cli_usage(
 		        ctx,
-		        "--ttl %lld s is too short for run: after kill_grace and the lost "
-		        "deadline's margin no heartbeat could land in time; use --ttl 6 or more",
-		        (long long)ttl));
+		        "--ttl %lld s is too short for run: a heartbeat may start %lld s after "
+		        "the last (the floor) and must land %.1f s before the expiry (the lost "
+		        "deadline: kill_grace + 2 s), which leaves %.1f s, less than the %.0f s "
+		        "two attempts need on a loaded machine; use --ttl 9 or more",
+		        (long long)ttl, (long long)lease_heartbeat_floor(ttl),
+		        lease_kill_grace(ttl) + 2.0, lease_keep_window(ttl),
+		        LEASE_KEEP_MIN_WINDOW));
 	}
 	if (access("/proc/self/stat", R_OK) != 0) {
 		/* the guard finds CMD's tree through /proc: no fence without it */
@@ -485,7 +491,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		k.host = ctx->host;
 		k.lease_token = token;
 		k.ttl_seconds = ttl;
-		k.every_seconds = every;
+		k.every_seconds = a->every; /* 0: the store's pace (§6 "Renewal point") */
 		k.known_expires_at = r.payload.expires_at;
 		k.known_ttl_seconds = ttl;
 		k.known_now = r.now;

@@ -165,6 +165,14 @@ void cli_log(int level, const char *msg, void *payload)
 
 	(void)payload;
 	fprintf(stderr, "reflease: %s: %s\n", names[level < 0 ? 0 : level > 3 ? 3 : level], msg);
+	/* a budget warning (once per process and budget, issue 39) is also an
+	 * annotation of the GitHub Actions step: the run's page shows it */
+	if (level == LEASE_LOG_WARN && report_github_actions() &&
+	    strncmp(msg, LEASE_BUDGET_WARNING_PREFIX, strlen(LEASE_BUDGET_WARNING_PREFIX)) == 0) {
+		char d[2048];
+		report_gha_escape(d, sizeof(d), msg, 0);
+		fprintf(stderr, "::warning title=reflease GitHub request budget::%s\n", d);
+	}
 }
 
 void cli_mark_if_full(char *buf, size_t size)

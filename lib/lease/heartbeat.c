@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "lease/policy.h"
+#include "lease/renew.h"
 #include "reflease/primitives.h"
 #include "store/frontend.h"
 #include "util/util.h"
@@ -29,22 +30,38 @@ int lease_keep_check_ttl(int64_t ttl_seconds)
 
 	if (ttl_seconds < LEASE_TTL_READ_MIN || ttl_seconds > LEASE_TTL_READ_MAX)
 		return LEASE_EINVALID;
-	/* the window between the floor and the aim point must be open */
+	/* the window between the floor and the aim point must be open, and wide
+	 * enough for two attempts before run's watchdog (issue 40 B67) */
 	return whole_before(lease__policy_lost_deadline(ttl_seconds, ttl_seconds) -
-	                    LEASE_KEEP_MARGIN) >= (double)floor
+	                    LEASE_KEEP_MARGIN) >= (double)floor &&
+	                       lease__renew_window(ttl_seconds) >= LEASE_KEEP_MIN_WINDOW
 	               ? 0
 	               : LEASE_EINVALID;
 }
 
-/* The latest time to start an attempt: LEASE_KEEP_MARGIN before @p lost_at,
- * rounded down to a whole second (store time has whole seconds: a fractional
- * aim would be reached only at the next whole second); never before @p now
- * (then the next whole second). */
-static double aim_before(double lost_at, double now)
-{
-	double latest = whole_before(lost_at - LEASE_KEEP_MARGIN);
+/* The renewal schedule of one keeper (protocol.md §6 "Renewal point"):
+ * the store's pace and skew, the recent write latencies. */
+typedef struct keep_sched {
+	int budgeted;  /* lease__store_budgeted() */
+	int skew;      /* lease_store_skew_margin() */
+	int64_t every; /* --every S, 0 = the store's pace */
+	lease_renew_latency lat;
+} keep_sched;
 
-	return latest > now ? latest : now + 1;
+/* The next renewal after a write at @p since left the lease expiring at
+ * @p expires_at with @p ttl (lease__renew_at()). */
+static double renew_next(const keep_sched *k, int64_t since, int64_t expires_at, int64_t ttl)
+{
+	int64_t pace = k->every ? lease__policy_interval(ttl, k->every)
+	                        : lease__renew_pace(k->budgeted, ttl);
+
+	return lease__renew_at(since, expires_at, ttl, pace, lease__renew_latency(&k->lat),
+	                       k->skew);
+}
+
+double lease_keep_window(int64_t ttl_seconds)
+{
+	return lease__renew_window(ttl_seconds);
 }
 
 double lease_keep_check_interval(const lease_store *st)
@@ -266,6 +283,8 @@ static int keep_engine(lease_result *last, lease_store *st, const char *const *n
 	        at_oid; /* at_oid: the state last known under our token */
 	lease_payload known_payload;
 	int known_has_parent = 0;
+	keep_sched ks;
+	int64_t t_write;
 
 	memset(&r, 0, sizeof(r));
 	memset(set_have_at, 0, sizeof(set_have_at));
@@ -280,7 +299,7 @@ static int keep_engine(lease_result *last, lease_store *st, const char *const *n
 		          : LEASE_EINVALID;
 	ttl = opts->ttl_seconds         ? opts->ttl_seconds
 	      : opts->known_ttl_seconds ? opts->known_ttl_seconds
-	                                : LEASE_TTL_DEFAULT;
+	                                : lease_store_ttl_default(st);
 	if (opts->every_seconds && (opts->ttl_seconds || opts->known_ttl_seconds) &&
 	    lease_heartbeat_every(&every, ttl, opts->every_seconds) < 0)
 		return lease__store_set_error(
@@ -290,6 +309,10 @@ static int keep_engine(lease_result *last, lease_store *st, const char *const *n
 	backoff = opts->backoff_initial_s > 0 ? opts->backoff_initial_s : 1.0;
 	backoff_max = opts->backoff_max_s > 0 ? opts->backoff_max_s : 30.0;
 	every = lease__policy_interval(ttl, opts->every_seconds);
+	memset(&ks, 0, sizeof(ks));
+	ks.budgeted = lease__store_budgeted(st);
+	ks.skew = lease_store_skew_margin(st);
+	ks.every = opts->every_seconds;
 	now = lease_store_now(st);
 	if (opts->known_expires_at && opts->known_oid) {
 		at_oid = *opts->known_oid;
@@ -299,9 +322,7 @@ static int keep_engine(lease_result *last, lease_store *st, const char *const *n
 		int64_t since = opts->known_now ? opts->known_now : now;
 		expires_at = opts->known_expires_at;
 		lost_at = lease__policy_lost_deadline(expires_at, ttl);
-		next = (double)(since + every);
-		if (next > lost_at - LEASE_KEEP_MARGIN)
-			next = aim_before(lost_at, (double)since);
+		next = renew_next(&ks, since, expires_at, ttl);
 	} else {
 		/* Expiry unknown until the first heartbeat lands. */
 		lost_at = (double)(now + every);
@@ -373,13 +394,12 @@ static int keep_engine(lease_result *last, lease_store *st, const char *const *n
 				expires_at = cr.payload.expires_at;
 				if (l < lost_at)
 					lost_at = l;
-				/* heartbeat at the pace the stored TTL demands: at
-				 * once when the aim point has passed already */
-				if (next > lost_at - LEASE_KEEP_MARGIN)
-					next = whole_before(lost_at - LEASE_KEEP_MARGIN) >
-					                       (double)now
-					               ? whole_before(lost_at - LEASE_KEEP_MARGIN)
-					               : (double)now;
+				/* heartbeat at the renewal point the stored TTL
+				 * demands: at once when it has passed already */
+				double latest = lease__renew_latest(
+				        expires_at, t, lease__renew_latency(&ks.lat), ks.skew);
+				if (next > latest)
+					next = latest > (double)now ? latest : (double)now;
 				known_oid = at_oid = cr.oid;
 				known_payload = cr.payload;
 				have_known = have_at = 1;
@@ -424,6 +444,7 @@ static int keep_engine(lease_result *last, lease_store *st, const char *const *n
 		op.known_oid = have_known ? &known_oid : NULL;
 		op.known_payload = have_known ? &known_payload : NULL;
 		op.known_parent = have_known && known_has_parent ? &known_parent : NULL;
+		t_write = lease__store_mono_ms(st);
 		if (set) {
 			/* one atomic write for every member due (protocol.md "Sets") */
 			op.known_oid = NULL;
@@ -435,6 +456,8 @@ static int keep_engine(lease_result *last, lease_store *st, const char *const *n
 			rc = lease_heartbeat(&r, st, name, &op);
 		}
 		have_known = 0;
+		/* the write's latency, answered or not: the renewal point's */
+		lease__renew_note(&ks.lat, (double)(lease__store_mono_ms(st) - t_write) / 1000.0);
 		now = lease_store_now(st);
 		memset(&rep, 0, sizeof(rep));
 		rep.result = &r;
@@ -460,9 +483,8 @@ static int keep_engine(lease_result *last, lease_store *st, const char *const *n
 			every = lease__policy_interval(ttl, opts->every_seconds);
 			lost_at = expires_at ? lease__policy_lost_deadline(expires_at, ttl)
 			                     : (double)(now + every);
-			next = (double)(now + every);
-			if (next > lost_at - LEASE_KEEP_MARGIN)
-				next = aim_before(lost_at, (double)now);
+			next = expires_at ? renew_next(&ks, now, expires_at, ttl)
+			                  : (double)(now + every);
 			attempt = 0;
 			backoff = opts->backoff_initial_s > 0 ? opts->backoff_initial_s : 1.0;
 			rep.event = LEASE_KEEP_WRITE;

@@ -377,7 +377,7 @@ static void no_write(decision *d, lease_status_id status, int code, int holds, c
 
 /* The TTL a live write grants (§6): the option; else the stored ttl_seconds
  * when the token is preserved (300 for pre-bump, raised to the store
- * minimum); else 300. */
+ * minimum); else the store's default (300; 450 on github:). */
 static int64_t effective_ttl(op_ctx *c, const lease_payload *cur, lease_token_change ch)
 {
 	int64_t ttl;
@@ -386,7 +386,7 @@ static int64_t effective_ttl(op_ctx *c, const lease_payload *cur, lease_token_ch
 	if (c->o->ttl_seconds > 0)
 		return c->o->ttl_seconds;
 	if (ch != LEASE_TOKEN_PRESERVE || !cur)
-		return LEASE_TTL_DEFAULT;
+		return lease_store_ttl_default(c->st); /* 450 on github: (issue 39) */
 	ttl = lease__policy_kept_ttl(cur, lease_store_ttl_min(c->st), &approx);
 	if (approx)
 		c->approximate = 1;

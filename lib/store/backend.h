@@ -74,6 +74,13 @@ struct lease_http *lease__github_http(lease_transport *t);
 size_t lease__github_listing_peak(lease_transport *t, int reset);
 
 /**
+ * The request budgets GitHub transport @p t saw (lease_store_budgets(),
+ * issue 39), up to @p max into @p out; 0 for other transports.
+ * @return how many it holds
+ */
+size_t lease__github_budgets(const lease_transport *t, lease_budget *out, size_t max);
+
+/**
  * 1 when REFLEASE_GIT_TOKEN may be offered to @p url: https://, or http://
  * towards a loopback host as lease__host_is_loopback() parses it (never a
  * name that merely begins with "127."); 0 otherwise (issue 15, protocol.md §9).

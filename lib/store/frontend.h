@@ -32,6 +32,13 @@ void lease__store_op_end(lease_store *st);
 void lease__store_set_wait_end(lease_store *st, int64_t mono_ms);
 
 /**
+ * Whether every write to @p st counts against a small request budget
+ * (github:, issue 39): the heartbeat service renews at
+ * LEASE_RENEW_PACE_BUDGETED there, not at ttl/3 (protocol.md §6).
+ */
+int lease__store_budgeted(const lease_store *st);
+
+/**
  * The store's monotonic clock, ms (lease_store_options.clock.mono_ms, else
  * CLOCK_MONOTONIC): the clock of every wait, verify poll and deadline.
  */

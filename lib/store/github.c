@@ -5,6 +5,7 @@
  * (REST as the fallback). This file knows refs, oids and commits, never
  * phases or tokens; lib/lease/primitives.c validates every post-state. */
 #include "backend.h"
+#include "gh_budget.h"
 #include "http.h"
 #include "util/util.h"
 
@@ -74,6 +75,7 @@ typedef struct gh_transport {
 	void *log_payload;
 	int log_level;
 	size_t list_peak; /* most refs a listing held at once (lease__github_listing_peak) */
+	lease_gh_budgets budgets; /* the x-ratelimit-* budgets answers announced (issue 39) */
 	char errmsg[1024];
 } gh_transport;
 
@@ -565,6 +567,12 @@ static int answer_first(gh_transport *g, gh_reply *rp, const char *url)
 	if (rp->r.result == LEASE_HTTP_OK && rp->r.date >= 0) {
 		g->date = rp->r.date;
 		g->date_ms = rp->r.date_mono_ms;
+	}
+	if (rp->r.result == LEASE_HTTP_OK) {
+		char bm[512];
+
+		if (lease__gh_budget_note(&g->budgets, &rp->r, g->owner, g->repo, bm, sizeof(bm)))
+			gh_log(g, LEASE_LOG_WARN, "%s", bm);
 	}
 	if (rp->r.tls_failed) {
 		rc = tls_refused(g, url, rp->r.error);
@@ -2410,6 +2418,13 @@ static void gh_set_deadline(lease_transport *t, int64_t ms)
 	gh_transport *g = (gh_transport *)t;
 
 	g->op_deadline_ms = ms > 0 ? mono_ms(g) + ms : 0;
+}
+
+size_t lease__github_budgets(const lease_transport *t, lease_budget *out, size_t max)
+{
+	if (!t || t->free != gh_free)
+		return 0;
+	return lease__gh_budget_copy(&((const gh_transport *)t)->budgets, out, max);
 }
 
 size_t lease__github_listing_peak(lease_transport *t, int reset)

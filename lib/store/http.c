@@ -288,6 +288,9 @@ static void reset_headers(lease_http_response *r)
 	r->retry_after = -1;
 	r->rl_remaining = -1;
 	r->rl_reset = -1;
+	r->rl_limit = -1;
+	r->rl_used = -1;
+	r->rl_resource[0] = '\0';
 	r->etag[0] = '\0';
 }
 
@@ -344,6 +347,12 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
 		r->rl_remaining = parse_long(v);
 	} else if ((v = header_value(data, n, "x-ratelimit-reset", buf, sizeof(buf)))) {
 		r->rl_reset = parse_long(v);
+	} else if ((v = header_value(data, n, "x-ratelimit-limit", buf, sizeof(buf)))) {
+		r->rl_limit = parse_long(v);
+	} else if ((v = header_value(data, n, "x-ratelimit-used", buf, sizeof(buf)))) {
+		r->rl_used = parse_long(v);
+	} else if ((v = header_value(data, n, "x-ratelimit-resource", buf, sizeof(buf)))) {
+		snprintf(r->rl_resource, sizeof(r->rl_resource), "%s", v);
 	} else if ((v = header_value(data, n, "etag", buf, sizeof(buf)))) {
 		snprintf(r->etag, sizeof(r->etag), "%s", v);
 	} else if (n > 9 && strncasecmp(data, "location:", 9) == 0) {

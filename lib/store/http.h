@@ -37,6 +37,9 @@ typedef struct lease_http_response {
 	long retry_after;     /**< `retry-after`, seconds; -1 absent */
 	long rl_remaining;    /**< `x-ratelimit-remaining`; -1 absent */
 	int64_t rl_reset;     /**< `x-ratelimit-reset`, seconds since the epoch; -1 absent */
+	long rl_limit;        /**< `x-ratelimit-limit`; -1 absent (issue 39 item 5) */
+	long rl_used;         /**< `x-ratelimit-used`; -1 absent */
+	char rl_resource[32]; /**< `x-ratelimit-resource` ("core", "graphql", ...), or "" */
 	int64_t date_mono_ms; /**< monotonic time (ms) when the response was complete */
 	int body_overflow;    /**< the body passed the cap (result is UNANSWERED) */
 	char next_url[1024];  /**< `Link: <URL>; rel="next"` (pagination), or "" */

@@ -150,6 +150,20 @@ int lease_store_ttl_min(const lease_store *st)
 {
 	return st->t->ttl_min_s;
 }
+size_t lease_store_budgets(const lease_store *st, lease_budget *out, size_t max)
+{
+	return st ? lease__github_budgets(st->t, out, max) : 0;
+}
+int lease__store_budgeted(const lease_store *st)
+{
+	/* github: every write counts against the repository's request budget
+	 * (issue 39); the kind names the backend (GHES included) */
+	return strcmp(st->t->kind, "github") == 0;
+}
+int lease_store_ttl_default(const lease_store *st)
+{
+	return st && lease__store_budgeted(st) ? LEASE_TTL_DEFAULT_GITHUB : LEASE_TTL_DEFAULT;
+}
 int lease_store_ttl_max(const lease_store *st)
 {
 	(void)st;

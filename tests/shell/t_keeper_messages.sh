@@ -31,7 +31,7 @@ expect_rc 0 env REFLEASE_HOST=h2 $R heartbeat "$c" --lease-token "$(sed -n 's/^l
 # ---- lost while a heartbeat hangs on a ref lock: one message, with the cause
 c=lk
 D=$TMPDIR/cell.$c; mkdir -p "$D"
-$R run "$c" --ttl 6 -- sleep 60 >"$D/out" 2>"$D/err" &
+$R run "$c" --ttl 9 -- sleep 60 >"$D/out" 2>"$D/err" &
 P=$!
 wait_until 20 "$c: held" is_live "$c"
 : >"$S/refs/leases/$c.lock"

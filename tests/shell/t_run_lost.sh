@@ -12,12 +12,12 @@ STAMPER="trap '' TERM; exec '$BUILD/tools/stamp' '$TMPDIR/stamp' 50"
 
 # 1. Another party breaks the lease (break --force): the next heartbeat
 #    answers not_holder → lost at once; CMD (ignoring SIGTERM) is killed after
-#    kill_grace (1 s for ttl 6).
-"$R" --json run lost1 --ttl 6 -- sh -c "$STAMPER" >"$TMPDIR/l1.out" 2>"$TMPDIR/l1.err" &
+#    kill_grace (1.5 s for ttl 9).
+"$R" --json run lost1 --ttl 9 -- sh -c "$STAMPER" >"$TMPDIR/l1.out" 2>"$TMPDIR/l1.err" &
 P=$!
 wait_until 30 "lost1: CMD started (run holds the lease first)" test -s "$TMPDIR/stamp"
-# next heartbeat within ttl/3 = 2 s, then kill_grace 1 s: well inside one TTL
-# (6 s), the bound t_run_fence.sh holds a broken run to as well
+# next re-read within 1 s (the heartbeat floor), then kill_grace 1.5 s: well
+# inside one TTL (9 s), the bound t_run_fence.sh holds a broken run to as well
 lost_by_break lost1 "$P" "$TMPDIR/l1.err"
 tail -n 1 "$TMPDIR/l1.err" >"$TMPDIR/last"
 jparse <"$TMPDIR/last"
@@ -32,7 +32,7 @@ expect_rc 0 "$R" status lost1 --json
 # 2. The store stops accepting writes (a stale ref lock): heartbeats fail and
 #    are retried until the lost deadline expires_at − (kill_grace + 2 s); CMD
 #    is dead before expires_at.
-"$R" --json run lost2 --ttl 6 -- sh -c "$STAMPER" >"$TMPDIR/l2.out" 2>"$TMPDIR/l2.err" &
+"$R" --json run lost2 --ttl 9 -- sh -c "$STAMPER" >"$TMPDIR/l2.out" 2>"$TMPDIR/l2.err" &
 P=$!
 i=0
 while [ ! -s "$TMPDIR/stamp.2" ]; do
@@ -57,7 +57,7 @@ jparse <"$TMPDIR/last"
 
 # 3. A CMD that honours SIGTERM gets SIGTERM (not SIGKILL) when the lease is lost;
 #    --conflict-exit-code replaces the 4 of a lost lease
-"$R" --json run lost3 --ttl 6 --conflict-exit-code 99 -- sh -c "trap 'exit 15' TERM; while :; do sleep 0.05; done" \
+"$R" --json run lost3 --ttl 9 --conflict-exit-code 99 -- sh -c "trap 'exit 15' TERM; while :; do sleep 0.05; done" \
   >"$TMPDIR/l3.out" 2>"$TMPDIR/l3.err" &
 P=$!
 wait_until 30 "lost3: lease held" is_live lost3

@@ -77,6 +77,8 @@ struct fakegh {
 	char **log;
 	size_t nlog;
 	long rl_used;
+	long rl_limit;        /* x-ratelimit-limit (0 = 5000); set by /_fakegh/ratelimit */
+	char rl_resource[16]; /* the budget rl_limit is for ("" = every one) */
 };
 
 /* Per-request state across libmicrohttpd's calls. */
@@ -1251,6 +1253,18 @@ static void handle(fakegh *f, struct answer *a, fakegh_endpoint ep, const char *
 
 /* ---- control endpoints (process mode) --------------------------------------------- */
 
+/* GitHub's secondary limit on content-creating requests (80 a minute, 500 an
+ * hour: docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api,
+ * "About secondary rate limits") counts requests that create or change
+ * content: here every POST /git/commits, POST /git/refs, PATCH and DELETE of
+ * a ref and every GraphQL mutation (updateRefs) — a heartbeat is 2. */
+unsigned fakegh_content_creating(fakegh *f)
+{
+	return f->counts[FAKEGH_COMMIT_POST] + f->counts[FAKEGH_REF_CREATE] +
+	       f->counts[FAKEGH_REF_PATCH] + f->counts[FAKEGH_REF_DELETE] +
+	       f->counts[FAKEGH_GQL_MUTATION];
+}
+
 static json_t *stats_json(fakegh *f)
 {
 	json_t *by = json_object();
@@ -1258,8 +1272,9 @@ static json_t *stats_json(fakegh *f)
 
 	for (i = 1; i < FAKEGH_N_ENDPOINTS; i++)
 		json_object_set_new(by, ep_names[i], json_integer(f->counts[i]));
-	return json_pack("{s:i, s:i, s:i, s:o}", "total", f->counts[FAKEGH_ANY], "counted",
-	                 f->counted, "not_modified", f->not_modified, "by_endpoint", by);
+	return json_pack("{s:i, s:i, s:i, s:i, s:o}", "total", f->counts[FAKEGH_ANY], "counted",
+	                 f->counted, "not_modified", f->not_modified, "content_creating",
+	                 fakegh_content_creating(f), "by_endpoint", by);
 }
 
 static void control(fakegh *f, struct answer *a, const char *what, json_t *body)
@@ -1276,6 +1291,17 @@ static void control(fakegh *f, struct answer *a, const char *what, json_t *body)
 		const char *loc = json_string_value(json_object_get(body, "location"));
 		f->moved = loc != NULL;
 		snprintf(f->moved_to, sizeof(f->moved_to), "%s", loc ? loc : "");
+		answer_json(a, 200, json_pack("{s:b}", "ok", 1));
+	} else if (strcmp(what, "ratelimit") == 0) {
+		/* {"limit": L, "remaining": R[, "resource": "core"]}: announce a
+		 * budget of L with R left (then one less per counted answer), e.g.
+		 * under 10 % (issue 39); for one resource only when named */
+		json_int_t lim = json_integer_value(json_object_get(body, "limit"));
+		json_int_t rem = json_integer_value(json_object_get(body, "remaining"));
+		const char *res = json_string_value(json_object_get(body, "resource"));
+		snprintf(f->rl_resource, sizeof(f->rl_resource), "%s", res ? res : "");
+		f->rl_limit = lim > 0 ? (long)lim : 5000;
+		f->rl_used = rem >= 0 && rem <= f->rl_limit ? f->rl_limit - (long)rem : 0;
 		answer_json(a, 200, json_pack("{s:b}", "ok", 1));
 	} else if (strcmp(what, "lag") == 0) {
 		f->lag_ms = (int)json_integer_value(json_object_get(body, "ms"));
@@ -1344,16 +1370,28 @@ static enum MHD_Result add_headers(fakegh *f, struct MHD_Response *resp, const s
 	if (!a->no_rl_headers) {
 		if (a->status != 304)
 			f->rl_used++;
-		MHD_add_response_header(resp, "x-ratelimit-limit", "5000");
-		snprintf(buf, sizeof(buf), "%ld", a->rl_zero ? 0L : 5000L - f->rl_used % 5000);
+		/* GitHub's names: x-ratelimit-limit, -remaining, -used, -reset (UTC
+		 * epoch seconds) and -resource ("core", "graphql", ...) on every
+		 * answer (docs.github.com/en/rest/using-the-rest-api/
+		 * rate-limits-for-the-rest-api, "Checking the status of your rate
+		 * limit"; GraphQL: docs.github.com/en/graphql/overview/
+		 * rate-limits-and-query-limits-for-the-graphql-api) */
+		const char *res = a->resource ? a->resource : "core";
+		long lim =
+		        f->rl_limit > 0 && (!f->rl_resource[0] || strcmp(f->rl_resource, res) == 0)
+		                ? f->rl_limit
+		                : 5000L;
+		snprintf(buf, sizeof(buf), "%ld", lim);
+		MHD_add_response_header(resp, "x-ratelimit-limit", buf);
+		snprintf(buf, sizeof(buf), "%ld",
+		         a->rl_zero || f->rl_used >= lim ? 0L : lim - f->rl_used % lim);
 		MHD_add_response_header(resp, "x-ratelimit-remaining", buf);
 		snprintf(buf, sizeof(buf), "%lld",
 		         (long long)(server_time(f) + (a->rl_zero ? a->rl_reset_in : 3600)));
 		MHD_add_response_header(resp, "x-ratelimit-reset", buf);
-		snprintf(buf, sizeof(buf), "%ld", f->rl_used % 5000);
+		snprintf(buf, sizeof(buf), "%ld", f->rl_used % lim);
 		MHD_add_response_header(resp, "x-ratelimit-used", buf);
-		MHD_add_response_header(resp, "x-ratelimit-resource",
-		                        a->resource ? a->resource : "core");
+		MHD_add_response_header(resp, "x-ratelimit-resource", res);
 	}
 	if (a->link[0])
 		MHD_add_response_header(resp, "Link", a->link);

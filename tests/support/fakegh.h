@@ -177,6 +177,12 @@ unsigned fakegh_count(fakegh *f, fakegh_endpoint ep);
  * @p not_modified (may be NULL) receives the number of 304s.
  */
 unsigned fakegh_counted(fakegh *f, unsigned *not_modified);
+/**
+ * Content-creating requests received (GitHub's secondary limit: 80 a minute,
+ * 500 an hour — docs.github.com, "Rate limits for the REST API", "About
+ * secondary rate limits"): commit and ref writes and GraphQL mutations.
+ */
+unsigned fakegh_content_creating(fakegh *f);
 /** Zero the counters and the log. */
 void fakegh_reset_counts(fakegh *f);
 /** Number of lines in the request log. */

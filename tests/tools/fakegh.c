@@ -5,7 +5,8 @@
  *          [--tls-cert PEMFILE --tls-key PEMFILE]
  * Prints "PORT\n" on stdout once listening (and writes it to --port-file),
  * then serves until SIGINT/SIGTERM. Drive faults with POST /_fakegh/fault
- * {"endpoint":"create","kind":"5xx","count":1,"arg":0}, /_fakegh/lag
+ * {"endpoint":"create","kind":"5xx","count":1,"arg":0}, /_fakegh/ratelimit
+ * {"limit":1000,"remaining":50,"resource":"core"} (a low budget), /_fakegh/lag
  * {"ms":N}, /_fakegh/reset; read counters from GET /_fakegh/stats. */
 #define _DEFAULT_SOURCE
 #include "support/fakegh.h"

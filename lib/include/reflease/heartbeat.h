@@ -33,11 +33,27 @@ extern "C" {
 #define LEASE_KEEP_MARGIN 2.0
 
 /**
+ * The least window, seconds, from the earliest heartbeat the floor allows
+ * after a write to the lost deadline that `run` accepts (protocol.md §6,
+ * issue 40 B67): two attempts of a whole second, a 1 s backoff between them
+ * and the watchdog's whole-second slack.
+ */
+#define LEASE_KEEP_MIN_WINDOW 4.0
+
+/**
+ * The window a keeper of a lease of @p ttl_seconds has at least, seconds
+ * (protocol.md §6): from the earliest heartbeat the floor allows after a
+ * write to the lost deadline, `ttl − max(1, ⌊ttl/10⌋) − (kill_grace + 2 s)`.
+ */
+REFLEASE_EXTERN double lease_keep_window(int64_t ttl_seconds);
+
+/**
  * Check that heartbeats can keep a lease of @p ttl_seconds (protocol.md §6):
  * after a write, the next one must be allowed by the floor (`max(1 s,
  * ttl/10)`) before it is due at the lost deadline minus LEASE_KEEP_MARGIN,
- * i.e. `ttl − kill_grace − 2 s − LEASE_KEEP_MARGIN ≥ floor`. False only for
- * TTLs under 6 s (the local store's minimum 5 s among them).
+ * and lease_keep_window() must be at least LEASE_KEEP_MIN_WINDOW, so that a
+ * heartbeat has two attempts before `run`'s watchdog. False for TTLs under
+ * 9 s (at TTL 6 a heartbeat had 1 s before the watchdog: issue 40 B67).
  * @return 0, or LEASE_EINVALID when no schedule can work (or ttl is out of
  *         1..86400)
  */

@@ -33,6 +33,12 @@ extern "C" {
 #define LEASE_TTL_READ_MAX 86400
 /** Default TTL, seconds (protocol.md §6). */
 #define LEASE_TTL_DEFAULT 300
+/**
+ * Default TTL on github:, seconds (protocol.md §6, issue 39): renewed every
+ * LEASE_RENEW_PACE_BUDGETED (375 s) a held lease costs 19.2 content-creating
+ * requests an hour; a runner that vanishes frees it 455 s later (+ 5 s skew).
+ */
+#define LEASE_TTL_DEFAULT_GITHUB 450
 
 /** Lifecycle phase (protocol.md §2). */
 typedef enum lease_phase {

@@ -184,6 +184,39 @@ REFLEASE_EXTERN int64_t lease_store_now(lease_store *st);
 REFLEASE_EXTERN int lease_store_skew_margin(const lease_store *st);
 /** Lowest TTL a writer may grant on this store, seconds (5 local, 60 github/remote). */
 REFLEASE_EXTERN int lease_store_ttl_min(const lease_store *st);
+/**
+ * The TTL a live write grants when none is asked for and no stored TTL is
+ * kept, seconds (protocol.md §6): LEASE_TTL_DEFAULT_GITHUB (450) on github:,
+ * whose writes count against the repository's request budget (issue 39),
+ * else LEASE_TTL_DEFAULT (300). @p st NULL: LEASE_TTL_DEFAULT.
+ */
+REFLEASE_EXTERN int lease_store_ttl_default(const lease_store *st);
+/** A request budget a store announced (GitHub's `x-ratelimit-*` headers; issue 39). */
+typedef struct lease_budget {
+	char resource[32]; /**< `x-ratelimit-resource`: "core" (REST), "graphql", ... */
+	long limit;        /**< `x-ratelimit-limit`: requests (GraphQL: points) per window */
+	long remaining;    /**< `x-ratelimit-remaining` at the last answer */
+	long used;         /**< `x-ratelimit-used`; -1 when not announced */
+	int64_t reset;     /**< `x-ratelimit-reset`, seconds since the epoch; -1 unknown */
+} lease_budget;
+
+/** Most budgets lease_store_budgets() keeps. */
+#define LEASE_BUDGET_MAX 8
+
+/**
+ * What every budget warning of the library begins with (a LEASE_LOG_WARN
+ * message through lease_store_options.log): the CLI turns these into GitHub
+ * Actions `::warning` annotations. Warned once per process and budget when
+ * less than 10 % of it remains (issue 39 item 5).
+ */
+#define LEASE_BUDGET_WARNING_PREFIX "GitHub request budget: "
+
+/**
+ * The request budgets @p st's answers announced, newest figures (github:
+ * only; other stores announce none), copied into @p out (up to @p max).
+ * @return how many budgets were seen (may exceed @p max)
+ */
+REFLEASE_EXTERN size_t lease_store_budgets(const lease_store *st, lease_budget *out, size_t max);
 /** Highest TTL a writer may grant, seconds (86400). */
 REFLEASE_EXTERN int lease_store_ttl_max(const lease_store *st);
 /** Operation timeout, seconds (--timeout). */
