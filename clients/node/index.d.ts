@@ -167,6 +167,8 @@ export declare class PermissionError extends RefleaseError {}
 export declare class ConfigurationError extends RefleaseError {}
 export declare class InterruptedError extends RefleaseError {}
 
+/** What an exit status means, in a few words ("the lease is held"). */
+export declare function describeExit(code: number): string;
 /** The typed error for an exit status. */
 export declare function errorFor(code: number | null, info?: { result?: unknown; stderr?: string; command?: string; message?: string }): RefleaseError;
 

@@ -53,6 +53,19 @@ const BY_STATUS = {
   78: [ConfigurationError, 'configuration'],
 };
 
+/** What an exit status means, in a few words (cli.md "Exit status"); for messages and annotations. */
+export function describeExit(code) {
+  const m = {
+    1: 'found something at or above --fail-on', 3: 'the lease is held', 4: 'not the holder, or the lease expired or was lost',
+    64: 'usage error', 65: 'malformed payload', 69: 'store unreachable', 70: 'internal error',
+    74: 'standard output could not be written', 75: 'temporary failure (CAS conflict, not verified, rate limited)',
+    77: 'permission denied (does the job have contents: write?)', 78: 'configuration error',
+  }[code];
+  if (m) return m;
+  if (code > 128) return 'interrupted';
+  return `exit status ${code}`;
+}
+
 /** The error for exit status @p code (with its result and stderr). */
 export function errorFor(code, { result = null, stderr = '', command = '', message = '' } = {}) {
   const lastLine = String(stderr).split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('::')).pop();
