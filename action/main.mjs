@@ -73,8 +73,7 @@ async function runCommand(client, c, i, signal) {
   const out = leaseOutputs(res);
   delete out['lease-token'];
   out.acquired = res && ['exited', 'lost', 'interrupted'].includes(res.reason) && res.command ? 'true' : 'false';
-  if (res?.set !== true && res && !isSet(res)) delete out.members;
-  if (isSet(res) || Array.isArray(res?.members)) out.members = JSON.stringify(setMembers({ members: res.members || [] }));
+  if (Array.isArray(res?.members)) out.members = JSON.stringify(setMembers({ members: res.members || [] }));
   if (code === 0) return { code, out, res };
   const st = res?.status || 'unknown';
   let reason = res?.reason || '';

@@ -72003,7 +72003,6 @@ var Reflease = class {
         if (lineCb && pending) lineCb(pending);
         resolve4({ code: code ?? 128 + (SIGNO[sig] || 15), signal: sig, stdout, stderr, pid: child2.pid });
       });
-      this.lastChild = child2;
     });
   }
   /** Run one command with --json: its parsed object, or a typed error. `ok` lists the statuses that are results. */
@@ -72679,8 +72678,7 @@ async function runCommand(client, c, i, signal) {
   const out = leaseOutputs(res);
   delete out["lease-token"];
   out.acquired = res && ["exited", "lost", "interrupted"].includes(res.reason) && res.command ? "true" : "false";
-  if (res?.set !== true && res && !isSet(res)) delete out.members;
-  if (isSet(res) || Array.isArray(res?.members)) out.members = JSON.stringify(setMembers({ members: res.members || [] }));
+  if (Array.isArray(res?.members)) out.members = JSON.stringify(setMembers({ members: res.members || [] }));
   if (code === 0) return { code, out, res };
   const st = res?.status || "unknown";
   let reason = res?.reason || "";

@@ -19793,7 +19793,6 @@ var Reflease = class {
         if (lineCb && pending) lineCb(pending);
         resolve2({ code: code ?? 128 + (SIGNO[sig] || 15), signal: sig, stdout, stderr, pid: child.pid });
       });
-      this.lastChild = child;
     });
   }
   /** Run one command with --json: its parsed object, or a typed error. `ok` lists the statuses that are results. */

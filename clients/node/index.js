@@ -169,7 +169,6 @@ export class Reflease {
         if (lineCb && pending) lineCb(pending);
         resolve({ code: code ?? 128 + (SIGNO[sig] || 15), signal: sig, stdout, stderr, pid: child.pid });
       });
-      this.lastChild = child;
     });
   }
 
