@@ -8,7 +8,8 @@
 //    tarball is verified against SHA256SUMS (a mismatch is an error naming
 //    the file, and the file is never used), unpacked once per runner under
 //    RUNNER_TOOL_CACHE (or RUNNER_TEMP), and its bin/reflease used;
-// 2. without such a release (404: a branch or a commit, a local action), the
+// 2. without such a release (404: a branch or a commit; a local action, uses:
+//    ./, inside GITHUB_WORKSPACE, is never downloaded: it runs its own code), the
 //    bundle from the Actions cache (keyed on the runner's release, the
 //    architecture and a hash of the source), or built by action/build.sh
 //    (apt + make bundle) and saved. Without a cache service (act, a server
@@ -18,7 +19,7 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { arch } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import * as core from '@actions/core';
 import { root } from './lib.mjs';
 
@@ -71,6 +72,9 @@ async function prebuilt() {
     return null;
   }
   if (!repo || !a || !/^[0-9A-Za-z.+-]+$/.test(version)) return null;
+  // a local action (uses: ./, the workspace's own checkout) runs the code it is: no release
+  const ws = process.env.GITHUB_WORKSPACE ? resolve(process.env.GITHUB_WORKSPACE) : '';
+  if (ws && (root === ws || root.startsWith(`${ws}/`))) return null;
   const top = `reflease-${version}-linux-${a}`;
   const file = `${top}.tar.gz`;
   const cacheDir = join(process.env.RUNNER_TOOL_CACHE || process.env.RUNNER_TEMP || '/tmp', 'reflease', version, a);
@@ -168,7 +172,10 @@ async function cachedOrBuilt() {
   }
   if (!hit) {
     const b = await exec('bash', ['--noprofile', '--norc', join(root, 'action', 'build.sh')]);
-    if (b !== 0) return b;
+    if (b !== 0) {
+      core.error(`building reflease failed (action/build.sh exit ${b}; its output is above)`, { title: 'reflease set-up' });
+      return b;
+    }
     if (service) {
       try {
         await cache.saveCache([bundle], key);

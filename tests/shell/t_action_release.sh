@@ -100,6 +100,12 @@ like annotations.0.message "^$top\\.tar\\.gz: checksum mismatch \\(sha256 [0-9a-
 [ ! -e "$RUNNER_TOOL_CACHE/reflease/$V/$A/$top" ] || fail "a tampered tarball was unpacked"
 git --git-dir="$TMPDIR/gh.git" rev-parse -q --verify refs/leases/tampered >/dev/null && fail "something ran"
 
+# a local action (uses: ./, inside GITHUB_WORKSPACE) runs its own code: no download
+GITHUB_WORKSPACE=$TMPDIR act '{"command":"status","name":"deploy","repository":"infra/locks"}'
+unlike stdout "downloaded" "a local action downloads nothing"
+like stdout "no cache service; building" "a local action without a bundle: a build"
+like annotations.0.message "building reflease failed \\(action/build.sh exit 99" "the build's failure (make is a failing shim) said"
+
 # 3. no release (404): the cache or the bundle, as before
 action_dir "$TMPDIR/ap2"
 ap="$TMPDIR/ap2"
