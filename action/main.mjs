@@ -256,6 +256,12 @@ main(abort).then(
     process.exitCode = code;
   },
   (e) => {
+    if (abort.signal.aborted) {
+      // cancelled before the command started: nothing was taken
+      core.error(`reflease: cancelled before the command ran (${e.message})`, { title: 'reflease' });
+      process.exitCode = 130;
+      return;
+    }
     core.error(`reflease: ${e.stack || e.message}`);
     process.exitCode = 70;
   },

@@ -72859,6 +72859,11 @@ main(abort).then(
     process.exitCode = code;
   },
   (e) => {
+    if (abort.signal.aborted) {
+      error(`reflease: cancelled before the command ran (${e.message})`, { title: "reflease" });
+      process.exitCode = 130;
+      return;
+    }
     error(`reflease: ${e.stack || e.message}`);
     process.exitCode = 70;
   }
