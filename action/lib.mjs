@@ -284,10 +284,15 @@ export async function startKeeper(client, names, ns, { token, ttl, every }) {
   renameSync(`${base}.token.tmp`, `${base}.token`);
   const log = openSync(`${base}.log`, 'w');
   const node = process.env.REFLEASE_NODE || process.execPath;
-  const spec = JSON.stringify({ base, names: kn, ttl, every, binary: client.binary, options: { ...client.options, onStderr: undefined } });
+  // the client's environment (the step's without INPUT_*, the store, the owner) is the keeper's own
+  const options = { ...client.options };
+  const env = options.env;
+  delete options.env;
+  delete options.onStderr;
+  const spec = JSON.stringify({ base, names: kn, ttl, every, binary: client.binary, options });
   const child = spawn(node, [join(root, 'dist', 'keeper.mjs')], {
     detached: true, stdio: ['ignore', log, log],
-    env: { ...process.env, REFLEASE_KEEPER: spec, REFLEASE_KEEPER_TOKEN: token, GITHUB_OUTPUT: '', GITHUB_STEP_SUMMARY: '', GITHUB_STATE: '' },
+    env: { ...env, REFLEASE_KEEPER: spec, REFLEASE_KEEPER_TOKEN: token, GITHUB_OUTPUT: '', GITHUB_STEP_SUMMARY: '', GITHUB_STATE: '' },
   });
   child.unref();
   closeSync(log);

@@ -72431,11 +72431,15 @@ async function startKeeper(client, names2, ns, { token, ttl, every }) {
   renameSync(`${base}.token.tmp`, `${base}.token`);
   const log2 = openSync(`${base}.log`, "w");
   const node = process.env.REFLEASE_NODE || process.execPath;
-  const spec = JSON.stringify({ base, names: kn, ttl, every, binary: client.binary, options: { ...client.options, onStderr: void 0 } });
+  const options = { ...client.options };
+  const env = options.env;
+  delete options.env;
+  delete options.onStderr;
+  const spec = JSON.stringify({ base, names: kn, ttl, every, binary: client.binary, options });
   const child2 = spawn3(node, [join4(root, "dist", "keeper.mjs")], {
     detached: true,
     stdio: ["ignore", log2, log2],
-    env: { ...process.env, REFLEASE_KEEPER: spec, REFLEASE_KEEPER_TOKEN: token, GITHUB_OUTPUT: "", GITHUB_STEP_SUMMARY: "", GITHUB_STATE: "" }
+    env: { ...env, REFLEASE_KEEPER: spec, REFLEASE_KEEPER_TOKEN: token, GITHUB_OUTPUT: "", GITHUB_STEP_SUMMARY: "", GITHUB_STATE: "" }
   });
   child2.unref();
   closeSync(log2);
