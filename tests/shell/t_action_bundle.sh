@@ -1,6 +1,6 @@
 #!/bin/sh
 # shellcheck disable=SC2154,SC2034 # root and log come from action_lib.sh, which reads HARNESS_WRAP
-# test: seconds 25
+# test: seconds 35
 # The Action in a clean Debian root of this host's release (debootstrap
 # --variant=minbase: no compiler, no libgit2, jansson or libcurl), shared with
 # .ci/run under /var/cache/reflease/roots/<codename>-minbase. Each stage of

@@ -194,6 +194,18 @@ test('github: the fake GitHub server', { skip: !process.env.REFLEASE_TEST_GITHUB
   assert.equal(s.set, true);
   assert.equal((await gh('alice').release(['gh1', 'gh2'], s.token)).status, 'released');
   assert.equal((await gh('alice').release('gh', a.token)).status, 'released');
+  // the client adds no request to the binary's: an acquire and a release cost what the CLI's cost
+  const stats = async () => (await (await fetch(`${process.env.GITHUB_API_URL}/_fakegh/stats`)).json()).total;
+  const cliEnv = { ...process.env, REFLEASE_GITHUB_TOKEN: process.env.REFLEASE_TEST_GITHUB_TOKEN, REFLEASE_OWNER: 'carol', REFLEASE_HOST: 'runner', GITHUB_ACTIONS: '', REFLEASE_STORE: `github:${process.env.REFLEASE_TEST_GITHUB}` };
+  let n0 = await stats();
+  const tok = execFileSync(bin, ['acquire', 'by-cli', '--ttl', '60', '--print-token'], { env: cliEnv }).toString().trim();
+  execFileSync(bin, ['release', 'by-cli'], { env: { ...cliEnv, REFLEASE_LEASE_TOKEN: tok } });
+  const cliCost = (await stats()) - n0;
+  n0 = await stats();
+  const c = gh('carol');
+  await c.release('by-client', (await c.acquire('by-client', { ttl: 60 })).token);
+  assert.equal((await stats()) - n0, cliCost, 'requests of acquire + release through the client');
+  assert.ok(cliCost > 0);
   const wrong = new Reflease({ binary: bin, store: `github:${process.env.REFLEASE_TEST_GITHUB}`, githubToken: 'ghs_wrong', env: { ...env, GITHUB_TOKEN: '', REFLEASE_GITHUB_TOKEN: '' } });
   await assert.rejects(wrong.status('gh'), (e) => e.exitCode === 77 && e.kind === 'permission' && !e.message.includes('ghs_wrong'));
 });
