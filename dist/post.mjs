@@ -19975,7 +19975,14 @@ var Reflease = class {
         Object.defineProperty(result, "exitCode", { value: r.code, enumerable: false });
         return result;
       }
-      throw errorFor(r.code, { result, stderr: r.stderr, command: "run" });
+      let code = r.code;
+      if (o.conflictExitCode && r.code === Number(o.conflictExitCode)) {
+        if (result?.reason === "lost") code = EXIT.NOT_HOLDER;
+        else if (result?.reason === "not_acquired" || result?.status === "held") code = EXIT.HELD;
+      }
+      const e = errorFor(code, { result, stderr: r.stderr, command: "run" });
+      e.exitCode = r.code;
+      throw e;
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

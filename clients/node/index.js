@@ -361,7 +361,15 @@ export class Reflease {
         Object.defineProperty(result, 'exitCode', { value: r.code, enumerable: false });
         return result;
       }
-      throw errorFor(r.code, { result, stderr: r.stderr, command: 'run' });
+      // --conflict-exit-code N replaces 3 and a lost lease's status: the reason says which
+      let code = r.code;
+      if (o.conflictExitCode && r.code === Number(o.conflictExitCode)) {
+        if (result?.reason === 'lost') code = EXIT.NOT_HOLDER;
+        else if (result?.reason === 'not_acquired' || result?.status === 'held') code = EXIT.HELD;
+      }
+      const e = errorFor(code, { result, stderr: r.stderr, command: 'run' });
+      e.exitCode = r.code;
+      throw e;
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

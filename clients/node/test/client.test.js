@@ -116,6 +116,8 @@ test('run with a command: held while it runs, CMD status is its own', async () =
   assert.equal(r.status, 'released');
   const a = await bob.acquire('busy', { ttl: 60 });
   await assert.rejects(alice.run('busy', ['true'], { ttl: 60 }), LeaseHeldError);
+  // with --conflict-exit-code: still a LeaseHeldError, its exitCode the one asked for
+  await assert.rejects(alice.run('busy', ['true'], { ttl: 60, conflictExitCode: 42 }), (e) => e instanceof LeaseHeldError && e.exitCode === 42);
   await bob.release('busy', a.token);
 });
 
