@@ -219,16 +219,18 @@ function isKeeper(pid, names) {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Stop the background keeper of NAMES, if one was started: SIGTERM, up to 30
+ * Stop the background keeper of NAMES, if one was started (its pid file, or
+ * STATEPID when it is still that keeper): SIGTERM, up to 30
  * s for its exit status, then SIGKILL. Returns null when none was started,
  * else { rc, lines }: its exit status (143: stopped here; anything else: it
  * had stopped by itself) and the lines for the log; an annotation is the
  * caller's.
  */
-export async function stopKeeper(names, ns) {
+export async function stopKeeper(names, ns, statePid = 0) {
   const { base, names: kn } = keeperFiles(names, ns);
-  if (!existsSync(`${base}.pid`)) return null;
-  const pid = Number(readFileSync(`${base}.pid`, 'utf8').trim());
+  // the pid file, else the pid the main stage's state recorded (the post stage's)
+  const pid = existsSync(`${base}.pid`) ? Number(readFileSync(`${base}.pid`, 'utf8').trim()) : Number(statePid) || 0;
+  if (!pid || (!existsSync(`${base}.pid`) && !isKeeper(pid, kn))) return null;
   if (!existsSync(`${base}.rc`) && isKeeper(pid, kn)) {
     try {
       process.kill(pid, 'SIGTERM');

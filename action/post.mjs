@@ -24,7 +24,7 @@ async function post() {
   const i = readInputs({ store: core.getState('store'), repository: core.getState('repository'), namespace: ns });
   const lines = [];
   const warnings = [];
-  const k = await stopKeeper(names, ns);
+  const k = await stopKeeper(names, ns, core.getState('keeper-pid'));
   if (k) {
     lines.push(...k.lines);
     if (!['143', '130', '129'].includes(k.rc)) warnings.push([`reflease heartbeat ${name}`, `the background heartbeat had already stopped: ${describeExit(Number(k.rc))} (exit ${k.rc})`]);

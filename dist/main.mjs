@@ -72392,10 +72392,10 @@ function isKeeper(pid, names2) {
   }
 }
 var sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-async function stopKeeper(names2, ns) {
+async function stopKeeper(names2, ns, statePid = 0) {
   const { base, names: kn } = keeperFiles(names2, ns);
-  if (!existsSync2(`${base}.pid`)) return null;
-  const pid = Number(readFileSync2(`${base}.pid`, "utf8").trim());
+  const pid = existsSync2(`${base}.pid`) ? Number(readFileSync2(`${base}.pid`, "utf8").trim()) : Number(statePid) || 0;
+  if (!pid || !existsSync2(`${base}.pid`) && !isKeeper(pid, kn)) return null;
   if (!existsSync2(`${base}.rc`) && isKeeper(pid, kn)) {
     try {
       process.kill(pid, "SIGTERM");

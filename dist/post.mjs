@@ -20124,10 +20124,10 @@ function isKeeper(pid, names2) {
   }
 }
 var sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-async function stopKeeper(names2, ns) {
+async function stopKeeper(names2, ns, statePid = 0) {
   const { base, names: kn } = keeperFiles(names2, ns);
-  if (!existsSync(`${base}.pid`)) return null;
-  const pid = Number(readFileSync2(`${base}.pid`, "utf8").trim());
+  const pid = existsSync(`${base}.pid`) ? Number(readFileSync2(`${base}.pid`, "utf8").trim()) : Number(statePid) || 0;
+  if (!pid || !existsSync(`${base}.pid`) && !isKeeper(pid, kn)) return null;
   if (!existsSync(`${base}.rc`) && isKeeper(pid, kn)) {
     try {
       process.kill(pid, "SIGTERM");
@@ -20167,7 +20167,7 @@ async function post() {
   const i = readInputs({ store: getState("store"), repository: getState("repository"), namespace: ns });
   const lines = [];
   const warnings = [];
-  const k = await stopKeeper(names2, ns);
+  const k = await stopKeeper(names2, ns, getState("keeper-pid"));
   if (k) {
     lines.push(...k.lines);
     if (!["143", "130", "129"].includes(k.rc)) warnings.push([`reflease heartbeat ${name}`, `the background heartbeat had already stopped: ${describeExit(Number(k.rc))} (exit ${k.rc})`]);
