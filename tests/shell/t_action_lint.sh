@@ -7,8 +7,8 @@
 # started by the JavaScript, runs.using other than node24, no post-if:
 # always(), a runs.post that is not a file, a misspelt runs key, an expression
 # pasted into a run: script, a misspelt workflow key, an unknown expression
-# context, an undeclared input passed to `uses: ./`, and a finding of
-# shellcheck in action/build.sh.
+# context, an undeclared input passed to `uses: ./`, and a finding of the
+# shell linter in action/build.sh.
 # shellcheck disable=SC2016 # the edits and patterns are literal ${{ }} and $VAR text
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
