@@ -190,6 +190,7 @@ expect 0 "acquire with the release's reflease in the clean root"
 like stdout "release $V \\($A\\) downloaded, sha256 verified against SHA256SUMS" "the release downloaded and verified"
 is outputs.acquired true "release: acquired"
 rel_stage=$(stage_ms)
+rel_setup=$(setup_ms)
 [ ! -e "$ap/build/bundle" ] || fail "release: a bundle was built"
 [ ! -s "$TMPDIR/shim-calls" ] || fail "release: called $(cat "$TMPDIR/shim-calls")"
 [ -z "${ACTION_RELEASE_LIMIT_MS:-}" ] || [ "$rel_stage" -le "$ACTION_RELEASE_LIMIT_MS" ] ||
@@ -205,7 +206,7 @@ like annotations.0.message "^$top\\.tar\\.gz: checksum mismatch" "the file named
 kill "$HTTP_PID" 2>/dev/null || true
 export GITHUB_SERVER_URL="$saved_server" GITHUB_ACTION_REPOSITORY=''
 ap=$ap_hit
-echo "t_action_bundle: release in $rname: main stage $rel_stage ms (download, sha256, unpack, acquire); a tampered tarball refused"
+echo "t_action_bundle: release in $rname: set-up $rel_setup ms (download, sha256, unpack), main stage $rel_stage ms with acquire and the root's entry; a tampered tarball refused"
 
 # ---- the post stage in the root (issue 25) -----------------------------------------
 phase() { git --git-dir="$TMPDIR/gh.git" log -1 --format=%B "refs/leases/$1" | sed -n 's/.*"phase":"\([^"]*\)".*/\1/p'; }
