@@ -72523,16 +72523,15 @@ async function prebuilt() {
   const base = `${process.env.GITHUB_SERVER_URL || "https://github.com"}/${repo}/releases/download/v${version3}`;
   let sums;
   let tarball;
-  try {
-    sums = (await download(`${base}/SHA256SUMS`, "SHA256SUMS")).toString("utf8");
-    tarball = await download(`${base}/${file}`, file);
-  } catch (e) {
-    if (e instanceof NoRelease) {
-      info(`reflease: no release v${version3} of ${repo} to download (${e.message}): the cache or a build`);
-      return null;
-    }
-    throw e;
+  const [a1, a2] = await Promise.allSettled([download(`${base}/SHA256SUMS`, "SHA256SUMS"), download(`${base}/${file}`, file)]);
+  const missing = [a1, a2].find((x) => x.status === "rejected" && x.reason instanceof NoRelease);
+  if (missing) {
+    info(`reflease: no release v${version3} of ${repo} to download (${missing.reason.message}): the cache or a build`);
+    return null;
   }
+  for (const x of [a1, a2]) if (x.status === "rejected") throw x.reason;
+  sums = a1.value.toString("utf8");
+  tarball = a2.value;
   const line = sums.split("\n").map((l) => l.trim().split(/\s+\*?/)).find((f) => f[1] === file);
   if (!line) throw new Error(`${file}: not listed in the release's SHA256SUMS: not used`);
   const got = createHash3("sha256").update(tarball).digest("hex");
