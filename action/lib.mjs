@@ -312,6 +312,32 @@ export async function startKeeper(client, names, ns, { token, ttl, every }) {
   return { pid: Number(readFileSync(`${base}.pid`, 'utf8').trim()), log: `${base}.log` };
 }
 
+/** A workflow command's escaping undone (%25, %0D, %0A; in properties also %3A, %2C). */
+const unescapeCommand = (v) => v.replace(/%0D/g, '\r').replace(/%0A/g, '\n').replace(/%3A/g, ':').replace(/%2C/g, ',').replace(/%25/g, '%');
+
+/**
+ * One line of the binary's stderr into the log as it comes. An annotation
+ * the binary says (reconcile and migrate, when GITHUB_ACTIONS is true:
+ * `::warning title=T::M`) is said again through @actions/core, so the
+ * stages stay the one writer of annotations and no other workflow command
+ * of the binary's output is ever run; anything else is the line itself.
+ */
+export function stderrLine(line) {
+  const m = /^::(error|warning|notice)(?: ([^:]*))?::(.*)$/.exec(line);
+  if (m) {
+    const props = {};
+    for (const kv of (m[2] || '').split(',')) {
+      const i = kv.indexOf('=');
+      if (i > 0) props[kv.slice(0, i)] = unescapeCommand(kv.slice(i + 1));
+    }
+    core[m[1]](unescapeCommand(m[3]), props.title ? { title: props.title } : {});
+  } else if (line.startsWith('::')) {
+    process.stderr.write(` ${line}\n`); // not a command of ours: shown, never run
+  } else {
+    process.stderr.write(`${line}\n`);
+  }
+}
+
 /** Annotate (error/warning) with a title; the message escaped by @actions/core. */
 export function annotate(level, title, message) {
   core[level](message, { title });

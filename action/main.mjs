@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import * as core from '@actions/core';
 import {
   InputError, readInputs, checkInputs, clientFor, call, describeExit, resultLine, isSet, setMembers,
-  setExpiresAt, setLines, startKeeper, stopKeeper, keptToken, annotate,
+  setExpiresAt, setLines, startKeeper, stopKeeper, keptToken, annotate, stderrLine,
 } from './lib.mjs';
 import { setup } from './setup.mjs';
 
@@ -62,7 +62,9 @@ async function runCommand(client, c, i, signal) {
   try {
     res = await client.run(c.names, i.args, {
       ttl: i.ttl || undefined, wait: i.wait || undefined, slots: i.slots || undefined, fair: c.fair, signal,
-      stdio: ['ignore', 'inherit', 'pipe'],
+      // stdout and stderr are the command's (its own workflow commands, ::add-mask:: among
+      // them, stay its own); run's result comes from its --json-file
+      stdio: ['ignore', 'inherit', 'inherit'],
     });
     code = res.exitCode;
   } catch (e) {
@@ -183,7 +185,7 @@ async function main(abort) {
   if (typeof bin === 'number') return bin;
   let client;
   try {
-    client = clientFor(i, bin, (line) => process.stderr.write(`${line}\n`));
+    client = clientFor(i, bin, stderrLine);
   } catch (e) {
     if (!(e instanceof InputError)) throw e;
     return usage(c.cmd, e.message);

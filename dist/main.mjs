@@ -72462,6 +72462,24 @@ async function startKeeper(client, names2, ns, { token, ttl, every }) {
   }
   return { pid: Number(readFileSync2(`${base}.pid`, "utf8").trim()), log: `${base}.log` };
 }
+var unescapeCommand = (v) => v.replace(/%0D/g, "\r").replace(/%0A/g, "\n").replace(/%3A/g, ":").replace(/%2C/g, ",").replace(/%25/g, "%");
+function stderrLine(line) {
+  const m = /^::(error|warning|notice)(?: ([^:]*))?::(.*)$/.exec(line);
+  if (m) {
+    const props = {};
+    for (const kv of (m[2] || "").split(",")) {
+      const i = kv.indexOf("=");
+      if (i > 0) props[kv.slice(0, i)] = unescapeCommand(kv.slice(i + 1));
+    }
+    core_exports[m[1]](unescapeCommand(m[3]), props.title ? { title: props.title } : {});
+  } else if (line.startsWith("::")) {
+    process.stderr.write(` ${line}
+`);
+  } else {
+    process.stderr.write(`${line}
+`);
+  }
+}
 function annotate(level, title, message) {
   core_exports[level](message, { title });
 }
@@ -72682,7 +72700,9 @@ async function runCommand(client, c, i, signal) {
       slots: i.slots || void 0,
       fair: c.fair,
       signal,
-      stdio: ["ignore", "inherit", "pipe"]
+      // stdout and stderr are the command's (its own workflow commands, ::add-mask:: among
+      // them, stay its own); run's result comes from its --json-file
+      stdio: ["ignore", "inherit", "inherit"]
     });
     code = res.exitCode;
   } catch (e) {
@@ -72801,8 +72821,7 @@ async function main(abort2) {
   if (typeof bin === "number") return bin;
   let client;
   try {
-    client = clientFor(i, bin, (line) => process.stderr.write(`${line}
-`));
+    client = clientFor(i, bin, stderrLine);
   } catch (e) {
     if (!(e instanceof InputError)) throw e;
     return usage(c.cmd, e.message);

@@ -18,7 +18,8 @@
 #    (another repository than GITHUB_REPOSITORY), and output acquired is true
 #    for the holder, false for another job (exit 3);
 # 5. the binary's stderr reaches the log as it comes (a wait's progress
-#    lines), not at the end: a reflease that says a line, then waits 2 s.
+#    lines), not at the end: a reflease that says a line, then waits 2 s;
+#    run's command keeps its own stderr (its workflow commands are its own).
 # shellcheck disable=SC2154 # root, log and ap come from action_lib.sh
 set -eu
 # shellcheck disable=SC1091 # sourced helper
@@ -113,6 +114,14 @@ GITHUB_ACTION_REPOSITORY=octo/none act '{"command":"status","name":"deploy","rep
 expect 0 "no release: the bundle"
 like stdout "no release v$V of octo/none to download" "the 404 said"
 like stdout 'set-up [0-9]+ ms \(cache hit\)' "then the cache path"
+
+# the guarded command's stdout and stderr stay its own: its workflow commands work as its own
+export GITHUB_ACTION_REPOSITORY=''
+printf 'echo "::notice title=from-cmd::hello from the command" >&2\n' >"$TMPDIR/notice.sh"
+act "{\"command\":\"run\",\"name\":\"noticed\",\"ttl\":\"60\",\"repository\":\"infra/locks\",\"args\":\"sh $TMPDIR/notice.sh\"}"
+expect 0 "run"
+is annotations.0.title from-cmd "the command's own annotation"
+is annotations.0.message "hello from the command" "its message"
 
 # 5. stderr as it comes: a reflease that says a line, waits 2 s, then runs
 rm "$ap/build/bundle/bin/reflease"
