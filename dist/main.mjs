@@ -80,6 +80,9 @@ function issueCommand(command, properties, message) {
   const cmd = new Command(command, properties, message);
   process.stdout.write(cmd.toString() + os.EOL);
 }
+function issue(name, message = "") {
+  issueCommand(name, {}, message);
+}
 function escapeData(s) {
   return toCommandValue(s).replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
 }
@@ -143,15 +146,15 @@ function issueFileCommand(command, message) {
   });
 }
 function prepareKeyValueMessage(key, value) {
-  const delimiter3 = `ghadelimiter_${crypto2.randomUUID()}`;
+  const delimiter4 = `ghadelimiter_${crypto2.randomUUID()}`;
   const convertedValue = toCommandValue(value);
-  if (key.includes(delimiter3)) {
-    throw new Error(`Unexpected input: name should not contain the delimiter "${delimiter3}"`);
+  if (key.includes(delimiter4)) {
+    throw new Error(`Unexpected input: name should not contain the delimiter "${delimiter4}"`);
   }
-  if (convertedValue.includes(delimiter3)) {
-    throw new Error(`Unexpected input: value should not contain the delimiter "${delimiter3}"`);
+  if (convertedValue.includes(delimiter4)) {
+    throw new Error(`Unexpected input: value should not contain the delimiter "${delimiter4}"`);
   }
-  return `${key}<<${delimiter3}${os2.EOL}${convertedValue}${os2.EOL}${delimiter3}`;
+  return `${key}<<${delimiter4}${os2.EOL}${convertedValue}${os2.EOL}${delimiter4}`;
 }
 var init_file_command = __esm({
   "node_modules/@actions/core/lib/file-command.js"() {
@@ -1276,14 +1279,14 @@ var require_util = __commonJS({
         }
         const port = url2.port != null ? url2.port : url2.protocol === "https:" ? 443 : 80;
         let origin = url2.origin != null ? url2.origin : `${url2.protocol || ""}//${url2.hostname || ""}:${port}`;
-        let path12 = url2.path != null ? url2.path : `${url2.pathname || ""}${url2.search || ""}`;
+        let path14 = url2.path != null ? url2.path : `${url2.pathname || ""}${url2.search || ""}`;
         if (origin[origin.length - 1] === "/") {
           origin = origin.slice(0, origin.length - 1);
         }
-        if (path12 && path12[0] !== "/") {
-          path12 = `/${path12}`;
+        if (path14 && path14[0] !== "/") {
+          path14 = `/${path14}`;
         }
-        return new URL(`${origin}${path12}`);
+        return new URL(`${origin}${path14}`);
       }
       if (!isHttpOrHttpsPrefixed(url2.origin || url2.protocol)) {
         throw new InvalidArgumentError("Invalid URL protocol: the URL must start with `http:` or `https:`.");
@@ -1734,39 +1737,39 @@ var require_diagnostics = __commonJS({
       });
       diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
         const {
-          request: { method, path: path12, origin }
+          request: { method, path: path14, origin }
         } = evt;
-        debuglog("sending request to %s %s/%s", method, origin, path12);
+        debuglog("sending request to %s %s/%s", method, origin, path14);
       });
       diagnosticsChannel.channel("undici:request:headers").subscribe((evt) => {
         const {
-          request: { method, path: path12, origin },
+          request: { method, path: path14, origin },
           response: { statusCode }
         } = evt;
         debuglog(
           "received response to %s %s/%s - HTTP %d",
           method,
           origin,
-          path12,
+          path14,
           statusCode
         );
       });
       diagnosticsChannel.channel("undici:request:trailers").subscribe((evt) => {
         const {
-          request: { method, path: path12, origin }
+          request: { method, path: path14, origin }
         } = evt;
-        debuglog("trailers received from %s %s/%s", method, origin, path12);
+        debuglog("trailers received from %s %s/%s", method, origin, path14);
       });
       diagnosticsChannel.channel("undici:request:error").subscribe((evt) => {
         const {
-          request: { method, path: path12, origin },
+          request: { method, path: path14, origin },
           error: error2
         } = evt;
         debuglog(
           "request to %s %s/%s errored - %s",
           method,
           origin,
-          path12,
+          path14,
           error2.message
         );
       });
@@ -1815,9 +1818,9 @@ var require_diagnostics = __commonJS({
         });
         diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
           const {
-            request: { method, path: path12, origin }
+            request: { method, path: path14, origin }
           } = evt;
-          debuglog("sending request to %s %s/%s", method, origin, path12);
+          debuglog("sending request to %s %s/%s", method, origin, path14);
         });
       }
       diagnosticsChannel.channel("undici:websocket:open").subscribe((evt) => {
@@ -1880,7 +1883,7 @@ var require_request = __commonJS({
     var kHandler = /* @__PURE__ */ Symbol("handler");
     var Request = class {
       constructor(origin, {
-        path: path12,
+        path: path14,
         method,
         body: body2,
         headers,
@@ -1895,11 +1898,11 @@ var require_request = __commonJS({
         expectContinue,
         servername
       }, handler) {
-        if (typeof path12 !== "string") {
+        if (typeof path14 !== "string") {
           throw new InvalidArgumentError("path must be a string");
-        } else if (path12[0] !== "/" && !(path12.startsWith("http://") || path12.startsWith("https://")) && method !== "CONNECT") {
+        } else if (path14[0] !== "/" && !(path14.startsWith("http://") || path14.startsWith("https://")) && method !== "CONNECT") {
           throw new InvalidArgumentError("path must be an absolute URL or start with a slash");
-        } else if (invalidPathRegex.test(path12)) {
+        } else if (invalidPathRegex.test(path14)) {
           throw new InvalidArgumentError("invalid request path");
         }
         if (typeof method !== "string") {
@@ -1965,7 +1968,7 @@ var require_request = __commonJS({
         this.completed = false;
         this.aborted = false;
         this.upgrade = upgrade || null;
-        this.path = query ? buildURL(path12, query) : path12;
+        this.path = query ? buildURL(path14, query) : path14;
         this.origin = origin;
         this.idempotent = idempotent == null ? method === "HEAD" || method === "GET" : idempotent;
         this.blocking = blocking == null ? false : blocking;
@@ -2027,14 +2030,14 @@ var require_request = __commonJS({
           }
         }
       }
-      onConnect(abort) {
+      onConnect(abort2) {
         assert4(!this.aborted);
         assert4(!this.completed);
         if (this.error) {
-          abort(this.error);
+          abort2(this.error);
         } else {
-          this.abort = abort;
-          return this[kHandler].onConnect(abort);
+          this.abort = abort2;
+          return this[kHandler].onConnect(abort2);
         }
       }
       onResponseStarted() {
@@ -2362,9 +2365,9 @@ var require_dispatcher_base = __commonJS({
       }
       close(callback) {
         if (callback === void 0) {
-          return new Promise((resolve4, reject) => {
+          return new Promise((resolve5, reject) => {
             this.close((err, data) => {
-              return err ? reject(err) : resolve4(data);
+              return err ? reject(err) : resolve5(data);
             });
           });
         }
@@ -2402,12 +2405,12 @@ var require_dispatcher_base = __commonJS({
           err = null;
         }
         if (callback === void 0) {
-          return new Promise((resolve4, reject) => {
+          return new Promise((resolve5, reject) => {
             this.destroy(err, (err2, data) => {
               return err2 ? (
                 /* istanbul ignore next: should never error */
                 reject(err2)
-              ) : resolve4(data);
+              ) : resolve5(data);
             });
           });
         }
@@ -4674,8 +4677,8 @@ var require_util2 = __commonJS({
     function createDeferredPromise() {
       let res;
       let rej;
-      const promise = new Promise((resolve4, reject) => {
-        res = resolve4;
+      const promise = new Promise((resolve5, reject) => {
+        res = resolve5;
         rej = reject;
       });
       return { promise, resolve: res, reject: rej };
@@ -6658,7 +6661,7 @@ var require_client_h1 = __commonJS({
       return method !== "GET" && method !== "HEAD" && method !== "OPTIONS" && method !== "TRACE" && method !== "CONNECT";
     }
     function writeH1(client, request) {
-      const { method, path: path12, host, upgrade, blocking, reset } = request;
+      const { method, path: path14, host, upgrade, blocking, reset } = request;
       let { body: body2, headers, contentLength: contentLength2 } = request;
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH" || method === "QUERY" || method === "PROPFIND" || method === "PROPPATCH";
       if (util5.isFormDataLike(body2)) {
@@ -6702,7 +6705,7 @@ var require_client_h1 = __commonJS({
       }
       const socket = client[kSocket];
       clearIdleSocketValidation(socket);
-      const abort = (error2) => {
+      const abort2 = (error2) => {
         if (request.aborted) {
           return;
         }
@@ -6717,7 +6720,7 @@ var require_client_h1 = __commonJS({
         util5.destroy(socket, new InformationalError("aborted"));
       };
       try {
-        request.onConnect(abort);
+        request.onConnect(abort2);
       } catch (err) {
         util5.errorRequest(client, request, err);
       }
@@ -6739,7 +6742,7 @@ var require_client_h1 = __commonJS({
       if (blocking) {
         socket[kBlocking] = true;
       }
-      let header = `${method} ${path12} HTTP/1.1\r
+      let header = `${method} ${path14} HTTP/1.1\r
 `;
       if (typeof host === "string") {
         header += `host: ${host}\r
@@ -6775,28 +6778,28 @@ upgrade: ${upgrade}\r
         channels.sendHeaders.publish({ request, headers: header, socket });
       }
       if (!body2 || bodyLength === 0) {
-        writeBuffer(abort, null, client, request, socket, contentLength2, header, expectsPayload);
+        writeBuffer(abort2, null, client, request, socket, contentLength2, header, expectsPayload);
       } else if (util5.isBuffer(body2)) {
-        writeBuffer(abort, body2, client, request, socket, contentLength2, header, expectsPayload);
+        writeBuffer(abort2, body2, client, request, socket, contentLength2, header, expectsPayload);
       } else if (util5.isBlobLike(body2)) {
         if (typeof body2.stream === "function") {
-          writeIterable(abort, body2.stream(), client, request, socket, contentLength2, header, expectsPayload);
+          writeIterable(abort2, body2.stream(), client, request, socket, contentLength2, header, expectsPayload);
         } else {
-          writeBlob(abort, body2, client, request, socket, contentLength2, header, expectsPayload);
+          writeBlob(abort2, body2, client, request, socket, contentLength2, header, expectsPayload);
         }
       } else if (util5.isStream(body2)) {
-        writeStream(abort, body2, client, request, socket, contentLength2, header, expectsPayload);
+        writeStream(abort2, body2, client, request, socket, contentLength2, header, expectsPayload);
       } else if (util5.isIterable(body2)) {
-        writeIterable(abort, body2, client, request, socket, contentLength2, header, expectsPayload);
+        writeIterable(abort2, body2, client, request, socket, contentLength2, header, expectsPayload);
       } else {
         assert4(false);
       }
       return true;
     }
-    function writeStream(abort, body2, client, request, socket, contentLength2, header, expectsPayload) {
+    function writeStream(abort2, body2, client, request, socket, contentLength2, header, expectsPayload) {
       assert4(contentLength2 !== 0 || client[kRunning] === 0, "stream body cannot be pipelined");
       let finished = false;
-      const writer = new AsyncWriter({ abort, socket, request, contentLength: contentLength2, client, expectsPayload, header });
+      const writer = new AsyncWriter({ abort: abort2, socket, request, contentLength: contentLength2, client, expectsPayload, header });
       const onData = function(chunk) {
         if (finished) {
           return;
@@ -6862,7 +6865,7 @@ upgrade: ${upgrade}\r
         setImmediate(onClose);
       }
     }
-    function writeBuffer(abort, body2, client, request, socket, contentLength2, header, expectsPayload) {
+    function writeBuffer(abort2, body2, client, request, socket, contentLength2, header, expectsPayload) {
       try {
         if (!body2) {
           if (contentLength2 === 0) {
@@ -6890,10 +6893,10 @@ upgrade: ${upgrade}\r
         request.onRequestSent();
         client[kResume]();
       } catch (err) {
-        abort(err);
+        abort2(err);
       }
     }
-    async function writeBlob(abort, body2, client, request, socket, contentLength2, header, expectsPayload) {
+    async function writeBlob(abort2, body2, client, request, socket, contentLength2, header, expectsPayload) {
       assert4(contentLength2 === body2.size, "blob body must have content length");
       try {
         if (contentLength2 != null && contentLength2 !== body2.size) {
@@ -6913,10 +6916,10 @@ upgrade: ${upgrade}\r
         }
         client[kResume]();
       } catch (err) {
-        abort(err);
+        abort2(err);
       }
     }
-    async function writeIterable(abort, body2, client, request, socket, contentLength2, header, expectsPayload) {
+    async function writeIterable(abort2, body2, client, request, socket, contentLength2, header, expectsPayload) {
       assert4(contentLength2 !== 0 || client[kRunning] === 0, "iterator body cannot be pipelined");
       let callback = null;
       function onDrain() {
@@ -6926,16 +6929,16 @@ upgrade: ${upgrade}\r
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve4, reject) => {
+      const waitForDrain = () => new Promise((resolve5, reject) => {
         assert4(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve4;
+          callback = resolve5;
         }
       });
       socket.on("close", onDrain).on("drain", onDrain);
-      const writer = new AsyncWriter({ abort, socket, request, contentLength: contentLength2, client, expectsPayload, header });
+      const writer = new AsyncWriter({ abort: abort2, socket, request, contentLength: contentLength2, client, expectsPayload, header });
       try {
         for await (const chunk of body2) {
           if (socket[kError]) {
@@ -6953,7 +6956,7 @@ upgrade: ${upgrade}\r
       }
     }
     var AsyncWriter = class {
-      constructor({ abort, socket, request, contentLength: contentLength2, client, expectsPayload, header }) {
+      constructor({ abort: abort2, socket, request, contentLength: contentLength2, client, expectsPayload, header }) {
         this.socket = socket;
         this.request = request;
         this.contentLength = contentLength2;
@@ -6961,7 +6964,7 @@ upgrade: ${upgrade}\r
         this.bytesWritten = 0;
         this.expectsPayload = expectsPayload;
         this.header = header;
-        this.abort = abort;
+        this.abort = abort2;
         socket[kWriting] = true;
       }
       write(chunk) {
@@ -7051,11 +7054,11 @@ ${len.toString(16)}\r
         client[kResume]();
       }
       destroy(err) {
-        const { socket, client, abort } = this;
+        const { socket, client, abort: abort2 } = this;
         socket[kWriting] = false;
         if (err) {
           assert4(client[kRunning] <= 1, "pipeline should only contain this request");
-          abort(err);
+          abort2(err);
         }
       }
     };
@@ -7268,7 +7271,7 @@ var require_client_h2 = __commonJS({
     }
     function writeH2(client, request) {
       const session = client[kHTTP2Session];
-      const { method, path: path12, host, upgrade, expectContinue, signal, headers: reqHeaders } = request;
+      const { method, path: path14, host, upgrade, expectContinue, signal, headers: reqHeaders } = request;
       let { body: body2 } = request;
       if (upgrade) {
         util5.errorRequest(client, request, new Error("Upgrade not supported for H2"));
@@ -7294,7 +7297,7 @@ var require_client_h2 = __commonJS({
       const { hostname, port } = client[kUrl];
       headers[HTTP2_HEADER_AUTHORITY] = host || `${hostname}${port ? `:${port}` : ""}`;
       headers[HTTP2_HEADER_METHOD] = method;
-      const abort = (error2) => {
+      const abort2 = (error2) => {
         if (request.aborted) {
           return;
         }
@@ -7314,7 +7317,7 @@ var require_client_h2 = __commonJS({
         client[kResume]();
       };
       try {
-        request.onConnect(abort);
+        request.onConnect(abort2);
       } catch (err) {
         util5.errorRequest(client, request, err);
       }
@@ -7340,18 +7343,18 @@ var require_client_h2 = __commonJS({
             request.onUpgrade(null, null, stream2);
           } catch (error2) {
             stream2.off("response", onResponse);
-            abort(error2);
+            abort2(error2);
             return;
           }
           if (request.aborted) {
             return;
           }
-          stream2.off("error", abort);
+          stream2.off("error", abort2);
           stream2.once(errorMonitor, onUpgradeError);
           client[kQueue][client[kRunningIdx]++] = null;
         };
         stream2.once("response", onResponse);
-        stream2.once("error", abort);
+        stream2.once("error", abort2);
         ++session[kOpenStreams];
         onReady();
         stream2.once("close", () => {
@@ -7365,7 +7368,7 @@ var require_client_h2 = __commonJS({
         });
         return true;
       }
-      headers[HTTP2_HEADER_PATH] = path12;
+      headers[HTTP2_HEADER_PATH] = path14;
       headers[HTTP2_HEADER_SCHEME] = "https";
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH";
       if (body2 && typeof body2.read === "function") {
@@ -7435,7 +7438,7 @@ var require_client_h2 = __commonJS({
         if (session[kOpenStreams] === 0) {
           session.unref();
         }
-        abort(new InformationalError("HTTP/2: stream half-closed (remote)"));
+        abort2(new InformationalError("HTTP/2: stream half-closed (remote)"));
         client[kQueue][client[kRunningIdx]++] = null;
         client[kPendingIdx] = client[kRunningIdx];
         client[kResume]();
@@ -7447,16 +7450,16 @@ var require_client_h2 = __commonJS({
         }
       });
       stream2.once("error", function(err) {
-        abort(err);
+        abort2(err);
       });
       stream2.once("frameError", (type, code) => {
-        abort(new InformationalError(`HTTP/2: "frameError" received - type ${type}, code ${code}`));
+        abort2(new InformationalError(`HTTP/2: "frameError" received - type ${type}, code ${code}`));
       });
       return true;
       function writeBodyH2() {
         if (!body2 || contentLength2 === 0) {
           writeBuffer(
-            abort,
+            abort2,
             stream2,
             null,
             client,
@@ -7467,7 +7470,7 @@ var require_client_h2 = __commonJS({
           );
         } else if (util5.isBuffer(body2)) {
           writeBuffer(
-            abort,
+            abort2,
             stream2,
             body2,
             client,
@@ -7479,7 +7482,7 @@ var require_client_h2 = __commonJS({
         } else if (util5.isBlobLike(body2)) {
           if (typeof body2.stream === "function") {
             writeIterable(
-              abort,
+              abort2,
               stream2,
               body2.stream(),
               client,
@@ -7490,7 +7493,7 @@ var require_client_h2 = __commonJS({
             );
           } else {
             writeBlob(
-              abort,
+              abort2,
               stream2,
               body2,
               client,
@@ -7502,7 +7505,7 @@ var require_client_h2 = __commonJS({
           }
         } else if (util5.isStream(body2)) {
           writeStream(
-            abort,
+            abort2,
             client[kSocket],
             expectsPayload,
             stream2,
@@ -7513,7 +7516,7 @@ var require_client_h2 = __commonJS({
           );
         } else if (util5.isIterable(body2)) {
           writeIterable(
-            abort,
+            abort2,
             stream2,
             body2,
             client,
@@ -7527,7 +7530,7 @@ var require_client_h2 = __commonJS({
         }
       }
     }
-    function writeBuffer(abort, h2stream, body2, client, request, socket, contentLength2, expectsPayload) {
+    function writeBuffer(abort2, h2stream, body2, client, request, socket, contentLength2, expectsPayload) {
       try {
         if (body2 != null && util5.isBuffer(body2)) {
           assert4(contentLength2 === body2.byteLength, "buffer body must have content length");
@@ -7543,10 +7546,10 @@ var require_client_h2 = __commonJS({
         request.onRequestSent();
         client[kResume]();
       } catch (error2) {
-        abort(error2);
+        abort2(error2);
       }
     }
-    function writeStream(abort, socket, expectsPayload, h2stream, body2, client, request, contentLength2) {
+    function writeStream(abort2, socket, expectsPayload, h2stream, body2, client, request, contentLength2) {
       assert4(contentLength2 !== 0 || client[kRunning] === 0, "stream body cannot be pipelined");
       const pipe = pipeline2(
         body2,
@@ -7554,7 +7557,7 @@ var require_client_h2 = __commonJS({
         (err) => {
           if (err) {
             util5.destroy(pipe, err);
-            abort(err);
+            abort2(err);
           } else {
             util5.removeAllListeners(pipe);
             request.onRequestSent();
@@ -7570,7 +7573,7 @@ var require_client_h2 = __commonJS({
         request.onBodySent(chunk);
       }
     }
-    async function writeBlob(abort, h2stream, body2, client, request, socket, contentLength2, expectsPayload) {
+    async function writeBlob(abort2, h2stream, body2, client, request, socket, contentLength2, expectsPayload) {
       assert4(contentLength2 === body2.size, "blob body must have content length");
       try {
         if (contentLength2 != null && contentLength2 !== body2.size) {
@@ -7588,10 +7591,10 @@ var require_client_h2 = __commonJS({
         }
         client[kResume]();
       } catch (err) {
-        abort(err);
+        abort2(err);
       }
     }
-    async function writeIterable(abort, h2stream, body2, client, request, socket, contentLength2, expectsPayload) {
+    async function writeIterable(abort2, h2stream, body2, client, request, socket, contentLength2, expectsPayload) {
       assert4(contentLength2 !== 0 || client[kRunning] === 0, "iterator body cannot be pipelined");
       let callback = null;
       function onDrain() {
@@ -7601,12 +7604,12 @@ var require_client_h2 = __commonJS({
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve4, reject) => {
+      const waitForDrain = () => new Promise((resolve5, reject) => {
         assert4(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve4;
+          callback = resolve5;
         }
       });
       h2stream.on("close", onDrain).on("drain", onDrain);
@@ -7628,7 +7631,7 @@ var require_client_h2 = __commonJS({
         }
         client[kResume]();
       } catch (err) {
-        abort(err);
+        abort2(err);
       } finally {
         h2stream.off("close", onDrain).off("drain", onDrain);
       }
@@ -7691,9 +7694,9 @@ var require_redirect_handler = __commonJS({
           this.opts.body = new BodyAsyncIterable(this.opts.body);
         }
       }
-      onConnect(abort) {
-        this.abort = abort;
-        this.handler.onConnect(abort, { history: this.history });
+      onConnect(abort2) {
+        this.abort = abort2;
+        this.handler.onConnect(abort2, { history: this.history });
       }
       onUpgrade(statusCode, headers, socket) {
         this.handler.onUpgrade(statusCode, headers, socket);
@@ -7718,9 +7721,9 @@ var require_redirect_handler = __commonJS({
           return this.handler.onHeaders(statusCode, headers, resume, statusText);
         }
         const { origin, pathname, search } = util5.parseURL(new URL(this.location, this.opts.origin && new URL(this.opts.path, this.opts.origin)));
-        const path12 = search ? `${pathname}${search}` : pathname;
+        const path14 = search ? `${pathname}${search}` : pathname;
         this.opts.headers = cleanRequestHeaders(this.opts.headers, statusCode === 303, this.opts.origin !== origin);
-        this.opts.path = path12;
+        this.opts.path = path14;
         this.opts.origin = origin;
         this.opts.maxRedirections = 0;
         this.opts.query = null;
@@ -8085,16 +8088,16 @@ var require_client = __commonJS({
         return this[kNeedDrain] < 2;
       }
       async [kClose]() {
-        return new Promise((resolve4) => {
+        return new Promise((resolve5) => {
           if (this[kSize]) {
-            this[kClosedResolve] = resolve4;
+            this[kClosedResolve] = resolve5;
           } else {
-            resolve4(null);
+            resolve5(null);
           }
         });
       }
       async [kDestroy](err) {
-        return new Promise((resolve4) => {
+        return new Promise((resolve5) => {
           const requests = this[kQueue].splice(this[kPendingIdx]);
           for (let i = 0; i < requests.length; i++) {
             const request = requests[i];
@@ -8105,7 +8108,7 @@ var require_client = __commonJS({
               this[kClosedResolve]();
               this[kClosedResolve] = null;
             }
-            resolve4(null);
+            resolve5(null);
           };
           if (this[kHTTPContext]) {
             this[kHTTPContext].destroy(err, callback);
@@ -8156,7 +8159,7 @@ var require_client = __commonJS({
         });
       }
       try {
-        const socket = await new Promise((resolve4, reject) => {
+        const socket = await new Promise((resolve5, reject) => {
           client[kConnector]({
             host,
             hostname,
@@ -8168,7 +8171,7 @@ var require_client = __commonJS({
             if (err) {
               reject(err);
             } else {
-              resolve4(socket2);
+              resolve5(socket2);
             }
           });
         });
@@ -8504,8 +8507,8 @@ var require_pool_base = __commonJS({
         if (this[kQueue].isEmpty()) {
           await Promise.all(this[kClients].map((c) => c.close()));
         } else {
-          await new Promise((resolve4) => {
-            this[kClosedResolve] = resolve4;
+          await new Promise((resolve5) => {
+            this[kClosedResolve] = resolve5;
           });
         }
       }
@@ -8959,10 +8962,10 @@ var require_proxy_agent = __commonJS({
         };
         const {
           origin,
-          path: path12 = "/",
+          path: path14 = "/",
           headers = {}
         } = opts;
-        opts.path = origin + path12;
+        opts.path = origin + path14;
         if (!("host" in headers) && !("Host" in headers)) {
           const { host } = new URL3(origin);
           headers.host = host;
@@ -9377,11 +9380,11 @@ var require_retry_handler = __commonJS({
           this.handler.onUpgrade(statusCode, headers, socket);
         }
       }
-      onConnect(abort) {
+      onConnect(abort2) {
         if (this.aborted) {
-          abort(this.reason);
+          abort2(this.reason);
         } else {
-          this.abort = abort;
+          this.abort = abort2;
         }
       }
       onBodySent(chunk) {
@@ -9662,7 +9665,7 @@ var require_readable = __commonJS({
     var BodyReadable = class extends Readable5 {
       constructor({
         resume,
-        abort,
+        abort: abort2,
         contentType: contentType2 = "",
         contentLength: contentLength2,
         highWaterMark = 64 * 1024
@@ -9674,7 +9677,7 @@ var require_readable = __commonJS({
           highWaterMark
         });
         this._readableState.dataEmitted = false;
-        this[kAbort] = abort;
+        this[kAbort] = abort2;
         this[kConsume] = null;
         this[kBody] = null;
         this[kContentType] = contentType2;
@@ -9774,7 +9777,7 @@ var require_readable = __commonJS({
         if (this._readableState.closeEmitted) {
           return null;
         }
-        return await new Promise((resolve4, reject) => {
+        return await new Promise((resolve5, reject) => {
           if (this[kContentLength] > limit) {
             this.destroy(new AbortError3());
           }
@@ -9787,7 +9790,7 @@ var require_readable = __commonJS({
             if (signal?.aborted) {
               reject(signal.reason ?? new AbortError3());
             } else {
-              resolve4(null);
+              resolve5(null);
             }
           }).on("error", noop).on("data", function(chunk) {
             limit -= chunk.length;
@@ -9806,7 +9809,7 @@ var require_readable = __commonJS({
     }
     async function consume(stream2, type) {
       assert4(!stream2[kConsume]);
-      return new Promise((resolve4, reject) => {
+      return new Promise((resolve5, reject) => {
         if (isUnusable(stream2)) {
           const rState = stream2._readableState;
           if (rState.destroyed && rState.closeEmitted === false) {
@@ -9823,7 +9826,7 @@ var require_readable = __commonJS({
             stream2[kConsume] = {
               type,
               stream: stream2,
-              resolve: resolve4,
+              resolve: resolve5,
               reject,
               length: 0,
               body: []
@@ -9893,18 +9896,18 @@ var require_readable = __commonJS({
       return buffer3;
     }
     function consumeEnd(consume2) {
-      const { type, body: body2, resolve: resolve4, stream: stream2, length } = consume2;
+      const { type, body: body2, resolve: resolve5, stream: stream2, length } = consume2;
       try {
         if (type === "text") {
-          resolve4(chunksDecode(body2, length));
+          resolve5(chunksDecode(body2, length));
         } else if (type === "json") {
-          resolve4(JSON.parse(chunksDecode(body2, length)));
+          resolve5(JSON.parse(chunksDecode(body2, length)));
         } else if (type === "arrayBuffer") {
-          resolve4(chunksConcat(body2, length).buffer);
+          resolve5(chunksConcat(body2, length).buffer);
         } else if (type === "blob") {
-          resolve4(new Blob(body2, { type: stream2[kContentType] }));
+          resolve5(new Blob(body2, { type: stream2[kContentType] }));
         } else if (type === "bytes") {
-          resolve4(chunksConcat(body2, length));
+          resolve5(chunksConcat(body2, length));
         }
         consumeFinish(consume2);
       } catch (err) {
@@ -10075,17 +10078,17 @@ var require_api_request = __commonJS({
           }
         }
       }
-      onConnect(abort, context3) {
+      onConnect(abort2, context3) {
         if (this.reason) {
-          abort(this.reason);
+          abort2(this.reason);
           return;
         }
         assert4(this.callback);
-        this.abort = abort;
+        this.abort = abort2;
         this.context = context3;
       }
       onHeaders(statusCode, rawHeaders, resume, statusMessage) {
-        const { callback, opaque, abort, context: context3, responseHeaders, highWaterMark } = this;
+        const { callback, opaque, abort: abort2, context: context3, responseHeaders, highWaterMark } = this;
         const headers = responseHeaders === "raw" ? util5.parseRawHeaders(rawHeaders) : util5.parseHeaders(rawHeaders);
         if (statusCode < 200) {
           if (this.onInfo) {
@@ -10098,7 +10101,7 @@ var require_api_request = __commonJS({
         const contentLength2 = parsedHeaders["content-length"];
         const res = new Readable5({
           resume,
-          abort,
+          abort: abort2,
           contentType: contentType2,
           contentLength: this.method !== "HEAD" && contentLength2 ? Number(contentLength2) : null,
           highWaterMark
@@ -10161,9 +10164,9 @@ var require_api_request = __commonJS({
     };
     function request(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve4, reject) => {
+        return new Promise((resolve5, reject) => {
           request.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve4(data);
+            return err ? reject(err) : resolve5(data);
           });
         });
       }
@@ -10189,7 +10192,7 @@ var require_abort_signal = __commonJS({
     var { RequestAbortedError } = require_errors();
     var kListener = /* @__PURE__ */ Symbol("kListener");
     var kSignal = /* @__PURE__ */ Symbol("kSignal");
-    function abort(self2) {
+    function abort2(self2) {
       if (self2.abort) {
         self2.abort(self2[kSignal]?.reason);
       } else {
@@ -10205,12 +10208,12 @@ var require_abort_signal = __commonJS({
         return;
       }
       if (signal.aborted) {
-        abort(self2);
+        abort2(self2);
         return;
       }
       self2[kSignal] = signal;
       self2[kListener] = () => {
-        abort(self2);
+        abort2(self2);
       };
       addAbortListener(self2[kSignal], self2[kListener]);
     }
@@ -10291,13 +10294,13 @@ var require_api_stream = __commonJS({
         }
         addSignal(this, signal);
       }
-      onConnect(abort, context3) {
+      onConnect(abort2, context3) {
         if (this.reason) {
-          abort(this.reason);
+          abort2(this.reason);
           return;
         }
         assert4(this.callback);
-        this.abort = abort;
+        this.abort = abort2;
         this.context = context3;
       }
       onHeaders(statusCode, rawHeaders, resume, statusMessage) {
@@ -10335,7 +10338,7 @@ var require_api_stream = __commonJS({
             throw new InvalidReturnValueError("expected Writable");
           }
           finished(res, { readable: false }, (err) => {
-            const { callback: callback2, res: res2, opaque: opaque2, trailers, abort } = this;
+            const { callback: callback2, res: res2, opaque: opaque2, trailers, abort: abort2 } = this;
             this.res = null;
             if (err || !res2.readable) {
               util5.destroy(res2, err);
@@ -10343,7 +10346,7 @@ var require_api_stream = __commonJS({
             this.callback = null;
             this.runInAsyncScope(callback2, null, err || null, { opaque: opaque2, trailers });
             if (err) {
-              abort();
+              abort2();
             }
           });
         }
@@ -10386,9 +10389,9 @@ var require_api_stream = __commonJS({
     };
     function stream2(opts, factory, callback) {
       if (callback === void 0) {
-        return new Promise((resolve4, reject) => {
+        return new Promise((resolve5, reject) => {
           stream2.call(this, opts, factory, (err, data) => {
-            return err ? reject(err) : resolve4(data);
+            return err ? reject(err) : resolve5(data);
           });
         });
       }
@@ -10501,12 +10504,12 @@ var require_api_pipeline = __commonJS({
             }
           },
           destroy: (err, callback) => {
-            const { body: body2, req, res, ret, abort } = this;
+            const { body: body2, req, res, ret, abort: abort2 } = this;
             if (!err && !ret._readableState.endEmitted) {
               err = new RequestAbortedError();
             }
-            if (abort && err) {
-              abort();
+            if (abort2 && err) {
+              abort2();
             }
             util5.destroy(body2, err);
             util5.destroy(req, err);
@@ -10521,15 +10524,15 @@ var require_api_pipeline = __commonJS({
         this.res = null;
         addSignal(this, signal);
       }
-      onConnect(abort, context3) {
+      onConnect(abort2, context3) {
         const { ret, res } = this;
         if (this.reason) {
-          abort(this.reason);
+          abort2(this.reason);
           return;
         }
         assert4(!res, "pipeline cannot be retried");
         assert4(!ret.destroyed);
-        this.abort = abort;
+        this.abort = abort2;
         this.context = context3;
       }
       onHeaders(statusCode, rawHeaders, resume) {
@@ -10635,13 +10638,13 @@ var require_api_upgrade = __commonJS({
         this.context = null;
         addSignal(this, signal);
       }
-      onConnect(abort, context3) {
+      onConnect(abort2, context3) {
         if (this.reason) {
-          abort(this.reason);
+          abort2(this.reason);
           return;
         }
         assert4(this.callback);
-        this.abort = abort;
+        this.abort = abort2;
         this.context = null;
       }
       onHeaders() {
@@ -10673,9 +10676,9 @@ var require_api_upgrade = __commonJS({
     };
     function upgrade(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve4, reject) => {
+        return new Promise((resolve5, reject) => {
           upgrade.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve4(data);
+            return err ? reject(err) : resolve5(data);
           });
         });
       }
@@ -10726,13 +10729,13 @@ var require_api_connect = __commonJS({
         this.abort = null;
         addSignal(this, signal);
       }
-      onConnect(abort, context3) {
+      onConnect(abort2, context3) {
         if (this.reason) {
-          abort(this.reason);
+          abort2(this.reason);
           return;
         }
         assert4(this.callback);
-        this.abort = abort;
+        this.abort = abort2;
         this.context = context3;
       }
       onHeaders() {
@@ -10767,9 +10770,9 @@ var require_api_connect = __commonJS({
     };
     function connect(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve4, reject) => {
+        return new Promise((resolve5, reject) => {
           connect.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve4(data);
+            return err ? reject(err) : resolve5(data);
           });
         });
       }
@@ -10934,20 +10937,20 @@ var require_mock_utils = __commonJS({
       }
       return true;
     }
-    function safeUrl(path12) {
-      if (typeof path12 !== "string") {
-        return path12;
+    function safeUrl(path14) {
+      if (typeof path14 !== "string") {
+        return path14;
       }
-      const pathSegments = path12.split("?");
+      const pathSegments = path14.split("?");
       if (pathSegments.length !== 2) {
-        return path12;
+        return path14;
       }
       const qp = new URLSearchParams(pathSegments.pop());
       qp.sort();
       return [...pathSegments, qp.toString()].join("?");
     }
-    function matchKey(mockDispatch2, { path: path12, method, body: body2, headers }) {
-      const pathMatch = matchValue(mockDispatch2.path, path12);
+    function matchKey(mockDispatch2, { path: path14, method, body: body2, headers }) {
+      const pathMatch = matchValue(mockDispatch2.path, path14);
       const methodMatch = matchValue(mockDispatch2.method, method);
       const bodyMatch = typeof mockDispatch2.body !== "undefined" ? matchValue(mockDispatch2.body, body2) : true;
       const headersMatch = matchHeaders(mockDispatch2, headers);
@@ -10969,7 +10972,7 @@ var require_mock_utils = __commonJS({
     function getMockDispatch(mockDispatches, key) {
       const basePath = key.query ? buildURL(key.path, key.query) : key.path;
       const resolvedPath = typeof basePath === "string" ? safeUrl(basePath) : basePath;
-      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path12 }) => matchValue(safeUrl(path12), resolvedPath));
+      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path14 }) => matchValue(safeUrl(path14), resolvedPath));
       if (matchedMockDispatches.length === 0) {
         throw new MockNotMatchedError(`Mock dispatch not matched for path '${resolvedPath}'`);
       }
@@ -11007,9 +11010,9 @@ var require_mock_utils = __commonJS({
       }
     }
     function buildKey(opts) {
-      const { path: path12, method, body: body2, headers, query } = opts;
+      const { path: path14, method, body: body2, headers, query } = opts;
       return {
-        path: path12,
+        path: path14,
         method,
         body: body2,
         headers,
@@ -11472,10 +11475,10 @@ var require_pending_interceptors_formatter = __commonJS({
       }
       format(pendingInterceptors) {
         const withPrettyHeaders = pendingInterceptors.map(
-          ({ method, path: path12, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
+          ({ method, path: path14, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
             Method: method,
             Origin: origin,
-            Path: path12,
+            Path: path14,
             "Status code": statusCode,
             Persistent: persist ? PERSISTENT : NOT_PERSISTENT,
             Invocations: timesInvoked,
@@ -11763,8 +11766,8 @@ var require_dump = __commonJS({
         this.#maxSize = maxSize2 ?? this.#maxSize;
         this.#handler = handler;
       }
-      onConnect(abort) {
-        this.#abort = abort;
+      onConnect(abort2) {
+        this.#abort = abort2;
         this.#handler.onConnect(this.#customAbort.bind(this));
       }
       #customAbort(reason) {
@@ -12238,10 +12241,10 @@ var require_headers = __commonJS({
         const lowercaseName = isLowerCase ? name : name.toLowerCase();
         const exists2 = this[kHeadersMap].get(lowercaseName);
         if (exists2) {
-          const delimiter3 = lowercaseName === "cookie" ? "; " : ", ";
+          const delimiter4 = lowercaseName === "cookie" ? "; " : ", ";
           this[kHeadersMap].set(lowercaseName, {
             name: exists2.name,
-            value: `${exists2.value}${delimiter3}${value}`
+            value: `${exists2.value}${delimiter4}${value}`
           });
         } else {
           this[kHeadersMap].set(lowercaseName, { name, value });
@@ -12482,13 +12485,13 @@ var require_headers = __commonJS({
           return this.#headersList[kHeadersSortedMap];
         }
         const headers = [];
-        const names = this.#headersList.toSortedArray();
+        const names2 = this.#headersList.toSortedArray();
         const cookies = this.#headersList.cookies;
         if (cookies === null || cookies.length === 1) {
-          return this.#headersList[kHeadersSortedMap] = names;
+          return this.#headersList[kHeadersSortedMap] = names2;
         }
-        for (let i = 0; i < names.length; ++i) {
-          const { 0: name, 1: value } = names[i];
+        for (let i = 0; i < names2.length; ++i) {
+          const { 0: name, 1: value } = names2[i];
           if (name === "set-cookie") {
             for (let j = 0; j < cookies.length; ++j) {
               headers.push([name, cookies[j]]);
@@ -13044,17 +13047,17 @@ var require_request2 = __commonJS({
     var assert4 = __require("node:assert");
     var { getMaxListeners, setMaxListeners, getEventListeners, defaultMaxListeners } = __require("node:events");
     var kAbortController = /* @__PURE__ */ Symbol("abortController");
-    var requestFinalizer = new FinalizationRegistry2(({ signal, abort }) => {
-      signal.removeEventListener("abort", abort);
+    var requestFinalizer = new FinalizationRegistry2(({ signal, abort: abort2 }) => {
+      signal.removeEventListener("abort", abort2);
     });
     var dependentControllerMap = /* @__PURE__ */ new WeakMap();
     function buildAbort(acRef) {
-      return abort;
-      function abort() {
+      return abort2;
+      function abort2() {
         const ac = acRef.deref();
         if (ac !== void 0) {
-          requestFinalizer.unregister(abort);
-          this.removeEventListener("abort", abort);
+          requestFinalizer.unregister(abort2);
+          this.removeEventListener("abort", abort2);
           ac.abort(this.reason);
           const controllerList = dependentControllerMap.get(ac.signal);
           if (controllerList !== void 0) {
@@ -13272,7 +13275,7 @@ var require_request2 = __commonJS({
           } else {
             this[kAbortController] = ac;
             const acRef = new WeakRef(ac);
-            const abort = buildAbort(acRef);
+            const abort2 = buildAbort(acRef);
             try {
               if (typeof getMaxListeners === "function" && getMaxListeners(signal) === defaultMaxListeners) {
                 setMaxListeners(1500, signal);
@@ -13281,8 +13284,8 @@ var require_request2 = __commonJS({
               }
             } catch {
             }
-            util5.addAbortListener(signal, abort);
-            requestFinalizer.register(ac, { signal, abort }, abort);
+            util5.addAbortListener(signal, abort2);
+            requestFinalizer.register(ac, { signal, abort: abort2 }, abort2);
           }
         }
         this[kHeaders] = new Headers2(kConstruct);
@@ -13809,7 +13812,7 @@ var require_fetch = __commonJS({
     function handleFetchDone(response) {
       finalizeAndReportTiming(response, "fetch");
     }
-    function fetch(input, init = void 0) {
+    function fetch2(input, init = void 0) {
       webidl.argumentLengthCheck(arguments, 1, "globalThis.fetch");
       let p = createDeferredPromise();
       let requestObject;
@@ -14468,10 +14471,10 @@ var require_fetch = __commonJS({
       fetchParams.controller.connection = {
         abort: null,
         destroyed: false,
-        destroy(err, abort = true) {
+        destroy(err, abort2 = true) {
           if (!this.destroyed) {
             this.destroyed = true;
-            if (abort) {
+            if (abort2) {
               this.abort?.(err ?? new DOMException("The operation was aborted.", "AbortError"));
             }
           }
@@ -14632,7 +14635,7 @@ var require_fetch = __commonJS({
       function dispatch({ body: body2 }) {
         const url2 = requestCurrentURL(request);
         const agent = fetchParams.controller.dispatcher;
-        return new Promise((resolve4, reject) => agent.dispatch(
+        return new Promise((resolve5, reject) => agent.dispatch(
           {
             path: url2.pathname + url2.search,
             origin: url2.origin,
@@ -14645,14 +14648,14 @@ var require_fetch = __commonJS({
           {
             body: null,
             abort: null,
-            onConnect(abort) {
+            onConnect(abort2) {
               const { connection } = fetchParams.controller;
               timingInfo.finalConnectionTimingInfo = clampAndCoarsenConnectionTimingInfo(void 0, timingInfo.postRedirectStartTime, fetchParams.crossOriginIsolatedCapability);
               if (connection.destroyed) {
-                abort(new DOMException("The operation was aborted.", "AbortError"));
+                abort2(new DOMException("The operation was aborted.", "AbortError"));
               } else {
-                fetchParams.controller.on("terminated", abort);
-                this.abort = connection.abort = abort;
+                fetchParams.controller.on("terminated", abort2);
+                this.abort = connection.abort = abort2;
               }
               timingInfo.finalNetworkRequestStartTime = coarsenedSharedCurrentTime(fetchParams.crossOriginIsolatedCapability);
             },
@@ -14708,7 +14711,7 @@ var require_fetch = __commonJS({
               }
               this.body = new Readable5({ read: resume });
               const onError = this.onError.bind(this);
-              resolve4({
+              resolve5({
                 status,
                 statusText,
                 headersList,
@@ -14751,7 +14754,7 @@ var require_fetch = __commonJS({
               for (let i = 0; i < rawHeaders.length; i += 2) {
                 headersList.append(bufferToLowerCasedHeaderName(rawHeaders[i]), rawHeaders[i + 1].toString("latin1"), true);
               }
-              resolve4({
+              resolve5({
                 status,
                 statusText: STATUS_CODES[status],
                 headersList,
@@ -14764,7 +14767,7 @@ var require_fetch = __commonJS({
       }
     }
     module.exports = {
-      fetch,
+      fetch: fetch2,
       Fetch,
       fetching,
       finalizeAndReportTiming
@@ -15156,7 +15159,7 @@ var require_util4 = __commonJS({
     var { getEncoding } = require_encoding();
     var { serializeAMimeType, parseMIMEType } = require_data_url();
     var { types: types2 } = __require("node:util");
-    var { StringDecoder } = __require("string_decoder");
+    var { StringDecoder: StringDecoder2 } = __require("string_decoder");
     var { btoa: btoa2 } = __require("node:buffer");
     var staticPropertyDescriptors = {
       enumerable: true,
@@ -15247,7 +15250,7 @@ var require_util4 = __commonJS({
             dataURL += serializeAMimeType(parsed);
           }
           dataURL += ";base64,";
-          const decoder = new StringDecoder("latin1");
+          const decoder = new StringDecoder2("latin1");
           for (const chunk of bytes) {
             dataURL += btoa2(decoder.write(chunk));
           }
@@ -15276,7 +15279,7 @@ var require_util4 = __commonJS({
         }
         case "BinaryString": {
           let binaryString = "";
-          const decoder = new StringDecoder("latin1");
+          const decoder = new StringDecoder2("latin1");
           for (const chunk of bytes) {
             binaryString += decoder.write(chunk);
           }
@@ -16354,9 +16357,9 @@ var require_util6 = __commonJS({
         }
       }
     }
-    function validateCookiePath(path12) {
-      for (let i = 0; i < path12.length; ++i) {
-        const code = path12.charCodeAt(i);
+    function validateCookiePath(path14) {
+      for (let i = 0; i < path14.length; ++i) {
+        const code = path14.charCodeAt(i);
         if (code < 32 || // exclude CTLs (0-31)
         code > 126 || // exclude DEL and non-ascii
         code === 59) {
@@ -18492,8 +18495,8 @@ var require_util8 = __commonJS({
       return true;
     }
     function delay4(ms) {
-      return new Promise((resolve4) => {
-        setTimeout(resolve4, ms).unref();
+      return new Promise((resolve5) => {
+        setTimeout(resolve5, ms).unref();
       });
     }
     module.exports = {
@@ -19276,11 +19279,11 @@ var require_undici = __commonJS({
           if (typeof opts.path !== "string") {
             throw new InvalidArgumentError("invalid opts.path");
           }
-          let path12 = opts.path;
+          let path14 = opts.path;
           if (!opts.path.startsWith("/")) {
-            path12 = `/${path12}`;
+            path14 = `/${path14}`;
           }
-          url2 = new URL(util5.parseOrigin(url2).origin + path12);
+          url2 = new URL(util5.parseOrigin(url2).origin + path14);
         } else {
           if (!opts) {
             opts = typeof url2 === "object" ? url2 : {};
@@ -19302,7 +19305,7 @@ var require_undici = __commonJS({
     module.exports.setGlobalDispatcher = setGlobalDispatcher;
     module.exports.getGlobalDispatcher = getGlobalDispatcher;
     var fetchImpl = require_fetch().fetch;
-    module.exports.fetch = async function fetch(init, options = void 0) {
+    module.exports.fetch = async function fetch2(init, options = void 0) {
       try {
         return await fetchImpl(init, options);
       } catch (err) {
@@ -19362,11 +19365,11 @@ var init_lib = __esm({
     import_undici = __toESM(require_undici(), 1);
     __awaiter = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve4) {
-          resolve4(value);
+        return value instanceof P ? value : new P(function(resolve5) {
+          resolve5(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve4, reject) {
+      return new (P || (P = Promise))(function(resolve5, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -19382,7 +19385,7 @@ var init_lib = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve4(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve5(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -19452,26 +19455,26 @@ var init_lib = __esm({
       }
       readBody() {
         return __awaiter(this, void 0, void 0, function* () {
-          return new Promise((resolve4) => __awaiter(this, void 0, void 0, function* () {
+          return new Promise((resolve5) => __awaiter(this, void 0, void 0, function* () {
             let output = Buffer.alloc(0);
             this.message.on("data", (chunk) => {
               output = Buffer.concat([output, chunk]);
             });
             this.message.on("end", () => {
-              resolve4(output.toString());
+              resolve5(output.toString());
             });
           }));
         });
       }
       readBodyBuffer() {
         return __awaiter(this, void 0, void 0, function* () {
-          return new Promise((resolve4) => __awaiter(this, void 0, void 0, function* () {
+          return new Promise((resolve5) => __awaiter(this, void 0, void 0, function* () {
             const chunks = [];
             this.message.on("data", (chunk) => {
               chunks.push(chunk);
             });
             this.message.on("end", () => {
-              resolve4(Buffer.concat(chunks));
+              resolve5(Buffer.concat(chunks));
             });
           }));
         });
@@ -19674,14 +19677,14 @@ var init_lib = __esm({
        */
       requestRaw(info2, data) {
         return __awaiter(this, void 0, void 0, function* () {
-          return new Promise((resolve4, reject) => {
+          return new Promise((resolve5, reject) => {
             function callbackForResult(err, res) {
               if (err) {
                 reject(err);
               } else if (!res) {
                 reject(new Error("Unknown error"));
               } else {
-                resolve4(res);
+                resolve5(res);
               }
             }
             this.requestRawWithCallback(info2, data, callbackForResult);
@@ -19925,12 +19928,12 @@ var init_lib = __esm({
         return __awaiter(this, void 0, void 0, function* () {
           retryNumber = Math.min(ExponentialBackoffCeiling, retryNumber);
           const ms = ExponentialBackoffTimeSlice * Math.pow(2, retryNumber);
-          return new Promise((resolve4) => setTimeout(() => resolve4(), ms));
+          return new Promise((resolve5) => setTimeout(() => resolve5(), ms));
         });
       }
       _processResponse(res, options) {
         return __awaiter(this, void 0, void 0, function* () {
-          return new Promise((resolve4, reject) => __awaiter(this, void 0, void 0, function* () {
+          return new Promise((resolve5, reject) => __awaiter(this, void 0, void 0, function* () {
             const statusCode = res.message.statusCode || 0;
             const response = {
               statusCode,
@@ -19938,7 +19941,7 @@ var init_lib = __esm({
               headers: {}
             };
             if (statusCode === HttpCodes.NotFound) {
-              resolve4(response);
+              resolve5(response);
             }
             function dateTimeDeserializer(key, value) {
               if (typeof value === "string") {
@@ -19977,7 +19980,7 @@ var init_lib = __esm({
               err.result = response.result;
               reject(err);
             } else {
-              resolve4(response);
+              resolve5(response);
             }
           }));
         });
@@ -19993,11 +19996,11 @@ var init_auth = __esm({
   "node_modules/@actions/http-client/lib/auth.js"() {
     __awaiter2 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve4) {
-          resolve4(value);
+        return value instanceof P ? value : new P(function(resolve5) {
+          resolve5(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve4, reject) {
+      return new (P || (P = Promise))(function(resolve5, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -20013,7 +20016,7 @@ var init_auth = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve4(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve5(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -20044,27 +20047,19 @@ var init_auth = __esm({
 });
 
 // node_modules/@actions/core/lib/oidc-utils.js
+var __awaiter3, OidcClient;
 var init_oidc_utils = __esm({
   "node_modules/@actions/core/lib/oidc-utils.js"() {
     init_lib();
     init_auth();
     init_core();
-  }
-});
-
-// node_modules/@actions/core/lib/summary.js
-import { EOL as EOL3 } from "os";
-import { constants, promises } from "fs";
-var __awaiter3, access, appendFile, writeFile, SUMMARY_ENV_VAR, Summary, _summary;
-var init_summary = __esm({
-  "node_modules/@actions/core/lib/summary.js"() {
     __awaiter3 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve4) {
-          resolve4(value);
+        return value instanceof P ? value : new P(function(resolve5) {
+          resolve5(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve4, reject) {
+      return new (P || (P = Promise))(function(resolve5, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -20080,7 +20075,101 @@ var init_summary = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve4(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve5(result.value) : adopt(result.value).then(fulfilled, rejected);
+        }
+        step((generator = generator.apply(thisArg, _arguments || [])).next());
+      });
+    };
+    OidcClient = class _OidcClient {
+      static createHttpClient(allowRetry = true, maxRetry = 10) {
+        const requestOptions = {
+          allowRetries: allowRetry,
+          maxRetries: maxRetry
+        };
+        return new HttpClient("actions/oidc-client", [new BearerCredentialHandler(_OidcClient.getRequestToken())], requestOptions);
+      }
+      static getRequestToken() {
+        const token = process.env["ACTIONS_ID_TOKEN_REQUEST_TOKEN"];
+        if (!token) {
+          throw new Error("Unable to get ACTIONS_ID_TOKEN_REQUEST_TOKEN env variable");
+        }
+        return token;
+      }
+      static getIDTokenUrl() {
+        const runtimeUrl = process.env["ACTIONS_ID_TOKEN_REQUEST_URL"];
+        if (!runtimeUrl) {
+          throw new Error("Unable to get ACTIONS_ID_TOKEN_REQUEST_URL env variable");
+        }
+        return runtimeUrl;
+      }
+      static getCall(id_token_url) {
+        return __awaiter3(this, void 0, void 0, function* () {
+          var _a2;
+          const httpclient = _OidcClient.createHttpClient();
+          const res = yield httpclient.getJson(id_token_url).catch((error2) => {
+            throw new Error(`Failed to get ID Token. 
+ 
+        Error Code : ${error2.statusCode}
+ 
+        Error Message: ${error2.message}`);
+          });
+          const id_token = (_a2 = res.result) === null || _a2 === void 0 ? void 0 : _a2.value;
+          if (!id_token) {
+            throw new Error("Response json body do not have ID Token field");
+          }
+          return id_token;
+        });
+      }
+      static getIDToken(audience) {
+        return __awaiter3(this, void 0, void 0, function* () {
+          try {
+            let id_token_url = _OidcClient.getIDTokenUrl();
+            if (audience) {
+              const encodedAudience = encodeURIComponent(audience);
+              id_token_url = `${id_token_url}&audience=${encodedAudience}`;
+            }
+            debug(`ID token url is ${id_token_url}`);
+            const id_token = yield _OidcClient.getCall(id_token_url);
+            setSecret(id_token);
+            return id_token;
+          } catch (error2) {
+            throw new Error(`Error message: ${error2.message}`);
+          }
+        });
+      }
+    };
+  }
+});
+
+// node_modules/@actions/core/lib/summary.js
+import { EOL as EOL3 } from "os";
+import { constants, promises } from "fs";
+var __awaiter4, access, appendFile, writeFile, SUMMARY_ENV_VAR, Summary, _summary, markdownSummary, summary;
+var init_summary = __esm({
+  "node_modules/@actions/core/lib/summary.js"() {
+    __awaiter4 = function(thisArg, _arguments, P, generator) {
+      function adopt(value) {
+        return value instanceof P ? value : new P(function(resolve5) {
+          resolve5(value);
+        });
+      }
+      return new (P || (P = Promise))(function(resolve5, reject) {
+        function fulfilled(value) {
+          try {
+            step(generator.next(value));
+          } catch (e) {
+            reject(e);
+          }
+        }
+        function rejected(value) {
+          try {
+            step(generator["throw"](value));
+          } catch (e) {
+            reject(e);
+          }
+        }
+        function step(result) {
+          result.done ? resolve5(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -20098,7 +20187,7 @@ var init_summary = __esm({
        * @returns step summary file path
        */
       filePath() {
-        return __awaiter3(this, void 0, void 0, function* () {
+        return __awaiter4(this, void 0, void 0, function* () {
           if (this._filePath) {
             return this._filePath;
           }
@@ -20139,7 +20228,7 @@ var init_summary = __esm({
        * @returns {Promise<Summary>} summary instance
        */
       write(options) {
-        return __awaiter3(this, void 0, void 0, function* () {
+        return __awaiter4(this, void 0, void 0, function* () {
           const overwrite = !!(options === null || options === void 0 ? void 0 : options.overwrite);
           const filePath = yield this.filePath();
           const writeFunc = overwrite ? writeFile : appendFile;
@@ -20153,7 +20242,7 @@ var init_summary = __esm({
        * @returns {Summary} summary instance
        */
       clear() {
-        return __awaiter3(this, void 0, void 0, function* () {
+        return __awaiter4(this, void 0, void 0, function* () {
           return this.emptyBuffer().write({ overwrite: true });
         });
       }
@@ -20338,10 +20427,22 @@ var init_summary = __esm({
       }
     };
     _summary = new Summary();
+    markdownSummary = _summary;
+    summary = _summary;
   }
 });
 
 // node_modules/@actions/core/lib/path-utils.js
+import * as path from "path";
+function toPosixPath(pth) {
+  return pth.replace(/[\\]/g, "/");
+}
+function toWin32Path(pth) {
+  return pth.replace(/[/]/g, "\\");
+}
+function toPlatformPath(pth) {
+  return pth.replace(/[/\\]/g, path.sep);
+}
 var init_path_utils = __esm({
   "node_modules/@actions/core/lib/path-utils.js"() {
   }
@@ -20349,9 +20450,9 @@ var init_path_utils = __esm({
 
 // node_modules/@actions/io/lib/io-util.js
 import * as fs2 from "fs";
-import * as path from "path";
+import * as path2 from "path";
 function exists(fsPath) {
-  return __awaiter4(this, void 0, void 0, function* () {
+  return __awaiter5(this, void 0, void 0, function* () {
     try {
       yield stat(fsPath);
     } catch (err) {
@@ -20374,7 +20475,7 @@ function isRooted(p) {
   return p.startsWith("/");
 }
 function tryGetExecutablePath(filePath, extensions) {
-  return __awaiter4(this, void 0, void 0, function* () {
+  return __awaiter5(this, void 0, void 0, function* () {
     let stats = void 0;
     try {
       stats = yield stat(filePath);
@@ -20385,7 +20486,7 @@ function tryGetExecutablePath(filePath, extensions) {
     }
     if (stats && stats.isFile()) {
       if (IS_WINDOWS) {
-        const upperExt = path.extname(filePath).toUpperCase();
+        const upperExt = path2.extname(filePath).toUpperCase();
         if (extensions.some((validExt) => validExt.toUpperCase() === upperExt)) {
           return filePath;
         }
@@ -20409,11 +20510,11 @@ function tryGetExecutablePath(filePath, extensions) {
       if (stats && stats.isFile()) {
         if (IS_WINDOWS) {
           try {
-            const directory = path.dirname(filePath);
-            const upperName = path.basename(filePath).toUpperCase();
+            const directory = path2.dirname(filePath);
+            const upperName = path2.basename(filePath).toUpperCase();
             for (const actualName of yield readdir(directory)) {
               if (upperName === actualName.toUpperCase()) {
-                filePath = path.join(directory, actualName);
+                filePath = path2.join(directory, actualName);
                 break;
               }
             }
@@ -20442,16 +20543,16 @@ function normalizeSeparators(p) {
 function isUnixExecutable(stats) {
   return (stats.mode & 1) > 0 || (stats.mode & 8) > 0 && process.getgid !== void 0 && stats.gid === process.getgid() || (stats.mode & 64) > 0 && process.getuid !== void 0 && stats.uid === process.getuid();
 }
-var __awaiter4, chmod, copyFile, lstat, mkdir, open, readdir, rename, rm, rmdir, stat, symlink, unlink, IS_WINDOWS, READONLY;
+var __awaiter5, chmod, copyFile, lstat, mkdir, open, readdir, rename, rm, rmdir, stat, symlink, unlink, IS_WINDOWS, READONLY;
 var init_io_util = __esm({
   "node_modules/@actions/io/lib/io-util.js"() {
-    __awaiter4 = function(thisArg, _arguments, P, generator) {
+    __awaiter5 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve4) {
-          resolve4(value);
+        return value instanceof P ? value : new P(function(resolve5) {
+          resolve5(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve4, reject) {
+      return new (P || (P = Promise))(function(resolve5, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -20467,7 +20568,7 @@ var init_io_util = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve4(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve5(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -20480,9 +20581,9 @@ var init_io_util = __esm({
 
 // node_modules/@actions/io/lib/io.js
 import { ok } from "assert";
-import * as path2 from "path";
+import * as path3 from "path";
 function rmRF(inputPath) {
-  return __awaiter5(this, void 0, void 0, function* () {
+  return __awaiter6(this, void 0, void 0, function* () {
     if (IS_WINDOWS) {
       if (/[*"<>|]/.test(inputPath)) {
         throw new Error('File path must not contain `*`, `"`, `<`, `>` or `|` on Windows');
@@ -20501,13 +20602,13 @@ function rmRF(inputPath) {
   });
 }
 function mkdirP(fsPath) {
-  return __awaiter5(this, void 0, void 0, function* () {
+  return __awaiter6(this, void 0, void 0, function* () {
     ok(fsPath, "a path argument must be provided");
     yield mkdir(fsPath, { recursive: true });
   });
 }
 function which(tool, check) {
-  return __awaiter5(this, void 0, void 0, function* () {
+  return __awaiter6(this, void 0, void 0, function* () {
     if (!tool) {
       throw new Error("parameter 'tool' is required");
     }
@@ -20530,13 +20631,13 @@ function which(tool, check) {
   });
 }
 function findInPath(tool) {
-  return __awaiter5(this, void 0, void 0, function* () {
+  return __awaiter6(this, void 0, void 0, function* () {
     if (!tool) {
       throw new Error("parameter 'tool' is required");
     }
     const extensions = [];
     if (IS_WINDOWS && process.env["PATHEXT"]) {
-      for (const extension of process.env["PATHEXT"].split(path2.delimiter)) {
+      for (const extension of process.env["PATHEXT"].split(path3.delimiter)) {
         if (extension) {
           extensions.push(extension);
         }
@@ -20549,12 +20650,12 @@ function findInPath(tool) {
       }
       return [];
     }
-    if (tool.includes(path2.sep)) {
+    if (tool.includes(path3.sep)) {
       return [];
     }
     const directories = [];
     if (process.env.PATH) {
-      for (const p of process.env.PATH.split(path2.delimiter)) {
+      for (const p of process.env.PATH.split(path3.delimiter)) {
         if (p) {
           directories.push(p);
         }
@@ -20562,7 +20663,7 @@ function findInPath(tool) {
     }
     const matches = [];
     for (const directory of directories) {
-      const filePath = yield tryGetExecutablePath(path2.join(directory, tool), extensions);
+      const filePath = yield tryGetExecutablePath(path3.join(directory, tool), extensions);
       if (filePath) {
         matches.push(filePath);
       }
@@ -20570,17 +20671,17 @@ function findInPath(tool) {
     return matches;
   });
 }
-var __awaiter5;
+var __awaiter6;
 var init_io = __esm({
   "node_modules/@actions/io/lib/io.js"() {
     init_io_util();
-    __awaiter5 = function(thisArg, _arguments, P, generator) {
+    __awaiter6 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve4) {
-          resolve4(value);
+        return value instanceof P ? value : new P(function(resolve5) {
+          resolve5(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve4, reject) {
+      return new (P || (P = Promise))(function(resolve5, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -20596,7 +20697,7 @@ var init_io = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve4(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve5(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -20608,7 +20709,7 @@ var init_io = __esm({
 import * as os3 from "os";
 import * as events from "events";
 import * as child from "child_process";
-import * as path3 from "path";
+import * as path4 from "path";
 import { setTimeout as setTimeout2 } from "timers";
 function argStringToArray(argString) {
   const args = [];
@@ -20654,18 +20755,18 @@ function argStringToArray(argString) {
   }
   return args;
 }
-var __awaiter6, IS_WINDOWS2, ToolRunner, ExecState;
+var __awaiter7, IS_WINDOWS2, ToolRunner, ExecState;
 var init_toolrunner = __esm({
   "node_modules/@actions/exec/lib/toolrunner.js"() {
     init_io();
     init_io_util();
-    __awaiter6 = function(thisArg, _arguments, P, generator) {
+    __awaiter7 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve4) {
-          resolve4(value);
+        return value instanceof P ? value : new P(function(resolve5) {
+          resolve5(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve4, reject) {
+      return new (P || (P = Promise))(function(resolve5, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -20681,7 +20782,7 @@ var init_toolrunner = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve4(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve5(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -20895,12 +20996,12 @@ var init_toolrunner = __esm({
        * @returns   number
        */
       exec() {
-        return __awaiter6(this, void 0, void 0, function* () {
+        return __awaiter7(this, void 0, void 0, function* () {
           if (!isRooted(this.toolPath) && (this.toolPath.includes("/") || IS_WINDOWS2 && this.toolPath.includes("\\"))) {
-            this.toolPath = path3.resolve(process.cwd(), this.options.cwd || process.cwd(), this.toolPath);
+            this.toolPath = path4.resolve(process.cwd(), this.options.cwd || process.cwd(), this.toolPath);
           }
           this.toolPath = yield which(this.toolPath, true);
-          return new Promise((resolve4, reject) => __awaiter6(this, void 0, void 0, function* () {
+          return new Promise((resolve5, reject) => __awaiter7(this, void 0, void 0, function* () {
             this._debug(`exec tool: ${this.toolPath}`);
             this._debug("arguments:");
             for (const arg of this.args) {
@@ -20983,7 +21084,7 @@ var init_toolrunner = __esm({
               if (error2) {
                 reject(error2);
               } else {
-                resolve4(exitCode);
+                resolve5(exitCode);
               }
             });
             if (this.options.input) {
@@ -21062,8 +21163,9 @@ var init_toolrunner = __esm({
 });
 
 // node_modules/@actions/exec/lib/exec.js
+import { StringDecoder } from "string_decoder";
 function exec(commandLine, args, options) {
-  return __awaiter7(this, void 0, void 0, function* () {
+  return __awaiter8(this, void 0, void 0, function* () {
     const commandArgs = argStringToArray(commandLine);
     if (commandArgs.length === 0) {
       throw new Error(`Parameter 'commandLine' cannot be null or empty.`);
@@ -21074,17 +21176,49 @@ function exec(commandLine, args, options) {
     return runner.exec();
   });
 }
-var __awaiter7;
+function getExecOutput(commandLine, args, options) {
+  return __awaiter8(this, void 0, void 0, function* () {
+    var _a2, _b;
+    let stdout = "";
+    let stderr = "";
+    const stdoutDecoder = new StringDecoder("utf8");
+    const stderrDecoder = new StringDecoder("utf8");
+    const originalStdoutListener = (_a2 = options === null || options === void 0 ? void 0 : options.listeners) === null || _a2 === void 0 ? void 0 : _a2.stdout;
+    const originalStdErrListener = (_b = options === null || options === void 0 ? void 0 : options.listeners) === null || _b === void 0 ? void 0 : _b.stderr;
+    const stdErrListener = (data) => {
+      stderr += stderrDecoder.write(data);
+      if (originalStdErrListener) {
+        originalStdErrListener(data);
+      }
+    };
+    const stdOutListener = (data) => {
+      stdout += stdoutDecoder.write(data);
+      if (originalStdoutListener) {
+        originalStdoutListener(data);
+      }
+    };
+    const listeners = Object.assign(Object.assign({}, options === null || options === void 0 ? void 0 : options.listeners), { stdout: stdOutListener, stderr: stdErrListener });
+    const exitCode = yield exec(commandLine, args, Object.assign(Object.assign({}, options), { listeners }));
+    stdout += stdoutDecoder.end();
+    stderr += stderrDecoder.end();
+    return {
+      exitCode,
+      stdout,
+      stderr
+    };
+  });
+}
+var __awaiter8;
 var init_exec = __esm({
   "node_modules/@actions/exec/lib/exec.js"() {
     init_toolrunner();
-    __awaiter7 = function(thisArg, _arguments, P, generator) {
+    __awaiter8 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve4) {
-          resolve4(value);
+        return value instanceof P ? value : new P(function(resolve5) {
+          resolve5(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve4, reject) {
+      return new (P || (P = Promise))(function(resolve5, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -21100,7 +21234,7 @@ var init_exec = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve4(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve5(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -21109,20 +21243,154 @@ var init_exec = __esm({
 });
 
 // node_modules/@actions/core/lib/platform.js
+var platform_exports = {};
+__export(platform_exports, {
+  arch: () => arch,
+  getDetails: () => getDetails,
+  isLinux: () => isLinux,
+  isMacOS: () => isMacOS,
+  isWindows: () => isWindows,
+  platform: () => platform
+});
 import os4 from "os";
-var platform, arch;
+function getDetails() {
+  return __awaiter9(this, void 0, void 0, function* () {
+    return Object.assign(Object.assign({}, yield isWindows ? getWindowsInfo() : isMacOS ? getMacOsInfo() : getLinuxInfo()), {
+      platform,
+      arch,
+      isWindows,
+      isMacOS,
+      isLinux
+    });
+  });
+}
+var __awaiter9, getWindowsInfo, getMacOsInfo, getLinuxInfo, platform, arch, isWindows, isMacOS, isLinux;
 var init_platform = __esm({
   "node_modules/@actions/core/lib/platform.js"() {
     init_exec();
+    __awaiter9 = function(thisArg, _arguments, P, generator) {
+      function adopt(value) {
+        return value instanceof P ? value : new P(function(resolve5) {
+          resolve5(value);
+        });
+      }
+      return new (P || (P = Promise))(function(resolve5, reject) {
+        function fulfilled(value) {
+          try {
+            step(generator.next(value));
+          } catch (e) {
+            reject(e);
+          }
+        }
+        function rejected(value) {
+          try {
+            step(generator["throw"](value));
+          } catch (e) {
+            reject(e);
+          }
+        }
+        function step(result) {
+          result.done ? resolve5(result.value) : adopt(result.value).then(fulfilled, rejected);
+        }
+        step((generator = generator.apply(thisArg, _arguments || [])).next());
+      });
+    };
+    getWindowsInfo = () => __awaiter9(void 0, void 0, void 0, function* () {
+      const { stdout: version3 } = yield getExecOutput('powershell -command "(Get-CimInstance -ClassName Win32_OperatingSystem).Version"', void 0, {
+        silent: true
+      });
+      const { stdout: name } = yield getExecOutput('powershell -command "(Get-CimInstance -ClassName Win32_OperatingSystem).Caption"', void 0, {
+        silent: true
+      });
+      return {
+        name: name.trim(),
+        version: version3.trim()
+      };
+    });
+    getMacOsInfo = () => __awaiter9(void 0, void 0, void 0, function* () {
+      var _a2, _b, _c, _d;
+      const { stdout } = yield getExecOutput("sw_vers", void 0, {
+        silent: true
+      });
+      const version3 = (_b = (_a2 = stdout.match(/ProductVersion:\s*(.+)/)) === null || _a2 === void 0 ? void 0 : _a2[1]) !== null && _b !== void 0 ? _b : "";
+      const name = (_d = (_c = stdout.match(/ProductName:\s*(.+)/)) === null || _c === void 0 ? void 0 : _c[1]) !== null && _d !== void 0 ? _d : "";
+      return {
+        name,
+        version: version3
+      };
+    });
+    getLinuxInfo = () => __awaiter9(void 0, void 0, void 0, function* () {
+      const { stdout } = yield getExecOutput("lsb_release", ["-i", "-r", "-s"], {
+        silent: true
+      });
+      const [name, version3] = stdout.trim().split("\n");
+      return {
+        name,
+        version: version3
+      };
+    });
     platform = os4.platform();
     arch = os4.arch();
+    isWindows = platform === "win32";
+    isMacOS = platform === "darwin";
+    isLinux = platform === "linux";
   }
 });
 
 // node_modules/@actions/core/lib/core.js
+var core_exports = {};
+__export(core_exports, {
+  ExitCode: () => ExitCode,
+  addPath: () => addPath,
+  debug: () => debug,
+  endGroup: () => endGroup,
+  error: () => error,
+  exportVariable: () => exportVariable,
+  getBooleanInput: () => getBooleanInput,
+  getIDToken: () => getIDToken,
+  getInput: () => getInput,
+  getMultilineInput: () => getMultilineInput,
+  getState: () => getState,
+  group: () => group,
+  info: () => info,
+  isDebug: () => isDebug,
+  markdownSummary: () => markdownSummary,
+  notice: () => notice,
+  platform: () => platform_exports,
+  saveState: () => saveState,
+  setCommandEcho: () => setCommandEcho,
+  setFailed: () => setFailed,
+  setOutput: () => setOutput,
+  setSecret: () => setSecret,
+  startGroup: () => startGroup,
+  summary: () => summary,
+  toPlatformPath: () => toPlatformPath,
+  toPosixPath: () => toPosixPath,
+  toWin32Path: () => toWin32Path,
+  warning: () => warning
+});
 import * as os5 from "os";
+import * as path5 from "path";
+function exportVariable(name, val) {
+  const convertedVal = toCommandValue(val);
+  process.env[name] = convertedVal;
+  const filePath = process.env["GITHUB_ENV"] || "";
+  if (filePath) {
+    return issueFileCommand("ENV", prepareKeyValueMessage(name, val));
+  }
+  issueCommand("set-env", { name }, convertedVal);
+}
 function setSecret(secret) {
   issueCommand("add-mask", {}, secret);
+}
+function addPath(inputPath) {
+  const filePath = process.env["GITHUB_PATH"] || "";
+  if (filePath) {
+    issueFileCommand("PATH", inputPath);
+  } else {
+    issueCommand("add-path", {}, inputPath);
+  }
+  process.env["PATH"] = `${inputPath}${path5.delimiter}${process.env["PATH"]}`;
 }
 function getInput(name, options) {
   const val = process.env[`INPUT_${name.replace(/ /g, "_").toUpperCase()}`] || "";
@@ -21133,6 +21401,13 @@ function getInput(name, options) {
     return val;
   }
   return val.trim();
+}
+function getMultilineInput(name, options) {
+  const inputs = getInput(name, options).split("\n").filter((x) => x !== "");
+  if (options && options.trimWhitespace === false) {
+    return inputs;
+  }
+  return inputs.map((input) => input.trim());
 }
 function getBooleanInput(name, options) {
   const trueValue = ["true", "True", "TRUE"];
@@ -21153,6 +21428,13 @@ function setOutput(name, value) {
   process.stdout.write(os5.EOL);
   issueCommand("set-output", { name }, toCommandValue(value));
 }
+function setCommandEcho(enabled2) {
+  issue("echo", enabled2 ? "on" : "off");
+}
+function setFailed(message) {
+  process.exitCode = ExitCode.Failure;
+  error(message);
+}
 function isDebug() {
   return process.env["RUNNER_DEBUG"] === "1";
 }
@@ -21165,8 +21447,29 @@ function error(message, properties = {}) {
 function warning(message, properties = {}) {
   issueCommand("warning", toCommandProperties(properties), message instanceof Error ? message.toString() : message);
 }
+function notice(message, properties = {}) {
+  issueCommand("notice", toCommandProperties(properties), message instanceof Error ? message.toString() : message);
+}
 function info(message) {
   process.stdout.write(message + os5.EOL);
+}
+function startGroup(name) {
+  issue("group", name);
+}
+function endGroup() {
+  issue("endgroup");
+}
+function group(name, fn) {
+  return __awaiter10(this, void 0, void 0, function* () {
+    startGroup(name);
+    let result;
+    try {
+      result = yield fn();
+    } finally {
+      endGroup();
+    }
+    return result;
+  });
 }
 function saveState(name, value) {
   const filePath = process.env["GITHUB_STATE"] || "";
@@ -21175,7 +21478,15 @@ function saveState(name, value) {
   }
   issueCommand("save-state", { name }, toCommandValue(value));
 }
-var ExitCode;
+function getState(name) {
+  return process.env[`STATE_${name}`] || "";
+}
+function getIDToken(aud) {
+  return __awaiter10(this, void 0, void 0, function* () {
+    return yield OidcClient.getIDToken(aud);
+  });
+}
+var __awaiter10, ExitCode;
 var init_core = __esm({
   "node_modules/@actions/core/lib/core.js"() {
     init_command();
@@ -21186,6 +21497,33 @@ var init_core = __esm({
     init_summary();
     init_path_utils();
     init_platform();
+    __awaiter10 = function(thisArg, _arguments, P, generator) {
+      function adopt(value) {
+        return value instanceof P ? value : new P(function(resolve5) {
+          resolve5(value);
+        });
+      }
+      return new (P || (P = Promise))(function(resolve5, reject) {
+        function fulfilled(value) {
+          try {
+            step(generator.next(value));
+          } catch (e) {
+            reject(e);
+          }
+        }
+        function rejected(value) {
+          try {
+            step(generator["throw"](value));
+          } catch (e) {
+            reject(e);
+          }
+        }
+        function step(result) {
+          result.done ? resolve5(result.value) : adopt(result.value).then(fulfilled, rejected);
+        }
+        step((generator = generator.apply(thisArg, _arguments || [])).next());
+      });
+    };
     (function(ExitCode2) {
       ExitCode2[ExitCode2["Success"] = 0] = "Success";
       ExitCode2[ExitCode2["Failure"] = 1] = "Failure";
@@ -21233,14 +21571,14 @@ var init_internal_glob_options_helper = __esm({
 });
 
 // node_modules/@actions/glob/lib/internal-path-helper.js
-import * as path4 from "path";
+import * as path6 from "path";
 import assert from "assert";
 function dirname5(p) {
   p = safeTrimTrailingSeparator(p);
   if (IS_WINDOWS3 && /^\\\\[^\\]+(\\[^\\]+)?$/.test(p)) {
     return p;
   }
-  let result = path4.dirname(p);
+  let result = path6.dirname(p);
   if (IS_WINDOWS3 && /^\\\\[^\\]+\\[^\\]+\\$/.test(result)) {
     result = safeTrimTrailingSeparator(result);
   }
@@ -21277,7 +21615,7 @@ function ensureAbsoluteRoot(root2, itemPath) {
   assert(hasAbsoluteRoot(root2), `ensureAbsoluteRoot parameter 'root' must have an absolute root`);
   if (root2.endsWith("/") || IS_WINDOWS3 && root2.endsWith("\\")) {
   } else {
-    root2 += path4.sep;
+    root2 += path6.sep;
   }
   return root2 + itemPath;
 }
@@ -21311,10 +21649,10 @@ function safeTrimTrailingSeparator(p) {
     return "";
   }
   p = normalizeSeparators2(p);
-  if (!p.endsWith(path4.sep)) {
+  if (!p.endsWith(path6.sep)) {
     return p;
   }
-  if (p === path4.sep) {
+  if (p === path6.sep) {
     return p;
   }
   if (IS_WINDOWS3 && /^[A-Z]:\\$/i.test(p)) {
@@ -22137,8 +22475,8 @@ var init_ast = __esm({
         }
         return c;
       }
-      static #parseAST(str, ast, pos, opt, extDepth) {
-        const maxDepth = opt.maxExtglobRecursion ?? 2;
+      static #parseAST(str, ast, pos, opt2, extDepth) {
+        const maxDepth = opt2.maxExtglobRecursion ?? 2;
         let escaping = false;
         let inBrace = false;
         let braceStart = -1;
@@ -22170,12 +22508,12 @@ var init_ast = __esm({
               acc2 += c;
               continue;
             }
-            const doRecurse = !opt.noext && isExtglobType(c) && str.charAt(i2) === "(" && extDepth <= maxDepth;
+            const doRecurse = !opt2.noext && isExtglobType(c) && str.charAt(i2) === "(" && extDepth <= maxDepth;
             if (doRecurse) {
               ast.push(acc2);
               acc2 = "";
               const ext2 = new _a(c, ast);
-              i2 = _a.#parseAST(str, ext2, i2, opt, extDepth + 1);
+              i2 = _a.#parseAST(str, ext2, i2, opt2, extDepth + 1);
               ast.push(ext2);
               continue;
             }
@@ -22212,7 +22550,7 @@ var init_ast = __esm({
             acc += c;
             continue;
           }
-          const doRecurse = !opt.noext && isExtglobType(c) && str.charAt(i) === "(" && /* c8 ignore start - the maxDepth is sufficient here */
+          const doRecurse = !opt2.noext && isExtglobType(c) && str.charAt(i) === "(" && /* c8 ignore start - the maxDepth is sufficient here */
           (extDepth <= maxDepth || ast && ast.#canAdoptType(c));
           if (doRecurse) {
             const depthAdd = ast && ast.#canAdoptType(c) ? 0 : 1;
@@ -22220,7 +22558,7 @@ var init_ast = __esm({
             acc = "";
             const ext2 = new _a(c, part);
             part.push(ext2);
-            i = _a.#parseAST(str, ext2, i, opt, extDepth + depthAdd);
+            i = _a.#parseAST(str, ext2, i, opt2, extDepth + depthAdd);
             continue;
           }
           if (c === "|") {
@@ -22590,7 +22928,7 @@ var init_escape = __esm({
 });
 
 // node_modules/minimatch/dist/esm/index.js
-var minimatch, starDotExtRE, starDotExtTest, starDotExtTestDot, starDotExtTestNocase, starDotExtTestNocaseDot, starDotStarRE, starDotStarTest, starDotStarTestDot, dotStarRE, dotStarTest, starRE, starTest, starTestDot, qmarksRE, qmarksTestNocase, qmarksTestNocaseDot, qmarksTestDot, qmarksTest, qmarksTestNoExt, qmarksTestNoExtDot, defaultPlatform, path5, sep3, GLOBSTAR, qmark2, star2, twoStarDot, twoStarNoDot, filter, ext, defaults, braceExpand, makeRe, match2, globMagic, regExpEscape2, Minimatch;
+var minimatch, starDotExtRE, starDotExtTest, starDotExtTestDot, starDotExtTestNocase, starDotExtTestNocaseDot, starDotStarRE, starDotStarTest, starDotStarTestDot, dotStarRE, dotStarTest, starRE, starTest, starTestDot, qmarksRE, qmarksTestNocase, qmarksTestNocaseDot, qmarksTestDot, qmarksTest, qmarksTestNoExt, qmarksTestNoExtDot, defaultPlatform, path7, sep4, GLOBSTAR, qmark2, star2, twoStarDot, twoStarNoDot, filter, ext, defaults, braceExpand, makeRe, match2, globMagic, regExpEscape2, Minimatch;
 var init_esm3 = __esm({
   "node_modules/minimatch/dist/esm/index.js"() {
     init_esm2();
@@ -22659,12 +22997,12 @@ var init_esm3 = __esm({
       return (f) => f.length === len && f !== "." && f !== "..";
     };
     defaultPlatform = typeof process === "object" && process ? typeof process.env === "object" && process.env && process.env.__MINIMATCH_TESTING_PLATFORM__ || process.platform : "posix";
-    path5 = {
+    path7 = {
       win32: { sep: "\\" },
       posix: { sep: "/" }
     };
-    sep3 = defaultPlatform === "win32" ? path5.win32.sep : path5.posix.sep;
-    minimatch.sep = sep3;
+    sep4 = defaultPlatform === "win32" ? path7.win32.sep : path7.posix.sep;
+    minimatch.sep = sep4;
     GLOBSTAR = /* @__PURE__ */ Symbol("globstar **");
     minimatch.GLOBSTAR = GLOBSTAR;
     qmark2 = "[^/]";
@@ -23412,7 +23750,7 @@ var init_esm3 = __esm({
 });
 
 // node_modules/@actions/glob/lib/internal-path.js
-import * as path6 from "path";
+import * as path8 from "path";
 import assert2 from "assert";
 var IS_WINDOWS5, Path;
 var init_internal_path = __esm({
@@ -23430,12 +23768,12 @@ var init_internal_path = __esm({
           assert2(itemPath, `Parameter 'itemPath' must not be empty`);
           itemPath = safeTrimTrailingSeparator(itemPath);
           if (!hasRoot(itemPath)) {
-            this.segments = itemPath.split(path6.sep);
+            this.segments = itemPath.split(path8.sep);
           } else {
             let remaining = itemPath;
             let dir = dirname5(remaining);
             while (dir !== remaining) {
-              const basename5 = path6.basename(remaining);
+              const basename5 = path8.basename(remaining);
               this.segments.unshift(basename5);
               remaining = dir;
               dir = dirname5(remaining);
@@ -23453,7 +23791,7 @@ var init_internal_path = __esm({
               assert2(segment === dirname5(segment), `Parameter 'itemPath' root segment contains information for multiple segments`);
               this.segments.push(segment);
             } else {
-              assert2(!segment.includes(path6.sep), `Parameter 'itemPath' contains unexpected path separators`);
+              assert2(!segment.includes(path8.sep), `Parameter 'itemPath' contains unexpected path separators`);
               this.segments.push(segment);
             }
           }
@@ -23464,12 +23802,12 @@ var init_internal_path = __esm({
        */
       toString() {
         let result = this.segments[0];
-        let skipSlash = result.endsWith(path6.sep) || IS_WINDOWS5 && /^[A-Z]:$/i.test(result);
+        let skipSlash = result.endsWith(path8.sep) || IS_WINDOWS5 && /^[A-Z]:$/i.test(result);
         for (let i = 1; i < this.segments.length; i++) {
           if (skipSlash) {
             skipSlash = false;
           } else {
-            result += path6.sep;
+            result += path8.sep;
           }
           result += this.segments[i];
         }
@@ -23481,7 +23819,7 @@ var init_internal_path = __esm({
 
 // node_modules/@actions/glob/lib/internal-pattern.js
 import * as os6 from "os";
-import * as path7 from "path";
+import * as path9 from "path";
 import assert3 from "assert";
 var IS_WINDOWS6, Pattern;
 var init_internal_pattern = __esm({
@@ -23513,7 +23851,7 @@ var init_internal_pattern = __esm({
         }
         pattern = _Pattern.fixupPattern(pattern, homedir2);
         this.segments = new Path(pattern).segments;
-        this.trailingSeparator = normalizeSeparators2(pattern).endsWith(path7.sep);
+        this.trailingSeparator = normalizeSeparators2(pattern).endsWith(path9.sep);
         pattern = safeTrimTrailingSeparator(pattern);
         let foundGlob = false;
         const searchSegments = this.segments.map((x) => _Pattern.getLiteral(x)).filter((x) => !foundGlob && !(foundGlob = x === ""));
@@ -23537,8 +23875,8 @@ var init_internal_pattern = __esm({
       match(itemPath) {
         if (this.segments[this.segments.length - 1] === "**") {
           itemPath = normalizeSeparators2(itemPath);
-          if (!itemPath.endsWith(path7.sep) && this.isImplicitPattern === false) {
-            itemPath = `${itemPath}${path7.sep}`;
+          if (!itemPath.endsWith(path9.sep) && this.isImplicitPattern === false) {
+            itemPath = `${itemPath}${path9.sep}`;
           }
         } else {
           itemPath = safeTrimTrailingSeparator(itemPath);
@@ -23573,9 +23911,9 @@ var init_internal_pattern = __esm({
         assert3(literalSegments.every((x, i) => (x !== "." || i === 0) && x !== ".."), `Invalid pattern '${pattern}'. Relative pathing '.' and '..' is not allowed.`);
         assert3(!hasRoot(pattern) || literalSegments[0], `Invalid pattern '${pattern}'. Root segment must not contain globs.`);
         pattern = normalizeSeparators2(pattern);
-        if (pattern === "." || pattern.startsWith(`.${path7.sep}`)) {
+        if (pattern === "." || pattern.startsWith(`.${path9.sep}`)) {
           pattern = _Pattern.globEscape(process.cwd()) + pattern.substr(1);
-        } else if (pattern === "~" || pattern.startsWith(`~${path7.sep}`)) {
+        } else if (pattern === "~" || pattern.startsWith(`~${path9.sep}`)) {
           homedir2 = homedir2 || os6.homedir();
           assert3(homedir2, "Unable to determine HOME directory");
           assert3(hasAbsoluteRoot(homedir2), `Expected HOME directory to be a rooted path. Actual '${homedir2}'`);
@@ -23656,8 +23994,8 @@ var SearchState;
 var init_internal_search_state = __esm({
   "node_modules/@actions/glob/lib/internal-search-state.js"() {
     SearchState = class {
-      constructor(path12, level) {
-        this.path = path12;
+      constructor(path14, level) {
+        this.path = path14;
         this.level = level;
       }
     };
@@ -23666,8 +24004,8 @@ var init_internal_search_state = __esm({
 
 // node_modules/@actions/glob/lib/internal-globber.js
 import * as fs3 from "fs";
-import * as path8 from "path";
-var __awaiter8, __asyncValues, __await, __asyncGenerator, IS_WINDOWS7, DefaultGlobber;
+import * as path10 from "path";
+var __awaiter11, __asyncValues, __await, __asyncGenerator, IS_WINDOWS7, DefaultGlobber;
 var init_internal_globber = __esm({
   "node_modules/@actions/glob/lib/internal-globber.js"() {
     init_core();
@@ -23676,13 +24014,13 @@ var init_internal_globber = __esm({
     init_internal_match_kind();
     init_internal_pattern();
     init_internal_search_state();
-    __awaiter8 = function(thisArg, _arguments, P, generator) {
+    __awaiter11 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve4) {
-          resolve4(value);
+        return value instanceof P ? value : new P(function(resolve5) {
+          resolve5(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve4, reject) {
+      return new (P || (P = Promise))(function(resolve5, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -23698,7 +24036,7 @@ var init_internal_globber = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve4(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve5(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -23711,14 +24049,14 @@ var init_internal_globber = __esm({
       }, i);
       function verb(n) {
         i[n] = o[n] && function(v) {
-          return new Promise(function(resolve4, reject) {
-            v = o[n](v), settle(resolve4, reject, v.done, v.value);
+          return new Promise(function(resolve5, reject) {
+            v = o[n](v), settle(resolve5, reject, v.done, v.value);
           });
         };
       }
-      function settle(resolve4, reject, d, v) {
+      function settle(resolve5, reject, d, v) {
         Promise.resolve(v).then(function(v2) {
-          resolve4({ value: v2, done: d });
+          resolve5({ value: v2, done: d });
         }, reject);
       }
     };
@@ -23777,7 +24115,7 @@ var init_internal_globber = __esm({
         return this.searchPaths.slice();
       }
       glob() {
-        return __awaiter8(this, void 0, void 0, function* () {
+        return __awaiter11(this, void 0, void 0, function* () {
           var _a2, e_1, _b, _c;
           const result = [];
           try {
@@ -23837,7 +24175,7 @@ var init_internal_globber = __esm({
             if (!stats) {
               continue;
             }
-            if (options.excludeHiddenFiles && path8.basename(item.path).match(/^\./)) {
+            if (options.excludeHiddenFiles && path10.basename(item.path).match(/^\./)) {
               continue;
             }
             if (stats.isDirectory()) {
@@ -23847,7 +24185,7 @@ var init_internal_globber = __esm({
                 continue;
               }
               const childLevel = item.level + 1;
-              const childItems = (yield __await(fs3.promises.readdir(item.path))).map((x) => new SearchState(path8.join(item.path, x), childLevel));
+              const childItems = (yield __await(fs3.promises.readdir(item.path))).map((x) => new SearchState(path10.join(item.path, x), childLevel));
               stack.push(...childItems.reverse());
             } else if (match3 & MatchKind.File) {
               yield yield __await(item.path);
@@ -23859,7 +24197,7 @@ var init_internal_globber = __esm({
        * Constructs a DefaultGlobber
        */
       static create(patterns, options) {
-        return __awaiter8(this, void 0, void 0, function* () {
+        return __awaiter11(this, void 0, void 0, function* () {
           const result = new _DefaultGlobber(options);
           if (IS_WINDOWS7) {
             patterns = patterns.replace(/\r\n/g, "\n");
@@ -23878,7 +24216,7 @@ var init_internal_globber = __esm({
         });
       }
       static stat(item, options, traversalChain) {
-        return __awaiter8(this, void 0, void 0, function* () {
+        return __awaiter11(this, void 0, void 0, function* () {
           let stats;
           if (options.followSymbolicLinks) {
             try {
@@ -23923,22 +24261,22 @@ var init_internal_hash_files = __esm({
 
 // node_modules/@actions/glob/lib/glob.js
 function create(patterns, options) {
-  return __awaiter9(this, void 0, void 0, function* () {
+  return __awaiter12(this, void 0, void 0, function* () {
     return yield DefaultGlobber.create(patterns, options);
   });
 }
-var __awaiter9;
+var __awaiter12;
 var init_glob = __esm({
   "node_modules/@actions/glob/lib/glob.js"() {
     init_internal_globber();
     init_internal_hash_files();
-    __awaiter9 = function(thisArg, _arguments, P, generator) {
+    __awaiter12 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve4) {
-          resolve4(value);
+        return value instanceof P ? value : new P(function(resolve5) {
+          resolve5(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve4, reject) {
+      return new (P || (P = Promise))(function(resolve5, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -23954,7 +24292,7 @@ var init_glob = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve4(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve5(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -26207,10 +26545,10 @@ var init_constants = __esm({
 // node_modules/@actions/cache/lib/internal/cacheUtils.js
 import * as crypto3 from "crypto";
 import * as fs4 from "fs";
-import * as path9 from "path";
+import * as path11 from "path";
 import * as util from "util";
 function createTempDirectory() {
-  return __awaiter10(this, void 0, void 0, function* () {
+  return __awaiter13(this, void 0, void 0, function* () {
     const IS_WINDOWS9 = process.platform === "win32";
     let tempDirectory = process.env["RUNNER_TEMP"] || "";
     if (!tempDirectory) {
@@ -26224,9 +26562,9 @@ function createTempDirectory() {
           baseLocation = "/home";
         }
       }
-      tempDirectory = path9.join(baseLocation, "actions", "temp");
+      tempDirectory = path11.join(baseLocation, "actions", "temp");
     }
-    const dest = path9.join(tempDirectory, crypto3.randomUUID());
+    const dest = path11.join(tempDirectory, crypto3.randomUUID());
     yield mkdirP(dest);
     return dest;
   });
@@ -26235,7 +26573,7 @@ function getArchiveFileSizeInBytes(filePath) {
   return fs4.statSync(filePath).size;
 }
 function resolvePaths(patterns) {
-  return __awaiter10(this, void 0, void 0, function* () {
+  return __awaiter13(this, void 0, void 0, function* () {
     var _a2, e_1, _b, _c;
     var _d;
     const paths = [];
@@ -26248,7 +26586,7 @@ function resolvePaths(patterns) {
         _c = _g.value;
         _e = false;
         const file = _c;
-        const relativeFile = path9.relative(workspace, file).replace(new RegExp(`\\${path9.sep}`, "g"), "/");
+        const relativeFile = path11.relative(workspace, file).replace(new RegExp(`\\${path11.sep}`, "g"), "/");
         debug(`Matched: ${relativeFile}`);
         if (relativeFile === "") {
           paths.push(".");
@@ -26269,12 +26607,12 @@ function resolvePaths(patterns) {
   });
 }
 function unlinkFile(filePath) {
-  return __awaiter10(this, void 0, void 0, function* () {
+  return __awaiter13(this, void 0, void 0, function* () {
     return util.promisify(fs4.unlink)(filePath);
   });
 }
 function getVersion(app_1) {
-  return __awaiter10(this, arguments, void 0, function* (app, additionalArgs = []) {
+  return __awaiter13(this, arguments, void 0, function* (app, additionalArgs = []) {
     let versionOutput = "";
     additionalArgs.push("--version");
     debug(`Checking ${app} ${additionalArgs.join(" ")}`);
@@ -26296,7 +26634,7 @@ function getVersion(app_1) {
   });
 }
 function getCompressionMethod() {
-  return __awaiter10(this, void 0, void 0, function* () {
+  return __awaiter13(this, void 0, void 0, function* () {
     const versionOutput = yield getVersion("zstd", ["--quiet"]);
     const version3 = semver.clean(versionOutput);
     debug(`zstd version: ${version3}`);
@@ -26311,7 +26649,7 @@ function getCacheFileName(compressionMethod) {
   return compressionMethod === CompressionMethod.Gzip ? CacheFilename.Gzip : CacheFilename.Zstd;
 }
 function getGnuTarPathOnWindows() {
-  return __awaiter10(this, void 0, void 0, function* () {
+  return __awaiter13(this, void 0, void 0, function* () {
     if (fs4.existsSync(GnuTarPathOnWindows)) {
       return GnuTarPathOnWindows;
     }
@@ -26343,7 +26681,7 @@ function getRuntimeToken() {
   }
   return token;
 }
-var semver, __awaiter10, __asyncValues2, versionSalt;
+var semver, __awaiter13, __asyncValues2, versionSalt;
 var init_cacheUtils = __esm({
   "node_modules/@actions/cache/lib/internal/cacheUtils.js"() {
     init_core();
@@ -26352,13 +26690,13 @@ var init_cacheUtils = __esm({
     init_io();
     semver = __toESM(require_semver2(), 1);
     init_constants();
-    __awaiter10 = function(thisArg, _arguments, P, generator) {
+    __awaiter13 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve4) {
-          resolve4(value);
+        return value instanceof P ? value : new P(function(resolve5) {
+          resolve5(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve4, reject) {
+      return new (P || (P = Promise))(function(resolve5, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -26374,7 +26712,7 @@ var init_cacheUtils = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve4(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve5(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -26387,14 +26725,14 @@ var init_cacheUtils = __esm({
       }, i);
       function verb(n) {
         i[n] = o[n] && function(v) {
-          return new Promise(function(resolve4, reject) {
-            v = o[n](v), settle(resolve4, reject, v.done, v.value);
+          return new Promise(function(resolve5, reject) {
+            v = o[n](v), settle(resolve5, reject, v.done, v.value);
           });
         };
       }
-      function settle(resolve4, reject, d, v) {
+      function settle(resolve5, reject, d, v) {
         Promise.resolve(v).then(function(v2) {
-          resolve4({ value: v2, done: d });
+          resolve5({ value: v2, done: d });
         }, reject);
       }
     };
@@ -27324,9 +27662,9 @@ function isStreamComplete(stream2) {
   if (stream2.readable === false) {
     return Promise.resolve();
   }
-  return new Promise((resolve4) => {
+  return new Promise((resolve5) => {
     const handler = () => {
-      resolve4();
+      resolve5();
       stream2.removeListener("close", handler);
       stream2.removeListener("end", handler);
       stream2.removeListener("error", handler);
@@ -27367,7 +27705,7 @@ function getDecodedResponseStream(stream2, headers) {
   return stream2;
 }
 function streamToText(stream2) {
-  return new Promise((resolve4, reject) => {
+  return new Promise((resolve5, reject) => {
     const buffer3 = [];
     stream2.on("data", (chunk) => {
       if (Buffer.isBuffer(chunk)) {
@@ -27377,7 +27715,7 @@ function streamToText(stream2) {
       }
     });
     stream2.on("end", () => {
-      resolve4(Buffer.concat(buffer3).toString("utf8"));
+      resolve5(Buffer.concat(buffer3).toString("utf8"));
     });
     stream2.on("error", (e) => {
       if (e && e?.name === "AbortError") {
@@ -27559,8 +27897,8 @@ var init_nodeHttpClient = __esm({
           headers: request.headers.toJSON({ preserveCase: true }),
           ...request.requestOverrides
         };
-        return new Promise((resolve4, reject) => {
-          const req = isInsecure ? http2.request(options, resolve4) : https2.request(options, resolve4);
+        return new Promise((resolve5, reject) => {
+          const req = isInsecure ? http2.request(options, resolve5) : https2.request(options, resolve5);
           req.once("error", (err) => {
             reject(new RestError(err.message, { code: err.code ?? RestError.REQUEST_SEND_ERROR, request }));
           });
@@ -27723,7 +28061,7 @@ var init_delay = __esm({
 
 // node_modules/@typespec/ts-http-runtime/dist/esm/util/helpers.js
 function delay(delayInMs, value, options) {
-  return new Promise((resolve4, reject) => {
+  return new Promise((resolve5, reject) => {
     let timer = void 0;
     let onAborted = void 0;
     const rejectOnAbort = () => {
@@ -27746,7 +28084,7 @@ function delay(delayInMs, value, options) {
     }
     timer = setTimeout(() => {
       removeListeners();
-      resolve4(value);
+      resolve5(value);
     }, delayInMs);
     if (options?.abortSignal) {
       options.abortSignal.addEventListener("abort", onAborted);
@@ -28322,8 +28660,8 @@ var require_common = __commonJS({
         }
         return debug2;
       }
-      function extend2(namespace, delimiter3) {
-        const newDebug = createDebug(this.namespace + (typeof delimiter3 === "undefined" ? ":" : delimiter3) + namespace);
+      function extend2(namespace, delimiter4) {
+        const newDebug = createDebug(this.namespace + (typeof delimiter4 === "undefined" ? ":" : delimiter4) + namespace);
         newDebug.log = this.log;
         return newDebug;
       }
@@ -28821,8 +29159,8 @@ var require_helpers = __commonJS({
     function req(url2, opts = {}) {
       const href = typeof url2 === "string" ? url2 : url2.href;
       const req2 = (href.startsWith("https:") ? https3 : http3).request(url2, opts);
-      const promise = new Promise((resolve4, reject) => {
-        req2.once("response", resolve4).once("error", reject).end();
+      const promise = new Promise((resolve5, reject) => {
+        req2.once("response", resolve5).once("error", reject).end();
       });
       req2.then = promise.then.bind(promise);
       return req2;
@@ -28999,7 +29337,7 @@ var require_parse_proxy_response = __commonJS({
     var debug_1 = __importDefault(require_src());
     var debug2 = (0, debug_1.default)("https-proxy-agent:parse-proxy-response");
     function parseProxyResponse(socket) {
-      return new Promise((resolve4, reject) => {
+      return new Promise((resolve5, reject) => {
         let buffersLength = 0;
         const buffers = [];
         function read2() {
@@ -29065,7 +29403,7 @@ var require_parse_proxy_response = __commonJS({
           }
           debug2("got proxy server response: %o %o", firstLine, headers);
           cleanup();
-          resolve4({
+          resolve5({
             connect: {
               statusCode,
               statusText,
@@ -30154,7 +30492,7 @@ var init_esm6 = __esm({
 // node_modules/@azure/core-util/dist/esm/createAbortablePromise.js
 function createAbortablePromise(buildPromise, options) {
   const { cleanupBeforeAbort, abortSignal, abortErrorMsg } = options ?? {};
-  return new Promise((resolve4, reject) => {
+  return new Promise((resolve5, reject) => {
     function rejectOnAbort() {
       reject(new AbortError2(abortErrorMsg ?? "The operation was aborted."));
     }
@@ -30172,7 +30510,7 @@ function createAbortablePromise(buildPromise, options) {
     try {
       buildPromise((x) => {
         removeListeners();
-        resolve4(x);
+        resolve5(x);
       }, (x) => {
         removeListeners();
         reject(x);
@@ -30193,8 +30531,8 @@ var init_createAbortablePromise = __esm({
 function delay2(timeInMs, options) {
   let token;
   const { abortSignal, abortErrorMsg } = options ?? {};
-  return createAbortablePromise((resolve4) => {
-    token = setTimeout(resolve4, timeInMs);
+  return createAbortablePromise((resolve5) => {
+    token = setTimeout(resolve5, timeInMs);
   }, {
     cleanupBeforeAbort: () => clearTimeout(token),
     abortSignal,
@@ -32641,15 +32979,15 @@ function getRequestUrl(baseUri, operationSpec, operationArguments, fallbackObjec
   let isAbsolutePath = false;
   let requestUrl = replaceAll(baseUri, urlReplacements);
   if (operationSpec.path) {
-    let path12 = replaceAll(operationSpec.path, urlReplacements);
-    if (operationSpec.path === "/{nextLink}" && path12.startsWith("/")) {
-      path12 = path12.substring(1);
+    let path14 = replaceAll(operationSpec.path, urlReplacements);
+    if (operationSpec.path === "/{nextLink}" && path14.startsWith("/")) {
+      path14 = path14.substring(1);
     }
-    if (isAbsoluteUrl(path12)) {
-      requestUrl = path12;
+    if (isAbsoluteUrl(path14)) {
+      requestUrl = path14;
       isAbsolutePath = true;
     } else {
-      requestUrl = appendPath(requestUrl, path12);
+      requestUrl = appendPath(requestUrl, path14);
     }
   }
   const { queryParams, sequenceParams } = calculateQueryParameters(operationSpec, operationArguments, fallbackObject);
@@ -32695,9 +33033,9 @@ function appendPath(url2, pathToAppend) {
   }
   const searchStart = pathToAppend.indexOf("?");
   if (searchStart !== -1) {
-    const path12 = pathToAppend.substring(0, searchStart);
+    const path14 = pathToAppend.substring(0, searchStart);
     const search = pathToAppend.substring(searchStart + 1);
-    newPath = newPath + path12;
+    newPath = newPath + path14;
     if (search) {
       parsedUrl.search = parsedUrl.search ? `${parsedUrl.search}&${search}` : search;
     }
@@ -32718,7 +33056,7 @@ function calculateQueryParameters(operationSpec, operationArguments, fallbackObj
       let queryParameterValue = getOperationArgumentValueFromParameter(operationArguments, queryParameter, fallbackObject);
       if (queryParameterValue !== void 0 && queryParameterValue !== null || queryParameter.mapper.required) {
         queryParameterValue = operationSpec.serializer.serialize(queryParameter.mapper, queryParameterValue, getPathStringFromParameter(queryParameter));
-        const delimiter3 = queryParameter.collectionFormat ? CollectionFormatToDelimiterMap[queryParameter.collectionFormat] : "";
+        const delimiter4 = queryParameter.collectionFormat ? CollectionFormatToDelimiterMap[queryParameter.collectionFormat] : "";
         if (Array.isArray(queryParameterValue)) {
           queryParameterValue = queryParameterValue.map((item) => {
             if (item === null || item === void 0) {
@@ -32730,7 +33068,7 @@ function calculateQueryParameters(operationSpec, operationArguments, fallbackObj
         if (queryParameter.collectionFormat === "Multi" && queryParameterValue.length === 0) {
           continue;
         } else if (Array.isArray(queryParameterValue) && (queryParameter.collectionFormat === "SSV" || queryParameter.collectionFormat === "TSV")) {
-          queryParameterValue = queryParameterValue.join(delimiter3);
+          queryParameterValue = queryParameterValue.join(delimiter4);
         }
         if (!queryParameter.skipEncoding) {
           if (Array.isArray(queryParameterValue)) {
@@ -32742,7 +33080,7 @@ function calculateQueryParameters(operationSpec, operationArguments, fallbackObj
           }
         }
         if (Array.isArray(queryParameterValue) && (queryParameter.collectionFormat === "CSV" || queryParameter.collectionFormat === "Pipes")) {
-          queryParameterValue = queryParameterValue.join(delimiter3);
+          queryParameterValue = queryParameterValue.join(delimiter4);
         }
         result.set(queryParameter.mapper.serializedName || getPathStringFromParameter(queryParameter), queryParameterValue);
       }
@@ -35769,16 +36107,16 @@ var init_Matcher = __esm({
        * @returns {string|undefined}
        */
       getCurrentTag() {
-        const path12 = this._matcher.path;
-        return path12.length > 0 ? path12[path12.length - 1].tag : void 0;
+        const path14 = this._matcher.path;
+        return path14.length > 0 ? path14[path14.length - 1].tag : void 0;
       }
       /**
        * Get current namespace.
        * @returns {string|undefined}
        */
       getCurrentNamespace() {
-        const path12 = this._matcher.path;
-        return path12.length > 0 ? path12[path12.length - 1].namespace : void 0;
+        const path14 = this._matcher.path;
+        return path14.length > 0 ? path14[path14.length - 1].namespace : void 0;
       }
       /**
        * Get current node's attribute value.
@@ -35786,9 +36124,9 @@ var init_Matcher = __esm({
        * @returns {*}
        */
       getAttrValue(attrName) {
-        const path12 = this._matcher.path;
-        if (path12.length === 0) return void 0;
-        return path12[path12.length - 1].values?.[attrName];
+        const path14 = this._matcher.path;
+        if (path14.length === 0) return void 0;
+        return path14[path14.length - 1].values?.[attrName];
       }
       /**
        * Check if current node has an attribute.
@@ -35796,9 +36134,9 @@ var init_Matcher = __esm({
        * @returns {boolean}
        */
       hasAttr(attrName) {
-        const path12 = this._matcher.path;
-        if (path12.length === 0) return false;
-        const current = path12[path12.length - 1];
+        const path14 = this._matcher.path;
+        if (path14.length === 0) return false;
+        const current = path14[path14.length - 1];
         return current.values !== void 0 && attrName in current.values;
       }
       /**
@@ -35824,18 +36162,18 @@ var init_Matcher = __esm({
        * @returns {number}
        */
       getPosition() {
-        const path12 = this._matcher.path;
-        if (path12.length === 0) return -1;
-        return path12[path12.length - 1].position ?? 0;
+        const path14 = this._matcher.path;
+        if (path14.length === 0) return -1;
+        return path14[path14.length - 1].position ?? 0;
       }
       /**
        * Get current node's repeat counter (occurrence count of this tag name).
        * @returns {number}
        */
       getCounter() {
-        const path12 = this._matcher.path;
-        if (path12.length === 0) return -1;
-        return path12[path12.length - 1].counter ?? 0;
+        const path14 = this._matcher.path;
+        if (path14.length === 0) return -1;
+        return path14[path14.length - 1].counter ?? 0;
       }
       /**
        * Get current node's sibling index (alias for getPosition).
@@ -35936,10 +36274,10 @@ var init_Matcher = __esm({
         }
         this.path.push(node);
         const depth = this.path.length;
-        const keep = options !== null ? options.keep : null;
-        if (keep !== null && keep !== void 0 && keep.length > 0 && attrValues) {
-          for (let i = 0; i < keep.length; i++) {
-            const name = keep[i];
+        const keep2 = options !== null ? options.keep : null;
+        if (keep2 !== null && keep2 !== void 0 && keep2.length > 0 && attrValues) {
+          for (let i = 0; i < keep2.length; i++) {
+            const name = keep2[i];
             if (attrValues[name] !== void 0) {
               this._keptAttrs.push({ depth, name, value: attrValues[name] });
             }
@@ -36077,21 +36415,21 @@ var init_Matcher = __esm({
        * @returns {string}
        */
       toString(separator, includeNamespace = true) {
-        const sep9 = separator || this.separator;
-        const isDefault = sep9 === this.separator && includeNamespace === true;
+        const sep10 = separator || this.separator;
+        const isDefault = sep10 === this.separator && includeNamespace === true;
         if (isDefault) {
           if (this._pathStringCache !== null) {
             return this._pathStringCache;
           }
           const result = this.path.map(
             (n) => n.namespace ? `${n.namespace}:${n.tag}` : n.tag
-          ).join(sep9);
+          ).join(sep10);
           this._pathStringCache = result;
           return result;
         }
         return this.path.map(
           (n) => includeNamespace && n.namespace ? `${n.namespace}:${n.tag}` : n.tag
-        ).join(sep9);
+        ).join(sep10);
       }
       /**
        * Get path as array of tag names.
@@ -36770,76 +37108,76 @@ var init_redos = __esm({
 });
 
 // node_modules/is-unsafe/src/contexts/nosql.js
-var sep7, NOSQL_PATTERNS, nosql_default;
+var sep8, NOSQL_PATTERNS, nosql_default;
 var init_nosql = __esm({
   "node_modules/is-unsafe/src/contexts/nosql.js"() {
-    sep7 = `["'\\s]*:`;
+    sep8 = `["'\\s]*:`;
     NOSQL_PATTERNS = [
       // ─── MongoDB $ operator injection ────────────────────────────────────────
       {
         id: "nosql-where-operator",
         description: "$where \u2014 executes arbitrary JavaScript server-side in MongoDB",
-        pattern: new RegExp(`\\$where${sep7}`, "i")
+        pattern: new RegExp(`\\$where${sep8}`, "i")
       },
       {
         id: "nosql-ne-operator",
         description: '$ne \u2014 "not equal" operator used to bypass equality checks',
-        pattern: new RegExp(`\\$ne${sep7}`, "i")
+        pattern: new RegExp(`\\$ne${sep8}`, "i")
       },
       {
         id: "nosql-gt-operator",
         description: '$gt \u2014 "greater than" used to bypass password/value checks',
-        pattern: new RegExp(`\\$gte?${sep7}`, "i")
+        pattern: new RegExp(`\\$gte?${sep8}`, "i")
       },
       {
         id: "nosql-lt-operator",
         description: '$lt / $lte \u2014 "less than" bypass variants',
-        pattern: new RegExp(`\\$lte?${sep7}`, "i")
+        pattern: new RegExp(`\\$lte?${sep8}`, "i")
       },
       {
         id: "nosql-regex-operator",
         description: "$regex \u2014 can be used to extract data character by character (blind injection)",
-        pattern: new RegExp(`\\$regex${sep7}`, "i")
+        pattern: new RegExp(`\\$regex${sep8}`, "i")
       },
       {
         id: "nosql-or-operator",
         description: "$or \u2014 logical OR; used to create always-true conditions",
-        pattern: new RegExp(`\\$or${sep7}\\s*\\[`, "i")
+        pattern: new RegExp(`\\$or${sep8}\\s*\\[`, "i")
       },
       {
         id: "nosql-and-operator",
         description: "$and \u2014 logical AND operator injection",
-        pattern: new RegExp(`\\$and${sep7}\\s*\\[`, "i")
+        pattern: new RegExp(`\\$and${sep8}\\s*\\[`, "i")
       },
       {
         id: "nosql-nor-operator",
         description: "$nor \u2014 logical NOR operator injection",
-        pattern: new RegExp(`\\$nor${sep7}\\s*\\[`, "i")
+        pattern: new RegExp(`\\$nor${sep8}\\s*\\[`, "i")
       },
       {
         id: "nosql-exists-operator",
         description: "$exists \u2014 can enumerate fields to determine schema",
-        pattern: new RegExp(`\\$exists${sep7}`, "i")
+        pattern: new RegExp(`\\$exists${sep8}`, "i")
       },
       {
         id: "nosql-in-operator",
         description: "$in \u2014 matches any value in a list; can enumerate values",
-        pattern: new RegExp(`\\$in${sep7}\\s*\\[`, "i")
+        pattern: new RegExp(`\\$in${sep8}\\s*\\[`, "i")
       },
       {
         id: "nosql-expr-operator",
         description: "$expr \u2014 allows aggregation expressions in queries (MongoDB 3.6+)",
-        pattern: new RegExp(`\\$expr${sep7}`, "i")
+        pattern: new RegExp(`\\$expr${sep8}`, "i")
       },
       {
         id: "nosql-function-operator",
         description: "$function \u2014 executes arbitrary JavaScript in MongoDB 4.4+",
-        pattern: new RegExp(`\\$function${sep7}`, "i")
+        pattern: new RegExp(`\\$function${sep8}`, "i")
       },
       {
         id: "nosql-accumulator-operator",
         description: "$accumulator \u2014 custom aggregation with arbitrary JS execution",
-        pattern: new RegExp(`\\$accumulator${sep7}`, "i")
+        pattern: new RegExp(`\\$accumulator${sep8}`, "i")
       },
       // ─── Prototype pollution ─────────────────────────────────────────────────
       {
@@ -36975,17 +37313,17 @@ function decodeEntities(input) {
   if (input.indexOf("&") === -1) return input;
   return input.replace(ENTITY_RE, (match3, hex, dec, name) => {
     if (name !== void 0) {
-      return Object.prototype.hasOwnProperty.call(NAMED, name) ? NAMED[name] : match3;
+      return Object.prototype.hasOwnProperty.call(NAMED2, name) ? NAMED2[name] : match3;
     }
     const cp = hex !== void 0 ? parseInt(hex, 16) : parseInt(dec, 10);
     if (!Number.isFinite(cp) || cp > 1114111) return match3;
     return String.fromCodePoint(cp);
   });
 }
-var NAMED, ENTITY_RE;
+var NAMED2, ENTITY_RE;
 var init_decode_entities = __esm({
   "node_modules/is-unsafe/src/util/decode-entities.js"() {
-    NAMED = Object.freeze({
+    NAMED2 = Object.freeze({
       colon: ":",
       Tab: "	",
       NewLine: "\n"
@@ -37404,8 +37742,8 @@ function readStopNodeData(xmlData, tagName, i) {
           const nextLt = xmlData.indexOf("<", i + 1);
           if (nextLt === -1 || nextLt > nextGt) {
             const exp = xmlData.substring(i + 1, nextGt);
-            const sep9 = exp.search(/\s/);
-            const name = sep9 === -1 ? exp : exp.substring(0, sep9);
+            const sep10 = exp.search(/\s/);
+            const name = sep10 === -1 ? exp : exp.substring(0, sep10);
             if (name === tagName && exp[exp.length - 1] !== "/") openTagCount++;
             i = nextGt;
           }
@@ -39106,7 +39444,7 @@ var init_BufferScheduler = __esm({
        *
        */
       async do() {
-        return new Promise((resolve4, reject) => {
+        return new Promise((resolve5, reject) => {
           this.readable.on("data", (data) => {
             data = typeof data === "string" ? Buffer.from(data, this.encoding) : data;
             this.appendUnresolvedData(data);
@@ -39134,11 +39472,11 @@ var init_BufferScheduler = __esm({
             if (this.isStreamEnd && this.executingOutgoingHandlers === 0) {
               if (this.unresolvedLength > 0 && this.unresolvedLength < this.bufferSize) {
                 const buffer3 = this.shiftBufferFromUnresolvedDataArray();
-                this.outgoingHandler(() => buffer3.getReadableStream(), buffer3.size, this.offset).then(resolve4).catch(reject);
+                this.outgoingHandler(() => buffer3.getReadableStream(), buffer3.size, this.offset).then(resolve5).catch(reject);
               } else if (this.unresolvedLength >= this.bufferSize) {
                 return;
               } else {
-                resolve4();
+                resolve5();
               }
             }
           });
@@ -39277,15 +39615,15 @@ var init_crc64 = __esm({
         NativeCRC642 = NativeCRC642 || {};
         var Module = typeof NativeCRC642 != "undefined" ? NativeCRC642 : {};
         var readyPromiseResolve, readyPromiseReject;
-        Module["ready"] = new Promise(function(resolve4, reject) {
-          readyPromiseResolve = resolve4;
+        Module["ready"] = new Promise(function(resolve5, reject) {
+          readyPromiseResolve = resolve5;
           readyPromiseReject = reject;
         });
         ["_malloc", "_free", "_emscripten_bind_VoidPtr___destroy___0", "_emscripten_bind_Crc64Hash_Crc64Hash_0", "_emscripten_bind_Crc64Hash_OnAppend_2", "_emscripten_bind_Crc64Hash_OnFinal_3", "_emscripten_bind_Crc64Hash___destroy___0", "_fflush", "onRuntimeInitialized"].forEach((prop) => {
           if (!Object.getOwnPropertyDescriptor(Module["ready"], prop)) {
             Object.defineProperty(Module["ready"], prop, {
-              get: () => abort("You are getting " + prop + " on the Promise object, instead of the instance. Use .then() to get called back with the instance, see the MODULARIZE docs in src/settings.js"),
-              set: () => abort("You are setting " + prop + " on the Promise object, instead of the instance. Use .then() to get called back with the instance, see the MODULARIZE docs in src/settings.js")
+              get: () => abort2("You are getting " + prop + " on the Promise object, instead of the instance. Use .then() to get called back with the instance, see the MODULARIZE docs in src/settings.js"),
+              set: () => abort2("You are setting " + prop + " on the Promise object, instead of the instance. Use .then() to get called back with the instance, see the MODULARIZE docs in src/settings.js")
             });
           }
         });
@@ -39303,11 +39641,11 @@ var init_crc64 = __esm({
           throw new Error("Module.ENVIRONMENT has been deprecated. To force the environment, use the ENVIRONMENT compile-time option (for example, -sENVIRONMENT=web or -sENVIRONMENT=node)");
         }
         var scriptDirectory = "";
-        function locateFile(path12) {
+        function locateFile(path14) {
           if (Module["locateFile"]) {
-            return Module["locateFile"](path12, scriptDirectory);
+            return Module["locateFile"](path14, scriptDirectory);
           }
-          return scriptDirectory + path12;
+          return scriptDirectory + path14;
         }
         var read_, readAsync, readBinary, setWindowTitle;
         function logExceptionOnExit(e) {
@@ -39528,14 +39866,14 @@ var init_crc64 = __esm({
             Object.defineProperty(Module, prop, {
               configurable: true,
               get: function() {
-                abort("Module." + prop + " has been replaced with plain " + newName + " (the initial value can be provided on Module, but after startup the value is only looked for on a local variable of that name)");
+                abort2("Module." + prop + " has been replaced with plain " + newName + " (the initial value can be provided on Module, but after startup the value is only looked for on a local variable of that name)");
               }
             });
           }
         }
         function ignoredModuleProp(prop) {
           if (Object.getOwnPropertyDescriptor(Module, prop)) {
-            abort("`Module." + prop + "` was supplied but `" + prop + "` not included in INCOMING_MODULE_JS_API");
+            abort2("`Module." + prop + "` was supplied but `" + prop + "` not included in INCOMING_MODULE_JS_API");
           }
         }
         function isExportedByForceFilesystem(name) {
@@ -39571,7 +39909,7 @@ var init_crc64 = __esm({
                 if (isExportedByForceFilesystem(sym)) {
                   msg += ". Alternatively, forcing filesystem support (-sFORCE_FILESYSTEM) can export this for you";
                 }
-                abort(msg);
+                abort2(msg);
               }
             });
           }
@@ -39582,14 +39920,14 @@ var init_crc64 = __esm({
         var noExitRuntime = Module["noExitRuntime"] || true;
         legacyModuleProp("noExitRuntime", "noExitRuntime");
         if (typeof WebAssembly != "object") {
-          abort("no native wasm support detected");
+          abort2("no native wasm support detected");
         }
         var wasmMemory;
         var ABORT = false;
         var EXITSTATUS;
         function assert4(condition, text) {
           if (!condition) {
-            abort("Assertion failed" + (text ? ": " + text : ""));
+            abort2("Assertion failed" + (text ? ": " + text : ""));
           }
         }
         var UTF8Decoder = typeof TextDecoder != "undefined" ? new TextDecoder("utf8") : void 0;
@@ -39730,10 +40068,10 @@ var init_crc64 = __esm({
           var cookie1 = HEAPU32[max >> 2];
           var cookie2 = HEAPU32[max + 4 >> 2];
           if (cookie1 != 34821223 || cookie2 != 2310721022) {
-            abort("Stack overflow! Stack cookie has been overwritten at " + ptrToString(max) + ", expected hex dwords 0x89BACDFE and 0x2135467, but received " + ptrToString(cookie2) + " " + ptrToString(cookie1));
+            abort2("Stack overflow! Stack cookie has been overwritten at " + ptrToString(max) + ", expected hex dwords 0x89BACDFE and 0x2135467, but received " + ptrToString(cookie2) + " " + ptrToString(cookie1));
           }
           if (HEAPU32[0] !== 1668509029) {
-            abort("Runtime error: The application has corrupted its heap memory area (address zero)!");
+            abort2("Runtime error: The application has corrupted its heap memory area (address zero)!");
           }
         }
         (function() {
@@ -39856,7 +40194,7 @@ var init_crc64 = __esm({
             }
           }
         }
-        function abort(what) {
+        function abort2(what) {
           if (Module["onAbort"]) {
             Module["onAbort"](what);
           }
@@ -39870,7 +40208,7 @@ var init_crc64 = __esm({
         }
         var FS = {
           error: function() {
-            abort("Filesystem support (FS) was not included. The problem is that you are using files from JS, but files were not used from C/C++, so filesystem support was not auto-included. You can force-include filesystem support with -sFORCE_FILESYSTEM");
+            abort2("Filesystem support (FS) was not included. The problem is that you are using files from JS, but files were not used from C/C++, so filesystem support was not auto-included. You can force-include filesystem support with -sFORCE_FILESYSTEM");
           },
           init: function() {
             FS.error();
@@ -40604,7 +40942,7 @@ var init_crc64 = __esm({
               if (isFileURI(wasmBinaryFile)) {
                 err("warning: Loading from a file URI (" + wasmBinaryFile + ") is not supported in most browsers. See https://emscripten.org/docs/getting_started/FAQ.html#how-do-i-run-a-local-webserver-for-testing-why-does-my-program-stall-in-downloading-or-preparing");
               }
-              abort(reason);
+              abort2(reason);
             });
           }
           function instantiateAsync() {
@@ -40658,7 +40996,7 @@ var init_crc64 = __esm({
             case "*":
               return HEAPU32[ptr >> 2];
             default:
-              abort("invalid type for getValue: " + type);
+              abort2("invalid type for getValue: " + type);
           }
           return null;
         }
@@ -40693,7 +41031,7 @@ var init_crc64 = __esm({
               HEAPU32[ptr >> 2] = value;
               break;
             default:
-              abort("invalid type for setValue: " + type);
+              abort2("invalid type for setValue: " + type);
           }
         }
         function warnOnce(text) {
@@ -40705,7 +41043,7 @@ var init_crc64 = __esm({
           }
         }
         function _abort() {
-          abort("native code called abort()");
+          abort2("native code called abort()");
         }
         function getHeapMax() {
           return 2147483648;
@@ -40751,7 +41089,7 @@ var init_crc64 = __esm({
           return ret;
         } };
         function _fd_close(fd) {
-          abort("fd_close called without SYSCALLS_REQUIRE_FILESYSTEM");
+          abort2("fd_close called without SYSCALLS_REQUIRE_FILESYSTEM");
         }
         function convertI32PairToI53Checked(lo, hi) {
           assert4(lo == lo >>> 0 || lo == (lo | 0));
@@ -42219,7 +42557,7 @@ function getURLQueries(url2) {
   return queries;
 }
 async function delay3(timeInMs, aborter, abortError) {
-  return new Promise((resolve4, reject) => {
+  return new Promise((resolve5, reject) => {
     let timeout;
     const abortHandler = () => {
       if (timeout !== void 0) {
@@ -42231,7 +42569,7 @@ async function delay3(timeInMs, aborter, abortError) {
       if (aborter !== void 0) {
         aborter.removeEventListener("abort", abortHandler);
       }
-      resolve4();
+      resolve5();
     };
     timeout = setTimeout(resolveHandler, timeInMs);
     if (aborter !== void 0) {
@@ -42784,9 +43122,9 @@ var init_StorageSharedKeyCredentialPolicy = __esm({
        * @param request -
        */
       getCanonicalizedResourceString(request) {
-        const path12 = getURLPath(request.url) || "/";
+        const path14 = getURLPath(request.url) || "/";
         let canonicalizedResourceString = "";
-        canonicalizedResourceString += `/${this.factory.accountName}${path12}`;
+        canonicalizedResourceString += `/${this.factory.accountName}${path14}`;
         const queries = getURLQueries(request.url);
         const lowercaseQueries = {};
         if (queries) {
@@ -43328,9 +43666,9 @@ function storageSharedKeyCredentialPolicy(options) {
     return canonicalizedHeadersStringToSign;
   }
   function getCanonicalizedResourceString(request) {
-    const path12 = getURLPath(request.url) || "/";
+    const path14 = getURLPath(request.url) || "/";
     let canonicalizedResourceString = "";
-    canonicalizedResourceString += `/${options.accountName}${path12}`;
+    canonicalizedResourceString += `/${options.accountName}${path14}`;
     const queries = getURLQueries(request.url);
     const lowercaseQueries = {};
     if (queries) {
@@ -52544,7 +52882,7 @@ var init_mappers = __esm({
 });
 
 // node_modules/@azure/storage-blob/dist/esm/generated/src/models/parameters.js
-var contentType, blobServiceProperties, accept, url, restype, comp, timeoutInSeconds, version, requestId, accept1, comp1, comp2, prefix, marker, maxPageSize, include, keyInfo, comp3, restype1, body, comp4, contentLength, multipartContentType, comp5, where, restype2, metadata, access2, defaultEncryptionScope, preventEncryptionScopeOverride, leaseId, ifModifiedSince, ifUnmodifiedSince, comp6, comp7, containerAcl, comp8, deletedContainerName, deletedContainerVersion, comp9, sourceContainerName, sourceLeaseId, comp10, action, duration, proposedLeaseId, action1, leaseId1, action2, action3, breakPeriod, action4, proposedLeaseId1, include1, startFrom, delimiter2, snapshot, versionId, range2, rangeGetContentMD5, rangeGetContentCRC64, encryptionKey, encryptionKeySha256, encryptionAlgorithm, ifMatch, ifNoneMatch, ifTags, deleteSnapshots, blobDeleteType, comp11, expiryOptions, expiresOn, blobCacheControl, blobContentType, blobContentMD5, blobContentEncoding, blobContentLanguage, blobContentDisposition, comp12, immutabilityPolicyExpiry, immutabilityPolicyMode, comp13, legalHold, encryptionScope, comp14, tier, rehydratePriority, sourceIfModifiedSince, sourceIfUnmodifiedSince, sourceIfMatch, sourceIfNoneMatch, sourceIfTags, copySource, blobTagsString, sealBlob, legalHold1, xMsRequiresSync, sourceContentMD5, copySourceAuthorization, copySourceTags, fileRequestIntent, comp15, copyActionAbortConstant, copyId, comp16, tier1, queryRequest, comp17, comp18, ifModifiedSince1, ifUnmodifiedSince1, ifMatch1, ifNoneMatch1, tags, transactionalContentMD5, transactionalContentCrc64, blobType, blobContentLength, blobSequenceNumber, contentType1, body1, accept2, comp19, pageWrite, ifSequenceNumberLessThanOrEqualTo, ifSequenceNumberLessThan, ifSequenceNumberEqualTo, pageWrite1, sourceUrl, sourceRange, sourceContentCrc64, range1, comp20, prevsnapshot, prevSnapshotUrl, sequenceNumberAction, comp21, blobType1, comp22, maxSize, appendPosition, sourceRange1, comp23, blobType2, copySourceBlobProperties, comp24, blockId, blocks, comp25, listType;
+var contentType, blobServiceProperties, accept, url, restype, comp, timeoutInSeconds, version, requestId, accept1, comp1, comp2, prefix, marker, maxPageSize, include, keyInfo, comp3, restype1, body, comp4, contentLength, multipartContentType, comp5, where, restype2, metadata, access2, defaultEncryptionScope, preventEncryptionScopeOverride, leaseId, ifModifiedSince, ifUnmodifiedSince, comp6, comp7, containerAcl, comp8, deletedContainerName, deletedContainerVersion, comp9, sourceContainerName, sourceLeaseId, comp10, action, duration, proposedLeaseId, action1, leaseId1, action2, action3, breakPeriod, action4, proposedLeaseId1, include1, startFrom, delimiter3, snapshot, versionId, range2, rangeGetContentMD5, rangeGetContentCRC64, encryptionKey, encryptionKeySha256, encryptionAlgorithm, ifMatch, ifNoneMatch, ifTags, deleteSnapshots, blobDeleteType, comp11, expiryOptions, expiresOn, blobCacheControl, blobContentType, blobContentMD5, blobContentEncoding, blobContentLanguage, blobContentDisposition, comp12, immutabilityPolicyExpiry, immutabilityPolicyMode, comp13, legalHold, encryptionScope, comp14, tier, rehydratePriority, sourceIfModifiedSince, sourceIfUnmodifiedSince, sourceIfMatch, sourceIfNoneMatch, sourceIfTags, copySource, blobTagsString, sealBlob, legalHold1, xMsRequiresSync, sourceContentMD5, copySourceAuthorization, copySourceTags, fileRequestIntent, comp15, copyActionAbortConstant, copyId, comp16, tier1, queryRequest, comp17, comp18, ifModifiedSince1, ifUnmodifiedSince1, ifMatch1, ifNoneMatch1, tags, transactionalContentMD5, transactionalContentCrc64, blobType, blobContentLength, blobSequenceNumber, contentType1, body1, accept2, comp19, pageWrite, ifSequenceNumberLessThanOrEqualTo, ifSequenceNumberLessThan, ifSequenceNumberEqualTo, pageWrite1, sourceUrl, sourceRange, sourceContentCrc64, range1, comp20, prevsnapshot, prevSnapshotUrl, sequenceNumberAction, comp21, blobType1, comp22, maxSize, appendPosition, sourceRange1, comp23, blobType2, copySourceBlobProperties, comp24, blockId, blocks, comp25, listType;
 var init_parameters = __esm({
   "node_modules/@azure/storage-blob/dist/esm/generated/src/models/parameters.js"() {
     init_mappers();
@@ -53169,7 +53507,7 @@ var init_parameters = __esm({
         }
       }
     };
-    delimiter2 = {
+    delimiter3 = {
       parameterPath: "delimiter",
       mapper: {
         serializedName: "delimiter",
@@ -54699,8 +55037,8 @@ var init_container = __esm({
        *                  character or a string.
        * @param options The options parameters.
        */
-      listBlobHierarchySegment(delimiter3, options) {
-        return this.client.sendOperationRequest({ delimiter: delimiter3, options }, listBlobHierarchySegmentOperationSpec);
+      listBlobHierarchySegment(delimiter4, options) {
+        return this.client.sendOperationRequest({ delimiter: delimiter4, options }, listBlobHierarchySegmentOperationSpec);
       }
       /**
        * Returns the sku name and account kind
@@ -55218,7 +55556,7 @@ var init_container = __esm({
         restype2,
         include1,
         startFrom,
-        delimiter2
+        delimiter3
       ],
       urlParameters: [url],
       headerParameters: [
@@ -57485,10 +57823,10 @@ var init_StorageContextClient = __esm({
 // node_modules/@azure/storage-blob/dist/esm/utils/utils.common.js
 function escapeURLPath(url2) {
   const urlParsed = new URL(url2);
-  let path12 = urlParsed.pathname;
-  path12 = path12 || "/";
-  path12 = escape2(path12);
-  urlParsed.pathname = path12;
+  let path14 = urlParsed.pathname;
+  path14 = path14 || "/";
+  path14 = escape2(path14);
+  urlParsed.pathname = path14;
   return urlParsed.toString();
 }
 function getProxyUriFromDevConnString(connectionString) {
@@ -57573,9 +57911,9 @@ function escape2(text) {
 }
 function appendToURLPath(url2, name) {
   const urlParsed = new URL(url2);
-  let path12 = urlParsed.pathname;
-  path12 = path12 ? path12.endsWith("/") ? `${path12}${name}` : `${path12}/${name}` : name;
-  urlParsed.pathname = path12;
+  let path14 = urlParsed.pathname;
+  path14 = path14 ? path14.endsWith("/") ? `${path14}${name}` : `${path14}/${name}` : name;
+  urlParsed.pathname = path14;
   return urlParsed.toString();
 }
 function setURLParameter2(url2, name, value) {
@@ -60402,7 +60740,7 @@ var init_AvroReadableFromStream = __esm({
           this._position += chunk.length;
           return this.toUint8Array(chunk);
         } else {
-          return new Promise((resolve4, reject) => {
+          return new Promise((resolve5, reject) => {
             const cleanUp = () => {
               this._readable.removeListener("readable", readableCallback);
               this._readable.removeListener("error", rejectCallback);
@@ -60417,7 +60755,7 @@ var init_AvroReadableFromStream = __esm({
               if (callbackChunk) {
                 this._position += callbackChunk.length;
                 cleanUp();
-                resolve4(this.toUint8Array(callbackChunk));
+                resolve5(this.toUint8Array(callbackChunk));
               }
             };
             const rejectCallback = () => {
@@ -61151,8 +61489,8 @@ var init_poller3 = __esm({
         this.stopped = true;
         this.pollProgressCallbacks = [];
         this.operation = operation;
-        this.promise = new Promise((resolve4, reject) => {
-          this.resolve = resolve4;
+        this.promise = new Promise((resolve5, reject) => {
+          this.resolve = resolve5;
           this.reject = reject;
         });
         this.promise.catch(() => {
@@ -61605,8 +61943,8 @@ var init_Batch = __esm({
           return Promise.resolve();
         }
         this.parallelExecute();
-        return new Promise((resolve4, reject) => {
-          this.emitter.on("finish", resolve4);
+        return new Promise((resolve5, reject) => {
+          this.emitter.on("finish", resolve5);
           this.emitter.on("error", (error2) => {
             this.state = BatchStates.Error;
             reject(error2);
@@ -61655,12 +61993,12 @@ import util3 from "node:util";
 async function streamToBuffer(stream2, buffer3, offset, end, encoding) {
   let pos = 0;
   const count = end - offset;
-  return new Promise((resolve4, reject) => {
+  return new Promise((resolve5, reject) => {
     const timeout = setTimeout(() => reject(new Error(`The operation cannot be completed in timeout.`)), REQUEST_TIMEOUT);
     stream2.on("readable", () => {
       if (pos >= count) {
         clearTimeout(timeout);
-        resolve4();
+        resolve5();
         return;
       }
       let chunk = stream2.read();
@@ -61679,7 +62017,7 @@ async function streamToBuffer(stream2, buffer3, offset, end, encoding) {
       if (pos < count) {
         reject(new Error(`Stream drains before getting enough data needed. Data read: ${pos}, data need: ${count}`));
       }
-      resolve4();
+      resolve5();
     });
     stream2.on("error", (msg) => {
       clearTimeout(timeout);
@@ -61688,7 +62026,7 @@ async function streamToBuffer(stream2, buffer3, offset, end, encoding) {
   });
 }
 async function readStreamToLocalFile(rs, file) {
-  return new Promise((resolve4, reject) => {
+  return new Promise((resolve5, reject) => {
     const ws = fs5.createWriteStream(file);
     rs.on("error", (err) => {
       reject(err);
@@ -61696,7 +62034,7 @@ async function readStreamToLocalFile(rs, file) {
     ws.on("error", (err) => {
       reject(err);
     });
-    ws.on("close", resolve4);
+    ws.on("close", resolve5);
     rs.pipe(ws);
   });
 }
@@ -62638,7 +62976,7 @@ var init_Clients = __esm({
        * @returns The SAS URI consisting of the URI to the resource represented by this client, followed by the generated SAS token.
        */
       generateSasUrl(options) {
-        return new Promise((resolve4) => {
+        return new Promise((resolve5) => {
           if (!(this.credential instanceof StorageSharedKeyCredential)) {
             throw new RangeError("Can only generate the SAS when the client is initialized with a shared key credential");
           }
@@ -62649,7 +62987,7 @@ var init_Clients = __esm({
             versionId: this._versionId,
             ...options
           }, this.credential).toString();
-          resolve4(appendToURLQuery(this.url, sas));
+          resolve5(appendToURLQuery(this.url, sas));
         });
       }
       /**
@@ -62688,7 +63026,7 @@ var init_Clients = __esm({
        * @returns The SAS URI consisting of the URI to the resource represented by this client, followed by the generated SAS token.
        */
       generateUserDelegationSasUrl(options, userDelegationKey) {
-        return new Promise((resolve4) => {
+        return new Promise((resolve5) => {
           const sas = generateBlobSASQueryParameters({
             containerName: this._containerName,
             blobName: this._name,
@@ -62696,7 +63034,7 @@ var init_Clients = __esm({
             versionId: this._versionId,
             ...options
           }, userDelegationKey, this.accountName).toString();
-          resolve4(appendToURLQuery(this.url, sas));
+          resolve5(appendToURLQuery(this.url, sas));
         });
       }
       /**
@@ -64568,7 +64906,7 @@ var init_esm17 = __esm({
 });
 
 // node_modules/@actions/cache/lib/internal/shared/errors.js
-var InvalidResponseError, NetworkError, UsageError, RateLimitError;
+var InvalidResponseError, NetworkError, UsageError2, RateLimitError;
 var init_errors = __esm({
   "node_modules/@actions/cache/lib/internal/shared/errors.js"() {
     InvalidResponseError = class extends Error {
@@ -64597,7 +64935,7 @@ If you are using self-hosted runners, please make sure your runner has access to
         "EHOSTUNREACH"
       ].includes(code);
     };
-    UsageError = class extends Error {
+    UsageError2 = class extends Error {
       constructor() {
         const message = `Cache storage quota has been hit. Unable to upload any new cache entries.
 More info on storage limits: https://docs.github.com/en/billing/managing-billing-for-github-actions/about-billing-for-github-actions#calculating-minute-and-storage-spending`;
@@ -64605,7 +64943,7 @@ More info on storage limits: https://docs.github.com/en/billing/managing-billing
         this.name = "UsageError";
       }
     };
-    UsageError.isUsageErrorMessage = (msg) => {
+    UsageError2.isUsageErrorMessage = (msg) => {
       if (!msg)
         return false;
       return msg.includes("insufficient usage");
@@ -64621,7 +64959,7 @@ More info on storage limits: https://docs.github.com/en/billing/managing-billing
 
 // node_modules/@actions/cache/lib/internal/uploadUtils.js
 function uploadCacheArchiveSDK(signedUploadURL, archivePath, options) {
-  return __awaiter11(this, void 0, void 0, function* () {
+  return __awaiter14(this, void 0, void 0, function* () {
     var _a2;
     const blobClient = new BlobClient(signedUploadURL);
     const blockBlobClient = blobClient.getBlockBlobClient();
@@ -64650,19 +64988,19 @@ function uploadCacheArchiveSDK(signedUploadURL, archivePath, options) {
     }
   });
 }
-var __awaiter11, UploadProgress;
+var __awaiter14, UploadProgress;
 var init_uploadUtils = __esm({
   "node_modules/@actions/cache/lib/internal/uploadUtils.js"() {
     init_core();
     init_esm17();
     init_errors();
-    __awaiter11 = function(thisArg, _arguments, P, generator) {
+    __awaiter14 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve4) {
-          resolve4(value);
+        return value instanceof P ? value : new P(function(resolve5) {
+          resolve5(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve4, reject) {
+      return new (P || (P = Promise))(function(resolve5, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -64678,7 +65016,7 @@ var init_uploadUtils = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve4(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve5(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -64789,13 +65127,13 @@ function isRetryableStatusCode(statusCode) {
   ];
   return retryableStatusCodes.includes(statusCode);
 }
-function sleep(milliseconds) {
-  return __awaiter12(this, void 0, void 0, function* () {
-    return new Promise((resolve4) => setTimeout(resolve4, milliseconds));
+function sleep2(milliseconds) {
+  return __awaiter15(this, void 0, void 0, function* () {
+    return new Promise((resolve5) => setTimeout(resolve5, milliseconds));
   });
 }
 function retry(name_1, method_1, getStatusCode_1) {
-  return __awaiter12(this, arguments, void 0, function* (name, method, getStatusCode, maxAttempts = DefaultRetryAttempts, delay4 = DefaultRetryDelay, onError = void 0) {
+  return __awaiter15(this, arguments, void 0, function* (name, method, getStatusCode, maxAttempts = DefaultRetryAttempts, delay4 = DefaultRetryDelay, onError = void 0) {
     let errorMessage = "";
     let attempt = 1;
     while (attempt <= maxAttempts) {
@@ -64826,14 +65164,14 @@ function retry(name_1, method_1, getStatusCode_1) {
         debug(`${name} - Error is not retryable`);
         break;
       }
-      yield sleep(delay4);
+      yield sleep2(delay4);
       attempt++;
     }
     throw Error(`${name} failed: ${errorMessage}`);
   });
 }
 function retryTypedResponse(name_1, method_1) {
-  return __awaiter12(this, arguments, void 0, function* (name, method, maxAttempts = DefaultRetryAttempts, delay4 = DefaultRetryDelay) {
+  return __awaiter15(this, arguments, void 0, function* (name, method, maxAttempts = DefaultRetryAttempts, delay4 = DefaultRetryDelay) {
     return yield retry(
       name,
       method,
@@ -64858,23 +65196,23 @@ function retryTypedResponse(name_1, method_1) {
   });
 }
 function retryHttpClientResponse(name_1, method_1) {
-  return __awaiter12(this, arguments, void 0, function* (name, method, maxAttempts = DefaultRetryAttempts, delay4 = DefaultRetryDelay) {
+  return __awaiter15(this, arguments, void 0, function* (name, method, maxAttempts = DefaultRetryAttempts, delay4 = DefaultRetryDelay) {
     return yield retry(name, method, (response) => response.message.statusCode, maxAttempts, delay4);
   });
 }
-var __awaiter12;
+var __awaiter15;
 var init_requestUtils = __esm({
   "node_modules/@actions/cache/lib/internal/requestUtils.js"() {
     init_core();
     init_lib();
     init_constants();
-    __awaiter12 = function(thisArg, _arguments, P, generator) {
+    __awaiter15 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve4) {
-          resolve4(value);
+        return value instanceof P ? value : new P(function(resolve5) {
+          resolve5(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve4, reject) {
+      return new (P || (P = Promise))(function(resolve5, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -64890,7 +65228,7 @@ var init_requestUtils = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve4(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve5(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -64904,16 +65242,16 @@ import * as fs6 from "fs";
 import * as stream from "stream";
 import * as util4 from "util";
 function pipeResponseToStream(response, output) {
-  return __awaiter13(this, void 0, void 0, function* () {
+  return __awaiter16(this, void 0, void 0, function* () {
     const pipeline2 = util4.promisify(stream.pipeline);
     yield pipeline2(response.message, output);
   });
 }
 function downloadCacheHttpClient(archiveLocation, archivePath) {
-  return __awaiter13(this, void 0, void 0, function* () {
+  return __awaiter16(this, void 0, void 0, function* () {
     const writeStream = fs6.createWriteStream(archivePath);
     const httpClient = new HttpClient("actions/cache");
-    const downloadResponse = yield retryHttpClientResponse("downloadCache", () => __awaiter13(this, void 0, void 0, function* () {
+    const downloadResponse = yield retryHttpClientResponse("downloadCache", () => __awaiter16(this, void 0, void 0, function* () {
       return httpClient.get(archiveLocation);
     }));
     downloadResponse.message.socket.setTimeout(SocketTimeout, () => {
@@ -64934,7 +65272,7 @@ function downloadCacheHttpClient(archiveLocation, archivePath) {
   });
 }
 function downloadCacheHttpClientConcurrent(archiveLocation, archivePath, options) {
-  return __awaiter13(this, void 0, void 0, function* () {
+  return __awaiter16(this, void 0, void 0, function* () {
     var _a2;
     const archiveDescriptor = yield fs6.promises.open(archivePath, "w");
     const httpClient = new HttpClient("actions/cache", void 0, {
@@ -64942,7 +65280,7 @@ function downloadCacheHttpClientConcurrent(archiveLocation, archivePath, options
       keepAlive: true
     });
     try {
-      const res = yield retryHttpClientResponse("downloadCacheMetadata", () => __awaiter13(this, void 0, void 0, function* () {
+      const res = yield retryHttpClientResponse("downloadCacheMetadata", () => __awaiter16(this, void 0, void 0, function* () {
         return yield httpClient.request("HEAD", archiveLocation, null, {});
       }));
       const lengthHeader = res.message.headers["content-length"];
@@ -64959,7 +65297,7 @@ function downloadCacheHttpClientConcurrent(archiveLocation, archivePath, options
         const count = Math.min(blockSize, length - offset);
         downloads.push({
           offset,
-          promiseGetter: () => __awaiter13(this, void 0, void 0, function* () {
+          promiseGetter: () => __awaiter16(this, void 0, void 0, function* () {
             return yield downloadSegmentRetry(httpClient, archiveLocation, offset, count);
           })
         });
@@ -64972,7 +65310,7 @@ function downloadCacheHttpClientConcurrent(archiveLocation, archivePath, options
       const progressFn = progress.onProgress();
       const activeDownloads = [];
       let nextDownload;
-      const waitAndWrite = () => __awaiter13(this, void 0, void 0, function* () {
+      const waitAndWrite = () => __awaiter16(this, void 0, void 0, function* () {
         const segment = yield Promise.race(Object.values(activeDownloads));
         yield archiveDescriptor.write(segment.buffer, 0, segment.count, segment.offset);
         actives--;
@@ -64997,7 +65335,7 @@ function downloadCacheHttpClientConcurrent(archiveLocation, archivePath, options
   });
 }
 function downloadSegmentRetry(httpClient, archiveLocation, offset, count) {
-  return __awaiter13(this, void 0, void 0, function* () {
+  return __awaiter16(this, void 0, void 0, function* () {
     const retries = 5;
     let failures = 0;
     while (true) {
@@ -65018,8 +65356,8 @@ function downloadSegmentRetry(httpClient, archiveLocation, offset, count) {
   });
 }
 function downloadSegment(httpClient, archiveLocation, offset, count) {
-  return __awaiter13(this, void 0, void 0, function* () {
-    const partRes = yield retryHttpClientResponse("downloadCachePart", () => __awaiter13(this, void 0, void 0, function* () {
+  return __awaiter16(this, void 0, void 0, function* () {
+    const partRes = yield retryHttpClientResponse("downloadCachePart", () => __awaiter16(this, void 0, void 0, function* () {
       return yield httpClient.get(archiveLocation, {
         Range: `bytes=${offset}-${offset + count - 1}`
       });
@@ -65035,7 +65373,7 @@ function downloadSegment(httpClient, archiveLocation, offset, count) {
   });
 }
 function downloadCacheStorageSDK(archiveLocation, archivePath, options) {
-  return __awaiter13(this, void 0, void 0, function* () {
+  return __awaiter16(this, void 0, void 0, function* () {
     var _a2;
     const client = new BlockBlobClient(archiveLocation, void 0, {
       retryOptions: {
@@ -65080,7 +65418,7 @@ function downloadCacheStorageSDK(archiveLocation, archivePath, options) {
     }
   });
 }
-var __awaiter13, DownloadProgress, promiseWithTimeout;
+var __awaiter16, DownloadProgress, promiseWithTimeout;
 var init_downloadUtils = __esm({
   "node_modules/@actions/cache/lib/internal/downloadUtils.js"() {
     init_core();
@@ -65089,13 +65427,13 @@ var init_downloadUtils = __esm({
     init_cacheUtils();
     init_constants();
     init_requestUtils();
-    __awaiter13 = function(thisArg, _arguments, P, generator) {
+    __awaiter16 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve4) {
-          resolve4(value);
+        return value instanceof P ? value : new P(function(resolve5) {
+          resolve5(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve4, reject) {
+      return new (P || (P = Promise))(function(resolve5, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -65111,7 +65449,7 @@ var init_downloadUtils = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve4(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve5(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -65211,10 +65549,10 @@ var init_downloadUtils = __esm({
         this.display();
       }
     };
-    promiseWithTimeout = (timeoutMs, promise) => __awaiter13(void 0, void 0, void 0, function* () {
+    promiseWithTimeout = (timeoutMs, promise) => __awaiter16(void 0, void 0, void 0, function* () {
       let timeoutHandle;
-      const timeoutPromise = new Promise((resolve4) => {
-        timeoutHandle = setTimeout(() => resolve4("timeout"), timeoutMs);
+      const timeoutPromise = new Promise((resolve5) => {
+        timeoutHandle = setTimeout(() => resolve5("timeout"), timeoutMs);
       });
       return Promise.race([promise, timeoutPromise]).then((result) => {
         clearTimeout(timeoutHandle);
@@ -65461,12 +65799,12 @@ function createHttpClient() {
   return new HttpClient(getUserAgentString2(), [bearerCredentialHandler], getRequestOptions());
 }
 function getCacheEntry(keys, paths, options) {
-  return __awaiter14(this, void 0, void 0, function* () {
+  return __awaiter17(this, void 0, void 0, function* () {
     var _a2;
     const httpClient = createHttpClient();
     const version3 = getCacheVersion(paths, options === null || options === void 0 ? void 0 : options.compressionMethod, options === null || options === void 0 ? void 0 : options.enableCrossOsArchive);
     const resource = `cache?keys=${encodeURIComponent(keys.join(","))}&version=${version3}`;
-    const response = yield retryTypedResponse("getCacheEntry", () => __awaiter14(this, void 0, void 0, function* () {
+    const response = yield retryTypedResponse("getCacheEntry", () => __awaiter17(this, void 0, void 0, function* () {
       return httpClient.getJson(getCacheApiUrl(resource));
     }));
     if (response.statusCode === 204) {
@@ -65494,9 +65832,9 @@ function getCacheEntry(keys, paths, options) {
   });
 }
 function printCachesListForDiagnostics(key, httpClient, version3) {
-  return __awaiter14(this, void 0, void 0, function* () {
+  return __awaiter17(this, void 0, void 0, function* () {
     const resource = `caches?key=${encodeURIComponent(key)}`;
-    const response = yield retryTypedResponse("listCache", () => __awaiter14(this, void 0, void 0, function* () {
+    const response = yield retryTypedResponse("listCache", () => __awaiter17(this, void 0, void 0, function* () {
       return httpClient.getJson(getCacheApiUrl(resource));
     }));
     if (response.statusCode === 200) {
@@ -65513,7 +65851,7 @@ Other caches with similar key:`);
   });
 }
 function downloadCache(archiveLocation, archivePath, options) {
-  return __awaiter14(this, void 0, void 0, function* () {
+  return __awaiter17(this, void 0, void 0, function* () {
     const archiveUrl = new URL2(archiveLocation);
     const downloadOptions = getDownloadOptions(options);
     if (archiveUrl.hostname.endsWith(".blob.core.windows.net")) {
@@ -65530,7 +65868,7 @@ function downloadCache(archiveLocation, archivePath, options) {
   });
 }
 function reserveCache(key, paths, options) {
-  return __awaiter14(this, void 0, void 0, function* () {
+  return __awaiter17(this, void 0, void 0, function* () {
     const httpClient = createHttpClient();
     const version3 = getCacheVersion(paths, options === null || options === void 0 ? void 0 : options.compressionMethod, options === null || options === void 0 ? void 0 : options.enableCrossOsArchive);
     const reserveCacheRequest = {
@@ -65538,7 +65876,7 @@ function reserveCache(key, paths, options) {
       version: version3,
       cacheSize: options === null || options === void 0 ? void 0 : options.cacheSize
     };
-    const response = yield retryTypedResponse("reserveCache", () => __awaiter14(this, void 0, void 0, function* () {
+    const response = yield retryTypedResponse("reserveCache", () => __awaiter17(this, void 0, void 0, function* () {
       return httpClient.postJson(getCacheApiUrl("caches"), reserveCacheRequest);
     }));
     return response;
@@ -65548,13 +65886,13 @@ function getContentRange(start, end) {
   return `bytes ${start}-${end}/*`;
 }
 function uploadChunk(httpClient, resourceUrl, openStream, start, end) {
-  return __awaiter14(this, void 0, void 0, function* () {
+  return __awaiter17(this, void 0, void 0, function* () {
     debug(`Uploading chunk of size ${end - start + 1} bytes at offset ${start} with content range: ${getContentRange(start, end)}`);
     const additionalHeaders = {
       "Content-Type": "application/octet-stream",
       "Content-Range": getContentRange(start, end)
     };
-    const uploadChunkResponse = yield retryHttpClientResponse(`uploadChunk (start: ${start}, end: ${end})`, () => __awaiter14(this, void 0, void 0, function* () {
+    const uploadChunkResponse = yield retryHttpClientResponse(`uploadChunk (start: ${start}, end: ${end})`, () => __awaiter17(this, void 0, void 0, function* () {
       return httpClient.sendStream("PATCH", resourceUrl, openStream(), additionalHeaders);
     }));
     if (!isSuccessStatusCode(uploadChunkResponse.message.statusCode)) {
@@ -65563,7 +65901,7 @@ function uploadChunk(httpClient, resourceUrl, openStream, start, end) {
   });
 }
 function uploadFile(httpClient, cacheId, archivePath, options) {
-  return __awaiter14(this, void 0, void 0, function* () {
+  return __awaiter17(this, void 0, void 0, function* () {
     const fileSize = getArchiveFileSizeInBytes(archivePath);
     const resourceUrl = getCacheApiUrl(`caches/${cacheId.toString()}`);
     const fd = fs7.openSync(archivePath, "r");
@@ -65574,7 +65912,7 @@ function uploadFile(httpClient, cacheId, archivePath, options) {
     debug("Awaiting all uploads");
     let offset = 0;
     try {
-      yield Promise.all(parallelUploads.map(() => __awaiter14(this, void 0, void 0, function* () {
+      yield Promise.all(parallelUploads.map(() => __awaiter17(this, void 0, void 0, function* () {
         while (offset < fileSize) {
           const chunkSize = Math.min(fileSize - offset, maxChunkSize);
           const start = offset;
@@ -65597,15 +65935,15 @@ function uploadFile(httpClient, cacheId, archivePath, options) {
   });
 }
 function commitCache(httpClient, cacheId, filesize) {
-  return __awaiter14(this, void 0, void 0, function* () {
+  return __awaiter17(this, void 0, void 0, function* () {
     const commitCacheRequest = { size: filesize };
-    return yield retryTypedResponse("commitCache", () => __awaiter14(this, void 0, void 0, function* () {
+    return yield retryTypedResponse("commitCache", () => __awaiter17(this, void 0, void 0, function* () {
       return httpClient.postJson(getCacheApiUrl(`caches/${cacheId.toString()}`), commitCacheRequest);
     }));
   });
 }
 function saveCache(cacheId, archivePath, signedUploadURL, options) {
-  return __awaiter14(this, void 0, void 0, function* () {
+  return __awaiter17(this, void 0, void 0, function* () {
     const uploadOptions = getUploadOptions(options);
     if (uploadOptions.useAzureSdk) {
       if (!signedUploadURL) {
@@ -65627,7 +65965,7 @@ function saveCache(cacheId, archivePath, signedUploadURL, options) {
     }
   });
 }
-var __awaiter14;
+var __awaiter17;
 var init_cacheHttpClient = __esm({
   "node_modules/@actions/cache/lib/internal/cacheHttpClient.js"() {
     init_core();
@@ -65641,13 +65979,13 @@ var init_cacheHttpClient = __esm({
     init_config();
     init_constants();
     init_user_agent();
-    __awaiter14 = function(thisArg, _arguments, P, generator) {
+    __awaiter17 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve4) {
-          resolve4(value);
+        return value instanceof P ? value : new P(function(resolve5) {
+          resolve5(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve4, reject) {
+      return new (P || (P = Promise))(function(resolve5, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -65663,7 +66001,7 @@ var init_cacheHttpClient = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve4(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve5(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -67020,15 +67358,15 @@ var require_reflection_type_check = __commonJS({
           return true;
         }
         for (const name of data.oneofs) {
-          const group = message[name];
-          if (!oneof_1.isOneofGroup(group))
+          const group2 = message[name];
+          if (!oneof_1.isOneofGroup(group2))
             return false;
-          if (group.oneofKind === void 0)
+          if (group2.oneofKind === void 0)
             continue;
-          const field = this.fields.find((f) => f.localName === group.oneofKind);
+          const field = this.fields.find((f) => f.localName === group2.oneofKind);
           if (!field)
             return false;
-          if (!this.field(group[group.oneofKind], field, allowExcessProperties, depth))
+          if (!this.field(group2[group2.oneofKind], field, allowExcessProperties, depth))
             return false;
         }
         for (const field of this.fields) {
@@ -67509,11 +67847,11 @@ var require_reflection_json_writer = __commonJS({
               json[options.useProtoFieldName ? field.name : field.jsonName] = jsonValue2;
             continue;
           }
-          const group = source[field.oneof];
-          if (group.oneofKind !== field.localName)
+          const group2 = source[field.oneof];
+          if (group2.oneofKind !== field.localName)
             continue;
-          const opt = field.kind == "scalar" || field.kind == "enum" ? Object.assign(Object.assign({}, options), { emitDefaultValues: true }) : options;
-          let jsonValue = this.field(field, group[field.localName], opt);
+          const opt2 = field.kind == "scalar" || field.kind == "enum" ? Object.assign(Object.assign({}, options), { emitDefaultValues: true }) : options;
+          let jsonValue = this.field(field, group2[field.localName], opt2);
           assert_1.assert(jsonValue !== void 0);
           json[options.useProtoFieldName ? field.name : field.jsonName] = jsonValue;
         }
@@ -67939,10 +68277,10 @@ var require_reflection_binary_writer = __commonJS({
         for (const field of this.fields) {
           let value, emitDefault, repeated = field.repeat, localName = field.localName;
           if (field.oneof) {
-            const group = message[field.oneof];
-            if (group.oneofKind !== localName)
+            const group2 = message[field.oneof];
+            if (group2.oneofKind !== localName)
               continue;
-            value = group[localName];
+            value = group2[localName];
             emitDefault = true;
           } else {
             value = message[localName];
@@ -68178,13 +68516,13 @@ var require_reflection_merge_partial = __commonJS({
       for (let field of info2.fields) {
         let name = field.localName;
         if (field.oneof) {
-          const group = input[field.oneof];
-          if ((group === null || group === void 0 ? void 0 : group.oneofKind) == void 0) {
+          const group2 = input[field.oneof];
+          if ((group2 === null || group2 === void 0 ? void 0 : group2.oneofKind) == void 0) {
             continue;
           }
-          fieldValue = group[name];
+          fieldValue = group2[name];
           output = target[field.oneof];
-          output.oneofKind = group.oneofKind;
+          output.oneofKind = group2.oneofKind;
           if (fieldValue == void 0) {
             delete output[name];
             continue;
@@ -68394,8 +68732,8 @@ var require_message_type = __commonJS({
        * Create a new message from binary format.
        */
       fromBinary(data, options) {
-        let opt = binary_reader_1.binaryReadOptions(options);
-        return this.internalBinaryRead(opt.readerFactory(data), data.byteLength, opt);
+        let opt2 = binary_reader_1.binaryReadOptions(options);
+        return this.internalBinaryRead(opt2.readerFactory(data), data.byteLength, opt2);
       }
       /**
        * Read a new message from a JSON value.
@@ -68430,8 +68768,8 @@ var require_message_type = __commonJS({
        * Write the message to binary format.
        */
       toBinary(message, options) {
-        let opt = binary_writer_1.binaryWriteOptions(options);
-        return this.internalBinaryWrite(message, opt.writerFactory(), opt).finish();
+        let opt2 = binary_writer_1.binaryWriteOptions(options);
+        return this.internalBinaryWrite(message, opt2.writerFactory(), opt2).finish();
       }
       /**
        * This is an internal method. If you just want to read a message from
@@ -68929,8 +69267,8 @@ var require_deferred = __commonJS({
        */
       constructor(preventUnhandledRejectionWarning = true) {
         this._state = DeferredState.PENDING;
-        this._promise = new Promise((resolve4, reject) => {
-          this._resolve = resolve4;
+        this._promise = new Promise((resolve5, reject) => {
+          this._resolve = resolve5;
           this._reject = reject;
         });
         if (preventUnhandledRejectionWarning) {
@@ -69143,13 +69481,13 @@ var require_rpc_output_stream = __commonJS({
 var require_unary_call = __commonJS({
   "node_modules/@protobuf-ts/runtime-rpc/build/commonjs/unary-call.js"(exports2) {
     "use strict";
-    var __awaiter18 = exports2 && exports2.__awaiter || function(thisArg, _arguments, P, generator) {
+    var __awaiter21 = exports2 && exports2.__awaiter || function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve4) {
-          resolve4(value);
+        return value instanceof P ? value : new P(function(resolve5) {
+          resolve5(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve4, reject) {
+      return new (P || (P = Promise))(function(resolve5, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -69165,7 +69503,7 @@ var require_unary_call = __commonJS({
           }
         }
         function step(result) {
-          result.done ? resolve4(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve5(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -69190,7 +69528,7 @@ var require_unary_call = __commonJS({
         return this.promiseFinished().then((value) => onfulfilled ? Promise.resolve(onfulfilled(value)) : value, (reason) => onrejected ? Promise.resolve(onrejected(reason)) : Promise.reject(reason));
       }
       promiseFinished() {
-        return __awaiter18(this, void 0, void 0, function* () {
+        return __awaiter21(this, void 0, void 0, function* () {
           let [headers, response, status, trailers] = yield Promise.all([this.headers, this.response, this.status, this.trailers]);
           return {
             method: this.method,
@@ -69212,13 +69550,13 @@ var require_unary_call = __commonJS({
 var require_server_streaming_call = __commonJS({
   "node_modules/@protobuf-ts/runtime-rpc/build/commonjs/server-streaming-call.js"(exports2) {
     "use strict";
-    var __awaiter18 = exports2 && exports2.__awaiter || function(thisArg, _arguments, P, generator) {
+    var __awaiter21 = exports2 && exports2.__awaiter || function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve4) {
-          resolve4(value);
+        return value instanceof P ? value : new P(function(resolve5) {
+          resolve5(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve4, reject) {
+      return new (P || (P = Promise))(function(resolve5, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -69234,7 +69572,7 @@ var require_server_streaming_call = __commonJS({
           }
         }
         function step(result) {
-          result.done ? resolve4(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve5(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -69261,7 +69599,7 @@ var require_server_streaming_call = __commonJS({
         return this.promiseFinished().then((value) => onfulfilled ? Promise.resolve(onfulfilled(value)) : value, (reason) => onrejected ? Promise.resolve(onrejected(reason)) : Promise.reject(reason));
       }
       promiseFinished() {
-        return __awaiter18(this, void 0, void 0, function* () {
+        return __awaiter21(this, void 0, void 0, function* () {
           let [headers, status, trailers] = yield Promise.all([this.headers, this.status, this.trailers]);
           return {
             method: this.method,
@@ -69282,13 +69620,13 @@ var require_server_streaming_call = __commonJS({
 var require_client_streaming_call = __commonJS({
   "node_modules/@protobuf-ts/runtime-rpc/build/commonjs/client-streaming-call.js"(exports2) {
     "use strict";
-    var __awaiter18 = exports2 && exports2.__awaiter || function(thisArg, _arguments, P, generator) {
+    var __awaiter21 = exports2 && exports2.__awaiter || function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve4) {
-          resolve4(value);
+        return value instanceof P ? value : new P(function(resolve5) {
+          resolve5(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve4, reject) {
+      return new (P || (P = Promise))(function(resolve5, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -69304,7 +69642,7 @@ var require_client_streaming_call = __commonJS({
           }
         }
         function step(result) {
-          result.done ? resolve4(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve5(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -69330,7 +69668,7 @@ var require_client_streaming_call = __commonJS({
         return this.promiseFinished().then((value) => onfulfilled ? Promise.resolve(onfulfilled(value)) : value, (reason) => onrejected ? Promise.resolve(onrejected(reason)) : Promise.reject(reason));
       }
       promiseFinished() {
-        return __awaiter18(this, void 0, void 0, function* () {
+        return __awaiter21(this, void 0, void 0, function* () {
           let [headers, response, status, trailers] = yield Promise.all([this.headers, this.response, this.status, this.trailers]);
           return {
             method: this.method,
@@ -69351,13 +69689,13 @@ var require_client_streaming_call = __commonJS({
 var require_duplex_streaming_call = __commonJS({
   "node_modules/@protobuf-ts/runtime-rpc/build/commonjs/duplex-streaming-call.js"(exports2) {
     "use strict";
-    var __awaiter18 = exports2 && exports2.__awaiter || function(thisArg, _arguments, P, generator) {
+    var __awaiter21 = exports2 && exports2.__awaiter || function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve4) {
-          resolve4(value);
+        return value instanceof P ? value : new P(function(resolve5) {
+          resolve5(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve4, reject) {
+      return new (P || (P = Promise))(function(resolve5, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -69373,7 +69711,7 @@ var require_duplex_streaming_call = __commonJS({
           }
         }
         function step(result) {
-          result.done ? resolve4(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve5(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -69399,7 +69737,7 @@ var require_duplex_streaming_call = __commonJS({
         return this.promiseFinished().then((value) => onfulfilled ? Promise.resolve(onfulfilled(value)) : value, (reason) => onrejected ? Promise.resolve(onrejected(reason)) : Promise.reject(reason));
       }
       promiseFinished() {
-        return __awaiter18(this, void 0, void 0, function* () {
+        return __awaiter21(this, void 0, void 0, function* () {
           let [headers, status, trailers] = yield Promise.all([this.headers, this.status, this.trailers]);
           return {
             method: this.method,
@@ -69419,13 +69757,13 @@ var require_duplex_streaming_call = __commonJS({
 var require_test_transport = __commonJS({
   "node_modules/@protobuf-ts/runtime-rpc/build/commonjs/test-transport.js"(exports2) {
     "use strict";
-    var __awaiter18 = exports2 && exports2.__awaiter || function(thisArg, _arguments, P, generator) {
+    var __awaiter21 = exports2 && exports2.__awaiter || function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve4) {
-          resolve4(value);
+        return value instanceof P ? value : new P(function(resolve5) {
+          resolve5(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve4, reject) {
+      return new (P || (P = Promise))(function(resolve5, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -69441,7 +69779,7 @@ var require_test_transport = __commonJS({
           }
         }
         function step(result) {
-          result.done ? resolve4(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve5(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -69522,8 +69860,8 @@ var require_test_transport = __commonJS({
        * The returned promise resolves when the stream is closed. It should
        * not reject. If it does, code is broken.
        */
-      streamResponses(method, stream2, abort) {
-        return __awaiter18(this, void 0, void 0, function* () {
+      streamResponses(method, stream2, abort2) {
+        return __awaiter21(this, void 0, void 0, function* () {
           const messages = [];
           if (this.data.response === void 0) {
             messages.push(method.O.create());
@@ -69537,7 +69875,7 @@ var require_test_transport = __commonJS({
             messages.push(this.data.response);
           }
           try {
-            yield delay4(this.responseDelay, abort)(void 0);
+            yield delay4(this.responseDelay, abort2)(void 0);
           } catch (error2) {
             stream2.notifyError(error2);
             return;
@@ -69549,7 +69887,7 @@ var require_test_transport = __commonJS({
           for (let msg of messages) {
             stream2.notifyMessage(msg);
             try {
-              yield delay4(this.betweenResponseDelay, abort)(void 0);
+              yield delay4(this.betweenResponseDelay, abort2)(void 0);
             } catch (error2) {
               stream2.notifyError(error2);
               return;
@@ -69637,14 +69975,14 @@ var require_test_transport = __commonJS({
     TestTransport.defaultTrailers = {
       responseTrailer: "test"
     };
-    function delay4(ms, abort) {
-      return (v) => new Promise((resolve4, reject) => {
-        if (abort === null || abort === void 0 ? void 0 : abort.aborted) {
+    function delay4(ms, abort2) {
+      return (v) => new Promise((resolve5, reject) => {
+        if (abort2 === null || abort2 === void 0 ? void 0 : abort2.aborted) {
           reject(new rpc_error_1.RpcError("user cancel", "CANCELLED"));
         } else {
-          const id = setTimeout(() => resolve4(v), ms);
-          if (abort) {
-            abort.addEventListener("abort", (ev) => {
+          const id = setTimeout(() => resolve5(v), ms);
+          if (abort2) {
+            abort2.addEventListener("abort", (ev) => {
               clearTimeout(id);
               reject(new rpc_error_1.RpcError("user cancel", "CANCELLED"));
             });
@@ -69653,11 +69991,11 @@ var require_test_transport = __commonJS({
       });
     }
     var TestInputStream = class {
-      constructor(data, abort) {
+      constructor(data, abort2) {
         this._completed = false;
         this._sent = [];
         this.data = data;
-        this.abort = abort;
+        this.abort = abort2;
       }
       get sent() {
         return this._sent;
@@ -69697,34 +70035,34 @@ var require_rpc_interceptor = __commonJS({
     function stackIntercept(kind, transport, method, options, input) {
       var _a2, _b, _c, _d;
       if (kind == "unary") {
-        let tail = (mtd, inp, opt) => transport.unary(mtd, inp, opt);
+        let tail = (mtd, inp, opt2) => transport.unary(mtd, inp, opt2);
         for (const curr of ((_a2 = options.interceptors) !== null && _a2 !== void 0 ? _a2 : []).filter((i) => i.interceptUnary).reverse()) {
           const next = tail;
-          tail = (mtd, inp, opt) => curr.interceptUnary(next, mtd, inp, opt);
+          tail = (mtd, inp, opt2) => curr.interceptUnary(next, mtd, inp, opt2);
         }
         return tail(method, input, options);
       }
       if (kind == "serverStreaming") {
-        let tail = (mtd, inp, opt) => transport.serverStreaming(mtd, inp, opt);
+        let tail = (mtd, inp, opt2) => transport.serverStreaming(mtd, inp, opt2);
         for (const curr of ((_b = options.interceptors) !== null && _b !== void 0 ? _b : []).filter((i) => i.interceptServerStreaming).reverse()) {
           const next = tail;
-          tail = (mtd, inp, opt) => curr.interceptServerStreaming(next, mtd, inp, opt);
+          tail = (mtd, inp, opt2) => curr.interceptServerStreaming(next, mtd, inp, opt2);
         }
         return tail(method, input, options);
       }
       if (kind == "clientStreaming") {
-        let tail = (mtd, opt) => transport.clientStreaming(mtd, opt);
+        let tail = (mtd, opt2) => transport.clientStreaming(mtd, opt2);
         for (const curr of ((_c = options.interceptors) !== null && _c !== void 0 ? _c : []).filter((i) => i.interceptClientStreaming).reverse()) {
           const next = tail;
-          tail = (mtd, opt) => curr.interceptClientStreaming(next, mtd, opt);
+          tail = (mtd, opt2) => curr.interceptClientStreaming(next, mtd, opt2);
         }
         return tail(method, options);
       }
       if (kind == "duplex") {
-        let tail = (mtd, opt) => transport.duplex(mtd, opt);
+        let tail = (mtd, opt2) => transport.duplex(mtd, opt2);
         for (const curr of ((_d = options.interceptors) !== null && _d !== void 0 ? _d : []).filter((i) => i.interceptDuplex).reverse()) {
           const next = tail;
-          tail = (mtd, opt) => curr.interceptDuplex(next, mtd, opt);
+          tail = (mtd, opt2) => curr.interceptDuplex(next, mtd, opt2);
         }
         return tail(method, options);
       }
@@ -70602,7 +70940,7 @@ function internalCacheTwirpClient(options) {
   const client = new CacheServiceClient(getUserAgentString2(), options === null || options === void 0 ? void 0 : options.maxAttempts, options === null || options === void 0 ? void 0 : options.retryIntervalMs, options === null || options === void 0 ? void 0 : options.retryMultiplier);
   return new CacheServiceClientJSON(client);
 }
-var __awaiter15, CacheServiceClient;
+var __awaiter18, CacheServiceClient;
 var init_cacheTwirpClient = __esm({
   "node_modules/@actions/cache/lib/internal/shared/cacheTwirpClient.js"() {
     init_core();
@@ -70614,13 +70952,13 @@ var init_cacheTwirpClient = __esm({
     init_lib();
     init_cache_twirp_client();
     init_util4();
-    __awaiter15 = function(thisArg, _arguments, P, generator) {
+    __awaiter18 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve4) {
-          resolve4(value);
+        return value instanceof P ? value : new P(function(resolve5) {
+          resolve5(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve4, reject) {
+      return new (P || (P = Promise))(function(resolve5, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -70636,7 +70974,7 @@ var init_cacheTwirpClient = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve4(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve5(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -70664,14 +71002,14 @@ var init_cacheTwirpClient = __esm({
       // This function satisfies the Rpc interface. It is compatible with the JSON
       // JSON generated client.
       request(service, method, contentType2, data) {
-        return __awaiter15(this, void 0, void 0, function* () {
+        return __awaiter18(this, void 0, void 0, function* () {
           const url2 = new URL(`/twirp/${service}/${method}`, this.baseUrl).href;
           debug(`[Request] ${method} ${url2}`);
           const headers = {
             "Content-Type": contentType2
           };
           try {
-            const { body: body2 } = yield this.retryableRequest(() => __awaiter15(this, void 0, void 0, function* () {
+            const { body: body2 } = yield this.retryableRequest(() => __awaiter18(this, void 0, void 0, function* () {
               return this.httpClient.post(url2, JSON.stringify(data), headers);
             }));
             return body2;
@@ -70681,7 +71019,7 @@ var init_cacheTwirpClient = __esm({
         });
       }
       retryableRequest(operation) {
-        return __awaiter15(this, void 0, void 0, function* () {
+        return __awaiter18(this, void 0, void 0, function* () {
           let attempt = 0;
           let errorMessage = "";
           let rawBody = "";
@@ -70702,8 +71040,8 @@ var init_cacheTwirpClient = __esm({
               isRetryable = this.isRetryableHttpStatusCode(statusCode);
               errorMessage = `Failed request: (${statusCode}) ${response.message.statusMessage}`;
               if (body2.msg) {
-                if (UsageError.isUsageErrorMessage(body2.msg)) {
-                  throw new UsageError();
+                if (UsageError2.isUsageErrorMessage(body2.msg)) {
+                  throw new UsageError2();
                 }
                 errorMessage = `${errorMessage}: ${body2.msg}`;
               }
@@ -70721,7 +71059,7 @@ var init_cacheTwirpClient = __esm({
               if (error2 instanceof SyntaxError) {
                 debug(`Raw Body: ${rawBody}`);
               }
-              if (error2 instanceof UsageError) {
+              if (error2 instanceof UsageError2) {
                 throw error2;
               }
               if (error2 instanceof RateLimitError) {
@@ -70764,8 +71102,8 @@ var init_cacheTwirpClient = __esm({
         return retryableStatusCodes.includes(statusCode);
       }
       sleep(milliseconds) {
-        return __awaiter15(this, void 0, void 0, function* () {
-          return new Promise((resolve4) => setTimeout(resolve4, milliseconds));
+        return __awaiter18(this, void 0, void 0, function* () {
+          return new Promise((resolve5) => setTimeout(resolve5, milliseconds));
         });
       }
       getExponentialRetryTimeMilliseconds(attempt) {
@@ -70784,10 +71122,10 @@ var init_cacheTwirpClient = __esm({
 });
 
 // node_modules/@actions/cache/lib/internal/tar.js
-import { existsSync as existsSync4, writeFileSync as writeFileSync2 } from "fs";
-import * as path10 from "path";
+import { existsSync as existsSync4, writeFileSync as writeFileSync3 } from "fs";
+import * as path12 from "path";
 function getTarPath() {
-  return __awaiter16(this, void 0, void 0, function* () {
+  return __awaiter19(this, void 0, void 0, function* () {
     switch (process.platform) {
       case "win32": {
         const gnuTar = yield getGnuTarPathOnWindows();
@@ -70820,7 +71158,7 @@ function getTarPath() {
   });
 }
 function getTarArgs(tarPath_1, compressionMethod_1, type_1) {
-  return __awaiter16(this, arguments, void 0, function* (tarPath, compressionMethod, type, archivePath = "") {
+  return __awaiter19(this, arguments, void 0, function* (tarPath, compressionMethod, type, archivePath = "") {
     const args = [`"${tarPath.path}"`];
     const cacheFileName = getCacheFileName(compressionMethod);
     const tarFile = "cache.tar";
@@ -70828,13 +71166,13 @@ function getTarArgs(tarPath_1, compressionMethod_1, type_1) {
     const BSD_TAR_ZSTD = tarPath.type === ArchiveToolType.BSD && compressionMethod !== CompressionMethod.Gzip && IS_WINDOWS8;
     switch (type) {
       case "create":
-        args.push("--posix", "-cf", BSD_TAR_ZSTD ? tarFile : cacheFileName.replace(new RegExp(`\\${path10.sep}`, "g"), "/"), "--exclude", BSD_TAR_ZSTD ? tarFile : cacheFileName.replace(new RegExp(`\\${path10.sep}`, "g"), "/"), "-P", "-C", workingDirectory.replace(new RegExp(`\\${path10.sep}`, "g"), "/"), "--files-from", ManifestFilename);
+        args.push("--posix", "-cf", BSD_TAR_ZSTD ? tarFile : cacheFileName.replace(new RegExp(`\\${path12.sep}`, "g"), "/"), "--exclude", BSD_TAR_ZSTD ? tarFile : cacheFileName.replace(new RegExp(`\\${path12.sep}`, "g"), "/"), "-P", "-C", workingDirectory.replace(new RegExp(`\\${path12.sep}`, "g"), "/"), "--files-from", ManifestFilename);
         break;
       case "extract":
-        args.push("-xf", BSD_TAR_ZSTD ? tarFile : archivePath.replace(new RegExp(`\\${path10.sep}`, "g"), "/"), "-P", "-C", BSD_TAR_ZSTD ? quoteAbsolutePath(workingDirectory) : workingDirectory.replace(new RegExp(`\\${path10.sep}`, "g"), "/"));
+        args.push("-xf", BSD_TAR_ZSTD ? tarFile : archivePath.replace(new RegExp(`\\${path12.sep}`, "g"), "/"), "-P", "-C", BSD_TAR_ZSTD ? quoteAbsolutePath(workingDirectory) : workingDirectory.replace(new RegExp(`\\${path12.sep}`, "g"), "/"));
         break;
       case "list":
-        args.push("-tf", BSD_TAR_ZSTD ? tarFile : archivePath.replace(new RegExp(`\\${path10.sep}`, "g"), "/"), "-P");
+        args.push("-tf", BSD_TAR_ZSTD ? tarFile : archivePath.replace(new RegExp(`\\${path12.sep}`, "g"), "/"), "-P");
         break;
     }
     if (tarPath.type === ArchiveToolType.GNU) {
@@ -70851,7 +71189,7 @@ function getTarArgs(tarPath_1, compressionMethod_1, type_1) {
   });
 }
 function getCommands(compressionMethod_1, type_1) {
-  return __awaiter16(this, arguments, void 0, function* (compressionMethod, type, archivePath = "") {
+  return __awaiter19(this, arguments, void 0, function* (compressionMethod, type, archivePath = "") {
     let args;
     const tarPath = yield getTarPath();
     const tarArgs = yield getTarArgs(tarPath, compressionMethod, type, archivePath);
@@ -70873,10 +71211,10 @@ function getWorkingDirectory() {
   return (_a2 = process.env["GITHUB_WORKSPACE"]) !== null && _a2 !== void 0 ? _a2 : process.cwd();
 }
 function quoteAbsolutePath(filePath) {
-  return `"${path10.resolve(filePath).replace(new RegExp(`\\${path10.sep}`, "g"), "/")}"`;
+  return `"${path12.resolve(filePath).replace(new RegExp(`\\${path12.sep}`, "g"), "/")}"`;
 }
 function getDecompressionProgram(tarPath, compressionMethod, archivePath) {
-  return __awaiter16(this, void 0, void 0, function* () {
+  return __awaiter19(this, void 0, void 0, function* () {
     const BSD_TAR_ZSTD = tarPath.type === ArchiveToolType.BSD && compressionMethod !== CompressionMethod.Gzip && IS_WINDOWS8;
     switch (compressionMethod) {
       case CompressionMethod.Zstd:
@@ -70896,14 +71234,14 @@ function getDecompressionProgram(tarPath, compressionMethod, archivePath) {
   });
 }
 function getCompressionProgram(tarPath, compressionMethod) {
-  return __awaiter16(this, void 0, void 0, function* () {
+  return __awaiter19(this, void 0, void 0, function* () {
     const cacheFileName = getCacheFileName(compressionMethod);
     const BSD_TAR_ZSTD = tarPath.type === ArchiveToolType.BSD && compressionMethod !== CompressionMethod.Gzip && IS_WINDOWS8;
     switch (compressionMethod) {
       case CompressionMethod.Zstd:
         return BSD_TAR_ZSTD ? [
           "zstd -T0 --long=30 --force -o",
-          cacheFileName.replace(new RegExp(`\\${path10.sep}`, "g"), "/"),
+          cacheFileName.replace(new RegExp(`\\${path12.sep}`, "g"), "/"),
           TarFilename
         ] : [
           "--use-compress-program",
@@ -70912,7 +71250,7 @@ function getCompressionProgram(tarPath, compressionMethod) {
       case CompressionMethod.ZstdWithoutLong:
         return BSD_TAR_ZSTD ? [
           "zstd -T0 --force -o",
-          cacheFileName.replace(new RegExp(`\\${path10.sep}`, "g"), "/"),
+          cacheFileName.replace(new RegExp(`\\${path12.sep}`, "g"), "/"),
           TarFilename
         ] : ["--use-compress-program", IS_WINDOWS8 ? '"zstd -T0"' : "zstdmt"];
       default:
@@ -70921,7 +71259,7 @@ function getCompressionProgram(tarPath, compressionMethod) {
   });
 }
 function execCommands(commands, cwd) {
-  return __awaiter16(this, void 0, void 0, function* () {
+  return __awaiter19(this, void 0, void 0, function* () {
     for (const command of commands) {
       try {
         yield exec(command, void 0, {
@@ -70935,7 +71273,7 @@ function execCommands(commands, cwd) {
   });
 }
 function execReadCommands(archivePath, compressionMethod, type) {
-  return __awaiter16(this, void 0, void 0, function* () {
+  return __awaiter19(this, void 0, void 0, function* () {
     const { commands, requiresTempDirectory } = yield getCommands(compressionMethod, type, archivePath);
     const tempDirectory = requiresTempDirectory ? yield createTempDirectory() : void 0;
     try {
@@ -70952,25 +71290,25 @@ function execReadCommands(archivePath, compressionMethod, type) {
   });
 }
 function listTar(archivePath, compressionMethod) {
-  return __awaiter16(this, void 0, void 0, function* () {
+  return __awaiter19(this, void 0, void 0, function* () {
     yield execReadCommands(archivePath, compressionMethod, "list");
   });
 }
 function extractTar(archivePath, compressionMethod) {
-  return __awaiter16(this, void 0, void 0, function* () {
+  return __awaiter19(this, void 0, void 0, function* () {
     const workingDirectory = getWorkingDirectory();
     yield mkdirP(workingDirectory);
     yield execReadCommands(archivePath, compressionMethod, "extract");
   });
 }
 function createTar(archiveFolder, sourceDirectories, compressionMethod) {
-  return __awaiter16(this, void 0, void 0, function* () {
-    writeFileSync2(path10.join(archiveFolder, ManifestFilename), sourceDirectories.join("\n"));
+  return __awaiter19(this, void 0, void 0, function* () {
+    writeFileSync3(path12.join(archiveFolder, ManifestFilename), sourceDirectories.join("\n"));
     const { commands } = yield getCommands(compressionMethod, "create");
     yield execCommands(commands, archiveFolder);
   });
 }
-var __awaiter16, IS_WINDOWS8;
+var __awaiter19, IS_WINDOWS8;
 var init_tar = __esm({
   "node_modules/@actions/cache/lib/internal/tar.js"() {
     init_core();
@@ -70978,13 +71316,13 @@ var init_tar = __esm({
     init_io();
     init_cacheUtils();
     init_constants();
-    __awaiter16 = function(thisArg, _arguments, P, generator) {
+    __awaiter19 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve4) {
-          resolve4(value);
+        return value instanceof P ? value : new P(function(resolve5) {
+          resolve5(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve4, reject) {
+      return new (P || (P = Promise))(function(resolve5, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -71000,7 +71338,7 @@ var init_tar = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve4(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve5(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -71023,7 +71361,7 @@ __export(cache_exports, {
   restoreCache: () => restoreCache,
   saveCache: () => saveCache2
 });
-import * as path11 from "path";
+import * as path13 from "path";
 function checkPaths(paths) {
   if (!paths || paths.length === 0) {
     throw new ValidationError(`Path Validation Error: At least one directory or file path is required`);
@@ -71049,7 +71387,7 @@ function isFeatureAvailable() {
   }
 }
 function restoreCache(paths_1, primaryKey_1, restoreKeys_1, options_1) {
-  return __awaiter17(this, arguments, void 0, function* (paths, primaryKey, restoreKeys, options, enableCrossOsArchive = false) {
+  return __awaiter20(this, arguments, void 0, function* (paths, primaryKey, restoreKeys, options, enableCrossOsArchive = false) {
     const cacheServiceVersion = getCacheServiceVersion();
     debug(`Cache service version: ${cacheServiceVersion}`);
     checkPaths(paths);
@@ -71069,7 +71407,7 @@ function restoreCache(paths_1, primaryKey_1, restoreKeys_1, options_1) {
   });
 }
 function restoreCacheV1(paths_1, primaryKey_1, restoreKeys_1, options_1) {
-  return __awaiter17(this, arguments, void 0, function* (paths, primaryKey, restoreKeys, options, enableCrossOsArchive = false) {
+  return __awaiter20(this, arguments, void 0, function* (paths, primaryKey, restoreKeys, options, enableCrossOsArchive = false) {
     var _a2;
     restoreKeys = restoreKeys || [];
     const keys = [primaryKey, ...restoreKeys];
@@ -71104,7 +71442,7 @@ function restoreCacheV1(paths_1, primaryKey_1, restoreKeys_1, options_1) {
         info("Lookup only - skipping download");
         return cacheEntry.cacheKey;
       }
-      archivePath = path11.join(yield createTempDirectory(), getCacheFileName(compressionMethod));
+      archivePath = path13.join(yield createTempDirectory(), getCacheFileName(compressionMethod));
       debug(`Archive Path: ${archivePath}`);
       yield downloadCache(cacheEntry.archiveLocation, archivePath, options);
       if (isDebug()) {
@@ -71137,7 +71475,7 @@ function restoreCacheV1(paths_1, primaryKey_1, restoreKeys_1, options_1) {
   });
 }
 function restoreCacheV2(paths_1, primaryKey_1, restoreKeys_1, options_1) {
-  return __awaiter17(this, arguments, void 0, function* (paths, primaryKey, restoreKeys, options, enableCrossOsArchive = false) {
+  return __awaiter20(this, arguments, void 0, function* (paths, primaryKey, restoreKeys, options, enableCrossOsArchive = false) {
     var _a2;
     options = Object.assign(Object.assign({}, options), { useAzureSdk: true });
     restoreKeys = restoreKeys || [];
@@ -71183,7 +71521,7 @@ function restoreCacheV2(paths_1, primaryKey_1, restoreKeys_1, options_1) {
         info("Lookup only - skipping download");
         return response.matchedKey;
       }
-      archivePath = path11.join(yield createTempDirectory(), getCacheFileName(compressionMethod));
+      archivePath = path13.join(yield createTempDirectory(), getCacheFileName(compressionMethod));
       debug(`Archive path: ${archivePath}`);
       debug(`Starting download of archive to: ${archivePath}`);
       yield downloadCache(response.signedDownloadUrl, archivePath, options);
@@ -71219,7 +71557,7 @@ function restoreCacheV2(paths_1, primaryKey_1, restoreKeys_1, options_1) {
   });
 }
 function saveCache2(paths_1, key_1, options_1) {
-  return __awaiter17(this, arguments, void 0, function* (paths, key, options, enableCrossOsArchive = false) {
+  return __awaiter20(this, arguments, void 0, function* (paths, key, options, enableCrossOsArchive = false) {
     const cacheServiceVersion = getCacheServiceVersion();
     debug(`Cache service version: ${cacheServiceVersion}`);
     checkPaths(paths);
@@ -71240,7 +71578,7 @@ function saveCache2(paths_1, key_1, options_1) {
   });
 }
 function saveCacheV1(paths_1, key_1, options_1) {
-  return __awaiter17(this, arguments, void 0, function* (paths, key, options, enableCrossOsArchive = false) {
+  return __awaiter20(this, arguments, void 0, function* (paths, key, options, enableCrossOsArchive = false) {
     var _a2, _b, _c, _d, _e, _f;
     const compressionMethod = yield getCompressionMethod();
     let cacheId = -1;
@@ -71251,7 +71589,7 @@ function saveCacheV1(paths_1, key_1, options_1) {
       throw new Error(`Path Validation Error: Path(s) specified in the action for caching do(es) not exist, hence no cache is being saved.`);
     }
     const archiveFolder = yield createTempDirectory();
-    const archivePath = path11.join(archiveFolder, getCacheFileName(compressionMethod));
+    const archivePath = path13.join(archiveFolder, getCacheFileName(compressionMethod));
     debug(`Archive Path: ${archivePath}`);
     try {
       yield createTar(archiveFolder, cachePaths, compressionMethod);
@@ -71307,7 +71645,7 @@ function saveCacheV1(paths_1, key_1, options_1) {
   });
 }
 function saveCacheV2(paths_1, key_1, options_1) {
-  return __awaiter17(this, arguments, void 0, function* (paths, key, options, enableCrossOsArchive = false) {
+  return __awaiter20(this, arguments, void 0, function* (paths, key, options, enableCrossOsArchive = false) {
     var _a2;
     options = Object.assign(Object.assign({}, options), { uploadChunkSize: 64 * 1024 * 1024, uploadConcurrency: 8, useAzureSdk: true });
     const compressionMethod = yield getCompressionMethod();
@@ -71320,7 +71658,7 @@ function saveCacheV2(paths_1, key_1, options_1) {
       throw new Error(`Path Validation Error: Path(s) specified in the action for caching do(es) not exist, hence no cache is being saved.`);
     }
     const archiveFolder = yield createTempDirectory();
-    const archivePath = path11.join(archiveFolder, getCacheFileName(compressionMethod));
+    const archivePath = path13.join(archiveFolder, getCacheFileName(compressionMethod));
     debug(`Archive Path: ${archivePath}`);
     try {
       yield createTar(archiveFolder, cachePaths, compressionMethod);
@@ -71395,7 +71733,7 @@ function saveCacheV2(paths_1, key_1, options_1) {
     return cacheId;
   });
 }
-var __awaiter17, ValidationError, ReserveCacheError, CACHE_WRITE_DENIED_PREFIX, CacheWriteDeniedError, CACHE_READ_DENIED_PREFIX, CacheReadDeniedError, FinalizeCacheError;
+var __awaiter20, ValidationError, ReserveCacheError, CACHE_WRITE_DENIED_PREFIX, CacheWriteDeniedError, CACHE_READ_DENIED_PREFIX, CacheReadDeniedError, FinalizeCacheError;
 var init_cache3 = __esm({
   "node_modules/@actions/cache/lib/cache.js"() {
     init_core();
@@ -71406,13 +71744,13 @@ var init_cache3 = __esm({
     init_tar();
     init_lib();
     init_constants();
-    __awaiter17 = function(thisArg, _arguments, P, generator) {
+    __awaiter20 = function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve4) {
-          resolve4(value);
+        return value instanceof P ? value : new P(function(resolve5) {
+          resolve5(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve4, reject) {
+      return new (P || (P = Promise))(function(resolve5, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -71428,7 +71766,7 @@ var init_cache3 = __esm({
           }
         }
         function step(result) {
-          result.done ? resolve4(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve5(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -71475,17 +71813,473 @@ var init_cache3 = __esm({
 
 // action/main.mjs
 init_core();
-import { mkdtempSync, existsSync as existsSync5, rmSync } from "node:fs";
-import { join as join8 } from "node:path";
+import { mkdtempSync as mkdtempSync2, readFileSync as readFileSync4, rmSync as rmSync4 } from "node:fs";
+import { join as join10 } from "node:path";
 
 // action/lib.mjs
 init_core();
-import { spawn as spawn2 } from "node:child_process";
-import { existsSync as existsSync2, readFileSync } from "node:fs";
-import { dirname as dirname3, join as join3, resolve as resolve2 } from "node:path";
+import { spawn as spawn3 } from "node:child_process";
+import { createHash } from "node:crypto";
+import { closeSync, existsSync as existsSync2, openSync, readFileSync as readFileSync2, renameSync, rmSync as rmSync2, writeFileSync } from "node:fs";
+import { dirname as dirname3, join as join4, resolve as resolve2 } from "node:path";
 import { fileURLToPath } from "node:url";
+
+// clients/node/index.js
+import { spawn as spawn2 } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join as join3 } from "node:path";
+var EXIT = Object.freeze({
+  OK: 0,
+  FOUND: 1,
+  HELD: 3,
+  NOT_HOLDER: 4,
+  USAGE: 64,
+  DATA: 65,
+  UNAVAILABLE: 69,
+  SOFTWARE: 70,
+  IO: 74,
+  TEMPORARY: 75,
+  PERMISSION: 77,
+  CONFIGURATION: 78,
+  SIGHUP: 129,
+  SIGINT: 130,
+  SIGTERM: 143
+});
+var RefleaseError = class extends Error {
+  constructor(message, { exitCode = null, result = null, stderr = "", command = "", kind = "error" } = {}) {
+    super(message);
+    this.name = new.target.name;
+    this.exitCode = exitCode;
+    this.result = result;
+    this.stderr = stderr;
+    this.command = command;
+    this.kind = kind;
+  }
+};
+var CASFailed = class extends RefleaseError {
+};
+var LeaseHeldError = class extends CASFailed {
+};
+var NotHolderError = class extends CASFailed {
+};
+var UsageError = class extends RefleaseError {
+};
+var DataError = class extends RefleaseError {
+};
+var UnavailableError = class extends RefleaseError {
+};
+var InternalError = class extends RefleaseError {
+};
+var OutputError = class extends RefleaseError {
+};
+var TemporaryError = class extends RefleaseError {
+};
+var PermissionError = class extends RefleaseError {
+};
+var ConfigurationError = class extends RefleaseError {
+};
+var InterruptedError = class extends RefleaseError {
+};
+var BY_STATUS = {
+  3: [LeaseHeldError, "held"],
+  4: [NotHolderError, "not_holder"],
+  64: [UsageError, "usage"],
+  65: [DataError, "data"],
+  69: [UnavailableError, "unavailable"],
+  70: [InternalError, "internal"],
+  74: [OutputError, "output"],
+  75: [TemporaryError, "temporary"],
+  77: [PermissionError, "permission"],
+  78: [ConfigurationError, "configuration"]
+};
+function describeExit(code) {
+  const m = {
+    1: "found something at or above --fail-on",
+    3: "the lease is held",
+    4: "not the holder, or the lease expired or was lost",
+    64: "usage error",
+    65: "malformed payload",
+    69: "store unreachable",
+    70: "internal error",
+    74: "standard output could not be written",
+    75: "temporary failure (CAS conflict, not verified, rate limited)",
+    77: "permission denied (does the job have contents: write?)",
+    78: "configuration error"
+  }[code];
+  if (m) return m;
+  if (code > 128) return "interrupted";
+  return `exit status ${code}`;
+}
+function errorFor(code, { result = null, stderr = "", command = "", message = "" } = {}) {
+  const lastLine = String(stderr).split("\n").map((l) => l.trim()).filter((l) => l && !l.startsWith("::")).pop();
+  const why = message || result?.message || result?.error?.message || lastLine || `exit status ${code}`;
+  const text = `reflease ${command}: ${why}`;
+  if (code !== null && code > 128) return new InterruptedError(text, { exitCode: code, result, stderr, command, kind: "interrupted" });
+  const [Cls, kind] = BY_STATUS[code] || [RefleaseError, "error"];
+  return new Cls(text, { exitCode: code, result, stderr, command, kind });
+}
+var SIGNO = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGTERM: 15 };
+var names = (n) => (Array.isArray(n) ? [...n] : [n]).map(String);
+var seconds = (v) => v === "forever" || v === Infinity ? "forever" : String(v);
+function opt(argv, flag, v, f = String) {
+  if (v !== void 0 && v !== null && v !== false && v !== "") argv.push(flag, ...v === true ? [] : [f(v)]);
+}
+var Reflease = class {
+  constructor(options = {}) {
+    this.options = { ...options };
+    this.binary = options.binary || process.env.REFLEASE_BIN || "reflease";
+  }
+  /** The child's environment: the caller's, `env`, the tokens; outputs and summaries are the caller's to write. */
+  #env(token, extra) {
+    const o = this.options;
+    const env = { ...process.env, ...o.env || {}, ...this.#globalEnv(), ...extra || {} };
+    delete env.REFLEASE_LEASE_TOKEN;
+    if (token) env.REFLEASE_LEASE_TOKEN = token;
+    if (o.githubToken) env.REFLEASE_GITHUB_TOKEN = o.githubToken;
+    if (o.gitToken) env.REFLEASE_GIT_TOKEN = o.gitToken;
+    if (!o.githubOutputs) {
+      env.GITHUB_OUTPUT = "";
+      env.GITHUB_STEP_SUMMARY = "";
+    }
+    return env;
+  }
+  /** The global options (cli.md "Shape") as the variables the binary reads: argv stays the command's. */
+  #globalEnv() {
+    const o = this.options;
+    const env = {};
+    const set = (k, v) => {
+      if (v !== void 0 && v !== null && v !== "") env[k] = String(v);
+    };
+    set("REFLEASE_STORE", o.store);
+    set("REFLEASE_NAMESPACE", o.namespace);
+    set("REFLEASE_OWNER", o.owner);
+    set("REFLEASE_HOST", o.host);
+    set("REFLEASE_TIMEOUT", o.timeout);
+    set("REFLEASE_VERIFY_TIMEOUT", o.verifyTimeout);
+    if (o.verbose) env.REFLEASE_LOG = o.verbose > 1 ? "debug" : "info";
+    if (o.quiet) env.REFLEASE_LOG = "error";
+    return env;
+  }
+  /**
+   * Spawn `reflease [global] ARGS` and resolve to { code, signal, stdout,
+   * stderr }. stderr lines reach `onStderr` (call's, else the client's) as
+   * they come. `signal` (AbortSignal) sends SIGTERM: reflease then ends its
+   * wait or releases (cli.md: 143).
+   */
+  spawn(args, { token, signal, onStderr, stdio, json = true, env } = {}) {
+    const cut = args.indexOf("--");
+    const argv = !json ? [...args] : cut < 0 ? [...args, "--json"] : [...args.slice(0, cut), "--json", ...args.slice(cut)];
+    const lineCb = onStderr || this.options.onStderr;
+    return new Promise((resolve5, reject) => {
+      if (signal?.aborted) return reject(errorFor(130, { command: args[0], message: "aborted before it started" }));
+      const child2 = spawn2(this.binary, argv, {
+        env: this.#env(token, env),
+        cwd: this.options.cwd,
+        stdio: stdio || ["ignore", "pipe", "pipe"]
+      });
+      let stdout = "";
+      let stderr = "";
+      let pending = "";
+      child2.stdout?.setEncoding("utf8").on("data", (d) => stdout += d);
+      child2.stderr?.setEncoding("utf8").on("data", (d) => {
+        stderr += d;
+        if (!lineCb) return;
+        pending += d;
+        let i;
+        while ((i = pending.indexOf("\n")) >= 0) {
+          lineCb(pending.slice(0, i));
+          pending = pending.slice(i + 1);
+        }
+      });
+      const abort2 = () => child2.kill("SIGTERM");
+      signal?.addEventListener("abort", abort2, { once: true });
+      child2.on("error", (e) => {
+        signal?.removeEventListener("abort", abort2);
+        reject(new RefleaseError(`reflease ${args[0]}: cannot run ${this.binary}: ${e.message}`, { command: args[0], kind: "spawn" }));
+      });
+      child2.on("close", (code, sig) => {
+        signal?.removeEventListener("abort", abort2);
+        if (lineCb && pending) lineCb(pending);
+        resolve5({ code: code ?? 128 + (SIGNO[sig] || 15), signal: sig, stdout, stderr, pid: child2.pid });
+      });
+    });
+  }
+  /** Run one command with --json: its parsed object, or a typed error. `ok` lists the statuses that are results. */
+  async #call(args, { ok: ok2 = [0], token, signal, onStderr } = {}) {
+    const r = await this.spawn(args, { token, signal, onStderr });
+    let result = null;
+    const text = r.stdout.trim();
+    if (text) {
+      try {
+        result = JSON.parse(text);
+      } catch {
+        throw new RefleaseError(
+          `reflease ${args[0]}: not one JSON object on stdout: ${text.slice(0, 200)}`,
+          { exitCode: r.code, stderr: r.stderr, command: args[0], kind: "protocol" }
+        );
+      }
+    }
+    if (!ok2.includes(r.code)) throw errorFor(r.code, { result, stderr: r.stderr, command: args[0] });
+    if (result === null) throw new RefleaseError(`reflease ${args[0]}: no JSON result (exit ${r.code})`, { exitCode: r.code, stderr: r.stderr, command: args[0], kind: "protocol" });
+    Object.defineProperty(result, "exitCode", { value: r.code, enumerable: false });
+    return withToken(result);
+  }
+  acquire(name, o = {}) {
+    const a = ["acquire"];
+    opt(a, "--ttl", o.ttl);
+    opt(a, "--phase", o.phase);
+    opt(a, "--wait", o.wait, seconds);
+    opt(a, "--fair", o.fair);
+    opt(a, "--slots", o.slots);
+    return this.#call([...a, "--", ...names(name)], o);
+  }
+  heartbeat(name, token, o = {}) {
+    const a = ["heartbeat"];
+    opt(a, "--ttl", o.ttl);
+    return this.#call([...a, "--", ...names(name)], { ...o, token });
+  }
+  transition(name, token, to, o = {}) {
+    return this.#call(["transition", "--to", String(to), "--", ...names(name)], { ...o, token });
+  }
+  reacquire(name, token, o = {}) {
+    const a = ["reacquire"];
+    opt(a, "--ttl", o.ttl);
+    return this.#call([...a, "--", String(name)], { ...o, token });
+  }
+  release(name, token, o = {}) {
+    const a = ["release"];
+    opt(a, "--strict", o.strict);
+    return this.#call([...a, "--", ...names(name)], { ...o, token });
+  }
+  breakLease(name, o = {}) {
+    const a = ["break"];
+    opt(a, "--force", o.force);
+    return this.#call([...a, "--", String(name)], o);
+  }
+  status(name, o = {}) {
+    const a = ["status"];
+    opt(a, "--fail-if-held", o.failIfHeld);
+    return this.#call([...a, "--", String(name)], o);
+  }
+  list(o = {}) {
+    return this.#call(["list"], o);
+  }
+  history(name, o = {}) {
+    const a = ["history"];
+    opt(a, "--max", o.max);
+    opt(a, "--assumed-ttl", o.assumedTtl);
+    return this.#call([...a, "--", String(name)], o);
+  }
+  /** reconcile: exit 1 (found at or above failOn) is a result with found: true. */
+  async reconcile(o = {}) {
+    const a = ["reconcile"];
+    opt(a, "--reap", o.reap);
+    opt(a, "--prune-released", o.pruneReleased);
+    opt(a, "--fail-on", o.failOn);
+    opt(a, "--summary", o.summary);
+    opt(a, "--grace", o.grace);
+    opt(a, "--assumed-ttl", o.assumedTtl);
+    const r = await this.#call(a, { ...o, ok: [0, 1] });
+    r.found = r.exitCode === 1;
+    return r;
+  }
+  /** migrate: a plan unless apply; exit 1 (found) is a result with found: true. */
+  async migrate(o = {}) {
+    const a = ["migrate"];
+    opt(a, "--apply", o.apply);
+    opt(a, "--to", o.to);
+    opt(a, "--assumed-ttl", o.assumedTtl);
+    opt(a, "--fail-on", o.failOn);
+    opt(a, "--summary", o.summary);
+    const r = await this.#call(a, { ...o, ok: [0, 1] });
+    r.found = r.exitCode === 1;
+    return r;
+  }
+  /**
+   * Keep a held lease (or set) alive in the background: `reflease heartbeat
+   * --every S` as a child process, the token in its environment. Each write's
+   * JSON object reaches `onBeat`. The keeper ends on stop() (SIGTERM: 143),
+   * on `signal`, or by itself when the lease is lost (4, or the failure's
+   * status); `done` resolves to that exit status. `detached` starts it in its
+   * own session (it outlives this process; `stdio` then names where its
+   * output goes).
+   */
+  keep(name, token, o = {}) {
+    const a = ["heartbeat"];
+    opt(a, "--ttl", o.ttl);
+    opt(a, "--every", o.every);
+    opt(a, "--release-on-exit", o.releaseOnExit);
+    if (o.onBeat) a.push("--json");
+    a.push("--", ...names(name));
+    const child2 = spawn2(this.binary, a, {
+      env: this.#env(token, o.env),
+      cwd: this.options.cwd,
+      detached: !!o.detached,
+      stdio: o.stdio || ["ignore", "pipe", "pipe"]
+    });
+    let buf = "";
+    let stderr = "";
+    child2.stdout?.setEncoding("utf8").on("data", (d) => {
+      buf += d;
+      let i;
+      while ((i = buf.indexOf("\n")) >= 0) {
+        const line = buf.slice(0, i);
+        buf = buf.slice(i + 1);
+        try {
+          if (line.trim() && o.onBeat) o.onBeat(JSON.parse(line));
+        } catch {
+        }
+      }
+    });
+    child2.stderr?.setEncoding("utf8").on("data", (d) => {
+      stderr += d;
+      if (o.onStderr) {
+        for (const l of d.split("\n")) if (l) o.onStderr(l);
+      }
+    });
+    const done = new Promise((resolve5, reject) => {
+      child2.on("error", (e) => reject(new RefleaseError(`reflease heartbeat: cannot run ${this.binary}: ${e.message}`, { command: "heartbeat", kind: "spawn" })));
+      child2.on("close", (code, sig) => resolve5(code ?? 128 + (SIGNO[sig] || 15)));
+    });
+    const stop = (sig = "SIGTERM") => {
+      if (child2.exitCode === null && child2.signalCode === null) child2.kill(sig);
+      return done;
+    };
+    o.signal?.addEventListener("abort", () => stop(), { once: true });
+    return { pid: child2.pid, child: child2, done, stop, stderr: () => stderr };
+  }
+  /**
+   * run NAME(S): with a command (an argv array), `reflease run ... -- CMD`:
+   * the lease is held while CMD runs and released after (cli.md); resolves to
+   * run's JSON object (reason exited: CMD's own status in command.exit_code,
+   * whatever it was), throws a typed error when not acquired, lost,
+   * interrupted or the release failed. With a function, the lease is
+   * acquired, kept by a background keeper child (keep()), and the function
+   * called with { token, signal, result }: `signal` aborts when the lease is
+   * lost; released afterwards (also when the function throws).
+   */
+  async run(name, what, o = {}) {
+    if (typeof what === "function") return this.#runFunction(name, what, o);
+    if (!Array.isArray(what) || what.length === 0) throw new UsageError('reflease run: the command is an argv array, e.g. ["make", "deploy"]', { command: "run", kind: "usage" });
+    const dir = mkdtempSync(join3(tmpdir(), "reflease-run-"));
+    const file = join3(dir, "result.json");
+    try {
+      const a = ["run"];
+      opt(a, "--ttl", o.ttl);
+      opt(a, "--every", o.every);
+      opt(a, "--wait", o.wait, seconds);
+      opt(a, "--fair", o.fair);
+      opt(a, "--slots", o.slots);
+      opt(a, "--conflict-exit-code", o.conflictExitCode);
+      a.push("--json-file", file, "--", ...names(name), "--", ...what.map(String));
+      const r = await this.spawn(a, { signal: o.signal, onStderr: o.onStderr, json: false, stdio: o.stdio || ["ignore", "inherit", "pipe"] });
+      let result = null;
+      try {
+        result = JSON.parse(readFileSync(file, "utf8"));
+      } catch {
+      }
+      const cmdRan = result && result.reason === "exited";
+      const releaseFailed = cmdRan && result.status !== "released" && r.code !== (result.command?.exit_code ?? -1);
+      if (result && cmdRan && !releaseFailed) {
+        Object.defineProperty(result, "exitCode", { value: r.code, enumerable: false });
+        return result;
+      }
+      let code = r.code;
+      if (o.conflictExitCode && r.code === Number(o.conflictExitCode)) {
+        if (result?.reason === "lost") code = EXIT.NOT_HOLDER;
+        else if (result?.reason === "not_acquired" || result?.status === "held") code = EXIT.HELD;
+      }
+      const e = errorFor(code, { result, stderr: r.stderr, command: "run" });
+      e.exitCode = r.code;
+      throw e;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  async #runFunction(name, fn, o) {
+    const got = await this.acquire(name, o);
+    const ac = new AbortController();
+    const keeper = this.keep(name, got.token, { ttl: o.ttl, every: o.every, onStderr: o.onStderr });
+    let lost = null;
+    keeper.done.then((code) => {
+      if (code !== 143) {
+        lost = errorFor(code === 0 ? 4 : code, { stderr: keeper.stderr(), command: "heartbeat" });
+        ac.abort(lost);
+      }
+    });
+    o.signal?.addEventListener("abort", () => ac.abort(o.signal.reason), { once: true });
+    try {
+      const value = await fn({ token: got.token, signal: ac.signal, result: got });
+      if (lost) throw lost;
+      return value;
+    } finally {
+      await keeper.stop();
+      if (!lost) await this.release(name, got.token);
+    }
+  }
+};
+function withToken(r) {
+  if (r && typeof r === "object" && !("token" in r)) {
+    const t = r.lease_token || r.lease?.lease_token;
+    if (t) Object.defineProperty(r, "token", { value: t, enumerable: false });
+  }
+  return r;
+}
+
+// action/lib.mjs
 var root = resolve2(dirname3(fileURLToPath(import.meta.url)), "..");
-var RUN_INPUTS = [
+var COMMANDS = ["acquire", "heartbeat", "transition", "release", "break", "run", "status", "list", "reconcile", "migrate", "gc"];
+var NAMED = ["acquire", "heartbeat", "transition", "release", "break", "run", "status"];
+var InputError = class extends Error {
+};
+function leaseNames(input) {
+  return String(input || "").split(/[\s,]+/).filter((n) => n !== "");
+}
+function checkInputs(i) {
+  const cmd = i.command;
+  const names2 = leaseNames(i.name);
+  const name = names2.join(" ");
+  const fail = (m) => {
+    throw new InputError(m);
+  };
+  if (cmd === "") fail("the command input is required");
+  if (!COMMANDS.includes(cmd)) fail(`unknown command '${cmd}' (${COMMANDS.join(", ")})`);
+  if (NAMED.includes(cmd) && !names2.length) fail(`command ${cmd} needs the name input`);
+  const hb = String(i.heartbeat || "").toLowerCase();
+  if (!["true", "false", ""].includes(hb)) fail(`heartbeat must be true or false, not '${i.heartbeat}'`);
+  for (const n of names2) {
+    if (/[^A-Za-z0-9._@-]/.test(n) || n.startsWith(".")) {
+      fail(`invalid lease name '${n}' (protocol.md \xA71: [A-Za-z0-9._-], and a slot's NAME@iofN; several names are separated by blanks, newlines or commas)`);
+    }
+  }
+  const setN = names2.length;
+  if (setN > 1 && (cmd === "break" || cmd === "status")) {
+    fail(`command ${cmd} takes one name, not a set of ${setN} (${name}); sets are for acquire, heartbeat, transition, release and run`);
+  }
+  if (/[^a-z0-9-]/.test(i.namespace)) fail(`invalid namespace '${i.namespace}' (protocol.md \xA71: [a-z][a-z0-9-]*)`);
+  for (const k of ["ttl", "wait"]) if (/[^0-9]/.test(i[k])) fail(`${k} must be whole seconds, not '${i[k]}'`);
+  if (/[^0-9]/.test(i.slots)) fail(`slots must be a whole number (1-64), not '${i.slots}'`);
+  if (i.slots && cmd !== "acquire" && cmd !== "run") {
+    fail("slots applies to commands acquire and run (name the slot held, NAME@iofN, for the others)");
+  }
+  if (i.slots && setN > 1) fail(`slots takes one name, not a set of ${setN} (${name}): a set's members are plain leases (cli.md "Sets")`);
+  let fair = false;
+  if (i.fair === "true") {
+    if (!i.wait) fail("fair: true needs the wait input (the queue is for waiting)");
+    fair = true;
+  } else if (i.fair !== "false" && i.fair !== "") fail(`fair: '${i.fair}' is neither true nor false`);
+  if (fair && i.slots) fail("fair: true and slots do not go together (the queue is for one lease)");
+  if (fair && setN > 1) fail(`fair: true queues for one lease, not a set of ${setN} (${name})`);
+  if (i.repository && !/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/.test(i.repository)) {
+    fail(`repository must be OWNER/REPO, not '${i.repository}'`);
+  }
+  if (!["api", "git", ""].includes(i.store)) fail(`store must be api or git, not '${i.store}'`);
+  if (cmd === "transition" && !i.phase) fail("command transition needs the phase input");
+  if (cmd === "run" && !i.args.length) fail("command run needs the command to run in the args input");
+  return { cmd, names: names2, name, heartbeat: hb === "true", fair };
+}
+var INPUTS = [
   "command",
   "name",
   "ttl",
@@ -71497,33 +72291,69 @@ var RUN_INPUTS = [
   "args",
   "heartbeat",
   "store",
-  "slots"
+  "slots",
+  "repository",
+  "token",
+  "job-index",
+  "job-total"
 ];
-function runEnv(values = {}, extra = {}) {
+function readInputs(over = {}) {
+  const i = {};
+  for (const id of INPUTS) i[id] = id in over ? over[id] : getInput(id);
+  i.store = i.store || "api";
+  i.fair = i.fair || "false";
+  i.args = String(i.args || "").split(/\s+/).filter((w) => w !== "");
+  return i;
+}
+function clientFor(i, bin, onStderr) {
   const env = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("INPUT_")) env[k] = v;
-  for (const id of RUN_INPUTS) {
-    const v = id in values ? values[id] : getInput(id);
-    env[`INPUT_${id.toUpperCase().replace(/-/g, "_")}`] = v;
+  const repo = i.repository || process.env.GITHUB_REPOSITORY || "";
+  let store;
+  if (i.store === "git") {
+    if (!repo) throw new InputError("store git needs GITHUB_REPOSITORY");
+    store = `remote:${process.env.GITHUB_SERVER_URL || "https://github.com"}/${repo}`;
+    env.REFLEASE_GIT_TOKEN = i.token;
+  } else if (i.repository) {
+    store = `github:${i.repository}`;
   }
-  env.REFLEASE_GITHUB_TOKEN = getInput("token");
-  env.REFLEASE_JOB_INDEX = getInput("job-index");
-  env.REFLEASE_JOB_TOTAL = getInput("job-total");
-  env.GITHUB_ACTION_PATH = root;
-  env.REFLEASE_NODE = process.env.REFLEASE_NODE || process.execPath;
-  return Object.assign(env, extra);
+  const total = Number(i["job-total"] || 1);
+  if (!process.env.REFLEASE_OWNER && process.env.GITHUB_ACTIONS === "true" && total > 1) {
+    env.REFLEASE_OWNER = [
+      process.env.GITHUB_REPOSITORY || "?",
+      process.env.GITHUB_RUN_ID || "?",
+      process.env.GITHUB_RUN_ATTEMPT || "1",
+      process.env.GITHUB_JOB || "?",
+      i["job-index"] || "0"
+    ].join("/");
+  }
+  return new Reflease({
+    binary: bin,
+    env,
+    store,
+    namespace: i.namespace || void 0,
+    onStderr,
+    githubToken: i.store === "git" ? void 0 : i.token || void 0
+  });
 }
-function leaseNames(input) {
-  return String(input || "").split(/[\s,]+/).filter((n) => n !== "");
-}
-function readSet(file) {
+async function call(client, args, { token, signal } = {}) {
+  const r = await client.spawn(args, { token, signal });
+  let result = null;
   try {
-    const o = JSON.parse(readFileSync(file, "utf8"));
-    return o && o.set === true && Array.isArray(o.members) ? o : null;
+    result = r.stdout.trim() ? JSON.parse(r.stdout) : null;
   } catch {
-    return null;
+    result = null;
   }
+  return { code: r.code, result, stderr: r.stderr };
 }
+function resultLine(m) {
+  let l = `${m.name}: ${m.status}`;
+  if (m.lease && m.lease.phase && m.status !== "absent") l += `, phase ${m.lease.phase}`;
+  if (m.holder) l += `, held by ${m.holder.owner} until ${m.holder.expires_at}`;
+  if (m.message) l += ` (${m.message})`;
+  return l;
+}
+var isSet = (o) => !!(o && o.set === true && Array.isArray(o.members));
 function setMembers(set) {
   return set.members.map((m) => {
     const c = structuredClone(m);
@@ -71539,63 +72369,242 @@ function setExpiresAt(set) {
 }
 function setLines(set) {
   const lines = [`set of ${set.members.length}: ${set.status}${set.blocked_by ? ` (blocked by ${set.blocked_by})` : ""}`];
-  for (const m of set.members) {
-    let l = `  ${m.name}: ${m.status}`;
-    if (m.lease && m.lease.phase) l += `, phase ${m.lease.phase}`;
-    if (m.holder) l += `, held by ${m.holder.owner} until ${m.holder.expires_at}`;
-    if (m.message) l += ` (${m.message})`;
-    lines.push(l);
-  }
+  for (const m of set.members) lines.push(`  ${resultLine(m)}`);
   const msg = set.message || set.error && set.error.message;
   if (msg) lines.push(`  ${msg}`);
   return lines;
 }
-var SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"];
-var SIGNO = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
-function bash(file, { env = process.env, capture = false, captureErr = false } = {}) {
-  return new Promise((done) => {
-    const child2 = spawn2("bash", ["--noprofile", "--norc", join3(root, "action", file)], {
-      env,
-      stdio: ["ignore", capture ? "pipe" : "inherit", captureErr ? "pipe" : "inherit"]
-    });
-    const fwd = (sig) => child2.kill(sig);
-    for (const s of SIGNALS) process.on(s, fwd);
-    let out = "";
-    if (capture) child2.stdout.on("data", (d) => out += d);
-    if (captureErr) child2.stderr.on("data", (d) => out += d);
-    const finish = (code) => {
-      for (const s of SIGNALS) process.removeListener(s, fwd);
-      done({ code, out });
-    };
-    child2.on("error", (e) => {
-      error(`reflease: cannot run bash: ${e.message}`);
-      finish(127);
-    });
-    child2.on("close", (code, sig) => finish(code ?? 128 + (SIGNO[sig] || 15)));
-  });
+function keeperFiles(names2, ns) {
+  const tmp = process.env.RUNNER_TEMP || process.env.TMPDIR || "/tmp";
+  const space = ns || process.env.REFLEASE_NAMESPACE || "leases";
+  if (names2.length <= 1) return { base: join4(tmp, `reflease-heartbeat.${space}.${names2[0]}`), names: [...names2] };
+  const sorted = [...names2].sort((a, b) => Buffer.from(a) < Buffer.from(b) ? -1 : a === b ? 0 : 1);
+  const key = createHash("sha256").update(sorted.map((n) => `${n}
+`).join("")).digest("hex").slice(0, 32);
+  return { base: join4(tmp, `reflease-heartbeat.${space}.set-${key}`), names: sorted };
 }
-function readKeyValues(file) {
-  const out = {};
-  if (!existsSync2(file)) return out;
-  const lines = readFileSync(file, "utf8").split("\n");
-  for (let i = 0; i < lines.length; i++) {
-    let m;
-    if (m = /^([^=<]+)<<(.+)$/.exec(lines[i])) {
-      const body2 = [];
-      for (i++; i < lines.length && lines[i] !== m[2]; i++) body2.push(lines[i]);
-      out[m[1]] = body2.join("\n");
-    } else if (m = /^([^=]+)=(.*)$/.exec(lines[i])) out[m[1]] = m[2];
+function isKeeper(pid, names2) {
+  try {
+    const c = readFileSync2(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ");
+    return c.includes(" heartbeat ") && c.endsWith(` -- ${names2.join(" ")} `);
+  } catch {
+    return false;
   }
-  return out;
+}
+var sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+async function stopKeeper(names2, ns, statePid = 0) {
+  const { base, names: kn } = keeperFiles(names2, ns);
+  const pid = existsSync2(`${base}.pid`) ? Number(readFileSync2(`${base}.pid`, "utf8").trim()) : Number(statePid) || 0;
+  if (!pid || !existsSync2(`${base}.pid`) && !isKeeper(pid, kn)) return null;
+  if (!existsSync2(`${base}.rc`) && isKeeper(pid, kn)) {
+    try {
+      process.kill(pid, "SIGTERM");
+    } catch {
+    }
+    for (let i = 0; i < 300 && !existsSync2(`${base}.rc`); i++) await sleep(100);
+    if (!existsSync2(`${base}.rc`) && isKeeper(pid, kn)) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+      }
+    }
+  }
+  let rc = "unknown";
+  try {
+    rc = readFileSync2(`${base}.rc`, "utf8").trim();
+  } catch {
+  }
+  const lines = [`reflease: background heartbeat of ${names2.join(" ")} stopped (exit ${rc}); its log:`];
+  try {
+    for (const l of readFileSync2(`${base}.log`, "utf8").split("\n").filter((x) => x).slice(-20)) lines.push(`  | ${l}`);
+  } catch {
+  }
+  for (const f of ["pid", "rc", "log", "token"]) rmSync2(`${base}.${f}`, { force: true });
+  return { rc, lines };
+}
+function keptToken(names2, ns) {
+  try {
+    return readFileSync2(`${keeperFiles(names2, ns).base}.token`, "utf8").trim();
+  } catch {
+    return "";
+  }
+}
+async function startKeeper(client, names2, ns, { token, ttl, every }) {
+  const { base, names: kn } = keeperFiles(names2, ns);
+  await stopKeeper(names2, ns);
+  for (const f of ["pid", "rc"]) rmSync2(`${base}.${f}`, { force: true });
+  writeFileSync(`${base}.token.tmp`, `${token}
+`, { mode: 384 });
+  renameSync(`${base}.token.tmp`, `${base}.token`);
+  const log2 = openSync(`${base}.log`, "w");
+  const node = process.env.REFLEASE_NODE || process.execPath;
+  const options = { ...client.options };
+  const env = options.env;
+  delete options.env;
+  delete options.onStderr;
+  const spec = JSON.stringify({ base, names: kn, ttl, every, binary: client.binary, options });
+  const child2 = spawn3(node, [join4(root, "dist", "keeper.mjs")], {
+    detached: true,
+    stdio: ["ignore", log2, log2],
+    env: { ...env, REFLEASE_KEEPER: spec, REFLEASE_KEEPER_TOKEN: token, GITHUB_OUTPUT: "", GITHUB_STEP_SUMMARY: "", GITHUB_STATE: "" }
+  });
+  child2.unref();
+  closeSync(log2);
+  for (let i = 0; i < 50 && !existsSync2(`${base}.pid`); i++) await sleep(100);
+  await sleep(500);
+  if (!existsSync2(`${base}.pid`) || existsSync2(`${base}.rc`)) {
+    let l = "";
+    try {
+      l = readFileSync2(`${base}.log`, "utf8");
+    } catch {
+    }
+    throw new Error(`the background heartbeat did not start${l ? `: ${l.trim()}` : ""}`);
+  }
+  return { pid: Number(readFileSync2(`${base}.pid`, "utf8").trim()), log: `${base}.log` };
+}
+var unescapeCommand = (v) => v.replace(/%0D/g, "\r").replace(/%0A/g, "\n").replace(/%3A/g, ":").replace(/%2C/g, ",").replace(/%25/g, "%");
+function stderrLine(line) {
+  const m = /^::(error|warning|notice)(?: ([^:]*))?::(.*)$/.exec(line);
+  if (m) {
+    const props = {};
+    for (const kv of (m[2] || "").split(",")) {
+      const i = kv.indexOf("=");
+      if (i > 0) props[kv.slice(0, i)] = unescapeCommand(kv.slice(i + 1));
+    }
+    core_exports[m[1]](unescapeCommand(m[3]), props.title ? { title: props.title } : {});
+  } else if (line.startsWith("::")) {
+    process.stderr.write(` ${line}
+`);
+  } else {
+    process.stderr.write(`${line}
+`);
+  }
+}
+function annotate(level, title, message) {
+  core_exports[level](message, { title });
 }
 
-// action/main.mjs
-var OUTPUTS = ["lease-token", "status", "oid", "expires-at", "lease-name", "members"];
-async function setup() {
-  const bundle = join8(root, "build", "bundle");
-  const k = await bash("setup.sh", { capture: true });
-  if (k.code !== 0) return k.code;
-  const key = k.out.trim().split("\n").pop();
+// action/setup.mjs
+init_core();
+import { spawn as spawn4 } from "node:child_process";
+import { createHash as createHash3 } from "node:crypto";
+import { existsSync as existsSync5, mkdirSync, readFileSync as readFileSync3, readdirSync, renameSync as renameSync2, rmSync as rmSync3, statSync as statSync2, writeFileSync as writeFileSync4 } from "node:fs";
+import { arch as arch2 } from "node:os";
+import { join as join9, resolve as resolve4 } from "node:path";
+var t0 = performance.now();
+function exec2(file, args) {
+  return new Promise((done) => {
+    const child2 = spawn4(file, args, { stdio: ["ignore", "inherit", "inherit"] });
+    child2.on("error", (e) => {
+      error(`reflease: cannot run ${file}: ${e.message}`);
+      done(127);
+    });
+    child2.on("close", (code) => done(code ?? 1));
+  });
+}
+function releaseArch() {
+  return { x64: "x86_64", arm64: "aarch64" }[arch2()] || null;
+}
+var NoRelease = class extends Error {
+};
+async function download(url2, what) {
+  let res;
+  try {
+    res = await fetch(url2, { redirect: "follow" });
+  } catch (e) {
+    throw new Error(`cannot download ${what} from ${url2}: ${e.cause?.message || e.message}`);
+  }
+  if (res.status === 404) throw new NoRelease(`${url2}: 404`);
+  if (!res.ok) throw new Error(`cannot download ${what} from ${url2}: HTTP ${res.status}`);
+  return Buffer.from(await res.arrayBuffer());
+}
+async function prebuilt() {
+  const repo = process.env.GITHUB_ACTION_REPOSITORY;
+  const a = releaseArch();
+  let version3 = "";
+  try {
+    version3 = readFileSync3(join9(root, "dist", "VERSION"), "utf8").trim();
+  } catch {
+    return null;
+  }
+  if (!repo || !a || !/^[0-9A-Za-z.+-]+$/.test(version3)) return null;
+  const ws = process.env.GITHUB_WORKSPACE ? resolve4(process.env.GITHUB_WORKSPACE) : "";
+  if (ws && (root === ws || root.startsWith(`${ws}/`))) return null;
+  const top = `reflease-${version3}-linux-${a}`;
+  const file = `${top}.tar.gz`;
+  const cacheDir = join9(process.env.RUNNER_TOOL_CACHE || process.env.RUNNER_TEMP || "/tmp", "reflease", version3, a);
+  const bin = join9(cacheDir, top, "bin", "reflease");
+  if (existsSync5(join9(cacheDir, ".verified")) && existsSync5(bin)) {
+    info(`reflease: release ${version3} (${a}) already unpacked at ${cacheDir}`);
+    return bin;
+  }
+  const base = `${process.env.GITHUB_SERVER_URL || "https://github.com"}/${repo}/releases/download/v${version3}`;
+  let sums;
+  let tarball;
+  const [a1, a2] = await Promise.allSettled([download(`${base}/SHA256SUMS`, "SHA256SUMS"), download(`${base}/${file}`, file)]);
+  const missing = [a1, a2].find((x) => x.status === "rejected" && x.reason instanceof NoRelease);
+  if (missing) {
+    info(`reflease: no release v${version3} of ${repo} to download (${missing.reason.message}): the cache or a build`);
+    return null;
+  }
+  for (const x of [a1, a2]) if (x.status === "rejected") throw x.reason;
+  sums = a1.value.toString("utf8");
+  tarball = a2.value;
+  const line = sums.split("\n").map((l) => l.trim().split(/\s+\*?/)).find((f) => f[1] === file);
+  if (!line) throw new Error(`${file}: not listed in the release's SHA256SUMS: not used`);
+  const got = createHash3("sha256").update(tarball).digest("hex");
+  if (got !== line[0].toLowerCase()) {
+    throw new Error(`${file}: checksum mismatch (sha256 ${got}, SHA256SUMS says ${line[0]}): not used`);
+  }
+  const tmp = `${cacheDir}.tmp-${process.pid}`;
+  rmSync3(tmp, { recursive: true, force: true });
+  mkdirSync(tmp, { recursive: true });
+  writeFileSync4(join9(tmp, file), tarball);
+  const st = await exec2("tar", ["-xzf", join9(tmp, file), "-C", tmp, "--no-same-owner"]);
+  rmSync3(join9(tmp, file), { force: true });
+  if (st !== 0 || !existsSync5(join9(tmp, top, "bin", "reflease"))) {
+    rmSync3(tmp, { recursive: true, force: true });
+    throw new Error(`${file}: not a release tarball with ${top}/bin/reflease (tar exit ${st})`);
+  }
+  writeFileSync4(join9(tmp, ".verified"), `${got}  ${file}
+`);
+  rmSync3(cacheDir, { recursive: true, force: true });
+  mkdirSync(join9(cacheDir, ".."), { recursive: true });
+  renameSync2(tmp, cacheDir);
+  info(`reflease: release ${version3} (${a}) downloaded, sha256 verified against SHA256SUMS`);
+  return bin;
+}
+function files(paths) {
+  const out = [];
+  const walk = (p) => {
+    const s = statSync2(p);
+    if (s.isDirectory()) for (const e of readdirSync(p)) walk(join9(p, e));
+    else if (s.isFile() && !/\.[od]$/.test(p)) out.push(p);
+  };
+  for (const p of paths) if (existsSync5(join9(root, p))) walk(join9(root, p));
+  return out.sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y)));
+}
+function cacheKey() {
+  let os8 = "unknown";
+  try {
+    const rel = readFileSync3("/etc/os-release", "utf8");
+    const v = (k) => (new RegExp(`^${k}=("?)(.*)\\1$`, "m").exec(rel) || [])[2];
+    os8 = `${v("ID") || "linux"}-${v("VERSION_ID") || "0"}`;
+  } catch {
+  }
+  const h = createHash3("sha256");
+  for (const f of files(["Makefile", "scripts/bundle.sh", "scripts/install-deps.sh", "mk", "lib", "cmd", "migrations"])) {
+    h.update(`${createHash3("sha256").update(readFileSync3(f)).digest("hex")}  ${f.slice(root.length + 1)}
+`);
+  }
+  const a = { x64: "x86_64", arm64: "aarch64" }[arch2()] || arch2();
+  return `reflease-${os8}-${a}-${h.digest("hex").slice(0, 32)}`;
+}
+async function cachedOrBuilt() {
+  const bundle = join9(root, "build", "bundle");
+  const key = cacheKey();
+  process.stderr.write(`reflease: build cache key ${key}
+`);
   let hit = false;
   const cache = process.env.ACTIONS_CACHE_URL || process.env.ACTIONS_RESULTS_URL ? await Promise.resolve().then(() => (init_cache3(), cache_exports)) : null;
   const service = cache !== null && cache.isFeatureAvailable();
@@ -71606,12 +72615,15 @@ async function setup() {
       warning(`reflease: cache restore failed, building: ${e.message}`);
     }
   } else {
-    hit = existsSync5(join8(bundle, "bin", "reflease"));
+    hit = existsSync5(join9(bundle, "bin", "reflease"));
     info(`reflease: no cache service; ${hit ? "the bundle is already built" : "building"}`);
   }
   if (!hit) {
-    const b = await bash("build.sh");
-    if (b.code !== 0) return b.code;
+    const b = await exec2("bash", ["--noprofile", "--norc", join9(root, "action", "build.sh")]);
+    if (b !== 0) {
+      error(`building reflease failed (action/build.sh exit ${b}; its output is above)`, { title: "reflease set-up" });
+      return b;
+    }
     if (service) {
       try {
         await cache.saveCache([bundle], key);
@@ -71620,52 +72632,267 @@ async function setup() {
       }
     }
   }
-  info(`reflease: set-up ${Math.round(performance.now())} ms (${hit ? "cache hit" : "cache miss: built"})`);
-  return 0;
+  info(`reflease: set-up ${Math.round(performance.now() - t0)} ms (${hit ? "cache hit" : "cache miss: built"})`);
+  return join9(bundle, "bin", "reflease");
 }
-async function main() {
+async function setup() {
+  let bin;
+  try {
+    bin = await prebuilt();
+  } catch (e) {
+    error(e.message, { title: "reflease set-up" });
+    return 1;
+  }
+  if (bin) {
+    info(`reflease: set-up ${Math.round(performance.now() - t0)} ms (release)`);
+    return bin;
+  }
+  const b = await cachedOrBuilt();
+  if (typeof b === "number") return b;
+  if (!existsSync5(b)) {
+    error(`reflease is not built at ${b}`, { title: "reflease" });
+    return 64;
+  }
+  return b;
+}
+
+// action/main.mjs
+var LEASE_CMDS = ["acquire", "heartbeat", "transition", "release", "break", "run", "status"];
+function leaseOutputs(res) {
+  const o = { status: res?.status || "error" };
+  if (isSet(res)) {
+    o.oid = "";
+    o["expires-at"] = setExpiresAt(res);
+    o.members = JSON.stringify(setMembers(res));
+    if (res.lease_token) o["lease-token"] = res.lease_token;
+    return o;
+  }
+  o.oid = res?.oid || "";
+  o["expires-at"] = res?.lease?.expires_at || "";
+  const tok = res?.lease?.lease_token;
+  if (tok) o["lease-token"] = tok;
+  if (tok && String(res.name || "").includes("@")) o["lease-name"] = res.name;
+  return o;
+}
+var reasonOf = (stderr) => String(stderr || "").split("\n").map((l) => l.trim()).filter((l) => l && !l.startsWith("::")).pop() || "";
+function argvOf(c, i) {
+  const a = [c.cmd];
+  const add = (flag, v) => v && a.push(flag, v);
+  if (c.cmd === "acquire") {
+    add("--ttl", i.ttl);
+    add("--phase", i.phase);
+    add("--wait", i.wait);
+    add("--slots", i.slots);
+    if (c.fair) a.push("--fair");
+  } else if (c.cmd === "heartbeat") add("--ttl", i.ttl);
+  else if (c.cmd === "transition") a.push("--to", i.phase);
+  a.push(...i.args);
+  if (LEASE_CMDS.includes(c.cmd)) a.push("--", ...c.names);
+  return a;
+}
+async function runCommand(client, c, i, signal) {
+  let res = null;
+  let code;
+  try {
+    res = await client.run(c.names, i.args, {
+      ttl: i.ttl || void 0,
+      wait: i.wait || void 0,
+      slots: i.slots || void 0,
+      fair: c.fair,
+      signal,
+      // stdout and stderr are the command's (its own workflow commands, ::add-mask:: among
+      // them, stay its own); run's result comes from its --json-file
+      stdio: ["ignore", "inherit", "inherit"]
+    });
+    code = res.exitCode;
+  } catch (e) {
+    if (e.exitCode === void 0 || e.exitCode === null) throw e;
+    res = e.result;
+    code = e.exitCode;
+  }
+  const out = leaseOutputs(res);
+  delete out["lease-token"];
+  out.acquired = res && ["exited", "lost", "interrupted"].includes(res.reason) && res.command ? "true" : "false";
+  if (Array.isArray(res?.members)) out.members = JSON.stringify(setMembers({ members: res.members || [] }));
+  if (code === 0) return { code, out, res };
+  const st = res?.status || "unknown";
+  let reason = res?.reason || "";
+  if (!reason && res?.error?.code === "interrupted") reason = "interrupted";
+  const cmdCode = res?.command?.exit_code;
+  const cmdSig = res?.command?.signal;
+  let what;
+  if (reason === "exited") {
+    what = cmdSig ? `the command was killed by signal ${cmdSig}` : `the command exited with status ${cmdCode ?? code} (its own status)`;
+    what += st === "released" ? "; the lease was acquired and released" : `; the lease was acquired, its release: ${st}`;
+  } else if (reason === "lost") {
+    what = `the lease was lost while the command ran: the command was stopped (exit ${code}); lease status ${st}`;
+  } else if (reason === "interrupted") {
+    what = cmdCode !== void 0 && cmdCode !== null || cmdSig ? `interrupted by a signal (exit ${code}): the command was stopped; lease status ${st}` : `interrupted by a signal (exit ${code}) before the command started; lease status ${st}`;
+  } else if (reason === "not_acquired") {
+    what = `not acquired: ${describeExit(code)} (exit ${code})`;
+  } else {
+    what = `${describeExit(code)} (exit ${code})`;
+  }
+  annotate("error", `reflease run ${c.name}`, `reflease run ${c.name}: ${what}`);
+  return { code, out, res };
+}
+async function sweep(client, c, i, tmp, signal) {
+  const args = argvOf(c, i);
+  const summary2 = join10(tmp, "summary.md");
+  if ((c.cmd === "reconcile" || c.cmd === "migrate") && process.env.GITHUB_STEP_SUMMARY) args.splice(1, 0, "--summary", summary2);
+  const r = await call(client, args, { signal });
+  const res = r.result;
+  if (c.cmd === "list" && res && Array.isArray(res.leases)) {
+    info("NAME                 PHASE      STATUS     OWNER                          EXPIRES_AT           HOST");
+    for (const l of res.leases) {
+      info([
+        l.name.padEnd(20),
+        (l.phase || "-").padEnd(10),
+        l.status.padEnd(10),
+        (l.owner || "-").padEnd(30),
+        (l.expires_at || "-").padEnd(20),
+        l.host || "-"
+      ].join(" "));
+    }
+  } else if (res) info(JSON.stringify(res));
+  try {
+    const md = readFileSync4(summary2, "utf8");
+    if (md) await summary.addRaw(md).write();
+  } catch {
+  }
+  const st = r.code === 0 ? "ok" : r.code === 1 ? "found" : "error";
+  const failed = r.code !== 0 && !(r.code === 1 && (c.cmd === "reconcile" || c.cmd === "migrate"));
+  if (failed) {
+    const why = reasonOf(r.stderr);
+    annotate("error", `reflease ${c.cmd}`, `reflease ${c.cmd}: ${describeExit(r.code)} (exit ${r.code})${why ? `: ${why}` : ""}`);
+  }
+  return { code: r.code, out: { status: st } };
+}
+async function leaseCommand(client, c, i, signal) {
+  let token = i["lease-token"];
+  const notes = [];
+  if (c.cmd === "release") {
+    if (!token) token = keptToken(c.names, i.namespace);
+    const k = await stopKeeper(c.names, i.namespace);
+    if (k) notes.push(k);
+  }
+  const r = await call(client, argvOf(c, i), { token, signal });
+  for (const k of notes) {
+    for (const l of k.lines) info(l);
+    if (!["143", "130", "129"].includes(k.rc)) {
+      annotate("warning", `reflease heartbeat ${c.name}`, `the background heartbeat had already stopped: ${describeExit(Number(k.rc))} (exit ${k.rc})`);
+    }
+  }
+  const res = r.result;
+  if (isSet(res)) for (const l of setLines(res)) info(l);
+  else if (res && res.name) info(resultLine(res));
+  const out = leaseOutputs(res);
+  if (c.cmd === "acquire") out.acquired = r.code === 0 && out["lease-token"] ? "true" : "false";
+  if (c.cmd === "release" && out.status === "not_owner") {
+    annotate("warning", `reflease release ${c.name}`, "nothing released: the lease token is not the current one (or none was given)");
+  }
+  if (r.code !== 0) {
+    let why = reasonOf(r.stderr);
+    if (isSet(res) && res.blocked_by) {
+      const m = res.message || res.error?.message;
+      why = `the set is stopped by ${res.blocked_by}${m ? `: ${m}` : ""}`;
+    }
+    annotate("error", `reflease ${c.cmd} ${c.name}`, `reflease ${c.cmd} ${c.name}: ${describeExit(r.code)} (exit ${r.code})${why ? `: ${why}` : ""}`);
+  }
+  return { code: r.code, out, res };
+}
+async function main(abort2) {
   if (process.platform !== "linux") {
     error("the reflease action runs on Linux runners (Debian or Ubuntu)", { title: "reflease" });
     return 1;
   }
-  const s = await setup();
-  if (s !== 0) return s;
-  const tmp = mkdtempSync(join8(process.env.RUNNER_TEMP || "/tmp", "reflease-main-"));
-  const outFile = join8(tmp, "output");
+  const i = readInputs();
+  let c;
   try {
-    const result = join8(tmp, "result.json");
-    const r = await bash("run.sh", { env: runEnv({}, { GITHUB_OUTPUT: outFile, REFLEASE_ACTION_JSON: result }) });
-    const out = readKeyValues(outFile);
-    const cmd = getInput("command");
-    const set = readSet(result);
-    if (set) {
-      if (cmd !== "run") for (const l of setLines(set)) info(l);
-      out.members = JSON.stringify(setMembers(set));
-      if (!out["expires-at"]) out["expires-at"] = setExpiresAt(set);
+    c = checkInputs(i);
+  } catch (e) {
+    if (!(e instanceof InputError)) throw e;
+    return usage(i.command, e.message);
+  }
+  if (c.heartbeat && c.cmd !== "acquire") {
+    warning("heartbeat: true applies to command acquire only; ignored", { title: `reflease ${c.cmd}` });
+  }
+  const bin = await setup();
+  if (typeof bin === "number") return bin;
+  let client;
+  try {
+    client = clientFor(i, bin, stderrLine);
+  } catch (e) {
+    if (!(e instanceof InputError)) throw e;
+    return usage(c.cmd, e.message);
+  }
+  const tmp = mkdtempSync2(join10(process.env.RUNNER_TEMP || "/tmp", "reflease-main-"));
+  try {
+    let r;
+    if (c.cmd === "run") r = await runCommand(client, c, i, abort2.signal);
+    else if (!LEASE_CMDS.includes(c.cmd)) r = await sweep(client, c, i, tmp, abort2.signal);
+    else r = await leaseCommand(client, c, i, abort2.signal);
+    if (c.cmd === "acquire" && c.heartbeat && r.code === 0) r = await keep(client, c, i, r);
+    for (const [k, v] of Object.entries(r.out)) setOutput(k, v);
+    if (LEASE_CMDS.includes(c.cmd)) {
+      const exp = r.out["expires-at"];
+      await summary.addRaw(`- **reflease ${c.cmd}** \`${c.name}\`: ${r.out.status}${exp ? `, expires ${exp}` : ""} (exit ${r.code})
+`).write();
+      if (r.keeper) await summary.addRaw(`  - heartbeat every ${r.keeper.every}s in the background until \`release\`
+`).write();
     }
-    for (const k of OUTPUTS) if (k in out) setOutput(k, out[k]);
-    const token = out["lease-token"];
-    if (cmd === "acquire" && token && ["acquired", "already_held"].includes(out.status)) {
-      if (getBooleanInput("release-at-end")) {
-        saveState("lease-token", token);
-        saveState("name", out["lease-name"] || leaseNames(getInput("name")).join(" "));
-        saveState("namespace", getInput("namespace"));
-        saveState("store", getInput("store"));
-        info("reflease: the lease is released at the end of the job (release-at-end)");
-      } else {
-        info("reflease: release-at-end is false: the lease stays held after the job until released or expired");
-      }
-    }
+    if (c.cmd === "acquire" && r.code === 0 && r.out["lease-token"]) saveForPost(c, i, r, bin);
     return r.code;
   } finally {
-    rmSync(tmp, { recursive: true, force: true });
+    rmSync4(tmp, { recursive: true, force: true });
   }
 }
-main().then(
+async function keep(client, c, i, r) {
+  const names2 = r.out["lease-name"] ? [r.out["lease-name"]] : c.names;
+  const every = Math.floor(Number(i.ttl || 300) / 3);
+  try {
+    const k = await startKeeper(client, names2, i.namespace, { token: r.out["lease-token"], ttl: i.ttl, every });
+    info(`reflease: heartbeat of ${names2.join(" ")} every ${every}s in the background (pid ${k.pid}, log ${k.log}); command: release stops it`);
+    saveState("keeper-pid", String(k.pid));
+    return { ...r, keeper: { every, pid: k.pid } };
+  } catch (e) {
+    annotate("error", `reflease acquire ${c.name}`, e.message);
+    await call(client, ["release", "--", ...names2], { token: r.out["lease-token"] });
+    return { ...r, code: 70, out: { ...r.out, status: "error", acquired: "false" } };
+  }
+}
+function saveForPost(c, i, r, bin) {
+  if (!getBooleanInput("release-at-end")) {
+    info("reflease: release-at-end is false: the lease stays held after the job until released or expired");
+    return;
+  }
+  saveState("lease-token", r.out["lease-token"]);
+  saveState("name", r.out["lease-name"] || c.names.join(" "));
+  saveState("namespace", i.namespace);
+  saveState("store", i.store);
+  saveState("repository", i.repository);
+  saveState("binary", bin);
+  info("reflease: the lease is released at the end of the job (release-at-end)");
+}
+function usage(cmd, message) {
+  error(message, { title: `reflease ${cmd}` });
+  process.stderr.write(`reflease action: ${message}
+`);
+  setOutput("status", "error");
+  return 64;
+}
+var abort = new AbortController();
+for (const s of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(s, () => abort.abort());
+main(abort).then(
   (code) => {
     process.exitCode = code;
   },
   (e) => {
+    if (abort.signal.aborted) {
+      error(`reflease: cancelled before the command ran (${e.message})`, { title: "reflease" });
+      process.exitCode = 130;
+      return;
+    }
     error(`reflease: ${e.stack || e.message}`);
     process.exitCode = 70;
   }

@@ -163,18 +163,18 @@ var require_tunnel = __commonJS({
             res.statusCode
           );
           socket.destroy();
-          var error2 = new Error("tunneling socket could not be established, statusCode=" + res.statusCode);
-          error2.code = "ECONNRESET";
-          options.request.emit("error", error2);
+          var error = new Error("tunneling socket could not be established, statusCode=" + res.statusCode);
+          error.code = "ECONNRESET";
+          options.request.emit("error", error);
           self.removeSocket(placeholder);
           return;
         }
         if (head.length > 0) {
           debug2("got illegal response body from proxy");
           socket.destroy();
-          var error2 = new Error("got illegal response body from proxy");
-          error2.code = "ECONNRESET";
-          options.request.emit("error", error2);
+          var error = new Error("got illegal response body from proxy");
+          error.code = "ECONNRESET";
+          options.request.emit("error", error);
           self.removeSocket(placeholder);
           return;
         }
@@ -189,9 +189,9 @@ var require_tunnel = __commonJS({
           cause.message,
           cause.stack
         );
-        var error2 = new Error("tunneling socket could not be established, cause=" + cause.message);
-        error2.code = "ECONNRESET";
-        options.request.emit("error", error2);
+        var error = new Error("tunneling socket could not be established, cause=" + cause.message);
+        error.code = "ECONNRESET";
+        options.request.emit("error", error);
         self.removeSocket(placeholder);
       }
     };
@@ -1520,14 +1520,14 @@ var require_diagnostics = __commonJS({
       diagnosticsChannel.channel("undici:client:connectError").subscribe((evt) => {
         const {
           connectParams: { version, protocol, port, host },
-          error: error2
+          error
         } = evt;
         debuglog(
           "connection to %s using %s%s errored - %s",
           `${host}${port ? `:${port}` : ""}`,
           protocol,
           version,
-          error2.message
+          error.message
         );
       });
       diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
@@ -1558,14 +1558,14 @@ var require_diagnostics = __commonJS({
       diagnosticsChannel.channel("undici:request:error").subscribe((evt) => {
         const {
           request: { method, path, origin },
-          error: error2
+          error
         } = evt;
         debuglog(
           "request to %s %s/%s errored - %s",
           method,
           origin,
           path,
-          error2.message
+          error.message
         );
       });
       isClientSet = true;
@@ -1600,7 +1600,7 @@ var require_diagnostics = __commonJS({
         diagnosticsChannel.channel("undici:client:connectError").subscribe((evt) => {
           const {
             connectParams: { version, protocol, port, host },
-            error: error2
+            error
           } = evt;
           debuglog(
             "connection to %s%s using %s%s errored - %s",
@@ -1608,7 +1608,7 @@ var require_diagnostics = __commonJS({
             port ? `:${port}` : "",
             protocol,
             version,
-            error2.message
+            error.message
           );
         });
         diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
@@ -1899,11 +1899,11 @@ var require_request = __commonJS({
       /**
        * @param {Error} error
        */
-      onUpgradeError(error2) {
+      onUpgradeError(error) {
         assert(!this.aborted);
         assert(this.completed);
         if (channels.error.hasSubscribers) {
-          channels.error.publish({ request: this, error: error2 });
+          channels.error.publish({ request: this, error });
         }
       }
       /**
@@ -1934,16 +1934,16 @@ var require_request = __commonJS({
           this.onError(err);
         }
       }
-      onError(error2) {
+      onError(error) {
         this.onFinally();
         if (channels.error.hasSubscribers) {
-          channels.error.publish({ request: this, error: error2 });
+          channels.error.publish({ request: this, error });
         }
         if (this.aborted) {
           return;
         }
         this.aborted = true;
-        return this[kHandler].onError(error2);
+        return this[kHandler].onError(error);
       }
       onFinally() {
         if (this.errorHandler) {
@@ -5689,7 +5689,7 @@ Content-Type: ${value.type || "application/octet-stream"}\r
       }
       throwIfAborted(object[kState]);
       const promise = createDeferredPromise();
-      const errorSteps = (error2) => promise.reject(error2);
+      const errorSteps = (error) => promise.reject(error);
       const successSteps = (data) => {
         try {
           promise.resolve(convertBytesToJSValue(data));
@@ -6096,9 +6096,9 @@ var require_client_h1 = __commonJS({
         client.emit("disconnect", client[kUrl], [client], new InformationalError("upgrade"));
         try {
           request.onUpgrade(statusCode, headers, socket, statusText);
-        } catch (error2) {
-          util.errorRequest(client, request, error2);
-          util.destroy(socket, error2);
+        } catch (error) {
+          util.errorRequest(client, request, error);
+          util.destroy(socket, error);
         }
         client[kResume]();
       }
@@ -6500,7 +6500,7 @@ var require_client_h1 = __commonJS({
       }
       const socket = client[kSocket];
       clearIdleSocketValidation(socket);
-      const abort = (error2) => {
+      const abort = (error) => {
         if (request.aborted) {
           return;
         }
@@ -6510,7 +6510,7 @@ var require_client_h1 = __commonJS({
           }
           return;
         }
-        util.errorRequest(client, request, error2 || new RequestAbortedError());
+        util.errorRequest(client, request, error || new RequestAbortedError());
         util.destroy(body);
         util.destroy(socket, new InformationalError("aborted"));
       };
@@ -7092,22 +7092,22 @@ var require_client_h2 = __commonJS({
       const { hostname, port } = client[kUrl];
       headers[HTTP2_HEADER_AUTHORITY] = host || `${hostname}${port ? `:${port}` : ""}`;
       headers[HTTP2_HEADER_METHOD] = method;
-      const abort = (error2) => {
+      const abort = (error) => {
         if (request.aborted) {
           return;
         }
         if (request.completed) {
           if (method === "CONNECT" && stream != null) {
-            util.destroy(stream, error2 || new RequestAbortedError());
+            util.destroy(stream, error || new RequestAbortedError());
           }
           return;
         }
-        error2 = error2 || new RequestAbortedError();
-        util.errorRequest(client, request, error2);
+        error = error || new RequestAbortedError();
+        util.errorRequest(client, request, error);
         if (stream != null) {
-          util.destroy(stream, error2);
+          util.destroy(stream, error);
         }
-        util.destroy(body, error2);
+        util.destroy(body, error);
         client[kQueue][client[kRunningIdx]++] = null;
         client[kResume]();
       };
@@ -7128,17 +7128,17 @@ var require_client_h2 = __commonJS({
           stream.off(errorMonitor, onUpgradeError);
           request.onUpgradeResponse(Number(headers2[HTTP2_HEADER_STATUS]), headers2, parseH2ResponseHeaders);
         };
-        const onUpgradeError = (error2) => {
+        const onUpgradeError = (error) => {
           upgradeResponseFinished = true;
           stream.off("response", onResponse);
-          request.onUpgradeError(error2);
+          request.onUpgradeError(error);
         };
         const onReady = () => {
           try {
             request.onUpgrade(null, null, stream);
-          } catch (error2) {
+          } catch (error) {
             stream.off("response", onResponse);
-            abort(error2);
+            abort(error);
             return;
           }
           if (request.aborted) {
@@ -7340,8 +7340,8 @@ var require_client_h2 = __commonJS({
         }
         request.onRequestSent();
         client[kResume]();
-      } catch (error2) {
-        abort(error2);
+      } catch (error) {
+        abort(error);
       }
     }
     function writeStream(abort, socket, expectsPayload, h2stream, body, client, request, contentLength) {
@@ -7496,8 +7496,8 @@ var require_redirect_handler = __commonJS({
       onUpgrade(statusCode, headers, socket) {
         this.handler.onUpgrade(statusCode, headers, socket);
       }
-      onError(error2) {
-        this.handler.onError(error2);
+      onError(error) {
+        this.handler.onError(error);
       }
       onHeaders(statusCode, headers, resume, statusText) {
         this.location = this.history.length >= this.maxRedirections || util.isDisturbed(this.opts.body) ? null : parseLocation(statusCode, headers);
@@ -8427,7 +8427,7 @@ var require_pool = __commonJS({
         this[kOptions] = { ...util.deepClone(options), connect, allowH2 };
         this[kOptions].interceptors = options.interceptors ? { ...options.interceptors } : void 0;
         this[kFactory] = factory;
-        this.on("connectionError", (origin2, targets, error2) => {
+        this.on("connectionError", (origin2, targets, error) => {
           for (const target of targets) {
             const idx = this[kClients].indexOf(target);
             if (idx !== -1) {
@@ -10848,13 +10848,13 @@ var require_mock_utils = __commonJS({
       if (mockDispatch2.data.callback) {
         mockDispatch2.data = { ...mockDispatch2.data, ...mockDispatch2.data.callback(opts) };
       }
-      const { data: { statusCode, data, headers, trailers, error: error2 }, delay, persist } = mockDispatch2;
+      const { data: { statusCode, data, headers, trailers, error }, delay, persist } = mockDispatch2;
       const { timesInvoked, times } = mockDispatch2;
       mockDispatch2.consumed = !persist && timesInvoked >= times;
       mockDispatch2.pending = timesInvoked < times;
-      if (error2 !== null) {
+      if (error !== null) {
         deleteMockDispatch(this[kDispatches], key);
-        handler.onError(error2);
+        handler.onError(error);
         return true;
       }
       if (typeof delay === "number" && delay > 0) {
@@ -10892,19 +10892,19 @@ var require_mock_utils = __commonJS({
         if (agent.isMockActive) {
           try {
             mockDispatch.call(this, opts, handler);
-          } catch (error2) {
-            if (error2 instanceof MockNotMatchedError) {
+          } catch (error) {
+            if (error instanceof MockNotMatchedError) {
               const netConnect = agent[kGetNetConnect]();
               if (netConnect === false) {
-                throw new MockNotMatchedError(`${error2.message}: subsequent request to origin ${origin} was not allowed (net.connect disabled)`);
+                throw new MockNotMatchedError(`${error.message}: subsequent request to origin ${origin} was not allowed (net.connect disabled)`);
               }
               if (checkNetConnect(netConnect, origin)) {
                 originalDispatch.call(this, opts, handler);
               } else {
-                throw new MockNotMatchedError(`${error2.message}: subsequent request to origin ${origin} was not allowed (net.connect is not enabled for this origin)`);
+                throw new MockNotMatchedError(`${error.message}: subsequent request to origin ${origin} was not allowed (net.connect is not enabled for this origin)`);
               }
             } else {
-              throw error2;
+              throw error;
             }
           }
         } else {
@@ -11069,11 +11069,11 @@ var require_mock_interceptor = __commonJS({
       /**
        * Mock an undici request with a defined error.
        */
-      replyWithError(error2) {
-        if (typeof error2 === "undefined") {
+      replyWithError(error) {
+        if (typeof error === "undefined") {
           throw new InvalidArgumentError("error must be defined");
         }
-        const newMockDispatch = addMockDispatch(this[kDispatches], this[kDispatchKey], { error: error2 });
+        const newMockDispatch = addMockDispatch(this[kDispatches], this[kDispatchKey], { error });
         return new MockScope(newMockDispatch);
       }
       /**
@@ -12280,13 +12280,13 @@ var require_headers = __commonJS({
           return this.#headersList[kHeadersSortedMap];
         }
         const headers = [];
-        const names = this.#headersList.toSortedArray();
+        const names2 = this.#headersList.toSortedArray();
         const cookies = this.#headersList.cookies;
         if (cookies === null || cookies.length === 1) {
-          return this.#headersList[kHeadersSortedMap] = names;
+          return this.#headersList[kHeadersSortedMap] = names2;
         }
-        for (let i = 0; i < names.length; ++i) {
-          const { 0: name, 1: value } = names[i];
+        for (let i = 0; i < names2.length; ++i) {
+          const { 0: name, 1: value } = names2[i];
           if (name === "set-cookie") {
             for (let j = 0; j < cookies.length; ++j) {
               headers.push([name, cookies[j]]);
@@ -13591,17 +13591,17 @@ var require_fetch = __commonJS({
         this.emit("terminated", reason);
       }
       // https://fetch.spec.whatwg.org/#fetch-controller-abort
-      abort(error2) {
+      abort(error) {
         if (this.state !== "ongoing") {
           return;
         }
         this.state = "aborted";
-        if (!error2) {
-          error2 = new DOMException("The operation was aborted.", "AbortError");
+        if (!error) {
+          error = new DOMException("The operation was aborted.", "AbortError");
         }
-        this.serializedAbortReason = error2;
-        this.connection?.destroy(error2);
-        this.emit("terminated", error2);
+        this.serializedAbortReason = error;
+        this.connection?.destroy(error);
+        this.emit("terminated", error);
       }
     };
     function handleFetchDone(response) {
@@ -13697,12 +13697,12 @@ var require_fetch = __commonJS({
       );
     }
     var markResourceTiming = performance.markResourceTiming;
-    function abortFetch(p, request, responseObject, error2) {
+    function abortFetch(p, request, responseObject, error) {
       if (p) {
-        p.reject(error2);
+        p.reject(error);
       }
       if (request.body != null && isReadable(request.body?.stream)) {
-        request.body.stream.cancel(error2).catch((err) => {
+        request.body.stream.cancel(error).catch((err) => {
           if (err.code === "ERR_INVALID_STATE") {
             return;
           }
@@ -13714,7 +13714,7 @@ var require_fetch = __commonJS({
       }
       const response = responseObject[kState];
       if (response.body != null && isReadable(response.body?.stream)) {
-        response.body.stream.cancel(error2).catch((err) => {
+        response.body.stream.cancel(error).catch((err) => {
           if (err.code === "ERR_INVALID_STATE") {
             return;
           }
@@ -14533,13 +14533,13 @@ var require_fetch = __commonJS({
               fetchParams.controller.ended = true;
               this.body.push(null);
             },
-            onError(error2) {
+            onError(error) {
               if (this.abort) {
                 fetchParams.controller.off("terminated", this.abort);
               }
-              this.body?.destroy(error2);
-              fetchParams.controller.terminate(error2);
-              reject(error2);
+              this.body?.destroy(error);
+              fetchParams.controller.terminate(error);
+              reject(error);
             },
             onUpgrade(status, rawHeaders, socket) {
               if (status !== 101) {
@@ -15002,8 +15002,8 @@ var require_util4 = __commonJS({
                   }
                   fr[kResult] = result;
                   fireAProgressEvent("load", fr);
-                } catch (error2) {
-                  fr[kError] = error2;
+                } catch (error) {
+                  fr[kError] = error;
                   fireAProgressEvent("error", fr);
                 }
                 if (fr[kState] !== "loading") {
@@ -15012,13 +15012,13 @@ var require_util4 = __commonJS({
               });
               break;
             }
-          } catch (error2) {
+          } catch (error) {
             if (fr[kAborted]) {
               return;
             }
             queueMicrotask(() => {
               fr[kState] = "done";
-              fr[kError] = error2;
+              fr[kError] = error;
               fireAProgressEvent("error", fr);
               if (fr[kState] !== "loading") {
                 fireAProgressEvent("loadend", fr);
@@ -17324,11 +17324,11 @@ var require_connection = __commonJS({
         });
       }
     }
-    function onSocketError(error2) {
+    function onSocketError(error) {
       const { ws } = this;
       ws[kReadyState] = states.CLOSING;
       if (channels.socketError.hasSubscribers) {
-        channels.socketError.publish(error2);
+        channels.socketError.publish(error);
       }
       this.destroy();
     }
@@ -17630,10 +17630,10 @@ var require_receiver = __commonJS({
                 this.#extensions.get("permessage-deflate").decompress(
                   body,
                   this.#info.fin,
-                  (error2, data) => {
-                    if (error2) {
-                      const code = error2 instanceof MessageSizeExceededError ? 1009 : 1007;
-                      failWebsocketConnectionWithCode(this.ws, code, error2.message);
+                  (error, data) => {
+                    if (error) {
+                      const code = error instanceof MessageSizeExceededError ? 1009 : 1007;
+                      failWebsocketConnectionWithCode(this.ws, code, error.message);
                       return;
                     }
                     if (!this.writeFragments(data)) {
@@ -18353,9 +18353,9 @@ var require_eventsource_stream = __commonJS({
       return true;
     }
     function createMaxEventSizeExceededError() {
-      const error2 = new Error("EventSource message size exceeded");
-      error2.aborted = false;
-      return error2;
+      const error = new Error("EventSource message size exceeded");
+      error.aborted = false;
+      return error;
     }
     var EventSourceStream = class extends Transform {
       /**
@@ -18467,8 +18467,8 @@ var require_eventsource_stream = __commonJS({
             }
             try {
               this.parseLine(this.readLine(), this.event);
-            } catch (error2) {
-              callback(error2);
+            } catch (error) {
+              callback(error);
               return;
             }
             this.consumeCurrentByte();
@@ -18483,10 +18483,10 @@ var require_eventsource_stream = __commonJS({
         }
         callback();
       }
-      _destroy(error2, callback) {
+      _destroy(error, callback) {
         this.chunks.length = 0;
         this.clearEvent();
-        super._destroy(error2, callback);
+        super._destroy(error, callback);
       }
       /**
        * @param {Buffer} line
@@ -18874,8 +18874,8 @@ var require_eventsource = __commonJS({
           pipeline(
             response.body.stream,
             eventSourceStream,
-            (error2) => {
-              if (error2?.aborted === false) {
+            (error) => {
+              if (error?.aborted === false) {
                 this.close();
                 this.dispatchEvent(new Event("error"));
               }
@@ -19148,10 +19148,6 @@ var require_undici = __commonJS({
     module.exports.EventSource = EventSource;
   }
 });
-
-// action/post.mjs
-import { mkdtempSync, rmSync } from "node:fs";
-import { join as join2 } from "node:path";
 
 // node_modules/@actions/core/lib/command.js
 import * as os from "os";
@@ -19602,9 +19598,6 @@ function getInput(name, options) {
 function debug(message) {
   issueCommand("debug", {}, message);
 }
-function error(message, properties = {}) {
-  issueCommand("error", toCommandProperties(properties), message instanceof Error ? message.toString() : message);
-}
 function warning(message, properties = {}) {
   issueCommand("warning", toCommandProperties(properties), message instanceof Error ? message.toString() : message);
 }
@@ -19616,12 +19609,422 @@ function getState(name) {
 }
 
 // action/lib.mjs
-import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { createHash } from "node:crypto";
+import { closeSync, existsSync, openSync, readFileSync as readFileSync2, renameSync, rmSync as rmSync2, writeFileSync } from "node:fs";
+import { dirname, join as join2, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+
+// clients/node/index.js
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+var EXIT = Object.freeze({
+  OK: 0,
+  FOUND: 1,
+  HELD: 3,
+  NOT_HOLDER: 4,
+  USAGE: 64,
+  DATA: 65,
+  UNAVAILABLE: 69,
+  SOFTWARE: 70,
+  IO: 74,
+  TEMPORARY: 75,
+  PERMISSION: 77,
+  CONFIGURATION: 78,
+  SIGHUP: 129,
+  SIGINT: 130,
+  SIGTERM: 143
+});
+var RefleaseError = class extends Error {
+  constructor(message, { exitCode = null, result = null, stderr = "", command = "", kind = "error" } = {}) {
+    super(message);
+    this.name = new.target.name;
+    this.exitCode = exitCode;
+    this.result = result;
+    this.stderr = stderr;
+    this.command = command;
+    this.kind = kind;
+  }
+};
+var CASFailed = class extends RefleaseError {
+};
+var LeaseHeldError = class extends CASFailed {
+};
+var NotHolderError = class extends CASFailed {
+};
+var UsageError = class extends RefleaseError {
+};
+var DataError = class extends RefleaseError {
+};
+var UnavailableError = class extends RefleaseError {
+};
+var InternalError = class extends RefleaseError {
+};
+var OutputError = class extends RefleaseError {
+};
+var TemporaryError = class extends RefleaseError {
+};
+var PermissionError = class extends RefleaseError {
+};
+var ConfigurationError = class extends RefleaseError {
+};
+var InterruptedError = class extends RefleaseError {
+};
+var BY_STATUS = {
+  3: [LeaseHeldError, "held"],
+  4: [NotHolderError, "not_holder"],
+  64: [UsageError, "usage"],
+  65: [DataError, "data"],
+  69: [UnavailableError, "unavailable"],
+  70: [InternalError, "internal"],
+  74: [OutputError, "output"],
+  75: [TemporaryError, "temporary"],
+  77: [PermissionError, "permission"],
+  78: [ConfigurationError, "configuration"]
+};
+function describeExit(code) {
+  const m = {
+    1: "found something at or above --fail-on",
+    3: "the lease is held",
+    4: "not the holder, or the lease expired or was lost",
+    64: "usage error",
+    65: "malformed payload",
+    69: "store unreachable",
+    70: "internal error",
+    74: "standard output could not be written",
+    75: "temporary failure (CAS conflict, not verified, rate limited)",
+    77: "permission denied (does the job have contents: write?)",
+    78: "configuration error"
+  }[code];
+  if (m) return m;
+  if (code > 128) return "interrupted";
+  return `exit status ${code}`;
+}
+function errorFor(code, { result = null, stderr = "", command = "", message = "" } = {}) {
+  const lastLine = String(stderr).split("\n").map((l) => l.trim()).filter((l) => l && !l.startsWith("::")).pop();
+  const why = message || result?.message || result?.error?.message || lastLine || `exit status ${code}`;
+  const text = `reflease ${command}: ${why}`;
+  if (code !== null && code > 128) return new InterruptedError(text, { exitCode: code, result, stderr, command, kind: "interrupted" });
+  const [Cls, kind] = BY_STATUS[code] || [RefleaseError, "error"];
+  return new Cls(text, { exitCode: code, result, stderr, command, kind });
+}
+var SIGNO = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGTERM: 15 };
+var names = (n) => (Array.isArray(n) ? [...n] : [n]).map(String);
+var seconds = (v) => v === "forever" || v === Infinity ? "forever" : String(v);
+function opt(argv, flag, v, f = String) {
+  if (v !== void 0 && v !== null && v !== false && v !== "") argv.push(flag, ...v === true ? [] : [f(v)]);
+}
+var Reflease = class {
+  constructor(options = {}) {
+    this.options = { ...options };
+    this.binary = options.binary || process.env.REFLEASE_BIN || "reflease";
+  }
+  /** The child's environment: the caller's, `env`, the tokens; outputs and summaries are the caller's to write. */
+  #env(token, extra) {
+    const o = this.options;
+    const env = { ...process.env, ...o.env || {}, ...this.#globalEnv(), ...extra || {} };
+    delete env.REFLEASE_LEASE_TOKEN;
+    if (token) env.REFLEASE_LEASE_TOKEN = token;
+    if (o.githubToken) env.REFLEASE_GITHUB_TOKEN = o.githubToken;
+    if (o.gitToken) env.REFLEASE_GIT_TOKEN = o.gitToken;
+    if (!o.githubOutputs) {
+      env.GITHUB_OUTPUT = "";
+      env.GITHUB_STEP_SUMMARY = "";
+    }
+    return env;
+  }
+  /** The global options (cli.md "Shape") as the variables the binary reads: argv stays the command's. */
+  #globalEnv() {
+    const o = this.options;
+    const env = {};
+    const set = (k, v) => {
+      if (v !== void 0 && v !== null && v !== "") env[k] = String(v);
+    };
+    set("REFLEASE_STORE", o.store);
+    set("REFLEASE_NAMESPACE", o.namespace);
+    set("REFLEASE_OWNER", o.owner);
+    set("REFLEASE_HOST", o.host);
+    set("REFLEASE_TIMEOUT", o.timeout);
+    set("REFLEASE_VERIFY_TIMEOUT", o.verifyTimeout);
+    if (o.verbose) env.REFLEASE_LOG = o.verbose > 1 ? "debug" : "info";
+    if (o.quiet) env.REFLEASE_LOG = "error";
+    return env;
+  }
+  /**
+   * Spawn `reflease [global] ARGS` and resolve to { code, signal, stdout,
+   * stderr }. stderr lines reach `onStderr` (call's, else the client's) as
+   * they come. `signal` (AbortSignal) sends SIGTERM: reflease then ends its
+   * wait or releases (cli.md: 143).
+   */
+  spawn(args, { token, signal, onStderr, stdio, json = true, env } = {}) {
+    const cut = args.indexOf("--");
+    const argv = !json ? [...args] : cut < 0 ? [...args, "--json"] : [...args.slice(0, cut), "--json", ...args.slice(cut)];
+    const lineCb = onStderr || this.options.onStderr;
+    return new Promise((resolve2, reject) => {
+      if (signal?.aborted) return reject(errorFor(130, { command: args[0], message: "aborted before it started" }));
+      const child = spawn(this.binary, argv, {
+        env: this.#env(token, env),
+        cwd: this.options.cwd,
+        stdio: stdio || ["ignore", "pipe", "pipe"]
+      });
+      let stdout = "";
+      let stderr = "";
+      let pending = "";
+      child.stdout?.setEncoding("utf8").on("data", (d) => stdout += d);
+      child.stderr?.setEncoding("utf8").on("data", (d) => {
+        stderr += d;
+        if (!lineCb) return;
+        pending += d;
+        let i;
+        while ((i = pending.indexOf("\n")) >= 0) {
+          lineCb(pending.slice(0, i));
+          pending = pending.slice(i + 1);
+        }
+      });
+      const abort = () => child.kill("SIGTERM");
+      signal?.addEventListener("abort", abort, { once: true });
+      child.on("error", (e) => {
+        signal?.removeEventListener("abort", abort);
+        reject(new RefleaseError(`reflease ${args[0]}: cannot run ${this.binary}: ${e.message}`, { command: args[0], kind: "spawn" }));
+      });
+      child.on("close", (code, sig) => {
+        signal?.removeEventListener("abort", abort);
+        if (lineCb && pending) lineCb(pending);
+        resolve2({ code: code ?? 128 + (SIGNO[sig] || 15), signal: sig, stdout, stderr, pid: child.pid });
+      });
+    });
+  }
+  /** Run one command with --json: its parsed object, or a typed error. `ok` lists the statuses that are results. */
+  async #call(args, { ok = [0], token, signal, onStderr } = {}) {
+    const r = await this.spawn(args, { token, signal, onStderr });
+    let result = null;
+    const text = r.stdout.trim();
+    if (text) {
+      try {
+        result = JSON.parse(text);
+      } catch {
+        throw new RefleaseError(
+          `reflease ${args[0]}: not one JSON object on stdout: ${text.slice(0, 200)}`,
+          { exitCode: r.code, stderr: r.stderr, command: args[0], kind: "protocol" }
+        );
+      }
+    }
+    if (!ok.includes(r.code)) throw errorFor(r.code, { result, stderr: r.stderr, command: args[0] });
+    if (result === null) throw new RefleaseError(`reflease ${args[0]}: no JSON result (exit ${r.code})`, { exitCode: r.code, stderr: r.stderr, command: args[0], kind: "protocol" });
+    Object.defineProperty(result, "exitCode", { value: r.code, enumerable: false });
+    return withToken(result);
+  }
+  acquire(name, o = {}) {
+    const a = ["acquire"];
+    opt(a, "--ttl", o.ttl);
+    opt(a, "--phase", o.phase);
+    opt(a, "--wait", o.wait, seconds);
+    opt(a, "--fair", o.fair);
+    opt(a, "--slots", o.slots);
+    return this.#call([...a, "--", ...names(name)], o);
+  }
+  heartbeat(name, token, o = {}) {
+    const a = ["heartbeat"];
+    opt(a, "--ttl", o.ttl);
+    return this.#call([...a, "--", ...names(name)], { ...o, token });
+  }
+  transition(name, token, to, o = {}) {
+    return this.#call(["transition", "--to", String(to), "--", ...names(name)], { ...o, token });
+  }
+  reacquire(name, token, o = {}) {
+    const a = ["reacquire"];
+    opt(a, "--ttl", o.ttl);
+    return this.#call([...a, "--", String(name)], { ...o, token });
+  }
+  release(name, token, o = {}) {
+    const a = ["release"];
+    opt(a, "--strict", o.strict);
+    return this.#call([...a, "--", ...names(name)], { ...o, token });
+  }
+  breakLease(name, o = {}) {
+    const a = ["break"];
+    opt(a, "--force", o.force);
+    return this.#call([...a, "--", String(name)], o);
+  }
+  status(name, o = {}) {
+    const a = ["status"];
+    opt(a, "--fail-if-held", o.failIfHeld);
+    return this.#call([...a, "--", String(name)], o);
+  }
+  list(o = {}) {
+    return this.#call(["list"], o);
+  }
+  history(name, o = {}) {
+    const a = ["history"];
+    opt(a, "--max", o.max);
+    opt(a, "--assumed-ttl", o.assumedTtl);
+    return this.#call([...a, "--", String(name)], o);
+  }
+  /** reconcile: exit 1 (found at or above failOn) is a result with found: true. */
+  async reconcile(o = {}) {
+    const a = ["reconcile"];
+    opt(a, "--reap", o.reap);
+    opt(a, "--prune-released", o.pruneReleased);
+    opt(a, "--fail-on", o.failOn);
+    opt(a, "--summary", o.summary);
+    opt(a, "--grace", o.grace);
+    opt(a, "--assumed-ttl", o.assumedTtl);
+    const r = await this.#call(a, { ...o, ok: [0, 1] });
+    r.found = r.exitCode === 1;
+    return r;
+  }
+  /** migrate: a plan unless apply; exit 1 (found) is a result with found: true. */
+  async migrate(o = {}) {
+    const a = ["migrate"];
+    opt(a, "--apply", o.apply);
+    opt(a, "--to", o.to);
+    opt(a, "--assumed-ttl", o.assumedTtl);
+    opt(a, "--fail-on", o.failOn);
+    opt(a, "--summary", o.summary);
+    const r = await this.#call(a, { ...o, ok: [0, 1] });
+    r.found = r.exitCode === 1;
+    return r;
+  }
+  /**
+   * Keep a held lease (or set) alive in the background: `reflease heartbeat
+   * --every S` as a child process, the token in its environment. Each write's
+   * JSON object reaches `onBeat`. The keeper ends on stop() (SIGTERM: 143),
+   * on `signal`, or by itself when the lease is lost (4, or the failure's
+   * status); `done` resolves to that exit status. `detached` starts it in its
+   * own session (it outlives this process; `stdio` then names where its
+   * output goes).
+   */
+  keep(name, token, o = {}) {
+    const a = ["heartbeat"];
+    opt(a, "--ttl", o.ttl);
+    opt(a, "--every", o.every);
+    opt(a, "--release-on-exit", o.releaseOnExit);
+    if (o.onBeat) a.push("--json");
+    a.push("--", ...names(name));
+    const child = spawn(this.binary, a, {
+      env: this.#env(token, o.env),
+      cwd: this.options.cwd,
+      detached: !!o.detached,
+      stdio: o.stdio || ["ignore", "pipe", "pipe"]
+    });
+    let buf = "";
+    let stderr = "";
+    child.stdout?.setEncoding("utf8").on("data", (d) => {
+      buf += d;
+      let i;
+      while ((i = buf.indexOf("\n")) >= 0) {
+        const line = buf.slice(0, i);
+        buf = buf.slice(i + 1);
+        try {
+          if (line.trim() && o.onBeat) o.onBeat(JSON.parse(line));
+        } catch {
+        }
+      }
+    });
+    child.stderr?.setEncoding("utf8").on("data", (d) => {
+      stderr += d;
+      if (o.onStderr) {
+        for (const l of d.split("\n")) if (l) o.onStderr(l);
+      }
+    });
+    const done = new Promise((resolve2, reject) => {
+      child.on("error", (e) => reject(new RefleaseError(`reflease heartbeat: cannot run ${this.binary}: ${e.message}`, { command: "heartbeat", kind: "spawn" })));
+      child.on("close", (code, sig) => resolve2(code ?? 128 + (SIGNO[sig] || 15)));
+    });
+    const stop = (sig = "SIGTERM") => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(sig);
+      return done;
+    };
+    o.signal?.addEventListener("abort", () => stop(), { once: true });
+    return { pid: child.pid, child, done, stop, stderr: () => stderr };
+  }
+  /**
+   * run NAME(S): with a command (an argv array), `reflease run ... -- CMD`:
+   * the lease is held while CMD runs and released after (cli.md); resolves to
+   * run's JSON object (reason exited: CMD's own status in command.exit_code,
+   * whatever it was), throws a typed error when not acquired, lost,
+   * interrupted or the release failed. With a function, the lease is
+   * acquired, kept by a background keeper child (keep()), and the function
+   * called with { token, signal, result }: `signal` aborts when the lease is
+   * lost; released afterwards (also when the function throws).
+   */
+  async run(name, what, o = {}) {
+    if (typeof what === "function") return this.#runFunction(name, what, o);
+    if (!Array.isArray(what) || what.length === 0) throw new UsageError('reflease run: the command is an argv array, e.g. ["make", "deploy"]', { command: "run", kind: "usage" });
+    const dir = mkdtempSync(join(tmpdir(), "reflease-run-"));
+    const file = join(dir, "result.json");
+    try {
+      const a = ["run"];
+      opt(a, "--ttl", o.ttl);
+      opt(a, "--every", o.every);
+      opt(a, "--wait", o.wait, seconds);
+      opt(a, "--fair", o.fair);
+      opt(a, "--slots", o.slots);
+      opt(a, "--conflict-exit-code", o.conflictExitCode);
+      a.push("--json-file", file, "--", ...names(name), "--", ...what.map(String));
+      const r = await this.spawn(a, { signal: o.signal, onStderr: o.onStderr, json: false, stdio: o.stdio || ["ignore", "inherit", "pipe"] });
+      let result = null;
+      try {
+        result = JSON.parse(readFileSync(file, "utf8"));
+      } catch {
+      }
+      const cmdRan = result && result.reason === "exited";
+      const releaseFailed = cmdRan && result.status !== "released" && r.code !== (result.command?.exit_code ?? -1);
+      if (result && cmdRan && !releaseFailed) {
+        Object.defineProperty(result, "exitCode", { value: r.code, enumerable: false });
+        return result;
+      }
+      let code = r.code;
+      if (o.conflictExitCode && r.code === Number(o.conflictExitCode)) {
+        if (result?.reason === "lost") code = EXIT.NOT_HOLDER;
+        else if (result?.reason === "not_acquired" || result?.status === "held") code = EXIT.HELD;
+      }
+      const e = errorFor(code, { result, stderr: r.stderr, command: "run" });
+      e.exitCode = r.code;
+      throw e;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  async #runFunction(name, fn, o) {
+    const got = await this.acquire(name, o);
+    const ac = new AbortController();
+    const keeper = this.keep(name, got.token, { ttl: o.ttl, every: o.every, onStderr: o.onStderr });
+    let lost = null;
+    keeper.done.then((code) => {
+      if (code !== 143) {
+        lost = errorFor(code === 0 ? 4 : code, { stderr: keeper.stderr(), command: "heartbeat" });
+        ac.abort(lost);
+      }
+    });
+    o.signal?.addEventListener("abort", () => ac.abort(o.signal.reason), { once: true });
+    try {
+      const value = await fn({ token: got.token, signal: ac.signal, result: got });
+      if (lost) throw lost;
+      return value;
+    } finally {
+      await keeper.stop();
+      if (!lost) await this.release(name, got.token);
+    }
+  }
+};
+function withToken(r) {
+  if (r && typeof r === "object" && !("token" in r)) {
+    const t = r.lease_token || r.lease?.lease_token;
+    if (t) Object.defineProperty(r, "token", { value: t, enumerable: false });
+  }
+  return r;
+}
+
+// action/lib.mjs
 var root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-var RUN_INPUTS = [
+var InputError = class extends Error {
+};
+function leaseNames(input) {
+  return String(input || "").split(/[\s,]+/).filter((n) => n !== "");
+}
+var INPUTS = [
   "command",
   "name",
   "ttl",
@@ -19633,135 +20036,173 @@ var RUN_INPUTS = [
   "args",
   "heartbeat",
   "store",
-  "slots"
+  "slots",
+  "repository",
+  "token",
+  "job-index",
+  "job-total"
 ];
-function runEnv(values = {}, extra = {}) {
+function readInputs(over = {}) {
+  const i = {};
+  for (const id of INPUTS) i[id] = id in over ? over[id] : getInput(id);
+  i.store = i.store || "api";
+  i.fair = i.fair || "false";
+  i.args = String(i.args || "").split(/\s+/).filter((w) => w !== "");
+  return i;
+}
+function clientFor(i, bin, onStderr) {
   const env = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("INPUT_")) env[k] = v;
-  for (const id of RUN_INPUTS) {
-    const v = id in values ? values[id] : getInput(id);
-    env[`INPUT_${id.toUpperCase().replace(/-/g, "_")}`] = v;
+  const repo = i.repository || process.env.GITHUB_REPOSITORY || "";
+  let store;
+  if (i.store === "git") {
+    if (!repo) throw new InputError("store git needs GITHUB_REPOSITORY");
+    store = `remote:${process.env.GITHUB_SERVER_URL || "https://github.com"}/${repo}`;
+    env.REFLEASE_GIT_TOKEN = i.token;
+  } else if (i.repository) {
+    store = `github:${i.repository}`;
   }
-  env.REFLEASE_GITHUB_TOKEN = getInput("token");
-  env.REFLEASE_JOB_INDEX = getInput("job-index");
-  env.REFLEASE_JOB_TOTAL = getInput("job-total");
-  env.GITHUB_ACTION_PATH = root;
-  env.REFLEASE_NODE = process.env.REFLEASE_NODE || process.execPath;
-  return Object.assign(env, extra);
+  const total = Number(i["job-total"] || 1);
+  if (!process.env.REFLEASE_OWNER && process.env.GITHUB_ACTIONS === "true" && total > 1) {
+    env.REFLEASE_OWNER = [
+      process.env.GITHUB_REPOSITORY || "?",
+      process.env.GITHUB_RUN_ID || "?",
+      process.env.GITHUB_RUN_ATTEMPT || "1",
+      process.env.GITHUB_JOB || "?",
+      i["job-index"] || "0"
+    ].join("/");
+  }
+  return new Reflease({
+    binary: bin,
+    env,
+    store,
+    namespace: i.namespace || void 0,
+    onStderr,
+    githubToken: i.store === "git" ? void 0 : i.token || void 0
+  });
 }
-function readSet(file) {
+async function call(client, args, { token, signal } = {}) {
+  const r = await client.spawn(args, { token, signal });
+  let result = null;
   try {
-    const o = JSON.parse(readFileSync(file, "utf8"));
-    return o && o.set === true && Array.isArray(o.members) ? o : null;
+    result = r.stdout.trim() ? JSON.parse(r.stdout) : null;
   } catch {
-    return null;
+    result = null;
   }
+  return { code: r.code, result, stderr: r.stderr };
 }
+function resultLine(m) {
+  let l = `${m.name}: ${m.status}`;
+  if (m.lease && m.lease.phase && m.status !== "absent") l += `, phase ${m.lease.phase}`;
+  if (m.holder) l += `, held by ${m.holder.owner} until ${m.holder.expires_at}`;
+  if (m.message) l += ` (${m.message})`;
+  return l;
+}
+var isSet = (o) => !!(o && o.set === true && Array.isArray(o.members));
 function setLines(set) {
   const lines = [`set of ${set.members.length}: ${set.status}${set.blocked_by ? ` (blocked by ${set.blocked_by})` : ""}`];
-  for (const m of set.members) {
-    let l = `  ${m.name}: ${m.status}`;
-    if (m.lease && m.lease.phase) l += `, phase ${m.lease.phase}`;
-    if (m.holder) l += `, held by ${m.holder.owner} until ${m.holder.expires_at}`;
-    if (m.message) l += ` (${m.message})`;
-    lines.push(l);
-  }
+  for (const m of set.members) lines.push(`  ${resultLine(m)}`);
   const msg = set.message || set.error && set.error.message;
   if (msg) lines.push(`  ${msg}`);
   return lines;
 }
-var SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"];
-var SIGNO = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
-function bash(file, { env = process.env, capture = false, captureErr = false } = {}) {
-  return new Promise((done) => {
-    const child = spawn("bash", ["--noprofile", "--norc", join(root, "action", file)], {
-      env,
-      stdio: ["ignore", capture ? "pipe" : "inherit", captureErr ? "pipe" : "inherit"]
-    });
-    const fwd = (sig) => child.kill(sig);
-    for (const s of SIGNALS) process.on(s, fwd);
-    let out = "";
-    if (capture) child.stdout.on("data", (d) => out += d);
-    if (captureErr) child.stderr.on("data", (d) => out += d);
-    const finish = (code) => {
-      for (const s of SIGNALS) process.removeListener(s, fwd);
-      done({ code, out });
-    };
-    child.on("error", (e) => {
-      error(`reflease: cannot run bash: ${e.message}`);
-      finish(127);
-    });
-    child.on("close", (code, sig) => finish(code ?? 128 + (SIGNO[sig] || 15)));
-  });
+function keeperFiles(names2, ns) {
+  const tmp = process.env.RUNNER_TEMP || process.env.TMPDIR || "/tmp";
+  const space = ns || process.env.REFLEASE_NAMESPACE || "leases";
+  if (names2.length <= 1) return { base: join2(tmp, `reflease-heartbeat.${space}.${names2[0]}`), names: [...names2] };
+  const sorted = [...names2].sort((a, b) => Buffer.from(a) < Buffer.from(b) ? -1 : a === b ? 0 : 1);
+  const key = createHash("sha256").update(sorted.map((n) => `${n}
+`).join("")).digest("hex").slice(0, 32);
+  return { base: join2(tmp, `reflease-heartbeat.${space}.set-${key}`), names: sorted };
 }
-function readKeyValues(file) {
-  const out = {};
-  if (!existsSync(file)) return out;
-  const lines = readFileSync(file, "utf8").split("\n");
-  for (let i = 0; i < lines.length; i++) {
-    let m;
-    if (m = /^([^=<]+)<<(.+)$/.exec(lines[i])) {
-      const body = [];
-      for (i++; i < lines.length && lines[i] !== m[2]; i++) body.push(lines[i]);
-      out[m[1]] = body.join("\n");
-    } else if (m = /^([^=]+)=(.*)$/.exec(lines[i])) out[m[1]] = m[2];
+function isKeeper(pid, names2) {
+  try {
+    const c = readFileSync2(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ");
+    return c.includes(" heartbeat ") && c.endsWith(` -- ${names2.join(" ")} `);
+  } catch {
+    return false;
   }
-  return out;
+}
+var sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+async function stopKeeper(names2, ns, statePid = 0) {
+  const { base, names: kn } = keeperFiles(names2, ns);
+  const pid = existsSync(`${base}.pid`) ? Number(readFileSync2(`${base}.pid`, "utf8").trim()) : Number(statePid) || 0;
+  if (!pid || !existsSync(`${base}.pid`) && !isKeeper(pid, kn)) return null;
+  if (!existsSync(`${base}.rc`) && isKeeper(pid, kn)) {
+    try {
+      process.kill(pid, "SIGTERM");
+    } catch {
+    }
+    for (let i = 0; i < 300 && !existsSync(`${base}.rc`); i++) await sleep(100);
+    if (!existsSync(`${base}.rc`) && isKeeper(pid, kn)) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+      }
+    }
+  }
+  let rc = "unknown";
+  try {
+    rc = readFileSync2(`${base}.rc`, "utf8").trim();
+  } catch {
+  }
+  const lines = [`reflease: background heartbeat of ${names2.join(" ")} stopped (exit ${rc}); its log:`];
+  try {
+    for (const l of readFileSync2(`${base}.log`, "utf8").split("\n").filter((x) => x).slice(-20)) lines.push(`  | ${l}`);
+  } catch {
+  }
+  for (const f of ["pid", "rc", "log", "token"]) rmSync2(`${base}.${f}`, { force: true });
+  return { rc, lines };
 }
 
 // action/post.mjs
+import { existsSync as existsSync2 } from "node:fs";
+import { join as join3 } from "node:path";
 async function post() {
   const token = getState("lease-token");
   if (!token) return 0;
   const name = getState("name");
-  const tmp = mkdtempSync(join2(process.env.RUNNER_TEMP || "/tmp", "reflease-post-"));
-  try {
-    const env = runEnv(
-      {
-        command: "release",
-        name,
-        "lease-token": token,
-        namespace: getState("namespace"),
-        store: getState("store"),
-        ttl: "",
-        phase: "",
-        wait: "",
-        args: "",
-        heartbeat: "false",
-        slots: ""
-      },
-      {
-        GITHUB_OUTPUT: join2(tmp, "output"),
-        GITHUB_STEP_SUMMARY: join2(tmp, "summary"),
-        REFLEASE_ACTION_JSON: join2(tmp, "result.json")
-      }
-    );
-    const r = await bash("run.sh", { env, capture: true, captureErr: true });
-    const st = readKeyValues(join2(tmp, "output")).status || "error";
-    const heartbeat = /background heartbeat of /.test(r.out);
-    if (!heartbeat && ["already_released", "not_owner"].includes(st)) {
-      debug(`reflease: ${name}: nothing to release at the end of the job (${st})
-${r.out}`);
-      return 0;
-    }
-    process.stdout.write(r.out);
-    const set = readSet(join2(tmp, "result.json"));
-    if (set) for (const l of setLines(set)) info(l);
-    let line;
-    if (st === "released") {
-      line = `- **reflease** \`${name}\`: released at the end of the job (release-at-end)`;
-      info(`reflease: ${name} released at the end of the job`);
-    } else {
-      line = `- **reflease** \`${name}\`: not released at the end of the job: ${st} (exit ${r.code})`;
-      if (!["already_released", "not_owner"].includes(st))
-        warning(`the lease ${name} was not released at the end of the job: ${st} (exit ${r.code}); it stays held until its TTL runs out`, { title: `reflease release ${name}` });
-    }
-    if (process.env.GITHUB_STEP_SUMMARY) await summary.addRaw(`${line}
-`).write();
-    return 0;
-  } finally {
-    rmSync(tmp, { recursive: true, force: true });
+  const names2 = leaseNames(name);
+  const ns = getState("namespace");
+  const i = readInputs({ store: getState("store"), repository: getState("repository"), namespace: ns });
+  const lines = [];
+  const warnings = [];
+  const k = await stopKeeper(names2, ns, getState("keeper-pid"));
+  if (k) {
+    lines.push(...k.lines);
+    if (!["143", "130", "129"].includes(k.rc)) warnings.push([`reflease heartbeat ${name}`, `the background heartbeat had already stopped: ${describeExit(Number(k.rc))} (exit ${k.rc})`]);
   }
+  let bin = getState("binary");
+  if (!bin || !existsSync2(bin)) bin = join3(root, "build", "bundle", "bin", "reflease");
+  const client = clientFor(i, bin, null);
+  const r = await call(client, ["release", "--", ...names2], { token });
+  const st = r.result?.status || "error";
+  if (r.stderr.trim()) lines.push(...r.stderr.trimEnd().split("\n"));
+  if (!k && ["already_released", "not_owner"].includes(st)) {
+    debug(`reflease: ${name}: nothing to release at the end of the job (${st})
+${lines.join("\n")}`);
+    return 0;
+  }
+  for (const l of lines) info(l);
+  for (const [t, m] of warnings) warning(m, { title: t });
+  if (isSet(r.result)) for (const l of setLines(r.result)) info(l);
+  else if (r.result?.name) info(resultLine(r.result));
+  let line;
+  if (st === "released") {
+    line = `- **reflease** \`${name}\`: released at the end of the job (release-at-end)`;
+    info(`reflease: ${name} released at the end of the job`);
+  } else {
+    line = `- **reflease** \`${name}\`: not released at the end of the job: ${st} (exit ${r.code})`;
+    if (!["already_released", "not_owner"].includes(st)) {
+      warning(
+        `the lease ${name} was not released at the end of the job: ${st} (exit ${r.code}); it stays held until its TTL runs out`,
+        { title: `reflease release ${name}` }
+      );
+    }
+  }
+  if (process.env.GITHUB_STEP_SUMMARY) await summary.addRaw(`${line}
+`).write();
+  return 0;
 }
 post().then(
   (code) => {

@@ -4,13 +4,12 @@
 // - every `inputs.<id>` that action.yml uses is a declared input;
 // - runs: node24, runs.main and runs.post files of the action, post-if: always();
 // - every input is read by the JavaScript (core.getInput, or action/lib.mjs's
-//   RUN_INPUTS, passed to action/run.sh as INPUT_*), every input read is
-//   declared, and the INPUT_* variables run.sh reads are exactly RUN_INPUTS;
+//   INPUTS), every input read is declared; the JavaScript runs no shell;
 // - no `run:` script (action.yml or a workflow) contains `${{ }}`: values reach
 //   scripts only through `env:`, so no input is ever pasted into shell code;
 // - every `uses: ./` step in a workflow passes declared inputs only, and every
 //   required one;
-// - the commands action/run.sh accepts (its `commands="..."` line) are the ones
+// - the commands the action accepts (action/lib.mjs's COMMANDS) are the ones
 //   action.yml's command input and the README's input table name;
 // - each `run:` script is written to SCRIPTS_OUT/<file>-<n>.<shell> for shellcheck.
 // Exit 1 with one line per problem.
@@ -68,46 +67,40 @@ for (const k of ['main', 'post'])
   if (typeof runs[k] !== 'string' || !existsSync(join(dir, runs[k])))
     problem(actionFile, `runs.${k} '${runs[k]}' is not a file of the action`);
 if (runs['post-if'] !== 'always()') problem(actionFile, 'runs.post-if is not always() (a failed or cancelled job must release too)');
-// the inputs: every one read by the JavaScript (getInput, or RUN_INPUTS: passed to
-// run.sh as INPUT_*), every input it reads declared; run.sh reads exactly RUN_INPUTS
-const runSh = join(dir, 'action', 'run.sh');
+// the inputs: every one read by the JavaScript (getInput, or action/lib.mjs's
+// INPUTS list, which readInputs() reads), every input it reads declared
 const libMjs = join(dir, 'action', 'lib.mjs');
-const js = ['main.mjs', 'post.mjs', 'lib.mjs'].map((f) => join(dir, 'action', f)).filter(existsSync);
-if (!existsSync(runSh) || !existsSync(libMjs)) problem(dir, 'no action/run.sh or action/lib.mjs');
+const js = ['main.mjs', 'post.mjs', 'lib.mjs', 'setup.mjs', 'keeper.mjs'].map((f) => join(dir, 'action', f)).filter(existsSync);
+if (!existsSync(libMjs)) problem(dir, 'no action/lib.mjs');
 else {
   const jsText = js.map((f) => readFileSync(f, 'utf8')).join('\n');
-  const lm = readFileSync(libMjs, 'utf8').match(/RUN_INPUTS = \[([^\]]*)\]/);
-  const passed = lm ? [...lm[1].matchAll(/'([a-z-]+)'/g)].map((x) => x[1]) : [];
-  if (!lm) problem(libMjs, 'no RUN_INPUTS = [...] list');
+  const libText = readFileSync(libMjs, 'utf8');
+  const list = (re, what) => {
+    const m = libText.match(re);
+    if (!m) problem(libMjs, `no ${what} = [...] list`);
+    return m ? [...m[1].matchAll(/'([a-z-]+)'/g)].map((x) => x[1]) : [];
+  };
+  const passed = list(/export const INPUTS = \[([^\]]*)\]/, 'INPUTS');
   const got = new Set([...jsText.matchAll(/get(?:Boolean)?Input\('([A-Za-z0-9_-]+)'\)/g)].map((x) => x[1]));
   for (const k of [...got, ...passed]) if (!(k in declared)) problem(js[0], `reads the input '${k}', which action.yml does not declare`);
   for (const k of Object.keys(declared))
     if (!got.has(k) && !passed.includes(k)) problem(actionFile, `input '${k}' is read by no stage`);
-  const mapped = new Set(passed.map((k) => `INPUT_${k.toUpperCase().replace(/-/g, '_')}`));
-  const read = new Set([...readFileSync(runSh, 'utf8').matchAll(/\bINPUT_[A-Z0-9_]+/g)].map((m) => m[0]));
-  for (const k of read) if (!mapped.has(k)) problem(runSh, `reads ${k}, which action/lib.mjs does not pass (RUN_INPUTS)`);
-  for (const k of mapped) if (!read.has(k)) problem(libMjs, `passes ${k}, which action/run.sh never reads`);
-  // one list of commands: run.sh's, named alike in action.yml and the README
-  const runText = readFileSync(runSh, 'utf8');
-  const m = runText.match(/^commands="([a-z ]+)"$/m);
-  if (!m) problem(runSh, 'no commands="..." line listing the accepted commands');
-  else {
-    const cmds = m[1].split(' ').sort();
-    const words = (text) => new Set(text.match(/\b[a-z]+\b/g) || []);
-    const desc = words(declared.command?.description || '');
-    for (const c of cmds) {
-      if (!desc.has(c)) problem(actionFile, `the command input's description omits '${c}'`);
-      // a case branch naming it: a line like "heartbeat | release | status)"
-      const branch = new RegExp(`^\\s*([a-z]+ \\| )*${c}( \\| [a-z]+)*\\)`, 'm');
-      if (!branch.test(runText)) problem(runSh, `command '${c}' has no case branch`);
-    }
-    const readme = join(dir, 'README.md');
-    if (existsSync(readme)) {
-      const row = readFileSync(readme, 'utf8').match(/^\| `command` \|[^|]*\|([^\n]*)$/m);
-      const named = row ? [...row[1].matchAll(/`([a-z]+)`/g)].map((x) => x[1]).sort() : [];
-      if (named.join(' ') !== cmds.join(' '))
-        problem(readme, `the command input row names [${named}], run.sh accepts [${cmds}]`);
-    }
+  // a shell only for the build on a cache miss (action/build.sh, apt + make), never for reflease
+  const shells = [...jsText.matchAll(/\bspawn\(\s*['"](?:ba)?sh['"]|\bshell:\s*true|\bexecSync\(|exec\('bash', \[[^\]]*\]/g)].map((m) => m[0]);
+  for (const sh of shells) {
+    if (!/build\.sh/.test(sh)) problem(js[0], `the JavaScript runs a shell (${sh}): reflease is run through the client (argv, no shell)`);
+  }
+  // one list of commands: action/lib.mjs's COMMANDS, named alike in action.yml and the README
+  const cmds = list(/export const COMMANDS = \[([^\]]*)\]/, 'COMMANDS').sort();
+  const words = (text) => new Set(text.match(/\b[a-z]+\b/g) || []);
+  const desc = words(declared.command?.description || '');
+  for (const c of cmds) if (!desc.has(c)) problem(actionFile, `the command input's description omits '${c}'`);
+  const readme = join(dir, 'README.md');
+  if (existsSync(readme)) {
+    const row = readFileSync(readme, 'utf8').match(/^\| `command` \|[^|]*\|([^\n]*)$/m);
+    const named = row ? [...row[1].matchAll(/`([a-z]+)`/g)].map((x) => x[1]).sort() : [];
+    if (named.join(' ') !== cmds.join(' '))
+      problem(readme, `the command input row names [${named}], the action accepts [${cmds}]`);
   }
 }
 

@@ -52,7 +52,7 @@ debian13)
 action)
   log=$(mktemp)
   t=$(mktemp -d)
-  ACTION_HIT_LIMIT_MS=2000 REFLEASE_ACTION_MISS=1 REFLEASE="$here/$build/reflease" BUILD="$here/$build" TMPDIR="$t" \
+  ACTION_HIT_LIMIT_MS=2000 ACTION_RELEASE_LIMIT_MS=2000 REFLEASE_ACTION_MISS=1 REFLEASE="$here/$build/reflease" BUILD="$here/$build" TMPDIR="$t" \
     sh "$here/tests/shell/t_action_bundle.sh" >"$log" 2>&1 || { cat "$log" >&2; exit 1; }
   rm -rf "$t"
   echo '## GitHub Action: set-up on a cache hit and on a miss (clean Debian root)'
@@ -61,11 +61,13 @@ action)
   echo '`action.yml` (a node24 JavaScript action: main, post) in a `debootstrap --variant=minbase`'
   echo 'root of the host'"'"'s release (no compiler, no libgit2, jansson or libcurl, no nodejs: the'
   echo 'stage runs on its own node, as on a runner). Set-up = the main stage from node'"'"'s start'
-  echo 'until action/run.sh starts (loading dist/main.mjs, the cache key, no cache service: the'
+  echo 'until the command starts (loading dist/main.mjs, the cache key, no cache service: the'
   echo 'bundle present is a hit). Hit: the bundle where the cache restores it, `apt-get`, `cc`,'
   echo '`make` … failing shims on PATH, limit 2000 ms; the download of the cached bundle on'
   echo 'GitHub (about 8.5 MB compressed) is not included. Miss: a copy of the root; the main stage'
-  echo 'installs the build packages with apt from the mirror and runs `make bundle`. The main'
+  echo 'installs the build packages with apt from the mirror and runs `make bundle`. Release: the'
+  echo 'action'"'"'s release tarball and SHA256SUMS from a loopback server, downloaded, checked,'
+  echo 'unpacked and used for an acquire, limit 2000 ms for the whole main stage. The main'
   echo 'stage'"'"'s time includes entering the root (unshare + chroot, tens of ms) and the command.'
   echo '`sh scripts/bench-debroot.sh action build`:'
   echo

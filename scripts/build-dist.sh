@@ -1,9 +1,12 @@
 #!/bin/sh
-# The Action's JavaScript, bundled (issue 25): action/main.mjs and
-# action/post.mjs with their dependencies (@actions/core, @actions/cache,
-# pinned in package-lock.json) into dist/main.mjs and dist/post.mjs, which
-# action.yml runs (runs.main, runs.post) and which are committed: a runner
-# executes them as they are, nothing is installed at run time.
+# The Action's JavaScript, bundled (issue 25): action/main.mjs,
+# action/post.mjs and action/keeper.mjs with their dependencies (the Node
+# client clients/node, @actions/core, @actions/cache, pinned in
+# package-lock.json) into dist/main.mjs, dist/post.mjs and dist/keeper.mjs,
+# which action.yml runs (runs.main, runs.post; the keeper is started by main)
+# and which are committed: a runner executes them as they are, nothing is
+# installed at run time. dist/VERSION is the Makefile's VERSION: the release
+# the action downloads (action/setup.mjs).
 #   sh scripts/build-dist.sh            rebuild dist/
 #   sh scripts/build-dist.sh --check    rebuild into a temporary directory and
 #                                       fail when dist/ differs (make lint-action)
@@ -22,14 +25,16 @@ if [ "${1:-}" = --check ]; then
 fi
 # ESM (the toolkit's packages are ES modules); `require` for the CommonJS ones inside
 banner="import{createRequire as __reflease_cr}from'node:module';const require=__reflease_cr(import.meta.url);"
-for f in main post; do
+for f in main post keeper; do
   node_modules/.bin/esbuild "action/$f.mjs" --bundle --platform=node --target=node20 --format=esm \
     --banner:js="$banner" --legal-comments=none --log-level=warning --outfile="$out/$f.mjs"
 done
+# the version whose release the action downloads (action/setup.mjs): the Makefile's
+sed -n 's/^VERSION *:*= *//p' Makefile | head -n 1 >"$out/VERSION"
 if [ "${1:-}" = --check ]; then
-  for f in main post; do
-    cmp -s "$out/$f.mjs" "dist/$f.mjs" || {
-      echo "build-dist: dist/$f.mjs is not what action/$f.mjs and package-lock.json build: run sh scripts/build-dist.sh and commit dist/" >&2
+  for f in main.mjs post.mjs keeper.mjs VERSION; do
+    cmp -s "$out/$f" "dist/$f" || {
+      echo "build-dist: dist/$f is not what action/, clients/node/, the Makefile's VERSION and package-lock.json build: run sh scripts/build-dist.sh and commit dist/" >&2
       exit 1
     }
   done

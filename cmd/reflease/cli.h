@@ -27,6 +27,7 @@ enum cli_exit {
 	EXIT_DATAERR = 65,     /* malformed payload or unsupported schema version */
 	EXIT_UNAVAILABLE = 69, /* store unreachable after retries */
 	EXIT_SOFTWARE = 70,    /* internal error */
+	EXIT_IOERR = 74,       /* stdout could not be written (cli_close_stdout) */
 	EXIT_TEMPFAIL = 75,    /* CAS conflict after retries, unverified, rate limited */
 	EXIT_NOPERM = 77,      /* permission denied */
 	EXIT_CONFIG = 78,      /* configuration */
@@ -34,6 +35,17 @@ enum cli_exit {
 	EXIT_SIGINT = 130,
 	EXIT_SIGTERM = 143
 };
+
+/*
+ * The process's last word on stdout (cli.md "Exit status", 74; jq and gnulib's
+ * close_stdout check the same): flush and close stdout; when any write to it
+ * failed (a full disk, a closed pipe with SIGPIPE ignored, a closed
+ * descriptor written to), say so on stderr and return EXIT_IOERR in place of
+ * @p status — for a success and every answer below 64 (the caller could not
+ * read it). A failure of its own (64..78) and an interruption (128 and above)
+ * are kept: the first cause. Returns the status to exit with.
+ */
+int cli_close_stdout(int status);
 
 /* Map a LEASE_E* code to its exit status (one table, cli.md). */
 int cli_exit_for(int code);
@@ -103,6 +115,13 @@ enum {
  * printing the reason) for a bad value. OPT_HELP/'h' return 2 (print help).
  */
 int cli_global_option(cli_ctx *ctx, int c, const char *arg);
+
+/*
+ * Parse the value of --conflict-exit-code (acquire, run, status --fail-if-held;
+ * cli.md "Exit status"): a status in 1..255 into *@p out. Returns 0, or
+ * -EXIT_USAGE after printing what is wrong.
+ */
+int cli_parse_conflict_exit(cli_ctx *ctx, const char *arg, int *out);
 
 /* One command. */
 typedef struct cli_command {

@@ -36,6 +36,7 @@ static const struct option acquire_longopts[] = {
         {"fair", no_argument, NULL, OPT_FAIR},
         {"print-token", no_argument, NULL, OPT_PRINT_TOKEN},
         {"slots", required_argument, NULL, OPT_SLOTS},
+        {"conflict-exit-code", required_argument, NULL, OPT_CONFLICT_EXIT_CODE},
         CLI_GLOBAL_LONGOPTS,
         {NULL, 0, NULL, 0}};
 static const struct option heartbeat_longopts[] = {
@@ -69,6 +70,20 @@ static int parse_live_phase(cli_ctx *ctx, const char *opt, const char *arg, leas
 		        ctx, "%s: '%s' is not one of claimed, working, review%s", opt, arg,
 		        strcmp(arg, "released") == 0 ? " (use 'release' to give a lease up)" : "");
 	*out = p;
+	return 0;
+}
+
+int cli_parse_conflict_exit(cli_ctx *ctx, const char *arg, int *out)
+{
+	char *end = NULL;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < 1 || v > 255)
+		return cli_usage(ctx, "--conflict-exit-code: '%s' is not an exit status in 1..255",
+		                 arg);
+	*out = (int)v;
 	return 0;
 }
 
@@ -112,6 +127,7 @@ int cli_args_option(cli_ctx *ctx, int c, const char *arg, void *payload)
 		return cli_parse_number(ctx, "--slots", arg, 1, LEASE_SLOTS_MAX, "slots",
 		                        &a->slots);
 	case OPT_FAIR: a->fair = 1; return 0;
+	case OPT_CONFLICT_EXIT_CODE: return cli_parse_conflict_exit(ctx, arg, &a->conflict);
 	case OPT_PHASE: return parse_live_phase(ctx, "--phase", arg, &a->phase);
 	case OPT_TO: return parse_live_phase(ctx, "--to", arg, &a->to);
 	case OPT_LEASE_TOKEN: a->token = arg; return 0;
@@ -453,6 +469,38 @@ static int set_op(cli_ctx *ctx, lease_cmd *c, set_op_fn fn)
 	return status;
 }
 
+/*
+ * acquire --print-token: write the token line; when stdout cannot take it (a
+ * full disk, a closed pipe), nobody could ever present the token, so the
+ * lease (or set) is released with it at once and the status is 74 (cli.md
+ * "Exit status"). Returns EXIT_OK or EXIT_IOERR (or the release's failure).
+ */
+static int print_token_or_release(cli_ctx *ctx, lease_cmd *c, const char *token)
+{
+	lease_result rr;
+	int rc;
+
+	/* a reader that went away is EPIPE here, not a death by SIGPIPE with the
+	 * lease held and its token lost */
+	signal(SIGPIPE, SIG_IGN);
+	errno = 0;
+	if (printf("%s\n", token) >= 0 && fflush(stdout) == 0 && !ferror(stdout))
+		return EXIT_OK;
+	fprintf(stderr,
+	        "reflease acquire: cannot write the token to standard output (%s): releasing "
+	        "%s%s\n",
+	        strerror(errno ? errno : EIO), c->name,
+	        c->set_n > 1 ? " and the rest of its set" : "");
+	c->o.lease_token = token;
+	if (c->set_n > 1) {
+		rc = set_op(ctx, c, lease_release_set);
+	} else {
+		memset(&rr, 0, sizeof(rr));
+		rc = cli_exit_for(lease_release(&rr, c->st, c->name, &c->o));
+	}
+	return rc == EXIT_OK ? EXIT_IOERR : rc;
+}
+
 /* acquire A B …: the whole set or nothing, --wait holding no part of it. */
 static int acquire_set(cli_ctx *ctx, lease_cmd *c)
 {
@@ -480,11 +528,12 @@ static int acquire_set(cli_ctx *ctx, lease_cmd *c)
 		                          ? r->members[0].payload.lease_token
 		                          : NULL;
 		if (tok) {
-			printf("%s\n", tok);
+			char tbuf[sizeof(r->members[0].payload.lease_token)];
+			snprintf(tbuf, sizeof(tbuf), "%s", tok);
 			cli_github_output("status", lease_status_name(r->status));
-			cli_github_output("lease-token", tok);
+			cli_github_output("lease-token", tbuf);
 			free(r);
-			return EXIT_OK;
+			return print_token_or_release(ctx, c, tbuf);
 		}
 		fprintf(stderr, "reflease acquire: %s\n",
 		        r->message[0] ? r->message : lease_status_name(r->status));
@@ -533,13 +582,16 @@ static int cli_cmd_open(cli_ctx *ctx, lease_cmd *c, int check_ttl)
 
 /* ---- commands ---- */
 
-static int cmd_acquire(cli_ctx *ctx, int argc, char **argv)
+/* acquire; --conflict-exit-code's value (0: not given) in *@p conflict. */
+static int acquire_cmd(cli_ctx *ctx, int argc, char **argv, int *conflict)
 {
 	lease_cmd c;
 	int rc;
 
-	if ((rc = cli_cmd_parse(ctx, argc, argv, acquire_longopts, 0, &c)) < 0 ||
-	    (rc = cli_check_slots_name(ctx, c.name, c.a.slots)) < 0)
+	if ((rc = cli_cmd_parse(ctx, argc, argv, acquire_longopts, 0, &c)) < 0)
+		return cli_status_of(rc);
+	*conflict = c.a.conflict;
+	if ((rc = cli_check_slots_name(ctx, c.name, c.a.slots)) < 0)
 		return cli_status_of(rc);
 	if (c.set_n > 1 && c.a.slots)
 		return cli_status_of(cli_usage(ctx,
@@ -586,12 +638,11 @@ static int cmd_acquire(cli_ctx *ctx, int argc, char **argv)
 		snprintf(c.r.message, sizeof(c.r.message), "--wait %ld s ran out", c.a.wait);
 	if (c.a.print_token && rc == 0 && c.r.holds_token && c.r.has_payload) {
 		/* only the token on stdout; outputs for Actions as usual */
-		printf("%s\n", c.r.payload.lease_token);
 		cli_github_output("status", lease_status_name(c.r.status));
 		cli_github_output("lease-token", c.r.payload.lease_token);
 		if (c.a.slots)
 			cli_github_output("lease-name", c.r.name);
-		return EXIT_OK;
+		return print_token_or_release(ctx, &c, c.r.payload.lease_token);
 	}
 	if (c.a.print_token) { /* held or failed: nothing on stdout, the reason on stderr */
 		cli_result_fixup(&c.r, c.st, c.name, rc);
@@ -600,6 +651,15 @@ static int cmd_acquire(cli_ctx *ctx, int argc, char **argv)
 		return cli_exit_for(rc < 0 ? rc : LEASE_EINTERNAL);
 	}
 	return finish(ctx, c.st, &c.r, c.name, rc);
+}
+
+/* acquire: --conflict-exit-code N replaces 3 (held, also after --wait ran
+ * out), as run's does (cli.md "Exit status"). */
+static int cmd_acquire(cli_ctx *ctx, int argc, char **argv)
+{
+	int conflict = 0, status = acquire_cmd(ctx, argc, argv, &conflict);
+
+	return status == EXIT_HELD && conflict ? conflict : status;
 }
 
 void cli_keep_changed_note(const char *cmd, const char *name, const lease_keep_report *rep)
@@ -938,7 +998,7 @@ static int cmd_break(cli_ctx *ctx, int argc, char **argv)
 const cli_command cli_lease_commands[] = {
         {"acquire", cmd_acquire,
          "acquire NAME [NAME...] [--ttl S] [--phase P] [--wait S [--fair]] [--slots N] "
-         "[--print-token]",
+         "[--print-token] [--conflict-exit-code N]",
          "Take a free or expired lease, or wait up to S seconds for it; several NAMEs: all in "
          "one atomic write, or none.",
          "  --ttl S          lease time in whole seconds (5-86400 local, 60-86400 github/remote;\n"
@@ -952,7 +1012,10 @@ const cli_command cli_lease_commands[] = {
          "  --print-token    print only the token (nothing on stdout when held, exit 3);\n"
          "                   for tok=$(reflease acquire NAME --print-token)\n"
          "  --slots N        take one of NAME's N slots (1-64), the lease NAME@<i>ofN\n"
-         "                   (at most N holders; another N than the stored one: exit 78)\n",
+         "                   (at most N holders; another N than the stored one: exit 78)\n"
+         "  --conflict-exit-code N\n"
+         "                   exit N (1-255) instead of 3 when the lease is held (flock's\n"
+         "                   -E: 1 on conflict)\n",
          acquire_longopts},
         {"heartbeat", cmd_heartbeat,
          "heartbeat NAME [NAME...] --lease-token T [--ttl S] [--every S [--release-on-exit]]",

@@ -24,7 +24,8 @@ enum {
 	OPT_JSON_FILE,
 	OPT_PRINT_TOKEN,
 	OPT_SLOTS,
-	OPT_FAIR
+	OPT_FAIR,
+	OPT_CONFLICT_EXIT_CODE
 };
 
 /* --wait forever: a wait no run outlives (about 100 years, s). */
@@ -46,6 +47,7 @@ typedef struct lease_args {
 	int print_token; /* acquire --print-token */
 	long slots;      /* acquire/run --slots N, 0 = not given (protocol.md "Slots") */
 	int fair;        /* --fair: wait in the lease's queue (protocol.md §5 "Fair waiting") */
+	int conflict;    /* acquire --conflict-exit-code N: N replaces 3 (held); 0 = not given */
 } lease_args;
 
 /* cli_parse handler for the options above. */

@@ -65,18 +65,8 @@ static int run_option(cli_ctx *ctx, int c, const char *arg, void *payload)
 {
 	run_args *ra = payload;
 
-	if (c == OPT_CONFLICT_EXIT) {
-		char *end = NULL;
-		long v;
-		errno = 0;
-		v = strtol(arg, &end, 10);
-		if (errno || end == arg || *end || v < 1 || v > 255)
-			return cli_usage(
-			        ctx, "--conflict-exit-code: '%s' is not an exit status in 1..255",
-			        arg);
-		ra->conflict = (int)v;
-		return 0;
-	}
+	if (c == OPT_CONFLICT_EXIT)
+		return cli_parse_conflict_exit(ctx, arg, &ra->conflict);
 	return cli_args_option(ctx, c, arg, &ra->a);
 }
 

@@ -70,14 +70,23 @@ static int cmd_init(cli_ctx *ctx, int argc, char **argv)
 	return EXIT_OK;
 }
 
-enum { OPT_FAIL_IF_HELD = OPT_COMMAND_BASE };
+enum { OPT_FAIL_IF_HELD = OPT_COMMAND_BASE, OPT_STATUS_CONFLICT };
+
+/* status's options: --fail-if-held [--conflict-exit-code N] */
+typedef struct status_args {
+	int fail_if_held;
+	int conflict; /* replaces --fail-if-held's 3; 0 = not given */
+} status_args;
 
 static int status_opt(cli_ctx *ctx, int c, const char *arg, void *payload)
 {
-	(void)arg;
+	status_args *sa = payload;
+
+	if (c == OPT_STATUS_CONFLICT)
+		return cli_parse_conflict_exit(ctx, arg, &sa->conflict);
 	if (c != OPT_FAIL_IF_HELD)
 		return cli_usage(ctx, "unexpected option");
-	*(int *)payload = 1;
+	sa->fail_if_held = 1;
 	return 0;
 }
 
@@ -159,19 +168,35 @@ static json_t *slots_json(cli_ctx *ctx, lease_slots_view *v, const char *name, i
 
 static const struct option status_longopts[] = {
         {"fail-if-held", no_argument, NULL, OPT_FAIL_IF_HELD},
+        {"conflict-exit-code", required_argument, NULL, OPT_STATUS_CONFLICT},
         CLI_GLOBAL_LONGOPTS,
         {NULL, 0, NULL, 0}};
 
+static int status_cmd(cli_ctx *ctx, int argc, char **argv, status_args *sa);
+
+/* status: --fail-if-held's 3 replaced by --conflict-exit-code N (cli.md). */
 static int cmd_status(cli_ctx *ctx, int argc, char **argv)
+{
+	status_args sa = {0, 0};
+	int status = status_cmd(ctx, argc, argv, &sa);
+
+	return status == EXIT_HELD && sa.conflict ? sa.conflict : status;
+}
+
+static int status_cmd(cli_ctx *ctx, int argc, char **argv, status_args *sa)
 {
 	lease_store *st;
 	lease_result r;
 	lease_slots_view slots = {NULL, 0, 0, 0};
 	const char *name;
-	int i, rc, fail_if_held = 0, full = 0;
+	int i, rc, full = 0, fail_if_held;
 
-	if ((i = cli_parse(ctx, argc, argv, "vqh", status_longopts, status_opt, &fail_if_held)) < 0)
+	if ((i = cli_parse(ctx, argc, argv, "vqh", status_longopts, status_opt, sa)) < 0)
 		return cli_status_of(i);
+	fail_if_held = sa->fail_if_held;
+	if (sa->conflict && !fail_if_held)
+		return cli_status_of(cli_usage(ctx, "--conflict-exit-code goes with --fail-if-held "
+		                                    "(status exits 3 only with it)"));
 	if ((rc = cli_take_name(ctx, argc, argv, i, &name)) < 0)
 		return cli_status_of(rc);
 	if ((rc = cli_open_store(ctx, &st)) < 0)
@@ -444,11 +469,13 @@ const cli_command cli_store_commands[] = {
          "Create a bare lease store at PATH (or local:PATH), or configure the repository already "
          "there.",
          "", plain_longopts},
-        {"status", cmd_status, "status NAME [--fail-if-held]",
+        {"status", cmd_status, "status NAME [--fail-if-held [--conflict-exit-code N]]",
          "Show the lease: live, expired, released or absent; holder and time left (token omitted).",
          "  --fail-if-held   exit 3 when another identity holds the lease live (else 0: free,\n"
          "                   expired, released, or held by this owner and host); without it\n"
-         "                   status exits 0 in every state\n",
+         "                   status exits 0 in every state\n"
+         "  --conflict-exit-code N\n"
+         "                   with --fail-if-held: exit N (1-255) instead of 3\n",
          status_longopts},
         {"list", cmd_list, "list",
          "List every lease of the namespace, one line each, under a header (NAME PHASE STATUS "

@@ -539,7 +539,16 @@ static int cmd_help(cli_ctx *ctx, int argc, char **argv)
 	return EXIT_OK;
 }
 
+static int reflease_main(int argc, char **argv);
+
+/* Every command's status passes cli_close_stdout(): 74 when stdout could not
+ * be written (cli.md "Exit status"). */
 int main(int argc, char **argv)
+{
+	return cli_close_stdout(reflease_main(argc, argv));
+}
+
+static int reflease_main(int argc, char **argv)
 {
 	cli_ctx ctx;
 	const cli_command *cmd;

@@ -1,10 +1,28 @@
 /* Rendering: human lines, JSON objects (cli.md "JSON output"), GitHub outputs. */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "report.h"
+
+int cli_close_stdout(int status)
+{
+	int err = 0;
+
+	errno = 0;
+	if (fflush(stdout) != 0 || ferror(stdout))
+		err = errno ? errno : EIO; /* an earlier write's errno is gone: EIO */
+	/* flushed: nothing pending, so EBADF means a closed descriptor that
+	 * nothing was written to, not an error (as gnulib's close_stream) */
+	else if (fclose(stdout) != 0 && errno != EBADF)
+		err = errno;
+	if (!err)
+		return status;
+	fprintf(stderr, "reflease: cannot write standard output: %s\n", strerror(err));
+	return status >= 64 ? status : EXIT_IOERR;
+}
 
 json_t *cli_payload_json(const lease_payload *p, int with_token, int64_t now)
 {

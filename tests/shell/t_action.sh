@@ -1,6 +1,6 @@
 #!/bin/sh
 # test: seconds 113
-# The action (action.yml: dist/main.mjs + action/run.sh) run step by step by
+# The action (action.yml: dist/main.mjs over the Node client) run step by step by
 # tests/action/harness.mjs in a simulated Actions environment (GITHUB_ACTIONS,
 # GITHUB_OUTPUT, GITHUB_STATE, GITHUB_STEP_SUMMARY, GITHUB_REPOSITORY,
 # RUNNER_TEMP, the inputs as INPUT_* as the runner sets them) against the fake GitHub server

@@ -1,6 +1,6 @@
 #!/bin/sh
 # shellcheck disable=SC2154,SC2034 # root and log come from action_lib.sh, which reads HARNESS_WRAP
-# test: seconds 25
+# test: seconds 35
 # The Action in a clean Debian root of this host's release (debootstrap
 # --variant=minbase: no compiler, no libgit2, jansson or libcurl), shared with
 # .ci/run under /var/cache/reflease/roots/<codename>-minbase. Each stage of
@@ -23,11 +23,16 @@
 # script exiting 3 is annotated as the script's own status; a set of two names
 # with heartbeat true is released as a set (issue 27: the set's heartbeat, its
 # members read from its JSON result by the runner's node).
+# A release (issue 42): the action's release tarball (make bundle's bin/ and
+# lib/ in make release's layout) and SHA256SUMS served from the host's
+# 127.0.0.1: the main stage in the root downloads, checks, unpacks and
+# acquires (its time printed; held to ACTION_RELEASE_LIMIT_MS when given); a
+# tampered tarball is refused naming the file.
 # Cache miss (REFLEASE_ACTION_MISS=1, as .ci/run sets it): a throwaway copy of
 # the root and a copy of the action's source: the build step installs the
 # build packages with apt and builds the bundle, then the command runs.
 # Timings of both paths are printed (docs/benchmarks.md). The set-up time on a
-# hit (the main stage's node from its start until run.sh: cache key, cache,
+# hit (the main stage's node from its start until the command: cache key, cache,
 # no build) is a speed target, so it is held to its limit
 # only when the benchmark asks (ACTION_HIT_LIMIT_MS, scripts/bench-debroot.sh:
 # 2000 ms), not on whatever machine runs `make check`.
@@ -89,8 +94,10 @@ done
 CANARY="ghs_BUNDLEcanary0123456789abcdefCANARY"
 GITSRV_PID=""
 mroot=""
+HTTP_PID=""
 cleanup() {
   action_cleanup
+  [ -z "$HTTP_PID" ] || kill "$HTTP_PID" 2>/dev/null || true
   [ -z "$GITSRV_PID" ] || kill "$GITSRV_PID" 2>/dev/null || true
   [ -z "$mroot" ] || rm -rf "$mroot"
 }
@@ -120,7 +127,7 @@ printf '#!/bin/bash\nexec "%s/lib/%s" --library-path "%s/lib" "%s/node.bin" "$@"
   "$nd" "$loader" "$nd" "$nd" >"$nd/node"
 chmod 755 "$nd/node"
 export HARNESS_NODE="$nd/node"
-# the node action/run.sh reads JSON results with (this node's execPath is its loader)
+# the node the main stage starts the background keeper with (this node's execPath is its loader)
 export REFLEASE_NODE="$nd/node"
 unset NODE_EXTRA_CA_CERTS 2>/dev/null || true # the root has no CA bundle; the stages talk to 127.0.0.1 only
 setup_ms() { q stdout | sed -n 's/^reflease: set-up \([0-9]*\) ms.*/\1/p' | tail -n 1; }
@@ -151,7 +158,57 @@ expect 0 "status through the API store"
 is outputs.status released "API store: released"
 [ ! -s "$TMPDIR/shim-calls" ] || fail "a cache hit called: $(cat "$TMPDIR/shim-calls")"
 if grep -q "$CANARY" "$log"; then fail "the token was printed"; fi
-echo "t_action_bundle: hit in $rname: set-up $hit_setup ms (node's start to run.sh: cache key, no build), main stage $hit_stage ms with acquire and the root's entry; no apt-get, no compiler"
+echo "t_action_bundle: hit in $rname: set-up $hit_setup ms (node's start to the command: cache key, no build), main stage $hit_stage ms with acquire and the root's entry; no apt-get, no compiler"
+
+# ---- a release (issue 42) ----------------------------------------------------------
+# the action's release tarball in make release's layout (one top directory
+# reflease-VERSION-linux-ARCH/ with bin/reflease and lib/ of make bundle, RPATH
+# $ORIGIN/../lib, share/, README) and its SHA256SUMS, served from the host's
+# 127.0.0.1; the action's directory has no bundle and no cache: the main stage
+# downloads, checks the sha256, unpacks and acquires with no compiler in the root
+V=$(cat "$root/dist/VERSION")
+case $(uname -m) in aarch64 | arm64) A=aarch64 ;; *) A=x86_64 ;; esac
+top="reflease-$V-linux-$A"
+rel="$TMPDIR/relsrv/octo/reflease/releases/download/v$V"
+mkdir -p "$rel" "$TMPDIR/relpkg/$top/share/doc/reflease"
+cp -a "$root/build/bundle/bin" "$root/build/bundle/lib" "$TMPDIR/relpkg/$top/"
+echo "reflease $V" >"$TMPDIR/relpkg/$top/README"
+tar -czf "$rel/$top.tar.gz" -C "$TMPDIR/relpkg" "$top"
+(cd "$rel" && sha256sum "$top.tar.gz" >SHA256SUMS)
+python3 -m http.server --bind 127.0.0.1 --directory "$TMPDIR/relsrv" 0 >"$TMPDIR/http.log" 2>&1 &
+HTTP_PID=$!
+i=0
+while ! hport=$(sed -n 's/.*port \([0-9]*\).*/\1/p' "$TMPDIR/http.log" | head -n 1) || [ -z "$hport" ]; do
+  [ $i -lt 100 ] || fail "the release server did not start: $(cat "$TMPDIR/http.log")"
+  sleep 0.05; i=$((i + 1))
+done
+ap_hit=$ap
+ap="$TMPDIR/ap-release"
+copy_action "$ap"
+saved_server=$GITHUB_SERVER_URL
+export GITHUB_SERVER_URL="http://127.0.0.1:$hport" GITHUB_ACTION_REPOSITORY=octo/reflease RUNNER_TOOL_CACHE="$TMPDIR/toolcache"
+PATH="$shims:$PATH" act '{"command":"acquire","name":"released-bin","ttl":"60"}'
+expect 0 "acquire with the release's reflease in the clean root"
+like stdout "release $V \\($A\\) downloaded, sha256 verified against SHA256SUMS" "the release downloaded and verified"
+is outputs.acquired true "release: acquired"
+rel_stage=$(stage_ms)
+rel_setup=$(setup_ms)
+[ ! -e "$ap/build/bundle" ] || fail "release: a bundle was built"
+[ ! -s "$TMPDIR/shim-calls" ] || fail "release: called $(cat "$TMPDIR/shim-calls")"
+[ -z "${ACTION_RELEASE_LIMIT_MS:-}" ] || [ "$rel_stage" -le "$ACTION_RELEASE_LIMIT_MS" ] ||
+  fail "the main stage from a release took $rel_stage ms (> $ACTION_RELEASE_LIMIT_MS)"
+# a tampered tarball is refused, naming the file and the checksum
+rm -rf "$TMPDIR/toolcache"
+echo tampered >>"$TMPDIR/relpkg/$top/README"
+tar -czf "$rel/$top.tar.gz" -C "$TMPDIR/relpkg" "$top"
+PATH="$shims:$PATH" act '{"command":"acquire","name":"tampered","ttl":"60"}'
+expect 1 "a tampered tarball"
+like annotations.0.message "^$top\\.tar\\.gz: checksum mismatch" "the file named"
+[ ! -e "$TMPDIR/toolcache/reflease/$V/$A/$top" ] || fail "a tampered tarball was unpacked"
+kill "$HTTP_PID" 2>/dev/null || true
+export GITHUB_SERVER_URL="$saved_server" GITHUB_ACTION_REPOSITORY=''
+ap=$ap_hit
+echo "t_action_bundle: release in $rname: set-up $rel_setup ms (download, sha256, unpack), main stage $rel_stage ms with acquire and the root's entry; a tampered tarball refused"
 
 # ---- the post stage in the root (issue 25) -----------------------------------------
 phase() { git --git-dir="$TMPDIR/gh.git" log -1 --format=%B "refs/leases/$1" | sed -n 's/.*"phase":"\([^"]*\)".*/\1/p'; }

@@ -2,12 +2,13 @@
 # test: seconds 144
 # make lint-action (scripts/lint-action.sh) passes on the repository's action
 # and workflows, and fails on each deliberately broken copy: a misspelt key of
-# an action input, an undeclared input used in action.yml, an input run.sh
-# reads but the JavaScript does not pass, an undeclared input the JavaScript
-# reads, runs.using other than node24, no post-if: always(), a runs.post that
-# is not a file, a misspelt runs key, an expression pasted into a run: script, a
-# misspelt workflow key, an unknown expression context, an undeclared input
-# passed to `uses: ./`, and a finding of shellcheck in action/run.sh.
+# an action input, an undeclared input used in action.yml, an input the
+# JavaScript does not read, an undeclared input the JavaScript reads, a shell
+# started by the JavaScript, runs.using other than node24, no post-if:
+# always(), a runs.post that is not a file, a misspelt runs key, an expression
+# pasted into a run: script, a misspelt workflow key, an unknown expression
+# context, an undeclared input passed to `uses: ./`, and a finding of the
+# shell linter in action/build.sh.
 # shellcheck disable=SC2016 # the edits and patterns are literal ${{ }} and $VAR text
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -44,7 +45,11 @@ fresh; edit "$TMPDIR/tree/action.yml" 's/\${{ strategy.job-total }}/${{ inputs.l
 must_fail "an undeclared input used in action.yml" "undeclared input 'lease_token'"
 
 fresh; edit "$TMPDIR/tree/action/lib.mjs" "s/'wait', //"
-must_fail "an input run.sh reads but the JavaScript does not pass" "reads INPUT_WAIT"
+must_fail "an input the JavaScript does not read" "input 'wait' is read by no stage"
+
+fresh; edit "$TMPDIR/tree/action/main.mjs" "s/^import \* as core from '@actions\/core';/&\nimport { spawn } from 'node:child_process';\nspawn('sh', ['-c', 'true']);/"
+must_fail "a shell started by the JavaScript" "the JavaScript runs a shell"
+
 
 fresh; edit "$TMPDIR/tree/action/post.mjs" "s/core.getState('name')/core.getInput('nam')/"
 must_fail "an undeclared input read by the JavaScript" "reads the input 'nam'"
@@ -73,6 +78,6 @@ must_fail "an unknown context in a workflow expression (actionlint)" 'undefined 
 fresh; edit "$TMPDIR/tree/.github/workflows/migrate.yml" 's/command: migrate/commnd: migrate/'
 must_fail "an undeclared input passed to uses: ./" "passes 'commnd'"
 
-fresh; edit "$TMPDIR/tree/action/run.sh" 's/^root=\${GITHUB_ACTION_PATH/root=$(echo $GITHUB_ACTION_PATH)\nunused=${GITHUB_ACTION_PATH/'
-must_fail "a shellcheck finding in action/run.sh" "shellcheck: action"
+fresh; edit "$TMPDIR/tree/action/build.sh" 's/^root=\${GITHUB_ACTION_PATH/root=$(echo $GITHUB_ACTION_PATH)\nunused=${GITHUB_ACTION_PATH/'
+must_fail "a shellcheck finding in action/build.sh" "shellcheck: action"
 echo "t_action_lint: ok"

@@ -8,6 +8,7 @@
 # server:
 # - acquire with heartbeat -> a failing step -> post: released by its token,
 #   the background heartbeat stopped, reported in the log and the job summary;
+#   also when the keeper's pid file is gone (the pid in the step's state);
 # - acquire -> explicit release -> post: a quiet no-op (no summary, no
 #   annotation, no write);
 # - another job's lease (same name, after this job released) is never touched;
@@ -60,6 +61,19 @@ alive "$hbpid" && fail "the background heartbeat runs on after post"
 [ ! -e "$RUNNER_TEMP/reflease-heartbeat.leases.deploy.pid" ] || fail "heartbeat pid file left"
 [ "$(status_json deploy | field phase)" = released ] || fail "post did not release: $(status_json deploy)"
 grep -q '`deploy`: released at the end of the job' "$HARNESS_JOB_SUMMARY" || fail "job summary"
+
+# 1b. the keeper's pid file gone (a step cleaned RUNNER_TEMP): the post stage
+# stops the keeper by the pid the main stage recorded in the step's state
+HARNESS_STATE=$TMPDIR/gone.json act '{"command":"acquire","name":"gone","ttl":"60","heartbeat":"true"}'
+expect 0 "acquire gone"
+hbpid=$(cat "$RUNNER_TEMP/reflease-heartbeat.leases.gone.pid")
+is state.keeper-pid "$hbpid" "the keeper's pid in the step's state"
+rm "$RUNNER_TEMP/reflease-heartbeat.leases.gone.pid"
+post "$TMPDIR/gone.json"
+expect 0 "post without the pid file"
+like stdout 'background heartbeat of gone stopped \(exit 143\)' "post: stopped by the state's pid"
+alive "$hbpid" && fail "the keeper runs on after post"
+[ "$(status_json gone | field phase)" = released ] || fail "post did not release gone"
 
 # 2. acquire, explicit release, post: a quiet no-op
 act '{"command":"acquire","name":"twice","ttl":"60","heartbeat":"true"}'

@@ -17,7 +17,7 @@
 #    released after; a reflease whose run keeps one lease is never given a set
 #    (it would read the second name as the command): exit 64 before it runs;
 # 6. the set's background heartbeat is the CLI's set keeper (`reflease
-#    heartbeat A B --every S`, as action/run.sh starts it), on a local store: it
+#    heartbeat A B --every S`, as the action's keeper starts it), on a local store: it
 #    renews every member, ends 143 on SIGTERM, and 4 once a member is taken
 #    over, naming it (its retry policy is the library keeper's, test_heartbeat).
 # shellcheck disable=SC2016,SC2154 # backquotes in patterns are markdown; root and log come from action_lib.sh
@@ -33,7 +33,7 @@ action_fakegh "$CANARY"
 phase_of() { status_json "$1" | field phase; }
 token_of() { git --git-dir="$TMPDIR/gh.git" cat-file -p "refs/leases/$1" | field lease_token; }
 ref() { git --git-dir="$TMPDIR/gh.git" rev-parse -q --verify "refs/leases/$1" || true; }
-# the heartbeat files of a set (action/run.sh: its sorted names, hashed)
+# the heartbeat files of a set (action/lib.mjs keeperFiles: its sorted names, hashed)
 setkey() { printf '%s\n' "$@" | LC_ALL=C sort | sha256sum | cut -c1-32; }
 
 # 1. a two-name acquire (a YAML block: one name a line), heartbeat true; post releases both
@@ -181,7 +181,7 @@ L() { REFLEASE_STORE="local:$store" REFLEASE_OWNER=${LOWNER:-loop} REFLEASE_HOST
 lref() { git --git-dir="$store" rev-parse "refs/leases/$1"; }
 ltok=$(L acquire a b --ttl 6 --print-token)
 oa=$(lref a) ob=$(lref b)
-# as action/run.sh starts it: the token in the environment, the names after --
+# as the action's keeper starts it: the token in the environment, the names after --
 loop() {
   REFLEASE_LEASE_TOKEN=$ltok REFLEASE_STORE="local:$store" REFLEASE_OWNER=loop REFLEASE_HOST=h GITHUB_ACTIONS='' \
     "$REFLEASE" heartbeat --ttl 6 --every 2 -- a b >"$TMPDIR/loop.log" 2>&1 &

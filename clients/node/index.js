@@ -1,0 +1,441 @@
+// reflease for Node: a typed client over the reflease binary (docs/cli.md).
+// Every call spawns the binary with an argv array (never a shell) and --json,
+// reads its one JSON object, and maps its exit status (cli.md "Exit status")
+// to a result or to a typed error. Lease tokens and GitHub tokens travel in
+// the child's environment (REFLEASE_LEASE_TOKEN, REFLEASE_GITHUB_TOKEN,
+// REFLEASE_GIT_TOKEN), never on a command line. Types: index.d.ts.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** The exit statuses of cli.md "Exit status". */
+export const EXIT = Object.freeze({
+  OK: 0, FOUND: 1, HELD: 3, NOT_HOLDER: 4, USAGE: 64, DATA: 65, UNAVAILABLE: 69, SOFTWARE: 70,
+  IO: 74, TEMPORARY: 75, PERMISSION: 77, CONFIGURATION: 78, SIGHUP: 129, SIGINT: 130, SIGTERM: 143,
+});
+
+/** Any failure of a reflease command: its exit status, its JSON result (when it gave one) and stderr. */
+export class RefleaseError extends Error {
+  constructor(message, { exitCode = null, result = null, stderr = '', command = '', kind = 'error' } = {}) {
+    super(message);
+    this.name = new.target.name;
+    this.exitCode = exitCode;
+    this.result = result;
+    this.stderr = stderr;
+    this.command = command;
+    this.kind = kind;
+  }
+}
+/**
+ * A write whose precondition did not hold: the lease is held by another
+ * (LeaseHeldError, exit 3) or the token is not the current one
+ * (NotHolderError, exit 4). The name of the seed TypeScript library's error,
+ * so `catch (e) { if (e instanceof CASFailed) ... }` keeps working.
+ */
+export class CASFailed extends RefleaseError {}
+export class LeaseHeldError extends CASFailed {}
+export class NotHolderError extends CASFailed {}
+export class UsageError extends RefleaseError {}
+export class DataError extends RefleaseError {}
+export class UnavailableError extends RefleaseError {}
+export class InternalError extends RefleaseError {}
+export class OutputError extends RefleaseError {}
+export class TemporaryError extends RefleaseError {}
+export class PermissionError extends RefleaseError {}
+export class ConfigurationError extends RefleaseError {}
+export class InterruptedError extends RefleaseError {}
+
+const BY_STATUS = {
+  3: [LeaseHeldError, 'held'], 4: [NotHolderError, 'not_holder'], 64: [UsageError, 'usage'],
+  65: [DataError, 'data'], 69: [UnavailableError, 'unavailable'], 70: [InternalError, 'internal'],
+  74: [OutputError, 'output'], 75: [TemporaryError, 'temporary'], 77: [PermissionError, 'permission'],
+  78: [ConfigurationError, 'configuration'],
+};
+
+/** What an exit status means, in a few words (cli.md "Exit status"); for messages and annotations. */
+export function describeExit(code) {
+  const m = {
+    1: 'found something at or above --fail-on', 3: 'the lease is held', 4: 'not the holder, or the lease expired or was lost',
+    64: 'usage error', 65: 'malformed payload', 69: 'store unreachable', 70: 'internal error',
+    74: 'standard output could not be written', 75: 'temporary failure (CAS conflict, not verified, rate limited)',
+    77: 'permission denied (does the job have contents: write?)', 78: 'configuration error',
+  }[code];
+  if (m) return m;
+  if (code > 128) return 'interrupted';
+  return `exit status ${code}`;
+}
+
+/** The error for exit status @p code (with its result and stderr). */
+export function errorFor(code, { result = null, stderr = '', command = '', message = '' } = {}) {
+  const lastLine = String(stderr).split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('::')).pop();
+  const why = message || result?.message || result?.error?.message || lastLine || `exit status ${code}`;
+  const text = `reflease ${command}: ${why}`;
+  if (code !== null && code > 128) return new InterruptedError(text, { exitCode: code, result, stderr, command, kind: 'interrupted' });
+  const [Cls, kind] = BY_STATUS[code] || [RefleaseError, 'error'];
+  return new Cls(text, { exitCode: code, result, stderr, command, kind });
+}
+
+const SIGNO = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGTERM: 15 };
+const names = (n) => (Array.isArray(n) ? [...n] : [n]).map(String);
+const seconds = (v) => (v === 'forever' || v === Infinity ? 'forever' : String(v));
+function opt(argv, flag, v, f = String) {
+  if (v !== undefined && v !== null && v !== false && v !== '') argv.push(flag, ...(v === true ? [] : [f(v)]));
+}
+
+/**
+ * A reflease client: where the binary is and the global options (cli.md
+ * "Shape") every call passes. Options not given are the binary's defaults
+ * (its environment variables included).
+ */
+export class Reflease {
+  constructor(options = {}) {
+    this.options = { ...options };
+    this.binary = options.binary || process.env.REFLEASE_BIN || 'reflease';
+  }
+
+  /** The child's environment: the caller's, `env`, the tokens; outputs and summaries are the caller's to write. */
+  #env(token, extra) {
+    const o = this.options;
+    const env = { ...process.env, ...(o.env || {}), ...this.#globalEnv(), ...(extra || {}) };
+    delete env.REFLEASE_LEASE_TOKEN;
+    if (token) env.REFLEASE_LEASE_TOKEN = token;
+    if (o.githubToken) env.REFLEASE_GITHUB_TOKEN = o.githubToken;
+    if (o.gitToken) env.REFLEASE_GIT_TOKEN = o.gitToken;
+    // a step's outputs and summary are written by whoever called, not by every child
+    if (!o.githubOutputs) {
+      env.GITHUB_OUTPUT = '';
+      env.GITHUB_STEP_SUMMARY = '';
+    }
+    return env;
+  }
+
+  /** The global options (cli.md "Shape") as the variables the binary reads: argv stays the command's. */
+  #globalEnv() {
+    const o = this.options;
+    const env = {};
+    const set = (k, v) => {
+      if (v !== undefined && v !== null && v !== '') env[k] = String(v);
+    };
+    set('REFLEASE_STORE', o.store);
+    set('REFLEASE_NAMESPACE', o.namespace);
+    set('REFLEASE_OWNER', o.owner);
+    set('REFLEASE_HOST', o.host);
+    set('REFLEASE_TIMEOUT', o.timeout);
+    set('REFLEASE_VERIFY_TIMEOUT', o.verifyTimeout);
+    if (o.verbose) env.REFLEASE_LOG = o.verbose > 1 ? 'debug' : 'info';
+    if (o.quiet) env.REFLEASE_LOG = 'error';
+    return env;
+  }
+
+  /**
+   * Spawn `reflease [global] ARGS` and resolve to { code, signal, stdout,
+   * stderr }. stderr lines reach `onStderr` (call's, else the client's) as
+   * they come. `signal` (AbortSignal) sends SIGTERM: reflease then ends its
+   * wait or releases (cli.md: 143).
+   */
+  spawn(args, { token, signal, onStderr, stdio, json = true, env } = {}) {
+    // --json after the command's options, before its `--`
+    const cut = args.indexOf('--');
+    const argv = !json ? [...args] : cut < 0 ? [...args, '--json'] : [...args.slice(0, cut), '--json', ...args.slice(cut)];
+    const lineCb = onStderr || this.options.onStderr;
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(errorFor(130, { command: args[0], message: 'aborted before it started' }));
+      const child = spawn(this.binary, argv, {
+        env: this.#env(token, env), cwd: this.options.cwd, stdio: stdio || ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      let pending = '';
+      child.stdout?.setEncoding('utf8').on('data', (d) => (stdout += d));
+      child.stderr?.setEncoding('utf8').on('data', (d) => {
+        stderr += d;
+        if (!lineCb) return;
+        pending += d;
+        let i;
+        while ((i = pending.indexOf('\n')) >= 0) {
+          lineCb(pending.slice(0, i));
+          pending = pending.slice(i + 1);
+        }
+      });
+      const abort = () => child.kill('SIGTERM');
+      signal?.addEventListener('abort', abort, { once: true });
+      child.on('error', (e) => {
+        signal?.removeEventListener('abort', abort);
+        reject(new RefleaseError(`reflease ${args[0]}: cannot run ${this.binary}: ${e.message}`, { command: args[0], kind: 'spawn' }));
+      });
+      child.on('close', (code, sig) => {
+        signal?.removeEventListener('abort', abort);
+        if (lineCb && pending) lineCb(pending);
+        resolve({ code: code ?? 128 + (SIGNO[sig] || 15), signal: sig, stdout, stderr, pid: child.pid });
+      });
+    });
+  }
+
+  /** Run one command with --json: its parsed object, or a typed error. `ok` lists the statuses that are results. */
+  async #call(args, { ok = [0], token, signal, onStderr } = {}) {
+    const r = await this.spawn(args, { token, signal, onStderr });
+    let result = null;
+    const text = r.stdout.trim();
+    if (text) {
+      try {
+        result = JSON.parse(text);
+      } catch {
+        throw new RefleaseError(`reflease ${args[0]}: not one JSON object on stdout: ${text.slice(0, 200)}`,
+          { exitCode: r.code, stderr: r.stderr, command: args[0], kind: 'protocol' });
+      }
+    }
+    if (!ok.includes(r.code)) throw errorFor(r.code, { result, stderr: r.stderr, command: args[0] });
+    if (result === null) throw new RefleaseError(`reflease ${args[0]}: no JSON result (exit ${r.code})`, { exitCode: r.code, stderr: r.stderr, command: args[0], kind: 'protocol' });
+    Object.defineProperty(result, 'exitCode', { value: r.code, enumerable: false });
+    return withToken(result);
+  }
+
+  acquire(name, o = {}) {
+    const a = ['acquire'];
+    opt(a, '--ttl', o.ttl);
+    opt(a, '--phase', o.phase);
+    opt(a, '--wait', o.wait, seconds);
+    opt(a, '--fair', o.fair);
+    opt(a, '--slots', o.slots);
+    return this.#call([...a, '--', ...names(name)], o);
+  }
+
+  heartbeat(name, token, o = {}) {
+    const a = ['heartbeat'];
+    opt(a, '--ttl', o.ttl);
+    return this.#call([...a, '--', ...names(name)], { ...o, token });
+  }
+
+  transition(name, token, to, o = {}) {
+    return this.#call(['transition', '--to', String(to), '--', ...names(name)], { ...o, token });
+  }
+
+  reacquire(name, token, o = {}) {
+    const a = ['reacquire'];
+    opt(a, '--ttl', o.ttl);
+    return this.#call([...a, '--', String(name)], { ...o, token });
+  }
+
+  release(name, token, o = {}) {
+    const a = ['release'];
+    opt(a, '--strict', o.strict);
+    return this.#call([...a, '--', ...names(name)], { ...o, token });
+  }
+
+  breakLease(name, o = {}) {
+    const a = ['break'];
+    opt(a, '--force', o.force);
+    return this.#call([...a, '--', String(name)], o);
+  }
+
+  status(name, o = {}) {
+    const a = ['status'];
+    opt(a, '--fail-if-held', o.failIfHeld);
+    return this.#call([...a, '--', String(name)], o);
+  }
+
+  list(o = {}) {
+    return this.#call(['list'], o);
+  }
+
+  history(name, o = {}) {
+    const a = ['history'];
+    opt(a, '--max', o.max);
+    opt(a, '--assumed-ttl', o.assumedTtl);
+    return this.#call([...a, '--', String(name)], o);
+  }
+
+  /** reconcile: exit 1 (found at or above failOn) is a result with found: true. */
+  async reconcile(o = {}) {
+    const a = ['reconcile'];
+    opt(a, '--reap', o.reap);
+    opt(a, '--prune-released', o.pruneReleased);
+    opt(a, '--fail-on', o.failOn);
+    opt(a, '--summary', o.summary);
+    opt(a, '--grace', o.grace);
+    opt(a, '--assumed-ttl', o.assumedTtl);
+    const r = await this.#call(a, { ...o, ok: [0, 1] });
+    r.found = r.exitCode === 1;
+    return r;
+  }
+
+  /** migrate: a plan unless apply; exit 1 (found) is a result with found: true. */
+  async migrate(o = {}) {
+    const a = ['migrate'];
+    opt(a, '--apply', o.apply);
+    opt(a, '--to', o.to);
+    opt(a, '--assumed-ttl', o.assumedTtl);
+    opt(a, '--fail-on', o.failOn);
+    opt(a, '--summary', o.summary);
+    const r = await this.#call(a, { ...o, ok: [0, 1] });
+    r.found = r.exitCode === 1;
+    return r;
+  }
+
+  /**
+   * Keep a held lease (or set) alive in the background: `reflease heartbeat
+   * --every S` as a child process, the token in its environment. Each write's
+   * JSON object reaches `onBeat`. The keeper ends on stop() (SIGTERM: 143),
+   * on `signal`, or by itself when the lease is lost (4, or the failure's
+   * status); `done` resolves to that exit status. `detached` starts it in its
+   * own session (it outlives this process; `stdio` then names where its
+   * output goes).
+   */
+  keep(name, token, o = {}) {
+    const a = ['heartbeat'];
+    opt(a, '--ttl', o.ttl);
+    opt(a, '--every', o.every);
+    opt(a, '--release-on-exit', o.releaseOnExit);
+    if (o.onBeat) a.push('--json');
+    a.push('--', ...names(name));
+    const child = spawn(this.binary, a, {
+      env: this.#env(token, o.env), cwd: this.options.cwd, detached: !!o.detached,
+      stdio: o.stdio || ['ignore', 'pipe', 'pipe'],
+    });
+    let buf = '';
+    let stderr = '';
+    child.stdout?.setEncoding('utf8').on('data', (d) => {
+      buf += d;
+      let i;
+      while ((i = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, i);
+        buf = buf.slice(i + 1);
+        try {
+          if (line.trim() && o.onBeat) o.onBeat(JSON.parse(line));
+        } catch {
+          // not an object line: ignored
+        }
+      }
+    });
+    child.stderr?.setEncoding('utf8').on('data', (d) => {
+      stderr += d;
+      if (o.onStderr) for (const l of d.split('\n')) if (l) o.onStderr(l);
+    });
+    const done = new Promise((resolve, reject) => {
+      child.on('error', (e) => reject(new RefleaseError(`reflease heartbeat: cannot run ${this.binary}: ${e.message}`, { command: 'heartbeat', kind: 'spawn' })));
+      child.on('close', (code, sig) => resolve(code ?? 128 + (SIGNO[sig] || 15)));
+    });
+    const stop = (sig = 'SIGTERM') => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(sig);
+      return done;
+    };
+    o.signal?.addEventListener('abort', () => stop(), { once: true });
+    return { pid: child.pid, child, done, stop, stderr: () => stderr };
+  }
+
+  /**
+   * run NAME(S): with a command (an argv array), `reflease run ... -- CMD`:
+   * the lease is held while CMD runs and released after (cli.md); resolves to
+   * run's JSON object (reason exited: CMD's own status in command.exit_code,
+   * whatever it was), throws a typed error when not acquired, lost,
+   * interrupted or the release failed. With a function, the lease is
+   * acquired, kept by a background keeper child (keep()), and the function
+   * called with { token, signal, result }: `signal` aborts when the lease is
+   * lost; released afterwards (also when the function throws).
+   */
+  async run(name, what, o = {}) {
+    if (typeof what === 'function') return this.#runFunction(name, what, o);
+    if (!Array.isArray(what) || what.length === 0) throw new UsageError('reflease run: the command is an argv array, e.g. ["make", "deploy"]', { command: 'run', kind: 'usage' });
+    const dir = mkdtempSync(join(tmpdir(), 'reflease-run-'));
+    const file = join(dir, 'result.json');
+    try {
+      const a = ['run'];
+      opt(a, '--ttl', o.ttl);
+      opt(a, '--every', o.every);
+      opt(a, '--wait', o.wait, seconds);
+      opt(a, '--fair', o.fair);
+      opt(a, '--slots', o.slots);
+      opt(a, '--conflict-exit-code', o.conflictExitCode);
+      a.push('--json-file', file, '--', ...names(name), '--', ...what.map(String));
+      const r = await this.spawn(a, { signal: o.signal, onStderr: o.onStderr, json: false, stdio: o.stdio || ['ignore', 'inherit', 'pipe'] });
+      let result = null;
+      try {
+        result = JSON.parse(readFileSync(file, 'utf8'));
+      } catch {
+        // no object: an early usage error said on stderr
+      }
+      const cmdRan = result && result.reason === 'exited';
+      const releaseFailed = cmdRan && result.status !== 'released' && r.code !== (result.command?.exit_code ?? -1);
+      if (result && cmdRan && !releaseFailed) {
+        Object.defineProperty(result, 'exitCode', { value: r.code, enumerable: false });
+        return result;
+      }
+      // --conflict-exit-code N replaces 3 and a lost lease's status: the reason says which
+      let code = r.code;
+      if (o.conflictExitCode && r.code === Number(o.conflictExitCode)) {
+        if (result?.reason === 'lost') code = EXIT.NOT_HOLDER;
+        else if (result?.reason === 'not_acquired' || result?.status === 'held') code = EXIT.HELD;
+      }
+      const e = errorFor(code, { result, stderr: r.stderr, command: 'run' });
+      e.exitCode = r.code;
+      throw e;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  async #runFunction(name, fn, o) {
+    const got = await this.acquire(name, o);
+    const ac = new AbortController();
+    const keeper = this.keep(name, got.token, { ttl: o.ttl, every: o.every, onStderr: o.onStderr });
+    let lost = null;
+    keeper.done.then((code) => {
+      if (code !== 143) {
+        lost = errorFor(code === 0 ? 4 : code, { stderr: keeper.stderr(), command: 'heartbeat' });
+        ac.abort(lost);
+      }
+    });
+    o.signal?.addEventListener('abort', () => ac.abort(o.signal.reason), { once: true });
+    try {
+      const value = await fn({ token: got.token, signal: ac.signal, result: got });
+      if (lost) throw lost;
+      return value;
+    } finally {
+      await keeper.stop();
+      if (!lost) await this.release(name, got.token);
+    }
+  }
+}
+
+/** The lease token of a result: the holder's lease.lease_token, a set's lease_token. */
+function withToken(r) {
+  if (r && typeof r === 'object' && !('token' in r)) {
+    const t = r.lease_token || r.lease?.lease_token;
+    if (t) Object.defineProperty(r, 'token', { value: t, enumerable: false });
+  }
+  return r;
+}
+
+// ---- the seed library's names (a thin alias layer) -------------------------
+
+let defaultClient = null;
+const clientOf = (o) => o?.client || (defaultClient ||= new Reflease());
+
+/** A held lease as the seed library returned it: name, token, phase, expiry, the reflease result. */
+function toLease(name, r) {
+  return { name: r.name || name, token: r.token || r.lease_token || r.lease?.lease_token || '', phase: r.lease?.phase || null,
+    expiresAt: r.lease?.expires_at || r.holder?.expires_at || null, oid: r.oid || null, result: r };
+}
+const nameOf = (lease) => (typeof lease === 'string' ? lease : lease.name);
+
+/** acquireLease(name, { ttl, phase, wait, client }): the lease, or CASFailed (LeaseHeldError) when held. */
+export async function acquireLease(name, o = {}) {
+  return toLease(name, await clientOf(o).acquire(name, o));
+}
+/** heartbeatLease(lease, { ttl }): the renewed lease; CASFailed (NotHolderError) when the token is not current. */
+export async function heartbeatLease(lease, o = {}) {
+  return toLease(nameOf(lease), await clientOf(o).heartbeat(nameOf(lease), o.token || lease.token, o));
+}
+/** transitionLease(lease, phase): the lease in its new phase. */
+export async function transitionLease(lease, phase, o = {}) {
+  return toLease(nameOf(lease), await clientOf(o).transition(nameOf(lease), o.token || lease.token, phase, o));
+}
+/** reacquireLease(lease, { ttl }): take back a lease this token still holds, even expired. */
+export async function reacquireLease(lease, o = {}) {
+  return toLease(nameOf(lease), await clientOf(o).reacquire(nameOf(lease), o.token || lease.token, o));
+}
+/** releaseLease(lease): the release's result (released, already_released, not_owner). */
+export async function releaseLease(lease, o = {}) {
+  return clientOf(o).release(nameOf(lease), o.token || lease.token, o);
+}
