@@ -88,9 +88,31 @@ static int operand_words(const char *cmd, const char **words)
 	return 0;
 }
 
-static void bash_script(void)
+/* The case arms of a bash or zsh script that set opts (every option of the
+ * command, long and short) and valopts (the long options that take a value):
+ * the words between @p open and @p close, @p vopen and @p vclose. */
+static void print_option_cases(const char *open, const char *close, const char *vopen,
+                               const char *vclose)
 {
 	const cli_command *c;
+	size_t i;
+
+	printf("  '') opts=%s", open);
+	print_longopts(cli_main_longopts, 0, " ");
+	printf(" -v -q -h -V%s; valopts=%s", close, vopen);
+	print_longopts(cli_main_longopts, 1, " ");
+	printf("%s ;;\n", vclose);
+	for (i = 0; (c = cli_command_at(i)); i++) {
+		printf("  %s) opts=%s", c->name, open);
+		print_longopts(c->longopts, 0, " ");
+		printf(" -v -q -h%s; valopts=%s", close, vopen);
+		print_longopts(c->longopts, 1, " ");
+		printf("%s ;;\n", vclose);
+	}
+}
+
+static void bash_script(void)
+{
 	size_t i;
 	const char *w;
 
@@ -114,19 +136,8 @@ static void bash_script(void)
 	       "  # after run's -- (CMD and its arguments): the shell's own completion\n"
 	       "  for ((i++; i < COMP_CWORD; i++)); do [ \"${COMP_WORDS[i]}\" = -- ] && return 0; "
 	       "done\n"
-	       "  case $cmd in\n"
-	       "  '') opts='");
-	print_longopts(cli_main_longopts, 0, " ");
-	printf(" -v -q -h -V'; valopts=' ");
-	print_longopts(cli_main_longopts, 1, " ");
-	printf(" ' ;;\n");
-	for (i = 0; (c = cli_command_at(i)); i++) {
-		printf("  %s) opts='", c->name);
-		print_longopts(c->longopts, 0, " ");
-		printf(" -v -q -h'; valopts=' ");
-		print_longopts(c->longopts, 1, " ");
-		printf(" ' ;;\n");
-	}
+	       "  case $cmd in\n");
+	print_option_cases("'", "'", "' ", " '");
 	printf("  *) return 0 ;;\n  esac\n  case $cmd:$prev in\n");
 	for (i = 0; i < sizeof(option_values) / sizeof(option_values[0]); i++)
 		printf("  %s:--%s) COMPREPLY=($(compgen -W '%s' -- \"$cur\")); return 0 ;;\n",
@@ -184,19 +195,8 @@ static void zsh_script(void)
 	       "  done\n"
 	       "  for ((i++; i < CURRENT; i++)); do [[ $words[i] == -- ]] && { _files; return }; "
 	       "done\n"
-	       "  case $cmd in\n"
-	       "  '') opts=(");
-	print_longopts(cli_main_longopts, 0, " ");
-	printf(" -v -q -h -V); valopts=(");
-	print_longopts(cli_main_longopts, 1, " ");
-	printf(") ;;\n");
-	for (i = 0; (c = cli_command_at(i)); i++) {
-		printf("  %s) opts=(", c->name);
-		print_longopts(c->longopts, 0, " ");
-		printf(" -v -q -h); valopts=(");
-		print_longopts(c->longopts, 1, " ");
-		printf(") ;;\n");
-	}
+	       "  case $cmd in\n");
+	print_option_cases("(", ")", "(", ")");
 	printf("  *) _files; return ;;\n  esac\n  case $cmd:$words[CURRENT-1] in\n");
 	for (i = 0; i < sizeof(option_values) / sizeof(option_values[0]); i++)
 		printf("  %s:--%s) compadd -- %s; return ;;\n", option_values[i].command,

@@ -25,8 +25,14 @@ for n in ("e", "g"):
 assert d["ok"]["status"] == "live"
 PY
 expect_rc 0 "$R" list
-grep -q "^e .*unreadable.*refs/leases/e is empty" "$TMPDIR/out" || fail "list: e"
-grep -q "^g .*unreadable.*refs/leases/g is not a ref" "$TMPDIR/out" || fail "list: g"
+# listed: a row for the name, the reason on the indented line under it (N4:
+# the columns hold, whatever the reason's length)
+listed() { # listed NAME PATTERN: NAME's row is unreadable and the next line says PATTERN
+  awk -v n="$1" -v p="$2" '$1 == n && / unreadable / { getline; if ($0 ~ "^    " && $0 ~ p) ok = 1 }
+    END { exit !ok }' "$TMPDIR/out"
+}
+listed e "refs/leases/e is empty" || fail "list: e: $(cat "$TMPDIR/out")"
+listed g "refs/leases/g is not a ref" || fail "list: g: $(cat "$TMPDIR/out")"
 
 expect_rc 1 "$R" reconcile --fail-on warning
 grep -q "scanned 3 " "$TMPDIR/out" || fail "reconcile did not scan every name"
@@ -68,8 +74,8 @@ chown -R nobody "$S" "$TMPDIR/nh"
 N() { setpriv --reuid nobody --regid "$(id -g nobody)" --clear-groups env HOME="$TMPDIR/nh" "$@"; }
 chmod 000 "$S/refs/leases/g"
 expect_rc 0 N "$R" list
-grep -q "^g .*unreadable.*cannot read the ref file .*refs/leases/g: Permission denied" \
-  "$TMPDIR/out" || fail "list: unreadable g"
+listed g "cannot read the ref file .*refs/leases/g: Permission denied" ||
+  fail "list: unreadable g: $(cat "$TMPDIR/out")"
 expect_rc 1 N "$R" reconcile --fail-on warning
 grep -q "unreadable-ref: cannot read the ref file" "$TMPDIR/out" || fail "reconcile: g"
 for c in "status g" "acquire g" "break g"; do
