@@ -841,7 +841,12 @@ int lease_ref_still_at(lease_store *st, const char *name, const lease_oid *oid)
 	lease__store_clear_error(st);
 	if ((rc = name_to_ref(st, ref, sizeof(ref), name)) < 0)
 		return rc;
-	if ((rc = reread(st, ref, &present, &at)) < 0)
+	/* an operation of its own: its requests (a rate-limit pause included)
+	 * end with --timeout, and within a wait with the wait (issue 24 #3) */
+	lease__store_op_begin(st, 0);
+	rc = reread(st, ref, &present, &at);
+	lease__store_op_end(st);
+	if (rc < 0)
 		return lease__store_set_error(st, rc, "cannot read %s", tfail(st, rc, ref));
 	return present && lease_oid_equal(&at, oid);
 }
