@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "reflease/schema.h"
 
@@ -65,8 +66,15 @@ int lease__gh_budget_note(lease_gh_budgets *bs, const lease_http_response *r, co
 	b->reset = r->rl_reset;
 	if (r->rl_remaining * 10 >= r->rl_limit || !first_warning(res))
 		return 0;
-	if (r->rl_reset > 0)
-		lease_time_format(reset, r->rl_reset);
+	if (r->rl_reset > 0) {
+		/* RFC 3339 UTC, as every time reflease prints (B70); lib/store
+		 * formats with libc (the payload's formatter lives above it) */
+		time_t t = (time_t)r->rl_reset;
+		struct tm tm;
+
+		if (gmtime_r(&t, &tm))
+			strftime(reset, sizeof(reset), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	}
 	snprintf(msg, len,
 	         LEASE_BUDGET_WARNING_PREFIX "the %s budget (%s) has %ld of %ld left, under 10 %%; "
 	                                     "it resets at %s. The leases of %s/%s compete for it "
