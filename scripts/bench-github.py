@@ -17,7 +17,8 @@ the steady state (renewals: whole renewal paces while all N hold, before the
 first release), the largest per-minute burst, and the largest N that stays
 inside GITHUB_TOKEN's budgets. Talks only to the fake it starts. Exit 1 when
 a holder did not hold throughout (run's exit status not 0: the figures would
-not be a held lease's) or the largest N is under the target (25).
+not be a held lease's) or, with the default TTL, the largest N is under the
+target (25).
 
 Defaults: N 25, HOLD 1200 (s, store time), SPEED 20, TTL 0 (the store's
 default; another is passed as `run --ttl TTL`): about a minute.
@@ -137,8 +138,14 @@ def main():
         try:
             t0, samples, rcs = run_holders(binp, base, env, n, hold, ttl, tmp)
         finally:
+            # fakegh's SIGTERM may land on its server thread, leaving its
+            # main thread in pause(): then SIGKILL
             fake.terminate()
-            fake.wait()
+            try:
+                fake.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                fake.kill()
+                fake.wait()
         bad = [(i, rc, open(os.path.join(tmp, "run%d.err" % i)).read()[-300:])
                for i, rc in enumerate(rcs) if rc != 0]
     real = time.monotonic() - real0
@@ -170,14 +177,17 @@ def main():
                 CC_MIN / (burst / n) if burst else math.inf}
     nmax = int(min(caps.values()))
     print("## GitHub: leases one repository can hold at once (issue 39, `make bench-github`)\n")
-    print("`python3 scripts/bench-github.py build/reflease build %d %d %d` (`make bench-github`): "
-          "%d concurrent `reflease run capI -- sleep %d` against the fake GitHub "
-          "(`build/tools/fakegh` on 127.0.0.1, counting as GitHub counts) with the `github:` "
-          "defaults (TTL 450 s, renewal point of lib/lease/renew.c), every process on a clock "
+    what = ("`--ttl %d` (renewal point of lib/lease/renew.c)" % ttl if ttl else
+            "the `github:` defaults (TTL 450 s, renewal point of lib/lease/renew.c)")
+    print("`python3 scripts/bench-github.py build/reflease build %d %d %d%s` (`make bench-github`): "
+          "%d concurrent `reflease run capI%s -- sleep %d` against the fake GitHub "
+          "(`build/tools/fakegh` on 127.0.0.1, counting as GitHub counts) with %s, "
+          "every process on a clock "
           "%d times faster (libfaketime `FAKETIME=\"+0 x%d\"`); %.0f s of wall time. "
           "Steady state: %d renewal paces of %d s (from half a pace after all %d held), "
           "%.2f lease-hours.\n"
-          % (n, hold, speed, n, hold, speed, speed, real, k, pace, n, lease_h))
+          % (n, hold, speed, " %d" % ttl if ttl else "", n, " --ttl %d" % ttl if ttl else "", hold,
+             what, speed, speed, real, k, pace, n, lease_h))
     print("| per held lease and hour (steady state) | measured | GITHUB_TOKEN's budget |")
     print("|---|---:|---|")
     print("| REST requests (counted; 304s excluded) | %.1f | 1,000/h per repository |" % per["rest"])
@@ -196,13 +206,13 @@ def main():
     print("|---|---:|")
     for k, v in caps.items():
         print("| %s | %s |" % (k, "unbounded" if v == math.inf else "%d" % int(v)))
-    print("| **leases one repository can hold at once** | **%d** (target: at least %d) |\n"
-          % (nmax, TARGET))
+    print("| **leases one repository can hold at once** | **%d**%s |\n"
+          % (nmax, "" if ttl else " (target: at least %d)" % TARGET))
     for i, rc, err in bad:
         print("holder %d: run exit %d: %s" % (i, rc, err.strip()), file=sys.stderr)
     if bad:
         sys.exit("bench-github: %d of %d holders did not hold throughout" % (len(bad), n))
-    if nmax < TARGET:
+    if not ttl and nmax < TARGET:
         sys.exit("bench-github: %d leases, under the target of %d" % (nmax, TARGET))
 
 
