@@ -577,17 +577,11 @@ static int keep_answer(keeper *k, int rc)
 static int keep_engine(lease_result *last, lease_store *st, const char *const *names, size_t n,
                        lease_set_result *set, const lease_keep_options *opts)
 {
-	keeper kb, *k = &kb;
+	keeper kb = {.st = st, .names = names, .n = n, .set = set, .o = opts}, *k = &kb;
 	int rc;
 
 	if (last)
 		memset(last, 0, sizeof(*last));
-	memset(k, 0, sizeof(*k));
-	k->st = st;
-	k->names = names;
-	k->n = n;
-	k->set = set;
-	k->o = opts;
 	if ((rc = keep_start(k)) < 0)
 		return rc;
 	for (;;) {

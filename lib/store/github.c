@@ -776,18 +776,15 @@ static int xchg_judge(gh_transport *g, gh_xchg *x, gh_reply *rp)
 static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const char *url,
                        const char *body, int idempotent, int graphql, int64_t deadline_ms)
 {
-	gh_xchg x;
+	gh_xchg x = {.method = method,
+	             .url = url,
+	             .body = body,
+	             .idempotent = idempotent,
+	             .graphql = graphql,
+	             .deadline_ms = deadline_ms,
+	             .rb = {.backoff = 500, .start = mono_ms(g)}};
 	int rc;
 
-	memset(&x, 0, sizeof(x));
-	x.method = method;
-	x.url = url;
-	x.body = body;
-	x.idempotent = idempotent;
-	x.graphql = graphql;
-	x.deadline_ms = deadline_ms;
-	x.rb.backoff = 500;
-	x.rb.start = mono_ms(g);
 	memset(rp, 0, sizeof(*rp));
 	for (;;) {
 		if ((rc = xchg_gate(g, &x)) != 0) {
