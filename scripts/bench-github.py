@@ -2,7 +2,7 @@
 """`make bench-github` (issue 39 item 6): how many leases one repository can
 hold at once on GitHub's budgets.
 
-    python3 scripts/bench-github.py BIN BUILD [N] [HOLD] [SPEED] [TTL]
+    python3 scripts/bench-github.py BIN BUILD [N] [HOLD] [SPEED] [TTL] [SET]
 
 Starts the project's fake GitHub (BUILD/tools/fakegh, which counts requests
 as GitHub does: 304s free, content-creating = commits, ref creates/updates/
@@ -21,7 +21,10 @@ not be a held lease's) or, with the default TTL, the largest N is under the
 target (25).
 
 Defaults: N 25, HOLD 1200 (s, store time), SPEED 20, TTL 0 (the store's
-default; another is passed as `run --ttl TTL`): about a minute.
+default; another is passed as `run --ttl TTL`), SET 1 (SET > 1: each holder
+runs a set of SET leases, `run capIa capIb ... -- sleep HOLD`, renewed in one
+write of SET commits and one updateRefs: the figures are per lease): about a
+minute.
 """
 import email.utils
 import glob
@@ -87,7 +90,7 @@ def start_fake(build, env, tmp):
     sys.exit("bench-github: fakegh did not start: " + open(os.path.join(tmp, "fakegh.err")).read())
 
 
-def run_holders(binp, base, env, n, hold, ttl, tmp):
+def run_holders(binp, base, env, n, hold, ttl, nset, tmp):
     """N holders; samples of the counters until every one has exited."""
     henv = dict(env, REFLEASE_STORE="github:octo/leases", GITHUB_API_URL=base,
                 GITHUB_TOKEN="ghp_benchgithub")
@@ -99,7 +102,8 @@ def run_holders(binp, base, env, n, hold, ttl, tmp):
     for i in range(n):
         e = dict(henv, REFLEASE_OWNER="job%d" % i, REFLEASE_HOST="runner-%d" % i)
         ttlopt = ["--ttl", str(ttl)] if ttl else []
-        procs.append(subprocess.Popen([binp, "--json", "run", "cap%d" % i] + ttlopt +
+        names = ["cap%d" % i] if nset == 1 else ["cap%d%s" % (i, chr(97 + j)) for j in range(nset)]
+        procs.append(subprocess.Popen([binp, "--json", "run"] + names + ttlopt +
                                       ["--", "sleep", str(hold)],
                                       env=e, stdout=subprocess.DEVNULL,
                                       stderr=open(os.path.join(tmp, "run%d.err" % i), "w")))
@@ -131,12 +135,16 @@ def main():
     hold = int(sys.argv[4]) if len(sys.argv) > 4 else 1200
     speed = int(sys.argv[5]) if len(sys.argv) > 5 else 20
     ttl = int(sys.argv[6]) if len(sys.argv) > 6 else 0
+    nset = int(sys.argv[7]) if len(sys.argv) > 7 else 1
+    if not 1 <= nset <= 26:
+        sys.exit("bench-github: SET is 1 to 26")
+    leases = n * nset
     env = dict(os.environ, LD_PRELOAD=ftlib(), FAKETIME="+0 x%d" % speed)
     real0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="bench-github.") as tmp:
         fake, base = start_fake(build, env, tmp)
         try:
-            t0, samples, rcs = run_holders(binp, base, env, n, hold, ttl, tmp)
+            t0, samples, rcs = run_holders(binp, base, env, n, hold, ttl, nset, tmp)
         finally:
             # fakegh's SIGTERM may land on its server thread, leaving its
             # main thread in pause(): then SIGKILL
@@ -157,7 +165,9 @@ def main():
     # whatever its phase, and the half pace keeps the renewals of leases that
     # started together off the window's edges
     pace = renew_pace()
-    first = next((s for s in samples if s["cc"] >= 2 * n), None)
+    # (an acquire of one lease: commit + create; of a set: a commit per
+    # member and at least one ref write)
+    first = next((s for s in samples if s["cc"] >= n * (nset + 1)), None)
     if not first:
         sys.exit("bench-github: the %d holders never all held" % n)
     k = int((t0["t"] + hold - 10 - (first["t"] + pace / 2)) // pace)
@@ -166,53 +176,56 @@ def main():
     lo = first["t"] + pace / 2
     a = next(s for s in samples if s["t"] >= lo)
     b = next(s for s in samples if s["t"] >= a["t"] + k * pace)
-    lease_h = n * k * pace / 3600.0
-    per = {k: (b[k] - a[k]) / lease_h for k in ("rest", "gql", "cc", "free")}
+    lease_h = leases * k * pace / 3600.0
+    per = {key: (b[key] - a[key]) / lease_h for key in ("rest", "gql", "cc", "free")}
     burst = peak_per_minute(samples, a["t"] + 60, b["t"])
     start_burst = peak_per_minute(samples, t0["t"], a["t"] + 60)
     caps = {"REST requests (1,000/h)": REST_H / per["rest"] if per["rest"] else math.inf,
             "GraphQL points (1,000/h)": GQL_H / per["gql"] if per["gql"] else math.inf,
             "content-creating (500/h)": CC_H / per["cc"] if per["cc"] else math.inf,
             "content-creating (80/min, renewals in step)":
-                CC_MIN / (burst / n) if burst else math.inf}
+                CC_MIN / (burst / leases) if burst else math.inf}
     nmax = int(min(caps.values()))
-    print("## GitHub: leases one repository can hold at once (issue 39, `make bench-github`)\n")
+    default = not ttl and nset == 1
+    args = "".join(" %d" % v for v in (ttl, nset)[: 2 if nset > 1 else 1 if ttl else 0])
+    names = "capI" if nset == 1 else "capIa ... capI%s" % chr(96 + nset)
     what = ("`--ttl %d` (renewal point of lib/lease/renew.c)" % ttl if ttl else
             "the `github:` defaults (TTL 450 s, renewal point of lib/lease/renew.c)")
+    print("## GitHub: leases one repository can hold at once (issue 39, `make bench-github`)\n")
     print("`python3 scripts/bench-github.py build/reflease build %d %d %d%s` (`make bench-github`): "
-          "%d concurrent `reflease run capI%s -- sleep %d` against the fake GitHub "
-          "(`build/tools/fakegh` on 127.0.0.1, counting as GitHub counts) with %s, "
-          "every process on a clock "
-          "%d times faster (libfaketime `FAKETIME=\"+0 x%d\"`); %.0f s of wall time. "
-          "Steady state: %d renewal paces of %d s (from half a pace after all %d held), "
+          "%d concurrent `reflease run %s%s -- sleep %d` (%d leases%s) against the fake GitHub "
+          "(`build/tools/fakegh` on 127.0.0.1, counting as GitHub counts) with %s, every "
+          "process on a clock %d times faster (libfaketime `FAKETIME=\"+0 x%d\"`); %.0f s of wall "
+          "time. Steady state: %d renewal paces of %d s (from half a pace after all held), "
           "%.2f lease-hours.\n"
-          % (n, hold, speed, " %d" % ttl if ttl else "", n, " --ttl %d" % ttl if ttl else "", hold,
-             what, speed, speed, real, k, pace, n, lease_h))
+          % (n, hold, speed, args, n, names, " --ttl %d" % ttl if ttl else "", hold, leases,
+             ", each holder's %d renewed in one write" % nset if nset > 1 else "", what, speed,
+             speed, real, k, pace, lease_h))
     print("| per held lease and hour (steady state) | measured | GITHUB_TOKEN's budget |")
     print("|---|---:|---|")
     print("| REST requests (counted; 304s excluded) | %.1f | 1,000/h per repository |" % per["rest"])
     print("| GraphQL points | %.1f | 1,000/h per repository |" % per["gql"])
     print("| content-creating requests | %.1f | 500/h, 80/min |" % per["cc"])
     print("| free 304 re-reads | %.1f | not counted |" % per["free"])
-    print("\nWhole run: %d holders sent %d content-creating requests (%.1f each for a %d s "
-          "hold, acquire and release included), %d REST requests and %d GraphQL points; "
-          "%d of %d held throughout and released (run exit 0)."
-          % (n, end["cc"] - t0["cc"], (end["cc"] - t0["cc"]) / n, hold, end["rest"] - t0["rest"],
-             end["gql"] - t0["gql"], n - len(bad), n))
-    print("Largest burst: %d content-creating requests in a minute while renewing (all %d "
+    print("\nWhole run: %d leases, %d content-creating requests (%.1f each for a %d s hold, "
+          "acquire and release included), %d REST requests and %d GraphQL points; %d of %d "
+          "holders held throughout and released (run exit 0)."
+          % (leases, end["cc"] - t0["cc"], (end["cc"] - t0["cc"]) / leases, hold,
+             end["rest"] - t0["rest"], end["gql"] - t0["gql"], n - len(bad), n))
+    print("Largest burst: %d content-creating requests in a minute while renewing (all "
           "started together, so they renew in step), %d in the minute they acquired.\n"
-          % (burst, n, start_burst))
+          % (burst, start_burst))
     print("| budget (GITHUB_TOKEN) | leases it allows |")
     print("|---|---:|")
-    for k, v in caps.items():
-        print("| %s | %s |" % (k, "unbounded" if v == math.inf else "%d" % int(v)))
+    for key, v in caps.items():
+        print("| %s | %s |" % (key, "unbounded" if v == math.inf else "%d" % int(v)))
     print("| **leases one repository can hold at once** | **%d**%s |\n"
-          % (nmax, "" if ttl else " (target: at least %d)" % TARGET))
+          % (nmax, " (target: at least %d)" % TARGET if default else ""))
     for i, rc, err in bad:
         print("holder %d: run exit %d: %s" % (i, rc, err.strip()), file=sys.stderr)
     if bad:
         sys.exit("bench-github: %d of %d holders did not hold throughout" % (len(bad), n))
-    if not ttl and nmax < TARGET:
+    if default and nmax < TARGET:
         sys.exit("bench-github: %d leases, under the target of %d" % (nmax, TARGET))
 
 

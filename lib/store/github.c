@@ -7,6 +7,7 @@
 #include "backend.h"
 #include "gh_budget.h"
 #include "http.h"
+#include "reflease/primitives.h" /* LEASE_SET_MAX: the members a set keeper re-reads */
 #include "util/util.h"
 
 #include <errno.h>
@@ -34,6 +35,10 @@
  * outside heads/ and tags/ is undocumented: only a ref it returns (the one
  * asked for) is evidence; an absence is always confirmed by REST (issue 15). */
 enum gql_sight { GQL_UNKNOWN = 0, GQL_BLIND = 2 };
+
+/* Refs whose last conditional read is kept: every member of a set (its
+ * keeper's re-reads) and one more (a waiter's). */
+#define GH_PROBES (LEASE_SET_MAX + 1)
 
 typedef struct gh_transport {
 	lease_transport base;
@@ -64,8 +69,13 @@ typedef struct gh_transport {
 	int nohdr_waits;          /* consecutive rate-limit waits without a header */
 	int64_t limited_until_ms; /* monotonic: known rate limited until then */
 	char limited_why[300];    /* the answer that said so */
-	lease_probe poll;         /* a waiter's last conditional read (wait_change) */
-	lease_probe lpoll;        /* a waiter's last conditional listing (wait_refs_change) */
+	/* the validators of the refs read last (read_ref_oid, wait_change), one
+	 * each: a set's keeper re-reads its members in turn, each conditionally
+	 * on its own ETag (probe_for()) */
+	lease_probe poll[GH_PROBES];
+	uint64_t poll_used[GH_PROBES]; /* when each was last used (poll_tick) */
+	uint64_t poll_tick;
+	lease_probe lpoll; /* a waiter's last conditional listing (wait_refs_change) */
 	lease_clock clock; /* the store options' clock: every wait, deadline and Date's age */
 	char *ca_file;     /* the options' ca_bundle (messages), or NULL */
 	char *ca_from;     /* how messages name it (ca_bundle_source), or NULL */
@@ -2263,6 +2273,26 @@ static int gh_probe(lease_transport *t, const char *refname, lease_probe *p)
 	return 0;
 }
 
+/* The validator kept for @p refname, else the least recently used one,
+ * emptied for it (GH_PROBES refs are read conditionally at once). */
+static lease_probe *probe_for(gh_transport *g, const char *refname)
+{
+	size_t i, lru = 0;
+
+	for (i = 0; i < GH_PROBES; i++) {
+		if (strcmp(g->poll[i].etag_ref, refname) == 0)
+			break;
+		if (g->poll_used[i] < g->poll_used[lru])
+			lru = i;
+	}
+	if (i == GH_PROBES) {
+		i = lru;
+		memset(&g->poll[i], 0, sizeof(g->poll[i]));
+	}
+	g->poll_used[i] = ++g->poll_tick;
+	return &g->poll[i];
+}
+
 /* read_ref_oid (transport.h, version 3): the conditional REST read of
  * wait_change, sharing its validator. The re-read after a write is such a
  * read (a 200 with the new ETag, in place of the GraphQL read), so the
@@ -2271,15 +2301,17 @@ static int gh_probe(lease_transport *t, const char *refname, lease_probe *p)
 static int gh_read_ref_oid(lease_transport *t, const char *refname, int *present, lease_oid *oid)
 {
 	gh_transport *g = (gh_transport *)t;
+	lease_probe *p;
 	int rc;
 
 	if ((rc = check_refname(g, refname)) < 0)
 		return rc;
-	g->poll.not_modified = 0;
-	if ((rc = gh_probe(t, refname, &g->poll)) < 0)
+	p = probe_for(g, refname);
+	p->not_modified = 0;
+	if ((rc = gh_probe(t, refname, p)) < 0)
 		return rc;
-	*present = g->poll.present;
-	*oid = g->poll.oid;
+	*present = p->present;
+	*oid = p->oid;
 	return 0;
 }
 
@@ -2288,8 +2320,8 @@ static int gh_wait_change(lease_transport *t, const char *refname, int known_pre
 {
 	gh_transport *g = (gh_transport *)t;
 
-	return lease__poll_ref_change(t, &g->clock, &g->poll, gh_probe, refname, known_present,
-	                              known_oid, timeout_ms, GH_POLL_MS);
+	return lease__poll_ref_change(t, &g->clock, probe_for(g, refname), gh_probe, refname,
+	                              known_present, known_oid, timeout_ms, GH_POLL_MS);
 }
 
 /* 1 when the listing @p list (a matching-refs answer) shows one of the @p n
