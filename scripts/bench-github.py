@@ -192,13 +192,13 @@ def main():
     what = ("`--ttl %d` (renewal point of lib/lease/renew.c)" % ttl if ttl else
             "the `github:` defaults (TTL 450 s, renewal point of lib/lease/renew.c)")
     print("## GitHub: leases one repository can hold at once (issue 39, `make bench-github`)\n")
-    print("`python3 scripts/bench-github.py build/reflease build %d %d %d%s` (`make bench-github`): "
+    print("`python3 scripts/bench-github.py build/reflease build %d %d %d%s`%s: "
           "%d concurrent `reflease run %s%s -- sleep %d` (%d leases%s) against the fake GitHub "
           "(`build/tools/fakegh` on 127.0.0.1, counting as GitHub counts) with %s, every "
           "process on a clock %d times faster (libfaketime `FAKETIME=\"+0 x%d\"`); %.0f s of wall "
           "time. Steady state: %d renewal paces of %d s (from half a pace after all held), "
           "%.2f lease-hours.\n"
-          % (n, hold, speed, args, n, names, " --ttl %d" % ttl if ttl else "", hold, leases,
+          % (n, hold, speed, args, " (`make bench-github`)" if default else "", n, names, " --ttl %d" % ttl if ttl else "", hold, leases,
              ", each holder's %d renewed in one write" % nset if nset > 1 else "", what, speed,
              speed, real, k, pace, lease_h))
     print("| per held lease and hour (steady state) | measured | GITHUB_TOKEN's budget |")
