@@ -30,7 +30,7 @@ for t in $TARGETS; do
     echo
   else
     case $t in
-      bench-github) title="GitHub backend: API requests per operation (fake server)" ;;
+      bench-github-ops) title="GitHub backend: API requests per operation (fake server)" ;;
       bench-ghlatency) title="GitHub backend: latency at the fake server with an injected round-trip delay" ;;
       bench-reconcile*) title="Reconcile sweep (local store)" ;;
       bench-remote) title="Remote backend (git:// and http:// on 127.0.0.1)" ;;
@@ -44,7 +44,7 @@ for t in $TARGETS; do
 git CLI doing only the verified write of a prepared commit
 (`git push --force-with-lease=<ref>:<old>` + `git ls-remote`). ssh:// is not benchmarked
 (the test sshd takes ~0.8 s per connection on this machine).' ;;
-      bench-github) intro='`build/tools/ghbench` counts the API requests each operation spends at
+      bench-github-ops) intro='`build/tools/ghbench` counts the API requests each operation spends at
 the fake GitHub server (tests/support/fakegh.c), against the budget of issue 6.' ;;
       bench-ghlatency) intro='`build/tools/bench_ghlatency RUNS 0 50 100`: every request to the fake
 server is delayed by the given round trip (ms); one line per operation and delay with the

@@ -150,6 +150,12 @@ static int check_set(lease_result *cr, lease_store *st, const char *const *names
 	return c;
 }
 
+/* The TTL a stored payload @p p carries, else @p dflt. */
+static int64_t stored_ttl(const lease_payload *p, int64_t dflt)
+{
+	return p->has_ttl && p->ttl_seconds > 0 ? p->ttl_seconds : dflt;
+}
+
 /* A set heartbeat's answer as one lease_result (what the keeper schedules
  * by and reports): the member that stopped the set when one did, else the
  * member whose lost deadline is the earliest (protocol.md "Sets": the set is
@@ -169,10 +175,7 @@ static void set_summary(lease_result *r, const lease_set_result *s)
 			if (!m->has_payload)
 				continue;
 			l = lease__policy_lost_deadline(m->payload.expires_at,
-			                                m->payload.has_ttl &&
-			                                                m->payload.ttl_seconds > 0
-			                                        ? m->payload.ttl_seconds
-			                                        : LEASE_TTL_DEFAULT);
+			                                stored_ttl(&m->payload, LEASE_TTL_DEFAULT));
 			if (!pick || l < best) {
 				pick = m;
 				best = l;
@@ -264,270 +267,347 @@ static void emit_lost(const lease_keep_options *o, const lease_result *r, int co
 	emit(o, &rep, attempt, expires_at, lost_at, ttl);
 }
 
-/* The keeper of lease_keep() (@p n 1, @p set NULL) and lease_keep_set()
- * (@p set: the set heartbeat's buffer, the caller's). */
-static int keep_engine(lease_result *last, lease_store *st, const char *const *names, size_t n,
-                       lease_set_result *set, const lease_keep_options *opts)
-{
-	const char *name = names[0];
+/* One keeper's state (keep_engine()): what it keeps, its schedule and what
+ * the next heartbeat writes from. */
+typedef struct keeper {
+	lease_store *st;
+	const char *const *names;
+	size_t n;
+	lease_set_result *set; /* lease_keep_set()'s buffer, NULL for one lease */
+	const lease_keep_options *o;
+	keep_sched ks;
+	lease_result r; /* the last answer (what the caller gets back) */
+	char token[LEASE_TOKEN_HEXSZ + 1];
+	int64_t ttl, every, expires_at, now;
+	double backoff, backoff_max, lost_at, next, check_at;
+	int attempt;
+	/* the state the next heartbeat CASes from (no read: issue 6 budget) */
+	int have_known, known_has_parent;
+	lease_oid known_oid, known_parent;
+	lease_payload known_payload;
+	/* the state last known under our token (check_stored()'s shortcut) */
+	int have_at;
+	lease_oid at_oid;
 	lease_oid set_at[LEASE_SET_MAX];
 	int set_have_at[LEASE_SET_MAX];
-	lease_op_options op = LEASE_OP_OPTIONS_INIT;
-	lease_keep_report rep;
-	lease_result r, cr;
-	char token[LEASE_TOKEN_HEXSZ + 1], margin[32];
-	int64_t ttl, every, expires_at = 0, now;
-	double backoff, backoff_max, lost_at, next, check_at = 0;
-	int attempt = 0, rc = 0, have_known = 0, have_at = 0;
-	lease_oid known_oid, known_parent,
-	        at_oid; /* at_oid: the state last known under our token */
-	lease_payload known_payload;
-	int known_has_parent = 0;
-	keep_sched ks;
-	int64_t t_write;
+} keeper;
 
-	memset(&r, 0, sizeof(r));
-	memset(set_have_at, 0, sizeof(set_have_at));
-	if (last)
-		memset(last, 0, sizeof(*last));
-	if (!opts || opts->version != LEASE_KEEP_OPTIONS_VERSION || !st || !name || !opts->owner ||
-	    !opts->host || lease_token_validate(opts->lease_token, NULL, 0) < 0 ||
-	    opts->ttl_seconds < 0 || opts->ttl_seconds > LEASE_TTL_READ_MAX ||
-	    opts->every_seconds < 0)
+static double keep_backoff_initial(const lease_keep_options *o)
+{
+	return o->backoff_initial_s > 0 ? o->backoff_initial_s : 1.0;
+}
+
+/* Check the options and lay out the first schedule: from the state the
+ * caller knows (known_expires_at) or, unknown, a heartbeat at once. */
+static int keep_start(keeper *k)
+{
+	const lease_keep_options *o = k->o;
+	lease_store *st = k->st;
+
+	if (!o || o->version != LEASE_KEEP_OPTIONS_VERSION || !st || !k->names[0] || !o->owner ||
+	    !o->host || lease_token_validate(o->lease_token, NULL, 0) < 0 || o->ttl_seconds < 0 ||
+	    o->ttl_seconds > LEASE_TTL_READ_MAX || o->every_seconds < 0)
 		return st ? lease__store_set_error(st, LEASE_EINVALID,
 		                                   "heartbeat service: bad options")
 		          : LEASE_EINVALID;
-	ttl = opts->ttl_seconds         ? opts->ttl_seconds
-	      : opts->known_ttl_seconds ? opts->known_ttl_seconds
+	k->ttl = o->ttl_seconds         ? o->ttl_seconds
+	         : o->known_ttl_seconds ? o->known_ttl_seconds
 	                                : lease_store_ttl_default(st);
-	if (opts->every_seconds && (opts->ttl_seconds || opts->known_ttl_seconds) &&
-	    lease_heartbeat_every(&every, ttl, opts->every_seconds) < 0)
+	if (o->every_seconds && (o->ttl_seconds || o->known_ttl_seconds) &&
+	    lease_heartbeat_every(&k->every, k->ttl, o->every_seconds) < 0)
 		return lease__store_set_error(
 		        st, LEASE_EINVALID, "heartbeat interval %lld s is above ttl/2 (%lld s)",
-		        (long long)opts->every_seconds, (long long)lease__policy_every_max(ttl));
-	memcpy(token, opts->lease_token, sizeof(token));
-	backoff = opts->backoff_initial_s > 0 ? opts->backoff_initial_s : 1.0;
-	backoff_max = opts->backoff_max_s > 0 ? opts->backoff_max_s : 30.0;
-	every = lease__policy_interval(ttl, opts->every_seconds);
-	memset(&ks, 0, sizeof(ks));
-	ks.budgeted = lease__store_budgeted(st);
-	ks.skew = lease_store_skew_margin(st);
-	ks.every = opts->every_seconds;
-	now = lease_store_now(st);
-	if (opts->known_expires_at && opts->known_oid) {
-		at_oid = *opts->known_oid;
-		have_at = 1;
+		        (long long)o->every_seconds, (long long)lease__policy_every_max(k->ttl));
+	memcpy(k->token, o->lease_token, sizeof(k->token));
+	k->backoff = keep_backoff_initial(o);
+	k->backoff_max = o->backoff_max_s > 0 ? o->backoff_max_s : 30.0;
+	k->every = lease__policy_interval(k->ttl, o->every_seconds);
+	k->ks.budgeted = lease__store_budgeted(st);
+	k->ks.skew = lease_store_skew_margin(st);
+	k->ks.every = o->every_seconds;
+	k->now = lease_store_now(st);
+	if (o->known_expires_at && o->known_oid) {
+		k->at_oid = *o->known_oid;
+		k->have_at = 1;
 	}
-	if (opts->known_expires_at) {
-		int64_t since = opts->known_now ? opts->known_now : now;
-		expires_at = opts->known_expires_at;
-		lost_at = lease__policy_lost_deadline(expires_at, ttl);
-		next = renew_next(&ks, since, expires_at, ttl);
+	if (o->known_expires_at) {
+		int64_t since = o->known_now ? o->known_now : k->now;
+		k->expires_at = o->known_expires_at;
+		k->lost_at = lease__policy_lost_deadline(k->expires_at, k->ttl);
+		k->next = renew_next(&k->ks, since, k->expires_at, k->ttl);
 	} else {
 		/* Expiry unknown until the first heartbeat lands. */
-		lost_at = (double)(now + every);
-		next = (double)now;
+		k->lost_at = (double)(k->now + k->every);
+		k->next = (double)k->now;
 	}
+	return 0;
+}
 
+/* The lost deadline has come (§6): stop guarded work before anyone may take
+ * over. Reports the lease lost; @return LEASE_EEXPIRED. */
+static int keep_deadline_passed(keeper *k)
+{
+	lease_result *r = &k->r;
+	char prev[sizeof(r->message)], margin[32];
+
+	memcpy(prev, r->message, sizeof(prev));
+	if (!r->name[0]) { /* no heartbeat answered yet */
+		snprintf(r->name, sizeof(r->name), "%s", k->names[0]);
+		r->has_payload = 0;
+	}
+	r->code = LEASE_EEXPIRED;
+	r->status = LEASE_STATUS_EXPIRED;
+	r->holds_token = 0;
+	r->now = k->now;
+	/* the margin apart: a bounded string, so the message's length is
+	 * bounded at compile time (-Wformat-truncation) */
+	snprintf(margin, sizeof(margin), "%.1f", lease__policy_lost_margin(k->ttl));
+	snprintf(r->message, sizeof(r->message),
+	         "no heartbeat landed before the lost deadline (expires_at - %s s); %s%.300s",
+	         margin,
+	         k->attempt > 0 && prev[0] ? "the last heartbeat failed: "
+	                                   : "no heartbeat was answered in time (a store that "
+	                                     "does not answer, a stalled process)",
+	         k->attempt > 0 ? prev : "");
+	emit_lost(k->o, r, LEASE_EEXPIRED, k->now, k->attempt, k->expires_at, k->lost_at, k->ttl);
+	return LEASE_EEXPIRED;
+}
+
+/* The next heartbeat's CAS starts from @p tip, a stored state under our
+ * token that another write of it may have left: its parent is not ours, so
+ * the heartbeat appends to it (never a replacement on a wrong parent, §2). */
+static void keep_adopt(keeper *k, const lease_result *tip)
+{
+	k->known_oid = k->at_oid = tip->oid;
+	k->known_payload = tip->payload;
+	k->have_known = k->have_at = 1;
+	k->known_has_parent = 0;
+}
+
+/* Re-read the stored lease (check_seconds; §6: the fence must not outlive
+ * the stored expiry, whoever wrote it with this token). @return
+ * LEASE_ENOTHOLDER when it is gone (reported lost), else 0. */
+static int keep_check(keeper *k)
+{
+	lease_keep_report rep;
+	lease_result cr;
+	int c = k->set ? check_set(&cr, k->st, k->names, k->n, k->token, k->expires_at, k->set_at,
+	                           k->set_have_at)
+	               : check_stored(&cr, k->st, k->names[0], k->token, k->expires_at,
+	                              k->have_at ? &k->at_oid : NULL);
+
+	k->check_at = (double)k->now + k->o->check_seconds;
+	if (c == CHECK_GONE) {
+		k->r = cr;
+		snprintf(k->r.message, sizeof(k->r.message), "%s",
+		         !cr.present ? "the lease ref is gone (deleted under the service)"
+		         : !cr.has_payload || cr.payload.phase != LEASE_PHASE_RELEASED
+		                 ? "the stored lease is under another token (taken over under "
+		                   "the service)"
+		                 : "the stored lease is released (a break, or a release with "
+		                   "this token)");
+		k->r.status = LEASE_STATUS_NOT_HOLDER;
+		k->r.holds_token = 0;
+		k->r.code = LEASE_ENOTHOLDER;
+		emit_lost(k->o, &k->r, LEASE_ENOTHOLDER, k->now, k->attempt, k->expires_at,
+		          k->lost_at, k->ttl);
+		return LEASE_ENOTHOLDER;
+	}
+	if (c == CHECK_EARLIER) {
+		int64_t t = stored_ttl(&cr.payload, k->ttl);
+		double l = lease__policy_lost_deadline(cr.payload.expires_at, t);
+		double latest;
+
+		k->expires_at = cr.payload.expires_at;
+		if (l < k->lost_at)
+			k->lost_at = l;
+		/* heartbeat at the renewal point the stored TTL demands: at once
+		 * when it has passed already */
+		latest = lease__renew_latest(k->expires_at, t, lease__renew_latency(&k->ks.lat),
+		                             k->ks.skew);
+		if (k->next > latest)
+			k->next = latest > (double)k->now ? latest : (double)k->now;
+		keep_adopt(k, &cr);
+		memset(&rep, 0, sizeof(rep));
+		rep.event = LEASE_KEEP_CHANGED;
+		rep.result = &cr;
+		rep.now = k->now;
+		rep.next_in = k->next - (double)k->now;
+		emit(k->o, &rep, k->attempt, k->expires_at, k->lost_at, t);
+	} else if (cr.present && cr.has_payload) {
+		/* a later expiry written with this token included */
+		keep_adopt(k, &cr);
+	}
+	return 0;
+}
+
+/* Sleep until the next heartbeat, re-read or the lost deadline, whichever
+ * is first. @return 1 when asked to stop. */
+static int keep_pause(keeper *k)
+{
+	double until = k->next < k->lost_at ? k->next : k->lost_at;
+
+	if (k->o->check_seconds > 0 && k->expires_at && k->check_at < until)
+		until = k->check_at;
+	if (until <= (double)k->now)
+		until = (double)k->now + 1;
+	return keep_sleep(k->st, k->o, until - (double)k->now);
+}
+
+/* One heartbeat (a set's: one atomic write for every member, protocol.md
+ * "Sets"), its latency noted for the renewal point. @return its code. */
+static int keep_write(keeper *k)
+{
+	lease_op_options op = LEASE_OP_OPTIONS_INIT;
+	int64_t t_write;
+	int rc;
+
+	op.owner = k->o->owner;
+	op.host = k->o->host;
+	op.lease_token = k->token;
+	op.ttl_seconds = k->o->ttl_seconds;
+	t_write = lease__store_mono_ms(k->st);
+	if (k->set) {
+		rc = lease_heartbeat_set(k->set, k->st, k->names, k->n, &op);
+		set_summary(&k->r, k->set);
+	} else {
+		/* CAS from what the last heartbeat wrote: no read (issue 6 budget) */
+		op.known_oid = k->have_known ? &k->known_oid : NULL;
+		op.known_payload = k->have_known ? &k->known_payload : NULL;
+		op.known_parent = k->have_known && k->known_has_parent ? &k->known_parent : NULL;
+		rc = lease_heartbeat(&k->r, k->st, k->names[0], &op);
+	}
+	k->have_known = 0;
+	/* the write's latency, answered or not: the renewal point's */
+	lease__renew_note(&k->ks.lat, (double)(lease__store_mono_ms(k->st) - t_write) / 1000.0);
+	k->now = lease_store_now(k->st);
+	return rc;
+}
+
+/* A heartbeat landed: the schedule from its answer (expiry, TTL, a rotated
+ * token, the state to CAS from next). */
+static void keep_landed(keeper *k)
+{
+	const lease_result *r = &k->r;
+
+	if (r->has_payload) {
+		k->expires_at = r->payload.expires_at;
+		if (r->payload.has_ttl && r->payload.ttl_seconds > 0)
+			k->ttl = r->payload.ttl_seconds;
+		if (r->payload.lease_token[0] && strcmp(r->payload.lease_token, k->token))
+			memcpy(k->token, r->payload.lease_token, sizeof(k->token));
+		if (r->present && r->holds_token) {
+			k->known_oid = k->at_oid = r->oid;
+			k->known_payload = r->payload;
+			k->known_has_parent = r->has_parent;
+			k->known_parent = r->parent;
+			k->have_known = k->have_at = 1;
+		}
+	}
+	k->every = lease__policy_interval(k->ttl, k->o->every_seconds);
+	k->lost_at = k->expires_at ? lease__policy_lost_deadline(k->expires_at, k->ttl)
+	                           : (double)(k->now + k->every);
+	k->next = k->expires_at ? renew_next(&k->ks, k->now, k->expires_at, k->ttl)
+	                        : (double)(k->now + k->every);
+	k->attempt = 0;
+	k->backoff = keep_backoff_initial(k->o);
+}
+
+/* A transient failure: the retry with backoff, never later than
+ * LEASE_KEEP_MARGIN before the lost deadline. */
+static void keep_retry_later(keeper *k)
+{
+	const lease_result *r = &k->r;
+	double last_try;
+
+	/* A failed or unverified answer that still shows our token carries the
+	 * stored expiry, the one every other party judges by: never believe a
+	 * later one (the SPIN model's shortened-TTL counterexample,
+	 * docs/model/README.md). */
+	if (r->has_payload && strcmp(r->payload.lease_token, k->token) == 0 &&
+	    (!k->expires_at || r->payload.expires_at < k->expires_at)) {
+		int64_t t = stored_ttl(&r->payload, k->ttl);
+		k->expires_at = r->payload.expires_at;
+		if (lease__policy_lost_deadline(k->expires_at, t) < k->lost_at)
+			k->lost_at = lease__policy_lost_deadline(k->expires_at, t);
+	}
+	k->attempt++;
+	k->next = (double)k->now + k->backoff;
+	k->backoff = k->backoff * 2 > k->backoff_max ? k->backoff_max : k->backoff * 2;
+	/* the last retry starts LEASE_KEEP_MARGIN before the lost deadline */
+	last_try = whole_before(k->lost_at - LEASE_KEEP_MARGIN);
+	if (k->next > k->lost_at - LEASE_KEEP_MARGIN)
+		k->next = last_try > (double)k->now ? last_try : k->lost_at;
+}
+
+/* Judge a heartbeat's answer @p rc and report it. @return 0 to keep going,
+ * else the code the keeper ends with (lost, or a permanent failure). */
+static int keep_answer(keeper *k, int rc)
+{
+	lease_keep_report rep;
+
+	memset(&rep, 0, sizeof(rep));
+	rep.result = &k->r;
+	rep.set = k->set;
+	rep.now = k->now;
+	if (rc == 0) {
+		keep_landed(k);
+		rep.event = LEASE_KEEP_WRITE;
+		rep.next_in = k->next - (double)k->now;
+	} else if (rc == LEASE_ENOTHOLDER || rc == LEASE_EEXPIRED || rc == LEASE_EHELD) {
+		/* F21: a different token or a passed expires_at means lost at once. */
+		rc = rc == LEASE_EHELD ? LEASE_ENOTHOLDER : rc;
+		rep.event = LEASE_KEEP_LOST;
+	} else if (is_transient(rc)) {
+		keep_retry_later(k);
+		rep.event = LEASE_KEEP_RETRY;
+		rep.next_in = k->next - (double)k->now;
+	} else {
+		rep.event = LEASE_KEEP_FAILED;
+	}
+	rep.code = rc;
+	emit(k->o, &rep, k->attempt, k->expires_at, k->lost_at, k->ttl);
+	return rep.event == LEASE_KEEP_LOST || rep.event == LEASE_KEEP_FAILED ? rc : 0;
+}
+
+/* The keeper of lease_keep() (@p n 1, @p set NULL) and lease_keep_set()
+ * (@p set: the set heartbeat's buffer, the caller's): heartbeat at the
+ * renewal point, re-read between heartbeats (check_seconds), retry
+ * transient failures until the lost deadline. */
+static int keep_engine(lease_result *last, lease_store *st, const char *const *names, size_t n,
+                       lease_set_result *set, const lease_keep_options *opts)
+{
+	keeper kb = {.st = st, .names = names, .n = n, .set = set, .o = opts}, *k = &kb;
+	int rc;
+
+	if (last)
+		memset(last, 0, sizeof(*last));
+	if ((rc = keep_start(k)) < 0)
+		return rc;
 	for (;;) {
 		if (opts->stop && *opts->stop)
 			break;
-		now = lease_store_now(st);
-		if ((double)now >= lost_at) {
-			/* Lost deadline (§6): stop guarded work before anyone may take over. */
-			char prev[sizeof(r.message)];
-			memcpy(prev, r.message, sizeof(prev));
-			if (!r.name[0]) { /* no heartbeat answered yet */
-				snprintf(r.name, sizeof(r.name), "%s", name);
-				r.has_payload = 0;
-			}
-			r.code = LEASE_EEXPIRED;
-			r.status = LEASE_STATUS_EXPIRED;
-			r.holds_token = 0;
-			r.now = now;
-			/* the margin apart: a bounded string, so the message's
-			 * length is bounded at compile time (-Wformat-truncation) */
-			snprintf(margin, sizeof(margin), "%.1f", lease__policy_lost_margin(ttl));
-			snprintf(r.message, sizeof(r.message),
-			         "no heartbeat landed before the lost deadline (expires_at - %s "
-			         "s); %s%.300s",
-			         margin,
-			         attempt > 0 && prev[0] ? "the last heartbeat failed: "
-			                                : "no heartbeat was answered in time (a "
-			                                  "store that does not "
-			                                  "answer, a stalled process)",
-			         attempt > 0 ? prev : "");
-			rc = LEASE_EEXPIRED;
-			emit_lost(opts, &r, rc, now, attempt, expires_at, lost_at, ttl);
+		k->now = lease_store_now(st);
+		if ((double)k->now >= k->lost_at) {
+			rc = keep_deadline_passed(k);
 			break;
 		}
-		if (opts->check_seconds > 0 && expires_at && (double)now < next &&
-		    (double)now >= check_at) {
-			/* §6: the fence must not outlive the stored expiry, whoever
-			 * wrote it with this token */
-			int c = set ? check_set(&cr, st, names, n, token, expires_at, set_at,
-			                        set_have_at)
-			            : check_stored(&cr, st, name, token, expires_at,
-			                           have_at ? &at_oid : NULL);
-			check_at = (double)now + opts->check_seconds;
-			if (c == CHECK_GONE) {
-				r = cr;
-				snprintf(r.message, sizeof(r.message), "%s",
-				         !r.present ? "the lease ref is gone (deleted under the "
-				                      "service)"
-				         : !r.has_payload || r.payload.phase != LEASE_PHASE_RELEASED
-				                 ? "the stored lease is under another token (taken "
-				                   "over under the service)"
-				                 : "the stored lease is released (a break, or a "
-				                   "release with this token)");
-				r.status = LEASE_STATUS_NOT_HOLDER;
-				r.holds_token = 0;
-				r.code = rc = LEASE_ENOTHOLDER;
-				emit_lost(opts, &r, rc, now, attempt, expires_at, lost_at, ttl);
-				break;
-			}
-			if (c == CHECK_EARLIER) {
-				int64_t t = cr.payload.has_ttl && cr.payload.ttl_seconds > 0
-				                    ? cr.payload.ttl_seconds
-				                    : ttl;
-				double l = lease__policy_lost_deadline(cr.payload.expires_at, t);
-				expires_at = cr.payload.expires_at;
-				if (l < lost_at)
-					lost_at = l;
-				/* heartbeat at the renewal point the stored TTL
-				 * demands: at once when it has passed already */
-				double latest = lease__renew_latest(
-				        expires_at, t, lease__renew_latency(&ks.lat), ks.skew);
-				if (next > latest)
-					next = latest > (double)now ? latest : (double)now;
-				known_oid = at_oid = cr.oid;
-				known_payload = cr.payload;
-				have_known = have_at = 1;
-				/* another writer's tip: its parent is not ours, so the
-				 * next heartbeat appends to it (never a replacement
-				 * on a wrong parent, §2) */
-				known_has_parent = 0;
-				memset(&rep, 0, sizeof(rep));
-				rep.event = LEASE_KEEP_CHANGED;
-				rep.result = &cr;
-				rep.now = now;
-				rep.next_in = next - (double)now;
-				emit(opts, &rep, attempt, expires_at, lost_at, t);
-			} else if (cr.present && cr.has_payload) {
-				/* the next heartbeat's CAS starts from the stored tip
-				 * (a later expiry written with this token included) */
-				known_oid = at_oid = cr.oid;
-				known_payload = cr.payload;
-				have_known = have_at = 1;
-				/* another writer's tip: its parent is not ours, so the
-				 * next heartbeat appends to it (never a replacement
-				 * on a wrong parent, §2) */
-				known_has_parent = 0;
-			}
-			continue;
-		}
-		if ((double)now < next) {
-			double until = next < lost_at ? next : lost_at;
-			if (opts->check_seconds > 0 && expires_at && check_at < until)
-				until = check_at;
-			if (until <= (double)now)
-				until = (double)now + 1;
-			if (keep_sleep(st, opts, until - (double)now))
+		if (opts->check_seconds > 0 && k->expires_at && (double)k->now < k->next &&
+		    (double)k->now >= k->check_at) {
+			if ((rc = keep_check(k)) < 0)
 				break;
 			continue;
 		}
-		op.owner = opts->owner;
-		op.host = opts->host;
-		op.lease_token = token;
-		op.ttl_seconds = opts->ttl_seconds;
-		/* CAS from what the last heartbeat wrote: no read (issue 6 budget) */
-		op.known_oid = have_known ? &known_oid : NULL;
-		op.known_payload = have_known ? &known_payload : NULL;
-		op.known_parent = have_known && known_has_parent ? &known_parent : NULL;
-		t_write = lease__store_mono_ms(st);
-		if (set) {
-			/* one atomic write for every member due (protocol.md "Sets") */
-			op.known_oid = NULL;
-			op.known_payload = NULL;
-			op.known_parent = NULL;
-			rc = lease_heartbeat_set(set, st, names, n, &op);
-			set_summary(&r, set);
-		} else {
-			rc = lease_heartbeat(&r, st, name, &op);
+		if ((double)k->now < k->next) {
+			if (keep_pause(k))
+				break;
+			continue;
 		}
-		have_known = 0;
-		/* the write's latency, answered or not: the renewal point's */
-		lease__renew_note(&ks.lat, (double)(lease__store_mono_ms(st) - t_write) / 1000.0);
-		now = lease_store_now(st);
-		memset(&rep, 0, sizeof(rep));
-		rep.result = &r;
-		rep.set = set;
-		rep.code = rc;
-		rep.now = now;
-		if (rc == 0) {
-			if (r.has_payload) {
-				expires_at = r.payload.expires_at;
-				if (r.payload.has_ttl && r.payload.ttl_seconds > 0)
-					ttl = r.payload.ttl_seconds;
-				if (r.payload.lease_token[0] &&
-				    strcmp(r.payload.lease_token, token))
-					memcpy(token, r.payload.lease_token, sizeof(token));
-				if (r.present && r.holds_token) {
-					known_oid = at_oid = r.oid;
-					known_payload = r.payload;
-					known_has_parent = r.has_parent;
-					known_parent = r.parent;
-					have_known = have_at = 1;
-				}
-			}
-			every = lease__policy_interval(ttl, opts->every_seconds);
-			lost_at = expires_at ? lease__policy_lost_deadline(expires_at, ttl)
-			                     : (double)(now + every);
-			next = expires_at ? renew_next(&ks, now, expires_at, ttl)
-			                  : (double)(now + every);
-			attempt = 0;
-			backoff = opts->backoff_initial_s > 0 ? opts->backoff_initial_s : 1.0;
-			rep.event = LEASE_KEEP_WRITE;
-			rep.next_in = next - (double)now;
-		} else if (rc == LEASE_ENOTHOLDER || rc == LEASE_EEXPIRED || rc == LEASE_EHELD) {
-			/* F21: a different token or a passed expires_at means lost at once. */
-			rc = rc == LEASE_EHELD ? LEASE_ENOTHOLDER : rc;
-			rep.code = rc;
-			rep.event = LEASE_KEEP_LOST;
-		} else if (is_transient(rc)) {
-			/* A failed or unverified answer that still shows our token
-			 * carries the stored expiry, the one every other party
-			 * judges by: never believe a later one (the SPIN model's
-			 * shortened-TTL counterexample, docs/model/README.md). */
-			if (r.has_payload && strcmp(r.payload.lease_token, token) == 0 &&
-			    (!expires_at || r.payload.expires_at < expires_at)) {
-				int64_t t = r.payload.has_ttl && r.payload.ttl_seconds > 0
-				                    ? r.payload.ttl_seconds
-				                    : ttl;
-				expires_at = r.payload.expires_at;
-				if (lease__policy_lost_deadline(expires_at, t) < lost_at)
-					lost_at = lease__policy_lost_deadline(expires_at, t);
-			}
-			attempt++;
-			next = (double)now + backoff;
-			backoff = backoff * 2 > backoff_max ? backoff_max : backoff * 2;
-			/* the last retry starts LEASE_KEEP_MARGIN before the lost deadline */
-			if (next > lost_at - LEASE_KEEP_MARGIN)
-				next = whole_before(lost_at - LEASE_KEEP_MARGIN) > (double)now
-				               ? whole_before(lost_at - LEASE_KEEP_MARGIN)
-				               : lost_at;
-			rep.event = LEASE_KEEP_RETRY;
-			rep.next_in = next - (double)now;
-		} else {
-			rep.event = LEASE_KEEP_FAILED;
-		}
-		emit(opts, &rep, attempt, expires_at, lost_at, ttl);
-		if (rep.event == LEASE_KEEP_LOST || rep.event == LEASE_KEEP_FAILED)
+		if ((rc = keep_answer(k, keep_write(k))) != 0)
 			break;
-		rc = 0;
 	}
 	if (last)
-		*last = r;
+		*last = k->r;
 	return rc;
 }
 

@@ -40,6 +40,17 @@ static const char *what_of(const char *resource)
 	return "requests";
 }
 
+/* @p t (Unix seconds, GitHub's x-ratelimit-reset) as RFC 3339 UTC, as
+ * lease_time_format() writes it (lib/lease: out of this layer's reach). */
+static void reset_format(char *out, size_t len, int64_t t)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (!gmtime_r(&tt, &tm) || !strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(out, len, "%lld", (long long)t);
+}
+
 int lease__gh_budget_note(lease_gh_budgets *bs, const lease_http_response *r, const char *owner,
                           const char *repo, char *msg, size_t len)
 {
@@ -66,15 +77,8 @@ int lease__gh_budget_note(lease_gh_budgets *bs, const lease_http_response *r, co
 	b->reset = r->rl_reset;
 	if (r->rl_remaining * 10 >= r->rl_limit || !first_warning(res))
 		return 0;
-	if (r->rl_reset > 0) {
-		/* RFC 3339 UTC, as every time reflease prints (B70); lib/store
-		 * formats with libc (the payload's formatter lives above it) */
-		time_t t = (time_t)r->rl_reset;
-		struct tm tm;
-
-		if (gmtime_r(&t, &tm))
-			strftime(reset, sizeof(reset), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	}
+	if (r->rl_reset > 0)
+		reset_format(reset, sizeof(reset), r->rl_reset);
 	snprintf(msg, len,
 	         LEASE_BUDGET_WARNING_PREFIX "the %s budget (%s) has %ld of %ld left, under 10 %%; "
 	                                     "it resets at %s. The leases of %s/%s compete for it "

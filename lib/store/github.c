@@ -7,6 +7,7 @@
 #include "backend.h"
 #include "gh_budget.h"
 #include "http.h"
+#include "reflease/primitives.h" /* LEASE_SET_MAX: the members a set keeper re-reads */
 #include "util/util.h"
 
 #include <errno.h>
@@ -34,6 +35,10 @@
  * outside heads/ and tags/ is undocumented: only a ref it returns (the one
  * asked for) is evidence; an absence is always confirmed by REST (issue 15). */
 enum gql_sight { GQL_UNKNOWN = 0, GQL_BLIND = 2 };
+
+/* Refs whose last conditional read is kept: every member of a set (its
+ * keeper's re-reads) and one more (a waiter's). */
+#define GH_PROBES (LEASE_SET_MAX + 1)
 
 typedef struct gh_transport {
 	lease_transport base;
@@ -64,8 +69,13 @@ typedef struct gh_transport {
 	int nohdr_waits;          /* consecutive rate-limit waits without a header */
 	int64_t limited_until_ms; /* monotonic: known rate limited until then */
 	char limited_why[300];    /* the answer that said so */
-	lease_probe poll;         /* a waiter's last conditional read (wait_change) */
-	lease_probe lpoll;        /* a waiter's last conditional listing (wait_refs_change) */
+	/* the validators of the refs read last (read_ref_oid, wait_change), one
+	 * each: a set's keeper re-reads its members in turn, each conditionally
+	 * on its own ETag (probe_for()) */
+	lease_probe poll[GH_PROBES];
+	uint64_t poll_used[GH_PROBES]; /* when each was last used (poll_tick) */
+	uint64_t poll_tick;
+	lease_probe lpoll; /* a waiter's last conditional listing (wait_refs_change) */
 	lease_clock clock; /* the store options' clock: every wait, deadline and Date's age */
 	char *ca_file;     /* the options' ca_bundle (messages), or NULL */
 	char *ca_from;     /* how messages name it (ca_bundle_source), or NULL */
@@ -647,6 +657,124 @@ static int retry_pause(gh_transport *g, retry_state *rb, const char *method, con
 	return 0;
 }
 
+/* One exchange of gh_exchange(): the request, its deadline, the retries'
+ * state and what the last failed attempt said. */
+typedef struct gh_xchg {
+	const char *method, *url, *body;
+	int idempotent, graphql;
+	int64_t deadline_ms;
+	retry_state rb;
+	int attempt, limited, hops, rotated;
+	char last[300], moved[2][1024];
+} gh_xchg;
+
+/* What an answer asks of the exchange (xchg_judge()). */
+enum { XCHG_DONE = 0, XCHG_AGAIN, XCHG_RETRY };
+
+/* Before an attempt: an operation whose time is up sends nothing more, and a
+ * known rate limit is waited out (never send before it resets). @return 0 to
+ * send, 1 when the time is up after an attempt, else the error. */
+static int xchg_gate(gh_transport *g, gh_xchg *x)
+{
+	int64_t now = mono_ms(g);
+
+	if (now >= x->deadline_ms && x->attempt > 0)
+		return 1;
+	if (now >= x->deadline_ms)
+		return gh_err(g, LEASE_ENET,
+		              "the operation timeout (%d s, --timeout) ran out before %s %s was "
+		              "sent",
+		              g->timeout_s, x->method, url_path(x->url));
+	if (g->limited_until_ms > now) {
+		if (g->limited_until_ms > x->deadline_ms)
+			return gh_err(g, LEASE_ERATELIMIT,
+			              "%s: limited for another %lld s, past the operation's end "
+			              "(--timeout %d s, or the --wait)",
+			              g->limited_why,
+			              (long long)((g->limited_until_ms - now + 999) / 1000),
+			              g->timeout_s);
+		sleep_ms(g, g->limited_until_ms - now);
+	}
+	return 0;
+}
+
+/* Send one attempt: it gets what is left of the operation (REQ_MAX_MS at
+ * most, half a second at least). */
+static int xchg_send(gh_transport *g, gh_xchg *x, gh_reply *rp)
+{
+	int64_t left = x->deadline_ms - mono_ms(g);
+	int rc;
+
+	x->attempt++;
+	reply_clear(rp);
+	rc = lease__http_request(
+	        g->http, &rp->r, x->method, x->url, x->body,
+	        (long)(left < REQ_MAX_MS ? (left > 500 ? left : 500) : REQ_MAX_MS));
+	if (rc < 0)
+		return gh_err(g, rc, "%s", rp->r.error);
+	return answer_first(g, rp, x->url);
+}
+
+/* Judge an HTTP answer @p rp: XCHG_DONE (a complete answer for the caller),
+ * XCHG_AGAIN (send again now: a rate limit waited out, a rotated token, a
+ * redirect), XCHG_RETRY (temporary: x->last says why), or an error (a
+ * non-idempotent request's outcome unknown, a limit past the deadline). */
+static int xchg_judge(gh_transport *g, gh_xchg *x, gh_reply *rp)
+{
+	long st = rp->r.status;
+	json_error_t jerr;
+	int rc;
+
+	gh_log(g, LEASE_LOG_DEBUG, "github: %s %s -> %ld", x->method, url_path(x->url), st);
+	if (rp->r.body && rp->r.body_len)
+		rp->json = json_loadb(rp->r.body, rp->r.body_len, 0, &jerr);
+	if (is_rate_limited(rp, x->graphql)) {
+		x->limited = 1;
+		rc = rate_limit_pause(g, rp, x->graphql, x->deadline_ms, x->last, sizeof(x->last));
+		return rc < 0 ? rc : XCHG_AGAIN;
+	}
+	/* A 401 with a token file: a rotated token (a GitHub App's installation
+	 * token lasts an hour) is read again and the request, which GitHub
+	 * refused, sent once more (issue 24 #6). */
+	if (st == 401 && !x->rotated && reread_token(g)) {
+		x->rotated = 1;
+		x->attempt--;
+		return XCHG_AGAIN;
+	}
+	if (!x->graphql && (st == 301 || st == 302 || st == 307 || st == 308)) {
+		if ((rc = follow_redirect(g, rp, x->method, &x->url, x->moved, &x->hops)) < 0)
+			return rc;
+		x->attempt--;
+		return XCHG_AGAIN;
+	}
+	/* A success whose body is not JSON is no answer of GitHub's (a proxy's
+	 * interstitial or captive page): temporary, as a 5xx is (issue 24 #5). */
+	if (st >= 200 && st < 300 && st != 204 && !rp->json) {
+		if (!x->idempotent)
+			return outcome_unknown(
+			        g, rp,
+			        "%s %s was answered HTTP %ld with a body that is not "
+			        "JSON (a proxy's page?)",
+			        x->method, url_path(x->url), st);
+		snprintf(x->last, sizeof(x->last),
+		         "HTTP %ld with a body that is not JSON (a proxy's page?)", st);
+		return XCHG_RETRY;
+	}
+	if (x->graphql && x->idempotent && st == 200 && gql_transient(rp->json)) {
+		snprintf(x->last, sizeof(x->last), "GraphQL: %.200s", gql_first_message(rp->json));
+		return XCHG_RETRY;
+	}
+	if (st >= 500 && !x->idempotent)
+		return outcome_unknown(g, rp, "GitHub answered %s %s with HTTP %ld", x->method,
+		                       url_path(x->url), st);
+	if (st < 500) {
+		g->nohdr_waits = 0;
+		return XCHG_DONE;
+	}
+	snprintf(x->last, sizeof(x->last), "HTTP %ld", st);
+	return XCHG_RETRY;
+}
+
 /*
  * Send a request, retrying within @p deadline_ms (monotonic): resolve or
  * connect failures always (nothing was sent), rate limits always (GitHub
@@ -658,126 +786,47 @@ static int retry_pause(gh_transport *g, retry_state *rb, const char *method, con
 static int gh_exchange(gh_transport *g, gh_reply *rp, const char *method, const char *url,
                        const char *body, int idempotent, int graphql, int64_t deadline_ms)
 {
-	retry_state rb = {500, mono_ms(g), 0, 0};
-	int64_t now;
-	int attempt = 0, rc, limited = 0, hops = 0, rotated = 0;
-	char last[300] = "", moved[2][1024];
+	gh_xchg x = {.method = method,
+	             .url = url,
+	             .body = body,
+	             .idempotent = idempotent,
+	             .graphql = graphql,
+	             .deadline_ms = deadline_ms,
+	             .rb = {.backoff = 500, .start = mono_ms(g)}};
+	int rc;
 
 	memset(rp, 0, sizeof(*rp));
 	for (;;) {
-		now = mono_ms(g);
-		if (now >= deadline_ms && attempt > 0)
+		if ((rc = xchg_gate(g, &x)) != 0) {
+			if (rc < 0)
+				return rc;
 			break;
-		if (now >= deadline_ms) /* an operation whose time is up sends nothing more */
-			return gh_err(
-			        g, LEASE_ENET,
-			        "the operation timeout (%d s, --timeout) ran out before %s %s "
-			        "was sent",
-			        g->timeout_s, method, url_path(url));
-		/* Known to be rate limited: never send before the limit resets. */
-		if (g->limited_until_ms > now) {
-			if (g->limited_until_ms > deadline_ms)
-				return gh_err(
-				        g, LEASE_ERATELIMIT,
-				        "%s: limited for another %lld s, past the operation's "
-				        "end (--timeout %d s, or the --wait)",
-				        g->limited_why,
-				        (long long)((g->limited_until_ms - now + 999) / 1000),
-				        g->timeout_s);
-			sleep_ms(g, g->limited_until_ms - now);
-			now = mono_ms(g);
 		}
-		attempt++;
-		reply_clear(rp);
-		/* each request gets what is left of the operation (REQ_MAX_MS at most) */
-		rc = lease__http_request(
-		        g->http, &rp->r, method, url, body,
-		        (long)(deadline_ms - now < REQ_MAX_MS
-		                       ? (deadline_ms - now > 500 ? deadline_ms - now : 500)
-		                       : REQ_MAX_MS));
-		if (rc < 0)
-			return gh_err(g, rc, "%s", rp->r.error);
-		if ((rc = answer_first(g, rp, url)) < 0)
+		if ((rc = xchg_send(g, &x, rp)) < 0)
 			return rc;
 		if (rp->r.result == LEASE_HTTP_OK) {
-			json_error_t jerr;
-			gh_log(g, LEASE_LOG_DEBUG, "github: %s %s -> %ld", method, url_path(url),
-			       rp->r.status);
-			if (rp->r.body && rp->r.body_len)
-				rp->json = json_loadb(rp->r.body, rp->r.body_len, 0, &jerr);
-			if (is_rate_limited(rp, graphql)) {
-				limited = 1;
-				if ((rc = rate_limit_pause(g, rp, graphql, deadline_ms, last,
-				                           sizeof(last))) < 0)
-					return rc;
+			if ((rc = xchg_judge(g, &x, rp)) < 0 || rc == XCHG_DONE)
+				return rc;
+			if (rc == XCHG_AGAIN)
 				continue;
-			}
-			/* A 401 with a token file: a rotated token (a GitHub App's
-			 * installation token lasts an hour) is read again and the
-			 * request, which GitHub refused, sent once more (issue 24 #6). */
-			if (rp->r.status == 401 && !rotated && reread_token(g)) {
-				rotated = 1;
-				attempt--;
-				continue;
-			}
-			if (!graphql && (rp->r.status == 301 || rp->r.status == 302 ||
-			                 rp->r.status == 307 || rp->r.status == 308)) {
-				if ((rc = follow_redirect(g, rp, method, &url, moved, &hops)) < 0)
-					return rc;
-				attempt--;
-				continue;
-			}
-			/* A success whose body is not JSON is no answer of GitHub's
-			 * (a proxy's interstitial or captive page): temporary, as a
-			 * 5xx is (issue 24 #5). */
-			if (rp->r.status >= 200 && rp->r.status < 300 && rp->r.status != 204 &&
-			    !rp->json) {
-				if (!idempotent)
-					return outcome_unknown(g, rp,
-					                       "%s %s was answered HTTP %ld with a "
-					                       "body that is not "
-					                       "JSON (a proxy's page?)",
-					                       method, url_path(url), rp->r.status);
-				snprintf(last, sizeof(last),
-				         "HTTP %ld with a body that is not JSON (a proxy's page?)",
-				         rp->r.status);
-				goto retry;
-			}
-			if (graphql && idempotent && rp->r.status == 200 &&
-			    gql_transient(rp->json)) {
-				snprintf(last, sizeof(last), "GraphQL: %.200s",
-				         gql_first_message(rp->json));
-				goto retry;
-			}
-			if (rp->r.status >= 500 && !idempotent) {
-				return outcome_unknown(g, rp, "GitHub answered %s %s with HTTP %ld",
-				                       method, url_path(url), rp->r.status);
-			}
-			if (rp->r.status < 500) {
-				g->nohdr_waits = 0;
-				return 0;
-			}
-			snprintf(last, sizeof(last), "HTTP %ld", rp->r.status);
 		} else {
-			gh_log(g, LEASE_LOG_DEBUG, "github: %s %s -> %s", method, url_path(url),
+			gh_log(g, LEASE_LOG_DEBUG, "github: %s %s -> %s", method, url_path(x.url),
 			       rp->r.error);
-			if (rp->r.result == LEASE_HTTP_UNANSWERED && !idempotent) {
+			if (rp->r.result == LEASE_HTTP_UNANSWERED && !idempotent)
 				return outcome_unknown(g, rp, "no answer from GitHub to %s %s (%s)",
-				                       method, url_path(url), rp->r.error);
-			}
-			snprintf(last, sizeof(last), "%s", rp->r.error);
+				                       method, url_path(x.url), rp->r.error);
+			snprintf(x.last, sizeof(x.last), "%s", rp->r.error);
 		}
-	retry:
-		limited = 0;
-		if (retry_pause(g, &rb, method, url, last, deadline_ms))
+		x.limited = 0;
+		if (retry_pause(g, &x.rb, method, x.url, x.last, deadline_ms))
 			break;
 	}
 	reply_clear(rp);
-	if (limited)
+	if (x.limited)
 		return gh_err(g, LEASE_ERATELIMIT, "%s past the operation's end (--timeout %d s)",
-		              last, g->timeout_s);
-	return gh_err(g, LEASE_ENET, "GitHub unreachable after %d attempts in %lld s: %s", attempt,
-	              (long long)((mono_ms(g) - rb.start + 500) / 1000), last);
+		              x.last, g->timeout_s);
+	return gh_err(g, LEASE_ENET, "GitHub unreachable after %d attempts in %lld s: %s",
+	              x.attempt, (long long)((mono_ms(g) - x.rb.start + 500) / 1000), x.last);
 }
 
 /* The running operation's deadline (issue 24 item 3: --timeout bounds the
@@ -2224,6 +2273,26 @@ static int gh_probe(lease_transport *t, const char *refname, lease_probe *p)
 	return 0;
 }
 
+/* The validator kept for @p refname, else the least recently used one,
+ * emptied for it (GH_PROBES refs are read conditionally at once). */
+static lease_probe *probe_for(gh_transport *g, const char *refname)
+{
+	size_t i, lru = 0;
+
+	for (i = 0; i < GH_PROBES; i++) {
+		if (strcmp(g->poll[i].etag_ref, refname) == 0)
+			break;
+		if (g->poll_used[i] < g->poll_used[lru])
+			lru = i;
+	}
+	if (i == GH_PROBES) {
+		i = lru;
+		memset(&g->poll[i], 0, sizeof(g->poll[i]));
+	}
+	g->poll_used[i] = ++g->poll_tick;
+	return &g->poll[i];
+}
+
 /* read_ref_oid (transport.h, version 3): the conditional REST read of
  * wait_change, sharing its validator. The re-read after a write is such a
  * read (a 200 with the new ETag, in place of the GraphQL read), so the
@@ -2232,15 +2301,17 @@ static int gh_probe(lease_transport *t, const char *refname, lease_probe *p)
 static int gh_read_ref_oid(lease_transport *t, const char *refname, int *present, lease_oid *oid)
 {
 	gh_transport *g = (gh_transport *)t;
+	lease_probe *p;
 	int rc;
 
 	if ((rc = check_refname(g, refname)) < 0)
 		return rc;
-	g->poll.not_modified = 0;
-	if ((rc = gh_probe(t, refname, &g->poll)) < 0)
+	p = probe_for(g, refname);
+	p->not_modified = 0;
+	if ((rc = gh_probe(t, refname, p)) < 0)
 		return rc;
-	*present = g->poll.present;
-	*oid = g->poll.oid;
+	*present = p->present;
+	*oid = p->oid;
 	return 0;
 }
 
@@ -2249,8 +2320,8 @@ static int gh_wait_change(lease_transport *t, const char *refname, int known_pre
 {
 	gh_transport *g = (gh_transport *)t;
 
-	return lease__poll_ref_change(t, &g->clock, &g->poll, gh_probe, refname, known_present,
-	                              known_oid, timeout_ms, GH_POLL_MS);
+	return lease__poll_ref_change(t, &g->clock, probe_for(g, refname), gh_probe, refname,
+	                              known_present, known_oid, timeout_ms, GH_POLL_MS);
 }
 
 /* 1 when the listing @p list (a matching-refs answer) shows one of the @p n
