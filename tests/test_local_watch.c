@@ -181,8 +181,7 @@ START_TEST(test_unwatched_change_seen_at_cap)
 	f.step[0] = silent_write;
 	ck_assert_int_eq(wait_x(&slot), 1);
 	ck_assert_int_eq(f.calls, 2);
-	ck_assert_msg(f.at[1] - f.at[0] >= LEASE_WATCH_CAP_MS - 1 &&
-	                  f.at[1] - f.at[0] < 2000,
+	ck_assert_msg(f.at[1] - f.at[0] >= LEASE_WATCH_CAP_MS - 1 && f.at[1] - f.at[0] < 2000,
 	              "seen %lld ms after the write", (long long)(f.at[1] - f.at[0]));
 	if (slot >= 0)
 		close(slot);

@@ -64,8 +64,8 @@ static void add_watches(watch_set *ws)
 	int n;
 
 	if (slash && ws->wd[0] < 0) {
-		n = snprintf(path, sizeof(path), "%s/%.*s", ws->commondir, (int)(slash - ws->refname),
-		             ws->refname);
+		n = snprintf(path, sizeof(path), "%s/%.*s", ws->commondir,
+		             (int)(slash - ws->refname), ws->refname);
 		if (n > 0 && (size_t)n < sizeof(path))
 			ws->wd[0] = inotify_add_watch(ws->fd, path, dir_mask);
 	}
@@ -110,7 +110,8 @@ static int drain(watch_set *ws)
 	int hit = 0;
 
 	while ((n = read(ws->fd, buf, sizeof(buf))) > 0)
-		for (off = 0; off + (ssize_t)sizeof(*ev) <= n; off += (ssize_t)sizeof(*ev) + ev->len) {
+		for (off = 0; off + (ssize_t)sizeof(*ev) <= n;
+		     off += (ssize_t)sizeof(*ev) + ev->len) {
 			ev = (const struct inotify_event *)(const void *)(buf + off);
 			hit |= matters(ws, ev);
 		}
