@@ -11,13 +11,9 @@ HOLD=$2
 shift 2
 W=$(mktemp -d "${TMPDIR:-/tmp}/reflease-ab.XXXXXX")
 trap 'rm -rf "$W"' EXIT
-now() { date +%s.%N; }
-wait_for() {
-  t=0
-  until grep -q "$2" "$1" 2>/dev/null; do
-    t=$((t + 1)); [ "$t" -le 6000 ] || { echo "bench-handoff-ab: no '$2' in $1" >&2; exit 1; }; sleep 0.01
-  done
-}
+export BENCH_NAME=bench-handoff-ab
+# shellcheck source=scripts/bench-lib.sh disable=SC1091 # followed with shellcheck -x
+. "$(dirname "$0")/bench-lib.sh"
 ms() { python3 -c "print('%.1f' % (($1 - $2) * 1000))"; }
 token() { python3 -c 'import json, sys; print(json.load(sys.stdin)["lease"]["lease_token"])'; }
 release_once() {
@@ -56,7 +52,7 @@ med() { sort -n "$1" | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] 
 export REFLEASE_STORE="local:$W/s" REFLEASE_HOST=bench
 n=0
 while [ "$n" -lt "$RUNS" ]; do
-  k=0
+  k=0 # not i: wait_for (bench-lib.sh) counts in i
   for b in "$@"; do
     k=$((k + 1))
     release_once "$b" >>"$W/p$k"
