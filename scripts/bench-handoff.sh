@@ -51,14 +51,9 @@ for c in etcd etcdctl flock python3 curl; do
   command -v "$c" >/dev/null || { echo "bench-handoff: $c is missing (make deps)" >&2; exit 1; }
 done
 
-now() { date +%s.%N; }
-# until FILE contains PATTERN, 60 s at most
-wait_for() {
-  i=0
-  until grep -q "$2" "$1" 2>/dev/null; do
-    i=$((i + 1)); [ "$i" -le 6000 ] || { echo "bench-handoff: no '$2' in $1" >&2; exit 1; }; sleep 0.01
-  done
-}
+export BENCH_NAME=bench-handoff
+# shellcheck source=scripts/bench-lib.sh disable=SC1091 # followed with shellcheck -x
+. "$(dirname "$0")/bench-lib.sh"
 sub() { python3 -c "print('%.3f' % ($1 - $2))"; }
 # stats FILE: "median max" of the first column, 3 decimals
 stats() {

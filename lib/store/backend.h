@@ -304,12 +304,19 @@ int lease__poll_ref_change(lease_transport *t, const lease_clock *clk, lease_pro
  * (a missed event costs at most that) and at once after the watches are set
  * (a change just before them). Without inotify, or on a clock whose sleep is
  * injected (@p clk, a test's virtual time): the probe every
- * LEASE_WATCH_CAP_MS on that clock.
- * @return 1 (changed, or an event on the ref or packed-refs), 0 (timeout)
+ * LEASE_WATCH_CAP_MS on that clock. Only an event that can change the read
+ * (the ref's own file, packed-refs, a watch losing track) brings the re-read
+ * forward; writers' lock files do not (issue 43).
+ * @param watch_fd the transport's cached inotify descriptor (-1: none), taken
+ *        for the wait and given back with its watches removed; the transport
+ *        closes it when freed (closing one waits for the kernel's SRCU grace
+ *        period, about 2.5 ms, which so stays off the handoff's path). Safe
+ *        when two threads wait on one transport (the second makes its own).
+ * @return 1 (changed, or a signal interrupted the wait), 0 (timeout)
  */
 int lease__fs_wait_ref_change(lease_transport *t, const lease_clock *clk, lease_probe_fn probe,
                               const char *commondir, const char *refname, int known_present,
-                              const lease_oid *known_oid, int timeout_ms);
+                              const lease_oid *known_oid, int timeout_ms, int *watch_fd);
 
 /** Longest a local waiter goes without re-reading the ref, ms. */
 #define LEASE_WATCH_CAP_MS 150

@@ -53,6 +53,7 @@ typedef struct local_transport {
 	int shared;                 /* core.sharedRepository, lease__fs_shared_perm() */
 	int lock_wait_ms;           /* ref lock wait of writes (set_lock_wait) */
 	lease_clock clock;          /* the store options' clock: a waiter's (wait_change) */
+	int watch_fd;               /* a waiter's inotify descriptor, kept (local_watch.c) */
 	char errbuf[8192];
 } local_transport;
 
@@ -842,7 +843,7 @@ static int local_wait_change(lease_transport *t, const char *refname, int known_
 {
 	return lease__fs_wait_ref_change(t, &L(t)->clock, local_probe,
 	                                 git_repository_commondir(L(t)->repo), refname,
-	                                 known_present, known_oid, timeout_ms);
+	                                 known_present, known_oid, timeout_ms, &L(t)->watch_fd);
 }
 
 /* scan_commits (transport.h, version 2): every object of the store, loose
@@ -928,6 +929,8 @@ static void local_free(lease_transport *t)
 {
 	if (!t)
 		return;
+	if (L(t)->watch_fd >= 0)
+		close(L(t)->watch_fd);
 	git_repository_free(L(t)->repo);
 	free(t);
 }
@@ -1214,6 +1217,7 @@ int lease__local_transport_new(lease_transport **out, const char *path,
 	}
 	if (!(lt = calloc(1, sizeof(*lt))))
 		return LEASE_ENOMEM;
+	lt->watch_fd = -1;
 	/* local:PATH names the repository itself (bare, or a working tree's top
 	 * or .git); only the default store searches upward, as git does. */
 	if ((gerr = git_repository_open_ext(&lt->repo, path ? path : ".",
