@@ -36,7 +36,7 @@ is_live "$c" || fail "$c: the lease is not held any more, yet the release failed
 # ---- --conflict-exit-code N: a lease lost through a malformed payload (a
 # permanent heartbeat error) exits N too, not 65 (lost is lost)
 c=conflict-garbage9
-RUN_EXTRA="--conflict-exit-code 9" fence_start "$c" child 6
+RUN_EXTRA="--conflict-exit-code 9" fence_start "$c" child 9
 garbage_tip "$c"
 [ "$rc" -eq 9 ] || { cat "$RUNLOG"; fail "$c: run exit $rc, want --conflict-exit-code's 9"; }
 fence_check "$c" "$texit"
