@@ -103,13 +103,18 @@ static void set_env_long(const char *k, long long v)
 
 /* A store call of the heartbeat thread was in flight when the watchdog
  * fired on the lost deadline: it may still land (B67). */
-static int keeper_in_flight(run_shared *sh)
+static int keeper_in_flight(run_shared *sh, const cli_ctx *ctx)
 {
 	int r;
 
 	pthread_mutex_lock(&sh->mu);
 	r = sh->fired && sh->fired_sent > 0;
 	pthread_mutex_unlock(&sh->mu);
+	if (r && ctx->verbosity >= LEASE_LOG_WARN)
+		fprintf(stderr,
+		        "reflease run: %s: CMD's tree is stopped; waiting up to %d s for the "
+		        "heartbeat in flight, to release the lease if it lands\n",
+		        sh->name, ctx->timeout_s);
 	return r;
 }
 
@@ -536,7 +541,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		 * watchdog did not wait for may still land: wait for its answer
 		 * (one store operation, --timeout) to release it (B67) */
 		if (!sup.lost || run_wait_done(&sh, evp[0], 1.0) ||
-		    (keeper_in_flight(&sh) && run_wait_done(&sh, evp[0], ctx->timeout_s)))
+		    (keeper_in_flight(&sh, ctx) && run_wait_done(&sh, evp[0], ctx->timeout_s)))
 			pthread_join(th, NULL);
 		else
 			thread_stuck = 1;
