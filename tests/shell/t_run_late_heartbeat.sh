@@ -1,6 +1,7 @@
 #!/bin/sh
 # shellcheck disable=SC1091,SC2015,SC2154  # sourced helper (wait_rc sets rc); A && B || fail is intended
 # test: seconds 25
+# test: quiet (a real-time claim: which cause the message names depends on the heartbeat thread being on time; uses under one CPU)
 # Issue 40 B67 (protocol.md §6 "Lost lease"): when `run`'s watchdog gives up
 # at the lost deadline while a heartbeat is still on its way, and that
 # heartbeat then lands, the lease is live with run's token and nobody's:
