@@ -12,3 +12,4 @@ model-run:
 	@sh scripts/model-check.sh docs/model/slots.pml
 	@sh scripts/model-check.sh docs/model/fair.pml
 	@sh scripts/model-check.sh docs/model/locks.pml
+	@sh scripts/model-check.sh docs/model/setlocks.pml

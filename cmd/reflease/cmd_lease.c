@@ -586,6 +586,7 @@ static int cli_cmd_open(cli_ctx *ctx, lease_cmd *c, int check_ttl)
 static int acquire_cmd(cli_ctx *ctx, int argc, char **argv, int *conflict)
 {
 	lease_cmd c;
+	run_ticket_guard tg = {-1};
 	int rc;
 
 	if ((rc = cli_cmd_parse(ctx, argc, argv, acquire_longopts, 0, &c)) < 0)
@@ -606,8 +607,15 @@ static int acquire_cmd(cli_ctx *ctx, int argc, char **argv, int *conflict)
 	if (c.a.fair && (c.set_n > 1 || c.a.slots))
 		return cli_status_of(cli_usage(ctx, "--fair queues for one lease: not with %s",
 		                               c.a.slots ? "--slots" : "a set of NAMEs"));
-	if ((rc = cli_cmd_open(ctx, &c, 1)) < 0)
+	/* a SIGKILLed fair waiter's ticket goes at once, not at its TTL (issue
+	 * 40 Q1, as run --fair's): started before the store opens, whose
+	 * randomness goes through it */
+	if (c.a.fair && run_ticket_guard_start(&tg, ctx, c.name) < 0)
+		tg.pid = -1;
+	if ((rc = cli_cmd_open(ctx, &c, 1)) < 0) {
+		run_ticket_guard_stop(&tg, ctx);
 		return cli_status_of(rc);
+	}
 	c.o.lease_token = NULL;
 	c.o.phase = c.a.phase;
 	c.o.wait_seconds = c.a.wait;
@@ -625,6 +633,7 @@ static int acquire_cmd(cli_ctx *ctx, int argc, char **argv, int *conflict)
 	rc = c.a.slots ? lease_slots_acquire(&c.r, c.st, c.name, c.a.slots, &c.o)
 	               : lease_acquire(&c.r, c.st, c.name, &c.o);
 	cli_wait_guard_disarm();
+	run_ticket_guard_stop(&tg, ctx);
 	if (c.a.slots && rc == 0)
 		c.name = c.r.name; /* the slot taken */
 	if (rc < 0 && cli_stop_signal) {

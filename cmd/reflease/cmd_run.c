@@ -101,6 +101,23 @@ static void set_env_long(const char *k, long long v)
 	setenv(k, buf, 1);
 }
 
+/* A store call of the heartbeat thread was in flight when the watchdog
+ * fired on the lost deadline: it may still land (B67). */
+static int keeper_in_flight(run_shared *sh, const cli_ctx *ctx)
+{
+	int r;
+
+	pthread_mutex_lock(&sh->mu);
+	r = sh->fired && sh->fired_sent > 0;
+	pthread_mutex_unlock(&sh->mu);
+	if (r && ctx->verbosity >= LEASE_LOG_WARN)
+		fprintf(stderr,
+		        "reflease run: %s: CMD's tree is stopped; waiting up to %d s for the "
+		        "heartbeat in flight, to release the lease if it lands\n",
+		        sh->name, ctx->timeout_s);
+	return r;
+}
+
 /* What the guard needs to release after reflease's death. */
 typedef struct guard_rel_ctx {
 	cli_ctx *ctx;
@@ -242,7 +259,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	char token[LEASE_TOKEN_HEXSZ + 1], slot_name[LEASE_NAME_MAX + 1];
 	const char *name;
 	int i, j, rc, status = EXIT_SOFTWARE, sfd = -1, evp[2] = {-1, -1}, stp[2] = {-1, -1};
-	int fg = 0, thread_started = 0, thread_stuck = 0, sig0;
+	int fg = 0, thread_started = 0, thread_stuck = 0, late, sig0;
 	int64_t ttl, every;
 
 	memset(&ra, 0, sizeof(ra));
@@ -457,6 +474,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	sh.stop_r = stp[0];
 	sh.verbosity = ctx->verbosity;
 	sh.name = rn.label;
+	sh.may_live = 1; /* the acquire landed with run's token */
 	run_set_deadline(&sh, lease_lost_at(&r.payload, ttl), r.now, ttl, 0);
 	sup.sent_dl = sh.deadline;
 	memcpy(sup.sent_token, token, sizeof(sup.sent_token));
@@ -519,8 +537,11 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		ssize_t n = write(stp[1], &b, 1);
 		(void)n;
 		/* When the lease is lost there is nothing left to write: do not
-		 * wait long for a heartbeat stuck inside the store. */
-		if (!sup.lost || run_wait_done(&sh, evp[0], 1.0))
+		 * wait long for a heartbeat stuck inside the store — but one the
+		 * watchdog did not wait for may still land: wait for its answer
+		 * (one store operation, --timeout) to release it (B67) */
+		if (!sup.lost || run_wait_done(&sh, evp[0], 1.0) ||
+		    (keeper_in_flight(&sh, ctx) && run_wait_done(&sh, evp[0], ctx->timeout_s)))
 			pthread_join(th, NULL);
 		else
 			thread_stuck = 1;
@@ -547,18 +568,13 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 			snprintf(lr.message, sizeof(lr.message),
 			         "no heartbeat landed before the lost deadline");
 		}
-		if (!sh.lost) {
-			/* the watchdog fired: no heartbeat landed in time; one
-			 * message, with the cause: the last failure, or none yet */
+		if (!sh.lost || run_keeper_may_hold(&sh)) {
+			/* the watchdog fired, or the service's own deadline
+			 * passed after a write that landed: no heartbeat landed
+			 * in time; one message, with the cause (B67: a
+			 * scheduling delay, a silent store, the last failure) */
 			char cause[sizeof(lr.message)];
-			if (sh.has_last && sh.last_event == LEASE_KEEP_RETRY && sh.last.message[0])
-				snprintf(cause, sizeof(cause),
-				         "the last heartbeat failed (%s): %.400s",
-				         lease_error_id(sh.last.code), sh.last.message);
-			else
-				snprintf(cause, sizeof(cause),
-				         "the heartbeat in flight got no answer (a store that does "
-				         "not answer, a ref lock held)");
+			run_keeper_cause(&sh, cause, sizeof(cause));
 			lr.status = LEASE_STATUS_EXPIRED;
 			lr.code = code = LEASE_EEXPIRED;
 			snprintf(lr.message, sizeof(lr.message),
@@ -594,6 +610,16 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 			/* no heartbeat thread could be started: the lease is still
 			 * ours, give it back (F08) */
 			release_now(ctx, st, &rn, token, &rel);
+		} else if ((late = run_keeper_may_hold(&sh)) != 0) {
+			/* the watchdog gave up, the lease may still be live with
+			 * our token (the deadline's margin, or a heartbeat that
+			 * landed later): nobody's; the tree is gone: give it back
+			 * (B67; a token no longer current writes nothing) */
+			int rrc = release_now(ctx, st, &rn, token, &rel);
+			fprintf(stderr, "reflease run: %s: %s; release: %s\n", rn.label,
+			        late == 2 ? "a heartbeat landed after the lost deadline"
+			                  : "the lease was still live after the lost deadline",
+			        rrc == 0 ? lease_status_name(rel.status) : lease_error_id(rrc));
 		}
 		if (rn.n > 1)
 			set_lost_answer(rn.set, st, rn.names, rn.n, &lr, code);

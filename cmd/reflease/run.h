@@ -43,6 +43,21 @@ typedef struct run_shared {
 	                    expires_at − 2 s, protocol.md §6) */
 	int changed;     /* deadline changed since the main thread looked */
 	int done;        /* the service returned */
+	/* What the heartbeat thread was doing (run_keeper_sleep), on run_clock(), s: */
+	double due_at;  /* its next store call is due (the end of its sleep); 0 = none yet */
+	double sent_at; /* a store call is in flight since (its sleep ended); 0 = none */
+	int writes;     /* heartbeats that landed (LEASE_KEEP_WRITE reports) */
+	int may_live;   /* the last answer was a landed write with run's token (no
+	                   failure or loss since, but the lost deadline's) */
+	/* ...and at the moment the watchdog fired on the lost deadline (B67: the
+	 * loss message names the cause; a heartbeat landing later is released) */
+	int fired;         /* the deadline passed: the watchdog fired, or the
+	                      service reported its own lost deadline (1 / 2) */
+	double fired_at;   /* when it looked and found the deadline passed */
+	double fired_dl;   /* the deadline it found passed */
+	double fired_due;  /* due_at then */
+	double fired_sent; /* sent_at then */
+	int fired_writes;  /* writes then */
 	int verbosity;
 	const char *name;
 } run_shared;
@@ -92,6 +107,38 @@ int run_keeper_sleep(double seconds, void *payload);
 void *run_keeper_main(void *arg);
 /* Wait up to @p seconds for the heartbeat thread to finish; 1 when it has. */
 int run_wait_done(run_shared *sh, int evfd, double seconds);
+
+/**
+ * Note that the lost deadline passed at run_clock() @p now (@p how: 1 the
+ * watchdog, 2 the service's own report): what the heartbeat thread was doing
+ * then, for run_keeper_cause() and run_keeper_may_hold(). Only the first
+ * call counts. Call under @p sh's mutex.
+ */
+void run_keeper_fired(run_shared *sh, double now, int how);
+
+/**
+ * Why the watchdog fired on the lost deadline with no loss reported (issue 40
+ * B67, protocol.md §6 "Lost lease"), from what the heartbeat thread was doing
+ * at that moment (run_shared.fired_*): the last heartbeat's failure; a
+ * scheduling delay (the call due was sent late or never, or the watchdog
+ * itself woke late: a loaded machine, a stopped or swapped-out process, a
+ * suspend); or a store call in flight that got no answer (a silent store, a
+ * ref lock held). Writes a NUL-terminated phrase of at most @p len bytes into
+ * @p buf (caller's). Call under no lock; reads @p sh under its mutex.
+ */
+void run_keeper_cause(run_shared *sh, char *buf, size_t len);
+
+/**
+ * After the watchdog fired on the lost deadline and CMD's tree is gone: 0
+ * when the lease is not live with run's token as far as the heartbeat thread
+ * knows (its last answer a failure, a loss, or none); 1 when its last answer
+ * was a write that landed before the watchdog fired (the lease is live until
+ * its expires_at: the lost deadline's margin); 2 when a heartbeat landed after
+ * it (renewed, although run gave up). In both cases the lease is live with a
+ * token nobody holds, so run releases it (issue 40 B67). Call after the
+ * heartbeat thread ended.
+ */
+int run_keeper_may_hold(run_shared *sh);
 
 /* ---- the run object (run_output.c) ---- */
 

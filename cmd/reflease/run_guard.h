@@ -103,7 +103,8 @@ int run_guard_read(run_guard *g, int *status);
  */
 void run_tree_stop(int sig, double grace, pid_t watch, int *watch_status);
 
-/* run --fair's ticket guard (run_ticket_guard.c, issue 40 Q1). */
+/* The fair waiter's ticket guard of run --fair and acquire --wait --fair
+ * (run_ticket_guard.c, issue 40 Q1). */
 typedef struct run_ticket_guard {
 	pid_t pid; /* -1: none */
 } run_ticket_guard;

@@ -118,6 +118,10 @@ static double check_lost(run_sup *s, run_shared *sh)
 	 * with a shorter TTL shortens it (the tree is gone by expires_at − 2 s) */
 	kg = sh->grace > 0 && sh->grace < s->kill_grace ? sh->grace : s->kill_grace;
 	lost_now = sh->lost;
+	if (!s->lost && !lost_now &&
+	    (now >= deadline ||
+	     (s->wall_is_store && lease__clock_seconds(LEASE_CLOCK_REALTIME) >= lost_at)))
+		run_keeper_fired(sh, now, 1); /* what the heartbeat thread is doing now */
 	if (sh->changed && !s->lost && deadline != s->sent_dl) {
 		run_guard_deadline(&s->g, deadline, kg);
 		s->sent_dl = deadline;

@@ -1,8 +1,10 @@
 /*
- * run --fair's ticket guard (issue 40 Q1; protocol.md §5 "Fair waiting"):
- * while `run --fair` waits in a lease's queue nothing runs yet and the run
- * guard (run_guard.c) does not exist, so a SIGKILLed waiter would leave its
- * ticket to block the queue until the ticket's TTL. A small process forked
+ * The fair waiter's ticket guard, for `run --fair` and `acquire --wait
+ * --fair` (issue 40 Q1; protocol.md §5 "Fair waiting"): while `run --fair`
+ * waits in a lease's queue nothing runs yet and the run guard (run_guard.c)
+ * does not exist, and `acquire` has no other process, so a SIGKILLed waiter
+ * would leave its ticket to block the queue until the ticket's TTL (the
+ * lease's: 300 s by default). A small process forked
  * before the wait learns every id the waiter could give a ticket — the
  * store's randomness goes through it (cli_ctx.random): each draw of a
  * ticket id's size is sent down a pipe — and when the pipe reaches EOF
@@ -83,9 +85,9 @@ static void tg_drop(cli_ctx *ctx, const char *name, char ids[][LEASE_TICKET_ID_H
 					dropped++;
 	if (dropped)
 		fprintf(stderr,
-		        "reflease run: %s: the fair waiter died; its ticket was removed from the "
+		        "reflease %s: %s: the fair waiter died; its ticket was removed from the "
 		        "queue\n",
-		        name);
+		        ctx->command ? ctx->command : "run", name);
 	lease_queue_clear(&q);
 	lease_store_free(st);
 	ctx->st = NULL;

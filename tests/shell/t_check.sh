@@ -40,6 +40,10 @@ for p in token-can-write cas-stale-rejected multi-ref-atomic clock-skew cleanup;
   [ "$(result $p)" = ok ] || fail "github: $p: $(cat "$TMPDIR/out")"
 done
 grep -q "updateRefs with force:true and a stale beforeOid was refused" "$TMPDIR/out" || fail "github: $(cat "$TMPDIR/out")"
+# the fake's refs (GitHub's "list matching references") hold no scratch lease
+gh_refs() { curl -sf -H "Authorization: Bearer tok" "$base/repos/octo/leases/git/matching-refs/" >"$1" || fail "cannot list the fake's refs"; }
+gh_refs "$TMPDIR/ghrefs"
+no_scratch "$TMPDIR/ghrefs"
 # --- a server that ignores beforeOid when force is true: check fails, naming it
 fakegh_start_at "$TMPDIR/port2" --token tok --ignore-before-oid-when-forced
 pids="$pids $fpid"
@@ -49,6 +53,8 @@ grep -q "updateRefs with force:true and a stale beforeOid was applied" "$TMPDIR/
 [ "$(result cleanup)" = ok ] || fail "broken github: cleanup: $(cat "$TMPDIR/out")"
 GITHUB_API_URL=$base expect_rc 1 "$R" --store github:octo/leases --json check
 [ "$(jout status)" = fail ] || fail "broken github --json: $(cat "$TMPDIR/out")"
+gh_refs "$TMPDIR/ghrefs"
+no_scratch "$TMPDIR/ghrefs"
 
 # --- a git daemon (remote:): no atomic multi-ref write there, said as skip
 root="$TMPDIR/srv"

@@ -41,9 +41,14 @@ bob_wait() {
   TB=$(now_ms)
   [ "$brc" -eq 0 ] || { cat "$D/bob.out" "$RUNLOG"; fail "$1: bob's acquire --wait $2: exit $brc"; }
 }
-# expiry_ms CELL: expires_at (ms) of the payload bob's acquire replaced
+# expiry_ms CELL: expires_at (ms) of the payload bob's acquire replaced; when
+# that is run's release after it gave up at the lost deadline (issue 40 B67:
+# the lease was still live with its token), the held payload before it (a
+# release's expires_at is its writer's now, an hour back under clockback)
 expiry_ms() {
-  ex=$(git --git-dir="$S" log -1 --format=%b "refs/leases/$1^" | head -n 1 | jget expires_at)
+  em_ref="refs/leases/$1^"
+  git --git-dir="$S" log -1 --format=%b "$em_ref" | head -n 1 | grep -q '"phase":"released"' && em_ref="$em_ref^"
+  ex=$(git --git-dir="$S" log -1 --format=%b "$em_ref" | head -n 1 | jget expires_at)
   echo $(($(date -u -d "$ex" +%s) * 1000))
 }
 
