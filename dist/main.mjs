@@ -72098,7 +72098,10 @@ var Reflease = class {
   }
   /**
    * Keep a held lease (or set) alive in the background: `reflease heartbeat
-   * --every S` as a child process, the token in its environment. Each write's
+   * --every S` as a child process, the token in its environment. Without
+   * `every` (or with 'auto') it renews at the library's renewal point
+   * (`--every auto`, protocol.md §6: the store's pace, 375 s on github: at
+   * the default TTL 450, or earlier when the time left calls for it). Each write's
    * JSON object reaches `onBeat`. The keeper ends on stop() (SIGTERM: 143),
    * on `signal`, or by itself when the lease is lost (4, or the failure's
    * status); `done` resolves to that exit status. `detached` starts it in its
@@ -72108,7 +72111,7 @@ var Reflease = class {
   keep(name, token, o = {}) {
     const a = ["heartbeat"];
     opt(a, "--ttl", o.ttl);
-    opt(a, "--every", o.every);
+    opt(a, "--every", o.every ?? "auto");
     opt(a, "--release-on-exit", o.releaseOnExit);
     if (o.onBeat) a.push("--json");
     a.push("--", ...names(name));
@@ -72155,7 +72158,8 @@ var Reflease = class {
    * run's JSON object (reason exited: CMD's own status in command.exit_code,
    * whatever it was), throws a typed error when not acquired, lost,
    * interrupted or the release failed. With a function, the lease is
-   * acquired, kept by a background keeper child (keep()), and the function
+   * acquired, kept by a background keeper child (keep(): at the renewal
+   * point unless `every` is given), and the function
    * called with { token, signal, result }: `signal` aborts when the lease is
    * lost; released afterwards (also when the function throws).
    */
@@ -72429,7 +72433,7 @@ function keptToken(names2, ns) {
     return "";
   }
 }
-async function startKeeper(client, names2, ns, { token, ttl, every }) {
+async function startKeeper(client, names2, ns, { token, ttl }) {
   const { base, names: kn } = keeperFiles(names2, ns);
   await stopKeeper(names2, ns);
   for (const f of ["pid", "rc"]) rmSync2(`${base}.${f}`, { force: true });
@@ -72442,7 +72446,7 @@ async function startKeeper(client, names2, ns, { token, ttl, every }) {
   const env = options.env;
   delete options.env;
   delete options.onStderr;
-  const spec = JSON.stringify({ base, names: kn, ttl, every, binary: client.binary, options });
+  const spec = JSON.stringify({ base, names: kn, ttl, binary: client.binary, options });
   const child2 = spawn3(node, [join4(root, "dist", "keeper.mjs")], {
     detached: true,
     stdio: ["ignore", log2, log2],
@@ -72838,7 +72842,7 @@ async function main(abort2) {
       const exp = r.out["expires-at"];
       await summary.addRaw(`- **reflease ${c.cmd}** \`${c.name}\`: ${r.out.status}${exp ? `, expires ${exp}` : ""} (exit ${r.code})
 `).write();
-      if (r.keeper) await summary.addRaw(`  - heartbeat every ${r.keeper.every}s in the background until \`release\`
+      if (r.keeper) await summary.addRaw(`  - heartbeat in the background at the renewal point${r.keeper.ttl ? ` of TTL ${r.keeper.ttl}s` : ""} until \`release\`
 `).write();
     }
     if (c.cmd === "acquire" && r.code === 0 && r.out["lease-token"]) saveForPost(c, i, r, bin);
@@ -72849,17 +72853,21 @@ async function main(abort2) {
 }
 async function keep(client, c, i, r) {
   const names2 = r.out["lease-name"] ? [r.out["lease-name"]] : c.names;
-  const every = Math.floor(Number(i.ttl || 300) / 3);
+  const ttl = keptTtl(r.res) || Number(i.ttl) || 0;
   try {
-    const k = await startKeeper(client, names2, i.namespace, { token: r.out["lease-token"], ttl: i.ttl, every });
-    info(`reflease: heartbeat of ${names2.join(" ")} every ${every}s in the background (pid ${k.pid}, log ${k.log}); command: release stops it`);
+    const k = await startKeeper(client, names2, i.namespace, { token: r.out["lease-token"], ttl: i.ttl });
+    info(`reflease: heartbeat of ${names2.join(" ")} in the background at the renewal point${ttl ? ` of TTL ${ttl}s` : ""} (pid ${k.pid}, log ${k.log}); command: release stops it`);
     saveState("keeper-pid", String(k.pid));
-    return { ...r, keeper: { every, pid: k.pid } };
+    return { ...r, keeper: { ttl, pid: k.pid } };
   } catch (e) {
     annotate("error", `reflease acquire ${c.name}`, e.message);
     await call(client, ["release", "--", ...names2], { token: r.out["lease-token"] });
     return { ...r, code: 70, out: { ...r.out, status: "error", acquired: "false" } };
   }
+}
+function keptTtl(res) {
+  const ttls = (isSet(res) ? res.members.map((m) => m.lease?.ttl_seconds) : [res?.lease?.ttl_seconds]).filter((t) => t > 0);
+  return ttls.length ? Math.min(...ttls) : 0;
 }
 function saveForPost(c, i, r, bin) {
   if (!getBooleanInput("release-at-end")) {
