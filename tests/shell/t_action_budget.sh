@@ -13,7 +13,7 @@
 # Time runs 40 times faster for the fake and every reflease the Action
 # starts (libfaketime FAKETIME="+0 x40", as t_github_budget.sh), so the 800 s
 # take 20 s.
-# shellcheck disable=SC1091,SC2154 # sourced helpers; root, log, fpid and base come from them
+# shellcheck disable=SC1091,SC2154,SC2015 # sourced helpers; root, log, fpid and base come from them; A && B || fail is intended
 set -eu
 . "$(dirname "$0")/lease_lib.sh"
 . "$(dirname "$0")/action_lib.sh"
