@@ -246,8 +246,8 @@ var require_tunnel = __commonJS({
     "use strict";
     var net = __require("net");
     var tls = __require("tls");
-    var http3 = __require("http");
-    var https3 = __require("https");
+    var http4 = __require("http");
+    var https4 = __require("https");
     var events2 = __require("events");
     var assert4 = __require("assert");
     var util5 = __require("util");
@@ -257,24 +257,24 @@ var require_tunnel = __commonJS({
     exports2.httpsOverHttps = httpsOverHttps2;
     function httpOverHttp2(options) {
       var agent = new TunnelingAgent(options);
-      agent.request = http3.request;
+      agent.request = http4.request;
       return agent;
     }
     function httpsOverHttp2(options) {
       var agent = new TunnelingAgent(options);
-      agent.request = http3.request;
+      agent.request = http4.request;
       agent.createSocket = createSecureSocket;
       agent.defaultPort = 443;
       return agent;
     }
     function httpOverHttps2(options) {
       var agent = new TunnelingAgent(options);
-      agent.request = https3.request;
+      agent.request = https4.request;
       return agent;
     }
     function httpsOverHttps2(options) {
       var agent = new TunnelingAgent(options);
-      agent.request = https3.request;
+      agent.request = https4.request;
       agent.createSocket = createSecureSocket;
       agent.defaultPort = 443;
       return agent;
@@ -283,7 +283,7 @@ var require_tunnel = __commonJS({
       var self2 = this;
       self2.options = options || {};
       self2.proxyOptions = self2.options.proxy || {};
-      self2.maxSockets = self2.options.maxSockets || http3.Agent.defaultMaxSockets;
+      self2.maxSockets = self2.options.maxSockets || http4.Agent.defaultMaxSockets;
       self2.requests = [];
       self2.sockets = [];
       self2.on("free", function onFree(socket, host, port, localAddress) {
@@ -7072,7 +7072,7 @@ var require_client_h2 = __commonJS({
     "use strict";
     var assert4 = __require("node:assert");
     var { errorMonitor } = __require("node:events");
-    var { pipeline: pipeline2 } = __require("node:stream");
+    var { pipeline: pipeline3 } = __require("node:stream");
     var util5 = require_util();
     var {
       RequestContentLengthMismatchError,
@@ -7551,7 +7551,7 @@ var require_client_h2 = __commonJS({
     }
     function writeStream(abort2, socket, expectsPayload, h2stream, body2, client, request, contentLength2) {
       assert4(contentLength2 !== 0 || client[kRunning] === 0, "stream body cannot be pipelined");
-      const pipe = pipeline2(
+      const pipe = pipeline3(
         body2,
         h2stream,
         (err) => {
@@ -7827,7 +7827,7 @@ var require_client = __commonJS({
     "use strict";
     var assert4 = __require("node:assert");
     var net = __require("node:net");
-    var http3 = __require("node:http");
+    var http4 = __require("node:http");
     var util5 = require_util();
     var { channels } = require_diagnostics();
     var Request = require_request();
@@ -8016,7 +8016,7 @@ var require_client = __commonJS({
         this[kUrl] = util5.parseOrigin(url2);
         this[kConnector] = connect2;
         this[kPipelining] = pipelining != null ? pipelining : 1;
-        this[kMaxHeadersSize] = maxHeaderSize || http3.maxHeaderSize;
+        this[kMaxHeadersSize] = maxHeaderSize || http4.maxHeaderSize;
         this[kKeepAliveDefaultTimeout] = keepAliveTimeout == null ? 4e3 : keepAliveTimeout;
         this[kKeepAliveMaxTimeout] = keepAliveMaxTimeout == null ? 6e5 : keepAliveMaxTimeout;
         this[kKeepAliveTimeoutThreshold] = keepAliveTimeoutThreshold == null ? 2e3 : keepAliveTimeoutThreshold;
@@ -10596,7 +10596,7 @@ var require_api_pipeline = __commonJS({
         util5.destroy(ret, err);
       }
     };
-    function pipeline2(opts, handler) {
+    function pipeline3(opts, handler) {
       try {
         const pipelineHandler = new PipelineHandler(opts, handler);
         this.dispatch({ ...opts, body: pipelineHandler.req }, pipelineHandler);
@@ -10605,7 +10605,7 @@ var require_api_pipeline = __commonJS({
         return new PassThrough().destroy(err);
       }
     }
-    module.exports = pipeline2;
+    module.exports = pipeline3;
   }
 });
 
@@ -13770,7 +13770,7 @@ var require_fetch = __commonJS({
       subresourceSet
     } = require_constants3();
     var EE = __require("node:events");
-    var { Readable: Readable5, pipeline: pipeline2, finished } = __require("node:stream");
+    var { Readable: Readable5, pipeline: pipeline3, finished } = __require("node:stream");
     var { addAbortListener, isErrored, isReadable, bufferToLowerCasedHeaderName } = require_util();
     var { dataURLProcessor, serializeAMimeType, minimizeSupportedMimeType } = require_data_url();
     var { getGlobalDispatcher } = require_global2();
@@ -13812,7 +13812,7 @@ var require_fetch = __commonJS({
     function handleFetchDone(response) {
       finalizeAndReportTiming(response, "fetch");
     }
-    function fetch2(input, init = void 0) {
+    function fetch(input, init = void 0) {
       webidl.argumentLengthCheck(arguments, 1, "globalThis.fetch");
       let p = createDeferredPromise();
       let requestObject;
@@ -14715,7 +14715,7 @@ var require_fetch = __commonJS({
                 status,
                 statusText,
                 headersList,
-                body: decoders.length ? pipeline2(this.body, ...decoders, (err) => {
+                body: decoders.length ? pipeline3(this.body, ...decoders, (err) => {
                   if (err) {
                     this.onError(err);
                   }
@@ -14767,7 +14767,7 @@ var require_fetch = __commonJS({
       }
     }
     module.exports = {
-      fetch: fetch2,
+      fetch,
       Fetch,
       fetching,
       finalizeAndReportTiming
@@ -18916,7 +18916,7 @@ ${value}`;
 var require_eventsource = __commonJS({
   "node_modules/undici/lib/web/eventsource/eventsource.js"(exports2, module) {
     "use strict";
-    var { pipeline: pipeline2 } = __require("node:stream");
+    var { pipeline: pipeline3 } = __require("node:stream");
     var { fetching } = require_fetch();
     var { makeRequest } = require_request2();
     var { webidl } = require_webidl();
@@ -19076,7 +19076,7 @@ var require_eventsource = __commonJS({
               ));
             }
           });
-          pipeline2(
+          pipeline3(
             response.body.stream,
             eventSourceStream,
             (error2) => {
@@ -19305,7 +19305,7 @@ var require_undici = __commonJS({
     module.exports.setGlobalDispatcher = setGlobalDispatcher;
     module.exports.getGlobalDispatcher = getGlobalDispatcher;
     var fetchImpl = require_fetch().fetch;
-    module.exports.fetch = async function fetch2(init, options = void 0) {
+    module.exports.fetch = async function fetch(init, options = void 0) {
       try {
         return await fetchImpl(init, options);
       } catch (err) {
@@ -27238,12 +27238,12 @@ var init_pipeline = __esm({
       }
       sendRequest(httpClient, request) {
         const policies = this.getOrderedPolicies();
-        const pipeline2 = policies.reduceRight((next, policy) => {
+        const pipeline3 = policies.reduceRight((next, policy) => {
           return (req) => {
             return policy.sendRequest(req, next);
           };
         }, (req) => httpClient.sendRequest(req));
-        return pipeline2(request);
+        return pipeline3(request);
       }
       getOrderedPolicies() {
         if (!this._orderedPolicies) {
@@ -27274,14 +27274,14 @@ var init_pipeline = __esm({
         const retryPhase = createPhase("Retry");
         const signPhase = createPhase("Sign");
         const orderedPhases = [serializePhase, noPhase, deserializePhase, retryPhase, signPhase];
-        function getPhase(phase) {
-          if (phase === "Retry") {
+        function getPhase(phase2) {
+          if (phase2 === "Retry") {
             return retryPhase;
-          } else if (phase === "Serialize") {
+          } else if (phase2 === "Serialize") {
             return serializePhase;
-          } else if (phase === "Deserialize") {
+          } else if (phase2 === "Deserialize") {
             return deserializePhase;
-          } else if (phase === "Sign") {
+          } else if (phase2 === "Sign") {
             return signPhase;
           } else {
             return noPhase;
@@ -27304,8 +27304,8 @@ var init_pipeline = __esm({
             node.afterPhase.hasAfterPolicies = true;
           }
           policyMap.set(policyName, node);
-          const phase = getPhase(options.phase);
-          phase.policies.add(node);
+          const phase2 = getPhase(options.phase);
+          phase2.policies.add(node);
         }
         for (const descriptor of this._policies) {
           const { policy, options } = descriptor;
@@ -27333,9 +27333,9 @@ var init_pipeline = __esm({
             }
           }
         }
-        function walkPhase(phase) {
-          phase.hasRun = true;
-          for (const node of phase.policies) {
+        function walkPhase(phase2) {
+          phase2.hasRun = true;
+          for (const node of phase2.policies) {
             if (node.afterPhase && (!node.afterPhase.hasRun || node.afterPhase.policies.size)) {
               continue;
             }
@@ -27345,20 +27345,20 @@ var init_pipeline = __esm({
                 dependant.dependsOn.delete(node);
               }
               policyMap.delete(node.policy.name);
-              phase.policies.delete(node);
+              phase2.policies.delete(node);
             }
           }
         }
         function walkPhases() {
-          for (const phase of orderedPhases) {
-            walkPhase(phase);
-            if (phase.policies.size > 0 && phase !== noPhase) {
+          for (const phase2 of orderedPhases) {
+            walkPhase(phase2);
+            if (phase2.policies.size > 0 && phase2 !== noPhase) {
               if (!noPhase.hasRun) {
                 walkPhase(noPhase);
               }
               return;
             }
-            if (phase.hasAfterPolicies) {
+            if (phase2.hasAfterPolicies) {
               walkPhase(noPhase);
             }
           }
@@ -29132,8 +29132,8 @@ var require_helpers = __commonJS({
     };
     Object.defineProperty(exports2, "__esModule", { value: true });
     exports2.req = exports2.json = exports2.toBuffer = void 0;
-    var http3 = __importStar(__require("http"));
-    var https3 = __importStar(__require("https"));
+    var http4 = __importStar(__require("http"));
+    var https4 = __importStar(__require("https"));
     async function toBuffer(stream2) {
       let length = 0;
       const chunks = [];
@@ -29158,7 +29158,7 @@ var require_helpers = __commonJS({
     exports2.json = json;
     function req(url2, opts = {}) {
       const href = typeof url2 === "string" ? url2 : url2.href;
-      const req2 = (href.startsWith("https:") ? https3 : http3).request(url2, opts);
+      const req2 = (href.startsWith("https:") ? https4 : http4).request(url2, opts);
       const promise = new Promise((resolve5, reject) => {
         req2.once("response", resolve5).once("error", reject).end();
       });
@@ -29206,11 +29206,11 @@ var require_dist = __commonJS({
     Object.defineProperty(exports2, "__esModule", { value: true });
     exports2.Agent = void 0;
     var net = __importStar(__require("net"));
-    var http3 = __importStar(__require("http"));
+    var http4 = __importStar(__require("http"));
     var https_1 = __require("https");
     __exportStar(require_helpers(), exports2);
     var INTERNAL = /* @__PURE__ */ Symbol("AgentBaseInternalState");
-    var Agent3 = class extends http3.Agent {
+    var Agent3 = class extends http4.Agent {
       constructor(opts) {
         super(opts);
         this[INTERNAL] = {};
@@ -29282,7 +29282,7 @@ var require_dist = __commonJS({
         const fakeSocket = this.incrementSockets(name);
         Promise.resolve().then(() => this.connect(req, connectOpts)).then((socket) => {
           this.decrementSockets(name, fakeSocket);
-          if (socket instanceof http3.Agent) {
+          if (socket instanceof http4.Agent) {
             try {
               return socket.addRequest(req, connectOpts);
             } catch (err) {
@@ -31094,31 +31094,31 @@ var init_wrapAbortSignalLikePolicy = __esm({
 
 // node_modules/@azure/core-rest-pipeline/dist/esm/createPipelineFromOptions.js
 function createPipelineFromOptions2(options) {
-  const pipeline2 = createEmptyPipeline2();
+  const pipeline3 = createEmptyPipeline2();
   if (isNodeLike2) {
     if (options.agent) {
-      pipeline2.addPolicy(agentPolicy2(options.agent));
+      pipeline3.addPolicy(agentPolicy2(options.agent));
     }
     if (options.tlsOptions) {
-      pipeline2.addPolicy(tlsPolicy2(options.tlsOptions));
+      pipeline3.addPolicy(tlsPolicy2(options.tlsOptions));
     }
-    pipeline2.addPolicy(proxyPolicy2(options.proxyOptions));
-    pipeline2.addPolicy(decompressResponsePolicy2());
+    pipeline3.addPolicy(proxyPolicy2(options.proxyOptions));
+    pipeline3.addPolicy(decompressResponsePolicy2());
   }
-  pipeline2.addPolicy(wrapAbortSignalLikePolicy());
-  pipeline2.addPolicy(formDataPolicy2(), { beforePolicies: [multipartPolicyName2] });
-  pipeline2.addPolicy(userAgentPolicy2(options.userAgentOptions));
-  pipeline2.addPolicy(setClientRequestIdPolicy(options.telemetryOptions?.clientRequestIdHeaderName));
-  pipeline2.addPolicy(multipartPolicy2(), { afterPhase: "Deserialize" });
-  pipeline2.addPolicy(defaultRetryPolicy2(options.retryOptions), { phase: "Retry" });
-  pipeline2.addPolicy(tracingPolicy({ ...options.userAgentOptions, ...options.loggingOptions }), {
+  pipeline3.addPolicy(wrapAbortSignalLikePolicy());
+  pipeline3.addPolicy(formDataPolicy2(), { beforePolicies: [multipartPolicyName2] });
+  pipeline3.addPolicy(userAgentPolicy2(options.userAgentOptions));
+  pipeline3.addPolicy(setClientRequestIdPolicy(options.telemetryOptions?.clientRequestIdHeaderName));
+  pipeline3.addPolicy(multipartPolicy2(), { afterPhase: "Deserialize" });
+  pipeline3.addPolicy(defaultRetryPolicy2(options.retryOptions), { phase: "Retry" });
+  pipeline3.addPolicy(tracingPolicy({ ...options.userAgentOptions, ...options.loggingOptions }), {
     afterPhase: "Retry"
   });
   if (isNodeLike2) {
-    pipeline2.addPolicy(redirectPolicy2(options.redirectOptions), { afterPhase: "Retry" });
+    pipeline3.addPolicy(redirectPolicy2(options.redirectOptions), { afterPhase: "Retry" });
   }
-  pipeline2.addPolicy(logPolicy2(options.loggingOptions), { afterPhase: "Sign" });
-  return pipeline2;
+  pipeline3.addPolicy(logPolicy2(options.loggingOptions), { afterPhase: "Sign" });
+  return pipeline3;
 }
 var init_createPipelineFromOptions2 = __esm({
   "node_modules/@azure/core-rest-pipeline/dist/esm/createPipelineFromOptions.js"() {
@@ -31607,8 +31607,8 @@ function createDisableKeepAlivePolicy() {
     }
   };
 }
-function pipelineContainsDisableKeepAlivePolicy(pipeline2) {
-  return pipeline2.getOrderedPolicies().some((policy) => policy.name === disableKeepAlivePolicyName);
+function pipelineContainsDisableKeepAlivePolicy(pipeline3) {
+  return pipeline3.getOrderedPolicies().some((policy) => policy.name === disableKeepAlivePolicyName);
 }
 var disableKeepAlivePolicyName;
 var init_disableKeepAlivePolicy = __esm({
@@ -32938,18 +32938,18 @@ var init_serializationPolicy = __esm({
 
 // node_modules/@azure/core-client/dist/esm/pipeline.js
 function createClientPipeline(options = {}) {
-  const pipeline2 = createPipelineFromOptions2(options ?? {});
+  const pipeline3 = createPipelineFromOptions2(options ?? {});
   if (options.credentialOptions) {
-    pipeline2.addPolicy(bearerTokenAuthenticationPolicy({
+    pipeline3.addPolicy(bearerTokenAuthenticationPolicy({
       credential: options.credentialOptions.credential,
       scopes: options.credentialOptions.credentialScopes
     }));
   }
-  pipeline2.addPolicy(serializationPolicy(options.serializationOptions), { phase: "Serialize" });
-  pipeline2.addPolicy(deserializationPolicy(options.deserializationOptions), {
+  pipeline3.addPolicy(serializationPolicy(options.serializationOptions), { phase: "Serialize" });
+  pipeline3.addPolicy(deserializationPolicy(options.deserializationOptions), {
     phase: "Deserialize"
   });
-  return pipeline2;
+  return pipeline3;
 }
 var init_pipeline3 = __esm({
   "node_modules/@azure/core-client/dist/esm/pipeline.js"() {
@@ -43997,22 +43997,22 @@ var init_constants6 = __esm({
 });
 
 // node_modules/@azure/storage-blob/dist/esm/Pipeline.js
-function isPipelineLike(pipeline2) {
-  if (!pipeline2 || typeof pipeline2 !== "object") {
+function isPipelineLike(pipeline3) {
+  if (!pipeline3 || typeof pipeline3 !== "object") {
     return false;
   }
-  const castPipeline = pipeline2;
+  const castPipeline = pipeline3;
   return Array.isArray(castPipeline.factories) && typeof castPipeline.options === "object" && typeof castPipeline.toServiceClientOptions === "function";
 }
 function newPipeline(credential, pipelineOptions = {}) {
   if (!credential) {
     credential = new AnonymousCredential();
   }
-  const pipeline2 = new Pipeline([], pipelineOptions);
-  pipeline2._credential = credential;
-  return pipeline2;
+  const pipeline3 = new Pipeline([], pipelineOptions);
+  pipeline3._credential = credential;
+  return pipeline3;
 }
-function processDownlevelPipeline(pipeline2) {
+function processDownlevelPipeline(pipeline3) {
   const knownFactoryFunctions = [
     isAnonymousCredential,
     isStorageSharedKeyCredential,
@@ -44022,8 +44022,8 @@ function processDownlevelPipeline(pipeline2) {
     isStorageTelemetryPolicyFactory,
     isCoreHttpPolicyFactory
   ];
-  if (pipeline2.factories.length) {
-    const novelFactories = pipeline2.factories.filter((factory) => {
+  if (pipeline3.factories.length) {
+    const novelFactories = pipeline3.factories.filter((factory) => {
       return !knownFactoryFunctions.some((knownFactory) => knownFactory(factory));
     });
     if (novelFactories.length) {
@@ -44036,14 +44036,14 @@ function processDownlevelPipeline(pipeline2) {
   }
   return void 0;
 }
-function getCoreClientOptions(pipeline2) {
-  const { httpClient: v1Client, ...restOptions } = pipeline2.options;
-  let httpClient = pipeline2._coreHttpClient;
+function getCoreClientOptions(pipeline3) {
+  const { httpClient: v1Client, ...restOptions } = pipeline3.options;
+  let httpClient = pipeline3._coreHttpClient;
   if (!httpClient) {
     httpClient = v1Client ? convertHttpClient(v1Client) : getCachedDefaultHttpClient2();
-    pipeline2._coreHttpClient = httpClient;
+    pipeline3._coreHttpClient = httpClient;
   }
-  let corePipeline = pipeline2._corePipeline;
+  let corePipeline = pipeline3._corePipeline;
   if (!corePipeline) {
     const packageDetails = `azsdk-js-azure-storage-blob/${SDK_VERSION4}`;
     const userAgentPrefix = restOptions.userAgentOptions && restOptions.userAgentOptions.userAgentPrefix ? `${restOptions.userAgentOptions.userAgentPrefix} ${packageDetails}` : `${packageDetails}`;
@@ -44084,11 +44084,11 @@ function getCoreClientOptions(pipeline2) {
     corePipeline.addPolicy(storageRetryPolicy(restOptions.retryOptions), { phase: "Retry" });
     corePipeline.addPolicy(storageRequestFailureDetailsParserPolicy());
     corePipeline.addPolicy(storageBrowserPolicy());
-    const downlevelResults = processDownlevelPipeline(pipeline2);
+    const downlevelResults = processDownlevelPipeline(pipeline3);
     if (downlevelResults) {
       corePipeline.addPolicy(downlevelResults.wrappedPolicies, downlevelResults.afterRetry ? { afterPhase: "Retry" } : void 0);
     }
-    const credential = getCredentialFromPipeline(pipeline2);
+    const credential = getCredentialFromPipeline(pipeline3);
     if (isTokenCredential(credential)) {
       corePipeline.addPolicy(bearerTokenAuthenticationPolicy({
         credential,
@@ -44101,7 +44101,7 @@ function getCoreClientOptions(pipeline2) {
         accountKey: credential.accountKey
       }), { phase: "Sign" });
     }
-    pipeline2._corePipeline = corePipeline;
+    pipeline3._corePipeline = corePipeline;
   }
   return {
     ...restOptions,
@@ -44110,12 +44110,12 @@ function getCoreClientOptions(pipeline2) {
     pipeline: corePipeline
   };
 }
-function getCredentialFromPipeline(pipeline2) {
-  if (pipeline2._credential) {
-    return pipeline2._credential;
+function getCredentialFromPipeline(pipeline3) {
+  if (pipeline3._credential) {
+    return pipeline3._credential;
   }
   let credential = new AnonymousCredential();
-  for (const factory of pipeline2.factories) {
+  for (const factory of pipeline3.factories) {
     if (isTokenCredential(factory.credential)) {
       credential = factory.credential;
     } else if (isStorageSharedKeyCredential(factory)) {
@@ -58225,13 +58225,13 @@ var init_StorageClient = __esm({
        * @param url - url to resource
        * @param pipeline - request policy pipeline.
        */
-      constructor(url2, pipeline2) {
+      constructor(url2, pipeline3) {
         this.url = escapeURLPath(url2);
         this.accountName = getAccountNameFromUrl(url2);
-        this.pipeline = pipeline2;
-        this.storageClientContext = new StorageContextClient(this.url, getCoreClientOptions(pipeline2));
+        this.pipeline = pipeline3;
+        this.storageClientContext = new StorageContextClient(this.url, getCoreClientOptions(pipeline3));
         this.isHttps = iEqual(getURLScheme(this.url) || "", "https");
-        this.credential = getCredentialFromPipeline(pipeline2);
+        this.credential = getCredentialFromPipeline(pipeline3);
         const storageClientContext = this.storageClientContext;
         storageClientContext.requestContentType = void 0;
       }
@@ -62095,21 +62095,21 @@ var init_Clients = __esm({
       }
       constructor(urlOrConnectionString, credentialOrPipelineOrContainerName, blobNameOrOptions, options) {
         options = options || {};
-        let pipeline2;
+        let pipeline3;
         let url2;
         if (isPipelineLike(credentialOrPipelineOrContainerName)) {
           url2 = urlOrConnectionString;
-          pipeline2 = credentialOrPipelineOrContainerName;
+          pipeline3 = credentialOrPipelineOrContainerName;
         } else if (isNodeLike2 && credentialOrPipelineOrContainerName instanceof StorageSharedKeyCredential || credentialOrPipelineOrContainerName instanceof AnonymousCredential || isTokenCredential(credentialOrPipelineOrContainerName)) {
           url2 = urlOrConnectionString;
           options = blobNameOrOptions;
-          pipeline2 = newPipeline(credentialOrPipelineOrContainerName, options);
+          pipeline3 = newPipeline(credentialOrPipelineOrContainerName, options);
         } else if (!credentialOrPipelineOrContainerName && typeof credentialOrPipelineOrContainerName !== "string") {
           url2 = urlOrConnectionString;
           if (blobNameOrOptions && typeof blobNameOrOptions !== "string") {
             options = blobNameOrOptions;
           }
-          pipeline2 = newPipeline(new AnonymousCredential(), options);
+          pipeline3 = newPipeline(new AnonymousCredential(), options);
         } else if (credentialOrPipelineOrContainerName && typeof credentialOrPipelineOrContainerName === "string" && blobNameOrOptions && typeof blobNameOrOptions === "string") {
           const containerName = credentialOrPipelineOrContainerName;
           const blobName = blobNameOrOptions;
@@ -62121,20 +62121,20 @@ var init_Clients = __esm({
               if (!options.proxyOptions) {
                 options.proxyOptions = getDefaultProxySettings2(extractedCreds.proxyUri);
               }
-              pipeline2 = newPipeline(sharedKeyCredential, options);
+              pipeline3 = newPipeline(sharedKeyCredential, options);
             } else {
               throw new Error("Account connection string is only supported in Node.js environment");
             }
           } else if (extractedCreds.kind === "SASConnString") {
             url2 = appendToURLPath(appendToURLPath(extractedCreds.url, encodeURIComponent(containerName)), encodeURIComponent(blobName)) + "?" + extractedCreds.accountSas;
-            pipeline2 = newPipeline(new AnonymousCredential(), options);
+            pipeline3 = newPipeline(new AnonymousCredential(), options);
           } else {
             throw new Error("Connection string must be either an Account connection string or a SAS connection string");
           }
         } else {
           throw new Error("Expecting non-empty strings for containerName and blobName parameters");
         }
-        super(url2, pipeline2);
+        super(url2, pipeline3);
         ({ blobName: this._name, containerName: this._containerName } = this.getBlobAndContainerNamesFromUrl());
         this.blobContext = this.storageClientContext.blob;
         this._snapshot = getURLParameter(this.url, URLConstants2.Parameters.SNAPSHOT);
@@ -63121,19 +63121,19 @@ var init_Clients = __esm({
        */
       appendBlobContext;
       constructor(urlOrConnectionString, credentialOrPipelineOrContainerName, blobNameOrOptions, options) {
-        let pipeline2;
+        let pipeline3;
         let url2;
         options = options || {};
         if (isPipelineLike(credentialOrPipelineOrContainerName)) {
           url2 = urlOrConnectionString;
-          pipeline2 = credentialOrPipelineOrContainerName;
+          pipeline3 = credentialOrPipelineOrContainerName;
         } else if (isNodeLike2 && credentialOrPipelineOrContainerName instanceof StorageSharedKeyCredential || credentialOrPipelineOrContainerName instanceof AnonymousCredential || isTokenCredential(credentialOrPipelineOrContainerName)) {
           url2 = urlOrConnectionString;
           options = blobNameOrOptions;
-          pipeline2 = newPipeline(credentialOrPipelineOrContainerName, options);
+          pipeline3 = newPipeline(credentialOrPipelineOrContainerName, options);
         } else if (!credentialOrPipelineOrContainerName && typeof credentialOrPipelineOrContainerName !== "string") {
           url2 = urlOrConnectionString;
-          pipeline2 = newPipeline(new AnonymousCredential(), options);
+          pipeline3 = newPipeline(new AnonymousCredential(), options);
         } else if (credentialOrPipelineOrContainerName && typeof credentialOrPipelineOrContainerName === "string" && blobNameOrOptions && typeof blobNameOrOptions === "string") {
           const containerName = credentialOrPipelineOrContainerName;
           const blobName = blobNameOrOptions;
@@ -63145,20 +63145,20 @@ var init_Clients = __esm({
               if (!options.proxyOptions) {
                 options.proxyOptions = getDefaultProxySettings2(extractedCreds.proxyUri);
               }
-              pipeline2 = newPipeline(sharedKeyCredential, options);
+              pipeline3 = newPipeline(sharedKeyCredential, options);
             } else {
               throw new Error("Account connection string is only supported in Node.js environment");
             }
           } else if (extractedCreds.kind === "SASConnString") {
             url2 = appendToURLPath(appendToURLPath(extractedCreds.url, encodeURIComponent(containerName)), encodeURIComponent(blobName)) + "?" + extractedCreds.accountSas;
-            pipeline2 = newPipeline(new AnonymousCredential(), options);
+            pipeline3 = newPipeline(new AnonymousCredential(), options);
           } else {
             throw new Error("Connection string must be either an Account connection string or a SAS connection string");
           }
         } else {
           throw new Error("Expecting non-empty strings for containerName and blobName parameters");
         }
-        super(url2, pipeline2);
+        super(url2, pipeline3);
         this.appendBlobContext = this.storageClientContext.appendBlob;
       }
       /**
@@ -63393,22 +63393,22 @@ var init_Clients = __esm({
        */
       blockBlobContext;
       constructor(urlOrConnectionString, credentialOrPipelineOrContainerName, blobNameOrOptions, options) {
-        let pipeline2;
+        let pipeline3;
         let url2;
         options = options || {};
         if (isPipelineLike(credentialOrPipelineOrContainerName)) {
           url2 = urlOrConnectionString;
-          pipeline2 = credentialOrPipelineOrContainerName;
+          pipeline3 = credentialOrPipelineOrContainerName;
         } else if (isNodeLike2 && credentialOrPipelineOrContainerName instanceof StorageSharedKeyCredential || credentialOrPipelineOrContainerName instanceof AnonymousCredential || isTokenCredential(credentialOrPipelineOrContainerName)) {
           url2 = urlOrConnectionString;
           options = blobNameOrOptions;
-          pipeline2 = newPipeline(credentialOrPipelineOrContainerName, options);
+          pipeline3 = newPipeline(credentialOrPipelineOrContainerName, options);
         } else if (!credentialOrPipelineOrContainerName && typeof credentialOrPipelineOrContainerName !== "string") {
           url2 = urlOrConnectionString;
           if (blobNameOrOptions && typeof blobNameOrOptions !== "string") {
             options = blobNameOrOptions;
           }
-          pipeline2 = newPipeline(new AnonymousCredential(), options);
+          pipeline3 = newPipeline(new AnonymousCredential(), options);
         } else if (credentialOrPipelineOrContainerName && typeof credentialOrPipelineOrContainerName === "string" && blobNameOrOptions && typeof blobNameOrOptions === "string") {
           const containerName = credentialOrPipelineOrContainerName;
           const blobName = blobNameOrOptions;
@@ -63420,20 +63420,20 @@ var init_Clients = __esm({
               if (!options.proxyOptions) {
                 options.proxyOptions = getDefaultProxySettings2(extractedCreds.proxyUri);
               }
-              pipeline2 = newPipeline(sharedKeyCredential, options);
+              pipeline3 = newPipeline(sharedKeyCredential, options);
             } else {
               throw new Error("Account connection string is only supported in Node.js environment");
             }
           } else if (extractedCreds.kind === "SASConnString") {
             url2 = appendToURLPath(appendToURLPath(extractedCreds.url, encodeURIComponent(containerName)), encodeURIComponent(blobName)) + "?" + extractedCreds.accountSas;
-            pipeline2 = newPipeline(new AnonymousCredential(), options);
+            pipeline3 = newPipeline(new AnonymousCredential(), options);
           } else {
             throw new Error("Connection string must be either an Account connection string or a SAS connection string");
           }
         } else {
           throw new Error("Expecting non-empty strings for containerName and blobName parameters");
         }
-        super(url2, pipeline2);
+        super(url2, pipeline3);
         this.blockBlobContext = this.storageClientContext.blockBlob;
         this._blobContext = this.storageClientContext.blob;
       }
@@ -64004,19 +64004,19 @@ var init_Clients = __esm({
        */
       pageBlobContext;
       constructor(urlOrConnectionString, credentialOrPipelineOrContainerName, blobNameOrOptions, options) {
-        let pipeline2;
+        let pipeline3;
         let url2;
         options = options || {};
         if (isPipelineLike(credentialOrPipelineOrContainerName)) {
           url2 = urlOrConnectionString;
-          pipeline2 = credentialOrPipelineOrContainerName;
+          pipeline3 = credentialOrPipelineOrContainerName;
         } else if (isNodeLike2 && credentialOrPipelineOrContainerName instanceof StorageSharedKeyCredential || credentialOrPipelineOrContainerName instanceof AnonymousCredential || isTokenCredential(credentialOrPipelineOrContainerName)) {
           url2 = urlOrConnectionString;
           options = blobNameOrOptions;
-          pipeline2 = newPipeline(credentialOrPipelineOrContainerName, options);
+          pipeline3 = newPipeline(credentialOrPipelineOrContainerName, options);
         } else if (!credentialOrPipelineOrContainerName && typeof credentialOrPipelineOrContainerName !== "string") {
           url2 = urlOrConnectionString;
-          pipeline2 = newPipeline(new AnonymousCredential(), options);
+          pipeline3 = newPipeline(new AnonymousCredential(), options);
         } else if (credentialOrPipelineOrContainerName && typeof credentialOrPipelineOrContainerName === "string" && blobNameOrOptions && typeof blobNameOrOptions === "string") {
           const containerName = credentialOrPipelineOrContainerName;
           const blobName = blobNameOrOptions;
@@ -64028,20 +64028,20 @@ var init_Clients = __esm({
               if (!options.proxyOptions) {
                 options.proxyOptions = getDefaultProxySettings2(extractedCreds.proxyUri);
               }
-              pipeline2 = newPipeline(sharedKeyCredential, options);
+              pipeline3 = newPipeline(sharedKeyCredential, options);
             } else {
               throw new Error("Account connection string is only supported in Node.js environment");
             }
           } else if (extractedCreds.kind === "SASConnString") {
             url2 = appendToURLPath(appendToURLPath(extractedCreds.url, encodeURIComponent(containerName)), encodeURIComponent(blobName)) + "?" + extractedCreds.accountSas;
-            pipeline2 = newPipeline(new AnonymousCredential(), options);
+            pipeline3 = newPipeline(new AnonymousCredential(), options);
           } else {
             throw new Error("Connection string must be either an Account connection string or a SAS connection string");
           }
         } else {
           throw new Error("Expecting non-empty strings for containerName and blobName parameters");
         }
-        super(url2, pipeline2);
+        super(url2, pipeline3);
         this.pageBlobContext = this.storageClientContext.pageBlob;
       }
       /**
@@ -65243,8 +65243,8 @@ import * as stream from "stream";
 import * as util4 from "util";
 function pipeResponseToStream(response, output) {
   return __awaiter16(this, void 0, void 0, function* () {
-    const pipeline2 = util4.promisify(stream.pipeline);
-    yield pipeline2(response.message, output);
+    const pipeline3 = util4.promisify(stream.pipeline);
+    yield pipeline3(response.message, output);
   });
 }
 function downloadCacheHttpClient(archiveLocation, archivePath) {
@@ -72492,10 +72492,15 @@ function annotate(level, title, message) {
 init_core();
 import { spawn as spawn4 } from "node:child_process";
 import { createHash as createHash3 } from "node:crypto";
-import { existsSync as existsSync5, mkdirSync, readFileSync as readFileSync3, readdirSync, renameSync as renameSync2, rmSync as rmSync3, statSync as statSync2, writeFileSync as writeFileSync4 } from "node:fs";
+import { createWriteStream as createWriteStream2, existsSync as existsSync5, mkdirSync, readFileSync as readFileSync3, readdirSync, renameSync as renameSync2, rmSync as rmSync3, statSync as statSync2, writeFileSync as writeFileSync4 } from "node:fs";
+import http3 from "node:http";
+import https3 from "node:https";
+import { pipeline as pipeline2 } from "node:stream/promises";
 import { arch as arch2 } from "node:os";
 import { join as join9, resolve as resolve4 } from "node:path";
 var t0 = performance.now();
+var phases = [];
+var phase = (what, since) => phases.push(`${what} ${Math.round(performance.now() - since)} ms`);
 function exec2(file, args) {
   return new Promise((done) => {
     const child2 = spawn4(file, args, { stdio: ["ignore", "inherit", "inherit"] });
@@ -72511,16 +72516,40 @@ function releaseArch() {
 }
 var NoRelease = class extends Error {
 };
+function get(url2, what, hops = 0) {
+  return new Promise((resolve5, reject) => {
+    const fail = (m) => reject(new Error(`cannot download ${what} from ${url2}: ${m}`));
+    const req = (url2.startsWith("https:") ? https3 : http3).get(url2, { headers: { "user-agent": "reflease-action" } }, (res) => {
+      const st = res.statusCode;
+      if (st >= 300 && st < 400 && res.headers.location) {
+        res.resume();
+        if (hops >= 5) fail("more than 5 redirects");
+        else get(new URL(res.headers.location, url2).href, what, hops + 1).then(resolve5, reject);
+      } else if (st !== 200) {
+        res.resume();
+        if (st === 404) reject(new NoRelease(`${url2}: 404`));
+        else fail(`HTTP ${st}`);
+      } else resolve5(res);
+    });
+    req.on("error", (e) => fail(e.message));
+    req.setTimeout(6e4, () => req.destroy(new Error("no data for 60 s")));
+  });
+}
 async function download(url2, what) {
-  let res;
-  try {
-    res = await fetch(url2, { redirect: "follow" });
-  } catch (e) {
-    throw new Error(`cannot download ${what} from ${url2}: ${e.cause?.message || e.message}`);
-  }
-  if (res.status === 404) throw new NoRelease(`${url2}: 404`);
-  if (!res.ok) throw new Error(`cannot download ${what} from ${url2}: HTTP ${res.status}`);
-  return Buffer.from(await res.arrayBuffer());
+  const chunks = [];
+  for await (const c of await get(url2, what)) chunks.push(c);
+  return Buffer.concat(chunks).toString("utf8");
+}
+async function downloadTo(url2, what, file) {
+  const h = createHash3("sha256");
+  const res = await get(url2, what);
+  await pipeline2(res, async function* hash(src) {
+    for await (const c of src) {
+      h.update(c);
+      yield c;
+    }
+  }, createWriteStream2(file));
+  return h.digest("hex");
 }
 async function prebuilt() {
   const repo = process.env.GITHUB_ACTION_REPOSITORY;
@@ -72543,40 +72572,50 @@ async function prebuilt() {
     return bin;
   }
   const base = `${process.env.GITHUB_SERVER_URL || "https://github.com"}/${repo}/releases/download/v${version3}`;
-  let sums;
-  let tarball;
-  const [a1, a2] = await Promise.allSettled([download(`${base}/SHA256SUMS`, "SHA256SUMS"), download(`${base}/${file}`, file)]);
-  const missing = [a1, a2].find((x) => x.status === "rejected" && x.reason instanceof NoRelease);
-  if (missing) {
-    info(`reflease: no release v${version3} of ${repo} to download (${missing.reason.message}): the cache or a build`);
-    return null;
-  }
-  for (const x of [a1, a2]) if (x.status === "rejected") throw x.reason;
-  sums = a1.value.toString("utf8");
-  tarball = a2.value;
-  const line = sums.split("\n").map((l) => l.trim().split(/\s+\*?/)).find((f) => f[1] === file);
-  if (!line) throw new Error(`${file}: not listed in the release's SHA256SUMS: not used`);
-  const got = createHash3("sha256").update(tarball).digest("hex");
-  if (got !== line[0].toLowerCase()) {
-    throw new Error(`${file}: checksum mismatch (sha256 ${got}, SHA256SUMS says ${line[0]}): not used`);
-  }
   const tmp = `${cacheDir}.tmp-${process.pid}`;
   rmSync3(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { recursive: true });
-  writeFileSync4(join9(tmp, file), tarball);
-  const st = await exec2("tar", ["-xzf", join9(tmp, file), "-C", tmp, "--no-same-owner"]);
-  rmSync3(join9(tmp, file), { force: true });
-  if (st !== 0 || !existsSync5(join9(tmp, top, "bin", "reflease"))) {
-    rmSync3(tmp, { recursive: true, force: true });
-    throw new Error(`${file}: not a release tarball with ${top}/bin/reflease (tar exit ${st})`);
-  }
-  writeFileSync4(join9(tmp, ".verified"), `${got}  ${file}
+  try {
+    let got;
+    try {
+      got = await fetchVerified(base, file, tmp);
+    } catch (e) {
+      if (!(e instanceof NoRelease)) throw e;
+      info(`reflease: no release v${version3} of ${repo} to download (${e.message}): the cache or a build`);
+      return null;
+    }
+    const t = performance.now();
+    const st = await exec2("tar", ["-xzf", join9(tmp, file), "-C", tmp, "--no-same-owner"]);
+    rmSync3(join9(tmp, file), { force: true });
+    if (st !== 0 || !existsSync5(join9(tmp, top, "bin", "reflease"))) {
+      throw new Error(`${file}: not a release tarball with ${top}/bin/reflease (tar exit ${st})`);
+    }
+    phase("unpack", t);
+    writeFileSync4(join9(tmp, ".verified"), `${got}  ${file}
 `);
-  rmSync3(cacheDir, { recursive: true, force: true });
-  mkdirSync(join9(cacheDir, ".."), { recursive: true });
-  renameSync2(tmp, cacheDir);
+    rmSync3(cacheDir, { recursive: true, force: true });
+    mkdirSync(join9(cacheDir, ".."), { recursive: true });
+    renameSync2(tmp, cacheDir);
+  } finally {
+    rmSync3(tmp, { recursive: true, force: true });
+  }
   info(`reflease: release ${version3} (${a}) downloaded, sha256 verified against SHA256SUMS`);
   return bin;
+}
+async function fetchVerified(base, file, dir) {
+  const t = performance.now();
+  const [a1, a2] = await Promise.allSettled([download(`${base}/SHA256SUMS`, "SHA256SUMS"), downloadTo(`${base}/${file}`, file, join9(dir, file))]);
+  phase("download and sha256", t);
+  const missing = [a1, a2].find((x) => x.status === "rejected" && x.reason instanceof NoRelease);
+  if (missing) throw missing.reason;
+  for (const x of [a1, a2]) if (x.status === "rejected") throw x.reason;
+  const line = a1.value.split("\n").map((l) => l.trim().split(/\s+\*?/)).find((f) => f[1] === file);
+  if (!line) throw new Error(`${file}: not listed in the release's SHA256SUMS: not used`);
+  const got = a2.value;
+  if (got !== line[0].toLowerCase()) {
+    throw new Error(`${file}: checksum mismatch (sha256 ${got}, SHA256SUMS says ${line[0]}): not used`);
+  }
+  return got;
 }
 function files(paths) {
   const out = [];
@@ -72648,7 +72687,7 @@ async function setup() {
     return 1;
   }
   if (bin) {
-    info(`reflease: set-up ${Math.round(performance.now() - t0)} ms (release)`);
+    info(`reflease: set-up ${Math.round(performance.now() - t0)} ms (release${phases.length ? `: ${phases.join(", ")}` : ""}; node's start and loading ${Math.round(t0)} ms before)`);
     return bin;
   }
   const b = await cachedOrBuilt();
