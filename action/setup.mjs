@@ -216,9 +216,10 @@ async function cachedOrBuilt() {
   const key = cacheKey();
   process.stderr.write(`reflease: build cache key ${key}\n`);
   let hit = false;
-  // @actions/cache (and the Azure storage client under it) is loaded only where
-  // a cache service is announced: a job without one starts faster
-  const cache = process.env.ACTIONS_CACHE_URL || process.env.ACTIONS_RESULTS_URL ? await import('@actions/cache') : null;
+  // @actions/cache (and the Azure storage client under it: dist/cache.mjs, a
+  // file of its own) is loaded only where a cache service is announced: a job
+  // without one starts faster
+  const cache = process.env.ACTIONS_CACHE_URL || process.env.ACTIONS_RESULTS_URL ? await import('./cache.mjs') : null;
   const service = cache !== null && cache.isFeatureAvailable();
   if (service) {
     try {
