@@ -56,7 +56,7 @@ class NoRelease extends Error {}
  * 200 response, a readable stream; a 404 is NoRelease; any other status, a
  * network error or 60 s without data is an error naming WHAT and the URL.
  * Not fetch(): loading undici and reading through web streams took twice as
- * long for the 8 MB tarball (docs/benchmarks.md, "release set-up").
+ * long for the 8 MB tarball (docs/benchmarks.md, "GitHub Action: the main stage from a release").
  */
 function get(url, what, hops = 0) {
   return new Promise((resolve, reject) => {
