@@ -111,7 +111,8 @@ int cli_args_option(cli_ctx *ctx, int c, const char *arg, void *payload)
 		 * run; heartbeat needs it to keep renewing without a fixed pace */
 		a->every_auto = strcmp(arg, "auto") == 0;
 		a->every = 0;
-		return a->every_auto ? 0 : cli_parse_seconds(ctx, "--every", arg, 1, 43200, &a->every);
+		return a->every_auto ? 0
+		                     : cli_parse_seconds(ctx, "--every", arg, 1, 43200, &a->every);
 	case OPT_WAIT:
 		a->has_wait = 1;
 		if (strcmp(arg, "forever") == 0 || strcmp(arg, "inf") == 0 ||
