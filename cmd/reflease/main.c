@@ -50,8 +50,8 @@ static const cli_command main_commands[] = {
         {NULL, NULL, NULL, NULL, NULL, NULL}};
 
 static const cli_command *const command_tables[] = {
-        cli_store_commands,     cli_lease_commands, cli_migrate_commands,    cli_reconcile_commands,
-        cli_check_commands,     cli_completion_commands, main_commands};
+        cli_store_commands, cli_lease_commands,      cli_migrate_commands, cli_reconcile_commands,
+        cli_check_commands, cli_completion_commands, main_commands};
 
 const cli_command *cli_command_at(size_t i)
 {
