@@ -1,12 +1,12 @@
 #!/bin/sh
-# test: seconds 25
+# test: seconds 35
 # Issue 42 item 4 done-when: "a wait of 130 s behind a holder prints at least
 # 2 progress lines naming the holder" — at default verbosity, one line when
 # the wait begins and one each minute after (cli.md "--wait S", the library's
 # progress report), on the CLI's stderr:
 #   reflease acquire: waiting for X: held by OWNER@HOST until RFC3339
 # and the same line in the log of the Action's main stage (command acquire,
-# wait 130). Only the observable lines are checked. No real 130 s: time runs
+# wait 130; with fair true, its place in the queue after it). Only the observable lines are checked. No real 130 s: time runs
 # 20 times faster (libfaketime FAKETIME="+0 x20") for every waiting reflease
 # of the test (the CLI's directly, the Action's through its bundle's binary);
 # the holder, the fake GitHub and the Action's Node run in real time.
@@ -73,5 +73,12 @@ expect 3 "the Action's acquire behind bob"
 is outputs.acquired false "acquired"
 q stderr >"$TMPDIR/a.err"
 lines "$TMPDIR/a.err" 'reflease acquire: ' "Action, main stage"
+# a fair wait says its place in the queue too (the first in it: position 1)
+act '{"command":"acquire","name":"X","wait":"130","fair":"true"}'
+expect 3 "the Action's fair acquire behind bob"
+q stderr >"$TMPDIR/f.err"
+sed -i 's/ (queue position 1)$//' "$TMPDIR/f.err"
+[ "$(q stderr | grep -c ' (queue position 1)$')" -ge 2 ] || fail "fair: no queue position in the progress lines: $(q stderr)"
+lines "$TMPDIR/f.err" 'reflease acquire: ' "Action, fair wait"
 grep -q "$CANARY" "$log" "$TMPDIR/g.err" && fail "the token was printed"
 echo ok
