@@ -1,7 +1,8 @@
 // The Action's background keeper (bundled as dist/keeper.mjs): started
 // detached by the main stage after an acquire with heartbeat true
 // (action/lib.mjs startKeeper). It runs `reflease heartbeat NAME... --every
-// S` through the Node client's keep() (the token in its environment, never
+// auto` (the library's renewal point: the store's pace, 375 s on github: at the
+// default TTL 450; issue 39) through the Node client's keep() (the token in its environment, never
 // on its command line), writes the heartbeat's pid to BASE.pid and, when it
 // ends, its exit status to BASE.rc: 143 when a release step or the post stage
 // stopped it (SIGTERM), 4 when the lease was lost, the failure's status
@@ -17,7 +18,7 @@ const put = (f, v) => {
   renameSync(`${spec.base}.${f}.tmp`, `${spec.base}.${f}`);
 };
 const client = new Reflease({ ...spec.options, binary: spec.binary });
-const k = client.keep(spec.names, token, { ttl: spec.ttl || undefined, every: spec.every, stdio: ['ignore', 'inherit', 'inherit'] });
+const k = client.keep(spec.names, token, { ttl: spec.ttl || undefined, every: 'auto', stdio: ['ignore', 'inherit', 'inherit'] });
 // a signal to this wrapper reaches the heartbeat (which then ends 128 + signal)
 for (const s of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(s, () => k.stop(s));
 put('pid', k.pid);

@@ -275,10 +275,11 @@ export function keptToken(names, ns) {
  * Start the background keeper of NAMES: dist/keeper.mjs, detached (its own
  * session; the step's output pipes are not its), with the token in its
  * environment and its output in base.log; it starts `reflease heartbeat
- * --every EVERY` and writes base.pid, then base.rc when it ends. Resolves to
- * the heartbeat's pid, or throws when it did not start.
+ * --every auto` (the renewal point; --ttl TTL when the ttl input gave one) and
+ * writes base.pid, then base.rc when it ends. Resolves to the heartbeat's
+ * pid, or throws when it did not start.
  */
-export async function startKeeper(client, names, ns, { token, ttl, every }) {
+export async function startKeeper(client, names, ns, { token, ttl }) {
   const { base, names: kn } = keeperFiles(names, ns);
   await stopKeeper(names, ns);
   for (const f of ['pid', 'rc']) rmSync(`${base}.${f}`, { force: true });
@@ -291,7 +292,7 @@ export async function startKeeper(client, names, ns, { token, ttl, every }) {
   const env = options.env;
   delete options.env;
   delete options.onStderr;
-  const spec = JSON.stringify({ base, names: kn, ttl, every, binary: client.binary, options });
+  const spec = JSON.stringify({ base, names: kn, ttl, binary: client.binary, options });
   const child = spawn(node, [join(root, 'dist', 'keeper.mjs')], {
     detached: true, stdio: ['ignore', log, log],
     env: { ...env, REFLEASE_KEEPER: spec, REFLEASE_KEEPER_TOKEN: token, GITHUB_OUTPUT: '', GITHUB_STEP_SUMMARY: '', GITHUB_STATE: '' },

@@ -201,7 +201,7 @@ async function main(abort) {
     if (LEASE_CMDS.includes(c.cmd)) {
       const exp = r.out['expires-at'];
       await core.summary.addRaw(`- **reflease ${c.cmd}** \`${c.name}\`: ${r.out.status}${exp ? `, expires ${exp}` : ''} (exit ${r.code})\n`).write();
-      if (r.keeper) await core.summary.addRaw(`  - heartbeat every ${r.keeper.every}s in the background until \`release\`\n`).write();
+      if (r.keeper) await core.summary.addRaw(`  - heartbeat in the background at the renewal point${r.keeper.ttl ? ` of TTL ${r.keeper.ttl}s` : ''} until \`release\`\n`).write();
     }
     if (c.cmd === 'acquire' && r.code === 0 && r.out['lease-token']) saveForPost(c, i, r, bin);
     return r.code;
@@ -210,20 +210,33 @@ async function main(abort) {
   }
 }
 
-/** acquire with heartbeat true: the keeper started, or the lease given back at once (exit 70). */
+/**
+ * acquire with heartbeat true: the keeper started, or the lease given back at
+ * once (exit 70). The keeper renews at the library's renewal point
+ * (`heartbeat --every auto`, protocol.md §6; issue 39): the TTL is the
+ * acquire's (the ttl input, else the store's default, 450 s on github:), the
+ * pace the store's (375 s on github:: at most 20 content-creating requests an
+ * hour per held lease), earlier only when the time left calls for it.
+ */
 async function keep(client, c, i, r) {
   const names = r.out['lease-name'] ? [r.out['lease-name']] : c.names;
-  const every = Math.floor(Number(i.ttl || 300) / 3);
+  const ttl = keptTtl(r.res) || Number(i.ttl) || 0;
   try {
-    const k = await startKeeper(client, names, i.namespace, { token: r.out['lease-token'], ttl: i.ttl, every });
-    core.info(`reflease: heartbeat of ${names.join(' ')} every ${every}s in the background (pid ${k.pid}, log ${k.log}); command: release stops it`);
+    const k = await startKeeper(client, names, i.namespace, { token: r.out['lease-token'], ttl: i.ttl });
+    core.info(`reflease: heartbeat of ${names.join(' ')} in the background at the renewal point${ttl ? ` of TTL ${ttl}s` : ''} (pid ${k.pid}, log ${k.log}); command: release stops it`);
     core.saveState('keeper-pid', String(k.pid));
-    return { ...r, keeper: { every, pid: k.pid } };
+    return { ...r, keeper: { ttl, pid: k.pid } };
   } catch (e) {
     annotate('error', `reflease acquire ${c.name}`, e.message);
     await call(client, ['release', '--', ...names], { token: r.out['lease-token'] });
     return { ...r, code: 70, out: { ...r.out, status: 'error', acquired: 'false' } };
   }
+}
+
+/** The TTL an acquire stored (a set: its shortest member's), seconds; 0 when unknown. */
+function keptTtl(res) {
+  const ttls = (isSet(res) ? res.members.map((m) => m.lease?.ttl_seconds) : [res?.lease?.ttl_seconds]).filter((t) => t > 0);
+  return ttls.length ? Math.min(...ttls) : 0;
 }
 
 /** The lease (its token, name, store) in the step's state for the post stage (release-at-end). */

@@ -17,13 +17,19 @@
 // Resolves to the binary's path, or to an exit status after an annotation.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import { pipeline } from 'node:stream/promises';
 import { arch } from 'node:os';
 import { join, resolve } from 'node:path';
 import * as core from '@actions/core';
 import { root } from './lib.mjs';
 
 const t0 = performance.now();
+/** Where a release set-up's time went (ms), for its log line (docs/benchmarks.md). */
+const phases = [];
+const phase = (what, since) => phases.push(`${what} ${Math.round(performance.now() - since)} ms`);
 
 /** Run a program (argv, no shell) with the step's stdout and stderr; resolves to its exit status. */
 function exec(file, args) {
@@ -44,16 +50,52 @@ function releaseArch() {
 
 class NoRelease extends Error {}
 
+/**
+ * GET URL (node:http or node:https, following up to 5 redirects: GitHub
+ * answers a release asset with a 302 to its storage host): resolves to the
+ * 200 response, a readable stream; a 404 is NoRelease; any other status, a
+ * network error or 60 s without data is an error naming WHAT and the URL.
+ * Not fetch(): loading undici and reading through web streams took twice as
+ * long for the 8 MB tarball (docs/benchmarks.md, "GitHub Action: the main stage from a release").
+ */
+function get(url, what, hops = 0) {
+  return new Promise((resolve, reject) => {
+    const fail = (m) => reject(new Error(`cannot download ${what} from ${url}: ${m}`));
+    const req = (url.startsWith('https:') ? https : http).get(url, { headers: { 'user-agent': 'reflease-action' } }, (res) => {
+      const st = res.statusCode;
+      if (st >= 300 && st < 400 && res.headers.location) {
+        res.resume();
+        if (hops >= 5) fail('more than 5 redirects');
+        else get(new URL(res.headers.location, url).href, what, hops + 1).then(resolve, reject);
+      } else if (st !== 200) {
+        res.resume();
+        if (st === 404) reject(new NoRelease(`${url}: 404`));
+        else fail(`HTTP ${st}`);
+      } else resolve(res);
+    });
+    req.on('error', (e) => fail(e.message));
+    req.setTimeout(60000, () => req.destroy(new Error('no data for 60 s')));
+  });
+}
+
+/** URL's body as a string (SHA256SUMS). */
 async function download(url, what) {
-  let res;
-  try {
-    res = await fetch(url, { redirect: 'follow' });
-  } catch (e) {
-    throw new Error(`cannot download ${what} from ${url}: ${e.cause?.message || e.message}`);
-  }
-  if (res.status === 404) throw new NoRelease(`${url}: 404`);
-  if (!res.ok) throw new Error(`cannot download ${what} from ${url}: HTTP ${res.status}`);
-  return Buffer.from(await res.arrayBuffer());
+  const chunks = [];
+  for await (const c of await get(url, what)) chunks.push(c);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** URL's body into FILE as it comes, hashed on the way: resolves to its sha256 (hex). */
+async function downloadTo(url, what, file) {
+  const h = createHash('sha256');
+  const res = await get(url, what);
+  await pipeline(res, async function* hash(src) {
+    for await (const c of src) {
+      h.update(c);
+      yield c;
+    }
+  }, createWriteStream(file));
+  return h.digest('hex');
 }
 
 /**
@@ -84,40 +126,58 @@ async function prebuilt() {
     return bin;
   }
   const base = `${process.env.GITHUB_SERVER_URL || 'https://github.com'}/${repo}/releases/download/v${version}`;
-  let sums;
-  let tarball;
-  // both at once (one round trip less); no release (404 on either) is the fallback
-  const [a1, a2] = await Promise.allSettled([download(`${base}/SHA256SUMS`, 'SHA256SUMS'), download(`${base}/${file}`, file)]);
-  const missing = [a1, a2].find((x) => x.status === 'rejected' && x.reason instanceof NoRelease);
-  if (missing) {
-    core.info(`reflease: no release v${version} of ${repo} to download (${missing.reason.message}): the cache or a build`);
-    return null;
-  }
-  for (const x of [a1, a2]) if (x.status === 'rejected') throw x.reason;
-  sums = a1.value.toString('utf8');
-  tarball = a2.value;
-  const line = sums.split('\n').map((l) => l.trim().split(/\s+\*?/)).find((f) => f[1] === file);
-  if (!line) throw new Error(`${file}: not listed in the release's SHA256SUMS: not used`);
-  const got = createHash('sha256').update(tarball).digest('hex');
-  if (got !== line[0].toLowerCase()) {
-    throw new Error(`${file}: checksum mismatch (sha256 ${got}, SHA256SUMS says ${line[0]}): not used`);
-  }
   const tmp = `${cacheDir}.tmp-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { recursive: true });
-  writeFileSync(join(tmp, file), tarball);
-  const st = await exec('tar', ['-xzf', join(tmp, file), '-C', tmp, '--no-same-owner']);
-  rmSync(join(tmp, file), { force: true });
-  if (st !== 0 || !existsSync(join(tmp, top, 'bin', 'reflease'))) {
+  try {
+    let got;
+    try {
+      got = await fetchVerified(base, file, tmp);
+    } catch (e) {
+      if (!(e instanceof NoRelease)) throw e;
+      core.info(`reflease: no release v${version} of ${repo} to download (${e.message}): the cache or a build`);
+      return null;
+    }
+    const t = performance.now();
+    const st = await exec('tar', ['-xzf', join(tmp, file), '-C', tmp, '--no-same-owner']);
+    rmSync(join(tmp, file), { force: true });
+    if (st !== 0 || !existsSync(join(tmp, top, 'bin', 'reflease'))) {
+      throw new Error(`${file}: not a release tarball with ${top}/bin/reflease (tar exit ${st})`);
+    }
+    phase('unpack', t);
+    writeFileSync(join(tmp, '.verified'), `${got}  ${file}\n`);
+    rmSync(cacheDir, { recursive: true, force: true });
+    mkdirSync(join(cacheDir, '..'), { recursive: true });
+    renameSync(tmp, cacheDir);
+  } finally {
     rmSync(tmp, { recursive: true, force: true });
-    throw new Error(`${file}: not a release tarball with ${top}/bin/reflease (tar exit ${st})`);
   }
-  writeFileSync(join(tmp, '.verified'), `${got}  ${file}\n`);
-  rmSync(cacheDir, { recursive: true, force: true });
-  mkdirSync(join(cacheDir, '..'), { recursive: true });
-  renameSync(tmp, cacheDir);
   core.info(`reflease: release ${version} (${a}) downloaded, sha256 verified against SHA256SUMS`);
   return bin;
+}
+
+/**
+ * The release's FILE downloaded into DIR beside its SHA256SUMS (both at once:
+ * one round trip less), hashed as it comes: resolves to its sha256. Throws
+ * NoRelease on a 404 of either (no release: the fallback), an error on
+ * another failure and on a FILE that SHA256SUMS does not list or lists with
+ * another sum (the caller removes DIR: a file that fails the check is never
+ * unpacked or used).
+ */
+async function fetchVerified(base, file, dir) {
+  const t = performance.now();
+  const [a1, a2] = await Promise.allSettled([download(`${base}/SHA256SUMS`, 'SHA256SUMS'), downloadTo(`${base}/${file}`, file, join(dir, file))]);
+  phase('download and sha256', t);
+  const missing = [a1, a2].find((x) => x.status === 'rejected' && x.reason instanceof NoRelease);
+  if (missing) throw missing.reason;
+  for (const x of [a1, a2]) if (x.status === 'rejected') throw x.reason;
+  const line = a1.value.split('\n').map((l) => l.trim().split(/\s+\*?/)).find((f) => f[1] === file);
+  if (!line) throw new Error(`${file}: not listed in the release's SHA256SUMS: not used`);
+  const got = a2.value;
+  if (got !== line[0].toLowerCase()) {
+    throw new Error(`${file}: checksum mismatch (sha256 ${got}, SHA256SUMS says ${line[0]}): not used`);
+  }
+  return got;
 }
 
 /** Every file under the paths, sorted bytewise (C locale), skipping build outputs (*.o, *.d). */
@@ -156,9 +216,10 @@ async function cachedOrBuilt() {
   const key = cacheKey();
   process.stderr.write(`reflease: build cache key ${key}\n`);
   let hit = false;
-  // @actions/cache (and the Azure storage client under it) is loaded only where
-  // a cache service is announced: a job without one starts faster
-  const cache = process.env.ACTIONS_CACHE_URL || process.env.ACTIONS_RESULTS_URL ? await import('@actions/cache') : null;
+  // @actions/cache (and the Azure storage client under it: dist/cache.mjs, a
+  // file of its own) is loaded only where a cache service is announced: a job
+  // without one starts faster
+  const cache = process.env.ACTIONS_CACHE_URL || process.env.ACTIONS_RESULTS_URL ? await import('./cache.mjs') : null;
   const service = cache !== null && cache.isFeatureAvailable();
   if (service) {
     try {
@@ -197,7 +258,8 @@ export async function setup() {
     return 1;
   }
   if (bin) {
-    core.info(`reflease: set-up ${Math.round(performance.now() - t0)} ms (release)`);
+    // t0: node's start to this module (node itself, loading dist/main.mjs)
+    core.info(`reflease: set-up ${Math.round(performance.now() - t0)} ms (release${phases.length ? `: ${phases.join(', ')}` : ''}; node's start and loading ${Math.round(t0)} ms before)`);
     return bin;
   }
   const b = await cachedOrBuilt();

@@ -259,7 +259,10 @@ var Reflease = class {
   }
   /**
    * Keep a held lease (or set) alive in the background: `reflease heartbeat
-   * --every S` as a child process, the token in its environment. Each write's
+   * --every S` as a child process, the token in its environment. Without
+   * `every` (or with 'auto') it renews at the library's renewal point
+   * (`--every auto`, protocol.md §6: the store's pace, 375 s on github: at
+   * the default TTL 450, or earlier when the time left calls for it). Each write's
    * JSON object reaches `onBeat`. The keeper ends on stop() (SIGTERM: 143),
    * on `signal`, or by itself when the lease is lost (4, or the failure's
    * status); `done` resolves to that exit status. `detached` starts it in its
@@ -269,7 +272,7 @@ var Reflease = class {
   keep(name, token2, o = {}) {
     const a = ["heartbeat"];
     opt(a, "--ttl", o.ttl);
-    opt(a, "--every", o.every);
+    opt(a, "--every", o.every ?? "auto");
     opt(a, "--release-on-exit", o.releaseOnExit);
     if (o.onBeat) a.push("--json");
     a.push("--", ...names(name));
@@ -316,7 +319,8 @@ var Reflease = class {
    * run's JSON object (reason exited: CMD's own status in command.exit_code,
    * whatever it was), throws a typed error when not acquired, lost,
    * interrupted or the release failed. With a function, the lease is
-   * acquired, kept by a background keeper child (keep()), and the function
+   * acquired, kept by a background keeper child (keep(): at the renewal
+   * point unless `every` is given), and the function
    * called with { token, signal, result }: `signal` aborts when the lease is
    * lost; released afterwards (also when the function throws).
    */
@@ -398,7 +402,7 @@ var put = (f, v) => {
   renameSync(`${spec.base}.${f}.tmp`, `${spec.base}.${f}`);
 };
 var client = new Reflease({ ...spec.options, binary: spec.binary });
-var k = client.keep(spec.names, token, { ttl: spec.ttl || void 0, every: spec.every, stdio: ["ignore", "inherit", "inherit"] });
+var k = client.keep(spec.names, token, { ttl: spec.ttl || void 0, every: "auto", stdio: ["ignore", "inherit", "inherit"] });
 for (const s of ["SIGTERM", "SIGINT", "SIGHUP"]) process.on(s, () => k.stop(s));
 put("pid", k.pid);
 k.done.then((rc) => put("rc", rc), (e) => {

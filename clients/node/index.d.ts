@@ -205,7 +205,7 @@ export interface RunOptions extends CallOptions {
   stdio?: import('node:child_process').StdioOptions;
 }
 export interface KeepOptions {
-  ttl?: number; every?: number; releaseOnExit?: boolean; signal?: AbortSignal; detached?: boolean;
+  ttl?: number; every?: number | 'auto'; releaseOnExit?: boolean; signal?: AbortSignal; detached?: boolean;
   stdio?: import('node:child_process').StdioOptions; env?: Record<string, string | undefined>;
   onBeat?: (result: LeaseResult | SetResult) => void; onStderr?: (line: string) => void;
 }
@@ -238,7 +238,7 @@ export declare class Reflease {
   migrate(options?: CallOptions & { apply?: boolean; to?: string; assumedTtl?: number; failOn?: Severity | 'never'; summary?: string }): Promise<MigrateResult>;
   keep(name: Names, token: string, options?: KeepOptions): Keeper;
   run(name: Names, command: readonly string[], options?: RunOptions): Promise<RunResult>;
-  run<T>(name: Names, fn: (scope: LeaseScope) => Promise<T> | T, options?: AcquireOptions & { every?: number }): Promise<T>;
+  run<T>(name: Names, fn: (scope: LeaseScope) => Promise<T> | T, options?: AcquireOptions & { every?: number | 'auto' }): Promise<T>;
   /** spawn the binary with ARGS (no shell); --json added unless json is false */
   spawn(args: readonly string[], options?: CallOptions & { token?: string; json?: boolean; stdio?: import('node:child_process').StdioOptions; env?: Record<string, string | undefined> }): Promise<{ code: number; signal: NodeJS.Signals | null; stdout: string; stderr: string; pid: number | undefined }>;
 }

@@ -106,7 +106,13 @@ int cli_args_option(cli_ctx *ctx, int c, const char *arg, void *payload)
 		}
 		a->ttl = v;
 		return 0;
-	case OPT_EVERY: return cli_parse_seconds(ctx, "--every", arg, 1, 43200, &a->every);
+	case OPT_EVERY:
+		/* auto: the renewal point (protocol.md §6), as without --every for
+		 * run; heartbeat needs it to keep renewing without a fixed pace */
+		a->every_auto = strcmp(arg, "auto") == 0;
+		a->every = 0;
+		return a->every_auto ? 0
+		                     : cli_parse_seconds(ctx, "--every", arg, 1, 43200, &a->every);
 	case OPT_WAIT:
 		a->has_wait = 1;
 		if (strcmp(arg, "forever") == 0 || strcmp(arg, "inf") == 0 ||
@@ -896,15 +902,15 @@ static int cmd_heartbeat(cli_ctx *ctx, int argc, char **argv)
 
 	if ((rc = cli_cmd_parse(ctx, argc, argv, heartbeat_longopts, 1, &c)) < 0)
 		return cli_status_of(rc);
-	if (c.a.release_on_exit && !c.a.every)
-		return cli_status_of(cli_usage(ctx, "--release-on-exit needs --every S"));
+	if (c.a.release_on_exit && !c.a.every && !c.a.every_auto)
+		return cli_status_of(cli_usage(ctx, "--release-on-exit needs --every S (or auto)"));
 	if (c.a.every && c.a.ttl && c.a.every > lease_heartbeat_every_max(c.a.ttl))
 		return cli_status_of(cli_usage(ctx, "--every: %ld s is above ttl/2 (%lld s)",
 		                               c.a.every,
 		                               (long long)lease_heartbeat_every_max(c.a.ttl)));
 	if ((rc = cli_cmd_open(ctx, &c, 1)) < 0)
 		return cli_status_of(rc);
-	if (c.a.every)
+	if (c.a.every || c.a.every_auto)
 		return heartbeat_every(ctx, &c);
 	if (c.set_n > 1)
 		return set_op(ctx, &c, lease_heartbeat_set);
@@ -1027,12 +1033,13 @@ const cli_command cli_lease_commands[] = {
          "                   -E: 1 on conflict)\n",
          acquire_longopts},
         {"heartbeat", cmd_heartbeat,
-         "heartbeat NAME [NAME...] --lease-token T [--ttl S] [--every S [--release-on-exit]]",
+         "heartbeat NAME [NAME...] --lease-token T [--ttl S] [--every S|auto [--release-on-exit]]",
          "Extend a held lease once, or keep extending it every S seconds until stopped or lost; "
          "several NAMEs: the whole set in one atomic write each time.",
          "  --lease-token T  the token from acquire (or REFLEASE_LEASE_TOKEN)\n"
          "  --ttl S          new lease time (default: the stored ttl_seconds)\n"
-         "  --every S        keep heartbeating every S seconds (at most ttl/2; default ttl/3);\n"
+         "  --every S        keep heartbeating every S seconds (at most ttl/2); auto: at the\n"
+         "                   renewal point (the store's pace: ttl/3, 375 s on github:);\n"
          "                   stops on any terminating signal (exit 128 + signal: 130/143/129\n"
          "                   for INT/TERM/HUP), exit 4 when lost; a closed output does not stop "
          "it\n"
@@ -1065,7 +1072,8 @@ const cli_command cli_lease_commands[] = {
          "Acquire, run CMD while heartbeating, release once CMD's whole process tree is gone; "
          "stop the tree if the lease is lost.",
          "  --ttl S          lease time (default 300; at least 6)\n"
-         "  --every S        heartbeat interval (default ttl/3, at most ttl/2)\n"
+         "  --every S        heartbeat interval (at most ttl/2; default or auto: the renewal\n"
+         "                   point, ttl/3 or 375 s on github:)\n"
          "  --wait S         wait up to S seconds for the lease; 'forever' waits without a "
          "limit\n"
          "  --fair           with --wait: queue first come, first served (as acquire --fair)\n"

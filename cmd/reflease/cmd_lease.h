@@ -33,9 +33,10 @@ enum {
 
 /* The options of one lease command, as parsed (syntax checked). */
 typedef struct lease_args {
-	long ttl;   /* --ttl, 0 = not given */
-	long every; /* --every, 0 = not given */
-	long wait;  /* --wait, 0 = not given */
+	long ttl;       /* --ttl, 0 = not given */
+	long every;     /* --every S, 0 = not given or auto */
+	int every_auto; /* --every auto: keep at the renewal point (protocol.md §6) */
+	long wait;      /* --wait, 0 = not given */
 	int has_wait;
 	lease_phase phase; /* --phase */
 	lease_phase to;    /* --to */

@@ -69,7 +69,8 @@ like stdout 'set-up [0-9]+ ms \(cache hit\)' "cache hit: nothing built"
 unlike stderr 'install-deps|make' "cache hit: no install, no make"
 like stderr 'reflease: build cache key reflease-[a-z]+-[0-9.]+-[a-z0-9_]+-[0-9a-f]{32}' "cache key"
 like summary 'reflease acquire\*\* `deploy`: acquired, expires ' "summary line"
-like summary 'heartbeat every 20s in the background' "summary: heartbeat"
+like summary 'heartbeat in the background at the renewal point of TTL 60s' "summary: heartbeat"
+like stdout 'heartbeat of deploy in the background at the renewal point of TTL 60s' "log: heartbeat"
 is annotations '[]' "no annotation on success"
 tok=$(q outputs.lease-token)
 oid1=$(q outputs.oid)
@@ -77,7 +78,7 @@ pidf="$RUNNER_TEMP/reflease-heartbeat.leases.deploy.pid"
 [ -f "$pidf" ] || fail "no heartbeat pid file under RUNNER_TEMP"
 hbpid=$(cat "$pidf")
 kill -0 "$hbpid" 2>/dev/null || fail "background heartbeat not running"
-tr '\0' ' ' <"/proc/$hbpid/cmdline" | grep -q -- "heartbeat --ttl 60 --every 20 -- deploy" ||
+tr '\0' ' ' <"/proc/$hbpid/cmdline" | grep -q -- "heartbeat --ttl 60 --every auto -- deploy" ||
   fail "heartbeat command line: $(tr '\0' ' ' <"/proc/$hbpid/cmdline")"
 tr '\0' ' ' <"/proc/$hbpid/cmdline" | grep -q "$tok" && fail "lease token on a command line"
 s=$(status_json deploy)
@@ -85,7 +86,7 @@ s=$(status_json deploy)
 [ "$(printf '%s' "$s" | field host)" = "runner-1" ] || fail "host: $s"
 
 # 1b. a lease that will be lost: broken and taken by another job while its
-# background heartbeat runs (the heartbeat notices at its next beat, within 20 s);
+# background heartbeat runs (the heartbeat notices at its next re-read, within 6 s);
 # the new holder's TTL outlasts the whole test, so that only 'stale' is expired
 # at the reconcile of step 9 however slow the machine
 act '{"command":"acquire","name":"lost","ttl":"60","heartbeat":"true"}'
@@ -110,14 +111,15 @@ act '{"command":"status","name":"deploy"}'
 expect 0 "status"
 is outputs.status live "status live"
 is outputs.lease-token "" "status never shows the token"
-# the acquire's commit, or (on a loaded machine, 20 s after the acquire) the
+# the acquire's commit, or (on a loaded machine, 30 s after the acquire) the
 # background heartbeat's commit on top of it
 soid=$(q outputs.oid)
 [ "$soid" = "$oid1" ] ||
   [ "$(git --git-dir="$TMPDIR/gh.git" log -1 --format='%P %s' "$soid" 2>/dev/null | grep heartbeat | cut -d' ' -f1)" = "$oid1" ] ||
   fail "status oid $soid: neither the acquire's $oid1 nor a heartbeat on it"
 
-# 4. the background heartbeat lands (every 20 s) and keeps the token
+# 4. the background heartbeat lands (at the renewal point: TTL 60 on github:, 30 s
+# before the expiry) and keeps the token
 i=0
 while [ $i -lt 70 ]; do
   oid=$(status_json deploy | field oid)

@@ -68,7 +68,7 @@ export RUNNER_TOOL_CACHE="$TMPDIR/toolcache"
 HARNESS_STATE=$TMPDIR/deploy.json act '{"command":"acquire","name":"deploy","ttl":"60","repository":"infra/locks"}'
 expect 0 "acquire with the release's reflease"
 like stdout "release $V \\($A\\) downloaded, sha256 verified against SHA256SUMS" "downloaded and verified"
-like stdout 'set-up [0-9]+ ms \(release\)' "set-up from the release"
+like stdout 'set-up [0-9]+ ms \(release: download and sha256 [0-9]+ ms, unpack [0-9]+ ms; node.s start and loading [0-9]+ ms before\)' "set-up from the release, its phases"
 echo "t_action_release: main stage from a release: $(q ms | cut -d. -f1) ms"
 is outputs.status acquired "acquired on the release's binary"
 is outputs.acquired true "output acquired: true for the holder"

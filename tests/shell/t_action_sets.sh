@@ -61,7 +61,7 @@ hbf="$RUNNER_TEMP/reflease-heartbeat.leases.set-$(setkey db prod)"
 [ -f "$hbf.pid" ] || fail "no background heartbeat of the set ($hbf.pid)"
 hbpid=$(cat "$hbf.pid")
 alive "$hbpid" || fail "the set's background heartbeat is not running: $(cat "$hbf.log")"
-tr '\0' ' ' <"/proc/$hbpid/cmdline" | grep -q '/reflease heartbeat --ttl 60 --every 20 -- db prod $' ||
+tr '\0' ' ' <"/proc/$hbpid/cmdline" | grep -q '/reflease heartbeat --ttl 60 --every auto -- db prod $' ||
   fail "the background heartbeat is not the set's: $(tr '\0' ' ' <"/proc/$hbpid/cmdline")"
 oids="$(ref db) $(ref prod)"
 post

@@ -156,6 +156,18 @@ test('keep: a background heartbeat child, stopped by AbortSignal (143)', async (
   await alice.release('kept', a.token);
 });
 
+test('keep without every: the renewal point (heartbeat --every auto), not one heartbeat', async () => {
+  const a = await alice.acquire('kept-auto', { ttl: 60 });
+  const k = alice.keep('kept-auto', a.token);
+  const argv = readFileSync(`/proc/${k.pid}/cmdline`, 'utf8').split('\0');
+  assert.deepEqual(argv.slice(argv.indexOf('heartbeat')), ['heartbeat', '--every', 'auto', '--', 'kept-auto', '']);
+  // still keeping after a one-shot heartbeat would have ended
+  await new Promise((r) => setTimeout(r, 1000));
+  assert.equal(k.child.exitCode, null, `the keeper ended: ${k.stderr()}`);
+  assert.equal(await k.stop(), 143);
+  await alice.release('kept-auto', a.token);
+});
+
 test('an AbortSignal ends a wait: InterruptedError, the holder keeps it', async () => {
   const a = await bob.acquire('wait', { ttl: 60 });
   const ac = new AbortController();

@@ -33,6 +33,10 @@ async function main(): Promise<void> {
   const n: number = await c.run('db', async ({ token: t, signal }) => (signal.aborted ? 0 : t.length), { ttl: 60 });
   const k = c.keep('db', token ?? '', { every: 20, signal: AbortSignal.timeout(1000) });
   const ended: number = await k.done;
+  const auto = c.keep('db', token ?? '', { every: 'auto' });
+  await auto.stop();
+  // @ts-expect-error: every is seconds or 'auto'
+  c.keep('db', token ?? '', { every: 'often' });
   await c.release('db', token ?? '', { strict: true });
   try {
     await c.acquire('db');
