@@ -17,6 +17,7 @@
 #include "reflease.h"
 #include "reflease/sys/transport.h"
 #include "store/http.h"
+#include "lease/wait.h"
 #include "support/fakegh.h"
 #include "support/gitserver.h"
 #include "support/memstore.h"
@@ -92,7 +93,8 @@ static char mem_tok[LEASE_TOKEN_HEXSZ + 1];
 static int wc_calls, wc_timeout_ms, wc_known_present;
 static int64_t wc_advance_s; /* store time that passes before the scripted release */
 static lease_oid wc_known;
-static enum { WC_RELEASE, WC_TIME_PASSES } wc_script;
+static enum { WC_RELEASE, WC_TIME_PASSES, WC_WALL_STEP } wc_script;
+static int64_t wc_step_s; /* WC_WALL_STEP: the wall clock's forward step in the first wait */
 
 /* A wait_change that acts out the world: the holder releases (a change), or
  * the wait runs to its end on the injected clock (no change). */
@@ -113,6 +115,8 @@ static int scripted_wait_change(lease_transport *t, const char *refname, int kno
 		ck_assert_int_eq(lease_release(&r, mem_st, "l", &o), 0);
 		return 1;
 	}
+	if (wc_script == WC_WALL_STEP && wc_calls == 1)
+		clk += wc_step_s; /* an NTP step, a VM resume: the wall clock only */
 	clk += (timeout_ms + 999) / 1000;
 	vclock_advance(&store_mono, timeout_ms); /* both clocks move */
 	return 0;
@@ -163,9 +167,11 @@ START_TEST(test_wait_wakes_on_change)
 	ck_assert_int_eq(wc_calls, 1);
 	ck_assert_int_eq(wc_known_present, 1);
 	ck_assert(lease_oid_equal(&wc_known, &held.oid));
-	ck_assert_int_eq(wc_timeout_ms, 300000); /* the wait, not a backoff step */
+	/* the wait, not a backoff step: on a store whose time is this machine's
+	 * clock, in looks at the clock of LEASE_WAIT_CLOCK_LOOK_MS (B69) */
+	ck_assert_int_eq(wc_timeout_ms, LEASE_WAIT_CLOCK_LOOK_MS);
 	ck_assert_int_eq(w.n, 2);
-	ck_assert(w.announced[0] > 299.0 && w.announced[0] <= 300.0);
+	ck_assert(w.announced[0] == LEASE_WAIT_CLOCK_LOOK_MS / 1000.0);
 	ck_assert(w.announced[1] == 0.0); /* the interruptible wait is over */
 	ck_assert(mono() - t0 < 5.0);     /* nothing slept (generous on a loaded machine) */
 	lease_store_free(mem_st);
@@ -214,9 +220,9 @@ START_TEST(test_wait_wakes_at_expiry)
 	o.wait_seconds = 3600;
 	ck_assert_int_eq(lease_acquire(&r, mem_st, "l", &o), 0);
 	ck_assert_int_eq(r.status, LEASE_STATUS_ACQUIRED);
-	ck_assert_int_eq(wc_calls, 1);
-	ck_assert_msg(wc_timeout_ms > 60000 && wc_timeout_ms <= 61100, "timeout %d ms",
-	              wc_timeout_ms);
+	/* 61 s in looks at the clock (B69), the last one to the instant */
+	ck_assert_int_eq(wc_calls, 31);
+	ck_assert_msg(wc_timeout_ms > 0 && wc_timeout_ms <= 1100, "timeout %d ms", wc_timeout_ms);
 	lease_store_free(mem_st);
 }
 END_TEST
@@ -262,7 +268,7 @@ START_TEST(test_wait_progress_reports)
 		                      prog[i].waited_seconds <= 60.0 * i + 1.5,
 		              "report %d after %.3f s", i, prog[i].waited_seconds);
 	}
-	ck_assert_int_eq(wc_calls, 3);
+	ck_assert_int_eq(wc_calls, 150 / (LEASE_WAIT_CLOCK_LOOK_MS / 1000)); /* no extra round */
 	ck_assert_msg(strstr(r.message, "still held after waiting 150 s"), "%s", r.message);
 	lease_store_free(mem_st);
 }
@@ -347,6 +353,69 @@ START_TEST(test_fair_wait_in_history)
 }
 END_TEST
 
+/* B68, B69 (issue 40): a forward wall-clock step during the wait, past the
+ * holder's expiry and past --wait, is noticed at its next look at the clock
+ * (not after the holder's expiry counted on the monotonic clock from before
+ * the step), and the wait's last answer is the store's: the expired lease is
+ * taken — by a plain waiter (B69) and by a fair waiter at the head of the
+ * queue (B68) — though the budget is spent on the store clock. */
+static void wall_step_taken(int fair)
+{
+	lease_op_options o = who("bob", NULL, 60);
+	lease_result r;
+	int64_t m0;
+
+	mem_open(1);
+	wc_script = WC_WALL_STEP;
+	wc_step_s = 700; /* alice's 600 s are over, and bob's --wait 120 */
+	o.wait_seconds = 120;
+	o.fair = fair;
+	m0 = vclock_mono_ms(&store_mono);
+	ck_assert_msg(lease_acquire(&r, mem_st, "l", &o) == 0, "%s", r.message);
+	ck_assert_int_eq(r.status, LEASE_STATUS_ACQUIRED);
+	ck_assert_str_eq(r.payload.owner, "bob");
+	ck_assert_int_eq(wc_calls, 1); /* the step was seen after that one look */
+	ck_assert_msg(vclock_mono_ms(&store_mono) - m0 <= LEASE_WAIT_CLOCK_LOOK_MS,
+	              "taken %lld ms after the wait began",
+	              (long long)(vclock_mono_ms(&store_mono) - m0));
+	lease_store_free(mem_st);
+}
+
+START_TEST(test_B69_wall_step_plain_waiter_takes)
+{
+	wall_step_taken(0);
+}
+END_TEST
+
+START_TEST(test_B68_wall_step_fair_waiter_takes)
+{
+	wall_step_taken(1);
+}
+END_TEST
+
+/* B68, B69: a step that does not reach the holder's expiry but spends
+ * --wait ends the wait with the store's answer: still held (exit 3), the
+ * holder named. */
+START_TEST(test_B68_wall_step_still_held)
+{
+	lease_op_options o = who("bob", NULL, 60);
+	lease_result r;
+	int fair;
+
+	for (fair = 0; fair < 2; fair++) {
+		mem_open(1);
+		wc_script = WC_WALL_STEP;
+		wc_step_s = 300; /* --wait 120 spent; alice holds until T0 + 600 */
+		o.wait_seconds = 120;
+		o.fair = fair;
+		ck_assert_int_eq(lease_acquire(&r, mem_st, "l", &o), LEASE_EHELD);
+		ck_assert_msg(strstr(r.message, "still held after waiting 120 s"), "%s", r.message);
+		ck_assert_msg(wc_calls <= 2, "%d waits", wc_calls);
+		lease_store_free(mem_st);
+	}
+}
+END_TEST
+
 /* ---- the wait primitive on a local store --------------------------------- */
 
 START_TEST(test_local_wait_primitive)
@@ -417,6 +486,25 @@ static void *release_when_waiting(void *arg)
 	return NULL;
 }
 
+/* One wait for a change (announced as the whole wait), no backoff steps —
+ * on a store whose time is this machine's clock (@p sliced) in looks at
+ * the clock of LEASE_WAIT_CLOCK_LOOK_MS each (B69) — ended early by the
+ * change (announced 0). */
+static void assert_one_wait(const waits *w, int sliced)
+{
+	int i;
+
+	/* sliced: the change may also be seen by the read after a look */
+	ck_assert_msg(w->n >= 1 && w->n <= 64 && (sliced || w->n == 2) &&
+	                      (sliced || w->announced[1] == 0.0),
+	              "%d waits", w->n);
+	for (i = 0; i < w->n; i++)
+		ck_assert_msg(sliced ? w->announced[i] == LEASE_WAIT_CLOCK_LOOK_MS / 1000.0 ||
+		                               (i == w->n - 1 && w->announced[i] == 0.0)
+		                     : i == 1 || w->announced[i] > 290.0,
+		              "wait %d: %g s", i, w->announced[i]);
+}
+
 /* Waiter on @p wst, holder on @p hst: the holder acquires, the waiter waits
  * (up to 300 s), the holder releases; returns the handoff time, s. */
 static double handoff(lease_store *wst, lease_store *hst, fakegh *fk, unsigned need_304, waits *w,
@@ -448,9 +536,7 @@ static double handoff(lease_store *wst, lease_store *hst, fakegh *fk, unsigned n
 	ck_assert_int_eq(rl->rc, 0);
 	ck_assert_msg(rc == 0, "waiter: %s %s", lease_status_name(r.status), r.message);
 	ck_assert_str_eq(r.payload.owner, "bob");
-	/* one wait for a change (announced as the whole wait), no backoff steps */
-	ck_assert_msg(w->announced[0] > 290.0, "first wait %g s", w->announced[0]);
-	ck_assert_msg(w->n == 2 && w->announced[1] == 0.0, "%d waits", w->n);
+	assert_one_wait(w, fk == NULL);
 	return done - rl->released_at;
 }
 
@@ -505,8 +591,7 @@ START_TEST(test_local_waiter_gets_release)
 	ck_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
 	ck_assert_int_eq(r.status, LEASE_STATUS_ACQUIRED);
 	ck_assert_msg(done - released_at < 2.0, "handoff %.3f s", done - released_at);
-	ck_assert_msg(w.announced[0] > 290.0, "first wait %g s", w.announced[0]);
-	ck_assert_msg(w.n == 2 && w.announced[1] == 0.0, "%d waits", w.n);
+	assert_one_wait(&w, 1);
 	lease_store_free(wst);
 	lease_store_free(hst);
 	testrepo_remove(repo);
@@ -749,7 +834,9 @@ Suite *wait_suite(void)
 	             ONE(test_wait_wakes_at_expiry), ONE(test_wait_progress_reports),
 	             ONE(test_wait_stop_seen_after_wake), ONE(test_wait_steady_without_watch),
 	             ONE(test_fair_wait_in_history), ONE(test_local_wait_primitive),
-	             ONE(test_http_conditional_get), NULL);
+	             ONE(test_http_conditional_get), ONE(test_B69_wall_step_plain_waiter_takes),
+	             ONE(test_B68_wall_step_fair_waiter_takes), ONE(test_B68_wall_step_still_held),
+	             NULL);
 	suitefix_add(s, "backends", 240, NULL, ONE(test_local_waiter_gets_release),
 	             ONE(test_github_waiter_conditional_reads),
 	             ONE(test_remote_waiter_gets_release), ONE(test_github_slot_waiter_budget),

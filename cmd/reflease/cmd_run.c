@@ -356,18 +356,15 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		goto cleanup;
 	}
 
-	/* Acquire (waiting on held). Signals are handled here: an interrupted
-	 * backoff sleep ends the process at once (nothing is held then). */
-	cli_wait_guard_arm(ctx, name, out.json && !out.json_file ? STDERR_FILENO : -1,
-	                   out.json_file);
+	/* Acquire (waiting on held). A signal ends the wait (cli_wait_cb):
+	 * nothing is held then, and the interrupted object is printed. */
 	cli_install_stop_handlers(); /* every terminating signal ends the wait */
 	ao.owner = ctx->owner;
 	ao.host = ctx->host;
 	ao.ttl_seconds = ttl;
 	ao.wait_seconds = a->wait;
 	ao.fair = a->fair;
-	ao.wait_cb = a->fair ? cli_wait_fair_cb : cli_wait_guard_cb;
-	ao.wait_payload = &r; /* the ref as last read, for the interrupted object */
+	ao.wait_cb = cli_wait_cb;
 	ao.progress_cb = cli_wait_progress_cb;
 	ao.progress_payload = ctx;
 	memset(&r, 0, sizeof(r));
@@ -375,11 +372,9 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		/* the whole set in one write, or none; --wait holds no part of it
 		 * (protocol.md "Sets") */
 		if (!(rn.set = calloc(1, sizeof(*rn.set)))) {
-			cli_wait_guard_disarm();
 			fprintf(stderr, "reflease run: out of memory\n");
 			goto cleanup;
 		}
-		ao.wait_payload = &rn.set->members[0];
 		rc = lease_acquire_set(rn.set, st, rn.names, rn.n, &ao);
 		/* the set as one result: the token, and the earliest expiry */
 		r = rn.set->members[0];
@@ -392,7 +387,6 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		rc = a->slots ? lease_slots_acquire(&r, st, name, a->slots, &ao)
 		              : lease_acquire(&r, st, name, &ao);
 	}
-	cli_wait_guard_disarm();
 	run_ticket_guard_stop(&tg, ctx);
 	if (a->slots && rc == 0) {
 		/* from here on the slot taken is the lease kept and released */

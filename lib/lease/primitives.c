@@ -846,6 +846,19 @@ int lease_ref_still_at(lease_store *st, const char *name, const lease_oid *oid)
 	return present && lease_oid_equal(&at, oid);
 }
 
+int lease__refname_still_at(lease_store *st, const char *refname, const lease_oid *oid)
+{
+	lease_oid at;
+	int present = 0, rc;
+
+	lease__store_clear_error(st);
+	if (!refname || (rc = check_refname(st, refname)) < 0)
+		return refname ? rc : lease__store_set_error(st, LEASE_EINVALID, "no ref given");
+	if ((rc = reread(st, refname, &present, &at)) < 0)
+		return lease__store_set_error(st, rc, "cannot read %s", tfail(st, rc, refname));
+	return present && lease_oid_equal(&at, oid);
+}
+
 int lease_wait_ref_change(lease_store *st, const char *name, int known_present,
                           const lease_oid *known_oid, int timeout_ms)
 {

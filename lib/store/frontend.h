@@ -39,6 +39,15 @@ void lease__store_set_wait_end(lease_store *st, int64_t mono_ms);
 int lease__store_budgeted(const lease_store *st);
 
 /**
+ * 1 when @p st's time (lease_store_now()) is a clock of this machine
+ * (time(2), or a test's injected clock in its place) and not the store's own
+ * answers (github: its Date headers; a test's clock there stands for them):
+ * a wall-clock step moves it, so a wait looks at it every
+ * LEASE_WAIT_CLOCK_LOOK_MS (protocol.md §5 "Waiting", B69).
+ */
+int lease__store_clock_local(const lease_store *st);
+
+/**
  * The store's monotonic clock, ms (lease_store_options.clock.mono_ms, else
  * CLOCK_MONOTONIC): the clock of every wait, verify poll and deadline.
  */

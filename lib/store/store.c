@@ -160,6 +160,11 @@ int lease__store_budgeted(const lease_store *st)
 	 * (issue 39); the kind names the backend (GHES included) */
 	return strcmp(st->t->kind, "github") == 0;
 }
+int lease__store_clock_local(const lease_store *st)
+{
+	return st->t->now == NULL;
+}
+
 int lease_store_ttl_default(const lease_store *st)
 {
 	return st && lease__store_budgeted(st) ? LEASE_TTL_DEFAULT_GITHUB : LEASE_TTL_DEFAULT;
