@@ -884,7 +884,7 @@ int lease_wait_refname_change(lease_store *st, const char *ref, int known_presen
 		return 0;
 	if (st->t->wait_change) {
 		/* the polls' requests end with the wait (issue 24 item 3) */
-		lease__store_op_begin(st, timeout_ms);
+		lease__store_wait_begin(st, timeout_ms);
 		rc = st->t->wait_change(st->t, ref, known_present,
 		                        known_present && known_oid ? known_oid : &zero,
 		                        timeout_ms) > 0;
@@ -929,7 +929,7 @@ int lease__wait_refs_change(lease_store *st, const char *prefix, const lease_ref
 	if (timeout_ms <= 0 || n == 0)
 		return 0;
 	/* the polls end with the wait; the look at its end gets up to 2 s */
-	lease__store_op_begin(st, (int64_t)timeout_ms + 2000);
+	lease__store_wait_begin(st, (int64_t)timeout_ms + 2000);
 	if (st->t->version >= 5 && st->t->wait_refs_change) {
 		rc = st->t->wait_refs_change(st->t, prefix, known, n, timeout_ms);
 		lease__store_op_end(st);

@@ -23,6 +23,13 @@
  * Pair with lease__store_op_end(). A no-op on local stores.
  */
 void lease__store_op_begin(lease_store *st, int64_t cap_ms);
+/**
+ * Begin a wait for a change of @p ms (the wait primitives' polls): as
+ * lease__store_op_begin() with the deadline @p ms from now, not --timeout —
+ * a wait longer than --timeout keeps polling to its end (each poll is one
+ * short request) — capped at the wait's end. Pair with lease__store_op_end().
+ */
+void lease__store_wait_begin(lease_store *st, int64_t ms);
 /** End the operation begun by the matching lease__store_op_begin(). */
 void lease__store_op_end(lease_store *st);
 /**

@@ -326,6 +326,20 @@ void lease__store_op_begin(lease_store *st, int64_t cap_ms)
 	transport_deadline(st->t, ms);
 }
 
+void lease__store_wait_begin(lease_store *st, int64_t ms)
+{
+	if (st->op_depth++ > 0)
+		return;
+	if (st->wait_end_ms > 0) {
+		int64_t left = st->wait_end_ms - lease__store_mono_ms(st);
+		if (left < 1000)
+			left = 1000;
+		if (left < ms)
+			ms = left;
+	}
+	transport_deadline(st->t, ms > 0 ? ms : 1);
+}
+
 void lease__store_op_end(lease_store *st)
 {
 	if (st->op_depth > 0 && --st->op_depth == 0)
