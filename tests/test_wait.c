@@ -14,10 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lease/wait.h"
 #include "reflease.h"
 #include "reflease/sys/transport.h"
 #include "store/http.h"
-#include "lease/wait.h"
 #include "support/fakegh.h"
 #include "support/gitserver.h"
 #include "support/memstore.h"

@@ -340,7 +340,8 @@ static int run_open(cli_ctx *ctx, run_state *s)
 	s->out.json = ctx->json;
 	s->out.json_file = a->json_file;
 	ctx->json = 0; /* stdout belongs to CMD */
-	if (pipe2(s->evp, O_CLOEXEC | O_NONBLOCK) < 0 || pipe2(s->stp, O_CLOEXEC | O_NONBLOCK) < 0) {
+	if (pipe2(s->evp, O_CLOEXEC | O_NONBLOCK) < 0 ||
+	    pipe2(s->stp, O_CLOEXEC | O_NONBLOCK) < 0) {
 		fprintf(stderr, "reflease run: %s\n", strerror(errno));
 		return EXIT_SOFTWARE;
 	}
@@ -641,8 +642,8 @@ static int run_finish(cli_ctx *ctx, run_state *s)
 		fprintf(stderr,
 		        "reflease run: %s: release failed (%s); the lease stays held until it "
 		        "expires; exit %d (CMD's status was %d)\n",
-		        s->rn.label, s->rel.message[0] ? s->rel.message : lease_error_id(rc), status,
-		        cmd_st);
+		        s->rn.label, s->rel.message[0] ? s->rel.message : lease_error_id(rc),
+		        status, cmd_st);
 	}
 	run_emit(&s->out, s->st, &s->rel, &s->rn, rc,
 	         s->sup.interrupted  ? "interrupted"

@@ -90,8 +90,7 @@ void run_emit(const run_out *o, lease_store *st, lease_result *r, const run_name
 
 		if (st && rn->n > 1)
 			cli_result_fixup(m, st, rn->names[0], rc);
-		run_emit_obj(o, cli_interrupted_json(m), reason, exit_status, have_cmd,
-		             cmd_status);
+		run_emit_obj(o, cli_interrupted_json(m), reason, exit_status, have_cmd, cmd_status);
 		return;
 	}
 	run_emit_obj(o, rn->n > 1 ? set_result_json(rn->set) : cli_result_json(r), reason,

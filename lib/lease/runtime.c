@@ -1618,7 +1618,7 @@ int lease_acquire_set(lease_set_result *out, lease_store *st, const char *const 
 	set_attempt a = {out, st, names, n, opts};
 
 	return lease__acquire_waiting(st, opts, attempt_set, &a, out->message, sizeof(out->message),
-	                       "set");
+	                              "set");
 }
 
 int lease_heartbeat_set(lease_set_result *out, lease_store *st, const char *const *names, size_t n,

@@ -19,11 +19,11 @@
 typedef struct wait_run {
 	lease_store *st;
 	const lease_op_options *o;
-	int64_t start_ms;   /* the wait's start, the store's monotonic ms */
-	int64_t start_now;  /* ... and store time, s */
-	int64_t next_ms;    /* the next report is due then (0: at once) */
-	int clock_local;    /* store time is this machine's clock (B69) */
-	double cap_at;      /* the round's lease_wait_look.cap_s as a store time (0: none) */
+	int64_t start_ms;  /* the wait's start, the store's monotonic ms */
+	int64_t start_now; /* ... and store time, s */
+	int64_t next_ms;   /* the next report is due then (0: at once) */
+	int clock_local;   /* store time is this machine's clock (B69) */
+	double cap_at;     /* the round's lease_wait_look.cap_s as a store time (0: none) */
 } wait_run;
 
 static double mono_s(const lease_store *st)
@@ -190,7 +190,10 @@ static int wait_once(wait_run *w, const lease_wait_look *l, int rc, int fresh, i
 		return -1;
 	if (fresh) /* one wait, in looks at the clock and reports */
 		lease__store_log(st, LEASE_LOG_INFO, "%s: held; waiting up to %.1f s for a change",
-		                 l->holder ? l->holder->name : l->name ? l->name : "", base);
+		                 l->holder ? l->holder->name
+		                 : l->name ? l->name
+		                           : "",
+		                 base);
 	t0 = mono_s(st);
 	changed = watch(w, l, (int)(wait_s * 1000.0 + 0.5));
 	if (w->o->wait_cb && mono_s(st) < t0 + wait_s - 0.005 &&
