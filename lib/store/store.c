@@ -308,19 +308,27 @@ static void transport_deadline(lease_transport *t, int64_t ms)
 		t->set_deadline(t, ms);
 }
 
+/* @p ms capped at what the wait has left (lease__store_set_wait_end(), never
+ * below 1 s). */
+static int64_t wait_end_cap(const lease_store *st, int64_t ms)
+{
+	int64_t left;
+
+	if (st->wait_end_ms <= 0)
+		return ms;
+	left = st->wait_end_ms - lease__store_mono_ms(st);
+	if (left < 1000)
+		left = 1000;
+	return left < ms ? left : ms;
+}
+
 void lease__store_op_begin(lease_store *st, int64_t cap_ms)
 {
-	int64_t ms = (int64_t)st->timeout_s * 1000;
+	int64_t ms;
 
 	if (st->op_depth++ > 0)
 		return;
-	if (st->wait_end_ms > 0) {
-		int64_t left = st->wait_end_ms - lease__store_mono_ms(st);
-		if (left < 1000)
-			left = 1000;
-		if (left < ms)
-			ms = left;
-	}
+	ms = wait_end_cap(st, (int64_t)st->timeout_s * 1000);
 	if (cap_ms > 0 && cap_ms < ms)
 		ms = cap_ms;
 	transport_deadline(st->t, ms);
@@ -330,13 +338,7 @@ void lease__store_wait_begin(lease_store *st, int64_t ms)
 {
 	if (st->op_depth++ > 0)
 		return;
-	if (st->wait_end_ms > 0) {
-		int64_t left = st->wait_end_ms - lease__store_mono_ms(st);
-		if (left < 1000)
-			left = 1000;
-		if (left < ms)
-			ms = left;
-	}
+	ms = wait_end_cap(st, ms);
 	transport_deadline(st->t, ms > 0 ? ms : 1);
 }
 
