@@ -89,6 +89,7 @@ static int64_t clk_now(void *p)
 static vclock store_mono = {0, VCLOCK_START_MS, 0, 0};
 
 static lease_store *mem_st;
+static lease_transport *mem_t; /* mem_st's transport */
 static char mem_tok[LEASE_TOKEN_HEXSZ + 1];
 static int wc_calls, wc_timeout_ms, wc_known_present;
 static int64_t wc_advance_s; /* store time that passes before the scripted release */
@@ -135,6 +136,7 @@ static void mem_open(int watch)
 	so.clock.now = clk_now;
 	t = memstore_new(&m);
 	ck_assert_ptr_nonnull(t);
+	mem_t = t;
 	if (watch)
 		t->wait_change = scripted_wait_change;
 	ck_assert_int_eq(lease_store_open_transport(&mem_st, t, &so, NULL, 0), 0);
@@ -413,6 +415,63 @@ START_TEST(test_B68_wall_step_still_held)
 		ck_assert_msg(wc_calls <= 2, "%d waits", wc_calls);
 		lease_store_free(mem_st);
 	}
+}
+END_TEST
+
+/* B69: the other waiter of the same step met the winner's ref lock at the end
+ * of its wait. Here carol takes the expired lease in the step, and bob's
+ * write finds the ref locked (LEASE_ELOCKED, past the lock wait): the answer
+ * is carol's hold, "held by carol", LEASE_EHELD (exit 3) — not "ref lock held
+ * by another writer" (exit 75). */
+static int (*real_replace)(lease_transport *t, const char *refname, const lease_oid *old_oid,
+                           const lease_oid *new_oid);
+
+/* bob's write meets carol's: carol's lands, bob's finds the ref locked */
+static int carol_then_locked(lease_transport *t, const char *refname, const lease_oid *old_oid,
+                             const lease_oid *new_oid)
+{
+	lease_op_options o = who("carol", NULL, 600);
+	lease_result r;
+
+	(void)refname;
+	(void)old_oid;
+	(void)new_oid;
+	t->replace_ref = real_replace;
+	ck_assert_int_eq(lease_acquire(&r, mem_st, "l", &o), 0);
+	t->replace_ref = carol_then_locked;
+	return LEASE_ELOCKED;
+}
+
+static int step_only(lease_transport *t, const char *refname, int known_present,
+                     const lease_oid *known_oid, int timeout_ms)
+{
+	(void)refname;
+	(void)known_present;
+	(void)known_oid;
+	wc_calls++;
+	clk += 700; /* alice's 600 s and bob's --wait 120 are over */
+	vclock_advance(&store_mono, timeout_ms);
+	t->replace_ref = carol_then_locked;
+	return 0;
+}
+
+START_TEST(test_B69_lock_at_end_is_held_by_winner)
+{
+	lease_op_options o = who("bob", NULL, 60);
+	lease_result r;
+
+	mem_open(1);
+	real_replace = mem_t->replace_ref;
+	mem_t->wait_change = step_only;
+	o.wait_seconds = 120;
+	ck_assert_int_eq(lease_acquire(&r, mem_st, "l", &o), LEASE_EHELD);
+	ck_assert_int_eq(r.status, LEASE_STATUS_HELD);
+	ck_assert_str_eq(r.payload.owner, "carol");
+	ck_assert_msg(strstr(r.message, "held by carol"), "%s", r.message);
+	ck_assert_msg(!strstr(r.message, "ref lock"), "%s", r.message);
+	ck_assert_int_eq(wc_calls, 1);
+	mem_t->replace_ref = real_replace;
+	lease_store_free(mem_st);
 }
 END_TEST
 
@@ -875,7 +934,7 @@ Suite *wait_suite(void)
 	             ONE(test_fair_wait_in_history), ONE(test_local_wait_primitive),
 	             ONE(test_http_conditional_get), ONE(test_B69_wall_step_plain_waiter_takes),
 	             ONE(test_B68_wall_step_fair_waiter_takes), ONE(test_B68_wall_step_still_held),
-	             NULL);
+	             ONE(test_B69_lock_at_end_is_held_by_winner), NULL);
 	suitefix_add(s, "backends", 240, NULL, ONE(test_local_waiter_gets_release),
 	             ONE(test_github_waiter_conditional_reads),
 	             ONE(test_remote_waiter_gets_release), ONE(test_github_slot_waiter_budget),
