@@ -831,6 +831,18 @@ static void gh_assert_budget(gh_pair *p, unsigned budget)
 	ck_assert_msg(nm >= 5, "only %u conditional polls answered 304", nm);
 }
 
+/* gh_pair_open(), then alice holds @p name for 600 s on the holder's store
+ * and the fake's counts start from 0: what a waiter sends from here on. */
+static void gh_pair_held(gh_pair *p, const char *name)
+{
+	lease_op_options o = who("alice", NULL, 600);
+	lease_result r;
+
+	gh_pair_open(p);
+	ck_assert_int_eq(lease_acquire(&r, p->hst, name, &o), 0);
+	fakegh_reset_counts(p->fk);
+}
+
 static void gh_pair_close(gh_pair *p)
 {
 	lease_store_free(p->wst);
@@ -870,13 +882,9 @@ START_TEST(test_github_set_waiter_budget)
 	static const char *const names[] = {"a", "b", "c"};
 	lease_set_result sr;
 	lease_op_options o;
-	lease_result r;
 	gh_pair p;
 
-	gh_pair_open(&p);
-	o = who("alice", NULL, 600);
-	ck_assert_int_eq(lease_acquire(&r, p.hst, "b", &o), 0);
-	fakegh_reset_counts(p.fk);
+	gh_pair_held(&p, "b");
 	o = who("dave", NULL, 60);
 	o.wait_seconds = 20;
 	ck_assert_int_eq(lease_acquire_set(&sr, p.wst, names, 3, &o), LEASE_EHELD);
@@ -903,10 +911,7 @@ START_TEST(test_github_fair_waiter_budget)
 	gh_pair p;
 	int64_t t0;
 
-	gh_pair_open(&p);
-	o = who("alice", NULL, 600);
-	ck_assert_int_eq(lease_acquire(&r, p.hst, "db", &o), 0);
-	fakegh_reset_counts(p.fk);
+	gh_pair_held(&p, "db");
 	o = who("dave", NULL, 0); /* the store's default TTL (450 s on github) */
 	o.wait_seconds = 120;
 	o.fair = 1;
