@@ -31,7 +31,7 @@ fi
 # lib/ or cmd/ is over 120 lines (from the opening brace at column 0 to the
 # closing one, as clang-format lays a function out). The ones still over it
 # are listed with the length they may not exceed: the list only shrinks.
-long_ok='cmd/reflease/cmd_run.c:cmd_run:424'
+long_ok=''
 # shellcheck disable=SC2046
 v=$(awk -v MAX=120 -v OK="$long_ok" '
   BEGIN { n = split(OK, a, /[ \n]+/); for (i = 1; i <= n; i++) { split(a[i], p, ":"); ok[p[1] ":" p[2]] = p[3] } }

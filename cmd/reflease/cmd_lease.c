@@ -206,29 +206,11 @@ int cli_exit_for_signal(int sig)
 
 volatile sig_atomic_t cli_stop_signal;
 
-/* The wait guard: while the runtime sleeps between acquire attempts
- * (acquire --wait), nothing is held and no write is in flight, so a stop
- * signal may end the process at once; anywhere else it only sets the flag. */
-static volatile sig_atomic_t guard_sleeping;
-static volatile double guard_until; /* monotonic end of the current backoff sleep */
-static char guard_out[1024];        /* written to guard_out_fd (JSON) */
-static size_t guard_out_len;
-static int guard_out_fd = -1;
-static const char *guard_out_path; /* or opened here (run --json-file) */
-static char guard_err[512];        /* written to stderr */
-static size_t guard_err_len;
-
-static void guard_write(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, buf, len);
-		if (n <= 0)
-			return;
-		buf += n;
-		len -= (size_t)n;
-	}
-}
-
+/* A stop signal only sets cli_stop_signal: a wait (acquire/run --wait) sees
+ * it through its wait_cb (cli_wait_cb) — each wait of the library's one
+ * wait loop is cut short by the signal (no SA_RESTART) — and ends with
+ * nothing held (a fair waiter's ticket removed first); the command then
+ * prints the interrupted object (protocol.md §5 "Waiting", issue 38). */
 static void on_lease_stop_signal(int sig, siginfo_t *si, void *uctx)
 {
 	(void)uctx;
@@ -237,16 +219,6 @@ static void on_lease_stop_signal(int sig, siginfo_t *si, void *uctx)
 	if (sig == SIGPIPE && si && si->si_code == SI_USER && si->si_pid == getpid())
 		return;
 	cli_stop_signal = sig;
-	/* async-signal-safe only: clock_gettime, open, write, _exit */
-	if (guard_sleeping && lease__clock_seconds(LEASE_CLOCK_MONOTONIC) < guard_until - 0.005) {
-		int fd = guard_out_fd;
-		if (guard_out_path)
-			fd = open(guard_out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		guard_write(STDERR_FILENO, guard_err, guard_err_len);
-		if (fd >= 0 && guard_out_len) /* last: run's object ends stderr */
-			guard_write(fd, guard_out, guard_out_len);
-		_exit(cli_exit_for_signal(sig));
-	}
 }
 
 void cli_install_stop_handlers(void)
@@ -300,62 +272,10 @@ json_t *cli_interrupted_json(const lease_result *state)
 	return o;
 }
 
-/* Prepare the object the handler writes, from the ref state in @p r. */
-static void guard_build(const lease_result *r)
-{
-	char *js = NULL;
-	json_t *o;
-
-	if ((guard_out_fd < 0 && !guard_out_path) || !(o = cli_interrupted_json(r)))
-		return;
-	js = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
-	json_decref(o);
-	if (js && strlen(js) + 2 <= sizeof(guard_out))
-		guard_out_len = (size_t)snprintf(guard_out, sizeof(guard_out), "%s\n", js);
-	free(js);
-}
-
-void cli_wait_guard_arm(cli_ctx *ctx, const char *name, int json_fd, const char *json_path)
-{
-	lease_result r;
-
-	memset(&r, 0, sizeof(r));
-	snprintf(r.name, sizeof(r.name), "%s", name);
-	snprintf(r.ref, sizeof(r.ref), "refs/%s/%s", ctx->ns ? ctx->ns : "leases", name);
-	guard_sleeping = 0;
-	guard_out_len = 0;
-	guard_out_fd = json_fd;
-	guard_out_path = json_path;
-	guard_build(&r);
-	guard_err_len = (size_t)snprintf(guard_err, sizeof(guard_err),
-	                                 "reflease %s: %s: interrupted while waiting\n",
-	                                 ctx->command ? ctx->command : "", name);
-	if (guard_err_len >= sizeof(guard_err))
-		guard_err_len = sizeof(guard_err) - 1;
-}
-
-int cli_wait_guard_cb(double sleep_seconds, void *payload)
-{
-	guard_sleeping = 0;
-	if (cli_stop_signal)
-		return 1;
-	if (payload) /* the ref as last read: its oid in the interrupted object */
-		guard_build(payload);
-	guard_until = lease__clock_seconds(LEASE_CLOCK_MONOTONIC) + sleep_seconds;
-	guard_sleeping = 1;
-	/* a signal that came just before guard_sleeping was set */
-	if (cli_stop_signal) {
-		guard_sleeping = 0;
-		return 1;
-	}
-	return 0;
-}
-
-int cli_wait_fair_cb(double sleep_seconds, void *payload)
+int cli_wait_cb(double sleep_seconds, void *payload)
 {
 	(void)sleep_seconds;
 	(void)payload;
-	guard_sleeping = 0;
 	return cli_stop_signal != 0;
 }
 
@@ -376,11 +296,6 @@ void cli_wait_progress_cb(const lease_wait_progress *p, void *payload)
 	} else {
 		fprintf(stderr, "reflease %s: waiting for %s%s\n", ctx->command, p->name, place);
 	}
-}
-
-void cli_wait_guard_disarm(void)
-{
-	guard_sleeping = 0;
 }
 
 /* ---- common command flow ---- */
@@ -514,18 +429,16 @@ static int acquire_set(cli_ctx *ctx, lease_cmd *c)
 	int rc, status;
 
 	if (!r) {
-		cli_wait_guard_disarm();
 		fprintf(stderr, "reflease acquire: out of memory\n");
 		return cli_exit_for(LEASE_ENOMEM);
 	}
-	if (c->a.wait > 0)
-		c->o.wait_payload = &r->members[0];
 	rc = lease_acquire_set(r, c->st, c->names, c->set_n, &c->o);
-	cli_wait_guard_disarm();
 	if (rc < 0 && cli_stop_signal) {
+		/* the object of every interrupted wait: the member read last */
+		cli_result_fixup(&r->members[0], c->st, c->names[0], rc);
 		if (ctx->json)
-			cli_emit_json(stdout, set_result_json(r));
-		fprintf(stderr, "reflease acquire: interrupted while waiting for the set\n");
+			cli_emit_json(stdout, cli_interrupted_json(&r->members[0]));
+		fprintf(stderr, "reflease acquire: %s: interrupted while waiting\n", c->name);
 		free(r);
 		return cli_exit_for_signal(cli_stop_signal);
 	}
@@ -627,10 +540,8 @@ static int acquire_cmd(cli_ctx *ctx, int argc, char **argv, int *conflict)
 	c.o.wait_seconds = c.a.wait;
 	c.o.fair = c.a.fair;
 	if (c.a.wait > 0) {
-		cli_wait_guard_arm(ctx, c.name, ctx->json ? STDOUT_FILENO : -1, NULL);
 		cli_install_stop_handlers();
-		c.o.wait_cb = c.a.fair ? cli_wait_fair_cb : cli_wait_guard_cb;
-		c.o.wait_payload = &c.r;
+		c.o.wait_cb = cli_wait_cb;
 		c.o.progress_cb = cli_wait_progress_cb;
 		c.o.progress_payload = ctx;
 	}
@@ -638,7 +549,6 @@ static int acquire_cmd(cli_ctx *ctx, int argc, char **argv, int *conflict)
 		return acquire_set(ctx, &c);
 	rc = c.a.slots ? lease_slots_acquire(&c.r, c.st, c.name, c.a.slots, &c.o)
 	               : lease_acquire(&c.r, c.st, c.name, &c.o);
-	cli_wait_guard_disarm();
 	run_ticket_guard_stop(&tg, ctx);
 	if (c.a.slots && rc == 0)
 		c.name = c.r.name; /* the slot taken */

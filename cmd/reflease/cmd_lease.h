@@ -82,15 +82,11 @@ void cli_install_stop_handlers(void);
 /* Restore the default action where cli_install_stop_handlers() installed
  * its handler (a child before exec). */
 void cli_default_stop_handlers(void);
-/* acquire --wait: prepare what an interrupted wait prints (a JSON error
- * object to @p json_fd or the file @p json_path when either is given, a line
- * on stderr) — the handler may only write(2) it. */
-void cli_wait_guard_arm(cli_ctx *ctx, const char *name, int json_fd, const char *json_path);
-/* lease_op_options.wait_cb: stop when a signal came; else mark the runtime's
- * coming backoff sleep (no lease held, no write in flight) as interruptible.
- * @p payload: NULL, or the lease_result the runtime fills, whose ref state
- * (oid) the interrupted object then shows. */
-int cli_wait_guard_cb(double sleep_seconds, void *payload);
+/* lease_op_options.wait_cb of every wait (acquire/run --wait, plain, set,
+ * slot and fair alike): non-zero once a stop signal came. The library's wait
+ * loop then ends the wait with nothing held (a fair ticket removed) and the
+ * command prints cli_interrupted_json() and exits 128+signal. */
+int cli_wait_cb(double sleep_seconds, void *payload);
 
 /* lease_op_options.progress_cb of acquire/run --wait (@p payload: the
  * cli_ctx): one line on stderr when the wait begins and each minute after
@@ -98,15 +94,10 @@ int cli_wait_guard_cb(double sleep_seconds, void *payload);
  * 2026-12-05T10:00:00Z"), none under -q. */
 void cli_wait_progress_cb(const lease_wait_progress *p, void *payload);
 
-/* The wait_cb of a fair wait (--fair): a stop signal only ends the wait (the
- * runtime then removes the ticket), never the process from the handler. */
-int cli_wait_fair_cb(double sleep_seconds, void *payload);
 /* The object of a wait stopped by a signal: the ref state of @p state (name,
  * ref, oid, holder) with status "error" and error code "interrupted". New
  * reference (NULL without memory). */
 json_t *cli_interrupted_json(const lease_result *state);
-/* The wait is over (call right after lease_acquire returns). */
-void cli_wait_guard_disarm(void);
 
 /* `run NAME ... -- CMD` (cmd_run.c). */
 int cmd_run(cli_ctx *ctx, int argc, char **argv);

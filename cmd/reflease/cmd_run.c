@@ -240,106 +240,99 @@ static int run_take_names(cli_ctx *ctx, int argc, char **argv, int i, run_args *
 	return 0;
 }
 
-int cmd_run(cli_ctx *ctx, int argc, char **argv)
-{
-	lease_op_options ao = LEASE_OP_OPTIONS_INIT;
-	lease_result r, rel;
+/* Everything one run holds, from phase to phase (cmd_run). */
+typedef struct run_state {
 	run_args ra;
-	lease_args *a = &ra.a;
-	lease_store *st = NULL;
+	lease_store *st;
 	run_out out;
 	run_shared sh;
 	run_sup sup;
 	keeper_args ka;
 	guard_rel_ctx grc;
 	run_names rn;
-	run_ticket_guard tg = {-1};
+	run_ticket_guard tg;
 	pthread_t th;
-	char **argv2 = NULL, **cmd = NULL;
+	lease_result r, rel;
+	char **argv2, **cmd;
 	char token[LEASE_TOKEN_HEXSZ + 1], slot_name[LEASE_NAME_MAX + 1];
 	const char *name;
-	int i, j, rc, status = EXIT_SOFTWARE, sfd = -1, evp[2] = {-1, -1}, stp[2] = {-1, -1};
-	int fg = 0, thread_started = 0, thread_stuck = 0, late, sig0;
-	int64_t ttl, every;
+	int sfd, evp[2], stp[2];
+	int fg, thread_started, thread_stuck;
+	int64_t ttl;
+} run_state;
 
-	memset(&ra, 0, sizeof(ra));
-	memset(&rn, 0, sizeof(rn));
-	memset(&sh, 0, sizeof(sh));
-	memset(&sup, 0, sizeof(sup));
-	sup.g.pid = -1;
-	out.json_fd = -1;
+/* NAME(s), options and CMD, and the checks that need no store: -1 to go on,
+ * else the exit status. */
+static int run_parse(cli_ctx *ctx, int argc, char **argv, run_state *s)
+{
+	lease_args *a = &s->ra.a;
+	int i, rc;
+
 	/* stdout belongs to CMD: even a usage error's JSON object is the last
 	 * line of stderr (cli.md) */
 	ctx->json_stderr = 1;
 	/* NAME, then options up to `--` or CMD (REQUIRE_ORDER: CMD's own options
 	 * are never taken for ours). */
-	if ((i = cli_parse(ctx, argc, argv, CLI_GLOBAL_SHORTOPTS, run_longopts, run_option, &ra)) <
-	    0)
+	if ((i = cli_parse(ctx, argc, argv, CLI_GLOBAL_SHORTOPTS, run_longopts, run_option,
+	                   &s->ra)) < 0)
 		return cli_status_of(i);
-	if (!(argv2 = calloc((size_t)argc + 1, sizeof(*argv2))))
+	if (!(s->argv2 = calloc((size_t)argc + 1, sizeof(*s->argv2))))
 		return EXIT_SOFTWARE;
-	if ((rc = run_take_names(ctx, argc, argv, i, &ra, &rn, argv2, &cmd)) < 0) {
-		free(argv2);
+	if ((rc = run_take_names(ctx, argc, argv, i, &s->ra, &s->rn, s->argv2, &s->cmd)) < 0)
 		return cli_status_of(rc);
-	}
-	name = rn.names[0];
-	if (rn.n > 1 && a->slots) {
-		free(argv2);
+	s->name = s->rn.names[0];
+	if (s->rn.n > 1 && a->slots)
 		return cli_status_of(cli_usage(ctx,
 		                               "--slots takes one NAME (%zu given): a set's "
 		                               "members are plain leases",
-		                               rn.n));
-	}
-	if ((rc = cli_check_slots_name(ctx, name, a->slots)) < 0) {
-		free(argv2);
+		                               s->rn.n));
+	if ((rc = cli_check_slots_name(ctx, s->name, a->slots)) < 0)
 		return cli_status_of(rc);
-	}
-	if (!*cmd) {
-		free(argv2);
+	if (!*s->cmd)
 		return cli_status_of(cli_usage(
 		        ctx, "missing CMD (run NAME [NAME...] [options] -- CMD [ARG...])"));
-	}
-	if (a->fair && a->wait <= 0) {
-		free(argv2);
+	if (a->fair && a->wait <= 0)
 		return cli_status_of(cli_usage(ctx, CLI_FAIR_NEEDS_WAIT));
-	}
-	if (a->fair && (a->slots || rn.n > 1)) {
-		free(argv2);
+	if (a->fair && (a->slots || s->rn.n > 1))
 		return cli_status_of(cli_usage(ctx, "--fair queues for one lease: not with %s",
 		                               a->slots ? "--slots" : "a set of NAMEs"));
-	}
+	return -1;
+}
+
+/* The store, the TTL and what fencing CMD's tree needs (protocol.md §6):
+ * -1 to go on, else the exit status. */
+static int run_open(cli_ctx *ctx, run_state *s)
+{
+	lease_args *a = &s->ra.a;
+	int64_t every;
+	int rc;
+
 	/* Q1: a SIGKILLed fair waiter's ticket goes at once, not at its TTL;
 	 * started before the store opens, whose randomness goes through it */
-	if (a->fair && run_ticket_guard_start(&tg, ctx, name) < 0)
-		tg.pid = -1;
-	if ((rc = cli_open_store(ctx, &st)) < 0 || (rc = cli_check_ttl(ctx, st, a->ttl)) < 0) {
-		free(argv2);
+	if (a->fair && run_ticket_guard_start(&s->tg, ctx, s->name) < 0)
+		s->tg.pid = -1;
+	if ((rc = cli_open_store(ctx, &s->st)) < 0 || (rc = cli_check_ttl(ctx, s->st, a->ttl)) < 0)
 		return cli_status_of(rc);
-	}
 	/* the store's default: 450 s on github: (issue 39), else 300 s */
-	ttl = a->ttl ? a->ttl : lease_store_ttl_default(st);
-	if (lease_heartbeat_every(&every, ttl, a->every) < 0) {
-		free(argv2);
+	s->ttl = a->ttl ? a->ttl : lease_store_ttl_default(s->st);
+	if (lease_heartbeat_every(&every, s->ttl, a->every) < 0)
 		return cli_status_of(cli_usage(ctx, "--every: %ld s is above ttl/2 (%lld s)",
 		                               a->every,
-		                               (long long)lease_heartbeat_every_max(ttl)));
-	}
-	if (lease_keep_check_ttl(ttl) < 0) {
+		                               (long long)lease_heartbeat_every_max(s->ttl)));
+	if (lease_keep_check_ttl(s->ttl) < 0) {
 		/* §6: heartbeats could not land before the lost deadline (B67) */
-		free(argv2);
 		return cli_status_of(cli_usage(
 		        ctx,
 		        "--ttl %lld s is too short for run: a heartbeat may start %lld s after "
 		        "the last (the floor) and must land %.1f s before the expiry (the lost "
 		        "deadline: kill_grace + 2 s), which leaves %.1f s, less than the %.0f s "
 		        "two attempts need on a loaded machine; use --ttl 9 or more",
-		        (long long)ttl, (long long)lease_heartbeat_floor(ttl),
-		        lease_kill_grace(ttl) + 2.0, lease_keep_window(ttl),
+		        (long long)s->ttl, (long long)lease_heartbeat_floor(s->ttl),
+		        lease_kill_grace(s->ttl) + 2.0, lease_keep_window(s->ttl),
 		        LEASE_KEEP_MIN_WINDOW));
 	}
 	if (access("/proc/self/stat", R_OK) != 0) {
 		/* the guard finds CMD's tree through /proc: no fence without it */
-		free(argv2);
 		fprintf(stderr,
 		        "reflease run: /proc is not mounted: CMD's process tree could not be "
 		        "fenced (protocol.md §6); mount /proc\n");
@@ -349,7 +342,6 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		/* a PID namespace whose /proc is the parent's (unshare --pid
 		 * without --mount-proc): PPid chains and pids there are another
 		 * namespace's, the guard would neither find nor wait for the tree */
-		free(argv2);
 		fprintf(stderr,
 		        "reflease run: /proc is not this PID namespace's (/proc/self is not pid "
 		        "%ld): CMD's process tree could not be fenced (protocol.md §6); mount a "
@@ -357,285 +349,317 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		        (long)getpid());
 		return EXIT_CONFIG;
 	}
-	if (a->json_file && (rc = run_open_json_file(ctx, a->json_file, &out.json_fd)) < 0) {
-		free(argv2);
+	if (a->json_file && (rc = run_open_json_file(ctx, a->json_file, &s->out.json_fd)) < 0)
 		return cli_status_of(rc);
-	}
-	sup.kill_grace = lease_kill_grace(ttl);
-	sup.wall_is_store = strcmp(lease_store_kind(st), "github") != 0;
-	out.ctx = ctx;
-	out.json = ctx->json;
-	out.json_file = a->json_file;
+	s->sup.kill_grace = lease_kill_grace(s->ttl);
+	s->sup.wall_is_store = strcmp(lease_store_kind(s->st), "github") != 0;
+	s->out.ctx = ctx;
+	s->out.json = ctx->json;
+	s->out.json_file = a->json_file;
 	ctx->json = 0; /* stdout belongs to CMD */
-
-	if (pipe2(evp, O_CLOEXEC | O_NONBLOCK) < 0 || pipe2(stp, O_CLOEXEC | O_NONBLOCK) < 0) {
+	if (pipe2(s->evp, O_CLOEXEC | O_NONBLOCK) < 0 ||
+	    pipe2(s->stp, O_CLOEXEC | O_NONBLOCK) < 0) {
 		fprintf(stderr, "reflease run: %s\n", strerror(errno));
-		goto cleanup;
+		return EXIT_SOFTWARE;
 	}
+	return -1;
+}
 
-	/* Acquire (waiting on held). Signals are handled here: an interrupted
-	 * backoff sleep ends the process at once (nothing is held then). */
-	cli_wait_guard_arm(ctx, name, out.json && !out.json_file ? STDERR_FILENO : -1,
-	                   out.json_file);
+/* Acquire, waiting on held with --wait: one lease, a slot, or the whole set
+ * in one write (protocol.md "Sets"; --wait holds no part of it). A signal
+ * ends the wait (cli_wait_cb): nothing is held then. */
+static int run_take(cli_ctx *ctx, run_state *s, lease_op_options *ao)
+{
+	lease_args *a = &s->ra.a;
+	int rc, j;
+
 	cli_install_stop_handlers(); /* every terminating signal ends the wait */
-	ao.owner = ctx->owner;
-	ao.host = ctx->host;
-	ao.ttl_seconds = ttl;
-	ao.wait_seconds = a->wait;
-	ao.fair = a->fair;
-	ao.wait_cb = a->fair ? cli_wait_fair_cb : cli_wait_guard_cb;
-	ao.wait_payload = &r; /* the ref as last read, for the interrupted object */
-	ao.progress_cb = cli_wait_progress_cb;
-	ao.progress_payload = ctx;
-	memset(&r, 0, sizeof(r));
-	if (rn.n > 1) {
-		/* the whole set in one write, or none; --wait holds no part of it
-		 * (protocol.md "Sets") */
-		if (!(rn.set = calloc(1, sizeof(*rn.set)))) {
-			cli_wait_guard_disarm();
-			fprintf(stderr, "reflease run: out of memory\n");
-			goto cleanup;
-		}
-		ao.wait_payload = &rn.set->members[0];
-		rc = lease_acquire_set(rn.set, st, rn.names, rn.n, &ao);
-		/* the set as one result: the token, and the earliest expiry */
-		r = rn.set->members[0];
-		for (j = 1; rc == 0 && j < (int)rn.n; j++)
-			if (rn.set->members[j].payload.expires_at < r.payload.expires_at)
-				r = rn.set->members[j];
-		r.status = rn.set->status;
-		snprintf(r.message, sizeof(r.message), "%.500s", rn.set->message);
-	} else {
-		rc = a->slots ? lease_slots_acquire(&r, st, name, a->slots, &ao)
-		              : lease_acquire(&r, st, name, &ao);
+	ao->owner = ctx->owner;
+	ao->host = ctx->host;
+	ao->ttl_seconds = s->ttl;
+	ao->wait_seconds = a->wait;
+	ao->fair = a->fair;
+	ao->wait_cb = cli_wait_cb;
+	ao->progress_cb = cli_wait_progress_cb;
+	ao->progress_payload = ctx;
+	memset(&s->r, 0, sizeof(s->r));
+	if (s->rn.n == 1)
+		return a->slots ? lease_slots_acquire(&s->r, s->st, s->name, a->slots, ao)
+		                : lease_acquire(&s->r, s->st, s->name, ao);
+	if (!(s->rn.set = calloc(1, sizeof(*s->rn.set)))) {
+		fprintf(stderr, "reflease run: out of memory\n");
+		return LEASE_ENOMEM;
 	}
-	cli_wait_guard_disarm();
-	run_ticket_guard_stop(&tg, ctx);
-	if (a->slots && rc == 0) {
+	rc = lease_acquire_set(s->rn.set, s->st, s->rn.names, s->rn.n, ao);
+	/* the set as one result: the token, and the earliest expiry */
+	s->r = s->rn.set->members[0];
+	for (j = 1; rc == 0 && j < (int)s->rn.n; j++)
+		if (s->rn.set->members[j].payload.expires_at < s->r.payload.expires_at)
+			s->r = s->rn.set->members[j];
+	s->r.status = s->rn.set->status;
+	snprintf(s->r.message, sizeof(s->r.message), "%.500s", s->rn.set->message);
+	return rc;
+}
+
+/* Acquire (run_take), then read every signal from a signalfd: -1 to go on
+ * with the lease held, else the exit status (not acquired, interrupted). */
+static int run_acquire(cli_ctx *ctx, run_state *s)
+{
+	lease_op_options ao = LEASE_OP_OPTIONS_INIT;
+	int rc, sig0, status, chld = 0, sig;
+
+	rc = run_take(ctx, s, &ao);
+	run_ticket_guard_stop(&s->tg, ctx);
+	if (s->ra.a.slots && rc == 0) {
 		/* from here on the slot taken is the lease kept and released */
-		memcpy(slot_name, r.name, sizeof(slot_name));
-		name = rn.names[0] = slot_name;
-		snprintf(rn.label, sizeof(rn.label), "%s", slot_name);
+		memcpy(s->slot_name, s->r.name, sizeof(s->slot_name));
+		s->name = s->rn.names[0] = s->slot_name;
+		snprintf(s->rn.label, sizeof(s->rn.label), "%s", s->slot_name);
 	}
 	/* From here on every signal is read from the signalfd (no races). */
-	if ((sfd = run_open_signalfd()) < 0) {
+	if ((s->sfd = run_open_signalfd()) < 0) {
 		fprintf(stderr, "reflease run: signalfd: %s\n", strerror(errno));
 		if (rc == 0)
-			release_now(ctx, st, &rn, r.payload.lease_token, &rel);
-		goto cleanup;
+			release_now(ctx, s->st, &s->rn, s->r.payload.lease_token, &s->rel);
+		return EXIT_SOFTWARE;
 	}
 	sig0 = cli_stop_signal;
-	{
-		int chld = 0, s = run_drain_signals(sfd, &chld);
-		if (s && !sig0)
-			sig0 = s;
-	}
+	if ((sig = run_drain_signals(s->sfd, &chld)) && !sig0)
+		sig0 = sig;
 	if (rc < 0) {
-		if (rn.n == 1)
-			cli_result_fixup(&r, st, name, rc);
+		if (s->rn.n == 1)
+			cli_result_fixup(&s->r, s->st, s->name, rc);
 		status = sig0 ? cli_exit_for_signal(sig0) : cli_exit_for(rc);
-		if (status == EXIT_HELD && ra.conflict)
-			status = ra.conflict;
-		fprintf(stderr, "reflease run: %s: %s%s%s\n", rn.label, lease_status_name(r.status),
-		        r.message[0] ? ": " : "", r.message);
-		run_emit(&out, st, &r, &rn, rc, sig0 ? "interrupted" : "not_acquired", status, 0,
-		         0);
-		goto cleanup;
+		if (status == EXIT_HELD && s->ra.conflict)
+			status = s->ra.conflict;
+		fprintf(stderr, "reflease run: %s: %s%s%s\n", s->rn.label,
+		        lease_status_name(s->r.status), s->r.message[0] ? ": " : "", s->r.message);
+		run_emit(&s->out, s->st, &s->r, &s->rn, rc, sig0 ? "interrupted" : "not_acquired",
+		         status, 0, 0);
+		return status;
 	}
-	memcpy(token, r.payload.lease_token, sizeof(token));
+	memcpy(s->token, s->r.payload.lease_token, sizeof(s->token));
 	if (sig0) {
 		/* Interrupted while acquiring: give it back, never start CMD. */
-		rc = release_now(ctx, st, &rn, token, &rel);
+		rc = release_now(ctx, s->st, &s->rn, s->token, &s->rel);
 		status = cli_exit_for_signal(sig0);
-		run_emit(&out, st, &rel, &rn, rc, "interrupted", status, 0, 0);
-		goto cleanup;
+		run_emit(&s->out, s->st, &s->rel, &s->rn, rc, "interrupted", status, 0, 0);
+		return status;
 	}
-	ttl = lease_payload_ttl(&r.payload, ttl, NULL); /* the TTL this acquire granted */
+	s->ttl = lease_payload_ttl(&s->r.payload, s->ttl, NULL); /* the TTL this acquire granted */
+	return -1;
+}
+
+/* CMD's environment, the guard that starts and fences CMD, the heartbeat
+ * thread (protocol.md §6): -1 to go on, else the exit status. */
+static int run_start(cli_ctx *ctx, run_state *s)
+{
+	lease_keep_options k = LEASE_KEEP_OPTIONS_INIT;
+	int rc;
 
 	/* CMD's environment (§6). Set before fork: the process is single-threaded. */
-	setenv("REFLEASE_LEASE_TOKEN", token, 1);
-	set_env_long("REFLEASE_TRANSITIONS", (long long)r.payload.transitions);
+	setenv("REFLEASE_LEASE_TOKEN", s->token, 1);
+	set_env_long("REFLEASE_TRANSITIONS", (long long)s->r.payload.transitions);
 	/* a set: the first NAME (as given), and every NAME in REFLEASE_LEASE_NAMES */
-	setenv("REFLEASE_LEASE_NAME", name, 1);
-	setenv("REFLEASE_LEASE_NAMES", rn.label, 1);
+	setenv("REFLEASE_LEASE_NAME", s->name, 1);
+	setenv("REFLEASE_LEASE_NAMES", s->rn.label, 1);
 	fflush(stdout);
 	fflush(stderr);
-	fg = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
-	if (fg) {
+	s->fg = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+	if (s->fg) {
 		/* to take the terminal back from CMD's group afterwards */
 		sigset_t t;
 		sigemptyset(&t);
 		sigaddset(&t, SIGTTOU);
 		sigprocmask(SIG_BLOCK, &t, NULL);
 	}
-	sup.fg = fg;
-	pthread_mutex_init(&sh.mu, NULL);
-	sh.ev_w = evp[1];
-	sh.stop_r = stp[0];
-	sh.verbosity = ctx->verbosity;
-	sh.name = rn.label;
-	sh.may_live = 1; /* the acquire landed with run's token */
-	run_set_deadline(&sh, lease_lost_at(&r.payload, ttl), r.now, ttl, 0);
-	sup.sent_dl = sh.deadline;
-	memcpy(sup.sent_token, token, sizeof(sup.sent_token));
-	grc.ctx = ctx;
-	grc.rn = &rn;
+	s->sup.fg = s->fg;
+	pthread_mutex_init(&s->sh.mu, NULL);
+	s->sh.ev_w = s->evp[1];
+	s->sh.stop_r = s->stp[0];
+	s->sh.verbosity = ctx->verbosity;
+	s->sh.name = s->rn.label;
+	s->sh.may_live = 1; /* the acquire landed with run's token */
+	run_set_deadline(&s->sh, lease_lost_at(&s->r.payload, s->ttl), s->r.now, s->ttl, 0);
+	s->sup.sent_dl = s->sh.deadline;
+	memcpy(s->sup.sent_token, s->token, sizeof(s->sup.sent_token));
+	s->grc.ctx = ctx;
+	s->grc.rn = &s->rn;
 	/* Orphans of the tree come here if the guard dies; then the guard
 	 * (single-threaded fork: the heartbeat thread starts afterwards). */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 ||
-	    run_guard_start(&sup.g, cmd, fg, sup.kill_grace, run_signal_grace(sup.kill_grace),
-	                    sh.deadline, token, guard_release_lease, &grc) < 0) {
+	    run_guard_start(&s->sup.g, s->cmd, s->fg, s->sup.kill_grace,
+	                    run_signal_grace(s->sup.kill_grace), s->sh.deadline, s->token,
+	                    guard_release_lease, &s->grc) < 0) {
 		fprintf(stderr, "reflease run: cannot start CMD: %s\n", strerror(errno));
-		rc = release_now(ctx, st, &rn, token, &rel); /* F08 */
-		run_emit(&out, st, &rel, &rn, rc, "error", EXIT_SOFTWARE, 0, 0);
-		status = EXIT_SOFTWARE;
-		goto cleanup;
+		rc = release_now(ctx, s->st, &s->rn, s->token, &s->rel); /* F08 */
+		run_emit(&s->out, s->st, &s->rel, &s->rn, rc, "error", EXIT_SOFTWARE, 0, 0);
+		return EXIT_SOFTWARE;
 	}
-
 	/* The heartbeat thread. */
-	{
-		lease_keep_options k = LEASE_KEEP_OPTIONS_INIT;
-		k.owner = ctx->owner;
-		k.host = ctx->host;
-		k.lease_token = token;
-		k.ttl_seconds = ttl;
-		k.every_seconds = a->every; /* 0: the store's pace (§6 "Renewal point") */
-		k.known_expires_at = r.payload.expires_at;
-		k.known_ttl_seconds = ttl;
-		k.known_now = r.now;
-		k.check_seconds = lease_keep_check_interval(st);
-		ka.at = r.oid;
-		k.known_oid = r.present ? &ka.at : NULL;
-		k.sleep = run_keeper_sleep;
-		k.sleep_payload = &sh;
-		k.report = run_keeper_report;
-		k.report_payload = &sh;
-		ka.keep = k;
-	}
-	ka.st = st;
-	ka.rn = &rn;
-	ka.sh = &sh;
-	if (pthread_create(&th, NULL, run_keeper_main, &ka) != 0) {
+	k.owner = ctx->owner;
+	k.host = ctx->host;
+	k.lease_token = s->token;
+	k.ttl_seconds = s->ttl;
+	k.every_seconds = s->ra.a.every; /* 0: the store's pace (§6 "Renewal point") */
+	k.known_expires_at = s->r.payload.expires_at;
+	k.known_ttl_seconds = s->ttl;
+	k.known_now = s->r.now;
+	k.check_seconds = lease_keep_check_interval(s->st);
+	s->ka.at = s->r.oid;
+	k.known_oid = s->r.present ? &s->ka.at : NULL;
+	k.sleep = run_keeper_sleep;
+	k.sleep_payload = &s->sh;
+	k.report = run_keeper_report;
+	k.report_payload = &s->sh;
+	s->ka.keep = k;
+	s->ka.st = s->st;
+	s->ka.rn = &s->rn;
+	s->ka.sh = &s->sh;
+	if (pthread_create(&s->th, NULL, run_keeper_main, &s->ka) != 0) {
 		fprintf(stderr, "reflease run: cannot start the heartbeat thread\n");
-		sh.lost = 1; /* stop CMD at once: nobody keeps the lease */
-		sh.lost_event = LEASE_KEEP_FAILED;
-		sh.lost_code = LEASE_EINTERNAL;
+		s->sh.lost = 1; /* stop CMD at once: nobody keeps the lease */
+		s->sh.lost_event = LEASE_KEEP_FAILED;
+		s->sh.lost_code = LEASE_EINTERNAL;
 	} else {
-		thread_started = 1;
+		s->thread_started = 1;
 	}
+	return -1;
+}
 
-	run_supervise(&sup, &sh, sfd, evp[0]);
-	if (!sup.guard_reaped)
-		while (waitpid(sup.g.pid, NULL, 0) < 0 && errno == EINTR)
+/* Supervise CMD until its tree is gone, then stop the heartbeat thread
+ * before using the store again. */
+static void run_until_gone(const cli_ctx *ctx, run_state *s)
+{
+	run_supervise(&s->sup, &s->sh, s->sfd, s->evp[0]);
+	if (!s->sup.guard_reaped)
+		while (waitpid(s->sup.g.pid, NULL, 0) < 0 && errno == EINTR)
 			;
-
-	if (fg)
+	if (s->fg)
 		tcsetpgrp(STDIN_FILENO, getpgrp()); /* take the terminal back */
-	/* CMD's tree is gone: stop the heartbeat thread before using the store. */
-	if (thread_started) {
+	if (s->thread_started) {
 		char b = 's';
-		ssize_t n = write(stp[1], &b, 1);
+		ssize_t n = write(s->stp[1], &b, 1);
 		(void)n;
 		/* When the lease is lost there is nothing left to write: do not
 		 * wait long for a heartbeat stuck inside the store — but one the
 		 * watchdog did not wait for may still land: wait for its answer
 		 * (one store operation, --timeout) to release it (B67) */
-		if (!sup.lost || run_wait_done(&sh, evp[0], 1.0) ||
-		    (keeper_in_flight(&sh, ctx) && run_wait_done(&sh, evp[0], ctx->timeout_s)))
-			pthread_join(th, NULL);
+		if (!s->sup.lost || run_wait_done(&s->sh, s->evp[0], 1.0) ||
+		    (keeper_in_flight(&s->sh, ctx) &&
+		     run_wait_done(&s->sh, s->evp[0], ctx->timeout_s)))
+			pthread_join(s->th, NULL);
 		else
-			thread_stuck = 1;
+			s->thread_stuck = 1;
 	}
-	pthread_mutex_lock(&sh.mu);
-	if (sh.lost)
-		sup.lost = 1;
-	pthread_mutex_unlock(&sh.mu);
-	if (sh.has_last && sh.last.has_payload && sh.last.holds_token &&
-	    sh.last.payload.lease_token[0])
-		memcpy(token, sh.last.payload.lease_token, sizeof(token));
+	pthread_mutex_lock(&s->sh.mu);
+	if (s->sh.lost)
+		s->sup.lost = 1;
+	pthread_mutex_unlock(&s->sh.mu);
+	if (s->sh.has_last && s->sh.last.has_payload && s->sh.last.holds_token &&
+	    s->sh.last.payload.lease_token[0])
+		memcpy(s->token, s->sh.last.payload.lease_token, sizeof(s->token));
+}
 
-	if (sup.lost) {
-		/* The lease is (or may be) someone else's now: the tree is gone; exit 4. */
-		lease_result lr;
-		int code = sh.lost_code ? sh.lost_code : LEASE_EEXPIRED;
+/* The answer of a lost lease in @p lr and its code: the last heartbeat's,
+ * or, when the watchdog fired, why no heartbeat landed in time. */
+static int run_lost_answer(run_state *s, lease_result *lr)
+{
+	int code = s->sh.lost_code ? s->sh.lost_code : LEASE_EEXPIRED;
+	char cause[sizeof(lr->message)];
 
-		if (sh.has_last) {
-			lr = sh.last;
-		} else {
-			memset(&lr, 0, sizeof(lr));
-			lr.status = LEASE_STATUS_EXPIRED;
-			lr.code = LEASE_EEXPIRED;
-			snprintf(lr.message, sizeof(lr.message),
-			         "no heartbeat landed before the lost deadline");
-		}
-		if (!sh.lost || run_keeper_may_hold(&sh)) {
-			/* the watchdog fired, or the service's own deadline
-			 * passed after a write that landed: no heartbeat landed
-			 * in time; one message, with the cause (B67: a
-			 * scheduling delay, a silent store, the last failure) */
-			char cause[sizeof(lr.message)];
-			run_keeper_cause(&sh, cause, sizeof(cause));
-			lr.status = LEASE_STATUS_EXPIRED;
-			lr.code = code = LEASE_EEXPIRED;
-			snprintf(lr.message, sizeof(lr.message),
-			         "no heartbeat landed before the lost deadline; %.400s", cause);
-		}
-		status = sh.lost_event == LEASE_KEEP_FAILED ? cli_exit_for(code) : EXIT_NOTHOLDER;
-		if (status == EXIT_OK)
-			status = EXIT_NOTHOLDER;
-		if (ra.conflict) /* lost is lost, whatever the cause (403, a bad payload) */
-			status = ra.conflict;
-		lr.holds_token = 0;
-		fprintf(stderr, "reflease run: %s: lease lost (%s): %s; %s stopped\n", rn.label,
-		        lease_status_name(lr.status),
-		        lr.message[0] ? lr.message : lease_error_id(code), cmd[0]);
-		if (thread_stuck) {
-			/* The store handle is still in use by the heartbeat thread:
-			 * report without touching it, and leave at once. */
-			if (!lr.message[0])
-				snprintf(lr.message, sizeof(lr.message), "lease lost");
-			if (!lr.name[0]) {
-				snprintf(lr.name, sizeof(lr.name), "%s", name);
-				snprintf(lr.ref, sizeof(lr.ref), "refs/%s/%s",
-				         ctx->ns ? ctx->ns : "leases", name);
-			}
-			if (rn.n > 1)
-				set_lost_answer(rn.set, NULL, rn.names, rn.n, &lr, code);
-			run_emit(&out, NULL, &lr, &rn, code, "lost", status, sup.have_cmd,
-			         sup.cmd_status);
-			fflush(NULL);
-			_exit(status);
-		}
-		if (!thread_started) {
-			/* no heartbeat thread could be started: the lease is still
-			 * ours, give it back (F08) */
-			release_now(ctx, st, &rn, token, &rel);
-		} else if ((late = run_keeper_may_hold(&sh)) != 0) {
-			/* the watchdog gave up, the lease may still be live with
-			 * our token (the deadline's margin, or a heartbeat that
-			 * landed later): nobody's; the tree is gone: give it back
-			 * (B67; a token no longer current writes nothing) */
-			int rrc = release_now(ctx, st, &rn, token, &rel);
-			fprintf(stderr, "reflease run: %s: %s; release: %s\n", rn.label,
-			        late == 2 ? "a heartbeat landed after the lost deadline"
-			                  : "the lease was still live after the lost deadline",
-			        rrc == 0 ? lease_status_name(rel.status) : lease_error_id(rrc));
-		}
-		if (rn.n > 1)
-			set_lost_answer(rn.set, st, rn.names, rn.n, &lr, code);
-		run_emit(&out, st, &lr, &rn, code, "lost", status, sup.have_cmd, sup.cmd_status);
-		goto cleanup;
+	if (s->sh.has_last) {
+		*lr = s->sh.last;
+	} else {
+		memset(lr, 0, sizeof(*lr));
+		lr->status = LEASE_STATUS_EXPIRED;
+		lr->code = LEASE_EEXPIRED;
+		snprintf(lr->message, sizeof(lr->message),
+		         "no heartbeat landed before the lost deadline");
 	}
+	if (s->sh.lost && !run_keeper_may_hold(&s->sh))
+		return code;
+	/* the watchdog fired, or the service's own deadline passed after a
+	 * write that landed: no heartbeat landed in time; one message, with the
+	 * cause (B67: a scheduling delay, a silent store, the last failure) */
+	run_keeper_cause(&s->sh, cause, sizeof(cause));
+	lr->status = LEASE_STATUS_EXPIRED;
+	lr->code = LEASE_EEXPIRED;
+	snprintf(lr->message, sizeof(lr->message),
+	         "no heartbeat landed before the lost deadline; %.400s", cause);
+	return LEASE_EEXPIRED;
+}
 
-	rc = release_now(ctx, st, &rn, token, &rel);
-	if (sup.interrupted)
-		status = cli_exit_for_signal(sup.interrupted);
-	else if (sup.guard_died)
+/* The lease is (or may be) someone else's now, CMD's tree is gone: exit 4
+ * (or the failure's status, or --conflict-exit-code). */
+static int run_lost(cli_ctx *ctx, run_state *s)
+{
+	lease_result lr;
+	int code = run_lost_answer(s, &lr), status, late;
+
+	status = s->sh.lost_event == LEASE_KEEP_FAILED ? cli_exit_for(code) : EXIT_NOTHOLDER;
+	if (status == EXIT_OK)
+		status = EXIT_NOTHOLDER;
+	if (s->ra.conflict) /* lost is lost, whatever the cause (403, a bad payload) */
+		status = s->ra.conflict;
+	lr.holds_token = 0;
+	fprintf(stderr, "reflease run: %s: lease lost (%s): %s; %s stopped\n", s->rn.label,
+	        lease_status_name(lr.status), lr.message[0] ? lr.message : lease_error_id(code),
+	        s->cmd[0]);
+	if (s->thread_stuck) {
+		/* The store handle is still in use by the heartbeat thread:
+		 * report without touching it, and leave at once. */
+		if (!lr.message[0])
+			snprintf(lr.message, sizeof(lr.message), "lease lost");
+		if (!lr.name[0]) {
+			snprintf(lr.name, sizeof(lr.name), "%s", s->name);
+			snprintf(lr.ref, sizeof(lr.ref), "refs/%s/%s", ctx->ns ? ctx->ns : "leases",
+			         s->name);
+		}
+		if (s->rn.n > 1)
+			set_lost_answer(s->rn.set, NULL, s->rn.names, s->rn.n, &lr, code);
+		run_emit(&s->out, NULL, &lr, &s->rn, code, "lost", status, s->sup.have_cmd,
+		         s->sup.cmd_status);
+		fflush(NULL);
+		_exit(status);
+	}
+	if (!s->thread_started) {
+		/* no heartbeat thread could be started: the lease is still ours,
+		 * give it back (F08) */
+		release_now(ctx, s->st, &s->rn, s->token, &s->rel);
+	} else if ((late = run_keeper_may_hold(&s->sh)) != 0) {
+		/* the watchdog gave up, the lease may still be live with our
+		 * token (the deadline's margin, or a heartbeat that landed
+		 * later): nobody's; the tree is gone: give it back (B67; a token
+		 * no longer current writes nothing) */
+		int rrc = release_now(ctx, s->st, &s->rn, s->token, &s->rel);
+
+		fprintf(stderr, "reflease run: %s: %s; release: %s\n", s->rn.label,
+		        late == 2 ? "a heartbeat landed after the lost deadline"
+		                  : "the lease was still live after the lost deadline",
+		        rrc == 0 ? lease_status_name(s->rel.status) : lease_error_id(rrc));
+	}
+	if (s->rn.n > 1)
+		set_lost_answer(s->rn.set, s->st, s->rn.names, s->rn.n, &lr, code);
+	run_emit(&s->out, s->st, &lr, &s->rn, code, "lost", status, s->sup.have_cmd,
+	         s->sup.cmd_status);
+	return status;
+}
+
+/* CMD ended with the lease kept: release, and exit with CMD's status (a
+ * failed release with its own, cli.md). */
+static int run_finish(cli_ctx *ctx, run_state *s)
+{
+	int rc = release_now(ctx, s->st, &s->rn, s->token, &s->rel), status;
+
+	if (s->sup.interrupted)
+		status = cli_exit_for_signal(s->sup.interrupted);
+	else if (s->sup.guard_died)
 		status = EXIT_SOFTWARE;
-	else if (WIFEXITED(sup.cmd_status))
-		status = WEXITSTATUS(sup.cmd_status);
+	else if (WIFEXITED(s->sup.cmd_status))
+		status = WEXITSTATUS(s->sup.cmd_status);
 	else
-		status = 128 + WTERMSIG(sup.cmd_status);
+		status = 128 + WTERMSIG(s->sup.cmd_status);
 	if (rc < 0) {
 		/* the lease may still be held for a TTL: the status says so, not
 		 * CMD's (cli.md: a release that fails exits with its own status) */
@@ -646,33 +670,59 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		fprintf(stderr,
 		        "reflease run: %s: release failed (%s); the lease stays held until it "
 		        "expires; exit %d (CMD's status was %d)\n",
-		        rn.label, rel.message[0] ? rel.message : lease_error_id(rc), status,
-		        cmd_st);
+		        s->rn.label, s->rel.message[0] ? s->rel.message : lease_error_id(rc),
+		        status, cmd_st);
 	}
-	run_emit(&out, st, &rel, &rn, rc,
-	         sup.interrupted  ? "interrupted"
-	         : sup.guard_died ? "error"
-	                          : "exited",
-	         status, sup.have_cmd, sup.cmd_status);
+	run_emit(&s->out, s->st, &s->rel, &s->rn, rc,
+	         s->sup.interrupted  ? "interrupted"
+	         : s->sup.guard_died ? "error"
+	                             : "exited",
+	         status, s->sup.have_cmd, s->sup.cmd_status);
+	return status;
+}
 
-cleanup:
-	if (thread_started || sh.ev_w)
-		pthread_mutex_destroy(&sh.mu);
-	if (sfd >= 0)
-		close(sfd);
+static void run_cleanup(run_state *s)
+{
+	int i;
+
+	if (s->thread_started || s->sh.ev_w)
+		pthread_mutex_destroy(&s->sh.mu);
+	if (s->sfd >= 0)
+		close(s->sfd);
 	for (i = 0; i < 2; i++) {
-		if (evp[i] >= 0)
-			close(evp[i]);
-		if (stp[i] >= 0)
-			close(stp[i]);
+		if (s->evp[i] >= 0)
+			close(s->evp[i]);
+		if (s->stp[i] >= 0)
+			close(s->stp[i]);
 	}
-	if (sup.g.pid > 0) {
-		close(sup.g.ctl_w);
-		close(sup.g.ev_r);
+	if (s->sup.g.pid > 0) {
+		close(s->sup.g.ctl_w);
+		close(s->sup.g.ev_r);
 	}
-	if (out.json_fd >= 0)
-		close(out.json_fd);
-	free(rn.set);
-	free(argv2);
+	if (s->out.json_fd >= 0)
+		close(s->out.json_fd);
+	free(s->rn.set);
+	free(s->argv2);
+}
+
+int cmd_run(cli_ctx *ctx, int argc, char **argv)
+{
+	run_state *s = calloc(1, sizeof(*s));
+	int status;
+
+	if (!s)
+		return EXIT_SOFTWARE;
+	s->sup.g.pid = -1;
+	s->tg.pid = -1;
+	s->out.json_fd = -1;
+	s->sfd = -1;
+	s->evp[0] = s->evp[1] = s->stp[0] = s->stp[1] = -1;
+	if ((status = run_parse(ctx, argc, argv, s)) < 0 && (status = run_open(ctx, s)) < 0 &&
+	    (status = run_acquire(ctx, s)) < 0 && (status = run_start(ctx, s)) < 0) {
+		run_until_gone(ctx, s);
+		status = s->sup.lost ? run_lost(ctx, s) : run_finish(ctx, s);
+	}
+	run_cleanup(s);
+	free(s);
 	return status;
 }

@@ -83,6 +83,16 @@ void run_emit(const run_out *o, lease_store *st, lease_result *r, const run_name
 		cli_result_fixup(r, st, rn->names[0], rc);
 	if (!o->json && o->json_fd < 0)
 		return;
+	if (rc < 0 && strcmp(reason, "interrupted") == 0) {
+		/* a wait stopped by a signal: the object of every interrupted wait
+		 * (cli_interrupted_json, the member read last for a set) */
+		lease_result *m = rn->n > 1 ? &rn->set->members[0] : r;
+
+		if (st && rn->n > 1)
+			cli_result_fixup(m, st, rn->names[0], rc);
+		run_emit_obj(o, cli_interrupted_json(m), reason, exit_status, have_cmd, cmd_status);
+		return;
+	}
 	run_emit_obj(o, rn->n > 1 ? set_result_json(rn->set) : cli_result_json(r), reason,
 	             exit_status, have_cmd, cmd_status);
 }

@@ -94,4 +94,12 @@ int lease__remove_ref_lock(lease_store *st, const lease_ref_lock *lk, int64_t mi
 int lease__wait_refs_change(lease_store *st, const char *prefix, const lease_ref_read *known,
                             size_t n, int timeout_ms);
 
+/**
+ * As lease_ref_still_at() for the full ref name @p refname under
+ * refs/<ns>/ or refs/<ns>-queue/ (a fair waiter's watch of the ticket
+ * ahead, wait.c): one read_ref_oid, conditional on github (a 304 is free).
+ * @return 1 (present at @p oid), 0 (moved or gone), or a negative error
+ */
+int lease__refname_still_at(lease_store *st, const char *refname, const lease_oid *oid);
+
 #endif

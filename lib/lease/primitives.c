@@ -851,6 +851,19 @@ int lease_ref_still_at(lease_store *st, const char *name, const lease_oid *oid)
 	return present && lease_oid_equal(&at, oid);
 }
 
+int lease__refname_still_at(lease_store *st, const char *refname, const lease_oid *oid)
+{
+	lease_oid at;
+	int present = 0, rc;
+
+	lease__store_clear_error(st);
+	if (!refname || (rc = check_refname(st, refname)) < 0)
+		return refname ? rc : lease__store_set_error(st, LEASE_EINVALID, "no ref given");
+	if ((rc = reread(st, refname, &present, &at)) < 0)
+		return lease__store_set_error(st, rc, "cannot read %s", tfail(st, rc, refname));
+	return present && lease_oid_equal(&at, oid);
+}
+
 int lease_wait_ref_change(lease_store *st, const char *name, int known_present,
                           const lease_oid *known_oid, int timeout_ms)
 {
@@ -876,7 +889,7 @@ int lease_wait_refname_change(lease_store *st, const char *ref, int known_presen
 		return 0;
 	if (st->t->wait_change) {
 		/* the polls' requests end with the wait (issue 24 item 3) */
-		lease__store_op_begin(st, timeout_ms);
+		lease__store_wait_begin(st, timeout_ms);
 		rc = st->t->wait_change(st->t, ref, known_present,
 		                        known_present && known_oid ? known_oid : &zero,
 		                        timeout_ms) > 0;
@@ -921,7 +934,7 @@ int lease__wait_refs_change(lease_store *st, const char *prefix, const lease_ref
 	if (timeout_ms <= 0 || n == 0)
 		return 0;
 	/* the polls end with the wait; the look at its end gets up to 2 s */
-	lease__store_op_begin(st, (int64_t)timeout_ms + 2000);
+	lease__store_wait_begin(st, (int64_t)timeout_ms + 2000);
 	if (st->t->version >= 5 && st->t->wait_refs_change) {
 		rc = st->t->wait_refs_change(st->t, prefix, known, n, timeout_ms);
 		lease__store_op_end(st);

@@ -169,7 +169,7 @@ static int slots_round(lease_result *out, lease_ref_read *known, char (*refs)[32
 
 		if (!slot_free(st, &s[i], now))
 			continue;
-		rc = lease_acquire(out, st, names[i], &one);
+		rc = lease__acquire_once(out, st, names[i], &one, 0, 0);
 		if (rc == LEASE_EHELD || rc == LEASE_ELOCKED)
 			rc = 0; /* taken meanwhile: the next one */
 		else
@@ -198,21 +198,6 @@ done:
 		lease_ref_state_clear(&s[k]);
 	free(s);
 	return rc;
-}
-
-/* Seconds until the held slot @p out may be taken over, at most @p cap;
- * 1 s when its instant has passed but it still reads as held. */
-static double slot_until(lease_store *st, const lease_result *out, double cap)
-{
-	double until;
-
-	if (!out->has_payload)
-		return cap;
-	until = (double)(out->payload.expires_at + lease_store_skew_margin(st) + 1) -
-	        (double)lease_store_now(st) + 0.002;
-	if (until <= 0)
-		until = 1.0;
-	return until < cap ? until : cap;
 }
 
 /* The slot taken in @p out, checked again after the write: a concurrent
@@ -256,19 +241,62 @@ static int slots_held(lease_result *out, const char *name, int64_t slots,
 	return LEASE_EHELD;
 }
 
+/* A slot wait (the one wait loop's slot strategy, lease/wait.h): each round
+ * reads every slot in one batch and tries those that look free; it waits
+ * for a change of any slot (one conditional listing per poll on github). */
+typedef struct slot_wait {
+	lease_result *out;
+	lease_store *st;
+	const char *name;
+	int64_t slots, start;
+	const lease_op_options *o;
+	int rounds;
+	char prefix[LEASE_NS_MAX + LEASE_NAME_MAX + 16];
+	char refs[LEASE_SLOTS_MAX][320];
+	lease_ref_read known[LEASE_SLOTS_MAX];
+} slot_wait;
+
+static int slot_round(void *ctx, int last, lease_wait_look *l)
+{
+	slot_wait *x = ctx;
+	int rc;
+
+	(void)last;
+	if (x->rounds++) /* the next round begins at the next slot */
+		x->start = (x->start + 1) % x->slots;
+	if ((rc = slots_check(x->out, x->st, x->name, x->slots)) < 0)
+		return rc;
+	memset(x->known, 0, sizeof(x->known));
+	rc = slots_round(x->out, x->known, x->refs, x->st, x->name, x->slots, x->start, x->o);
+	if (rc == 0)
+		return slots_keep(x->out, x->st, x->name, x->slots, x->o);
+	if (rc == LEASE_EHELD) {
+		l->holder = x->out; /* the slot whose holder expires first */
+		l->prefix = x->prefix;
+		l->known = x->known;
+		l->n = (size_t)x->slots;
+	}
+	return rc;
+}
+
+static void slot_end(void *ctx, lease_wait_end why, int rc, char *msg, size_t msglen)
+{
+	slot_wait *x = ctx;
+
+	(void)msg;
+	(void)msglen;
+	if (why == LEASE_WAIT_INTERRUPTED || rc == LEASE_EHELD)
+		slots_held(x->out, x->name, x->slots, x->o, why == LEASE_WAIT_INTERRUPTED);
+}
+
 int lease_slots_acquire(lease_result *out, lease_store *st, const char *name, int64_t slots,
                         const lease_op_options *opts)
 {
-	char slot[LEASE_NAME_MAX + 1], err[256], prefix[LEASE_NS_MAX + LEASE_NAME_MAX + 16];
-	char refs[LEASE_SLOTS_MAX][320];
-	lease_ref_read known[LEASE_SLOTS_MAX];
+	lease_wait_strategy s = {"slot", slot_round, slot_end};
+	char slot[LEASE_NAME_MAX + 1], err[256];
 	unsigned char rnd[2];
-	double start_mono = ((double)lease__store_mono_ms(st) / 1000.0);
-	lease_waiter w;
-	int64_t start;
+	slot_wait *x;
 	int rc;
-
-	lease__waiter_begin(&w, st, opts);
 
 	lease__store_clear_error(st); /* a call begins: its first error wins */
 	memset(out, 0, sizeof(*out));
@@ -281,48 +309,21 @@ int lease_slots_acquire(lease_result *out, lease_store *st, const char *name, in
 		out->code = LEASE_EINVALID;
 		return lease__store_set_error(st, LEASE_EINVALID, "%s", out->message);
 	}
-	snprintf(prefix, sizeof(prefix), "refs/%s/%s@", lease_store_namespace(st), name);
+	if (!(x = calloc(1, sizeof(*x))))
+		return lease__store_set_error(st, LEASE_ENOMEM, "%s", "out of memory");
+	x->out = out;
+	x->st = st;
+	x->name = name;
+	x->slots = slots;
+	x->o = opts;
+	snprintf(x->prefix, sizeof(x->prefix), "refs/%s/%s@", lease_store_namespace(st), name);
 	/* per-process random order spreads contention over the slots */
 	if (lease_random_bytes(NULL, rnd, sizeof(rnd)) < 0)
 		rnd[0] = rnd[1] = 0;
-	start = (int64_t)(((unsigned)rnd[0] << 8 | rnd[1]) % (unsigned)slots);
-	for (;;) {
-		double remaining, wait_s, t0;
-		int capped = 0;
-
-		if ((rc = slots_check(out, st, name, slots)) < 0)
-			return rc;
-		memset(known, 0, sizeof(known));
-		rc = slots_round(out, known, refs, st, name, slots, start, opts);
-		if (rc == 0)
-			return slots_keep(out, st, name, slots, opts);
-		if (rc != LEASE_EHELD)
-			return rc;
-		do {
-			remaining = (double)opts->wait_seconds -
-			            (((double)lease__store_mono_ms(st) / 1000.0) - start_mono);
-			if (opts->wait_seconds <= 0 || remaining <= 0)
-				return slots_held(out, name, slots, opts, 0);
-			/* wait for a change of any slot (one conditional listing per
-			 * poll on github), or the first holder's expiry instant */
-			wait_s = slot_until(st, out, remaining < 3600 ? remaining : 3600);
-			wait_s = lease__waiter_report(&w, out, 0, wait_s, &capped);
-			if (opts->wait_cb && opts->wait_cb(wait_s, opts->wait_payload))
-				return slots_held(out, name, slots, opts, 1);
-			t0 = ((double)lease__store_mono_ms(st) / 1000.0);
-			rc = lease__wait_refs_change(st, prefix, known, (size_t)slots,
-			                             (int)(wait_s * 1000.0 + 0.5));
-			if (opts->wait_cb &&
-			    ((double)lease__store_mono_ms(st) / 1000.0) < t0 + wait_s - 0.005 &&
-			    opts->wait_cb(0.0, opts->wait_payload))
-				return slots_held(out, name, slots, opts, 1);
-			/* every slot as read when the wait ended: at the wait's end
-			 * still held, at a report's instant wait on (no new round) */
-			if (rc == 0 && !capped && wait_s >= remaining - 0.005)
-				return slots_held(out, name, slots, opts, 0);
-		} while (rc == 0 && capped);
-		start = (start + 1) % slots;
-	}
+	x->start = (int64_t)(((unsigned)rnd[0] << 8 | rnd[1]) % (unsigned)slots);
+	rc = lease__wait_run(st, opts, &s, x, out->message, sizeof(out->message));
+	free(x);
+	return rc;
 }
 
 static int refname_cmp(const void *a, const void *b)

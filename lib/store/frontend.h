@@ -23,6 +23,13 @@
  * Pair with lease__store_op_end(). A no-op on local stores.
  */
 void lease__store_op_begin(lease_store *st, int64_t cap_ms);
+/**
+ * Begin a wait for a change of @p ms (the wait primitives' polls): as
+ * lease__store_op_begin() with the deadline @p ms from now, not --timeout —
+ * a wait longer than --timeout keeps polling to its end (each poll is one
+ * short request) — capped at the wait's end. Pair with lease__store_op_end().
+ */
+void lease__store_wait_begin(lease_store *st, int64_t ms);
 /** End the operation begun by the matching lease__store_op_begin(). */
 void lease__store_op_end(lease_store *st);
 /**
@@ -37,6 +44,15 @@ void lease__store_set_wait_end(lease_store *st, int64_t mono_ms);
  * LEASE_RENEW_PACE_BUDGETED there, not at ttl/3 (protocol.md §6).
  */
 int lease__store_budgeted(const lease_store *st);
+
+/**
+ * 1 when @p st's time (lease_store_now()) is a clock of this machine
+ * (time(2), or a test's injected clock in its place) and not the store's own
+ * answers (github: its Date headers; a test's clock there stands for them):
+ * a wall-clock step moves it, so a wait looks at it every
+ * LEASE_WAIT_CLOCK_LOOK_MS (protocol.md §5 "Waiting", B69).
+ */
+int lease__store_clock_local(const lease_store *st);
 
 /**
  * The store's monotonic clock, ms (lease_store_options.clock.mono_ms, else

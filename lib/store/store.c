@@ -160,6 +160,11 @@ int lease__store_budgeted(const lease_store *st)
 	 * (issue 39); the kind names the backend (GHES included) */
 	return strcmp(st->t->kind, "github") == 0;
 }
+int lease__store_clock_local(const lease_store *st)
+{
+	return st->t->now == NULL;
+}
+
 int lease_store_ttl_default(const lease_store *st)
 {
 	return st && lease__store_budgeted(st) ? LEASE_TTL_DEFAULT_GITHUB : LEASE_TTL_DEFAULT;
@@ -303,22 +308,38 @@ static void transport_deadline(lease_transport *t, int64_t ms)
 		t->set_deadline(t, ms);
 }
 
+/* @p ms capped at what the wait has left (lease__store_set_wait_end(), never
+ * below 1 s). */
+static int64_t wait_end_cap(const lease_store *st, int64_t ms)
+{
+	int64_t left;
+
+	if (st->wait_end_ms <= 0)
+		return ms;
+	left = st->wait_end_ms - lease__store_mono_ms(st);
+	if (left < 1000)
+		left = 1000;
+	return left < ms ? left : ms;
+}
+
 void lease__store_op_begin(lease_store *st, int64_t cap_ms)
 {
-	int64_t ms = (int64_t)st->timeout_s * 1000;
+	int64_t ms;
 
 	if (st->op_depth++ > 0)
 		return;
-	if (st->wait_end_ms > 0) {
-		int64_t left = st->wait_end_ms - lease__store_mono_ms(st);
-		if (left < 1000)
-			left = 1000;
-		if (left < ms)
-			ms = left;
-	}
+	ms = wait_end_cap(st, (int64_t)st->timeout_s * 1000);
 	if (cap_ms > 0 && cap_ms < ms)
 		ms = cap_ms;
 	transport_deadline(st->t, ms);
+}
+
+void lease__store_wait_begin(lease_store *st, int64_t ms)
+{
+	if (st->op_depth++ > 0)
+		return;
+	ms = wait_end_cap(st, ms);
+	transport_deadline(st->t, ms > 0 ? ms : 1);
 }
 
 void lease__store_op_end(lease_store *st)

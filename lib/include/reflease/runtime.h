@@ -183,7 +183,12 @@ typedef struct lease_op_options {
  * the monotonic clock, or on the store clock less its 1 s rounding when that
  * runs faster (never sooner), calling wait_cb before each wait (and with 0
  * when the wait ended early); success only for a verified write made by this
- * call with at least half the TTL left (F15, F22).
+ * call with at least half the TTL left (F15, F22). The wait's answer is read
+ * from the store after its budget is spent (an expired lease is taken then;
+ * a ref lock met then, with the lease live under another, is LEASE_EHELD
+ * "held by …"), and where store time is this machine's clock a single wait
+ * lasts at most 2 s, so a forward wall-clock step is seen at once (protocol.md
+ * §5 "One wait loop", issue 40 B68/B69).
  * @return 0 ("acquired"), LEASE_EHELD ("held" / "already_held", also when the
  *         wait ran out or wait_cb stopped it), LEASE_EINVALID, LEASE_EVERSION,
  *         LEASE_EPAYLOAD (unreadable payload), LEASE_EUNVERIFIED / LEASE_ENET
