@@ -548,8 +548,8 @@ static int refused(lease_engine *en, int *gave_up)
 	}
 	*gave_up = 1;
 	snprintf(m, sizeof(m),
-	         "the store refused the write %d time%s in %lld s while %s; nothing changed: %s",
-	         tries, tries == 1 ? "" : "s",
+	         "the store refused the %swrite %d time%s in %lld s while %s; nothing changed: %s",
+	         en->n ? "set " : "", tries, tries == 1 ? "" : "s",
 	         (long long)((took > slept ? took : slept) + 999) / 1000,
 	         en->n ? "no member moved" : "the lease did not move", why);
 	return fail(en, en->rs, LEASE_FAIL_REFUSED, LEASE_ECAS, m);
