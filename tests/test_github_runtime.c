@@ -1241,7 +1241,7 @@ Suite *github_runtime_suite(void)
 	             ONE(F26_empty_repository), ONE(heartbeat_under_persistent_graphql_rate_limit),
 	             ONE(acquire_through_sporadic_422), ONE(break_force_over_blob_tip),
 	             ONE(moved_repository_lifecycle), ONE(burst_writes_paced_one_second),
-	             ONE(set_refused_while_nothing_moves),
-	             ONE(single_refused_while_nothing_moves), NULL);
+	             ONE(set_refused_while_nothing_moves), ONE(single_refused_while_nothing_moves),
+	             NULL);
 	return s;
 }

@@ -20,17 +20,17 @@ typedef struct lease_engine {
 	/* a set (lease__engine_run_set): n > 0 members */
 	const char *const *names;
 	size_t n;
-	int member;                           /* the member a read or write failed on */
-	int set_written;                      /* sw holds the last set write */
-	lease_written sw[LEASE_SET_MAX];      /* ... one entry per member */
-	lease_ref_state rs[LEASE_SET_MAX];    /* the last read (a single lease: rs[0]) */
-	lease_ref_state tips[LEASE_SET_MAX];  /* after a verified set write (shallow) */
-	lease_plan pl[LEASE_SET_MAX];         /* the plans of a round */
+	int member;                          /* the member a read or write failed on */
+	int set_written;                     /* sw holds the last set write */
+	lease_written sw[LEASE_SET_MAX];     /* ... one entry per member */
+	lease_ref_state rs[LEASE_SET_MAX];   /* the last read (a single lease: rs[0]) */
+	lease_ref_state tips[LEASE_SET_MAX]; /* after a verified set write (shallow) */
+	lease_plan pl[LEASE_SET_MAX];        /* the plans of a round */
 	/* settling (§5) */
-	int pending;       /* the last write failed: settle it on the next read */
-	int unknown;       /* unknown outcomes so far */
-	int last_rc;       /* ... the last failed write's code */
-	int last_present;  /* ... the state it expected */
+	int pending;      /* the last write failed: settle it on the next read */
+	int unknown;      /* unknown outcomes so far */
+	int last_rc;      /* ... the last failed write's code */
+	int last_present; /* ... the state it expected */
 	lease_oid last_oid;
 	char last_msg[600]; /* ... the store's message about it */
 } lease_engine;
@@ -739,8 +739,8 @@ static int run(lease_engine *en, const lease_ref_state *first)
 		if (++rounds > LEASE_ENGINE_ROUNDS_MAX) {
 			snprintf(m, sizeof(m), "gave up after %d rounds: the %s kept changing",
 			         LEASE_ENGINE_ROUNDS_MAX, en->n ? "set" : "lease");
-			rc = fail(en, NULL, LEASE_FAIL_ROUNDS, en->pending ? en->last_rc : LEASE_ECAS,
-			          m);
+			rc = fail(en, NULL, LEASE_FAIL_ROUNDS,
+			          en->pending ? en->last_rc : LEASE_ECAS, m);
 			break;
 		}
 		s = NULL;

@@ -20,8 +20,9 @@
 #define LEASE_ENGINE_ROUNDS_MAX  12 /**< read-plan-write rounds of one operation */
 #define LEASE_ENGINE_WRITES_MAX  32 /**< writes remembered (rounds × rebuilds) */
 #define LEASE_ENGINE_REBUILD_MAX 3  /**< stale payloads rebuilt before one CAS (F15) */
-#define LEASE_ENGINE_BACKOFF_MS  1000 /**< first pause before a refused write is sent again;
-                                           doubled each time, within --timeout (§5) */
+#define LEASE_ENGINE_BACKOFF_MS                                                                    \
+	1000 /**< first pause before a refused write is sent again;                                \
+	          doubled each time, within --timeout (§5) */
 
 /** A write the operation sent (in any attempt) and the oid it was based on. */
 typedef struct lease_written {

@@ -4,8 +4,8 @@
  * matrix (rotation.c). */
 #include "reflease/runtime.h"
 #include "lease/commit.h"
-#include "lease/op.h"
 #include "lease/door.h"
+#include "lease/op.h"
 #include "lease/policy.h"
 #include "lease/rotation.h"
 #include "lease/schemas.h"
@@ -25,7 +25,7 @@
 static const lease_op kind_op[] = {LEASE_OP_ACQUIRE,   LEASE_OP_HEARTBEAT, LEASE_OP_TRANSITION,
                                    LEASE_OP_REACQUIRE, LEASE_OP_RELEASE,   LEASE_OP_BREAK};
 const lease_status_id lease__rt_kind_success[] = {
-        LEASE_STATUS_ACQUIRED,    LEASE_STATUS_RENEWED,  LEASE_STATUS_TRANSITIONED,
+        LEASE_STATUS_ACQUIRED,   LEASE_STATUS_RENEWED,  LEASE_STATUS_TRANSITIONED,
         LEASE_STATUS_REACQUIRED, LEASE_STATUS_RELEASED, LEASE_STATUS_BROKEN};
 
 int lease__rt_live_kind(op_kind k)
@@ -157,14 +157,15 @@ static int check_identity(op_ctx *c)
 
 	if (!o->owner || !*o->owner || !o->host || !*o->host)
 		return lease__rt_result_fail(c->out, c->st, LEASE_EINVALID,
-		                   "an owner and a host are required for %s",
-		                   lease_op_name(kind_op[c->kind]));
+		                             "an owner and a host are required for %s",
+		                             lease_op_name(kind_op[c->kind]));
 	memset(&probe, 0, sizeof(probe));
 	lease__payload_stamp(&probe);
 	snprintf(probe.name, sizeof(probe.name), "%s", c->name);
 	if (strlen(o->owner) > LEASE_IDENT_MAX || strlen(o->host) > LEASE_IDENT_MAX)
 		return lease__rt_result_fail(c->out, c->st, LEASE_EINVALID,
-		                   "owner and host are at most %d bytes", LEASE_IDENT_MAX);
+		                             "owner and host are at most %d bytes",
+		                             LEASE_IDENT_MAX);
 	snprintf(probe.owner, sizeof(probe.owner), "%s", o->owner);
 	snprintf(probe.host, sizeof(probe.host), "%s", o->host);
 	probe.phase = LEASE_PHASE_CLAIMED;
@@ -175,7 +176,8 @@ static int check_identity(op_ctx *c)
 	probe.has_ttl = 1;
 	probe.ttl_seconds = LEASE_TTL_DEFAULT;
 	if (lease_payload_validate(&probe, err, sizeof(err)) < 0)
-		return lease__rt_result_fail(c->out, c->st, LEASE_EINVALID, "invalid identity: %s", err);
+		return lease__rt_result_fail(c->out, c->st, LEASE_EINVALID, "invalid identity: %s",
+		                             err);
 	return 0;
 }
 
@@ -187,10 +189,10 @@ int lease__rt_check_inputs(op_ctx *c)
 
 	if (!c->name || lease_ref_name_validate(c->name, err, sizeof(err)) < 0)
 		return lease__rt_result_fail(c->out, c->st, LEASE_EINVALID, "%s",
-		                   c->name ? err : "name: none given");
+		                             c->name ? err : "name: none given");
 	if (!o || o->version != LEASE_OP_OPTIONS_VERSION)
 		return lease__rt_result_fail(c->out, c->st, LEASE_EINVALID,
-		                   "lease options missing or of an unsupported version");
+		                             "lease options missing or of an unsupported version");
 	if ((rc = check_identity(c)) < 0)
 		return rc;
 	if (lease__rt_live_kind(c->kind) && o->ttl_seconds != 0 &&
@@ -199,12 +201,14 @@ int lease__rt_check_inputs(op_ctx *c)
 	if (c->kind == OP_ACQUIRE && o->phase != LEASE_PHASE_NONE &&
 	    o->phase != LEASE_PHASE_CLAIMED && o->phase != LEASE_PHASE_WORKING &&
 	    o->phase != LEASE_PHASE_REVIEW)
-		return lease__rt_result_fail(c->out, c->st, LEASE_EINVALID,
-		                   "invalid phase: acquire starts in claimed, working or review");
+		return lease__rt_result_fail(
+		        c->out, c->st, LEASE_EINVALID,
+		        "invalid phase: acquire starts in claimed, working or review");
 	if (c->kind == OP_TRANSITION && o->to != LEASE_PHASE_CLAIMED &&
 	    o->to != LEASE_PHASE_WORKING && o->to != LEASE_PHASE_REVIEW)
-		return lease__rt_result_fail(c->out, c->st, LEASE_EINVALID,
-		                   "invalid target phase: one of claimed, working, review");
+		return lease__rt_result_fail(
+		        c->out, c->st, LEASE_EINVALID,
+		        "invalid target phase: one of claimed, working, review");
 	return 0;
 }
 
@@ -465,11 +469,11 @@ static int decide_break(op_ctx *c, const lease_ref_state *s, const lease_payload
 	}
 	live = cur ? !expired : lenient_live(c, s, now);
 	if (!c->o->force && live < 0)
-		return lease__rt_result_fail(c->out, c->st, s->payload_rc,
-		                   "%s: unreadable %s: %s; nothing readable shows the lease free, "
-		                   "so break needs --force",
-		                   c->out->ref, s->commit.unreadable ? "ref" : "payload",
-		                   s->payload_error);
+		return lease__rt_result_fail(
+		        c->out, c->st, s->payload_rc,
+		        "%s: unreadable %s: %s; nothing readable shows the lease free, "
+		        "so break needs --force",
+		        c->out->ref, s->commit.unreadable ? "ref" : "payload", s->payload_error);
 	if (!c->o->force && live) {
 		no_write(d, LEASE_STATUS_HELD, LEASE_EHELD, 0, "x");
 		if (cur)
@@ -482,118 +486,142 @@ static int decide_break(op_ctx *c, const lease_ref_state *s, const lease_payload
 	return plan_released(c, d, cur, now, cur ? -1 : chain_max_transitions(c, s));
 }
 
-int lease__rt_decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
+/* What decide() knows of the state read: the payload (NULL when absent or
+ * unreadable), the caller's relation to it, expiry, and whether the token
+ * presented is the lease's current one. */
+typedef struct seen {
+	const lease_payload *cur;
+	lease_relation rel;
+	int expired;
+	int tok_cur;
+} seen;
+
+/* Our own landed write came too late (F15): extend it once more. */
+static int decide_refresh(op_ctx *c, const seen *v, int64_t now, decision *d)
+{
+	int rc;
+
+	if (!v->tok_cur || v->expired) {
+		no_write(d, LEASE_STATUS_NOT_HOLDER, LEASE_ENOTHOLDER, 0,
+		         "the lease was granted too late and lost before it could be extended");
+		return 0;
+	}
+	if ((rc = plan_live(c, d, v->cur, LEASE_TOKEN_PRESERVE, v->cur->phase, now)) < 0)
+		return rc;
+	d->sop = LEASE_OP_HEARTBEAT;
+	return 0;
+}
+
+static int decide_acquire(op_ctx *c, const seen *v, int64_t now, decision *d)
 {
 	const lease_op_options *o = c->o;
-	const lease_payload *cur = NULL;
-	const char *tok;
-	lease_relation rel;
+	int rc;
+
+	if (v->cur && v->rel != LEASE_REL_FRESH && !v->expired) {
+		if (v->rel == LEASE_REL_SAME)
+			no_write(d, LEASE_STATUS_ALREADY_HELD, LEASE_EHELD, 0, "x");
+		else
+			no_write(d, LEASE_STATUS_HELD, LEASE_EHELD, 0, "x");
+		holder_msg(d, v->cur,
+		           v->rel == LEASE_REL_SAME
+		                   ? "already held (re-entry is reacquire with the token)"
+		                   : "held");
+		return 0;
+	}
+	if ((rc = check_writable(c, v->cur)) < 0)
+		return rc;
+	if ((rc = plan_live(c, d, v->cur, lease__token_rule(v->rel, 0),
+	                    o->phase == LEASE_PHASE_NONE ? LEASE_PHASE_CLAIMED : o->phase, now)) <
+	            0 ||
+	    !c->entry)
+		return rc;
+	/* who waited how long: on the acquire commit only (§2, §5) */
+	d->next.has_queued_at = 1;
+	d->next.queued_at = c->entry->queued_at < now ? c->entry->queued_at : now;
+	d->next.queue_position = c->entry->queue_position;
+	return 0;
+}
+
+/* heartbeat, transition, reacquire: the holder's own writes */
+static int decide_holder(op_ctx *c, const seen *v, int64_t now, decision *d)
+{
+	const lease_payload *cur = v->cur;
 	lease_token_change ch;
-	int expired, tok_cur, rc;
 	char t[LEASE_TIME_STRSZ + 1];
+	int rc;
+
+	if (v->rel == LEASE_REL_FRESH) {
+		no_write(d, LEASE_STATUS_NOT_HOLDER, LEASE_ENOTHOLDER, 0, "%s",
+		         cur ? "the lease was released" : "the lease does not exist");
+		return 0;
+	}
+	if (!v->tok_cur) {
+		no_write(d, LEASE_STATUS_NOT_HOLDER, LEASE_ENOTHOLDER, 0,
+		         "the presented token is not the lease's current token");
+		return 0;
+	}
+	if (v->expired && c->kind != OP_REACQUIRE) {
+		lease_time_format(t, cur->expires_at);
+		no_write(d, LEASE_STATUS_EXPIRED, LEASE_EEXPIRED, 0,
+		         "the lease expired at %s; reacquire it with the token", t);
+		return 0;
+	}
+	if (c->kind == OP_TRANSITION && c->o->to == cur->phase)
+		return lease__rt_result_fail(c->out, c->st, LEASE_EINVALID,
+		                             "the lease is already in phase %s",
+		                             lease_phase_name(cur->phase));
+	ch = lease__token_rule(v->rel, 1);
+	if (c->kind == OP_HEARTBEAT && ch == LEASE_TOKEN_PRESERVE &&
+	    heartbeat_not_due(c, d, cur, ch, now))
+		return 0;
+	if ((rc = check_writable(c, cur)) < 0)
+		return rc;
+	return plan_live(c, d, cur, ch, c->kind == OP_TRANSITION ? c->o->to : cur->phase, now);
+}
+
+static int decide_release(op_ctx *c, const seen *v, int64_t now, decision *d)
+{
+	int rc;
+
+	if (v->rel == LEASE_REL_FRESH) {
+		no_write(d, LEASE_STATUS_ALREADY_RELEASED, 0, 0, "%s",
+		         v->cur ? "the lease is already released" : "the lease does not exist");
+		return 0;
+	}
+	if (!v->tok_cur) {
+		no_write(d, LEASE_STATUS_NOT_OWNER, 0, 0,
+		         "the presented token is not current; nothing written");
+		return 0;
+	}
+	if ((rc = check_writable(c, v->cur)) < 0)
+		return rc;
+	return plan_released(c, d, v->cur, now, -1);
+}
+
+int lease__rt_decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision *d)
+{
+	const char *tok = c->refreshing ? c->mytoken : c->o->lease_token;
+	seen v;
 
 	memset(d, 0, sizeof(*d));
 	d->sop = kind_op[c->kind];
 	if (s->present && s->payload_rc != 0 && c->kind != OP_BREAK)
 		return lease__rt_result_fail(c->out, c->st, s->payload_rc, "%s: unreadable %s: %s",
-		                   c->out->ref, s->commit.unreadable ? "ref" : "payload",
-		                   s->payload_error);
-	if (s->present && s->payload_rc == 0)
-		cur = &s->payload;
-	rel = lease__relation_of(cur, o->owner, o->host);
-	expired = cur && lease_payload_expired(c->st, cur, now);
-	tok = c->refreshing ? c->mytoken : o->lease_token;
-	tok_cur = rel != LEASE_REL_FRESH && tok && *tok && strcmp(tok, cur->lease_token) == 0;
-
-	if (c->refreshing) {
-		/* Our own landed write came too late (F15): extend it once more. */
-		if (!tok_cur || expired) {
-			no_write(d, LEASE_STATUS_NOT_HOLDER, LEASE_ENOTHOLDER, 0,
-			         "the lease was granted too late and lost before it could be "
-			         "extended");
-			return 0;
-		}
-		if ((rc = plan_live(c, d, cur, LEASE_TOKEN_PRESERVE, cur->phase, now)) < 0)
-			return rc;
-		d->sop = LEASE_OP_HEARTBEAT;
-		return 0;
-	}
-
+		                             c->out->ref, s->commit.unreadable ? "ref" : "payload",
+		                             s->payload_error);
+	v.cur = s->present && s->payload_rc == 0 ? &s->payload : NULL;
+	v.rel = lease__relation_of(v.cur, c->o->owner, c->o->host);
+	v.expired = v.cur && lease_payload_expired(c->st, v.cur, now);
+	v.tok_cur = v.rel != LEASE_REL_FRESH && tok && *tok && strcmp(tok, v.cur->lease_token) == 0;
+	if (c->refreshing)
+		return decide_refresh(c, &v, now, d);
 	switch (c->kind) {
-	case OP_ACQUIRE:
-		if (cur && rel != LEASE_REL_FRESH && !expired) {
-			if (rel == LEASE_REL_SAME)
-				no_write(d, LEASE_STATUS_ALREADY_HELD, LEASE_EHELD, 0, "x");
-			else
-				no_write(d, LEASE_STATUS_HELD, LEASE_EHELD, 0, "x");
-			holder_msg(d, cur,
-			           rel == LEASE_REL_SAME ? "already held (re-entry is reacquire "
-			                                   "with the token)"
-			                                 : "held");
-			return 0;
-		}
-		if ((rc = check_writable(c, cur)) < 0)
-			return rc;
-		ch = lease__token_rule(rel, 0);
-		if ((rc = plan_live(c, d, cur, ch,
-		                    o->phase == LEASE_PHASE_NONE ? LEASE_PHASE_CLAIMED : o->phase,
-		                    now)) < 0 ||
-		    !c->entry)
-			return rc;
-		/* who waited how long: on the acquire commit only (§2, §5) */
-		d->next.has_queued_at = 1;
-		d->next.queued_at = c->entry->queued_at < now ? c->entry->queued_at : now;
-		d->next.queue_position = c->entry->queue_position;
-		return 0;
-
+	case OP_ACQUIRE: return decide_acquire(c, &v, now, d);
 	case OP_HEARTBEAT:
 	case OP_TRANSITION:
-	case OP_REACQUIRE:
-		if (rel == LEASE_REL_FRESH) {
-			no_write(d, LEASE_STATUS_NOT_HOLDER, LEASE_ENOTHOLDER, 0, "%s",
-			         cur ? "the lease was released" : "the lease does not exist");
-			return 0;
-		}
-		if (!tok_cur) {
-			no_write(d, LEASE_STATUS_NOT_HOLDER, LEASE_ENOTHOLDER, 0,
-			         "the presented token is not the lease's current token");
-			return 0;
-		}
-		if (expired && c->kind != OP_REACQUIRE) {
-			lease_time_format(t, cur->expires_at);
-			no_write(d, LEASE_STATUS_EXPIRED, LEASE_EEXPIRED, 0,
-			         "the lease expired at %s; reacquire it with the token", t);
-			return 0;
-		}
-		if (c->kind == OP_TRANSITION && o->to == cur->phase)
-			return lease__rt_result_fail(c->out, c->st, LEASE_EINVALID,
-			                   "the lease is already in phase %s",
-			                   lease_phase_name(cur->phase));
-		ch = lease__token_rule(rel, 1);
-		if (c->kind == OP_HEARTBEAT && ch == LEASE_TOKEN_PRESERVE &&
-		    heartbeat_not_due(c, d, cur, ch, now))
-			return 0;
-		if ((rc = check_writable(c, cur)) < 0)
-			return rc;
-		return plan_live(c, d, cur, ch, c->kind == OP_TRANSITION ? o->to : cur->phase, now);
-
-	case OP_RELEASE:
-		if (rel == LEASE_REL_FRESH) {
-			no_write(d, LEASE_STATUS_ALREADY_RELEASED, 0, 0, "%s",
-			         cur ? "the lease is already released"
-			             : "the lease does not exist");
-			return 0;
-		}
-		if (!tok_cur) {
-			no_write(d, LEASE_STATUS_NOT_OWNER, 0, 0,
-			         "the presented token is not current; nothing written");
-			return 0;
-		}
-		if ((rc = check_writable(c, cur)) < 0)
-			return rc;
-		return plan_released(c, d, cur, now, -1);
-
-	default: /* OP_BREAK */ return decide_break(c, s, cur, expired, now, d);
+	case OP_REACQUIRE: return decide_holder(c, &v, now, d);
+	case OP_RELEASE: return decide_release(c, &v, now, d);
+	default: /* OP_BREAK */ return decide_break(c, s, v.cur, v.expired, now, d);
 	}
 }
 
@@ -702,9 +730,9 @@ static int settle_landed(op_ctx *c, const lease_ref_state *s, const lease_writte
 			out->holds_token = 1;
 			out->approximate_ttl = c->approximate;
 			*rc = lease__rt_result_fail(out, c->st, LEASE_EUNVERIFIED,
-			                  "granted too late: %lld s of a %lld s TTL left",
-			                  (long long)(w->p.expires_at - now),
-			                  (long long)w->p.ttl_seconds);
+			                            "granted too late: %lld s of a %lld s TTL left",
+			                            (long long)(w->p.expires_at - now),
+			                            (long long)w->p.ttl_seconds);
 			out->holds_token = 1;
 			return 1;
 		}
@@ -796,7 +824,8 @@ static lease_step rt_failed(void *ctx, const lease_round *r, lease_engine_failur
 	if (why == LEASE_FAIL_LOST)
 		return lease_step_settle();
 	c->out->now = r->read_at;
-	rc = msg ? lease__rt_result_fail(c->out, c->st, rc, "%s", msg) : lease__rt_result_fail(c->out, c->st, rc, NULL);
+	rc = msg ? lease__rt_result_fail(c->out, c->st, rc, "%s", msg)
+	         : lease__rt_result_fail(c->out, c->st, rc, NULL);
 	/* unknown outcome, or a write refused by a held ref lock: the ref as
 	 * last read (a wait ending on a stale lock names it, issue 23) */
 	if ((why == LEASE_FAIL_UNKNOWN || rc == LEASE_ELOCKED) && r->s)
@@ -834,7 +863,7 @@ static const char *keep(char *buf, size_t len, const char *s)
 }
 
 op_ctx *lease__rt_ctx_new(op_kind kind, lease_result *out, lease_store *st, const char *name,
-                       const lease_op_options *opts)
+                          const lease_op_options *opts)
 {
 	op_ctx *c = calloc(1, sizeof(*c));
 
@@ -1100,7 +1129,8 @@ static int acquire_fair(lease_result *out, lease_store *st, const char *name,
 			                        opts->host ? opts->host : "", ttl, since);
 			if (rc < 0) {
 				lease__rt_result_init(out, st, name);
-				return lease__rt_result_fail(out, st, rc, NULL); /* the ticket's message */
+				return lease__rt_result_fail(out, st, rc,
+				                             NULL); /* the ticket's message */
 			}
 			since = me.t.since;
 		} else if (until_renewal(st, &me) <= 0.05 &&
@@ -1331,7 +1361,8 @@ int lease_status(lease_result *out, lease_store *st, const char *name)
 	lease__store_clear_error(st); /* an operation begins: its first error wins */
 	lease__rt_result_init(out, st, name);
 	if (!name || lease_ref_name_validate(name, err, sizeof(err)) < 0)
-		return lease__rt_result_fail(out, st, LEASE_EINVALID, "%s", name ? err : "name: none given");
+		return lease__rt_result_fail(out, st, LEASE_EINVALID, "%s",
+		                             name ? err : "name: none given");
 	memset(&s, 0, sizeof(s));
 	lease__store_op_begin(st, 0);
 	rc = lease_fetch_ref(&s, st, name);
@@ -1347,7 +1378,8 @@ int lease_status(lease_result *out, lease_store *st, const char *name)
 		out->status = LEASE_STATUS_ABSENT;
 	} else if (s.payload_rc != 0) {
 		rc = lease__rt_result_fail(out, st, s.payload_rc, "%s: unreadable %s: %s", out->ref,
-		                 s.commit.unreadable ? "ref" : "payload", s.payload_error);
+		                           s.commit.unreadable ? "ref" : "payload",
+		                           s.payload_error);
 	} else if (s.payload.phase == LEASE_PHASE_RELEASED) {
 		out->status = LEASE_STATUS_RELEASED;
 	} else if (lease_payload_expired(st, &s.payload, now)) {

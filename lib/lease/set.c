@@ -196,8 +196,8 @@ static int set_answer(set_ctx *x, const lease_ref_state *s, const lease_written 
 		r->approximate_ttl = x->c[i]->approximate;
 		r->now = now;
 		r->message[0] = '\0';
-		if (live && lease__policy_less_than_half_left(w[i].p.expires_at - now,
-		                                              w[i].p.ttl_seconds))
+		if (live &&
+		    lease__policy_less_than_half_left(w[i].p.expires_at - now, w[i].p.ttl_seconds))
 			late = 1;
 	}
 	out->status = lease__rt_kind_success[x->kind];
@@ -305,10 +305,9 @@ static int set_prepare(set_ctx *x, const char *const *names, const lease_op_opti
 			return set_fail(x, i, rc);
 		for (j = 0; j < i; j++)
 			if (strcmp(names[j], names[i]) == 0) {
-				rc = lease__rt_result_fail(&x->out->members[i], x->st,
-				                           LEASE_EINVALID,
-				                           "lease '%s' named twice in the set",
-				                           names[i]);
+				rc = lease__rt_result_fail(
+				        &x->out->members[i], x->st, LEASE_EINVALID,
+				        "lease '%s' named twice in the set", names[i]);
 				return set_fail(x, i, rc);
 			}
 	}
@@ -363,7 +362,7 @@ int lease__set_run(op_kind kind, lease_set_result *out, lease_store *st, const c
 
 			for (i = 0; i < n; i++)
 				cnames[i] = x->c[i]->name; /* copies: they outlive the caller's */
-			lease__store_op_begin(st, 0); /* --timeout bounds the operation */
+			lease__store_op_begin(st, 0);      /* --timeout bounds the operation */
 			rc = lease__engine_run_set(st, cnames, n, &set_ops, x);
 			lease__store_op_end(st);
 		}
