@@ -92,6 +92,14 @@ int lease__rt_result_fail(lease_result *out, lease_store *st, int code, const ch
 op_ctx *lease__rt_ctx_new(op_kind kind, lease_result *out, lease_store *st, const char *name,
                           const lease_op_options *opts);
 
+/** Fill @p out's message from the handle's (the operation's first error), else
+ *  @p code's name (issue 26 step 2). */
+void lease__rt_result_message(lease_result *out, const lease_store *st, int code);
+
+/** What `status` says of a readable state @p s at store time @p now: absent,
+ *  released, expired or live (protocol.md §4). */
+lease_status_id lease__rt_read_status(lease_store *st, const lease_ref_state *s, int64_t now);
+
 /** Validate @p c's name and options before any I/O (F08): 0 or LEASE_EINVALID (recorded). */
 int lease__rt_check_inputs(op_ctx *c);
 

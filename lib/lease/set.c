@@ -32,14 +32,7 @@ static void set_member_state(lease_store *st, lease_result *r, const lease_ref_s
 	lease__rt_result_state(r, s);
 	r->now = now;
 	r->code = 0;
-	if (!s->present)
-		r->status = LEASE_STATUS_ABSENT;
-	else if (s->payload.phase == LEASE_PHASE_RELEASED)
-		r->status = LEASE_STATUS_RELEASED;
-	else if (lease_payload_expired(st, &s->payload, now))
-		r->status = LEASE_STATUS_EXPIRED;
-	else
-		r->status = LEASE_STATUS_LIVE;
+	r->status = lease__rt_read_status(st, s, now);
 	memset(r->payload.lease_token, 0, sizeof(r->payload.lease_token));
 	snprintf(r->message, sizeof(r->message), "not written: the set was not taken");
 }
