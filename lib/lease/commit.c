@@ -33,6 +33,7 @@ typedef struct lease_engine {
 	int last_present; /* ... the state it expected */
 	lease_oid last_oid;
 	char last_msg[600]; /* ... the store's message about it */
+	int last_noop;      /* ... a success report its re-read belied (known no-op) */
 } lease_engine;
 
 int lease__engine_settleable(int rc)
@@ -565,7 +566,12 @@ static int unknown_round(lease_engine *en, const lease_ref_state *s, int *rc)
 		en->unknown++;
 		return 0;
 	}
-	snprintf(m, sizeof(m), "write outcome unknown after %d attempts: %.600s",
+	/* one thing, known or unknown: a store that kept reporting a write
+	 * done that its reads never showed changed nothing (a no-op, known) */
+	snprintf(m, sizeof(m),
+	         en->last_noop ? "the store reported the write done %d times but nothing "
+	                         "changed: %.600s"
+	                       : "write outcome unknown after %d attempts: %.600s",
 	         LEASE_SETTLE_UNKNOWN_MAX + 1,
 	         en->last_msg[0] ? en->last_msg : lease_error_id(en->last_rc));
 	*rc = fail(en, s, LEASE_FAIL_UNKNOWN,
@@ -717,6 +723,8 @@ static int after_failure(lease_engine *en, const lease_ref_state *s, const lease
 	}
 	en->pending = 1;
 	en->last_rc = *rc;
+	en->last_noop = *rc == LEASE_ECAS && lease_store_last_cas_error(en->st)->noop &&
+	                lease_store_last_cas_error(en->st)->outcome == LEASE_OUTCOME_KNOWN;
 	/* the write's own reason: the re-reads that follow replace the
 	 * store's message (issue 24 #5: never an empty reason) */
 	snprintf(en->last_msg, sizeof(en->last_msg), "%s", lease_store_last_error(en->st));
