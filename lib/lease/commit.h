@@ -3,10 +3,13 @@
  * The one write-and-settle engine (protocol.md §5 "Settling", issue 17):
  * read → plan → write the commit (or delete the ref) → CAS from the oid read
  * → on a failed, unverified or unanswered CAS read again and settle. Callers
- * (the runtime's operations, reconcile's reap and prune, migrate) supply only
+ * (the runtime's operations, sets — N member writes, one atomic CAS —,
+ * reconcile's reap and prune, migrate) supply only
  * their decisions, through three callbacks that each answer with a typed
  * step (lease_step); the bounds and the set of failures that are settled by
- * re-reading are the engine's. The engine itself is opaque (commit.c).
+ * re-reading are the engine's, and so is the answer to a store that refuses
+ * a write while nothing moves (sent again as it is, with growing pauses,
+ * within --timeout; issue 38). The engine itself is opaque (commit.c).
  */
 #ifndef REFLEASE_COMMIT_H
 #define REFLEASE_COMMIT_H
