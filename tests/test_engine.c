@@ -108,6 +108,11 @@ START_TEST(test_settle_lie_forever_is_unknown)
 	ck_assert_int_eq(lease_heartbeat(&r, f.st, "l", &o), LEASE_EUNVERIFIED);
 	ck_assert_int_eq(r.status, LEASE_STATUS_ERROR);
 	ck_assert_int_eq(counts(&f)->replace_ref, 4); /* 1 + 3 retries */
+	/* issue 38: one thing — every report was a no-op the reads belied
+	 * (known), so never "outcome unknown" beside "outcome known" */
+	ck_assert_msg(strstr(r.message, "reported the write done 4 times but nothing changed") &&
+	                      !strstr(r.message, "unknown"),
+	              "%s", r.message);
 	ck_assert(ref_oid(&f, "l", &after));
 	ck_assert(lease_oid_equal(&before, &after));
 	fx_free(&f);

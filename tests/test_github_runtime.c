@@ -760,6 +760,49 @@ START_TEST(set_refused_while_nothing_moves)
 }
 END_TEST
 
+/* Issue 38, the same for a single lease on the one engine: GitHub refuses
+ * the heartbeat's updateRefs for the whole --timeout 30 while the lease does
+ * not move. One commit, the same CAS sent again after 1, 2, 4, 8 s (never a
+ * new commit), then cas_failed with the store's own message saying nothing
+ * changed — one thing, known (never "outcome unknown"); the lease is as
+ * planted, and still alice's. */
+START_TEST(single_refused_while_nothing_moves)
+{
+	lease_op_options o = who("alice", ALITOK);
+	lease_result r;
+	lease_store *s30;
+	lease_oid x, now_at;
+	unsigned writes;
+	int64_t t0, took;
+
+	plant(&x, "one", "alice", ALITOK, -200, 100);
+	ck_assert_int_eq(open_gh(&s30, 30, 1000), 0);
+	fakegh_fault(fk, FAKEGH_GQL_MUTATION, FAKEGH_FAULT_GQL_REFUSED, 1000, 0);
+	fakegh_reset_counts(fk);
+	t0 = vclock_mono_ms(gh_vc);
+	ck_assert_int_eq(lease_heartbeat(&r, s30, "one", &o), LEASE_ECAS);
+	took = vclock_mono_ms(gh_vc) - t0;
+	writes = fakegh_count(fk, FAKEGH_COMMIT_POST) + fakegh_count(fk, FAKEGH_GQL_MUTATION) +
+	         fakegh_count(fk, FAKEGH_REF_CREATE) + fakegh_count(fk, FAKEGH_REF_PATCH) +
+	         fakegh_count(fk, FAKEGH_REF_DELETE);
+	ck_assert_msg(writes <= 16, "%u content-creating requests", writes);
+	ck_assert_uint_eq(fakegh_count(fk, FAKEGH_COMMIT_POST), 1); /* written once */
+	ck_assert_uint_ge(fakegh_count(fk, FAKEGH_GQL_MUTATION), 4);
+	ck_assert_msg(strstr(r.message, "Too many ref updates in a short time (FAKE:0038)") &&
+	                      strstr(r.message, "nothing changed") &&
+	                      !strstr(r.message, "unknown") && !strstr(r.message, "kept changing"),
+	              "%s", r.message);
+	ck_assert_str_eq(lease_store_last_error(s30), r.message);
+	ck_assert_msg(took >= 15000 && took <= 31000, "gave up after %lld ms", (long long)took);
+	ck_assert_int_eq(tip("one", &now_at), 1);
+	ck_assert(lease_oid_equal(&now_at, &x));
+	/* the refusal ends: the same heartbeat renews */
+	fakegh_clear_faults(fk);
+	ck_assert_msg(lease_heartbeat(&r, s30, "one", &o) == 0, "%s", r.message);
+	lease_store_free(s30);
+}
+END_TEST
+
 /* ---- field cases ----------------------------------------------------------------- */
 
 /* On a fake started with @p fo (a server of another kind), alice's acquire of
@@ -1256,6 +1299,7 @@ Suite *github_runtime_suite(void)
 	             ONE(F26_empty_repository), ONE(heartbeat_under_persistent_graphql_rate_limit),
 	             ONE(acquire_through_sporadic_422), ONE(break_force_over_blob_tip),
 	             ONE(moved_repository_lifecycle), ONE(burst_writes_paced_one_second),
-	             ONE(set_refused_while_nothing_moves), NULL);
+	             ONE(set_refused_while_nothing_moves), ONE(single_refused_while_nothing_moves),
+	             NULL);
 	return s;
 }

@@ -29,8 +29,18 @@
  *                       member's failed CAS leaves the earlier ones written
  *   -DBROKEN_HOLDWAIT   the set taken member by member, waiting for a held
  *                       member while holding the earlier ones
- * Reach check: -DREACH_CONFLICT asserts a set write never fails its compare
- * (it must fail: the interleavings that matter happen).
+ *   -DBROKEN_REFUSED_REBASE  a set write the store refused (issue 38) sent
+ *                       again from the oids read anew, without deciding
+ *                       again (the engine sends the same CAS, from the
+ *                       same oids, only while a re-read shows nothing moved)
+ * Reach checks: -DREACH_CONFLICT asserts a set write never fails its compare
+ * (it must fail: the interleavings that matter happen); -DREACH_RESENT
+ * asserts a refused set write never applies when sent again (it must).
+ *
+ * Refusals (issue 38, protocol.md §5 "Refused while nothing moved"): the
+ * store may refuse a set write that would apply (REFUSALS per client),
+ * applying nothing; the client reads again and sends the same CAS while no
+ * member moved, else decides again. Time (the backoff) is abstracted.
  */
 
 #ifndef ROUNDS
@@ -43,6 +53,11 @@ byte holder[NL];   /* 0 = free, else the client holding it */
 byte ver[NL];      /* the ref's oid, abstracted: bumped by every write */
 bool in_cs[NC];
 bool conflict_seen;
+bool resent_ok;    /* a refused set write, sent again as it was, applied */
+
+#ifndef REFUSALS
+#define REFUSALS 1 /* set writes the store refuses per client while nothing moved */
+#endif
 
 /* membership: client c's set */
 #define IN(c, l) ((c == 1 && (l == 0 || l == 1)) || (c == 2 && (l == 1 || l == 2)) || \
@@ -61,10 +76,14 @@ active proctype monitor()
 	assert(!(in_cs[1] && in_cs[2]) && !(in_cs[2] && in_cs[3]))
 }
 
+/* every member of client c's set still at the oid the client read */
+#define UNMOVED(c) ((!IN(c,0) || ver[0] == seen[0]) && (!IN(c,1) || ver[1] == seen[1]) && \
+                    (!IN(c,2) || ver[2] == seen[2]))
+
 proctype client(byte me)
 {
-	byte r = 0, l, seen[NL];
-	bool ok;
+	byte r = 0, l, seen[NL], refused = 0;
+	bool ok, was_refused;
 
 	do
 	:: r == ROUNDS -> break
@@ -117,23 +136,52 @@ proctype client(byte me)
 		od;
 #else
 		/* ONE atomic compare-and-swap of the whole set (cas_many) */
-		atomic {
+cas:		atomic {
 			if
-			:: (!IN(me,0) || ver[0] == seen[0]) && (!IN(me,1) || ver[1] == seen[1]) &&
-			   (!IN(me,2) || ver[2] == seen[2]) ->
+			:: refused < REFUSALS && UNMOVED(me) ->
+				/* the store refuses it (a ruleset, a limit, a server
+				 * fault): nothing applied, outcome known (issue 38) */
+				refused++; was_refused = true; ok = false
+			:: UNMOVED(me) ->
 				l = 0;
 				do
 				:: l == NL -> break
 				:: l < NL && IN(me, l) -> holder[l] = me; ver[l]++; l++
 				:: l < NL && !IN(me, l) -> l++
 				od;
-				ok = true
+				ok = true;
+				resent_ok = resent_ok || refused > 0
 			:: else -> ok = false; conflict_seen = true
 			fi
 		};
 #ifdef REACH_CONFLICT
 		assert(!conflict_seen);
 #endif
+#ifdef REACH_RESENT
+		assert(!resent_ok);
+#endif
+		if
+		:: was_refused ->
+			was_refused = false;
+#ifdef BROKEN_REFUSED_REBASE
+			/* the refused write sent again from the oids read anew,
+			 * without deciding again */
+			l = 0;
+			do
+			:: l == NL -> break
+			:: l < NL -> seen[l] = ver[l]; l++
+			od;
+			goto cas
+#else
+			/* read again: nothing moved, the same CAS (the commits
+			 * already written) again; a member moved, decide again */
+			if
+			:: UNMOVED(me) -> goto cas
+			:: else -> goto next
+			fi
+#endif
+		:: else -> skip
+		fi;
 #endif
 		if
 		:: !ok -> goto next

@@ -17,6 +17,23 @@ typedef struct lease_engine {
 	lease_written w[LEASE_ENGINE_WRITES_MAX];
 	size_t nw;
 	int64_t now; /* store time of the last read */
+	/* a set (lease__engine_run_set): n > 0 members */
+	const char *const *names;
+	size_t n;
+	int member;                          /* the member a read or write failed on */
+	int set_written;                     /* sw holds the last set write */
+	lease_written sw[LEASE_SET_MAX];     /* ... one entry per member */
+	lease_ref_state rs[LEASE_SET_MAX];   /* the last read (a single lease: rs[0]) */
+	lease_ref_state tips[LEASE_SET_MAX]; /* after a verified set write (shallow) */
+	lease_plan pl[LEASE_SET_MAX];        /* the plans of a round */
+	/* settling (§5) */
+	int pending;      /* the last write failed: settle it on the next read */
+	int unknown;      /* unknown outcomes so far */
+	int last_rc;      /* ... the last failed write's code */
+	int last_present; /* ... the state it expected */
+	lease_oid last_oid;
+	char last_msg[600]; /* ... the store's message about it */
+	int last_noop;      /* ... a success report its re-read belied (known no-op) */
 } lease_engine;
 
 int lease__engine_settleable(int rc)
@@ -35,6 +52,9 @@ static lease_round round_of(const lease_engine *en, const lease_ref_state *s, in
 	r.now = now;
 	r.read_at = en->now;
 	r.writes = en->nw;
+	r.n = en->n ? en->n : 1;
+	r.w = en->n && en->set_written ? en->sw : NULL;
+	r.member = en->member;
 	return r;
 }
 
@@ -263,127 +283,515 @@ static int execute(lease_engine *en, const lease_ref_state *s, lease_plan *pl, l
 	                                           : "a plan must write, delete or end");
 }
 
-/* The operation's loop; en is zeroed but for its first five fields. */
-static int run(lease_engine *en, const lease_ref_state *first)
+/* ---- a set: one commit per written member, one atomic CAS ("Sets") ------- */
+
+/* Read every member in one read of the store (github: one GraphQL query). */
+static int read_set(lease_engine *en)
+{
+	size_t i, failed = 0;
+	int rc;
+
+	for (i = 0; i < en->n; i++)
+		lease_ref_state_clear(&en->rs[i]);
+	if ((rc = lease_fetch_refs(en->rs, en->st, en->names, en->n, &failed)) < 0)
+		en->member = (int)failed;
+	return rc;
+}
+
+/* Send the last set write's CAS (again, as it is): every written member
+ * from the tip it was based on to its commit. */
+static int set_cas(lease_engine *en)
+{
+	const char *names[LEASE_SET_MAX];
+	lease_oid olds[LEASE_SET_MAX], news[LEASE_SET_MAX];
+	size_t i, k = 0;
+
+	for (i = 0; i < en->n; i++) {
+		const lease_written *w = &en->sw[i];
+
+		if (w->skipped)
+			continue;
+		names[k] = en->names[i];
+		if (w->has_base)
+			olds[k] = w->base;
+		else
+			memset(&olds[k], 0, sizeof(olds[k]));
+		news[k++] = w->oid;
+	}
+	return lease_cas_set(en->st, names, olds, news, k);
+}
+
+/* Member @p i's commit of the plan @p pl on top of @p s: 0, or the code
+ * with *@p m the engine's own reason ("" for the store's). */
+static int write_member(lease_engine *en, size_t i, const lease_ref_state *s, lease_plan *pl,
+                        char *m, size_t mlen)
+{
+	lease_written *w = &en->sw[i];
+	const lease_oid *parent = s->present && s->commit.is_commit ? &s->oid : NULL;
+	char err[256], *msg = pl->message;
+	int rc = 0;
+
+	pl->message = NULL;
+	m[0] = '\0';
+	if (!msg && lease_payload_validate(&pl->p, err, sizeof(err)) < 0) {
+		snprintf(m, mlen, "refusing to write an invalid payload: %s", err);
+		rc = LEASE_EINTERNAL;
+	} else if (!msg && (rc = lease_message_build(&msg, &pl->p, pl->op)) < 0) {
+		snprintf(m, mlen, "could not build the commit message");
+	} else {
+		rc = lease_write_commit(&w->oid, en->st, parent, msg);
+	}
+	free(msg);
+	if (rc < 0)
+		return rc;
+	w->has_base = s->present;
+	w->base = s->oid;
+	w->p = pl->p;
+	w->token_changed = pl->token_changed;
+	w->has_parent = parent != NULL;
+	if (parent)
+		w->parent = *parent;
+	en->nw++; /* writes sent (lease_round.writes) */
+	return 0;
+}
+
+/* A set's step: the plans' commits, then one CAS for them all. */
+static int execute_set(lease_engine *en, const lease_ref_state *s, lease_step step, int *end)
+{
+	char m[320];
+	size_t i, j;
+	int rc;
+
+	*end = 1;
+	en->set_written = 0;
+	if (step.kind != LEASE_STEP_WRITE) {
+		for (i = 0; i < en->n; i++)
+			free(en->pl[i].message);
+		return fail(en, s, LEASE_FAIL_ERROR, LEASE_EINTERNAL,
+		            "a set's plan must write or end");
+	}
+	for (i = 0; i < en->n; i++) {
+		memset(&en->sw[i], 0, sizeof(en->sw[i]));
+		en->sw[i].skipped = en->pl[i].skip;
+		if (en->pl[i].skip) {
+			free(en->pl[i].message);
+			continue;
+		}
+		if ((rc = write_member(en, i, &s[i], &en->pl[i], m, sizeof(m))) < 0) {
+			for (j = i + 1; j < en->n; j++)
+				free(en->pl[j].message);
+			en->member = (int)i;
+			return fail(en, s, LEASE_FAIL_ERROR, rc, m[0] ? m : NULL);
+		}
+	}
+	*end = 0;
+	en->set_written = 1;
+	return set_cas(en);
+}
+
+typedef struct member_walk {
+	const lease_oid *want, *base; /* base NULL: the write created the ref */
+	int found;
+} member_walk;
+
+static int member_visit(const lease_oid *oid, const lease_commit *c, void *payload)
+{
+	member_walk *mw = payload;
+
+	if (lease_oid_equal(oid, mw->want)) {
+		mw->found = 1;
+		return 1;
+	}
+	/* nothing below the commit the write was based on can be ours */
+	return c && mw->base && lease_oid_equal(oid, mw->base);
+}
+
+/* Member @p i's read shows the set write: its tip is the member's commit,
+ * or a later writer built on it (the single lease's rule, §5). */
+static int member_shows(lease_engine *en, size_t i)
+{
+	const lease_ref_state *s = &en->rs[i];
+	const lease_written *w = &en->sw[i];
+	member_walk mw = {&w->oid, w->has_base ? &w->base : NULL, 0};
+
+	if (s->present && lease_oid_equal(&s->oid, &w->oid))
+		return 1;
+	if (s->present && s->commit.is_commit)
+		lease__walk_chain(en->st, &s->oid, &s->commit, LEASE_SETTLE_WALK_MAX, member_visit,
+		                  &mw);
+	return mw.found;
+}
+
+/* The members' states after a verified set write: the written ones at
+ * their commits, the others as read (shallow copies: never cleared). */
+static const lease_ref_state *verified_tips(lease_engine *en)
+{
+	size_t i;
+
+	for (i = 0; i < en->n; i++) {
+		lease_ref_state *t = &en->tips[i];
+		const lease_written *w = &en->sw[i];
+
+		en->sw[i].shown = !w->skipped;
+		if (w->skipped) {
+			*t = en->rs[i];
+			continue;
+		}
+		memset(t, 0, sizeof(*t));
+		snprintf(t->name, sizeof(t->name), "%s", en->names[i]);
+		t->present = 1;
+		t->oid = w->oid;
+		t->payload = w->p;
+		t->commit.oid = w->oid;
+		t->commit.is_commit = 1;
+		t->commit.has_parent = w->has_parent;
+		t->commit.parent = w->parent;
+	}
+	return en->tips;
+}
+
+/* ---- settling (§5) ------------------------------------------------------ */
+
+/* The written ref(s) read as the last write expected them: nothing moved. */
+static int at_base(const lease_ref_state *s, const lease_written *w)
+{
+	return w->has_base ? s->present && lease_oid_equal(&s->oid, &w->base) : !s->present;
+}
+
+static int unmoved(const lease_engine *en)
+{
+	size_t i;
+
+	if (!en->n)
+		return en->nw > 0 && at_base(&en->rs[0], &en->w[en->nw - 1]);
+	for (i = 0; i < en->n; i++)
+		if (!en->sw[i].skipped && !at_base(&en->rs[i], &en->sw[i]))
+			return 0;
+	return 1;
+}
+
+/* Read the written ref(s) again: 1 unmoved, 0 moved, or the read's error. */
+static int reread_unmoved(lease_engine *en)
+{
+	int rc;
+
+	if (en->n)
+		rc = read_set(en);
+	else {
+		lease_ref_state_clear(&en->rs[0]);
+		rc = lease_fetch_ref(&en->rs[0], en->st, en->name);
+	}
+	return rc < 0 ? rc : unmoved(en);
+}
+
+/* The last write sent again as it is (its commits, its CAS). */
+static int cas_again(lease_engine *en)
+{
+	const lease_written *w;
+
+	if (en->n)
+		return set_cas(en);
+	w = &en->w[en->nw - 1];
+	if (en->pace)
+		lease__store_pace(en->st);
+	if (w->deleted)
+		return lease_cas_delete(en->st, en->name, &w->base);
+	return w->has_base ? lease_cas_replace(en->st, en->name, &w->base, &w->oid)
+	                   : lease_cas_create(en->st, en->name, &w->oid);
+}
+
+/* The store said no to the CAS (LEASE_ECAS, outcome known) — not a success
+ * report the re-read belies (a no-op: settled as an unknown outcome). */
+static int store_refused(const lease_store *st)
+{
+	const lease_cas_error *e = lease_store_last_cas_error(st);
+
+	return e->outcome == LEASE_OUTCOME_KNOWN && !e->noop;
+}
+
+/* The store refused the write (store_refused()). While the re-read
+ * shows nothing moved (a ruleset, a limit of unknown wording, a server
+ * fault; issue 38), the same CAS — the commits already written, never new
+ * ones — is sent again after 1 s, 2 s, 4 s, ... while --timeout (from the
+ * first refusal) allows. @return 0 (applied, verified), LEASE_ECAS (a ref
+ * moved: decide again), another code of a CAS or a read (settled as any
+ * failed write), or with *@p gave_up the operation's end: refused
+ * throughout, nothing changed, in the store's own words. */
+static int refused(lease_engine *en, int *gave_up)
 {
 	lease_store *st = en->st;
-	lease_ref_state rs;
+	int64_t t0 = lease__store_mono_ms(st), backoff = LEASE_ENGINE_BACKOFF_MS,
+	        budget = (int64_t)lease_store_timeout(st) * 1000, slept = 0, took;
+	char why[LEASE_STORE_ERRMSG_SZ], m[LEASE_STORE_ERRMSG_SZ + 160];
+	int rc, tries = 1;
+
+	*gave_up = 0;
+	for (;;) {
+		snprintf(why, sizeof(why), "%s", lease_store_last_error(st));
+		if ((rc = reread_unmoved(en)) <= 0)
+			return rc < 0 ? rc : LEASE_ECAS;
+		/* the pauses count even on a clock that does not move */
+		took = lease__store_mono_ms(st) - t0;
+		if ((took > slept ? took : slept) + backoff > budget)
+			break;
+		lease__store_log(st, LEASE_LOG_INFO,
+		                 "%s: the store refused the write while nothing moved; the same "
+		                 "write again in %lld ms",
+		                 en->name, (long long)backoff);
+		lease__store_sleep_ms(st, backoff, LEASE_SLEEP_FULL);
+		slept += backoff;
+		backoff *= 2;
+		tries++;
+		lease__store_clear_error(st);
+		rc = cas_again(en);
+		if (rc != LEASE_ECAS || !store_refused(st))
+			return rc;
+	}
+	*gave_up = 1;
+	snprintf(m, sizeof(m),
+	         "the store refused the %swrite %d time%s in %lld s while %s; nothing changed: %s",
+	         en->n ? "set " : "", tries, tries == 1 ? "" : "s",
+	         (long long)((took > slept ? took : slept) + 999) / 1000,
+	         en->n ? "no member moved" : "the lease did not move", why);
+	return fail(en, en->rs, LEASE_FAIL_REFUSED, LEASE_ECAS, m);
+}
+
+/* The last write's outcome is still unknown (the ref(s) as before it):
+ * 0 to try again, or 1 when the bound is reached (*@p rc the end's code). */
+static int unknown_round(lease_engine *en, const lease_ref_state *s, int *rc)
+{
+	char m[700];
+
+	if (en->unknown < LEASE_SETTLE_UNKNOWN_MAX) {
+		en->unknown++;
+		return 0;
+	}
+	/* one thing, known or unknown: a store that kept reporting a write
+	 * done that its reads never showed changed nothing (a no-op, known) */
+	snprintf(m, sizeof(m),
+	         en->last_noop ? "the store reported the write done %d times but nothing "
+	                         "changed: %.600s"
+	                       : "write outcome unknown after %d attempts: %.600s",
+	         LEASE_SETTLE_UNKNOWN_MAX + 1,
+	         en->last_msg[0] ? en->last_msg : lease_error_id(en->last_rc));
+	*rc = fail(en, s, LEASE_FAIL_UNKNOWN,
+	           en->last_rc == LEASE_ECAS ? LEASE_EUNVERIFIED : en->last_rc, m);
+	return 1;
+}
+
+/* Where the single lease's writes stand on @p s: 1 when the operation ended
+ * (*@p rc), 0 to plan. */
+static int settle_one(lease_engine *en, const lease_ref_state *s, const lease_round *r, int *rc)
+{
+	lease_step step;
+	int idx;
+
+	if (en->nw == 0)
+		return 0;
+	if ((idx = landed_index(en, s)) >= 0) {
+		step = en->ops->landed(en->ctx, r, &en->w[idx]);
+		*rc = step.code;
+		return step.kind == LEASE_STEP_DONE;
+	}
+	/* (A create answered "exists" over a ref that reads absent was
+	 * already polled within the verify window by the primitive, §3.) */
+	if (en->pending && s->present == en->last_present &&
+	    (!s->present || lease_oid_equal(&s->oid, &en->last_oid)))
+		return unknown_round(en, s, rc); /* still the old state: unknown (§5) */
+	return 0;
+}
+
+/* Where the set's last write stands: on every written member (landed), on
+ * none, or on some only — not atomic: the operation ends (the caller
+ * releases what shows it). */
+static int settle_set(lease_engine *en, const lease_round *r, int *rc)
+{
+	size_t i, written = 0, shown = 0;
+	lease_step step;
+	char m[160];
+
+	if (!en->set_written)
+		return 0;
+	for (i = 0; i < en->n; i++) {
+		en->sw[i].shown = !en->sw[i].skipped && member_shows(en, i);
+		written += !en->sw[i].skipped;
+		shown += (size_t)en->sw[i].shown;
+	}
+	if (shown == written) {
+		step = en->ops->landed(en->ctx, r, en->sw);
+		*rc = step.code;
+		return step.kind == LEASE_STEP_DONE;
+	}
+	if (shown > 0) {
+		snprintf(m, sizeof(m),
+		         "the set write shows on %zu of its %zu members: the store did not apply "
+		         "it atomically",
+		         shown, written);
+		*rc = end_with(en->ops, en->ctx, r, LEASE_FAIL_PARTIAL, LEASE_EUNVERIFIED, m);
+		return 1;
+	}
+	if (en->pending && unmoved(en))
+		return unknown_round(en, r->s, rc);
+	return 0;
+}
+
+/* ---- the loop ------------------------------------------------------------ */
+
+/* The round's read: @p first in the first round (single lease), the ref,
+ * or every member of a set. */
+static int read_state(lease_engine *en, const lease_ref_state *first, int rounds,
+                      const lease_ref_state **s)
+{
+	int rc;
+
+	en->member = -1;
+	if (en->n) {
+		if ((rc = read_set(en)) == 0)
+			*s = en->rs;
+		return rc;
+	}
+	lease_ref_state_clear(&en->rs[0]);
+	if (rounds == 1 && first) {
+		*s = first;
+		return 0;
+	}
+	if ((rc = lease_fetch_ref(&en->rs[0], en->st, en->name)) == 0)
+		*s = &en->rs[0];
+	return rc;
+}
+
+/* A CAS was verified (the tip is the write): landed() on that state. */
+static int verified(lease_engine *en, int *rc)
+{
+	lease_ref_state tip;
+	lease_round vr;
+	lease_step step;
+
+	if (en->n) {
+		vr = round_of(en, verified_tips(en), lease_store_now(en->st));
+		step = en->ops->landed(en->ctx, &vr, en->sw);
+	} else {
+		verified_tip(&tip, en);
+		vr = round_of(en, &tip, lease_store_now(en->st));
+		step = en->ops->landed(en->ctx, &vr, &en->w[en->nw - 1]);
+	}
+	*rc = step.code;
+	return step.kind == LEASE_STEP_DONE;
+}
+
+/* The round's plan: 1 when it ended the operation (*@p rc). */
+static int plan_round(lease_engine *en, const lease_round *r, lease_step *step, int *rc)
+{
+	size_t i, n = en->n ? en->n : 1;
+
+	memset(en->pl, 0, sizeof(en->pl[0]) * n);
+	*step = en->ops->plan(en->ctx, r, en->pl);
+	if (step->kind != LEASE_STEP_DONE)
+		return 0;
+	for (i = 0; i < n; i++)
+		free(en->pl[i].message);
+	*rc = step->code;
+	return 1;
+}
+
+/* A write failed with @p rc: 1 when that ended the operation (*@p rc),
+ * 0 to read again and settle (§5). A refusal while nothing moved is sent
+ * again first (refused()). */
+static int after_failure(lease_engine *en, const lease_ref_state *s, const lease_round *r,
+                         const char *what, int *rc)
+{
+	lease_step step;
+	int gave_up = 0;
+
+	en->last_present = s->present; /* the state the write expected */
+	en->last_oid = s->oid;
+	if (*rc == LEASE_ECAS && strcmp(what, "write_commit") != 0 && store_refused(en->st)) {
+		*rc = refused(en, &gave_up);
+		if (gave_up)
+			return 1;
+		if (*rc == 0)
+			return verified(en, rc);
+	}
+	if (!lease__engine_settleable(*rc)) {
+		*rc = fail(en, s, LEASE_FAIL_ERROR, *rc, NULL);
+		return 1;
+	}
+	step = en->ops->failed(en->ctx, r, LEASE_FAIL_LOST, *rc, NULL);
+	if (step.kind == LEASE_STEP_DONE) {
+		*rc = step.code;
+		return 1;
+	}
+	en->pending = 1;
+	en->last_rc = *rc;
+	en->last_noop = *rc == LEASE_ECAS && lease_store_last_cas_error(en->st)->noop &&
+	                lease_store_last_cas_error(en->st)->outcome == LEASE_OUTCOME_KNOWN;
+	/* the write's own reason: the re-reads that follow replace the
+	 * store's message (issue 24 #5: never an empty reason) */
+	snprintf(en->last_msg, sizeof(en->last_msg), "%s", lease_store_last_error(en->st));
+	lease__store_log(en->st, LEASE_LOG_INFO, "%s: %s failed (%s); settling by re-reading",
+	                 en->name, what, lease_error_id(*rc));
+	return 0;
+}
+
+/* The operation's loop: read, settle what was written, plan, write. */
+static int run(lease_engine *en, const lease_ref_state *first)
+{
 	const lease_ref_state *s = NULL;
-	lease_plan pl;
 	lease_round r;
 	lease_step step;
-	int unknown = 0, rounds = 0, rc = 0, last_rc = 0, pending = 0, last_present = 0, end;
-	lease_oid last_oid;
-	char last_msg[600] = "";
-	const char *what = "";
+	int rounds = 0, rc = 0, end;
+	const char *what = "cas_set";
+	char m[96];
 
-	memset(&rs, 0, sizeof(rs));
-	memset(&last_oid, 0, sizeof(last_oid));
 	for (;;) {
-		lease_ref_state_clear(&rs);
-		s = NULL;
 		if (++rounds > LEASE_ENGINE_ROUNDS_MAX) {
-			char m[96];
-			snprintf(m, sizeof(m), "gave up after %d rounds: the lease kept changing",
-			         LEASE_ENGINE_ROUNDS_MAX);
-			rc = fail(en, NULL, LEASE_FAIL_ROUNDS, pending ? last_rc : LEASE_ECAS, m);
+			snprintf(m, sizeof(m), "gave up after %d rounds: the %s kept changing",
+			         LEASE_ENGINE_ROUNDS_MAX, en->n ? "set" : "lease");
+			rc = fail(en, NULL, LEASE_FAIL_ROUNDS,
+			          en->pending ? en->last_rc : LEASE_ECAS, m);
 			break;
 		}
-		if (rounds == 1 && first) {
-			s = first;
-			rc = 0;
-		} else if ((rc = lease_fetch_ref(&rs, st, en->name)) == 0) {
-			s = &rs;
-		}
-		if (rc < 0) {
-			if (pending && lease__engine_settleable(rc) &&
-			    unknown < LEASE_SETTLE_UNKNOWN_MAX) {
-				unknown++;
+		s = NULL;
+		if ((rc = read_state(en, first, rounds, &s)) < 0) {
+			if (en->pending && lease__engine_settleable(rc) &&
+			    en->unknown < LEASE_SETTLE_UNKNOWN_MAX) {
+				en->unknown++;
 				continue;
 			}
 			rc = fail(en, NULL, LEASE_FAIL_ERROR, rc, NULL);
 			break;
 		}
-		/* (A create answered "exists" over a ref that reads absent was
-		 * already polled within the verify window by the primitive, §3.) */
-		en->now = lease_store_now(st);
+		en->now = lease_store_now(en->st);
 		r = round_of(en, s, en->now);
-		if (en->nw > 0) {
-			int idx = landed_index(en, s);
-			if (idx >= 0) {
-				step = en->ops->landed(en->ctx, &r, &en->w[idx]);
-				if (step.kind == LEASE_STEP_DONE) {
-					rc = step.code;
-					break;
-				}
-			} else if (pending && s->present == last_present &&
-			           (!s->present || lease_oid_equal(&s->oid, &last_oid))) {
-				/* Still the old state: outcome unknown, retry (§5). */
-				if (unknown >= LEASE_SETTLE_UNKNOWN_MAX) {
-					char m[700];
-					snprintf(m, sizeof(m),
-					         "write outcome unknown after %d attempts: %.600s",
-					         LEASE_SETTLE_UNKNOWN_MAX + 1,
-					         last_msg[0] ? last_msg : lease_error_id(last_rc));
-					rc = fail(en, s, LEASE_FAIL_UNKNOWN,
-					          last_rc == LEASE_ECAS ? LEASE_EUNVERIFIED
-					                                : last_rc,
-					          m);
-					break;
-				}
-				unknown++;
-			}
-		}
-		pending = 0;
-		memset(&pl, 0, sizeof(pl));
-		step = en->ops->plan(en->ctx, &r, &pl);
-		if (step.kind == LEASE_STEP_DONE) {
-			free(pl.message);
-			rc = step.code;
+		if (en->n ? settle_set(en, &r, &rc) : settle_one(en, s, &r, &rc))
 			break;
-		}
-		rc = execute(en, s, &pl, step, &what, &end);
+		en->pending = 0;
+		if (plan_round(en, &r, &step, &rc))
+			break;
+		if (en->n)
+			rc = execute_set(en, s, step, &end);
+		else
+			rc = execute(en, s, &en->pl[0], step, &what, &end);
 		if (end)
 			break;
 		if (rc == 0) {
-			/* Verified by the primitive: the tip is our commit (or gone). */
-			lease_ref_state tip;
-			lease_round vr;
-
-			verified_tip(&tip, en);
-			vr = round_of(en, &tip, lease_store_now(st));
-			step = en->ops->landed(en->ctx, &vr, &en->w[en->nw - 1]);
-			if (step.kind == LEASE_STEP_DONE) {
-				rc = step.code;
+			/* Verified by the primitive: the tip is our write (or gone). */
+			if (verified(en, &rc))
 				break;
-			}
 			continue; /* decide again, on a fresh read */
 		}
-		if (!lease__engine_settleable(rc)) {
-			rc = fail(en, s, LEASE_FAIL_ERROR, rc, NULL);
+		r = round_of(en, s, en->now);
+		if (after_failure(en, s, &r, what, &rc))
 			break;
-		}
-		step = en->ops->failed(en->ctx, &r, LEASE_FAIL_LOST, rc, NULL);
-		if (step.kind == LEASE_STEP_DONE) {
-			rc = step.code;
-			break;
-		}
-		pending = 1;
-		last_rc = rc;
-		/* the write's own reason: the re-reads that follow replace the
-		 * store's message (issue 24 #5: never an empty reason) */
-		snprintf(last_msg, sizeof(last_msg), "%s", lease_store_last_error(st));
-		last_present = s->present;
-		last_oid = s->oid;
-		lease__store_log(st, LEASE_LOG_INFO, "%s: %s failed (%s); settling by re-reading",
-		                 en->name, what, lease_error_id(rc));
 	}
-	lease_ref_state_clear(&rs);
+	for (size_t i = 0; i < (en->n ? en->n : 1); i++)
+		lease_ref_state_clear(&en->rs[i]);
 	return rc;
 }
 
-int lease__engine_run(lease_store *st, const char *name, const lease_engine_ops *ops, void *ctx,
-                      const lease_ref_state *first, int pace)
+/* An engine for @p names (a set of @p n) or @p name (n 0), run to its end. */
+static int start(lease_store *st, const char *name, const char *const *names, size_t n,
+                 const lease_engine_ops *ops, void *ctx, const lease_ref_state *first, int pace)
 {
 	lease_engine *en = calloc(1, sizeof(*en));
 	int rc;
@@ -391,11 +799,12 @@ int lease__engine_run(lease_store *st, const char *name, const lease_engine_ops 
 	if (!en) {
 		lease_round r;
 
+		memset(&r, 0, sizeof(r));
 		r.st = st;
 		r.name = name;
-		r.s = NULL;
 		r.now = r.read_at = lease_store_now(st);
-		r.writes = 0;
+		r.n = n ? n : 1;
+		r.member = -1;
 		(void)lease__store_set_error(st, LEASE_ENOMEM, "%s: out of memory", name);
 		return end_with(ops, ctx, &r, LEASE_FAIL_ERROR, LEASE_ENOMEM, "out of memory");
 	}
@@ -404,7 +813,22 @@ int lease__engine_run(lease_store *st, const char *name, const lease_engine_ops 
 	en->ops = ops;
 	en->ctx = ctx;
 	en->pace = pace;
+	en->names = names;
+	en->n = n;
+	en->member = -1;
 	rc = run(en, first);
 	free(en);
 	return rc;
+}
+
+int lease__engine_run(lease_store *st, const char *name, const lease_engine_ops *ops, void *ctx,
+                      const lease_ref_state *first, int pace)
+{
+	return start(st, name, NULL, 0, ops, ctx, first, pace);
+}
+
+int lease__engine_run_set(lease_store *st, const char *const *names, size_t n,
+                          const lease_engine_ops *ops, void *ctx)
+{
+	return start(st, names[0], names, n, ops, ctx, NULL, 0);
 }

@@ -3,10 +3,13 @@
  * The one write-and-settle engine (protocol.md §5 "Settling", issue 17):
  * read → plan → write the commit (or delete the ref) → CAS from the oid read
  * → on a failed, unverified or unanswered CAS read again and settle. Callers
- * (the runtime's operations, reconcile's reap and prune, migrate) supply only
+ * (the runtime's operations, sets — N member writes, one atomic CAS —,
+ * reconcile's reap and prune, migrate) supply only
  * their decisions, through three callbacks that each answer with a typed
  * step (lease_step); the bounds and the set of failures that are settled by
- * re-reading are the engine's. The engine itself is opaque (commit.c).
+ * re-reading are the engine's, and so is the answer to a store that refuses
+ * a write while nothing moves (sent again as it is, with growing pauses,
+ * within --timeout; issue 38). The engine itself is opaque (commit.c).
  */
 #ifndef REFLEASE_COMMIT_H
 #define REFLEASE_COMMIT_H
@@ -20,6 +23,9 @@
 #define LEASE_ENGINE_ROUNDS_MAX  12 /**< read-plan-write rounds of one operation */
 #define LEASE_ENGINE_WRITES_MAX  32 /**< writes remembered (rounds × rebuilds) */
 #define LEASE_ENGINE_REBUILD_MAX 3  /**< stale payloads rebuilt before one CAS (F15) */
+#define LEASE_ENGINE_BACKOFF_MS                                                                    \
+	1000 /**< first pause before a refused write is sent again;                                \
+	          doubled each time, within --timeout (§5) */
 
 /** A write the operation sent (in any attempt) and the oid it was based on. */
 typedef struct lease_written {
@@ -31,6 +37,8 @@ typedef struct lease_written {
 	int token_changed; /**< the plan's token_changed */
 	int has_parent;    /**< the commit's parent: base, or base's parent when it replaced */
 	lease_oid parent;
+	int skipped; /**< a set's member this write left alone (lease_plan.skip) */
+	int shown;   /**< a set's member whose read shows this write (set when settling) */
 } lease_written;
 
 /** What a plan asks the engine to write (LEASE_STEP_WRITE). */
@@ -46,6 +54,7 @@ typedef struct lease_plan {
 	 *  not the tip; the CAS is still from the tip's oid as read. */
 	int replace;
 	lease_oid parent;
+	int skip; /**< a set's member not written by this write (lease__engine_run_set()) */
 } lease_plan;
 
 /** What a callback asks the engine to do next. */
@@ -86,7 +95,13 @@ typedef enum lease_engine_failure {
 	                          lost, unverified or unanswered; SETTLE or DONE */
 	LEASE_FAIL_ERROR,    /**< a read, write or CAS error that is not settled: DONE */
 	LEASE_FAIL_UNKNOWN,  /**< the outcome stayed unknown LEASE_SETTLE_UNKNOWN_MAX times */
-	LEASE_FAIL_ROUNDS    /**< LEASE_ENGINE_ROUNDS_MAX rounds: the lease kept changing */
+	LEASE_FAIL_ROUNDS,   /**< LEASE_ENGINE_ROUNDS_MAX rounds: the lease kept changing */
+	LEASE_FAIL_REFUSED,  /**< the store refused the write (LEASE_ECAS, outcome known) while
+	                          the re-reads showed nothing moved, sent again with growing
+	                          pauses until --timeout: nothing changed; @p msg quotes the
+	                          store's message */
+	LEASE_FAIL_PARTIAL   /**< a set write shows on some of its members only (the store did
+	                          not apply it atomically): lease_round.w[i].shown names them */
 } lease_engine_failure;
 
 /** What a callback is told: the operation and where it stands. */
@@ -99,6 +114,11 @@ typedef struct lease_round {
 	                               verified CAS a fresh reading */
 	int64_t read_at;          /**< store time of the last read */
 	size_t writes;            /**< writes sent so far by this operation (commits, deletes) */
+	size_t n;                 /**< members: 1, or a set's count (then @c s points to n
+	                               states, one per name, in the names' order) */
+	const lease_written *w;   /**< a set: its last write, n entries (NULL before one) */
+	int member;               /**< a set: the member a read or commit write failed on,
+	                               else -1 */
 } lease_round;
 
 /** The caller's decisions; all three are required. @p ctx is the caller's. */
@@ -108,9 +128,11 @@ typedef struct lease_engine_ops {
 	 * or LEASE_STEP_DONE with the answer (0, or an error the callee recorded).
 	 */
 	lease_step (*plan)(void *ctx, const lease_round *r, lease_plan *pl);
+	/* (a set: @p pl points to r->n plans, one per member) */
 	/**
 	 * @p w landed: r->s's tip is, or descends from, its commit (a delete:
 	 * the ref is gone). LEASE_STEP_DONE, or LEASE_STEP_DECIDE to plan again.
+	 * (A set: @p w points to r->n entries, every written one shown.)
 	 */
 	lease_step (*landed)(void *ctx, const lease_round *r, const lease_written *w);
 	/**
@@ -131,12 +153,34 @@ typedef struct lease_engine_ops {
  * the writes were based on and at their parents), or for a delete "the ref
  * is gone". @p first (borrowed, may be NULL) is the state already read, used
  * instead of the first read; @p pace asks for lease__store_pace() before each
- * write (one operation of a burst).
+ * write (one operation of a burst). A write the store refuses (LEASE_ECAS,
+ * outcome known) while the re-read shows the ref as the write expected it
+ * is sent again as it is — the commit already written, never a new one —
+ * after LEASE_ENGINE_BACKOFF_MS, then twice as long each time, while
+ * --timeout (counted from the first refusal) allows; then failed()
+ * LEASE_FAIL_REFUSED: nothing changed (protocol.md §5 "Settling").
  * @return the code of the step that ended it (LEASE_STEP_DONE), or
  *         LEASE_ENOMEM (failed() told)
  */
 int lease__engine_run(lease_store *st, const char *name, const lease_engine_ops *ops, void *ctx,
                       const lease_ref_state *first, int pace);
+
+/**
+ * Run one operation on the set @p names[0..n-1] (borrowed, 1 to
+ * LEASE_SET_MAX distinct leases; protocol.md "Sets") with the same rules as
+ * lease__engine_run(): the round reads every member in one read
+ * (lease_fetch_refs()), plan() fills @p pl[0..n-1] (a member with
+ * lease_plan.skip is not written; LEASE_STEP_DELETE is not a set's step),
+ * the engine writes one commit per written member and moves them all in one
+ * atomic write (lease_cas_set()); landed() gets the write's n entries once
+ * every written member shows it (its tip is, or descends from, the member's
+ * commit); a write shown on some members only ends with failed()
+ * LEASE_FAIL_PARTIAL. The store must be able to write a set
+ * (lease_store_can_write_set(): the caller checks).
+ * @return as lease__engine_run()
+ */
+int lease__engine_run_set(lease_store *st, const char *const *names, size_t n,
+                          const lease_engine_ops *ops, void *ctx);
 
 /** The failures settled by re-reading (§5): lost, unverified or unanswered CAS. */
 int lease__engine_settleable(int rc);

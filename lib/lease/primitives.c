@@ -217,11 +217,18 @@ static int verify(lease_store *st, enum prim_kind k, const char *refname, const 
 				                "create answered \"already exists\" but the ref "
 				                "reads absent");
 		} else if (reported_mismatch) {
-			return cas_fail(st, LEASE_ECAS,
-			                is_target(k, present, &oid, new_oid) ? LEASE_OUTCOME_UNKNOWN
-			                                                     : LEASE_OUTCOME_KNOWN,
-			                0,
-			                "compare failed: the ref does not hold the expected oid");
+			/* the store's own words where it gave any (a refusal of
+			 * unknown wording must reach the caller, issue 38) */
+			const char *m = st->t->last_error ? st->t->last_error(st->t) : NULL;
+
+			return cas_fail(
+			        st, LEASE_ECAS,
+			        is_target(k, present, &oid, new_oid) ? LEASE_OUTCOME_UNKNOWN
+			                                             : LEASE_OUTCOME_KNOWN,
+			        0,
+			        m && *m ? m
+			                : "compare failed: the ref does not hold the expected "
+			                  "oid");
 		} else if (is_old(k, present, &oid, old)) {
 			if (left <= 0) {
 				if (window == 0)
