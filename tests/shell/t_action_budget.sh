@@ -35,6 +35,7 @@ chmod +x "$ap/build/bundle/bin/reflease"
 stat() { curl -sf "$base/_fakegh/stats" | field_n "$1"; }
 field_n() { sed -n "s/.*\"$1\": *\\([0-9]*\\).*/\\1/p" | head -n 1; }
 
+tb=$(now_ms)
 act '{"command":"acquire","name":"budget","heartbeat":"true"}'
 expect 0 "acquire with heartbeat"
 t0=$(now_ms)
@@ -68,13 +69,16 @@ done
 alive "$hbpid" || fail "the keeper ended: $(cat "$RUNNER_TEMP"/reflease-heartbeat.leases.budget.log)"
 cc=$(($(stat content_creating) - cc0))
 beats=$(stat updateRefs)
-echo "keeper over 800 s: $beats heartbeats, $cc content-creating requests (counted $(stat counted), free 304s $(stat not_modified))"
-# renewals at 375 and 750 s: 2 (1 when the machine was slow); ttl/3 would be 5
-[ "$beats" -ge 1 ] && [ "$beats" -le 2 ] || fail "$beats heartbeats in 800 s, want 1-2 (every 375 s)"
+# the keeper ran at most this long (from before the acquire to this count, x40)
+fake_s=$((($(now_ms) - tb) * 40 / 1000))
+echo "keeper over $fake_s s of fake time: $beats heartbeats, $cc content-creating requests (counted $(stat counted), free 304s $(stat not_modified))"
+# renewals every 375 s: 2 in the 800 s, 3 when a loaded machine stretched the
+# window past 1125 s; ttl/3 (150 s) would be 5 or more
+[ "$beats" -ge 1 ] && [ "$beats" -le $((fake_s / 375 + 1)) ] && [ "$beats" -le 3 ] ||
+  fail "$beats heartbeats in $fake_s s, want 1-$((fake_s / 375 + 1)) (every 375 s)"
 [ "$cc" -eq $((2 * beats)) ] || fail "$cc content-creating requests for $beats heartbeats, want 2 each"
-# per hour: 3600 / 375 = 9.6 renewals, 19.2 requests; the measured window says no more
-[ $((cc * 3600 / 800)) -le 20 ] || fail "$cc content-creating requests in 800 s: over 20 an hour"
-
+# per hour: 3600 / 375 = 9.6 renewals, 19.2 requests; the pace (interval_seconds
+# >= 360 below, at most 10 renewals an hour) says no more than 20
 # each renewal landed before the lost deadline (expires_at - 12 s: kill_grace
 # 10 s + 2 s) of the write before it, and none came sooner than the pace
 # allows; a heartbeat replaces the tenure's last heartbeat commit, so the
@@ -87,10 +91,11 @@ def t(s): return datetime.datetime.strptime(s, "%Y-%m-%dT%H:%M:%SZ").timestamp()
 acq, hb = json.load(open(sys.argv[1]))["items"][::-1]
 assert acq["op"] == "acquire" and hb["op"] == "heartbeat" and hb["lease"]["heartbeats"] == int(sys.argv[2]), (acq, hb)
 first = t(hb["lease"].get("previous_heartbeat_at") or hb["commit_time"])
-assert first <= t(acq["lease"]["expires_at"]) - 12, ("the first renewal came after the lost deadline", acq, hb)
-if hb["lease"]["heartbeats"] == 2:
-    assert hb["interval_seconds"] >= 300, ("renewed sooner than the pace", hb)
-    assert t(hb["commit_time"]) <= first + 450 - 12, ("the second renewal came after the lost deadline", hb)
+if hb["lease"]["heartbeats"] <= 2:
+    assert first <= t(acq["lease"]["expires_at"]) - 12, ("the first renewal came after the lost deadline", acq, hb)
+if hb["lease"]["heartbeats"] >= 2:
+    assert hb["interval_seconds"] >= 360, ("renewed sooner than the pace", hb)
+    assert t(hb["commit_time"]) <= first + 450 - 12, ("a renewal came after the lost deadline", hb)
 PY
 
 # the post stage stops the keeper and releases: 2 more
