@@ -176,11 +176,11 @@ cp -a "$root/build/bundle/bin" "$root/build/bundle/lib" "$TMPDIR/relpkg/$top/"
 echo "reflease $V" >"$TMPDIR/relpkg/$top/README"
 tar -czf "$rel/$top.tar.gz" -C "$TMPDIR/relpkg" "$top"
 (cd "$rel" && sha256sum "$top.tar.gz" >SHA256SUMS)
-python3 -m http.server --bind 127.0.0.1 --directory "$TMPDIR/relsrv" 0 >"$TMPDIR/http.log" 2>&1 &
+python3 -u -m http.server --bind 127.0.0.1 --directory "$TMPDIR/relsrv" 0 >"$TMPDIR/http.log" 2>&1 &
 HTTP_PID=$!
 i=0
 while ! hport=$(sed -n 's/.*port \([0-9]*\).*/\1/p' "$TMPDIR/http.log" | head -n 1) || [ -z "$hport" ]; do
-  [ $i -lt 100 ] || fail "the release server did not start: $(cat "$TMPDIR/http.log")"
+  [ $i -lt 400 ] || fail "the release server did not start: $(cat "$TMPDIR/http.log")"
   sleep 0.05; i=$((i + 1))
 done
 ap_hit=$ap

@@ -54,11 +54,11 @@ cp "$REFLEASE" "$TMPDIR/pkg/$top/bin/reflease"
 echo "reflease $V" >"$TMPDIR/pkg/$top/README"
 tar -czf "$rel/$top.tar.gz" -C "$TMPDIR/pkg" "$top"
 (cd "$rel" && sha256sum "$top.tar.gz" >SHA256SUMS)
-python3 -m http.server --bind 127.0.0.1 --directory "$srv" 0 >"$TMPDIR/http.log" 2>&1 &
+python3 -u -m http.server --bind 127.0.0.1 --directory "$srv" 0 >"$TMPDIR/http.log" 2>&1 &
 hpid=$!
 i=0
 while ! port=$(sed -n 's/.*port \([0-9]*\).*/\1/p' "$TMPDIR/http.log" | head -n 1) || [ -z "$port" ]; do
-  [ $i -lt 100 ] || fail "the release server did not start: $(cat "$TMPDIR/http.log")"
+  [ $i -lt 400 ] || fail "the release server did not start: $(cat "$TMPDIR/http.log")"
   sleep 0.05; i=$((i + 1))
 done
 export GITHUB_SERVER_URL="http://127.0.0.1:$port" GITHUB_ACTION_REPOSITORY=octo/reflease
