@@ -1,9 +1,10 @@
 /* The fair waiters' queue (protocol.md §5 "Fair waiting", issue 28): tickets
  * are refs/<ns>-queue/<name>/<16 hex id>, each a commit whose message
  * carries the waiter's identity, its key and the ticket's expiry. A ticket is
- * taken as the bakery algorithm takes a number: first visible as "choosing"
- * (key 0), then numbered past every key read. Every change is a CAS through
- * the primitives; a ticket is never revived once expired. */
+ * taken as the bakery algorithm takes a number, in one write: numbered past
+ * every key read, then created (issue 39 item 3; a ticket with key 0, an
+ * older version's "choosing" one, still blocks every waiter). Every change
+ * is a CAS through the primitives; a ticket is never revived once expired. */
 #include "lease/door.h"
 #include "lease/policy.h"
 #include "lease/ticket.h"
@@ -266,11 +267,9 @@ int lease__ticket_take(lease_own_ticket *me, lease_store *st, const char *name, 
 {
 	char prefix[LEASE_NS_MAX + LEASE_NAME_MAX + 32];
 	lease_ticket *t = &me->t;
-	uint64_t newest = 0;
+	uint64_t newest = 0, key;
 	lease_queue q;
-	lease_oid oid;
-	double frac;
-	int64_t now = lease_store_now(st);
+	int64_t now;
 	size_t i;
 	int tries, rc;
 
@@ -278,15 +277,32 @@ int lease__ticket_take(lease_own_ticket *me, lease_store *st, const char *name, 
 	if ((rc = queue_prefix(st, prefix, sizeof(prefix), name)) < 0)
 		return rc;
 	me->held = 0;
-	/* 1. choosing: the ref with key 0 under a random id (one taken: another) */
+	/* 1. the number: the store time in ms at the listing, past every key
+	 * listed (issue 39 item 3: no "choosing" ticket before it, §5) */
+	memset(&q, 0, sizeof(q));
+	if ((rc = queue_list(&q, st, prefix, name)) < 0) {
+		lease_queue_clear(&q);
+		return rc;
+	}
+	for (i = 0; i < q.count; i++)
+		if (q.items[i].key > newest)
+			newest = q.items[i].key;
+	now = q.now;
+	lease_queue_clear(&q);
+	key = (uint64_t)now * 1000u + (uint64_t)(lease__store_wall_fraction(st) * 1000.0);
+	if (key <= newest)
+		key = newest + 1;
+	/* 2. the ticket, keyed, in one write under a random id (one taken: another) */
 	for (tries = 0;; tries++) {
 		memset(t, 0, sizeof(*t));
 		if ((rc = lease_random_hex(t->id, LEASE_TICKET_ID_HEX / 2,
 		                           lease_store_random(st))) < 0)
 			return lease__store_set_error(st, rc, "no randomness for the ticket id");
 		snprintf(t->refname, sizeof(t->refname), "%s%s", prefix, t->id);
+		snprintf(t->name, sizeof(t->name), "%s", name);
 		snprintf(t->owner, sizeof(t->owner), "%s", owner);
 		snprintf(t->host, sizeof(t->host), "%s", host);
+		t->key = key;
 		t->since = since > 0 ? since : now;
 		t->ttl_seconds = ttl_seconds;
 		t->expires_at = now + ttl_seconds;
@@ -300,28 +316,7 @@ int lease__ticket_take(lease_own_ticket *me, lease_store *st, const char *name, 
 	me->held = 1;
 	me->renewed_at = now;
 	t->readable = t->live = 1;
-	/* 2. the number: the store time in ms, past every key read now */
-	if ((rc = lease_queue_read(&q, st, name)) < 0)
-		goto fail;
-	for (i = 0; i < q.count; i++)
-		if (q.items[i].key > newest)
-			newest = q.items[i].key;
-	now = q.now;
-	lease_queue_clear(&q);
-	frac = lease__store_wall_fraction(st);
-	t->key = (uint64_t)now * 1000u + (uint64_t)(frac * 1000.0);
-	if (t->key <= newest)
-		t->key = newest + 1;
-	t->expires_at = now + ttl_seconds;
-	if ((rc = write_ticket(st, name, t, &t->oid, &oid)) < 0 ||
-	    (rc = lease_cas_replace_ref(st, t->refname, &t->oid, &oid)) < 0)
-		goto fail;
-	t->oid = oid;
-	me->renewed_at = now;
 	return 0;
-fail:
-	lease__ticket_drop(me, st);
-	return rc;
 }
 
 int lease__ticket_renew(lease_own_ticket *me, lease_store *st, const char *name)

@@ -16,13 +16,13 @@ typedef struct lease_own_ticket {
 } lease_own_ticket;
 
 /**
- * Take a ticket for lease @p name, as the bakery algorithm takes a number:
- * create refs/<ns>-queue/<name>/<random id> with key 0 ("choosing"), then
- * read the queue and write key = the store time in ms, raised past every
- * key read, by CAS on the same ref. @p since is kept from an earlier ticket
- * of the same wait (0: now).
- * @return 0, or an error (the choosing ticket is deleted again when the
- *         key could not be written)
+ * Take a ticket for lease @p name, as the bakery algorithm takes a number,
+ * in one write (protocol.md §5 "Fair waiting", issue 39 item 3): list the
+ * queue, then create refs/<ns>-queue/<name>/<random id> with key = the
+ * store time of the listing in ms, raised past every key listed. @p since
+ * is kept from an earlier ticket of the same wait (0: now).
+ * @return 0, or an error (nothing left behind but, on an unknown outcome,
+ *         a ticket that expires or is reaped)
  */
 int lease__ticket_take(lease_own_ticket *me, lease_store *st, const char *name, const char *owner,
                        const char *host, int64_t ttl_seconds, int64_t since);
