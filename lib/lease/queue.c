@@ -3,8 +3,10 @@
  * carries the waiter's identity, its key and the ticket's expiry. A ticket is
  * taken as the bakery algorithm takes a number, in one write: numbered past
  * every key read, then created (issue 39 item 3; a ticket with key 0, an
- * older version's "choosing" one, still blocks every waiter). Every change
- * is a CAS through the primitives; a ticket is never revived once expired. */
+ * older version's "choosing" one, still blocks every waiter). Every write
+ * of a ticket — take, renew, drop, reap — goes through the one write engine
+ * (commit.c, issue 38 item 1); a ticket is never revived once expired. */
+#include "lease/commit.h"
 #include "lease/door.h"
 #include "lease/policy.h"
 #include "lease/ticket.h"
@@ -229,15 +231,13 @@ size_t lease_queue_position(const lease_queue *q, const char *id)
 	return 0;
 }
 
-/* Write the ticket commit for @p t (parent @p parent or none) into @p oid. */
-static int write_ticket(lease_store *st, const char *name, const lease_ticket *t,
-                        const lease_oid *parent, lease_oid *oid)
+/* The commit message of the ticket @p t into *@p out (malloc'd). */
+static int ticket_message(char **out, lease_store *st, const char *name, const lease_ticket *t)
 {
 	char since[LEASE_TIME_STRSZ + 1], exp[LEASE_TIME_STRSZ + 1], key[24];
-	char *js = NULL, *msg = NULL;
+	char *js = NULL;
 	size_t len;
 	json_t *o;
-	int rc;
 
 	lease_time_format(since, t->since);
 	lease_time_format(exp, t->expires_at);
@@ -248,18 +248,98 @@ static int write_ticket(lease_store *st, const char *name, const lease_ticket *t
 	if (o)
 		js = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
 	json_decref(o);
-	if (!js)
-		return lease__store_set_error(st, LEASE_ENOMEM, "out of memory");
-	len = strlen(name) + strlen(js) + 32;
-	if (!(msg = malloc(len))) {
+	len = js ? strlen(name) + strlen(js) + 32 : 0;
+	if (!js || !(*out = malloc(len))) {
 		free(js);
 		return lease__store_set_error(st, LEASE_ENOMEM, "out of memory");
 	}
-	snprintf(msg, len, "queue %s: ticket\n\n%s\n", name, js);
-	rc = lease_write_commit(oid, st, parent, msg);
+	snprintf(*out, len, "queue %s: ticket\n\n%s\n", name, js);
 	free(js);
-	free(msg);
-	return rc;
+	return 0;
+}
+
+/* One write of a ticket, through the one write engine (commit.c, issue 38
+ * item 1): its settling, unknown-outcome bound, refusal backoff and
+ * post-state checks. */
+typedef struct ticket_op {
+	const char *name;    /* the lease */
+	lease_ticket *t;     /* the ticket to write (oid set when it lands); NULL: delete */
+	int64_t renew_until; /* > 0: a renewal, refused from this store time on */
+	lease_ref_state at;  /* the ref as the caller knows it: absent, or at an oid */
+} ticket_op;
+
+static lease_step ticket_plan(void *ctx, const lease_round *r, lease_plan *pl)
+{
+	ticket_op *op = ctx;
+	const lease_ref_state *s = r->s;
+	int rc;
+
+	if (s->present != op->at.present ||
+	    (s->present && !lease_oid_equal(&s->oid, &op->at.oid)))
+		return lease_step_done(lease__store_set_error(
+		        r->st, LEASE_ECAS,
+		        op->at.present ? "%s: the ticket was reaped or replaced"
+		                       : "%s: the ticket id is taken",
+		        op->name));
+	if (!op->t)
+		return lease_step_delete();
+	if (op->renew_until > 0) {
+		if (r->now >= op->renew_until) /* never revive an expired ticket */
+			return lease_step_done(lease__store_set_error(
+			        r->st, LEASE_EEXPIRED, "%s: the ticket expired", op->name));
+		op->t->expires_at = r->now + op->t->ttl_seconds;
+	}
+	if ((rc = ticket_message(&pl->message, r->st, op->name, op->t)) < 0)
+		return lease_step_done(rc);
+	return lease_step_write();
+}
+
+static lease_step ticket_landed(void *ctx, const lease_round *r, const lease_written *w)
+{
+	ticket_op *op = ctx;
+
+	(void)r;
+	if (op->t)
+		op->t->oid = w->oid;
+	return lease_step_done(0);
+}
+
+/* A lost or unanswered write settles by re-reading (§5); the engine's own
+ * conclusion (unknown, refused, kept changing) becomes the message. */
+static lease_step ticket_failed(void *ctx, const lease_round *r, lease_engine_failure why,
+                                int rc, const char *msg)
+{
+	ticket_op *op = ctx;
+
+	if (why == LEASE_FAIL_LOST)
+		return lease_step_settle();
+	if (msg) {
+		lease__store_clear_error(r->st);
+		(void)lease__store_set_error(r->st, rc, "%s: ticket: %s", op->name, msg);
+	}
+	return lease_step_done(rc);
+}
+
+static const lease_engine_ops ticket_ops = {ticket_plan, ticket_landed, ticket_failed};
+
+/* Write @p t (NULL: delete) to @p refname, known absent (@p at NULL) or at
+ * @p at; @p renew_until as ticket_op's. @return 0 or the write's error. */
+static int ticket_run(lease_store *st, const char *name, const char *refname, lease_ticket *t,
+                      const lease_oid *at, int64_t renew_until)
+{
+	ticket_op op;
+
+	memset(&op, 0, sizeof(op));
+	op.name = name;
+	op.t = t;
+	op.renew_until = renew_until;
+	if (at) {
+		op.at.present = 1;
+		op.at.oid = *at;
+		op.at.commit.oid = *at;
+		op.at.commit.is_commit = 1; /* the next commit's parent */
+	}
+	return lease__engine_run_ref(st, refname, &ticket_ops, &op, &op.at);
 }
 
 int lease__ticket_take(lease_own_ticket *me, lease_store *st, const char *name, const char *owner,
@@ -306,12 +386,11 @@ int lease__ticket_take(lease_own_ticket *me, lease_store *st, const char *name, 
 		t->since = since > 0 ? since : now;
 		t->ttl_seconds = ttl_seconds;
 		t->expires_at = now + ttl_seconds;
-		if ((rc = write_ticket(st, name, t, NULL, &t->oid)) < 0)
-			return rc;
-		if ((rc = lease_cas_create_ref(st, t->refname, &t->oid)) == 0)
+		if ((rc = ticket_run(st, name, t->refname, t, NULL, 0)) == 0)
 			break;
 		if (rc != LEASE_ECAS || tries >= 3)
 			return rc; /* unknown: the ticket may be there; it expires or is reaped */
+		lease__store_clear_error(st);
 	}
 	me->held = 1;
 	me->renewed_at = now;
@@ -322,33 +401,25 @@ int lease__ticket_take(lease_own_ticket *me, lease_store *st, const char *name, 
 int lease__ticket_renew(lease_own_ticket *me, lease_store *st, const char *name)
 {
 	lease_ticket n = me->t;
-	int64_t now = lease_store_now(st);
-	lease_oid oid;
 	int rc;
 
 	lease__store_clear_error(st); /* a call begins: its first error wins */
 	if (!me->held)
 		return LEASE_ECAS;
-	if (now >= me->t.expires_at) /* never revive an expired ticket */
-		return lease__store_set_error(st, LEASE_EEXPIRED, "%s: the ticket expired", name);
-	n.expires_at = now + n.ttl_seconds;
-	if ((rc = write_ticket(st, name, &n, &me->t.oid, &oid)) < 0)
-		return rc;
-	if ((rc = lease_cas_replace_ref(st, me->t.refname, &me->t.oid, &oid)) < 0) {
+	if ((rc = ticket_run(st, name, me->t.refname, &n, &me->t.oid, me->t.expires_at)) < 0) {
 		if (rc == LEASE_ECAS)
 			me->held = 0;
 		return rc;
 	}
-	n.oid = oid;
 	me->t = n;
-	me->renewed_at = now;
+	me->renewed_at = n.expires_at - n.ttl_seconds;
 	return 0;
 }
 
 void lease__ticket_drop(lease_own_ticket *me, lease_store *st)
 {
 	if (me->held)
-		(void)lease_cas_delete_ref(st, me->t.refname, &me->t.oid);
+		(void)ticket_run(st, me->t.name, me->t.refname, NULL, &me->t.oid, 0);
 	me->held = 0;
 }
 
@@ -366,7 +437,7 @@ int lease_queue_reap(lease_store *st, const char *name, size_t *removed)
 	for (i = 0; i < q.count; i++) {
 		if (q.items[i].live)
 			continue;
-		rc = lease_cas_delete_ref(st, q.items[i].refname, &q.items[i].oid);
+		rc = ticket_run(st, name, q.items[i].refname, NULL, &q.items[i].oid, 0);
 		if (rc == 0)
 			n++;
 		else if (rc != LEASE_ECAS && !first)
