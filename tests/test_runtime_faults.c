@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lease/commit.h"
 #include "lease/ticket.h"
 #include "reflease.h"
 #include "support/memstore.h"
@@ -282,22 +283,48 @@ START_TEST(fair_waiter_retakes_reaped_ticket)
 }
 END_TEST
 
-/* A ticket that cannot be taken (its create lost on the network) ends the
- * fair wait with that error, in the transport's words; nothing is left in
- * the queue. */
+/* A ticket that cannot be taken (every create lost on the network) ends
+ * the fair wait with the write engine's answer (issue 38 item 1: the
+ * ticket's create is settled like every write, LEASE_SETTLE_UNKNOWN_MAX
+ * unknown outcomes retried, then "write outcome unknown" in the
+ * transport's words); nothing is left in the queue. */
 START_TEST(fair_wait_without_a_ticket)
 {
 	lease_op_options o = who("alice", 60);
 	lease_result r;
 
 	open_store();
-	memstore_faults_get(M)->fail_before = 1;
+	memstore_faults_get(M)->fail_before = 100;
 	o.fair = 1;
 	o.wait_seconds = 120;
 	ck_assert_int_eq(lease_acquire(&r, st, "l", &o), LEASE_ENET);
-	ck_assert_str_eq(r.message, "injected: connection failed before sending");
+	ck_assert_msg(strstr(r.message, "write outcome unknown after 4 attempts") &&
+	                      strstr(r.message, "injected: connection failed before sending"),
+	              "%s", r.message);
+	ck_assert_int_eq(memstore_counts_get(M)->create_ref, LEASE_SETTLE_UNKNOWN_MAX + 1);
 	ck_assert_uint_eq(tickets(NULL, NULL), 0);
 	ck_assert(!memstore_get_ref(M, "refs/leases/l", NULL));
+	lease_store_free(st);
+}
+END_TEST
+
+/* The ticket's create applied but its answer lost: the engine settles it by
+ * re-reading (the ref shows the ticket's commit: landed), so the waiter
+ * goes on with that ticket — no second ticket — takes the free lease and
+ * drops it (issue 38 item 1). */
+START_TEST(fair_ticket_create_answer_lost)
+{
+	lease_op_options o = who("alice", 60);
+	lease_result r;
+
+	open_store();
+	memstore_faults_get(M)->drop_after_apply = 1;
+	o.fair = 1;
+	o.wait_seconds = 120;
+	ck_assert_msg(lease_acquire(&r, st, "l", &o) == 0, "%s", r.message);
+	ck_assert_int_eq(memstore_counts_get(M)->create_ref, 2); /* the ticket, the lease */
+	ck_assert_uint_eq(tickets(NULL, NULL), 0);
+	ck_assert(memstore_get_ref(M, "refs/leases/l", NULL));
 	lease_store_free(st);
 }
 END_TEST
@@ -671,6 +698,7 @@ Suite *runtime_faults_suite(void)
 	suitefix_add(s, "fair_wait", 0, NULL, ONE(fair_waiter_lets_earlier_ticket_go_first),
 	             ONE(fair_waiter_stopped_behind_held_lease), ONE(fair_wait_runs_out),
 	             ONE(fair_waiter_retakes_reaped_ticket), ONE(fair_wait_without_a_ticket),
+	             ONE(fair_ticket_create_answer_lost),
 	             ONE(fair_waiter_behind_ticket_expiring_during_its_read), NULL);
 	suitefix_add(s, "sets", 0, NULL, ONE(set_stopped_members_say_their_state),
 	             ONE(set_stopped_by_unreadable_member), ONE(set_release_partly_released),

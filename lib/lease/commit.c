@@ -765,7 +765,9 @@ static int run(lease_engine *en, const lease_ref_state *first)
 		if (++rounds > LEASE_ENGINE_ROUNDS_MAX) {
 			snprintf(m, sizeof(m), "gave up after %d rounds: the %s kept changing",
 			         LEASE_ENGINE_ROUNDS_MAX,
-			         en->n ? "set" : en->is_ref ? "ref" : "lease");
+			         en->n        ? "set"
+			         : en->is_ref ? "ref"
+			                      : "lease");
 			rc = fail(en, NULL, LEASE_FAIL_ROUNDS,
 			          en->pending ? en->last_rc : LEASE_ECAS, m);
 			break;

@@ -274,8 +274,7 @@ static lease_step ticket_plan(void *ctx, const lease_round *r, lease_plan *pl)
 	const lease_ref_state *s = r->s;
 	int rc;
 
-	if (s->present != op->at.present ||
-	    (s->present && !lease_oid_equal(&s->oid, &op->at.oid)))
+	if (s->present != op->at.present || (s->present && !lease_oid_equal(&s->oid, &op->at.oid)))
 		return lease_step_done(lease__store_set_error(
 		        r->st, LEASE_ECAS,
 		        op->at.present ? "%s: the ticket was reaped or replaced"
@@ -306,8 +305,8 @@ static lease_step ticket_landed(void *ctx, const lease_round *r, const lease_wri
 
 /* A lost or unanswered write settles by re-reading (§5); the engine's own
  * conclusion (unknown, refused, kept changing) becomes the message. */
-static lease_step ticket_failed(void *ctx, const lease_round *r, lease_engine_failure why,
-                                int rc, const char *msg)
+static lease_step ticket_failed(void *ctx, const lease_round *r, lease_engine_failure why, int rc,
+                                const char *msg)
 {
 	ticket_op *op = ctx;
 
