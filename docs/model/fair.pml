@@ -17,11 +17,14 @@
  *
  * Properties (assertions):
  *   mutual exclusion: at most one holder;
- *   FIFO / bounded overtaking (no starvation): a waiter never takes the
+ *   FIFO in the doorway sense (Lamport's bakery; the decision of
+ *   protocol.md §5 "Fair waiting", issue 39): a waiter never takes the
  *   lease while a live ticket that was there when it began taking its own
- *   remains (only waiters whose takings overlap its own can pass a waiter:
- *   at most N - 1), and a waiter that begins taking while the lease is held
- *   is never keyed before that holder.
+ *   remains — a waiter whose ticket exists when another begins taking is
+ *   served first; waiters whose takings overlap may be served in either
+ *   order, so only they can pass a waiter (bounded overtaking, at most
+ *   N - 1; no starvation) — and a waiter that begins taking while the
+ *   lease is held is never keyed before that holder.
  * Broken variants: -DBROKEN_NOCHECK — a waiter that ignores older tickets;
  * -DBROKEN_NOMAX — a key not raised past the keys listed (a host whose
  * clock is behind the store's).

@@ -30,7 +30,8 @@ typedef struct lease_ticket {
 	char refname[LEASE_NS_MAX + LEASE_NAME_MAX + 48]; /**< refs/<ns>-queue/<name>/<id> */
 	char id[LEASE_TICKET_ID_HEX + 1];                 /**< random hex: the tie-break */
 	char name[LEASE_NAME_MAX + 1];                    /**< the lease's name */
-	uint64_t key;  /**< the order: store time in ms, raised past every key seen; 0 = choosing */
+	uint64_t key;  /**< the order: store time in ms, raised past every key seen; 0 = choosing
+	                    (an earlier build's ticket, taken in two writes) */
 	lease_oid oid; /**< the ticket ref's target */
 	int readable;  /**< 0: its commit or payload could not be read (never live) */
 	char owner[LEASE_IDENT_MAX + 1];
