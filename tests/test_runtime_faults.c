@@ -329,6 +329,56 @@ START_TEST(fair_ticket_create_answer_lost)
 }
 END_TEST
 
+/* The store refuses every ticket renewal (LEASE_ECAS, nothing applied). */
+static int rr_calls;
+static int refuse_replace(lease_transport *t, const char *refname, const lease_oid *old_oid,
+                          const lease_oid *new_oid)
+{
+	(void)t;
+	(void)refname;
+	(void)old_oid;
+	(void)new_oid;
+	rr_calls++;
+	return LEASE_ECAS;
+}
+
+/* Issue 38 item 1: a ticket renewal the store keeps refusing while the
+ * ticket does not move is answered as every write is (commit.c): the same
+ * commit sent again after 1, 2, 4, ... s within --timeout (120 s: 7 sends
+ * in 63 s), then an error saying nothing changed; the ticket is still the
+ * waiter's (held), and dropping it deletes it. */
+START_TEST(fair_ticket_renewal_refused_backs_off)
+{
+	static vclock vc;
+	lease_own_ticket me;
+	int64_t t0;
+
+	vclock_init(&vc, 0);
+	fx_vc = &vc;
+	open_store();
+	memset(&me, 0, sizeof(me));
+	ck_assert_int_eq(lease__ticket_take(&me, st, "l", "bob", "h", 60, 0), 0);
+	T->replace_ref = refuse_replace;
+	rr_calls = 0;
+	memstore_counts_reset(M);
+	clk += 25;
+	t0 = vclock_mono_ms(&vc);
+	ck_assert_int_eq(lease__ticket_renew(&me, st, "l"), LEASE_ECAS);
+	ck_assert_msg(strstr(lease_store_last_error(st),
+	                     "refused the write 7 times in 63 s while the ref did not move; "
+	                     "nothing changed"),
+	              "%s", lease_store_last_error(st));
+	ck_assert_int_eq(rr_calls, 7);
+	ck_assert_int_ge(vclock_mono_ms(&vc) - t0, 63000);
+	ck_assert_int_eq(memstore_counts_get(M)->write_commit, 1); /* written once */
+	ck_assert_int_eq(me.held, 1);
+	lease__ticket_drop(&me, st);
+	ck_assert_int_eq(me.held, 0);
+	ck_assert_uint_eq(tickets(NULL, NULL), 0);
+	lease_store_free(st);
+}
+END_TEST
+
 /* A lease read that takes store time (a slow store, a loaded machine): the
  * first read of lease l's ref after it is armed moves the clock on. */
 static int64_t lease_read_slow_s;
@@ -699,6 +749,7 @@ Suite *runtime_faults_suite(void)
 	             ONE(fair_waiter_stopped_behind_held_lease), ONE(fair_wait_runs_out),
 	             ONE(fair_waiter_retakes_reaped_ticket), ONE(fair_wait_without_a_ticket),
 	             ONE(fair_ticket_create_answer_lost),
+	             ONE(fair_ticket_renewal_refused_backs_off),
 	             ONE(fair_waiter_behind_ticket_expiring_during_its_read), NULL);
 	suitefix_add(s, "sets", 0, NULL, ONE(set_stopped_members_say_their_state),
 	             ONE(set_stopped_by_unreadable_member), ONE(set_release_partly_released),

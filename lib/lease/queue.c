@@ -266,6 +266,7 @@ typedef struct ticket_op {
 	lease_ticket *t;     /* the ticket to write (oid set when it lands); NULL: delete */
 	int64_t renew_until; /* > 0: a renewal, refused from this store time on */
 	lease_ref_state at;  /* the ref as the caller knows it: absent, or at an oid */
+	int moved;           /* the ref read was not as known (reaped, replaced, taken) */
 } ticket_op;
 
 static lease_step ticket_plan(void *ctx, const lease_round *r, lease_plan *pl)
@@ -274,7 +275,9 @@ static lease_step ticket_plan(void *ctx, const lease_round *r, lease_plan *pl)
 	const lease_ref_state *s = r->s;
 	int rc;
 
-	if (s->present != op->at.present || (s->present && !lease_oid_equal(&s->oid, &op->at.oid)))
+	op->moved = s->present != op->at.present ||
+	            (s->present && !lease_oid_equal(&s->oid, &op->at.oid));
+	if (op->moved)
 		return lease_step_done(lease__store_set_error(
 		        r->st, LEASE_ECAS,
 		        op->at.present ? "%s: the ticket was reaped or replaced"
@@ -322,10 +325,12 @@ static lease_step ticket_failed(void *ctx, const lease_round *r, lease_engine_fa
 static const lease_engine_ops ticket_ops = {ticket_plan, ticket_landed, ticket_failed};
 
 /* Write @p t (NULL: delete) to @p refname, known absent (@p at NULL) or at
- * @p at; @p renew_until as ticket_op's. @return 0 or the write's error. */
+ * @p at; @p renew_until as ticket_op's; *@p moved (may be NULL) 1 when the
+ * ref was found elsewhere. @return 0 or the write's error. */
 static int ticket_run(lease_store *st, const char *name, const char *refname, lease_ticket *t,
-                      const lease_oid *at, int64_t renew_until)
+                      const lease_oid *at, int64_t renew_until, int *moved)
 {
+	int rc;
 	ticket_op op;
 
 	memset(&op, 0, sizeof(op));
@@ -338,7 +343,10 @@ static int ticket_run(lease_store *st, const char *name, const char *refname, le
 		op.at.commit.oid = *at;
 		op.at.commit.is_commit = 1; /* the next commit's parent */
 	}
-	return lease__engine_run_ref(st, refname, &ticket_ops, &op, &op.at);
+	rc = lease__engine_run_ref(st, refname, &ticket_ops, &op, &op.at);
+	if (moved)
+		*moved = op.moved;
+	return rc;
 }
 
 int lease__ticket_take(lease_own_ticket *me, lease_store *st, const char *name, const char *owner,
@@ -385,7 +393,7 @@ int lease__ticket_take(lease_own_ticket *me, lease_store *st, const char *name, 
 		t->since = since > 0 ? since : now;
 		t->ttl_seconds = ttl_seconds;
 		t->expires_at = now + ttl_seconds;
-		if ((rc = ticket_run(st, name, t->refname, t, NULL, 0)) == 0)
+		if ((rc = ticket_run(st, name, t->refname, t, NULL, 0, NULL)) == 0)
 			break;
 		if (rc != LEASE_ECAS || tries >= 3)
 			return rc; /* unknown: the ticket may be there; it expires or is reaped */
@@ -400,13 +408,14 @@ int lease__ticket_take(lease_own_ticket *me, lease_store *st, const char *name, 
 int lease__ticket_renew(lease_own_ticket *me, lease_store *st, const char *name)
 {
 	lease_ticket n = me->t;
-	int rc;
+	int rc, moved = 0;
 
 	lease__store_clear_error(st); /* a call begins: its first error wins */
 	if (!me->held)
 		return LEASE_ECAS;
-	if ((rc = ticket_run(st, name, me->t.refname, &n, &me->t.oid, me->t.expires_at)) < 0) {
-		if (rc == LEASE_ECAS)
+	rc = ticket_run(st, name, me->t.refname, &n, &me->t.oid, me->t.expires_at, &moved);
+	if (rc < 0) {
+		if (moved) /* reaped or replaced: not ours to delete */
 			me->held = 0;
 		return rc;
 	}
@@ -418,8 +427,16 @@ int lease__ticket_renew(lease_own_ticket *me, lease_store *st, const char *name)
 void lease__ticket_drop(lease_own_ticket *me, lease_store *st)
 {
 	if (me->held)
-		(void)ticket_run(st, me->t.name, me->t.refname, NULL, &me->t.oid, 0);
+		(void)ticket_run(st, me->t.name, me->t.refname, NULL, &me->t.oid, 0, NULL);
 	me->held = 0;
+}
+
+int lease_ticket_delete(lease_store *st, const lease_ticket *t)
+{
+	lease__store_clear_error(st); /* a call begins: its first error wins */
+	if (!t)
+		return lease__store_set_error(st, LEASE_EINVALID, "no ticket given");
+	return ticket_run(st, t->name, t->refname, NULL, &t->oid, 0, NULL);
 }
 
 int lease_queue_reap(lease_store *st, const char *name, size_t *removed)
@@ -436,7 +453,7 @@ int lease_queue_reap(lease_store *st, const char *name, size_t *removed)
 	for (i = 0; i < q.count; i++) {
 		if (q.items[i].live)
 			continue;
-		rc = ticket_run(st, name, q.items[i].refname, NULL, &q.items[i].oid, 0);
+		rc = lease_ticket_delete(st, &q.items[i]);
 		if (rc == 0)
 			n++;
 		else if (rc != LEASE_ECAS && !first)
