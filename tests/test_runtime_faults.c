@@ -283,6 +283,21 @@ START_TEST(fair_waiter_retakes_reaped_ticket)
 }
 END_TEST
 
+/* On a new store with @p fail_before writes lost before they apply and
+ * @p drop_after_apply answers lost after, alice waits fairly (120 s) for
+ * lease l, which nobody holds. @return lease_acquire()'s code. */
+static int alice_fair_alone(lease_result *r, int fail_before, int drop_after_apply)
+{
+	lease_op_options o = who("alice", 60);
+
+	open_store();
+	memstore_faults_get(M)->fail_before = fail_before;
+	memstore_faults_get(M)->drop_after_apply = drop_after_apply;
+	o.fair = 1;
+	o.wait_seconds = 120;
+	return lease_acquire(r, st, "l", &o);
+}
+
 /* A ticket that cannot be taken (every create lost on the network) ends
  * the fair wait with the write engine's answer (issue 38 item 1: the
  * ticket's create is settled like every write, LEASE_SETTLE_UNKNOWN_MAX
@@ -290,14 +305,9 @@ END_TEST
  * transport's words); nothing is left in the queue. */
 START_TEST(fair_wait_without_a_ticket)
 {
-	lease_op_options o = who("alice", 60);
 	lease_result r;
 
-	open_store();
-	memstore_faults_get(M)->fail_before = 100;
-	o.fair = 1;
-	o.wait_seconds = 120;
-	ck_assert_int_eq(lease_acquire(&r, st, "l", &o), LEASE_ENET);
+	ck_assert_int_eq(alice_fair_alone(&r, 100, 0), LEASE_ENET);
 	ck_assert_msg(strstr(r.message, "write outcome unknown after 4 attempts") &&
 	                      strstr(r.message, "injected: connection failed before sending"),
 	              "%s", r.message);
@@ -314,14 +324,9 @@ END_TEST
  * drops it (issue 38 item 1). */
 START_TEST(fair_ticket_create_answer_lost)
 {
-	lease_op_options o = who("alice", 60);
 	lease_result r;
 
-	open_store();
-	memstore_faults_get(M)->drop_after_apply = 1;
-	o.fair = 1;
-	o.wait_seconds = 120;
-	ck_assert_msg(lease_acquire(&r, st, "l", &o) == 0, "%s", r.message);
+	ck_assert_msg(alice_fair_alone(&r, 0, 1) == 0, "%s", r.message);
 	ck_assert_int_eq(memstore_counts_get(M)->create_ref, 2); /* the ticket, the lease */
 	ck_assert_uint_eq(tickets(NULL, NULL), 0);
 	ck_assert(memstore_get_ref(M, "refs/leases/l", NULL));
