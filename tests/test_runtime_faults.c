@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lease/commit.h"
 #include "lease/ticket.h"
 #include "reflease.h"
 #include "support/memstore.h"
@@ -282,22 +283,103 @@ START_TEST(fair_waiter_retakes_reaped_ticket)
 }
 END_TEST
 
-/* A ticket that cannot be taken (its create lost on the network) ends the
- * fair wait with that error, in the transport's words; nothing is left in
- * the queue. */
-START_TEST(fair_wait_without_a_ticket)
+/* On a new store with @p fail_before writes lost before they apply and
+ * @p drop_after_apply answers lost after, alice waits fairly (120 s) for
+ * lease l, which nobody holds. @return lease_acquire()'s code. */
+static int alice_fair_alone(lease_result *r, int fail_before, int drop_after_apply)
 {
 	lease_op_options o = who("alice", 60);
-	lease_result r;
 
 	open_store();
-	memstore_faults_get(M)->fail_before = 1;
+	memstore_faults_get(M)->fail_before = fail_before;
+	memstore_faults_get(M)->drop_after_apply = drop_after_apply;
 	o.fair = 1;
 	o.wait_seconds = 120;
-	ck_assert_int_eq(lease_acquire(&r, st, "l", &o), LEASE_ENET);
-	ck_assert_str_eq(r.message, "injected: connection failed before sending");
+	return lease_acquire(r, st, "l", &o);
+}
+
+/* A ticket that cannot be taken (every create lost on the network) ends
+ * the fair wait with the write engine's answer (issue 38 item 1: the
+ * ticket's create is settled like every write, LEASE_SETTLE_UNKNOWN_MAX
+ * unknown outcomes retried, then "write outcome unknown" in the
+ * transport's words); nothing is left in the queue. */
+START_TEST(fair_wait_without_a_ticket)
+{
+	lease_result r;
+
+	ck_assert_int_eq(alice_fair_alone(&r, 100, 0), LEASE_ENET);
+	ck_assert_msg(strstr(r.message, "write outcome unknown after 4 attempts") &&
+	                      strstr(r.message, "injected: connection failed before sending"),
+	              "%s", r.message);
+	ck_assert_int_eq(memstore_counts_get(M)->create_ref, LEASE_SETTLE_UNKNOWN_MAX + 1);
 	ck_assert_uint_eq(tickets(NULL, NULL), 0);
 	ck_assert(!memstore_get_ref(M, "refs/leases/l", NULL));
+	lease_store_free(st);
+}
+END_TEST
+
+/* The ticket's create applied but its answer lost: the engine settles it by
+ * re-reading (the ref shows the ticket's commit: landed), so the waiter
+ * goes on with that ticket — no second ticket — takes the free lease and
+ * drops it (issue 38 item 1). */
+START_TEST(fair_ticket_create_answer_lost)
+{
+	lease_result r;
+
+	ck_assert_msg(alice_fair_alone(&r, 0, 1) == 0, "%s", r.message);
+	ck_assert_int_eq(memstore_counts_get(M)->create_ref, 2); /* the ticket, the lease */
+	ck_assert_uint_eq(tickets(NULL, NULL), 0);
+	ck_assert(memstore_get_ref(M, "refs/leases/l", NULL));
+	lease_store_free(st);
+}
+END_TEST
+
+/* The store refuses every ticket renewal (LEASE_ECAS, nothing applied). */
+static int rr_calls;
+static int refuse_replace(lease_transport *t, const char *refname, const lease_oid *old_oid,
+                          const lease_oid *new_oid)
+{
+	(void)t;
+	(void)refname;
+	(void)old_oid;
+	(void)new_oid;
+	rr_calls++;
+	return LEASE_ECAS;
+}
+
+/* Issue 38 item 1: a ticket renewal the store keeps refusing while the
+ * ticket does not move is answered as every write is (commit.c): the same
+ * commit sent again after 1, 2, 4, ... s within --timeout (120 s: 7 sends
+ * in 63 s), then an error saying nothing changed; the ticket is still the
+ * waiter's (held), and dropping it deletes it. */
+START_TEST(fair_ticket_renewal_refused_backs_off)
+{
+	static vclock vc;
+	lease_own_ticket me;
+	int64_t t0;
+
+	vclock_init(&vc, 0);
+	fx_vc = &vc;
+	open_store();
+	memset(&me, 0, sizeof(me));
+	ck_assert_int_eq(lease__ticket_take(&me, st, "l", "bob", "h", 60, 0), 0);
+	T->replace_ref = refuse_replace;
+	rr_calls = 0;
+	memstore_counts_reset(M);
+	clk += 25;
+	t0 = vclock_mono_ms(&vc);
+	ck_assert_int_eq(lease__ticket_renew(&me, st, "l"), LEASE_ECAS);
+	ck_assert_msg(strstr(lease_store_last_error(st),
+	                     "refused the write 7 times in 63 s while the ref did not move; "
+	                     "nothing changed"),
+	              "%s", lease_store_last_error(st));
+	ck_assert_int_eq(rr_calls, 7);
+	ck_assert_int_ge(vclock_mono_ms(&vc) - t0, 63000);
+	ck_assert_int_eq(memstore_counts_get(M)->write_commit, 1); /* written once */
+	ck_assert_int_eq(me.held, 1);
+	lease__ticket_drop(&me, st);
+	ck_assert_int_eq(me.held, 0);
+	ck_assert_uint_eq(tickets(NULL, NULL), 0);
 	lease_store_free(st);
 }
 END_TEST
@@ -671,6 +753,8 @@ Suite *runtime_faults_suite(void)
 	suitefix_add(s, "fair_wait", 0, NULL, ONE(fair_waiter_lets_earlier_ticket_go_first),
 	             ONE(fair_waiter_stopped_behind_held_lease), ONE(fair_wait_runs_out),
 	             ONE(fair_waiter_retakes_reaped_ticket), ONE(fair_wait_without_a_ticket),
+	             ONE(fair_ticket_create_answer_lost),
+	             ONE(fair_ticket_renewal_refused_backs_off),
 	             ONE(fair_waiter_behind_ticket_expiring_during_its_read), NULL);
 	suitefix_add(s, "sets", 0, NULL, ONE(set_stopped_members_say_their_state),
 	             ONE(set_stopped_by_unreadable_member), ONE(set_release_partly_released),

@@ -80,8 +80,7 @@ static void tg_drop(cli_ctx *ctx, const char *name, char ids[][LEASE_TICKET_ID_H
 		for (i = 0; i < q.count; i++)
 			for (k = 0; k < n; k++)
 				if (strcmp(q.items[i].id, ids[k]) == 0 &&
-				    lease_cas_delete_ref(st, q.items[i].refname, &q.items[i].oid) ==
-				            0)
+				    lease_ticket_delete(st, &q.items[i]) == 0)
 					dropped++;
 	if (dropped)
 		fprintf(stderr,

@@ -13,7 +13,8 @@ typedef struct lease_engine {
 	const char *name;
 	const lease_engine_ops *ops;
 	void *ctx;
-	int pace; /* lease__store_pace() before each write (bursts) */
+	int pace;   /* lease__store_pace() before each write (bursts) */
+	int is_ref; /* name is a full ref name (a ticket: lease__engine_run_ref) */
 	lease_written w[LEASE_ENGINE_WRITES_MAX];
 	size_t nw;
 	int64_t now; /* store time of the last read */
@@ -249,6 +250,28 @@ static void verified_tip(lease_ref_state *tip, const lease_engine *en)
 	tip->commit.parent = w->parent;
 }
 
+/* The ref read: the lease @p en->name, or the full ref of a ticket. */
+static int fetch_one(lease_engine *en, lease_ref_state *s)
+{
+	return en->is_ref ? lease__fetch_refname(s, en->st, en->name)
+	                  : lease_fetch_ref(s, en->st, en->name);
+}
+
+/* The CAS of the write @p w: the delete from its base, the replace from
+ * its base, or the create (no base). */
+static int cas_written(lease_engine *en, const lease_written *w)
+{
+	lease_store *st = en->st;
+
+	if (en->is_ref)
+		return w->deleted    ? lease_cas_delete_ref(st, en->name, &w->base)
+		       : w->has_base ? lease_cas_replace_ref(st, en->name, &w->base, &w->oid)
+		                     : lease_cas_create_ref(st, en->name, &w->oid);
+	return w->deleted    ? lease_cas_delete(st, en->name, &w->base)
+	       : w->has_base ? lease_cas_replace(st, en->name, &w->base, &w->oid)
+	                     : lease_cas_create(st, en->name, &w->oid);
+}
+
 /* Carry out the plan's @p step on the state @p s: the delete, or the write
  * of its commit and the CAS. @return the CAS's code; *@p end is 1 when the
  * operation ended here (the code is its answer); *@p what names the call
@@ -269,7 +292,7 @@ static int execute(lease_engine *en, const lease_ref_state *s, lease_plan *pl, l
 		if (en->pace)
 			lease__store_pace(st); /* one operation of a burst (issue 15) */
 		*what = "cas_delete";
-		return lease_cas_delete(st, en->name, &s->oid);
+		return cas_written(en, w);
 	}
 	if (step.kind == LEASE_STEP_WRITE) {
 		if ((wrote = write_planned(en, s, pl, &rc)) == 1) {
@@ -278,11 +301,7 @@ static int execute(lease_engine *en, const lease_ref_state *s, lease_plan *pl, l
 			return rc;
 		}
 		*what = wrote ? "write_commit" : s->present ? "cas_replace" : "cas_create";
-		if (wrote == 0 && s->present)
-			rc = lease_cas_replace(st, en->name, &s->oid, &en->w[en->nw - 1].oid);
-		else if (wrote == 0)
-			rc = lease_cas_create(st, en->name, &en->w[en->nw - 1].oid);
-		return rc;
+		return wrote ? rc : cas_written(en, &en->w[en->nw - 1]);
 	}
 	free(pl->message);
 	*end = 1;
@@ -481,7 +500,7 @@ static int reread_unmoved(lease_engine *en)
 		rc = read_set(en);
 	else {
 		lease_ref_state_clear(&en->rs[0]);
-		rc = lease_fetch_ref(&en->rs[0], en->st, en->name);
+		rc = fetch_one(en, &en->rs[0]);
 	}
 	return rc < 0 ? rc : unmoved(en);
 }
@@ -489,17 +508,11 @@ static int reread_unmoved(lease_engine *en)
 /* The last write sent again as it is (its commits, its CAS). */
 static int cas_again(lease_engine *en)
 {
-	const lease_written *w;
-
 	if (en->n)
 		return set_cas(en);
-	w = &en->w[en->nw - 1];
 	if (en->pace)
 		lease__store_pace(en->st);
-	if (w->deleted)
-		return lease_cas_delete(en->st, en->name, &w->base);
-	return w->has_base ? lease_cas_replace(en->st, en->name, &w->base, &w->oid)
-	                   : lease_cas_create(en->st, en->name, &w->oid);
+	return cas_written(en, &en->w[en->nw - 1]);
 }
 
 /* The store said no to the CAS (LEASE_ECAS, outcome known) — not a success
@@ -554,7 +567,10 @@ static int refused(lease_engine *en, int *gave_up)
 	         "the store refused the %swrite %d time%s in %lld s while %s; nothing changed: %s",
 	         en->n ? "set " : "", tries, tries == 1 ? "" : "s",
 	         (long long)((took > slept ? took : slept) + 999) / 1000,
-	         en->n ? "no member moved" : "the lease did not move", why);
+	         en->n        ? "no member moved"
+	         : en->is_ref ? "the ref did not move"
+	                      : "the lease did not move",
+	         why);
 	return fail(en, en->rs, LEASE_FAIL_REFUSED, LEASE_ECAS, m);
 }
 
@@ -657,7 +673,7 @@ static int read_state(lease_engine *en, const lease_ref_state *first, int rounds
 		*s = first;
 		return 0;
 	}
-	if ((rc = lease_fetch_ref(&en->rs[0], en->st, en->name)) == 0)
+	if ((rc = fetch_one(en, &en->rs[0])) == 0)
 		*s = &en->rs[0];
 	return rc;
 }
@@ -748,7 +764,10 @@ static int run(lease_engine *en, const lease_ref_state *first)
 	for (;;) {
 		if (++rounds > LEASE_ENGINE_ROUNDS_MAX) {
 			snprintf(m, sizeof(m), "gave up after %d rounds: the %s kept changing",
-			         LEASE_ENGINE_ROUNDS_MAX, en->n ? "set" : "lease");
+			         LEASE_ENGINE_ROUNDS_MAX,
+			         en->n        ? "set"
+			         : en->is_ref ? "ref"
+			                      : "lease");
 			rc = fail(en, NULL, LEASE_FAIL_ROUNDS,
 			          en->pending ? en->last_rc : LEASE_ECAS, m);
 			break;
@@ -791,9 +810,12 @@ static int run(lease_engine *en, const lease_ref_state *first)
 	return rc;
 }
 
+#define ENGINE_PACE 1 /* lease__store_pace() before each write */
+#define ENGINE_REF  2 /* name is a full ref name (lease__engine_run_ref) */
+
 /* An engine for @p names (a set of @p n) or @p name (n 0), run to its end. */
 static int start(lease_store *st, const char *name, const char *const *names, size_t n,
-                 const lease_engine_ops *ops, void *ctx, const lease_ref_state *first, int pace)
+                 const lease_engine_ops *ops, void *ctx, const lease_ref_state *first, int flags)
 {
 	lease_engine *en = calloc(1, sizeof(*en));
 	int rc;
@@ -814,7 +836,8 @@ static int start(lease_store *st, const char *name, const char *const *names, si
 	en->name = name;
 	en->ops = ops;
 	en->ctx = ctx;
-	en->pace = pace;
+	en->pace = (flags & ENGINE_PACE) != 0;
+	en->is_ref = (flags & ENGINE_REF) != 0;
 	en->names = names;
 	en->n = n;
 	en->member = -1;
@@ -826,7 +849,13 @@ static int start(lease_store *st, const char *name, const char *const *names, si
 int lease__engine_run(lease_store *st, const char *name, const lease_engine_ops *ops, void *ctx,
                       const lease_ref_state *first, int pace)
 {
-	return start(st, name, NULL, 0, ops, ctx, first, pace);
+	return start(st, name, NULL, 0, ops, ctx, first, pace ? ENGINE_PACE : 0);
+}
+
+int lease__engine_run_ref(lease_store *st, const char *refname, const lease_engine_ops *ops,
+                          void *ctx, const lease_ref_state *first)
+{
+	return start(st, refname, NULL, 0, ops, ctx, first, ENGINE_REF);
 }
 
 int lease__engine_run_set(lease_store *st, const char *const *names, size_t n,

@@ -4,7 +4,7 @@
  * read → plan → write the commit (or delete the ref) → CAS from the oid read
  * → on a failed, unverified or unanswered CAS read again and settle. Callers
  * (the runtime's operations, sets — N member writes, one atomic CAS —,
- * reconcile's reap and prune, migrate) supply only
+ * fair waiters' queue tickets, reconcile's reap and prune, migrate) supply only
  * their decisions, through three callbacks that each answer with a typed
  * step (lease_step); the bounds and the set of failures that are settled by
  * re-reading are the engine's, and so is the answer to a store that refuses
@@ -164,6 +164,19 @@ typedef struct lease_engine_ops {
  */
 int lease__engine_run(lease_store *st, const char *name, const lease_engine_ops *ops, void *ctx,
                       const lease_ref_state *first, int pace);
+
+/**
+ * Run one operation on the full ref @p refname (borrowed) under
+ * refs/<ns>-queue/ — a fair waiter's ticket (protocol.md §5 "Fair
+ * waiting"; queue.c) — with every rule of lease__engine_run(): the same
+ * settling, unknown-outcome bound, refusal backoff and post-state checks.
+ * The plan writes a whole commit message (lease_plan.message; the payload
+ * is not a lease's), or deletes the ref; the reads are
+ * lease__fetch_refname()'s (r->s->payload_rc is set: a ticket is no lease
+ * payload). @return as lease__engine_run()
+ */
+int lease__engine_run_ref(lease_store *st, const char *refname, const lease_engine_ops *ops,
+                          void *ctx, const lease_ref_state *first);
 
 /**
  * Run one operation on the set @p names[0..n-1] (borrowed, 1 to

@@ -22,6 +22,17 @@
 int lease__read_commit(lease_commit *out, lease_store *st, const lease_oid *oid);
 
 /**
+ * As lease_fetch_ref() for the full ref name @p refname under refs/<ns>/,
+ * refs/<ns>-archive/ or refs/<ns>-queue/ (a fair waiter's ticket, protocol.md
+ * §5 "Fair waiting"; the write engine's reads of it, commit.c): the ref and
+ * its commit read consistently; out->name is empty, and a commit that is no
+ * lease's payload reads with payload_rc set (not an error).
+ * @return 0, LEASE_EINVALID (a ref outside those), LEASE_EUNVERIFIED,
+ *         LEASE_ENET and the transport's other errors
+ */
+int lease__fetch_refname(lease_ref_state *out, lease_store *st, const char *refname);
+
+/**
  * The transport's scan_commits (reflease/sys/transport.h): @p visit gets the
  * message of every commit whose message starts with @p prefix, referenced or
  * not, at most @p max_objects objects looked at.

@@ -709,15 +709,12 @@ fail:
 	return rc;
 }
 
-int lease_fetch_ref(lease_ref_state *out, lease_store *st, const char *name)
+/* Read the full ref @p ref into @p out (named @p name, begun). */
+static int fetch_at(lease_ref_state *out, lease_store *st, const char *ref, const char *name)
 {
 	int64_t t0;
-	char ref[320];
 	int present = 0, has_commit = 0, rc;
 
-	lease__store_clear_error(st); /* a call begins: its first error wins */
-	if ((rc = fetch_begin(out, st, name, ref, sizeof(ref))) < 0)
-		return rc;
 	cas_begin(st, "fetch_ref", ref, NULL);
 	t0 = lease__store_mono_ms(st);
 	rc = st->t->read_ref(st->t, ref, &present, &out->oid, &has_commit, &out->commit);
@@ -729,6 +726,29 @@ int lease_fetch_ref(lease_ref_state *out, lease_store *st, const char *name)
 		                tfail(st, rc, "the transport failed without a message"));
 	}
 	return fetch_finish(out, st, ref, present, has_commit);
+}
+
+int lease_fetch_ref(lease_ref_state *out, lease_store *st, const char *name)
+{
+	char ref[320];
+	int rc;
+
+	lease__store_clear_error(st); /* a call begins: its first error wins */
+	if ((rc = fetch_begin(out, st, name, ref, sizeof(ref))) < 0)
+		return rc;
+	return fetch_at(out, st, ref, name);
+}
+
+int lease__fetch_refname(lease_ref_state *out, lease_store *st, const char *refname)
+{
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	memset(&st->cas_err, 0, sizeof(st->cas_err));
+	lease__store_clear_error(st); /* a call begins: its first error wins */
+	if (!refname || (rc = check_refname(st, refname)) < 0)
+		return refname ? rc : lease__store_set_error(st, LEASE_EINVALID, "no ref given");
+	return fetch_at(out, st, refname, "");
 }
 
 /* The transport's batched read (read_refs, version 4), or NULL. */

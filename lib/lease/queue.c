@@ -1,9 +1,12 @@
 /* The fair waiters' queue (protocol.md §5 "Fair waiting", issue 28): tickets
  * are refs/<ns>-queue/<name>/<16 hex id>, each a commit whose message
  * carries the waiter's identity, its key and the ticket's expiry. A ticket is
- * taken as the bakery algorithm takes a number: first visible as "choosing"
- * (key 0), then numbered past every key read. Every change is a CAS through
- * the primitives; a ticket is never revived once expired. */
+ * taken as the bakery algorithm takes a number, in one write: numbered past
+ * every key read, then created (issue 39 item 3; a ticket with key 0, an
+ * older version's "choosing" one, still blocks every waiter). Every write
+ * of a ticket — take, renew, drop, reap — goes through the one write engine
+ * (commit.c, issue 38 item 1); a ticket is never revived once expired. */
+#include "lease/commit.h"
 #include "lease/door.h"
 #include "lease/policy.h"
 #include "lease/ticket.h"
@@ -228,15 +231,13 @@ size_t lease_queue_position(const lease_queue *q, const char *id)
 	return 0;
 }
 
-/* Write the ticket commit for @p t (parent @p parent or none) into @p oid. */
-static int write_ticket(lease_store *st, const char *name, const lease_ticket *t,
-                        const lease_oid *parent, lease_oid *oid)
+/* The commit message of the ticket @p t into *@p out (malloc'd). */
+static int ticket_message(char **out, lease_store *st, const char *name, const lease_ticket *t)
 {
 	char since[LEASE_TIME_STRSZ + 1], exp[LEASE_TIME_STRSZ + 1], key[24];
-	char *js = NULL, *msg = NULL;
+	char *js = NULL;
 	size_t len;
 	json_t *o;
-	int rc;
 
 	lease_time_format(since, t->since);
 	lease_time_format(exp, t->expires_at);
@@ -247,17 +248,104 @@ static int write_ticket(lease_store *st, const char *name, const lease_ticket *t
 	if (o)
 		js = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
 	json_decref(o);
-	if (!js)
-		return lease__store_set_error(st, LEASE_ENOMEM, "out of memory");
-	len = strlen(name) + strlen(js) + 32;
-	if (!(msg = malloc(len))) {
+	len = js ? strlen(name) + strlen(js) + 32 : 0;
+	if (!js || !(*out = malloc(len))) {
 		free(js);
 		return lease__store_set_error(st, LEASE_ENOMEM, "out of memory");
 	}
-	snprintf(msg, len, "queue %s: ticket\n\n%s\n", name, js);
-	rc = lease_write_commit(oid, st, parent, msg);
+	snprintf(*out, len, "queue %s: ticket\n\n%s\n", name, js);
 	free(js);
-	free(msg);
+	return 0;
+}
+
+/* One write of a ticket, through the one write engine (commit.c, issue 38
+ * item 1): its settling, unknown-outcome bound, refusal backoff and
+ * post-state checks. */
+typedef struct ticket_op {
+	const char *name;    /* the lease */
+	lease_ticket *t;     /* the ticket to write (oid set when it lands); NULL: delete */
+	int64_t renew_until; /* > 0: a renewal, refused from this store time on */
+	lease_ref_state at;  /* the ref as the caller knows it: absent, or at an oid */
+	int moved;           /* the ref read was not as known (reaped, replaced, taken) */
+} ticket_op;
+
+static lease_step ticket_plan(void *ctx, const lease_round *r, lease_plan *pl)
+{
+	ticket_op *op = ctx;
+	const lease_ref_state *s = r->s;
+	int rc;
+
+	op->moved = s->present != op->at.present ||
+	            (s->present && !lease_oid_equal(&s->oid, &op->at.oid));
+	if (op->moved)
+		return lease_step_done(lease__store_set_error(
+		        r->st, LEASE_ECAS,
+		        op->at.present ? "%s: the ticket was reaped or replaced"
+		                       : "%s: the ticket id is taken",
+		        op->name));
+	if (!op->t)
+		return lease_step_delete();
+	if (op->renew_until > 0) {
+		if (r->now >= op->renew_until) /* never revive an expired ticket */
+			return lease_step_done(lease__store_set_error(
+			        r->st, LEASE_EEXPIRED, "%s: the ticket expired", op->name));
+		op->t->expires_at = r->now + op->t->ttl_seconds;
+	}
+	if ((rc = ticket_message(&pl->message, r->st, op->name, op->t)) < 0)
+		return lease_step_done(rc);
+	return lease_step_write();
+}
+
+static lease_step ticket_landed(void *ctx, const lease_round *r, const lease_written *w)
+{
+	ticket_op *op = ctx;
+
+	(void)r;
+	if (op->t)
+		op->t->oid = w->oid;
+	return lease_step_done(0);
+}
+
+/* A lost or unanswered write settles by re-reading (§5); the engine's own
+ * conclusion (unknown, refused, kept changing) becomes the message. */
+static lease_step ticket_failed(void *ctx, const lease_round *r, lease_engine_failure why, int rc,
+                                const char *msg)
+{
+	ticket_op *op = ctx;
+
+	if (why == LEASE_FAIL_LOST)
+		return lease_step_settle();
+	if (msg) {
+		lease__store_clear_error(r->st);
+		(void)lease__store_set_error(r->st, rc, "%s: ticket: %s", op->name, msg);
+	}
+	return lease_step_done(rc);
+}
+
+static const lease_engine_ops ticket_ops = {ticket_plan, ticket_landed, ticket_failed};
+
+/* Write @p t (NULL: delete) to @p refname, known absent (@p at NULL) or at
+ * @p at; @p renew_until as ticket_op's; *@p moved (may be NULL) 1 when the
+ * ref was found elsewhere. @return 0 or the write's error. */
+static int ticket_run(lease_store *st, const char *name, const char *refname, lease_ticket *t,
+                      const lease_oid *at, int64_t renew_until, int *moved)
+{
+	int rc;
+	ticket_op op;
+
+	memset(&op, 0, sizeof(op));
+	op.name = name;
+	op.t = t;
+	op.renew_until = renew_until;
+	if (at) {
+		op.at.present = 1;
+		op.at.oid = *at;
+		op.at.commit.oid = *at;
+		op.at.commit.is_commit = 1; /* the next commit's parent */
+	}
+	rc = lease__engine_run_ref(st, refname, &ticket_ops, &op, &op.at);
+	if (moved)
+		*moved = op.moved;
 	return rc;
 }
 
@@ -266,11 +354,9 @@ int lease__ticket_take(lease_own_ticket *me, lease_store *st, const char *name, 
 {
 	char prefix[LEASE_NS_MAX + LEASE_NAME_MAX + 32];
 	lease_ticket *t = &me->t;
-	uint64_t newest = 0;
+	uint64_t newest = 0, key;
 	lease_queue q;
-	lease_oid oid;
-	double frac;
-	int64_t now = lease_store_now(st);
+	int64_t now;
 	size_t i;
 	int tries, rc;
 
@@ -278,83 +364,79 @@ int lease__ticket_take(lease_own_ticket *me, lease_store *st, const char *name, 
 	if ((rc = queue_prefix(st, prefix, sizeof(prefix), name)) < 0)
 		return rc;
 	me->held = 0;
-	/* 1. choosing: the ref with key 0 under a random id (one taken: another) */
+	/* 1. the number: the store time in ms at the listing, past every key
+	 * listed (issue 39 item 3: no "choosing" ticket before it, §5) */
+	memset(&q, 0, sizeof(q));
+	if ((rc = queue_list(&q, st, prefix, name)) < 0) {
+		lease_queue_clear(&q);
+		return rc;
+	}
+	for (i = 0; i < q.count; i++)
+		if (q.items[i].key > newest)
+			newest = q.items[i].key;
+	now = q.now;
+	lease_queue_clear(&q);
+	key = (uint64_t)now * 1000u + (uint64_t)(lease__store_wall_fraction(st) * 1000.0);
+	if (key <= newest)
+		key = newest + 1;
+	/* 2. the ticket, keyed, in one write under a random id (one taken: another) */
 	for (tries = 0;; tries++) {
 		memset(t, 0, sizeof(*t));
 		if ((rc = lease_random_hex(t->id, LEASE_TICKET_ID_HEX / 2,
 		                           lease_store_random(st))) < 0)
 			return lease__store_set_error(st, rc, "no randomness for the ticket id");
 		snprintf(t->refname, sizeof(t->refname), "%s%s", prefix, t->id);
+		snprintf(t->name, sizeof(t->name), "%s", name);
 		snprintf(t->owner, sizeof(t->owner), "%s", owner);
 		snprintf(t->host, sizeof(t->host), "%s", host);
+		t->key = key;
 		t->since = since > 0 ? since : now;
 		t->ttl_seconds = ttl_seconds;
 		t->expires_at = now + ttl_seconds;
-		if ((rc = write_ticket(st, name, t, NULL, &t->oid)) < 0)
-			return rc;
-		if ((rc = lease_cas_create_ref(st, t->refname, &t->oid)) == 0)
+		if ((rc = ticket_run(st, name, t->refname, t, NULL, 0, NULL)) == 0)
 			break;
 		if (rc != LEASE_ECAS || tries >= 3)
 			return rc; /* unknown: the ticket may be there; it expires or is reaped */
+		lease__store_clear_error(st);
 	}
 	me->held = 1;
 	me->renewed_at = now;
 	t->readable = t->live = 1;
-	/* 2. the number: the store time in ms, past every key read now */
-	if ((rc = lease_queue_read(&q, st, name)) < 0)
-		goto fail;
-	for (i = 0; i < q.count; i++)
-		if (q.items[i].key > newest)
-			newest = q.items[i].key;
-	now = q.now;
-	lease_queue_clear(&q);
-	frac = lease__store_wall_fraction(st);
-	t->key = (uint64_t)now * 1000u + (uint64_t)(frac * 1000.0);
-	if (t->key <= newest)
-		t->key = newest + 1;
-	t->expires_at = now + ttl_seconds;
-	if ((rc = write_ticket(st, name, t, &t->oid, &oid)) < 0 ||
-	    (rc = lease_cas_replace_ref(st, t->refname, &t->oid, &oid)) < 0)
-		goto fail;
-	t->oid = oid;
-	me->renewed_at = now;
 	return 0;
-fail:
-	lease__ticket_drop(me, st);
-	return rc;
 }
 
 int lease__ticket_renew(lease_own_ticket *me, lease_store *st, const char *name)
 {
 	lease_ticket n = me->t;
-	int64_t now = lease_store_now(st);
-	lease_oid oid;
-	int rc;
+	int rc, moved = 0;
 
 	lease__store_clear_error(st); /* a call begins: its first error wins */
 	if (!me->held)
 		return LEASE_ECAS;
-	if (now >= me->t.expires_at) /* never revive an expired ticket */
-		return lease__store_set_error(st, LEASE_EEXPIRED, "%s: the ticket expired", name);
-	n.expires_at = now + n.ttl_seconds;
-	if ((rc = write_ticket(st, name, &n, &me->t.oid, &oid)) < 0)
-		return rc;
-	if ((rc = lease_cas_replace_ref(st, me->t.refname, &me->t.oid, &oid)) < 0) {
-		if (rc == LEASE_ECAS)
+	rc = ticket_run(st, name, me->t.refname, &n, &me->t.oid, me->t.expires_at, &moved);
+	if (rc < 0) {
+		if (moved) /* reaped or replaced: not ours to delete */
 			me->held = 0;
 		return rc;
 	}
-	n.oid = oid;
 	me->t = n;
-	me->renewed_at = now;
+	me->renewed_at = n.expires_at - n.ttl_seconds;
 	return 0;
 }
 
 void lease__ticket_drop(lease_own_ticket *me, lease_store *st)
 {
 	if (me->held)
-		(void)lease_cas_delete_ref(st, me->t.refname, &me->t.oid);
+		(void)ticket_run(st, me->t.name, me->t.refname, NULL, &me->t.oid, 0, NULL);
 	me->held = 0;
+}
+
+int lease_ticket_delete(lease_store *st, const lease_ticket *t)
+{
+	lease__store_clear_error(st); /* a call begins: its first error wins */
+	if (!t)
+		return lease__store_set_error(st, LEASE_EINVALID, "no ticket given");
+	return ticket_run(st, t->name, t->refname, NULL, &t->oid, 0, NULL);
 }
 
 int lease_queue_reap(lease_store *st, const char *name, size_t *removed)
@@ -371,7 +453,7 @@ int lease_queue_reap(lease_store *st, const char *name, size_t *removed)
 	for (i = 0; i < q.count; i++) {
 		if (q.items[i].live)
 			continue;
-		rc = lease_cas_delete_ref(st, q.items[i].refname, &q.items[i].oid);
+		rc = lease_ticket_delete(st, &q.items[i]);
 		if (rc == 0)
 			n++;
 		else if (rc != LEASE_ECAS && !first)

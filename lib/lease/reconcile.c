@@ -143,7 +143,7 @@ static int sweep_locks(lease_reconcile_report *r, size_t *cap, lease_store *st,
 
 /* The stale tickets of lease @p name's queue (protocol.md §5 "Fair waiting"):
  * stale-ticket on its entry (found or added) and, with --reap, each deleted
- * by CAS from the oid read. */
+ * by CAS from the oid read, through the write engine (lease_ticket_delete). */
 static int stale_tickets(lease_reconcile_report *r, size_t *cap, size_t sorted, lease_store *st,
                          const lease_reconcile_options *o, const char *name)
 {
@@ -164,7 +164,7 @@ static int stale_tickets(lease_reconcile_report *r, size_t *cap, size_t sorted, 
 		stale++;
 		if (t->readable && r->now - t->expires_at > past)
 			past = r->now - t->expires_at;
-		if (o->reap && lease_cas_delete_ref(st, t->refname, &t->oid) == 0)
+		if (o->reap && lease_ticket_delete(st, t) == 0)
 			removed++;
 	}
 	lease_queue_clear(&q);

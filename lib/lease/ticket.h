@@ -16,25 +16,30 @@ typedef struct lease_own_ticket {
 } lease_own_ticket;
 
 /**
- * Take a ticket for lease @p name, as the bakery algorithm takes a number:
- * create refs/<ns>-queue/<name>/<random id> with key 0 ("choosing"), then
- * read the queue and write key = the store time in ms, raised past every
- * key read, by CAS on the same ref. @p since is kept from an earlier ticket
- * of the same wait (0: now).
- * @return 0, or an error (the choosing ticket is deleted again when the
- *         key could not be written)
+ * Take a ticket for lease @p name, as the bakery algorithm takes a number,
+ * in one write (protocol.md §5 "Fair waiting", issue 39 item 3): list the
+ * queue, then create refs/<ns>-queue/<name>/<random id> with key = the
+ * store time of the listing in ms, raised past every key listed; the create
+ * goes through the one write engine (commit.c, issue 38 item 1). @p since
+ * is kept from an earlier ticket of the same wait (0: now).
+ * @return 0, or an error (nothing left behind but, on an unknown outcome,
+ *         a ticket that expires or is reaped)
  */
 int lease__ticket_take(lease_own_ticket *me, lease_store *st, const char *name, const char *owner,
                        const char *host, int64_t ttl_seconds, int64_t since);
 
 /**
- * Renew @p me by CAS (expires_at = now + ttl). @return 0; LEASE_EEXPIRED
- * when the ticket had expired (it is not renewed: the caller takes a new
- * one); LEASE_ECAS when the ref is gone or changed (reaped); or an error.
+ * Renew @p me by CAS (expires_at = now + ttl), through the one write engine
+ * (commit.c: settled, bounded, backed off while refused). @return 0;
+ * LEASE_EEXPIRED when the ticket had expired (it is not renewed: the caller
+ * drops it and takes a new one); LEASE_ECAS when the ref is gone or changed
+ * (reaped: held becomes 0) or the store kept refusing while it did not move
+ * (held stays 1: the caller drops it); or an error.
  */
 int lease__ticket_renew(lease_own_ticket *me, lease_store *st, const char *name);
 
-/** Delete @p me by CAS from its oid (best effort); held becomes 0. */
+/** Delete @p me by CAS from its oid through the write engine (best effort);
+ *  held becomes 0. */
 void lease__ticket_drop(lease_own_ticket *me, lease_store *st);
 
 #endif

@@ -335,9 +335,10 @@ typedef struct fair_wait {
 } fair_wait;
 
 /* The live ticket a fair waiter @p me must let go first (the bakery rule):
- * one still choosing its key (key 0), else the oldest with a smaller (key,
- * id); NULL when there is none. *present is 1 when @p me's own ticket is in
- * @p q as written. */
+ * one still choosing its key (key 0: an earlier build's ticket, taken in two
+ * writes; this build keys a ticket as it creates it), else the oldest with
+ * a smaller (key, id); NULL when there is none. *present is 1 when @p me's
+ * own ticket is in @p q as written. */
 static const lease_ticket *queue_head(const lease_queue *q, const lease_own_ticket *me,
                                       int *present)
 {
@@ -448,7 +449,7 @@ static void fair_behind(fair_wait *f, const lease_ticket *head, lease_wait_look 
 }
 
 /* Looks the last round of a fair wait takes at a ticket ahead that is still
- * choosing its key, 100 ms apart. */
+ * choosing its key (an earlier build's, key 0), 100 ms apart. */
 #define LEASE_FAIR_LAST_CHOOSING 20
 
 /* One round of a fair wait: the ticket, the queue, and the lease when this

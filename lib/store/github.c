@@ -21,6 +21,7 @@
 #define EMPTY_TREE        "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 #define ZERO_OID          "0000000000000000000000000000000000000000"
 #define GQL_BATCH         100   /* aliased object look-ups per GraphQL request */
+#define GH_WRITTEN        4     /* commits this transport wrote, kept for its listings */
 #define GQL_REFS_BATCH    50    /* aliased ref look-ups per GraphQL request (read_refs) */
 #define SNAP_PREFIX_MAX   80    /* bytes of the directory an absence listing covers */
 #define REQ_MAX_MS        30000 /* bound on one request inside the operation timeout */
@@ -76,6 +77,11 @@ typedef struct gh_transport {
 	uint64_t poll_used[GH_PROBES]; /* when each was last used (poll_tick) */
 	uint64_t poll_tick;
 	lease_probe lpoll; /* a waiter's last conditional listing (wait_refs_change) */
+	/* the commits written last (write_commit), as a read would give them: a
+	 * listing that shows one is not sent to GraphQL for it (issue 39 item 3:
+	 * a fair waiter's queue reads cost the listing alone) */
+	lease_commit written[GH_WRITTEN];
+	size_t written_next;
 	lease_clock clock; /* the store options' clock: every wait, deadline and Date's age */
 	char *ca_file;     /* the options' ca_bundle (messages), or NULL */
 	char *ca_from;     /* how messages name it (ca_bundle_source), or NULL */
@@ -1439,6 +1445,61 @@ static void pace_write(gh_transport *g)
 	g->paced_ms += wait;
 }
 
+/* Keep the commit just written (oid @p oid) as a read would give it, in
+ * place of the oldest kept (best effort: no memory, not kept). */
+static void remember_written(gh_transport *g, const lease_oid *oid, const lease_oid *parent,
+                             const char *message, int64_t when)
+{
+	lease_commit *c = &g->written[g->written_next++ % GH_WRITTEN];
+
+	lease_commit_clear(c);
+	if (!(c->message = strdup(message)))
+		return;
+	c->oid = *oid;
+	c->is_commit = 1;
+	c->has_parent = parent != NULL;
+	if (parent)
+		c->parent = *parent;
+	c->time = when;
+}
+
+static const lease_commit *find_written(const gh_transport *g, const lease_oid *oid)
+{
+	size_t i;
+
+	for (i = 0; i < GH_WRITTEN; i++)
+		if (g->written[i].message && lease_oid_equal(&g->written[i].oid, oid))
+			return &g->written[i];
+	return NULL;
+}
+
+/* The entries of @p l whose commit (and its parent, when it has one) this
+ * transport wrote: filled from what it kept, not read again. */
+static int serve_written(const gh_transport *g, lease_ref_list *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->count; i++) {
+		lease_ref_entry *e = &l->items[i];
+		const lease_commit *c = find_written(g, &e->oid), *p;
+
+		if (!c || e->has_commit)
+			continue;
+		p = c->has_parent ? find_written(g, &c->parent) : NULL;
+		if (c->has_parent && !p)
+			continue; /* the parent is the prefetch's to read */
+		if (lease_commit_copy(&e->commit, c) < 0)
+			return LEASE_ENOMEM;
+		e->has_commit = 1;
+		if (p) {
+			if (lease_commit_copy(&e->parent_commit, p) < 0)
+				return LEASE_ENOMEM;
+			e->has_parent_commit = 1;
+		}
+	}
+	return 0;
+}
+
 static int gh_write_commit(lease_transport *t, lease_oid *out, const lease_oid *parent,
                            const char *message, int64_t when)
 {
@@ -1477,6 +1538,8 @@ static int gh_write_commit(lease_transport *t, lease_oid *out, const lease_oid *
 			rc = gh_err(g, LEASE_EINTERNAL,
 			            "malformed answer from GitHub writing a "
 			            "commit");
+		else
+			remember_written(g, out, parent, message, when);
 	} else if (rp.r.status == 422 && contains_ci(rest_message(&rp), "rule")) {
 		char msg[MSG_EXCERPT + 1];
 		excerpt(msg, sizeof(msg), rest_message(&rp));
@@ -2106,16 +2169,22 @@ static int prefetch_commits(gh_transport *g, lease_ref_list *l)
 	for (start = 0; start < l->count; start += GQL_BATCH) {
 		size_t end = start + GQL_BATCH < l->count ? start + GQL_BATCH : l->count;
 		size_t qcap = 256 + (end - start) * 80 + sizeof(GQL_OBJECT_FRAGMENT);
-		char *q = malloc(qcap), hex[LEASE_OID_HEXSZ + 1];
+		char *q, hex[LEASE_OID_HEXSZ + 1];
 		json_t *vars, *repo;
 		gh_reply rp;
 
-		if (!q)
+		for (i = start; i < end && l->items[i].has_commit; i++)
+			;
+		if (i == end)
+			continue; /* every commit of the batch served (serve_written()) */
+		if (!(q = malloc(qcap)))
 			return LEASE_ENOMEM;
 		n = (size_t)snprintf(q, qcap,
 		                     "query($owner:String!,$name:String!){repository(owner:$owner,"
 		                     "name:$name){id");
 		for (i = start; i < end; i++) {
+			if (l->items[i].has_commit)
+				continue;
 			lease_oid_tohex(hex, &l->items[i].oid);
 			n += (size_t)snprintf(q + n, qcap - n, " o%zu:object(oid:\"%s\"){...C}",
 			                      i - start, hex);
@@ -2140,6 +2209,8 @@ static int prefetch_commits(gh_transport *g, lease_ref_list *l)
 			lease_ref_entry *e = &l->items[i];
 			char alias[24]; /* "o" + a size_t */
 			json_t *obj, *parents;
+			if (e->has_commit)
+				continue;
 			snprintf(alias, sizeof(alias), "o%zu", i - start);
 			obj = json_object_get(repo, alias);
 			if (!json_is_object(obj))
@@ -2173,6 +2244,8 @@ static int gh_list_refs(lease_transport *t, lease_ref_list *out, const char *pre
 	if (!snap_serve(g, out, prefix, &rc) && rc == 0)
 		rc = rest_list(g, out, prefix + 5);
 	note_held(g, out->count);
+	if (rc == 0)
+		rc = serve_written(g, out);
 	if (rc == 0 && out->count > 0 && g->sight != GQL_BLIND)
 		rc = prefetch_commits(g, out);
 	return rc;
@@ -2467,11 +2540,14 @@ static const char *gh_last_error(lease_transport *t)
 static void gh_free(lease_transport *t)
 {
 	gh_transport *g = (gh_transport *)t;
+	size_t i;
 
 	if (!g)
 		return;
 	lease__http_free(g->http);
 	snap_drop(g);
+	for (i = 0; i < GH_WRITTEN; i++)
+		lease_commit_clear(&g->written[i]);
 	free(g->api);
 	free(g->graphql);
 	free(g->token_file);

@@ -30,7 +30,8 @@ typedef struct lease_ticket {
 	char refname[LEASE_NS_MAX + LEASE_NAME_MAX + 48]; /**< refs/<ns>-queue/<name>/<id> */
 	char id[LEASE_TICKET_ID_HEX + 1];                 /**< random hex: the tie-break */
 	char name[LEASE_NAME_MAX + 1];                    /**< the lease's name */
-	uint64_t key;  /**< the order: store time in ms, raised past every key seen; 0 = choosing */
+	uint64_t key;  /**< the order: store time in ms, raised past every key seen; 0 = choosing
+	                    (an earlier build's ticket, taken in two writes) */
 	lease_oid oid; /**< the ticket ref's target */
 	int readable;  /**< 0: its commit or payload could not be read (never live) */
 	char owner[LEASE_IDENT_MAX + 1];
@@ -81,8 +82,20 @@ REFLEASE_EXTERN int lease_queue_read_all(lease_queue *out, lease_store *st);
 REFLEASE_EXTERN size_t lease_queue_position(const lease_queue *q, const char *id);
 
 /**
+ * Delete the ticket @p t (borrowed, as lease_queue_read() read it) by CAS
+ * from t->oid, through the one write engine (protocol.md §5 "Fair waiting",
+ * issue 38 item 1: a lost or unanswered delete settled by re-reading, the
+ * unknown-outcome bound, the backoff while the store refuses and nothing
+ * moves). Used by reconcile --reap and a dead fair waiter's ticket guard.
+ * @return 0 (deleted, verified), LEASE_ECAS (the ticket moved or is gone:
+ *         not deleted), LEASE_EINVALID (not a ticket ref), or the store's
+ *         error (the handle's message says why)
+ */
+REFLEASE_EXTERN int lease_ticket_delete(lease_store *st, const lease_ticket *t);
+
+/**
  * Delete every ticket of lease @p name that is not live (expired beyond the
- * skew margin, or unreadable), each by CAS from the oid read (reconcile
+ * skew margin, or unreadable), each with lease_ticket_delete() (reconcile
  * --reap, anomaly stale-ticket).
  * @param removed  receives the number deleted (may be NULL)
  * @return 0, or the first error (the sweep goes on past a lost CAS)
