@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+_Static_assert(LEASE_SET_MAX <= LEASE_PAYLOAD_SET_MAX, "a payload names every member of a set");
+
 typedef struct set_ctx {
 	op_kind kind;
 	lease_set_result *out;
@@ -119,6 +121,35 @@ static size_t set_one_token(set_ctx *x)
 	return nwrite;
 }
 
+/* The set field of every live commit of a set write of 2 or more
+ * (protocol.md §2, "Sets"; issue 40 B65): every member's name and the
+ * write's id, the first written member's nonce (random per write; a
+ * refused write sent again keeps its commits, so its id), and the oid the
+ * write moves each member from (@p s, the round's read). */
+static void set_stamp(const set_ctx *x, const lease_ref_state *s, lease_plan *pl)
+{
+	const char *id = NULL;
+	size_t i, j;
+
+	if (x->n < 2 || !lease__rt_live_kind(x->kind))
+		return;
+	for (i = 0; i < x->n; i++) {
+		if (pl[i].skip)
+			continue;
+		if (!id)
+			id = pl[i].p.nonce;
+		pl[i].p.has_set = 1;
+		pl[i].p.set_count = (int)x->n;
+		memcpy(pl[i].p.set_write, id, sizeof(pl[i].p.set_write));
+		for (j = 0; j < x->n; j++) {
+			snprintf(pl[i].p.set_members[j], sizeof(pl[i].p.set_members[j]), "%s",
+			         x->c[j]->name);
+			if (s[j].present)
+				pl[i].p.set_from[j] = s[j].oid;
+		}
+	}
+}
+
 /* The engine's plan: decide every member on the set's read @p r->s; write
  * the members that change, or end with the answer. */
 static lease_step set_plan(void *ctx, const lease_round *r, lease_plan *pl)
@@ -159,6 +190,7 @@ static lease_step set_plan(void *ctx, const lease_round *r, lease_plan *pl)
 		pl[i].token_changed = x->d[i].token_changed;
 		pl[i].built_at = x->d[i].built_at;
 	}
+	set_stamp(x, s, pl);
 	return lease_step_write();
 }
 
