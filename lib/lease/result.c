@@ -6,6 +6,7 @@
 #include "util/util.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -107,6 +108,29 @@ lease_status_id lease__rt_read_status(lease_store *st, const lease_ref_state *s,
 	return LEASE_STATUS_LIVE;
 }
 
+/* A live member whose set write was cut by a crash is held by no one
+ * (protocol.md "Sets"): `expired`, free to take, saying why. */
+static int status_cut(lease_result *out, lease_store *st, const lease_payload *p)
+{
+	op_ctx *c = calloc(1, sizeof(*c));
+	int cut;
+
+	if (!c)
+		return lease__rt_result_fail(out, st, LEASE_ENOMEM, NULL);
+	c->st = st;
+	c->name = p->name;
+	cut = lease__set_cut_read(c, p);
+	if (cut > 0) {
+		out->status = LEASE_STATUS_EXPIRED;
+		snprintf(out->message, sizeof(out->message),
+		         "held by no one: its set write did not reach '%s' (a set writer killed "
+		         "between its renames); free to take",
+		         c->cut_names[0]);
+	}
+	free(c);
+	return cut < 0 ? lease__rt_result_fail(out, st, cut, NULL) : 0;
+}
+
 int lease_status(lease_result *out, lease_store *st, const char *name)
 {
 	lease_ref_state s;
@@ -136,6 +160,8 @@ int lease_status(lease_result *out, lease_store *st, const char *name)
 		                           s.payload_error);
 	else
 		out->status = lease__rt_read_status(st, &s, now);
+	if (rc == 0 && out->status == LEASE_STATUS_LIVE && s.payload.has_set)
+		rc = status_cut(out, st, &s.payload);
 	if (out->has_payload) {
 		int approx = 0;
 		lease_payload_ttl(&out->payload, 0, &approx);

@@ -253,6 +253,11 @@ static lease_step set_landed(void *ctx, const lease_round *r, const lease_writte
 			if (!w[i].skipped &&
 			    (!r->s[i].present || !lease_oid_equal(&r->s[i].oid, &w[i].oid)))
 				return lease_step_decide();
+	for (i = 0; i < x->n; i++)
+		if (!w[i].skipped && lease__set_cut_lost(x->c[i])) {
+			lease__set_cut_answer(x->c[i], &r->s[i]);
+			return lease_step_done(set_fail(x, i, LEASE_EHELD));
+		}
 	return lease_step_done(set_answer(x, r->s, w, r->now));
 }
 
@@ -314,6 +319,95 @@ static lease_step set_failed(void *ctx, const lease_round *r, lease_engine_failu
 }
 
 static const lease_engine_ops set_ops = {set_plan, set_landed, set_failed};
+
+/* ---- a set cut by a crash (protocol.md "Sets"; issue 40 B65) ------------ */
+
+/* Read @p n of @p names: 1 for each at @p from (present at it, or absent
+ * where it is zero) in @p at. @return 0 or a read error. */
+static int cut_scan(lease_store *st, const char *const *names, const lease_oid *from, size_t n,
+                    int *at)
+{
+	lease_ref_state *s = calloc(n ? n : 1, sizeof(*s));
+	size_t i;
+	int rc;
+
+	if (n == 0) {
+		free(s);
+		return 0;
+	}
+	if (!s)
+		return LEASE_ENOMEM;
+	if ((rc = lease_fetch_refs(s, st, names, n, NULL)) == 0)
+		for (i = 0; i < n; i++) {
+			at[i] = s[i].present ? lease_oid_equal(&s[i].oid, &from[i])
+			                     : lease_oid_is_zero(&from[i]);
+			lease_ref_state_clear(&s[i]);
+		}
+	free(s);
+	return rc;
+}
+
+int lease__set_cut_read(op_ctx *c, const lease_payload *p)
+{
+	const char *names[LEASE_SET_MAX] = {NULL};
+	lease_oid from[LEASE_SET_MAX];
+	int at[LEASE_SET_MAX] = {0}, i, rc;
+	size_t n = 0, j;
+
+	c->cut_n = 0;
+	memset(from, 0, sizeof(from));
+	if (!p->has_set || p->phase == LEASE_PHASE_RELEASED)
+		return 0;
+	for (i = 0; i < p->set_count && i < LEASE_SET_MAX; i++)
+		if (strcmp(p->set_members[i], p->name) != 0) {
+			names[n] = p->set_members[i];
+			from[n++] = p->set_from[i];
+		}
+	if ((rc = cut_scan(c->st, names, from, n, at)) < 0)
+		return rc;
+	for (j = 0; j < n; j++)
+		if (at[j]) {
+			snprintf(c->cut_names[c->cut_n], sizeof(c->cut_names[0]), "%s", names[j]);
+			c->cut_from[c->cut_n++] = from[j];
+		}
+	if (c->cut_n)
+		lease__store_log(c->st, LEASE_LOG_INFO,
+		                 "%s: its set write %s did not reach %s: held by no one", c->name,
+		                 p->set_write, c->cut_names[0]);
+	return c->cut_n > 0;
+}
+
+int lease__set_cut_lost(op_ctx *c)
+{
+	const char *names[LEASE_SET_MAX] = {NULL};
+	int at[LEASE_SET_MAX] = {0}, i;
+
+	for (i = 0; i < c->cut_n; i++)
+		names[i] = c->cut_names[i];
+	if (c->cut_n == 0)
+		return 0;
+	if (cut_scan(c->st, names, c->cut_from, (size_t)c->cut_n, at) < 0)
+		return 1;
+	for (i = 0; i < c->cut_n; i++)
+		if (!at[i])
+			return 1;
+	return 0;
+}
+
+int lease__set_cut_answer(op_ctx *c, const lease_ref_state *s)
+{
+	lease_result *out = c->out;
+
+	lease__rt_result_state(out, s);
+	out->status = LEASE_STATUS_HELD;
+	out->holds_token = 0;
+	memset(out->payload.lease_token, 0, sizeof(out->payload.lease_token));
+	return lease__rt_result_fail(
+	        out, c->st, LEASE_EHELD,
+	        "held: the set write this acquire found cut reached '%s' while it took the lease "
+	        "(protocol.md \"Sets\"); not acquired, its commit is left to expire",
+	        c->cut_names[0]);
+}
 
 /* The set's contexts, one per member, checked before any I/O (F08). */
 static int set_prepare(set_ctx *x, const char *const *names, const lease_op_options *opts)
