@@ -362,8 +362,8 @@ END_TEST
  * every earlier 1.2 reader ignores it; a reader and a writer refuse a set
  * that cannot be true. */
 #define SET_FROM "0123456789abcdef0123456789abcdef01234567"
-#define SET_OK                                                                              \
-	",\"set\":{\"members\":[{\"from\":\"" SET_FROM "\",\"name\":\"deploy-prod\"},"          \
+#define SET_OK                                                                                     \
+	",\"set\":{\"members\":[{\"from\":\"" SET_FROM "\",\"name\":\"deploy-prod\"},"             \
 	"{\"name\":\"db\"}],\"write\":\"00112233445566ff\"}"
 START_TEST(set_field_1_2)
 {
@@ -1235,10 +1235,10 @@ Suite *schemas_suite(void)
 	suitefix_add(s, "payload", 20, NULL, ONE(prebump_payload_validates),
 	             ONE(emit_is_canonical_and_round_trips), ONE(message_summary_ops),
 	             ONE(newer_minor_parses_not_writable), ONE(heartbeat_fields_1_2),
-	             ONE(queue_fields_1_2), ONE(set_field_1_2), ONE(released_ttl_rules), ONE(validate_struct_rules),
-	             LOOP(malformed_table, 0, (int)NBAD), ONE(oversized_message),
-	             ONE(null_and_small_buffers), ONE(mutations_never_crash),
-	             ONE(time_format_parse), NULL);
+	             ONE(queue_fields_1_2), ONE(set_field_1_2), ONE(released_ttl_rules),
+	             ONE(validate_struct_rules), LOOP(malformed_table, 0, (int)NBAD),
+	             ONE(oversized_message), ONE(null_and_small_buffers),
+	             ONE(mutations_never_crash), ONE(time_format_parse), NULL);
 	suitefix_add(s, "names", 0, NULL,
 	             LOOP(hostile_name_rejected, 0,
 	                  (int)(sizeof(hostile_names) / sizeof(hostile_names[0]))),

@@ -35,8 +35,9 @@
  *                lock left is one the next writer breaks at once: no name
  *                is blocked by a dead writer's lock
  *   PROP_SUBSET  no ref holds a write of a set whose other member does not
- *                (B65's claim; the documented limit: a crash between the
- *                renames leaves a strict subset until its TTL)
+ *                (B65: fails, a crash between the renames leaves a strict
+ *                subset of refs written; readers take such a member for cut,
+ *                held by no one: protocol.md "Sets", "A set cut by a crash")
  * Runs: docs/model/setlocks.runs.
  *   correct               PROP_WHOLE, PROP_CAS, PROP_ATOMIC, PROP_LIVE hold
  *   -DPROP_SUBSET         fails: the finding (B65), not hidden

@@ -6,8 +6,8 @@
 #include "util/util.h"
 
 #include <stdarg.h>
-#include <stdlib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- statuses (cli.md) --------------------------------------------------- */

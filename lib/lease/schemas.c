@@ -757,8 +757,10 @@ static int parse_set_member(lease_payload *p, size_t i, json_t *v, char *err, si
 	             !is_lower_hex(json_string_value(from), LEASE_OID_HEXSZ) ||
 	             lease_oid_fromhex(&p->set_from[i], json_string_value(from)) < 0 ||
 	             lease_oid_is_zero(&p->set_from[i]))) {
-		lease__error_set(err, errlen, "set.members: '%s': from must be %d lowercase hex "
-		                 "characters, not all zero", p->set_members[i], LEASE_OID_HEXSZ);
+		lease__error_set(err, errlen,
+		                 "set.members: '%s': from must be %d lowercase hex "
+		                 "characters, not all zero",
+		                 p->set_members[i], LEASE_OID_HEXSZ);
 		return LEASE_EPAYLOAD;
 	}
 	return 0;

@@ -356,7 +356,10 @@ int lease__set_cut_read(op_ctx *c, const lease_payload *p)
 
 	c->cut_n = 0;
 	memset(from, 0, sizeof(from));
-	if (!p->has_set || p->phase == LEASE_PHASE_RELEASED)
+	/* github applies a set write atomically (updateRefs: "if one of them is
+	 * rejected, no other ref will be modified"): never cut there, so no
+	 * read is spent looking (every request counts, issue 39) */
+	if (!p->has_set || p->phase == LEASE_PHASE_RELEASED || lease__store_budgeted(c->st))
 		return 0;
 	for (i = 0; i < p->set_count && i < LEASE_SET_MAX; i++)
 		if (strcmp(p->set_members[i], p->name) != 0) {

@@ -102,8 +102,9 @@ typedef struct lease_payload {
 	 *  "A set cut by a crash". */
 	int has_set;
 	char set_write[LEASE_NONCE_HEXSZ + 1]; /**< the set write's id: 16 lowercase hex */
-	int set_count;                          /**< members named, 2..LEASE_PAYLOAD_SET_MAX */
-	char set_members[LEASE_PAYLOAD_SET_MAX][LEASE_NAME_MAX + 1]; /**< names, this one among them */
+	int set_count;                         /**< members named, 2..LEASE_PAYLOAD_SET_MAX */
+	char set_members[LEASE_PAYLOAD_SET_MAX]
+	                [LEASE_NAME_MAX + 1];      /**< names, this one among them */
 	lease_oid set_from[LEASE_PAYLOAD_SET_MAX]; /**< each member's oid before the write (zero:
 	                                              it was absent) */
 } lease_payload;
