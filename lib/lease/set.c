@@ -400,16 +400,18 @@ int lease__set_cut_lost(op_ctx *c)
 int lease__set_cut_answer(op_ctx *c, const lease_ref_state *s)
 {
 	lease_result *out = c->out;
+	int rc;
 
 	lease__rt_result_state(out, s);
-	out->status = LEASE_STATUS_HELD;
-	out->holds_token = 0;
-	memset(out->payload.lease_token, 0, sizeof(out->payload.lease_token));
-	return lease__rt_result_fail(
+	rc = lease__rt_result_fail(
 	        out, c->st, LEASE_EHELD,
 	        "held: the set write this acquire found cut reached '%s' while it took the lease "
 	        "(protocol.md \"Sets\"); not acquired, its commit is left to expire",
 	        c->cut_names[0]);
+	out->status = LEASE_STATUS_HELD; /* answered: a holder, not an error */
+	out->holds_token = 0;
+	memset(out->payload.lease_token, 0, sizeof(out->payload.lease_token));
+	return rc;
 }
 
 /* The set's contexts, one per member, checked before any I/O (F08). */
