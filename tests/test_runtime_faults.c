@@ -94,6 +94,7 @@ typedef struct script {
 	int drop_at;           /* drop bob's ticket at this one (a change) */
 	int reap_own_at;       /* delete the waiter's own ticket at this one ... */
 	int reap_woken_at;     /* ... or at this one, the wait then ending at once */
+	int wake_at;           /* end the wait at this one (a change: a new round) */
 	lease_own_ticket *bob; /* the ticket ahead */
 } script;
 
@@ -124,6 +125,8 @@ static int on_wait(double s, void *payload)
 		w->waited[w->n] = s;
 	}
 	w->n++;
+	if (w->n == w->wake_at)
+		change_pending = 1;
 	if (w->n == w->drop_at) {
 		lease__ticket_drop(w->bob, st);
 		change_pending = 1;
@@ -263,12 +266,16 @@ START_TEST(fair_waiter_retakes_reaped_ticket)
 	bob_queues(&bob);
 	clk += 3;
 	o = fair_alice(&w, &r, &bob, 120);
+	/* a wait goes on in looks at the clock (2 s on a store whose time is
+	 * this machine's, wait.c) without a new round: the round after a
+	 * change finds the ticket gone */
 	w.reap_own_at = 1;
-	w.reap_woken_at = 2;
-	w.drop_at = 3;
+	w.wake_at = 2;
+	w.reap_woken_at = 3;
+	w.drop_at = 4;
 	ck_assert_msg(lease_acquire(&r, st, "l", &o) == 0, "%s", r.message);
-	ck_assert_int_eq(w.n, 3);
-	ck_assert_ptr_nonnull(strstr(w.said[2], "queued behind bob@h's ticket"));
+	ck_assert_int_eq(w.n, 4);
+	ck_assert_ptr_nonnull(strstr(w.said[3], "queued behind bob@h's ticket"));
 	ck_assert_int_eq(r.payload.queued_at, T0 + 3);
 	ck_assert_uint_eq(tickets(NULL, NULL), 0);
 	lease_store_free(st);

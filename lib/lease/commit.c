@@ -131,6 +131,20 @@ static int landed_index(lease_engine *en, const lease_ref_state *s)
 	return lw.idx;
 }
 
+/* Record in @p w what a write of the plan @p pl on top of @p s (its parent
+ * commit @p parent, NULL for none) was based on; w->oid is the caller's. */
+static void note_written(lease_written *w, const lease_ref_state *s, const lease_plan *pl,
+                         const lease_oid *parent)
+{
+	w->has_base = s->present;
+	w->base = s->oid;
+	w->p = pl->p;
+	w->token_changed = pl->token_changed;
+	w->has_parent = parent != NULL;
+	if (parent)
+		w->parent = *parent;
+}
+
 static lease_written *remember(lease_engine *en)
 {
 	lease_written *w;
@@ -192,13 +206,7 @@ static int write_planned(lease_engine *en, const lease_ref_state *s, lease_plan 
 		}
 		w = remember(en);
 		w->oid = oid;
-		w->has_base = s->present;
-		w->base = s->oid;
-		w->p = pl->p;
-		w->token_changed = pl->token_changed;
-		w->has_parent = parent != NULL;
-		if (parent)
-			w->parent = *parent;
+		note_written(w, s, pl, parent);
 		if (pl->ttl <= 0)
 			return 0;
 		now2 = lease_store_now(en->st);
@@ -344,13 +352,7 @@ static int write_member(lease_engine *en, size_t i, const lease_ref_state *s, le
 	free(msg);
 	if (rc < 0)
 		return rc;
-	w->has_base = s->present;
-	w->base = s->oid;
-	w->p = pl->p;
-	w->token_changed = pl->token_changed;
-	w->has_parent = parent != NULL;
-	if (parent)
-		w->parent = *parent;
+	note_written(w, s, pl, parent);
 	en->nw++; /* writes sent (lease_round.writes) */
 	return 0;
 }
