@@ -112,22 +112,16 @@ lease_status_id lease__rt_read_status(lease_store *st, const lease_ref_state *s,
  * (protocol.md "Sets"): `expired`, free to take, saying why. */
 static int status_cut(lease_result *out, lease_store *st, const lease_payload *p)
 {
-	op_ctx *c = calloc(1, sizeof(*c));
-	int cut;
+	char mate[LEASE_NAME_MAX + 1];
+	int cut = lease_set_cut_mate(mate, sizeof(mate), st, p);
 
-	if (!c)
-		return lease__rt_result_fail(out, st, LEASE_ENOMEM, NULL);
-	c->st = st;
-	c->name = p->name;
-	cut = lease__set_cut_read(c, p);
 	if (cut > 0) {
 		out->status = LEASE_STATUS_EXPIRED;
 		snprintf(out->message, sizeof(out->message),
 		         "held by no one: its set write did not reach '%s' (a set writer killed "
 		         "between its renames); free to take",
-		         c->cut_names[0]);
+		         mate);
 	}
-	free(c);
 	return cut < 0 ? lease__rt_result_fail(out, st, cut, NULL) : 0;
 }
 

@@ -380,6 +380,28 @@ int lease__set_cut_read(op_ctx *c, const lease_payload *p)
 	return c->cut_n > 0;
 }
 
+int lease_set_cut_mate(char *mate, size_t matelen, lease_store *st, const lease_payload *p)
+{
+	op_ctx *c;
+	int cut;
+
+	if (mate && matelen)
+		mate[0] = '\0';
+	if (!st || !p)
+		return LEASE_EINVALID;
+	if (!p->has_set)
+		return 0;
+	if (!(c = calloc(1, sizeof(*c))))
+		return LEASE_ENOMEM;
+	c->st = st;
+	c->name = p->name;
+	cut = lease__set_cut_read(c, p);
+	if (cut > 0 && mate && matelen)
+		snprintf(mate, matelen, "%s", c->cut_names[0]);
+	free(c);
+	return cut;
+}
+
 int lease__set_cut_lost(op_ctx *c)
 {
 	const char *names[LEASE_SET_MAX] = {NULL};

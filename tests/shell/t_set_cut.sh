@@ -4,7 +4,8 @@
 # SIGKILLed between its per-member renames (placed by strace's fault
 # injection, as t_local_crash_loop.sh places it) leaves nothing held: the
 # member it renamed names a set write its mate does not show, so `status`
-# says `expired` (held by no one) and another owner's acquire takes it at
+# says `expired` (held by no one), `list` shows it `cut` with the member its
+# write did not reach (text and --json), and another owner's acquire takes it at
 # once; the mate is free once its dead writer's lock is broken. A whole set
 # stays held, and so does a member whose mate moved on after the set write.
 . "$(dirname "$0")/lease_lib.sh"
@@ -21,6 +22,15 @@ REFLEASE_OWNER=w0 expect_rc 137 strace -f -qq -o /dev/null -P "$L/d.lock" -e tra
   fail "B65: not killed between the set's renames: $(ls -a "$L")"
 out=$("$R" --store "$ST" status c) || fail "B65: status c: $out"
 case $out in *"c: expired"*"did not reach 'd'"*) ;; *) fail "B65: status of a cut set's member: $out" ;; esac
+# list shows the cut member as it is (B65): status cut, with the reason
+out=$("$R" --store "$ST" list) || fail "B65: list: $out"
+printf '%s\n' "$out" | grep -Eq '^c +claimed +cut ' ||
+  fail "B65: list shows a cut set's member not as cut: $out"
+case $out in *"its set write did not reach 'd': held by no one"*) ;;
+  *) fail "B65: list gives no reason for the cut member: $out" ;; esac
+out=$("$R" --store "$ST" --json list) || fail "B65: list --json: $out"
+case $out in *'"reason":'*"did not reach 'd'"*'"status":"cut"'* | *'"status":"cut"'*'"reason":'*) ;;
+  *) fail "B65: list --json: no cut status and reason: $out" ;; esac
 REFLEASE_OWNER=x expect_rc 0 "$R" --store "$ST" acquire c --ttl 300 --wait 0
 REFLEASE_OWNER=y expect_rc 0 "$R" --store "$ST" acquire d --ttl 300 --wait 0
 out=$("$R" --store "$ST" status c)
@@ -32,6 +42,9 @@ REFLEASE_OWNER=z expect_rc 3 "$R" --store "$ST" acquire e --wait 0
 REFLEASE_OWNER=z expect_rc 3 "$R" --store "$ST" acquire f e --wait 0
 out=$("$R" --store "$ST" status f)
 case $out in *"f: live"*) ;; *) fail "B65: a whole set's member not live: $out" ;; esac
+out=$("$R" --store "$ST" list)
+printf '%s\n' "$out" | grep -Eq '^f +claimed +live ' ||
+  fail "B65: list shows a whole set's member not live: $out"
 
 # a mate that moved on after the set write (broken, then taken alone) does
 # not free the other member: it is held by its set's holder still
