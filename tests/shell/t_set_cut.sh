@@ -5,7 +5,8 @@
 # injection, as t_local_crash_loop.sh places it) leaves nothing held: the
 # member it renamed names a set write its mate does not show, so `status`
 # says `expired` (held by no one), `list` shows it `cut` with the member its
-# write did not reach (text and --json), and another owner's acquire takes it at
+# write did not reach (text and --json), `reconcile` reports the anomaly
+# cut-set-write, and another owner's acquire takes it at
 # once; the mate is free once its dead writer's lock is broken. A whole set
 # stays held, and so does a member whose mate moved on after the set write.
 . "$(dirname "$0")/lease_lib.sh"
@@ -31,6 +32,11 @@ case $out in *"its set write did not reach 'd': held by no one"*) ;;
 out=$("$R" --store "$ST" --json list) || fail "B65: list --json: $out"
 case $out in *'"reason":'*"did not reach 'd'"*'"status":"cut"'* | *'"status":"cut"'*'"reason":'*) ;;
   *) fail "B65: list --json: no cut status and reason: $out" ;; esac
+# reconcile reports it: anomaly cut-set-write (a warning), naming the mate
+out=$("$R" --store "$ST" reconcile 2>&1)
+case $out in *cut-set-write*"did not reach 'd'"*) ;; *) fail "B65: reconcile: no cut-set-write: $out" ;; esac
+out=$("$R" --store "$ST" --json reconcile 2>&1)
+case $out in *'"cut-set-write"'*) ;; *) fail "B65: reconcile --json: no cut-set-write: $out" ;; esac
 REFLEASE_OWNER=x expect_rc 0 "$R" --store "$ST" acquire c --ttl 300 --wait 0
 REFLEASE_OWNER=y expect_rc 0 "$R" --store "$ST" acquire d --ttl 300 --wait 0
 out=$("$R" --store "$ST" status c)
@@ -45,6 +51,8 @@ case $out in *"f: live"*) ;; *) fail "B65: a whole set's member not live: $out" 
 out=$("$R" --store "$ST" list)
 printf '%s\n' "$out" | grep -Eq '^f +claimed +live ' ||
   fail "B65: list shows a whole set's member not live: $out"
+out=$("$R" --store "$ST" reconcile 2>&1)
+case $out in *cut-set-write*) fail "B65: reconcile calls a whole set cut: $out" ;; esac
 
 # a mate that moved on after the set write (broken, then taken alone) does
 # not free the other member: it is held by its set's holder still
