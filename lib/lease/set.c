@@ -6,6 +6,7 @@
  * same unknown-outcome bound, the same answer to a refusal while nothing
  * moves (issue 38 item 1). */
 #include "lease/commit.h"
+#include "lease/door.h"
 #include "lease/op.h"
 #include "lease/policy.h"
 #include "store/frontend.h"
@@ -347,6 +348,29 @@ static int cut_scan(lease_store *st, const char *const *names, const lease_oid *
 	return rc;
 }
 
+/* Read again the members of @p names still marked in @p at; unmark those
+ * that moved from @p from. @return 0 or a read error. */
+static int recheck(lease_store *st, const char *const *names, const lease_oid *from, size_t n,
+                   int *at)
+{
+	const char *left[LEASE_SET_MAX];
+	lease_oid lfrom[LEASE_SET_MAX];
+	int lat[LEASE_SET_MAX] = {0}, rc;
+	size_t idx[LEASE_SET_MAX], m = 0, j;
+
+	for (j = 0; j < n; j++)
+		if (at[j]) {
+			idx[m] = j;
+			left[m] = names[j];
+			lfrom[m++] = from[j];
+		}
+	if ((rc = cut_scan(st, left, lfrom, m, lat)) < 0)
+		return rc;
+	for (j = 0; j < m; j++)
+		at[idx[j]] = lat[j];
+	return 0;
+}
+
 int lease__set_cut_read(op_ctx *c, const lease_payload *p)
 {
 	const char *names[LEASE_SET_MAX] = {NULL};
@@ -367,6 +391,20 @@ int lease__set_cut_read(op_ctx *c, const lease_payload *p)
 			from[n++] = p->set_from[i];
 		}
 	if ((rc = cut_scan(c->st, names, from, n, at)) < 0)
+		return rc;
+	/* A mate still at its old commit may be one whose rename is still to
+	 * come: the set's writer took every member's ref lock before its first
+	 * rename and holds each until that member's own. A mate whose lock a
+	 * live writer holds is a write in progress, not a cut (the member is
+	 * held); one whose lock is gone or dead is read again, since its
+	 * writer may have renamed it between the read and the look. */
+	for (j = 0; j < n; j++)
+		if (at[j] && (rc = lease__ref_write_live(c->st, names[j])) != 0) {
+			if (rc < 0)
+				return rc;
+			at[j] = 0;
+		}
+	if ((rc = recheck(c->st, names, from, n, at)) < 0)
 		return rc;
 	for (j = 0; j < n; j++)
 		if (at[j]) {
