@@ -357,6 +357,84 @@ START_TEST(queue_fields_1_2)
 }
 END_TEST
 
+/* The set field (protocol.md §2, "Sets"; issue 40 B65): optional in 1.2.0,
+ * read and written (round trip); unknown (ignored) in a 1.1.0 payload, as
+ * every earlier 1.2 reader ignores it; a reader and a writer refuse a set
+ * that cannot be true. */
+#define SET_FROM "0123456789abcdef0123456789abcdef01234567"
+#define SET_OK                                                                                     \
+	",\"set\":{\"members\":[{\"from\":\"" SET_FROM "\",\"name\":\"deploy-prod\"},"             \
+	"{\"name\":\"db\"}],\"write\":\"00112233445566ff\"}"
+START_TEST(set_field_1_2)
+{
+	static const struct {
+		const char *extra, *msg;
+	} bad[] = {
+	        {",\"set\":[]", "set: must be {"},
+	        {",\"set\":{\"members\":[],\"write\":\"00112233445566ff\"}", "must name 2 to 16"},
+	        {",\"set\":{\"members\":[{\"name\":\"deploy-prod\"},{\"name\":\"db\"}],"
+	         "\"write\":\"0011\"}",
+	         "set: must be {"},
+	        {",\"set\":{\"members\":[{\"name\":\"deploy-prod\"},{\"name\":\"../x\"}],"
+	         "\"write\":\"00112233445566ff\"}",
+	         "'../x' is not a lease name"},
+	        {",\"set\":{\"members\":[{\"name\":\"db\"},{\"name\":\"db2\"}],"
+	         "\"write\":\"00112233445566ff\"}",
+	         "must name this lease"},
+	        {",\"set\":{\"members\":[{\"name\":\"deploy-prod\"},{\"name\":\"deploy-prod\"}],"
+	         "\"write\":\"00112233445566ff\"}",
+	         "named twice"},
+	        {",\"set\":{\"members\":[{\"name\":\"deploy-prod\",\"from\":\"zz\"},{\"name\":"
+	         "\"db\"}],\"write\":\"00112233445566ff\"}",
+	         "from must be 40 lowercase hex"},
+	        {",\"set\":{\"members\":[\"deploy-prod\",\"db\"],\"write\":\"00112233445566ff\"}",
+	         "each must be {"},
+	};
+	char buf[4096], err[256], hex[LEASE_OID_HEXSZ + 1];
+	lease_payload p, q;
+	char *json = NULL;
+	size_t i;
+	int rc;
+
+	build_payload(buf, sizeof(buf), "sdlc_version", "\"1.2.0\"", NULL, NULL, SET_OK);
+	rc = lease_payload_parse(&p, buf, strlen(buf), err, sizeof(err));
+	ck_assert_msg(rc == 0, "rc=%d err=%s", rc, err);
+	ck_assert_int_eq(p.has_set, 1);
+	ck_assert_int_eq(p.set_count, 2);
+	ck_assert_str_eq(p.set_members[1], "db");
+	ck_assert_str_eq(p.set_write, "00112233445566ff");
+	lease_oid_tohex(hex, &p.set_from[0]);
+	ck_assert_str_eq(hex, SET_FROM);
+	ck_assert_int_eq(lease_oid_is_zero(&p.set_from[1]), 1);
+	ck_assert_int_eq(lease_payload_emit(&json, &p), 0);
+	ck_assert_ptr_nonnull(strstr(json, SET_OK));
+	rc = lease_payload_parse(&q, json, strlen(json), err, sizeof(err));
+	ck_assert_msg(rc == 0, "rc=%d err=%s", rc, err);
+	ck_assert_int_eq(memcmp(&p, &q, sizeof(p)), 0);
+	free(json);
+	/* never on a released payload (lease__policy_released drops it) */
+	p.phase = LEASE_PHASE_RELEASED;
+	p.ttl_seconds = 0;
+	ck_assert_int_eq(lease_payload_validate(&p, err, sizeof(err)), LEASE_EPAYLOAD);
+	ck_assert_ptr_nonnull(strstr(err, "set: only a live payload"));
+
+	/* in 1.1.0 it is an unknown field: ignored, whatever it holds */
+	build_payload(buf, sizeof(buf), NULL, NULL, NULL, NULL, ",\"set\":7");
+	rc = lease_payload_parse(&p, buf, strlen(buf), err, sizeof(err));
+	ck_assert_msg(rc == 0, "rc=%d err=%s", rc, err);
+	ck_assert_int_eq(p.has_set, 0);
+
+	/* in 1.2.0 a reader checks it */
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		build_payload(buf, sizeof(buf), "sdlc_version", "\"1.2.0\"", NULL, NULL,
+		              bad[i].extra);
+		ck_assert_int_eq(lease_payload_parse(&p, buf, strlen(buf), err, sizeof(err)),
+		                 LEASE_EPAYLOAD);
+		ck_assert_msg(strstr(err, bad[i].msg), "case %zu: %s", i, err);
+	}
+}
+END_TEST
+
 START_TEST(newer_minor_parses_not_writable)
 {
 	char buf[2048], err[256];
@@ -1157,10 +1235,10 @@ Suite *schemas_suite(void)
 	suitefix_add(s, "payload", 20, NULL, ONE(prebump_payload_validates),
 	             ONE(emit_is_canonical_and_round_trips), ONE(message_summary_ops),
 	             ONE(newer_minor_parses_not_writable), ONE(heartbeat_fields_1_2),
-	             ONE(queue_fields_1_2), ONE(released_ttl_rules), ONE(validate_struct_rules),
-	             LOOP(malformed_table, 0, (int)NBAD), ONE(oversized_message),
-	             ONE(null_and_small_buffers), ONE(mutations_never_crash),
-	             ONE(time_format_parse), NULL);
+	             ONE(queue_fields_1_2), ONE(set_field_1_2), ONE(released_ttl_rules),
+	             ONE(validate_struct_rules), LOOP(malformed_table, 0, (int)NBAD),
+	             ONE(oversized_message), ONE(null_and_small_buffers),
+	             ONE(mutations_never_crash), ONE(time_format_parse), NULL);
 	suitefix_add(s, "names", 0, NULL,
 	             LOOP(hostile_name_rejected, 0,
 	                  (int)(sizeof(hostile_names) / sizeof(hostile_names[0]))),

@@ -196,6 +196,133 @@ START_TEST(set_taken_and_released_as_one)
 }
 END_TEST
 
+/* B65 (issue 40; protocol.md "Sets", "A set cut by a crash"): a set write
+ * that reached a but not b (b put back where the write moved it from, as a
+ * crash between local renames leaves it) holds nothing: status says
+ * expired and another owner takes a (_i 0). When the set write reaches b
+ * while that takeover writes a (_i 1: b moved right after a's replace
+ * landed, as the live set writer's last rename would), the takeover re-reads
+ * b and is not a success: held, not acquired. */
+static int (*mem_replace_ref)(lease_transport *, const char *, const lease_oid *,
+                              const lease_oid *);
+static int reach_armed;
+static lease_oid reach_oid; /* b's set commit */
+
+static int reach_replace(lease_transport *t, const char *refname, const lease_oid *old_oid,
+                         const lease_oid *new_oid)
+{
+	int rc = mem_replace_ref(t, refname, old_oid, new_oid);
+
+	if (rc == 0 && reach_armed && strcmp(refname, "refs/leases/a") == 0) {
+		reach_armed = 0;
+		ck_assert_int_eq(memstore_set_ref(mem, "refs/leases/b", &reach_oid), 0);
+	}
+	return rc;
+}
+
+START_TEST(cut_set_member_taken_unless_reached)
+{
+	lease_transport *t = memstore_new(&mem);
+	lease_set_result *r = calloc(1, sizeof(*r));
+	lease_op_options o = opts("alice"), ob = opts("bob");
+	lease_result one;
+	lease_store *st;
+	int rc;
+
+	ck_assert_ptr_nonnull(t);
+	t->cas_many = mem_cas_many;
+	mem_replace_ref = t->replace_ref;
+	t->replace_ref = reach_replace;
+	st = storefix_transport(t, NULL);
+	partial = takeover = many_calls = 0;
+	reach_armed = 0;
+	ck_assert_int_eq(lease_acquire_set(r, st, ab, 2, &o), 0);
+	ck_assert_int_eq(memstore_get_ref(mem, "refs/leases/b", &reach_oid), 1);
+	/* a whole set is held */
+	ck_assert_int_eq(lease_acquire(&one, st, "a", &ob), LEASE_EHELD);
+	/* cut: b back where the set write moved it from (it created b) */
+	ck_assert_int_eq(memstore_set_ref(mem, "refs/leases/b", NULL), 0);
+	ck_assert_int_eq(lease_status(&one, st, "a"), 0);
+	ck_assert_int_eq(one.status, LEASE_STATUS_EXPIRED);
+	ck_assert_ptr_nonnull(strstr(one.message, "did not reach 'b'"));
+	reach_armed = _i;
+	rc = lease_acquire(&one, st, "a", &ob);
+	if (_i == 0) {
+		ck_assert_int_eq(rc, 0);
+		ck_assert_int_eq(one.status, LEASE_STATUS_ACQUIRED);
+		ck_assert_str_eq(one.payload.owner, "bob");
+	} else {
+		ck_assert_int_eq(reach_armed, 0); /* the set write reached b meanwhile */
+		ck_assert_int_eq(rc, LEASE_EHELD);
+		ck_assert_int_eq(one.status, LEASE_STATUS_HELD);
+		ck_assert_int_eq(one.holds_token, 0);
+		ck_assert_ptr_nonnull(strstr(one.message, "reached 'b'"));
+	}
+	free(r);
+	lease_store_free(st);
+}
+END_TEST
+
+/* B65's race (issue 40): a set writer holds every member's ref lock from
+ * before its first rename to each member's own, so a mate still at its old
+ * commit whose lock a live writer holds is a write in progress, not a cut:
+ * another owner finds a held and writes nothing (_i 0). The lock's writer
+ * gone (a crash's leftover, _i 1): a is cut and taken. The writer renames b
+ * between the read of b and the look at its lock (_i 2: the lock gone, b at
+ * the set write when read again): held, nothing written. */
+static int lock_case;
+
+static int case_ref_locks(lease_transport *t, lease_ref_lock_list *out, const char *prefix)
+{
+	(void)t;
+	ck_assert_str_eq(prefix, "refs/leases/");
+	if (lock_case == 2) {
+		ck_assert_int_eq(memstore_set_ref(mem, "refs/leases/b", &reach_oid), 0);
+		return 0; /* renamed: no lock file left */
+	}
+	out->items = calloc(1, sizeof(*out->items));
+	ck_assert_ptr_nonnull(out->items);
+	out->items[0].refname = strdup("refs/leases/b");
+	out->items[0].live = lock_case == 0;
+	out->count = 1;
+	return 0;
+}
+
+START_TEST(cut_read_waits_for_a_live_set_write)
+{
+	lease_transport *t = memstore_new(&mem);
+	lease_set_result *r = calloc(1, sizeof(*r));
+	lease_op_options o = opts("alice"), ob = opts("bob");
+	lease_result one;
+	lease_oid a_before, a_after;
+	lease_store *st;
+	int rc;
+
+	ck_assert_ptr_nonnull(t);
+	t->cas_many = mem_cas_many;
+	t->list_ref_locks = case_ref_locks;
+	st = storefix_transport(t, NULL);
+	partial = takeover = many_calls = 0;
+	lock_case = _i;
+	ck_assert_int_eq(lease_acquire_set(r, st, ab, 2, &o), 0);
+	ck_assert_int_eq(memstore_get_ref(mem, "refs/leases/b", &reach_oid), 1);
+	ck_assert_int_eq(memstore_set_ref(mem, "refs/leases/b", NULL), 0); /* b not renamed yet */
+	ck_assert_int_eq(memstore_get_ref(mem, "refs/leases/a", &a_before), 1);
+	rc = lease_acquire(&one, st, "a", &ob);
+	ck_assert_int_eq(memstore_get_ref(mem, "refs/leases/a", &a_after), 1);
+	if (_i == 1) {
+		ck_assert_int_eq(rc, 0);
+		ck_assert_str_eq(one.payload.owner, "bob");
+	} else {
+		ck_assert_int_eq(rc, LEASE_EHELD);
+		ck_assert_int_eq(one.status, LEASE_STATUS_HELD);
+		ck_assert(lease_oid_equal(&a_before, &a_after)); /* nothing written */
+	}
+	free(r);
+	lease_store_free(st);
+}
+END_TEST
+
 START_TEST(held_member_stops_the_set)
 {
 	lease_store *st = open_mem(1, LEASE_TRANSPORT_VERSION);
@@ -458,10 +585,12 @@ Suite *sets_suite(void)
 {
 	return suitefix_suite(
 	        "sets", "sets", 0, NULL, ONE(set_taken_and_released_as_one),
-	        ONE(held_member_stops_the_set), LOOP(store_without_set_write_refuses, 0, 2),
-	        ONE(partial_set_write_is_caught), ONE(set_write_built_on_at_once_landed),
-	        ONE(bad_sets_refused_before_io), ONE(batched_read_one_call_per_read),
-	        ONE(batched_read_not_in_version_3), ONE(batched_read_partial_answer_read_alone),
+	        ONE(held_member_stops_the_set), LOOP(cut_set_member_taken_unless_reached, 0, 2),
+	        LOOP(cut_read_waits_for_a_live_set_write, 0, 3),
+	        LOOP(store_without_set_write_refuses, 0, 2), ONE(partial_set_write_is_caught),
+	        ONE(set_write_built_on_at_once_landed), ONE(bad_sets_refused_before_io),
+	        ONE(batched_read_one_call_per_read), ONE(batched_read_not_in_version_3),
+	        ONE(batched_read_partial_answer_read_alone),
 	        ONE(batched_read_partial_answer_then_read_error),
 	        ONE(batched_read_stale_answer_caught), ONE(batched_read_wrong_object_read_alone),
 	        NULL);

@@ -257,15 +257,24 @@ static int status_cmd(cli_ctx *ctx, int argc, char **argv, status_args *sa)
 	return cli_exit_for(rc);
 }
 
-static const char *cli_list_status(lease_store *st, const lease_ref_state *l, int64_t now)
+static const char *cli_list_status(lease_store *st, const lease_ref_state *l, int64_t now,
+                                   char *mate, size_t matelen)
 {
+	mate[0] = '\0';
 	if (l->payload_rc != 0 && l->commit.unreadable)
 		return "unreadable";
 	if (l->payload_rc != 0)
 		return l->payload_rc == LEASE_EVERSION ? "unsupported-version" : "malformed";
 	if (l->payload.phase == LEASE_PHASE_RELEASED)
 		return "released";
-	return lease_payload_expired(st, &l->payload, now) ? "expired" : "live";
+	if (lease_payload_expired(st, &l->payload, now))
+		return "expired";
+	/* a member of a set write a crash cut: held by no one (protocol.md
+	 * "Sets", "A set cut by a crash"); a failed read of its mates leaves
+	 * it live, as read */
+	if (lease_set_cut_mate(mate, matelen, st, &l->payload) > 0)
+		return "cut";
+	return "live";
 }
 
 /* list, streamed (issue 29): each lease printed as the namespace walk reads
@@ -285,12 +294,14 @@ static int list_visit(const lease_ref_state *l, const lease_invalid_ref *iv, siz
 	const char *status;
 	char hex[LEASE_OID_HEXSZ + 1], exp[LEASE_TIME_STRSZ + 1] = "";
 	char own[LEASE_IDENT_MAX + 1], host[LEASE_IDENT_MAX + 1], err[512];
+	char mate[LEASE_NAME_MAX + 1], why[LEASE_NAME_MAX + 64];
 	int ok;
 
 	(void)total;
 	if (!l)
 		return 0; /* names that break the rule: reconcile reports them */
-	status = cli_list_status(c->st, l, c->now);
+	status = cli_list_status(c->st, l, c->now, mate, sizeof(mate));
+	snprintf(why, sizeof(why), "its set write did not reach '%s': held by no one", mate);
 	ok = l->payload_rc == 0;
 	lease_oid_tohex(hex, &l->oid);
 	if (ok)
@@ -302,6 +313,11 @@ static int list_visit(const lease_ref_state *l, const lease_invalid_ref *iv, siz
 		                      ok ? l->payload.owner : NULL, "host",
 		                      ok ? l->payload.host : NULL, "expires_at", ok ? exp : NULL,
 		                      "status", status, "error", ok ? NULL : l->payload_error);
+
+		if (o && *mate && json_object_set_new(o, "reason", json_string(why)) < 0) {
+			json_decref(o);
+			o = NULL;
+		}
 		json_t *queue = queue_json(&c->queues, l->name);
 
 		if (o && queue && json_array_size(queue) > 0)
@@ -321,7 +337,9 @@ static int list_visit(const lease_ref_state *l, const lease_invalid_ref *iv, siz
 			       lease_phase_name(l->payload.phase), status,
 			       report_clean(own, sizeof(own), l->payload.owner), exp,
 			       report_clean(host, sizeof(host), l->payload.host));
-		else
+		if (ok && *mate)
+			printf("    %s\n", why);
+		if (!ok)
 			printf("%-30s %-9s %-19s %-24s %-20s  %s\n    %s\n", l->name, "?", status,
 			       "?", "-", "-", report_clean(err, sizeof(err), l->payload_error));
 	}

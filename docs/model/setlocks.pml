@@ -35,9 +35,46 @@
  *                lock left is one the next writer breaks at once: no name
  *                is blocked by a dead writer's lock
  *   PROP_SUBSET  no ref holds a write of a set whose other member does not
- *                (B65's claim; the documented limit: a crash between the
- *                renames leaves a strict subset until its TTL)
+ *                (B65: fails, a crash between the renames leaves a strict
+ *                subset of refs written; readers take such a member for cut,
+ *                held by no one: protocol.md "Sets", "A set cut by a crash")
+ *   PROP_EXCL    (-DREADER) the reader's rule for a cut set (protocol.md
+ *                "Sets", "A set cut by a crash"): never both a set writer
+ *                and the taker of its member R0 report success
+ *   PROP_STABLE  (-DREADER) T never writes over a member of a set that
+ *                had landed whole, its writer's success reported, before T
+ *                read it (a whole set stays held; only the microsecond race
+ *                with a live writer between its renames may cost the set)
+ *   PROP_FREE    (-DREADER) a member whose set writer died before its write
+ *                reached the mate, the mate untouched since, is never judged
+ *                held (a crash leaves nothing held)
+ *
+ * -DREADER replaces writer 2 by a taker T (writer 4): an acquire of R0
+ * alone by another owner, as lib/lease/runtime.c decides it with
+ * lib/lease/set.c's lease__set_cut_read: it reads R0; a set write's commit
+ * there is held unless cut -- T reads the mate R1 and calls R0 cut when R1
+ * is still at the oid the set write moved it from (the payload's set.from);
+ * held: T gives up (exit 3); free (the initial value, or cut): T writes R0
+ * through its lock like any writer, and after its write landed re-reads the
+ * mate it found at the old oid (lease__set_cut_lost): moved -> `held`, not
+ * a success. The set writer reads each member back after its last rename
+ * (one ref at a time, as lease_fetch_refs does on a local store) and
+ * succeeds only when every member shows its write.
  * Runs: docs/model/setlocks.runs.
+ *   -DREADER -DPROP_EXCL -DPROP_STABLE -DPROP_FREE   hold (with
+ *                         PROP_WHOLE, PROP_CAS, PROP_ATOMIC)
+ *   -DREADER -DBROKEN_NOMATE  T frees any set member without reading the
+ *                         mate (a write that reached its mates is freed):
+ *                         PROP_STABLE fails (PROP_EXCL still holds: T's
+ *                         re-read after its write answers held)
+ *   -DREADER -DBROKEN_NOREREAD  T skips its re-read of the mate after its
+ *                         write: a live set writer between its renames is
+ *                         overtaken, both succeed: PROP_EXCL fails
+ *   -DREADER -DBROKEN_TRUST  T trusts a cut member (held by its set, the
+ *                         rule before issue 40): PROP_FREE fails
+ *   -DREADER -DREACH_CUTTAKE / -DREACH_RACE  T takes a dead writer's cut
+ *                         member and succeeds / T finds a live writer's
+ *                         member cut and its re-read says held (not vacuous)
  *   correct               PROP_WHOLE, PROP_CAS, PROP_ATOMIC, PROP_LIVE hold
  *   -DPROP_SUBSET         fails: the finding (B65), not hidden
  *   -DBROKEN_NOBREAK      a dead writer's lock is never broken (B71 before
@@ -54,11 +91,11 @@
 #ifndef CRASHES
 #define CRASHES 1
 #endif
-#define NW 4          /* writers 1..3 */
-#define NI 8          /* inodes: IN(w, r) = 2w + r, 2..7; 0 = none, 1 = the initial value */
+#define NW 5          /* writers 1..3, and the taker T = 4 (-DREADER) */
+#define NI 10         /* inodes: IN(w, r) = 2w + r, 2..9; 0 = none, 1 = the initial value */
 #define IN(w, r) (2 * (w) + (r))
-#define SETW(w) ((w) != 3) /* writers 1 and 2 write the set; 3 writes R1 */
-#define FIRST(w) (SETW(w) -> 0 : 1)
+#define SETW(w) ((w) == 1 || (w) == 2) /* writers 1 and 2 write the set; 3 writes R1, T R0 */
+#define TAKER 4
 
 byte ref[2] = 1;        /* the inode whose content ref r holds (1: initial) */
 byte lockp[2];          /* the file "<r>.lock" denotes (0 = none) */
@@ -74,6 +111,11 @@ byte ended = 0;         /* writers ended or crashed */
 byte crashes = 0;
 bool broke_dead = false; /* REACH_CRASH: a crashed set writer's lock was broken */
 bool halfset = false;    /* REACH_CRASH: a crash between a set's renames */
+bool setwon[3];          /* set writer w reported success (READER) */
+bool twon = false;       /* T reported success on R0 (READER) */
+bool tcut = false;       /* REACH_*: T found R0 cut */
+bool tlost = false;      /* REACH_RACE: T's re-read found the mate moved */
+bool tcutdead = false;   /* REACH_CUTTAKE: the cut T took was a dead writer's */
 
 /* a rename of r's lock name onto r: publishes the file it denotes */
 inline publish(r)
@@ -150,8 +192,14 @@ inline commit(me, r)
 proctype W(byte me)
 {
 	byte moved = 0;
+	bool ok0;
 	expect[IN(me, 0)] = ref[0];
 	expect[IN(me, 1)] = ref[1];
+#ifdef READER
+	/* T's commit is held by T (it never releases here): the set acquire
+	 * that reads it gives up, exit 3, nothing written */
+	if :: SETW(me) && expect[IN(me, 0)] == IN(TAKER, 0) -> goto out :: else fi;
+#endif
 #ifdef BROKEN_INTERLEAVE
 	/* per member: lock, compare, rename; a later member's failure leaves the earlier published */
 	if :: SETW(me) -> take(me, 0);
@@ -176,12 +224,18 @@ proctype W(byte me)
 	if :: SETW(me) -> commit(me, 0) :: else fi;
 	commit(me, 1);
 #endif
-	/* success when every member holds its write (read back) */
+	/* success when every member holds its write (read back one ref at a
+	 * time after the last rename: the set writer's re-read of R0) */
+	if :: SETW(me) -> ok0 = (ref[0] == IN(me, 0)) :: else -> ok0 = true fi;
 	atomic {
 		if
-		:: (!SETW(me) || ref[0] == IN(me, 0)) && ref[1] == IN(me, 1) ->
-			if :: SETW(me) -> report(me, 0) :: else fi;
-			report(me, 1)
+		:: ok0 && ref[1] == IN(me, 1) ->
+			if :: SETW(me) -> report(me, 0); setwon[me] = true :: else fi;
+			report(me, 1);
+#ifdef PROP_EXCL
+			assert(!(SETW(me) && twon));
+#endif
+			skip
 		:: else
 		fi
 	}
@@ -203,6 +257,95 @@ gone:
 	skip
 }
 
+#ifdef READER
+/* T: another owner's acquire of R0 alone (protocol.md "Sets", "A set cut
+ * by a crash"; lib/lease/runtime.c lease__rt_decide, lib/lease/set.c) */
+proctype T()
+{
+	byte me = TAKER;
+	byte moved = 0;
+	byte v, w = 0, from = 0;
+	bool cut = false;
+	bool wonbefore; /* ghost: a set writer had reported success before T's read */
+	atomic { v = ref[0]; wonbefore = setwon[1] || setwon[2] };
+	if
+	:: v == IN(1, 0) -> w = 1
+	:: v == IN(2, 0) -> w = 2
+	:: else /* the initial value (free) */
+	fi;
+	if
+	:: w != 0 ->
+		/* a set write's live commit: held, unless cut */
+		from = expect[IN(w, 1)]; /* the payload's set.from of the mate R1 */
+#if defined(BROKEN_NOMATE)
+		cut = true /* frees any set member, the mate unread */
+#elif defined(BROKEN_TRUST)
+		cut = false /* a set member is held by its set, cut or not */
+#else
+		cut = (ref[1] == from) /* the mate read: still at the old oid */
+#endif
+		;
+		if
+		:: !cut ->
+			atomic {
+#ifdef PROP_FREE
+				/* held: never a dead writer's member whose mate its write
+				 * never reached and nobody has written since */
+				assert(!(dead[w] && !published[IN(w, 1)] && ref[1] == from));
+#endif
+				skip
+			};
+			goto out /* held: exit 3, nothing written */
+		:: else -> tcut = true; tcutdead = dead[w]
+		fi
+	:: else
+	fi;
+	expect[IN(me, 0)] = v;
+	take(me, 0);
+	if
+	:: MATCHES(me, 0) -> compared[IN(me, 0)] = true
+	:: else -> goto out
+	CRASH(me);
+	fi;
+	commit(me, 0);
+	/* landed when R0 shows its write; then, for a cut member, the re-read
+	 * of the mate it found at the old oid (lease__set_cut_lost) */
+	if
+	:: ref[0] == IN(me, 0) ->
+#ifdef PROP_STABLE
+		/* T's write replaced a set member: never one of a set that had
+		 * landed whole and reported success before T looked */
+		assert(!(w != 0 && wonbefore));
+#endif
+		atomic {
+			if
+#ifndef BROKEN_NOREREAD
+			:: cut && ref[1] != from -> tlost = true /* held: the set write reached R1 */
+#endif
+			:: else ->
+				report(me, 0);
+				twon = true;
+#ifdef PROP_EXCL
+				assert(!setwon[1] && !setwon[2]);
+#endif
+				skip
+			fi
+		}
+	:: else
+	fi;
+	goto fin;
+out:
+	atomic {
+		if :: lockp[0] == IN(me, 0) -> lockp[0] = 0 :: else fi;
+		flocked[IN(me, 0)] = false
+	}
+fin:
+	ended++;
+gone:
+	skip
+}
+#endif
+
 /* a lock file becomes old at any moment (BROKEN_AGE's breaker) */
 #ifdef BROKEN_AGE
 active proctype Aging()
@@ -219,7 +362,7 @@ end:
 active proctype Monitor()
 {
 	atomic {
-		ended == NW - 1 ->
+		ended == 3 -> /* the three processes ended or crashed */
 #ifdef BROKEN_NOBREAK
 		assert(lockp[0] == 0 && lockp[1] == 0);
 #else
@@ -234,6 +377,12 @@ active proctype Monitor()
 #ifdef REACH_CRASH
 		assert(!(halfset && broke_dead));
 #endif
+#ifdef REACH_CUTTAKE
+		assert(!(twon && tcut && tcutdead));
+#endif
+#ifdef REACH_RACE
+		assert(!(tcut && tlost));
+#endif
 		skip
 	}
 }
@@ -242,7 +391,11 @@ init
 {
 	atomic {
 		run W(1);
+#ifdef READER
+		run T();
+#else
 		run W(2);
+#endif
 		run W(3)
 	}
 }

@@ -83,6 +83,15 @@ int lease__fetch_namespace_lenient(lease_namespace *out, lease_store *st);
 int lease__list_ref_locks(lease_ref_lock_list *out, lease_store *st, const char *prefix);
 
 /**
+ * Is a write to lease @p name in progress: its ref lock file present and its
+ * writer possibly alive (lease_ref_lock.live; local stores — other stores
+ * have no lock files and answer 0)? A set write holds every member's lock
+ * from before its first rename to each one's own (protocol.md "Sets").
+ * @return 1, 0, LEASE_EINVALID (bad name), or the listing's error
+ */
+int lease__ref_write_live(lease_store *st, const char *name);
+
+/**
  * Remove the stale lock @p lk when it is still at least @p min_age_s old
  * (protocol.md §7). @return 0, LEASE_ENOTFOUND (gone, or the transport
  * removes none), or the transport's error (message set)

@@ -41,6 +41,12 @@ typedef struct op_ctx {
 	char host_buf[LEASE_IDENT_MAX + 2];
 	char token_buf[2 * LEASE_TOKEN_HEXSZ];
 	const struct queue_entry *entry; /* a fair waiter's acquire: its wait (§5) */
+	/* an acquire of a member whose set write was cut by a crash (protocol.md
+	 * "Sets", "A set cut by a crash"): the mates seen at the oids that write
+	 * moved them from, read again once this write landed (lease__set_cut_*) */
+	int cut_n;
+	char cut_names[LEASE_SET_MAX][LEASE_NAME_MAX + 1];
+	lease_oid cut_from[LEASE_SET_MAX];
 } op_ctx;
 
 /* A fair waiter's entry into the queue, recorded in its acquire commit
@@ -119,6 +125,20 @@ int lease__rt_finish_no_write(op_ctx *c, const lease_ref_state *s, const decisio
  * write through the engine (lease__engine_run_set()).
  * @return 0, or the set's error (out->code, out->message, out->blocker)
  */
+/* A held member @p p of a set whose write did not reach every mate
+ * (protocol.md "Sets", "A set cut by a crash"): reads the other members
+ * (one batched read) and records in @p c those still at the oid the set
+ * write moved them from. @return 1 (cut: @p c->cut_n > 0), 0 (not a set, or
+ * whole), or a read error (< 0). */
+int lease__set_cut_read(op_ctx *c, const lease_payload *p);
+/* After @p c's takeover of a cut member landed: 1 when a recorded mate is
+ * no longer at its old oid (the set write reached it meanwhile, or a read
+ * failed: the takeover is not a success), else 0. */
+int lease__set_cut_lost(op_ctx *c);
+/* The answer of a takeover that lost to the set write (@p s the member as
+ * read after it landed). @return LEASE_EHELD. */
+int lease__set_cut_answer(op_ctx *c, const lease_ref_state *s);
+
 int lease__set_run(op_kind kind, lease_set_result *out, lease_store *st, const char *const *names,
                    size_t n, const lease_op_options *opts);
 

@@ -121,6 +121,7 @@ void lease__policy_released(lease_payload *p, int64_t now)
 	p->has_queued_at = 0;
 	p->queued_at = 0;
 	p->queue_position = 0;
+	p->has_set = 0; /* a released member is held by no set ("Sets") */
 }
 
 /* ---- the public faces (runtime.h) ----------------------------------------

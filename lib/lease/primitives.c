@@ -596,6 +596,27 @@ int lease__list_ref_locks(lease_ref_lock_list *out, lease_store *st, const char 
 	return 0;
 }
 
+int lease__ref_write_live(lease_store *st, const char *name)
+{
+	char ref[320], prefix[320];
+	lease_ref_lock_list locks;
+	const char *slash;
+	size_t i;
+	int rc, live = 0;
+
+	if ((rc = name_to_ref(st, ref, sizeof(ref), name)) < 0)
+		return rc;
+	slash = strrchr(ref, '/');
+	snprintf(prefix, sizeof(prefix), "%.*s", (int)(slash - ref + 1), ref);
+	if ((rc = lease__list_ref_locks(&locks, st, prefix)) < 0)
+		return rc;
+	for (i = 0; i < locks.count; i++)
+		if (strcmp(locks.items[i].refname, ref) == 0)
+			live = locks.items[i].live;
+	lease_ref_lock_list_clear(&locks);
+	return live;
+}
+
 int lease__scan_commits(lease_store *st, const char *prefix, size_t max_objects,
                         int (*visit)(const char *msg, void *payload), void *payload)
 {

@@ -4,6 +4,7 @@
  * reconcile_int.h. */
 #include "lease/reconcile_int.h"
 #include "reflease/queue.h"
+#include "reflease/runtime.h"
 
 #include <stddef.h>
 
@@ -310,6 +311,26 @@ static int flush_locks(sweep *sw, const char *name, lease_reconcile_entry *e)
 	return 0;
 }
 
+/* A live member of a set write a crash cut is held by no one (protocol.md
+ * "Sets", "A set cut by a crash"): reported, left to the next acquire. */
+static int check_cut(sweep *sw, lease_reconcile_entry *e, const lease_ref_state *s)
+{
+	char mate[LEASE_NAME_MAX + 1];
+	int cut;
+
+	if (s->payload_rc != 0 || !s->payload.has_set || s->payload.phase == LEASE_PHASE_RELEASED ||
+	    lease__rec_has_anomaly(e, LEASE_ANOM_EXPIRED))
+		return 0;
+	if ((cut = lease_set_cut_mate(mate, sizeof(mate), sw->st, &s->payload)) < 0)
+		return cut;
+	if (cut)
+		lease__rec_add_anomaly(e, LEASE_ANOM_CUT_SET_WRITE, LEASE_SEV_WARNING,
+		                       "its set write %s did not reach '%s' (a set writer killed "
+		                       "between its renames): held by no one, an acquire takes it",
+		                       s->payload.set_write, mate);
+	return 0;
+}
+
 static int sweep_visit(const lease_ref_state *s, const lease_invalid_ref *iv, size_t total,
                        void *payload)
 {
@@ -321,7 +342,8 @@ static int sweep_visit(const lease_ref_state *s, const lease_invalid_ref *iv, si
 	memset(&e, 0, sizeof(e));
 	if (s) {
 		if ((rc = lease_reconcile_classify(&e, s, sw->r->now, sw->skew, sw->margin,
-		                                   sw->default_ttl)) < 0) {
+		                                   sw->default_ttl)) < 0 ||
+		    (rc = check_cut(sw, &e, s)) < 0) {
 			lease_reconcile_entry_clear(&e);
 			return rc;
 		}

@@ -43,7 +43,8 @@ static const char *const anomaly_names[LEASE_ANOM__COUNT] = {"malformed-payload"
                                                              "symbolic-ref",
                                                              "unreadable-ref",
                                                              "stale-ticket",
-                                                             "slot-count-mismatch"};
+                                                             "slot-count-mismatch",
+                                                             "cut-set-write"};
 
 const char *lease_anomaly_name(lease_anomaly_id id)
 {

@@ -7,6 +7,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- statuses (cli.md) --------------------------------------------------- */
@@ -107,6 +108,23 @@ lease_status_id lease__rt_read_status(lease_store *st, const lease_ref_state *s,
 	return LEASE_STATUS_LIVE;
 }
 
+/* A live member whose set write was cut by a crash is held by no one
+ * (protocol.md "Sets"): `expired`, free to take, saying why. */
+static int status_cut(lease_result *out, lease_store *st, const lease_payload *p)
+{
+	char mate[LEASE_NAME_MAX + 1];
+	int cut = lease_set_cut_mate(mate, sizeof(mate), st, p);
+
+	if (cut > 0) {
+		out->status = LEASE_STATUS_EXPIRED;
+		snprintf(out->message, sizeof(out->message),
+		         "held by no one: its set write did not reach '%s' (a set writer killed "
+		         "between its renames); free to take",
+		         mate);
+	}
+	return cut < 0 ? lease__rt_result_fail(out, st, cut, NULL) : 0;
+}
+
 int lease_status(lease_result *out, lease_store *st, const char *name)
 {
 	lease_ref_state s;
@@ -136,6 +154,8 @@ int lease_status(lease_result *out, lease_store *st, const char *name)
 		                           s.payload_error);
 	else
 		out->status = lease__rt_read_status(st, &s, now);
+	if (rc == 0 && out->status == LEASE_STATUS_LIVE && s.payload.has_set)
+		rc = status_cut(out, st, &s.payload);
 	if (out->has_payload) {
 		int approx = 0;
 		lease_payload_ttl(&out->payload, 0, &approx);

@@ -526,6 +526,15 @@ int lease__rt_decide(op_ctx *c, const lease_ref_state *s, int64_t now, decision 
 	v.rel = lease__relation_of(v.cur, c->o->owner, c->o->host);
 	v.expired = v.cur && lease_payload_expired(c->st, v.cur, now);
 	v.tok_cur = v.rel != LEASE_REL_FRESH && tok && *tok && strcmp(tok, v.cur->lease_token) == 0;
+	c->cut_n = 0;
+	if (c->kind == OP_ACQUIRE && !c->refreshing && v.cur && v.rel != LEASE_REL_FRESH &&
+	    !v.expired && v.cur->has_set) {
+		/* a set write cut by a crash holds nothing ("Sets") */
+		int cut = lease__set_cut_read(c, v.cur);
+		if (cut < 0)
+			return lease__rt_result_fail(c->out, c->st, cut, NULL);
+		v.expired = cut;
+	}
 	if (c->refreshing)
 		return decide_refresh(c, &v, now, d);
 	switch (c->kind) {
@@ -722,6 +731,8 @@ static lease_step rt_landed(void *ctx, const lease_round *r, const lease_written
 	int rc = 0;
 
 	c->out->now = r->read_at;
+	if (lease__set_cut_lost(c))
+		return lease_step_done(lease__set_cut_answer(c, r->s));
 	if (settle_landed(c, r->s, w, r->now, &rc))
 		return lease_step_done(rc);
 	return lease_step_decide();

@@ -701,6 +701,101 @@ static int parse_queue_fields(lease_payload *p, json_t *root, char *err, size_t 
 	return 0;
 }
 
+/* The set field (protocol.md §2, "Sets"; issue 40 B65), optional in 1.2.0:
+ * {"members":[{"name":NAME,"from":OID}, ... 2 to 16 distinct lease names,
+ * this one among them; "from" omitted for a member the write created],
+ * "write":16 lowercase hex}. An earlier 1.2 reader ignores it. */
+static int set_members_check(const lease_payload *p, char *err, size_t errlen)
+{
+	int i, j, self = 0;
+
+	if (p->set_count < 2 || p->set_count > LEASE_PAYLOAD_SET_MAX) {
+		lease__error_set(err, errlen, "set.members: must name 2 to %d leases (got %d)",
+		                 LEASE_PAYLOAD_SET_MAX, p->set_count);
+		return LEASE_EPAYLOAD;
+	}
+	for (i = 0; i < p->set_count; i++) {
+		if (lease_ref_name_validate(p->set_members[i], NULL, 0) < 0) {
+			lease__error_set(err, errlen, "set.members: '%.100s' is not a lease name",
+			                 p->set_members[i]);
+			return LEASE_EPAYLOAD;
+		}
+		self |= strcmp(p->set_members[i], p->name) == 0;
+		for (j = 0; j < i; j++)
+			if (strcmp(p->set_members[i], p->set_members[j]) == 0) {
+				lease__error_set(err, errlen, "set.members: '%s' named twice",
+				                 p->set_members[i]);
+				return LEASE_EPAYLOAD;
+			}
+	}
+	if (!self) {
+		lease__error_set(err, errlen, "set.members: must name this lease ('%s')", p->name);
+		return LEASE_EPAYLOAD;
+	}
+	if (!is_lower_hex(p->set_write, LEASE_NONCE_HEXSZ)) {
+		lease__error_set(err, errlen, "set.write: must be %d lowercase hex characters",
+		                 LEASE_NONCE_HEXSZ);
+		return LEASE_EPAYLOAD;
+	}
+	return 0;
+}
+
+/* One entry of set.members into member @p i of @p p. */
+static int parse_set_member(lease_payload *p, size_t i, json_t *v, char *err, size_t errlen)
+{
+	json_t *name = json_object_get(v, "name"), *from = json_object_get(v, "from");
+
+	if (!json_is_object(v) || !json_is_string(name) ||
+	    json_string_length(name) > LEASE_NAME_MAX || (from && !json_is_string(from))) {
+		lease__error_set(err, errlen,
+		                 "set.members: each must be {\"name\": a lease name, \"from\": an "
+		                 "object id (optional)}");
+		return LEASE_EPAYLOAD;
+	}
+	memcpy(p->set_members[i], json_string_value(name), json_string_length(name) + 1);
+	if (from && (json_string_length(from) != LEASE_OID_HEXSZ ||
+	             !is_lower_hex(json_string_value(from), LEASE_OID_HEXSZ) ||
+	             lease_oid_fromhex(&p->set_from[i], json_string_value(from)) < 0 ||
+	             lease_oid_is_zero(&p->set_from[i]))) {
+		lease__error_set(err, errlen,
+		                 "set.members: '%s': from must be %d lowercase hex "
+		                 "characters, not all zero",
+		                 p->set_members[i], LEASE_OID_HEXSZ);
+		return LEASE_EPAYLOAD;
+	}
+	return 0;
+}
+
+static int parse_set_field(lease_payload *p, json_t *root, char *err, size_t errlen)
+{
+	json_t *set = json_object_get(root, "set"), *m, *w, *v;
+	size_t i;
+	int rc;
+
+	if (!set)
+		return 0;
+	m = json_object_get(set, "members");
+	w = json_object_get(set, "write");
+	if (!json_is_object(set) || !json_is_array(m) || !json_is_string(w) ||
+	    json_array_size(m) > LEASE_PAYLOAD_SET_MAX ||
+	    json_string_length(w) != LEASE_NONCE_HEXSZ) {
+		lease__error_set(err, errlen,
+		                 "set: must be {\"members\": [2 to %d members], \"write\": %d "
+		                 "lowercase hex}",
+		                 LEASE_PAYLOAD_SET_MAX, LEASE_NONCE_HEXSZ);
+		return LEASE_EPAYLOAD;
+	}
+	memcpy(p->set_write, json_string_value(w), LEASE_NONCE_HEXSZ + 1);
+	json_array_foreach(m, i, v)
+	{
+		if ((rc = parse_set_member(p, i, v, err, errlen)) < 0)
+			return rc;
+	}
+	p->set_count = (int)json_array_size(m);
+	p->has_set = 1;
+	return set_members_check(p, err, errlen);
+}
+
 static int parse_object(lease_payload *p, json_t *root, char *err, size_t errlen)
 {
 	const char *s;
@@ -793,9 +888,10 @@ static int parse_object(lease_payload *p, json_t *root, char *err, size_t errlen
 	 * heartbeat commit's only); in a 1.1.x payload they are unknown fields. */
 	if (p->version_minor < 2)
 		return 0;
-	if ((rc = parse_heartbeat_fields(p, root, err, errlen)) < 0)
+	if ((rc = parse_heartbeat_fields(p, root, err, errlen)) < 0 ||
+	    (rc = parse_queue_fields(p, root, err, errlen)) < 0)
 		return rc;
-	return parse_queue_fields(p, root, err, errlen);
+	return parse_set_field(p, root, err, errlen);
 }
 
 int lease_payload_parse(lease_payload *out, const char *json, size_t len, char *err, size_t errlen)
@@ -979,9 +1075,40 @@ int lease_payload_validate(const lease_payload *p, char *err, size_t errlen)
 	}
 	if ((rc = check_ttl(p->ttl_seconds, p->phase, 1, err, errlen)) < 0)
 		return rc;
-	if ((rc = check_heartbeat_fields(p, err, errlen)) < 0)
+	if ((rc = check_heartbeat_fields(p, err, errlen)) < 0 ||
+	    (rc = check_queue_fields(p, err, errlen)) < 0)
 		return rc;
-	return check_queue_fields(p, err, errlen);
+	if (!p->has_set)
+		return 0;
+	if (p->phase == LEASE_PHASE_RELEASED) {
+		lease__error_set(err, errlen, "set: only a live payload carries it");
+		return LEASE_EPAYLOAD;
+	}
+	return set_members_check(p, err, errlen);
+}
+
+/* The set field as JSON (parse_set_field()'s shape); NULL: no memory. */
+static json_t *emit_set_field(const lease_payload *p)
+{
+	json_t *m = json_array(), *e;
+	char hex[LEASE_OID_HEXSZ + 1];
+	int i;
+
+	for (i = 0; m && i < p->set_count; i++) {
+		e = json_pack("{s:s}", "name", p->set_members[i]);
+		if (e && !lease_oid_is_zero(&p->set_from[i])) {
+			lease_oid_tohex(hex, &p->set_from[i]);
+			if (json_object_set_new(e, "from", json_string(hex)) < 0) {
+				json_decref(e);
+				e = NULL;
+			}
+		}
+		if (!e || json_array_append_new(m, e) < 0) {
+			json_decref(m);
+			return NULL;
+		}
+	}
+	return m ? json_pack("{s:o, s:s}", "members", m, "write", p->set_write) : NULL;
 }
 
 int lease_payload_writable(const lease_payload *p, char *err, size_t errlen)
@@ -1040,6 +1167,10 @@ int lease_payload_emit(char **out, const lease_payload *p)
 			json_decref(root);
 			return LEASE_ENOMEM;
 		}
+	}
+	if (p->has_set && json_object_set_new(root, "set", emit_set_field(p)) < 0) {
+		json_decref(root);
+		return LEASE_ENOMEM;
 	}
 	s = json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(root);

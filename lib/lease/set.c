@@ -6,6 +6,7 @@
  * same unknown-outcome bound, the same answer to a refusal while nothing
  * moves (issue 38 item 1). */
 #include "lease/commit.h"
+#include "lease/door.h"
 #include "lease/op.h"
 #include "lease/policy.h"
 #include "store/frontend.h"
@@ -13,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+_Static_assert(LEASE_SET_MAX <= LEASE_PAYLOAD_SET_MAX, "a payload names every member of a set");
 
 typedef struct set_ctx {
 	op_kind kind;
@@ -119,6 +122,35 @@ static size_t set_one_token(set_ctx *x)
 	return nwrite;
 }
 
+/* The set field of every live commit of a set write of 2 or more
+ * (protocol.md §2, "Sets"; issue 40 B65): every member's name and the
+ * write's id, the first written member's nonce (random per write; a
+ * refused write sent again keeps its commits, so its id), and the oid the
+ * write moves each member from (@p s, the round's read). */
+static void set_stamp(const set_ctx *x, const lease_ref_state *s, lease_plan *pl)
+{
+	const char *id = NULL;
+	size_t i, j;
+
+	if (x->n < 2 || !lease__rt_live_kind(x->kind))
+		return;
+	for (i = 0; i < x->n; i++) {
+		if (pl[i].skip)
+			continue;
+		if (!id)
+			id = pl[i].p.nonce;
+		pl[i].p.has_set = 1;
+		pl[i].p.set_count = (int)x->n;
+		memcpy(pl[i].p.set_write, id, sizeof(pl[i].p.set_write));
+		for (j = 0; j < x->n; j++) {
+			snprintf(pl[i].p.set_members[j], sizeof(pl[i].p.set_members[j]), "%s",
+			         x->c[j]->name);
+			if (s[j].present)
+				pl[i].p.set_from[j] = s[j].oid;
+		}
+	}
+}
+
 /* The engine's plan: decide every member on the set's read @p r->s; write
  * the members that change, or end with the answer. */
 static lease_step set_plan(void *ctx, const lease_round *r, lease_plan *pl)
@@ -159,6 +191,7 @@ static lease_step set_plan(void *ctx, const lease_round *r, lease_plan *pl)
 		pl[i].token_changed = x->d[i].token_changed;
 		pl[i].built_at = x->d[i].built_at;
 	}
+	set_stamp(x, s, pl);
 	return lease_step_write();
 }
 
@@ -221,6 +254,11 @@ static lease_step set_landed(void *ctx, const lease_round *r, const lease_writte
 			if (!w[i].skipped &&
 			    (!r->s[i].present || !lease_oid_equal(&r->s[i].oid, &w[i].oid)))
 				return lease_step_decide();
+	for (i = 0; i < x->n; i++)
+		if (!w[i].skipped && lease__set_cut_lost(x->c[i])) {
+			lease__set_cut_answer(x->c[i], &r->s[i]);
+			return lease_step_done(set_fail(x, i, LEASE_EHELD));
+		}
 	return lease_step_done(set_answer(x, r->s, w, r->now));
 }
 
@@ -282,6 +320,159 @@ static lease_step set_failed(void *ctx, const lease_round *r, lease_engine_failu
 }
 
 static const lease_engine_ops set_ops = {set_plan, set_landed, set_failed};
+
+/* ---- a set cut by a crash (protocol.md "Sets"; issue 40 B65) ------------ */
+
+/* Read @p n of @p names: 1 for each at @p from (present at it, or absent
+ * where it is zero) in @p at. @return 0 or a read error. */
+static int cut_scan(lease_store *st, const char *const *names, const lease_oid *from, size_t n,
+                    int *at)
+{
+	lease_ref_state *s = calloc(n ? n : 1, sizeof(*s));
+	size_t i;
+	int rc;
+
+	if (n == 0) {
+		free(s);
+		return 0;
+	}
+	if (!s)
+		return LEASE_ENOMEM;
+	if ((rc = lease_fetch_refs(s, st, names, n, NULL)) == 0)
+		for (i = 0; i < n; i++) {
+			at[i] = s[i].present ? lease_oid_equal(&s[i].oid, &from[i])
+			                     : lease_oid_is_zero(&from[i]);
+			lease_ref_state_clear(&s[i]);
+		}
+	free(s);
+	return rc;
+}
+
+/* Read again the members of @p names still marked in @p at; unmark those
+ * that moved from @p from. @return 0 or a read error. */
+static int recheck(lease_store *st, const char *const *names, const lease_oid *from, size_t n,
+                   int *at)
+{
+	const char *left[LEASE_SET_MAX];
+	lease_oid lfrom[LEASE_SET_MAX];
+	int lat[LEASE_SET_MAX] = {0}, rc;
+	size_t idx[LEASE_SET_MAX], m = 0, j;
+
+	for (j = 0; j < n; j++)
+		if (at[j]) {
+			idx[m] = j;
+			left[m] = names[j];
+			lfrom[m++] = from[j];
+		}
+	if ((rc = cut_scan(st, left, lfrom, m, lat)) < 0)
+		return rc;
+	for (j = 0; j < m; j++)
+		at[idx[j]] = lat[j];
+	return 0;
+}
+
+int lease__set_cut_read(op_ctx *c, const lease_payload *p)
+{
+	const char *names[LEASE_SET_MAX] = {NULL};
+	lease_oid from[LEASE_SET_MAX];
+	int at[LEASE_SET_MAX] = {0}, i, rc;
+	size_t n = 0, j;
+
+	c->cut_n = 0;
+	memset(from, 0, sizeof(from));
+	/* github applies a set write atomically (updateRefs: "if one of them is
+	 * rejected, no other ref will be modified"): never cut there, so no
+	 * read is spent looking (every request counts, issue 39) */
+	if (!p->has_set || p->phase == LEASE_PHASE_RELEASED || lease__store_budgeted(c->st))
+		return 0;
+	for (i = 0; i < p->set_count && i < LEASE_SET_MAX; i++)
+		if (strcmp(p->set_members[i], p->name) != 0) {
+			names[n] = p->set_members[i];
+			from[n++] = p->set_from[i];
+		}
+	if ((rc = cut_scan(c->st, names, from, n, at)) < 0)
+		return rc;
+	/* A mate still at its old commit may be one whose rename is still to
+	 * come: the set's writer took every member's ref lock before its first
+	 * rename and holds each until that member's own. A mate whose lock a
+	 * live writer holds is a write in progress, not a cut (the member is
+	 * held); one whose lock is gone or dead is read again, since its
+	 * writer may have renamed it between the read and the look. */
+	for (j = 0; j < n; j++)
+		if (at[j] && (rc = lease__ref_write_live(c->st, names[j])) != 0) {
+			if (rc < 0)
+				return rc;
+			at[j] = 0;
+		}
+	if ((rc = recheck(c->st, names, from, n, at)) < 0)
+		return rc;
+	for (j = 0; j < n; j++)
+		if (at[j]) {
+			snprintf(c->cut_names[c->cut_n], sizeof(c->cut_names[0]), "%s", names[j]);
+			c->cut_from[c->cut_n++] = from[j];
+		}
+	if (c->cut_n)
+		lease__store_log(c->st, LEASE_LOG_INFO,
+		                 "%s: its set write %s did not reach %s: held by no one", c->name,
+		                 p->set_write, c->cut_names[0]);
+	return c->cut_n > 0;
+}
+
+int lease_set_cut_mate(char *mate, size_t matelen, lease_store *st, const lease_payload *p)
+{
+	op_ctx *c;
+	int cut;
+
+	if (mate && matelen)
+		mate[0] = '\0';
+	if (!st || !p)
+		return LEASE_EINVALID;
+	if (!p->has_set)
+		return 0;
+	if (!(c = calloc(1, sizeof(*c))))
+		return LEASE_ENOMEM;
+	c->st = st;
+	c->name = p->name;
+	cut = lease__set_cut_read(c, p);
+	if (cut > 0 && mate && matelen)
+		snprintf(mate, matelen, "%s", c->cut_names[0]);
+	free(c);
+	return cut;
+}
+
+int lease__set_cut_lost(op_ctx *c)
+{
+	const char *names[LEASE_SET_MAX] = {NULL};
+	int at[LEASE_SET_MAX] = {0}, i;
+
+	for (i = 0; i < c->cut_n; i++)
+		names[i] = c->cut_names[i];
+	if (c->cut_n == 0)
+		return 0;
+	if (cut_scan(c->st, names, c->cut_from, (size_t)c->cut_n, at) < 0)
+		return 1;
+	for (i = 0; i < c->cut_n; i++)
+		if (!at[i])
+			return 1;
+	return 0;
+}
+
+int lease__set_cut_answer(op_ctx *c, const lease_ref_state *s)
+{
+	lease_result *out = c->out;
+	int rc;
+
+	lease__rt_result_state(out, s);
+	rc = lease__rt_result_fail(
+	        out, c->st, LEASE_EHELD,
+	        "held: the set write this acquire found cut reached '%s' while it took the lease "
+	        "(protocol.md \"Sets\"); not acquired, its commit is left to expire",
+	        c->cut_names[0]);
+	out->status = LEASE_STATUS_HELD; /* answered: a holder, not an error */
+	out->holds_token = 0;
+	memset(out->payload.lease_token, 0, sizeof(out->payload.lease_token));
+	return rc;
+}
 
 /* The set's contexts, one per member, checked before any I/O (F08). */
 static int set_prepare(set_ctx *x, const char *const *names, const lease_op_options *opts)

@@ -22,6 +22,27 @@
 static void held_message(char *err, size_t errlen, const char *lock, const lease_fs_lock_info *in,
                          long waited_ms);
 
+/* ---- reflease's ref lock (protocol.md §9 "Ref locks and crashed writers") --
+ * git's lock is "<ref>.lock" created O_EXCL; its content becomes the ref at
+ * the rename. reflease takes the same lock so that git and reflease exclude
+ * each other, and adds two things git's lock lacks:
+ *   - the lock file is complete from the moment it exists: the content is
+ *     written and fsync'd into an owner file "<ref>..owner-<pid>-XXXXXX.lock"
+ *     first, and the lock is taken by link()ing it to "<ref>.lock" (atomic,
+ *     EEXIST when held). A rename by anyone never publishes a half-written ref.
+ *   - the writer holds flock(LOCK_EX) on that file from before the link to
+ *     after the rename. The kernel drops it when the writer dies (SIGKILL,
+ *     OOM, a cancelled runner) however the process ends; a stopped or
+ *     swapped-out writer keeps it. A lock with two links (lock + owner file:
+ *     reflease's) whose flock anyone can take has no live writer: a waiter
+ *     removes it at once. A lock with one link (git's, or an older reflease's)
+ *     proves nothing: it is removed only when unheld and FOREIGN_STALE_S old
+ *     by its mtime (git itself waits 100 ms for a ref lock).
+ * Before renaming or unlinking "<ref>.lock" a writer checks it is still its
+ * own file; when it is not (or the rename fails) the outcome is open and the
+ * caller settles it by reading the ref. */
+#define FOREIGN_STALE_S 60
+
 /* How long to wait for the store's own lock file, ms. */
 #define STORE_LOCK_WAIT_MS 3000
 
@@ -44,6 +65,18 @@ static int join(char *out, size_t outlen, const char *dir, const char *rel)
 	int w = snprintf(out, outlen, "%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", rel);
 
 	return w < 0 || (size_t)w >= outlen ? LEASE_ENOMEM : 0;
+}
+
+/* May the writer of the lock file at @p path (listed as @p lk) be alive?
+ * Its flock held, or no flock to tell by and younger than FOREIGN_STALE_S.
+ * A file gone or replaced since it was listed: its writer finished (0). */
+static int lock_live(const char *path, const lease_ref_lock *lk)
+{
+	lease_fs_lock_info info;
+
+	if (lease__fs_lock_state(path, lk, FOREIGN_STALE_S, 0, &info) != LEASE_FS_LOCK_HELD)
+		return 0;
+	return info.live || (!info.ours && info.age_s < FOREIGN_STALE_S);
 }
 
 int lease__fs_list_ref_locks(lease_ref_lock_list *out, const char *commondir, const char *prefix,
@@ -104,6 +137,7 @@ int lease__fs_list_ref_locks(lease_ref_lock_list *out, const char *commondir, co
 		items[count].mtime = (int64_t)sb.st_mtime;
 		items[count].dev = (uint64_t)sb.st_dev;
 		items[count].ino = (uint64_t)sb.st_ino;
+		items[count].live = lock_live(path, &items[count]);
 		count++;
 	}
 	closedir(d);
@@ -618,26 +652,6 @@ int lease__fs_probe_write(const char *dir, char *err, size_t errlen)
 	return 0;
 }
 
-/* ---- reflease's ref lock (protocol.md §9 "Ref locks and crashed writers") --
- * git's lock is "<ref>.lock" created O_EXCL; its content becomes the ref at
- * the rename. reflease takes the same lock so that git and reflease exclude
- * each other, and adds two things git's lock lacks:
- *   - the lock file is complete from the moment it exists: the content is
- *     written and fsync'd into an owner file "<ref>..owner-<pid>-XXXXXX.lock"
- *     first, and the lock is taken by link()ing it to "<ref>.lock" (atomic,
- *     EEXIST when held). A rename by anyone never publishes a half-written ref.
- *   - the writer holds flock(LOCK_EX) on that file from before the link to
- *     after the rename. The kernel drops it when the writer dies (SIGKILL,
- *     OOM, a cancelled runner) however the process ends; a stopped or
- *     swapped-out writer keeps it. A lock with two links (lock + owner file:
- *     reflease's) whose flock anyone can take has no live writer: a waiter
- *     removes it at once. A lock with one link (git's, or an older reflease's)
- *     proves nothing: it is removed only when unheld and FOREIGN_STALE_S old
- *     by its mtime (git itself waits 100 ms for a ref lock).
- * Before renaming or unlinking "<ref>.lock" a writer checks it is still its
- * own file; when it is not (or the rename fails) the outcome is open and the
- * caller settles it by reading the ref. */
-#define FOREIGN_STALE_S 60
 
 /* The "..owner-" infix: ".." never appears in a ref name (git
  * check-ref-format), so an owner file is never another ref's lock. */

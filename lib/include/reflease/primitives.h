@@ -168,7 +168,7 @@ REFLEASE_EXTERN int lease_wait_refname_change(lease_store *st, const char *refna
 REFLEASE_EXTERN int lease_store_can_watch(const lease_store *st);
 
 /** Most leases one set operation names (protocol.md "Sets"). */
-#define LEASE_SET_MAX 16
+#define LEASE_SET_MAX LEASE_PAYLOAD_SET_MAX
 
 /** 1 when the store can write a set in one atomic write (its transport has
  *  cas_many, reflease/sys/transport.h version 3), else 0. */

@@ -53,6 +53,9 @@ typedef enum lease_anomaly_id {
 	LEASE_ANOM_SLOT_COUNT_MISMATCH, /**< refs of one NAME of two slot counts, or slots and a
 	                                   plain lease NAME, not released at once (protocol.md
 	                                   "Slots") */
+	LEASE_ANOM_CUT_SET_WRITE,       /**< a live member of a set write a crash cut before it
+	                                   reached every member: held by no one (protocol.md "Sets",
+	                                   issue 40 B65) */
 	LEASE_ANOM__COUNT
 } lease_anomaly_id;
 

@@ -308,6 +308,20 @@ REFLEASE_EXTERN int lease_break(lease_result *out, lease_store *st, const char *
  */
 REFLEASE_EXTERN int lease_status(lease_result *out, lease_store *st, const char *name);
 
+/**
+ * Whether @p p, a lease's payload as read, is a member of a set write that a
+ * crash cut between its renames (protocol.md "Sets", "A set cut by a crash";
+ * issue 40 B65): it is live, names a set, and some mate is still at the oid
+ * that write moved it from. Such a member is held by no one. Reads the mates
+ * in one batched read; none on a store that writes sets atomically (github:)
+ * or when @p p names no set.
+ * @param mate  out: the first mate the write did not reach (NUL-terminated,
+ *              up to @p matelen bytes; "" when not cut); may be NULL
+ * @return 1 (cut), 0 (not cut), LEASE_ENOMEM or a read error (< 0)
+ */
+REFLEASE_EXTERN int lease_set_cut_mate(char *mate, size_t matelen, lease_store *st,
+                                       const lease_payload *p);
+
 /* ---- Sets: several leases in one atomic write (protocol.md "Sets") ---- */
 
 /**

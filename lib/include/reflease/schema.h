@@ -26,6 +26,8 @@ extern "C" {
 #define LEASE_TOKEN_HEXSZ 32
 /** Nonce length, hex characters (64 bits). */
 #define LEASE_NONCE_HEXSZ 16
+/** Most members a set names (protocol.md "Sets"; LEASE_SET_MAX). */
+#define LEASE_PAYLOAD_SET_MAX 16
 /** Length of a `YYYY-MM-DDTHH:MM:SSZ` timestamp, characters. */
 #define LEASE_TIME_STRSZ 20
 /** Lowest and highest ttl_seconds a reader accepts for a live phase (protocol.md §2). */
@@ -93,6 +95,18 @@ typedef struct lease_payload {
 	                             commit's write time, expires_at − ttl_seconds) */
 	int64_t queue_position; /**< its place in the queue at that time (1 = first), >= 1;
 	                             0 = not recorded (only with has_queued_at) */
+	/** 1.2.0+, optional (issue 40, B65): set on a live commit written by a
+	 *  set write of 2 or more leases only (protocol.md §2, "Sets"): the
+	 *  write's id and every member with the oid the write moves it from; 0
+	 *  when absent. What a reader may conclude from it: protocol.md "Sets",
+	 *  "A set cut by a crash". */
+	int has_set;
+	char set_write[LEASE_NONCE_HEXSZ + 1]; /**< the set write's id: 16 lowercase hex */
+	int set_count;                         /**< members named, 2..LEASE_PAYLOAD_SET_MAX */
+	char set_members[LEASE_PAYLOAD_SET_MAX]
+	                [LEASE_NAME_MAX + 1];      /**< names, this one among them */
+	lease_oid set_from[LEASE_PAYLOAD_SET_MAX]; /**< each member's oid before the write (zero:
+	                                              it was absent) */
 } lease_payload;
 
 /** Summary-line operation that wrote a commit (protocol.md §2). */

@@ -121,6 +121,12 @@ typedef struct lease_ref_lock {
 	int64_t mtime; /**< the lock file's modification time, s since the epoch */
 	uint64_t dev;  /**< identity of the file (st_dev), re-checked before removal */
 	uint64_t ino;  /**< identity of the file (st_ino), re-checked before removal */
+	/** 1 when the lock's writer may still be alive: a write to the ref is
+	 *  in progress (local: the writer holds the file's flock, or where the
+	 *  file shows no flock — git's own lock, a file system without flock —
+	 *  the file is under 60 s old); 0 when its writer is gone (a crash's
+	 *  leftover, protocol.md §9). A transport that cannot tell sets 1. */
+	int live;
 } lease_ref_lock;
 
 /** A list of ref lock files: items is a malloc'd array of count entries.
