@@ -123,16 +123,21 @@ static size_t set_one_token(set_ctx *x)
 }
 
 /* The set field of every live commit of a set write of 2 or more
- * (protocol.md §2, "Sets"; issue 40 B65): every member's name and the
+ * (protocol.md §2, "Sets"; issue 40 B65): every written member's name and the
  * write's id, the first written member's nonce (random per write; a
  * refused write sent again keeps its commits, so its id), and the oid the
  * write moves each member from (@p s, the round's read). */
 static void set_stamp(const set_ctx *x, const lease_ref_state *s, lease_plan *pl)
 {
 	const char *id = NULL;
-	size_t i, j;
+	size_t i, j, k, written = 0;
 
-	if (x->n < 2 || !lease__rt_live_kind(x->kind))
+	for (i = 0; i < x->n; i++)
+		written += !pl[i].skip;
+	/* only the members this write moves: a member it leaves as it is (a
+	 * set heartbeat that renews the due members only) is no mate of it,
+	 * or a reader would find that mate "at its old oid" and call it cut */
+	if (written < 2 || !lease__rt_live_kind(x->kind))
 		return;
 	for (i = 0; i < x->n; i++) {
 		if (pl[i].skip)
@@ -140,13 +145,16 @@ static void set_stamp(const set_ctx *x, const lease_ref_state *s, lease_plan *pl
 		if (!id)
 			id = pl[i].p.nonce;
 		pl[i].p.has_set = 1;
-		pl[i].p.set_count = (int)x->n;
+		pl[i].p.set_count = (int)written;
 		memcpy(pl[i].p.set_write, id, sizeof(pl[i].p.set_write));
-		for (j = 0; j < x->n; j++) {
-			snprintf(pl[i].p.set_members[j], sizeof(pl[i].p.set_members[j]), "%s",
+		for (j = 0, k = 0; j < x->n; j++) {
+			if (pl[j].skip)
+				continue;
+			snprintf(pl[i].p.set_members[k], sizeof(pl[i].p.set_members[k]), "%s",
 			         x->c[j]->name);
 			if (s[j].present)
-				pl[i].p.set_from[j] = s[j].oid;
+				pl[i].p.set_from[k] = s[j].oid;
+			k++;
 		}
 	}
 }

@@ -652,7 +652,6 @@ int lease__fs_probe_write(const char *dir, char *err, size_t errlen)
 	return 0;
 }
 
-
 /* The "..owner-" infix: ".." never appears in a ref name (git
  * check-ref-format), so an owner file is never another ref's lock. */
 #define OWNER_INFIX "..owner-"
