@@ -190,7 +190,7 @@ coverage: deps
 	      --print-summary --fail-under-line $(COVERAGE_MIN) build-cov
 
 LINT_SRC = $(LIB_SRC) $(CMD_SRC) $(TEST_SRC) $(SUPP_SRC) $(TOOL_SRC) tests/runner.c $(wildcard tests/fuzz/*.c) \
-           $(wildcard tests/install/*.c lib/include/reflease/sys/*.h) \
+           $(wildcard tests/install/*.c lib/include/reflease/sys/*.h cmd/reflease/link/*.c) \
            $(wildcard lib/include/reflease/*.h lib/*/*.h cmd/reflease/*.h tests/*.h tests/support/*.h)
 lint:
 	clang-format --dry-run --Werror $(LINT_SRC)

@@ -10,9 +10,16 @@ bundle: $(BUNDLE)/bin/reflease
 
 # DT_RPATH, not DT_RUNPATH (--disable-new-dtags): it is searched for the
 # libraries' own dependencies too (libgit2 -> mbedTLS ...).
-$(BUNDLE)/bin/reflease: $(CMD_OBJ) $(UTIL_OBJ) $(LIBA) scripts/bundle.sh
+# libgit2, jansson and what they need are linked from their static archives
+# where the system has them, and the CA bundle's parse waits for the first TLS
+# handshake (issue 43: scripts/static-link.sh, cmd/reflease/link/; a local:
+# command starts in about 0.6 of the time: docs/benchmarks.md "Start-up").
+CA_DEFER_OBJ := $(BUILD)/cmd/reflease/link/git_ca_defer.o
+$(BUNDLE)/bin/reflease: $(CMD_OBJ) $(UTIL_OBJ) $(LIBA) $(CA_DEFER_OBJ) scripts/bundle.sh \
+                        scripts/static-link.sh
 	@mkdir -p $(BUILD)
-	$(CC) -o $(BUILD)/reflease-rpath $(CMD_OBJ) $(UTIL_OBJ) $(LIBA) $(SANLD) $(PKG_LIBS) \
+	$(CC) -o $(BUILD)/reflease-rpath $(CMD_OBJ) $(UTIL_OBJ) $(LIBA) $(SANLD) \
+	      $$(sh scripts/static-link.sh $(CA_DEFER_OBJ)) \
 	      -Wl,--disable-new-dtags -Wl,-rpath,'$$ORIGIN/../lib'
 	sh scripts/bundle.sh $(BUILD)/reflease-rpath $(BUNDLE) \
 	   $(if $(CURL_SONAME),"$$(pkg-config --variable=libdir libcurl)/$(CURL_SONAME)")

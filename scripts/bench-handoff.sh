@@ -1,7 +1,7 @@
 #!/bin/sh
 # shellcheck disable=SC2016 # backquotes in single quotes are markdown, not expansions
 # `make bench-handoff` (issue 18): prints a markdown section of docs/benchmarks.md.
-#   sh scripts/bench-handoff.sh REFLEASE_BIN BUILD_DIR RUNS "HOLDS"
+#   sh scripts/bench-handoff.sh REFLEASE_BIN BUILD_DIR RUNS "HOLDS" [BUNDLE_BIN]
 # Handoff = from the end of the holder's work to the moment a waiter that was
 # already waiting holds the lock, for the same hold times, side by side:
 #   reflease local:   holder `reflease acquire`, work, `reflease release`;
@@ -26,11 +26,15 @@
 #                              lease, `git --version`, `git rev-parse` of the
 #                              same ref (scripts/bench-ladder.py, $LADDER_RUNS
 #                              alternated runs)
+# With BUNDLE_BIN (make bundle's reflease: libgit2 static, the CA bundle
+# parsed at the first TLS handshake), both short handoffs and the ladder's
+# reflease rows are run with it too, alternated with the others.
 set -eu
 R=$1
 BUILD=$2
 RUNS=$3
 HOLDS=$4
+RB=${5:-}
 FAST_HOLD=${FAST_HOLD:-0.5}
 FAST_RUNS=${FAST_RUNS:-21}
 LADDER_RUNS=${LADDER_RUNS:-31}
@@ -63,11 +67,12 @@ stats() {
 # ---- reflease (local: and github:) -----------------------------------------
 # rl_once HOLD: one handoff on $REFLEASE_STORE; prints seconds
 rl_once() {
-  tok=$(REFLEASE_OWNER=holder "$R" --json acquire x --ttl 600 |
+  rb=${RL_BIN:-$R} # the binary: RL_BIN, else REFLEASE_BIN
+  tok=$(REFLEASE_OWNER=holder "$rb" --json acquire x --ttl 600 |
     python3 -c 'import json, sys; print(json.load(sys.stdin)["lease"]["lease_token"])')
   rm -f "$W/w.err" "$W/w.done"
   # shellcheck disable=SC2086 # RL_FLAGS is words (--fair, issue 28)
-  ( REFLEASE_OWNER=waiter REFLEASE_LOG=info "$R" --json acquire x --wait 600 --ttl 600 ${RL_FLAGS:-} \
+  ( REFLEASE_OWNER=waiter REFLEASE_LOG=info "$rb" --json acquire x --wait 600 --ttl 600 ${RL_FLAGS:-} \
       >"$W/w.out" 2>"$W/w.err"; echo "$? $(now)" >"$W/w.done" ) &
   wpid=$!
   wait_for "$W/w.err" "${RL_WAITING:-waiting up to}"
@@ -75,11 +80,11 @@ rl_once() {
   sleep "$1"
   t0=$(now)
   [ -z "${ON_RELEASE:-}" ] || $ON_RELEASE
-  REFLEASE_OWNER=holder "$R" release x --lease-token "$tok" >/dev/null
+  REFLEASE_OWNER=holder "$rb" release x --lease-token "$tok" >/dev/null
   wait "$wpid"
   read -r rc t1 <"$W/w.done"
   [ "$rc" -eq 0 ] || { echo "bench-handoff: waiter exit $rc" >&2; cat "$W/w.err" >&2; exit 1; }
-  REFLEASE_OWNER=waiter "$R" release x --lease-token "$(python3 -c 'import json, sys; print(json.load(sys.stdin)["lease"]["lease_token"])' <"$W/w.out")" >/dev/null
+  REFLEASE_OWNER=waiter "$rb" release x --lease-token "$(python3 -c 'import json, sys; print(json.load(sys.stdin)["lease"]["lease_token"])' <"$W/w.out")" >/dev/null
   sub "$t1" "$t0"
 }
 
@@ -167,11 +172,18 @@ done
 : >"$W/p_et"
 : >"$W/p_fl"
 : >"$W/r_rl"
+: >"$W/p_rb"
+: >"$W/r_rb"
 n=0
 while [ "$n" -lt "$FAST_RUNS" ]; do
   REFLEASE_STORE="local:$W/s" rl_once "$FAST_HOLD" >>"$W/p_rl"
   REFLEASE_STORE="local:$W/s" lock_once "$FAST_HOLD" env REFLEASE_OWNER=holder "$R" run x --ttl 600 -- \
     :: env REFLEASE_OWNER=waiter "$R" run x --wait 600 --ttl 600 -- >>"$W/r_rl"
+  if [ -n "$RB" ]; then
+    REFLEASE_STORE="local:$W/s" RL_BIN=$RB rl_once "$FAST_HOLD" >>"$W/p_rb"
+    REFLEASE_STORE="local:$W/s" lock_once "$FAST_HOLD" env REFLEASE_OWNER=holder "$RB" run x --ttl 600 -- \
+      :: env REFLEASE_OWNER=waiter "$RB" run x --wait 600 --ttl 600 -- >>"$W/r_rb"
+  fi
   # shellcheck disable=SC2086 # $EC is words
   lock_once "$FAST_HOLD" $EC lock bench -- :: $EC lock bench -- >>"$W/p_et"
   lock_once "$FAST_HOLD" flock "$W/flock" :: flock "$W/flock" >>"$W/p_fl"
@@ -185,6 +197,8 @@ ltok=$(REFLEASE_STORE="local:$W/s" REFLEASE_OWNER=holder "$R" --json acquire x -
 ladder=$(python3 -S "$(dirname "$0")/bench-ladder.py" "$LADDER_RUNS" \
   "\`reflease version\`::$R version" \
   "\`reflease --store local:S status x\`::$R --store local:$W/s status x" \
+  ${RB:+"bundle's \`reflease version\`::$RB version"} \
+  ${RB:+"bundle's \`reflease --store local:S status x\`::$RB --store local:$W/s status x"} \
   "\`git --version\`::git --version" \
   "\`git --git-dir=S rev-parse refs/leases/x\`::git --git-dir=$W/s rev-parse refs/leases/x")
 REFLEASE_STORE="local:$W/s" REFLEASE_OWNER=holder "$R" release x --lease-token "$ltok" >/dev/null
@@ -204,6 +218,14 @@ process, after its command ends), timed as \`etcdctl lock bench -- sh -c ...\` a
 |---|---|---|---|---|
 | separate-process release | $(cell "$W/p_rl") | $(cell "$W/p_et") | $(cell "$W/p_fl") | $(ratio "$W/p_rl" "$W/p_et")× |
 | \`run\` → \`run --wait\` | $(cell "$W/r_rl") | $(cell "$W/p_et") | $(cell "$W/p_fl") | $(ratio "$W/r_rl" "$W/p_et")× |
+EOF
+if [ -n "$RB" ]; then
+  cat <<EOF
+| separate-process release, the bundle's reflease | $(cell "$W/p_rb") | $(cell "$W/p_et") | $(cell "$W/p_fl") | $(ratio "$W/p_rb" "$W/p_et")× |
+| \`run\` → \`run --wait\`, the bundle's reflease | $(cell "$W/r_rb") | $(cell "$W/p_et") | $(cell "$W/p_fl") | $(ratio "$W/r_rb" "$W/p_et")× |
+EOF
+fi
+cat <<EOF
 
 Start-up ladder (\`python3 -S scripts/bench-ladder.py $LADDER_RUNS ...\`: each command started
 with posix_spawn, $LADDER_RUNS runs alternated after one warm-up; the lease held; the ratio is
@@ -228,7 +250,7 @@ for hold in $HOLDS; do
   : >"$W/rlf"
   n=0
   while [ "$n" -lt "$RUNS" ]; do
-    RL_FLAGS=--fair RL_WAITING="fair wait" REFLEASE_STORE="local:$W/s" rl_once "$hold" >>"$W/rlf"
+    RL_FLAGS=--fair RL_WAITING="queue position" REFLEASE_STORE="local:$W/s" rl_once "$hold" >>"$W/rlf"
     n=$((n + 1))
   done
   read -r rm rx <<EOF2
@@ -327,7 +349,7 @@ every 2 s ± 25 %; the connections it made while waiting are counted in the daem
 EOF
 
 # ---- fair waiting on GitHub (issue 28): the requests a fair waiter spends ----
-gh_runs "$W/ghf" "$W/ghfc" --fair "fair wait"
+gh_runs "$W/ghf" "$W/ghfc" --fair "queue position"
 read -r gm gx <<EOF2
 $(stats "$W/ghf")
 EOF2

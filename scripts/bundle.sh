@@ -5,8 +5,9 @@
 # applies to the libraries' own dependencies). DIR/bin/reflease is BIN
 # stripped, DIR/lib/ holds every shared library ldd resolves for it except
 # glibc's own (libc, libm, ld-linux, ...: every Linux has them, and the cache
-# key names the distribution release): libgit2, jansson, libcurl, mbedTLS,
-# http-parser, libssh2 and their dependencies. The copy is checked: ldd of
+# key names the distribution release): Kerberos' GSSAPI and its libraries, and
+# libgit2, jansson, mbedTLS, libssh2 ... where BIN links them shared (make
+# bundle links them from their static archives where it can: static-link.sh). The copy is checked: ldd of
 # DIR/bin/reflease must resolve every library from DIR/lib (or glibc), and
 # DIR/bin/reflease version must run.
 # Each LIB (a path) is a library BIN dlopen()s, so not in its ldd: libcurl,
