@@ -17,3 +17,16 @@ fakegh_start_at() {
   base="http://127.0.0.1:$(cat "$fg_port")"
 }
 fakegh_start() { fakegh_start_at "$TMPDIR/port" "$@"; }
+# mkca DIR: a test CA made by openssl (test-only keys, never committed) and,
+# in DIR, its certificate for localhost and 127.0.0.1 (for fakegh --tls-cert
+# DIR/srv.pem --tls-key DIR/srv.key; DIR/ca.pem is the CA to trust)
+mkca() {
+  mkdir -p "$1"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+    -subj "/CN=reflease test CA $1" -keyout "$1/ca.key" -out "$1/ca.pem" 2>/dev/null
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+    -subj /CN=localhost -keyout "$1/srv.key" -out "$1/srv.csr" 2>/dev/null
+  printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n' >"$1/ext"
+  openssl x509 -req -in "$1/srv.csr" -CA "$1/ca.pem" -CAkey "$1/ca.key" -CAcreateserial \
+    -days 2 -extfile "$1/ext" -out "$1/srv.pem" 2>/dev/null
+}

@@ -43,16 +43,6 @@ grep -v ENOENT "$TMPDIR/trace" >"$TMPDIR/opened"
 ! grep -q "$CA" "$TMPDIR/opened" || fail "a local: status read the CA bundle"
 
 # a TLS server (the fake GitHub, no git server: a passed handshake is 77)
-mkca() { # as t_github_tls.sh: a CA and its certificate for localhost in DIR
-  mkdir -p "$1"
-  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
-    -subj "/CN=reflease test CA $1" -keyout "$1/ca.key" -out "$1/ca.pem" 2>/dev/null
-  openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-    -subj /CN=localhost -keyout "$1/srv.key" -out "$1/srv.csr" 2>/dev/null
-  printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n' >"$1/ext"
-  openssl x509 -req -in "$1/srv.csr" -CA "$1/ca.pem" -CAkey "$1/ca.key" -CAcreateserial \
-    -days 2 -extfile "$1/ext" -out "$1/srv.pem" 2>/dev/null
-}
 cd "$TMPDIR" || exit 1
 mkca good
 unset CURL_CA_BUNDLE SSL_CERT_FILE SSL_CERT_DIR REFLEASE_CA_BUNDLE https_proxy HTTPS_PROXY \

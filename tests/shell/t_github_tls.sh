@@ -16,16 +16,6 @@ unset CURL_CA_BUNDLE SSL_CERT_FILE SSL_CERT_DIR REFLEASE_CA_BUNDLE GITHUB_GRAPHQ
   REFLEASE_GITHUB_TOKEN REFLEASE_GITHUB_TOKEN_FILE GITHUB_ACTIONS https_proxy HTTPS_PROXY \
   all_proxy ALL_PROXY || true
 export NO_PROXY=localhost,127.0.0.1 no_proxy=localhost,127.0.0.1
-mkca() { # mkca DIR: a CA and, in DIR, its certificate for localhost
-  mkdir -p "$1"
-  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
-    -subj "/CN=reflease test CA $1" -keyout "$1/ca.key" -out "$1/ca.pem" 2>/dev/null
-  openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-    -subj /CN=localhost -keyout "$1/srv.key" -out "$1/srv.csr" 2>/dev/null
-  printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n' >"$1/ext"
-  openssl x509 -req -in "$1/srv.csr" -CA "$1/ca.pem" -CAkey "$1/ca.key" -CAcreateserial \
-    -days 2 -extfile "$1/ext" -out "$1/srv.pem" 2>/dev/null
-}
 mkca good
 mkca other
 trap 'kill "${fpid:-}" 2>/dev/null || true' EXIT INT TERM
