@@ -35,9 +35,11 @@ neg() {
     fail "arc4random without GLIBC_2.36: $(readelf -V --wide neg/libnewest.so | grep GLIBC_ | head -n 3)"
   fi
   cp -a "$1" neg/b2
-  so=$(readelf -d "$1/bin/reflease" | sed -n 's/.*(NEEDED).*\[\(libjansson[^]]*\)\]/\1/p')
-  [ -n "$so" ] || fail "bin/reflease needs no jansson library"
-  [ -f "neg/b2/lib/$so" ] || fail "the bundle has no jansson library ($so)"
+  # a library of lib/ that bin/reflease needs (GSSAPI where libgit2 is linked
+  # in from its archive, libgit2 itself where not)
+  so=$(readelf -d "$1/bin/reflease" | sed -n 's/.*(NEEDED).*\[\(lib[^]]*\)\]/\1/p' |
+    while read -r n; do if [ -f "$1/lib/$n" ]; then echo "$n"; fi; done | head -n 1)
+  [ -n "$so" ] || fail "bin/reflease needs no library of lib/: $(readelf -d "$1/bin/reflease" | grep NEEDED)"
   rm "neg/b2/lib/$so"
   if sh "$root/scripts/bundle-check.sh" neg/b2 >neg/out2 2>&1; then fail "a bundle without $so passed the check"; fi
   grep -q "bin/reflease needs $so, which is not in lib/" neg/out2 || fail "check said: $(cat neg/out2)"
