@@ -93,12 +93,19 @@ static int release_now(cli_ctx *ctx, lease_store *st, const run_names *rn, const
 	return rc;
 }
 
-static void set_env_long(const char *k, long long v)
+/* CMD's environment (§6), for the guard (run_guard_go): "NAME=VALUE" with
+ * its NUL appended to @p env (@p cap bytes, *@p len used); 0, or -1 with
+ * errno E2BIG when it does not fit. */
+static int env_add(char *env, size_t cap, size_t *len, const char *k, const char *v)
 {
-	char buf[32];
+	int n = snprintf(env + *len, cap - *len, "%s=%s", k, v);
 
-	snprintf(buf, sizeof(buf), "%lld", v);
-	setenv(k, buf, 1);
+	if (n < 0 || (size_t)n + 1 > cap - *len) {
+		errno = E2BIG;
+		return -1;
+	}
+	*len += (size_t)n + 1;
+	return 0;
 }
 
 /* A store call of the heartbeat thread was in flight when the watchdog
@@ -129,7 +136,8 @@ typedef struct guard_rel_ctx {
  * token no longer current writes nothing), so that waiters and a restarted
  * run do not wait a TTL for nothing (issue 23); a set is released as a set,
  * by its one token (protocol.md "Sets"). The guard was forked
- * single-threaded and closed reflease's store descriptors: a store of its own. */
+ * single-threaded before the acquire (run_prepare) and closed reflease's store
+ * descriptors: a store of its own. */
 static void guard_release_lease(const char *token, void *payload)
 {
 	guard_rel_ctx *g = payload;
@@ -138,6 +146,9 @@ static void guard_release_lease(const char *token, void *payload)
 	int rc;
 
 	g->ctx->st = NULL; /* reflease's handle: its descriptors are closed here */
+	/* the guard was forked before the acquire: a set's answer is its own */
+	if (g->rn->n > 1 && !g->rn->set && !(g->rn->set = calloc(1, sizeof(*g->rn->set))))
+		return;
 	if (cli_open_store(g->ctx, &st) < 0) {
 		fprintf(stderr,
 		        "reflease run: %s: reflease died; CMD's tree is stopped but the "
@@ -261,6 +272,36 @@ typedef struct run_state {
 	int64_t ttl;
 } run_state;
 
+/* From here on the slot taken (@p slot) is the lease kept and released. */
+static void run_use_slot(run_state *s, const char *slot)
+{
+	snprintf(s->slot_name, sizeof(s->slot_name), "%s", slot);
+	s->name = s->rn.names[0] = s->slot_name;
+	snprintf(s->rn.label, sizeof(s->rn.label), "%s", s->slot_name);
+}
+
+/* run_guard_go_fn, in the guard: CMD's environment into the guard's own
+ * (CMD inherits it), and a slot's name for the release after reflease's
+ * death (guard_release_lease). */
+static void run_guard_on_go(const char *env, size_t len, void *payload)
+{
+	run_state *s = payload;
+	const char *p = env, *end = env + len;
+
+	while (p < end) {
+		size_t n = strnlen(p, (size_t)(end - p));
+		const char *eq = memchr(p, '=', n);
+		if (eq && n < (size_t)(end - p)) {
+			char k[64];
+			snprintf(k, sizeof(k), "%.*s", (int)(eq - p), p);
+			setenv(k, eq + 1, 1);
+			if (s->ra.a.slots && strcmp(k, "REFLEASE_LEASE_NAME") == 0)
+				run_use_slot(s, eq + 1);
+		}
+		p += n + 1;
+	}
+}
+
 /* NAME(s), options and CMD, and the checks that need no store: -1 to go on,
  * else the exit status. */
 static int run_parse(cli_ctx *ctx, int argc, char **argv, run_state *s)
@@ -365,6 +406,25 @@ static int run_open(cli_ctx *ctx, run_state *s)
 	return -1;
 }
 
+/* The guard, forked before the lease is taken so that starting CMD after the
+ * acquire forks nothing (issue 43: a waiter's handoff); it waits for
+ * run_guard_go() in run_start, and exits when this run ends without it.
+ * Orphans of the tree come here if the guard dies. -1 to go on, else the
+ * exit status. */
+static int run_prepare(cli_ctx *ctx, run_state *s)
+{
+	s->grc.ctx = ctx;
+	s->grc.rn = &s->rn;
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 ||
+	    run_guard_prepare(&s->sup.g, s->cmd, s->sup.kill_grace,
+	                      run_signal_grace(s->sup.kill_grace), guard_release_lease, &s->grc,
+	                      run_guard_on_go, s) < 0) {
+		fprintf(stderr, "reflease run: cannot start CMD: %s\n", strerror(errno));
+		return EXIT_SOFTWARE;
+	}
+	return -1;
+}
+
 /* Acquire, waiting on held with --wait: one lease, a slot, or the whole set
  * in one write (protocol.md "Sets"; --wait holds no part of it). A signal
  * ends the wait (cli_wait_cb): nothing is held then. */
@@ -412,9 +472,7 @@ static int run_acquire(cli_ctx *ctx, run_state *s)
 	run_ticket_guard_stop(&s->tg, ctx);
 	if (s->ra.a.slots && rc == 0) {
 		/* from here on the slot taken is the lease kept and released */
-		memcpy(s->slot_name, s->r.name, sizeof(s->slot_name));
-		s->name = s->rn.names[0] = s->slot_name;
-		snprintf(s->rn.label, sizeof(s->rn.label), "%s", s->slot_name);
+		run_use_slot(s, s->r.name);
 	}
 	/* From here on every signal is read from the signalfd (no races). */
 	if ((s->sfd = run_open_signalfd()) < 0) {
@@ -455,16 +513,10 @@ static int run_acquire(cli_ctx *ctx, run_state *s)
 static int run_start(cli_ctx *ctx, run_state *s)
 {
 	lease_keep_options k = LEASE_KEEP_OPTIONS_INIT;
+	char env[sizeof(s->rn.label) + LEASE_NAME_MAX + LEASE_TOKEN_HEXSZ + 128], tr[32];
+	size_t envlen = 0;
 	int rc;
 
-	/* CMD's environment (§6). Set before fork: the process is single-threaded. */
-	setenv("REFLEASE_LEASE_TOKEN", s->token, 1);
-	set_env_long("REFLEASE_TRANSITIONS", (long long)s->r.payload.transitions);
-	/* a set: the first NAME (as given), and every NAME in REFLEASE_LEASE_NAMES */
-	setenv("REFLEASE_LEASE_NAME", s->name, 1);
-	setenv("REFLEASE_LEASE_NAMES", s->rn.label, 1);
-	fflush(stdout);
-	fflush(stderr);
 	s->fg = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
 	if (s->fg) {
 		/* to take the terminal back from CMD's group afterwards */
@@ -483,14 +535,16 @@ static int run_start(cli_ctx *ctx, run_state *s)
 	run_set_deadline(&s->sh, lease_lost_at(&s->r.payload, s->ttl), s->r.now, s->ttl, 0);
 	s->sup.sent_dl = s->sh.deadline;
 	memcpy(s->sup.sent_token, s->token, sizeof(s->sup.sent_token));
-	s->grc.ctx = ctx;
-	s->grc.rn = &s->rn;
-	/* Orphans of the tree come here if the guard dies; then the guard
-	 * (single-threaded fork: the heartbeat thread starts afterwards). */
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 ||
-	    run_guard_start(&s->sup.g, s->cmd, s->fg, s->sup.kill_grace,
-	                    run_signal_grace(s->sup.kill_grace), s->sh.deadline, s->token,
-	                    guard_release_lease, &s->grc) < 0) {
+	/* CMD, started by the guard prepared before the acquire (run_prepare),
+	 * with its environment (§6; put in the guard's by run_guard_on_go; a set:
+	 * the first NAME as given, and every NAME in REFLEASE_LEASE_NAMES); the
+	 * heartbeat thread starts afterwards */
+	snprintf(tr, sizeof(tr), "%lld", (long long)s->r.payload.transitions);
+	if (env_add(env, sizeof(env), &envlen, "REFLEASE_LEASE_TOKEN", s->token) < 0 ||
+	    env_add(env, sizeof(env), &envlen, "REFLEASE_TRANSITIONS", tr) < 0 ||
+	    env_add(env, sizeof(env), &envlen, "REFLEASE_LEASE_NAME", s->name) < 0 ||
+	    env_add(env, sizeof(env), &envlen, "REFLEASE_LEASE_NAMES", s->rn.label) < 0 ||
+	    run_guard_go(&s->sup.g, s->fg, s->sh.deadline, s->token, env, envlen) < 0) {
 		fprintf(stderr, "reflease run: cannot start CMD: %s\n", strerror(errno));
 		rc = release_now(ctx, s->st, &s->rn, s->token, &s->rel); /* F08 */
 		run_emit(&s->out, s->st, &s->rel, &s->rn, rc, "error", EXIT_SOFTWARE, 0, 0);
@@ -695,6 +749,7 @@ static void run_cleanup(run_state *s)
 		if (s->stp[i] >= 0)
 			close(s->stp[i]);
 	}
+	run_guard_cancel(&s->sup.g); /* prepared, never started (not acquired) */
 	if (s->sup.g.pid > 0) {
 		close(s->sup.g.ctl_w);
 		close(s->sup.g.ev_r);
@@ -718,7 +773,8 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	s->sfd = -1;
 	s->evp[0] = s->evp[1] = s->stp[0] = s->stp[1] = -1;
 	if ((status = run_parse(ctx, argc, argv, s)) < 0 && (status = run_open(ctx, s)) < 0 &&
-	    (status = run_acquire(ctx, s)) < 0 && (status = run_start(ctx, s)) < 0) {
+	    (status = run_prepare(ctx, s)) < 0 && (status = run_acquire(ctx, s)) < 0 &&
+	    (status = run_start(ctx, s)) < 0) {
 		run_until_gone(ctx, s);
 		status = s->sup.lost ? run_lost(ctx, s) : run_finish(ctx, s);
 	}

@@ -270,12 +270,16 @@ void run_tree_stop(int sig, double grace, pid_t watch, int *watch_status)
 /* ---- messages (fixed size, written atomically: < PIPE_BUF) ---- */
 
 typedef struct guard_msg {
-	int32_t type; /* to the guard: 'D' deadline, 'K' kill, 'T' token, 'R' resume;
+	int32_t type; /* to the guard: 'G' go, 'D' deadline, 'K' kill, 'T' token, 'R' resume;
 	               * from it: 'C' CMD exited, 'S' CMD stopped, 'E' tree gone */
 	int32_t value;
 	double d;
-	char token[LEASE_TOKEN_HEXSZ + 1]; /* 'T' */
+	char token[LEASE_TOKEN_HEXSZ + 1]; /* 'G', 'T' */
+	uint32_t len;                      /* 'G': bytes of environment that follow */
 } guard_msg;
+
+/* Most bytes of environment a go message carries. */
+#define GUARD_ENV_MAX (256 * 1024)
 
 static int send_msg_token(int fd, int type, int value, double d, const char *token)
 {
@@ -311,24 +315,19 @@ static void block_ttou(void)
 	sigprocmask(SIG_BLOCK, &t, NULL);
 }
 
-static void child_exec(char **cmd, pid_t parent, int fg)
+static void child_exec(char **cmd, int fg)
 {
 	struct sigaction sa;
 	sigset_t none, term;
 	int e, s;
 
 	sigemptyset(&none);
-	setpgid(0, 0);
 	if (fg) {
 		/* reflease owned the terminal: CMD's group gets it (keyboard
 		 * signals and terminal reads go to CMD, as under a shell) */
 		block_ttou();
 		tcsetpgrp(STDIN_FILENO, getpid());
 	}
-	/* Dies with the guard; then make sure the guard did not die before
-	 * the request took effect. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
-		_exit(EXIT_SOFTWARE);
 	/* a signal forwarded before exec acts on CMD, not on our handler; an
 	 * ignored signal stays ignored (nohup) */
 	cli_default_stop_handlers();
@@ -385,15 +384,129 @@ typedef struct guard_release {
 	char token[LEASE_TOKEN_HEXSZ + 1];
 	run_guard_release_fn fn;
 	void *payload;
+	run_guard_go_fn go; /* at the go message */
+	void *go_payload;
 } guard_release;
 
-static void guard_main(char **cmd, int ctl_r, int ev_w, int fg, double kill_grace,
-                       double leftover_grace, double deadline, guard_release *rel)
+/* Read @p n bytes from the non-blocking @p fd, waiting for them: 1, or 0 at
+ * EOF or on an error (reflease is gone). */
+static int read_full(int fd, void *buf, size_t n)
+{
+	char *p = buf;
+
+	while (n > 0) {
+		ssize_t r = read(fd, p, n);
+		if (r > 0) {
+			p += r;
+			n -= (size_t)r;
+		} else if (r == 0) {
+			return 0;
+		} else if (errno == EAGAIN) {
+			struct pollfd pf = {fd, POLLIN, 0};
+			if (poll(&pf, 1, -1) < 0 && errno != EINTR)
+				return 0;
+		} else if (errno != EINTR) {
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* Read a go message (the header, then m->len bytes of environment into
+ * *@p env, malloc'ed, NULL when none) from @p fd: 1, or 0 at EOF, on an
+ * error or on a message that is not one. */
+static int read_go(int fd, guard_msg *m, char **env)
+{
+	*env = NULL;
+	if (!read_full(fd, m, sizeof(*m)) || m->type != 'G' || m->len > GUARD_ENV_MAX)
+		return 0;
+	if (m->len > 0 && (!(*env = malloc(m->len)) || !read_full(fd, *env, m->len))) {
+		free(*env);
+		*env = NULL;
+		return 0;
+	}
+	m->token[sizeof(m->token) - 1] = '\0';
+	return 1;
+}
+
+/* Write the go message @p m and its m->len bytes of @p env to @p fd: 0, or
+ * -1 with errno (EPIPE: the reader is gone). */
+static int write_go(int fd, const guard_msg *m, const char *env)
+{
+	const char *parts[2] = {(const char *)m, env};
+	size_t sizes[2] = {sizeof(*m), m->len}, off;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		for (off = 0; off < sizes[i];) {
+			ssize_t w = write(fd, parts[i] + off, sizes[i] - off);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0) {
+				if (w == 0)
+					errno = EPIPE;
+				return -1;
+			}
+			off += (size_t)w;
+		}
+	}
+	return 0;
+}
+
+/* CMD's process, forked by the guard while reflease still waits for the
+ * lease (issue 43: nothing is forked on the handoff's path). In its own
+ * process group, it dies with the guard, and execs CMD once the guard
+ * passes the go on (the environment, the terminal); without a go (the lease
+ * not taken, reflease gone) it exits having run nothing. */
+static void child_main(char **cmd, pid_t parent, int go_r, guard_release *rel)
+{
+	guard_msg m;
+	char *env;
+
+	setpgid(0, 0);
+	/* Dies with the guard; then make sure the guard did not die before
+	 * the request took effect. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(EXIT_SOFTWARE);
+	if (!read_go(go_r, &m, &env))
+		_exit(0);
+	close(go_r);
+	if (rel->go && env)
+		rel->go(env, m.len, rel->go_payload);
+	free(env);
+	child_exec(cmd, m.value);
+}
+
+/* The prepared guard waits for the go message (run_guard_go) and passes it
+ * on to CMD's process (@p go_w); reflease gone before it (the lease not
+ * taken, an interrupted wait, a SIGKILL): nothing ran, nothing is held by
+ * this run, the guard exits (and CMD's process with it: PDEATHSIG). */
+static void guard_wait_go(int ctl_r, int go_w, guard_release *rel, int *fg, double *deadline)
+{
+	guard_msg m;
+	char *env;
+
+	if (!read_go(ctl_r, &m, &env))
+		_exit(0);
+	*fg = m.value;
+	*deadline = m.d;
+	memcpy(rel->token, m.token, sizeof(rel->token));
+	if (rel->go && env)
+		rel->go(env, m.len, rel->go_payload);
+	write_go(go_w, &m, env); /* CMD's process gone: reap() reports it */
+	close(go_w);
+	free(env);
+}
+
+static void guard_main(char **cmd, int ctl_r, int ev_w, double kill_grace, double leftover_grace,
+                       guard_release *rel)
 {
 	pid_t self = getpid(), pid;
 	sigset_t chld;
 	killer k;
-	int sfd, status = 0, cmd_done = 0, parent_gone = 0, reported = 0, stopped = 0;
+	double deadline = 0;
+	int sfd, go[2], fg = 0, status = 0, cmd_done = 0, parent_gone = 0, reported = 0,
+	                stopped = 0;
 
 	memset(&k, 0, sizeof(k));
 	close_cloexec_fds(ctl_r, ev_w);
@@ -404,19 +517,24 @@ static void guard_main(char **cmd, int ctl_r, int ev_w, int fg, double kill_grac
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (fg)
-		block_ttou();
-	if ((pid = fork()) == 0)
-		child_exec(cmd, self, fg);
-	if (pid < 0) {
-		fprintf(stderr, "reflease run: fork: %s\n", strerror(errno));
-		send_msg(ev_w, 'C', EXIT_SOFTWARE << 8, 0);
-		send_msg(ev_w, 'E', 0, 0);
+	if (pipe2(go, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
+		/* reflease's go then finds the guard gone (EPIPE): CMD not started */
+		fprintf(stderr, "reflease run: cannot start CMD: %s\n", strerror(errno));
 		_exit(0);
 	}
+	if (pid == 0) {
+		close(go[1]);
+		close(ctl_r);
+		close(ev_w);
+		child_main(cmd, self, go[0], rel);
+	}
+	close(go[0]);
 	setpgid(pid, pid); /* also here: no window where the group is wrong */
-	if (fg)
+	guard_wait_go(ctl_r, go[1], rel, &fg, &deadline);
+	if (fg) {
+		block_ttou();
 		tcsetpgrp(STDIN_FILENO, pid);
+	}
 	for (;;) {
 		struct pollfd p[2] = {{sfd, POLLIN, 0}, {parent_gone ? -1 : ctl_r, POLLIN, 0}};
 		double now = run_clock();
@@ -494,16 +612,18 @@ static void guard_main(char **cmd, int ctl_r, int ev_w, int fg, double kill_grac
 	_exit(0);
 }
 
-int run_guard_start(run_guard *g, char **cmd, int fg, double kill_grace, double leftover_grace,
-                    double deadline, const char *token, run_guard_release_fn release,
-                    void *release_payload)
+int run_guard_prepare(run_guard *g, char **cmd, double kill_grace, double leftover_grace,
+                      run_guard_release_fn release, void *release_payload, run_guard_go_fn go,
+                      void *go_payload)
 {
 	guard_release rel;
-	int ctl[2], ev[2];
+	sigset_t block, old;
+	int ctl[2], ev[2], e;
 	pid_t pid;
 
 	memset(g, 0, sizeof(*g));
 	g->pid = -1;
+	g->ctl_w = g->ev_r = -1;
 	if (pipe2(ctl, O_CLOEXEC) < 0)
 		return -1;
 	if (pipe2(ev, O_CLOEXEC) < 0) {
@@ -511,24 +631,34 @@ int run_guard_start(run_guard *g, char **cmd, int fg, double kill_grace, double 
 		close(ctl[1]);
 		return -1;
 	}
-	if ((pid = fork()) < 0) {
-		int e = errno;
+	/* the guard starts with them blocked: no window where a signal meant
+	 * for reflease (pkill) ends the guard before it blocks them */
+	run_terminating_signals(&block);
+	sigaddset(&block, SIGCHLD);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	e = errno;
+	if (pid == 0) {
+		close(ctl[1]);
+		close(ev[0]);
+		fcntl(ctl[0], F_SETFL, O_NONBLOCK);
+		memset(&rel, 0, sizeof(rel));
+		rel.fn = release;
+		rel.payload = release_payload;
+		rel.go = go;
+		rel.go_payload = go_payload;
+		guard_main(cmd, ctl[0], ev[1], kill_grace, leftover_grace, &rel);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (pid < 0) {
 		close(ctl[0]);
 		close(ctl[1]);
 		close(ev[0]);
 		close(ev[1]);
 		errno = e;
 		return -1;
-	}
-	if (pid == 0) {
-		close(ctl[1]);
-		close(ev[0]);
-		fcntl(ctl[0], F_SETFL, O_NONBLOCK);
-		memset(&rel, 0, sizeof(rel));
-		snprintf(rel.token, sizeof(rel.token), "%s", token ? token : "");
-		rel.fn = release;
-		rel.payload = release_payload;
-		guard_main(cmd, ctl[0], ev[1], fg, kill_grace, leftover_grace, deadline, &rel);
 	}
 	close(ctl[0]);
 	close(ev[1]);
@@ -537,6 +667,39 @@ int run_guard_start(run_guard *g, char **cmd, int fg, double kill_grace, double 
 	g->ctl_w = ctl[1];
 	g->ev_r = ev[0];
 	return 0;
+}
+
+int run_guard_go(run_guard *g, int fg, double deadline, const char *token, const char *env,
+                 size_t len)
+{
+	guard_msg m;
+
+	if (g->pid <= 0 || g->started || len > GUARD_ENV_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	memset(&m, 0, sizeof(m));
+	m.type = 'G';
+	m.value = fg;
+	m.d = deadline;
+	m.len = (uint32_t)len;
+	snprintf(m.token, sizeof(m.token), "%s", token ? token : "");
+	if (write_go(g->ctl_w, &m, env) < 0)
+		return -1;
+	g->started = 1;
+	return 0;
+}
+
+void run_guard_cancel(run_guard *g)
+{
+	if (g->pid <= 0 || g->started)
+		return;
+	close(g->ctl_w);
+	close(g->ev_r);
+	while (waitpid(g->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	g->pid = -1;
+	g->ctl_w = g->ev_r = -1;
 }
 
 void run_guard_deadline(run_guard *g, double deadline, double grace)

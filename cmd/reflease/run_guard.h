@@ -26,6 +26,7 @@ typedef struct run_guard {
 	int ev_r;      /* guard → reflease (EOF = guard died) */
 	int eof;       /* ev_r reached EOF */
 	pid_t cmd_pid; /* CMD (also its process group), once reported stopped */
+	int started;   /* run_guard_go() was sent */
 } run_guard;
 
 /* What the guard reports (run_guard_read). */
@@ -52,26 +53,51 @@ static inline double run_clock(void)
  * real-time signals. Fills @p set. */
 void run_terminating_signals(sigset_t *set);
 
+/* Called in the guard when run_guard_go() reaches it, before CMD is forked:
+ * @p env holds "NAME=VALUE" strings, each NUL-terminated, @p len bytes in
+ * all, as given to run_guard_go(); the callback puts them in the guard's
+ * environment, which CMD inherits, and fixes up what the release after
+ * reflease's death needs (a slot's name). */
+typedef void (*run_guard_go_fn)(const char *env, size_t len, void *payload);
+
 /*
- * Fork the guard, which forks and execs CMD (in its own process group, given
- * the terminal when @p fg) with PR_SET_PDEATHSIG(SIGKILL) on the guard. The
- * caller must be single-threaded, have every signal of
- * run_terminating_signals() and SIGCHLD blocked, and be a child subreaper
- * itself (so a tree whose guard was SIGKILLed re-parents to it).
+ * Fork the guard before the lease is taken (issue 43: the fork is not on the
+ * handoff's path); it waits for run_guard_go(), or exits when reflease does
+ * (its control pipe reaches EOF) or calls run_guard_cancel(). The caller must
+ * be single-threaded and a child subreaper itself (so a tree whose guard was
+ * SIGKILLed re-parents to it); the guard keeps every signal of
+ * run_terminating_signals() and SIGCHLD blocked (blocked around the fork).
  *
- * The guard kills the tree (@p sig to every process, then SIGKILL to all
- * after the grace given) when asked (run_guard_kill), when CLOCK_BOOTTIME
- * passes the deadline last set (run_guard_deadline; 0 = none), when
- * reflease dies (SIGTERM, SIGKILL after @p kill_grace), and once CMD has
- * ended, to whatever CMD left running (SIGTERM, SIGKILL after
- * @p leftover_grace). It reports CMD's status, then TREE_GONE once the
- * whole tree has been reaped, and exits; when reflease died, it first calls
- * @p release (may be NULL) with the token last given (@p token initially).
+ * The guard forks CMD's process at once (in its own process group, with
+ * PR_SET_PDEATHSIG(SIGKILL) on the guard), which execs CMD on
+ * run_guard_go() (given the terminal when fg), so that nothing is forked
+ * between the acquire and CMD.
+ * The guard kills the tree (the signal asked for to every process, then
+ * SIGKILL to all after the grace given) when asked (run_guard_kill), when
+ * CLOCK_BOOTTIME passes the deadline last set (run_guard_go,
+ * run_guard_deadline; 0 = none), when reflease dies (SIGTERM, SIGKILL after
+ * @p kill_grace), and once CMD has ended, to whatever CMD left running
+ * (SIGTERM, SIGKILL after @p leftover_grace). It reports CMD's status, then
+ * TREE_GONE once the whole tree has been reaped, and exits; when reflease
+ * died, it first calls @p release (may be NULL) with the token last given.
+ * @p go (may be NULL) runs in the guard at run_guard_go().
  * @return 0, or -1 with errno set (nothing forked).
  */
-int run_guard_start(run_guard *g, char **cmd, int fg, double kill_grace, double leftover_grace,
-                    double deadline, const char *token, run_guard_release_fn release,
-                    void *release_payload);
+int run_guard_prepare(run_guard *g, char **cmd, double kill_grace, double leftover_grace,
+                      run_guard_release_fn release, void *release_payload, run_guard_go_fn go,
+                      void *go_payload);
+
+/* Start CMD in the prepared guard: @p fg (give CMD's group the terminal),
+ * the watchdog @p deadline (run_clock() seconds; 0 = none), the lease's
+ * @p token (for the release after reflease's death) and @p env (@p len
+ * bytes of NUL-terminated "NAME=VALUE" strings, handed to the go callback).
+ * @return 0, or -1 with errno set (the guard is gone: EPIPE). */
+int run_guard_go(run_guard *g, int fg, double deadline, const char *token, const char *env,
+                 size_t len);
+
+/* A prepared guard that never got run_guard_go(): it exits, and is reaped.
+ * Nothing (no-op) for a guard that was started or never prepared. */
+void run_guard_cancel(run_guard *g);
 
 /* Give the guard the token now held (after a handoff rotation), for the
  * release after reflease's death. */

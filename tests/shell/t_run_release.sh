@@ -1,5 +1,5 @@
 #!/bin/sh
-# shellcheck disable=SC1091,SC2015,SC2086,SC2154  # sourced helpers (rc, P, D, TB set there); A && B || fail is intended; $R is a word list
+# shellcheck disable=SC1091,SC2015,SC2086,SC2154,SC2016  # sourced helpers (rc, P, D, TB set there); A && B || fail is intended; $R is a word list; CMD expands its own variables
 # How `run` gives the lease back (issue 23, protocol.md §6 "The run
 # guarantee", F01): a SIGKILLed run's guard stops the tree, then releases
 # with the token, so waiters do not wait a TTL for nothing.
@@ -40,4 +40,46 @@ RUN_EXTRA="--conflict-exit-code 9" fence_start "$c" child 9
 garbage_tip "$c"
 [ "$rc" -eq 9 ] || { cat "$RUNLOG"; fail "$c: run exit $rc, want --conflict-exit-code's 9"; }
 fence_check "$c" "$texit"
+
+# ---- issue 43: the guard is forked before the acquire (so a waiter's handoff
+# forks nothing but CMD) and learns what was taken from its start message:
+# - a SIGKILLed run --slots: the guard releases the slot it holds (pool@Kof2,
+#   not the pool's name, which is all the guard knew when it was forked);
+# - a run SIGKILLed while it waits, and one whose wait ends unheld (3): its
+#   guard exits (reaped by the run that ends normally), CMD never runs.
+released() { [ "$("$R" status "$1" --json 2>/dev/null | jget status)" = released ]; }
+gone() { [ ! -e "/proc/$1" ] || grep -q ') Z ' "/proc/$1/stat" 2>/dev/null; }
+has_child() { pgrep -P "$1" >/dev/null; }
+"$R" run sl --slots 2 --ttl 60 -- sh -c 'echo "$REFLEASE_LEASE_NAME" >"$1"; exec sleep 100' _ \
+  "$TMPDIR/sl.name" >/dev/null 2>&1 &
+P=$!
+wait_until 20 "sl: CMD started" test -s "$TMPDIR/sl.name"
+slot=$(cat "$TMPDIR/sl.name")
+case $slot in sl@[12]of2) ;; *) fail "sl: REFLEASE_LEASE_NAME is '$slot', not a slot of sl" ;; esac
+is_live "$slot" || fail "sl: $slot not held"
+kill -KILL "$P"
+wait_rc "$P"
+wait_until 20 "$slot released by the guard after the SIGKILL" released "$slot"
+tokh=$(tok wq --ttl 60)
+[ -n "$tokh" ] || fail "wq: no token"
+for how in kill timeout; do
+  wsec=60; [ "$how" = timeout ] && wsec=3
+  REFLEASE_OWNER=bob "$R" run wq --wait "$wsec" -- touch "$TMPDIR/wq.ran" >/dev/null 2>"$TMPDIR/wq.err" &
+  P=$!
+  wait_until 20 "wq ($how): the waiting run's guard" has_child "$P"
+  g=$(pgrep -P "$P" | head -n 1)
+  wait_until 20 "wq ($how): CMD's process, waiting under the guard" has_child "$g"
+  c=$(pgrep -P "$g" | head -n 1)
+  if [ "$how" = kill ]; then
+    kill -KILL "$P"
+    wait_rc "$P"
+    wait_until 10 "wq: the guard of a SIGKILLed waiting run exits" gone "$g"
+  else
+    wait_rc "$P"
+    [ "$rc" -eq 3 ] || fail "wq: run --wait 3 behind a holder: exit $rc: $(cat "$TMPDIR/wq.err")"
+    [ ! -e "/proc/$g" ] || fail "wq: the guard $g is left after run --wait ended unheld"
+  fi
+  wait_until 10 "wq ($how): CMD's process ends with its guard" gone "$c"
+  [ ! -e "$TMPDIR/wq.ran" ] || fail "wq ($how): CMD ran without the lease"
+done
 echo ok
