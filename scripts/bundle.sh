@@ -7,9 +7,9 @@
 # glibc's own (libc, libm, ld-linux, ...: every Linux has them, and the cache
 # key names the distribution release): Kerberos' GSSAPI and its libraries, and
 # libgit2, jansson, mbedTLS, libssh2 ... where BIN links them shared (make
-# bundle links them from their static archives where it can: static-link.sh). The copy is checked: ldd of
-# DIR/bin/reflease must resolve every library from DIR/lib (or glibc), and
-# DIR/bin/reflease version must run.
+# bundle links them from their static archives where it can: static-link.sh).
+# The copy is checked: ldd of DIR/bin/reflease must resolve every library from
+# DIR/lib (or glibc), and DIR/bin/reflease version must run.
 # Each LIB (a path) is a library BIN dlopen()s, so not in its ldd: libcurl,
 # loaded by the first github: store (issue 43). It is copied under its soname
 # with every library ldd resolves for it, and checked the same way (ldd of

@@ -26,15 +26,14 @@ fi
 names=$(
   {
     pkg-config --static --libs libgit2 libssh2 jansson | tr ' ' '\n' | sed -n 's/^-l//p'
-    so=$(pkg-config --variable=libdir libgit2)/libgit2.so
-    [ -e "$so" ] && objdump -p "$so" | awk '$1 == "NEEDED" { print $2 }'
+    [ -e "$libdir/libgit2.so" ] && objdump -p "$libdir/libgit2.so" | awk '$1 == "NEEDED" { print $2 }'
   } | awk '{ n = $0; sub(/^lib/, "", n); sub(/\.so.*/, "", n) }
            !seen[n]++ { print ($0 ~ /\.so/ ? n ":" $0 : n) }'
 )
 out=""
 static=""
 for entry in $names; do
-  n=${entry%%:*}   # NAME, or NAME:SONAME for one only libgit2.so names
+  n=${entry%%:*}   # NAME, or NAME:SONAME for a library only libgit2.so's NEEDED names
   so=${entry#*:}
   case $n in
   c | m | dl | rt | pthread | resolv) continue ;; # glibc's: shared, added below

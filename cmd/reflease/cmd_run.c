@@ -146,9 +146,6 @@ static void guard_release_lease(const char *token, void *payload)
 	int rc;
 
 	g->ctx->st = NULL; /* reflease's handle: its descriptors are closed here */
-	/* the guard was forked before the acquire: a set's answer is its own */
-	if (g->rn->n > 1 && !g->rn->set && !(g->rn->set = calloc(1, sizeof(*g->rn->set))))
-		return;
 	if (cli_open_store(g->ctx, &st) < 0) {
 		fprintf(stderr,
 		        "reflease run: %s: reflease died; CMD's tree is stopped but the "
@@ -415,6 +412,12 @@ static int run_prepare(cli_ctx *ctx, run_state *s)
 {
 	s->grc.ctx = ctx;
 	s->grc.rn = &s->rn;
+	/* a set's answer, allocated before the fork: the guard's copy has one
+	 * for its release (guard_release_lease) */
+	if (s->rn.n > 1 && !(s->rn.set = calloc(1, sizeof(*s->rn.set)))) {
+		fprintf(stderr, "reflease run: out of memory\n");
+		return EXIT_SOFTWARE;
+	}
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 ||
 	    run_guard_prepare(&s->sup.g, s->cmd, s->sup.kill_grace,
 	                      run_signal_grace(s->sup.kill_grace), guard_release_lease, &s->grc,
@@ -446,10 +449,6 @@ static int run_take(cli_ctx *ctx, run_state *s, lease_op_options *ao)
 	if (s->rn.n == 1)
 		return a->slots ? lease_slots_acquire(&s->r, s->st, s->name, a->slots, ao)
 		                : lease_acquire(&s->r, s->st, s->name, ao);
-	if (!(s->rn.set = calloc(1, sizeof(*s->rn.set)))) {
-		fprintf(stderr, "reflease run: out of memory\n");
-		return LEASE_ENOMEM;
-	}
 	rc = lease_acquire_set(s->rn.set, s->st, s->rn.names, s->rn.n, ao);
 	/* the set as one result: the token, and the earliest expiry */
 	s->r = s->rn.set->members[0];

@@ -267,7 +267,8 @@ void run_tree_stop(int sig, double grace, pid_t watch, int *watch_status)
 	free(k.sent.v);
 }
 
-/* ---- messages (fixed size, written atomically: < PIPE_BUF) ---- */
+/* ---- messages (fixed size, written atomically: < PIPE_BUF; a go message
+ * is followed by its environment, read whole by read_go) ---- */
 
 typedef struct guard_msg {
 	int32_t type; /* to the guard: 'G' go, 'D' deadline, 'K' kill, 'T' token, 'R' resume;

@@ -53,11 +53,12 @@ static inline double run_clock(void)
  * real-time signals. Fills @p set. */
 void run_terminating_signals(sigset_t *set);
 
-/* Called in the guard when run_guard_go() reaches it, before CMD is forked:
- * @p env holds "NAME=VALUE" strings, each NUL-terminated, @p len bytes in
- * all, as given to run_guard_go(); the callback puts them in the guard's
- * environment, which CMD inherits, and fixes up what the release after
- * reflease's death needs (a slot's name). */
+/* Called when run_guard_go() arrives, in the guard and in CMD's process
+ * before it execs CMD: @p env holds "NAME=VALUE" strings, each
+ * NUL-terminated, @p len bytes in all, as given to run_guard_go(); the
+ * callback puts them in the process's environment (CMD's exec inherits it)
+ * and fixes up what the guard's release after reflease's death needs (a
+ * slot's name). */
 typedef void (*run_guard_go_fn)(const char *env, size_t len, void *payload);
 
 /*

@@ -43,10 +43,11 @@ fence_check "$c" "$texit"
 
 # ---- issue 43: the guard is forked before the acquire (so a waiter's handoff
 # forks nothing but CMD) and learns what was taken from its start message:
-# - a SIGKILLed run --slots: the guard releases the slot it holds (pool@Kof2,
-#   not the pool's name, which is all the guard knew when it was forked);
-# - a run SIGKILLed while it waits, and one whose wait ends unheld (3): its
-#   guard exits (reaped by the run that ends normally), CMD never runs.
+# - F01, a SIGKILLed run --slots: the guard releases the slot it holds
+#   (pool@Kof2, not the pool's name, which is all the guard knew when forked);
+# - F05, a waiter that never held: a run SIGKILLed while it waits, and one
+#   whose wait ends unheld (3): its guard exits (reaped by the run that ends
+#   normally), CMD never runs, nothing is released for it.
 released() { [ "$("$R" status "$1" --json 2>/dev/null | jget status)" = released ]; }
 gone() { [ ! -e "/proc/$1" ] || grep -q ') Z ' "/proc/$1/stat" 2>/dev/null; }
 has_child() { pgrep -P "$1" >/dev/null; }
